@@ -1,0 +1,164 @@
+# mkrt - plain GNU make. `make help` lists the targets.
+#
+#   make            libmkrt.a and libmkrt.so into $(BUILD)
+#   make check      TAP unit tests through prove (+ public headers compile alone)
+#   make stress     stress programs, SECONDS=N each (default 3)
+#   make tsan/asan  unit + stress tests under ThreadSanitizer / ASan+UBSan
+#   make bench      benchmarks against peer libraries (needs `make bench-deps`)
+#   make install    PREFIX=/usr/local DESTDIR=
+#   make deps       apt-get install what the build and tests need (idempotent)
+
+CC       ?= cc
+BUILD    ?= build
+PREFIX   ?= /usr/local
+LIBDIR   ?= $(PREFIX)/lib
+INCDIR   ?= $(PREFIX)/include
+SECONDS  ?= 3
+TEST_TIMEOUT ?= 300
+OPT      ?= -O2 -g
+SAN      ?=
+VERSION  := 0.1.0
+SOMAJOR  := 0
+
+WARN     := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+            -Wmissing-prototypes -Wpointer-arith -Wformat=2 -Wvla
+CPPFLAGS += -D_GNU_SOURCE -Iinclude
+CFLAGS   += $(OPT) $(WARN) $(SAN) -fPIC -pthread -MMD -MP
+LDFLAGS  += $(SAN) -pthread
+LDLIBS   += -lm
+
+LIB_SRCS := $(sort $(wildcard src/*.c queue/*.c))
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
+STATIC   := $(BUILD)/libmkrt.a
+SHARED   := $(BUILD)/libmkrt.so.$(VERSION)
+
+TEST_SRCS   := $(sort $(wildcard tests/test_*.c))
+TEST_BINS   := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
+TEST_HELP   := $(sort $(filter-out tests/test_%.c,$(wildcard tests/*.c)))
+TEST_HELPLIB := $(BUILD)/libtesthelp.a
+STRESS_SRCS := $(sort $(wildcard stress/*_stress.c))
+STRESS_BINS := $(STRESS_SRCS:stress/%.c=$(BUILD)/stress/%)
+HEADERS     := $(sort $(wildcard include/mkrt/*.h))
+
+.PHONY: all check headers-check stress tsan asan bench bench-quick demo install uninstall \
+        deps bench-deps clean help tests
+.DEFAULT_GOAL := all
+
+all: $(STATIC) $(SHARED) $(BUILD)/libmkrt.so $(BUILD)/mkrt.pc
+
+help:
+	@sed -n '1,12p' Makefile
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(STATIC): $(LIB_OBJS)
+	@mkdir -p $(@D)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+$(SHARED): $(LIB_OBJS)
+	$(CC) -shared -Wl,-soname,libmkrt.so.$(SOMAJOR) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/libmkrt.so: $(SHARED)
+	ln -sf libmkrt.so.$(VERSION) $(BUILD)/libmkrt.so.$(SOMAJOR)
+	ln -sf libmkrt.so.$(VERSION) $@
+
+$(BUILD)/mkrt.pc: mkrt.pc.in Makefile
+	@mkdir -p $(@D)
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
+	    -e 's|@INCDIR@|$(INCDIR)|g' -e 's|@VERSION@|$(VERSION)|g' $< > $@
+
+# Tests and stress programs link the static library so they can reach the
+# internal hooks declared in src/ and queue/ headers.
+$(TEST_HELPLIB): $(TEST_HELP:%.c=$(BUILD)/obj/%.o)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_HELPLIB) $(STATIC)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/stress/%: $(BUILD)/obj/stress/%.o $(STATIC)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+tests: $(TEST_BINS) $(STRESS_BINS)
+
+headers-check:
+	@for h in $(HEADERS); do \
+	  echo "#include \"$${h#include/}\"" | $(CC) $(CPPFLAGS) $(WARN) -fsyntax-only -x c - \
+	    || { echo "header $$h does not compile on its own"; exit 1; }; \
+	done; echo "headers: $(words $(HEADERS)) public headers compile on their own"
+
+check: all $(TEST_BINS) headers-check
+	prove -f --exec 'timeout -k 5 $(TEST_TIMEOUT)' $(TEST_BINS)
+
+stress: $(STRESS_BINS)
+	@set -e; for s in $(STRESS_BINS); do echo "== $$s $(SECONDS)s"; $$s --seconds $(SECONDS); done
+
+# Sanitizer builds live in their own trees; stress runs stay short unless
+# SECONDS is given.
+SAN_SECONDS ?= 2
+tsan:
+	$(MAKE) BUILD=$(BUILD)/tsan SAN="-fsanitize=thread" OPT="-O1 -g" \
+	    SECONDS=$(SAN_SECONDS) check stress
+asan:
+	$(MAKE) BUILD=$(BUILD)/asan OPT="-O1 -g -fno-omit-frame-pointer" \
+	    SAN="-fsanitize=address,undefined -fno-sanitize-recover=all" \
+	    SECONDS=$(SAN_SECONDS) check stress
+
+# Benchmarks compare against peer libraries (make bench-deps).
+BENCH_CFLAGS := $(OPT) -std=gnu11 -Wall -Wextra -Werror -pthread -Iinclude -D_GNU_SOURCE
+BENCH_DPDK   := -I/usr/include/dpdk -I/usr/include/x86_64-linux-gnu/dpdk -include rte_config.h -msse4.2
+$(BUILD)/bench/ring_bench: bench/ring_bench.c bench/bench_util.h $(STATIC)
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_CFLAGS) $(BENCH_DPDK) -o $@ bench/ring_bench.c $(STATIC) \
+	    -lck -lurcu-common -lrte_ring -lrte_eal -lm -pthread
+
+bench: $(BUILD)/bench/ring_bench
+	$(BUILD)/bench/ring_bench --out bench/results/ring.md
+
+bench-quick: $(BUILD)/bench/ring_bench
+	$(BUILD)/bench/ring_bench --quick
+
+demo: bench-quick
+
+install: all
+	install -d $(DESTDIR)$(INCDIR)/mkrt $(DESTDIR)$(LIBDIR)/pkgconfig
+	install -m 644 $(HEADERS) $(DESTDIR)$(INCDIR)/mkrt/
+	install -m 644 $(STATIC) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(SHARED) $(DESTDIR)$(LIBDIR)/
+	ln -sf libmkrt.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libmkrt.so.$(SOMAJOR)
+	ln -sf libmkrt.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libmkrt.so
+	install -m 644 $(BUILD)/mkrt.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+
+uninstall:
+	rm -rf $(DESTDIR)$(INCDIR)/mkrt
+	rm -f $(DESTDIR)$(LIBDIR)/libmkrt.* $(DESTDIR)$(LIBDIR)/pkgconfig/mkrt.pc
+
+# Debian packages. `deps` is what build + tests need; `bench-deps` adds the
+# peer libraries the benchmarks compare against.
+DEPS_PKGS       := make gcc clang perl pkg-config liburcu-dev libclang-rt-dev
+BENCH_DEPS_PKGS := libck-dev dpdk-dev liburcu-dev
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+define apt_install
+	@missing=""; for p in $(1); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' \
+	    || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then echo "installing:$$missing"; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	else echo "deps: all of $(1) installed"; fi
+endef
+deps:
+	$(call apt_install,$(DEPS_PKGS))
+bench-deps:
+	$(call apt_install,$(BENCH_DEPS_PKGS))
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+.SECONDARY:

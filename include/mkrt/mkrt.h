@@ -1,0 +1,10 @@
+/* mkrt/mkrt.h - the whole public API of mkrt, one include. */
+#ifndef MKRT_MKRT_H
+#define MKRT_MKRT_H
+
+#include "mkrt/alloc.h"
+#include "mkrt/item.h"
+#include "mkrt/ring.h"
+#include "mkrt/status.h"
+
+#endif /* MKRT_MKRT_H */

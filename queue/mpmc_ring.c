@@ -1,0 +1,229 @@
+/* queue/mpmc_ring.c - bounded multi-producer multi-consumer ring.
+ *
+ * Vyukov's bounded queue with burst claims. Every cell carries a sequence
+ * number `seq` that says which position it is ready for:
+ *   seq == pos          free, ready for the producer of position pos
+ *   seq == pos + 1      full, ready for the consumer of position pos
+ * A producer reads enq_pos, counts how many consecutive cells from there are
+ * free (up to its burst), claims that run with one CAS on enq_pos, writes
+ * the items and marks each cell full (seq = pos + 1). A consumer does the
+ * mirror image on deq_pos and marks each cell free for the next lap
+ * (seq = pos + capacity). Producers and consumers touch only their own
+ * position line and the cells, never each other's index.
+ */
+#include <stdalign.h>
+#include <string.h>
+
+#include "ring_internal.h"
+#include "../src/alloc_internal.h"
+#include "../src/error_internal.h"
+
+typedef struct mkrt_mpmc_cell {
+    _Atomic uint64_t seq;
+    mkrt_item item;
+} mkrt_mpmc_cell;
+
+struct mkrt_mpmc_ring {
+    alignas(MKRT_CACHE_LINE) _Atomic uint64_t enq_pos; /* producers' claim cursor */
+    alignas(MKRT_CACHE_LINE) _Atomic uint64_t deq_pos; /* consumers' claim cursor */
+    alignas(MKRT_CACHE_LINE) mkrt__waitq data_wq;      /* poppers waiting for items */
+    alignas(MKRT_CACHE_LINE) mkrt__waitq space_wq;     /* pushers waiting for space */
+    alignas(MKRT_CACHE_LINE) _Atomic bool closed;
+    uint64_t mask;
+    size_t capacity;
+    mkrt_mpmc_cell *cells;
+};
+
+static void init_cells(mkrt_mpmc_ring *r, uint64_t start)
+{
+    for (uint64_t p = start; p < start + r->capacity; p++) {
+        /* relaxed: before publication (create/seed run before any sharing). */
+        atomic_store_explicit(&r->cells[p & r->mask].seq, p, memory_order_relaxed);
+    }
+}
+
+mkrt_mpmc_ring *mkrt_mpmc_ring_create(size_t capacity, mkrt_error *err)
+{
+    if (mkrt__ring_check_capacity("mkrt_mpmc_ring", capacity, err) != MKRT_OK)
+        return NULL;
+    mkrt_mpmc_ring *r = mkrt__alloc_zeroed(sizeof *r, alignof(mkrt_mpmc_ring));
+    mkrt_mpmc_cell *cells = mkrt__alloc(capacity * sizeof(mkrt_mpmc_cell), MKRT_CACHE_LINE);
+    if (r == NULL || cells == NULL) {
+        mkrt__free(r, sizeof *r);
+        mkrt__free(cells, capacity * sizeof(mkrt_mpmc_cell));
+        mkrt__error_set(err, MKRT_ENOMEM,
+                        "mkrt_mpmc_ring allocation failed for %zu items (%zu bytes). "
+                        "Fix: use a smaller capacity or free memory.",
+                        capacity, capacity * sizeof(mkrt_mpmc_cell) + sizeof *r);
+        return NULL;
+    }
+    r->cells = cells;
+    r->capacity = capacity;
+    r->mask = capacity - 1;
+    init_cells(r, 0);
+    return r;
+}
+
+void mkrt_mpmc_ring_destroy(mkrt_mpmc_ring *r)
+{
+    if (r == NULL)
+        return;
+    mkrt__free(r->cells, r->capacity * sizeof(mkrt_mpmc_cell));
+    mkrt__free(r, sizeof *r);
+}
+
+/* How many cells from position pos on are in state `pos + i + offset`
+ * (offset 0: free for producers, 1: full for consumers), at most n.
+ * *ahead is set when the first cell is past that state (another thread
+ * already claimed pos: reload the cursor), cleared when it is behind (ring
+ * full for producers / empty for consumers). */
+static size_t ready_run(const mkrt_mpmc_ring *r, uint64_t pos, size_t n, uint64_t offset,
+                        bool *ahead)
+{
+    size_t k = 0;
+    *ahead = false;
+    while (k < n) {
+        /* acquire: pairs with the release seq stores in push (offset 1)
+         * and pop (offset 0), so the cell's last owner is done with it. */
+        uint64_t seq = atomic_load_explicit(&r->cells[(pos + k) & r->mask].seq,
+                                            memory_order_acquire);
+        int64_t diff = (int64_t)(seq - (pos + k + offset));
+        if (diff != 0) {
+            if (k == 0)
+                *ahead = diff > 0;
+            break;
+        }
+        k++;
+    }
+    return k;
+}
+
+/* Claims up to n positions on `cursor`. Returns the count (0 when none are
+ * ready) and the first claimed position in *first. */
+static size_t claim(mkrt_mpmc_ring *r, _Atomic uint64_t *cursor, size_t n, uint64_t offset,
+                    uint64_t *first)
+{
+    /* relaxed: the cursor only arbitrates between threads of one side;
+     * cell contents are ordered by the acquire loads of seq in ready_run. */
+    uint64_t pos = atomic_load_explicit(cursor, memory_order_relaxed);
+    for (;;) {
+        bool ahead;
+        size_t k = ready_run(r, pos, n, offset, &ahead);
+        if (k == 0) {
+            if (!ahead)
+                return 0;
+            /* relaxed: as above. */
+            pos = atomic_load_explicit(cursor, memory_order_relaxed);
+            continue;
+        }
+        /* relaxed on success and failure: the CAS only decides who owns
+         * positions pos..pos+k-1; their cells were checked ready above and
+         * cannot change state until their new owner writes them. */
+        if (atomic_compare_exchange_weak_explicit(cursor, &pos, pos + k, memory_order_relaxed,
+                                                  memory_order_relaxed)) {
+            *first = pos;
+            return k;
+        }
+    }
+}
+
+size_t mkrt_mpmc_ring_push(mkrt_mpmc_ring *r, const mkrt_item *items, size_t n)
+{
+    /* relaxed: the flag carries no data (see ring.h on overlapping close). */
+    if (n == 0 || atomic_load_explicit(&r->closed, memory_order_relaxed))
+        return 0;
+    uint64_t pos;
+    size_t k = claim(r, &r->enq_pos, n, 0, &pos);
+    for (size_t i = 0; i < k; i++) {
+        mkrt_mpmc_cell *c = &r->cells[(pos + i) & r->mask];
+        c->item = items[i];
+        /* release: pairs with the acquire seq load in ready_run (consumer
+         * side); publishes the item written above. */
+        atomic_store_explicit(&c->seq, pos + i + 1, memory_order_release);
+    }
+    if (k > 0)
+        mkrt__waitq_notify(&r->data_wq);
+    return k;
+}
+
+size_t mkrt_mpmc_ring_pop(mkrt_mpmc_ring *r, mkrt_item *out, size_t max)
+{
+    if (max == 0)
+        return 0;
+    uint64_t pos;
+    size_t k = claim(r, &r->deq_pos, max, 1, &pos);
+    for (size_t i = 0; i < k; i++) {
+        mkrt_mpmc_cell *c = &r->cells[(pos + i) & r->mask];
+        out[i] = c->item;
+        /* release: pairs with the acquire seq load in ready_run (producer
+         * side); the item read above completes before the cell is reused. */
+        atomic_store_explicit(&c->seq, pos + i + r->capacity, memory_order_release);
+    }
+    if (k > 0)
+        mkrt__waitq_notify(&r->space_wq);
+    return k;
+}
+
+static size_t push_move(void *ring, mkrt_item *buf, size_t n)
+{
+    return mkrt_mpmc_ring_push(ring, buf, n);
+}
+
+static size_t pop_move(void *ring, mkrt_item *buf, size_t n)
+{
+    return mkrt_mpmc_ring_pop(ring, buf, n);
+}
+
+mkrt_status mkrt_mpmc_ring_push_wait(mkrt_mpmc_ring *r, const mkrt_item *items, size_t n,
+                                     uint64_t timeout_ns, size_t *done)
+{
+    size_t dummy;
+    /* The cast is safe: push_move only reads the buffer. */
+    return mkrt__ring_wait(r, push_move, &r->space_wq, &r->closed, true, (mkrt_item *)items, n,
+                           timeout_ns, done ? done : &dummy);
+}
+
+mkrt_status mkrt_mpmc_ring_pop_wait(mkrt_mpmc_ring *r, mkrt_item *out, size_t max,
+                                    uint64_t timeout_ns, size_t *done)
+{
+    size_t dummy;
+    return mkrt__ring_wait(r, pop_move, &r->data_wq, &r->closed, false, out, max, timeout_ns,
+                           done ? done : &dummy);
+}
+
+void mkrt_mpmc_ring_close(mkrt_mpmc_ring *r)
+{
+    /* release: pairs with the acquire load in mkrt__ring_wait's close check. */
+    atomic_store_explicit(&r->closed, true, memory_order_release);
+    mkrt__waitq_notify(&r->data_wq);
+    mkrt__waitq_notify(&r->space_wq);
+}
+
+bool mkrt_mpmc_ring_is_closed(const mkrt_mpmc_ring *r)
+{
+    /* acquire: pairs with the release store in close. */
+    return atomic_load_explicit(&r->closed, memory_order_acquire);
+}
+
+size_t mkrt_mpmc_ring_size(const mkrt_mpmc_ring *r)
+{
+    /* relaxed: a snapshot of two monotonic cursors, deq first so that the
+     * difference cannot go negative. */
+    uint64_t deq = atomic_load_explicit(&r->deq_pos, memory_order_relaxed);
+    uint64_t enq = atomic_load_explicit(&r->enq_pos, memory_order_relaxed);
+    size_t n = (size_t)(enq - deq);
+    return (int64_t)(enq - deq) < 0 ? 0 : (n > r->capacity ? r->capacity : n);
+}
+
+size_t mkrt_mpmc_ring_capacity(const mkrt_mpmc_ring *r)
+{
+    return r->capacity;
+}
+
+void mkrt__mpmc_ring_seed_index(mkrt_mpmc_ring *r, uint64_t index)
+{
+    /* relaxed: test-only, on an empty ring before any sharing. */
+    atomic_store_explicit(&r->enq_pos, index, memory_order_relaxed);
+    atomic_store_explicit(&r->deq_pos, index, memory_order_relaxed);
+    init_cells(r, index);
+}
