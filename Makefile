@@ -94,6 +94,9 @@ headers-check:
 
 check: all $(TEST_BINS) headers-check
 	prove -f --exec 'timeout -k 5 $(TEST_TIMEOUT)' $(TEST_BINS)
+	@echo "== again with the RMW wake-up protocol (MKRT_WAITQ_SYMMETRIC=1)"
+	MKRT_WAITQ_SYMMETRIC=1 prove -f --exec 'timeout -k 5 $(TEST_TIMEOUT)' \
+	    $(filter %_ring %_waitq,$(TEST_BINS))
 
 stress: $(STRESS_BINS)
 	@set -e; for s in $(STRESS_BINS); do echo "== $$s $(SECONDS)s"; $$s --seconds $(SECONDS); done

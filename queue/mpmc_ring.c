@@ -1,15 +1,21 @@
 /* queue/mpmc_ring.c - bounded multi-producer multi-consumer ring.
  *
- * Vyukov's bounded queue with burst claims. Every cell carries a sequence
- * number `seq` that says which position it is ready for:
+ * Vyukov's bounded queue with burst claims. Every slot has a sequence number
+ * that says which position it is ready for (32 bits, compared as a signed
+ * difference against the low bits of the 64-bit position):
  *   seq == pos          free, ready for the producer of position pos
  *   seq == pos + 1      full, ready for the consumer of position pos
- * A producer reads enq_pos, counts how many consecutive cells from there are
+ * A producer reads enq_pos, counts how many consecutive slots from there are
  * free (up to its burst), claims that run with one CAS on enq_pos, writes
- * the items and marks each cell full (seq = pos + 1). A consumer does the
- * mirror image on deq_pos and marks each cell free for the next lap
+ * the items and marks each slot full (seq = pos + 1). A consumer does the
+ * mirror image on deq_pos and marks each slot free for the next lap
  * (seq = pos + capacity). Producers and consumers touch only their own
- * position line and the cells, never each other's index.
+ * cursor line, the sequence array and the items, never each other's cursor.
+ *
+ * The sequence numbers live in their own array (16 per cache line), apart
+ * from the items: a consumer then dirties 4 sequence lines per 64 items
+ * instead of every item line, which halves the lines that travel back to
+ * the producers.
  */
 #include <stdalign.h>
 #include <string.h>
@@ -17,11 +23,6 @@
 #include "ring_internal.h"
 #include "../src/alloc_internal.h"
 #include "../src/error_internal.h"
-
-typedef struct mkrt_mpmc_cell {
-    _Atomic uint64_t seq;
-    mkrt_item item;
-} mkrt_mpmc_cell;
 
 struct mkrt_mpmc_ring {
     alignas(MKRT_CACHE_LINE) _Atomic uint64_t enq_pos; /* producers' claim cursor */
@@ -31,14 +32,15 @@ struct mkrt_mpmc_ring {
     alignas(MKRT_CACHE_LINE) _Atomic bool closed;
     uint64_t mask;
     size_t capacity;
-    mkrt_mpmc_cell *cells;
+    _Atomic uint32_t *seq;
+    mkrt_item *items;
 };
 
-static void init_cells(mkrt_mpmc_ring *r, uint64_t start)
+static void init_seq(mkrt_mpmc_ring *r, uint64_t start)
 {
     for (uint64_t p = start; p < start + r->capacity; p++) {
         /* relaxed: before publication (create/seed run before any sharing). */
-        atomic_store_explicit(&r->cells[p & r->mask].seq, p, memory_order_relaxed);
+        atomic_store_explicit(&r->seq[p & r->mask], (uint32_t)p, memory_order_relaxed);
     }
 }
 
@@ -47,20 +49,25 @@ mkrt_mpmc_ring *mkrt_mpmc_ring_create(size_t capacity, mkrt_error *err)
     if (mkrt__ring_check_capacity("mkrt_mpmc_ring", capacity, err) != MKRT_OK)
         return NULL;
     mkrt_mpmc_ring *r = mkrt__alloc_zeroed(sizeof *r, alignof(mkrt_mpmc_ring));
-    mkrt_mpmc_cell *cells = mkrt__alloc(capacity * sizeof(mkrt_mpmc_cell), MKRT_CACHE_LINE);
-    if (r == NULL || cells == NULL) {
+    _Atomic uint32_t *seq = mkrt__alloc(capacity * sizeof *seq, MKRT_CACHE_LINE);
+    mkrt_item *items = mkrt__alloc(capacity * sizeof *items, MKRT_CACHE_LINE);
+    if (r == NULL || seq == NULL || items == NULL) {
         mkrt__free(r, sizeof *r);
-        mkrt__free(cells, capacity * sizeof(mkrt_mpmc_cell));
+        mkrt__free(seq, capacity * sizeof *seq);
+        mkrt__free(items, capacity * sizeof *items);
         mkrt__error_set(err, MKRT_ENOMEM,
                         "mkrt_mpmc_ring allocation failed for %zu items (%zu bytes). "
                         "Fix: use a smaller capacity or free memory.",
-                        capacity, capacity * sizeof(mkrt_mpmc_cell) + sizeof *r);
+                        capacity, capacity * (sizeof *seq + sizeof *items) + sizeof *r);
         return NULL;
     }
-    r->cells = cells;
+    r->seq = seq;
+    r->items = items;
     r->capacity = capacity;
     r->mask = capacity - 1;
-    init_cells(r, 0);
+    init_seq(r, 0);
+    mkrt__waitq_init(&r->data_wq);
+    mkrt__waitq_init(&r->space_wq);
     return r;
 }
 
@@ -68,26 +75,26 @@ void mkrt_mpmc_ring_destroy(mkrt_mpmc_ring *r)
 {
     if (r == NULL)
         return;
-    mkrt__free(r->cells, r->capacity * sizeof(mkrt_mpmc_cell));
+    mkrt__free(r->seq, r->capacity * sizeof *r->seq);
+    mkrt__free(r->items, r->capacity * sizeof *r->items);
     mkrt__free(r, sizeof *r);
 }
 
-/* How many cells from position pos on are in state `pos + i + offset`
+/* How many slots from position pos on are in state `pos + i + offset`
  * (offset 0: free for producers, 1: full for consumers), at most n.
- * *ahead is set when the first cell is past that state (another thread
- * already claimed pos: reload the cursor), cleared when it is behind (ring
- * full for producers / empty for consumers). */
-static size_t ready_run(const mkrt_mpmc_ring *r, uint64_t pos, size_t n, uint64_t offset,
+ * When none is, *ahead says whether the first slot is past that state
+ * (another thread already claimed pos: reload the cursor) rather than
+ * behind it (ring full for producers / empty for consumers). */
+static size_t ready_run(const mkrt_mpmc_ring *r, uint64_t pos, size_t n, uint32_t offset,
                         bool *ahead)
 {
     size_t k = 0;
     *ahead = false;
     while (k < n) {
         /* acquire: pairs with the release seq stores in push (offset 1)
-         * and pop (offset 0), so the cell's last owner is done with it. */
-        uint64_t seq = atomic_load_explicit(&r->cells[(pos + k) & r->mask].seq,
-                                            memory_order_acquire);
-        int64_t diff = (int64_t)(seq - (pos + k + offset));
+         * and pop (offset 0), so the slot's last owner is done with it. */
+        uint32_t seq = atomic_load_explicit(&r->seq[(pos + k) & r->mask], memory_order_acquire);
+        int32_t diff = (int32_t)(seq - ((uint32_t)(pos + k) + offset));
         if (diff != 0) {
             if (k == 0)
                 *ahead = diff > 0;
@@ -100,11 +107,11 @@ static size_t ready_run(const mkrt_mpmc_ring *r, uint64_t pos, size_t n, uint64_
 
 /* Claims up to n positions on `cursor`. Returns the count (0 when none are
  * ready) and the first claimed position in *first. */
-static size_t claim(mkrt_mpmc_ring *r, _Atomic uint64_t *cursor, size_t n, uint64_t offset,
+static size_t claim(mkrt_mpmc_ring *r, _Atomic uint64_t *cursor, size_t n, uint32_t offset,
                     uint64_t *first)
 {
     /* relaxed: the cursor only arbitrates between threads of one side;
-     * cell contents are ordered by the acquire loads of seq in ready_run. */
+     * slot contents are ordered by the acquire loads of seq in ready_run. */
     uint64_t pos = atomic_load_explicit(cursor, memory_order_relaxed);
     for (;;) {
         bool ahead;
@@ -117,7 +124,7 @@ static size_t claim(mkrt_mpmc_ring *r, _Atomic uint64_t *cursor, size_t n, uint6
             continue;
         }
         /* relaxed on success and failure: the CAS only decides who owns
-         * positions pos..pos+k-1; their cells were checked ready above and
+         * positions pos..pos+k-1; their slots were checked ready above and
          * cannot change state until their new owner writes them. */
         if (atomic_compare_exchange_weak_explicit(cursor, &pos, pos + k, memory_order_relaxed,
                                                   memory_order_relaxed)) {
@@ -134,12 +141,13 @@ size_t mkrt_mpmc_ring_push(mkrt_mpmc_ring *r, const mkrt_item *items, size_t n)
         return 0;
     uint64_t pos;
     size_t k = claim(r, &r->enq_pos, n, 0, &pos);
+    for (size_t i = 0; i < k; i++)
+        r->items[(pos + i) & r->mask] = items[i];
     for (size_t i = 0; i < k; i++) {
-        mkrt_mpmc_cell *c = &r->cells[(pos + i) & r->mask];
-        c->item = items[i];
         /* release: pairs with the acquire seq load in ready_run (consumer
-         * side); publishes the item written above. */
-        atomic_store_explicit(&c->seq, pos + i + 1, memory_order_release);
+         * side); publishes the items written above. */
+        atomic_store_explicit(&r->seq[(pos + i) & r->mask], (uint32_t)(pos + i + 1),
+                              memory_order_release);
     }
     if (k > 0)
         mkrt__waitq_notify(&r->data_wq);
@@ -152,12 +160,13 @@ size_t mkrt_mpmc_ring_pop(mkrt_mpmc_ring *r, mkrt_item *out, size_t max)
         return 0;
     uint64_t pos;
     size_t k = claim(r, &r->deq_pos, max, 1, &pos);
+    for (size_t i = 0; i < k; i++)
+        out[i] = r->items[(pos + i) & r->mask];
     for (size_t i = 0; i < k; i++) {
-        mkrt_mpmc_cell *c = &r->cells[(pos + i) & r->mask];
-        out[i] = c->item;
         /* release: pairs with the acquire seq load in ready_run (producer
-         * side); the item read above completes before the cell is reused. */
-        atomic_store_explicit(&c->seq, pos + i + r->capacity, memory_order_release);
+         * side); the item reads above complete before the slot is reused. */
+        atomic_store_explicit(&r->seq[(pos + i) & r->mask], (uint32_t)(pos + i + r->capacity),
+                              memory_order_release);
     }
     if (k > 0)
         mkrt__waitq_notify(&r->space_wq);
@@ -207,12 +216,12 @@ bool mkrt_mpmc_ring_is_closed(const mkrt_mpmc_ring *r)
 
 size_t mkrt_mpmc_ring_size(const mkrt_mpmc_ring *r)
 {
-    /* relaxed: a snapshot of two monotonic cursors, deq first so that the
-     * difference cannot go negative. */
+    /* relaxed: a snapshot of two monotonic cursors; a negative difference
+     * (the loads are unordered) reads as 0. */
     uint64_t deq = atomic_load_explicit(&r->deq_pos, memory_order_relaxed);
     uint64_t enq = atomic_load_explicit(&r->enq_pos, memory_order_relaxed);
-    size_t n = (size_t)(enq - deq);
-    return (int64_t)(enq - deq) < 0 ? 0 : (n > r->capacity ? r->capacity : n);
+    int64_t n = (int64_t)(enq - deq);
+    return n < 0 ? 0 : ((size_t)n > r->capacity ? r->capacity : (size_t)n);
 }
 
 size_t mkrt_mpmc_ring_capacity(const mkrt_mpmc_ring *r)
@@ -225,5 +234,5 @@ void mkrt__mpmc_ring_seed_index(mkrt_mpmc_ring *r, uint64_t index)
     /* relaxed: test-only, on an empty ring before any sharing. */
     atomic_store_explicit(&r->enq_pos, index, memory_order_relaxed);
     atomic_store_explicit(&r->deq_pos, index, memory_order_relaxed);
-    init_cells(r, index);
+    init_seq(r, index);
 }

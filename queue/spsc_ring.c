@@ -56,6 +56,8 @@ mkrt_spsc_ring *mkrt_spsc_ring_create(size_t capacity, mkrt_error *err)
     r->slots = slots;
     r->capacity = capacity;
     r->mask = capacity - 1;
+    mkrt__waitq_init(&r->data_wq);
+    mkrt__waitq_init(&r->space_wq);
     return r;
 }
 

@@ -5,19 +5,35 @@
  * line and no system call.
  *
  * Protocol:
+ *   setup:   mkrt__waitq_init(q) once, before the waitq is shared.
  *   waker:   publish the state change (any store), then mkrt__waitq_notify.
  *   waiter:  e = mkrt__waitq_prepare(q);
  *            re-check the condition; if met -> mkrt__waitq_finish(q), done;
  *            mkrt__waitq_sleep(q, e, deadline); mkrt__waitq_finish(q); loop.
  *
- * Why no wake-up is lost, in C11 terms: notify and prepare are both
- * acq_rel read-modify-writes of `waiters`, so they are ordered in its
- * modification order. If notify comes later it reads waiters >= 1 and bumps
- * the epoch and wakes. If it comes earlier, prepare's acquire RMW reads from
- * notify's release RMW (or a later RMW in its release sequence), so the
- * waker's state change happens-before the waiter's re-check, which sees it.
+ * The hazard is the store-load pattern (Dekker): the waker stores its state
+ * then loads `waiters`; the waiter stores `waiters` then loads the state.
+ * Without a full barrier on both sides each can miss the other's store.
+ * Two ways to get that barrier, chosen once per process:
+ *
+ * 1. Asymmetric (default on Linux >= 4.14): the waker's side is a compiler
+ *    barrier and a relaxed load, nothing more, so the hot path pays nothing.
+ *    The waiter, after incrementing `waiters`, calls
+ *    membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED), which makes every running
+ *    thread of the process execute a full memory barrier. Whatever point a
+ *    waker has reached, either its state store is globally visible before
+ *    the waiter re-checks, or its later load of `waiters` sees the
+ *    increment (the argument liburcu's memb flavour rests on). The waiter is
+ *    about to sleep anyway; the syscall costs it a few microseconds.
+ * 2. Fallback (membarrier refused): notify and prepare are acq_rel RMWs of
+ *    `waiters`, ordered in its modification order. If notify comes later it
+ *    reads waiters >= 1; if earlier, prepare's acquire RMW reads from
+ *    notify's release RMW (or a later RMW in its release sequence), so the
+ *    waker's state change happens-before the re-check.
+ *
  * The epoch closes the gap between re-check and sleep: the futex sleeps only
- * while epoch still equals the value read in prepare.
+ * while epoch still equals the value read in prepare, and the waker bumps it
+ * (release; the waiter's load is acquire) before waking.
  */
 #ifndef MKRT_SRC_WAITQ_H
 #define MKRT_SRC_WAITQ_H
@@ -31,24 +47,35 @@
 typedef struct mkrt__waitq {
     _Atomic uint32_t waiters; /* threads between prepare and finish */
     _Atomic uint32_t epoch;   /* bumped by every notify that found waiters */
+    _Atomic uint32_t epoch_unreliable; /* membarrier failed after setup */
 } mkrt__waitq;
 
+/* Non-zero when the asymmetric (membarrier) protocol is in use. Written
+ * once by mkrt__waitq_init's pthread_once, before any waitq is shared. */
+extern int mkrt__waitq_asymmetric;
+
+/* Zeroes q and, the first time in the process, picks the protocol. */
+void mkrt__waitq_init(mkrt__waitq *q);
 void mkrt__waitq_wake_all(mkrt__waitq *q);
+uint32_t mkrt__waitq_prepare(mkrt__waitq *q);
 
 static inline void mkrt__waitq_notify(mkrt__waitq *q)
 {
-    /* acq_rel RMW: the release half publishes the caller's earlier stores to
-     * a waiter whose prepare RMW reads from this one; see the header note. */
-    if (atomic_fetch_add_explicit(&q->waiters, 0, memory_order_acq_rel) != 0)
+    uint32_t waiters;
+    if (mkrt__waitq_asymmetric) {
+        /* Compiler barrier: keep the caller's state stores before the load
+         * below in program order; the waiter's membarrier supplies the
+         * hardware barrier (protocol 1 above). */
+        atomic_signal_fence(memory_order_seq_cst);
+        /* relaxed: ordered against the waiter by its membarrier. */
+        waiters = atomic_load_explicit(&q->waiters, memory_order_relaxed);
+    } else {
+        /* acq_rel RMW: pairs with the RMW in mkrt__waitq_prepare
+         * (protocol 2 above). */
+        waiters = atomic_fetch_add_explicit(&q->waiters, 0, memory_order_acq_rel);
+    }
+    if (waiters != 0)
         mkrt__waitq_wake_all(q);
-}
-
-static inline uint32_t mkrt__waitq_prepare(mkrt__waitq *q)
-{
-    /* acq_rel RMW: pairs with the RMW in mkrt__waitq_notify. */
-    atomic_fetch_add_explicit(&q->waiters, 1, memory_order_acq_rel);
-    /* acquire: pairs with the release increment in mkrt__waitq_wake_all. */
-    return atomic_load_explicit(&q->epoch, memory_order_acquire);
 }
 
 static inline void mkrt__waitq_finish(mkrt__waitq *q)

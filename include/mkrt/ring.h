@@ -74,9 +74,10 @@ extern "C" {
 /* Waits without a deadline. */
 #define MKRT_TIMEOUT_INFINITE UINT64_MAX
 
-/* Largest capacity: 2^31 items (32 GiB of items for an SPSC ring). Keeps
- * every index difference far inside the signed 64-bit range. */
-#define MKRT_RING_CAPACITY_MAX ((size_t)1 << 31)
+/* Largest capacity: 2^30 items (16 GiB of items). The MPMC ring keeps
+ * 32-bit slot sequence numbers, whose signed differences must stay within
+ * +-capacity; 2^30 keeps them inside int32_t with room to spare. */
+#define MKRT_RING_CAPACITY_MAX ((size_t)1 << 30)
 
 typedef struct mkrt_spsc_ring mkrt_spsc_ring;
 typedef struct mkrt_mpmc_ring mkrt_mpmc_ring;

@@ -1,0 +1,70 @@
+/* bench/bench_util.h - timing, medians and machine description for benchmarks. */
+#ifndef MKRT_BENCH_UTIL_H
+#define MKRT_BENCH_UTIL_H
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+static inline uint64_t bench_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static inline void bench_pin(int cpu)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    if (cpu < 0 || n <= 0)
+        return;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu % (int)n, &set);
+    pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+}
+
+static inline int bench_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static inline double bench_median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, bench_cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* "AMD EPYC ... , 2 CPUs, Linux 6.1" into buf. */
+static inline void bench_machine(char *buf, size_t len)
+{
+    char model[128] = "unknown CPU";
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (f != NULL) {
+        char line[256];
+        while (fgets(line, sizeof line, f)) {
+            if (strncmp(line, "model name", 10) == 0) {
+                char *c = strchr(line, ':');
+                if (c != NULL) {
+                    snprintf(model, sizeof model, "%s", c + 2);
+                    model[strcspn(model, "\n")] = '\0';
+                }
+                break;
+            }
+        }
+        fclose(f);
+    }
+    struct utsname u;
+    uname(&u);
+    snprintf(buf, len, "%s, %ld CPUs, %s %s", model, sysconf(_SC_NPROCESSORS_ONLN), u.sysname,
+             u.release);
+}
+
+#endif

@@ -1,0 +1,93 @@
+/* tests/test_waitq.c - the futex eventcount under both protocols.
+ *
+ * Two threads hand a token back and forth 20000 times, each sleeping on its
+ * own waitq until the token is theirs. A lost wake-up leaves one of them
+ * asleep for ever: every wait has a 10 s deadline, so a lost wake-up shows
+ * up as a failed count instead of a hang. Run it with MKRT_WAITQ_SYMMETRIC=1
+ * too (make check does) to cover the RMW fallback.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../src/waitq.h"
+#include "mkrt/ring.h"
+#include "tap.h"
+
+#define ROUNDS 20000
+
+typedef struct pingpong {
+    _Atomic uint32_t turn; /* 0: ping's turn, 1: pong's */
+    mkrt__waitq wq[2];
+    uint64_t timeouts[2];
+    uint64_t slept[2];
+} pingpong;
+
+static void play(pingpong *g, uint32_t me)
+{
+    for (int i = 0; i < ROUNDS; i++) {
+        for (;;) {
+            /* acquire: pairs with the release store of turn below. */
+            if (atomic_load_explicit(&g->turn, memory_order_acquire) == me)
+                break;
+            uint32_t e = mkrt__waitq_prepare(&g->wq[me]);
+            if (atomic_load_explicit(&g->turn, memory_order_acquire) == me) {
+                mkrt__waitq_finish(&g->wq[me]);
+                break;
+            }
+            struct timespec ts;
+            g->slept[me]++;
+            mkrt_status st = mkrt__waitq_sleep(&g->wq[me], e, mkrt__deadline(10000000000u, &ts));
+            mkrt__waitq_finish(&g->wq[me]);
+            if (st == MKRT_ETIMEDOUT) {
+                g->timeouts[me]++;
+                return;
+            }
+        }
+        /* release: pairs with the acquire loads of turn above. */
+        atomic_store_explicit(&g->turn, 1 - me, memory_order_release);
+        mkrt__waitq_notify(&g->wq[1 - me]);
+    }
+}
+
+static void *pong(void *p)
+{
+    play(p, 1);
+    return NULL;
+}
+
+int main(void)
+{
+    pingpong g;
+    memset(&g, 0, sizeof g);
+    mkrt__waitq_init(&g.wq[0]);
+    mkrt__waitq_init(&g.wq[1]);
+    const char *sym = getenv("MKRT_WAITQ_SYMMETRIC");
+    if (sym != NULL && sym[0] == '1')
+        is(mkrt__waitq_asymmetric, 0, "MKRT_WAITQ_SYMMETRIC=1 selects the RMW protocol");
+    else
+        diag("protocol: %s", mkrt__waitq_asymmetric ? "asymmetric (membarrier)" : "RMW fallback");
+    pthread_t t;
+    pthread_create(&t, NULL, pong, &g);
+    play(&g, 0);
+    pthread_join(t, NULL);
+    is(g.timeouts[0] + g.timeouts[1], 0, "%d token handoffs with no lost wake-up", ROUNDS);
+    ok(g.slept[0] + g.slept[1] > 0, "the players really slept (%llu sleeps)",
+       (unsigned long long)(g.slept[0] + g.slept[1]));
+
+    struct timespec ts;
+    uint64_t t0 = mkrt__now_ns();
+    uint32_t e = mkrt__waitq_prepare(&g.wq[0]);
+    is(mkrt__waitq_sleep(&g.wq[0], e, mkrt__deadline(20000000, &ts)), MKRT_ETIMEDOUT,
+       "sleep without a notify times out");
+    mkrt__waitq_finish(&g.wq[0]);
+    ok(mkrt__now_ns() - t0 >= 20000000, "... at its deadline, not before");
+    e = mkrt__waitq_prepare(&g.wq[0]);
+    mkrt__waitq_notify(&g.wq[0]);
+    is(mkrt__waitq_sleep(&g.wq[0], e, mkrt__deadline(5000000000u, &ts)), MKRT_OK,
+       "a notify between prepare and sleep is not lost");
+    mkrt__waitq_finish(&g.wq[0]);
+    ok(mkrt__deadline(MKRT_TIMEOUT_INFINITE, &ts) == NULL, "an infinite timeout has no deadline");
+    ok(!mkrt__deadline_passed(NULL), "no deadline never passes");
+    return done_testing();
+}
