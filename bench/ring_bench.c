@@ -400,7 +400,7 @@ int main(int argc, char **argv)
         result *r = &res[ci];
         r->producers = cases[ci].producers;
         r->burst = cases[ci].burst;
-        uint64_t total = (uint64_t)(quick ? 1 : 8) << (cases[ci].burst == 1 ? 21 : 23);
+        uint64_t total = (uint64_t)(quick ? 1 : 2) << (cases[ci].burst == 1 ? 21 : 23);
         for (size_t k = 0; k < N_CONTESTANTS; k++) {
             const contestant *c = &contestants[k];
             r->mps[k] = 0;

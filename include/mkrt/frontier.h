@@ -1,0 +1,66 @@
+/* mkrt/frontier.h - memory envelope of dependency-layered frontier waves.
+ *
+ * Behaviour (reference: vyre megakernel_frontier):
+ *   1. Barrier-plan the waves (mkrt_plan_barriers); its errors come first.
+ *   2. group budget = budget_bytes - resident_graph_bytes; when resident
+ *      exceeds the budget: MKRT_EBUDGET, "resident graph bytes".
+ *   3. Split every barrier group, in order, greedily into chunks whose
+ *      fused bytes fit the group budget, fused(w) = frontier + 4 x scratch
+ *      + output (the 4 is the fused-wave scratch multiplier). A single wave
+ *      that does not fit alone: MKRT_EBUDGET, "single fused frontier wave
+ *      bytes". A chunk whose bytes equal the budget stays fused. Every
+ *      extra chunk costs one more global barrier.
+ *   4. Peaks: the largest per-group sum of frontier, scratch and output
+ *      bytes (without the x4), the widest group, and the amortized readback
+ *      max(readback_bytes, peak output bytes).
+ * All byte arithmetic is checked: MKRT_EOVERFLOW names the field.
+ *
+ * The plan's barrier arrays live in the barrier scratch (valid until its
+ * next use). One thread per scratch at a time.
+ */
+#ifndef MKRT_FRONTIER_H
+#define MKRT_FRONTIER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mkrt/barrier.h"
+#include "mkrt/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Scratch multiplier of a fused wave. */
+#define MKRT_FUSED_SCRATCH_MULTIPLIER 4
+
+typedef struct mkrt_frontier_wave {
+    uint64_t frontier_bytes; /* resident frontier bytes the wave touches */
+    uint64_t scratch_bytes;  /* temporary bytes before fusion scaling */
+    uint64_t output_bytes;   /* bytes the wave produces */
+} mkrt_frontier_wave;
+
+typedef struct mkrt_frontier_plan {
+    mkrt_barrier_plan barriers; /* after the budget split */
+    uint64_t peak_frontier_bytes;
+    uint64_t peak_scratch_bytes;
+    uint64_t peak_output_bytes;
+    uint64_t amortized_readback_bytes;
+    size_t max_group_width;
+} mkrt_frontier_plan;
+
+/* fused(w) into *bytes; MKRT_EOVERFLOW ("fused wave scratch bytes" or
+ * "fused wave bytes") when it does not fit 64 bits. */
+mkrt_status mkrt_frontier_fused_wave_bytes(const mkrt_frontier_wave *w, uint64_t *bytes,
+                                           mkrt_error *err);
+
+mkrt_status mkrt_plan_frontier_memory(mkrt_barrier_scratch *s, const mkrt_frontier_wave *waves,
+                                      size_t wave_count, const mkrt_wave_dep *deps,
+                                      size_t dep_count, uint64_t resident_graph_bytes,
+                                      uint64_t budget_bytes, uint64_t readback_bytes,
+                                      mkrt_frontier_plan *plan, mkrt_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MKRT_FRONTIER_H */

@@ -1,0 +1,171 @@
+/* src/dedupe.c - exact-duplicate pruning and cross-arm redundancy. */
+#include <string.h>
+
+#include "alloc_internal.h"
+#include "error_internal.h"
+#include "item_table.h"
+#include "mkrt/dedupe.h"
+
+struct mkrt_dedupe_scratch {
+    mkrt__item_table table;
+};
+
+mkrt_dedupe_scratch *mkrt_dedupe_scratch_create(mkrt_error *err)
+{
+    mkrt_dedupe_scratch *s = mkrt__alloc_zeroed(sizeof *s, _Alignof(mkrt_dedupe_scratch));
+    if (s == NULL)
+        mkrt__error_set(err, MKRT_ENOMEM,
+                        "mkrt_dedupe_scratch allocation failed (%zu bytes). Fix: free memory.",
+                        sizeof *s);
+    return s;
+}
+
+void mkrt_dedupe_scratch_destroy(mkrt_dedupe_scratch *s)
+{
+    if (s == NULL)
+        return;
+    mkrt__item_table_free(&s->table);
+    mkrt__free(s, sizeof *s);
+}
+
+size_t mkrt_dedupe_scratch_capacity(const mkrt_dedupe_scratch *s)
+{
+    return mkrt__item_table_capacity(&s->table);
+}
+
+/* True when no two items share an output handle, decided with a 4096-bit
+ * set when the batch and its handle range are small enough; false means
+ * "not proven", not "has duplicates". */
+static bool output_handles_dense_unique(const mkrt_item *items, size_t n)
+{
+    if (n <= 1)
+        return true;
+    if (n > MKRT_DEDUPE_DENSE_MAX)
+        return false;
+    uint32_t lo = UINT32_MAX, hi = 0;
+    for (size_t i = 0; i < n; i++) {
+        lo = items[i].out < lo ? items[i].out : lo;
+        hi = items[i].out > hi ? items[i].out : hi;
+    }
+    if ((uint64_t)hi - lo + 1 > MKRT_DEDUPE_DENSE_MAX)
+        return false;
+    uint64_t seen[MKRT_DEDUPE_DENSE_MAX / 64] = {0};
+    for (size_t i = 0; i < n; i++) {
+        uint32_t off = items[i].out - lo;
+        uint64_t bit = (uint64_t)1 << (off % 64);
+        if (seen[off / 64] & bit)
+            return false;
+        seen[off / 64] |= bit;
+    }
+    return true;
+}
+
+static void report_pair(mkrt_dedupe_report *r, size_t first, size_t dup)
+{
+    if (r == NULL)
+        return;
+    if (r->count < r->capacity)
+        r->pairs[r->count] = (mkrt_dedupe_pair){first, dup};
+    r->count++;
+}
+
+mkrt_status mkrt_dedupe_prune(mkrt_dedupe_scratch *s, const mkrt_item *items, size_t n,
+                              mkrt_item *out, size_t *kept, size_t *pruned,
+                              mkrt_dedupe_report *report, mkrt_error *err)
+{
+    if (kept == NULL || pruned == NULL || s == NULL || (n > 0 && (items == NULL || out == NULL)))
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "mkrt_dedupe_prune got a NULL scratch, items, out, kept or pruned "
+                               "pointer for %zu item(s). Fix: pass valid pointers.",
+                               n);
+    *kept = n;
+    *pruned = 0;
+    if (report != NULL)
+        report->count = 0;
+    if (n > (size_t)UINT32_MAX - 1)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "megakernel dedupe batch of %zu items exceeds the %u-item limit of "
+                               "the 32-bit index table. Fix: shard the work batch before pruning.",
+                               n, UINT32_MAX - 1);
+    if (output_handles_dense_unique(items, n))
+        return MKRT_OK;
+    if (!mkrt__item_table_prepare(&s->table, n))
+        return mkrt__error_set(err, MKRT_ENOMEM,
+                               "megakernel redundant-work hash reservation failed for %zu item(s). "
+                               "Fix: shard the work batch before pruning.",
+                               n);
+    size_t w = 0;
+    bool copying = false;
+    for (size_t i = 0; i < n; i++) {
+        const mkrt_item *it = &items[i];
+        uint64_t k0 = (uint64_t)it->op | (uint64_t)it->in << 32;
+        uint64_t k1 = (uint64_t)it->out | (uint64_t)it->param << 32;
+        bool inserted;
+        mkrt__item_slot *slot = mkrt__item_table_upsert(&s->table, k0, k1, (uint32_t)i, &inserted);
+        if (!inserted) {
+            if (!copying) {
+                memcpy(out, items, i * sizeof *items);
+                w = i;
+                copying = true;
+            }
+            report_pair(report, slot->value, i);
+            continue;
+        }
+        if (copying)
+            out[w++] = *it;
+    }
+    if (copying) {
+        *kept = w;
+        *pruned = n - w;
+    }
+    return MKRT_OK;
+}
+
+mkrt_status mkrt_dedupe_cross_arm(mkrt_dedupe_scratch *s, const mkrt_item *const *arms,
+                                  const size_t *arm_len, size_t arm_count,
+                                  mkrt_cross_arm_report *report, mkrt_error *err)
+{
+    if (s == NULL || report == NULL || (arm_count > 0 && (arms == NULL || arm_len == NULL)))
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "mkrt_dedupe_cross_arm got a NULL scratch, report, arms or arm_len "
+                               "for %zu arm(s). Fix: pass valid pointers.",
+                               arm_count);
+    report->count = 0;
+    size_t total = 0;
+    for (size_t a = 0; a < arm_count; a++) {
+        if (!mkrt__add_size(total, arm_len[a], &total))
+            return mkrt__error_set(err, MKRT_EOVERFLOW,
+                                   "megakernel cross-arm first-seen reservation overflowed at arm "
+                                   "%zu. Fix: shard the work batch before whole-megakernel "
+                                   "optimization.",
+                                   a);
+    }
+    if (arm_count > (size_t)UINT32_MAX)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "megakernel cross-arm detection got %zu arms, more than %u. Fix: "
+                               "split the fused arm sequence before planning.",
+                               arm_count, UINT32_MAX);
+    if (total == 0)
+        return MKRT_OK;
+    if (!mkrt__item_table_prepare(&s->table, total))
+        return mkrt__error_set(err, MKRT_ENOMEM,
+                               "megakernel cross-arm first-seen reservation failed for %zu "
+                               "additional entry slot(s). Fix: shard the work batch before "
+                               "whole-megakernel optimization.",
+                               total);
+    for (size_t a = 0; a < arm_count; a++) {
+        for (size_t i = 0; i < arm_len[a]; i++) {
+            const mkrt_item *it = &arms[a][i];
+            uint64_t k0 = (uint64_t)it->op | (uint64_t)it->in << 32;
+            uint64_t k1 = (uint64_t)it->out; /* param ignored by contract */
+            bool inserted;
+            mkrt__item_slot *slot = mkrt__item_table_upsert(&s->table, k0, k1, (uint32_t)a, &inserted);
+            if (!inserted && slot->value < a) {
+                if (report->count < report->capacity)
+                    report->pairs[report->count] = (mkrt_cross_arm_pair){slot->value, a, i};
+                report->count++;
+            }
+        }
+    }
+    return MKRT_OK;
+}

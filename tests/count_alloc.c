@@ -1,0 +1,57 @@
+/* tests/count_alloc.c - see count_alloc.h. */
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "count_alloc.h"
+#include "mkrt/alloc.h"
+
+static _Atomic uint64_t calls, bytes, budget = UINT64_MAX;
+
+static void *counting_alloc(size_t size, size_t align, void *ctx)
+{
+    (void)ctx;
+    uint64_t left = atomic_load(&budget);
+    if (left == 0)
+        return NULL;
+    if (left != UINT64_MAX)
+        atomic_fetch_sub(&budget, 1);
+    atomic_fetch_add(&calls, 1);
+    atomic_fetch_add(&bytes, size);
+    if (align < sizeof(void *))
+        align = sizeof(void *);
+    return aligned_alloc(align, (size + align - 1) & ~(align - 1));
+}
+
+static void counting_free(void *p, size_t size, void *ctx)
+{
+    (void)size;
+    (void)ctx;
+    free(p);
+}
+
+void count_alloc_install(void)
+{
+    mkrt_allocator a = {counting_alloc, counting_free, NULL};
+    mkrt_allocator_set(&a);
+    count_alloc_reset();
+}
+
+void count_alloc_uninstall(void)
+{
+    mkrt_allocator_set(NULL);
+}
+
+uint64_t count_alloc_calls(void) { return atomic_load(&calls); }
+uint64_t count_alloc_bytes(void) { return atomic_load(&bytes); }
+
+void count_alloc_reset(void)
+{
+    atomic_store(&calls, 0);
+    atomic_store(&bytes, 0);
+    atomic_store(&budget, UINT64_MAX);
+}
+
+void count_alloc_fail_after(uint64_t n)
+{
+    atomic_store(&budget, n);
+}

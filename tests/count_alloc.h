@@ -1,0 +1,20 @@
+/* tests/count_alloc.h - a counting (and optionally failing) mkrt_allocator. */
+#ifndef MKRT_TESTS_COUNT_ALLOC_H
+#define MKRT_TESTS_COUNT_ALLOC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Installs the counting allocator (process-wide, before creating objects). */
+void count_alloc_install(void);
+/* Restores mkrt's default allocator. */
+void count_alloc_uninstall(void);
+/* Allocations made since install (or the last reset). */
+uint64_t count_alloc_calls(void);
+uint64_t count_alloc_bytes(void);
+void count_alloc_reset(void);
+/* After `n` more successful allocations, every allocation fails; pass
+ * UINT64_MAX to never fail. */
+void count_alloc_fail_after(uint64_t n);
+
+#endif

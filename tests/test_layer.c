@@ -1,0 +1,180 @@
+/* tests/test_layer.c - batch layering: the three ordering rules, and
+ * equality with "every pairwise edge, then Kahn layers" on random batches. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "count_alloc.h"
+#include "mkrt/layer.h"
+#include "tap.h"
+
+static mkrt_item it(uint32_t in, uint32_t out)
+{
+    return (mkrt_item){1, in, out, 0};
+}
+
+static int levels_are(const mkrt_layer_plan *p, const uint32_t *want, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p->item_level[i] != want[i])
+            return 0;
+    return 1;
+}
+
+static void rules(mkrt_layer_scratch *s)
+{
+    mkrt_layer_plan p;
+    {
+        mkrt_item b[] = {it(1, 2), it(2, 3)}; /* B reads what A writes */
+        uint32_t want[] = {0, 1};
+        mkrt_layer_batch(s, b, 2, &p, NULL);
+        ok(p.layer_count == 2 && levels_are(&p, want, 2), "read after write orders B after A");
+    }
+    {
+        mkrt_item b[] = {it(1, 5), it(2, 5)};
+        uint32_t want[] = {0, 1};
+        mkrt_layer_batch(s, b, 2, &p, NULL);
+        ok(p.layer_count == 2 && levels_are(&p, want, 2), "write after write orders B after A");
+    }
+    {
+        mkrt_item b[] = {it(7, 1), it(3, 7)}; /* B writes what A reads */
+        uint32_t want[] = {0, 1};
+        mkrt_layer_batch(s, b, 2, &p, NULL);
+        ok(p.layer_count == 2 && levels_are(&p, want, 2), "write after read orders B after A");
+    }
+    {
+        mkrt_item b[] = {it(7, 1), it(7, 2), it(7, 3)}; /* readers share */
+        mkrt_layer_batch(s, b, 3, &p, NULL);
+        ok(p.layer_count == 1, "items that only share an input run in one layer");
+    }
+    {
+        /* chain 0->1->2 plus an independent item, then a reader of all. */
+        mkrt_item b[] = {it(10, 11), it(11, 12), it(50, 51), it(12, 13), it(51, 60)};
+        uint32_t want[] = {0, 1, 0, 2, 1};
+        mkrt_layer_batch(s, b, 5, &p, NULL);
+        ok(levels_are(&p, want, 5) && p.layer_count == 3, "levels follow the longest chain");
+        uint32_t off[] = {0, 2, 4, 5}, cols[] = {0, 2, 1, 4, 3};
+        ok(memcmp(p.layer_offsets, off, sizeof off) == 0 && memcmp(p.layer_items, cols, sizeof cols) == 0,
+           "CSR groups list items by level, ascending within a level");
+    }
+    {
+        mkrt_item b[] = {it(0xFFFFFFF0u, 3), it(3, 0x10), it(0x10, 0xFFFFFFF0u)};
+        uint32_t want[] = {0, 1, 2};
+        mkrt_layer_batch(s, b, 3, &p, NULL);
+        ok(levels_are(&p, want, 3), "sparse handles (hash table path) layer the same way");
+    }
+    mkrt_layer_batch(s, NULL, 0, &p, NULL);
+    ok(p.layer_count == 0 && p.item_count == 0 && p.layer_offsets[0] == 0, "an empty batch has no layers");
+    mkrt_error err;
+    is(mkrt_layer_batch(s, NULL, 3, &p, &err), MKRT_EINVAL, "NULL items with n > 0 is MKRT_EINVAL");
+}
+
+/* Oracle: explicit edges for every conflicting pair j < i, then Kahn. */
+static void oracle(const mkrt_item *b, size_t n, uint32_t *level)
+{
+    static uint32_t indeg[2048], queue[2048];
+    static uint8_t adj[2048][2048];
+    for (size_t i = 0; i < n; i++) {
+        indeg[i] = 0;
+        memset(adj[i], 0, n);
+    }
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < i; j++)
+            if (b[i].in == b[j].out || b[i].out == b[j].out || b[i].out == b[j].in) {
+                adj[j][i] = 1;
+                indeg[i]++;
+            }
+    size_t head = 0, tail = 0, layer_end;
+    for (size_t i = 0; i < n; i++)
+        if (indeg[i] == 0) {
+            queue[tail++] = (uint32_t)i;
+            level[i] = 0;
+        }
+    uint32_t lv = 0;
+    while (head < tail) {
+        layer_end = tail;
+        for (; head < layer_end; head++) {
+            uint32_t u = queue[head];
+            level[u] = lv;
+            for (size_t v = 0; v < n; v++)
+                if (adj[u][v] && --indeg[v] == 0)
+                    queue[tail++] = (uint32_t)v;
+        }
+        lv++;
+    }
+}
+
+static void random_equivalence(mkrt_layer_scratch *s)
+{
+    static mkrt_item b[2048];
+    static uint32_t want[2048];
+    unsigned seed = 99;
+    int bad = 0, rounds = 0;
+    for (; rounds < 3000 && !bad; rounds++) {
+        size_t n = 1 + (size_t)(rand_r(&seed) % (rounds < 2900 ? 64 : 2048));
+        uint32_t space = 1 + (uint32_t)(rand_r(&seed) % (rounds % 4 == 0 ? 4 : 3 * n));
+        uint32_t base = rounds % 5 == 0 ? 0xFFFF0000u - (uint32_t)rand_r(&seed) : 0;
+        int sparse = rounds % 7 == 0;
+        for (size_t i = 0; i < n; i++) {
+            uint32_t a = (uint32_t)rand_r(&seed) % space, c = (uint32_t)rand_r(&seed) % space;
+            if (sparse) {
+                a *= 2654435761u;
+                c *= 2654435761u;
+            }
+            b[i] = (mkrt_item){1, base + a, base + c, 0};
+        }
+        oracle(b, n, want);
+        mkrt_layer_plan p;
+        if (mkrt_layer_batch(s, b, n, &p, NULL) != MKRT_OK || !levels_are(&p, want, n)) {
+            bad = 1;
+            break;
+        }
+        /* The CSR must list every item once, by level, ascending. */
+        uint32_t maxl = 0;
+        for (size_t i = 0; i < n; i++)
+            maxl = want[i] > maxl ? want[i] : maxl;
+        if (p.layer_count != maxl + 1 || p.layer_offsets[p.layer_count] != n)
+            bad = 1;
+        for (size_t l = 0; l < p.layer_count && !bad; l++)
+            for (uint32_t k = p.layer_offsets[l]; k < p.layer_offsets[l + 1]; k++)
+                if (want[p.layer_items[k]] != l ||
+                    (k > p.layer_offsets[l] && p.layer_items[k - 1] >= p.layer_items[k]))
+                    bad = 1;
+    }
+    ok(!bad, "%d random batches (dense, sparse and near-2^32 handles) equal pairwise edges + Kahn",
+       rounds);
+}
+
+static void allocation_discipline(void)
+{
+    enum { N = 100000 };
+    static mkrt_item b[N];
+    for (size_t i = 0; i < N; i++)
+        b[i] = (mkrt_item){1, (uint32_t)(i * 7 % 65536), (uint32_t)(i * 13 % 65536), 0};
+    count_alloc_install();
+    mkrt_layer_scratch *s = mkrt_layer_scratch_create(NULL);
+    mkrt_layer_plan p;
+    mkrt_layer_batch(s, b, N, &p, NULL);
+    uint64_t warm = count_alloc_calls();
+    for (int r = 0; r < 20; r++)
+        mkrt_layer_batch(s, b, N - (size_t)r * 1000, &p, NULL);
+    is(count_alloc_calls() - warm, 0, "20 batches after warm-up allocate nothing");
+    mkrt_layer_scratch *t = mkrt_layer_scratch_create(NULL);
+    count_alloc_fail_after(0);
+    mkrt_error err;
+    ok(mkrt_layer_batch(t, b, N, &p, &err) == MKRT_ENOMEM, "allocation failure is MKRT_ENOMEM");
+    like(err.message, "Fix:", "... with a Fix message");
+    count_alloc_fail_after(UINT64_MAX);
+    mkrt_layer_scratch_destroy(t);
+    mkrt_layer_scratch_destroy(s);
+    count_alloc_uninstall();
+}
+
+int main(void)
+{
+    mkrt_layer_scratch *s = mkrt_layer_scratch_create(NULL);
+    rules(s);
+    random_equivalence(s);
+    mkrt_layer_scratch_destroy(s);
+    allocation_discipline();
+    return done_testing();
+}
