@@ -3,8 +3,15 @@
 #define MKRT_MKRT_H
 
 #include "mkrt/alloc.h"
+#include "mkrt/barrier.h"
+#include "mkrt/dedupe.h"
+#include "mkrt/frontier.h"
 #include "mkrt/item.h"
+#include "mkrt/layer.h"
+#include "mkrt/policy.h"
+#include "mkrt/priority.h"
 #include "mkrt/ring.h"
+#include "mkrt/sizing.h"
 #include "mkrt/status.h"
 
 #endif /* MKRT_MKRT_H */
