@@ -120,13 +120,22 @@ $(BUILD)/bench/ring_bench: bench/ring_bench.c bench/bench_util.h $(STATIC)
 	$(CC) $(BENCH_CFLAGS) $(BENCH_DPDK) -o $@ bench/ring_bench.c $(STATIC) \
 	    -lck -lurcu-common -lrte_ring -lrte_eal -lm -pthread
 
-bench: $(BUILD)/bench/ring_bench
-	$(BUILD)/bench/ring_bench --out bench/results/ring.md
+$(BUILD)/bench/plan_bench: bench/plan_bench.c bench/bench_util.h $(STATIC)
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_CFLAGS) -o $@ bench/plan_bench.c $(STATIC) -lm -pthread
 
-bench-quick: $(BUILD)/bench/ring_bench
+BENCHES := $(BUILD)/bench/ring_bench $(BUILD)/bench/plan_bench
+bench: $(BENCHES)
+	$(BUILD)/bench/ring_bench --out bench/results/ring.md
+	$(BUILD)/bench/plan_bench --out bench/results/plan.md
+
+bench-quick: $(BENCHES)
 	$(BUILD)/bench/ring_bench --quick
+	$(BUILD)/bench/plan_bench --quick
 
 demo: bench-quick
+
+# What `make demo` runs until the runtime has its own demo.
 
 install: all
 	install -d $(DESTDIR)$(INCDIR)/mkrt $(DESTDIR)$(LIBDIR)/pkgconfig

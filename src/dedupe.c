@@ -33,31 +33,49 @@ size_t mkrt_dedupe_scratch_capacity(const mkrt_dedupe_scratch *s)
     return mkrt__item_table_capacity(&s->table);
 }
 
-/* True when no two items share an output handle, decided with a 4096-bit
- * set when the batch and its handle range are small enough; false means
- * "not proven", not "has duplicates". */
+/* True when no two items share an output handle and the handles span at
+ * most MKRT_DEDUPE_DENSE_MAX values; false means "not proven", not "has
+ * duplicates".
+ *
+ * One pass. Any span of at most 4096 handles that contains items[0].out
+ * lies inside the 8192-handle window centred on it, so the bits can be set
+ * before the minimum is known. Items go round-robin to four bitsets, so
+ * that consecutive handles (the common case) do not chain read-modify-
+ * writes on one word; the handles are distinct exactly when the union of
+ * the sets has n bits. */
+#define DENSE_WINDOW (2 * MKRT_DEDUPE_DENSE_MAX)
+#define DENSE_WORDS (DENSE_WINDOW / 64)
 static bool output_handles_dense_unique(const mkrt_item *items, size_t n)
 {
     if (n <= 1)
         return true;
     if (n > MKRT_DEDUPE_DENSE_MAX)
         return false;
+    uint64_t seen[4][DENSE_WORDS];
+    memset(seen, 0, sizeof seen);
+    const uint32_t base = items[0].out - (uint32_t)MKRT_DEDUPE_DENSE_MAX; /* wraps mod 2^32 */
     uint32_t lo = UINT32_MAX, hi = 0;
     for (size_t i = 0; i < n; i++) {
-        lo = items[i].out < lo ? items[i].out : lo;
-        hi = items[i].out > hi ? items[i].out : hi;
+        uint32_t out = items[i].out;
+        uint32_t off = out - base;
+        if (off >= DENSE_WINDOW)
+            return false;
+        seen[i & 3][off / 64] |= (uint64_t)1 << (off % 64);
+        lo = out < lo ? out : lo;
+        hi = out > hi ? out : hi;
     }
     if ((uint64_t)hi - lo + 1 > MKRT_DEDUPE_DENSE_MAX)
         return false;
-    uint64_t seen[MKRT_DEDUPE_DENSE_MAX / 64] = {0};
-    for (size_t i = 0; i < n; i++) {
-        uint32_t off = items[i].out - lo;
-        uint64_t bit = (uint64_t)1 << (off % 64);
-        if (seen[off / 64] & bit)
-            return false;
-        seen[off / 64] |= bit;
-    }
-    return true;
+    size_t bits = 0;
+    for (size_t w = 0; w < DENSE_WORDS; w++)
+        bits += (size_t)__builtin_popcountll(seen[0][w] | seen[1][w] | seen[2][w] | seen[3][w]);
+    return bits == n;
+}
+
+static inline uint64_t item_hash(const mkrt_item *it)
+{
+    return mkrt__mix64((uint64_t)it->op | (uint64_t)it->in << 32,
+                       (uint64_t)it->out | (uint64_t)it->param << 32);
 }
 
 static void report_pair(mkrt_dedupe_report *r, size_t first, size_t dup)
@@ -96,12 +114,27 @@ mkrt_status mkrt_dedupe_prune(mkrt_dedupe_scratch *s, const mkrt_item *items, si
                                n);
     size_t w = 0;
     bool copying = false;
+    /* Hashes run PREFETCH_AHEAD items ahead so the probed slot is being
+     * loaded while earlier items are processed (the table of a large batch
+     * does not fit in cache). */
+    enum { PREFETCH_AHEAD = 16 };
+    uint64_t ahead[PREFETCH_AHEAD];
+    for (size_t i = 0; i < n && i < PREFETCH_AHEAD; i++) {
+        ahead[i] = item_hash(&items[i]);
+        mkrt__item_table_prefetch(&s->table, ahead[i]);
+    }
     for (size_t i = 0; i < n; i++) {
         const mkrt_item *it = &items[i];
         uint64_t k0 = (uint64_t)it->op | (uint64_t)it->in << 32;
         uint64_t k1 = (uint64_t)it->out | (uint64_t)it->param << 32;
+        uint64_t h = ahead[i % PREFETCH_AHEAD];
+        if (i + PREFETCH_AHEAD < n) {
+            uint64_t hn = item_hash(&items[i + PREFETCH_AHEAD]);
+            ahead[i % PREFETCH_AHEAD] = hn;
+            mkrt__item_table_prefetch(&s->table, hn);
+        }
         bool inserted;
-        mkrt__item_slot *slot = mkrt__item_table_upsert(&s->table, k0, k1, (uint32_t)i, &inserted);
+        mkrt__item_slot *slot = mkrt__item_table_upsert(&s->table, h, k0, k1, (uint32_t)i, &inserted);
         if (!inserted) {
             if (!copying) {
                 memcpy(out, items, i * sizeof *items);
@@ -159,7 +192,8 @@ mkrt_status mkrt_dedupe_cross_arm(mkrt_dedupe_scratch *s, const mkrt_item *const
             uint64_t k0 = (uint64_t)it->op | (uint64_t)it->in << 32;
             uint64_t k1 = (uint64_t)it->out; /* param ignored by contract */
             bool inserted;
-            mkrt__item_slot *slot = mkrt__item_table_upsert(&s->table, k0, k1, (uint32_t)a, &inserted);
+            mkrt__item_slot *slot = mkrt__item_table_upsert(&s->table, mkrt__mix64(k0, k1), k0, k1,
+                                                            (uint32_t)a, &inserted);
             if (!inserted && slot->value < a) {
                 if (report->count < report->capacity)
                     report->pairs[report->count] = (mkrt_cross_arm_pair){slot->value, a, i};

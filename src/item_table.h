@@ -42,14 +42,21 @@ static inline uint64_t mkrt__mix64(uint64_t a, uint64_t b)
     return h;
 }
 
-/* Looks `key` up; inserts it with `value` when absent. Returns the slot:
- * *inserted tells which. The table must have been prepared for enough keys. */
-static inline mkrt__item_slot *mkrt__item_table_upsert(mkrt__item_table *t, uint64_t k0,
-                                                       uint64_t k1, uint32_t value,
-                                                       bool *inserted)
+/* Starts loading the slot a key with hash h will probe first. */
+static inline void mkrt__item_table_prefetch(const mkrt__item_table *t, uint64_t h)
+{
+    __builtin_prefetch(&t->slots[(size_t)h & (t->slot_count - 1)], 1);
+}
+
+/* Looks `key` (hash h = mkrt__mix64(k0, k1)) up; inserts it with `value`
+ * when absent. Returns the slot: *inserted tells which. The table must
+ * have been prepared for enough keys. */
+static inline mkrt__item_slot *mkrt__item_table_upsert(mkrt__item_table *t, uint64_t h,
+                                                       uint64_t k0, uint64_t k1,
+                                                       uint32_t value, bool *inserted)
 {
     size_t mask = t->slot_count - 1;
-    size_t i = (size_t)mkrt__mix64(k0, k1) & mask;
+    size_t i = (size_t)h & mask;
     for (;;) {
         mkrt__item_slot *s = &t->slots[i];
         if (s->stamp != t->stamp) {
