@@ -25,7 +25,8 @@ WARN     := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
 CPPFLAGS += -D_GNU_SOURCE -Iinclude
 CFLAGS   += $(OPT) $(WARN) $(SAN) -fPIC -pthread -MMD -MP
 LDFLAGS  += $(SAN) -pthread
-LDLIBS   += -lm
+URCU_LIBS := -lurcu-cds -lurcu-memb -lurcu-common
+LDLIBS   += $(URCU_LIBS) -lm
 
 LIB_SRCS := $(sort $(wildcard src/*.c queue/*.c))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
@@ -118,11 +119,11 @@ BENCH_DPDK   := -I/usr/include/dpdk -I/usr/include/x86_64-linux-gnu/dpdk -includ
 $(BUILD)/bench/ring_bench: bench/ring_bench.c bench/bench_util.h $(STATIC)
 	@mkdir -p $(@D)
 	$(CC) $(BENCH_CFLAGS) $(BENCH_DPDK) -o $@ bench/ring_bench.c $(STATIC) \
-	    -lck -lurcu-common -lrte_ring -lrte_eal -lm -pthread
+	    -lck $(URCU_LIBS) -lrte_ring -lrte_eal -lm -pthread
 
 $(BUILD)/bench/plan_bench: bench/plan_bench.c bench/bench_util.h $(STATIC)
 	@mkdir -p $(@D)
-	$(CC) $(BENCH_CFLAGS) -o $@ bench/plan_bench.c $(STATIC) -lm -pthread
+	$(CC) $(BENCH_CFLAGS) -o $@ bench/plan_bench.c $(STATIC) $(URCU_LIBS) -lm -pthread
 
 BENCHES := $(BUILD)/bench/ring_bench $(BUILD)/bench/plan_bench
 bench: $(BENCHES)

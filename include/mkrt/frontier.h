@@ -26,6 +26,7 @@
 
 #include "mkrt/barrier.h"
 #include "mkrt/status.h"
+#include "mkrt/topology.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -59,6 +60,21 @@ mkrt_status mkrt_plan_frontier_memory(mkrt_barrier_scratch *s, const mkrt_fronti
                                       size_t dep_count, uint64_t resident_graph_bytes,
                                       uint64_t budget_bytes, uint64_t readback_bytes,
                                       mkrt_frontier_plan *plan, mkrt_error *err);
+
+/* Frontier execution planning: graph bytes from the layout's per-node and
+ * per-edge sizes, the memory plan above (readback = the sample's), then
+ * mkrt_plan_execution with the three peaks as the wave bytes and the
+ * amortized readback in the sample. layout's frontier/scratch/output
+ * fields are ignored. */
+mkrt_status mkrt_plan_frontier_execution(mkrt_barrier_scratch *s, const mkrt_exec_sample *sample,
+                                         const mkrt_graph_shape *graph,
+                                         const mkrt_byte_layout *layout,
+                                         const mkrt_frontier_wave *waves, size_t wave_count,
+                                         const mkrt_wave_dep *deps, size_t dep_count,
+                                         uint64_t budget_bytes, double launch_overhead_ns,
+                                         double fusion_pressure, bool device_wide_barrier,
+                                         mkrt_exec_plan *execution, mkrt_frontier_plan *plan,
+                                         mkrt_error *err);
 
 #ifdef __cplusplus
 }
