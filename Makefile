@@ -106,9 +106,11 @@ stress: $(STRESS_BINS)
 # SECONDS is given.
 SAN_SECONDS ?= 2
 tsan:
+	TSAN_OPTIONS="suppressions=$(CURDIR)/tsan.supp halt_on_error=1 $(TSAN_OPTIONS)" \
 	$(MAKE) BUILD=$(BUILD)/tsan SAN="-fsanitize=thread" OPT="-O1 -g" \
 	    SECONDS=$(SAN_SECONDS) check stress
 asan:
+	ASAN_OPTIONS="detect_leaks=1 $(ASAN_OPTIONS)" \
 	$(MAKE) BUILD=$(BUILD)/asan OPT="-O1 -g -fno-omit-frame-pointer" \
 	    SAN="-fsanitize=address,undefined -fno-sanitize-recover=all" \
 	    SECONDS=$(SAN_SECONDS) check stress

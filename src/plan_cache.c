@@ -31,6 +31,7 @@ typedef struct identity_node {
      * mutex, read by missing threads. */
     _Atomic uint64_t latest;
     size_t live; /* entries of this identity in the ring; writer-only */
+    _Atomic uint8_t published; /* as plan_node.published */
 } identity_node;
 
 typedef struct plan_node {
@@ -126,15 +127,20 @@ bool mkrt__plan_identity_equal(const mkrt_plan_identity *a, const mkrt_plan_iden
     return mkrt_plan_key_equal(&ka, &kb);
 }
 
+/* Match callbacks run inside liburcu's lookup on nodes other threads
+ * published; each reads the node's publication word first (acquire, pairs
+ * with the release store made before the node was added). */
 static int match_plan(struct cds_lfht_node *n, const void *key)
 {
-    const plan_node *p = caa_container_of(n, plan_node, lfht);
+    plan_node *p = caa_container_of(n, plan_node, lfht);
+    (void)atomic_load_explicit(&p->published, memory_order_acquire);
     return mkrt_plan_key_equal(&p->plan.key, key);
 }
 
 static int match_identity(struct cds_lfht_node *n, const void *key)
 {
-    const identity_node *p = caa_container_of(n, identity_node, lfht);
+    identity_node *p = caa_container_of(n, identity_node, lfht);
+    (void)atomic_load_explicit(&p->published, memory_order_acquire);
     return mkrt__plan_identity_equal(&p->id, key);
 }
 
@@ -294,7 +300,11 @@ static void free_plan_node(struct rcu_head *head)
 {
     mkrt__rcu_tsan_acquire();
     plan_node *n = caa_container_of(head, plan_node, rcu);
-    mkrt__free(n, n->bytes);
+    size_t bytes = n->bytes;
+    /* Poison: a reader that kept a pointer past its read-side section sees
+     * garbage (and a checksum mismatch), not a plausible stale plan. */
+    memset(n, 0x5A, bytes);
+    mkrt__free(n, bytes);
 }
 
 static void free_identity_node(struct rcu_head *head)
@@ -383,6 +393,8 @@ static identity_node *identity_get_or_add(mkrt_plan_cache *c, const mkrt_plan_id
     n->id = *id;
     n->hash = h;
     cds_lfht_node_init(&n->lfht);
+    /* release: pairs with the acquire load in match_identity. */
+    atomic_store_explicit(&n->published, 1, memory_order_release);
     cds_lfht_add(c->ids, h, &n->lfht); /* writer mutex held: no duplicate */
     return n;
 }

@@ -123,8 +123,9 @@ typedef struct mkrt_plan {
 
 /* Fills *plan for `key`. `previous` is the topology most recently planned
  * for the same identity (layout hash, analysis, device, policy), or
- * MKRT_WAVE_NONE: use it for hysteresis. Arrays the plan points to need to
- * live only until the builder returns (the cache copies them). */
+ * MKRT_WAVE_NONE: use it for hysteresis. Arrays the plan points to must
+ * stay valid until the get_or_plan call returns (keep them in ctx); the
+ * cache copies them into the plan. */
 typedef mkrt_status (*mkrt_plan_build_fn)(void *ctx, const mkrt_plan_key *key,
                                           mkrt_wave_topology previous, mkrt_plan *plan,
                                           mkrt_error *err);

@@ -1,0 +1,217 @@
+/* stress/plan_cache_stress.c - readers and writers on one plan cache under
+ * eviction pressure.
+ *
+ * R readers look up random keys from a space of 1024 layout hashes in a
+ * cache of 64 entries (so most lookups evict someone); every plan a reader
+ * gets must belong to its key: the key fields, the checksum, and contents
+ * derived from the key (worker count, barrier groups) are all checked
+ * while the reader is still inside its read-side section. Freed plans are
+ * poisoned before release, so a use after free shows up as a checksum
+ * failure even without ASan (and as a report with it). W writers insert
+ * under a second device key, invalidate it, invalidate old policy
+ * fingerprints and clear the cache. A monitor reads stats all along:
+ * counters only grow and entries never exceed the capacity.
+ * At the end hits + misses must equal the lookups all threads made.
+ *
+ *   plan_cache_stress [--seconds N] [--readers R] [--writers W]
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "mkrt/plan_cache.h"
+#include "stress_util.h"
+
+#define KEYS 1024
+#define CAPACITY 64
+#define MAX_THREADS 16
+
+static mkrt_plan_cache *cache;
+static uint64_t deadline;
+static _Atomic uint64_t lookups, failures, plans_checked;
+static _Atomic bool stop_monitor;
+static const mkrt_device_key DEV_A = {9, 0, 32, true, true, 1024};
+static const mkrt_device_key DEV_B = {9, 1, 32, true, true, 1024};
+
+static mkrt_plan_key key_for(uint64_t h, const mkrt_device_key *dev, uint64_t policy)
+{
+    mkrt_exec_sample s = {1000, (double)(h % 16) / 15.0, 4096};
+    mkrt_memory_budget m = {1000, 10000};
+    return mkrt_plan_key_make(h, MKRT_ANALYSIS_DATAFLOW, 0, dev, policy, &s, &m, 100, 0);
+}
+
+static uint32_t workers_for(uint64_t h)
+{
+    return (uint32_t)(h * 2654435761u) | 1;
+}
+
+/* Per-call scratch for the builder's group arrays (they must outlive it). */
+typedef struct build_buf {
+    size_t offsets[5], waves[4];
+} build_buf;
+
+static mkrt_status build(void *ctx, const mkrt_plan_key *key, mkrt_wave_topology prev,
+                         mkrt_plan *plan, mkrt_error *err)
+{
+    (void)prev;
+    (void)err;
+    build_buf *b = ctx;
+    size_t *offsets = b->offsets, *waves = b->waves;
+    uint64_t h = key->graph_layout_hash;
+    size_t groups = 1 + h % 4;
+    for (size_t g = 0; g <= groups; g++)
+        offsets[g] = g;
+    for (size_t g = 0; g < groups; g++)
+        waves[g] = (size_t)h + g;
+    plan->decision.topology = (mkrt_wave_topology)(h % 6);
+    plan->worker_groups = workers_for(h);
+    plan->group_count = groups;
+    plan->group_offsets = offsets;
+    plan->group_waves = waves;
+    return MKRT_OK;
+}
+
+static void fail(const char *what, uint64_t h)
+{
+    if (atomic_fetch_add(&failures, 1) < 10)
+        fprintf(stderr, "plan_cache_stress: %s (key %llu)\n", what, (unsigned long long)h);
+}
+
+static void check(const mkrt_plan *p, const mkrt_plan_key *k)
+{
+    uint64_t h = k->graph_layout_hash;
+    if (!mkrt_plan_key_equal(&p->key, k))
+        fail("plan for another key", h);
+    else if (p->checksum != mkrt_plan_checksum(p))
+        fail("checksum mismatch (torn or freed plan)", h);
+    else if (p->worker_groups != workers_for(h) || p->group_count != 1 + h % 4 ||
+             p->group_waves[p->group_count - 1] != h + p->group_count - 1 ||
+             p->decision.topology != (mkrt_wave_topology)(h % 6))
+        fail("plan contents do not match the key", h);
+    atomic_fetch_add_explicit(&plans_checked, 1, memory_order_relaxed);
+}
+
+static void *reader(void *arg)
+{
+    unsigned seed = (unsigned)(uintptr_t)arg;
+    uint64_t mine = 0;
+    build_buf buf;
+    while (stress_now_ns() < deadline) {
+        for (int burst = 0; burst < 64; burst++) {
+            uint64_t h = (uint64_t)rand_r(&seed) % KEYS;
+            mkrt_plan_key k = key_for(h, &DEV_A, 1);
+            mkrt_plan_cache_read_lock();
+            const mkrt_plan *p = NULL;
+            if (rand_r(&seed) % 4 == 0) {
+                p = mkrt_plan_cache_find(cache, &k);
+            } else if (mkrt_plan_cache_get_or_plan(cache, &k, build, &buf, &p, NULL) != MKRT_OK) {
+                fail("get_or_plan failed", h);
+            }
+            mine++;
+            if (p != NULL)
+                check(p, &k);
+            mkrt_plan_cache_read_unlock();
+        }
+    }
+    atomic_fetch_add(&lookups, mine);
+    return NULL;
+}
+
+static void *writer(void *arg)
+{
+    unsigned seed = (unsigned)(uintptr_t)arg;
+    uint64_t mine = 0;
+    build_buf buf;
+    while (stress_now_ns() < deadline) {
+        int what = rand_r(&seed) % 100;
+        if (what < 90) {
+            uint64_t h = (uint64_t)rand_r(&seed) % KEYS;
+            mkrt_plan_key k = key_for(h, &DEV_B, 1 + (uint64_t)(rand_r(&seed) % 2));
+            mkrt_plan p;
+            if (mkrt_plan_cache_get_or_plan_copy(cache, &k, build, &buf, &p, NULL) != MKRT_OK)
+                fail("writer get_or_plan failed", h);
+            else if (p.worker_groups != workers_for(h))
+                fail("writer copy mismatch", h);
+            mine++;
+        } else if (what < 96) {
+            mkrt_plan_cache_invalidate_device(cache, &DEV_B);
+        } else if (what < 99) {
+            mkrt_plan_cache_invalidate_policy_before(cache, 2);
+        } else {
+            mkrt_plan_cache_clear(cache);
+        }
+        if (rand_r(&seed) % 16 == 0)
+            sched_yield();
+    }
+    atomic_fetch_add(&lookups, mine);
+    return NULL;
+}
+
+static void *monitor(void *arg)
+{
+    (void)arg;
+    mkrt_plan_cache_stats last = {0};
+    while (!atomic_load(&stop_monitor)) {
+        mkrt_plan_cache_stats s;
+        mkrt_plan_cache_stats_read(cache, &s);
+        if (s.entries > CAPACITY)
+            fail("entries above capacity", s.entries);
+        if (s.evictions < last.evictions || s.invalidations < last.invalidations)
+            fail("writer counters went backwards", 0);
+        last = s;
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    static const char *const names[] = {"--seconds", "--readers", "--writers", NULL};
+    unsigned vals[] = {3, 3, 1};
+    stress_parse(argc, argv, names, vals, "[--seconds N] [--readers R] [--writers W]");
+    if (vals[1] < 1 || vals[1] > MAX_THREADS || vals[2] > MAX_THREADS) {
+        fprintf(stderr, "plan_cache_stress: readers 1..%d, writers 0..%d\n", MAX_THREADS, MAX_THREADS);
+        return 2;
+    }
+    mkrt_plan_cache_config cfg = {CAPACITY, 0};
+    mkrt_error err;
+    if (mkrt_plan_cache_create(&cfg, &cache, &err) != MKRT_OK) {
+        fprintf(stderr, "plan_cache_stress: %s\n", err.message);
+        return 1;
+    }
+    uint64_t t0 = stress_now_ns();
+    deadline = t0 + (uint64_t)vals[0] * 1000000000u;
+    pthread_t th[2 * MAX_THREADS + 1];
+    unsigned n = 0;
+    pthread_create(&th[n++], NULL, monitor, NULL);
+    for (unsigned r = 0; r < vals[1]; r++)
+        pthread_create(&th[n++], NULL, reader, (void *)(uintptr_t)(r + 1));
+    for (unsigned w = 0; w < vals[2]; w++)
+        pthread_create(&th[n++], NULL, writer, (void *)(uintptr_t)(w + 1000));
+    for (unsigned i = 1; i < n; i++)
+        pthread_join(th[i], NULL);
+    atomic_store(&stop_monitor, true);
+    pthread_join(th[0], NULL);
+    mkrt_plan_cache_stats s;
+    mkrt_plan_cache_stats_read(cache, &s);
+    mkrt_plan_cache_destroy(cache);
+    double secs = (double)(stress_now_ns() - t0) / 1e9;
+    uint64_t total = atomic_load(&lookups), bad = atomic_load(&failures);
+    bool accounted = s.hits + s.misses == total;
+    if (!accounted)
+        fprintf(stderr, "plan_cache_stress: hits %llu + misses %llu != lookups %llu\n",
+                (unsigned long long)s.hits, (unsigned long long)s.misses, (unsigned long long)total);
+    bool pass = bad == 0 && accounted && s.evictions > 0;
+    printf("SUMMARY plan_cache_stress readers %u writers %u seconds %.1f lookups %llu checked %llu "
+           "hits %llu misses %llu races %llu evictions %llu invalidations %llu failures %llu "
+           "rate %.2fM/s %s\n",
+           vals[1], vals[2], secs, (unsigned long long)total,
+           (unsigned long long)atomic_load(&plans_checked), (unsigned long long)s.hits,
+           (unsigned long long)s.misses, (unsigned long long)s.insert_races,
+           (unsigned long long)s.evictions, (unsigned long long)s.invalidations,
+           (unsigned long long)bad, (double)total / secs / 1e6, pass ? "PASS" : "FAIL");
+    return pass ? 0 : 1;
+}
