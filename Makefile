@@ -127,14 +127,20 @@ $(BUILD)/bench/plan_bench: bench/plan_bench.c bench/bench_util.h $(STATIC)
 	@mkdir -p $(@D)
 	$(CC) $(BENCH_CFLAGS) -o $@ bench/plan_bench.c $(STATIC) $(URCU_LIBS) -lm -pthread
 
-BENCHES := $(BUILD)/bench/ring_bench $(BUILD)/bench/plan_bench
+$(BUILD)/bench/cache_bench: bench/cache_bench.c bench/bench_util.h $(STATIC)
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_CFLAGS) -o $@ bench/cache_bench.c $(STATIC) $(URCU_LIBS) -lm -pthread
+
+BENCHES := $(BUILD)/bench/ring_bench $(BUILD)/bench/plan_bench $(BUILD)/bench/cache_bench
 bench: $(BENCHES)
 	$(BUILD)/bench/ring_bench --out bench/results/ring.md
 	$(BUILD)/bench/plan_bench --out bench/results/plan.md
+	$(BUILD)/bench/cache_bench --out bench/results/cache.md
 
 bench-quick: $(BENCHES)
 	$(BUILD)/bench/ring_bench --quick
 	$(BUILD)/bench/plan_bench --quick
+	$(BUILD)/bench/cache_bench --quick
 
 demo: bench-quick
 

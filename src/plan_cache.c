@@ -48,6 +48,7 @@ typedef struct plan_node {
     size_t ring_index;           /* writer-only */
     uint64_t serial;             /* insert order; writer-only */
     identity_node *identity;     /* writer-only */
+    struct plan_node *retire_next; /* retirement batch chain; writer-only */
     size_t tail[];               /* group offsets then group waves */
 } plan_node;
 
@@ -66,6 +67,12 @@ struct mkrt_plan_cache {
     size_t *free_slots;
     size_t free_top, hand;
     uint64_t serial;
+    /* Unlinked nodes waiting to be handed to call_rcu as one batch: one
+     * grace-period callback per RETIRE_BATCH removals instead of one per
+     * removal (each call_rcu may wake liburcu's worker thread, which then
+     * competes with the readers for the CPUs). */
+    plan_node *retire_head;
+    size_t retire_count;
     /* Written under `writer`, read by stats readers (relaxed snapshots). */
     _Atomic uint64_t entries, bytes, evictions, invalidations;
     stripe stripes[MKRT_THREAD_SLOTS + 1]; /* the last one is shared (RMW) */
@@ -79,29 +86,43 @@ static inline uint64_t mix(uint64_t h, uint64_t v)
     return h * 0xBF58476D1CE4E5B9ull;
 }
 
-static uint64_t device_mix(uint64_t h, const mkrt_device_key *d)
+/* Multiply-fold of two words (128-bit product, halves xored): the
+ * products of a key's word pairs are independent, so the CPU computes them
+ * in parallel instead of a chain of dependent multiplies. */
+static inline uint64_t fold(uint64_t a, uint64_t b)
 {
-    h = mix(h, (uint64_t)d->sm_major << 32 | (uint64_t)d->sm_minor << 16 | d->warp_size);
-    return mix(h, (uint64_t)d->supports_grid_sync << 40 | (uint64_t)d->supports_tensor_cores << 32 |
-                      d->max_workgroup_size);
+    unsigned __int128 p = (unsigned __int128)a * b;
+    return (uint64_t)p ^ (uint64_t)(p >> 64);
+}
+
+static inline uint64_t identity_words_hash(uint64_t layout, uint64_t analysis,
+                                           const mkrt_device_key *d, uint64_t policy)
+{
+    uint64_t dev0 = (uint64_t)d->sm_major << 32 | (uint64_t)d->sm_minor << 16 | d->warp_size;
+    uint64_t dev1 = (uint64_t)d->supports_grid_sync << 40 | (uint64_t)d->supports_tensor_cores << 32 |
+                    d->max_workgroup_size;
+    return fold(layout ^ 0xA0761D6478BD642Full, analysis ^ 0xE7037ED1A0B428DBull) ^
+           fold(dev0 ^ 0x8EBC6AF09C88C6E3ull, dev1 ^ 0x589965CC75374CC3ull) ^
+           fold(policy ^ 0x1D8E4E27C47D124Full, 0x9E3779B97F4A7C15ull);
 }
 
 uint64_t mkrt__plan_identity_hash(const mkrt_plan_identity *id)
 {
-    uint64_t h = mix(0x51ED27F3A5B4C2D1ull, id->graph_layout_hash);
-    h = mix(h, (uint64_t)id->analysis_kind << 56 ^ id->custom_tag);
-    h = device_mix(h, &id->device);
-    h = mix(h, id->policy_fingerprint);
-    return h ^ h >> 31;
+    uint64_t h = identity_words_hash(id->graph_layout_hash,
+                                     (uint64_t)id->analysis_kind << 56 ^ id->custom_tag, &id->device,
+                                     id->policy_fingerprint);
+    return h ^ h >> 29;
 }
 
 uint64_t mkrt__plan_key_hash(const mkrt_plan_key *k)
 {
-    mkrt_plan_identity id = mkrt__plan_identity_of(k);
-    uint64_t h = mkrt__plan_identity_hash(&id);
-    h = mix(h, (uint64_t)k->frontier_density_bucket << 48 | (uint64_t)k->readback_pressure_bucket << 32 |
-                   k->memory_pressure_bucket);
-    h = mix(h, (uint64_t)k->launch_pressure_bucket << 32 | k->fusion_pressure_bucket);
+    uint64_t h = identity_words_hash(k->graph_layout_hash,
+                                     (uint64_t)k->analysis_kind << 56 ^ k->custom_tag, &k->device,
+                                     k->policy_fingerprint);
+    uint64_t b0 = (uint64_t)k->frontier_density_bucket << 48 |
+                  (uint64_t)k->readback_pressure_bucket << 32 | k->memory_pressure_bucket;
+    uint64_t b1 = (uint64_t)k->launch_pressure_bucket << 32 | k->fusion_pressure_bucket;
+    h ^= fold(b0 ^ 0x2D358DCCAA6C78A5ull, b1 ^ 0x8BB84B93962EACC9ull);
     return h ^ h >> 29;
 }
 
@@ -124,7 +145,7 @@ bool mkrt__plan_identity_equal(const mkrt_plan_identity *a, const mkrt_plan_iden
     kb.custom_tag = b->custom_tag;
     kb.device = b->device;
     kb.policy_fingerprint = b->policy_fingerprint;
-    return mkrt_plan_key_equal(&ka, &kb);
+    return mkrt_plan_key_equal(&ka, &kb); /* both hashes are 0 here */
 }
 
 /* Match callbacks run inside liburcu's lookup on nodes other threads
@@ -146,7 +167,7 @@ static int match_identity(struct cds_lfht_node *n, const void *key)
 
 uint64_t mkrt_plan_checksum(const mkrt_plan *p)
 {
-    uint64_t h = mkrt__plan_key_hash(&p->key);
+    uint64_t h = p->key.hash;
     h = mix(h, (uint64_t)p->decision.topology << 32 | p->decision.memory_pressure_bps);
     h = mix(h, p->decision.average_degree_bps);
     h = mix(h, p->decision.launch_pressure_bps);
@@ -288,7 +309,14 @@ mkrt_status mkrt_plan_cache_create(const mkrt_plan_cache_config *cfg, mkrt_plan_
     }
     c->max_entries = cfg->max_entries;
     c->max_bytes = cfg->max_bytes;
-    pthread_mutex_init(&c->writer, NULL);
+    /* Adaptive: writer sections are a few hundred nanoseconds, so a
+     * contending writer spins briefly instead of paying two context
+     * switches on a 2-core machine. */
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ADAPTIVE_NP);
+    pthread_mutex_init(&c->writer, &attr);
+    pthread_mutexattr_destroy(&attr);
     for (size_t i = 0; i < cfg->max_entries; i++)
         c->free_slots[i] = cfg->max_entries - 1 - i;
     c->free_top = cfg->max_entries;
@@ -307,6 +335,20 @@ static void free_plan_node(struct rcu_head *head)
     mkrt__free(n, bytes);
 }
 
+/* Frees a chain of retired nodes linked through retire_next. */
+static void free_plan_chain(struct rcu_head *head)
+{
+    mkrt__rcu_tsan_acquire();
+    plan_node *n = caa_container_of(head, plan_node, rcu);
+    while (n != NULL) {
+        plan_node *next = n->retire_next;
+        size_t bytes = n->bytes;
+        memset(n, 0x5A, bytes);
+        mkrt__free(n, bytes);
+        n = next;
+    }
+}
+
 static void free_identity_node(struct rcu_head *head)
 {
     mkrt__rcu_tsan_acquire();
@@ -315,6 +357,26 @@ static void free_identity_node(struct rcu_head *head)
 }
 
 /* ---- writer side (c->writer held, inside a read-side section) -------- */
+
+#define RETIRE_BATCH 32
+
+/* Hands the pending retirement batch to call_rcu (writer mutex held). */
+static void flush_retired(mkrt_plan_cache *c)
+{
+    if (c->retire_head == NULL)
+        return;
+    mkrt__rcu_call(&c->retire_head->rcu, free_plan_chain);
+    c->retire_head = NULL;
+    c->retire_count = 0;
+}
+
+static void retire(mkrt_plan_cache *c, plan_node *n)
+{
+    n->retire_next = c->retire_head;
+    c->retire_head = n;
+    if (++c->retire_count >= RETIRE_BATCH)
+        flush_retired(c);
+}
 
 static void identity_set(identity_node *id, uint64_t serial, mkrt_wave_topology t)
 {
@@ -356,7 +418,7 @@ static void remove_node(mkrt_plan_cache *c, plan_node *n)
         if (id->live == 0 && cds_lfht_del(c->ids, &id->lfht) == 0)
             mkrt__rcu_call(&id->rcu, free_identity_node);
     }
-    mkrt__rcu_call(&n->rcu, free_plan_node);
+    retire(c, n);
 }
 
 static void evict_one(mkrt_plan_cache *c)
@@ -435,7 +497,7 @@ void mkrt_plan_cache_read_unlock(void)
 const mkrt_plan *mkrt_plan_cache_find(mkrt_plan_cache *c, const mkrt_plan_key *key)
 {
     mkrt__rcu_thread_enter();
-    plan_node *n = lookup(c, key, mkrt__plan_key_hash(key));
+    plan_node *n = lookup(c, key, key->hash);
     if (n == NULL) {
         bump(c, 1);
         return NULL;
@@ -486,7 +548,7 @@ static plan_node *make_node(const mkrt_plan *built, const mkrt_plan_key *key, mk
         n->plan.group_waves = NULL;
     }
     n->plan.checksum = mkrt_plan_checksum(&n->plan);
-    n->hash = mkrt__plan_key_hash(key);
+    n->hash = key->hash;
     cds_lfht_node_init(&n->lfht);
     /* release: pairs with the acquire load in lookup(). */
     atomic_store_explicit(&n->published, 1, memory_order_release);
@@ -502,7 +564,7 @@ mkrt_status mkrt_plan_cache_get_or_plan(mkrt_plan_cache *c, const mkrt_plan_key 
                                "mkrt_plan_cache_get_or_plan got a NULL cache, key, builder or "
                                "result pointer. Fix: pass valid pointers.");
     mkrt__rcu_thread_enter();
-    uint64_t h = mkrt__plan_key_hash(key);
+    uint64_t h = key->hash;
     plan_node *n = lookup(c, key, h);
     if (n != NULL) {
         touch(n);
@@ -601,6 +663,7 @@ static size_t remove_where(mkrt_plan_cache *c, node_pred pred, const void *arg)
     atomic_store_explicit(&c->invalidations,
                           atomic_load_explicit(&c->invalidations, memory_order_relaxed) + removed,
                           memory_order_relaxed);
+    flush_retired(c); /* bulk removals free their memory without waiting for more */
     pthread_mutex_unlock(&c->writer);
     mkrt__rcu_read_unlock();
     return removed;
@@ -635,6 +698,24 @@ size_t mkrt_plan_cache_invalidate_device(mkrt_plan_cache *c, const mkrt_device_k
 size_t mkrt_plan_cache_invalidate_policy_before(mkrt_plan_cache *c, uint64_t current)
 {
     return remove_where(c, older_policy, &current);
+}
+
+size_t mkrt_plan_cache_remove(mkrt_plan_cache *c, const mkrt_plan_key *key)
+{
+    size_t removed = 0;
+    mkrt__rcu_read_lock();
+    pthread_mutex_lock(&c->writer);
+    plan_node *n = lookup(c, key, key->hash);
+    if (n != NULL) {
+        remove_node(c, n);
+        removed = 1;
+        atomic_store_explicit(&c->invalidations,
+                              atomic_load_explicit(&c->invalidations, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+    }
+    pthread_mutex_unlock(&c->writer);
+    mkrt__rcu_read_unlock();
+    return removed;
 }
 
 size_t mkrt_plan_cache_clear(mkrt_plan_cache *c)

@@ -1,7 +1,7 @@
 /* src/plan_key.c - plan cache keys: quantisation of the schedule sample. */
 #include <math.h>
 
-#include "mkrt/plan_cache.h"
+#include "plan_cache_internal.h"
 
 mkrt_device_key mkrt_device_key_from_caps(uint32_t cc_major, uint32_t cc_minor, uint32_t warp_size,
                                           bool cooperative_launch, uint32_t max_threads_per_block)
@@ -91,7 +91,13 @@ mkrt_plan_key mkrt_plan_key_make(uint64_t graph_layout_hash, mkrt_analysis_kind 
     k.readback_pressure_bucket = mkrt_plan_readback_bucket(sample->readback_bytes);
     k.launch_pressure_bucket = mkrt_plan_launch_bucket(launch_overhead_ns, sample->dispatch_cost_ns);
     k.fusion_pressure_bucket = mkrt_plan_fusion_bucket(effective_fusion);
+    mkrt_plan_key_rehash(&k);
     return k;
+}
+
+void mkrt_plan_key_rehash(mkrt_plan_key *key)
+{
+    key->hash = mkrt__plan_key_hash(key);
 }
 
 static bool device_equal(const mkrt_device_key *a, const mkrt_device_key *b)
@@ -104,7 +110,7 @@ static bool device_equal(const mkrt_device_key *a, const mkrt_device_key *b)
 
 bool mkrt_plan_key_equal(const mkrt_plan_key *a, const mkrt_plan_key *b)
 {
-    return a->graph_layout_hash == b->graph_layout_hash && a->analysis_kind == b->analysis_kind &&
+    return a->hash == b->hash && a->graph_layout_hash == b->graph_layout_hash && a->analysis_kind == b->analysis_kind &&
            a->custom_tag == b->custom_tag && device_equal(&a->device, &b->device) &&
            a->policy_fingerprint == b->policy_fingerprint &&
            a->frontier_density_bucket == b->frontier_density_bucket &&

@@ -90,6 +90,7 @@ static void reference_cache_tests(void)
     mkrt_plan_key dense = key_of(42, MKRT_ANALYSIS_IFDS, 0.95, 1000);
     mkrt_plan_key minor = base;
     minor.device.sm_minor = 1;
+    mkrt_plan_key_rehash(&minor);
     ok(!mkrt_plan_key_equal(&base, &live) && !mkrt_plan_key_equal(&base, &dense) &&
            !mkrt_plan_key_equal(&base, &minor),
        "cache_separates_analysis_family_density_and_device_features");
@@ -97,7 +98,13 @@ static void reference_cache_tests(void)
     custom1.analysis_kind = custom2.analysis_kind = MKRT_ANALYSIS_CUSTOM;
     custom1.custom_tag = 1;
     custom2.custom_tag = 2;
+    mkrt_plan_key_rehash(&custom1);
+    mkrt_plan_key_rehash(&custom2);
     ok(!mkrt_plan_key_equal(&custom1, &custom2), "custom analyses differ by tag");
+    mkrt_plan_key same = base;
+    same.custom_tag = 0;
+    mkrt_plan_key_rehash(&same);
+    ok(mkrt_plan_key_equal(&same, &base) && same.hash == base.hash, "rehash of unchanged fields gives the same key");
 
     c = new_cache(2, 0);
     mkrt_plan_key ka = key_of(1, MKRT_ANALYSIS_DATAFLOW, 0.5, 1000);
@@ -480,9 +487,17 @@ static void invalidation(void)
     is(mkrt_plan_cache_invalidate_policy_before(c, 2), 2, "invalidate_policy_before removes older fingerprints");
     mkrt_plan_cache_stats s = stats(c);
     ok(s.entries == 2 && s.invalidations == 4, "... leaving 2 entries, 4 invalidations counted");
+    mkrt_exec_sample s5 = {1000, 0.5, 512};
+    mkrt_memory_budget m5 = {1000, 10000};
+    mkrt_plan_key k5 = mkrt_plan_key_make(5, MKRT_ANALYSIS_DATAFLOW, 0, &SM120, 2, &s5, &m5, 100, 0);
+    ok(mkrt_plan_cache_remove(c, &k5) == 1 && mkrt_plan_cache_remove(c, &k5) == 0,
+       "remove takes one entry out, once");
+    ok(get_topology(c, &k5, MKRT_WAVE_DENSE) == MKRT_WAVE_DENSE, "... and the next lookup plans it again");
+    s = stats(c);
+    ok(s.invalidations == 5 && s.entries == 2, "... counted as an invalidation");
     is(mkrt_plan_cache_clear(c), 2, "clear removes the rest");
     s = stats(c);
-    ok(s.entries == 0 && s.bytes == 0 && s.invalidations == 6, "... entries and bytes back to 0");
+    ok(s.entries == 0 && s.bytes == 0 && s.invalidations == 7, "... entries and bytes back to 0");
     mkrt_plan_cache_destroy(c);
 }
 

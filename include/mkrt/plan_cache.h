@@ -92,6 +92,8 @@ typedef struct mkrt_plan_key {
     uint16_t readback_pressure_bucket; /* bit length of bytes >> 12 */
     uint32_t launch_pressure_bucket;   /* floor(launch / cost * 10000) / 1000 */
     uint32_t fusion_pressure_bucket;   /* floor(max(f, 0) * 10000) / 1000 */
+    uint64_t hash; /* of all the fields above; set by mkrt_plan_key_make and
+                    * mkrt_plan_key_rehash, used as is by the cache */
 } mkrt_plan_key;
 
 uint16_t mkrt_plan_density_bucket(double frontier_density);
@@ -107,6 +109,9 @@ mkrt_plan_key mkrt_plan_key_make(uint64_t graph_layout_hash, mkrt_analysis_kind 
                                  uint64_t policy_fingerprint, const mkrt_exec_sample *sample,
                                  const mkrt_memory_budget *memory, double launch_overhead_ns,
                                  double effective_fusion);
+/* Recomputes key->hash after fields were changed by hand. */
+void mkrt_plan_key_rehash(mkrt_plan_key *key);
+/* Field-by-field equality (the hash is compared first). */
 bool mkrt_plan_key_equal(const mkrt_plan_key *a, const mkrt_plan_key *b);
 
 typedef struct mkrt_plan {
@@ -173,6 +178,9 @@ mkrt_status mkrt_plan_cache_get_or_plan_copy(mkrt_plan_cache *c, const mkrt_plan
                                              mkrt_plan_build_fn build, void *ctx, mkrt_plan *out,
                                              mkrt_error *err);
 
+/* Removes the entry for key (the next lookup plans it again); returns 1
+ * when there was one, else 0. Counted as an invalidation. */
+size_t mkrt_plan_cache_remove(mkrt_plan_cache *c, const mkrt_plan_key *key);
 /* Removes every entry whose device key equals `device`; returns how many. */
 size_t mkrt_plan_cache_invalidate_device(mkrt_plan_cache *c, const mkrt_device_key *device);
 /* Removes every entry planned under a policy fingerprint below `current`. */

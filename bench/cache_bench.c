@@ -1,0 +1,279 @@
+/* bench/cache_bench.c - plan cache lookups per second: mkrt's RCU cache vs
+ * the same hash table behind a pthread rwlock and behind a mutex.
+ *
+ * Each thread performs operations on 256 hot keys for a fixed time; a
+ * fraction of them (0%, 1%, 10%) are writes that replace one key's plan
+ * (mkrt: remove + plan again through get_or_plan; locked tables: replace
+ * the entry under the write lock, freeing the old plan). A lookup reads
+ * the plan's topology and checksum, as a dispatcher would. 1 and 2 threads
+ * (2 cores). Median of runs; ratios in the same run.
+ *
+ *   cache_bench [--quick] [--out FILE]
+ */
+#include <getopt.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "bench_util.h"
+#include "mkrt/plan_cache.h"
+
+#define KEYS 256
+#define BUCKETS 1024
+
+static mkrt_plan_key keys[KEYS];
+
+/* ---- the locked baseline: chained hash table of heap plans ------------- */
+
+typedef struct entry {
+    struct entry *next;
+    mkrt_plan plan;
+} entry;
+
+typedef struct locked_table {
+    entry *buckets[BUCKETS];
+    pthread_rwlock_t rw;
+    pthread_mutex_t mu;
+    bool use_rw;
+} locked_table;
+
+static uint64_t key_hash(const mkrt_plan_key *k)
+{
+    uint64_t h = k->graph_layout_hash * 0x9E3779B97F4A7C15ull;
+    h ^= (uint64_t)k->frontier_density_bucket << 40 ^ k->memory_pressure_bucket;
+    return h ^ h >> 29;
+}
+
+static void plan_for(const mkrt_plan_key *k, mkrt_plan *p)
+{
+    memset(p, 0, sizeof *p);
+    p->key = *k;
+    p->decision.topology = (mkrt_wave_topology)(k->graph_layout_hash % 6);
+    p->worker_groups = (uint32_t)k->graph_layout_hash;
+    p->checksum = mkrt_plan_checksum(p);
+}
+
+static entry *table_find(locked_table *t, const mkrt_plan_key *k)
+{
+    for (entry *e = t->buckets[key_hash(k) % BUCKETS]; e != NULL; e = e->next)
+        if (mkrt_plan_key_equal(&e->plan.key, k))
+            return e;
+    return NULL;
+}
+
+static void table_replace(locked_table *t, const mkrt_plan_key *k)
+{
+    entry *fresh = malloc(sizeof *fresh);
+    plan_for(k, &fresh->plan);
+    entry **slot = &t->buckets[key_hash(k) % BUCKETS];
+    while (*slot != NULL && !mkrt_plan_key_equal(&(*slot)->plan.key, k))
+        slot = &(*slot)->next;
+    entry *old = *slot;
+    fresh->next = old ? old->next : NULL;
+    *slot = fresh;
+    free(old);
+}
+
+/* ---- contestants ---------------------------------------------------- */
+
+typedef struct ctx {
+    int kind; /* 0 mkrt, 1 rwlock, 2 mutex */
+    mkrt_plan_cache *cache;
+    locked_table *table;
+    double write_fraction;
+    uint64_t deadline;
+    _Atomic unsigned ready;
+    _Atomic bool go;
+    unsigned threads;
+} ctx;
+
+static mkrt_status build(void *p, const mkrt_plan_key *key, mkrt_wave_topology prev, mkrt_plan *plan,
+                         mkrt_error *err)
+{
+    (void)p;
+    (void)prev;
+    (void)err;
+    plan->decision.topology = (mkrt_wave_topology)(key->graph_layout_hash % 6);
+    plan->worker_groups = (uint32_t)key->graph_layout_hash;
+    return MKRT_OK;
+}
+
+typedef struct thread_arg {
+    ctx *c;
+    unsigned id;
+    uint64_t ops;
+    uint64_t sink;
+} thread_arg;
+
+static void *run(void *p)
+{
+    thread_arg *a = p;
+    ctx *c = a->c;
+    bench_pin((int)a->id);
+    uint64_t x = 0x9E3779B97F4A7C15ull * (a->id + 1);
+    uint32_t write_threshold = (uint32_t)(c->write_fraction * 4294967296.0);
+    uint64_t ops = 0, sink = 0;
+    atomic_fetch_add(&c->ready, 1);
+    while (!atomic_load_explicit(&c->go, memory_order_acquire))
+        ;
+    while (bench_now_ns() < c->deadline) {
+        for (int i = 0; i < 256; i++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            const mkrt_plan_key *k = &keys[x % KEYS];
+            bool write = (uint32_t)(x >> 32) < write_threshold;
+            if (c->kind == 0) {
+                if (write)
+                    mkrt_plan_cache_remove(c->cache, k);
+                mkrt_plan_cache_read_lock();
+                const mkrt_plan *pl = mkrt_plan_cache_find(c->cache, k);
+                if (pl == NULL)
+                    mkrt_plan_cache_get_or_plan(c->cache, k, build, NULL, &pl, NULL);
+                sink += pl->decision.topology + pl->checksum;
+                mkrt_plan_cache_read_unlock();
+            } else if (c->kind == 1) {
+                if (write) {
+                    pthread_rwlock_wrlock(&c->table->rw);
+                    table_replace(c->table, k);
+                    pthread_rwlock_unlock(&c->table->rw);
+                } else {
+                    pthread_rwlock_rdlock(&c->table->rw);
+                    entry *e = table_find(c->table, k);
+                    sink += e->plan.decision.topology + e->plan.checksum;
+                    pthread_rwlock_unlock(&c->table->rw);
+                }
+            } else {
+                pthread_mutex_lock(&c->table->mu);
+                if (write) {
+                    table_replace(c->table, k);
+                } else {
+                    entry *e = table_find(c->table, k);
+                    sink += e->plan.decision.topology + e->plan.checksum;
+                }
+                pthread_mutex_unlock(&c->table->mu);
+            }
+            ops++;
+        }
+    }
+    a->ops = ops;
+    a->sink = sink;
+    return NULL;
+}
+
+static double run_case(int kind, unsigned threads, double wf, double seconds)
+{
+    ctx c = {.kind = kind, .write_fraction = wf, .threads = threads};
+    locked_table *t = NULL;
+    if (kind == 0) {
+        mkrt_plan_cache_config cfg = {4 * KEYS, 0};
+        mkrt_plan_cache_create(&cfg, &c.cache, NULL);
+        for (int i = 0; i < KEYS; i++) {
+            mkrt_plan pl;
+            mkrt_plan_cache_get_or_plan_copy(c.cache, &keys[i], build, NULL, &pl, NULL);
+        }
+    } else {
+        t = calloc(1, sizeof *t);
+        pthread_rwlock_init(&t->rw, NULL);
+        pthread_mutex_init(&t->mu, NULL);
+        for (int i = 0; i < KEYS; i++)
+            table_replace(t, &keys[i]);
+        c.table = t;
+    }
+    pthread_t th[2];
+    thread_arg args[2];
+    for (unsigned i = 0; i < threads; i++) {
+        args[i] = (thread_arg){&c, i, 0, 0};
+        pthread_create(&th[i], NULL, run, &args[i]);
+    }
+    while (atomic_load(&c.ready) < threads)
+        ;
+    uint64_t t0 = bench_now_ns();
+    c.deadline = t0 + (uint64_t)(seconds * 1e9);
+    atomic_store_explicit(&c.go, true, memory_order_release);
+    uint64_t total = 0;
+    for (unsigned i = 0; i < threads; i++) {
+        pthread_join(th[i], NULL);
+        total += args[i].ops;
+    }
+    double rate = (double)total / ((double)(bench_now_ns() - t0) / 1e9);
+    if (kind == 0) {
+        mkrt_plan_cache_destroy(c.cache);
+    } else {
+        for (int b = 0; b < BUCKETS; b++)
+            for (entry *e = t->buckets[b], *n; e != NULL; e = n) {
+                n = e->next;
+                free(e);
+            }
+        free(t);
+    }
+    return rate;
+}
+
+int main(int argc, char **argv)
+{
+    bool quick = false;
+    const char *out = NULL;
+    static const struct option opts[] = {
+        {"quick", no_argument, NULL, 'q'}, {"out", required_argument, NULL, 'o'}, {0, 0, 0, 0}};
+    int o;
+    while ((o = getopt_long(argc, argv, "qo:", opts, NULL)) != -1) {
+        if (o == 'q')
+            quick = true;
+        else if (o == 'o')
+            out = optarg;
+        else {
+            fprintf(stderr, "usage: %s [--quick] [--out FILE]\n", argv[0]);
+            return 2;
+        }
+    }
+    mkrt_device_key dev = mkrt_device_key_cpu();
+    for (int i = 0; i < KEYS; i++) {
+        mkrt_exec_sample s = {1000, 0.5, 4096};
+        mkrt_memory_budget m = {1000, 10000};
+        keys[i] = mkrt_plan_key_make((uint64_t)i * 7919, MKRT_ANALYSIS_DATAFLOW, 0, &dev, 1, &s, &m, 100, 0);
+    }
+    const int reps = quick ? 1 : 5;
+    const double secs = quick ? 0.1 : 0.4;
+    char machine[256], report[4096];
+    size_t len = 0;
+    bench_machine(machine, sizeof machine);
+#define EMIT(...) len += (size_t)snprintf(report + len, sizeof report - len, __VA_ARGS__)
+    printf("cache_bench: %d hot keys, median of %d runs of %.1f s; %s\n", KEYS, reps, secs, machine);
+    EMIT("| threads | writes | mkrt RCU cache | rwlock table | mutex table | vs rwlock | vs mutex | ns/lookup (mkrt, per thread) |\n|---|---|---|---|---|---|---|---|\n");
+    static const double wfs[] = {0.0, 0.01, 0.10};
+    double target = 0;
+    for (unsigned threads = 1; threads <= 2; threads++)
+        for (int w = 0; w < 3; w++) {
+            double r[3];
+            for (int kind = 0; kind < 3; kind++) {
+                double v[8];
+                for (int i = 0; i < reps; i++)
+                    v[i] = run_case(kind, threads, wfs[w], secs);
+                r[kind] = bench_median(v, reps);
+            }
+            if (threads == 2 && w == 1)
+                target = r[0] / r[1];
+            EMIT("| %u | %.0f%% | %.1f M/s | %.1f M/s | %.1f M/s | %.2fx | %.2fx | %.1f |\n", threads,
+                 wfs[w] * 100, r[0] / 1e6, r[1] / 1e6, r[2] / 1e6, r[0] / r[1], r[0] / r[2],
+                 1e9 * threads / r[0]);
+            printf("%u threads, %4.0f%% writes: mkrt %.1f M/s, rwlock %.1f M/s, mutex %.1f M/s\n", threads,
+                   wfs[w] * 100, r[0] / 1e6, r[1] / 1e6, r[2] / 1e6);
+            fflush(stdout);
+        }
+    EMIT("\n| target | ratio | met |\n|---|---|---|\n| 2 readers, 1%% writes: >= 3x the rwlock table | %.2fx | %s |\n",
+         target, target >= 3 ? "yes" : "NO");
+    printf("\n%s", report);
+    if (out != NULL) {
+        FILE *f = fopen(out, "w");
+        if (f == NULL) {
+            perror(out);
+            return 1;
+        }
+        fprintf(f, "# Plan cache: RCU lookups vs rwlock and mutex\n\nMachine: %s\n\nCommand: `make bench` "
+                   "(runs `build/bench/cache_bench --out %s`); %d hot keys; median of %d runs of %.1f s; "
+                   "a write replaces one key's plan; threads pinned to CPUs 0 and 1.\n\n%s",
+                machine, out, KEYS, reps, secs, report);
+        fclose(f);
+    }
+    return 0;
+}
