@@ -3,6 +3,7 @@
 
 #include "error_internal.h"
 #include "mkrt/policy.h"
+#include "mkrt/priority.h"
 #include "policy_cache.h"
 
 mkrt_launch_policy mkrt_launch_policy_standard(void)
@@ -474,6 +475,18 @@ mkrt_launch_request mkrt_launch_config_request(const mkrt_launch_config *c, uint
     r.resident_device_bytes = c->hints.resident_device_bytes;
     r.device_memory_budget_bytes = c->hints.device_memory_budget_bytes;
     return r;
+}
+
+void mkrt_launch_request_apply_tasks(mkrt_launch_request *r, const struct mkrt_task_snapshot *s)
+{
+    uint64_t q = (uint64_t)s->ready + s->yielded + s->requeued;
+    r->queue_len = q > UINT32_MAX ? UINT32_MAX : (uint32_t)q;
+    uint64_t add = (uint64_t)s->yielded + s->requeued, total;
+    if (__builtin_add_overflow(add, s->task_requeues, &add) ||
+        __builtin_add_overflow(r->requeue_count, add, &total))
+        total = UINT64_MAX;
+    r->requeue_count = total;
+    r->max_priority_age = s->max_age_ticks;
 }
 
 const char *mkrt_topology_name(mkrt_dispatch_topology t)

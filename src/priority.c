@@ -104,3 +104,42 @@ void mkrt_priority_diffuse(const double *stalks, size_t n, const double *restric
     if (cur != out)
         memcpy(out, cur, n * sizeof *out);
 }
+
+void mkrt_task_requeue(mkrt_task_item *t)
+{
+    t->state = MKRT_TASK_REQUEUED;
+    if (t->requeue_count != UINT32_MAX)
+        t->requeue_count++;
+    if (t->age_ticks != UINT32_MAX)
+        t->age_ticks++;
+    t->flags |= MKRT_TASK_FLAG_REQUEUED;
+}
+
+mkrt_status mkrt_task_snapshot_take(const mkrt_task_item *tasks, size_t n,
+                                    mkrt_task_snapshot *out, mkrt_error *err)
+{
+    mkrt_task_snapshot s = {0, 0, 0, 0, 0, 0};
+    for (size_t i = 0; i < n; i++) {
+        const mkrt_task_item *t = &tasks[i];
+        switch (t->state) {
+        case MKRT_TASK_READY: s.ready++; break;
+        case MKRT_TASK_YIELDED: s.yielded++; break;
+        case MKRT_TASK_REQUEUED: s.requeued++; break;
+        case MKRT_TASK_EMPTY:
+        case MKRT_TASK_RUNNING:
+        case MKRT_TASK_DONE:
+        case MKRT_TASK_PAUSED:
+        case MKRT_TASK_FAULTED: s.other++; break;
+        default:
+            return mkrt__error_set(err, MKRT_EINVAL,
+                                   "megakernel task %zu (id %u) has unknown state word %u. Fix: "
+                                   "write one of the 8 task states (0..7) before snapshotting.",
+                                   i, t->task_id, t->state);
+        }
+        s.task_requeues += t->requeue_count;
+        if (t->age_ticks > s.max_age_ticks)
+            s.max_age_ticks = t->age_ticks;
+    }
+    *out = s;
+    return MKRT_OK;
+}

@@ -343,6 +343,35 @@ static void config(void)
     is(mkrt_launch_config_validate(&c, NULL), MKRT_EINVAL, "a zero wall time is refused");
 }
 
+static void task_queue(void)
+{
+    mkrt_launch_config c = mkrt_launch_config_default();
+    c.expected_items_per_worker = 2;
+    mkrt_task_item tasks[3];
+    memset(tasks, 0, sizeof tasks);
+    tasks[0].state = MKRT_TASK_READY;
+    tasks[1].state = MKRT_TASK_PAUSED;
+    tasks[2].state = MKRT_TASK_READY;
+    tasks[2].priority = 2; /* high */
+    mkrt_task_requeue(&tasks[2]);
+    ok(tasks[2].state == MKRT_TASK_REQUEUED && tasks[2].requeue_count == 1 && tasks[2].age_ticks == 1 &&
+           (tasks[2].flags & MKRT_TASK_FLAG_REQUEUED),
+       "a requeued task counts, ages and is flagged");
+    mkrt_task_snapshot snap;
+    mkrt_task_snapshot_take(tasks, 3, &snap, NULL);
+    mkrt_launch_request r = mkrt_launch_config_request(&c, 0, 256, 65536, 1024);
+    mkrt_launch_request_apply_tasks(&r, &snap);
+    ok(r.queue_len == 2 && r.expected_hits_per_item == 2 && r.requeue_count == 2 && r.max_priority_age == 1,
+       "config_builds_launch_policy_from_continuation_task_queue: queue 2, hits 2, requeues 2, age 1");
+    mkrt_launch_recommendation rec = rec_of(&r);
+    ok(rec.geometry.workgroup_size_x == 64 && rec.age_priority_work,
+       "... workgroup 64 and priority aging");
+    tasks[1].state = 9;
+    mkrt_error err;
+    is(mkrt_task_snapshot_take(tasks, 3, &snap, &err), MKRT_EINVAL, "an unknown task state is an error");
+    like(err.message, "unknown state word 9", "... naming the word");
+}
+
 static void priority(void)
 {
     mkrt_priority_accounting a = {UINT64_MAX - 8, 3, 64};
@@ -419,6 +448,7 @@ int main(void)
     sizing();
     config();
     priority();
+    task_queue();
     math_helpers();
     return done_testing();
 }

@@ -256,6 +256,12 @@ mkrt_launch_request mkrt_launch_config_request(const mkrt_launch_config *c, uint
                                                uint32_t max_workgroups_per_dimension,
                                                uint32_t max_invocations_per_workgroup);
 
+/* Applies a task-queue snapshot: queue_len = ready + yielded + requeued;
+ * requeue_count += yielded + requeued + the tasks' own requeue counts
+ * (saturating); max_priority_age = the oldest task's age. */
+struct mkrt_task_snapshot;
+void mkrt_launch_request_apply_tasks(mkrt_launch_request *r, const struct mkrt_task_snapshot *s);
+
 const char *mkrt_topology_name(mkrt_dispatch_topology t);
 const char *mkrt_pressure_name(mkrt_queue_pressure p);
 const char *mkrt_graphblas_class_name(mkrt_graphblas_class c);

@@ -71,6 +71,43 @@ void mkrt_priority_diffuse(const double *stalks, size_t n, const double *restric
                            size_t restriction_len, double damping, uint32_t iterations,
                            double *out, double *scratch);
 
+/* --- Continuation tasks (reference: vyre task ring) -------------------- */
+
+typedef enum mkrt_task_state {
+    MKRT_TASK_EMPTY,
+    MKRT_TASK_READY,
+    MKRT_TASK_RUNNING,
+    MKRT_TASK_DONE,
+    MKRT_TASK_PAUSED,
+    MKRT_TASK_YIELDED,
+    MKRT_TASK_REQUEUED,
+    MKRT_TASK_FAULTED
+} mkrt_task_state;
+
+#define MKRT_TASK_FLAG_REQUEUED (1u << 2)
+
+/* Sixteen 32-bit words, in this order. */
+typedef struct mkrt_task_item {
+    uint32_t state, op, tenant_id, priority, in, out, param, continuation_pc;
+    uint32_t continuation_data, resume_epoch, task_id, parent_task_id, age_ticks;
+    uint32_t requeue_count, yield_count, flags;
+} mkrt_task_item;
+
+/* Marks t requeued: state REQUEUED, requeue_count and age_ticks + 1
+ * (saturating), flag bit 2. */
+void mkrt_task_requeue(mkrt_task_item *t);
+
+typedef struct mkrt_task_snapshot {
+    uint32_t ready, yielded, requeued, other;
+    uint64_t task_requeues; /* sum of the tasks' requeue_count */
+    uint32_t max_age_ticks;
+} mkrt_task_snapshot;
+
+/* Counts tasks by state; MKRT_EINVAL names the first task whose state word
+ * is not an mkrt_task_state. */
+mkrt_status mkrt_task_snapshot_take(const mkrt_task_item *tasks, size_t n,
+                                    mkrt_task_snapshot *out, mkrt_error *err);
+
 #ifdef __cplusplus
 }
 #endif
