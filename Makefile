@@ -28,7 +28,7 @@ LDFLAGS  += $(SAN) -pthread
 URCU_LIBS := -lurcu-cds -lurcu-memb -lurcu-common
 LDLIBS   += $(URCU_LIBS) -lm
 
-LIB_SRCS := $(sort $(wildcard src/*.c queue/*.c))
+LIB_SRCS := $(sort $(wildcard src/*.c src/backend/*.c queue/*.c))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 STATIC   := $(BUILD)/libmkrt.a
 SHARED   := $(BUILD)/libmkrt.so.$(VERSION)
@@ -97,7 +97,7 @@ check: all $(TEST_BINS) headers-check
 	prove -f --exec 'timeout -k 5 $(TEST_TIMEOUT)' $(TEST_BINS)
 	@echo "== again with the RMW wake-up protocol (MKRT_WAITQ_SYMMETRIC=1)"
 	MKRT_WAITQ_SYMMETRIC=1 prove -f --exec 'timeout -k 5 $(TEST_TIMEOUT)' \
-	    $(filter %_ring %_waitq,$(TEST_BINS))
+	    $(filter %_ring %_waitq %_runtime,$(TEST_BINS))
 
 stress: $(STRESS_BINS)
 	@set -e; for s in $(STRESS_BINS); do echo "== $$s $(SECONDS)s"; $$s --seconds $(SECONDS); done

@@ -209,3 +209,34 @@ void mkrt__spsc_ring_seed_index(mkrt_spsc_ring *r, uint64_t index)
     r->cached_head = index;
     r->cached_tail = index;
 }
+
+static bool has_space(mkrt_spsc_ring *r)
+{
+    /* relaxed: the producer's own index; acquire: pairs with pop's release
+     * of tail, as in push. */
+    uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+    return head - atomic_load_explicit(&r->tail, memory_order_acquire) < r->capacity;
+}
+
+mkrt_status mkrt__spsc_ring_wait_space(mkrt_spsc_ring *r, const struct timespec *deadline)
+{
+    for (unsigned spin = 0;; spin++) {
+        if (mkrt_spsc_ring_is_closed(r))
+            return MKRT_ECLOSED;
+        if (has_space(r))
+            return MKRT_OK;
+        if (spin < 64) {
+            mkrt__cpu_relax();
+            continue;
+        }
+        uint32_t e = mkrt__waitq_prepare(&r->space_wq);
+        if (has_space(r) || mkrt_spsc_ring_is_closed(r)) {
+            mkrt__waitq_finish(&r->space_wq);
+            continue;
+        }
+        mkrt_status st = mkrt__waitq_sleep(&r->space_wq, e, deadline);
+        mkrt__waitq_finish(&r->space_wq);
+        if (st == MKRT_ETIMEDOUT)
+            return has_space(r) ? MKRT_OK : MKRT_ETIMEDOUT;
+    }
+}

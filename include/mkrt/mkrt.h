@@ -10,8 +10,11 @@
 #include "mkrt/layer.h"
 #include "mkrt/policy.h"
 #include "mkrt/priority.h"
+#include "mkrt/plan_cache.h"
 #include "mkrt/ring.h"
+#include "mkrt/runtime.h"
 #include "mkrt/sizing.h"
 #include "mkrt/status.h"
+#include "mkrt/topology.h"
 
 #endif /* MKRT_MKRT_H */

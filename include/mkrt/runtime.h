@@ -1,0 +1,184 @@
+/* mkrt/runtime.h - the runtime: producers -> dispatcher -> megakernel.
+ *
+ * Producer threads publish items into their own lock-free rings. One
+ * dispatcher thread drains the rings round robin (at most burst_per_ring
+ * items per ring per pass, so no producer starves another), forms a batch,
+ * drops exact duplicates, layers the batch by the handles its items read
+ * and write, splits layers that exceed the device memory budget, looks the
+ * batch's shape up in the plan cache, and launches it on the backend: a
+ * persistent pool of worker threads (CPU, the default) that runs the batch
+ * layer by layer with a barrier between layers. Batch k+1 is drained and
+ * planned while batch k runs.
+ *
+ * Ordering contract (within a batch, items in drain order):
+ *   B runs after A when B.in == A.out, B.out == A.out, or B.out == A.in.
+ *   A producer's items are drained in publish order.
+ *   Exact duplicates (op, in, out, param) run once per batch.
+ *   Batches run in order: batch k completes before batch k+1 starts.
+ * Accounting: published = executed + pruned + failed, always, once drained.
+ * Nothing is dropped silently: an item that cannot run (unknown op, handle
+ * out of range, a failing user op, over the memory budget, or left when
+ * destroy times out) goes to the error callback, or to the dead-letter ring
+ * when there is no callback, and is counted as failed.
+ *
+ * Threads: a producer handle belongs to one thread at a time. Everything
+ * else may be called from any thread. Stats can be read at any time.
+ */
+#ifndef MKRT_RUNTIME_H
+#define MKRT_RUNTIME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mkrt/item.h"
+#include "mkrt/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Built-in ops. User ops use numbers from MKRT_OP_USER_FIRST up. */
+enum {
+    MKRT_OP_NOP = 0,    /* nothing */
+    MKRT_OP_STORE = 1,  /* cell[out] = param */
+    MKRT_OP_ADD = 2,    /* cell[out] = cell[in] + param */
+    MKRT_OP_APPEND = 3, /* append param to out's log (observable order) */
+    MKRT_OP_USER_FIRST = 16
+};
+#define MKRT_OP_MAX 4096 /* ops are numbered 0..MKRT_OP_MAX-1 */
+
+typedef enum mkrt_backend_kind {
+    MKRT_BACKEND_AUTO, /* CUDA when built and usable, else CPU */
+    MKRT_BACKEND_CPU,
+    MKRT_BACKEND_CUDA
+} mkrt_backend_kind;
+
+typedef struct mkrt_runtime mkrt_runtime;
+typedef struct mkrt_producer mkrt_producer;
+
+/* Called on the dispatcher thread for every item that fails; must not call
+ * back into the runtime's blocking functions. */
+typedef void (*mkrt_error_fn)(void *ctx, const mkrt_item *item, mkrt_status why,
+                              const char *message);
+
+typedef struct mkrt_config {
+    mkrt_backend_kind backend;     /* AUTO */
+    uint32_t workers;              /* 0: one per online CPU */
+    size_t ring_capacity;          /* per producer, power of two (4096) */
+    size_t max_batch;              /* items per batch (65536) */
+    uint32_t max_producers;        /* open at once (64) */
+    size_t burst_per_ring;         /* items per ring per drain pass (1024) */
+    uint64_t device_memory_budget; /* bytes a layer may use, 0: unbounded */
+    uint32_t watchdog_ms;          /* device watchdog (CUDA); 0: none */
+    uint32_t cells;                /* 64-bit cells, handles 0..cells-1 (1 << 20) */
+    size_t append_log_capacity;    /* APPEND entries kept (1 << 20) */
+    mkrt_error_fn on_error;        /* NULL: failures go to the dead-letter ring */
+    void *error_ctx;
+    size_t dead_letter_capacity;   /* power of two (4096) */
+} mkrt_config;
+
+/* What a user op sees. Cells may be read and written only at the item's
+ * in and out handles (the ordering contract covers nothing else). */
+typedef struct mkrt_op_ctx {
+    uint64_t *cells;
+    uint32_t cell_count;
+    void *user;
+} mkrt_op_ctx;
+
+typedef mkrt_status (*mkrt_op_fn)(const mkrt_item *item, const mkrt_op_ctx *ctx);
+
+typedef struct mkrt_op_desc {
+    mkrt_op_fn fn;
+    void *user;
+    /* Memory envelope of one item of this op, for the frontier planner:
+     * a layer's items are split into chunks whose fused bytes (frontier +
+     * 4 x scratch + output) fit device_memory_budget. */
+    uint64_t frontier_bytes, scratch_bytes, output_bytes;
+    const char *name; /* for messages; may be NULL */
+} mkrt_op_desc;
+
+typedef struct mkrt_stats {
+    uint64_t published, executed, pruned, failed;
+    uint64_t batches, layers, global_barriers;
+    uint64_t plan_cache_hits, plan_cache_misses;
+    uint64_t ring_high_water;      /* most items seen waiting in one ring */
+    uint64_t dead_letters_dropped; /* dead-letter ring full (also counted failed) */
+    uint64_t latency_samples;
+    uint64_t latency_p50_ns, latency_p99_ns, latency_p999_ns; /* publish to completion */
+    uint32_t producers_open;
+    uint32_t workers;
+    const char *backend; /* "cpu" or "cuda" */
+} mkrt_stats;
+
+typedef struct mkrt_producer_stats {
+    uint32_t id;
+    uint64_t published, completed;
+} mkrt_producer_stats;
+
+mkrt_config mkrt_config_default(void);
+
+/* Starts the dispatcher and the backend. MKRT_EINVAL (bad config, with the
+ * field and a Fix), MKRT_ENOMEM, MKRT_EDEVICE (CUDA requested but not
+ * usable; AUTO falls back to CPU instead). */
+mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **rt, mkrt_error *err);
+
+/* Stops intake (later publishes: MKRT_ECLOSED), runs everything already
+ * published, joins every thread and frees everything. If that takes longer
+ * than timeout_ns, whatever has not started running goes to the error path
+ * with MKRT_ETIMEDOUT (the batch in progress still finishes) and
+ * MKRT_ETIMEDOUT is returned. Producers must not be used afterwards. */
+mkrt_status mkrt_destroy(mkrt_runtime *rt, uint64_t timeout_ns, mkrt_error *err);
+
+/* Registers op (MKRT_OP_USER_FIRST..MKRT_OP_MAX-1) before any producer is
+ * opened. MKRT_EINVAL for a built-in number, an out-of-range number, a NULL
+ * fn, or a registration after the first producer opened. */
+mkrt_status mkrt_op_register(mkrt_runtime *rt, uint32_t op, const mkrt_op_desc *desc,
+                             mkrt_error *err);
+
+/* NULL + err when max_producers are open (MKRT_EAGAIN), the runtime is
+ * shutting down (MKRT_ECLOSED), or memory is short (MKRT_ENOMEM). */
+mkrt_producer *mkrt_producer_open(mkrt_runtime *rt, mkrt_error *err);
+/* Everything published stays queued and runs; the handle is gone. */
+void mkrt_producer_close(mkrt_producer *p);
+
+/* Publishes all n items, waiting for ring space up to timeout_ns.
+ * MKRT_OK, or MKRT_ETIMEDOUT / MKRT_ECLOSED after publishing a prefix
+ * (mkrt_publish_some tells how long). Items are copied. */
+mkrt_status mkrt_publish(mkrt_producer *p, const mkrt_item *items, size_t n, uint64_t timeout_ns,
+                         mkrt_error *err);
+mkrt_status mkrt_publish_some(mkrt_producer *p, const mkrt_item *items, size_t n,
+                              uint64_t timeout_ns, size_t *published, mkrt_error *err);
+/* Non-blocking: how many of items[0..n) were accepted (a prefix). */
+size_t mkrt_try_publish(mkrt_producer *p, const mkrt_item *items, size_t n);
+
+/* A ticket covering everything this producer published so far. */
+mkrt_status mkrt_fence(mkrt_producer *p, uint64_t *ticket);
+/* Waits until every item covered by ticket completed (ran, was pruned or
+ * failed). MKRT_ETIMEDOUT otherwise. */
+mkrt_status mkrt_wait(mkrt_producer *p, uint64_t ticket, uint64_t timeout_ns);
+/* Waits until everything published before the call has completed. */
+mkrt_status mkrt_drain(mkrt_runtime *rt, uint64_t timeout_ns);
+
+void mkrt_stats_read(mkrt_runtime *rt, mkrt_stats *out);
+/* Fills up to max entries for the open producers; returns how many. */
+size_t mkrt_stats_producers(mkrt_runtime *rt, mkrt_producer_stats *out, size_t max);
+
+/* Cell values and APPEND logs. Consistent after mkrt_drain/mkrt_wait
+ * returned for the items that wrote them. */
+mkrt_status mkrt_cell_read(mkrt_runtime *rt, uint32_t handle, uint64_t *value);
+mkrt_status mkrt_cell_write(mkrt_runtime *rt, uint32_t handle, uint64_t value);
+/* The params APPENDed to handle, oldest first; returns how many there are
+ * (writes at most max). */
+size_t mkrt_append_log_read(mkrt_runtime *rt, uint32_t handle, uint32_t *out, size_t max);
+
+/* Failed items kept when there is no error callback. */
+size_t mkrt_dead_letters_pop(mkrt_runtime *rt, mkrt_item *out, size_t max);
+
+/* "cpu: 2 workers" / "cuda: ..., fell back to cpu because ...". */
+const char *mkrt_backend_describe(mkrt_runtime *rt);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MKRT_RUNTIME_H */

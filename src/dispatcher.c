@@ -1,0 +1,333 @@
+/* src/dispatcher.c - the dispatcher thread: drain, dedupe, layer, split,
+ * plan, launch, complete. Double-buffered: batch k+1 is drained and
+ * planned while the backend runs batch k. */
+#include <stdio.h>
+#include <string.h>
+
+#include "error_internal.h"
+#include "runtime_internal.h"
+
+static uint64_t load_relaxed(_Atomic uint64_t *v)
+{
+    return atomic_load_explicit(v, memory_order_relaxed);
+}
+
+/* Dispatcher-owned statistics: single writer, relaxed (readers snapshot). */
+static void add_stat(_Atomic uint64_t *v, uint64_t d)
+{
+    atomic_store_explicit(v, load_relaxed(v) + d, memory_order_relaxed);
+}
+
+static void note_segment(mkrt__batch *b, mkrt_producer *p)
+{
+    if (b->nseg > 0 && b->segs[b->nseg - 1].p == p)
+        b->segs[b->nseg - 1].end = p->drained;
+    else
+        b->segs[b->nseg++] = (mkrt__segment){p, p->drained};
+}
+
+/* Frees producers that were closed and whose every item has completed. */
+static void retire_closed(mkrt_runtime *rt, uint32_t slot, mkrt_producer *p)
+{
+    pthread_mutex_lock(&rt->producers_lock);
+    /* release: pairs with acquire loads of slots (drain, stats). */
+    atomic_store_explicit(&rt->slots[slot], NULL, memory_order_release);
+    atomic_fetch_sub_explicit(&rt->producers_open, 1, memory_order_relaxed);
+    pthread_mutex_unlock(&rt->producers_lock);
+    mkrt_spsc_ring_destroy(p->ring);
+    mkrt_spsc_ring_destroy(p->stamps);
+    mkrt__free(p, sizeof *p);
+}
+
+/* Round-robin passes over the producer rings, at most burst_per_ring items
+ * per ring per pass, until the batch is full or a pass finds nothing. */
+static size_t drain_into(mkrt_runtime *rt, mkrt__batch *b)
+{
+    const uint32_t slots = rt->cfg.max_producers;
+    size_t n = 0;
+    b->nseg = 0;
+    b->n = 0;
+    if (atomic_load(&rt->held) && !atomic_load_explicit(&rt->aborting, memory_order_acquire)) {
+        rt->rr = 0;
+        return 0;
+    }
+    bool progress = true;
+    while (progress && n < rt->cfg.max_batch) {
+        progress = false;
+        for (uint32_t i = 0; i < slots && n < rt->cfg.max_batch; i++) {
+            uint32_t slot = (rt->rr + i) % slots;
+            /* acquire: pairs with the release store in mkrt_producer_open. */
+            mkrt_producer *p = atomic_load_explicit(&rt->slots[slot], memory_order_acquire);
+            if (p == NULL)
+                continue;
+            size_t waiting = mkrt_spsc_ring_size(p->ring);
+            if (waiting > p->high_water) {
+                p->high_water = waiting;
+                if (waiting > load_relaxed(&rt->high_water))
+                    atomic_store_explicit(&rt->high_water, waiting, memory_order_relaxed);
+            }
+            size_t want = rt->cfg.max_batch - n;
+            want = want < rt->cfg.burst_per_ring ? want : rt->cfg.burst_per_ring;
+            size_t k = mkrt_spsc_ring_pop(p->ring, b->items + n, want);
+            if (k > 0) {
+                n += k;
+                p->drained += k;
+                note_segment(b, p);
+                progress = true;
+            } else if (atomic_load_explicit(&p->closed, memory_order_acquire) &&
+                       /* relaxed: published is final once closed was set
+                        * (release in mkrt_producer_close, acquired above). */
+                       load_relaxed(&p->completed) == load_relaxed(&p->published) &&
+                       p->drained == load_relaxed(&p->published)) {
+                retire_closed(rt, slot, p);
+            }
+        }
+        rt->rr = (rt->rr + 1) % slots;
+    }
+    b->n = n;
+    return n;
+}
+
+static void fail_now(mkrt__batch *b, const mkrt_item *it, mkrt_status why)
+{
+    /* relaxed: dispatcher-only before launch. */
+    uint32_t i = atomic_fetch_add_explicit(&b->failed_n, 1, memory_order_relaxed);
+    b->failed[i] = *it;
+    b->failed_why[i] = why;
+}
+
+static unsigned bitlen(uint64_t v)
+{
+    return v == 0 ? 0 : 64u - (unsigned)__builtin_clzll(v);
+}
+
+typedef struct build_ctx {
+    mkrt_runtime *rt;
+    unsigned n_bits, layer_bits;
+} build_ctx;
+
+/* Plans a batch shape: the execution topology for its width, and the claim
+ * chunk: about four claims per worker per layer of typical width. */
+static mkrt_status build_plan(void *p, const mkrt_plan_key *key, mkrt_wave_topology prev,
+                              mkrt_plan *plan, mkrt_error *err)
+{
+    (void)key;
+    (void)err;
+    const build_ctx *x = p;
+    uint64_t n = x->n_bits ? (uint64_t)1 << (x->n_bits - 1) : 0;
+    uint64_t layers = x->layer_bits ? (uint64_t)1 << (x->layer_bits - 1) : 1;
+    uint64_t width = n / layers;
+    mkrt_exec_sample s = {1000.0, n ? (double)width / (double)n : 0.0, 0};
+    mkrt_graph_shape g = {n, n};
+    mkrt_memory_budget m = {0, x->rt->cfg.device_memory_budget};
+    plan->decision = mkrt_select_topology_stable(&s, &g, &m, 0, 0, prev, true);
+    uint64_t chunk = width / ((uint64_t)x->rt->workers * 4);
+    chunk = chunk < 16 ? 16 : chunk > 1024 ? 1024 : chunk;
+    plan->geometry.workgroup_size_x = (uint32_t)chunk;
+    plan->worker_groups = x->rt->workers;
+    return MKRT_OK;
+}
+
+static void plan_batch(mkrt_runtime *rt, mkrt__batch *b)
+{
+    mkrt_error err;
+    size_t kept = b->n, pruned = 0;
+    atomic_store_explicit(&b->failed_n, 0, memory_order_relaxed);
+    if (mkrt_dedupe_prune(rt->dedupe, b->items, b->n, b->dedup, &kept, &pruned, NULL, &err) != MKRT_OK) {
+        kept = b->n; /* out of memory: run the batch unpruned */
+        pruned = 0;
+    }
+    const mkrt_item *src = pruned ? b->dedup : b->items;
+    b->kept = kept;
+    mkrt_layer_plan lp;
+    bool layered = mkrt_layer_batch(rt->layering, src, kept, &lp, &err) == MKRT_OK;
+    /* Gather into layer order, splitting layers whose fused bytes exceed
+     * the device memory budget (greedy, as the frontier planner does).
+     * Without a layering (allocation failure) every item is its own layer:
+     * slow but within the ordering contract. */
+    const uint64_t budget = rt->cfg.device_memory_budget;
+    size_t layers = 0, e = 0, nl = layered ? lp.layer_count : kept;
+    b->layer_offsets[0] = 0;
+    for (size_t l = 0; l < nl; l++) {
+        size_t from = layered ? lp.layer_offsets[l] : l, to = layered ? lp.layer_offsets[l + 1] : l + 1;
+        size_t start = e;
+        uint64_t cur = 0;
+        for (size_t k = from; k < to; k++) {
+            const mkrt_item *it = &src[layered ? lp.layer_items[k] : k];
+            uint64_t fb = it->op < MKRT_OP_MAX ? rt->ops[it->op].fused_bytes : 0;
+            if (budget != 0 && fb > budget) {
+                fail_now(b, it, MKRT_EBUDGET);
+                continue;
+            }
+            if (budget != 0 && e > start && cur + fb > budget) {
+                b->layer_offsets[++layers] = (uint32_t)e;
+                start = e;
+                cur = 0;
+            }
+            b->exec[e++] = *it;
+            cur += fb;
+        }
+        if (e > start)
+            b->layer_offsets[++layers] = (uint32_t)e;
+    }
+    b->layers = layers;
+    b->exec_n = e;
+    for (size_t l = 0; l < layers; l++)
+        atomic_store_explicit(&b->cursors[l], 0, memory_order_relaxed); /* published by launch */
+
+    build_ctx x = {rt, bitlen(e), bitlen(layers)};
+    mkrt_device_key dev = mkrt_device_key_cpu();
+    dev.max_workgroup_size = rt->workers;
+    mkrt_exec_sample s = {1000.0, 0.0, 0};
+    mkrt_memory_budget m = {0, budget};
+    mkrt_plan_key key = mkrt_plan_key_make((uint64_t)x.n_bits << 8 | x.layer_bits,
+                                           MKRT_ANALYSIS_DATAFLOW, 0, &dev, rt->workers, &s, &m, 0, 0);
+    mkrt_plan plan;
+    if (mkrt_plan_cache_get_or_plan_copy(rt->plans, &key, build_plan, &x, &plan, &err) == MKRT_OK)
+        b->chunk = plan.geometry.workgroup_size_x;
+    else
+        b->chunk = 64;
+    add_stat(&rt->layers, layers);
+    add_stat(&rt->barriers, layers ? layers - 1 : 0);
+}
+
+static void report(mkrt_runtime *rt, const mkrt_item *it, mkrt_status why)
+{
+    if (rt->cfg.on_error != NULL) {
+        char msg[200];
+        const char *name = it->op < MKRT_OP_MAX && rt->ops[it->op].name ? rt->ops[it->op].name : "op";
+        snprintf(msg, sizeof msg,
+                 "%s %u (in %u, out %u, param %u) failed: %s. Fix: %s.", name, it->op, it->in, it->out,
+                 it->param, mkrt_status_describe(why),
+                 why == MKRT_ENOTSUP     ? "register the op with mkrt_op_register before publishing"
+                 : why == MKRT_EINVAL    ? "use handles below the configured cell count"
+                 : why == MKRT_EBUDGET   ? "raise device_memory_budget or lower the op's envelope"
+                 : why == MKRT_EOVERFLOW ? "raise append_log_capacity"
+                 : why == MKRT_ETIMEDOUT ? "give mkrt_destroy more time or drain before destroying"
+                                         : "see the op's own documentation");
+        rt->cfg.on_error(rt->cfg.error_ctx, it, why, msg);
+    } else if (mkrt_mpmc_ring_push(rt->dead, it, 1) == 0) {
+        add_stat(&rt->dead_dropped, 1);
+    }
+}
+
+static void complete_batch(mkrt_runtime *rt, mkrt__batch *b)
+{
+    uint32_t failed = atomic_load_explicit(&b->failed_n, memory_order_relaxed);
+    for (uint32_t i = 0; i < failed; i++)
+        report(rt, &b->failed[i], b->failed_why[i]);
+    add_stat(&rt->executed, b->kept - failed);
+    add_stat(&rt->pruned, b->n - b->kept);
+    add_stat(&rt->failed, failed);
+    add_stat(&rt->batches, 1);
+    uint64_t now = mkrt__now_ns();
+    for (size_t i = 0; i < b->nseg; i++) {
+        mkrt_producer *p = b->segs[i].p;
+        /* release: pairs with the acquire load in mkrt_wait. */
+        atomic_store_explicit(&p->completed, b->segs[i].end, memory_order_release);
+        mkrt_item stamp;
+        while (mkrt_spsc_ring_pop(p->stamps, &stamp, 1) == 1) {
+            uint64_t end = (uint64_t)stamp.op | (uint64_t)stamp.in << 32;
+            uint64_t at = (uint64_t)stamp.out | (uint64_t)stamp.param << 32;
+            mkrt__hist_record(&rt->latency, now > at ? now - at : 0, 1);
+            if (end >= b->segs[i].end)
+                break; /* later stamps belong to later batches */
+        }
+    }
+    /* release: pairs with the acquire load in mkrt_drain; every counter
+     * above is visible to a drain that returns. */
+    atomic_fetch_add_explicit(&rt->completed_total, b->n, memory_order_release);
+    mkrt__waitq_notify(&rt->done_wq);
+}
+
+static bool rings_empty(mkrt_runtime *rt)
+{
+    for (uint32_t s = 0; s < rt->cfg.max_producers; s++) {
+        mkrt_producer *p = atomic_load_explicit(&rt->slots[s], memory_order_acquire);
+        if (p != NULL && (mkrt_spsc_ring_size(p->ring) > 0 ||
+                          (atomic_load_explicit(&p->closed, memory_order_acquire) &&
+                           load_relaxed(&p->completed) == load_relaxed(&p->published))))
+            return false; /* work, or a closed producer to retire */
+    }
+    return true;
+}
+
+static void wait_backend(mkrt_runtime *rt)
+{
+    while (!mkrt__cpu_pool_done(rt->cpu)) {
+        uint32_t e = mkrt__waitq_prepare(&rt->work_wq);
+        if (mkrt__cpu_pool_done(rt->cpu)) {
+            mkrt__waitq_finish(&rt->work_wq);
+            return;
+        }
+        mkrt__waitq_sleep(&rt->work_wq, e, NULL);
+        mkrt__waitq_finish(&rt->work_wq);
+    }
+}
+
+/* Destroy timed out: everything still queued fails with MKRT_ETIMEDOUT. */
+static void fail_remaining(mkrt_runtime *rt, mkrt__batch *b)
+{
+    while (drain_into(rt, b) > 0) {
+        atomic_store_explicit(&b->failed_n, 0, memory_order_relaxed);
+        for (size_t i = 0; i < b->n; i++)
+            fail_now(b, &b->items[i], MKRT_ETIMEDOUT);
+        b->kept = b->n;
+        complete_batch(rt, b);
+    }
+}
+
+void *mkrt__dispatcher_main(void *arg)
+{
+    mkrt_runtime *rt = arg;
+    mkrt__batch *running = NULL;
+    unsigned cur = 0;
+    for (;;) {
+        mkrt__batch *b = &rt->batch[cur];
+        bool aborting = atomic_load_explicit(&rt->aborting, memory_order_acquire);
+        size_t n = aborting ? 0 : drain_into(rt, b);
+        if (n > 0)
+            plan_batch(rt, b);
+        if (running != NULL) {
+            wait_backend(rt);
+            complete_batch(rt, running);
+            running = NULL;
+        }
+        if (n > 0) {
+            if (b->exec_n > 0) {
+                b->started_ns = mkrt__now_ns();
+                mkrt__cpu_pool_launch(rt->cpu, b);
+                running = b;
+                cur ^= 1;
+            } else {
+                complete_batch(rt, b); /* everything pruned or refused */
+            }
+            continue;
+        }
+        if (aborting) {
+            fail_remaining(rt, b);
+            break;
+        }
+        /* acquire: pairs with the release store of closing in mkrt_destroy. */
+        if (atomic_load_explicit(&rt->closing, memory_order_acquire) &&
+            load_relaxed(&rt->completed_total) ==
+                atomic_load_explicit(&rt->published_total, memory_order_acquire) &&
+            rings_empty(rt))
+            break;
+        uint32_t e = mkrt__waitq_prepare(&rt->work_wq);
+        bool idle = rings_empty(rt) || atomic_load(&rt->held);
+        if (idle && !atomic_load_explicit(&rt->closing, memory_order_acquire) &&
+            !atomic_load_explicit(&rt->aborting, memory_order_acquire))
+            mkrt__waitq_sleep(&rt->work_wq, e, NULL);
+        else if (atomic_load_explicit(&rt->closing, memory_order_acquire) && idle) {
+            /* closing with items still in flight elsewhere: nap briefly */
+            struct timespec ts;
+            mkrt__waitq_sleep(&rt->work_wq, e, mkrt__deadline(1000000, &ts));
+        }
+        mkrt__waitq_finish(&rt->work_wq);
+    }
+    /* release: pairs with the acquire in mkrt_destroy. */
+    atomic_store_explicit(&rt->stopped, true, memory_order_release);
+    mkrt__waitq_notify(&rt->done_wq);
+    return NULL;
+}

@@ -1,0 +1,565 @@
+/* src/runtime.c - the public runtime API: lifecycle, ops, producers,
+ * publishing, fences, drain, stats. */
+#include <stdio.h>
+#include <string.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include "error_internal.h"
+#include "runtime_internal.h"
+#include "../queue/ring_internal.h"
+
+mkrt_config mkrt_config_default(void)
+{
+    mkrt_config c;
+    memset(&c, 0, sizeof c);
+    c.backend = MKRT_BACKEND_AUTO;
+    c.workers = 0;
+    c.ring_capacity = 4096;
+    c.max_batch = 65536;
+    c.max_producers = 64;
+    c.burst_per_ring = 1024;
+    c.device_memory_budget = 0;
+    c.watchdog_ms = 5000;
+    c.cells = 1u << 20;
+    c.append_log_capacity = 1u << 20;
+    c.dead_letter_capacity = 4096;
+    return c;
+}
+
+static bool pow2(size_t v)
+{
+    return v >= 2 && (v & (v - 1)) == 0;
+}
+
+static mkrt_status check_config(const mkrt_config *c, mkrt_error *err)
+{
+    if (!pow2(c->ring_capacity) || c->ring_capacity > MKRT_RING_CAPACITY_MAX)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "mkrt_config.ring_capacity %zu is not a power of two in 2..%zu. Fix: "
+                               "use 4096 (the default) or another power of two.",
+                               c->ring_capacity, (size_t)MKRT_RING_CAPACITY_MAX);
+    if (c->max_batch == 0 || c->max_batch > ((size_t)1 << 24))
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "mkrt_config.max_batch %zu is outside 1..%zu. Fix: use 65536 (the "
+                               "default).",
+                               c->max_batch, (size_t)1 << 24);
+    if (c->max_producers == 0 || c->max_producers > 4096)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "mkrt_config.max_producers %u is outside 1..4096. Fix: use 64 (the "
+                               "default).",
+                               c->max_producers);
+    if (c->burst_per_ring == 0)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "mkrt_config.burst_per_ring is 0: no ring would ever be drained. Fix: "
+                               "use 1024 (the default).");
+    if (c->workers > 1024)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "mkrt_config.workers %u is above 1024. Fix: use 0 for one per CPU.",
+                               c->workers);
+    if (c->cells == 0)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "mkrt_config.cells is 0. Fix: give the runtime at least one cell.");
+    if (!pow2(c->dead_letter_capacity))
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "mkrt_config.dead_letter_capacity %zu is not a power of two >= 2. "
+                               "Fix: use 4096 (the default).",
+                               c->dead_letter_capacity);
+    return MKRT_OK;
+}
+
+static void free_batch(mkrt__batch *b, size_t cap)
+{
+    mkrt__free(b->items, cap * sizeof *b->items);
+    mkrt__free(b->segs, cap * sizeof *b->segs);
+    mkrt__free(b->dedup, cap * sizeof *b->dedup);
+    mkrt__free(b->exec, cap * sizeof *b->exec);
+    mkrt__free(b->layer_offsets, (cap + 1) * sizeof *b->layer_offsets);
+    mkrt__free(b->cursors, cap * sizeof *b->cursors);
+    mkrt__free(b->failed, cap * sizeof *b->failed);
+    mkrt__free(b->failed_why, cap * sizeof *b->failed_why);
+}
+
+static bool alloc_batch(mkrt__batch *b, size_t cap)
+{
+    memset(b, 0, sizeof *b);
+    b->items = mkrt__alloc(cap * sizeof *b->items, MKRT_CACHE_LINE);
+    b->segs = mkrt__alloc(cap * sizeof *b->segs, MKRT_CACHE_LINE);
+    b->dedup = mkrt__alloc(cap * sizeof *b->dedup, MKRT_CACHE_LINE);
+    b->exec = mkrt__alloc(cap * sizeof *b->exec, MKRT_CACHE_LINE);
+    b->layer_offsets = mkrt__alloc((cap + 1) * sizeof *b->layer_offsets, MKRT_CACHE_LINE);
+    b->cursors = mkrt__alloc(cap * sizeof *b->cursors, MKRT_CACHE_LINE);
+    b->failed = mkrt__alloc(cap * sizeof *b->failed, MKRT_CACHE_LINE);
+    b->failed_why = mkrt__alloc(cap * sizeof *b->failed_why, MKRT_CACHE_LINE);
+    return b->items && b->segs && b->dedup && b->exec && b->layer_offsets && b->cursors &&
+           b->failed && b->failed_why;
+}
+
+static void free_runtime(mkrt_runtime *rt)
+{
+    for (int i = 0; i < 2; i++)
+        free_batch(&rt->batch[i], rt->cfg.max_batch);
+    if (rt->slots != NULL) {
+        for (uint32_t s = 0; s < rt->cfg.max_producers; s++) {
+            mkrt_producer *p = atomic_load_explicit(&rt->slots[s], memory_order_relaxed);
+            if (p != NULL) {
+                mkrt_spsc_ring_destroy(p->ring);
+                mkrt_spsc_ring_destroy(p->stamps);
+                mkrt__free(p, sizeof *p);
+            }
+        }
+    }
+    mkrt__free(rt->slots, rt->cfg.max_producers * sizeof *rt->slots);
+    mkrt__free(rt->cells, (size_t)rt->cfg.cells * sizeof *rt->cells);
+    mkrt__free(rt->append_log, rt->cfg.append_log_capacity * sizeof *rt->append_log);
+    mkrt_dedupe_scratch_destroy(rt->dedupe);
+    mkrt_layer_scratch_destroy(rt->layering);
+    if (rt->plans != NULL)
+        mkrt_plan_cache_destroy(rt->plans);
+    mkrt_mpmc_ring_destroy(rt->dead);
+    pthread_mutex_destroy(&rt->producers_lock);
+    mkrt__free(rt, sizeof *rt);
+}
+
+mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **out, mkrt_error *err)
+{
+    mkrt_config d = mkrt_config_default();
+    if (out == NULL)
+        return mkrt__error_set(err, MKRT_EINVAL, "mkrt_create got a NULL result pointer. Fix: pass "
+                                                 "the address of an mkrt_runtime pointer.");
+    *out = NULL;
+    if (cfg == NULL)
+        cfg = &d;
+    mkrt_status st = check_config(cfg, err);
+    if (st != MKRT_OK)
+        return st;
+    if (cfg->backend == MKRT_BACKEND_CUDA)
+        return mkrt__error_set(err, MKRT_EDEVICE,
+                               "CUDA backend requested but this build has no CUDA backend (not "
+                               "built). Fix: use MKRT_BACKEND_AUTO or MKRT_BACKEND_CPU.");
+    mkrt_runtime *rt = mkrt__alloc_zeroed(sizeof *rt, alignof(mkrt_runtime));
+    if (rt == NULL)
+        return mkrt__error_set(err, MKRT_ENOMEM, "mkrt_create could not allocate the runtime (%zu "
+                                                 "bytes). Fix: free memory.",
+                               sizeof *rt);
+    rt->cfg = *cfg;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    rt->workers = cfg->workers ? cfg->workers : (uint32_t)(cpus > 0 ? cpus : 1);
+    pthread_mutex_init(&rt->producers_lock, NULL);
+    mkrt__waitq_init(&rt->work_wq);
+    mkrt__waitq_init(&rt->done_wq);
+    bool ok = alloc_batch(&rt->batch[0], cfg->max_batch) && alloc_batch(&rt->batch[1], cfg->max_batch);
+    rt->slots = mkrt__alloc_zeroed(cfg->max_producers * sizeof *rt->slots, alignof(mkrt_producer *));
+    rt->cells = mkrt__alloc_zeroed((size_t)cfg->cells * sizeof *rt->cells, MKRT_CACHE_LINE);
+    rt->append_log = mkrt__alloc(cfg->append_log_capacity ? cfg->append_log_capacity * sizeof *rt->append_log : 1,
+                                 MKRT_CACHE_LINE);
+    rt->dedupe = mkrt_dedupe_scratch_create(NULL);
+    rt->layering = mkrt_layer_scratch_create(NULL);
+    rt->dead = mkrt_mpmc_ring_create(cfg->dead_letter_capacity, NULL);
+    mkrt_plan_cache_config pc = mkrt_plan_cache_config_default();
+    if (mkrt_plan_cache_create(&pc, &rt->plans, NULL) != MKRT_OK)
+        rt->plans = NULL;
+    if (!ok || !rt->slots || !rt->cells || !rt->append_log || !rt->dedupe || !rt->layering ||
+        !rt->dead || !rt->plans) {
+        free_runtime(rt);
+        return mkrt__error_set(err, MKRT_ENOMEM,
+                               "mkrt_create could not allocate its buffers (max_batch %zu, cells %u, "
+                               "append log %zu). Fix: lower those sizes or free memory.",
+                               cfg->max_batch, cfg->cells, cfg->append_log_capacity);
+    }
+    if ((st = mkrt__cpu_pool_start(rt, rt->workers, &rt->cpu, err)) != MKRT_OK) {
+        free_runtime(rt);
+        return st;
+    }
+    snprintf(rt->backend_desc, sizeof rt->backend_desc, "cpu: %u workers%s", rt->workers,
+             cfg->backend == MKRT_BACKEND_AUTO ? " (auto: this build has no CUDA backend)" : "");
+    int rc = pthread_create(&rt->dispatcher, NULL, mkrt__dispatcher_main, rt);
+    if (rc != 0) {
+        mkrt__cpu_pool_stop(rt->cpu);
+        free_runtime(rt);
+        return mkrt__error_set(err, MKRT_ENOMEM,
+                               "mkrt_create could not start the dispatcher thread (pthread_create: "
+                               "%d). Fix: raise the thread limit.",
+                               rc);
+    }
+    *out = rt;
+    return MKRT_OK;
+}
+
+mkrt_status mkrt_op_register(mkrt_runtime *rt, uint32_t op, const mkrt_op_desc *desc, mkrt_error *err)
+{
+    if (op < MKRT_OP_USER_FIRST || op >= MKRT_OP_MAX)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "op %u cannot be registered: user ops are numbered %u..%u (0..%u are "
+                               "built in). Fix: pick a number in the user range.",
+                               op, MKRT_OP_USER_FIRST, MKRT_OP_MAX - 1, MKRT_OP_USER_FIRST - 1);
+    if (desc == NULL || desc->fn == NULL)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "op %u has no function. Fix: set mkrt_op_desc.fn.", op);
+    if (atomic_load_explicit(&rt->ops_frozen, memory_order_acquire))
+        return mkrt__error_set(err, MKRT_ESTATE,
+                               "op %u registered after the first producer was opened. Fix: register "
+                               "every op right after mkrt_create.",
+                               op);
+    uint64_t f = desc->frontier_bytes, s4, fused;
+    if (__builtin_mul_overflow(desc->scratch_bytes, (uint64_t)4, &s4) ||
+        __builtin_add_overflow(f, s4, &fused) || __builtin_add_overflow(fused, desc->output_bytes, &fused))
+        fused = UINT64_MAX;
+    rt->ops[op] = (mkrt__op_entry){desc->fn, desc->user, fused, desc->name};
+    return MKRT_OK;
+}
+
+mkrt_producer *mkrt_producer_open(mkrt_runtime *rt, mkrt_error *err)
+{
+    if (atomic_load_explicit(&rt->closing, memory_order_acquire)) {
+        mkrt__error_set(err, MKRT_ECLOSED, "mkrt_producer_open after mkrt_destroy began. Fix: open "
+                                           "producers before shutting down.");
+        return NULL;
+    }
+    mkrt_producer *p = mkrt__alloc_zeroed(sizeof *p, alignof(mkrt_producer));
+    mkrt_spsc_ring *ring = mkrt_spsc_ring_create(rt->cfg.ring_capacity, NULL);
+    mkrt_spsc_ring *stamps = mkrt_spsc_ring_create(256, NULL);
+    if (p == NULL || ring == NULL || stamps == NULL) {
+        mkrt__free(p, sizeof *p);
+        mkrt_spsc_ring_destroy(ring);
+        mkrt_spsc_ring_destroy(stamps);
+        mkrt__error_set(err, MKRT_ENOMEM,
+                        "mkrt_producer_open could not allocate a %zu-item ring. Fix: lower "
+                        "ring_capacity or free memory.",
+                        rt->cfg.ring_capacity);
+        return NULL;
+    }
+    p->rt = rt;
+    p->ring = ring;
+    p->stamps = stamps;
+    atomic_store_explicit(&rt->ops_frozen, true, memory_order_release);
+    pthread_mutex_lock(&rt->producers_lock);
+    uint32_t slot = rt->cfg.max_producers;
+    for (uint32_t s = 0; s < rt->cfg.max_producers; s++)
+        if (atomic_load_explicit(&rt->slots[s], memory_order_relaxed) == NULL) {
+            slot = s;
+            break;
+        }
+    if (slot == rt->cfg.max_producers) {
+        pthread_mutex_unlock(&rt->producers_lock);
+        mkrt_spsc_ring_destroy(ring);
+        mkrt_spsc_ring_destroy(stamps);
+        mkrt__free(p, sizeof *p);
+        mkrt__error_set(err, MKRT_EAGAIN,
+                        "all %u producer slots are in use. Fix: close a producer or raise "
+                        "mkrt_config.max_producers.",
+                        rt->cfg.max_producers);
+        return NULL;
+    }
+    p->slot = slot;
+    p->id = rt->next_producer_id++;
+    atomic_fetch_add_explicit(&rt->producers_open, 1, memory_order_relaxed);
+    /* release: pairs with the dispatcher's acquire load of the slot. */
+    atomic_store_explicit(&rt->slots[slot], p, memory_order_release);
+    pthread_mutex_unlock(&rt->producers_lock);
+    return p;
+}
+
+void mkrt_producer_close(mkrt_producer *p)
+{
+    if (p == NULL)
+        return;
+    mkrt_runtime *rt = p->rt;
+    /* release: publishes the final `published` to the dispatcher, which
+     * retires the producer once everything it published has completed. */
+    atomic_store_explicit(&p->closed, true, memory_order_release);
+    mkrt__waitq_notify(&rt->work_wq);
+}
+
+mkrt_status mkrt_publish_some(mkrt_producer *p, const mkrt_item *items, size_t n,
+                              uint64_t timeout_ns, size_t *published, mkrt_error *err)
+{
+    size_t dummy;
+    size_t *done = published ? published : &dummy;
+    *done = 0;
+    if (p == NULL || (n > 0 && items == NULL))
+        return mkrt__error_set(err, MKRT_EINVAL, "mkrt_publish got a NULL producer or items for %zu "
+                                                 "item(s). Fix: pass valid pointers.",
+                               n);
+    mkrt_runtime *rt = p->rt;
+    /* seq_cst store then seq_cst load, against mkrt_destroy's seq_cst
+     * store of closing then load of active (store-load on both sides):
+     * either we see closing and back out, or destroy sees us active and
+     * waits until we leave, so the runtime is never freed under us. */
+    atomic_store(&p->active, true);
+    if (atomic_load(&rt->closing)) {
+        atomic_store_explicit(&p->active, false, memory_order_release);
+        return mkrt__error_set(err, MKRT_ECLOSED,
+                               "mkrt_publish of %zu item(s) after mkrt_destroy began; nothing was "
+                               "published. Fix: finish publishing before shutting down.",
+                               n);
+    }
+    /* Push what fits, tell the dispatcher, and only then wait for room:
+     * a producer must never sleep on a full ring the dispatcher does not
+     * know about. */
+    mkrt_status st = MKRT_OK;
+    struct timespec tsbuf;
+    const struct timespec *deadline = NULL;
+    bool have_deadline = false;
+    while (*done < n) {
+        size_t k = mkrt_spsc_ring_push(p->ring, items + *done, n - *done);
+        if (k > 0) {
+            *done += k;
+            /* relaxed: only this thread writes published; readers (fence,
+             * stats, the dispatcher after close) get it through their own
+             * edges. */
+            uint64_t total = atomic_load_explicit(&p->published, memory_order_relaxed) + k;
+            atomic_store_explicit(&p->published, total, memory_order_relaxed);
+            /* release: pairs with the acquire loads of published_total in
+             * drain and in the dispatcher's shutdown check. */
+            atomic_fetch_add_explicit(&rt->published_total, k, memory_order_release);
+            uint64_t now = mkrt__now_ns();
+            mkrt_item stamp = {(uint32_t)total, (uint32_t)(total >> 32), (uint32_t)now,
+                               (uint32_t)(now >> 32)};
+            (void)mkrt_spsc_ring_push(p->stamps, &stamp, 1); /* a sample; skipped when full */
+            mkrt__waitq_notify(&rt->work_wq);
+            continue;
+        }
+        if (timeout_ns == 0) {
+            st = mkrt_spsc_ring_is_closed(p->ring) ? MKRT_ECLOSED : MKRT_ETIMEDOUT;
+            break;
+        }
+        if (!have_deadline) {
+            deadline = mkrt__deadline(timeout_ns, &tsbuf);
+            have_deadline = true;
+        }
+        st = mkrt__spsc_ring_wait_space(p->ring, deadline);
+        if (st != MKRT_OK)
+            break;
+    }
+    /* release: pairs with the acquire load in mkrt_destroy; this call's
+     * last touch of the runtime is above. */
+    atomic_store_explicit(&p->active, false, memory_order_release);
+    if (st == MKRT_ECLOSED)
+        return mkrt__error_set(err, MKRT_ECLOSED,
+                               "mkrt_publish: the runtime closed after %zu of %zu item(s) were "
+                               "published. Fix: finish publishing before shutting down.",
+                               *done, n);
+    if (st == MKRT_ETIMEDOUT)
+        return mkrt__error_set(err, MKRT_ETIMEDOUT,
+                               "mkrt_publish timed out after %zu of %zu item(s): the producer ring "
+                               "(%zu items) stayed full. Fix: wait longer, raise ring_capacity, or "
+                               "publish with mkrt_try_publish and back off.",
+                               *done, n, rt->cfg.ring_capacity);
+    return st;
+}
+
+mkrt_status mkrt_publish(mkrt_producer *p, const mkrt_item *items, size_t n, uint64_t timeout_ns,
+                         mkrt_error *err)
+{
+    return mkrt_publish_some(p, items, n, timeout_ns, NULL, err);
+}
+
+size_t mkrt_try_publish(mkrt_producer *p, const mkrt_item *items, size_t n)
+{
+    size_t done = 0;
+    mkrt_publish_some(p, items, n, 0, &done, NULL);
+    return done;
+}
+
+mkrt_status mkrt_fence(mkrt_producer *p, uint64_t *ticket)
+{
+    if (p == NULL || ticket == NULL)
+        return MKRT_EINVAL;
+    /* relaxed: this thread is the only writer of published. */
+    *ticket = atomic_load_explicit(&p->published, memory_order_relaxed);
+    return MKRT_OK;
+}
+
+static mkrt_status wait_until(mkrt_runtime *rt, _Atomic uint64_t *counter, uint64_t target,
+                              uint64_t timeout_ns)
+{
+    struct timespec ts;
+    const struct timespec *deadline = NULL;
+    bool have_deadline = false;
+    for (;;) {
+        /* acquire: pairs with the release stores in complete_batch. */
+        if (atomic_load_explicit(counter, memory_order_acquire) >= target)
+            return MKRT_OK;
+        if (atomic_load_explicit(&rt->stopped, memory_order_acquire))
+            return atomic_load_explicit(counter, memory_order_acquire) >= target ? MKRT_OK : MKRT_ECLOSED;
+        if (timeout_ns == 0)
+            return MKRT_ETIMEDOUT;
+        if (!have_deadline) {
+            deadline = mkrt__deadline(timeout_ns, &ts);
+            have_deadline = true;
+        }
+        uint32_t e = mkrt__waitq_prepare(&rt->done_wq);
+        if (atomic_load_explicit(counter, memory_order_acquire) >= target ||
+            atomic_load_explicit(&rt->stopped, memory_order_acquire)) {
+            mkrt__waitq_finish(&rt->done_wq);
+            continue;
+        }
+        mkrt_status st = mkrt__waitq_sleep(&rt->done_wq, e, deadline);
+        mkrt__waitq_finish(&rt->done_wq);
+        if (st == MKRT_ETIMEDOUT)
+            return atomic_load_explicit(counter, memory_order_acquire) >= target ? MKRT_OK : MKRT_ETIMEDOUT;
+    }
+}
+
+mkrt_status mkrt_wait(mkrt_producer *p, uint64_t ticket, uint64_t timeout_ns)
+{
+    if (p == NULL)
+        return MKRT_EINVAL;
+    return wait_until(p->rt, &p->completed, ticket, timeout_ns);
+}
+
+mkrt_status mkrt_drain(mkrt_runtime *rt, uint64_t timeout_ns)
+{
+    /* acquire: pairs with the release increments in mkrt_publish_some. */
+    uint64_t target = atomic_load_explicit(&rt->published_total, memory_order_acquire);
+    return wait_until(rt, &rt->completed_total, target, timeout_ns);
+}
+
+mkrt_status mkrt_destroy(mkrt_runtime *rt, uint64_t timeout_ns, mkrt_error *err)
+{
+    if (rt == NULL)
+        return MKRT_OK;
+    /* seq_cst: see mkrt_publish_some (store-load against each producer's
+     * active flag); also releases to the acquire loads of closing. */
+    atomic_store(&rt->closing, true);
+    /* Producer rings refuse new items from here on; a push that overlapped
+     * the close is either refused or in the ring, and the drain below
+     * takes it. */
+    pthread_mutex_lock(&rt->producers_lock);
+    for (uint32_t s = 0; s < rt->cfg.max_producers; s++) {
+        mkrt_producer *p = atomic_load_explicit(&rt->slots[s], memory_order_relaxed);
+        if (p != NULL)
+            mkrt_spsc_ring_close(p->ring);
+    }
+    pthread_mutex_unlock(&rt->producers_lock);
+    mkrt__waitq_notify(&rt->work_wq);
+    /* Wait for publishers still inside mkrt_publish (a closed ring wakes
+     * any that sleep on it); after this nobody but us touches the runtime
+     * from outside. Producers are retired only by the dispatcher, which
+     * keeps running, so the slots stay valid while we look. */
+    for (uint32_t s = 0; s < rt->cfg.max_producers; s++) {
+        pthread_mutex_lock(&rt->producers_lock);
+        mkrt_producer *p = atomic_load_explicit(&rt->slots[s], memory_order_relaxed);
+        /* seq_cst: the load half of the store-load pairing above. */
+        while (p != NULL && atomic_load(&p->active)) {
+            pthread_mutex_unlock(&rt->producers_lock);
+            sched_yield();
+            pthread_mutex_lock(&rt->producers_lock);
+            p = atomic_load_explicit(&rt->slots[s], memory_order_relaxed);
+        }
+        pthread_mutex_unlock(&rt->producers_lock);
+    }
+    mkrt_status st = mkrt_drain(rt, timeout_ns);
+    if (st != MKRT_OK) {
+        atomic_store_explicit(&rt->aborting, true, memory_order_release);
+        mkrt__waitq_notify(&rt->work_wq);
+    }
+    pthread_join(rt->dispatcher, NULL);
+    mkrt__cpu_pool_stop(rt->cpu);
+    uint64_t failed = atomic_load_explicit(&rt->failed, memory_order_relaxed);
+    free_runtime(rt);
+    if (st != MKRT_OK)
+        return mkrt__error_set(err, MKRT_ETIMEDOUT,
+                               "mkrt_destroy timed out after %llu ns; the items that had not started "
+                               "went to the error path (%llu failed in all). Fix: drain before "
+                               "destroying or allow more time.",
+                               (unsigned long long)timeout_ns, (unsigned long long)failed);
+    return MKRT_OK;
+}
+
+void mkrt_stats_read(mkrt_runtime *rt, mkrt_stats *out)
+{
+    mkrt_stats s;
+    memset(&s, 0, sizeof s);
+    /* acquire: completed_total first, so the counters below include at
+     * least every batch it counts. */
+    (void)atomic_load_explicit(&rt->completed_total, memory_order_acquire);
+    s.published = atomic_load_explicit(&rt->published_total, memory_order_relaxed);
+    s.executed = atomic_load_explicit(&rt->executed, memory_order_relaxed);
+    s.pruned = atomic_load_explicit(&rt->pruned, memory_order_relaxed);
+    s.failed = atomic_load_explicit(&rt->failed, memory_order_relaxed);
+    s.batches = atomic_load_explicit(&rt->batches, memory_order_relaxed);
+    s.layers = atomic_load_explicit(&rt->layers, memory_order_relaxed);
+    s.global_barriers = atomic_load_explicit(&rt->barriers, memory_order_relaxed);
+    s.ring_high_water = atomic_load_explicit(&rt->high_water, memory_order_relaxed);
+    s.dead_letters_dropped = atomic_load_explicit(&rt->dead_dropped, memory_order_relaxed);
+    mkrt_plan_cache_stats pc;
+    mkrt_plan_cache_stats_read(rt->plans, &pc);
+    s.plan_cache_hits = pc.hits;
+    s.plan_cache_misses = pc.misses;
+    s.latency_samples = atomic_load_explicit(&rt->latency.samples, memory_order_relaxed);
+    s.latency_p50_ns = mkrt__hist_percentile(&rt->latency, 5000);
+    s.latency_p99_ns = mkrt__hist_percentile(&rt->latency, 9900);
+    s.latency_p999_ns = mkrt__hist_percentile(&rt->latency, 9990);
+    s.producers_open = atomic_load_explicit(&rt->producers_open, memory_order_relaxed);
+    s.workers = rt->workers;
+    s.backend = "cpu";
+    *out = s;
+}
+
+size_t mkrt_stats_producers(mkrt_runtime *rt, mkrt_producer_stats *out, size_t max)
+{
+    size_t n = 0;
+    pthread_mutex_lock(&rt->producers_lock);
+    for (uint32_t s = 0; s < rt->cfg.max_producers && n < max; s++) {
+        mkrt_producer *p = atomic_load_explicit(&rt->slots[s], memory_order_relaxed);
+        if (p == NULL)
+            continue;
+        /* relaxed: statistics snapshots. */
+        out[n++] = (mkrt_producer_stats){p->id, atomic_load_explicit(&p->published, memory_order_relaxed),
+                                         atomic_load_explicit(&p->completed, memory_order_relaxed)};
+    }
+    pthread_mutex_unlock(&rt->producers_lock);
+    return n;
+}
+
+mkrt_status mkrt_cell_read(mkrt_runtime *rt, uint32_t handle, uint64_t *value)
+{
+    if (handle >= rt->cfg.cells)
+        return MKRT_EINVAL;
+    *value = rt->cells[handle];
+    return MKRT_OK;
+}
+
+mkrt_status mkrt_cell_write(mkrt_runtime *rt, uint32_t handle, uint64_t value)
+{
+    if (handle >= rt->cfg.cells)
+        return MKRT_EINVAL;
+    rt->cells[handle] = value;
+    return MKRT_OK;
+}
+
+size_t mkrt_append_log_read(mkrt_runtime *rt, uint32_t handle, uint32_t *out, size_t max)
+{
+    /* acquire: after a drain, every append counted here is complete. */
+    uint64_t len = atomic_load_explicit(&rt->append_len, memory_order_acquire);
+    if (len > rt->cfg.append_log_capacity)
+        len = rt->cfg.append_log_capacity;
+    size_t n = 0;
+    for (uint64_t i = 0; i < len; i++) {
+        if (rt->append_log[i].handle != handle)
+            continue;
+        if (n < max)
+            out[n] = rt->append_log[i].param;
+        n++;
+    }
+    return n;
+}
+
+size_t mkrt_dead_letters_pop(mkrt_runtime *rt, mkrt_item *out, size_t max)
+{
+    return mkrt_mpmc_ring_pop(rt->dead, out, max);
+}
+
+const char *mkrt_backend_describe(mkrt_runtime *rt)
+{
+    return rt->backend_desc;
+}
+
+void mkrt__runtime_hold(mkrt_runtime *rt, bool hold)
+{
+    /* seq_cst: a rare test-only switch; no ordering subtleties wanted. */
+    atomic_store(&rt->held, hold);
+    mkrt__waitq_notify(&rt->work_wq);
+}

@@ -1,0 +1,129 @@
+/* src/runtime_internal.h - the runtime's structures, shared by the API,
+ * the dispatcher and the backends. */
+#ifndef MKRT_SRC_RUNTIME_INTERNAL_H
+#define MKRT_SRC_RUNTIME_INTERNAL_H
+
+#include <pthread.h>
+#include <stdalign.h>
+#include <stdatomic.h>
+
+#include "alloc_internal.h"
+#include "latency_hist.h"
+#include "mkrt/dedupe.h"
+#include "mkrt/layer.h"
+#include "mkrt/plan_cache.h"
+#include "mkrt/ring.h"
+#include "mkrt/runtime.h"
+#include "waitq.h"
+
+typedef struct mkrt__op_entry {
+    mkrt_op_fn fn;          /* NULL: not registered (built-ins are handled inline) */
+    void *user;
+    uint64_t fused_bytes;   /* frontier + 4 x scratch + output, saturating */
+    const char *name;
+} mkrt__op_entry;
+
+typedef struct mkrt__append_entry {
+    uint32_t handle, param;
+} mkrt__append_entry;
+
+struct mkrt_producer {
+    mkrt_runtime *rt;
+    uint32_t id, slot;
+    mkrt_spsc_ring *ring;   /* items, producer -> dispatcher */
+    mkrt_spsc_ring *stamps; /* (sequence end, publish time) samples */
+    alignas(MKRT_CACHE_LINE) _Atomic uint64_t published; /* written by the producer */
+    _Atomic bool active; /* inside mkrt_publish_some; see mkrt_destroy */
+    _Atomic bool closed;
+    alignas(MKRT_CACHE_LINE) _Atomic uint64_t completed; /* written by the dispatcher */
+    uint64_t drained;      /* dispatcher-only */
+    uint64_t high_water;   /* dispatcher-only */
+};
+
+/* One producer's contiguous share of a batch. */
+typedef struct mkrt__segment {
+    mkrt_producer *p;
+    uint64_t end; /* p->drained after this segment */
+} mkrt__segment;
+
+typedef struct mkrt__batch {
+    size_t n;                 /* items drained */
+    mkrt_item *items;         /* drained, in drain order */
+    mkrt__segment *segs;
+    size_t nseg;
+    mkrt_item *dedup;         /* dedupe output */
+    size_t kept;
+    mkrt_item *exec;          /* kept items in layer order (after the budget split) */
+    size_t exec_n;
+    uint32_t *layer_offsets;  /* layers + 1 */
+    size_t layers;
+    _Atomic uint32_t *cursors; /* per layer claim cursor */
+    uint32_t chunk;           /* items per claim */
+    mkrt_item *failed;        /* failed items and why */
+    mkrt_status *failed_why;
+    _Atomic uint32_t failed_n;
+    uint64_t started_ns;
+} mkrt__batch;
+
+typedef struct mkrt__cpu_pool mkrt__cpu_pool;
+
+struct mkrt_runtime {
+    mkrt_config cfg;
+    uint32_t workers;
+    mkrt__op_entry ops[MKRT_OP_MAX];
+    _Atomic bool ops_frozen;
+    uint64_t *cells;
+    mkrt__append_entry *append_log;
+    _Atomic uint64_t append_len;
+
+    pthread_mutex_t producers_lock;
+    _Atomic(mkrt_producer *) *slots; /* max_producers */
+    _Atomic uint32_t producers_open;
+    uint32_t next_producer_id;
+
+    _Atomic bool closing;  /* no new publishes */
+    _Atomic bool aborting; /* destroy timed out: fail what has not started */
+    _Atomic bool stopped;  /* dispatcher has exited */
+    _Atomic bool held;     /* test hook: the dispatcher drains nothing while set */
+
+    alignas(MKRT_CACHE_LINE) mkrt__waitq work_wq; /* the dispatcher sleeps here */
+    alignas(MKRT_CACHE_LINE) mkrt__waitq done_wq; /* fence and drain waiters sleep here */
+    alignas(MKRT_CACHE_LINE) _Atomic uint64_t published_total;
+    alignas(MKRT_CACHE_LINE) _Atomic uint64_t completed_total;
+
+    /* Written by the dispatcher only; read by stats. */
+    _Atomic uint64_t executed, pruned, failed, batches, layers, barriers, high_water;
+    _Atomic uint64_t dead_dropped;
+    mkrt__latency_hist latency;
+
+    pthread_t dispatcher;
+    mkrt__cpu_pool *cpu;
+    mkrt_dedupe_scratch *dedupe;
+    mkrt_layer_scratch *layering;
+    mkrt_plan_cache *plans;
+    mkrt__batch batch[2];
+    uint32_t rr;             /* round-robin start */
+    mkrt_mpmc_ring *dead;
+    char backend_desc[256];
+};
+
+/* Runs items [from, to) of one layer of b; failures go to b's failure list. */
+void mkrt__exec_range(mkrt_runtime *rt, mkrt__batch *b, size_t from, size_t to);
+
+/* The CPU backend: a persistent worker pool that runs a batch layer by
+ * layer. launch() returns at once; the pool notifies rt->work_wq when the
+ * batch is done (poll with done()). */
+mkrt_status mkrt__cpu_pool_start(mkrt_runtime *rt, uint32_t workers, mkrt__cpu_pool **out,
+                                 mkrt_error *err);
+void mkrt__cpu_pool_launch(mkrt__cpu_pool *pool, mkrt__batch *b);
+bool mkrt__cpu_pool_done(mkrt__cpu_pool *pool);
+void mkrt__cpu_pool_stop(mkrt__cpu_pool *pool);
+
+void *mkrt__dispatcher_main(void *rt);
+
+/* Test hook: while held, the dispatcher drains nothing (items wait in the
+ * rings); releasing restarts the round robin at slot 0, so items published
+ * during the hold form one batch in slot order. Aborts ignore holds. */
+void mkrt__runtime_hold(mkrt_runtime *rt, bool hold);
+
+#endif
