@@ -41,7 +41,7 @@ STRESS_SRCS := $(sort $(wildcard stress/*_stress.c))
 STRESS_BINS := $(STRESS_SRCS:stress/%.c=$(BUILD)/stress/%)
 HEADERS     := $(sort $(wildcard include/mkrt/*.h))
 
-.PHONY: all check headers-check stress tsan asan bench bench-quick demo install uninstall \
+.PHONY: all check headers-check stress tsan asan bench bench-quick demo examples install uninstall \
         deps bench-deps clean help tests
 .DEFAULT_GOAL := all
 
@@ -142,9 +142,16 @@ bench-quick: $(BENCHES)
 	$(BUILD)/bench/plan_bench --quick
 	$(BUILD)/bench/cache_bench --quick
 
-demo: bench-quick
+$(BUILD)/examples/%: examples/%.c $(STATIC)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(STATIC) $(LDFLAGS) $(LDLIBS)
 
-# What `make demo` runs until the runtime has its own demo.
+EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
+examples: $(EXAMPLES)
+
+# The README's main demo: a dataflow analysis through the runtime (CPU).
+demo: $(BUILD)/examples/analysis_demo
+	$(BUILD)/examples/analysis_demo
 
 install: all
 	install -d $(DESTDIR)$(INCDIR)/mkrt $(DESTDIR)$(LIBDIR)/pkgconfig
