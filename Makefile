@@ -131,16 +131,23 @@ $(BUILD)/bench/cache_bench: bench/cache_bench.c bench/bench_util.h $(STATIC)
 	@mkdir -p $(@D)
 	$(CC) $(BENCH_CFLAGS) -o $@ bench/cache_bench.c $(STATIC) $(URCU_LIBS) -lm -pthread
 
-BENCHES := $(BUILD)/bench/ring_bench $(BUILD)/bench/plan_bench $(BUILD)/bench/cache_bench
+$(BUILD)/bench/runtime_bench: bench/runtime_bench.c bench/bench_util.h $(STATIC)
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_CFLAGS) -o $@ bench/runtime_bench.c $(STATIC) $(URCU_LIBS) -lm -pthread
+
+BENCHES := $(BUILD)/bench/ring_bench $(BUILD)/bench/plan_bench $(BUILD)/bench/cache_bench \
+           $(BUILD)/bench/runtime_bench
 bench: $(BENCHES)
 	$(BUILD)/bench/ring_bench --out bench/results/ring.md
 	$(BUILD)/bench/plan_bench --out bench/results/plan.md
 	$(BUILD)/bench/cache_bench --out bench/results/cache.md
+	$(BUILD)/bench/runtime_bench --out bench/results/runtime.md
 
 bench-quick: $(BENCHES)
 	$(BUILD)/bench/ring_bench --quick
 	$(BUILD)/bench/plan_bench --quick
 	$(BUILD)/bench/cache_bench --quick
+	$(BUILD)/bench/runtime_bench --quick
 
 $(BUILD)/examples/%: examples/%.c $(STATIC)
 	@mkdir -p $(@D)

@@ -7,6 +7,9 @@
 #include "error_internal.h"
 #include "runtime_internal.h"
 
+/* Batches up to this many items run on the dispatcher thread itself. */
+#define INLINE_BATCH_MAX 64
+
 static uint64_t load_relaxed(_Atomic uint64_t *v)
 {
     return atomic_load_explicit(v, memory_order_relaxed);
@@ -294,7 +297,15 @@ void *mkrt__dispatcher_main(void *arg)
             running = NULL;
         }
         if (n > 0) {
-            if (b->exec_n > 0) {
+            if (b->exec_n > 0 && b->exec_n <= INLINE_BATCH_MAX) {
+                /* Small batch: run it here, layer by layer (one thread needs
+                 * no barrier); saves the hand-offs to and from the workers,
+                 * which dominate latency at light load. The previous batch
+                 * has completed above, so batches stay in order. */
+                for (size_t l = 0; l < b->layers; l++)
+                    mkrt__exec_range(rt, b, b->layer_offsets[l], b->layer_offsets[l + 1]);
+                complete_batch(rt, b);
+            } else if (b->exec_n > 0) {
                 b->started_ns = mkrt__now_ns();
                 mkrt__cpu_pool_launch(rt->cpu, b);
                 running = b;

@@ -146,8 +146,8 @@ mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **out, mkrt_error *
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     rt->workers = cfg->workers ? cfg->workers : (uint32_t)(cpus > 0 ? cpus : 1);
     pthread_mutex_init(&rt->producers_lock, NULL);
-    mkrt__waitq_init(&rt->work_wq);
-    mkrt__waitq_init(&rt->done_wq);
+    mkrt__waitq_init_symmetric(&rt->work_wq);
+    mkrt__waitq_init_symmetric(&rt->done_wq);
     bool ok = alloc_batch(&rt->batch[0], cfg->max_batch) && alloc_batch(&rt->batch[1], cfg->max_batch);
     rt->slots = mkrt__alloc_zeroed(cfg->max_producers * sizeof *rt->slots, alignof(mkrt_producer *));
     rt->cells = mkrt__alloc_zeroed((size_t)cfg->cells * sizeof *rt->cells, MKRT_CACHE_LINE);
@@ -377,6 +377,13 @@ static mkrt_status wait_until(mkrt_runtime *rt, _Atomic uint64_t *counter, uint6
     struct timespec ts;
     const struct timespec *deadline = NULL;
     bool have_deadline = false;
+    for (unsigned spin = 0; spin < 256 && timeout_ns != 0; spin++) {
+        /* A completion is often microseconds away: look before sleeping.
+         * acquire: pairs with the release stores in complete_batch. */
+        if (atomic_load_explicit(counter, memory_order_acquire) >= target)
+            return MKRT_OK;
+        mkrt__cpu_relax();
+    }
     for (;;) {
         /* acquire: pairs with the release stores in complete_batch. */
         if (atomic_load_explicit(counter, memory_order_acquire) >= target)

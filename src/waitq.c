@@ -32,11 +32,17 @@ void mkrt__waitq_init(mkrt__waitq *q)
 {
     pthread_once(&protocol_once, pick_protocol);
     memset(q, 0, sizeof *q);
+    q->asymmetric = (uint32_t)mkrt__waitq_asymmetric;
+}
+
+void mkrt__waitq_init_symmetric(mkrt__waitq *q)
+{
+    memset(q, 0, sizeof *q);
 }
 
 uint32_t mkrt__waitq_prepare(mkrt__waitq *q)
 {
-    if (mkrt__waitq_asymmetric) {
+    if (q->asymmetric) {
         /* relaxed: ordered by the membarrier that follows (protocol 1). */
         atomic_fetch_add_explicit(&q->waiters, 1, memory_order_relaxed);
         if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0) {

@@ -48,21 +48,28 @@ typedef struct mkrt__waitq {
     _Atomic uint32_t waiters; /* threads between prepare and finish */
     _Atomic uint32_t epoch;   /* bumped by every notify that found waiters */
     _Atomic uint32_t epoch_unreliable; /* membarrier failed after setup */
+    uint32_t asymmetric;      /* protocol 1 for this queue; fixed at init */
 } mkrt__waitq;
 
 /* Non-zero when the asymmetric (membarrier) protocol is in use. Written
  * once by mkrt__waitq_init's pthread_once, before any waitq is shared. */
 extern int mkrt__waitq_asymmetric;
 
-/* Zeroes q and, the first time in the process, picks the protocol. */
+/* Zeroes q and, the first time in the process, picks the protocol:
+ * asymmetric where membarrier works. For queues notified per item or
+ * burst (the rings), where a free notify matters most. */
 void mkrt__waitq_init(mkrt__waitq *q);
+/* Zeroes q for protocol 2 (RMW on both sides): for queues notified rarely
+ * (per batch or per layer) whose waiters sleep often, where a membarrier
+ * per sleep (IPIs to every CPU) would cost more than it saves. */
+void mkrt__waitq_init_symmetric(mkrt__waitq *q);
 void mkrt__waitq_wake_all(mkrt__waitq *q);
 uint32_t mkrt__waitq_prepare(mkrt__waitq *q);
 
 static inline void mkrt__waitq_notify(mkrt__waitq *q)
 {
     uint32_t waiters;
-    if (mkrt__waitq_asymmetric) {
+    if (q->asymmetric) {
         /* Compiler barrier: keep the caller's state stores before the load
          * below in program order; the waiter's membarrier supplies the
          * hardware barrier (protocol 1 above). */

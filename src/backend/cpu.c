@@ -15,7 +15,10 @@
 #include "../error_internal.h"
 #include "../runtime_internal.h"
 
-#define SPIN_BEFORE_SLEEP 2000
+/* Spin this many times (a few microseconds) before sleeping: long enough
+ * to catch the next layer or batch while it is being prepared, short enough
+ * not to starve the dispatcher and producers on a small machine. */
+#define SPIN_BEFORE_SLEEP 128
 
 struct mkrt__cpu_pool {
     mkrt_runtime *rt;
@@ -144,8 +147,8 @@ mkrt_status mkrt__cpu_pool_start(mkrt_runtime *rt, uint32_t workers, mkrt__cpu_p
     pool->rt = rt;
     pool->workers = workers;
     pool->threads = threads;
-    mkrt__waitq_init(&pool->launch_wq);
-    mkrt__waitq_init(&pool->barrier_wq);
+    mkrt__waitq_init_symmetric(&pool->launch_wq);
+    mkrt__waitq_init_symmetric(&pool->barrier_wq);
     for (uint32_t i = 0; i < workers; i++) {
         int rc = pthread_create(&threads[i], NULL, worker_main, pool);
         if (rc != 0) {

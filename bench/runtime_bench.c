@@ -1,0 +1,356 @@
+/* bench/runtime_bench.c - end to end: mkrt vs what a user would otherwise
+ * write, in one run.
+ *
+ * Baseline: one mutex + condition variable queue per worker thread; a
+ * producer sends each item to the worker that owns its out handle (out %
+ * workers), so items writing one handle run in publish order - the same
+ * guarantee mkrt gives for these ops (NOP, and ADD with in == out). Workers
+ * take everything queued under the lock and run it.
+ *
+ * Throughput: P producers (1, 2) publish ITEMS items each in bursts of 64,
+ * then wait for completion; ops NOP and ADD (h += seq over 1024 handles;
+ * params unique, so nothing is pruned). Latency at light load: one item at
+ * a time, publish then wait for its completion; p50 and p99 of 20000.
+ * Workers: 2 for both (the machine has 2 CPUs).
+ *
+ *   runtime_bench [--quick] [--out FILE]
+ */
+#include <getopt.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "bench_util.h"
+#include "mkrt/runtime.h"
+
+#define WORKERS 2
+#define HANDLES 1024
+#define BURST 64
+
+/* ---- baseline ------------------------------------------------------- */
+
+typedef struct wq {
+    pthread_mutex_t mu;
+    pthread_cond_t cv, done_cv;
+    mkrt_item *buf;
+    size_t cap, head, len;
+    uint64_t completed;
+    bool stop;
+} wq;
+
+typedef struct baseline {
+    wq q[WORKERS];
+    pthread_t th[WORKERS];
+    uint64_t cells[HANDLES];
+} baseline;
+
+static void run_item(uint64_t *cells, const mkrt_item *it)
+{
+    if (it->op == MKRT_OP_ADD)
+        cells[it->out] = cells[it->in] + it->param;
+}
+
+static void *base_worker(void *p)
+{
+    wq *q = p;
+    baseline *b = (baseline *)((char *)(q - (q - (wq *)p)) - 0); /* set below */
+    (void)b;
+    return NULL;
+}
+
+typedef struct base_arg {
+    baseline *b;
+    unsigned id;
+} base_arg;
+
+static void *base_worker_main(void *p)
+{
+    base_arg *a = p;
+    wq *q = &a->b->q[a->id];
+    mkrt_item local[4096];
+    for (;;) {
+        pthread_mutex_lock(&q->mu);
+        while (q->len == 0 && !q->stop)
+            pthread_cond_wait(&q->cv, &q->mu);
+        if (q->len == 0 && q->stop) {
+            pthread_mutex_unlock(&q->mu);
+            return NULL;
+        }
+        size_t n = q->len < 4096 ? q->len : 4096;
+        for (size_t i = 0; i < n; i++)
+            local[i] = q->buf[(q->head + i) % q->cap];
+        q->head = (q->head + n) % q->cap;
+        q->len -= n;
+        pthread_cond_broadcast(&q->done_cv); /* room for producers */
+        pthread_mutex_unlock(&q->mu);
+        for (size_t i = 0; i < n; i++)
+            run_item(a->b->cells, &local[i]);
+        pthread_mutex_lock(&q->mu);
+        q->completed += n;
+        pthread_cond_broadcast(&q->done_cv);
+        pthread_mutex_unlock(&q->mu);
+    }
+}
+
+static base_arg base_args[WORKERS];
+
+static baseline *base_start(void)
+{
+    baseline *b = calloc(1, sizeof *b);
+    for (unsigned i = 0; i < WORKERS; i++) {
+        wq *q = &b->q[i];
+        pthread_mutex_init(&q->mu, NULL);
+        pthread_cond_init(&q->cv, NULL);
+        pthread_cond_init(&q->done_cv, NULL);
+        q->cap = 1 << 16;
+        q->buf = malloc(q->cap * sizeof *q->buf);
+        base_args[i] = (base_arg){b, i};
+        pthread_create(&b->th[i], NULL, base_worker_main, &base_args[i]);
+    }
+    (void)base_worker;
+    return b;
+}
+
+/* Enqueue a burst: items go to the queue that owns their out handle. */
+static void base_publish(baseline *b, const mkrt_item *items, size_t n, uint64_t sent[WORKERS])
+{
+    for (unsigned w = 0; w < WORKERS; w++) {
+        wq *q = &b->q[w];
+        pthread_mutex_lock(&q->mu);
+        bool any = false;
+        for (size_t i = 0; i < n; i++) {
+            if (items[i].out % WORKERS != w)
+                continue;
+            while (q->len == q->cap)
+                pthread_cond_wait(&q->done_cv, &q->mu);
+            q->buf[(q->head + q->len) % q->cap] = items[i];
+            q->len++;
+            sent[w]++;
+            any = true;
+        }
+        if (any)
+            pthread_cond_signal(&q->cv);
+        pthread_mutex_unlock(&q->mu);
+    }
+}
+
+static void base_wait(baseline *b, const uint64_t target[WORKERS])
+{
+    for (unsigned w = 0; w < WORKERS; w++) {
+        wq *q = &b->q[w];
+        pthread_mutex_lock(&q->mu);
+        while (q->completed < target[w])
+            pthread_cond_wait(&q->done_cv, &q->mu);
+        pthread_mutex_unlock(&q->mu);
+    }
+}
+
+static void base_stop(baseline *b)
+{
+    for (unsigned w = 0; w < WORKERS; w++) {
+        pthread_mutex_lock(&b->q[w].mu);
+        b->q[w].stop = true;
+        pthread_cond_signal(&b->q[w].cv);
+        pthread_mutex_unlock(&b->q[w].mu);
+        pthread_join(b->th[w], NULL);
+        free(b->q[w].buf);
+    }
+    free(b);
+}
+
+/* ---- runs ------------------------------------------------------------ */
+
+typedef struct run_ctx {
+    bool use_mkrt;
+    mkrt_runtime *rt;
+    baseline *base;
+    uint32_t op;
+    uint64_t items;
+    _Atomic unsigned ready;
+    _Atomic bool go;
+    /* baseline: per-producer counts sent to each worker queue */
+    uint64_t sent[2][WORKERS];
+} run_ctx;
+
+typedef struct prod_arg {
+    run_ctx *c;
+    unsigned id;
+} prod_arg;
+
+static void *producer_main(void *p)
+{
+    prod_arg *a = p;
+    run_ctx *c = a->c;
+    mkrt_producer *mp = c->use_mkrt ? mkrt_producer_open(c->rt, NULL) : NULL;
+    mkrt_item buf[BURST];
+    atomic_fetch_add(&c->ready, 1);
+    while (!atomic_load_explicit(&c->go, memory_order_acquire))
+        ;
+    uint32_t seq = a->id << 28;
+    for (uint64_t done = 0; done < c->items; done += BURST) {
+        for (int i = 0; i < BURST; i++, seq++) {
+            uint32_t h = seq % HANDLES;
+            buf[i] = (mkrt_item){c->op, h, h, seq};
+        }
+        if (c->use_mkrt)
+            mkrt_publish(mp, buf, BURST, UINT64_MAX, NULL);
+        else
+            base_publish(c->base, buf, BURST, c->sent[a->id]);
+    }
+    if (c->use_mkrt) {
+        uint64_t t;
+        mkrt_fence(mp, &t);
+        mkrt_wait(mp, t, UINT64_MAX);
+        mkrt_producer_close(mp);
+    }
+    return NULL;
+}
+
+static double throughput(bool use_mkrt, unsigned producers, uint32_t op, uint64_t items)
+{
+    run_ctx c = {.use_mkrt = use_mkrt, .op = op, .items = items};
+    if (use_mkrt) {
+        mkrt_config cfg = mkrt_config_default();
+        cfg.workers = WORKERS;
+        cfg.cells = HANDLES;
+        mkrt_create(&cfg, &c.rt, NULL);
+    } else {
+        c.base = base_start();
+    }
+    pthread_t th[2];
+    prod_arg args[2];
+    for (unsigned i = 0; i < producers; i++) {
+        args[i] = (prod_arg){&c, i};
+        pthread_create(&th[i], NULL, producer_main, &args[i]);
+    }
+    while (atomic_load(&c.ready) < producers)
+        ;
+    uint64_t t0 = bench_now_ns();
+    atomic_store_explicit(&c.go, true, memory_order_release);
+    for (unsigned i = 0; i < producers; i++)
+        pthread_join(th[i], NULL);
+    if (use_mkrt) {
+        mkrt_drain(c.rt, UINT64_MAX);
+    } else {
+        uint64_t target[WORKERS] = {0};
+        for (unsigned i = 0; i < producers; i++)
+            for (unsigned w = 0; w < WORKERS; w++)
+                target[w] += c.sent[i][w];
+        base_wait(c.base, target);
+    }
+    uint64_t t1 = bench_now_ns();
+    if (use_mkrt)
+        mkrt_destroy(c.rt, UINT64_MAX, NULL);
+    else
+        base_stop(c.base);
+    return (double)(items * producers) / ((double)(t1 - t0) / 1e9);
+}
+
+static void latency(bool use_mkrt, int rounds, double *p50, double *p99)
+{
+    double *v = malloc(sizeof(double) * (size_t)rounds);
+    mkrt_runtime *rt = NULL;
+    mkrt_producer *p = NULL;
+    baseline *b = NULL;
+    if (use_mkrt) {
+        mkrt_config cfg = mkrt_config_default();
+        cfg.workers = WORKERS;
+        cfg.cells = HANDLES;
+        mkrt_create(&cfg, &rt, NULL);
+        p = mkrt_producer_open(rt, NULL);
+    } else {
+        b = base_start();
+    }
+    uint64_t sent[WORKERS] = {0};
+    for (int r = 0; r < rounds; r++) {
+        mkrt_item it = {MKRT_OP_ADD, (uint32_t)r % HANDLES, (uint32_t)r % HANDLES, (uint32_t)r};
+        uint64_t t0 = bench_now_ns();
+        if (use_mkrt) {
+            uint64_t t;
+            mkrt_publish(p, &it, 1, UINT64_MAX, NULL);
+            mkrt_fence(p, &t);
+            mkrt_wait(p, t, UINT64_MAX);
+        } else {
+            base_publish(b, &it, 1, sent);
+            base_wait(b, sent);
+        }
+        v[r] = (double)(bench_now_ns() - t0);
+    }
+    qsort(v, (size_t)rounds, sizeof *v, bench_cmp_double);
+    *p50 = v[rounds / 2];
+    *p99 = v[rounds * 99 / 100];
+    free(v);
+    if (use_mkrt) {
+        mkrt_producer_close(p);
+        mkrt_destroy(rt, UINT64_MAX, NULL);
+    } else {
+        base_stop(b);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    bool quick = false;
+    const char *out = NULL;
+    static const struct option opts[] = {
+        {"quick", no_argument, NULL, 'q'}, {"out", required_argument, NULL, 'o'}, {0, 0, 0, 0}};
+    int o;
+    while ((o = getopt_long(argc, argv, "qo:", opts, NULL)) != -1) {
+        if (o == 'q')
+            quick = true;
+        else if (o == 'o')
+            out = optarg;
+        else {
+            fprintf(stderr, "usage: %s [--quick] [--out FILE]\n", argv[0]);
+            return 2;
+        }
+    }
+    const int reps = quick ? 1 : 5;
+    const uint64_t items = quick ? 200000 : 2000000;
+    char machine[256], report[4096];
+    size_t len = 0;
+    bench_machine(machine, sizeof machine);
+#define EMIT(...) len += (size_t)snprintf(report + len, sizeof report - len, __VA_ARGS__)
+    printf("runtime_bench: %llu items per producer, median of %d; %s\n", (unsigned long long)items,
+           reps, machine);
+    EMIT("| op | producers | mkrt | mutex+condvar pool | ratio |\n|---|---|---|---|---|\n");
+    double min_ratio = 1e9;
+    static const uint32_t ops[] = {MKRT_OP_NOP, MKRT_OP_ADD};
+    for (int oi = 0; oi < 2; oi++)
+        for (unsigned p = 1; p <= 2; p++) {
+            double m[8], bl[8];
+            for (int r = 0; r < reps; r++) {
+                m[r] = throughput(true, p, ops[oi], items);
+                bl[r] = throughput(false, p, ops[oi], items);
+            }
+            double mm = bench_median(m, reps), bb = bench_median(bl, reps);
+            min_ratio = mm / bb < min_ratio ? mm / bb : min_ratio;
+            EMIT("| %s | %u | %.1f M/s | %.1f M/s | %.2fx |\n", oi ? "ADD" : "NOP", p, mm / 1e6, bb / 1e6, mm / bb);
+            printf("%s %u producer(s): mkrt %.1f M/s, baseline %.1f M/s\n", oi ? "ADD" : "NOP", p, mm / 1e6, bb / 1e6);
+            fflush(stdout);
+        }
+    int rounds = quick ? 2000 : 20000;
+    double m50, m99, b50, b99;
+    latency(true, rounds, &m50, &m99);
+    latency(false, rounds, &b50, &b99);
+    EMIT("\n| latency, one item at a time | mkrt | mutex+condvar pool |\n|---|---|---|\n"
+         "| p50 | %.1f us | %.1f us |\n| p99 | %.1f us | %.1f us |\n",
+         m50 / 1e3, b50 / 1e3, m99 / 1e3, b99 / 1e3);
+    EMIT("\n| target | value | met |\n|---|---|---|\n| throughput >= 3x the baseline (worst case) | %.2fx | %s |\n"
+         "| lower p99 latency than the baseline | %.1f us vs %.1f us | %s |\n",
+         min_ratio, min_ratio >= 3 ? "yes" : "NO", m99 / 1e3, b99 / 1e3, m99 < b99 ? "yes" : "NO");
+    printf("\n%s", report);
+    if (out != NULL) {
+        FILE *f = fopen(out, "w");
+        if (f == NULL) {
+            perror(out);
+            return 1;
+        }
+        fprintf(f, "# Runtime end to end: mkrt vs a mutex+condvar queue feeding a thread pool\n\n"
+                   "Machine: %s\n\nCommand: `make bench` (runs `build/bench/runtime_bench --out %s`); "
+                   "%llu items per producer in bursts of %d, %d workers each, median of %d runs; "
+                   "latency over %d single-item round trips.\n\n%s",
+                machine, out, (unsigned long long)items, BURST, WORKERS, reps, rounds, report);
+        fclose(f);
+    }
+    return 0;
+}
