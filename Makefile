@@ -93,7 +93,7 @@ headers-check:
 	    || { echo "header $$h does not compile on its own"; exit 1; }; \
 	done; echo "headers: $(words $(HEADERS)) public headers compile on their own"
 
-check: all $(TEST_BINS) headers-check
+check: all $(TEST_BINS) $(EXAMPLES) headers-check
 	prove -f --exec 'timeout -k 5 $(TEST_TIMEOUT)' $(TEST_BINS)
 	@echo "== again with the RMW wake-up protocol (MKRT_WAITQ_SYMMETRIC=1)"
 	MKRT_WAITQ_SYMMETRIC=1 prove -f --exec 'timeout -k 5 $(TEST_TIMEOUT)' \
@@ -157,7 +157,8 @@ EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c)
 examples: $(EXAMPLES)
 
 # The README's main demo: a dataflow analysis through the runtime (CPU).
-demo: $(BUILD)/examples/analysis_demo
+demo: $(EXAMPLES)
+	$(BUILD)/examples/minimal
 	$(BUILD)/examples/analysis_demo
 
 install: all

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "mkrt/mkrt.h"
 
@@ -165,6 +166,7 @@ int main(int argc, char **argv)
     printf("mkrt analysis demo: %u blocks, %u CFG edges, %u analysis threads, backend %s\n", g.blocks,
            g.edges, producers, mkrt_backend_describe(rt));
 
+    const bool tty = isatty(STDOUT_FILENO); /* a live progress line on terminals */
     uint64_t t0 = now_ns(), published = 0, last_sum = 0;
     uint32_t rounds = 0, quiet = 0;
     analyst *as = calloc(producers, sizeof *as);
@@ -190,12 +192,16 @@ int main(int argc, char **argv)
         last_sum = sum;
         mkrt_stats s;
         mkrt_stats_read(rt, &s);
-        printf("\r  round %4u: %10llu items, %8llu batches, %6llu facts known", rounds,
-               (unsigned long long)s.published, (unsigned long long)s.batches, (unsigned long long)sum);
-        fflush(stdout);
+        if (tty || rounds % 20 == 0 || quiet) {
+            printf("%s  round %4u: %10llu items, %8llu batches, %6llu facts known%s", tty ? "\r" : "",
+                   rounds, (unsigned long long)s.published, (unsigned long long)s.batches,
+                   (unsigned long long)sum, tty ? "" : "\n");
+            fflush(stdout);
+        }
     }
     double secs = (double)(now_ns() - t0) / 1e9;
-    printf("\n");
+    if (tty)
+        printf("\n");
 
     uint64_t *want = malloc(sizeof(uint64_t) * g.blocks);
     solve(&g, want);
