@@ -50,10 +50,6 @@ static size_t drain_into(mkrt_runtime *rt, mkrt__batch *b)
     size_t n = 0;
     b->nseg = 0;
     b->n = 0;
-    if (atomic_load(&rt->held) && !atomic_load_explicit(&rt->aborting, memory_order_acquire)) {
-        rt->rr = 0;
-        return 0;
-    }
     bool progress = true;
     while (progress && n < rt->cfg.max_batch) {
         progress = false;
@@ -286,6 +282,24 @@ void *mkrt__dispatcher_main(void *arg)
     mkrt__batch *running = NULL;
     unsigned cur = 0;
     for (;;) {
+        /* Test hook: park between batches while held (see runtime_internal.h). */
+        if (atomic_load(&rt->held) && !atomic_load_explicit(&rt->aborting, memory_order_acquire)) {
+            if (running != NULL) {
+                wait_backend(rt);
+                complete_batch(rt, running);
+                running = NULL;
+            }
+            atomic_store(&rt->parked, true);
+            mkrt__waitq_notify(&rt->done_wq);
+            while (atomic_load(&rt->held) && !atomic_load_explicit(&rt->aborting, memory_order_acquire)) {
+                uint32_t e = mkrt__waitq_prepare(&rt->work_wq);
+                if (atomic_load(&rt->held) && !atomic_load_explicit(&rt->aborting, memory_order_acquire))
+                    mkrt__waitq_sleep(&rt->work_wq, e, NULL);
+                mkrt__waitq_finish(&rt->work_wq);
+            }
+            atomic_store(&rt->parked, false);
+            rt->rr = 0;
+        }
         mkrt__batch *b = &rt->batch[cur];
         bool aborting = atomic_load_explicit(&rt->aborting, memory_order_acquire);
         size_t n = aborting ? 0 : drain_into(rt, b);
@@ -326,7 +340,7 @@ void *mkrt__dispatcher_main(void *arg)
             rings_empty(rt))
             break;
         uint32_t e = mkrt__waitq_prepare(&rt->work_wq);
-        bool idle = rings_empty(rt) || atomic_load(&rt->held);
+        bool idle = rings_empty(rt) && !atomic_load(&rt->held);
         if (idle && !atomic_load_explicit(&rt->closing, memory_order_acquire) &&
             !atomic_load_explicit(&rt->aborting, memory_order_acquire))
             mkrt__waitq_sleep(&rt->work_wq, e, NULL);

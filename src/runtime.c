@@ -569,4 +569,8 @@ void mkrt__runtime_hold(mkrt_runtime *rt, bool hold)
     /* seq_cst: a rare test-only switch; no ordering subtleties wanted. */
     atomic_store(&rt->held, hold);
     mkrt__waitq_notify(&rt->work_wq);
+    while (hold && !atomic_load(&rt->parked) && !atomic_load(&rt->stopped)) {
+        struct timespec ts = {0, 100000};
+        nanosleep(&ts, NULL);
+    }
 }

@@ -84,7 +84,8 @@ struct mkrt_runtime {
     _Atomic bool closing;  /* no new publishes */
     _Atomic bool aborting; /* destroy timed out: fail what has not started */
     _Atomic bool stopped;  /* dispatcher has exited */
-    _Atomic bool held;     /* test hook: the dispatcher drains nothing while set */
+    _Atomic bool held;     /* test hook: the dispatcher parks between batches */
+    _Atomic bool parked;   /* ... and says so here */
 
     alignas(MKRT_CACHE_LINE) mkrt__waitq work_wq; /* the dispatcher sleeps here */
     alignas(MKRT_CACHE_LINE) mkrt__waitq done_wq; /* fence and drain waiters sleep here */
@@ -121,9 +122,10 @@ void mkrt__cpu_pool_stop(mkrt__cpu_pool *pool);
 
 void *mkrt__dispatcher_main(void *rt);
 
-/* Test hook: while held, the dispatcher drains nothing (items wait in the
- * rings); releasing restarts the round robin at slot 0, so items published
- * during the hold form one batch in slot order. Aborts ignore holds. */
+/* Test hook: hold(true) returns once the dispatcher has finished its
+ * current batch and parked; items then wait in the rings. Releasing
+ * restarts the round robin at slot 0, so items published during the hold
+ * form one batch in slot order. Aborts ignore holds. */
 void mkrt__runtime_hold(mkrt_runtime *rt, bool hold);
 
 #endif
