@@ -2,7 +2,9 @@
 #ifndef MKRT_BENCH_UTIL_H
 #define MKRT_BENCH_UTIL_H
 
+#include <getopt.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -65,6 +67,44 @@ static inline void bench_machine(char *buf, size_t len)
     uname(&u);
     snprintf(buf, len, "%s, %ld CPUs, %s %s", model, sysconf(_SC_NPROCESSORS_ONLN), u.sysname,
              u.release);
+}
+
+/* Parses [--quick] [--out FILE]; exits 2 with a usage line otherwise. */
+static inline void bench_args(int argc, char **argv, bool *quick, const char **out)
+{
+    static const struct option opts[] = {
+        {"quick", no_argument, NULL, 'q'}, {"out", required_argument, NULL, 'o'}, {0, 0, 0, 0}};
+    int o;
+    *quick = false;
+    *out = NULL;
+    while ((o = getopt_long(argc, argv, "qo:", opts, NULL)) != -1) {
+        if (o == 'q') {
+            *quick = true;
+        } else if (o == 'o') {
+            *out = optarg;
+        } else {
+            fprintf(stderr, "usage: %s [--quick] [--out FILE]\n", argv[0]);
+            exit(2);
+        }
+    }
+}
+
+/* Writes "# title", the machine, the command and `body` to path (when not
+ * NULL). Returns 0, or 1 after printing why the file could not be written. */
+static inline int bench_write_report(const char *prog, const char *path, const char *title,
+                                     const char *machine, const char *setup, const char *body)
+{
+    if (path == NULL)
+        return 0;
+    FILE *f = fopen(path, "w");
+    if (f == NULL) {
+        perror(path);
+        return 1;
+    }
+    fprintf(f, "# %s\n\nMachine: %s\n\nCommand: `make bench` (runs `%s --out %s`); %s\n\n%s",
+            title, machine, prog, path, setup, body);
+    fclose(f);
+    return 0;
 }
 
 #endif

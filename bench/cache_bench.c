@@ -10,7 +10,6 @@
  *
  *   cache_bench [--quick] [--out FILE]
  */
-#include <getopt.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 
@@ -211,21 +210,9 @@ static double run_case(int kind, unsigned threads, double wf, double seconds)
 
 int main(int argc, char **argv)
 {
-    bool quick = false;
-    const char *out = NULL;
-    static const struct option opts[] = {
-        {"quick", no_argument, NULL, 'q'}, {"out", required_argument, NULL, 'o'}, {0, 0, 0, 0}};
-    int o;
-    while ((o = getopt_long(argc, argv, "qo:", opts, NULL)) != -1) {
-        if (o == 'q')
-            quick = true;
-        else if (o == 'o')
-            out = optarg;
-        else {
-            fprintf(stderr, "usage: %s [--quick] [--out FILE]\n", argv[0]);
-            return 2;
-        }
-    }
+    bool quick;
+    const char *out;
+    bench_args(argc, argv, &quick, &out);
     mkrt_device_key dev = mkrt_device_key_cpu();
     for (int i = 0; i < KEYS; i++) {
         mkrt_exec_sample s = {1000, 0.5, 4096};
@@ -263,17 +250,9 @@ int main(int argc, char **argv)
     EMIT("\n| target | ratio | met |\n|---|---|---|\n| 2 readers, 1%% writes: >= 3x the rwlock table | %.2fx | %s |\n",
          target, target >= 3 ? "yes" : "NO");
     printf("\n%s", report);
-    if (out != NULL) {
-        FILE *f = fopen(out, "w");
-        if (f == NULL) {
-            perror(out);
-            return 1;
-        }
-        fprintf(f, "# Plan cache: RCU lookups vs rwlock and mutex\n\nMachine: %s\n\nCommand: `make bench` "
-                   "(runs `build/bench/cache_bench --out %s`); %d hot keys; median of %d runs of %.1f s; "
-                   "a write replaces one key's plan; threads pinned to CPUs 0 and 1.\n\n%s",
-                machine, out, KEYS, reps, secs, report);
-        fclose(f);
-    }
+    char setup[512];
+    snprintf(setup, sizeof setup, "%d hot keys; median of %d runs of %.1f s; a write replaces one key's plan; threads pinned to CPUs 0 and 1.", KEYS, reps, secs);
+    if (bench_write_report(argv[0], out, "Plan cache: RCU lookups vs rwlock and mutex", machine, setup, report) != 0)
+        return 1;
     return 0;
 }

@@ -11,7 +11,6 @@
  *
  *   plan_bench [--quick] [--out FILE]
  */
-#include <getopt.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 
@@ -181,21 +180,9 @@ static double run_barrier(void *p)
 
 int main(int argc, char **argv)
 {
-    bool quick = false;
-    const char *out = NULL;
-    static const struct option opts[] = {
-        {"quick", no_argument, NULL, 'q'}, {"out", required_argument, NULL, 'o'}, {0, 0, 0, 0}};
-    int o;
-    while ((o = getopt_long(argc, argv, "qo:", opts, NULL)) != -1) {
-        if (o == 'q')
-            quick = true;
-        else if (o == 'o')
-            out = optarg;
-        else {
-            fprintf(stderr, "usage: %s [--quick] [--out FILE]\n", argv[0]);
-            return 2;
-        }
-    }
+    bool quick;
+    const char *out;
+    bench_args(argc, argv, &quick, &out);
     mkrt_allocator counting = {counting_alloc, counting_free, NULL};
     mkrt_allocator_set(&counting);
     const int reps = quick ? 1 : 5;
@@ -275,17 +262,10 @@ int main(int argc, char **argv)
     EMIT("| 0 allocations per call in steady state | %.0f + %.0f | %s |\n", l_allocs, b_allocs,
          l_allocs == 0 && b_allocs == 0 ? "yes" : "NO");
     printf("\n%s", report);
-    if (out != NULL) {
-        FILE *f = fopen(out, "w");
-        if (f == NULL) {
-            perror(out);
-            return 1;
-        }
-        fprintf(f, "# Planning core throughput\n\nMachine: %s\n\nCommand: `make bench` (runs "
-                   "`build/bench/plan_bench --out %s`); median of %d runs.\n\n%s",
-                machine, out, reps, report);
-        fclose(f);
-    }
+    char setup[512];
+    snprintf(setup, sizeof setup, "median of %d runs.", reps);
+    if (bench_write_report(argv[0], out, "Planning core throughput", machine, setup, report) != 0)
+        return 1;
     mkrt_dedupe_scratch_destroy(c.s);
     mkrt_layer_scratch_destroy(lc.s);
     mkrt_barrier_scratch_destroy(bc.s);

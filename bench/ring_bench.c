@@ -16,7 +16,6 @@
  *   ring_bench [--quick] [--out FILE]
  */
 #include <ck_ring.h>
-#include <getopt.h>
 #include <rte_ring.h>
 #include <rte_ring_elem.h>
 #include <stdatomic.h>
@@ -372,21 +371,9 @@ static double find(const result *r, const char *name)
 
 int main(int argc, char **argv)
 {
-    bool quick = false;
-    const char *out = NULL;
-    static const struct option opts[] = {
-        {"quick", no_argument, NULL, 'q'}, {"out", required_argument, NULL, 'o'}, {0, 0, 0, 0}};
-    int o;
-    while ((o = getopt_long(argc, argv, "qo:", opts, NULL)) != -1) {
-        if (o == 'q')
-            quick = true;
-        else if (o == 'o')
-            out = optarg;
-        else {
-            fprintf(stderr, "usage: %s [--quick] [--out FILE]\n", argv[0]);
-            return 2;
-        }
-    }
+    bool quick;
+    const char *out;
+    bench_args(argc, argv, &quick, &out);
     const int reps = quick ? 1 : 5;
     static const struct { unsigned producers; size_t burst; } cases[] = {
         {1, 1}, {1, 8}, {1, 64}, {2, 1}, {2, 8}, {2, 64}};
@@ -464,19 +451,9 @@ int main(int argc, char **argv)
     TARGET("1:1 burst 1: mkrt_spsc / wfcqueue", find(&res[0], "mkrt_spsc"),
            find(&res[0], "wfcqueue"), 1.0);
     printf("\n%s", report);
-    if (out != NULL) {
-        FILE *f = fopen(out, "w");
-        if (f == NULL) {
-            perror(out);
-            return 1;
-        }
-        fprintf(f, "# Ring throughput: mkrt vs DPDK rte_ring, ck_ring, liburcu wfcqueue, mutex ring\n\n"
-                   "Machine: %s\n\nCommand: `make bench` (runs `build/bench/ring_bench --out %s`)\n\n"
-                   "Producers push 16-byte items in the burst size shown; one consumer pops up to 64 per call (as the dispatcher drains); "
-                   "ring capacity %d; producer and consumer pinned to CPUs 0 and 1 in 1:1 cases, "
-                   "unpinned (3 threads on 2 CPUs) in 2:1 cases.\n\n%s",
-                machine, out, RING_CAP, report);
-        fclose(f);
-    }
+    char setup[512];
+    snprintf(setup, sizeof setup, "producers push 16-byte items in the burst size shown; one consumer pops up to 64 per call (as the dispatcher drains); ring capacity %d; producer and consumer pinned to CPUs 0 and 1 in 1:1 cases, unpinned (3 threads on 2 CPUs) in 2:1 cases.", RING_CAP);
+    if (bench_write_report(argv[0], out, "Ring throughput: mkrt vs DPDK rte_ring, ck_ring, liburcu wfcqueue, mutex ring", machine, setup, report) != 0)
+        return 1;
     return 0;
 }

@@ -15,7 +15,6 @@
  *
  *   runtime_bench [--quick] [--out FILE]
  */
-#include <getopt.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 
@@ -289,21 +288,9 @@ static void latency(bool use_mkrt, int rounds, double *p50, double *p99)
 
 int main(int argc, char **argv)
 {
-    bool quick = false;
-    const char *out = NULL;
-    static const struct option opts[] = {
-        {"quick", no_argument, NULL, 'q'}, {"out", required_argument, NULL, 'o'}, {0, 0, 0, 0}};
-    int o;
-    while ((o = getopt_long(argc, argv, "qo:", opts, NULL)) != -1) {
-        if (o == 'q')
-            quick = true;
-        else if (o == 'o')
-            out = optarg;
-        else {
-            fprintf(stderr, "usage: %s [--quick] [--out FILE]\n", argv[0]);
-            return 2;
-        }
-    }
+    bool quick;
+    const char *out;
+    bench_args(argc, argv, &quick, &out);
     const int reps = quick ? 1 : 5;
     const uint64_t items = quick ? 200000 : 2000000;
     char machine[256], report[4096];
@@ -339,18 +326,9 @@ int main(int argc, char **argv)
          "| lower p99 latency than the baseline | %.1f us vs %.1f us | %s |\n",
          min_ratio, min_ratio >= 3 ? "yes" : "NO", m99 / 1e3, b99 / 1e3, m99 < b99 ? "yes" : "NO");
     printf("\n%s", report);
-    if (out != NULL) {
-        FILE *f = fopen(out, "w");
-        if (f == NULL) {
-            perror(out);
-            return 1;
-        }
-        fprintf(f, "# Runtime end to end: mkrt vs a mutex+condvar queue feeding a thread pool\n\n"
-                   "Machine: %s\n\nCommand: `make bench` (runs `build/bench/runtime_bench --out %s`); "
-                   "%llu items per producer in bursts of %d, %d workers each, median of %d runs; "
-                   "latency over %d single-item round trips.\n\n%s",
-                machine, out, (unsigned long long)items, BURST, WORKERS, reps, rounds, report);
-        fclose(f);
-    }
+    char setup[512];
+    snprintf(setup, sizeof setup, "%llu items per producer in bursts of %d, %d workers each, median of %d runs; latency over %d single-item round trips.", (unsigned long long)items, BURST, WORKERS, reps, rounds);
+    if (bench_write_report(argv[0], out, "Runtime end to end: mkrt vs a mutex+condvar queue feeding a thread pool", machine, setup, report) != 0)
+        return 1;
     return 0;
 }

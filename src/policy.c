@@ -303,17 +303,27 @@ static mkrt_graphblas_class graphblas_class(mkrt_dispatch_topology t)
     return MKRT_GRAPHBLAS_EMPTY;
 }
 
+/* The evidence variants: recommend for the request after inference (so
+ * the memo key is the inferred request) and hand that request back. */
+static mkrt_status recommend_inferred(const mkrt_launch_policy *p, const mkrt_launch_request *req,
+                                      const void *ev, mkrt_launch_request *e,
+                                      mkrt_launch_recommendation *rec, mkrt_error *err)
+{
+    if (req == NULL || ev == NULL)
+        return recommend_inner(p, NULL, -1, rec, err);
+    *e = *req;
+    infer_missing_signals(e);
+    return recommend_inner(p, e, -1, rec, err);
+}
+
 mkrt_status mkrt_launch_recommend_with_topology_evidence(const mkrt_launch_policy *p,
                                                          const mkrt_launch_request *req,
                                                          mkrt_launch_recommendation *rec,
                                                          mkrt_topology_evidence *ev,
                                                          mkrt_error *err)
 {
-    if (req == NULL || ev == NULL)
-        return recommend_inner(p, NULL, -1, rec, err);
-    mkrt_launch_request e = *req;
-    infer_missing_signals(&e);
-    mkrt_status st = recommend_inner(p, &e, -1, rec, err);
+    mkrt_launch_request e;
+    mkrt_status st = recommend_inferred(p, req, ev, &e, rec, err);
     if (st != MKRT_OK)
         return st;
     *ev = (mkrt_topology_evidence){MKRT_TOPOLOGY_EVIDENCE_SCHEMA_VERSION,
@@ -334,11 +344,8 @@ mkrt_status mkrt_launch_recommend_with_promotion_evidence(const mkrt_launch_poli
                                                           mkrt_promotion_evidence *ev,
                                                           mkrt_error *err)
 {
-    if (req == NULL || ev == NULL)
-        return recommend_inner(p, NULL, -1, rec, err);
-    mkrt_launch_request e = *req;
-    infer_missing_signals(&e);
-    mkrt_status st = recommend_inner(p, &e, -1, rec, err);
+    mkrt_launch_request e;
+    mkrt_status st = recommend_inferred(p, req, ev, &e, rec, err);
     if (st != MKRT_OK)
         return st;
     mkrt_promotion_route route = MKRT_ROUTE_INTERPRETER;
