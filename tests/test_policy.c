@@ -321,6 +321,37 @@ static void sizing(void)
        "from_item_count(300) pads to 320");
 }
 
+static void sizing_memos(void)
+{
+    mkrt_sizing_policy sp = mkrt_sizing_policy_standard();
+    mkrt_sizing_cache_reset();
+    mkrt_launch_geometry g1 = mkrt_geometry_from_slots_cached(&sp, 1, 64, 256);
+    for (uint32_t k = 2; k <= 128; k++)
+        mkrt_geometry_from_slots_cached(&sp, k, 64, 256);
+    mkrt_sizing_cache_stats st = mkrt_sizing_cache_stats_read();
+    ok(st.geometry_entries == 128 && st.misses == 128, "geometry memo: 128 entries after 128 inserts");
+    mkrt_launch_geometry again = mkrt_geometry_from_slots_cached(&sp, 1, 64, 256); /* promotes key 1 */
+    mkrt_geometry_from_slots_cached(&sp, 129, 64, 256);                         /* evicts key 2 */
+    uint64_t misses = mkrt_sizing_cache_stats_read().misses;
+    mkrt_geometry_from_slots_cached(&sp, 1, 64, 256);
+    ok(mkrt_sizing_cache_stats_read().misses == misses && memcmp(&g1, &again, sizeof g1) == 0,
+       "planner grid/geometry cache: key 1 is still present after the 129th insert");
+    mkrt_geometry_from_slots_cached(&sp, 2, 64, 256);
+    ok(mkrt_sizing_cache_stats_read().misses == misses + 1, "... the least recently used key (2) was evicted");
+    mkrt_grid_limits lim = {256, 64, 256};
+    mkrt_launch_geometry a, b;
+    uint32_t wa, wb;
+    mkrt_sizing_optimal_grid(&sp, 300, 64, &lim, &a, &wa, NULL);
+    mkrt_sizing_optimal_grid_cached(&sp, 300, 64, &lim, &b, &wb, NULL);
+    mkrt_sizing_optimal_grid_cached(&sp, 300, 64, &lim, &b, &wb, NULL);
+    ok(memcmp(&a, &b, sizeof a) == 0 && wa == wb && mkrt_sizing_cache_stats_read().grid_entries == 1,
+       "the grid memo returns what the uncached call does, from one entry");
+    mkrt_grid_limits zero = {0, 64, 256};
+    mkrt_error err;
+    is(mkrt_sizing_optimal_grid_cached(&sp, 300, 64, &zero, &b, &wb, &err), MKRT_EINVAL, "errors pass through");
+    is(mkrt_sizing_cache_stats_read().grid_entries, 1, "... and are not memoised");
+}
+
 static void config(void)
 {
     mkrt_launch_config c = mkrt_launch_config_default();
@@ -446,6 +477,7 @@ int main(void)
     memo();
     memo_is_per_thread();
     sizing();
+    sizing_memos();
     config();
     priority();
     task_queue();

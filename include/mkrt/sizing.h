@@ -15,6 +15,7 @@
 #define MKRT_SIZING_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "mkrt/status.h"
@@ -77,6 +78,25 @@ mkrt_status mkrt_sizing_optimal_grid(const mkrt_sizing_policy *p, uint32_t queue
                                      uint32_t requested_workers, const mkrt_grid_limits *limits,
                                      mkrt_launch_geometry *geometry, uint32_t *worker_groups,
                                      mkrt_error *err);
+
+/* Per-thread memos of the two computations above (reference: the planner's
+ * grid-plan and geometry caches): 128 entries each, least recently used
+ * evicted, no locks. Results are identical to the uncached calls. */
+#define MKRT_SIZING_CACHE_CAPACITY 128
+mkrt_status mkrt_sizing_optimal_grid_cached(const mkrt_sizing_policy *p, uint32_t queue_len,
+                                            uint32_t requested_workers,
+                                            const mkrt_grid_limits *limits,
+                                            mkrt_launch_geometry *geometry, uint32_t *worker_groups,
+                                            mkrt_error *err);
+mkrt_launch_geometry mkrt_geometry_from_slots_cached(const mkrt_sizing_policy *p, uint32_t slots,
+                                                     uint32_t workers, uint32_t max_x);
+
+typedef struct mkrt_sizing_cache_stats {
+    size_t grid_entries, geometry_entries;
+    uint64_t hits, misses;
+} mkrt_sizing_cache_stats;
+mkrt_sizing_cache_stats mkrt_sizing_cache_stats_read(void);
+void mkrt_sizing_cache_reset(void);
 
 #ifdef __cplusplus
 }
