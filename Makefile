@@ -26,10 +26,19 @@ CPPFLAGS += -D_GNU_SOURCE -Iinclude
 CFLAGS   += $(OPT) $(WARN) $(SAN) -fPIC -pthread -MMD -MP
 LDFLAGS  += $(SAN) -pthread
 URCU_LIBS := -lurcu-cds -lurcu-memb -lurcu-common
-LDLIBS   += $(URCU_LIBS) -lm
+LDLIBS   += $(URCU_LIBS) -ldl -lm
 
 LIB_SRCS := $(sort $(wildcard src/*.c src/backend/*.c queue/*.c))
-LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/megakernel_fatbin.o
+
+# The CUDA megakernel: built by nvcc when there is one (SASS for sm_80 and
+# sm_90, PTX for compute_90 so newer GPUs JIT it) and embedded in the
+# library; without nvcc the library says "not built". `make NVCC=` forces
+# the no-CUDA build. The fatbin is shared by every build tree.
+NVCC      ?= $(firstword $(shell command -v nvcc 2>/dev/null) $(wildcard /usr/local/cuda/bin/nvcc))
+CUDA_ARCH := -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=[sm_90,compute_90]
+FATBIN    := build/cuda/megakernel.fatbin
+BIN2C     := build/tools/bin2c
 STATIC   := $(BUILD)/libmkrt.a
 SHARED   := $(BUILD)/libmkrt.so.$(VERSION)
 
@@ -53,6 +62,27 @@ help:
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(BIN2C): tools/bin2c.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -o $@ $<
+
+ifneq ($(NVCC),)
+$(FATBIN): src/cuda/megakernel.cu src/cuda/protocol.h
+	@mkdir -p $(@D)
+	$(NVCC) -O3 -fatbin $(CUDA_ARCH) -Isrc/cuda $< -o $@
+$(BUILD)/gen/megakernel_fatbin.c: $(FATBIN) $(BIN2C)
+	@mkdir -p $(@D)
+	$(BIN2C) mkrt__megakernel_fatbin $(FATBIN) $@
+else
+$(BUILD)/gen/megakernel_fatbin.c: $(BIN2C)
+	@mkdir -p $(@D)
+	$(BIN2C) mkrt__megakernel_fatbin - $@
+endif
+
+$(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(OPT) $(SAN) -fPIC -c $< -o $@
 
 $(STATIC): $(LIB_OBJS)
 	@mkdir -p $(@D)
@@ -85,6 +115,12 @@ $(BUILD)/stress/%: $(BUILD)/obj/stress/%.o $(STATIC)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+# A stand-in libcuda.so.1 for the loader's failure paths (tests only).
+FAKE_CUDA := $(BUILD)/tests/libfakecuda.so
+$(FAKE_CUDA): tests/fakes/fake_libcuda.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -shared -o $@ $<
+
 tests: $(TEST_BINS) $(STRESS_BINS)
 
 headers-check:
@@ -93,7 +129,7 @@ headers-check:
 	    || { echo "header $$h does not compile on its own"; exit 1; }; \
 	done; echo "headers: $(words $(HEADERS)) public headers compile on their own"
 
-check: all $(TEST_BINS) $(EXAMPLES) headers-check
+check: all $(TEST_BINS) $(EXAMPLES) $(FAKE_CUDA) headers-check
 	prove -f --exec 'timeout -k 5 $(TEST_TIMEOUT)' $(TEST_BINS)
 	@echo "== again with the RMW wake-up protocol (MKRT_WAITQ_SYMMETRIC=1)"
 	MKRT_WAITQ_SYMMETRIC=1 prove -f --exec 'timeout -k 5 $(TEST_TIMEOUT)' \

@@ -8,6 +8,7 @@
 #include "error_internal.h"
 #include "runtime_internal.h"
 #include "../queue/ring_internal.h"
+#include "backend/cuda_loader.h"
 
 mkrt_config mkrt_config_default(void)
 {
@@ -121,6 +122,29 @@ static void free_runtime(mkrt_runtime *rt)
     mkrt__free(rt, sizeof *rt);
 }
 
+/* Why the CUDA backend cannot run here, as a sentence. Even with a working
+ * driver it cannot yet: the device path (module load, cooperative launch,
+ * host-mapped control block) is not wired into the dispatcher in this
+ * build, and the sentence says so rather than pretending. */
+static void cuda_unusable(char *why, size_t len)
+{
+    if (!mkrt__cuda_megakernel_built()) {
+        snprintf(why, len, "the CUDA megakernel was not built (no nvcc when mkrt was compiled).");
+        return;
+    }
+    mkrt__cuda_api cu;
+    mkrt_error e;
+    if (mkrt__cuda_load(&cu, &e) != MKRT_OK) {
+        snprintf(why, len, "%s", e.message);
+        return;
+    }
+    snprintf(why, len,
+             "found %s (sm_%d%d, %d SMs, driver %d), but this build does not yet drive the "
+             "megakernel from the dispatcher.",
+             cu.name, cu.cc_major, cu.cc_minor, cu.sm_count, cu.driver_version);
+    mkrt__cuda_unload(&cu);
+}
+
 mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **out, mkrt_error *err)
 {
     mkrt_config d = mkrt_config_default();
@@ -133,10 +157,14 @@ mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **out, mkrt_error *
     mkrt_status st = check_config(cfg, err);
     if (st != MKRT_OK)
         return st;
+    char cuda_why[MKRT_ERROR_MESSAGE_MAX] = "";
+    if (cfg->backend != MKRT_BACKEND_CPU)
+        cuda_unusable(cuda_why, sizeof cuda_why);
     if (cfg->backend == MKRT_BACKEND_CUDA)
         return mkrt__error_set(err, MKRT_EDEVICE,
-                               "CUDA backend requested but this build has no CUDA backend (not "
-                               "built). Fix: use MKRT_BACKEND_AUTO or MKRT_BACKEND_CPU.");
+                               "CUDA backend requested but unusable: %s Fix: use MKRT_BACKEND_AUTO "
+                               "(falls back to the CPU) or MKRT_BACKEND_CPU.",
+                               cuda_why);
     mkrt_runtime *rt = mkrt__alloc_zeroed(sizeof *rt, alignof(mkrt_runtime));
     if (rt == NULL)
         return mkrt__error_set(err, MKRT_ENOMEM, "mkrt_create could not allocate the runtime (%zu "
@@ -171,8 +199,11 @@ mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **out, mkrt_error *
         free_runtime(rt);
         return st;
     }
-    snprintf(rt->backend_desc, sizeof rt->backend_desc, "cpu: %u workers%s", rt->workers,
-             cfg->backend == MKRT_BACKEND_AUTO ? " (auto: this build has no CUDA backend)" : "");
+    if (cfg->backend == MKRT_BACKEND_AUTO)
+        snprintf(rt->backend_desc, sizeof rt->backend_desc, "cpu: %u workers (auto fell back: %s)",
+                 rt->workers, cuda_why);
+    else
+        snprintf(rt->backend_desc, sizeof rt->backend_desc, "cpu: %u workers", rt->workers);
     int rc = pthread_create(&rt->dispatcher, NULL, mkrt__dispatcher_main, rt);
     if (rc != 0) {
         mkrt__cpu_pool_stop(rt->cpu);
@@ -502,6 +533,7 @@ void mkrt_stats_read(mkrt_runtime *rt, mkrt_stats *out)
     s.producers_open = atomic_load_explicit(&rt->producers_open, memory_order_relaxed);
     s.workers = rt->workers;
     s.backend = "cpu";
+    s.backend_detail = rt->backend_desc;
     *out = s;
 }
 

@@ -105,7 +105,7 @@ struct mkrt_runtime {
     mkrt__batch batch[2];
     uint32_t rr;             /* round-robin start */
     mkrt_mpmc_ring *dead;
-    char backend_desc[256];
+    char backend_desc[MKRT_ERROR_MESSAGE_MAX + 64];
 };
 
 /* Runs items [from, to) of one layer of b; failures go to b's failure list. */

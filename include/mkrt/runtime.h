@@ -108,7 +108,8 @@ typedef struct mkrt_stats {
     uint64_t latency_p50_ns, latency_p99_ns, latency_p999_ns; /* publish to completion */
     uint32_t producers_open;
     uint32_t workers;
-    const char *backend; /* "cpu" or "cuda" */
+    const char *backend;        /* "cpu" or "cuda" */
+    const char *backend_detail; /* as mkrt_backend_describe: why AUTO fell back */
 } mkrt_stats;
 
 typedef struct mkrt_producer_stats {

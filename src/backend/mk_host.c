@@ -1,0 +1,137 @@
+/* src/backend/mk_host.c - host side of the megakernel protocol. */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "../error_internal.h"
+#include "../waitq.h"
+#include "mk_host.h"
+#include "mkrt/ring.h"
+
+void mkrt__mk_host_init(mkrt__mk_host *h, mkrt_mk_control *ctl, mkrt__mk_stage_fn stage, void *ctx)
+{
+    memset(h, 0, sizeof *h);
+    h->ctl = ctl;
+    h->stage = stage;
+    h->stage_ctx = ctx;
+    /* relaxed: read before any batch, the device wrote it before its loop. */
+    h->staged = h->rung = atomic_load_explicit(&ctl->done, memory_order_relaxed);
+}
+
+static mkrt_status dead(mkrt__mk_host *h, mkrt_error *err)
+{
+    return mkrt__error_set(err, MKRT_EDEVICE,
+                           "the megakernel device failed earlier (%s) and is not fed again. Fix: "
+                           "restart the process to use the GPU, or use the CPU backend.",
+                           h->why_failed);
+}
+
+mkrt_status mkrt__mk_stage(mkrt__mk_host *h, const mkrt_item *items, uint32_t count,
+                           const uint32_t *offsets, uint32_t layers, uint64_t *seq, mkrt_error *err)
+{
+    if (h->failed)
+        return dead(h, err);
+    uint64_t next = h->staged + 1;
+    /* relaxed: our own progress record; the device only reads desc after
+     * the doorbell (release) below. */
+    if (next > atomic_load_explicit(&h->ctl->done, memory_order_acquire) + 2)
+        return mkrt__error_set(err, MKRT_ESTATE,
+                               "megakernel batch %llu staged while batch %llu still owns its buffer. "
+                               "Fix: wait for a batch before staging the one two after it.",
+                               (unsigned long long)next, (unsigned long long)(next - 2));
+    mkrt_mk_desc *d = &h->ctl->desc[next & 1];
+    uint64_t ia, oa;
+    mkrt_status st = h->stage(h->stage_ctx, (unsigned)(next & 1), items, count, offsets, layers, &ia,
+                              &oa, err);
+    if (st != MKRT_OK)
+        return st;
+    d->items = ia;
+    d->layer_offsets = oa;
+    d->count = count;
+    d->layers = layers;
+    d->seq = next;
+    h->staged = next;
+    *seq = next;
+    return MKRT_OK;
+}
+
+void mkrt__mk_ring(mkrt__mk_host *h)
+{
+    if (h->failed || h->rung == h->staged)
+        return;
+    h->rung = h->staged;
+    /* release: pairs with the device's system-scope acquire of the
+     * doorbell; publishes the descriptor and the staged buffers. */
+    atomic_store_explicit(&h->ctl->doorbell, h->rung, memory_order_release);
+}
+
+static void describe_progress(const mkrt__mk_host *h, char *buf, size_t len)
+{
+    uint32_t blocks = h->ctl->blocks < MKRT_MK_MAX_BLOCKS ? h->ctl->blocks : MKRT_MK_MAX_BLOCKS;
+    size_t at = 0;
+    buf[0] = '\0';
+    for (uint32_t b = 0; b < blocks && at + 40 < len; b++) {
+        /* relaxed: diagnostic snapshot of words the device keeps writing. */
+        uint64_t p = atomic_load_explicit(&h->ctl->progress[b], memory_order_relaxed);
+        if (b > 0 && b >= 4) { /* the first four blocks, then a summary */
+            at += (size_t)snprintf(buf + at, len - at, ", ... (%u blocks)", blocks);
+            break;
+        }
+        at += (size_t)snprintf(buf + at, len - at, "%sblock %u at layer %u after %u items",
+                               b ? ", " : "", b, (unsigned)(p >> 32), (unsigned)p);
+    }
+}
+
+mkrt_status mkrt__mk_wait(mkrt__mk_host *h, uint64_t seq, uint64_t timeout_ns, mkrt_error *err)
+{
+    if (h->failed)
+        return dead(h, err);
+    uint64_t start = mkrt__now_ns();
+    for (unsigned spin = 0;; spin++) {
+        /* acquire: pairs with the device's system-scope release of done;
+         * the device's cell writes for the batch are visible after it. */
+        uint64_t done = atomic_load_explicit(&h->ctl->done, memory_order_acquire);
+        uint32_t e = atomic_load_explicit(&h->ctl->error, memory_order_acquire);
+        if (e != MKRT_MK_ERR_NONE) {
+            h->failed = true;
+            snprintf(h->why_failed, sizeof h->why_failed, "device error %u at item %u of batch %llu", e,
+                     h->ctl->error_item, (unsigned long long)h->ctl->error_seq);
+            return mkrt__error_set(err, MKRT_EDEVICE,
+                                   "megakernel reported error %u (%s) at item %u of batch %llu. Fix: "
+                                   "check the op and its handles; the device is not used again.",
+                                   e,
+                                   e == MKRT_MK_ERR_UNKNOWN_OP ? "unknown op"
+                                   : e == MKRT_MK_ERR_HANDLE   ? "handle out of range"
+                                                               : "user op failed",
+                                   h->ctl->error_item, (unsigned long long)h->ctl->error_seq);
+        }
+        if (done >= seq)
+            return MKRT_OK;
+        uint64_t waited = mkrt__now_ns() - start;
+        if (timeout_ns != MKRT_TIMEOUT_INFINITE && waited >= timeout_ns) {
+            char where[160];
+            describe_progress(h, where, sizeof where);
+            h->failed = true;
+            snprintf(h->why_failed, sizeof h->why_failed, "watchdog: batch %llu hung",
+                     (unsigned long long)seq);
+            return mkrt__error_set(err, MKRT_ETIMEDOUT,
+                                   "megakernel watchdog: batch %llu not done after %llu ms (%s). Fix: "
+                                   "look for an op that never returns; raise watchdog_ms for long "
+                                   "batches.",
+                                   (unsigned long long)seq, (unsigned long long)(waited / 1000000),
+                                   where);
+        }
+        if (spin < 1000) {
+            mkrt__cpu_relax();
+        } else {
+            struct timespec ts = {0, 20000}; /* 20 us: a PCIe round trip is about 1 us */
+            nanosleep(&ts, NULL);
+        }
+    }
+}
+
+void mkrt__mk_shutdown(mkrt__mk_host *h)
+{
+    /* release: pairs with the device's acquire of shutdown in its spins. */
+    atomic_store_explicit(&h->ctl->shutdown, 1, memory_order_release);
+}

@@ -1,0 +1,43 @@
+/* src/backend/mk_sim.h - a host thread that plays the megakernel over the
+ * real control block layout, for testing the host protocol without a GPU.
+ * It runs the device loop the kernel runs: wait for the doorbell (bounded
+ * spin that checks shutdown), run the batch layer by layer with per-block
+ * progress words, publish done; APPEND claims log slots with an atomic.
+ * Fault injection: hang in a given batch after a given layer, or report an
+ * error. */
+#ifndef MKRT_BACKEND_MK_SIM_H
+#define MKRT_BACKEND_MK_SIM_H
+
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "mk_host.h"
+
+typedef struct mkrt__mk_sim {
+    mkrt_mk_control *ctl;
+    uint64_t *cells;            /* "device" memory */
+    uint32_t *append_log;       /* pairs */
+    mkrt_item *buffers[2];      /* staged items */
+    uint32_t *offsets[2];       /* staged layer offsets */
+    uint32_t capacity;          /* items per buffer */
+    uint32_t cell_count;
+    uint64_t append_capacity;
+    uint32_t blocks;            /* simulated grid size */
+    uint64_t hang_batch;        /* 0: never */
+    uint32_t hang_after_layer;
+    pthread_t thread;
+} mkrt__mk_sim;
+
+/* Allocates the control block (as cuMemHostAlloc would), the device
+ * arrays, and starts the loop. */
+mkrt_status mkrt__mk_sim_start(mkrt__mk_sim *s, uint32_t cells, uint32_t capacity, uint32_t blocks,
+                               uint64_t append_capacity, mkrt_error *err);
+/* The stage function for mkrt__mk_host (ctx = the sim). */
+mkrt_status mkrt__mk_sim_stage(void *ctx, unsigned buffer, const mkrt_item *items, uint32_t count,
+                               const uint32_t *offsets, uint32_t layers, uint64_t *items_addr,
+                               uint64_t *offsets_addr, mkrt_error *err);
+/* Sets shutdown, joins the loop (bounded: a hung sim is told to give up)
+ * and frees everything. */
+void mkrt__mk_sim_stop(mkrt__mk_sim *s);
+
+#endif

@@ -1,0 +1,110 @@
+// src/cuda/megakernel.cu - the persistent cooperative megakernel.
+//
+// Launched once with as many blocks as can be resident (the host computes
+// the grid from the occupancy API). Thread 0 of block 0 polls the doorbell
+// (system-scope acquire, __nanosleep backoff, every spin re-checks the
+// shutdown flag) and broadcasts the batch range through the grid barrier;
+// then every block runs each layer's items grid-stride, records its
+// progress word, and the grid synchronises between layers. Completion is a
+// system-scope release of `done` that the host reads with acquire.
+// Release builds only (-O3); a -G build is slow but follows the same
+// bounded protocol.
+#include <cooperative_groups.h>
+#include <cuda/atomic>
+
+#include "protocol.h"
+
+namespace cg = cooperative_groups;
+
+struct mk_item {
+    uint32_t op, in, out, param;
+};
+
+__device__ uint64_t g_bell; // batch range published by the poller, read after grid.sync()
+
+template <typename T> __device__ __forceinline__ T load_acquire(T *p)
+{
+    return cuda::atomic_ref<T, cuda::thread_scope_system>(*p).load(cuda::memory_order_acquire);
+}
+
+template <typename T> __device__ __forceinline__ void store_release(T *p, T v)
+{
+    cuda::atomic_ref<T, cuda::thread_scope_system>(*p).store(v, cuda::memory_order_release);
+}
+
+__device__ void report_error(mkrt_mk_control *ctl, uint32_t code, uint32_t item, uint64_t seq)
+{
+    uint32_t expected = 0;
+    cuda::atomic_ref<uint32_t, cuda::thread_scope_system> err(ctl->error);
+    if (err.compare_exchange_strong(expected, code, cuda::memory_order_relaxed)) {
+        ctl->error_item = item;
+        ctl->error_seq = seq;
+        __threadfence_system();
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(256) mkrt_megakernel(mkrt_mk_control *ctl)
+{
+    cg::grid_group grid = cg::this_grid();
+    uint64_t *cells = reinterpret_cast<uint64_t *>(ctl->cells);
+    uint32_t *append_log = reinterpret_cast<uint32_t *>(ctl->append_log);
+    const uint32_t cell_count = ctl->cell_count;
+    uint64_t last = load_acquire(&ctl->done);
+    for (;;) {
+        if (grid.thread_rank() == 0) {
+            uint64_t bell;
+            unsigned ns = 32;
+            while ((bell = load_acquire(&ctl->doorbell)) == last) {
+                if (load_acquire(&ctl->shutdown)) {
+                    bell = 0;
+                    break;
+                }
+                __nanosleep(ns);
+                ns = ns < 2048 ? ns * 2 : ns;
+            }
+            g_bell = bell;
+        }
+        grid.sync();
+        const uint64_t bell = *(volatile uint64_t *)&g_bell;
+        if (bell == 0)
+            return;
+        for (uint64_t seq = last + 1; seq <= bell; seq++) {
+            const mkrt_mk_desc *d = &ctl->desc[seq & 1];
+            const mk_item *items = reinterpret_cast<const mk_item *>(d->items);
+            const uint32_t *off = reinterpret_cast<const uint32_t *>(d->layer_offsets);
+            const uint32_t layers = d->layers;
+            for (uint32_t l = 0; l < layers; l++) {
+                uint32_t ran = 0;
+                for (uint64_t k = off[l] + grid.thread_rank(); k < off[l + 1]; k += grid.size()) {
+                    const mk_item it = items[k];
+                    uint32_t e;
+                    if (it.op == 3) { // APPEND
+                        e = it.out < cell_count ? MKRT_MK_ERR_NONE : MKRT_MK_ERR_HANDLE;
+                        if (e == MKRT_MK_ERR_NONE) {
+                            unsigned long long at = atomicAdd_system(
+                                reinterpret_cast<unsigned long long *>(&ctl->append_len), 1ull);
+                            if (at < ctl->append_capacity) {
+                                append_log[2 * at] = it.out;
+                                append_log[2 * at + 1] = it.param;
+                            }
+                        }
+                    } else {
+                        e = mkrt_mk_run_builtin(it.op, it.in, it.out, it.param, cells, cell_count);
+                    }
+                    if (e != MKRT_MK_ERR_NONE)
+                        report_error(ctl, e, (uint32_t)k, seq);
+                    ran++;
+                }
+                if (threadIdx.x == 0)
+                    cuda::atomic_ref<uint64_t, cuda::thread_scope_system>(ctl->progress[blockIdx.x])
+                        .store(((uint64_t)l << 32) | ran, cuda::memory_order_relaxed);
+                grid.sync();
+            }
+            if (grid.thread_rank() == 0) {
+                __threadfence_system();
+                store_release(&ctl->done, seq);
+            }
+        }
+        last = bell;
+    }
+}
