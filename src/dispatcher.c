@@ -6,6 +6,7 @@
 
 #include "error_internal.h"
 #include "runtime_internal.h"
+#include "backend/device.h"
 
 /* Batches up to this many items run on the dispatcher thread itself. */
 #define INLINE_BATCH_MAX 64
@@ -37,9 +38,7 @@ static void retire_closed(mkrt_runtime *rt, uint32_t slot, mkrt_producer *p)
     atomic_store_explicit(&rt->slots[slot], NULL, memory_order_release);
     atomic_fetch_sub_explicit(&rt->producers_open, 1, memory_order_relaxed);
     pthread_mutex_unlock(&rt->producers_lock);
-    mkrt_spsc_ring_destroy(p->ring);
-    mkrt_spsc_ring_destroy(p->stamps);
-    mkrt__free(p, sizeof *p);
+    mkrt__producer_free(p);
 }
 
 /* Round-robin passes over the producer rings, at most burst_per_ring items
@@ -73,11 +72,15 @@ static size_t drain_into(mkrt_runtime *rt, mkrt__batch *b)
                 p->drained += k;
                 note_segment(b, p);
                 progress = true;
-            } else if (atomic_load_explicit(&p->closed, memory_order_acquire) &&
-                       /* relaxed: published is final once closed was set
-                        * (release in mkrt_producer_close, acquired above). */
+            } else if (atomic_load(&p->state) == MKRT__PRODUCER_CLOSED && !atomic_load(&p->active) &&
+                       /* relaxed: published is final once the state is
+                        * CLOSED (seq_cst CAS, read above), and only this
+                        * thread writes completed and drained. */
                        load_relaxed(&p->completed) == load_relaxed(&p->published) &&
                        p->drained == load_relaxed(&p->published)) {
+                /* seq_cst loads of state then active: mkrt_producer_close
+                 * sets active before its CAS and clears it after its last
+                 * touch, so a closer still inside is seen and waited for. */
                 retire_closed(rt, slot, p);
             }
         }
@@ -145,6 +148,13 @@ static void plan_batch(mkrt_runtime *rt, mkrt__batch *b)
      * Without a layering (allocation failure) every item is its own layer:
      * slow but within the ordering contract. */
     const uint64_t budget = rt->cfg.device_memory_budget;
+    /* A batch of built-in ops only runs on the megakernel device; anything
+     * with a user op (a C function) runs on the CPU pool. Device batches
+     * are validated here, so the device only ever sees items it can run. */
+    b->on_device = rt->use_device;
+    for (size_t i = 0; i < kept && b->on_device; i++)
+        b->on_device = src[i].op <= MKRT_OP_APPEND;
+    uint64_t appends = atomic_load_explicit(&rt->append_len, memory_order_relaxed);
     size_t layers = 0, e = 0, nl = layered ? lp.layer_count : kept;
     b->layer_offsets[0] = 0;
     for (size_t l = 0; l < nl; l++) {
@@ -157,6 +167,17 @@ static void plan_batch(mkrt_runtime *rt, mkrt__batch *b)
             if (budget != 0 && fb > budget) {
                 fail_now(b, it, MKRT_EBUDGET);
                 continue;
+            }
+            if (b->on_device) {
+                uint32_t cells = rt->cfg.cells;
+                if (it->out >= cells || (it->op == MKRT_OP_ADD && it->in >= cells)) {
+                    fail_now(b, it, MKRT_EINVAL);
+                    continue;
+                }
+                if (it->op == MKRT_OP_APPEND && appends++ >= rt->cfg.append_log_capacity) {
+                    fail_now(b, it, MKRT_EOVERFLOW);
+                    continue;
+                }
             }
             if (budget != 0 && e > start && cur + fb > budget) {
                 b->layer_offsets[++layers] = (uint32_t)e;
@@ -244,11 +265,42 @@ static bool rings_empty(mkrt_runtime *rt)
     for (uint32_t s = 0; s < rt->cfg.max_producers; s++) {
         mkrt_producer *p = atomic_load_explicit(&rt->slots[s], memory_order_acquire);
         if (p != NULL && (mkrt_spsc_ring_size(p->ring) > 0 ||
-                          (atomic_load_explicit(&p->closed, memory_order_acquire) &&
+                          (atomic_load(&p->state) == MKRT__PRODUCER_CLOSED &&
                            load_relaxed(&p->completed) == load_relaxed(&p->published))))
             return false; /* work, or a closed producer to retire */
     }
     return true;
+}
+
+/* The device failed or hung on batch b: every item of the batch goes to
+ * the error path (some may have run; none is lost), the device is never
+ * used again, and the runtime carries on with the CPU pool. */
+static void device_failed(mkrt_runtime *rt, mkrt__batch *b, mkrt_status why, const mkrt_error *err)
+{
+    atomic_store_explicit(&b->failed_n, 0, memory_order_relaxed);
+    for (size_t k = 0; k < b->exec_n; k++)
+        fail_now(b, &b->exec[k], why);
+    rt->use_device = false;
+    add_stat(&rt->device_failures, 1);
+    snprintf(rt->backend_failure, sizeof rt->backend_failure,
+             "cpu: %u workers (the device failed and is not used again: %s)", rt->workers, err->message);
+    /* release: pairs with the acquire in mkrt_backend_describe. */
+    atomic_store_explicit(&rt->device_failed, true, memory_order_release);
+}
+
+/* Waits for the batch running on the device, with the watchdog. */
+static void wait_device(mkrt_runtime *rt, mkrt__batch *b)
+{
+    mkrt_error err;
+    uint64_t limit = rt->cfg.watchdog_ms ? (uint64_t)rt->cfg.watchdog_ms * 1000000u : MKRT_TIMEOUT_INFINITE;
+    mkrt_status st = mkrt__device_wait(rt->device, limit, &err);
+    if (st == MKRT_OK) {
+        /* relaxed: dispatcher-owned between batches (see mkrt__device_launch). */
+        atomic_store_explicit(&rt->append_len, mkrt__device_append_len(rt->device), memory_order_relaxed);
+        add_stat(&rt->device_batches, 1);
+    } else {
+        device_failed(rt, b, st, &err);
+    }
 }
 
 static void wait_backend(mkrt_runtime *rt)
@@ -285,7 +337,10 @@ void *mkrt__dispatcher_main(void *arg)
         /* Test hook: park between batches while held (see runtime_internal.h). */
         if (atomic_load(&rt->held) && !atomic_load_explicit(&rt->aborting, memory_order_acquire)) {
             if (running != NULL) {
-                wait_backend(rt);
+                if (running->on_device)
+                    wait_device(rt, running);
+                else
+                    wait_backend(rt);
                 complete_batch(rt, running);
                 running = NULL;
             }
@@ -306,12 +361,28 @@ void *mkrt__dispatcher_main(void *arg)
         if (n > 0)
             plan_batch(rt, b);
         if (running != NULL) {
-            wait_backend(rt);
+            if (running->on_device)
+                wait_device(rt, running);
+            else
+                wait_backend(rt);
             complete_batch(rt, running);
             running = NULL;
         }
         if (n > 0) {
-            if (b->exec_n > 0 && b->exec_n <= INLINE_BATCH_MAX) {
+            if (b->on_device && !rt->use_device)
+                b->on_device = false; /* the device failed while this batch was planned */
+            if (b->exec_n > 0 && b->on_device) {
+                mkrt_error err;
+                if (mkrt__device_launch(rt->device, b,
+                                        atomic_load_explicit(&rt->append_len, memory_order_relaxed),
+                                        &err) == MKRT_OK) {
+                    running = b;
+                    cur ^= 1;
+                } else {
+                    device_failed(rt, b, MKRT_EDEVICE, &err);
+                    complete_batch(rt, b);
+                }
+            } else if (b->exec_n > 0 && b->exec_n <= INLINE_BATCH_MAX) {
                 /* Small batch: run it here, layer by layer (one thread needs
                  * no barrier); saves the hand-offs to and from the workers,
                  * which dominate latency at light load. The previous batch

@@ -9,6 +9,7 @@
 #include "runtime_internal.h"
 #include "../queue/ring_internal.h"
 #include "backend/cuda_loader.h"
+#include "backend/device.h"
 
 mkrt_config mkrt_config_default(void)
 {
@@ -100,16 +101,6 @@ static void free_runtime(mkrt_runtime *rt)
 {
     for (int i = 0; i < 2; i++)
         free_batch(&rt->batch[i], rt->cfg.max_batch);
-    if (rt->slots != NULL) {
-        for (uint32_t s = 0; s < rt->cfg.max_producers; s++) {
-            mkrt_producer *p = atomic_load_explicit(&rt->slots[s], memory_order_relaxed);
-            if (p != NULL) {
-                mkrt_spsc_ring_destroy(p->ring);
-                mkrt_spsc_ring_destroy(p->stamps);
-                mkrt__free(p, sizeof *p);
-            }
-        }
-    }
     mkrt__free(rt->slots, rt->cfg.max_producers * sizeof *rt->slots);
     mkrt__free(rt->cells, (size_t)rt->cfg.cells * sizeof *rt->cells);
     mkrt__free(rt->append_log, rt->cfg.append_log_capacity * sizeof *rt->append_log);
@@ -158,8 +149,13 @@ mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **out, mkrt_error *
     if (st != MKRT_OK)
         return st;
     char cuda_why[MKRT_ERROR_MESSAGE_MAX] = "";
-    if (cfg->backend != MKRT_BACKEND_CPU)
+    if (cfg->backend == MKRT_BACKEND_AUTO || cfg->backend == MKRT_BACKEND_CUDA)
         cuda_unusable(cuda_why, sizeof cuda_why);
+    if ((unsigned)cfg->backend > MKRT_BACKEND_SIM)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "mkrt_config.backend %d is not an mkrt_backend_kind. Fix: use "
+                               "MKRT_BACKEND_AUTO.",
+                               (int)cfg->backend);
     if (cfg->backend == MKRT_BACKEND_CUDA)
         return mkrt__error_set(err, MKRT_EDEVICE,
                                "CUDA backend requested but unusable: %s Fix: use MKRT_BACKEND_AUTO "
@@ -199,13 +195,26 @@ mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **out, mkrt_error *
         free_runtime(rt);
         return st;
     }
-    if (cfg->backend == MKRT_BACKEND_AUTO)
+    if (cfg->backend == MKRT_BACKEND_SIM) {
+        if ((st = mkrt__device_start(rt, &rt->device, err)) != MKRT_OK) {
+            mkrt__cpu_pool_stop(rt->cpu);
+            free_runtime(rt);
+            return st;
+        }
+        rt->use_device = true;
+        snprintf(rt->backend_desc, sizeof rt->backend_desc,
+                 "sim: megakernel protocol against a simulated device (%u blocks, watchdog %u ms); "
+                 "user-op batches on %u CPU workers",
+                 rt->device->sim.blocks, cfg->watchdog_ms, rt->workers);
+    } else if (cfg->backend == MKRT_BACKEND_AUTO) {
         snprintf(rt->backend_desc, sizeof rt->backend_desc, "cpu: %u workers (auto fell back: %s)",
                  rt->workers, cuda_why);
-    else
+    } else {
         snprintf(rt->backend_desc, sizeof rt->backend_desc, "cpu: %u workers", rt->workers);
+    }
     int rc = pthread_create(&rt->dispatcher, NULL, mkrt__dispatcher_main, rt);
     if (rc != 0) {
+        mkrt__device_stop(rt->device);
         mkrt__cpu_pool_stop(rt->cpu);
         free_runtime(rt);
         return mkrt__error_set(err, MKRT_ENOMEM,
@@ -291,15 +300,28 @@ mkrt_producer *mkrt_producer_open(mkrt_runtime *rt, mkrt_error *err)
     return p;
 }
 
+void mkrt__producer_free(mkrt_producer *p)
+{
+    mkrt_spsc_ring_destroy(p->ring);
+    mkrt_spsc_ring_destroy(p->stamps);
+    mkrt__free(p, sizeof *p);
+}
+
 void mkrt_producer_close(mkrt_producer *p)
 {
     if (p == NULL)
         return;
-    mkrt_runtime *rt = p->rt;
-    /* release: publishes the final `published` to the dispatcher, which
-     * retires the producer once everything it published has completed. */
-    atomic_store_explicit(&p->closed, true, memory_order_release);
-    mkrt__waitq_notify(&rt->work_wq);
+    /* seq_cst throughout: active is set before the CAS and cleared after
+     * the last touch; mkrt_destroy and the dispatcher read state then
+     * active (see runtime_internal.h). */
+    atomic_store(&p->active, true);
+    uint32_t expect = MKRT__PRODUCER_OPEN;
+    if (atomic_compare_exchange_strong(&p->state, &expect, MKRT__PRODUCER_CLOSED)) {
+        mkrt__waitq_notify(&p->rt->work_wq); /* the runtime retires it once drained */
+        atomic_store(&p->active, false);      /* last touch: p may be freed now */
+        return;
+    }
+    mkrt__producer_free(p); /* orphaned by mkrt_destroy: ours to free */
 }
 
 mkrt_status mkrt_publish_some(mkrt_producer *p, const mkrt_item *items, size_t n,
@@ -312,19 +334,21 @@ mkrt_status mkrt_publish_some(mkrt_producer *p, const mkrt_item *items, size_t n
         return mkrt__error_set(err, MKRT_EINVAL, "mkrt_publish got a NULL producer or items for %zu "
                                                  "item(s). Fix: pass valid pointers.",
                                n);
-    mkrt_runtime *rt = p->rt;
-    /* seq_cst store then seq_cst load, against mkrt_destroy's seq_cst
-     * store of closing then load of active (store-load on both sides):
-     * either we see closing and back out, or destroy sees us active and
-     * waits until we leave, so the runtime is never freed under us. */
+    /* seq_cst store then seq_cst loads, against mkrt_destroy's seq_cst
+     * stores (closing, then each producer's state) and loads of active
+     * (store-load on both sides): either we see the runtime closing or
+     * gone and back out, or destroy sees us active and waits until we
+     * leave. An orphan never touches the runtime, which may be freed. */
     atomic_store(&p->active, true);
-    if (atomic_load(&rt->closing)) {
+    bool orphan = atomic_load(&p->state) == MKRT__PRODUCER_ORPHANED;
+    if (orphan || atomic_load(&p->rt->closing)) {
         atomic_store_explicit(&p->active, false, memory_order_release);
         return mkrt__error_set(err, MKRT_ECLOSED,
-                               "mkrt_publish of %zu item(s) after mkrt_destroy began; nothing was "
+                               "mkrt_publish of %zu item(s) after mkrt_destroy %s; nothing was "
                                "published. Fix: finish publishing before shutting down.",
-                               n);
+                               n, orphan ? "returned" : "began");
     }
+    mkrt_runtime *rt = p->rt;
     /* Push what fits, tell the dispatcher, and only then wait for room:
      * a producer must never sleep on a full ring the dispatcher does not
      * know about. */
@@ -397,6 +421,8 @@ mkrt_status mkrt_fence(mkrt_producer *p, uint64_t *ticket)
 {
     if (p == NULL || ticket == NULL)
         return MKRT_EINVAL;
+    if (atomic_load(&p->state) == MKRT__PRODUCER_ORPHANED)
+        return MKRT_ECLOSED;
     /* relaxed: this thread is the only writer of published. */
     *ticket = atomic_load_explicit(&p->published, memory_order_relaxed);
     return MKRT_OK;
@@ -444,6 +470,8 @@ mkrt_status mkrt_wait(mkrt_producer *p, uint64_t ticket, uint64_t timeout_ns)
 {
     if (p == NULL)
         return MKRT_EINVAL;
+    if (atomic_load(&p->state) == MKRT__PRODUCER_ORPHANED)
+        return MKRT_ECLOSED;
     return wait_until(p->rt, &p->completed, ticket, timeout_ns);
 }
 
@@ -494,7 +522,23 @@ mkrt_status mkrt_destroy(mkrt_runtime *rt, uint64_t timeout_ns, mkrt_error *err)
         mkrt__waitq_notify(&rt->work_wq);
     }
     pthread_join(rt->dispatcher, NULL);
+    mkrt__device_stop(rt->device); /* before the cells it writes are freed */
     mkrt__cpu_pool_stop(rt->cpu);
+    /* Producers still in their slots: closed ones are ours to free; open
+     * ones become orphans their owners free in mkrt_producer_close. Either
+     * way wait until no publish or close is inside (seq_cst loads after the
+     * seq_cst CAS, see mkrt_publish_some). */
+    for (uint32_t s = 0; s < rt->cfg.max_producers; s++) {
+        mkrt_producer *p = atomic_load_explicit(&rt->slots[s], memory_order_relaxed);
+        if (p == NULL)
+            continue;
+        uint32_t expect = MKRT__PRODUCER_OPEN;
+        bool orphaned = atomic_compare_exchange_strong(&p->state, &expect, MKRT__PRODUCER_ORPHANED);
+        while (atomic_load(&p->active))
+            sched_yield();
+        if (!orphaned)
+            mkrt__producer_free(p);
+    }
     uint64_t failed = atomic_load_explicit(&rt->failed, memory_order_relaxed);
     free_runtime(rt);
     if (st != MKRT_OK)
@@ -532,8 +576,11 @@ void mkrt_stats_read(mkrt_runtime *rt, mkrt_stats *out)
     s.latency_p999_ns = mkrt__hist_percentile(&rt->latency, 9990);
     s.producers_open = atomic_load_explicit(&rt->producers_open, memory_order_relaxed);
     s.workers = rt->workers;
-    s.backend = "cpu";
-    s.backend_detail = rt->backend_desc;
+    bool dev_failed = atomic_load_explicit(&rt->device_failed, memory_order_acquire);
+    s.backend = rt->device != NULL && !dev_failed ? "sim" : "cpu";
+    s.backend_detail = mkrt_backend_describe(rt);
+    s.device_batches = atomic_load_explicit(&rt->device_batches, memory_order_relaxed);
+    s.device_failures = atomic_load_explicit(&rt->device_failures, memory_order_relaxed);
     *out = s;
 }
 
@@ -593,6 +640,10 @@ size_t mkrt_dead_letters_pop(mkrt_runtime *rt, mkrt_item *out, size_t max)
 
 const char *mkrt_backend_describe(mkrt_runtime *rt)
 {
+    /* acquire: pairs with the release in device_failed (dispatcher.c),
+     * after which backend_failure is complete and never written again. */
+    if (atomic_load_explicit(&rt->device_failed, memory_order_acquire))
+        return rt->backend_failure;
     return rt->backend_desc;
 }
 
@@ -605,4 +656,10 @@ void mkrt__runtime_hold(mkrt_runtime *rt, bool hold)
         struct timespec ts = {0, 100000};
         nanosleep(&ts, NULL);
     }
+}
+
+void mkrt__runtime_device_hang(mkrt_runtime *rt, uint64_t batches_from_now, uint32_t layer)
+{
+    if (rt->device != NULL)
+        mkrt__device_inject_hang(rt->device, batches_from_now, layer);
 }

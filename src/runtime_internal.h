@@ -27,14 +27,21 @@ typedef struct mkrt__append_entry {
     uint32_t handle, param;
 } mkrt__append_entry;
 
+/* A producer is freed by exactly one party, decided by one CAS on state:
+ * OPEN -> CLOSED by mkrt_producer_close (the runtime frees it: the
+ * dispatcher once its items completed, or mkrt_destroy), or OPEN ->
+ * ORPHANED by mkrt_destroy (the owner frees it in mkrt_producer_close; an
+ * orphan never touches the freed runtime: publish returns MKRT_ECLOSED). */
+enum { MKRT__PRODUCER_OPEN, MKRT__PRODUCER_CLOSED, MKRT__PRODUCER_ORPHANED };
+
 struct mkrt_producer {
     mkrt_runtime *rt;
     uint32_t id, slot;
     mkrt_spsc_ring *ring;   /* items, producer -> dispatcher */
     mkrt_spsc_ring *stamps; /* (sequence end, publish time) samples */
     alignas(MKRT_CACHE_LINE) _Atomic uint64_t published; /* written by the producer */
-    _Atomic bool active; /* inside mkrt_publish_some; see mkrt_destroy */
-    _Atomic bool closed;
+    _Atomic bool active;     /* inside publish/close; see mkrt_destroy */
+    _Atomic uint32_t state;  /* MKRT__PRODUCER_*: who frees the producer */
     alignas(MKRT_CACHE_LINE) _Atomic uint64_t completed; /* written by the dispatcher */
     uint64_t drained;      /* dispatcher-only */
     uint64_t high_water;   /* dispatcher-only */
@@ -59,6 +66,7 @@ typedef struct mkrt__batch {
     size_t layers;
     _Atomic uint32_t *cursors; /* per layer claim cursor */
     uint32_t chunk;           /* items per claim */
+    bool on_device;           /* runs on the megakernel device */
     mkrt_item *failed;        /* failed items and why */
     mkrt_status *failed_why;
     _Atomic uint32_t failed_n;
@@ -99,6 +107,11 @@ struct mkrt_runtime {
 
     pthread_t dispatcher;
     mkrt__cpu_pool *cpu;
+    struct mkrt__device *device; /* megakernel backend, or NULL */
+    bool use_device;             /* dispatcher-only after create */
+    _Atomic uint64_t device_batches, device_failures;
+    _Atomic bool device_failed;  /* set once, after backend_failure is written */
+    char backend_failure[MKRT_ERROR_MESSAGE_MAX + 96];
     mkrt_dedupe_scratch *dedupe;
     mkrt_layer_scratch *layering;
     mkrt_plan_cache *plans;
@@ -122,10 +135,18 @@ void mkrt__cpu_pool_stop(mkrt__cpu_pool *pool);
 
 void *mkrt__dispatcher_main(void *rt);
 
+/* Frees a producer's rings and the producer. */
+void mkrt__producer_free(mkrt_producer *p);
+
 /* Test hook: hold(true) returns once the dispatcher has finished its
  * current batch and parked; items then wait in the rings. Releasing
  * restarts the round robin at slot 0, so items published during the hold
  * form one batch in slot order. Aborts ignore holds. */
 void mkrt__runtime_hold(mkrt_runtime *rt, bool hold);
+
+/* Test hook (MKRT_BACKEND_SIM): the simulated device hangs in its n-th
+ * batch from now, after `layer` layers. Call while the runtime is held or
+ * idle, before publishing that batch. */
+void mkrt__runtime_device_hang(mkrt_runtime *rt, uint64_t batches_from_now, uint32_t layer);
 
 #endif

@@ -145,6 +145,13 @@ static void per_producer_order(void)
        "APPEND logs keep every producer's publish order (1400 appends, two producers)");
     ok(log[0] == 0 && log[499] == 499 && log[500] == 1000, "within the held batch a's items precede b's");
     mkrt_destroy(rt, SEC, NULL);
+    size_t dummy;
+    ok(mkrt_publish_some(a, buf, 1, 0, &dummy, NULL) == MKRT_ECLOSED && dummy == 0,
+       "a producer left open across destroy is an orphan: publish says MKRT_ECLOSED");
+    uint64_t t;
+    is(mkrt_fence(b, &t), MKRT_ECLOSED, "... and so does fence");
+    mkrt_producer_close(a); /* orphans are freed by their owner */
+    mkrt_producer_close(b);
 }
 
 static void dedupe_and_errors(void)
@@ -191,6 +198,7 @@ static void dedupe_and_errors(void)
     ok(s.published == s.executed + s.pruned + s.failed && s.failed == 3,
        "published %llu = executed %llu + pruned %llu + failed %llu", (unsigned long long)s.published,
        (unsigned long long)s.executed, (unsigned long long)s.pruned, (unsigned long long)s.failed);
+    mkrt_producer_close(p);
     mkrt_destroy(rt, SEC, NULL);
 
     c = mkrt_config_default();
@@ -202,6 +210,7 @@ static void dedupe_and_errors(void)
     mkrt_item dead[4];
     size_t nd = mkrt_dead_letters_pop(rt, dead, 4);
     ok(nd == 2 && dead[0].op == 500 && dead[1].param == 6, "without a callback, failures go to the dead-letter ring");
+    mkrt_producer_close(p);
     mkrt_destroy(rt, SEC, NULL);
 }
 
@@ -245,6 +254,7 @@ static void backpressure_and_fences(void)
     mkrt_producer_stats ps[4];
     ok(mkrt_stats_producers(rt, ps, 4) == 1 && ps[0].published == 1002 && ps[0].completed == 1002,
        "per-producer counts");
+    mkrt_producer_close(p);
     mkrt_destroy(rt, SEC, NULL);
 }
 
@@ -276,6 +286,7 @@ static void memory_budget(void)
        "a layer over the memory budget is split (10 x 30 bytes in 100: 4 chunks)");
     ok(atomic_load(&f.n) == 1 && f.last == MKRT_EBUDGET && f.last_op == 31,
        "an item over the budget on its own fails with MKRT_EBUDGET");
+    mkrt_producer_close(p);
     mkrt_destroy(rt, SEC, NULL);
 }
 
@@ -326,6 +337,7 @@ static void destroy_under_load(void)
     for (int i = 0; i < 3; i++) {
         pthread_join(th[i], NULL);
         accepted += l[i].accepted;
+        mkrt_producer_close(l[i].p); /* orphans after destroy: their owner frees them */
     }
     ok(accepted > 0 && accepted == atomic_load(&user_runs) + atomic_load(&f.n),
        "every accepted item ran or failed (%llu accepted, %llu ran)", (unsigned long long)accepted,
@@ -350,6 +362,7 @@ static void destroy_timeout(void)
     is(mkrt_destroy(rt, 50000000, &err), MKRT_ETIMEDOUT, "destroy that cannot finish in time says so");
     ok(atomic_load(&f.n) == 5 && f.last == MKRT_ETIMEDOUT, "... and the 5 waiting items went to the error path");
     like(err.message, "Fix:", "... with a Fix message");
+    mkrt_producer_close(p);
 }
 
 static double cpu_seconds(void)

@@ -51,7 +51,13 @@ enum {
 typedef enum mkrt_backend_kind {
     MKRT_BACKEND_AUTO, /* CUDA when built and usable, else CPU */
     MKRT_BACKEND_CPU,
-    MKRT_BACKEND_CUDA
+    MKRT_BACKEND_CUDA,
+    /* The megakernel protocol (control block, doubled descriptors,
+     * doorbell, watchdog) against a host thread that plays the device: the
+     * GPU path's host side, testable anywhere. Batches with user ops (C
+     * functions) run on the CPU pool; if the device fails or hangs, its
+     * batch goes to the error path and the runtime continues on the CPU. */
+    MKRT_BACKEND_SIM
 } mkrt_backend_kind;
 
 typedef struct mkrt_runtime mkrt_runtime;
@@ -70,7 +76,7 @@ typedef struct mkrt_config {
     uint32_t max_producers;        /* open at once (64) */
     size_t burst_per_ring;         /* items per ring per drain pass (1024) */
     uint64_t device_memory_budget; /* bytes a layer may use, 0: unbounded */
-    uint32_t watchdog_ms;          /* device watchdog (CUDA); 0: none */
+    uint32_t watchdog_ms;          /* device watchdog (CUDA, SIM); 0: none (5000) */
     uint32_t cells;                /* 64-bit cells, handles 0..cells-1 (1 << 20) */
     size_t append_log_capacity;    /* APPEND entries kept (1 << 20) */
     mkrt_error_fn on_error;        /* NULL: failures go to the dead-letter ring */
@@ -108,7 +114,9 @@ typedef struct mkrt_stats {
     uint64_t latency_p50_ns, latency_p99_ns, latency_p999_ns; /* publish to completion */
     uint32_t producers_open;
     uint32_t workers;
-    const char *backend;        /* "cpu" or "cuda" */
+    const char *backend;        /* "cpu", "sim" or "cuda" */
+    uint64_t device_batches;    /* batches the device ran */
+    uint64_t device_failures;   /* device errors or watchdog trips */
     const char *backend_detail; /* as mkrt_backend_describe: why AUTO fell back */
 } mkrt_stats;
 
@@ -128,7 +136,10 @@ mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **rt, mkrt_error *e
  * published, joins every thread and frees everything. If that takes longer
  * than timeout_ns, whatever has not started running goes to the error path
  * with MKRT_ETIMEDOUT (the batch in progress still finishes) and
- * MKRT_ETIMEDOUT is returned. Producers must not be used afterwards. */
+ * MKRT_ETIMEDOUT is returned. Producer threads may be inside mkrt_publish
+ * meanwhile (they get MKRT_ECLOSED); producers left open stay valid as
+ * handles whose publish, fence and wait return MKRT_ECLOSED, and are freed
+ * by mkrt_producer_close. mkrt_wait must not overlap mkrt_destroy. */
 mkrt_status mkrt_destroy(mkrt_runtime *rt, uint64_t timeout_ns, mkrt_error *err);
 
 /* Registers op (MKRT_OP_USER_FIRST..MKRT_OP_MAX-1) before any producer is

@@ -35,7 +35,9 @@ static void *sim_loop(void *p)
             const mkrt_item *items = (const mkrt_item *)(uintptr_t)d->items;
             const uint32_t *off = (const uint32_t *)(uintptr_t)d->layer_offsets;
             for (uint32_t l = 0; l < d->layers; l++) {
-                if (seq == s->hang_batch && l >= s->hang_after_layer) {
+                /* acquire: pairs with the release store in the injector. */
+                if (seq == atomic_load_explicit(&s->hang_batch, memory_order_acquire) &&
+                    l >= atomic_load_explicit(&s->hang_after_layer, memory_order_relaxed)) {
                     while (!shutting_down(ctl)) { /* a hung op: only shutdown ends it */
                         struct timespec ts = {0, 100000};
                         nanosleep(&ts, NULL);
@@ -51,13 +53,14 @@ static void *sim_loop(void *p)
                         if (it->op == 3) { /* APPEND */
                             uint64_t at = atomic_fetch_add_explicit(&ctl->append_len, 1, memory_order_relaxed);
                             e = it->out >= ctl->cell_count ? MKRT_MK_ERR_HANDLE : MKRT_MK_ERR_NONE;
+                            uint32_t *log = (uint32_t *)(uintptr_t)ctl->append_log;
                             if (e == MKRT_MK_ERR_NONE && at < ctl->append_capacity) {
-                                s->append_log[2 * at] = it->out;
-                                s->append_log[2 * at + 1] = it->param;
+                                log[2 * at] = it->out;
+                                log[2 * at + 1] = it->param;
                             }
                         } else {
-                            e = mkrt_mk_run_builtin(it->op, it->in, it->out, it->param, s->cells,
-                                                    ctl->cell_count);
+                            e = mkrt_mk_run_builtin(it->op, it->in, it->out, it->param,
+                                                    (uint64_t *)(uintptr_t)ctl->cells, ctl->cell_count);
                         }
                         if (e != MKRT_MK_ERR_NONE) {
                             ctl->error_item = k;

@@ -9,22 +9,25 @@
 #define MKRT_BACKEND_MK_SIM_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 
 #include "mk_host.h"
 
 typedef struct mkrt__mk_sim {
     mkrt_mk_control *ctl;
-    uint64_t *cells;            /* "device" memory */
-    uint32_t *append_log;       /* pairs */
+    uint64_t *cells;            /* its own "device" memory; the loop uses what
+                                 * the control block points to (which may be
+                                 * someone else's, as in the runtime) */
+    uint32_t *append_log;       /* pairs; likewise */
     mkrt_item *buffers[2];      /* staged items */
     uint32_t *offsets[2];       /* staged layer offsets */
     uint32_t capacity;          /* items per buffer */
     uint32_t cell_count;
     uint64_t append_capacity;
     uint32_t blocks;            /* simulated grid size */
-    uint64_t hang_batch;        /* 0: never */
-    uint32_t hang_after_layer;
+    _Atomic uint64_t hang_batch;       /* 0: never */
+    _Atomic uint32_t hang_after_layer;
     pthread_t thread;
 } mkrt__mk_sim;
 
