@@ -316,6 +316,19 @@ static void wait_backend(mkrt_runtime *rt)
     }
 }
 
+/* Waits for the batch in flight (if any) on its backend and completes it. */
+static void finish_running(mkrt_runtime *rt, mkrt__batch **running)
+{
+    if (*running == NULL)
+        return;
+    if ((*running)->on_device)
+        wait_device(rt, *running);
+    else
+        wait_backend(rt);
+    complete_batch(rt, *running);
+    *running = NULL;
+}
+
 /* Destroy timed out: everything still queued fails with MKRT_ETIMEDOUT. */
 static void fail_remaining(mkrt_runtime *rt, mkrt__batch *b)
 {
@@ -336,14 +349,7 @@ void *mkrt__dispatcher_main(void *arg)
     for (;;) {
         /* Test hook: park between batches while held (see runtime_internal.h). */
         if (atomic_load(&rt->held) && !atomic_load_explicit(&rt->aborting, memory_order_acquire)) {
-            if (running != NULL) {
-                if (running->on_device)
-                    wait_device(rt, running);
-                else
-                    wait_backend(rt);
-                complete_batch(rt, running);
-                running = NULL;
-            }
+            finish_running(rt, &running);
             atomic_store(&rt->parked, true);
             mkrt__waitq_notify(&rt->done_wq);
             while (atomic_load(&rt->held) && !atomic_load_explicit(&rt->aborting, memory_order_acquire)) {
@@ -360,14 +366,7 @@ void *mkrt__dispatcher_main(void *arg)
         size_t n = aborting ? 0 : drain_into(rt, b);
         if (n > 0)
             plan_batch(rt, b);
-        if (running != NULL) {
-            if (running->on_device)
-                wait_device(rt, running);
-            else
-                wait_backend(rt);
-            complete_batch(rt, running);
-            running = NULL;
-        }
+        finish_running(rt, &running);
         if (n > 0) {
             if (b->on_device && !rt->use_device)
                 b->on_device = false; /* the device failed while this batch was planned */
