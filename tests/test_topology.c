@@ -146,9 +146,31 @@ static void memory(void)
     ok(!bad && fits > 0 && over > 0, "generated_execution_plans_never_exceed_budget (%d fit, %d over)", fits, over);
 }
 
+static void scheduler(void)
+{
+    mkrt_exec_sample t = mkrt_exec_sample_from_telemetry(3750, 4096, 123);
+    ok(t.dispatch_cost_ns == 123.0 && t.frontier_density == 0.375 && t.readback_bytes == 4096,
+       "telemetry_snapshot_maps_onto_a_scheduler_sample");
+    mkrt_exec_sample s[2] = {{10, 0.0, 0}, {20, 1.0, 4096}};
+    double out[2];
+    is(mkrt_schedule_fusion_pressure(s, 2, 5, 8, 0.25, out, NULL), MKRT_OK, "scheduling runs");
+    ok(out[1] > out[0] && fabs(out[0] - 0.151556561) < 1e-6 && fabs(out[1] - 0.583037262) < 1e-6,
+       "scheduling_reuses_caller_owned_output_capacity: [%.9f, %.9f]", out[0], out[1]);
+    mkrt_exec_sample bad[1] = {{10, 1.5, 0}};
+    mkrt_error err;
+    is(mkrt_schedule_fusion_pressure(bad, 1, 5, 8, 0.25, out, &err), MKRT_EINVAL,
+       "scheduling_preserves_sample_validation_errors");
+    like(err.message, "sample 0 has an invalid frontier density", "... naming the sample");
+    is(mkrt_schedule_fusion_pressure(s, 2, 5, 8, NAN, out, &err), MKRT_EINVAL, "a NaN step is refused");
+    mkrt_exec_sample zero[1] = {{0, 0.5, 0}};
+    mkrt_schedule_fusion_pressure(zero, 1, 0, 8, 0.5, out, NULL);
+    is(out[0], 0, "no cost, readback or launch overhead: zero pressure");
+}
+
 int main(void)
 {
     selector();
+    scheduler();
     hysteresis();
     memory();
     return done_testing();

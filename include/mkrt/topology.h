@@ -140,6 +140,23 @@ mkrt_status mkrt_plan_execution(const mkrt_exec_sample *s, const mkrt_graph_shap
                                 double launch_overhead_ns, double fusion_pressure,
                                 bool device_wide_barrier, mkrt_exec_plan *out, mkrt_error *err);
 
+/* A schedule sample from device telemetry: density = utilization / 10000. */
+mkrt_exec_sample mkrt_exec_sample_from_telemetry(uint32_t logical_thread_utilization_bps,
+                                                 uint64_t readback_bytes, double dispatch_cost_ns);
+
+/* Scale-aware fusion pressure per candidate (reference: the megakernel
+ * schedule homotopy), what callers pass as fusion_pressure. For steps
+ * k = 0..n_steps-1 with a = (k+1)/n_steps, each out[i] moves by
+ * clamp(dt, 0, 1) towards a * clamp(0.55 cp (0.65 + 0.35 d) + 0.25 rp +
+ * 0.15 lp + 0.05 d, 0, 1), where cp and rp are the cost and readback
+ * relative to the largest, d the density and lp = L / (L + cost); the
+ * result is clamped to [0, 1]. out has n entries (caller-owned).
+ * MKRT_EINVAL, naming the first bad value: dt or launch overhead not finite
+ * or negative, a cost not finite or negative, a density outside [0, 1]. */
+mkrt_status mkrt_schedule_fusion_pressure(const mkrt_exec_sample *samples, size_t n,
+                                          double launch_overhead_ns, uint32_t n_steps, double dt,
+                                          double *out, mkrt_error *err);
+
 #ifdef __cplusplus
 }
 #endif
