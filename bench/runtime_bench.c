@@ -48,14 +48,6 @@ static void run_item(uint64_t *cells, const mkrt_item *it)
         cells[it->out] = cells[it->in] + it->param;
 }
 
-static void *base_worker(void *p)
-{
-    wq *q = p;
-    baseline *b = (baseline *)((char *)(q - (q - (wq *)p)) - 0); /* set below */
-    (void)b;
-    return NULL;
-}
-
 typedef struct base_arg {
     baseline *b;
     unsigned id;
@@ -105,7 +97,6 @@ static baseline *base_start(void)
         base_args[i] = (base_arg){b, i};
         pthread_create(&b->th[i], NULL, base_worker_main, &base_args[i]);
     }
-    (void)base_worker;
     return b;
 }
 
