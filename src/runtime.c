@@ -282,9 +282,7 @@ mkrt_producer *mkrt_producer_open(mkrt_runtime *rt, mkrt_error *err)
         }
     if (slot == rt->cfg.max_producers) {
         pthread_mutex_unlock(&rt->producers_lock);
-        mkrt_spsc_ring_destroy(ring);
-        mkrt_spsc_ring_destroy(stamps);
-        mkrt__free(p, sizeof *p);
+        mkrt__producer_free(p);
         mkrt__error_set(err, MKRT_EAGAIN,
                         "all %u producer slots are in use. Fix: close a producer or raise "
                         "mkrt_config.max_producers.",
