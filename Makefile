@@ -29,15 +29,21 @@ URCU_LIBS := -lurcu-cds -lurcu-memb -lurcu-common
 LDLIBS   += $(URCU_LIBS) -ldl -lm
 
 LIB_SRCS := $(sort $(wildcard src/*.c src/backend/*.c queue/*.c))
-LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/megakernel_fatbin.o
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/megakernel_fatbin.o \
+            $(BUILD)/obj/gen/megakernel_link_fatbin.o
 
 # The CUDA megakernel: built by nvcc when there is one (SASS for sm_80 and
 # sm_90, PTX for compute_90 so newer GPUs JIT it) and embedded in the
 # library; without nvcc the library says "not built". `make NVCC=` forces
-# the no-CUDA build. The fatbin is shared by every build tree.
+# the no-CUDA build. Two variants: whole-program, and relocatable (-rdc)
+# for linking the user's PTX ops at run time. The fatbins are shared by
+# every build tree. USER_PTX is the device user-op sample the GPU tests
+# link (tests/cuda/user_ops.cu).
 NVCC      ?= $(firstword $(shell command -v nvcc 2>/dev/null) $(wildcard /usr/local/cuda/bin/nvcc))
 CUDA_ARCH := -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=[sm_90,compute_90]
 FATBIN    := build/cuda/megakernel.fatbin
+LINK_FATBIN := build/cuda/megakernel_link.fatbin
+USER_PTX  := build/cuda/user_ops.ptx
 BIN2C     := build/tools/bin2c
 STATIC   := $(BUILD)/libmkrt.a
 SHARED   := $(BUILD)/libmkrt.so.$(VERSION)
@@ -71,13 +77,27 @@ ifneq ($(NVCC),)
 $(FATBIN): src/cuda/megakernel.cu src/cuda/protocol.h
 	@mkdir -p $(@D)
 	$(NVCC) -O3 -fatbin $(CUDA_ARCH) -Isrc/cuda $< -o $@
+$(LINK_FATBIN): src/cuda/megakernel.cu src/cuda/protocol.h
+	@mkdir -p $(@D)
+	$(NVCC) -O3 -fatbin -rdc=true -DMKRT_MK_USER_OPS=1 $(CUDA_ARCH) -Isrc/cuda $< -o $@
+$(USER_PTX): tests/cuda/user_ops.cu
+	@mkdir -p $(@D)
+	$(NVCC) -O3 -rdc=true -ptx -arch=compute_80 $< -o $@
 $(BUILD)/gen/megakernel_fatbin.c: $(FATBIN) $(BIN2C)
 	@mkdir -p $(@D)
 	$(BIN2C) mkrt__megakernel_fatbin $(FATBIN) $@
+$(BUILD)/gen/megakernel_link_fatbin.c: $(LINK_FATBIN) $(BIN2C)
+	@mkdir -p $(@D)
+	$(BIN2C) mkrt__megakernel_link_fatbin $(LINK_FATBIN) $@
+CUDA_TEST_DATA := $(USER_PTX)
 else
 $(BUILD)/gen/megakernel_fatbin.c: $(BIN2C)
 	@mkdir -p $(@D)
 	$(BIN2C) mkrt__megakernel_fatbin - $@
+$(BUILD)/gen/megakernel_link_fatbin.c: $(BIN2C)
+	@mkdir -p $(@D)
+	$(BIN2C) mkrt__megakernel_link_fatbin - $@
+CUDA_TEST_DATA :=
 endif
 
 $(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c
@@ -90,7 +110,7 @@ $(STATIC): $(LIB_OBJS)
 	$(AR) rcs $@ $^
 
 $(SHARED): $(LIB_OBJS)
-	$(CC) -shared -Wl,-soname,libmkrt.so.$(SOMAJOR) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) -shared -Wl,-soname,libmkrt.so.$(SOMAJOR) -Wl,--no-undefined $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/libmkrt.so: $(SHARED)
 	ln -sf libmkrt.so.$(VERSION) $(BUILD)/libmkrt.so.$(SOMAJOR)
@@ -117,9 +137,9 @@ $(BUILD)/stress/%: $(BUILD)/obj/stress/%.o $(STATIC)
 
 # A stand-in libcuda.so.1 for the loader's failure paths (tests only).
 FAKE_CUDA := $(BUILD)/tests/libfakecuda.so
-$(FAKE_CUDA): tests/fakes/fake_libcuda.c
+$(FAKE_CUDA): tests/fakes/fake_libcuda.c src/backend/mk_loop.h src/cuda/protocol.h
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -shared -o $@ $<
+	$(CC) $(CPPFLAGS) $(CFLAGS) -shared -o $@ $< -lpthread
 
 tests: $(TEST_BINS) $(STRESS_BINS)
 
@@ -129,7 +149,7 @@ headers-check:
 	    || { echo "header $$h does not compile on its own"; exit 1; }; \
 	done; echo "headers: $(words $(HEADERS)) public headers compile on their own"
 
-check: all $(TEST_BINS) $(EXAMPLES) $(FAKE_CUDA) headers-check
+check: all $(TEST_BINS) $(EXAMPLES) $(FAKE_CUDA) $(CUDA_TEST_DATA) headers-check
 	prove -f --exec 'timeout -k 5 $(TEST_TIMEOUT)' $(TEST_BINS)
 	@echo "== again with the RMW wake-up protocol (MKRT_WAITQ_SYMMETRIC=1)"
 	MKRT_WAITQ_SYMMETRIC=1 prove -f --exec 'timeout -k 5 $(TEST_TIMEOUT)' \

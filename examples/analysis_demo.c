@@ -160,7 +160,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "analysis_demo: %s\n", err.message);
         return 1;
     }
-    mkrt_op_desc gen = {op_gen, NULL, 0, 0, 0, "gen"}, flow = {op_flow, NULL, 0, 0, 0, "flow"};
+    mkrt_op_desc gen = {.fn = op_gen, .name = "gen"}, flow = {.fn = op_flow, .name = "flow"};
     mkrt_op_register(rt, OP_GEN, &gen, NULL);
     mkrt_op_register(rt, OP_FLOW, &flow, NULL);
     printf("mkrt analysis demo: %u blocks, %u CFG edges, %u analysis threads, backend %s\n", g.blocks,

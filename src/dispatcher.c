@@ -148,13 +148,18 @@ static void plan_batch(mkrt_runtime *rt, mkrt__batch *b)
      * Without a layering (allocation failure) every item is its own layer:
      * slow but within the ordering contract. */
     const uint64_t budget = rt->cfg.device_memory_budget;
-    /* A batch of built-in ops only runs on the megakernel device; anything
-     * with a user op (a C function) runs on the CPU pool. Device batches
-     * are validated here, so the device only ever sees items it can run. */
+    /* A batch runs on the megakernel device when every item is a built-in
+     * op or a device user op the device has linked; anything else (a C
+     * function) sends the batch to the CPU pool. Built-in items are
+     * validated here exactly as the CPU backend fails them, so the device
+     * only ever sees items it can run. */
     b->on_device = rt->use_device;
-    for (size_t i = 0; i < kept && b->on_device; i++)
-        b->on_device = src[i].op <= MKRT_OP_APPEND;
-    uint64_t appends = atomic_load_explicit(&rt->append_len, memory_order_relaxed);
+    const bool dev_user_ops = rt->device != NULL && rt->device->user_ops;
+    for (size_t i = 0; i < kept && b->on_device; i++) {
+        uint32_t op = src[i].op;
+        b->on_device = op <= MKRT_OP_APPEND ||
+                       (dev_user_ops && op < MKRT_OP_MAX && rt->ops[op].fn != NULL && rt->ops[op].device);
+    }
     size_t layers = 0, e = 0, nl = layered ? lp.layer_count : kept;
     b->layer_offsets[0] = 0;
     for (size_t l = 0; l < nl; l++) {
@@ -168,14 +173,12 @@ static void plan_batch(mkrt_runtime *rt, mkrt__batch *b)
                 fail_now(b, it, MKRT_EBUDGET);
                 continue;
             }
-            if (b->on_device) {
+            if (b->on_device && it->op >= MKRT_OP_STORE && it->op <= MKRT_OP_APPEND) {
+                /* As mkrt__exec_range fails them; APPEND past the log's
+                 * capacity is found by the device (failure list). */
                 uint32_t cells = rt->cfg.cells;
                 if (it->out >= cells || (it->op == MKRT_OP_ADD && it->in >= cells)) {
                     fail_now(b, it, MKRT_EINVAL);
-                    continue;
-                }
-                if (it->op == MKRT_OP_APPEND && appends++ >= rt->cfg.append_log_capacity) {
-                    fail_now(b, it, MKRT_EOVERFLOW);
                     continue;
                 }
             }
@@ -272,14 +275,9 @@ static bool rings_empty(mkrt_runtime *rt)
     return true;
 }
 
-/* The device failed or hung on batch b: every item of the batch goes to
- * the error path (some may have run; none is lost), the device is never
- * used again, and the runtime carries on with the CPU pool. */
-static void device_failed(mkrt_runtime *rt, mkrt__batch *b, mkrt_status why, const mkrt_error *err)
+/* The device is not used again; the runtime carries on with the CPU pool. */
+static void mark_device_failed(mkrt_runtime *rt, const mkrt_error *err)
 {
-    atomic_store_explicit(&b->failed_n, 0, memory_order_relaxed);
-    for (size_t k = 0; k < b->exec_n; k++)
-        fail_now(b, &b->exec[k], why);
     rt->use_device = false;
     add_stat(&rt->device_failures, 1);
     snprintf(rt->backend_failure, sizeof rt->backend_failure,
@@ -288,19 +286,42 @@ static void device_failed(mkrt_runtime *rt, mkrt__batch *b, mkrt_status why, con
     atomic_store_explicit(&rt->device_failed, true, memory_order_release);
 }
 
-/* Waits for the batch running on the device, with the watchdog. */
+/* The device failed or hung on batch b: every item of the batch goes to
+ * the error path (some may have run; none is lost). */
+static void device_failed(mkrt_runtime *rt, mkrt__batch *b, mkrt_status why, const mkrt_error *err)
+{
+    atomic_store_explicit(&b->failed_n, 0, memory_order_relaxed);
+    for (size_t k = 0; k < b->exec_n; k++)
+        fail_now(b, &b->exec[k], why);
+    mark_device_failed(rt, err);
+}
+
+/* A failure-list status back to an mkrt_status. */
+static mkrt_status device_status(uint32_t v)
+{
+    int32_t s = (int32_t)v;
+    return s <= MKRT_EAGAIN && s >= MKRT_ESTATE ? (mkrt_status)s : MKRT_EDEVICE;
+}
+
+/* Waits for the batch running on the device, with the watchdog; items the
+ * device listed as failed go to the error path. */
 static void wait_device(mkrt_runtime *rt, mkrt__batch *b)
 {
     mkrt_error err;
     uint64_t limit = rt->cfg.watchdog_ms ? (uint64_t)rt->cfg.watchdog_ms * 1000000u : MKRT_TIMEOUT_INFINITE;
     mkrt_status st = mkrt__device_wait(rt->device, limit, &err);
-    if (st == MKRT_OK) {
-        /* relaxed: dispatcher-owned between batches (see mkrt__device_launch). */
-        atomic_store_explicit(&rt->append_len, mkrt__device_append_len(rt->device), memory_order_relaxed);
-        add_stat(&rt->device_batches, 1);
-    } else {
+    if (st != MKRT_OK) {
         device_failed(rt, b, st, &err);
+        return;
     }
+    const uint32_t *list;
+    uint32_t n = mkrt__device_failures(rt->device, &list);
+    for (uint32_t i = 0; i < n; i++)
+        if (list[2 * i] < b->exec_n)
+            fail_now(b, &b->exec[list[2 * i]], device_status(list[2 * i + 1]));
+    /* relaxed: dispatcher-owned between batches (see mkrt__device_ring). */
+    atomic_store_explicit(&rt->append_len, mkrt__device_append_len(rt->device), memory_order_relaxed);
+    add_stat(&rt->device_batches, 1);
 }
 
 static void wait_backend(mkrt_runtime *rt)
@@ -366,22 +387,35 @@ void *mkrt__dispatcher_main(void *arg)
         size_t n = aborting ? 0 : drain_into(rt, b);
         if (n > 0)
             plan_batch(rt, b);
+        /* A device batch is staged while the batch before it still runs
+         * (its own buffer; the copy overlaps), and rung once that batch
+         * has completed. */
+        bool staged = false;
+        if (n > 0 && b->exec_n > 0 && b->on_device && rt->use_device) {
+            mkrt_error err;
+            if (mkrt__device_stage(rt->device, b, &err) == MKRT_OK)
+                staged = true;
+            else
+                mark_device_failed(rt, &err); /* nothing of b ran: it goes to the CPU */
+        }
         finish_running(rt, &running);
         if (n > 0) {
             if (b->on_device && !rt->use_device)
                 b->on_device = false; /* the device failed while this batch was planned */
             if (b->exec_n > 0 && b->on_device) {
                 mkrt_error err;
-                if (mkrt__device_launch(rt->device, b,
-                                        atomic_load_explicit(&rt->append_len, memory_order_relaxed),
-                                        &err) == MKRT_OK) {
+                if (staged && mkrt__device_ring(rt->device,
+                                                atomic_load_explicit(&rt->append_len, memory_order_relaxed),
+                                                &err) == MKRT_OK) {
                     running = b;
                     cur ^= 1;
-                } else {
-                    device_failed(rt, b, MKRT_EDEVICE, &err);
-                    complete_batch(rt, b);
+                    continue;
                 }
-            } else if (b->exec_n > 0 && b->exec_n <= INLINE_BATCH_MAX) {
+                if (staged)
+                    mark_device_failed(rt, &err);
+                b->on_device = false; /* not rung: nothing ran; the CPU runs it below */
+            }
+            if (b->exec_n > 0 && b->exec_n <= INLINE_BATCH_MAX) {
                 /* Small batch: run it here, layer by layer (one thread needs
                  * no barrier); saves the hand-offs to and from the workers,
                  * which dominate latency at light load. The previous batch

@@ -8,7 +8,6 @@
 #include "error_internal.h"
 #include "runtime_internal.h"
 #include "../queue/ring_internal.h"
-#include "backend/cuda_loader.h"
 #include "backend/device.h"
 
 mkrt_config mkrt_config_default(void)
@@ -70,6 +69,21 @@ static mkrt_status check_config(const mkrt_config *c, mkrt_error *err)
     return MKRT_OK;
 }
 
+/* Cells and the APPEND log may be registered with the CUDA driver, which
+ * pins whole pages: give them pages of their own. */
+#define PAGE_BYTES 4096u
+
+static size_t cells_bytes(const mkrt_config *c)
+{
+    return ((size_t)c->cells * sizeof(uint64_t) + PAGE_BYTES - 1) / PAGE_BYTES * PAGE_BYTES;
+}
+
+static size_t log_bytes(const mkrt_config *c)
+{
+    size_t b = c->append_log_capacity ? c->append_log_capacity * sizeof(mkrt__append_entry) : 1;
+    return (b + PAGE_BYTES - 1) / PAGE_BYTES * PAGE_BYTES;
+}
+
 static void free_batch(mkrt__batch *b, size_t cap)
 {
     mkrt__free(b->items, cap * sizeof *b->items);
@@ -102,8 +116,8 @@ static void free_runtime(mkrt_runtime *rt)
     for (int i = 0; i < 2; i++)
         free_batch(&rt->batch[i], rt->cfg.max_batch);
     mkrt__free(rt->slots, rt->cfg.max_producers * sizeof *rt->slots);
-    mkrt__free(rt->cells, (size_t)rt->cfg.cells * sizeof *rt->cells);
-    mkrt__free(rt->append_log, rt->cfg.append_log_capacity * sizeof *rt->append_log);
+    mkrt__free(rt->cells, cells_bytes(&rt->cfg));
+    mkrt__free(rt->append_log, log_bytes(&rt->cfg));
     mkrt_dedupe_scratch_destroy(rt->dedupe);
     mkrt_layer_scratch_destroy(rt->layering);
     if (rt->plans != NULL)
@@ -113,27 +127,53 @@ static void free_runtime(mkrt_runtime *rt)
     mkrt__free(rt, sizeof *rt);
 }
 
-/* Why the CUDA backend cannot run here, as a sentence. Even with a working
- * driver it cannot yet: the device path (module load, cooperative launch,
- * host-mapped control block) is not wired into the dispatcher in this
- * build, and the sentence says so rather than pretending. */
-static void cuda_unusable(char *why, size_t len)
+/* Starts the device for SIM, CUDA and AUTO; AUTO records why it fell back. */
+static mkrt_status start_backend(mkrt_runtime *rt, mkrt_error *err)
 {
-    if (!mkrt__cuda_megakernel_built()) {
-        snprintf(why, len, "the CUDA megakernel was not built (no nvcc when mkrt was compiled).");
-        return;
+    const mkrt_config *cfg = &rt->cfg;
+    mkrt_error why;
+    mkrt_status st = MKRT_OK;
+    if (cfg->backend == MKRT_BACKEND_SIM)
+        st = mkrt__device_start(rt, MKRT_BACKEND_SIM, &rt->device, err);
+    else if (cfg->backend == MKRT_BACKEND_CUDA || cfg->backend == MKRT_BACKEND_AUTO)
+        st = mkrt__device_start(rt, MKRT_BACKEND_CUDA, &rt->device, &why);
+    if (st != MKRT_OK && cfg->backend == MKRT_BACKEND_CUDA)
+        return mkrt__error_set(err, MKRT_EDEVICE,
+                               "CUDA backend requested but unusable: %s (Or use MKRT_BACKEND_AUTO, "
+                               "which falls back to the CPU.)",
+                               why.message);
+    if (st != MKRT_OK && cfg->backend == MKRT_BACKEND_SIM)
+        return st;
+    if (st != MKRT_OK) { /* AUTO */
+        snprintf(rt->backend_desc, sizeof rt->backend_desc, "cpu: %u workers (auto fell back: %s)",
+                 rt->workers, why.message);
+        return MKRT_OK;
     }
-    mkrt__cuda_api cu;
-    mkrt_error e;
-    if (mkrt__cuda_load(&cu, &e) != MKRT_OK) {
-        snprintf(why, len, "%s", e.message);
-        return;
+    if (rt->device == NULL) {
+        snprintf(rt->backend_desc, sizeof rt->backend_desc, "cpu: %u workers", rt->workers);
+        return MKRT_OK;
     }
-    snprintf(why, len,
-             "found %s (sm_%d%d, %d SMs, driver %d), but this build does not yet drive the "
-             "megakernel from the dispatcher.",
-             cu.name, cu.cc_major, cu.cc_minor, cu.sm_count, cu.driver_version);
-    mkrt__cuda_unload(&cu);
+    rt->use_device = true;
+    char dev[256];
+    mkrt__device_describe(rt->device, dev, sizeof dev);
+    snprintf(rt->backend_desc, sizeof rt->backend_desc,
+             "%s; watchdog %u ms; batches with %s user ops on %u CPU workers", dev, cfg->watchdog_ms,
+             rt->device->user_ops ? "non-device" : "any", rt->workers);
+    return MKRT_OK;
+}
+
+/* Stops the device; a GPU kernel that would not stop keeps the cells and
+ * the log (they are leaked rather than freed under it). */
+static bool stop_device(mkrt_runtime *rt)
+{
+    uint64_t limit = rt->cfg.watchdog_ms ? (uint64_t)rt->cfg.watchdog_ms * 1000000u : 5000000000u;
+    bool stopped = mkrt__device_stop(rt->device, limit);
+    if (!stopped) {
+        rt->cells = NULL;
+        rt->append_log = NULL;
+    }
+    rt->device = NULL;
+    return stopped;
 }
 
 mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **out, mkrt_error *err)
@@ -148,19 +188,11 @@ mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **out, mkrt_error *
     mkrt_status st = check_config(cfg, err);
     if (st != MKRT_OK)
         return st;
-    char cuda_why[MKRT_ERROR_MESSAGE_MAX] = "";
-    if (cfg->backend == MKRT_BACKEND_AUTO || cfg->backend == MKRT_BACKEND_CUDA)
-        cuda_unusable(cuda_why, sizeof cuda_why);
     if ((unsigned)cfg->backend > MKRT_BACKEND_SIM)
         return mkrt__error_set(err, MKRT_EINVAL,
                                "mkrt_config.backend %d is not an mkrt_backend_kind. Fix: use "
                                "MKRT_BACKEND_AUTO.",
                                (int)cfg->backend);
-    if (cfg->backend == MKRT_BACKEND_CUDA)
-        return mkrt__error_set(err, MKRT_EDEVICE,
-                               "CUDA backend requested but unusable: %s Fix: use MKRT_BACKEND_AUTO "
-                               "(falls back to the CPU) or MKRT_BACKEND_CPU.",
-                               cuda_why);
     mkrt_runtime *rt = mkrt__alloc_zeroed(sizeof *rt, alignof(mkrt_runtime));
     if (rt == NULL)
         return mkrt__error_set(err, MKRT_ENOMEM, "mkrt_create could not allocate the runtime (%zu "
@@ -174,9 +206,8 @@ mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **out, mkrt_error *
     mkrt__waitq_init_symmetric(&rt->done_wq);
     bool ok = alloc_batch(&rt->batch[0], cfg->max_batch) && alloc_batch(&rt->batch[1], cfg->max_batch);
     rt->slots = mkrt__alloc_zeroed(cfg->max_producers * sizeof *rt->slots, alignof(mkrt_producer *));
-    rt->cells = mkrt__alloc_zeroed((size_t)cfg->cells * sizeof *rt->cells, MKRT_CACHE_LINE);
-    rt->append_log = mkrt__alloc(cfg->append_log_capacity ? cfg->append_log_capacity * sizeof *rt->append_log : 1,
-                                 MKRT_CACHE_LINE);
+    rt->cells = mkrt__alloc_zeroed(cells_bytes(cfg), PAGE_BYTES);
+    rt->append_log = mkrt__alloc(log_bytes(cfg), PAGE_BYTES);
     rt->dedupe = mkrt_dedupe_scratch_create(NULL);
     rt->layering = mkrt_layer_scratch_create(NULL);
     rt->dead = mkrt_mpmc_ring_create(cfg->dead_letter_capacity, NULL);
@@ -195,26 +226,14 @@ mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **out, mkrt_error *
         free_runtime(rt);
         return st;
     }
-    if (cfg->backend == MKRT_BACKEND_SIM) {
-        if ((st = mkrt__device_start(rt, &rt->device, err)) != MKRT_OK) {
-            mkrt__cpu_pool_stop(rt->cpu);
-            free_runtime(rt);
-            return st;
-        }
-        rt->use_device = true;
-        snprintf(rt->backend_desc, sizeof rt->backend_desc,
-                 "sim: megakernel protocol against a simulated device (%u blocks, watchdog %u ms); "
-                 "user-op batches on %u CPU workers",
-                 rt->device->sim.blocks, cfg->watchdog_ms, rt->workers);
-    } else if (cfg->backend == MKRT_BACKEND_AUTO) {
-        snprintf(rt->backend_desc, sizeof rt->backend_desc, "cpu: %u workers (auto fell back: %s)",
-                 rt->workers, cuda_why);
-    } else {
-        snprintf(rt->backend_desc, sizeof rt->backend_desc, "cpu: %u workers", rt->workers);
+    if ((st = start_backend(rt, err)) != MKRT_OK) {
+        mkrt__cpu_pool_stop(rt->cpu);
+        free_runtime(rt);
+        return st;
     }
     int rc = pthread_create(&rt->dispatcher, NULL, mkrt__dispatcher_main, rt);
     if (rc != 0) {
-        mkrt__device_stop(rt->device);
+        stop_device(rt);
         mkrt__cpu_pool_stop(rt->cpu);
         free_runtime(rt);
         return mkrt__error_set(err, MKRT_ENOMEM,
@@ -245,7 +264,7 @@ mkrt_status mkrt_op_register(mkrt_runtime *rt, uint32_t op, const mkrt_op_desc *
     if (__builtin_mul_overflow(desc->scratch_bytes, (uint64_t)4, &s4) ||
         __builtin_add_overflow(f, s4, &fused) || __builtin_add_overflow(fused, desc->output_bytes, &fused))
         fused = UINT64_MAX;
-    rt->ops[op] = (mkrt__op_entry){desc->fn, desc->user, fused, desc->name};
+    rt->ops[op] = (mkrt__op_entry){desc->fn, desc->user, fused, desc->name, desc->device};
     return MKRT_OK;
 }
 
@@ -520,7 +539,7 @@ mkrt_status mkrt_destroy(mkrt_runtime *rt, uint64_t timeout_ns, mkrt_error *err)
         mkrt__waitq_notify(&rt->work_wq);
     }
     pthread_join(rt->dispatcher, NULL);
-    mkrt__device_stop(rt->device); /* before the cells it writes are freed */
+    bool device_stopped = stop_device(rt); /* before the cells it writes are freed */
     mkrt__cpu_pool_stop(rt->cpu);
     /* Producers still in their slots: closed ones are ours to free; open
      * ones become orphans their owners free in mkrt_producer_close. Either
@@ -545,6 +564,11 @@ mkrt_status mkrt_destroy(mkrt_runtime *rt, uint64_t timeout_ns, mkrt_error *err)
                                "went to the error path (%llu failed in all). Fix: drain before "
                                "destroying or allow more time.",
                                (unsigned long long)timeout_ns, (unsigned long long)failed);
+    if (!device_stopped)
+        return mkrt__error_set(err, MKRT_EDEVICE,
+                               "mkrt_destroy: the CUDA megakernel did not stop (an op that never "
+                               "returns); its memory and the runtime's cells stay allocated. Fix: "
+                               "look for the op that hangs; restart the process to free the GPU.");
     return MKRT_OK;
 }
 
@@ -575,7 +599,9 @@ void mkrt_stats_read(mkrt_runtime *rt, mkrt_stats *out)
     s.producers_open = atomic_load_explicit(&rt->producers_open, memory_order_relaxed);
     s.workers = rt->workers;
     bool dev_failed = atomic_load_explicit(&rt->device_failed, memory_order_acquire);
-    s.backend = rt->device != NULL && !dev_failed ? "sim" : "cpu";
+    s.backend = rt->device == NULL || dev_failed             ? "cpu"
+                : rt->device->kind == MKRT_BACKEND_CUDA ? "cuda"
+                                                        : "sim";
     s.backend_detail = mkrt_backend_describe(rt);
     s.device_batches = atomic_load_explicit(&rt->device_batches, memory_order_relaxed);
     s.device_failures = atomic_load_explicit(&rt->device_failures, memory_order_relaxed);

@@ -21,6 +21,7 @@ typedef struct mkrt__op_entry {
     void *user;
     uint64_t fused_bytes;   /* frontier + 4 x scratch + output, saturating */
     const char *name;
+    bool device;            /* also in the linked user PTX (mkrt_op_desc.device) */
 } mkrt__op_entry;
 
 typedef struct mkrt__append_entry {
@@ -118,7 +119,7 @@ struct mkrt_runtime {
     mkrt__batch batch[2];
     uint32_t rr;             /* round-robin start */
     mkrt_mpmc_ring *dead;
-    char backend_desc[MKRT_ERROR_MESSAGE_MAX + 64];
+    char backend_desc[MKRT_ERROR_MESSAGE_MAX + 128];
 };
 
 /* Runs items [from, to) of one layer of b; failures go to b's failure list. */

@@ -3,6 +3,8 @@
  *   plan(n) or no plan and done_testing() at the end;
  *   ok(cond, fmt...), is(got, want, fmt...) for integers,
  *   is_str(got, want, fmt...), like(got, substring, fmt...),
+ *   matches(got, extended regex, fmt...),
+ *   plan_skip_all(why) when nothing can be tested here (exits 0),
  *   skip(n, why), diag(fmt...), todo_start(why)/todo_end(),
  *   bail_out(fmt...) stops the whole run.
  * exit_status() is non-zero when a test failed or the plan was not met.
@@ -22,7 +24,10 @@ int is_str_at(const char *got, const char *want, const char *file, int line, con
               ...) __attribute__((format(printf, 5, 6)));
 int like_at(const char *got, const char *needle, const char *file, int line, const char *fmt,
             ...) __attribute__((format(printf, 5, 6)));
+int matches_at(const char *got, const char *regex, const char *file, int line, const char *fmt,
+               ...) __attribute__((format(printf, 5, 6)));
 void skip(int n, const char *why);
+_Noreturn void plan_skip_all(const char *why);
 void diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void todo_start(const char *why);
 void todo_end(void);
@@ -34,5 +39,6 @@ int exit_status(void);
 #define is(got, want, ...) is_at((intmax_t)(got), (intmax_t)(want), __FILE__, __LINE__, __VA_ARGS__)
 #define is_str(got, want, ...) is_str_at((got), (want), __FILE__, __LINE__, __VA_ARGS__)
 #define like(got, needle, ...) like_at((got), (needle), __FILE__, __LINE__, __VA_ARGS__)
+#define matches(got, regex, ...) matches_at((got), (regex), __FILE__, __LINE__, __VA_ARGS__)
 
 #endif

@@ -57,7 +57,7 @@ int main(int argc, char **argv)
     c.backend = MKRT_BACKEND_CUDA;
     mkrt_runtime *rt = NULL;
     is(mkrt_create(&c, &rt, &err), MKRT_EDEVICE, "backend CUDA without a usable GPU is MKRT_EDEVICE");
-    like(err.message, "Fix: use MKRT_BACKEND_AUTO", "... with a Fix");
+    like(err.message, "Or use MKRT_BACKEND_AUTO", "... with a Fix and the AUTO alternative");
     c.backend = MKRT_BACKEND_AUTO;
     is(mkrt_create(&c, &rt, &err), MKRT_OK, "backend AUTO falls back to the CPU");
     mkrt_stats s;

@@ -43,7 +43,7 @@ static void random_batches(void)
     mkrt__mk_sim sim;
     mkrt__mk_sim_start(&sim, CELLS, CAP, 4, 1024, NULL);
     mkrt__mk_host h;
-    mkrt__mk_host_init(&h, sim.ctl, mkrt__mk_sim_stage, &sim);
+    mkrt__mk_host_init(&h, sim.ctl, &mkrt__mk_sim_ops, &sim);
     mkrt_layer_scratch *ls = mkrt_layer_scratch_create(NULL);
     static uint64_t want[CELLS];
     static mkrt_item batch[CAP];
@@ -65,7 +65,7 @@ static void random_batches(void)
             bad = 1;
         if (prev && mkrt__mk_wait(&h, prev, 5000000000ull, NULL) != MKRT_OK)
             bad = 1;
-        mkrt__mk_ring(&h);
+        mkrt__mk_ring(&h, NULL);
         prev = seq;
     }
     if (mkrt__mk_wait(&h, prev, 5000000000ull, NULL) != MKRT_OK)
@@ -76,14 +76,14 @@ static void random_batches(void)
     mkrt_error err;
     uint64_t seq;
     mkrt__mk_stage(&h, st[0].exec, 1, st[0].offsets, 1, &seq, NULL);
-    mkrt__mk_ring(&h);
+    mkrt__mk_ring(&h, NULL);
     mkrt__mk_wait(&h, seq, 5000000000ull, NULL);
     staged *s = &st[0];
     mkrt__mk_stage(&h, s->exec, 1, s->offsets, 1, &seq, NULL);
     is(mkrt__mk_stage(&h, s->exec, 1, s->offsets, 1, &seq, &err), MKRT_OK, "two batches may be staged ahead");
     is(mkrt__mk_stage(&h, s->exec, 1, s->offsets, 1, &seq, &err), MKRT_ESTATE,
        "a third would overwrite a buffer in use: refused");
-    mkrt__mk_ring(&h);
+    mkrt__mk_ring(&h, NULL);
     mkrt__mk_wait(&h, seq - 1, 5000000000ull, NULL);
     mkrt_layer_scratch_destroy(ls);
     mkrt__mk_sim_stop(&sim);
@@ -94,7 +94,7 @@ static void appends_in_order(void)
     mkrt__mk_sim sim;
     mkrt__mk_sim_start(&sim, CELLS, CAP, 3, 1024, NULL);
     mkrt__mk_host h;
-    mkrt__mk_host_init(&h, sim.ctl, mkrt__mk_sim_stage, &sim);
+    mkrt__mk_host_init(&h, sim.ctl, &mkrt__mk_sim_ops, &sim);
     mkrt_layer_scratch *ls = mkrt_layer_scratch_create(NULL);
     static mkrt_item b[300];
     static staged st;
@@ -103,7 +103,7 @@ static void appends_in_order(void)
     prepare(ls, b, 300, &st);
     uint64_t seq;
     mkrt__mk_stage(&h, st.exec, st.count, st.offsets, st.layers, &seq, NULL);
-    mkrt__mk_ring(&h);
+    mkrt__mk_ring(&h, NULL);
     mkrt__mk_wait(&h, seq, 5000000000ull, NULL);
     int order = atomic_load(&sim.ctl->append_len) == 300;
     uint32_t last[3] = {0, 0, 0};
@@ -126,15 +126,15 @@ static void watchdog_and_errors(void)
     sim.hang_batch = 2;
     sim.hang_after_layer = 1;
     mkrt__mk_host h;
-    mkrt__mk_host_init(&h, sim.ctl, mkrt__mk_sim_stage, &sim);
+    mkrt__mk_host_init(&h, sim.ctl, &mkrt__mk_sim_ops, &sim);
     mkrt_item chain[3] = {{1, 0, 1, 5}, {2, 1, 2, 1}, {2, 2, 3, 1}}; /* 3 layers */
     uint32_t off[4] = {0, 1, 2, 3};
     uint64_t seq;
     mkrt__mk_stage(&h, chain, 3, off, 3, &seq, NULL);
-    mkrt__mk_ring(&h);
+    mkrt__mk_ring(&h, NULL);
     is(mkrt__mk_wait(&h, seq, 5000000000ull, NULL), MKRT_OK, "batch 1 completes");
     mkrt__mk_stage(&h, chain, 3, off, 3, &seq, NULL);
-    mkrt__mk_ring(&h);
+    mkrt__mk_ring(&h, NULL);
     mkrt_error err;
     uint64_t t0 = mkrt__now_ns();
     is(mkrt__mk_wait(&h, seq, 50000000, &err), MKRT_ETIMEDOUT, "a hung batch trips the watchdog");
@@ -148,11 +148,11 @@ static void watchdog_and_errors(void)
     ok(1, "shutdown ends a hung simulated kernel (no thread left behind)");
 
     mkrt__mk_sim_start(&sim, CELLS, CAP, 2, 16, NULL);
-    mkrt__mk_host_init(&h, sim.ctl, mkrt__mk_sim_stage, &sim);
+    mkrt__mk_host_init(&h, sim.ctl, &mkrt__mk_sim_ops, &sim);
     mkrt_item bad[2] = {{1, 0, 1, 5}, {77, 0, 1, 0}};
     uint32_t off2[3] = {0, 1, 2};
     mkrt__mk_stage(&h, bad, 2, off2, 2, &seq, NULL);
-    mkrt__mk_ring(&h);
+    mkrt__mk_ring(&h, NULL);
     is(mkrt__mk_wait(&h, seq, 5000000000ull, &err), MKRT_EDEVICE, "a device-side error becomes MKRT_EDEVICE");
     like(err.message, "error 1 (unknown op) at item 1 of batch 1", "... with the item and the batch");
     mkrt__mk_sim_stop(&sim);

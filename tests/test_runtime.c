@@ -163,7 +163,7 @@ static void dedupe_and_errors(void)
     c.error_ctx = &f;
     c.cells = 64;
     mkrt_runtime *rt = start(&c);
-    mkrt_op_desc d = {fail_op, NULL, 0, 0, 0, "fail_op"};
+    mkrt_op_desc d = {.fn = fail_op, .name = "fail_op"};
     is(mkrt_op_register(rt, 20, &d, NULL), MKRT_OK, "a user op registers");
     mkrt_error err;
     is(mkrt_op_register(rt, MKRT_OP_STORE, &d, &err), MKRT_EINVAL, "built-in op numbers are refused");
@@ -267,8 +267,8 @@ static void memory_budget(void)
     c.on_error = on_error;
     c.error_ctx = &f;
     mkrt_runtime *rt = start(&c);
-    mkrt_op_desc small = {count_op, NULL, 10, 5, 0, "small"}; /* fused 30 bytes */
-    mkrt_op_desc huge = {count_op, NULL, 200, 0, 0, "huge"};
+    mkrt_op_desc small = {.fn = count_op, .frontier_bytes = 10, .scratch_bytes = 5, .name = "small"}; /* fused 30 bytes */
+    mkrt_op_desc huge = {.fn = count_op, .frontier_bytes = 200, .name = "huge"};
     mkrt_op_register(rt, 30, &small, NULL);
     mkrt_op_register(rt, 31, &huge, NULL);
     mkrt_producer *p = mkrt_producer_open(rt, NULL);
@@ -322,7 +322,7 @@ static void destroy_under_load(void)
     c.on_error = on_error;
     c.error_ctx = &f;
     mkrt_runtime *rt = start(&c);
-    mkrt_op_desc d = {count_op, NULL, 0, 0, 0, "count"};
+    mkrt_op_desc d = {.fn = count_op, .name = "count"};
     mkrt_op_register(rt, 40, &d, NULL);
     loader l[3];
     pthread_t th[3];

@@ -111,7 +111,7 @@ static void routing_and_validation(void)
 {
     failures f = {0, MKRT_OK};
     mkrt_runtime *rt = start(MKRT_BACKEND_SIM, &f, 5000);
-    mkrt_op_desc d = {user_op, NULL, 0, 0, 0, "user"};
+    mkrt_op_desc d = {.fn = user_op, .name = "user"};
     mkrt_op_register(rt, 20, &d, NULL);
     mkrt_producer *p = mkrt_producer_open(rt, NULL);
     mkrt_item u[] = {{20, 0, 9, 0}, {MKRT_OP_ADD, 9, 10, 1}};

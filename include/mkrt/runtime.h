@@ -49,8 +49,14 @@ enum {
 #define MKRT_OP_MAX 4096 /* ops are numbered 0..MKRT_OP_MAX-1 */
 
 typedef enum mkrt_backend_kind {
-    MKRT_BACKEND_AUTO, /* CUDA when built and usable, else CPU */
+    MKRT_BACKEND_AUTO, /* CUDA when built and usable, else CPU (the reason is in
+                        * mkrt_backend_describe and mkrt_stats.backend_detail) */
     MKRT_BACKEND_CPU,
+    /* The persistent megakernel on GPU 0 through the CUDA Driver API
+     * (libcuda.so.1 loaded at run time). Batches of built-in ops, and of
+     * device user ops, run on the GPU; batches with other user ops on the
+     * CPU pool. A device fault or a watchdog trip sends the batch to the
+     * error path and the runtime carries on with the CPU pool. */
     MKRT_BACKEND_CUDA,
     /* The megakernel protocol (control block, doubled descriptors,
      * doorbell, watchdog) against a host thread that plays the device: the
@@ -82,6 +88,18 @@ typedef struct mkrt_config {
     mkrt_error_fn on_error;        /* NULL: failures go to the dead-letter ring */
     void *error_ctx;
     size_t dead_letter_capacity;   /* power of two (4096) */
+    /* CUDA backend. The megakernel's grid is the occupancy API's resident
+     * blocks per SM x SMs, bounded by cuda_max_blocks (0: no bound). Device
+     * user ops: PTX text defining
+     *   extern "C" __device__ unsigned mkrt_user_op(unsigned op,
+     *       unsigned in, unsigned out, unsigned param,
+     *       unsigned long long *cells, unsigned cell_count);
+     * (nvcc -rdc=true -ptx), returning 0 or a negative mkrt_status cast to
+     * unsigned; linked into the megakernel at mkrt_create. Ops registered
+     * with mkrt_op_desc.device run there; size 0 means NUL-terminated. */
+    uint32_t cuda_max_blocks;
+    const char *cuda_user_ptx;
+    size_t cuda_user_ptx_size;
 } mkrt_config;
 
 /* What a user op sees. Cells may be read and written only at the item's
@@ -102,6 +120,11 @@ typedef struct mkrt_op_desc {
      * 4 x scratch + output) fit device_memory_budget. */
     uint64_t frontier_bytes, scratch_bytes, output_bytes;
     const char *name; /* for messages; may be NULL */
+    /* The op is also defined by mkrt_user_op in mkrt_config.cuda_user_ptx:
+     * on the CUDA backend its items run on the GPU. fn stays its CPU
+     * implementation (CPU backend, fallback) and must give the same
+     * results. */
+    bool device;
 } mkrt_op_desc;
 
 typedef struct mkrt_stats {
@@ -114,7 +137,7 @@ typedef struct mkrt_stats {
     uint64_t latency_p50_ns, latency_p99_ns, latency_p999_ns; /* publish to completion */
     uint32_t producers_open;
     uint32_t workers;
-    const char *backend;        /* "cpu", "sim" or "cuda" */
+    const char *backend;        /* "cpu", "sim" or "cuda" (what runs batches now) */
     uint64_t device_batches;    /* batches the device ran */
     uint64_t device_failures;   /* device errors or watchdog trips */
     const char *backend_detail; /* as mkrt_backend_describe: why AUTO fell back */

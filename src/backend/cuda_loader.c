@@ -58,13 +58,16 @@ static const entry entries[] = {
     ENTRY(cuDeviceGetCount), ENTRY(cuDeviceGet),
     ENTRY(cuDeviceGetAttribute), ENTRY(cuDeviceGetName),
     ENTRY(cuDevicePrimaryCtxRetain), ENTRY(cuDevicePrimaryCtxRelease),
-    ENTRY(cuCtxSetCurrent),  ENTRY(cuModuleLoadData),
+    ENTRY(cuCtxSetCurrent),  ENTRY(cuCtxGetCurrent),
+    ENTRY(cuModuleLoadData),
     ENTRY(cuModuleUnload),   ENTRY(cuModuleGetFunction),
     ENTRY(cuMemAlloc),       ENTRY(cuMemFree),
     ENTRY(cuMemHostAlloc),   ENTRY(cuMemFreeHost),
     ENTRY(cuMemHostGetDevicePointer), ENTRY(cuMemcpyHtoDAsync),
     ENTRY(cuMemcpyDtoH),     ENTRY(cuStreamCreate),
     ENTRY(cuStreamDestroy),  ENTRY(cuStreamSynchronize),
+    ENTRY(cuStreamQuery),    ENTRY(cuMemHostRegister),
+    ENTRY(cuMemHostUnregister),
     ENTRY(cuOccupancyMaxActiveBlocksPerMultiprocessor), ENTRY(cuLaunchCooperativeKernel),
     ENTRY(cuLinkCreate),     ENTRY(cuLinkAddData),
     ENTRY(cuLinkComplete),   ENTRY(cuLinkDestroy),
@@ -100,6 +103,7 @@ mkrt_status mkrt__cuda_load(mkrt__cuda_api *cu, mkrt_error *err)
                     "CUDA driver %s has no cuGetProcAddress_v2: it predates CUDA 12. Fix: "
                     "install a driver for CUDA 12 or newer.",
                     path);
+    cu->get_proc = gpa;
     for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++) {
         void *fn = NULL;
         int status = 0;
@@ -142,6 +146,7 @@ mkrt_status mkrt__cuda_load(mkrt__cuda_api *cu, mkrt_error *err)
     cu->cuDeviceGetAttribute(&cu->cc_minor, MKRT_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, cu->device);
     cu->cuDeviceGetAttribute(&cu->cooperative, MKRT_CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH, cu->device);
     cu->cuDeviceGetAttribute(&cu->map_host, MKRT_CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY, cu->device);
+    cu->cuDeviceGetAttribute(&cu->exec_timeout, MKRT_CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT, cu->device);
     if (!cu->cooperative)
         return fail(cu, err, "CUDA device 0 (%s) does not support cooperative launch. Fix: use a "
                              "device of compute capability 6.0 or newer, or the CPU backend.",
@@ -149,6 +154,11 @@ mkrt_status mkrt__cuda_load(mkrt__cuda_api *cu, mkrt_error *err)
     if (!cu->map_host)
         return fail(cu, err, "CUDA device 0 (%s) cannot map host memory. Fix: use another device "
                              "or the CPU backend.",
+                    cu->name);
+    if (cu->exec_timeout)
+        return fail(cu, err, "CUDA device 0 (%s) has a kernel run-time limit (it drives a display), "
+                             "which would kill the persistent megakernel. Fix: use a compute-only "
+                             "GPU, or the CPU backend.",
                     cu->name);
     return MKRT_OK;
 }

@@ -8,12 +8,13 @@
 #include "mk_host.h"
 #include "mkrt/ring.h"
 
-void mkrt__mk_host_init(mkrt__mk_host *h, mkrt_mk_control *ctl, mkrt__mk_stage_fn stage, void *ctx)
+void mkrt__mk_host_init(mkrt__mk_host *h, mkrt_mk_control *ctl, const mkrt__mk_device_ops *ops,
+                        void *ctx)
 {
     memset(h, 0, sizeof *h);
     h->ctl = ctl;
-    h->stage = stage;
-    h->stage_ctx = ctx;
+    h->ops = *ops;
+    h->ctx = ctx;
     /* relaxed: read before any batch, the device wrote it before its loop. */
     h->staged = h->rung = atomic_load_explicit(&ctl->done, memory_order_relaxed);
 }
@@ -40,29 +41,59 @@ mkrt_status mkrt__mk_stage(mkrt__mk_host *h, const mkrt_item *items, uint32_t co
                                "Fix: wait for a batch before staging the one two after it.",
                                (unsigned long long)next, (unsigned long long)(next - 2));
     mkrt_mk_desc *d = &h->ctl->desc[next & 1];
-    uint64_t ia, oa;
-    mkrt_status st = h->stage(h->stage_ctx, (unsigned)(next & 1), items, count, offsets, layers, &ia,
-                              &oa, err);
+    mkrt__mk_staged where;
+    mkrt_status st = h->ops.stage(h->ctx, (unsigned)(next & 1), items, count, offsets, layers, &where,
+                                  err);
     if (st != MKRT_OK)
         return st;
-    d->items = ia;
-    d->layer_offsets = oa;
+    d->items = where.items_addr;
+    d->layer_offsets = where.offsets_addr;
+    d->fails = where.fails_addr;
+    /* relaxed: published with the descriptor by the doorbell's release. */
+    atomic_store_explicit(&d->fail_count, 0, memory_order_relaxed);
     d->count = count;
     d->layers = layers;
     d->seq = next;
+    h->fails[next & 1] = where.fails;
     h->staged = next;
     *seq = next;
     return MKRT_OK;
 }
 
-void mkrt__mk_ring(mkrt__mk_host *h)
+static void fail_engine(mkrt__mk_host *h, const char *why)
 {
-    if (h->failed || h->rung == h->staged)
-        return;
+    h->failed = true;
+    snprintf(h->why_failed, sizeof h->why_failed, "%s", why);
+}
+
+mkrt_status mkrt__mk_ring(mkrt__mk_host *h, mkrt_error *err)
+{
+    if (h->failed)
+        return dead(h, err);
+    if (h->rung == h->staged)
+        return MKRT_OK;
+    if (h->ops.flush != NULL) {
+        mkrt_status st = h->ops.flush(h->ctx, err);
+        if (st != MKRT_OK) {
+            fail_engine(h, err != NULL ? err->message : "staging copy failed");
+            return st;
+        }
+    }
     h->rung = h->staged;
     /* release: pairs with the device's system-scope acquire of the
      * doorbell; publishes the descriptor and the staged buffers. */
     atomic_store_explicit(&h->ctl->doorbell, h->rung, memory_order_release);
+    return MKRT_OK;
+}
+
+uint32_t mkrt__mk_failures(const mkrt__mk_host *h, uint64_t seq, const uint32_t **list)
+{
+    const mkrt_mk_desc *d = &h->ctl->desc[seq & 1];
+    /* relaxed: read after mkrt__mk_wait's acquire of done (which the
+     * device released after its last claim). */
+    uint32_t n = atomic_load_explicit(&((mkrt_mk_desc *)d)->fail_count, memory_order_relaxed);
+    *list = h->fails[seq & 1];
+    return n < d->count ? n : d->count;
 }
 
 static void describe_progress(const mkrt__mk_host *h, char *buf, size_t len)
@@ -124,6 +155,14 @@ mkrt_status mkrt__mk_wait(mkrt__mk_host *h, uint64_t seq, uint64_t timeout_ns, m
         if (spin < 1000) {
             mkrt__cpu_relax();
         } else {
+            if (h->ops.probe != NULL && (spin & 15) == 0) {
+                mkrt_error perr;
+                mkrt_status pst = h->ops.probe(h->ctx, &perr);
+                if (pst != MKRT_OK) {
+                    fail_engine(h, perr.message);
+                    return mkrt__error_set(err, pst, "%s", perr.message);
+                }
+            }
             struct timespec ts = {0, 20000}; /* 20 us: a PCIe round trip is about 1 us */
             nanosleep(&ts, NULL);
         }

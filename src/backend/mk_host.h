@@ -21,33 +21,55 @@
 #include "mkrt/item.h"
 #include "mkrt/status.h"
 
-/* Copies the batch into device buffer `buffer` (0 or 1) and returns the
- * device addresses of the items and the offsets. */
-typedef mkrt_status (*mkrt__mk_stage_fn)(void *ctx, unsigned buffer, const mkrt_item *items,
-                                         uint32_t count, const uint32_t *offsets, uint32_t layers,
-                                         uint64_t *items_addr, uint64_t *offsets_addr,
-                                         mkrt_error *err);
+/* Where a staged batch lives: device addresses for the descriptor, and
+ * the host view of its failure list (read after the batch is done). */
+typedef struct mkrt__mk_staged {
+    uint64_t items_addr, offsets_addr, fails_addr;
+    const uint32_t *fails;
+} mkrt__mk_staged;
+
+/* The device's side of the host engine. */
+typedef struct mkrt__mk_device_ops {
+    /* Copies the batch into device buffer `buffer` (0 or 1); the copy may
+     * still be in flight when it returns. */
+    mkrt_status (*stage)(void *ctx, unsigned buffer, const mkrt_item *items, uint32_t count,
+                         const uint32_t *offsets, uint32_t layers, mkrt__mk_staged *out,
+                         mkrt_error *err);
+    /* May be NULL. Completes the staged copies before the doorbell. */
+    mkrt_status (*flush)(void *ctx, mkrt_error *err);
+    /* May be NULL. Called now and then while waiting: MKRT_OK while the
+     * device may still finish; an error when it cannot (a faulted kernel,
+     * a sticky CUDA error), which fails the engine for good. */
+    mkrt_status (*probe)(void *ctx, mkrt_error *err);
+} mkrt__mk_device_ops;
 
 typedef struct mkrt__mk_host {
     mkrt_mk_control *ctl; /* host view of the control block */
-    mkrt__mk_stage_fn stage;
-    void *stage_ctx;
+    mkrt__mk_device_ops ops;
+    void *ctx;
+    const uint32_t *fails[2]; /* host views of the staged failure lists */
     uint64_t staged;      /* last staged sequence number */
     uint64_t rung;        /* last rung */
     bool failed;
-    char why_failed[200];
+    char why_failed[MKRT_ERROR_MESSAGE_MAX];
 } mkrt__mk_host;
 
-void mkrt__mk_host_init(mkrt__mk_host *h, mkrt_mk_control *ctl, mkrt__mk_stage_fn stage, void *ctx);
+void mkrt__mk_host_init(mkrt__mk_host *h, mkrt_mk_control *ctl, const mkrt__mk_device_ops *ops,
+                        void *ctx);
 /* Stages the next batch; returns its sequence number in *seq. */
 mkrt_status mkrt__mk_stage(mkrt__mk_host *h, const mkrt_item *items, uint32_t count,
                            const uint32_t *offsets, uint32_t layers, uint64_t *seq, mkrt_error *err);
-/* Publishes every staged batch to the device. */
-void mkrt__mk_ring(mkrt__mk_host *h);
+/* Publishes every staged batch to the device (after flush). An error
+ * fails the engine. */
+mkrt_status mkrt__mk_ring(mkrt__mk_host *h, mkrt_error *err);
 /* Waits for batch seq: MKRT_OK, MKRT_EDEVICE (the device reported an error,
  * or the engine had failed), MKRT_ETIMEDOUT (watchdog; the message says
  * where each block stopped). */
 mkrt_status mkrt__mk_wait(mkrt__mk_host *h, uint64_t seq, uint64_t timeout_ns, mkrt_error *err);
+/* After mkrt__mk_wait(seq) returned MKRT_OK: the items of batch seq that
+ * failed on the device, as (index into the staged items, mkrt_status as
+ * uint32_t) pairs in *list; returns how many. */
+uint32_t mkrt__mk_failures(const mkrt__mk_host *h, uint64_t seq, const uint32_t **list);
 /* Tells the device loop to leave. */
 void mkrt__mk_shutdown(mkrt__mk_host *h);
 

@@ -1,10 +1,8 @@
 /* src/backend/mk_sim.h - a host thread that plays the megakernel over the
  * real control block layout, for testing the host protocol without a GPU.
- * It runs the device loop the kernel runs: wait for the doorbell (bounded
- * spin that checks shutdown), run the batch layer by layer with per-block
- * progress words, publish done; APPEND claims log slots with an atomic.
- * Fault injection: hang in a given batch after a given layer, or report an
- * error. */
+ * It runs the device loop of mk_loop.h (the kernel's loop in C). User ops
+ * are unknown to it (the runtime keeps them on the CPU in this mode).
+ * Fault injection: hang in a given batch after a given layer. */
 #ifndef MKRT_BACKEND_MK_SIM_H
 #define MKRT_BACKEND_MK_SIM_H
 
@@ -22,6 +20,7 @@ typedef struct mkrt__mk_sim {
     uint32_t *append_log;       /* pairs; likewise */
     mkrt_item *buffers[2];      /* staged items */
     uint32_t *offsets[2];       /* staged layer offsets */
+    uint32_t *fails[2];         /* failure lists, (index, code) pairs */
     uint32_t capacity;          /* items per buffer */
     uint32_t cell_count;
     uint64_t append_capacity;
@@ -35,10 +34,8 @@ typedef struct mkrt__mk_sim {
  * arrays, and starts the loop. */
 mkrt_status mkrt__mk_sim_start(mkrt__mk_sim *s, uint32_t cells, uint32_t capacity, uint32_t blocks,
                                uint64_t append_capacity, mkrt_error *err);
-/* The stage function for mkrt__mk_host (ctx = the sim). */
-mkrt_status mkrt__mk_sim_stage(void *ctx, unsigned buffer, const mkrt_item *items, uint32_t count,
-                               const uint32_t *offsets, uint32_t layers, uint64_t *items_addr,
-                               uint64_t *offsets_addr, mkrt_error *err);
+/* The device operations for mkrt__mk_host (ctx = the sim). */
+extern const mkrt__mk_device_ops mkrt__mk_sim_ops;
 /* Sets shutdown, joins the loop (bounded: a hung sim is told to give up)
  * and frees everything. */
 void mkrt__mk_sim_stop(mkrt__mk_sim *s);

@@ -27,6 +27,9 @@ enum {
     MKRT_CUDA_ERROR_STUB_LIBRARY = 34,
     MKRT_CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER = 36,
     MKRT_CUDA_ERROR_NO_DEVICE = 100,
+    MKRT_CUDA_ERROR_INVALID_IMAGE = 200,
+    MKRT_CUDA_ERROR_NOT_FOUND = 500,
+    MKRT_CUDA_ERROR_NOT_READY = 600,
     MKRT_CUDA_ERROR_ILLEGAL_ADDRESS = 700,
     MKRT_CUDA_ERROR_LAUNCH_TIMEOUT = 702,
     MKRT_CUDA_ERROR_HARDWARE_STACK_ERROR = 714,
@@ -40,10 +43,26 @@ enum {
 
 enum {
     MKRT_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
+    MKRT_CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT = 17,
     MKRT_CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY = 19,
     MKRT_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
     MKRT_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
     MKRT_CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH = 95
+};
+
+/* Flags and options, with cuda.h's values. */
+enum {
+    MKRT_CU_STREAM_NON_BLOCKING = 1,
+    MKRT_CU_MEMHOSTALLOC_PORTABLE = 1,
+    MKRT_CU_MEMHOSTALLOC_DEVICEMAP = 2,
+    MKRT_CU_MEMHOSTREGISTER_PORTABLE = 1,
+    MKRT_CU_MEMHOSTREGISTER_DEVICEMAP = 2,
+    MKRT_CU_JIT_INFO_LOG_BUFFER = 3,
+    MKRT_CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4,
+    MKRT_CU_JIT_ERROR_LOG_BUFFER = 5,
+    MKRT_CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
+    MKRT_CU_JIT_INPUT_PTX = 1,
+    MKRT_CU_JIT_INPUT_FATBINARY = 2
 };
 
 typedef CUresult (*mkrt_cuGetProcAddress_fn)(const char *symbol, void **pfn, int cuda_version,
@@ -52,6 +71,7 @@ typedef CUresult (*mkrt_cuGetProcAddress_fn)(const char *symbol, void **pfn, int
 /* The resolved entry points. */
 typedef struct mkrt__cuda_api {
     void *lib; /* dlopen handle */
+    mkrt_cuGetProcAddress_fn get_proc; /* for entry points outside this table (benchmarks) */
     CUresult (*cuInit)(unsigned flags);
     CUresult (*cuDriverGetVersion)(int *version);
     CUresult (*cuGetErrorName)(CUresult e, const char **s);
@@ -63,6 +83,7 @@ typedef struct mkrt__cuda_api {
     CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *ctx, CUdevice d);
     CUresult (*cuDevicePrimaryCtxRelease)(CUdevice d);
     CUresult (*cuCtxSetCurrent)(CUcontext ctx);
+    CUresult (*cuCtxGetCurrent)(CUcontext *ctx);
     CUresult (*cuModuleLoadData)(CUmodule *m, const void *image);
     CUresult (*cuModuleUnload)(CUmodule m);
     CUresult (*cuModuleGetFunction)(CUfunction *f, CUmodule m, const char *name);
@@ -76,6 +97,9 @@ typedef struct mkrt__cuda_api {
     CUresult (*cuStreamCreate)(CUstream *s, unsigned flags);
     CUresult (*cuStreamDestroy)(CUstream s);
     CUresult (*cuStreamSynchronize)(CUstream s);
+    CUresult (*cuStreamQuery)(CUstream s);
+    CUresult (*cuMemHostRegister)(void *p, size_t bytes, unsigned flags);
+    CUresult (*cuMemHostUnregister)(void *p);
     CUresult (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int *n, CUfunction f, int block, size_t smem);
     CUresult (*cuLaunchCooperativeKernel)(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
                                           unsigned bx, unsigned by, unsigned bz, unsigned smem,
@@ -88,7 +112,7 @@ typedef struct mkrt__cuda_api {
     int driver_version;
     int device_count;
     CUdevice device;
-    int sm_count, cc_major, cc_minor, cooperative, map_host;
+    int sm_count, cc_major, cc_minor, cooperative, map_host, exec_timeout;
     char name[128];
 } mkrt__cuda_api;
 

@@ -9,16 +9,30 @@
 // system-scope release of `done` that the host reads with acquire.
 // Release builds only (-O3); a -G build is slow but follows the same
 // bounded protocol.
+//
+// Built twice: whole-program (user ops are unknown ops; the host never
+// sends them), and with -rdc -DMKRT_MK_USER_OPS=1, where user ops call the
+// extern mkrt_user_op that the host links in from the user's PTX with
+// cuLinkCreate / cuLinkAddData / cuLinkComplete.
 #include <cooperative_groups.h>
 #include <cuda/atomic>
 
 #include "protocol.h"
+
+#ifndef MKRT_MK_USER_OPS
+#define MKRT_MK_USER_OPS 0
+#endif
 
 namespace cg = cooperative_groups;
 
 struct mk_item {
     uint32_t op, in, out, param;
 };
+
+#if MKRT_MK_USER_OPS
+extern "C" __device__ unsigned mkrt_user_op(unsigned op, unsigned in, unsigned out, unsigned param,
+                                            unsigned long long *cells, unsigned cell_count);
+#endif
 
 __device__ uint64_t g_bell; // batch range published by the poller, read after grid.sync()
 
@@ -40,6 +54,17 @@ __device__ void report_error(mkrt_mk_control *ctl, uint32_t code, uint32_t item,
         ctl->error_item = item;
         ctl->error_seq = seq;
         __threadfence_system();
+    }
+}
+
+// A non-fatal item failure: claim a slot in the descriptor's list.
+__device__ void list_failure(mkrt_mk_desc *d, uint32_t index, uint32_t status)
+{
+    unsigned at = atomicAdd_system(reinterpret_cast<unsigned *>(&d->fail_count), 1u);
+    if (at < d->count) {
+        uint32_t *list = reinterpret_cast<uint32_t *>(d->fails);
+        list[2 * at] = index;
+        list[2 * at + 1] = status;
     }
 }
 
@@ -69,7 +94,7 @@ extern "C" __global__ void __launch_bounds__(256) mkrt_megakernel(mkrt_mk_contro
         if (bell == 0)
             return;
         for (uint64_t seq = last + 1; seq <= bell; seq++) {
-            const mkrt_mk_desc *d = &ctl->desc[seq & 1];
+            mkrt_mk_desc *d = &ctl->desc[seq & 1];
             const mk_item *items = reinterpret_cast<const mk_item *>(d->items);
             const uint32_t *off = reinterpret_cast<const uint32_t *>(d->layer_offsets);
             const uint32_t layers = d->layers;
@@ -77,17 +102,30 @@ extern "C" __global__ void __launch_bounds__(256) mkrt_megakernel(mkrt_mk_contro
                 uint32_t ran = 0;
                 for (uint64_t k = off[l] + grid.thread_rank(); k < off[l + 1]; k += grid.size()) {
                     const mk_item it = items[k];
-                    uint32_t e;
+                    uint32_t e = MKRT_MK_ERR_NONE;
                     if (it.op == 3) { // APPEND
-                        e = it.out < cell_count ? MKRT_MK_ERR_NONE : MKRT_MK_ERR_HANDLE;
-                        if (e == MKRT_MK_ERR_NONE) {
+                        if (it.out >= cell_count) {
+                            e = MKRT_MK_ERR_HANDLE;
+                        } else {
                             unsigned long long at = atomicAdd_system(
                                 reinterpret_cast<unsigned long long *>(&ctl->append_len), 1ull);
                             if (at < ctl->append_capacity) {
                                 append_log[2 * at] = it.out;
                                 append_log[2 * at + 1] = it.param;
+                            } else {
+                                list_failure(d, (uint32_t)k, MKRT_MK_FAIL_OVERFLOW);
                             }
                         }
+                    } else if (it.op >= 16) {
+#if MKRT_MK_USER_OPS
+                        unsigned r = mkrt_user_op(it.op, it.in, it.out, it.param,
+                                                  reinterpret_cast<unsigned long long *>(cells),
+                                                  cell_count);
+                        if (r != 0)
+                            list_failure(d, (uint32_t)k, r);
+#else
+                        e = MKRT_MK_ERR_UNKNOWN_OP;
+#endif
                     } else {
                         e = mkrt_mk_run_builtin(it.op, it.in, it.out, it.param, cells, cell_count);
                     }

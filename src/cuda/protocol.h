@@ -11,6 +11,12 @@
  *   shutdown  host -> device: leave the loop (checked by every spin).
  *   desc[2]   the two batch descriptors (double buffer: batch k uses
  *             desc[k & 1]); the host writes desc[k & 1] before ringing k.
+ *             Items that fail on the device without poisoning it (a user
+ *             op returning non-zero, an APPEND past the log's capacity)
+ *             are listed in the descriptor's failure list: the device
+ *             claims a slot with fail_count and writes (index, status),
+ *             status being an mkrt_status as uint32_t; the host reads the
+ *             list after `done` covers the batch.
  *   progress  per block: (layer << 32) | items run in that layer, so the
  *             host can say where a hung grid stopped.
  */
@@ -38,13 +44,28 @@ enum {
     MKRT_MK_ERR_USER_OP = 3
 };
 
+/* Failure-list status of an APPEND past the log's capacity: MKRT_EOVERFLOW. */
+#define MKRT_MK_FAIL_OVERFLOW 0xFFFFFFFCu
+
+/* The device function user PTX defines (extern "C", see megakernel.cu):
+ *   unsigned mkrt_user_op(unsigned op, unsigned in, unsigned out,
+ *                         unsigned param, unsigned long long *cells,
+ *                         unsigned cell_count);
+ * returning 0 on success or an mkrt_status (negative, as unsigned) that
+ * the host reports for the item; other values are reported as
+ * MKRT_EDEVICE. */
+#define MKRT_MK_USER_OP_SYMBOL "mkrt_user_op"
+#define MKRT_MK_KERNEL_SYMBOL "mkrt_megakernel"
+
 typedef struct mkrt_mk_desc {
     uint64_t items;         /* device address: items in layer order */
     uint64_t layer_offsets; /* device address: uint32_t[layers + 1] */
     uint32_t count;
     uint32_t layers;
     uint64_t seq;           /* the batch this descriptor holds */
-    uint8_t pad[MKRT_MK_LINE - 32];
+    uint64_t fails;         /* device address: uint32_t pairs (index, code) */
+    MKRT_MK_ATOMIC(uint32_t) fail_count; /* slots claimed by the device (<= count) */
+    uint8_t pad[MKRT_MK_LINE - 44];
 } mkrt_mk_desc;
 
 typedef struct mkrt_mk_control {

@@ -1,14 +1,48 @@
-/* tests/fakes/fake_libcuda.c - a stand-in libcuda.so.1 for the loader's
- * failure paths. FAKE_CUDA_MODE selects the behaviour:
- *   ok        a healthy "Fake GPU" (sm_90, 132 SMs, cooperative launch)
+/* tests/fakes/fake_libcuda.c - a stand-in libcuda.so.1 (tests only).
+ *
+ * FAKE_CUDA_MODE selects the loader's failure paths:
  *   stub      cuInit returns CUDA_ERROR_STUB_LIBRARY (34)
  *   nodevice  cuInit returns CUDA_ERROR_NO_DEVICE (100)
  *   old       cuDriverGetVersion reports 11080
  *   nocoop    the device lacks cooperative launch
- *   missing   cuLaunchCooperativeKernel cannot be resolved */
+ *   display   the device has a kernel run-time limit
+ *   missing   cuLaunchCooperativeKernel cannot be resolved
+ * and the device paths ("ok", the default, is a healthy "Fake GPU"):
+ *   ok        memory is host memory (device pointer = host pointer), copies
+ *             are memcpy, and the cooperative launch starts a thread that
+ *             runs the megakernel's loop in C (src/backend/mk_loop.h) over
+ *             the control block it was given: the real host engine
+ *             (cuda_engine.c) and the real dispatcher drive it unchanged.
+ *   fault     as ok, but the "kernel" dies in batch FAKE_CUDA_FAULT_BATCH
+ *             (default 3) and the stream reports CUDA_ERROR_ILLEGAL_ADDRESS
+ *   toolarge  the cooperative launch fails with 720 (grid too large)
+ * Linking: cuLinkAddData records whether the PTX defines mkrt_user_op;
+ * cuLinkComplete fails with a JIT log when it does not, else returns a
+ * "linked module" whose kernel runs these user ops (the tests' CPU ops and
+ * tests/cuda/user_ops.cu define the same):
+ *   16  cells[out] = cells[in] * 3 + param
+ *   17  param == 0: fails with MKRT_EINVAL; else cells[out] ^= param
+ *   18  never returns (a hung op), whatever the shutdown flag says
+ * fake_cuda_live() returns how many allocations, registrations, streams,
+ * modules and context references are outstanding, for teardown tests. */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#include "../../src/backend/mk_loop.h"
+
+enum { OK = 0, E_INVALID_VALUE = 1, E_STUB = 34, E_NO_DEVICE = 100, E_INVALID_IMAGE = 200,
+       E_NOT_FOUND = 500, E_NOT_READY = 600, E_ILLEGAL_ADDRESS = 700, E_TOO_LARGE = 720,
+       E_NOT_SUPPORTED = 801 };
+
+#define SMS 132
+#define PER_SM 2
+#define FATBIN_MAGIC 0xBA55ED50u
+
+static const char linked_image[] = "FAKE-LINKED-MEGAKERNEL";
 
 static const char *mode(void)
 {
@@ -21,66 +55,438 @@ static int is(const char *m)
     return strcmp(mode(), m) == 0;
 }
 
+static _Atomic int live; /* outstanding resources */
+
+int fake_cuda_live(void);
+int fake_cuda_live(void)
+{
+    return atomic_load(&live);
+}
+
 static int fake_init(unsigned flags)
 {
     (void)flags;
-    return is("stub") ? 34 : is("nodevice") ? 100 : 0;
+    return is("stub") ? E_STUB : is("nodevice") ? E_NO_DEVICE : OK;
 }
 
 static int fake_version(int *v)
 {
     *v = is("old") ? 11080 : 12080;
-    return 0;
+    return OK;
+}
+
+static const char *names[][3] = {
+    {"34", "CUDA_ERROR_STUB_LIBRARY", "stub library"},
+    {"100", "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"},
+    {"200", "CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid"},
+    {"500", "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
+    {"600", "CUDA_ERROR_NOT_READY", "device not ready"},
+    {"700", "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
+    {"720", "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE", "too many blocks in cooperative launch"},
+};
+
+static int fake_error(int e, const char **s, int which)
+{
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (atoi(names[i][0]) == e) {
+            *s = names[i][which];
+            return OK;
+        }
+    *s = which == 1 ? "CUDA_ERROR_UNKNOWN" : "unknown error";
+    return OK;
 }
 
 static int fake_error_name(int e, const char **s)
 {
-    *s = e == 34 ? "CUDA_ERROR_STUB_LIBRARY" : e == 100 ? "CUDA_ERROR_NO_DEVICE" : "CUDA_ERROR_UNKNOWN";
-    return 0;
+    return fake_error(e, s, 1);
 }
 
 static int fake_error_string(int e, const char **s)
 {
-    *s = e == 34 ? "stub library" : e == 100 ? "no CUDA-capable device is detected" : "unknown error";
-    return 0;
+    return fake_error(e, s, 2);
 }
 
 static int fake_count(int *n)
 {
     *n = 1;
-    return 0;
+    return OK;
 }
 
 static int fake_get(int *d, int ordinal)
 {
     *d = ordinal;
-    return 0;
+    return OK;
 }
 
 static int fake_attr(int *v, int attr, int d)
 {
     (void)d;
     switch (attr) {
-    case 16: *v = 132; break;
+    case 16: *v = SMS; break;
+    case 17: *v = is("display"); break;
     case 19: *v = 1; break;
     case 75: *v = 9; break;
     case 76: *v = 0; break;
     case 95: *v = is("nocoop") ? 0 : 1; break;
     default: *v = 0; break;
     }
-    return 0;
+    return OK;
 }
 
 static int fake_name(char *name, int len, int d)
 {
     (void)d;
     strncpy(name, "Fake GPU", (size_t)len);
-    return 0;
+    return OK;
+}
+
+/* Contexts: one primary context; "current" is per thread. */
+static int primary_ctx;
+static _Thread_local void *current;
+
+static int fake_retain(void **ctx, int dev)
+{
+    (void)dev;
+    *ctx = &primary_ctx;
+    atomic_fetch_add(&live, 1);
+    return OK;
+}
+
+static int fake_release(int dev)
+{
+    (void)dev;
+    atomic_fetch_sub(&live, 1);
+    return OK;
+}
+
+static int fake_set_current(void *ctx)
+{
+    current = ctx;
+    return OK;
+}
+
+static int fake_get_current(void **ctx)
+{
+    *ctx = current;
+    return OK;
+}
+
+/* Modules: the embedded fatbin, or the result of a link. */
+typedef struct fake_module {
+    int linked; /* runs the user ops */
+} fake_module;
+
+static int fake_module_load(void **m, const void *image)
+{
+    uint32_t magic;
+    memcpy(&magic, image, sizeof magic);
+    int linked = memcmp(image, linked_image, sizeof linked_image) == 0;
+    if (magic != FATBIN_MAGIC && !linked)
+        return E_INVALID_IMAGE;
+    fake_module *fm = calloc(1, sizeof *fm);
+    fm->linked = linked;
+    *m = fm;
+    atomic_fetch_add(&live, 1);
+    return OK;
+}
+
+static int fake_module_unload(void *m)
+{
+    free(m);
+    atomic_fetch_sub(&live, 1);
+    return OK;
+}
+
+static int fake_get_function(void **f, void *m, const char *name)
+{
+    if (strcmp(name, MKRT_MK_KERNEL_SYMBOL) != 0)
+        return E_NOT_FOUND;
+    *f = m; /* the function knows its module */
+    return OK;
+}
+
+static int fake_occupancy(int *n, void *f, int block, size_t smem)
+{
+    (void)f;
+    (void)smem;
+    *n = block <= 1024 ? PER_SM : 0;
+    return OK;
+}
+
+/* Memory: host memory throughout. */
+static int fake_host_alloc(void **p, size_t bytes, unsigned flags)
+{
+    (void)flags;
+    *p = aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
+    if (*p == NULL)
+        return 2; /* CUDA_ERROR_OUT_OF_MEMORY */
+    memset(*p, 0, bytes);
+    atomic_fetch_add(&live, 1);
+    return OK;
+}
+
+static int fake_free_host(void *p)
+{
+    free(p);
+    atomic_fetch_sub(&live, 1);
+    return OK;
+}
+
+static int fake_host_register(void *p, size_t bytes, unsigned flags)
+{
+    (void)flags;
+    if (p == NULL || bytes == 0)
+        return E_INVALID_VALUE;
+    atomic_fetch_add(&live, 1);
+    return OK;
+}
+
+static int fake_host_unregister(void *p)
+{
+    (void)p;
+    atomic_fetch_sub(&live, 1);
+    return OK;
+}
+
+static int fake_device_pointer(unsigned long long *d, void *p, unsigned flags)
+{
+    (void)flags;
+    *d = (unsigned long long)(uintptr_t)p;
+    return OK;
+}
+
+static int fake_mem_alloc(unsigned long long *d, size_t bytes)
+{
+    void *p = malloc(bytes);
+    if (p == NULL)
+        return 2;
+    *d = (unsigned long long)(uintptr_t)p;
+    atomic_fetch_add(&live, 1);
+    return OK;
+}
+
+static int fake_mem_free(unsigned long long d)
+{
+    free((void *)(uintptr_t)d);
+    atomic_fetch_sub(&live, 1);
+    return OK;
+}
+
+static int fake_htod_async(unsigned long long dst, const void *src, size_t bytes, void *s)
+{
+    (void)s;
+    memcpy((void *)(uintptr_t)dst, src, bytes);
+    return OK;
+}
+
+/* Streams; the kernel's stream reports on the "kernel" thread. */
+typedef struct fake_stream {
+    pthread_t thread, watch;
+    int running, watching;
+    _Atomic int state; /* 0 idle, 1 running, 2 exited, 3 faulted */
+    mkrt_mk_control *ctl;
+    mkrt__mk_loop_hooks hooks;
+} fake_stream;
+
+static int fake_stream_create(void **s, unsigned flags)
+{
+    (void)flags;
+    *s = calloc(1, sizeof(fake_stream));
+    atomic_fetch_add(&live, 1);
+    return OK;
+}
+
+static int fake_stream_destroy(void *p)
+{
+    fake_stream *s = p;
+    if (s->running)
+        pthread_join(s->thread, NULL);
+    if (s->watching)
+        pthread_join(s->watch, NULL);
+    free(s);
+    atomic_fetch_sub(&live, 1);
+    return OK;
+}
+
+static int fake_stream_sync(void *s)
+{
+    (void)s;
+    return OK;
+}
+
+static int fake_stream_query(void *p)
+{
+    fake_stream *s = p;
+    int st = atomic_load(&s->state);
+    return st == 1 ? E_NOT_READY : st == 3 ? E_ILLEGAL_ADDRESS : OK;
+}
+
+static uint32_t fake_user_op(uint32_t op, uint32_t in, uint32_t out, uint32_t param, uint64_t *cells,
+                             uint32_t cell_count)
+{
+    if (in >= cell_count || out >= cell_count)
+        return (uint32_t)-2; /* MKRT_EINVAL */
+    switch (op) {
+    case 16:
+        cells[out] = cells[in] * 3 + param;
+        return 0;
+    case 17:
+        if (param == 0)
+            return (uint32_t)-2;
+        cells[out] ^= param;
+        return 0;
+    case 18:
+        for (;;) { /* a hung op: shutdown cannot reach it */
+            struct timespec ts = {0, 1000000};
+            nanosleep(&ts, NULL);
+        }
+    default:
+        return (uint32_t)-10; /* MKRT_ENOTSUP */
+    }
+}
+
+/* fault mode: the loop stops (as a faulting kernel does) in this batch. */
+static _Atomic uint64_t fault_batch;
+static _Atomic uint32_t fault_layer;
+
+static void *kernel_thread(void *p)
+{
+    fake_stream *s = p;
+    mkrt__mk_loop_run(s->ctl, &s->hooks);
+    int running = 1;
+    atomic_compare_exchange_strong(&s->state, &running, 2); /* a fault already reported stays */
+    return NULL;
+}
+
+static int fake_launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                       unsigned bz, unsigned smem, void *stream, void **params)
+{
+    (void)gy;
+    (void)gz;
+    (void)by;
+    (void)bz;
+    (void)smem;
+    if (is("toolarge") || gx > SMS * PER_SM || bx > 1024)
+        return E_TOO_LARGE;
+    fake_stream *s = stream;
+    fake_module *m = f;
+    unsigned long long ctl;
+    memcpy(&ctl, params[0], sizeof ctl);
+    s->ctl = (mkrt_mk_control *)(uintptr_t)ctl;
+    s->hooks.blocks = gx;
+    s->hooks.user_op = m->linked ? fake_user_op : NULL;
+    if (is("fault")) {
+        const char *b = getenv("FAKE_CUDA_FAULT_BATCH");
+        atomic_store_explicit(&fault_layer, 0, memory_order_relaxed);
+        /* release: read by the loop's acquire of hang_batch. */
+        atomic_store_explicit(&fault_batch, b ? strtoull(b, NULL, 10) : 3, memory_order_release);
+        /* A "fault": the loop parks in that batch (the hang hook, left
+         * through shutdown) and fault_watch reports the stream faulted. */
+        s->hooks.hang_batch = &fault_batch;
+        s->hooks.hang_after_layer = &fault_layer;
+    }
+    atomic_store(&s->state, 1);
+    if (pthread_create(&s->thread, NULL, kernel_thread, s) != 0)
+        return 2;
+    s->running = 1;
+    return OK;
+}
+
+/* In fault mode the loop parks in the faulting batch until shutdown; a
+ * real faulted kernel is gone at once. Watch for that and end it. */
+static void *fault_watch(void *p)
+{
+    fake_stream *s = p;
+    while (atomic_load(&s->state) == 1) {
+        uint64_t fb = atomic_load(&fault_batch);
+        uint64_t bell = atomic_load_explicit(&s->ctl->doorbell, memory_order_acquire);
+        if (fb != 0 && bell >= fb) {
+            int running = 1; /* the stream reports the fault; the parked loop leaves at shutdown */
+            atomic_compare_exchange_strong(&s->state, &running, 3);
+            return NULL;
+        }
+        struct timespec ts = {0, 200000};
+        nanosleep(&ts, NULL);
+    }
+    return NULL;
+}
+
+static int fake_launch_entry(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                             unsigned bz, unsigned smem, void *stream, void **params)
+{
+    int r = fake_launch(f, gx, gy, gz, bx, by, bz, smem, stream, params);
+    fake_stream *s = stream;
+    if (r == OK && is("fault") && pthread_create(&s->watch, NULL, fault_watch, s) == 0)
+        s->watching = 1;
+    return r;
+}
+
+/* Linking. */
+typedef struct fake_link {
+    char *errlog;
+    size_t errlog_size;
+    int has_megakernel, has_user_op;
+} fake_link;
+
+static int fake_link_create(unsigned n, int *opts, void **vals, void **state)
+{
+    fake_link *l = calloc(1, sizeof *l);
+    for (unsigned i = 0; i < n; i++) {
+        if (opts[i] == 5)
+            l->errlog = vals[i];
+        if (opts[i] == 6)
+            l->errlog_size = (size_t)(uintptr_t)vals[i];
+    }
+    *state = l;
+    atomic_fetch_add(&live, 1);
+    return OK;
+}
+
+static int fake_link_add(void *state, int type, void *data, size_t size, const char *name, unsigned n,
+                         int *opts, void **vals)
+{
+    (void)size;
+    (void)name;
+    (void)n;
+    (void)opts;
+    (void)vals;
+    fake_link *l = state;
+    if (type == 2) { /* fatbinary: the relocatable megakernel */
+        uint32_t magic;
+        memcpy(&magic, data, sizeof magic);
+        if (magic != FATBIN_MAGIC)
+            return E_INVALID_IMAGE;
+        l->has_megakernel = 1;
+    } else if (type == 1) { /* PTX */
+        const char *ptx = data;
+        l->has_user_op = strstr(ptx, ".func") != NULL && strstr(ptx, MKRT_MK_USER_OP_SYMBOL) != NULL;
+    }
+    return OK;
+}
+
+static int fake_link_complete(void *state, void **cubin, size_t *size)
+{
+    fake_link *l = state;
+    if (!l->has_megakernel || !l->has_user_op) {
+        if (l->errlog != NULL && l->errlog_size > 0)
+            strncpy(l->errlog, "error   : Unresolved extern function 'mkrt_user_op'", l->errlog_size - 1);
+        return E_INVALID_IMAGE;
+    }
+    *cubin = (void *)linked_image;
+    *size = sizeof linked_image;
+    return OK;
+}
+
+static int fake_link_destroy(void *state)
+{
+    free(state);
+    atomic_fetch_sub(&live, 1);
+    return OK;
 }
 
 static int fake_unsupported(void)
 {
-    return 801; /* CUDA_ERROR_NOT_SUPPORTED: nothing here runs kernels */
+    return E_NOT_SUPPORTED;
 }
 
 int cuGetProcAddress_v2(const char *symbol, void **pfn, int version, uint64_t flags, int *status);
@@ -98,19 +504,43 @@ int cuGetProcAddress_v2(const char *symbol, void **pfn, int version, uint64_t fl
         {"cuDeviceGet", (void *)fake_get},
         {"cuDeviceGetAttribute", (void *)fake_attr},
         {"cuDeviceGetName", (void *)fake_name},
+        {"cuDevicePrimaryCtxRetain", (void *)fake_retain},
+        {"cuDevicePrimaryCtxRelease", (void *)fake_release},
+        {"cuCtxSetCurrent", (void *)fake_set_current},
+        {"cuCtxGetCurrent", (void *)fake_get_current},
+        {"cuModuleLoadData", (void *)fake_module_load},
+        {"cuModuleUnload", (void *)fake_module_unload},
+        {"cuModuleGetFunction", (void *)fake_get_function},
+        {"cuOccupancyMaxActiveBlocksPerMultiprocessor", (void *)fake_occupancy},
+        {"cuMemHostAlloc", (void *)fake_host_alloc},
+        {"cuMemFreeHost", (void *)fake_free_host},
+        {"cuMemHostRegister", (void *)fake_host_register},
+        {"cuMemHostUnregister", (void *)fake_host_unregister},
+        {"cuMemHostGetDevicePointer", (void *)fake_device_pointer},
+        {"cuMemAlloc", (void *)fake_mem_alloc},
+        {"cuMemFree", (void *)fake_mem_free},
+        {"cuMemcpyHtoDAsync", (void *)fake_htod_async},
+        {"cuStreamCreate", (void *)fake_stream_create},
+        {"cuStreamDestroy", (void *)fake_stream_destroy},
+        {"cuStreamSynchronize", (void *)fake_stream_sync},
+        {"cuStreamQuery", (void *)fake_stream_query},
+        {"cuLinkCreate", (void *)fake_link_create},
+        {"cuLinkAddData", (void *)fake_link_add},
+        {"cuLinkComplete", (void *)fake_link_complete},
+        {"cuLinkDestroy", (void *)fake_link_destroy},
     };
+    if (strcmp(symbol, "cuLaunchCooperativeKernel") == 0) {
+        *pfn = is("missing") ? NULL : (void *)fake_launch_entry;
+        *status = is("missing") ? 1 : 0; /* CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND */
+        return OK;
+    }
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
         if (strcmp(symbol, table[i].name) == 0) {
             *pfn = table[i].fn;
             *status = 0;
-            return 0;
+            return OK;
         }
-    if (is("missing") && strcmp(symbol, "cuLaunchCooperativeKernel") == 0) {
-        *pfn = NULL;
-        *status = 1; /* CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND */
-        return 0;
-    }
     *pfn = (void *)fake_unsupported; /* resolvable, but does nothing useful */
     *status = 0;
-    return 0;
+    return OK;
 }

@@ -1,0 +1,147 @@
+/* src/backend/mk_loop.h - the megakernel's device loop written in C, run
+ * by a host thread that plays the device: the simulated device (mk_sim.c)
+ * and the stand-in driver of the tests (tests/fakes/fake_libcuda.c) both
+ * use it, so the host protocol is tested against one loop that mirrors
+ * src/cuda/megakernel.cu step for step:
+ *   wait for the doorbell (a spin that re-checks shutdown and backs off),
+ *   run each layer's items "grid-stride" over `blocks` simulated blocks,
+ *   write each block's progress word, publish done with release.
+ * A built-in op that cannot run (the host validates, so this is a bug) sets
+ * the error word and stops the loop, as the kernel's report does; a failing
+ * user op or an APPEND past the log's capacity goes to the descriptor's
+ * failure list (see protocol.h) and the batch carries on.
+ * Header-only (static functions) so that the test driver, a separate
+ * shared object, can compile it without linking the library. */
+#ifndef MKRT_BACKEND_MK_LOOP_H
+#define MKRT_BACKEND_MK_LOOP_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "../cuda/protocol.h"
+#include "mkrt/item.h"
+
+/* A user op as the device runs it: 0, or an mkrt_status as uint32_t. */
+typedef uint32_t (*mkrt__mk_user_op_fn)(uint32_t op, uint32_t in, uint32_t out, uint32_t param,
+                                        uint64_t *cells, uint32_t cell_count);
+
+typedef struct mkrt__mk_loop_hooks {
+    uint32_t blocks;                   /* simulated grid size (>= 1) */
+    mkrt__mk_user_op_fn user_op;       /* NULL: user ops are unknown ops */
+    _Atomic uint64_t *hang_batch;      /* fault injection, may be NULL: hang in */
+    _Atomic uint32_t *hang_after_layer;/* this batch once this layer is reached */
+} mkrt__mk_loop_hooks;
+
+static inline int mkrt__mk_loop_shutting_down(mkrt_mk_control *ctl)
+{
+    /* acquire: pairs with the host's release store in mkrt__mk_shutdown. */
+    return atomic_load_explicit(&ctl->shutdown, memory_order_acquire) != 0;
+}
+
+static inline void mkrt__mk_loop_nap(long ns)
+{
+    struct timespec ts = {0, ns};
+    nanosleep(&ts, NULL);
+}
+
+static inline void mkrt__mk_loop_fail(mkrt_mk_desc *d, uint32_t index, uint32_t status)
+{
+    /* relaxed: the slot claim; the host reads the list after its acquire
+     * of done, which the release of done below orders after these writes. */
+    uint32_t at = atomic_fetch_add_explicit(&d->fail_count, 1, memory_order_relaxed);
+    if (at < d->count) {
+        uint32_t *list = (uint32_t *)(uintptr_t)d->fails;
+        list[2 * at] = index;
+        list[2 * at + 1] = status;
+    }
+}
+
+/* Runs item k of a batch; returns a fatal MKRT_MK_ERR_* or NONE. */
+static inline uint32_t mkrt__mk_loop_item(mkrt_mk_control *ctl, mkrt_mk_desc *d, uint32_t k,
+                                          const mkrt__mk_loop_hooks *h)
+{
+    const mkrt_item *it = &((const mkrt_item *)(uintptr_t)d->items)[k];
+    uint64_t *cells = (uint64_t *)(uintptr_t)ctl->cells;
+    if (it->op == 3) { /* APPEND */
+        if (it->out >= ctl->cell_count)
+            return MKRT_MK_ERR_HANDLE;
+        /* relaxed: a slot claim; the entry is published with done. */
+        uint64_t at = atomic_fetch_add_explicit(&ctl->append_len, 1, memory_order_relaxed);
+        if (at >= ctl->append_capacity) {
+            mkrt__mk_loop_fail(d, k, MKRT_MK_FAIL_OVERFLOW);
+            return MKRT_MK_ERR_NONE;
+        }
+        uint32_t *log = (uint32_t *)(uintptr_t)ctl->append_log;
+        log[2 * at] = it->out;
+        log[2 * at + 1] = it->param;
+        return MKRT_MK_ERR_NONE;
+    }
+    if (it->op >= 16) {
+        if (h->user_op == NULL)
+            return MKRT_MK_ERR_UNKNOWN_OP;
+        uint32_t r = h->user_op(it->op, it->in, it->out, it->param, cells, ctl->cell_count);
+        if (r != 0)
+            mkrt__mk_loop_fail(d, k, r);
+        return MKRT_MK_ERR_NONE;
+    }
+    return mkrt_mk_run_builtin(it->op, it->in, it->out, it->param, cells, ctl->cell_count);
+}
+
+/* Returns when the host asks for shutdown, after a fatal error, or when an
+ * injected hang is released by shutdown. */
+static inline void mkrt__mk_loop_run(mkrt_mk_control *ctl, const mkrt__mk_loop_hooks *h)
+{
+    const uint32_t blocks = h->blocks ? h->blocks : 1;
+    /* relaxed: the host wrote done before starting the loop. */
+    uint64_t last = atomic_load_explicit(&ctl->done, memory_order_relaxed);
+    for (;;) {
+        uint64_t bell;
+        unsigned spins = 0;
+        /* acquire: pairs with the host's release of the doorbell; the
+         * descriptor and the staged items are visible after it. */
+        while ((bell = atomic_load_explicit(&ctl->doorbell, memory_order_acquire)) == last) {
+            if (mkrt__mk_loop_shutting_down(ctl))
+                return;
+            if (++spins > 256)
+                mkrt__mk_loop_nap(10000); /* the kernel's __nanosleep backoff */
+        }
+        for (uint64_t seq = last + 1; seq <= bell; seq++) {
+            mkrt_mk_desc *d = &ctl->desc[seq & 1];
+            const uint32_t *off = (const uint32_t *)(uintptr_t)d->layer_offsets;
+            for (uint32_t l = 0; l < d->layers; l++) {
+                /* acquire: pairs with the release store of the injector. */
+                if (h->hang_batch != NULL &&
+                    seq == atomic_load_explicit(h->hang_batch, memory_order_acquire) &&
+                    l >= atomic_load_explicit(h->hang_after_layer, memory_order_relaxed)) {
+                    while (!mkrt__mk_loop_shutting_down(ctl)) /* a hung op */
+                        mkrt__mk_loop_nap(100000);
+                    return;
+                }
+                for (uint32_t b = 0; b < blocks; b++) {
+                    uint32_t ran = 0;
+                    for (uint32_t k = off[l] + b; k < off[l + 1]; k += blocks) {
+                        uint32_t e = mkrt__mk_loop_item(ctl, d, k, h);
+                        if (e != MKRT_MK_ERR_NONE) {
+                            ctl->error_item = k;
+                            ctl->error_seq = seq;
+                            /* release: pairs with the host's acquire of error. */
+                            atomic_store_explicit(&ctl->error, e, memory_order_release);
+                            return;
+                        }
+                        ran++;
+                    }
+                    /* relaxed: a diagnostic word, read by the watchdog. */
+                    atomic_store_explicit(&ctl->progress[b], (uint64_t)l << 32 | ran,
+                                          memory_order_relaxed);
+                }
+            }
+            /* release: pairs with the host's acquire of done; cell writes,
+             * log entries and failure lists of the batch come with it. */
+            atomic_store_explicit(&ctl->done, seq, memory_order_release);
+        }
+        last = bell;
+    }
+}
+
+#endif

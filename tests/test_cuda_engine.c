@@ -1,0 +1,277 @@
+/* tests/test_cuda_engine.c - the CUDA backend's host side end to end,
+ * through the stand-in driver (tests/fakes/fake_libcuda.c), whose
+ * "kernel" is the megakernel's loop in C over the memory the engine
+ * allocated: context, module load or PTX link, occupancy-sized launch,
+ * host-mapped control block, registered cells and log, zero-copy and HtoD
+ * staging, failure lists, fault and hang handling, teardown. No GPU needed;
+ * tests/cuda_*.c run the same on a real GPU. */
+#include <dlfcn.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../src/backend/cuda_loader.h"
+#include "../src/runtime_internal.h"
+#include "mkrt/runtime.h"
+#include "tap.h"
+
+#define SEC 5000000000ull
+#define CELLS 512
+#define LOG_CAP 30000
+
+static int (*fake_live)(void);
+
+typedef struct failures {
+    _Atomic uint64_t n;
+    _Atomic uint64_t by_status[16];
+    mkrt_status last;
+} failures;
+
+static void on_error(void *ctx, const mkrt_item *item, mkrt_status why, const char *message)
+{
+    (void)item;
+    (void)message;
+    failures *f = ctx;
+    f->last = why;
+    atomic_fetch_add(&f->n, 1);
+    atomic_fetch_add(&f->by_status[(unsigned)-why & 15], 1);
+}
+
+/* The CPU twins of the device user ops (tests/cuda/user_ops.cu). */
+static mkrt_status op_mul3(const mkrt_item *it, const mkrt_op_ctx *c)
+{
+    if (it->in >= c->cell_count || it->out >= c->cell_count)
+        return MKRT_EINVAL;
+    c->cells[it->out] = c->cells[it->in] * 3 + it->param;
+    return MKRT_OK;
+}
+
+static mkrt_status op_xor(const mkrt_item *it, const mkrt_op_ctx *c)
+{
+    if (it->in >= c->cell_count || it->out >= c->cell_count || it->param == 0)
+        return MKRT_EINVAL;
+    c->cells[it->out] ^= it->param;
+    return MKRT_OK;
+}
+
+static mkrt_status op_hang(const mkrt_item *it, const mkrt_op_ctx *c)
+{
+    (void)it;
+    (void)c;
+    return MKRT_OK;
+}
+
+static const char fake_ptx[] = "// fake PTX\n.visible .func (.param .b32 r) mkrt_user_op(...)\n";
+
+static mkrt_runtime *start(mkrt_backend_kind kind, failures *f, uint32_t watchdog_ms, const char *ptx,
+                           mkrt_error *err)
+{
+    mkrt_config c = mkrt_config_default();
+    c.backend = kind;
+    c.cells = CELLS;
+    c.append_log_capacity = LOG_CAP;
+    c.ring_capacity = 8192; /* a 5000-item batch is published while the dispatcher is held */
+    c.on_error = on_error;
+    c.error_ctx = f;
+    c.watchdog_ms = watchdog_ms;
+    c.cuda_user_ptx = ptx;
+    mkrt_runtime *rt = NULL;
+    if (mkrt_create(&c, &rt, err) != MKRT_OK)
+        return NULL;
+    mkrt_op_desc d16 = {.fn = op_mul3, .name = "mul3", .device = true};
+    mkrt_op_desc d17 = {.fn = op_xor, .name = "xor", .device = true};
+    mkrt_op_desc d18 = {.fn = op_hang, .name = "hang", .device = true};
+    mkrt_op_register(rt, 16, &d16, NULL);
+    mkrt_op_register(rt, 17, &d17, NULL);
+    mkrt_op_register(rt, 18, &d18, NULL);
+    return rt;
+}
+
+static void workload(mkrt_runtime *rt, uint64_t *cells_out, uint32_t *log_out, size_t *log_n)
+{
+    mkrt_producer *a = mkrt_producer_open(rt, NULL), *b = mkrt_producer_open(rt, NULL);
+    unsigned seed = 777;
+    static mkrt_item buf[6000];
+    for (int round = 0; round < 240; round++) {
+        mkrt__runtime_hold(rt, true); /* deterministic batches */
+        for (int who = 0; who < 2; who++) {
+            /* every 16th round a batch past the zero-copy size (HtoD copy) */
+            size_t n = round % 16 == 5 ? 5000 : 1 + (size_t)(rand_r(&seed) % 300);
+            for (size_t i = 0; i < n; i++) {
+                uint32_t pick = (uint32_t)rand_r(&seed) % 6;
+                uint32_t op = pick < 4 ? pick : 16 + (pick - 4); /* NOP STORE ADD APPEND 16 17 */
+                uint32_t param = (uint32_t)rand_r(&seed) % 1000;
+                uint32_t out = (uint32_t)rand_r(&seed) % CELLS;
+                if (rand_r(&seed) % 97 == 0)
+                    out = CELLS + 3; /* a bad handle now and then */
+                buf[i] = (mkrt_item){op, (uint32_t)rand_r(&seed) % CELLS, out, param};
+            }
+            mkrt_publish(who ? b : a, buf, n, SEC, NULL);
+        }
+        mkrt__runtime_hold(rt, false);
+        mkrt_drain(rt, SEC);
+    }
+    for (uint32_t h = 0; h < CELLS; h++)
+        mkrt_cell_read(rt, h, &cells_out[h]);
+    *log_n = 0;
+    for (uint32_t h = 0; h < 16; h++) {
+        size_t n = mkrt_append_log_read(rt, h, log_out + *log_n, LOG_CAP);
+        *log_n += n < LOG_CAP ? n : LOG_CAP;
+    }
+    mkrt_producer_close(a);
+    mkrt_producer_close(b);
+}
+
+static void same_results_as_cpu(void)
+{
+    static uint64_t cpu_cells[CELLS], dev_cells[CELLS];
+    static uint32_t cpu_log[16 * LOG_CAP], dev_log[16 * LOG_CAP];
+    size_t cpu_n, dev_n;
+    failures fc, fd;
+    memset(&fc, 0, sizeof fc);
+    memset(&fd, 0, sizeof fd);
+    mkrt_error err;
+    mkrt_runtime *rt = start(MKRT_BACKEND_CPU, &fc, 0, NULL, &err);
+    workload(rt, cpu_cells, cpu_log, &cpu_n);
+    mkrt_stats sc;
+    mkrt_stats_read(rt, &sc);
+    mkrt_destroy(rt, SEC, NULL);
+    rt = start(MKRT_BACKEND_CUDA, &fd, 5000, fake_ptx, &err);
+    if (rt == NULL)
+        bail_out("CUDA backend on the stand-in driver: %s", err.message);
+    matches(mkrt_backend_describe(rt), "cuda: Fake GPU .* 264 blocks x 256 threads \\(2 per SM\\), user PTX linked",
+         "the CUDA backend starts on the stand-in driver: grid from the occupancy API (%.90s)",
+         mkrt_backend_describe(rt));
+    workload(rt, dev_cells, dev_log, &dev_n);
+    mkrt_stats sd;
+    mkrt_stats_read(rt, &sd);
+    ok(memcmp(cpu_cells, dev_cells, sizeof cpu_cells) == 0,
+       "240 random batches (built-in and device user ops, zero-copy and copied): same cells as the CPU");
+    ok(cpu_n == dev_n && memcmp(cpu_log, dev_log, cpu_n * sizeof *cpu_log) == 0,
+       "... the same APPEND logs in the same order (%zu entries)", dev_n);
+    ok(atomic_load(&fc.n) == atomic_load(&fd.n) && atomic_load(&fd.by_status[4]) > 0 &&
+           atomic_load(&fd.by_status[2]) > 0 &&
+           memcmp(fc.by_status, fd.by_status, sizeof fc.by_status) == 0,
+       "... the same failures by status, incl. user-op failures and log overflow from the device's "
+       "failure lists (%llu EINVAL, %llu EOVERFLOW)",
+       (unsigned long long)atomic_load(&fd.by_status[2]), (unsigned long long)atomic_load(&fd.by_status[4]));
+    ok(sc.executed == sd.executed && sd.published == sd.executed + sd.pruned + sd.failed,
+       "... the same executed count (%llu); published = executed + pruned + failed",
+       (unsigned long long)sd.executed);
+    ok(strcmp(sd.backend, "cuda") == 0 && sd.device_batches == 240 && sd.batches == 240 &&
+           sd.device_failures == 0,
+       "every batch ran on the device (%llu device batches)", (unsigned long long)sd.device_batches);
+    is(mkrt_destroy(rt, SEC, NULL), MKRT_OK, "destroy stops the megakernel");
+    is(fake_live(), 0, "... and frees every driver resource (allocations, registrations, streams, "
+                       "module, context)");
+}
+
+static void start_failures(void)
+{
+    failures f;
+    memset(&f, 0, sizeof f);
+    mkrt_error err;
+    ok(start(MKRT_BACKEND_CUDA, &f, 100, "// no ops here\n", &err) == NULL,
+       "PTX without mkrt_user_op cannot start the CUDA backend");
+    matches(err.message, "linking the user PTX .*cuLinkComplete.*Unresolved extern function 'mkrt_user_op'",
+         "... the message names the link step and carries the JIT log");
+    mkrt_runtime *rt = start(MKRT_BACKEND_AUTO, &f, 100, "// no ops here\n", &err);
+    ok(rt != NULL && strstr(mkrt_backend_describe(rt), "auto fell back: linking the user PTX") != NULL,
+       "AUTO falls back to the CPU and says why");
+    mkrt_destroy(rt, SEC, NULL);
+    setenv("FAKE_CUDA_MODE", "toolarge", 1);
+    ok(start(MKRT_BACKEND_CUDA, &f, 100, NULL, &err) == NULL, "a refused cooperative launch fails the start");
+    matches(err.message, "cuLaunchCooperativeKernel.*CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE.*Fix:",
+         "... with the CUDA error's name and a Fix");
+    is(fake_live(), 0, "a failed start leaves nothing allocated");
+    setenv("FAKE_CUDA_MODE", "display", 1);
+    ok(start(MKRT_BACKEND_CUDA, &f, 100, NULL, &err) == NULL && strstr(err.message, "run-time limit"),
+       "a GPU with a kernel run-time limit (display watchdog) is refused");
+    setenv("FAKE_CUDA_MODE", "ok", 1);
+}
+
+static void sticky_fault(void)
+{
+    failures f;
+    memset(&f, 0, sizeof f);
+    mkrt_error err;
+    setenv("FAKE_CUDA_MODE", "fault", 1);
+    setenv("FAKE_CUDA_FAULT_BATCH", "3", 1);
+    mkrt_runtime *rt = start(MKRT_BACKEND_CUDA, &f, 5000, NULL, &err);
+    if (rt == NULL)
+        bail_out("fault mode: %s", err.message);
+    mkrt_producer *p = mkrt_producer_open(rt, NULL);
+    for (uint32_t k = 0; k < 3; k++) {
+        mkrt_item it[] = {{MKRT_OP_STORE, 0, k, 10 + k}, {MKRT_OP_ADD, k, 100 + k, 1}};
+        mkrt_publish(p, it, 2, SEC, NULL);
+        mkrt_drain(rt, SEC);
+    }
+    mkrt_stats s;
+    mkrt_stats_read(rt, &s);
+    ok(atomic_load(&f.n) == 2 && f.last == MKRT_EDEVICE && s.device_failures == 1,
+       "a faulted kernel sends its batch to the error path (2 items, MKRT_EDEVICE), long before the "
+       "watchdog");
+    matches(mkrt_backend_describe(rt), "not used again.*CUDA_ERROR_ILLEGAL_ADDRESS.*sticky",
+         "describe names the sticky error and that the device is not used again");
+    mkrt_item after[] = {{MKRT_OP_STORE, 0, 7, 40}, {MKRT_OP_ADD, 7, 8, 2}};
+    mkrt_publish(p, after, 2, SEC, NULL);
+    mkrt_drain(rt, SEC);
+    uint64_t v1, v8;
+    mkrt_cell_read(rt, 101, &v1);
+    mkrt_cell_read(rt, 8, &v8);
+    ok(v1 == 12 && v8 == 42 && strcmp((mkrt_stats_read(rt, &s), s.backend), "cpu") == 0,
+       "batches before the fault ran on the device (12), later ones on the CPU (42)");
+    mkrt_producer_close(p);
+    is(mkrt_destroy(rt, SEC, NULL), MKRT_OK, "destroy after a fault succeeds");
+    is(fake_live(), 0, "... and frees everything");
+    setenv("FAKE_CUDA_MODE", "ok", 1);
+}
+
+/* Last: the hung "kernel" thread stays behind, as a hung GPU kernel would. */
+static void hung_op(void)
+{
+    failures f;
+    memset(&f, 0, sizeof f);
+    mkrt_error err;
+    mkrt_runtime *rt = start(MKRT_BACKEND_CUDA, &f, 100, fake_ptx, &err);
+    if (rt == NULL)
+        bail_out("hung op: %s", err.message);
+    mkrt_producer *p = mkrt_producer_open(rt, NULL);
+    mkrt_item it[] = {{MKRT_OP_STORE, 0, 1, 5}, {18, 1, 2, 0}, {MKRT_OP_ADD, 2, 3, 1}};
+    mkrt__runtime_hold(rt, true);
+    mkrt_publish(p, it, 3, SEC, NULL);
+    mkrt__runtime_hold(rt, false);
+    is(mkrt_drain(rt, SEC), MKRT_OK, "a hung device op does not hang the runtime");
+    ok(atomic_load(&f.n) == 3 && f.last == MKRT_ETIMEDOUT,
+       "the watchdog sends the hung batch to the error path (3 items, MKRT_ETIMEDOUT)");
+    matches(mkrt_backend_describe(rt), "watchdog: batch [0-9]+ not done after [0-9]+ ms \\(block 0 at layer",
+         "describe says where the blocks stopped: %.140s", mkrt_backend_describe(rt));
+    mkrt_producer_close(p);
+    is(mkrt_destroy(rt, SEC, &err), MKRT_EDEVICE, "destroy reports a kernel that would not stop");
+    matches(err.message, "did not stop .* stay allocated", "... and that its memory stays allocated");
+    ok(fake_live() > 0, "the hung kernel's memory was not freed under it");
+}
+
+int main(int argc, char **argv)
+{
+    (void)argc;
+    char self[PATH_MAX], fake[PATH_MAX + 32];
+    snprintf(self, sizeof self, "%s", argv[0]);
+    snprintf(fake, sizeof fake, "%s/libfakecuda.so", dirname(self));
+    setenv("MKRT_LIBCUDA", fake, 1);
+    setenv("FAKE_CUDA_MODE", "ok", 1);
+    void *lib = dlopen(fake, RTLD_NOW | RTLD_LOCAL);
+    if (lib == NULL || (*(void **)&fake_live = dlsym(lib, "fake_cuda_live")) == NULL)
+        bail_out("stand-in driver %s: %s", fake, dlerror());
+    if (!mkrt__cuda_megakernel_built()) {
+        plan_skip_all("the CUDA megakernel was not built (no nvcc): the CUDA backend cannot start");
+    }
+    same_results_as_cpu();
+    start_failures();
+    sticky_fault();
+    hung_op();
+    return done_testing();
+}
