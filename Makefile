@@ -48,9 +48,10 @@ BIN2C     := build/tools/bin2c
 STATIC   := $(BUILD)/libmkrt.a
 SHARED   := $(BUILD)/libmkrt.so.$(VERSION)
 
-TEST_SRCS   := $(sort $(wildcard tests/test_*.c))
+# tests/cuda_*.c need a GPU and skip (TAP SKIP) without one.
+TEST_SRCS   := $(sort $(wildcard tests/test_*.c tests/cuda_*.c))
 TEST_BINS   := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
-TEST_HELP   := $(sort $(filter-out tests/test_%.c,$(wildcard tests/*.c)))
+TEST_HELP   := $(sort $(filter-out tests/test_%.c tests/cuda_%.c,$(wildcard tests/*.c)))
 TEST_HELPLIB := $(BUILD)/libtesthelp.a
 STRESS_SRCS := $(sort $(wildcard stress/*_stress.c))
 STRESS_BINS := $(STRESS_SRCS:stress/%.c=$(BUILD)/stress/%)

@@ -16,136 +16,38 @@
 #include "../src/backend/cuda_loader.h"
 #include "../src/runtime_internal.h"
 #include "mkrt/runtime.h"
+#include "backend_compare.h"
 #include "tap.h"
 
-#define SEC 5000000000ull
-#define CELLS 512
-#define LOG_CAP 30000
-
-static int (*fake_live)(void);
-
-typedef struct failures {
-    _Atomic uint64_t n;
-    _Atomic uint64_t by_status[16];
-    mkrt_status last;
-} failures;
-
-static void on_error(void *ctx, const mkrt_item *item, mkrt_status why, const char *message)
-{
-    (void)item;
-    (void)message;
-    failures *f = ctx;
-    f->last = why;
-    atomic_fetch_add(&f->n, 1);
-    atomic_fetch_add(&f->by_status[(unsigned)-why & 15], 1);
-}
-
-/* The CPU twins of the device user ops (tests/cuda/user_ops.cu). */
-static mkrt_status op_mul3(const mkrt_item *it, const mkrt_op_ctx *c)
-{
-    if (it->in >= c->cell_count || it->out >= c->cell_count)
-        return MKRT_EINVAL;
-    c->cells[it->out] = c->cells[it->in] * 3 + it->param;
-    return MKRT_OK;
-}
-
-static mkrt_status op_xor(const mkrt_item *it, const mkrt_op_ctx *c)
-{
-    if (it->in >= c->cell_count || it->out >= c->cell_count || it->param == 0)
-        return MKRT_EINVAL;
-    c->cells[it->out] ^= it->param;
-    return MKRT_OK;
-}
-
-static mkrt_status op_hang(const mkrt_item *it, const mkrt_op_ctx *c)
-{
-    (void)it;
-    (void)c;
-    return MKRT_OK;
-}
+#define SEC BC_SEC
+#define CELLS BC_CELLS
+#define LOG_CAP BC_LOG_CAP
 
 static const char fake_ptx[] = "// fake PTX\n.visible .func (.param .b32 r) mkrt_user_op(...)\n";
 
-static mkrt_runtime *start(mkrt_backend_kind kind, failures *f, uint32_t watchdog_ms, const char *ptx,
-                           mkrt_error *err)
-{
-    mkrt_config c = mkrt_config_default();
-    c.backend = kind;
-    c.cells = CELLS;
-    c.append_log_capacity = LOG_CAP;
-    c.ring_capacity = 8192; /* a 5000-item batch is published while the dispatcher is held */
-    c.on_error = on_error;
-    c.error_ctx = f;
-    c.watchdog_ms = watchdog_ms;
-    c.cuda_user_ptx = ptx;
-    mkrt_runtime *rt = NULL;
-    if (mkrt_create(&c, &rt, err) != MKRT_OK)
-        return NULL;
-    mkrt_op_desc d16 = {.fn = op_mul3, .name = "mul3", .device = true};
-    mkrt_op_desc d17 = {.fn = op_xor, .name = "xor", .device = true};
-    mkrt_op_desc d18 = {.fn = op_hang, .name = "hang", .device = true};
-    mkrt_op_register(rt, 16, &d16, NULL);
-    mkrt_op_register(rt, 17, &d17, NULL);
-    mkrt_op_register(rt, 18, &d18, NULL);
-    return rt;
-}
-
-static void workload(mkrt_runtime *rt, uint64_t *cells_out, uint32_t *log_out, size_t *log_n)
-{
-    mkrt_producer *a = mkrt_producer_open(rt, NULL), *b = mkrt_producer_open(rt, NULL);
-    unsigned seed = 777;
-    static mkrt_item buf[6000];
-    for (int round = 0; round < 240; round++) {
-        mkrt__runtime_hold(rt, true); /* deterministic batches */
-        for (int who = 0; who < 2; who++) {
-            /* every 16th round a batch past the zero-copy size (HtoD copy) */
-            size_t n = round % 16 == 5 ? 5000 : 1 + (size_t)(rand_r(&seed) % 300);
-            for (size_t i = 0; i < n; i++) {
-                uint32_t pick = (uint32_t)rand_r(&seed) % 6;
-                uint32_t op = pick < 4 ? pick : 16 + (pick - 4); /* NOP STORE ADD APPEND 16 17 */
-                uint32_t param = (uint32_t)rand_r(&seed) % 1000;
-                uint32_t out = (uint32_t)rand_r(&seed) % CELLS;
-                if (rand_r(&seed) % 97 == 0)
-                    out = CELLS + 3; /* a bad handle now and then */
-                buf[i] = (mkrt_item){op, (uint32_t)rand_r(&seed) % CELLS, out, param};
-            }
-            mkrt_publish(who ? b : a, buf, n, SEC, NULL);
-        }
-        mkrt__runtime_hold(rt, false);
-        mkrt_drain(rt, SEC);
-    }
-    for (uint32_t h = 0; h < CELLS; h++)
-        mkrt_cell_read(rt, h, &cells_out[h]);
-    *log_n = 0;
-    for (uint32_t h = 0; h < 16; h++) {
-        size_t n = mkrt_append_log_read(rt, h, log_out + *log_n, LOG_CAP);
-        *log_n += n < LOG_CAP ? n : LOG_CAP;
-    }
-    mkrt_producer_close(a);
-    mkrt_producer_close(b);
-}
+static int (*fake_live)(void);
 
 static void same_results_as_cpu(void)
 {
     static uint64_t cpu_cells[CELLS], dev_cells[CELLS];
     static uint32_t cpu_log[16 * LOG_CAP], dev_log[16 * LOG_CAP];
     size_t cpu_n, dev_n;
-    failures fc, fd;
+    bc_failures fc, fd;
     memset(&fc, 0, sizeof fc);
     memset(&fd, 0, sizeof fd);
     mkrt_error err;
-    mkrt_runtime *rt = start(MKRT_BACKEND_CPU, &fc, 0, NULL, &err);
-    workload(rt, cpu_cells, cpu_log, &cpu_n);
+    mkrt_runtime *rt = bc_start(MKRT_BACKEND_CPU, &fc, 0, NULL, &err);
+    bc_workload(rt, 240, 777, cpu_cells, cpu_log, &cpu_n);
     mkrt_stats sc;
     mkrt_stats_read(rt, &sc);
     mkrt_destroy(rt, SEC, NULL);
-    rt = start(MKRT_BACKEND_CUDA, &fd, 5000, fake_ptx, &err);
+    rt = bc_start(MKRT_BACKEND_CUDA, &fd, 5000, fake_ptx, &err);
     if (rt == NULL)
         bail_out("CUDA backend on the stand-in driver: %s", err.message);
     matches(mkrt_backend_describe(rt), "cuda: Fake GPU .* 264 blocks x 256 threads \\(2 per SM\\), user PTX linked",
          "the CUDA backend starts on the stand-in driver: grid from the occupancy API (%.90s)",
          mkrt_backend_describe(rt));
-    workload(rt, dev_cells, dev_log, &dev_n);
+    bc_workload(rt, 240, 777, dev_cells, dev_log, &dev_n);
     mkrt_stats sd;
     mkrt_stats_read(rt, &sd);
     ok(memcmp(cpu_cells, dev_cells, sizeof cpu_cells) == 0,
@@ -171,36 +73,36 @@ static void same_results_as_cpu(void)
 
 static void start_failures(void)
 {
-    failures f;
+    bc_failures f;
     memset(&f, 0, sizeof f);
     mkrt_error err;
-    ok(start(MKRT_BACKEND_CUDA, &f, 100, "// no ops here\n", &err) == NULL,
+    ok(bc_start(MKRT_BACKEND_CUDA, &f, 100, "// no ops here\n", &err) == NULL,
        "PTX without mkrt_user_op cannot start the CUDA backend");
     matches(err.message, "linking the user PTX .*cuLinkComplete.*Unresolved extern function 'mkrt_user_op'",
          "... the message names the link step and carries the JIT log");
-    mkrt_runtime *rt = start(MKRT_BACKEND_AUTO, &f, 100, "// no ops here\n", &err);
+    mkrt_runtime *rt = bc_start(MKRT_BACKEND_AUTO, &f, 100, "// no ops here\n", &err);
     ok(rt != NULL && strstr(mkrt_backend_describe(rt), "auto fell back: linking the user PTX") != NULL,
        "AUTO falls back to the CPU and says why");
     mkrt_destroy(rt, SEC, NULL);
     setenv("FAKE_CUDA_MODE", "toolarge", 1);
-    ok(start(MKRT_BACKEND_CUDA, &f, 100, NULL, &err) == NULL, "a refused cooperative launch fails the start");
+    ok(bc_start(MKRT_BACKEND_CUDA, &f, 100, NULL, &err) == NULL, "a refused cooperative launch fails the start");
     matches(err.message, "cuLaunchCooperativeKernel.*CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE.*Fix:",
          "... with the CUDA error's name and a Fix");
     is(fake_live(), 0, "a failed start leaves nothing allocated");
     setenv("FAKE_CUDA_MODE", "display", 1);
-    ok(start(MKRT_BACKEND_CUDA, &f, 100, NULL, &err) == NULL && strstr(err.message, "run-time limit"),
+    ok(bc_start(MKRT_BACKEND_CUDA, &f, 100, NULL, &err) == NULL && strstr(err.message, "run-time limit"),
        "a GPU with a kernel run-time limit (display watchdog) is refused");
     setenv("FAKE_CUDA_MODE", "ok", 1);
 }
 
 static void sticky_fault(void)
 {
-    failures f;
+    bc_failures f;
     memset(&f, 0, sizeof f);
     mkrt_error err;
     setenv("FAKE_CUDA_MODE", "fault", 1);
     setenv("FAKE_CUDA_FAULT_BATCH", "3", 1);
-    mkrt_runtime *rt = start(MKRT_BACKEND_CUDA, &f, 5000, NULL, &err);
+    mkrt_runtime *rt = bc_start(MKRT_BACKEND_CUDA, &f, 5000, NULL, &err);
     if (rt == NULL)
         bail_out("fault mode: %s", err.message);
     mkrt_producer *p = mkrt_producer_open(rt, NULL);
@@ -233,10 +135,10 @@ static void sticky_fault(void)
 /* Last: the hung "kernel" thread stays behind, as a hung GPU kernel would. */
 static void hung_op(void)
 {
-    failures f;
+    bc_failures f;
     memset(&f, 0, sizeof f);
     mkrt_error err;
-    mkrt_runtime *rt = start(MKRT_BACKEND_CUDA, &f, 100, fake_ptx, &err);
+    mkrt_runtime *rt = bc_start(MKRT_BACKEND_CUDA, &f, 100, fake_ptx, &err);
     if (rt == NULL)
         bail_out("hung op: %s", err.message);
     mkrt_producer *p = mkrt_producer_open(rt, NULL);

@@ -1,0 +1,120 @@
+/* tests/backend_compare.c - see backend_compare.h. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../src/runtime_internal.h"
+#include "backend_compare.h"
+
+void bc_on_error(void *ctx, const mkrt_item *item, mkrt_status why, const char *message)
+{
+    (void)item;
+    (void)message;
+    bc_failures *f = ctx;
+    f->last = why;
+    atomic_fetch_add(&f->n, 1);
+    atomic_fetch_add(&f->by_status[(unsigned)-why & 15], 1);
+}
+
+/* The CPU twins of the device user ops (tests/cuda/user_ops.cu). */
+static mkrt_status op_mul3(const mkrt_item *it, const mkrt_op_ctx *c)
+{
+    if (it->in >= c->cell_count || it->out >= c->cell_count)
+        return MKRT_EINVAL;
+    c->cells[it->out] = c->cells[it->in] * 3 + it->param;
+    return MKRT_OK;
+}
+
+static mkrt_status op_xor(const mkrt_item *it, const mkrt_op_ctx *c)
+{
+    if (it->in >= c->cell_count || it->out >= c->cell_count || it->param == 0)
+        return MKRT_EINVAL;
+    c->cells[it->out] ^= it->param;
+    return MKRT_OK;
+}
+
+static mkrt_status op_hang(const mkrt_item *it, const mkrt_op_ctx *c)
+{
+    (void)it;
+    (void)c;
+    return MKRT_OK;
+}
+
+mkrt_runtime *bc_start(mkrt_backend_kind kind, bc_failures *f, uint32_t watchdog_ms, const char *ptx,
+                           mkrt_error *err)
+{
+    mkrt_config c = mkrt_config_default();
+    c.backend = kind;
+    c.cells = BC_CELLS;
+    c.append_log_capacity = BC_LOG_CAP;
+    c.ring_capacity = 8192; /* a 5000-item batch is published while the dispatcher is held */
+    c.on_error = bc_on_error;
+    c.error_ctx = f;
+    c.watchdog_ms = watchdog_ms;
+    c.cuda_user_ptx = ptx;
+    mkrt_runtime *rt = NULL;
+    if (mkrt_create(&c, &rt, err) != MKRT_OK)
+        return NULL;
+    mkrt_op_desc d16 = {.fn = op_mul3, .name = "mul3", .device = true};
+    mkrt_op_desc d17 = {.fn = op_xor, .name = "xor", .device = true};
+    mkrt_op_desc d18 = {.fn = op_hang, .name = "hang", .device = true};
+    mkrt_op_register(rt, 16, &d16, NULL);
+    mkrt_op_register(rt, 17, &d17, NULL);
+    mkrt_op_register(rt, 18, &d18, NULL);
+    return rt;
+}
+
+void bc_workload(mkrt_runtime *rt, int rounds, unsigned seed, uint64_t *cells_out, uint32_t *log_out,
+                 size_t *log_n)
+{
+    mkrt_producer *a = mkrt_producer_open(rt, NULL), *b = mkrt_producer_open(rt, NULL);
+    static mkrt_item buf[6000];
+    for (int round = 0; round < rounds; round++) {
+        mkrt__runtime_hold(rt, true); /* deterministic batches */
+        for (int who = 0; who < 2; who++) {
+            /* every 16th round a batch past the zero-copy size (HtoD copy) */
+            size_t n = round % 16 == 5 ? 5000 : 1 + (size_t)(rand_r(&seed) % 300);
+            for (size_t i = 0; i < n; i++) {
+                uint32_t pick = (uint32_t)rand_r(&seed) % 6;
+                uint32_t op = pick < 4 ? pick : 16 + (pick - 4); /* NOP STORE ADD APPEND 16 17 */
+                uint32_t param = (uint32_t)rand_r(&seed) % 1000;
+                uint32_t out = (uint32_t)rand_r(&seed) % BC_CELLS;
+                if (rand_r(&seed) % 97 == 0)
+                    out = BC_CELLS + 3; /* a bad handle now and then */
+                buf[i] = (mkrt_item){op, (uint32_t)rand_r(&seed) % BC_CELLS, out, param};
+            }
+            mkrt_publish(who ? b : a, buf, n, BC_SEC, NULL);
+        }
+        mkrt__runtime_hold(rt, false);
+        mkrt_drain(rt, BC_SEC);
+    }
+    for (uint32_t h = 0; h < BC_CELLS; h++)
+        mkrt_cell_read(rt, h, &cells_out[h]);
+    *log_n = 0;
+    for (uint32_t h = 0; h < 16; h++) {
+        size_t n = mkrt_append_log_read(rt, h, log_out + *log_n, BC_LOG_CAP);
+        *log_n += n < BC_LOG_CAP ? n : BC_LOG_CAP;
+    }
+    mkrt_producer_close(a);
+    mkrt_producer_close(b);
+}
+
+char *bc_read_file(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = len >= 0 ? malloc((size_t)len + 1) : NULL;
+    if (buf != NULL && fread(buf, 1, (size_t)len, f) == (size_t)len) {
+        buf[len] = '\0';
+        *n = (size_t)len;
+    } else {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    return buf;
+}

@@ -1,0 +1,40 @@
+/* tests/backend_compare.h - one seeded workload run on two backends and
+ * compared (cells, APPEND logs, failures by status): the CUDA engine on
+ * the stand-in driver (test_cuda_engine) and on a real GPU (cuda_*).
+ * User ops 16..18 have CPU functions here and device twins in
+ * tests/cuda/user_ops.cu (and in the stand-in driver):
+ *   16  cells[out] = cells[in] * 3 + param
+ *   17  param == 0: fails with MKRT_EINVAL; else cells[out] ^= param
+ *   18  never returns on the device (a hung op); a no-op on the CPU */
+#ifndef MKRT_TESTS_BACKEND_COMPARE_H
+#define MKRT_TESTS_BACKEND_COMPARE_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+
+#include "mkrt/runtime.h"
+
+#define BC_SEC 5000000000ull
+#define BC_CELLS 512
+#define BC_LOG_CAP 30000
+
+typedef struct bc_failures {
+    _Atomic uint64_t n;
+    _Atomic uint64_t by_status[16]; /* by -status */
+    mkrt_status last;
+} bc_failures;
+
+void bc_on_error(void *ctx, const mkrt_item *item, mkrt_status why, const char *message);
+/* A runtime on `kind` with BC_CELLS cells, failures counted in f, ops
+ * 16..18 registered (device ops); NULL and err when create fails. */
+mkrt_runtime *bc_start(mkrt_backend_kind kind, bc_failures *f, uint32_t watchdog_ms, const char *ptx,
+                       mkrt_error *err);
+/* `rounds` deterministic batches of random NOP/STORE/ADD/APPEND/16/17
+ * items (bad handles now and then; every 16th round 5000 items, past
+ * the zero-copy size); then the cells and the logs of handles 0..15. */
+void bc_workload(mkrt_runtime *rt, int rounds, unsigned seed, uint64_t *cells_out, uint32_t *log_out,
+                 size_t *log_n);
+/* The whole file, NUL-terminated (malloc), or NULL. */
+char *bc_read_file(const char *path, size_t *n);
+
+#endif

@@ -1,0 +1,113 @@
+/* tests/cuda_equivalence.c - on a real GPU (skipped without one): the CUDA
+ * backend against the CPU backend on thousands of random batches, user
+ * ops linked from PTX (tests/cuda/user_ops.cu, built by make into
+ * build/cuda/user_ops.ptx; MKRT_TEST_USER_PTX names another file), and a
+ * user PTX that does not link. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../src/runtime_internal.h"
+#include "backend_compare.h"
+#include "tap.h"
+
+#define ROUNDS 2000
+
+static char *user_ptx(void)
+{
+    const char *path = getenv("MKRT_TEST_USER_PTX");
+    size_t n;
+    char *ptx = bc_read_file(path ? path : "build/cuda/user_ops.ptx", &n);
+    if (ptx == NULL)
+        diag("no user-op PTX (%s): user-op batches run on the CPU", path ? path : "build/cuda/user_ops.ptx");
+    return ptx;
+}
+
+static void equivalence(const char *ptx)
+{
+    static uint64_t cpu_cells[BC_CELLS], dev_cells[BC_CELLS];
+    static uint32_t cpu_log[16 * BC_LOG_CAP], dev_log[16 * BC_LOG_CAP];
+    size_t cpu_n, dev_n;
+    bc_failures fc, fd;
+    memset(&fc, 0, sizeof fc);
+    memset(&fd, 0, sizeof fd);
+    mkrt_error err;
+    mkrt_runtime *rt = bc_start(MKRT_BACKEND_CPU, &fc, 0, NULL, &err);
+    bc_workload(rt, ROUNDS, 2024, cpu_cells, cpu_log, &cpu_n);
+    mkrt_stats sc, sd;
+    mkrt_stats_read(rt, &sc);
+    mkrt_destroy(rt, BC_SEC, NULL);
+    rt = bc_start(MKRT_BACKEND_CUDA, &fd, 5000, ptx, &err);
+    if (rt == NULL)
+        bail_out("CUDA backend: %s", err.message);
+    diag("%s", mkrt_backend_describe(rt));
+    bc_workload(rt, ROUNDS, 2024, dev_cells, dev_log, &dev_n);
+    mkrt_stats_read(rt, &sd);
+    ok(memcmp(cpu_cells, dev_cells, sizeof cpu_cells) == 0, "%d random batches: the GPU leaves the same cells as the CPU", ROUNDS);
+    ok(cpu_n == dev_n && memcmp(cpu_log, dev_log, cpu_n * sizeof *cpu_log) == 0,
+       "... the same APPEND logs in the same order (%zu entries)", dev_n);
+    ok(memcmp(fc.by_status, fd.by_status, sizeof fc.by_status) == 0 && sc.executed == sd.executed,
+       "... the same failures by status and the same executed count (%llu)", (unsigned long long)sd.executed);
+    ok(sd.device_failures == 0 && strcmp(sd.backend, "cuda") == 0 &&
+           (ptx == NULL ? sd.device_batches > 0 : sd.device_batches == sd.batches),
+       "the device ran %llu of %llu batches, no device failure", (unsigned long long)sd.device_batches,
+       (unsigned long long)sd.batches);
+    is(mkrt_destroy(rt, BC_SEC, NULL), MKRT_OK, "destroy stops the megakernel");
+}
+
+static void user_ops(const char *ptx)
+{
+    if (ptx == NULL) {
+        skip(3, "no user-op PTX");
+        return;
+    }
+    bc_failures f;
+    memset(&f, 0, sizeof f);
+    mkrt_error err;
+    mkrt_runtime *rt = bc_start(MKRT_BACKEND_CUDA, &f, 5000, ptx, &err);
+    if (rt == NULL)
+        bail_out("CUDA backend with user PTX: %s", err.message);
+    mkrt_producer *p = mkrt_producer_open(rt, NULL);
+    mkrt_item chain[] = {{MKRT_OP_STORE, 0, 0, 5}, {16, 0, 1, 2}, {16, 1, 2, 1}, {17, 2, 3, 0}};
+    mkrt_publish(p, chain, 4, BC_SEC, NULL);
+    mkrt_drain(rt, BC_SEC);
+    uint64_t v1, v2;
+    mkrt_cell_read(rt, 1, &v1);
+    mkrt_cell_read(rt, 2, &v2);
+    ok(v1 == 17 && v2 == 52, "user PTX ops run on the GPU layer by layer (5 -> 17 -> 52)");
+    ok(atomic_load(&f.n) == 1 && f.last == MKRT_EINVAL, "a user op's failure reaches the error path with its status");
+    mkrt_stats s;
+    mkrt_stats_read(rt, &s);
+    ok(s.device_batches >= 1 && s.device_failures == 0, "... through the device's failure list; the device stays healthy");
+    mkrt_producer_close(p);
+    mkrt_destroy(rt, BC_SEC, NULL);
+}
+
+static void bad_ptx(void)
+{
+    bc_failures f;
+    memset(&f, 0, sizeof f);
+    mkrt_error err;
+    ok(bc_start(MKRT_BACKEND_CUDA, &f, 5000, ".version 8.0\n.target sm_80\n.address_size 64\n", &err) == NULL,
+       "PTX without mkrt_user_op does not link");
+    like(err.message, "linking the user PTX", "... and the error says so: %.200s", err.message);
+}
+
+int main(void)
+{
+    unsetenv("MKRT_LIBCUDA");
+    mkrt_config c = mkrt_config_default();
+    c.backend = MKRT_BACKEND_CUDA;
+    c.cells = 16;
+    mkrt_runtime *rt;
+    static mkrt_error err;
+    if (mkrt_create(&c, &rt, &err) != MKRT_OK)
+        plan_skip_all(err.message);
+    mkrt_destroy(rt, BC_SEC, NULL);
+    char *ptx = user_ptx();
+    equivalence(ptx);
+    user_ops(ptx);
+    bad_ptx();
+    free(ptx);
+    return done_testing();
+}
