@@ -57,7 +57,7 @@ STRESS_SRCS := $(sort $(wildcard stress/*_stress.c))
 STRESS_BINS := $(STRESS_SRCS:stress/%.c=$(BUILD)/stress/%)
 HEADERS     := $(sort $(wildcard include/mkrt/*.h))
 
-.PHONY: all check headers-check stress tsan asan bench bench-quick demo examples install uninstall \
+.PHONY: all check headers-check stress tsan asan bench bench-quick bench-cuda demo examples install uninstall \
         deps bench-deps clean help tests
 .DEFAULT_GOAL := all
 
@@ -192,19 +192,38 @@ $(BUILD)/bench/runtime_bench: bench/runtime_bench.c bench/bench_util.h $(STATIC)
 	@mkdir -p $(@D)
 	$(CC) $(BENCH_CFLAGS) -o $@ bench/runtime_bench.c $(STATIC) $(URCU_LIBS) -lm -pthread
 
+# The CUDA benchmark skips (exit 0) without a GPU; its per-layer kernel is
+# built by nvcc when there is one.
+$(BUILD)/bench/cuda_bench: bench/cuda_bench.c bench/bench_util.h $(STATIC)
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_CFLAGS) -o $@ bench/cuda_bench.c $(STATIC) $(URCU_LIBS) -ldl -lm -pthread
+BENCH_LAYER := build/cuda/bench_layer.fatbin
+ifneq ($(NVCC),)
+$(BENCH_LAYER): bench/cuda/layer_kernel.cu src/cuda/protocol.h
+	@mkdir -p $(@D)
+	$(NVCC) -O3 -fatbin $(CUDA_ARCH) $< -o $@
+CUDA_BENCH_DATA := $(BENCH_LAYER)
+endif
+
 BENCHES := $(BUILD)/bench/ring_bench $(BUILD)/bench/plan_bench $(BUILD)/bench/cache_bench \
-           $(BUILD)/bench/runtime_bench
+           $(BUILD)/bench/runtime_bench $(BUILD)/bench/cuda_bench $(CUDA_BENCH_DATA)
 bench: $(BENCHES)
 	$(BUILD)/bench/ring_bench --out bench/results/ring.md
 	$(BUILD)/bench/plan_bench --out bench/results/plan.md
 	$(BUILD)/bench/cache_bench --out bench/results/cache.md
 	$(BUILD)/bench/runtime_bench --out bench/results/runtime.md
+	$(BUILD)/bench/cuda_bench --out bench/results/cuda.md
+
+# On a GPU machine (no peer libraries needed): the CUDA figures alone.
+bench-cuda: $(BUILD)/bench/cuda_bench $(CUDA_BENCH_DATA)
+	$(BUILD)/bench/cuda_bench --out bench/results/cuda.md
 
 bench-quick: $(BENCHES)
 	$(BUILD)/bench/ring_bench --quick
 	$(BUILD)/bench/plan_bench --quick
 	$(BUILD)/bench/cache_bench --quick
 	$(BUILD)/bench/runtime_bench --quick
+	$(BUILD)/bench/cuda_bench --quick
 
 $(BUILD)/examples/%: examples/%.c $(STATIC)
 	@mkdir -p $(@D)

@@ -1,0 +1,295 @@
+/* bench/cuda_bench.c - the persistent megakernel against its real
+ * competitors, in one run on one GPU (skipped, exit 0, without one):
+ *   megakernel   stage + doorbell + wait for done (the engine the runtime
+ *                uses: host-mapped control block, zero-copy reads up to
+ *                4096 items, an HtoD copy above)
+ *   launch       HtoD copy, then cuLaunchKernel + cuStreamSynchronize per
+ *                layer (bench/cuda/layer_kernel.cu)
+ *   graph        one CUDA Graph per batch shape (the copy node, then one
+ *                kernel node per layer), cuGraphLaunch + synchronize
+ * for NOP batches of 1, 1K and 1M items and 16-layer batches; p50 and p99
+ * of the host-observed round trip, NOP items/s for 1M, and the cost of a
+ * layer barrier ((16-layer p50 - 1-layer p50) / 15, 1 item per layer).
+ * The megakernel occupies every SM, so it is stopped before the other two
+ * run: the phases are sequential in one process.
+ *   cuda_bench [--quick] [--out FILE] [--kernel build/cuda/bench_layer.fatbin] */
+#include "../src/backend/cuda_engine.h"
+#include "mkrt/runtime.h"
+#include "bench_util.h"
+
+typedef struct shape {
+    const char *name;
+    uint32_t layers, per_layer;
+    int iters;
+} shape;
+
+typedef struct result {
+    double p50, p99; /* microseconds */
+} result;
+
+/* Driver entry points only the benchmark needs. */
+typedef struct bench_api {
+    CUresult (*launch)(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                       unsigned bz, unsigned smem, CUstream s, void **params, void **extra);
+    CUresult (*begin_capture)(CUstream s, int mode);
+    CUresult (*end_capture)(CUstream s, void **graph);
+    CUresult (*instantiate)(void **exec, void *graph, unsigned long long flags);
+    CUresult (*graph_launch)(void *exec, CUstream s);
+    CUresult (*exec_destroy)(void *exec);
+    CUresult (*graph_destroy)(void *graph);
+} bench_api;
+
+static void die(const char *what, CUresult r, const mkrt__cuda_api *cu)
+{
+    char text[160];
+    fprintf(stderr, "cuda_bench: %s failed: %s\n", what, mkrt__cuda_error_text(cu, r, text, sizeof text));
+    exit(1);
+}
+
+#define CHECK(cu, call)                                                                                \
+    do {                                                                                               \
+        CUresult r_ = (call);                                                                          \
+        if (r_ != MKRT_CUDA_SUCCESS)                                                                   \
+            die(#call, r_, (cu));                                                                      \
+    } while (0)
+
+static void *resolve(const mkrt__cuda_api *cu, const char *name)
+{
+    void *fn = NULL;
+    int status = 0;
+    if (cu->get_proc(name, &fn, MKRT_CUDA_ABI_VERSION, 0, &status) != MKRT_CUDA_SUCCESS || fn == NULL) {
+        fprintf(stderr, "cuda_bench: the driver lacks %s\n", name);
+        exit(1);
+    }
+    return fn;
+}
+
+static result summarize(double *us, int n)
+{
+    qsort(us, (size_t)n, sizeof *us, bench_cmp_double);
+    return (result){us[n / 2], us[(int)((double)n * 0.99)]};
+}
+
+/* NOP items in `layers` layers of `per_layer`. */
+static void make_batch(const shape *s, mkrt_item *items, uint32_t *offsets)
+{
+    uint32_t n = s->layers * s->per_layer;
+    for (uint32_t k = 0; k < n; k++)
+        items[k] = (mkrt_item){MKRT_OP_NOP, k % 64, k % 64, k};
+    for (uint32_t l = 0; l <= s->layers; l++)
+        offsets[l] = l * s->per_layer;
+}
+
+static result bench_megakernel(mkrt__cuda_engine *e, const shape *s, mkrt_item *items, uint32_t *offsets,
+                               double *us)
+{
+    mkrt__mk_host h;
+    mkrt__mk_host_init(&h, e->ctl, &mkrt__cuda_engine_ops, e);
+    mkrt_error err;
+    uint32_t n = s->layers * s->per_layer;
+    for (int i = -s->iters / 10; i < s->iters; i++) { /* warm-up first */
+        uint64_t seq, t0 = bench_now_ns();
+        if (mkrt__mk_stage(&h, items, n, offsets, s->layers, &seq, &err) != MKRT_OK ||
+            mkrt__mk_ring(&h, &err) != MKRT_OK || mkrt__mk_wait(&h, seq, 5000000000u, &err) != MKRT_OK) {
+            fprintf(stderr, "cuda_bench: megakernel: %s\n", err.message);
+            exit(1);
+        }
+        if (i >= 0)
+            us[i] = (double)(bench_now_ns() - t0) / 1000.0;
+    }
+    return summarize(us, s->iters);
+}
+
+typedef struct plain_ctx {
+    mkrt__cuda_api *cu;
+    bench_api *b;
+    CUfunction fn;
+    CUstream stream;
+    CUdeviceptr items_dev, cells_dev, errors_dev;
+    void *pinned;
+    uint32_t cell_count, grid_max;
+} plain_ctx;
+
+/* Enqueues the copy and one launch per layer on x->stream. */
+static void enqueue_batch(plain_ctx *x, const shape *s)
+{
+    uint32_t n = s->layers * s->per_layer;
+    CHECK(x->cu, x->cu->cuMemcpyHtoDAsync(x->items_dev, x->pinned, (size_t)n * sizeof(mkrt_item), x->stream));
+    for (uint32_t l = 0; l < s->layers; l++) {
+        unsigned begin = l * s->per_layer, end = begin + s->per_layer;
+        unsigned grid = (s->per_layer + 255) / 256;
+        grid = grid > x->grid_max ? x->grid_max : grid;
+        void *params[] = {&x->items_dev, &begin, &end, &x->cells_dev, &x->cell_count, &x->errors_dev};
+        CHECK(x->cu, x->b->launch(x->fn, grid, 1, 1, 256, 1, 1, 0, x->stream, params, NULL));
+    }
+}
+
+static result bench_launch(plain_ctx *x, const shape *s, double *us)
+{
+    uint32_t n = s->layers * s->per_layer;
+    for (int i = -s->iters / 10; i < s->iters; i++) {
+        uint64_t t0 = bench_now_ns();
+        CHECK(x->cu, x->cu->cuMemcpyHtoDAsync(x->items_dev, x->pinned, (size_t)n * sizeof(mkrt_item), x->stream));
+        for (uint32_t l = 0; l < s->layers; l++) {
+            unsigned begin = l * s->per_layer, end = begin + s->per_layer;
+            unsigned grid = (s->per_layer + 255) / 256;
+            grid = grid > x->grid_max ? x->grid_max : grid;
+            void *params[] = {&x->items_dev, &begin, &end, &x->cells_dev, &x->cell_count, &x->errors_dev};
+            CHECK(x->cu, x->b->launch(x->fn, grid, 1, 1, 256, 1, 1, 0, x->stream, params, NULL));
+            CHECK(x->cu, x->cu->cuStreamSynchronize(x->stream));
+        }
+        if (i >= 0)
+            us[i] = (double)(bench_now_ns() - t0) / 1000.0;
+    }
+    return summarize(us, s->iters);
+}
+
+static result bench_graph(plain_ctx *x, const shape *s, double *us)
+{
+    void *graph = NULL, *exec = NULL;
+    CHECK(x->cu, x->b->begin_capture(x->stream, 2 /* CU_STREAM_CAPTURE_MODE_RELAXED */));
+    enqueue_batch(x, s);
+    CHECK(x->cu, x->b->end_capture(x->stream, &graph));
+    CHECK(x->cu, x->b->instantiate(&exec, graph, 0));
+    for (int i = -s->iters / 10; i < s->iters; i++) {
+        uint64_t t0 = bench_now_ns();
+        CHECK(x->cu, x->b->graph_launch(exec, x->stream));
+        CHECK(x->cu, x->cu->cuStreamSynchronize(x->stream));
+        if (i >= 0)
+            us[i] = (double)(bench_now_ns() - t0) / 1000.0;
+    }
+    x->b->exec_destroy(exec);
+    x->b->graph_destroy(graph);
+    return summarize(us, s->iters);
+}
+
+static void *read_file(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    void *buf = len > 0 ? malloc((size_t)len) : NULL;
+    if (buf != NULL && fread(buf, 1, (size_t)len, f) != (size_t)len) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    *n = (size_t)len;
+    return buf;
+}
+
+int main(int argc, char **argv)
+{
+    const char *out = NULL, *kernel = "build/cuda/bench_layer.fatbin";
+    int quick = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--quick") == 0)
+            quick = 1;
+        else if (strcmp(argv[i], "--out") == 0 && i + 1 < argc)
+            out = argv[++i];
+        else if (strcmp(argv[i], "--kernel") == 0 && i + 1 < argc)
+            kernel = argv[++i];
+    }
+    shape shapes[] = {
+        {"1 item", 1, 1, 20000},
+        {"1K items, 1 layer", 1, 1024, 20000},
+        {"1M items, 1 layer", 1, 1u << 20, 200},
+        {"16 layers x 1 item", 16, 1, 10000},
+        {"16 layers x 1K items", 16, 1024, 5000},
+    };
+    const int nshapes = (int)(sizeof shapes / sizeof shapes[0]);
+    if (quick)
+        for (int i = 0; i < nshapes; i++)
+            shapes[i].iters = shapes[i].iters / 20 > 10 ? shapes[i].iters / 20 : 10;
+    size_t kernel_size = 0;
+    void *kernel_image = read_file(kernel, &kernel_size);
+    const uint32_t cap = (1u << 20) + 16, cells_n = 4096;
+    uint64_t *cells = aligned_alloc(4096, cells_n * sizeof *cells);
+    mkrt_item *items = malloc((size_t)cap * sizeof *items);
+    uint32_t *offsets = malloc((cap + 1) * sizeof *offsets);
+    double *us = malloc(20000 * sizeof *us);
+    mkrt__cuda_engine e;
+    mkrt_error err;
+    mkrt__cuda_engine_config cfg = {cells, cells_n, NULL, 0, cap, 0, NULL, 0};
+    if (mkrt__cuda_engine_start(&e, &cfg, &err) != MKRT_OK) {
+        printf("cuda_bench: skipped: %s\n", err.message);
+        return 0;
+    }
+    if (kernel_image == NULL) {
+        printf("cuda_bench: skipped: no layer kernel at %s (built by nvcc: make bench-cuda)\n", kernel);
+        mkrt__cuda_engine_stop(&e, 5000000000u);
+        return 0;
+    }
+    char gpu[256];
+    snprintf(gpu, sizeof gpu, "%s", e.describe);
+    mkrt__cuda_api cu = e.cu; /* the entry points outlive the engine (the library stays loaded) */
+    result mk[8], ln[8], gr[8];
+    for (int i = 0; i < nshapes; i++) {
+        make_batch(&shapes[i], items, offsets);
+        mk[i] = bench_megakernel(&e, &shapes[i], items, offsets, us);
+    }
+    if (!mkrt__cuda_engine_stop(&e, 5000000000u)) {
+        fprintf(stderr, "cuda_bench: the megakernel did not stop\n");
+        return 1;
+    }
+
+    bench_api b;
+    *(void **)&b.launch = resolve(&cu, "cuLaunchKernel");
+    *(void **)&b.begin_capture = resolve(&cu, "cuStreamBeginCapture");
+    *(void **)&b.end_capture = resolve(&cu, "cuStreamEndCapture");
+    *(void **)&b.instantiate = resolve(&cu, "cuGraphInstantiateWithFlags");
+    *(void **)&b.graph_launch = resolve(&cu, "cuGraphLaunch");
+    *(void **)&b.exec_destroy = resolve(&cu, "cuGraphExecDestroy");
+    *(void **)&b.graph_destroy = resolve(&cu, "cuGraphDestroy");
+    CUcontext ctx;
+    CHECK(&cu, cu.cuDevicePrimaryCtxRetain(&ctx, cu.device));
+    CHECK(&cu, cu.cuCtxSetCurrent(ctx));
+    CUmodule mod;
+    plain_ctx x = {&cu, &b, NULL, NULL, 0, 0, 0, NULL, cells_n, (uint32_t)cu.sm_count * 8};
+    CHECK(&cu, cu.cuModuleLoadData(&mod, kernel_image));
+    CHECK(&cu, cu.cuModuleGetFunction(&x.fn, mod, "mkrt_bench_layer"));
+    CHECK(&cu, cu.cuStreamCreate(&x.stream, MKRT_CU_STREAM_NON_BLOCKING));
+    CHECK(&cu, cu.cuMemAlloc(&x.items_dev, (size_t)cap * sizeof(mkrt_item)));
+    CHECK(&cu, cu.cuMemAlloc(&x.cells_dev, cells_n * sizeof(uint64_t)));
+    CHECK(&cu, cu.cuMemAlloc(&x.errors_dev, sizeof(unsigned)));
+    CHECK(&cu, cu.cuMemHostAlloc(&x.pinned, (size_t)cap * sizeof(mkrt_item), MKRT_CU_MEMHOSTALLOC_PORTABLE));
+    for (int i = 0; i < nshapes; i++) {
+        make_batch(&shapes[i], items, offsets);
+        memcpy(x.pinned, items, (size_t)shapes[i].layers * shapes[i].per_layer * sizeof(mkrt_item));
+        ln[i] = bench_launch(&x, &shapes[i], us);
+        gr[i] = bench_graph(&x, &shapes[i], us);
+    }
+
+    char machine[256], line[512];
+    bench_machine(machine, sizeof machine);
+    FILE *o = out ? fopen(out, "w") : stdout;
+    if (o == NULL) {
+        perror(out);
+        return 1;
+    }
+    fprintf(o, "# CUDA megakernel vs launches vs CUDA Graphs\n\n`%s%s`\n\nGPU: %s  \nHost: %s\n\n",
+            "build/bench/cuda_bench", quick ? " --quick" : "", gpu, machine);
+    fprintf(o, "Host-observed round trip per batch, microseconds (p50 / p99).\n\n"
+               "| batch | megakernel | launch + sync per layer | CUDA Graph | graph p50 / megakernel p50 |\n"
+               "|---|---|---|---|---|\n");
+    for (int i = 0; i < nshapes; i++) {
+        snprintf(line, sizeof line, "| %s | %.2f / %.2f | %.2f / %.2f | %.2f / %.2f | %.2fx |\n", shapes[i].name,
+                 mk[i].p50, mk[i].p99, ln[i].p50, ln[i].p99, gr[i].p50, gr[i].p99, gr[i].p50 / mk[i].p50);
+        fputs(line, o);
+    }
+    double barrier = (mk[3].p50 - mk[0].p50) / 15.0;
+    fprintf(o, "\nLayer barrier (megakernel, (16-layer p50 - 1-layer p50) / 15): %.2f us  \n", barrier);
+    fprintf(o, "NOP throughput, 1M-item batch incl. staging copy: megakernel %.0f M items/s, graph %.0f M items/s\n",
+            (double)(1u << 20) / mk[2].p50, (double)(1u << 20) / gr[2].p50);
+    fprintf(o, "\nTargets: 1-item p50 <= 2 us (%s); barrier <= 1 us (%s); 16-layer >= 2x lower than the graph (%s); "
+               ">= 1000 M NOP items/s (%s).\n",
+            mk[0].p50 <= 2.0 ? "met" : "missed", barrier <= 1.0 ? "met" : "missed",
+            gr[3].p50 / mk[3].p50 >= 2.0 ? "met" : "missed",
+            (double)(1u << 20) / mk[2].p50 >= 1000.0 ? "met" : "missed");
+    if (o != stdout)
+        fclose(o);
+    return 0;
+}
