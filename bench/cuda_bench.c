@@ -110,32 +110,36 @@ typedef struct plain_ctx {
     uint32_t cell_count, grid_max;
 } plain_ctx;
 
+static void enqueue_copy(plain_ctx *x, const shape *s)
+{
+    size_t bytes = (size_t)s->layers * s->per_layer * sizeof(mkrt_item);
+    CHECK(x->cu, x->cu->cuMemcpyHtoDAsync(x->items_dev, x->pinned, bytes, x->stream));
+}
+
+static void enqueue_layer(plain_ctx *x, const shape *s, uint32_t l)
+{
+    unsigned begin = l * s->per_layer, end = begin + s->per_layer;
+    unsigned grid = (s->per_layer + 255) / 256;
+    grid = grid > x->grid_max ? x->grid_max : grid;
+    void *params[] = {&x->items_dev, &begin, &end, &x->cells_dev, &x->cell_count, &x->errors_dev};
+    CHECK(x->cu, x->b->launch(x->fn, grid, 1, 1, 256, 1, 1, 0, x->stream, params, NULL));
+}
+
 /* Enqueues the copy and one launch per layer on x->stream. */
 static void enqueue_batch(plain_ctx *x, const shape *s)
 {
-    uint32_t n = s->layers * s->per_layer;
-    CHECK(x->cu, x->cu->cuMemcpyHtoDAsync(x->items_dev, x->pinned, (size_t)n * sizeof(mkrt_item), x->stream));
-    for (uint32_t l = 0; l < s->layers; l++) {
-        unsigned begin = l * s->per_layer, end = begin + s->per_layer;
-        unsigned grid = (s->per_layer + 255) / 256;
-        grid = grid > x->grid_max ? x->grid_max : grid;
-        void *params[] = {&x->items_dev, &begin, &end, &x->cells_dev, &x->cell_count, &x->errors_dev};
-        CHECK(x->cu, x->b->launch(x->fn, grid, 1, 1, 256, 1, 1, 0, x->stream, params, NULL));
-    }
+    enqueue_copy(x, s);
+    for (uint32_t l = 0; l < s->layers; l++)
+        enqueue_layer(x, s, l);
 }
 
 static result bench_launch(plain_ctx *x, const shape *s, double *us)
 {
-    uint32_t n = s->layers * s->per_layer;
     for (int i = -s->iters / 10; i < s->iters; i++) {
         uint64_t t0 = bench_now_ns();
-        CHECK(x->cu, x->cu->cuMemcpyHtoDAsync(x->items_dev, x->pinned, (size_t)n * sizeof(mkrt_item), x->stream));
+        enqueue_copy(x, s);
         for (uint32_t l = 0; l < s->layers; l++) {
-            unsigned begin = l * s->per_layer, end = begin + s->per_layer;
-            unsigned grid = (s->per_layer + 255) / 256;
-            grid = grid > x->grid_max ? x->grid_max : grid;
-            void *params[] = {&x->items_dev, &begin, &end, &x->cells_dev, &x->cell_count, &x->errors_dev};
-            CHECK(x->cu, x->b->launch(x->fn, grid, 1, 1, 256, 1, 1, 0, x->stream, params, NULL));
+            enqueue_layer(x, s, l);
             CHECK(x->cu, x->cu->cuStreamSynchronize(x->stream));
         }
         if (i >= 0)

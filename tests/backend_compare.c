@@ -5,6 +5,7 @@
 
 #include "../src/runtime_internal.h"
 #include "backend_compare.h"
+#include "tap.h"
 
 void bc_on_error(void *ctx, const mkrt_item *item, mkrt_status why, const char *message)
 {
@@ -97,6 +98,37 @@ void bc_workload(mkrt_runtime *rt, int rounds, unsigned seed, uint64_t *cells_ou
     }
     mkrt_producer_close(a);
     mkrt_producer_close(b);
+}
+
+bool bc_run_workload(mkrt_backend_kind kind, const char *ptx, int rounds, unsigned seed, bc_run *r,
+                     mkrt_error *err)
+{
+    memset(r, 0, sizeof *r);
+    mkrt_runtime *rt = bc_start(kind, &r->f, kind == MKRT_BACKEND_CPU ? 0 : 5000, ptx, err);
+    if (rt == NULL)
+        return false;
+    bc_workload(rt, rounds, seed, r->cells, r->log, &r->log_n);
+    mkrt_stats_read(rt, &r->stats);
+    snprintf(r->describe, sizeof r->describe, "%s", mkrt_backend_describe(rt));
+    r->stats.backend_detail = NULL;
+    r->destroyed = mkrt_destroy(rt, BC_SEC, NULL);
+    return true;
+}
+
+void bc_check_same(const bc_run *cpu, const bc_run *dev, const char *what)
+{
+    ok(memcmp(cpu->cells, dev->cells, sizeof cpu->cells) == 0, "%s: the same cells as the CPU backend", what);
+    ok(cpu->log_n == dev->log_n && memcmp(cpu->log, dev->log, cpu->log_n * sizeof *cpu->log) == 0,
+       "... the same APPEND logs in the same order (%zu entries)", dev->log_n);
+    ok(atomic_load(&cpu->f.n) == atomic_load(&dev->f.n) &&
+           memcmp(cpu->f.by_status, dev->f.by_status, sizeof cpu->f.by_status) == 0,
+       "... the same failures by status (%llu EINVAL incl. user ops, %llu EOVERFLOW of the log)",
+       (unsigned long long)atomic_load(&dev->f.by_status[2]),
+       (unsigned long long)atomic_load(&dev->f.by_status[4]));
+    const mkrt_stats *sc = &cpu->stats, *sd = &dev->stats;
+    ok(sc->executed == sd->executed && sd->published == sd->executed + sd->pruned + sd->failed,
+       "... the same executed count (%llu); published = executed + pruned + failed",
+       (unsigned long long)sd->executed);
 }
 
 char *bc_read_file(const char *path, size_t *n)

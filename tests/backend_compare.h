@@ -10,6 +10,7 @@
 #define MKRT_TESTS_BACKEND_COMPARE_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "mkrt/runtime.h"
@@ -34,6 +35,25 @@ mkrt_runtime *bc_start(mkrt_backend_kind kind, bc_failures *f, uint32_t watchdog
  * the zero-copy size); then the cells and the logs of handles 0..15. */
 void bc_workload(mkrt_runtime *rt, int rounds, unsigned seed, uint64_t *cells_out, uint32_t *log_out,
                  size_t *log_n);
+/* One workload run, kept for comparison. */
+typedef struct bc_run {
+    uint64_t cells[BC_CELLS];
+    uint32_t log[16 * BC_LOG_CAP];
+    size_t log_n;
+    bc_failures f;
+    mkrt_stats stats;          /* read before destroy (backend_detail is not kept) */
+    char describe[512];        /* mkrt_backend_describe before destroy */
+    mkrt_status destroyed;     /* what mkrt_destroy returned */
+} bc_run;
+
+/* Starts `kind`, runs bc_workload, records and destroys. False (and err)
+ * when the runtime cannot be created. */
+bool bc_run_workload(mkrt_backend_kind kind, const char *ptx, int rounds, unsigned seed, bc_run *r,
+                     mkrt_error *err);
+/* TAP checks that dev left what cpu left: cells, APPEND logs in order,
+ * failures by status, executed counts. */
+void bc_check_same(const bc_run *cpu, const bc_run *dev, const char *what);
+
 /* The whole file, NUL-terminated (malloc), or NULL. */
 char *bc_read_file(const char *path, size_t *n);
 

@@ -25,34 +25,19 @@ static char *user_ptx(void)
 
 static void equivalence(const char *ptx)
 {
-    static uint64_t cpu_cells[BC_CELLS], dev_cells[BC_CELLS];
-    static uint32_t cpu_log[16 * BC_LOG_CAP], dev_log[16 * BC_LOG_CAP];
-    size_t cpu_n, dev_n;
-    bc_failures fc, fd;
-    memset(&fc, 0, sizeof fc);
-    memset(&fd, 0, sizeof fd);
+    static bc_run cpu, dev;
     mkrt_error err;
-    mkrt_runtime *rt = bc_start(MKRT_BACKEND_CPU, &fc, 0, NULL, &err);
-    bc_workload(rt, ROUNDS, 2024, cpu_cells, cpu_log, &cpu_n);
-    mkrt_stats sc, sd;
-    mkrt_stats_read(rt, &sc);
-    mkrt_destroy(rt, BC_SEC, NULL);
-    rt = bc_start(MKRT_BACKEND_CUDA, &fd, 5000, ptx, &err);
-    if (rt == NULL)
+    bc_run_workload(MKRT_BACKEND_CPU, NULL, ROUNDS, 2024, &cpu, &err);
+    if (!bc_run_workload(MKRT_BACKEND_CUDA, ptx, ROUNDS, 2024, &dev, &err))
         bail_out("CUDA backend: %s", err.message);
-    diag("%s", mkrt_backend_describe(rt));
-    bc_workload(rt, ROUNDS, 2024, dev_cells, dev_log, &dev_n);
-    mkrt_stats_read(rt, &sd);
-    ok(memcmp(cpu_cells, dev_cells, sizeof cpu_cells) == 0, "%d random batches: the GPU leaves the same cells as the CPU", ROUNDS);
-    ok(cpu_n == dev_n && memcmp(cpu_log, dev_log, cpu_n * sizeof *cpu_log) == 0,
-       "... the same APPEND logs in the same order (%zu entries)", dev_n);
-    ok(memcmp(fc.by_status, fd.by_status, sizeof fc.by_status) == 0 && sc.executed == sd.executed,
-       "... the same failures by status and the same executed count (%llu)", (unsigned long long)sd.executed);
-    ok(sd.device_failures == 0 && strcmp(sd.backend, "cuda") == 0 &&
-           (ptx == NULL ? sd.device_batches > 0 : sd.device_batches == sd.batches),
-       "the device ran %llu of %llu batches, no device failure", (unsigned long long)sd.device_batches,
-       (unsigned long long)sd.batches);
-    is(mkrt_destroy(rt, BC_SEC, NULL), MKRT_OK, "destroy stops the megakernel");
+    diag("%s", dev.describe);
+    bc_check_same(&cpu, &dev, "2000 random batches on the GPU");
+    const mkrt_stats *sd = &dev.stats;
+    ok(sd->device_failures == 0 && strcmp(sd->backend, "cuda") == 0 &&
+           (ptx == NULL ? sd->device_batches > 0 : sd->device_batches == sd->batches),
+       "the device ran %llu of %llu batches, no device failure", (unsigned long long)sd->device_batches,
+       (unsigned long long)sd->batches);
+    is(dev.destroyed, MKRT_OK, "destroy stops the megakernel");
 }
 
 static void user_ops(const char *ptx)

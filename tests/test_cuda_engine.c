@@ -29,44 +29,22 @@ static int (*fake_live)(void);
 
 static void same_results_as_cpu(void)
 {
-    static uint64_t cpu_cells[CELLS], dev_cells[CELLS];
-    static uint32_t cpu_log[16 * LOG_CAP], dev_log[16 * LOG_CAP];
-    size_t cpu_n, dev_n;
-    bc_failures fc, fd;
-    memset(&fc, 0, sizeof fc);
-    memset(&fd, 0, sizeof fd);
+    static bc_run cpu, dev;
     mkrt_error err;
-    mkrt_runtime *rt = bc_start(MKRT_BACKEND_CPU, &fc, 0, NULL, &err);
-    bc_workload(rt, 240, 777, cpu_cells, cpu_log, &cpu_n);
-    mkrt_stats sc;
-    mkrt_stats_read(rt, &sc);
-    mkrt_destroy(rt, SEC, NULL);
-    rt = bc_start(MKRT_BACKEND_CUDA, &fd, 5000, fake_ptx, &err);
-    if (rt == NULL)
+    bc_run_workload(MKRT_BACKEND_CPU, NULL, 240, 777, &cpu, &err);
+    if (!bc_run_workload(MKRT_BACKEND_CUDA, fake_ptx, 240, 777, &dev, &err))
         bail_out("CUDA backend on the stand-in driver: %s", err.message);
-    matches(mkrt_backend_describe(rt), "cuda: Fake GPU .* 264 blocks x 256 threads \\(2 per SM\\), user PTX linked",
-         "the CUDA backend starts on the stand-in driver: grid from the occupancy API (%.90s)",
-         mkrt_backend_describe(rt));
-    bc_workload(rt, 240, 777, dev_cells, dev_log, &dev_n);
-    mkrt_stats sd;
-    mkrt_stats_read(rt, &sd);
-    ok(memcmp(cpu_cells, dev_cells, sizeof cpu_cells) == 0,
-       "240 random batches (built-in and device user ops, zero-copy and copied): same cells as the CPU");
-    ok(cpu_n == dev_n && memcmp(cpu_log, dev_log, cpu_n * sizeof *cpu_log) == 0,
-       "... the same APPEND logs in the same order (%zu entries)", dev_n);
-    ok(atomic_load(&fc.n) == atomic_load(&fd.n) && atomic_load(&fd.by_status[4]) > 0 &&
-           atomic_load(&fd.by_status[2]) > 0 &&
-           memcmp(fc.by_status, fd.by_status, sizeof fc.by_status) == 0,
-       "... the same failures by status, incl. user-op failures and log overflow from the device's "
-       "failure lists (%llu EINVAL, %llu EOVERFLOW)",
-       (unsigned long long)atomic_load(&fd.by_status[2]), (unsigned long long)atomic_load(&fd.by_status[4]));
-    ok(sc.executed == sd.executed && sd.published == sd.executed + sd.pruned + sd.failed,
-       "... the same executed count (%llu); published = executed + pruned + failed",
-       (unsigned long long)sd.executed);
-    ok(strcmp(sd.backend, "cuda") == 0 && sd.device_batches == 240 && sd.batches == 240 &&
-           sd.device_failures == 0,
-       "every batch ran on the device (%llu device batches)", (unsigned long long)sd.device_batches);
-    is(mkrt_destroy(rt, SEC, NULL), MKRT_OK, "destroy stops the megakernel");
+    matches(dev.describe, "cuda: Fake GPU .* 264 blocks x 256 threads \\(2 per SM\\), user PTX linked",
+            "the CUDA backend starts on the stand-in driver: grid from the occupancy API (%.90s)",
+            dev.describe);
+    bc_check_same(&cpu, &dev, "240 random batches (built-in and device user ops, zero-copy and copied)");
+    ok(atomic_load(&dev.f.by_status[2]) > 0 && atomic_load(&dev.f.by_status[4]) > 0,
+       "... user-op failures and log overflow came back through the device's failure lists");
+    const mkrt_stats *sd = &dev.stats;
+    ok(strcmp(sd->backend, "cuda") == 0 && sd->device_batches == 240 && sd->batches == 240 &&
+           sd->device_failures == 0,
+       "every batch ran on the device (%llu device batches)", (unsigned long long)sd->device_batches);
+    is(dev.destroyed, MKRT_OK, "destroy stops the megakernel");
     is(fake_live(), 0, "... and frees every driver resource (allocations, registrations, streams, "
                        "module, context)");
 }
