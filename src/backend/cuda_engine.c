@@ -157,8 +157,9 @@ static mkrt_status start_on_context(mkrt__cuda_engine *e, const mkrt__cuda_engin
             return st;
     } else if ((r = cu->cuModuleLoadData(&e->mod, mkrt__megakernel_fatbin)) != MKRT_CUDA_SUCCESS) {
         return cuda_fail(e, err, "cuModuleLoadData of the megakernel", r,
-                         "the embedded fatbin holds sm_80 and sm_90 code and compute_90 PTX; use "
-                         "a device of compute capability 8.0 or newer, or the CPU backend.");
+                         "the embedded fatbin holds sm_80 and sm_90 code and compute_90 PTX: use "
+                         "a device of compute capability 8.0 or newer with a driver at least as "
+                         "new as the CUDA toolkit that built mkrt, or the CPU backend.");
     }
     if ((r = cu->cuModuleGetFunction(&e->fn, e->mod, MKRT_MK_KERNEL_SYMBOL)) != MKRT_CUDA_SUCCESS)
         return cuda_fail(e, err, "cuModuleGetFunction(mkrt_megakernel)", r, "rebuild mkrt.");
