@@ -90,6 +90,12 @@ static size_t drain_into(mkrt_runtime *rt, mkrt__batch *b)
     return n;
 }
 
+/* A built-in op or a registered user op (anything else fails ENOTSUP). */
+static bool op_known(const mkrt_runtime *rt, uint32_t op)
+{
+    return op <= MKRT_OP_APPEND || (op < MKRT_OP_MAX && rt->ops[op].fn != NULL);
+}
+
 static void fail_now(mkrt__batch *b, const mkrt_item *it, mkrt_status why)
 {
     /* relaxed: dispatcher-only before launch. */
@@ -149,16 +155,17 @@ static void plan_batch(mkrt_runtime *rt, mkrt__batch *b)
      * slow but within the ordering contract. */
     const uint64_t budget = rt->cfg.device_memory_budget;
     /* A batch runs on the megakernel device when every item is a built-in
-     * op or a device user op the device has linked; anything else (a C
-     * function) sends the batch to the CPU pool. Built-in items are
-     * validated here exactly as the CPU backend fails them, so the device
-     * only ever sees items it can run. */
+     * op or a device user op the device has linked; a C-only user op
+     * sends the batch to the CPU pool. Undefined ops and bad built-in
+     * handles are failed here exactly as the CPU backend fails them, so
+     * the device only ever sees items it can run. */
     b->on_device = rt->use_device;
     const bool dev_user_ops = rt->device != NULL && rt->device->user_ops;
     for (size_t i = 0; i < kept && b->on_device; i++) {
         uint32_t op = src[i].op;
-        b->on_device = op <= MKRT_OP_APPEND ||
-                       (dev_user_ops && op < MKRT_OP_MAX && rt->ops[op].fn != NULL && rt->ops[op].device);
+        if (!op_known(rt, op))
+            continue; /* fails on the host below, as the CPU would fail it */
+        b->on_device = op <= MKRT_OP_APPEND || (dev_user_ops && rt->ops[op].device);
     }
     size_t layers = 0, e = 0, nl = layered ? lp.layer_count : kept;
     b->layer_offsets[0] = 0;
@@ -171,6 +178,10 @@ static void plan_batch(mkrt_runtime *rt, mkrt__batch *b)
             uint64_t fb = it->op < MKRT_OP_MAX ? rt->ops[it->op].fused_bytes : 0;
             if (budget != 0 && fb > budget) {
                 fail_now(b, it, MKRT_EBUDGET);
+                continue;
+            }
+            if (b->on_device && !op_known(rt, it->op)) {
+                fail_now(b, it, MKRT_ENOTSUP); /* as mkrt__exec_range fails it */
                 continue;
             }
             if (b->on_device && it->op >= MKRT_OP_STORE && it->op <= MKRT_OP_APPEND) {

@@ -82,6 +82,8 @@ void bc_workload(mkrt_runtime *rt, int rounds, unsigned seed, uint64_t *cells_ou
                 uint32_t out = (uint32_t)rand_r(&seed) % BC_CELLS;
                 if (rand_r(&seed) % 97 == 0)
                     out = BC_CELLS + 3; /* a bad handle now and then */
+                if (rand_r(&seed) % 211 == 0)
+                    op = 9; /* and an op nobody defined (MKRT_ENOTSUP) */
                 buf[i] = (mkrt_item){op, (uint32_t)rand_r(&seed) % BC_CELLS, out, param};
             }
             mkrt_publish(who ? b : a, buf, n, BC_SEC, NULL);

@@ -31,7 +31,8 @@ void bc_on_error(void *ctx, const mkrt_item *item, mkrt_status why, const char *
 mkrt_runtime *bc_start(mkrt_backend_kind kind, bc_failures *f, uint32_t watchdog_ms, const char *ptx,
                        mkrt_error *err);
 /* `rounds` deterministic batches of random NOP/STORE/ADD/APPEND/16/17
- * items (bad handles now and then; every 16th round 5000 items, past
+ * items (bad handles and undefined ops now and then; every 16th round
+ * 5000 items, past
  * the zero-copy size); then the cells and the logs of handles 0..15. */
 void bc_workload(mkrt_runtime *rt, int rounds, unsigned seed, uint64_t *cells_out, uint32_t *log_out,
                  size_t *log_n);
