@@ -320,13 +320,13 @@ static void wait_device(mkrt_runtime *rt, mkrt__batch *b)
 {
     mkrt_error err;
     uint64_t limit = rt->cfg.watchdog_ms ? (uint64_t)rt->cfg.watchdog_ms * 1000000u : MKRT_TIMEOUT_INFINITE;
-    mkrt_status st = mkrt__device_wait(rt->device, limit, &err);
+    const uint32_t *list;
+    uint32_t n;
+    mkrt_status st = mkrt__device_wait(rt->device, limit, &list, &n, &err);
     if (st != MKRT_OK) {
         device_failed(rt, b, st, &err);
         return;
     }
-    const uint32_t *list;
-    uint32_t n = mkrt__device_failures(rt->device, &list);
     for (uint32_t i = 0; i < n; i++)
         if (list[2 * i] < b->exec_n)
             fail_now(b, &b->exec[list[2 * i]], device_status(list[2 * i + 1]));

@@ -80,19 +80,13 @@ mkrt_status mkrt__device_ring(mkrt__device *d, uint64_t append_len, mkrt_error *
     return MKRT_OK;
 }
 
-mkrt_status mkrt__device_wait(mkrt__device *d, uint64_t timeout_ns, mkrt_error *err)
+mkrt_status mkrt__device_wait(mkrt__device *d, uint64_t timeout_ns, const uint32_t **fails,
+                              uint32_t *nfails, mkrt_error *err)
 {
     mkrt_status st = mkrt__mk_wait(&d->host, d->running_seq, timeout_ns, err);
-    if (st != MKRT_OK)
-        d->running_seq = 0;
-    return st;
-}
-
-uint32_t mkrt__device_failures(mkrt__device *d, const uint32_t **list)
-{
-    uint32_t n = d->running_seq ? mkrt__mk_failures(&d->host, d->running_seq, list) : 0;
+    *nfails = st == MKRT_OK ? mkrt__mk_failures(&d->host, d->running_seq, fails) : 0;
     d->running_seq = 0;
-    return n;
+    return st;
 }
 
 /* Devices whose GPU kernel would not stop: kept for the life of the

@@ -34,11 +34,11 @@ mkrt_status mkrt__device_stage(mkrt__device *d, mkrt__batch *b, mkrt_error *err)
 /* Starts the staged batch; the device's APPEND log continues at
  * append_len. On failure the batch is not running. */
 mkrt_status mkrt__device_ring(mkrt__device *d, uint64_t append_len, mkrt_error *err);
-/* Waits for the running batch with the watchdog (timeout_ns). */
-mkrt_status mkrt__device_wait(mkrt__device *d, uint64_t timeout_ns, mkrt_error *err);
-/* After a successful wait: the batch's items that failed on the device, as
- * (index into b->exec, mkrt_status as uint32_t) pairs. */
-uint32_t mkrt__device_failures(mkrt__device *d, const uint32_t **list);
+/* Waits for the running batch with the watchdog (timeout_ns). On MKRT_OK,
+ * *fails holds *nfails (index into b->exec, mkrt_status as uint32_t) pairs:
+ * the batch's items that failed on the device. */
+mkrt_status mkrt__device_wait(mkrt__device *d, uint64_t timeout_ns, const uint32_t **fails,
+                              uint32_t *nfails, mkrt_error *err);
 /* The APPEND log length after the last completed device batch. */
 uint64_t mkrt__device_append_len(mkrt__device *d);
 /* Stops the device. False when a hung GPU kernel could not be stopped:

@@ -1,4 +1,5 @@
 /* src/backend/mk_host.c - host side of the megakernel protocol. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -17,6 +18,17 @@ void mkrt__mk_host_init(mkrt__mk_host *h, mkrt_mk_control *ctl, const mkrt__mk_d
     h->ctx = ctx;
     /* relaxed: read before any batch, the device wrote it before its loop. */
     h->staged = h->rung = atomic_load_explicit(&ctl->done, memory_order_relaxed);
+}
+
+/* The engine is failed for good; why_failed says why. */
+__attribute__((format(printf, 2, 3)))
+static void fail_engine(mkrt__mk_host *h, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(h->why_failed, sizeof h->why_failed, fmt, ap);
+    va_end(ap);
+    h->failed = true;
 }
 
 static mkrt_status dead(mkrt__mk_host *h, mkrt_error *err)
@@ -60,11 +72,6 @@ mkrt_status mkrt__mk_stage(mkrt__mk_host *h, const mkrt_item *items, uint32_t co
     return MKRT_OK;
 }
 
-static void fail_engine(mkrt__mk_host *h, const char *why)
-{
-    h->failed = true;
-    snprintf(h->why_failed, sizeof h->why_failed, "%s", why);
-}
 
 mkrt_status mkrt__mk_ring(mkrt__mk_host *h, mkrt_error *err)
 {
@@ -75,7 +82,7 @@ mkrt_status mkrt__mk_ring(mkrt__mk_host *h, mkrt_error *err)
     if (h->ops.flush != NULL) {
         mkrt_status st = h->ops.flush(h->ctx, err);
         if (st != MKRT_OK) {
-            fail_engine(h, err != NULL ? err->message : "staging copy failed");
+            fail_engine(h, "%s", err != NULL ? err->message : "staging copy failed");
             return st;
         }
     }
@@ -124,9 +131,8 @@ mkrt_status mkrt__mk_wait(mkrt__mk_host *h, uint64_t seq, uint64_t timeout_ns, m
         uint64_t done = atomic_load_explicit(&h->ctl->done, memory_order_acquire);
         uint32_t e = atomic_load_explicit(&h->ctl->error, memory_order_acquire);
         if (e != MKRT_MK_ERR_NONE) {
-            h->failed = true;
-            snprintf(h->why_failed, sizeof h->why_failed, "device error %u at item %u of batch %llu", e,
-                     h->ctl->error_item, (unsigned long long)h->ctl->error_seq);
+            fail_engine(h, "device error %u at item %u of batch %llu", e, h->ctl->error_item,
+                        (unsigned long long)h->ctl->error_seq);
             return mkrt__error_set(err, MKRT_EDEVICE,
                                    "megakernel reported error %u (%s) at item %u of batch %llu. Fix: "
                                    "check the op and its handles; the device is not used again.",
@@ -142,9 +148,7 @@ mkrt_status mkrt__mk_wait(mkrt__mk_host *h, uint64_t seq, uint64_t timeout_ns, m
         if (timeout_ns != MKRT_TIMEOUT_INFINITE && waited >= timeout_ns) {
             char where[160];
             describe_progress(h, where, sizeof where);
-            h->failed = true;
-            snprintf(h->why_failed, sizeof h->why_failed, "watchdog: batch %llu hung",
-                     (unsigned long long)seq);
+            fail_engine(h, "watchdog: batch %llu hung", (unsigned long long)seq);
             return mkrt__error_set(err, MKRT_ETIMEDOUT,
                                    "megakernel watchdog: batch %llu not done after %llu ms (%s). Fix: "
                                    "look for an op that never returns; raise watchdog_ms for long "
@@ -159,7 +163,7 @@ mkrt_status mkrt__mk_wait(mkrt__mk_host *h, uint64_t seq, uint64_t timeout_ns, m
                 mkrt_error perr;
                 mkrt_status pst = h->ops.probe(h->ctx, &perr);
                 if (pst != MKRT_OK) {
-                    fail_engine(h, perr.message);
+                    fail_engine(h, "%s", perr.message);
                     return mkrt__error_set(err, pst, "%s", perr.message);
                 }
             }
