@@ -8,6 +8,7 @@
 
 struct mkrt_dedupe_scratch {
     mkrt__item_table table;
+    mkrt__item_table writes; /* handle -> last kept writer (ordered pruning) */
 };
 
 mkrt_dedupe_scratch *mkrt_dedupe_scratch_create(mkrt_error *err)
@@ -25,6 +26,7 @@ void mkrt_dedupe_scratch_destroy(mkrt_dedupe_scratch *s)
     if (s == NULL)
         return;
     mkrt__item_table_free(&s->table);
+    mkrt__item_table_free(&s->writes);
     mkrt__free(s, sizeof *s);
 }
 
@@ -87,31 +89,46 @@ static void report_pair(mkrt_dedupe_report *r, size_t first, size_t dup)
     r->count++;
 }
 
-mkrt_status mkrt_dedupe_prune(mkrt_dedupe_scratch *s, const mkrt_item *items, size_t n,
-                              mkrt_item *out, size_t *kept, size_t *pruned,
-                              mkrt_dedupe_report *report, mkrt_error *err)
+/* The checks and the no-duplicate fast path both prunes share. Returns
+ * MKRT_OK with *done set when the caller has nothing more to do. */
+static mkrt_status prune_begin(const char *fn, mkrt_dedupe_scratch *s, const mkrt_item *items,
+                               size_t n, const mkrt_item *out, size_t *kept, size_t *pruned,
+                               mkrt_dedupe_report *report, bool *done, mkrt_error *err)
 {
+    *done = true;
     if (kept == NULL || pruned == NULL || s == NULL || (n > 0 && (items == NULL || out == NULL)))
         return mkrt__error_set(err, MKRT_EINVAL,
-                               "mkrt_dedupe_prune got a NULL scratch, items, out, kept or pruned "
-                               "pointer for %zu item(s). Fix: pass valid pointers.",
-                               n);
+                               "%s got a NULL scratch, items, out, kept or pruned pointer for %zu "
+                               "item(s). Fix: pass valid pointers.",
+                               fn, n);
     *kept = n;
     *pruned = 0;
     if (report != NULL)
         report->count = 0;
     if (n > (size_t)UINT32_MAX - 1)
         return mkrt__error_set(err, MKRT_EINVAL,
-                               "megakernel dedupe batch of %zu items exceeds the %u-item limit of "
-                               "the 32-bit index table. Fix: shard the work batch before pruning.",
-                               n, UINT32_MAX - 1);
+                               "%s: a batch of %zu items exceeds the %u-item limit of the 32-bit "
+                               "index table. Fix: shard the work batch before pruning.",
+                               fn, n, UINT32_MAX - 1);
     if (output_handles_dense_unique(items, n))
         return MKRT_OK;
     if (!mkrt__item_table_prepare(&s->table, n))
         return mkrt__error_set(err, MKRT_ENOMEM,
-                               "megakernel redundant-work hash reservation failed for %zu item(s). "
+                               "%s: the redundant-work hash reservation failed for %zu item(s). "
                                "Fix: shard the work batch before pruning.",
-                               n);
+                               fn, n);
+    *done = false;
+    return MKRT_OK;
+}
+
+mkrt_status mkrt_dedupe_prune(mkrt_dedupe_scratch *s, const mkrt_item *items, size_t n,
+                              mkrt_item *out, size_t *kept, size_t *pruned,
+                              mkrt_dedupe_report *report, mkrt_error *err)
+{
+    bool done;
+    mkrt_status st = prune_begin("mkrt_dedupe_prune", s, items, n, out, kept, pruned, report, &done, err);
+    if (done)
+        return st;
     size_t w = 0;
     bool copying = false;
     /* Hashes run PREFETCH_AHEAD items ahead so the probed slot is being
@@ -144,6 +161,66 @@ mkrt_status mkrt_dedupe_prune(mkrt_dedupe_scratch *s, const mkrt_item *items, si
             report_pair(report, slot->value, i);
             continue;
         }
+        if (copying)
+            out[w++] = *it;
+    }
+    if (copying) {
+        *kept = w;
+        *pruned = n - w;
+    }
+    return MKRT_OK;
+}
+
+/* The last kept writer of a handle (UINT32_MAX: none yet). */
+#define NO_WRITER UINT32_MAX
+static mkrt__item_slot *writer_slot(mkrt__item_table *t, uint32_t handle)
+{
+    bool inserted;
+    return mkrt__item_table_upsert(t, mkrt__mix64(handle, 0), handle, 0, NO_WRITER, &inserted);
+}
+
+mkrt_status mkrt_dedupe_prune_ordered(mkrt_dedupe_scratch *s, const mkrt_item *items, size_t n,
+                                      mkrt_dedupe_idempotent_fn idempotent, void *ctx,
+                                      mkrt_item *out, size_t *kept, size_t *pruned,
+                                      mkrt_dedupe_report *report, mkrt_error *err)
+{
+    bool done;
+    mkrt_status st = prune_begin("mkrt_dedupe_prune_ordered", s, items, n, out, kept, pruned, report,
+                                 &done, err);
+    if (done)
+        return st;
+    if (!mkrt__item_table_prepare(&s->writes, 2 * n))
+        return mkrt__error_set(err, MKRT_ENOMEM,
+                               "mkrt_dedupe_prune_ordered: the handle table reservation failed for "
+                               "%zu handle(s). Fix: shard the work batch before pruning.",
+                               2 * n);
+    size_t w = 0;
+    bool copying = false;
+    for (size_t i = 0; i < n; i++) {
+        const mkrt_item *it = &items[i];
+        mkrt__item_slot *wout = writer_slot(&s->writes, it->out);
+        mkrt__item_slot *win = writer_slot(&s->writes, it->in);
+        if (idempotent == NULL || idempotent(it, ctx)) {
+            uint64_t k0 = (uint64_t)it->op | (uint64_t)it->in << 32;
+            uint64_t k1 = (uint64_t)it->out | (uint64_t)it->param << 32;
+            bool inserted;
+            mkrt__item_slot *copy =
+                mkrt__item_table_upsert(&s->table, mkrt__mix64(k0, k1), k0, k1, (uint32_t)i, &inserted);
+            if (!inserted) {
+                uint32_t k = copy->value; /* the kept copy: the last writer of out so far, or older */
+                if (wout->value == k && (win->value == NO_WRITER || win->value <= k)) {
+                    if (!copying) {
+                        memcpy(out, items, i * sizeof *items);
+                        w = i;
+                        copying = true;
+                    }
+                    report_pair(report, k, i);
+                    continue;
+                }
+                copy->value = (uint32_t)i; /* something wrote in between: this copy runs */
+            }
+        }
+        wout->value = (uint32_t)i;
         if (copying)
             out[w++] = *it;
     }

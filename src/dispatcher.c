@@ -72,15 +72,13 @@ static size_t drain_into(mkrt_runtime *rt, mkrt__batch *b)
                 p->drained += k;
                 note_segment(b, p);
                 progress = true;
-            } else if (atomic_load(&p->state) == MKRT__PRODUCER_CLOSED && !atomic_load(&p->active) &&
+            } else if (atomic_load(&p->state) == MKRT__PRODUCER_CLOSED &&
                        /* relaxed: published is final once the state is
-                        * CLOSED (seq_cst CAS, read above), and only this
-                        * thread writes completed and drained. */
+                        * CLOSED with BUSY clear (seq_cst load above, after
+                        * the closer's release), and only this thread
+                        * writes completed and drained. */
                        load_relaxed(&p->completed) == load_relaxed(&p->published) &&
                        p->drained == load_relaxed(&p->published)) {
-                /* seq_cst loads of state then active: mkrt_producer_close
-                 * sets active before its CAS and clears it after its last
-                 * touch, so a closer still inside is seen and waited for. */
                 retire_closed(rt, slot, p);
             }
         }
@@ -88,12 +86,6 @@ static size_t drain_into(mkrt_runtime *rt, mkrt__batch *b)
     }
     b->n = n;
     return n;
-}
-
-/* A built-in op or a registered user op (anything else fails ENOTSUP). */
-static bool op_known(const mkrt_runtime *rt, uint32_t op)
-{
-    return op <= MKRT_OP_APPEND || (op < MKRT_OP_MAX && rt->ops[op].fn != NULL);
 }
 
 static void fail_now(mkrt__batch *b, const mkrt_item *it, mkrt_status why)
@@ -107,6 +99,54 @@ static void fail_now(mkrt__batch *b, const mkrt_item *it, mkrt_status why)
 static unsigned bitlen(uint64_t v)
 {
     return v == 0 ? 0 : 64u - (unsigned)__builtin_clzll(v);
+}
+
+/* Stage admit: every item is checked by the one admission rule
+ * (mkrt__item_admit) and APPENDs get room in the log, before dedupe and
+ * layering, so a refused item never adds a layer and no backend sees it.
+ * Admitted items are compacted in drain order at the front of b->items;
+ * refused ones go to the failure list. Room: the log's capacity less what
+ * is in it (done - consumed) less what the running batch reserved. */
+static void admit(mkrt_runtime *rt, mkrt__batch *b, uint64_t running_appends)
+{
+    atomic_store_explicit(&b->failed_n, 0, memory_order_relaxed); /* dispatcher-only */
+    /* acquire: pairs with the release CAS in mkrt_append_log_consume: the
+     * consumer's reads of the slots it freed happen before they are reused. */
+    uint64_t consumed = atomic_load_explicit(&rt->append_consumed, memory_order_acquire);
+    uint64_t used = load_relaxed(&rt->append_done) - consumed + running_appends;
+    uint64_t cap = rt->cfg.append_log_capacity;
+    uint64_t room = cap > used ? cap - used : 0, appends = 0;
+    size_t w = 0;
+    for (size_t i = 0; i < b->n; i++) {
+        mkrt_item it = b->items[i];
+        mkrt_status st = mkrt__item_admit(rt, &it);
+        if (st == MKRT_OK && it.op == MKRT_OP_APPEND)
+            st = appends < room ? (appends++, MKRT_OK) : MKRT_EOVERFLOW;
+        if (st != MKRT_OK) {
+            fail_now(b, &it, st);
+            continue;
+        }
+        b->items[w++] = it;
+    }
+    b->admitted = w;
+    b->appends = appends;
+    b->refused = atomic_load_explicit(&b->failed_n, memory_order_relaxed);
+}
+
+/* Stage dedupe: prunes only the duplicates that cannot change the result
+ * (the ordering contract); out of memory runs the batch unpruned. Returns
+ * the kept items. */
+static const mkrt_item *dedupe(mkrt_runtime *rt, mkrt__batch *b)
+{
+    mkrt_error err;
+    size_t kept = b->admitted, pruned = 0;
+    if (mkrt_dedupe_prune_ordered(rt->dedupe, b->items, b->admitted, mkrt__item_idempotent, rt,
+                                  b->dedup, &kept, &pruned, NULL, &err) != MKRT_OK) {
+        kept = b->admitted;
+        pruned = 0;
+    }
+    b->kept = kept;
+    return pruned ? b->dedup : b->items;
 }
 
 typedef struct build_ctx {
@@ -136,17 +176,12 @@ static mkrt_status build_plan(void *p, const mkrt_plan_key *key, mkrt_wave_topol
     return MKRT_OK;
 }
 
-static void plan_batch(mkrt_runtime *rt, mkrt__batch *b)
+static void plan_batch(mkrt_runtime *rt, mkrt__batch *b, uint64_t running_appends)
 {
     mkrt_error err;
-    size_t kept = b->n, pruned = 0;
-    atomic_store_explicit(&b->failed_n, 0, memory_order_relaxed);
-    if (mkrt_dedupe_prune(rt->dedupe, b->items, b->n, b->dedup, &kept, &pruned, NULL, &err) != MKRT_OK) {
-        kept = b->n; /* out of memory: run the batch unpruned */
-        pruned = 0;
-    }
-    const mkrt_item *src = pruned ? b->dedup : b->items;
-    b->kept = kept;
+    admit(rt, b, running_appends);
+    const mkrt_item *src = dedupe(rt, b);
+    const size_t kept = b->kept;
     mkrt_layer_plan lp;
     bool layered = mkrt_layer_batch(rt->layering, src, kept, &lp, &err) == MKRT_OK;
     /* Gather into layer order, splitting layers whose fused bytes exceed
@@ -156,15 +191,11 @@ static void plan_batch(mkrt_runtime *rt, mkrt__batch *b)
     const uint64_t budget = rt->cfg.device_memory_budget;
     /* A batch runs on the megakernel device when every item is a built-in
      * op or a device user op the device has linked; a C-only user op
-     * sends the batch to the CPU pool. Undefined ops and bad built-in
-     * handles are failed here exactly as the CPU backend fails them, so
-     * the device only ever sees items it can run. */
+     * sends the batch to the CPU pool. */
     b->on_device = rt->use_device;
     const bool dev_user_ops = rt->device != NULL && rt->device->user_ops;
     for (size_t i = 0; i < kept && b->on_device; i++) {
         uint32_t op = src[i].op;
-        if (!op_known(rt, op))
-            continue; /* fails on the host below, as the CPU would fail it */
         b->on_device = op <= MKRT_OP_APPEND || (dev_user_ops && rt->ops[op].device);
     }
     size_t layers = 0, e = 0, nl = layered ? lp.layer_count : kept;
@@ -175,24 +206,7 @@ static void plan_batch(mkrt_runtime *rt, mkrt__batch *b)
         uint64_t cur = 0;
         for (size_t k = from; k < to; k++) {
             const mkrt_item *it = &src[layered ? lp.layer_items[k] : k];
-            uint64_t fb = it->op < MKRT_OP_MAX ? rt->ops[it->op].fused_bytes : 0;
-            if (budget != 0 && fb > budget) {
-                fail_now(b, it, MKRT_EBUDGET);
-                continue;
-            }
-            if (b->on_device && !op_known(rt, it->op)) {
-                fail_now(b, it, MKRT_ENOTSUP); /* as mkrt__exec_range fails it */
-                continue;
-            }
-            if (b->on_device && it->op >= MKRT_OP_STORE && it->op <= MKRT_OP_APPEND) {
-                /* As mkrt__exec_range fails them; APPEND past the log's
-                 * capacity is found by the device (failure list). */
-                uint32_t cells = rt->cfg.cells;
-                if (it->out >= cells || (it->op == MKRT_OP_ADD && it->in >= cells)) {
-                    fail_now(b, it, MKRT_EINVAL);
-                    continue;
-                }
-            }
+            uint64_t fb = rt->ops[it->op].fused_bytes; /* admitted: op < MKRT_OP_MAX, fb <= budget */
             if (budget != 0 && e > start && cur + fb > budget) {
                 b->layer_offsets[++layers] = (uint32_t)e;
                 start = e;
@@ -250,9 +264,14 @@ static void complete_batch(mkrt_runtime *rt, mkrt__batch *b)
     uint32_t failed = atomic_load_explicit(&b->failed_n, memory_order_relaxed);
     for (uint32_t i = 0; i < failed; i++)
         report(rt, &b->failed[i], b->failed_why[i]);
-    add_stat(&rt->executed, b->kept - failed);
-    add_stat(&rt->pruned, b->n - b->kept);
+    /* Every drained item in exactly one of the three (see mkrt__batch). */
+    add_stat(&rt->executed, b->kept - (failed - b->refused));
+    add_stat(&rt->pruned, b->admitted - b->kept);
     add_stat(&rt->failed, failed);
+    /* The batch's APPENDs are complete (the backend's done was acquired;
+     * a failed device batch left append_len where it was).
+     * release: pairs with the acquire loads in the log's readers. */
+    atomic_store_explicit(&rt->append_done, load_relaxed(&rt->append_len), memory_order_release);
     add_stat(&rt->batches, 1);
     uint64_t now = mkrt__now_ns();
     for (size_t i = 0; i < b->nseg; i++) {
@@ -279,7 +298,7 @@ static bool rings_empty(mkrt_runtime *rt)
     for (uint32_t s = 0; s < rt->cfg.max_producers; s++) {
         mkrt_producer *p = atomic_load_explicit(&rt->slots[s], memory_order_acquire);
         if (p != NULL && (mkrt_spsc_ring_size(p->ring) > 0 ||
-                          (atomic_load(&p->state) == MKRT__PRODUCER_CLOSED &&
+                          ((atomic_load(&p->state) & MKRT__PRODUCER_LIFE) == MKRT__PRODUCER_CLOSED &&
                            load_relaxed(&p->completed) == load_relaxed(&p->published))))
             return false; /* work, or a closed producer to retire */
     }
@@ -301,7 +320,8 @@ static void mark_device_failed(mkrt_runtime *rt, const mkrt_error *err)
  * the error path (some may have run; none is lost). */
 static void device_failed(mkrt_runtime *rt, mkrt__batch *b, mkrt_status why, const mkrt_error *err)
 {
-    atomic_store_explicit(&b->failed_n, 0, memory_order_relaxed);
+    /* relaxed: dispatcher-only. Items refused at admission stay listed. */
+    atomic_store_explicit(&b->failed_n, b->refused, memory_order_relaxed);
     for (size_t k = 0; k < b->exec_n; k++)
         fail_now(b, &b->exec[k], why);
     mark_device_failed(rt, err);
@@ -368,7 +388,8 @@ static void fail_remaining(mkrt_runtime *rt, mkrt__batch *b)
         atomic_store_explicit(&b->failed_n, 0, memory_order_relaxed);
         for (size_t i = 0; i < b->n; i++)
             fail_now(b, &b->items[i], MKRT_ETIMEDOUT);
-        b->kept = b->n;
+        b->admitted = b->kept = 0;
+        b->refused = (uint32_t)b->n;
         complete_batch(rt, b);
     }
 }
@@ -397,7 +418,7 @@ void *mkrt__dispatcher_main(void *arg)
         bool aborting = atomic_load_explicit(&rt->aborting, memory_order_acquire);
         size_t n = aborting ? 0 : drain_into(rt, b);
         if (n > 0)
-            plan_batch(rt, b);
+            plan_batch(rt, b, running != NULL ? running->appends : 0);
         /* A device batch is staged while the batch before it still runs
          * (its own buffer; the copy overlaps), and rung once that batch
          * has completed. */
@@ -415,9 +436,12 @@ void *mkrt__dispatcher_main(void *arg)
                 b->on_device = false; /* the device failed while this batch was planned */
             if (b->exec_n > 0 && b->on_device) {
                 mkrt_error err;
-                if (staged && mkrt__device_ring(rt->device,
-                                                atomic_load_explicit(&rt->append_len, memory_order_relaxed),
-                                                &err) == MKRT_OK) {
+                /* relaxed: append_len is dispatcher-owned between batches;
+                 * acquire: see admit (the device may reuse freed slots). */
+                uint64_t len = atomic_load_explicit(&rt->append_len, memory_order_relaxed);
+                uint64_t limit = atomic_load_explicit(&rt->append_consumed, memory_order_acquire) +
+                                 rt->cfg.append_log_capacity;
+                if (staged && mkrt__device_ring(rt->device, len, limit, &err) == MKRT_OK) {
                     running = b;
                     cur ^= 1;
                     continue;

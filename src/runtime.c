@@ -33,55 +33,83 @@ static bool pow2(size_t v)
     return v >= 2 && (v & (v - 1)) == 0;
 }
 
-static mkrt_status check_config(const mkrt_config *c, mkrt_error *err)
+/* Cells and the APPEND log may be registered with the CUDA driver, which
+ * pins whole pages: give them pages of their own. */
+#define PAGE_BYTES 4096u
+
+/* count x size rounded up to whole pages (at least one), or false when
+ * that does not fit in size_t. */
+static bool page_bytes(size_t count, size_t size, size_t *out)
 {
+    size_t b;
+    if (!mkrt__mul_size(count, size, &b) || !mkrt__add_size(b, PAGE_BYTES - 1, &b))
+        return false;
+    b = b / PAGE_BYTES * PAGE_BYTES;
+    *out = b ? b : PAGE_BYTES;
+    return true;
+}
+
+#define RANGE_FIX(field, value, lo, hi, fix)                                                     \
+    mkrt__error_set(err, MKRT_EINVAL, "mkrt_config." field " %llu is outside %llu..%llu. Fix: " fix, \
+                    (unsigned long long)(value), (unsigned long long)(lo), (unsigned long long)(hi))
+
+/* Every field against its documented range (runtime.h), and every size
+ * computed from the fields with checked arithmetic. */
+static mkrt_status check_config(const mkrt_config *c, size_t *cells_bytes, size_t *log_bytes,
+                                mkrt_error *err)
+{
+    if ((unsigned)c->backend > MKRT_BACKEND_SIM)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "mkrt_config.backend %d is not an mkrt_backend_kind. Fix: use "
+                               "MKRT_BACKEND_AUTO.",
+                               (int)c->backend);
     if (!pow2(c->ring_capacity) || c->ring_capacity > MKRT_RING_CAPACITY_MAX)
         return mkrt__error_set(err, MKRT_EINVAL,
                                "mkrt_config.ring_capacity %zu is not a power of two in 2..%zu. Fix: "
                                "use 4096 (the default) or another power of two.",
                                c->ring_capacity, (size_t)MKRT_RING_CAPACITY_MAX);
-    if (c->max_batch == 0 || c->max_batch > ((size_t)1 << 24))
+    if (c->max_batch == 0 || c->max_batch > MKRT_CONFIG_MAX_BATCH_MAX)
+        return RANGE_FIX("max_batch", c->max_batch, 1, MKRT_CONFIG_MAX_BATCH_MAX,
+                         "use 65536 (the default).");
+    if (c->max_producers == 0 || c->max_producers > MKRT_CONFIG_PRODUCERS_MAX)
+        return RANGE_FIX("max_producers", c->max_producers, 1, MKRT_CONFIG_PRODUCERS_MAX,
+                         "use 64 (the default).");
+    if (c->burst_per_ring == 0 || c->burst_per_ring > c->max_batch)
+        return RANGE_FIX("burst_per_ring", c->burst_per_ring, 1, c->max_batch,
+                         "use 1024 (the default), at most max_batch; 0 would never drain a ring.");
+    if (c->workers > MKRT_CONFIG_WORKERS_MAX)
+        return RANGE_FIX("workers", c->workers, 0, MKRT_CONFIG_WORKERS_MAX,
+                         "use 0 for one per CPU.");
+    if (c->cells == 0 || c->cells > MKRT_CONFIG_CELLS_MAX)
+        return RANGE_FIX("cells", c->cells, 1, MKRT_CONFIG_CELLS_MAX,
+                         "give the runtime at least one cell and at most the maximum.");
+    if (c->append_log_capacity > MKRT_CONFIG_APPEND_LOG_MAX)
+        return RANGE_FIX("append_log_capacity", c->append_log_capacity, 0, MKRT_CONFIG_APPEND_LOG_MAX,
+                         "use 1 << 20 (the default) and consume the log with "
+                         "mkrt_append_log_consume as you go.");
+    if (!pow2(c->dead_letter_capacity) || c->dead_letter_capacity > MKRT_CONFIG_DEAD_LETTERS_MAX)
         return mkrt__error_set(err, MKRT_EINVAL,
-                               "mkrt_config.max_batch %zu is outside 1..%zu. Fix: use 65536 (the "
-                               "default).",
-                               c->max_batch, (size_t)1 << 24);
-    if (c->max_producers == 0 || c->max_producers > 4096)
-        return mkrt__error_set(err, MKRT_EINVAL,
-                               "mkrt_config.max_producers %u is outside 1..4096. Fix: use 64 (the "
-                               "default).",
-                               c->max_producers);
-    if (c->burst_per_ring == 0)
-        return mkrt__error_set(err, MKRT_EINVAL,
-                               "mkrt_config.burst_per_ring is 0: no ring would ever be drained. Fix: "
-                               "use 1024 (the default).");
-    if (c->workers > 1024)
-        return mkrt__error_set(err, MKRT_EINVAL,
-                               "mkrt_config.workers %u is above 1024. Fix: use 0 for one per CPU.",
-                               c->workers);
-    if (c->cells == 0)
-        return mkrt__error_set(err, MKRT_EINVAL,
-                               "mkrt_config.cells is 0. Fix: give the runtime at least one cell.");
-    if (!pow2(c->dead_letter_capacity))
-        return mkrt__error_set(err, MKRT_EINVAL,
-                               "mkrt_config.dead_letter_capacity %zu is not a power of two >= 2. "
+                               "mkrt_config.dead_letter_capacity %zu is not a power of two in 2..%zu. "
                                "Fix: use 4096 (the default).",
-                               c->dead_letter_capacity);
+                               c->dead_letter_capacity, (size_t)MKRT_CONFIG_DEAD_LETTERS_MAX);
+    if (c->cuda_max_blocks > MKRT_CONFIG_CUDA_BLOCKS_MAX)
+        return RANGE_FIX("cuda_max_blocks", c->cuda_max_blocks, 0, MKRT_CONFIG_CUDA_BLOCKS_MAX,
+                         "use 0 to size the grid by occupancy.");
+    if (c->cuda_user_ptx == NULL && c->cuda_user_ptx_size != 0)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "mkrt_config.cuda_user_ptx_size is %zu but cuda_user_ptx is NULL. Fix: "
+                               "set both, or neither.",
+                               c->cuda_user_ptx_size);
+    if (c->cuda_user_ptx_size > MKRT_CONFIG_CUDA_PTX_MAX)
+        return RANGE_FIX("cuda_user_ptx_size", c->cuda_user_ptx_size, 0, MKRT_CONFIG_CUDA_PTX_MAX,
+                         "link fewer user ops.");
+    if (!page_bytes(c->cells, sizeof(uint64_t), cells_bytes) ||
+        !page_bytes(c->append_log_capacity, sizeof(uint64_t), log_bytes))
+        return mkrt__error_set(err, MKRT_EOVERFLOW,
+                               "mkrt_config.cells %u or append_log_capacity %zu needs more bytes than "
+                               "this machine can address. Fix: lower them.",
+                               c->cells, c->append_log_capacity);
     return MKRT_OK;
-}
-
-/* Cells and the APPEND log may be registered with the CUDA driver, which
- * pins whole pages: give them pages of their own. */
-#define PAGE_BYTES 4096u
-
-static size_t cells_bytes(const mkrt_config *c)
-{
-    return ((size_t)c->cells * sizeof(uint64_t) + PAGE_BYTES - 1) / PAGE_BYTES * PAGE_BYTES;
-}
-
-static size_t log_bytes(const mkrt_config *c)
-{
-    size_t b = c->append_log_capacity ? c->append_log_capacity * sizeof(mkrt__append_entry) : 1;
-    return (b + PAGE_BYTES - 1) / PAGE_BYTES * PAGE_BYTES;
 }
 
 static void free_batch(mkrt__batch *b, size_t cap)
@@ -116,8 +144,8 @@ static void free_runtime(mkrt_runtime *rt)
     for (int i = 0; i < 2; i++)
         free_batch(&rt->batch[i], rt->cfg.max_batch);
     mkrt__free(rt->slots, rt->cfg.max_producers * sizeof *rt->slots);
-    mkrt__free(rt->cells, cells_bytes(&rt->cfg));
-    mkrt__free(rt->append_log, log_bytes(&rt->cfg));
+    mkrt__free(rt->cells, rt->cells_bytes);
+    mkrt__free((void *)rt->append_log, rt->log_bytes);
     mkrt_dedupe_scratch_destroy(rt->dedupe);
     mkrt_layer_scratch_destroy(rt->layering);
     if (rt->plans != NULL)
@@ -185,14 +213,10 @@ mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **out, mkrt_error *
     *out = NULL;
     if (cfg == NULL)
         cfg = &d;
-    mkrt_status st = check_config(cfg, err);
+    size_t cbytes = 0, lbytes = 0;
+    mkrt_status st = check_config(cfg, &cbytes, &lbytes, err);
     if (st != MKRT_OK)
         return st;
-    if ((unsigned)cfg->backend > MKRT_BACKEND_SIM)
-        return mkrt__error_set(err, MKRT_EINVAL,
-                               "mkrt_config.backend %d is not an mkrt_backend_kind. Fix: use "
-                               "MKRT_BACKEND_AUTO.",
-                               (int)cfg->backend);
     mkrt_runtime *rt = mkrt__alloc_zeroed(sizeof *rt, alignof(mkrt_runtime));
     if (rt == NULL)
         return mkrt__error_set(err, MKRT_ENOMEM, "mkrt_create could not allocate the runtime (%zu "
@@ -206,8 +230,10 @@ mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **out, mkrt_error *
     mkrt__waitq_init_symmetric(&rt->done_wq);
     bool ok = alloc_batch(&rt->batch[0], cfg->max_batch) && alloc_batch(&rt->batch[1], cfg->max_batch);
     rt->slots = mkrt__alloc_zeroed(cfg->max_producers * sizeof *rt->slots, alignof(mkrt_producer *));
-    rt->cells = mkrt__alloc_zeroed(cells_bytes(cfg), PAGE_BYTES);
-    rt->append_log = mkrt__alloc(log_bytes(cfg), PAGE_BYTES);
+    rt->cells_bytes = cbytes;
+    rt->log_bytes = lbytes;
+    rt->cells = mkrt__alloc_zeroed(cbytes, PAGE_BYTES);
+    rt->append_log = mkrt__alloc_zeroed(lbytes, PAGE_BYTES);
     rt->dedupe = mkrt_dedupe_scratch_create(NULL);
     rt->layering = mkrt_layer_scratch_create(NULL);
     rt->dead = mkrt_mpmc_ring_create(cfg->dead_letter_capacity, NULL);
@@ -247,6 +273,9 @@ mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **out, mkrt_error *
 
 mkrt_status mkrt_op_register(mkrt_runtime *rt, uint32_t op, const mkrt_op_desc *desc, mkrt_error *err)
 {
+    if (rt == NULL)
+        return mkrt__error_set(err, MKRT_EINVAL, "mkrt_op_register got a NULL runtime. Fix: pass the "
+                                                 "runtime from mkrt_create.");
     if (op < MKRT_OP_USER_FIRST || op >= MKRT_OP_MAX)
         return mkrt__error_set(err, MKRT_EINVAL,
                                "op %u cannot be registered: user ops are numbered %u..%u (0..%u are "
@@ -254,27 +283,43 @@ mkrt_status mkrt_op_register(mkrt_runtime *rt, uint32_t op, const mkrt_op_desc *
                                op, MKRT_OP_USER_FIRST, MKRT_OP_MAX - 1, MKRT_OP_USER_FIRST - 1);
     if (desc == NULL || desc->fn == NULL)
         return mkrt__error_set(err, MKRT_EINVAL,
-                               "op %u has no function. Fix: set mkrt_op_desc.fn.", op);
-    if (atomic_load_explicit(&rt->ops_frozen, memory_order_acquire))
-        return mkrt__error_set(err, MKRT_ESTATE,
-                               "op %u registered after the first producer was opened. Fix: register "
-                               "every op right after mkrt_create.",
-                               op);
+                               "op %u has no %s. Fix: pass an mkrt_op_desc with fn set.", op,
+                               desc == NULL ? "descriptor (desc is NULL)" : "function (fn is NULL)");
     uint64_t f = desc->frontier_bytes, s4, fused;
     if (__builtin_mul_overflow(desc->scratch_bytes, (uint64_t)4, &s4) ||
         __builtin_add_overflow(f, s4, &fused) || __builtin_add_overflow(fused, desc->output_bytes, &fused))
         fused = UINT64_MAX;
-    rt->ops[op] = (mkrt__op_entry){desc->fn, desc->user, fused, desc->name, desc->device};
+    /* Under the lock that mkrt_producer_open freezes the table with: the
+     * dispatcher reads an entry only for items of a producer opened after
+     * (the slot's release store orders this write before its reads). */
+    pthread_mutex_lock(&rt->producers_lock);
+    if (rt->ops_frozen) {
+        pthread_mutex_unlock(&rt->producers_lock);
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "op %u registered after the first producer was opened. Fix: register "
+                               "every op right after mkrt_create.",
+                               op);
+    }
+    rt->ops[op] = (mkrt__op_entry){desc->fn, desc->user, fused, desc->name, desc->device,
+                                   desc->idempotent};
+    pthread_mutex_unlock(&rt->producers_lock);
     return MKRT_OK;
+}
+
+static mkrt_producer *open_refused(mkrt_error *err, mkrt_status st, const char *why)
+{
+    mkrt__error_set(err, st, "mkrt_producer_open: %s", why);
+    return NULL;
 }
 
 mkrt_producer *mkrt_producer_open(mkrt_runtime *rt, mkrt_error *err)
 {
-    if (atomic_load_explicit(&rt->closing, memory_order_acquire)) {
-        mkrt__error_set(err, MKRT_ECLOSED, "mkrt_producer_open after mkrt_destroy began. Fix: open "
-                                           "producers before shutting down.");
-        return NULL;
-    }
+    if (rt == NULL)
+        return open_refused(err, MKRT_EINVAL, "the runtime is NULL. Fix: pass the runtime from "
+                                              "mkrt_create.");
+    if (atomic_load_explicit(&rt->closing, memory_order_acquire))
+        return open_refused(err, MKRT_ECLOSED, "mkrt_destroy began. Fix: open producers before "
+                                               "shutting down.");
     mkrt_producer *p = mkrt__alloc_zeroed(sizeof *p, alignof(mkrt_producer));
     mkrt_spsc_ring *ring = mkrt_spsc_ring_create(rt->cfg.ring_capacity, NULL);
     mkrt_spsc_ring *stamps = mkrt_spsc_ring_create(256, NULL);
@@ -291,7 +336,6 @@ mkrt_producer *mkrt_producer_open(mkrt_runtime *rt, mkrt_error *err)
     p->rt = rt;
     p->ring = ring;
     p->stamps = stamps;
-    atomic_store_explicit(&rt->ops_frozen, true, memory_order_release);
     pthread_mutex_lock(&rt->producers_lock);
     uint32_t slot = rt->cfg.max_producers;
     for (uint32_t s = 0; s < rt->cfg.max_producers; s++)
@@ -299,15 +343,24 @@ mkrt_producer *mkrt_producer_open(mkrt_runtime *rt, mkrt_error *err)
             slot = s;
             break;
         }
-    if (slot == rt->cfg.max_producers) {
+    /* acquire: pairs with the release store of closing in mkrt_destroy,
+     * which closes the rings of the producers in the slots under this
+     * lock: a producer added after that would have an open ring. */
+    bool closing = atomic_load_explicit(&rt->closing, memory_order_acquire);
+    if (slot == rt->cfg.max_producers || closing) {
         pthread_mutex_unlock(&rt->producers_lock);
         mkrt__producer_free(p);
+        if (closing)
+            return open_refused(err, MKRT_ECLOSED, "mkrt_destroy began. Fix: open producers "
+                                                   "before shutting down.");
         mkrt__error_set(err, MKRT_EAGAIN,
                         "all %u producer slots are in use. Fix: close a producer or raise "
                         "mkrt_config.max_producers.",
                         rt->cfg.max_producers);
         return NULL;
     }
+    /* Only a successful open freezes the op table and takes an id. */
+    rt->ops_frozen = true;
     p->slot = slot;
     p->id = rt->next_producer_id++;
     atomic_fetch_add_explicit(&rt->producers_open, 1, memory_order_relaxed);
@@ -324,21 +377,45 @@ void mkrt__producer_free(mkrt_producer *p)
     mkrt__free(p, sizeof *p);
 }
 
+/* The owner enters a call that touches the runtime: BUSY is set (seq_cst,
+ * against mkrt_destroy's store of closing and loads of state, see
+ * runtime_internal.h). False when the producer is orphaned or the runtime
+ * is closing: the caller has left again and must not touch the runtime. */
+static bool owner_enter(mkrt_producer *p, uint32_t bit, bool refuse_closing)
+{
+    uint32_t s = atomic_fetch_or(&p->state, bit);
+    if ((s & MKRT__PRODUCER_LIFE) == MKRT__PRODUCER_ORPHANED ||
+        (refuse_closing && atomic_load(&p->rt->closing))) {
+        /* release: pairs with destroy's loads of state; nothing touched. */
+        atomic_fetch_and_explicit(&p->state, ~bit, memory_order_release);
+        return false;
+    }
+    return true;
+}
+
+/* The owner's last touch of the runtime in this call is behind it. */
+static void owner_leave(mkrt_producer *p, uint32_t bit)
+{
+    /* release: pairs with the loads of state in mkrt_destroy and the
+     * dispatcher, which may free the runtime or the producer after. */
+    atomic_fetch_and_explicit(&p->state, ~bit, memory_order_release);
+}
+
 void mkrt_producer_close(mkrt_producer *p)
 {
     if (p == NULL)
         return;
-    /* seq_cst throughout: active is set before the CAS and cleared after
-     * the last touch; mkrt_destroy and the dispatcher read state then
-     * active (see runtime_internal.h). */
-    atomic_store(&p->active, true);
+    /* seq_cst: against mkrt_destroy's CAS OPEN -> ORPHANED. BUSY is held
+     * across the notify, the last touch of the runtime. */
     uint32_t expect = MKRT__PRODUCER_OPEN;
-    if (atomic_compare_exchange_strong(&p->state, &expect, MKRT__PRODUCER_CLOSED)) {
+    if (atomic_compare_exchange_strong(&p->state, &expect,
+                                       MKRT__PRODUCER_CLOSED | MKRT__PRODUCER_BUSY)) {
         mkrt__waitq_notify(&p->rt->work_wq); /* the runtime retires it once drained */
-        atomic_store(&p->active, false);      /* last touch: p may be freed now */
+        owner_leave(p, MKRT__PRODUCER_BUSY); /* p may be freed from here on */
         return;
     }
-    mkrt__producer_free(p); /* orphaned by mkrt_destroy: ours to free */
+    /* Orphaned by mkrt_destroy, which never looks at p again: ours to free. */
+    mkrt__producer_free(p);
 }
 
 mkrt_status mkrt_publish_some(mkrt_producer *p, const mkrt_item *items, size_t n,
@@ -351,15 +428,9 @@ mkrt_status mkrt_publish_some(mkrt_producer *p, const mkrt_item *items, size_t n
         return mkrt__error_set(err, MKRT_EINVAL, "mkrt_publish got a NULL producer or items for %zu "
                                                  "item(s). Fix: pass valid pointers.",
                                n);
-    /* seq_cst store then seq_cst loads, against mkrt_destroy's seq_cst
-     * stores (closing, then each producer's state) and loads of active
-     * (store-load on both sides): either we see the runtime closing or
-     * gone and back out, or destroy sees us active and waits until we
-     * leave. An orphan never touches the runtime, which may be freed. */
-    atomic_store(&p->active, true);
-    bool orphan = atomic_load(&p->state) == MKRT__PRODUCER_ORPHANED;
-    if (orphan || atomic_load(&p->rt->closing)) {
-        atomic_store_explicit(&p->active, false, memory_order_release);
+    if (!owner_enter(p, MKRT__PRODUCER_BUSY, true)) {
+        bool orphan = (atomic_load_explicit(&p->state, memory_order_relaxed) & MKRT__PRODUCER_LIFE) ==
+                      MKRT__PRODUCER_ORPHANED; /* relaxed: only the message depends on it */
         return mkrt__error_set(err, MKRT_ECLOSED,
                                "mkrt_publish of %zu item(s) after mkrt_destroy %s; nothing was "
                                "published. Fix: finish publishing before shutting down.",
@@ -404,9 +475,8 @@ mkrt_status mkrt_publish_some(mkrt_producer *p, const mkrt_item *items, size_t n
         if (st != MKRT_OK)
             break;
     }
-    /* release: pairs with the acquire load in mkrt_destroy; this call's
-     * last touch of the runtime is above. */
-    atomic_store_explicit(&p->active, false, memory_order_release);
+    size_t ring_capacity = rt->cfg.ring_capacity; /* for the message below */
+    owner_leave(p, MKRT__PRODUCER_BUSY);          /* this call's last touch of the runtime */
     if (st == MKRT_ECLOSED)
         return mkrt__error_set(err, MKRT_ECLOSED,
                                "mkrt_publish: the runtime closed after %zu of %zu item(s) were "
@@ -417,7 +487,7 @@ mkrt_status mkrt_publish_some(mkrt_producer *p, const mkrt_item *items, size_t n
                                "mkrt_publish timed out after %zu of %zu item(s): the producer ring "
                                "(%zu items) stayed full. Fix: wait longer, raise ring_capacity, or "
                                "publish with mkrt_try_publish and back off.",
-                               *done, n, rt->cfg.ring_capacity);
+                               *done, n, ring_capacity);
     return st;
 }
 
@@ -438,7 +508,9 @@ mkrt_status mkrt_fence(mkrt_producer *p, uint64_t *ticket)
 {
     if (p == NULL || ticket == NULL)
         return MKRT_EINVAL;
-    if (atomic_load(&p->state) == MKRT__PRODUCER_ORPHANED)
+    /* relaxed: the owner's own view; an orphan has everything it will get. */
+    if ((atomic_load_explicit(&p->state, memory_order_relaxed) & MKRT__PRODUCER_LIFE) ==
+        MKRT__PRODUCER_ORPHANED)
         return MKRT_ECLOSED;
     /* relaxed: this thread is the only writer of published. */
     *ticket = atomic_load_explicit(&p->published, memory_order_relaxed);
@@ -487,13 +559,21 @@ mkrt_status mkrt_wait(mkrt_producer *p, uint64_t ticket, uint64_t timeout_ns)
 {
     if (p == NULL)
         return MKRT_EINVAL;
-    if (atomic_load(&p->state) == MKRT__PRODUCER_ORPHANED)
+    /* relaxed: only this (the owner's) thread writes published. A ticket
+     * above it was never issued and would never complete. */
+    if (ticket > atomic_load_explicit(&p->published, memory_order_relaxed))
+        return MKRT_EINVAL;
+    if (!owner_enter(p, MKRT__PRODUCER_WAITING, false))
         return MKRT_ECLOSED;
-    return wait_until(p->rt, &p->completed, ticket, timeout_ns);
+    mkrt_status st = wait_until(p->rt, &p->completed, ticket, timeout_ns);
+    owner_leave(p, MKRT__PRODUCER_WAITING);
+    return st;
 }
 
 mkrt_status mkrt_drain(mkrt_runtime *rt, uint64_t timeout_ns)
 {
+    if (rt == NULL)
+        return MKRT_EINVAL;
     /* acquire: pairs with the release increments in mkrt_publish_some. */
     uint64_t target = atomic_load_explicit(&rt->published_total, memory_order_acquire);
     return wait_until(rt, &rt->completed_total, target, timeout_ns);
@@ -503,8 +583,8 @@ mkrt_status mkrt_destroy(mkrt_runtime *rt, uint64_t timeout_ns, mkrt_error *err)
 {
     if (rt == NULL)
         return MKRT_OK;
-    /* seq_cst: see mkrt_publish_some (store-load against each producer's
-     * active flag); also releases to the acquire loads of closing. */
+    /* seq_cst: the store half of the handshake with owner_enter (store
+     * closing, load state here; fetch_or state, load closing there). */
     atomic_store(&rt->closing, true);
     /* Producer rings refuse new items from here on; a push that overlapped
      * the close is either refused or in the ring, and the drain below
@@ -517,15 +597,15 @@ mkrt_status mkrt_destroy(mkrt_runtime *rt, uint64_t timeout_ns, mkrt_error *err)
     }
     pthread_mutex_unlock(&rt->producers_lock);
     mkrt__waitq_notify(&rt->work_wq);
-    /* Wait for publishers still inside mkrt_publish (a closed ring wakes
-     * any that sleep on it); after this nobody but us touches the runtime
-     * from outside. Producers are retired only by the dispatcher, which
-     * keeps running, so the slots stay valid while we look. */
+    /* Wait for publishers and closers still inside (a closed ring wakes any
+     * that sleep on it), so the drain target below covers everything they
+     * published. Producers are retired only by the dispatcher, under the
+     * lock, so a slot's producer stays valid while we look at it. */
     for (uint32_t s = 0; s < rt->cfg.max_producers; s++) {
         pthread_mutex_lock(&rt->producers_lock);
         mkrt_producer *p = atomic_load_explicit(&rt->slots[s], memory_order_relaxed);
-        /* seq_cst: the load half of the store-load pairing above. */
-        while (p != NULL && atomic_load(&p->active)) {
+        /* seq_cst: the load half of the handshake with owner_enter. */
+        while (p != NULL && (atomic_load(&p->state) & MKRT__PRODUCER_BUSY)) {
             pthread_mutex_unlock(&rt->producers_lock);
             sched_yield();
             pthread_mutex_lock(&rt->producers_lock);
@@ -541,20 +621,30 @@ mkrt_status mkrt_destroy(mkrt_runtime *rt, uint64_t timeout_ns, mkrt_error *err)
     pthread_join(rt->dispatcher, NULL);
     bool device_stopped = stop_device(rt); /* before the cells it writes are freed */
     mkrt__cpu_pool_stop(rt->cpu);
-    /* Producers still in their slots: closed ones are ours to free; open
-     * ones become orphans their owners free in mkrt_producer_close. Either
-     * way wait until no publish or close is inside (seq_cst loads after the
-     * seq_cst CAS, see mkrt_publish_some). */
+    /* Producers still in their slots (the dispatcher has stopped: nobody
+     * else retires them now). A closed one is ours to free once its closer
+     * has left; an open one becomes an orphan, by a CAS that succeeds only
+     * while its owner is outside every call (waiters leave: the dispatcher
+     * has stopped), and its owner frees it in mkrt_producer_close. After
+     * the CAS we never touch it again. */
     for (uint32_t s = 0; s < rt->cfg.max_producers; s++) {
         mkrt_producer *p = atomic_load_explicit(&rt->slots[s], memory_order_relaxed);
         if (p == NULL)
             continue;
-        uint32_t expect = MKRT__PRODUCER_OPEN;
-        bool orphaned = atomic_compare_exchange_strong(&p->state, &expect, MKRT__PRODUCER_ORPHANED);
-        while (atomic_load(&p->active))
-            sched_yield();
-        if (!orphaned)
-            mkrt__producer_free(p);
+        for (;;) {
+            uint32_t state = atomic_load(&p->state); /* seq_cst: see owner_enter */
+            if (state & (MKRT__PRODUCER_BUSY | MKRT__PRODUCER_WAITING)) {
+                mkrt__waitq_notify(&rt->done_wq);
+                sched_yield();
+                continue;
+            }
+            if (state == MKRT__PRODUCER_CLOSED) {
+                mkrt__producer_free(p);
+                break;
+            }
+            if (atomic_compare_exchange_strong(&p->state, &state, MKRT__PRODUCER_ORPHANED))
+                break;
+        }
     }
     uint64_t failed = atomic_load_explicit(&rt->failed, memory_order_relaxed);
     free_runtime(rt);
@@ -572,8 +662,10 @@ mkrt_status mkrt_destroy(mkrt_runtime *rt, uint64_t timeout_ns, mkrt_error *err)
     return MKRT_OK;
 }
 
-void mkrt_stats_read(mkrt_runtime *rt, mkrt_stats *out)
+mkrt_status mkrt_stats_read(mkrt_runtime *rt, mkrt_stats *out)
 {
+    if (rt == NULL || out == NULL)
+        return MKRT_EINVAL;
     mkrt_stats s;
     memset(&s, 0, sizeof s);
     /* acquire: completed_total first, so the counters below include at
@@ -606,11 +698,14 @@ void mkrt_stats_read(mkrt_runtime *rt, mkrt_stats *out)
     s.device_batches = atomic_load_explicit(&rt->device_batches, memory_order_relaxed);
     s.device_failures = atomic_load_explicit(&rt->device_failures, memory_order_relaxed);
     *out = s;
+    return MKRT_OK;
 }
 
 size_t mkrt_stats_producers(mkrt_runtime *rt, mkrt_producer_stats *out, size_t max)
 {
     size_t n = 0;
+    if (rt == NULL || (out == NULL && max > 0))
+        return 0;
     pthread_mutex_lock(&rt->producers_lock);
     for (uint32_t s = 0; s < rt->cfg.max_producers && n < max; s++) {
         mkrt_producer *p = atomic_load_explicit(&rt->slots[s], memory_order_relaxed);
@@ -626,7 +721,7 @@ size_t mkrt_stats_producers(mkrt_runtime *rt, mkrt_producer_stats *out, size_t m
 
 mkrt_status mkrt_cell_read(mkrt_runtime *rt, uint32_t handle, uint64_t *value)
 {
-    if (handle >= rt->cfg.cells)
+    if (rt == NULL || value == NULL || handle >= rt->cfg.cells)
         return MKRT_EINVAL;
     *value = rt->cells[handle];
     return MKRT_OK;
@@ -634,36 +729,94 @@ mkrt_status mkrt_cell_read(mkrt_runtime *rt, uint32_t handle, uint64_t *value)
 
 mkrt_status mkrt_cell_write(mkrt_runtime *rt, uint32_t handle, uint64_t value)
 {
-    if (handle >= rt->cfg.cells)
+    if (rt == NULL || handle >= rt->cfg.cells)
         return MKRT_EINVAL;
     rt->cells[handle] = value;
     return MKRT_OK;
 }
 
+/* The log's readers. Entries below append_done are complete (the
+ * dispatcher's release store after their batch) and stay put until a
+ * consumer moves append_consumed past them; only then may admission let a
+ * later APPEND reuse their slot. Slots are read with relaxed loads (a slow
+ * reader may race a reuse), then an acquire fence, then append_consumed
+ * again: a slot reused under the reader was written by a release store
+ * that happens after the consumer's CAS moved append_consumed past it, so
+ * the fence makes that move visible and the reader retries. */
+static size_t log_window(mkrt_runtime *rt, uint64_t *from)
+{
+    /* acquire: pairs with the release CAS of a consumer (first) and the
+     * dispatcher's release store of append_done (second). */
+    *from = atomic_load_explicit(&rt->append_consumed, memory_order_acquire);
+    uint64_t done = atomic_load_explicit(&rt->append_done, memory_order_acquire);
+    return (size_t)(done - *from);
+}
+
+static uint64_t log_slot(mkrt_runtime *rt, uint64_t position)
+{
+    /* relaxed: validated by the callers' fence and re-check (see above). */
+    return atomic_load_explicit(&rt->append_log[position % rt->cfg.append_log_capacity],
+                                memory_order_relaxed);
+}
+
 size_t mkrt_append_log_read(mkrt_runtime *rt, uint32_t handle, uint32_t *out, size_t max)
 {
-    /* acquire: after a drain, every append counted here is complete. */
-    uint64_t len = atomic_load_explicit(&rt->append_len, memory_order_acquire);
-    if (len > rt->cfg.append_log_capacity)
-        len = rt->cfg.append_log_capacity;
-    size_t n = 0;
-    for (uint64_t i = 0; i < len; i++) {
-        if (rt->append_log[i].handle != handle)
-            continue;
-        if (n < max)
-            out[n] = rt->append_log[i].param;
-        n++;
+    if (rt == NULL || (out == NULL && max > 0))
+        return 0;
+    for (;;) {
+        uint64_t from;
+        size_t len = log_window(rt, &from), n = 0;
+        for (size_t i = 0; i < len; i++) {
+            uint64_t w = log_slot(rt, from + i);
+            if ((uint32_t)w != handle)
+                continue;
+            if (n < max)
+                out[n] = (uint32_t)(w >> 32);
+            n++;
+        }
+        atomic_thread_fence(memory_order_acquire); /* see log_window's comment */
+        /* relaxed: ordered after the slot loads by the fence above. */
+        if (atomic_load_explicit(&rt->append_consumed, memory_order_relaxed) == from)
+            return n;
     }
-    return n;
+}
+
+size_t mkrt_append_log_consume(mkrt_runtime *rt, mkrt_append_entry *out, size_t max)
+{
+    if (rt == NULL || (out == NULL && max > 0))
+        return 0;
+    for (;;) {
+        uint64_t from;
+        size_t len = log_window(rt, &from);
+        size_t k = len < max ? len : max;
+        if (k == 0)
+            return 0;
+        for (size_t i = 0; i < k; i++) {
+            uint64_t w = log_slot(rt, from + i);
+            out[i] = (mkrt_append_entry){(uint32_t)w, (uint32_t)(w >> 32)};
+        }
+        atomic_thread_fence(memory_order_acquire); /* see log_window's comment */
+        /* release: pairs with the acquire load of append_consumed in the
+         * dispatcher's admission: the slots are read before they are
+         * handed out again. Failure: another consumer took them; retry. */
+        uint64_t expect = from;
+        if (atomic_compare_exchange_strong_explicit(&rt->append_consumed, &expect, from + k,
+                                                    memory_order_release, memory_order_relaxed))
+            return k;
+    }
 }
 
 size_t mkrt_dead_letters_pop(mkrt_runtime *rt, mkrt_item *out, size_t max)
 {
+    if (rt == NULL || (out == NULL && max > 0))
+        return 0;
     return mkrt_mpmc_ring_pop(rt->dead, out, max);
 }
 
 const char *mkrt_backend_describe(mkrt_runtime *rt)
 {
+    if (rt == NULL)
+        return "no runtime: mkrt_backend_describe got NULL (Fix: pass the runtime from mkrt_create)";
     /* acquire: pairs with the release in device_failed (dispatcher.c),
      * after which backend_failure is complete and never written again. */
     if (atomic_load_explicit(&rt->device_failed, memory_order_acquire))

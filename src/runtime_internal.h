@@ -22,18 +22,39 @@ typedef struct mkrt__op_entry {
     uint64_t fused_bytes;   /* frontier + 4 x scratch + output, saturating */
     const char *name;
     bool device;            /* also in the linked user PTX (mkrt_op_desc.device) */
+    bool idempotent;        /* exact duplicates may be pruned (mkrt_op_desc.idempotent) */
 } mkrt__op_entry;
 
-typedef struct mkrt__append_entry {
-    uint32_t handle, param;
-} mkrt__append_entry;
+/* An APPEND log entry as one 64-bit word: handle in the low half, param in
+ * the high half (the device's (handle, param) pair of 32-bit words on a
+ * little-endian host). Written with one release store, read with relaxed
+ * loads (see mkrt_append_log_read). */
+static inline uint64_t mkrt__append_word(uint32_t handle, uint32_t param)
+{
+    return (uint64_t)param << 32 | handle;
+}
 
-/* A producer is freed by exactly one party, decided by one CAS on state:
- * OPEN -> CLOSED by mkrt_producer_close (the runtime frees it: the
- * dispatcher once its items completed, or mkrt_destroy), or OPEN ->
- * ORPHANED by mkrt_destroy (the owner frees it in mkrt_producer_close; an
- * orphan never touches the freed runtime: publish returns MKRT_ECLOSED). */
-enum { MKRT__PRODUCER_OPEN, MKRT__PRODUCER_CLOSED, MKRT__PRODUCER_ORPHANED };
+/* The producer's life, one word for both parties (owner and runtime):
+ * the low bits say who frees it, MKRT__PRODUCER_BUSY says the owner is
+ * inside a call that touches the runtime (publish, wait, close).
+ *   OPEN -> CLOSED      mkrt_producer_close (CAS, BUSY held across its last
+ *                       touch of the runtime); the runtime frees it (the
+ *                       dispatcher once its items completed, or destroy).
+ *   OPEN -> ORPHANED    mkrt_destroy, by a CAS that succeeds only while
+ *                       BUSY is clear; after it destroy never touches the
+ *                       producer again, and the owner frees it in close.
+ * mkrt_wait sets WAITING the same way (it leaves when the dispatcher stops).
+ * The owner sets BUSY with one fetch_or and backs out if the runtime is
+ * closing or the producer orphaned; destroy waits for BUSY to clear before
+ * it orphans. So exactly one party frees, and nobody reads freed memory. */
+enum {
+    MKRT__PRODUCER_OPEN = 0,
+    MKRT__PRODUCER_CLOSED = 1,
+    MKRT__PRODUCER_ORPHANED = 2,
+    MKRT__PRODUCER_LIFE = 3,
+    MKRT__PRODUCER_BUSY = 4,   /* publish or close inside: destroy waits before draining */
+    MKRT__PRODUCER_WAITING = 8 /* mkrt_wait inside: leaves once the dispatcher stopped */
+};
 
 struct mkrt_producer {
     mkrt_runtime *rt;
@@ -41,8 +62,7 @@ struct mkrt_producer {
     mkrt_spsc_ring *ring;   /* items, producer -> dispatcher */
     mkrt_spsc_ring *stamps; /* (sequence end, publish time) samples */
     alignas(MKRT_CACHE_LINE) _Atomic uint64_t published; /* written by the producer */
-    _Atomic bool active;     /* inside publish/close; see mkrt_destroy */
-    _Atomic uint32_t state;  /* MKRT__PRODUCER_*: who frees the producer */
+    _Atomic uint32_t state;  /* MKRT__PRODUCER_* life | BUSY */
     alignas(MKRT_CACHE_LINE) _Atomic uint64_t completed; /* written by the dispatcher */
     uint64_t drained;      /* dispatcher-only */
     uint64_t high_water;   /* dispatcher-only */
@@ -54,11 +74,21 @@ typedef struct mkrt__segment {
     uint64_t end; /* p->drained after this segment */
 } mkrt__segment;
 
+/* A batch through its stages: drain (items[0..n)), admit (items[0..admitted)
+ * in drain order, refused items on the failure list), dedupe (dedup or
+ * items, kept), layer and split (exec[0..exec_n) in layer order), run
+ * (failures appended to the list). Every drained item ends in exactly one
+ * of executed (kept - run failures), pruned (admitted - kept) and failed
+ * (refused + run failures). */
 typedef struct mkrt__batch {
     size_t n;                 /* items drained */
-    mkrt_item *items;         /* drained, in drain order */
+    mkrt_item *items;         /* drained, in drain order; admitted ones compacted in front */
     mkrt__segment *segs;
     size_t nseg;
+    size_t admitted;          /* items that passed admission */
+    uint64_t appends;         /* admitted APPENDs (room reserved in the log) */
+    uint32_t refused;         /* failure-list entries written by admission */
+    bool has_dups_to_keep;    /* an admitted item whose duplicates must all run */
     mkrt_item *dedup;         /* dedupe output */
     size_t kept;
     mkrt_item *exec;          /* kept items in layer order (after the budget split) */
@@ -79,11 +109,22 @@ typedef struct mkrt__cpu_pool mkrt__cpu_pool;
 struct mkrt_runtime {
     mkrt_config cfg;
     uint32_t workers;
-    mkrt__op_entry ops[MKRT_OP_MAX];
-    _Atomic bool ops_frozen;
+    mkrt__op_entry ops[MKRT_OP_MAX]; /* written under producers_lock until frozen */
+    bool ops_frozen;                 /* under producers_lock: a producer opened */
     uint64_t *cells;
-    mkrt__append_entry *append_log;
-    _Atomic uint64_t append_len;
+    size_t cells_bytes, log_bytes;   /* allocation sizes (checked at create) */
+    /* The APPEND log, a ring of append_log_capacity words (positions grow
+     * for ever, slot = position % capacity):
+     *   consumed <= done <= len, len - consumed <= capacity.
+     * len: positions claimed by running APPENDs (workers, or the device);
+     * done: everything below is complete (the dispatcher, after a batch);
+     * consumed: everything below was taken by mkrt_append_log_consume.
+     * Admission reserves room for a batch's APPENDs against consumed, so a
+     * claimed position never overwrites an entry that is still in the log. */
+    _Atomic uint64_t *append_log;
+    alignas(MKRT_CACHE_LINE) _Atomic uint64_t append_len;
+    alignas(MKRT_CACHE_LINE) _Atomic uint64_t append_done;
+    alignas(MKRT_CACHE_LINE) _Atomic uint64_t append_consumed;
 
     pthread_mutex_t producers_lock;
     _Atomic(mkrt_producer *) *slots; /* max_producers */
@@ -122,7 +163,16 @@ struct mkrt_runtime {
     char backend_desc[MKRT_ERROR_MESSAGE_MAX + 128];
 };
 
-/* Runs items [from, to) of one layer of b; failures go to b's failure list. */
+/* Why item it cannot run here, or MKRT_OK: the op is known, its handles are
+ * below the cell count, and its fused bytes fit the device budget. The one
+ * admission rule of every backend (the dispatcher's admit stage). */
+mkrt_status mkrt__item_admit(const mkrt_runtime *rt, const mkrt_item *it);
+/* Whether an exact duplicate of it may be pruned (the op is idempotent for
+ * it); ctx is the runtime. The one rule of the dedupe stage. */
+bool mkrt__item_idempotent(const mkrt_item *it, void *ctx);
+
+/* Runs items [from, to) of one layer of b (admitted items only); failures
+ * of user ops go to b's failure list. */
 void mkrt__exec_range(mkrt_runtime *rt, mkrt__batch *b, size_t from, size_t to);
 
 /* The CPU backend: a persistent worker pool that runs a batch layer by

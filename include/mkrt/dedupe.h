@@ -19,6 +19,7 @@
 #ifndef MKRT_DEDUPE_H
 #define MKRT_DEDUPE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -83,6 +84,24 @@ size_t mkrt_dedupe_scratch_capacity(const mkrt_dedupe_scratch *s);
 mkrt_status mkrt_dedupe_prune(mkrt_dedupe_scratch *s, const mkrt_item *items, size_t n,
                               mkrt_item *out, size_t *kept, size_t *pruned,
                               mkrt_dedupe_report *report, mkrt_error *err);
+
+/* Whether an exact duplicate of item is redundant: running the item twice
+ * in a row has the effect of running it once. */
+typedef bool (*mkrt_dedupe_idempotent_fn)(const mkrt_item *item, void *ctx);
+
+/* Prunes only the duplicates whose removal cannot change the result of
+ * running items[0..n) one after another, each reading cell `in` and
+ * writing cell `out` (the runtime's contract). A later exact duplicate D
+ * of a kept item K is pruned when idempotent(D, ctx) is true and no kept
+ * item between K and D writes (has as out) D's in or out handle; otherwise
+ * D is kept and becomes the copy later duplicates are compared with.
+ * idempotent NULL: every item is idempotent. The report pairs are (kept
+ * copy, pruned duplicate). Arguments, outputs and errors as
+ * mkrt_dedupe_prune; the table holds up to 3 n keys (items and handles). */
+mkrt_status mkrt_dedupe_prune_ordered(mkrt_dedupe_scratch *s, const mkrt_item *items, size_t n,
+                                      mkrt_dedupe_idempotent_fn idempotent, void *ctx,
+                                      mkrt_item *out, size_t *kept, size_t *pruned,
+                                      mkrt_dedupe_report *report, mkrt_error *err);
 
 /* Cross-arm redundancy: arms[a][0..arm_len[a]) are per-producer sub-batches.
  * An item whose (op, in, out) triple - param ignored - was first seen in an

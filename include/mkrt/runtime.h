@@ -13,13 +13,25 @@
  * Ordering contract (within a batch, items in drain order):
  *   B runs after A when B.in == A.out, B.out == A.out, or B.out == A.in.
  *   A producer's items are drained in publish order.
- *   Exact duplicates (op, in, out, param) run once per batch.
  *   Batches run in order: batch k completes before batch k+1 starts.
+ *   Results are those of running the admitted items one after another in
+ *   drain order. Dedupe never changes them: an exact duplicate (same op,
+ *   in, out, param) of an earlier item of the batch is pruned only when
+ *   the op is idempotent for it (mkrt_op_desc.idempotent; built-ins: NOP
+ *   and STORE always, ADD when in != out, APPEND never) and no item
+ *   between the two writes (has as out) the duplicate's in or out handle.
  * Accounting: published = executed + pruned + failed, always, once drained.
  * Nothing is dropped silently: an item that cannot run (unknown op, handle
  * out of range, a failing user op, over the memory budget, or left when
  * destroy times out) goes to the error callback, or to the dead-letter ring
- * when there is no callback, and is counted as failed.
+ * when there is no callback, and is counted as failed. Items are checked
+ * (op known, handles below mkrt_config.cells: STORE and APPEND out, ADD in
+ * and out, user ops in and out; room in the APPEND log) before dedupe and
+ * layering, the same way on every backend, so a bad item never reaches an
+ * op and never adds a layer.
+ * Bad arguments (NULL pointers, out-of-range numbers) to any call return
+ * MKRT_EINVAL (or 0 / NULL where the call returns a count or a handle);
+ * nothing aborts.
  *
  * Threads: a producer handle belongs to one thread at a time. Everything
  * else may be called from any thread. Stats can be read at any time.
@@ -48,6 +60,16 @@ enum {
 };
 #define MKRT_OP_MAX 4096 /* ops are numbered 0..MKRT_OP_MAX-1 */
 
+/* Upper bounds of mkrt_config fields (mkrt_create: MKRT_EINVAL above them). */
+#define MKRT_CONFIG_WORKERS_MAX 1024u
+#define MKRT_CONFIG_MAX_BATCH_MAX ((size_t)1 << 24)
+#define MKRT_CONFIG_PRODUCERS_MAX 4096u
+#define MKRT_CONFIG_CELLS_MAX (1u << 30)          /* 8 GiB of cells */
+#define MKRT_CONFIG_APPEND_LOG_MAX ((size_t)1 << 30) /* 8 GiB of entries */
+#define MKRT_CONFIG_DEAD_LETTERS_MAX ((size_t)1 << 24)
+#define MKRT_CONFIG_CUDA_BLOCKS_MAX 2048u
+#define MKRT_CONFIG_CUDA_PTX_MAX ((size_t)64 << 20)
+
 typedef enum mkrt_backend_kind {
     MKRT_BACKEND_AUTO, /* CUDA when built and usable, else CPU (the reason is in
                         * mkrt_backend_describe and mkrt_stats.backend_detail) */
@@ -74,20 +96,24 @@ typedef struct mkrt_producer mkrt_producer;
 typedef void (*mkrt_error_fn)(void *ctx, const mkrt_item *item, mkrt_status why,
                               const char *message);
 
+/* Each field: meaning (default) [accepted range]. */
 typedef struct mkrt_config {
-    mkrt_backend_kind backend;     /* AUTO */
-    uint32_t workers;              /* 0: one per online CPU */
-    size_t ring_capacity;          /* per producer, power of two (4096) */
-    size_t max_batch;              /* items per batch (65536) */
-    uint32_t max_producers;        /* open at once (64) */
-    size_t burst_per_ring;         /* items per ring per drain pass (1024) */
-    uint64_t device_memory_budget; /* bytes a layer may use, 0: unbounded */
-    uint32_t watchdog_ms;          /* device watchdog (CUDA, SIM); 0: none (5000) */
-    uint32_t cells;                /* 64-bit cells, handles 0..cells-1 (1 << 20) */
-    size_t append_log_capacity;    /* APPEND entries kept (1 << 20) */
+    mkrt_backend_kind backend;     /* AUTO [AUTO, CPU, CUDA, SIM] */
+    uint32_t workers;              /* 0: one per online CPU [0..MKRT_CONFIG_WORKERS_MAX] */
+    size_t ring_capacity;          /* per producer (4096) [power of two, 2..MKRT_RING_CAPACITY_MAX] */
+    size_t max_batch;              /* items per batch (65536) [1..MKRT_CONFIG_MAX_BATCH_MAX] */
+    uint32_t max_producers;        /* open at once (64) [1..MKRT_CONFIG_PRODUCERS_MAX] */
+    size_t burst_per_ring;         /* items per ring per drain pass (1024) [1..max_batch] */
+    uint64_t device_memory_budget; /* bytes a layer may use, 0: unbounded [any] */
+    uint32_t watchdog_ms;          /* device watchdog (CUDA, SIM); 0: none (5000) [any] */
+    uint32_t cells;                /* 64-bit cells, handles 0..cells-1 (1 << 20)
+                                    * [1..MKRT_CONFIG_CELLS_MAX] */
+    /* APPEND log entries kept until consumed (1 << 20) [0..MKRT_CONFIG_APPEND_LOG_MAX];
+     * 0: every APPEND fails with MKRT_EOVERFLOW. */
+    size_t append_log_capacity;
     mkrt_error_fn on_error;        /* NULL: failures go to the dead-letter ring */
     void *error_ctx;
-    size_t dead_letter_capacity;   /* power of two (4096) */
+    size_t dead_letter_capacity;   /* (4096) [power of two, 2..MKRT_CONFIG_DEAD_LETTERS_MAX] */
     /* CUDA backend. The megakernel's grid is the occupancy API's resident
      * blocks per SM x SMs, bounded by cuda_max_blocks (0: no bound). Device
      * user ops: PTX text defining
@@ -96,7 +122,9 @@ typedef struct mkrt_config {
      *       unsigned long long *cells, unsigned cell_count);
      * (nvcc -rdc=true -ptx), returning 0 or a negative mkrt_status cast to
      * unsigned; linked into the megakernel at mkrt_create. Ops registered
-     * with mkrt_op_desc.device run there; size 0 means NUL-terminated. */
+     * with mkrt_op_desc.device run there; size 0 means NUL-terminated.
+     * cuda_max_blocks [0..MKRT_CONFIG_CUDA_BLOCKS_MAX]; the PTX at most
+     * MKRT_CONFIG_CUDA_PTX_MAX bytes, and a size without text is refused. */
     uint32_t cuda_max_blocks;
     const char *cuda_user_ptx;
     size_t cuda_user_ptx_size;
@@ -125,6 +153,12 @@ typedef struct mkrt_op_desc {
      * implementation (CPU backend, fallback) and must give the same
      * results. */
     bool device;
+    /* Running an item twice in a row has the effect of running it once
+     * (for example out = max(out, param), or out = f(in) with in != out),
+     * so dedupe may prune its exact duplicates (see the ordering contract
+     * above). false (the default, and the safe choice): every copy runs,
+     * as for an op that accumulates (out += param). */
+    bool idempotent;
 } mkrt_op_desc;
 
 typedef struct mkrt_stats {
@@ -150,9 +184,10 @@ typedef struct mkrt_producer_stats {
 
 mkrt_config mkrt_config_default(void);
 
-/* Starts the dispatcher and the backend. MKRT_EINVAL (bad config, with the
- * field and a Fix), MKRT_ENOMEM, MKRT_EDEVICE (CUDA requested but not
- * usable; AUTO falls back to CPU instead). */
+/* Starts the dispatcher and the backend. cfg NULL: the defaults.
+ * MKRT_EINVAL (rt NULL, or a config field outside its range, with the field,
+ * the value, the range and a Fix), MKRT_ENOMEM (nothing is left allocated),
+ * MKRT_EDEVICE (CUDA requested but not usable; AUTO falls back to CPU). */
 mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **rt, mkrt_error *err);
 
 /* Stops intake (later publishes: MKRT_ECLOSED), runs everything already
@@ -166,15 +201,19 @@ mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **rt, mkrt_error *e
 mkrt_status mkrt_destroy(mkrt_runtime *rt, uint64_t timeout_ns, mkrt_error *err);
 
 /* Registers op (MKRT_OP_USER_FIRST..MKRT_OP_MAX-1) before any producer is
- * opened. MKRT_EINVAL for a built-in number, an out-of-range number, a NULL
- * fn, or a registration after the first producer opened. */
+ * opened (registering the same number again replaces it). MKRT_EINVAL for
+ * a NULL rt or desc, a built-in number, an out-of-range number, a NULL fn,
+ * or a registration after the first producer opened successfully (a failed
+ * mkrt_producer_open leaves no trace). */
 mkrt_status mkrt_op_register(mkrt_runtime *rt, uint32_t op, const mkrt_op_desc *desc,
                              mkrt_error *err);
 
-/* NULL + err when max_producers are open (MKRT_EAGAIN), the runtime is
- * shutting down (MKRT_ECLOSED), or memory is short (MKRT_ENOMEM). */
+/* NULL + err when rt is NULL (MKRT_EINVAL), max_producers are open
+ * (MKRT_EAGAIN), the runtime is shutting down (MKRT_ECLOSED), or memory is
+ * short (MKRT_ENOMEM). */
 mkrt_producer *mkrt_producer_open(mkrt_runtime *rt, mkrt_error *err);
-/* Everything published stays queued and runs; the handle is gone. */
+/* Everything published stays queued and runs; the handle is gone. May race
+ * mkrt_destroy from another thread. NULL is ignored. */
 void mkrt_producer_close(mkrt_producer *p);
 
 /* Publishes all n items, waiting for ring space up to timeout_ns.
@@ -187,30 +226,54 @@ mkrt_status mkrt_publish_some(mkrt_producer *p, const mkrt_item *items, size_t n
 /* Non-blocking: how many of items[0..n) were accepted (a prefix). */
 size_t mkrt_try_publish(mkrt_producer *p, const mkrt_item *items, size_t n);
 
-/* A ticket covering everything this producer published so far. */
+/* A ticket covering everything this producer published so far.
+ * MKRT_EINVAL for NULL arguments, MKRT_ECLOSED after mkrt_destroy. */
 mkrt_status mkrt_fence(mkrt_producer *p, uint64_t *ticket);
 /* Waits until every item covered by ticket completed (ran, was pruned or
- * failed). MKRT_ETIMEDOUT otherwise. */
+ * failed). MKRT_ETIMEDOUT otherwise; MKRT_EINVAL at once for a NULL
+ * producer or a ticket this producer never issued (above everything it has
+ * published); MKRT_ECLOSED once the runtime stopped. */
 mkrt_status mkrt_wait(mkrt_producer *p, uint64_t ticket, uint64_t timeout_ns);
-/* Waits until everything published before the call has completed. */
+/* Waits until everything published before the call has completed.
+ * MKRT_EINVAL for a NULL rt. */
 mkrt_status mkrt_drain(mkrt_runtime *rt, uint64_t timeout_ns);
 
-void mkrt_stats_read(mkrt_runtime *rt, mkrt_stats *out);
-/* Fills up to max entries for the open producers; returns how many. */
+/* A snapshot of the counters. MKRT_EINVAL for NULL arguments. */
+mkrt_status mkrt_stats_read(mkrt_runtime *rt, mkrt_stats *out);
+/* Fills up to max entries for the open producers; returns how many (0 for
+ * NULL arguments). */
 size_t mkrt_stats_producers(mkrt_runtime *rt, mkrt_producer_stats *out, size_t max);
 
-/* Cell values and APPEND logs. Consistent after mkrt_drain/mkrt_wait
- * returned for the items that wrote them. */
+/* Cell values. Consistent after mkrt_drain/mkrt_wait returned for the items
+ * that wrote them. MKRT_EINVAL for NULL arguments or handle >= cells. */
 mkrt_status mkrt_cell_read(mkrt_runtime *rt, uint32_t handle, uint64_t *value);
 mkrt_status mkrt_cell_write(mkrt_runtime *rt, uint32_t handle, uint64_t value);
-/* The params APPENDed to handle, oldest first; returns how many there are
- * (writes at most max). */
-size_t mkrt_append_log_read(mkrt_runtime *rt, uint32_t handle, uint32_t *out, size_t max);
 
-/* Failed items kept when there is no error callback. */
+/* The APPEND log: one ring of (handle, param) entries for all handles, in
+ * the order the APPENDs ran (APPENDs to one handle run in drain order), of
+ * append_log_capacity entries. An entry is visible once the batch that
+ * appended it has completed (never half written). Entries stay until
+ * consumed; an APPEND that finds the log full fails with MKRT_EOVERFLOW
+ * (error path), so consume as you go in a long-running program. Readers and
+ * consumers may run on any threads, concurrently with everything else. */
+typedef struct mkrt_append_entry {
+    uint32_t handle, param;
+} mkrt_append_entry;
+/* The params APPENDed to handle that are in the log (completed, not yet
+ * consumed), oldest first; returns how many there are (writes at most max).
+ * 0 for a NULL rt, or a NULL out with max > 0. */
+size_t mkrt_append_log_read(mkrt_runtime *rt, uint32_t handle, uint32_t *out, size_t max);
+/* Takes up to max of the oldest completed entries (all handles, log order)
+ * out of the log and frees their room; returns how many. Concurrent
+ * consumers each get distinct entries, together every entry exactly once.
+ * 0 for a NULL rt, or a NULL out with max > 0. */
+size_t mkrt_append_log_consume(mkrt_runtime *rt, mkrt_append_entry *out, size_t max);
+
+/* Failed items kept when there is no error callback (0 for NULL arguments). */
 size_t mkrt_dead_letters_pop(mkrt_runtime *rt, mkrt_item *out, size_t max);
 
-/* "cpu: 2 workers" / "cuda: ..., fell back to cpu because ...". */
+/* "cpu: 2 workers" / "cuda: ..., fell back to cpu because ...". A static
+ * message saying so for a NULL rt. */
 const char *mkrt_backend_describe(mkrt_runtime *rt);
 
 #ifdef __cplusplus

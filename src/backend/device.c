@@ -19,17 +19,18 @@ static mkrt_status start_sim(mkrt_runtime *rt, mkrt__device *d, mkrt_error *err)
     d->sim.ctl->cell_count = rt->cfg.cells;
     d->sim.ctl->append_log = (uint64_t)(uintptr_t)rt->append_log;
     d->sim.ctl->append_capacity = rt->cfg.append_log_capacity;
+    d->sim.ctl->append_limit = 0; /* set by each doorbell */
     mkrt__mk_host_init(&d->host, d->sim.ctl, &mkrt__mk_sim_ops, &d->sim);
     return MKRT_OK;
 }
 
 static mkrt_status start_cuda(mkrt_runtime *rt, mkrt__device *d, mkrt_error *err)
 {
-    _Static_assert(sizeof(mkrt__append_entry) == 2 * sizeof(uint32_t), "log entries are pairs");
+    _Static_assert(sizeof(*rt->append_log) == 2 * sizeof(uint32_t), "log entries are pairs");
     mkrt__cuda_engine_config c = {
         .cells = rt->cells,
         .cell_count = rt->cfg.cells,
-        .append_log = (uint32_t *)rt->append_log,
+        .append_log = (uint32_t *)(uintptr_t)rt->append_log,
         .append_capacity = rt->cfg.append_log_capacity,
         .capacity = (uint32_t)rt->cfg.max_batch,
         .max_blocks = rt->cfg.cuda_max_blocks,
@@ -66,12 +67,14 @@ mkrt_status mkrt__device_stage(mkrt__device *d, mkrt__batch *b, mkrt_error *err)
                           (uint32_t)b->layers, &d->staged_seq, err);
 }
 
-mkrt_status mkrt__device_ring(mkrt__device *d, uint64_t append_len, mkrt_error *err)
+mkrt_status mkrt__device_ring(mkrt__device *d, uint64_t append_len, uint64_t append_limit,
+                              mkrt_error *err)
 {
     /* relaxed: published to the device by the doorbell's release in
      * mkrt__mk_ring; the previous batch is done, so the device is not
      * claiming slots now. */
     atomic_store_explicit(&d->host.ctl->append_len, append_len, memory_order_relaxed);
+    d->host.ctl->append_limit = append_limit;
     mkrt_status st = mkrt__mk_ring(&d->host, err);
     if (st != MKRT_OK)
         return st;

@@ -31,9 +31,11 @@ mkrt_status mkrt__device_start(mkrt_runtime *rt, mkrt_backend_kind kind, mkrt__d
                                mkrt_error *err);
 /* Copies batch b to the device buffer of the next sequence number. */
 mkrt_status mkrt__device_stage(mkrt__device *d, mkrt__batch *b, mkrt_error *err);
-/* Starts the staged batch; the device's APPEND log continues at
- * append_len. On failure the batch is not running. */
-mkrt_status mkrt__device_ring(mkrt__device *d, uint64_t append_len, mkrt_error *err);
+/* Starts the staged batch; the device's APPEND log continues at position
+ * append_len and may not reach append_limit (protocol.h). On failure the
+ * batch is not running. */
+mkrt_status mkrt__device_ring(mkrt__device *d, uint64_t append_len, uint64_t append_limit,
+                              mkrt_error *err);
 /* Waits for the running batch with the watchdog (timeout_ns). On MKRT_OK,
  * *fails holds *nfails (index into b->exec, mkrt_status as uint32_t) pairs:
  * the batch's items that failed on the device. */

@@ -110,7 +110,10 @@ static void describe_progress(const mkrt__mk_host *h, char *buf, size_t len)
     buf[0] = '\0';
     for (uint32_t b = 0; b < blocks && at + 40 < len; b++) {
         /* relaxed: diagnostic snapshot of words the device keeps writing. */
-        uint64_t p = atomic_load_explicit(&h->ctl->progress[b], memory_order_relaxed);
+        /* acquire: pairs with the loop's release stores of progress: what a
+         * block did before its last record happens before the host gives up
+         * on the batch and the CPU takes its cells over. */
+        uint64_t p = atomic_load_explicit(&h->ctl->progress[b], memory_order_acquire);
         if (b > 0 && b >= 4) { /* the first four blocks, then a summary */
             at += (size_t)snprintf(buf + at, len - at, ", ... (%u blocks)", blocks);
             break;

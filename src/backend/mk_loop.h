@@ -68,13 +68,16 @@ static inline uint32_t mkrt__mk_loop_item(mkrt_mk_control *ctl, mkrt_mk_desc *d,
             return MKRT_MK_ERR_HANDLE;
         /* relaxed: a slot claim; the entry is published with done. */
         uint64_t at = atomic_fetch_add_explicit(&ctl->append_len, 1, memory_order_relaxed);
-        if (at >= ctl->append_capacity) {
+        if (at >= ctl->append_limit) {
             mkrt__mk_loop_fail(d, k, MKRT_MK_FAIL_OVERFLOW);
             return MKRT_MK_ERR_NONE;
         }
-        uint32_t *log = (uint32_t *)(uintptr_t)ctl->append_log;
-        log[2 * at] = it->out;
-        log[2 * at + 1] = it->param;
+        /* One 64-bit word, (handle, param) in memory order, stored with
+         * release: the host's log readers load slots with relaxed loads
+         * and an acquire fence (see mkrt_append_log_read). */
+        _Atomic uint64_t *log = (_Atomic uint64_t *)(uintptr_t)ctl->append_log;
+        atomic_store_explicit(&log[at % ctl->append_capacity], (uint64_t)it->param << 32 | it->out,
+                              memory_order_release);
         return MKRT_MK_ERR_NONE;
     }
     if (it->op >= 16) {
@@ -114,6 +117,9 @@ static inline void mkrt__mk_loop_run(mkrt_mk_control *ctl, const mkrt__mk_loop_h
                 if (h->hang_batch != NULL &&
                     seq == atomic_load_explicit(h->hang_batch, memory_order_acquire) &&
                     l >= atomic_load_explicit(h->hang_after_layer, memory_order_relaxed)) {
+                    /* release: the layers run so far are published with the
+                     * progress record the watchdog reads (acquire). */
+                    atomic_store_explicit(&ctl->progress[0], (uint64_t)l << 32, memory_order_release);
                     while (!mkrt__mk_loop_shutting_down(ctl)) /* a hung op */
                         mkrt__mk_loop_nap(100000);
                     return;
@@ -131,9 +137,10 @@ static inline void mkrt__mk_loop_run(mkrt_mk_control *ctl, const mkrt__mk_loop_h
                         }
                         ran++;
                     }
-                    /* relaxed: a diagnostic word, read by the watchdog. */
+                    /* release: a diagnostic word, read by the watchdog
+                     * with acquire (see mkrt__mk_loop_run's hang). */
                     atomic_store_explicit(&ctl->progress[b], (uint64_t)l << 32 | ran,
-                                          memory_order_relaxed);
+                                          memory_order_release);
                 }
             }
             /* release: pairs with the host's acquire of done; cell writes,

@@ -26,7 +26,15 @@ mkrt_status mkrt__mk_sim_start(mkrt__mk_sim *s, uint32_t cells, uint32_t capacit
     s->blocks = blocks ? blocks : 1;
     s->ctl = mkrt__alloc_zeroed(sizeof *s->ctl, MKRT_MK_LINE);
     s->cells = mkrt__alloc_zeroed((size_t)cells * sizeof *s->cells, MKRT_CACHE_LINE);
-    s->append_log = mkrt__alloc_zeroed(2 * append_capacity * sizeof(uint32_t) + 8, MKRT_CACHE_LINE);
+    size_t log_bytes;
+    if (append_capacity > SIZE_MAX / (2 * sizeof(uint32_t)) - 1 ||
+        !mkrt__mul_size((size_t)append_capacity, 2 * sizeof(uint32_t), &log_bytes))
+        return mkrt__error_set(err, MKRT_EOVERFLOW,
+                               "simulated megakernel: an APPEND log of %llu entries does not fit in "
+                               "memory. Fix: lower the capacity.",
+                               (unsigned long long)append_capacity);
+    s->log_bytes = log_bytes + 8;
+    s->append_log = mkrt__alloc_zeroed(s->log_bytes, MKRT_CACHE_LINE);
     for (int i = 0; i < 2; i++) {
         s->buffers[i] = mkrt__alloc((size_t)capacity * sizeof(mkrt_item), MKRT_CACHE_LINE);
         s->offsets[i] = mkrt__alloc(((size_t)capacity + 1) * sizeof(uint32_t), MKRT_CACHE_LINE);
@@ -44,6 +52,7 @@ mkrt_status mkrt__mk_sim_start(mkrt__mk_sim *s, uint32_t cells, uint32_t capacit
     s->ctl->blocks = s->blocks;
     s->ctl->append_log = (uint64_t)(uintptr_t)s->append_log;
     s->ctl->append_capacity = append_capacity;
+    s->ctl->append_limit = append_capacity;
     if (pthread_create(&s->thread, NULL, sim_loop, s) != 0) {
         mkrt__mk_sim_stop(s);
         return mkrt__error_set(err, MKRT_ENOMEM, "simulated megakernel: no thread. Fix: raise the "
@@ -88,6 +97,6 @@ void mkrt__mk_sim_stop(mkrt__mk_sim *s)
         mkrt__free(s->offsets[i], ((size_t)s->capacity + 1) * sizeof(uint32_t));
         mkrt__free(s->fails[i], 2 * (size_t)s->capacity * sizeof(uint32_t));
     }
-    mkrt__free(s->append_log, 2 * s->append_capacity * sizeof(uint32_t) + 8);
+    mkrt__free(s->append_log, s->log_bytes);
     memset(s, 0, sizeof *s);
 }

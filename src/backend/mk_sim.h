@@ -24,6 +24,7 @@ typedef struct mkrt__mk_sim {
     uint32_t capacity;          /* items per buffer */
     uint32_t cell_count;
     uint64_t append_capacity;
+    size_t log_bytes;          /* allocation size of append_log */
     uint32_t blocks;            /* simulated grid size */
     _Atomic uint64_t hang_batch;       /* 0: never */
     _Atomic uint32_t hang_after_layer;

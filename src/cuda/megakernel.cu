@@ -109,9 +109,10 @@ extern "C" __global__ void __launch_bounds__(256) mkrt_megakernel(mkrt_mk_contro
                         } else {
                             unsigned long long at = atomicAdd_system(
                                 reinterpret_cast<unsigned long long *>(&ctl->append_len), 1ull);
-                            if (at < ctl->append_capacity) {
-                                append_log[2 * at] = it.out;
-                                append_log[2 * at + 1] = it.param;
+                            if (at < ctl->append_limit) {
+                                // one 64-bit word: (handle, param) in memory order
+                                reinterpret_cast<unsigned long long *>(append_log)[at % ctl->append_capacity] =
+                                    (unsigned long long)it.param << 32 | it.out;
                             } else {
                                 list_failure(d, (uint32_t)k, MKRT_MK_FAIL_OVERFLOW);
                             }

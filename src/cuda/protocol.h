@@ -82,10 +82,16 @@ typedef struct mkrt_mk_control {
     uint64_t cells;           /* device address of the 64-bit cells */
     uint32_t cell_count;
     uint32_t blocks;          /* grid size of the running kernel */
-    uint64_t append_log;      /* device address of uint32_t pairs (handle, param) */
+    /* The APPEND log: a ring of append_capacity (handle, param) pairs of
+     * 32-bit words; position p lives in slot p % append_capacity. The host
+     * sets append_len (next position) and append_limit (first position that
+     * would overwrite an unconsumed entry) before each doorbell; a claim at
+     * or past the limit is an overflow (failure list). */
+    uint64_t append_log;      /* device address */
     uint64_t append_capacity;
-    uint8_t pad4[MKRT_MK_LINE - 32];
-    MKRT_MK_ATOMIC(uint64_t) append_len; /* slots claimed by the device */
+    uint64_t append_limit;
+    uint8_t pad4[MKRT_MK_LINE - 40];
+    MKRT_MK_ATOMIC(uint64_t) append_len; /* positions claimed by the device */
     uint8_t pad5[MKRT_MK_LINE - 8];
     mkrt_mk_desc desc[2];
     MKRT_MK_ATOMIC(uint64_t) progress[MKRT_MK_MAX_BLOCKS];
