@@ -117,9 +117,13 @@ static inline void mkrt__mk_loop_run(mkrt_mk_control *ctl, const mkrt__mk_loop_h
                 if (h->hang_batch != NULL &&
                     seq == atomic_load_explicit(h->hang_batch, memory_order_acquire) &&
                     l >= atomic_load_explicit(h->hang_after_layer, memory_order_relaxed)) {
-                    /* release: the layers run so far are published with the
-                     * progress record the watchdog reads (acquire). */
-                    atomic_store_explicit(&ctl->progress[0], (uint64_t)l << 32, memory_order_release);
+                    /* release: the layers run so far are published with
+                     * block 0's progress record (kept as it is), which the
+                     * watchdog reads with acquire. relaxed: this thread
+                     * wrote it last. */
+                    atomic_store_explicit(&ctl->progress[0],
+                                          atomic_load_explicit(&ctl->progress[0], memory_order_relaxed),
+                                          memory_order_release);
                     while (!mkrt__mk_loop_shutting_down(ctl)) /* a hung op */
                         mkrt__mk_loop_nap(100000);
                     return;
