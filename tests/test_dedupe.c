@@ -1,6 +1,7 @@
 /* tests/test_dedupe.c - dedupe: the reference tests (whole_megakernel_opt),
  * random equivalence against a quadratic oracle, scratch reuse and the
  * zero-allocation steady state. */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -301,6 +302,76 @@ static void allocation_discipline(void)
     count_alloc_uninstall();
 }
 
+/* mkrt_dedupe_prune_ordered: pruning never changes the result of running
+ * the items in order (cells: out = f(in, param)), checked against running
+ * both the input and the output on a model; hand cases first. */
+/* Model ops: 0 is out = param (idempotent), 1 is out = in + param
+ * (idempotent when in != out). */
+static bool model_idempotent(const mkrt_item *it, void *ctx)
+{
+    (void)ctx;
+    return it->op == 0 || it->in != it->out;
+}
+
+static void model_run(const mkrt_item *items, size_t n, uint64_t *cells)
+{
+    for (size_t i = 0; i < n; i++)
+        cells[items[i].out] = items[i].op == 0 ? items[i].param : cells[items[i].in] + items[i].param;
+}
+
+static void ordered_prune_tests(mkrt_dedupe_scratch *s)
+{
+    mkrt_item out[64];
+    size_t kept, pruned;
+    mkrt_dedupe_pair pairs[8];
+    mkrt_dedupe_report rep = {pairs, 8, 0};
+    mkrt_item a[] = {{0, 0, 5, 1}, {0, 0, 5, 2}, {0, 0, 5, 1}};
+    is(mkrt_dedupe_prune_ordered(s, a, 3, model_idempotent, NULL, out, &kept, &pruned, &rep, NULL), MKRT_OK,
+       "ordered: ok");
+    is(pruned, 0, "ordered: store 1, store 2, store 1 keeps all three (a write in between)");
+    mkrt_item b[] = {{1, 3, 4, 1}, {0, 0, 9, 7}, {1, 3, 4, 1}, {1, 4, 4, 1}, {1, 4, 4, 1}};
+    mkrt_dedupe_prune_ordered(s, b, 5, model_idempotent, NULL, out, &kept, &pruned, &rep, NULL);
+    ok(pruned == 1 && kept == 4 && rep.count == 1 && pairs[0].first == 0 && pairs[0].duplicate == 2,
+       "ordered: an unrelated write in between still prunes; in == out never does (%zu pruned)", pruned);
+    mkrt_item c[] = {{1, 3, 4, 1}, {0, 0, 3, 7}, {1, 3, 4, 1}, {1, 3, 4, 1}};
+    mkrt_dedupe_prune_ordered(s, c, 4, model_idempotent, NULL, out, &kept, &pruned, &rep, NULL);
+    ok(pruned == 1 && rep.count == 1 && pairs[0].first == 2 && pairs[0].duplicate == 3,
+       "ordered: a write to in re-arms the copy; the next duplicate pairs with it");
+    mkrt_dedupe_prune_ordered(s, c, 4, NULL, NULL, out, &kept, &pruned, &rep, NULL);
+    is(pruned, 1, "ordered: NULL predicate treats every op as idempotent");
+    is(mkrt_dedupe_prune_ordered(NULL, c, 4, NULL, NULL, out, &kept, &pruned, NULL, NULL), MKRT_EINVAL,
+       "ordered: NULL scratch is EINVAL");
+    is(mkrt_dedupe_prune_ordered(s, NULL, 4, NULL, NULL, out, &kept, &pruned, NULL, NULL), MKRT_EINVAL,
+       "ordered: NULL items is EINVAL");
+    is(mkrt_dedupe_prune_ordered(s, c, 4, NULL, NULL, out, NULL, &pruned, NULL, NULL), MKRT_EINVAL,
+       "ordered: NULL kept is EINVAL");
+
+    unsigned seed = 17;
+    int same = 0, some = 0;
+    for (int round = 0; round < 400; round++) {
+        mkrt_item items[64];
+        size_t n = 1 + (size_t)rand_r(&seed) % 64;
+        uint32_t span = 2 + (uint32_t)rand_r(&seed) % 8;
+        for (size_t i = 0; i < n; i++) {
+            if (i > 0 && rand_r(&seed) % 2)
+                items[i] = items[(size_t)rand_r(&seed) % i];
+            else
+                items[i] = (mkrt_item){(uint32_t)rand_r(&seed) % 2, (uint32_t)rand_r(&seed) % span,
+                                       (uint32_t)rand_r(&seed) % span, (uint32_t)rand_r(&seed) % 3};
+        }
+        if (mkrt_dedupe_prune_ordered(s, items, n, model_idempotent, NULL, out, &kept, &pruned, NULL,
+                                      NULL) != MKRT_OK)
+            continue;
+        uint64_t want[16] = {0}, got[16] = {0};
+        model_run(items, n, want);
+        model_run(pruned ? out : items, kept, got);
+        same += memcmp(want, got, sizeof want) == 0;
+        some += pruned > 0;
+    }
+    is(same, 400, "ordered: 400 random batches, pruning never changes the result");
+    ok(some > 100, "ordered: and pruning happened in %d of them", some);
+}
+
 int main(void)
 {
     mkrt_dedupe_scratch *s = mkrt_dedupe_scratch_create(NULL);
@@ -308,6 +379,7 @@ int main(void)
     reference_cross_arm_tests(s);
     random_equivalence(s);
     truncated_report(s);
+    ordered_prune_tests(s);
     mkrt_dedupe_scratch_destroy(s);
     allocation_discipline();
     return done_testing();
