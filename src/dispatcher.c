@@ -242,15 +242,17 @@ static void plan_batch(mkrt_runtime *rt, mkrt__batch *b, uint64_t running_append
 static void report(mkrt_runtime *rt, const mkrt_item *it, mkrt_status why)
 {
     if (rt->cfg.on_error != NULL) {
-        char msg[200];
+        char msg[MKRT_ERROR_MESSAGE_MAX];
         const char *name = it->op < MKRT_OP_MAX && rt->ops[it->op].name ? rt->ops[it->op].name : "op";
         snprintf(msg, sizeof msg,
-                 "%s %u (in %u, out %u, param %u) failed: %s. Fix: %s.", name, it->op, it->in, it->out,
-                 it->param, mkrt_status_describe(why),
+                 "%s %u (in %u, out %u, param %u; %u cells, APPEND log of %zu) failed: %s. Fix: %s.",
+                 name, it->op, it->in, it->out, it->param, rt->cfg.cells, rt->cfg.append_log_capacity,
+                 mkrt_status_describe(why),
                  why == MKRT_ENOTSUP     ? "register the op with mkrt_op_register before publishing"
                  : why == MKRT_EINVAL    ? "use handles below the configured cell count"
                  : why == MKRT_EBUDGET   ? "raise device_memory_budget or lower the op's envelope"
-                 : why == MKRT_EOVERFLOW ? "raise append_log_capacity"
+                 : why == MKRT_EOVERFLOW ? "consume the APPEND log with mkrt_append_log_consume, or raise "
+                                           "append_log_capacity"
                  : why == MKRT_ETIMEDOUT ? "give mkrt_destroy more time or drain before destroying"
                                          : "see the op's own documentation");
         rt->cfg.on_error(rt->cfg.error_ctx, it, why, msg);
