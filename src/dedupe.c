@@ -189,7 +189,21 @@ mkrt_status mkrt_dedupe_prune_ordered(mkrt_dedupe_scratch *s, const mkrt_item *i
                                  &done, err);
     if (done)
         return st;
-    if (!mkrt__item_table_prepare(&s->writes, 2 * n))
+    /* Most batches hold no exact duplicate at all: find out with the item
+     * table alone (as mkrt_dedupe_prune does) before tracking writers. */
+    bool any = false;
+    for (size_t i = 0; i < n && !any; i++) {
+        const mkrt_item *it = &items[i];
+        if (idempotent != NULL && !idempotent(it, ctx))
+            continue;
+        uint64_t k0 = (uint64_t)it->op | (uint64_t)it->in << 32;
+        uint64_t k1 = (uint64_t)it->out | (uint64_t)it->param << 32;
+        mkrt__item_table_upsert(&s->table, mkrt__mix64(k0, k1), k0, k1, (uint32_t)i, &any);
+        any = !any;
+    }
+    if (!any)
+        return MKRT_OK;
+    if (!mkrt__item_table_prepare(&s->table, n) || !mkrt__item_table_prepare(&s->writes, 2 * n))
         return mkrt__error_set(err, MKRT_ENOMEM,
                                "mkrt_dedupe_prune_ordered: the handle table reservation failed for "
                                "%zu handle(s). Fix: shard the work batch before pruning.",
