@@ -197,7 +197,10 @@ mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **rt, mkrt_error *e
  * MKRT_ETIMEDOUT is returned. Producer threads may be inside mkrt_publish
  * meanwhile (they get MKRT_ECLOSED); producers left open stay valid as
  * handles whose publish, fence and wait return MKRT_ECLOSED, and are freed
- * by mkrt_producer_close. mkrt_wait must not overlap mkrt_destroy. */
+ * by mkrt_producer_close (which may also race mkrt_destroy). mkrt_wait may
+ * overlap it (returning when its ticket completed, or MKRT_ECLOSED); calls
+ * that take the runtime itself (mkrt_drain, stats, cells, the log) must not
+ * overlap it or follow it. */
 mkrt_status mkrt_destroy(mkrt_runtime *rt, uint64_t timeout_ns, mkrt_error *err);
 
 /* Registers op (MKRT_OP_USER_FIRST..MKRT_OP_MAX-1) before any producer is
@@ -245,7 +248,8 @@ mkrt_status mkrt_stats_read(mkrt_runtime *rt, mkrt_stats *out);
 size_t mkrt_stats_producers(mkrt_runtime *rt, mkrt_producer_stats *out, size_t max);
 
 /* Cell values. Consistent after mkrt_drain/mkrt_wait returned for the items
- * that wrote them. MKRT_EINVAL for NULL arguments or handle >= cells. */
+ * that wrote them; write a cell only while no published item that touches
+ * it may still run. MKRT_EINVAL for NULL arguments or handle >= cells. */
 mkrt_status mkrt_cell_read(mkrt_runtime *rt, uint32_t handle, uint64_t *value);
 mkrt_status mkrt_cell_write(mkrt_runtime *rt, uint32_t handle, uint64_t value);
 
