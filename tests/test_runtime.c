@@ -2,8 +2,11 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <dirent.h>
 #include <time.h>
 
 #include "../src/runtime_internal.h"
@@ -365,12 +368,34 @@ static void destroy_timeout(void)
     mkrt_producer_close(p);
 }
 
-static double cpu_seconds(void)
+/* How many of this process's threads other than the caller are not
+ * sleeping in the kernel (state 'S' in /proc/self/task/TID/stat), or -1
+ * when /proc cannot be read. */
+static int threads_awake(void)
 {
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
-           ru.ru_stime.tv_usec / 1e6;
+    DIR *d = opendir("/proc/self/task");
+    if (d == NULL)
+        return -1;
+    int awake = 0;
+    pid_t self = (pid_t)syscall(SYS_gettid);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.' || atoi(e->d_name) == self)
+            continue;
+        char path[300], buf[256];
+        snprintf(path, sizeof path, "/proc/self/task/%s/stat", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (f == NULL)
+            continue; /* the thread exited */
+        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[n] = 0;
+        const char *close_paren = strrchr(buf, ')');
+        if (close_paren != NULL && close_paren[1] == ' ' && close_paren[2] != 'S')
+            awake++;
+    }
+    closedir(d);
+    return awake;
 }
 
 static void idle_and_producers(void)
@@ -392,13 +417,22 @@ static void idle_and_producers(void)
     }
     ok(c3 != NULL, "a closed producer's slot is reused once its items completed");
     ok(cell(rt, 1) == 1, "... and the closed producer's item ran");
-    struct timespec settle = {0, 50000000};
-    nanosleep(&settle, NULL);
-    double t0 = cpu_seconds();
-    struct timespec idle = {0, 300000000};
-    nanosleep(&idle, NULL);
-    double used = cpu_seconds() - t0;
-    ok(used < 0.03, "an idle runtime sleeps (%.1f ms of CPU in 300 ms)", used * 1000);
+    /* An idle runtime sleeps: every one of its threads (dispatcher,
+     * workers) settles into a kernel sleep, and stays there. */
+    int awake = -1;
+    for (int i = 0; i < 2000 && awake != 0; i++) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+        awake = threads_awake();
+    }
+    int stayed = 0;
+    for (int i = 0; i < 50 && awake == 0; i++) {
+        struct timespec ts = {0, 2000000};
+        nanosleep(&ts, NULL);
+        stayed += threads_awake() == 0;
+    }
+    ok(awake == 0 && stayed == 50, "an idle runtime's threads all sleep in the kernel, and stay asleep "
+                                   "(awake %d, asleep in %d of 50 looks)", awake, stayed);
     ok(strstr(mkrt_backend_describe(rt), "cpu") != NULL, "the backend describes itself: %s", mkrt_backend_describe(rt));
     mkrt_producer_close(b);
     mkrt_producer_close(c3);
