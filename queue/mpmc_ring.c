@@ -136,6 +136,8 @@ static size_t claim(mkrt_mpmc_ring *r, _Atomic uint64_t *cursor, size_t n, uint3
 
 size_t mkrt_mpmc_ring_push(mkrt_mpmc_ring *r, const mkrt_item *items, size_t n)
 {
+    if (r == NULL || items == NULL)
+        return 0; /* bad input: nothing accepted (ring.h) */
     /* relaxed: the flag carries no data (see ring.h on overlapping close). */
     if (n == 0 || atomic_load_explicit(&r->closed, memory_order_relaxed))
         return 0;
@@ -156,7 +158,7 @@ size_t mkrt_mpmc_ring_push(mkrt_mpmc_ring *r, const mkrt_item *items, size_t n)
 
 size_t mkrt_mpmc_ring_pop(mkrt_mpmc_ring *r, mkrt_item *out, size_t max)
 {
-    if (max == 0)
+    if (r == NULL || out == NULL || max == 0)
         return 0;
     uint64_t pos;
     size_t k = claim(r, &r->deq_pos, max, 1, &pos);
@@ -187,6 +189,8 @@ mkrt_status mkrt_mpmc_ring_push_wait(mkrt_mpmc_ring *r, const mkrt_item *items, 
                                      uint64_t timeout_ns, size_t *done)
 {
     size_t dummy;
+    if (r == NULL || (items == NULL && n > 0))
+        return mkrt__ring_bad_wait(done);
     /* The cast is safe: push_move only reads the buffer. */
     return mkrt__ring_wait(r, push_move, &r->space_wq, &r->closed, true, (mkrt_item *)items, n,
                            timeout_ns, done ? done : &dummy);
@@ -196,12 +200,16 @@ mkrt_status mkrt_mpmc_ring_pop_wait(mkrt_mpmc_ring *r, mkrt_item *out, size_t ma
                                     uint64_t timeout_ns, size_t *done)
 {
     size_t dummy;
+    if (r == NULL || (out == NULL && max > 0))
+        return mkrt__ring_bad_wait(done);
     return mkrt__ring_wait(r, pop_move, &r->data_wq, &r->closed, false, out, max, timeout_ns,
                            done ? done : &dummy);
 }
 
 void mkrt_mpmc_ring_close(mkrt_mpmc_ring *r)
 {
+    if (r == NULL)
+        return;
     /* release: pairs with the acquire load in mkrt__ring_wait's close check. */
     atomic_store_explicit(&r->closed, true, memory_order_release);
     mkrt__waitq_notify(&r->data_wq);
@@ -210,12 +218,16 @@ void mkrt_mpmc_ring_close(mkrt_mpmc_ring *r)
 
 bool mkrt_mpmc_ring_is_closed(const mkrt_mpmc_ring *r)
 {
+    if (r == NULL)
+        return false;
     /* acquire: pairs with the release store in close. */
     return atomic_load_explicit(&r->closed, memory_order_acquire);
 }
 
 size_t mkrt_mpmc_ring_size(const mkrt_mpmc_ring *r)
 {
+    if (r == NULL)
+        return 0;
     /* relaxed: a snapshot of two monotonic cursors; a negative difference
      * (the loads are unordered) reads as 0. */
     uint64_t deq = atomic_load_explicit(&r->deq_pos, memory_order_relaxed);
@@ -226,7 +238,7 @@ size_t mkrt_mpmc_ring_size(const mkrt_mpmc_ring *r)
 
 size_t mkrt_mpmc_ring_capacity(const mkrt_mpmc_ring *r)
 {
-    return r->capacity;
+    return r == NULL ? 0 : r->capacity;
 }
 
 void mkrt__mpmc_ring_seed_index(mkrt_mpmc_ring *r, uint64_t index)
@@ -235,4 +247,12 @@ void mkrt__mpmc_ring_seed_index(mkrt_mpmc_ring *r, uint64_t index)
     atomic_store_explicit(&r->enq_pos, index, memory_order_relaxed);
     atomic_store_explicit(&r->deq_pos, index, memory_order_relaxed);
     init_seq(r, index);
+}
+
+uint32_t mkrt__mpmc_ring_sleepers(const mkrt_mpmc_ring *r)
+{
+    /* relaxed: a test-only snapshot; the tests poll it together with the
+     * thread's scheduler state and order nothing by it. */
+    return atomic_load_explicit(&r->data_wq.waiters, memory_order_relaxed) +
+           atomic_load_explicit(&r->space_wq.waiters, memory_order_relaxed);
 }

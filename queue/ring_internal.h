@@ -28,6 +28,20 @@ mkrt_status mkrt__ring_wait(void *ring, mkrt__ring_move_fn move, mkrt__waitq *wq
  * MKRT_ETIMEDOUT. For the producer side of an SPSC ring. */
 mkrt_status mkrt__spsc_ring_wait_space(mkrt_spsc_ring *r, const struct timespec *deadline);
 
+/* Bad input to a *_wait call (NULL ring, or a NULL buffer with a non-zero
+ * count): nothing moves, *done (when given) is 0, MKRT_EINVAL (ring.h). */
+static inline mkrt_status mkrt__ring_bad_wait(size_t *done)
+{
+    if (done != NULL)
+        *done = 0;
+    return MKRT_EINVAL;
+}
+
+/* Test hook: threads currently between prepare and finish on either of
+ * the ring's wait queues (about to sleep, asleep, or just woken). */
+uint32_t mkrt__spsc_ring_sleepers(const mkrt_spsc_ring *r);
+uint32_t mkrt__mpmc_ring_sleepers(const mkrt_mpmc_ring *r);
+
 /* Test hooks: restart an EMPTY ring's indices at `index` (e.g. just below
  * 2^64) so tests can cross the wrap-around. Not for production use. */
 void mkrt__spsc_ring_seed_index(mkrt_spsc_ring *r, uint64_t index);

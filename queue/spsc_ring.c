@@ -96,6 +96,8 @@ static void copy_out(const mkrt_spsc_ring *r, uint64_t at, mkrt_item *out, size_
 
 size_t mkrt_spsc_ring_push(mkrt_spsc_ring *r, const mkrt_item *items, size_t n)
 {
+    if (r == NULL || items == NULL)
+        return 0; /* bad input: nothing accepted (ring.h) */
     /* relaxed: the flag carries no data; a push that overlaps close may go
      * either way (ring.h). */
     if (n == 0 || atomic_load_explicit(&r->closed, memory_order_relaxed))
@@ -122,7 +124,7 @@ size_t mkrt_spsc_ring_push(mkrt_spsc_ring *r, const mkrt_item *items, size_t n)
 
 size_t mkrt_spsc_ring_pop(mkrt_spsc_ring *r, mkrt_item *out, size_t max)
 {
-    if (max == 0)
+    if (r == NULL || out == NULL || max == 0)
         return 0;
     /* relaxed: only this thread (the consumer) stores tail. */
     uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
@@ -157,6 +159,8 @@ mkrt_status mkrt_spsc_ring_push_wait(mkrt_spsc_ring *r, const mkrt_item *items, 
                                      uint64_t timeout_ns, size_t *done)
 {
     size_t dummy;
+    if (r == NULL || (items == NULL && n > 0))
+        return mkrt__ring_bad_wait(done);
     /* The cast is safe: push_move only reads the buffer. */
     return mkrt__ring_wait(r, push_move, &r->space_wq, &r->closed, true, (mkrt_item *)items, n,
                            timeout_ns, done ? done : &dummy);
@@ -166,12 +170,16 @@ mkrt_status mkrt_spsc_ring_pop_wait(mkrt_spsc_ring *r, mkrt_item *out, size_t ma
                                     uint64_t timeout_ns, size_t *done)
 {
     size_t dummy;
+    if (r == NULL || (out == NULL && max > 0))
+        return mkrt__ring_bad_wait(done);
     return mkrt__ring_wait(r, pop_move, &r->data_wq, &r->closed, false, out, max, timeout_ns,
                            done ? done : &dummy);
 }
 
 void mkrt_spsc_ring_close(mkrt_spsc_ring *r)
 {
+    if (r == NULL)
+        return;
     /* release: pairs with the acquire load in mkrt__ring_wait's close check,
      * so a waiter that sees closed also sees items pushed before it. */
     atomic_store_explicit(&r->closed, true, memory_order_release);
@@ -181,12 +189,16 @@ void mkrt_spsc_ring_close(mkrt_spsc_ring *r)
 
 bool mkrt_spsc_ring_is_closed(const mkrt_spsc_ring *r)
 {
+    if (r == NULL)
+        return false;
     /* acquire: pairs with the release store in close. */
     return atomic_load_explicit(&r->closed, memory_order_acquire);
 }
 
 size_t mkrt_spsc_ring_size(const mkrt_spsc_ring *r)
 {
+    if (r == NULL)
+        return 0;
     /* acquire on both: a consistent-enough snapshot; tail first so that
      * head - tail cannot go negative (head only grows past tail). */
     uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
@@ -197,7 +209,7 @@ size_t mkrt_spsc_ring_size(const mkrt_spsc_ring *r)
 
 size_t mkrt_spsc_ring_capacity(const mkrt_spsc_ring *r)
 {
-    return r->capacity;
+    return r == NULL ? 0 : r->capacity;
 }
 
 void mkrt__spsc_ring_seed_index(mkrt_spsc_ring *r, uint64_t index)
@@ -239,4 +251,12 @@ mkrt_status mkrt__spsc_ring_wait_space(mkrt_spsc_ring *r, const struct timespec 
         if (st == MKRT_ETIMEDOUT)
             return has_space(r) ? MKRT_OK : MKRT_ETIMEDOUT;
     }
+}
+
+uint32_t mkrt__spsc_ring_sleepers(const mkrt_spsc_ring *r)
+{
+    /* relaxed: a test-only snapshot; the tests poll it together with the
+     * thread's scheduler state and order nothing by it. */
+    return atomic_load_explicit(&r->data_wq.waiters, memory_order_relaxed) +
+           atomic_load_explicit(&r->space_wq.waiters, memory_order_relaxed);
 }

@@ -107,12 +107,12 @@ void mkrt_barrier_scratch_destroy(mkrt_barrier_scratch *s)
 
 size_t mkrt_barrier_scratch_wave_capacity(const mkrt_barrier_scratch *s)
 {
-    return s->wave_cap;
+    return s == NULL ? 0 : s->wave_cap;
 }
 
 size_t mkrt_barrier_scratch_dependency_capacity(const mkrt_barrier_scratch *s)
 {
-    return s->dep_cap;
+    return s == NULL ? 0 : s->dep_cap;
 }
 
 static mkrt_status overflow(mkrt_error *err, const char *field)

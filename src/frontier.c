@@ -30,6 +30,11 @@ mkrt_status mkrt_frontier_fused_wave_bytes(const mkrt_frontier_wave *w, uint64_t
                                            mkrt_error *err)
 {
     uint64_t scaled, sum;
+    if (w == NULL || bytes == NULL)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "mkrt_frontier_fused_wave_bytes got a NULL %s. Fix: pass a wave "
+                               "and a result pointer.",
+                               w == NULL ? "wave" : "result pointer");
     if (__builtin_mul_overflow(w->scratch_bytes, (uint64_t)MKRT_FUSED_SCRATCH_MULTIPLIER, &scaled))
         return overflow(err, "fused wave scratch bytes");
     if (!add_u64(w->frontier_bytes, scaled, &sum) || !add_u64(sum, w->output_bytes, &sum))
@@ -44,10 +49,10 @@ mkrt_status mkrt_plan_frontier_memory(mkrt_barrier_scratch *s, const mkrt_fronti
                                       uint64_t budget_bytes, uint64_t readback_bytes,
                                       mkrt_frontier_plan *plan, mkrt_error *err)
 {
-    if (plan == NULL || (wave_count > 0 && waves == NULL))
+    if (s == NULL || plan == NULL || (wave_count > 0 && waves == NULL))
         return mkrt__error_set(err, MKRT_EINVAL,
-                               "mkrt_plan_frontier_memory got a NULL plan or wave array (%zu "
-                               "waves). Fix: pass valid pointers.",
+                               "mkrt_plan_frontier_memory got a NULL scratch, plan or wave array "
+                               "(%zu waves). Fix: pass valid pointers.",
                                wave_count);
     mkrt_barrier_plan kahn;
     mkrt_status st = mkrt_plan_barriers(s, wave_count, deps, dep_count, &kahn, err);
@@ -119,6 +124,11 @@ mkrt_status mkrt__frontier_envelope(mkrt_barrier_scratch *s, const mkrt_exec_sam
                                     mkrt_exec_sample *topo_sample, mkrt_byte_layout *peaks,
                                     mkrt_error *err)
 {
+    if (sample == NULL || plan == NULL)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "frontier execution planning got a NULL %s. Fix: pass valid "
+                               "pointers.",
+                               sample == NULL ? "schedule sample" : "frontier plan");
     uint64_t graph_bytes;
     mkrt_status st = mkrt_graph_resident_bytes(graph, layout, &graph_bytes, err);
     if (st == MKRT_OK)
@@ -144,6 +154,10 @@ mkrt_status mkrt_plan_frontier_execution(mkrt_barrier_scratch *s, const mkrt_exe
                                          mkrt_exec_plan *execution, mkrt_frontier_plan *plan,
                                          mkrt_error *err)
 {
+    if (execution == NULL)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "mkrt_plan_frontier_execution got a NULL execution plan. Fix: "
+                               "pass valid pointers.");
     mkrt_exec_sample topo;
     mkrt_byte_layout peaks;
     mkrt_status st = mkrt__frontier_envelope(s, sample, graph, layout, waves, wave_count, deps,

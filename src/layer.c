@@ -53,7 +53,7 @@ void mkrt_layer_scratch_destroy(mkrt_layer_scratch *s)
 
 size_t mkrt_layer_scratch_capacity(const mkrt_layer_scratch *s)
 {
-    return s->item_cap;
+    return s == NULL ? 0 : s->item_cap;
 }
 
 static mkrt_status grow_items(mkrt_layer_scratch *s, size_t n, mkrt_error *err)

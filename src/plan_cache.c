@@ -167,6 +167,8 @@ static int match_identity(struct cds_lfht_node *n, const void *key)
 
 uint64_t mkrt_plan_checksum(const mkrt_plan *p)
 {
+    if (p == NULL)
+        return 0;
     uint64_t h = p->key.hash;
     h = mix(h, (uint64_t)p->decision.topology << 32 | p->decision.memory_pressure_bps);
     h = mix(h, p->decision.average_degree_bps);
@@ -227,6 +229,12 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
 void mkrt_plan_cache_stats_read(mkrt_plan_cache *c, mkrt_plan_cache_stats *out)
 {
     mkrt_plan_cache_stats s = {0};
+    if (out == NULL)
+        return;
+    if (c == NULL) {
+        *out = s;
+        return;
+    }
     for (size_t i = 0; i <= MKRT_THREAD_SLOTS; i++) {
         /* relaxed: independent counters, a snapshot is all that is promised. */
         s.hits = sat_add(s.hits, atomic_load_explicit(&c->stripes[i].hits, memory_order_relaxed));
@@ -264,6 +272,10 @@ mkrt_status mkrt_plan_cache_create(const mkrt_plan_cache_config *cfg, mkrt_plan_
     mkrt_plan_cache_config d = mkrt_plan_cache_config_default();
     if (cfg == NULL)
         cfg = &d;
+    if (out == NULL)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "mkrt_plan_cache_create got a NULL result pointer. Fix: pass the "
+                               "address of an mkrt_plan_cache pointer.");
     *out = NULL;
     if (cfg->max_entries > MKRT_PLAN_CACHE_MAX_ENTRIES)
         return mkrt__error_set(err, MKRT_EINVAL,
@@ -484,18 +496,28 @@ static void touch(plan_node *n)
         atomic_store_explicit(&n->referenced, 1, memory_order_relaxed);
 }
 
+/* Read-side sections the caller holds through the public lock, so that an
+ * unbalanced unlock cannot corrupt liburcu's per-thread nesting count. */
+static _Thread_local unsigned long public_read_depth;
+
 void mkrt_plan_cache_read_lock(void)
 {
     mkrt__rcu_read_lock();
+    public_read_depth++;
 }
 
 void mkrt_plan_cache_read_unlock(void)
 {
+    if (public_read_depth == 0)
+        return; /* no matching read_lock: ignored (plan_cache.h) */
+    public_read_depth--;
     mkrt__rcu_read_unlock();
 }
 
 const mkrt_plan *mkrt_plan_cache_find(mkrt_plan_cache *c, const mkrt_plan_key *key)
 {
+    if (c == NULL || key == NULL)
+        return NULL;
     mkrt__rcu_thread_enter();
     plan_node *n = lookup(c, key, key->hash);
     if (n == NULL) {
@@ -522,18 +544,22 @@ static mkrt_wave_topology identity_previous(mkrt_plan_cache *c, const mkrt_plan_
 }
 
 /* Copies a built plan into one allocation: header + group arrays. */
-static plan_node *make_node(const mkrt_plan *built, const mkrt_plan_key *key, mkrt_error *err)
+static mkrt_status make_node(const mkrt_plan *built, const mkrt_plan_key *key, plan_node **node,
+                             mkrt_error *err)
 {
     size_t waves = built->group_count ? built->group_offsets[built->group_count] : 0;
+    if (built->group_count > 0 && waves > 0 && built->group_waves == NULL)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "plan builder returned %zu barrier groups over %zu waves without a "
+                               "wave array. Fix: set group_waves (kept in ctx) or group_count to 0.",
+                               built->group_count, waves);
     size_t bytes = node_bytes(built->group_count, waves);
     plan_node *n = bytes == SIZE_MAX ? NULL : mkrt__alloc(bytes, alignof(plan_node));
-    if (n == NULL) {
-        mkrt__error_set(err, MKRT_ENOMEM,
-                        "plan cache could not allocate a plan of %zu barrier groups (%zu bytes). "
-                        "Fix: shard the batch or free memory.",
-                        built->group_count, bytes);
-        return NULL;
-    }
+    if (n == NULL)
+        return mkrt__error_set(err, MKRT_ENOMEM,
+                               "plan cache could not allocate a plan of %zu barrier groups (%zu "
+                               "bytes). Fix: shard the batch or free memory.",
+                               built->group_count, bytes);
     memset(n, 0, sizeof *n);
     n->plan = *built;
     n->plan.key = *key;
@@ -552,7 +578,8 @@ static plan_node *make_node(const mkrt_plan *built, const mkrt_plan_key *key, mk
     cds_lfht_node_init(&n->lfht);
     /* release: pairs with the acquire load in lookup(). */
     atomic_store_explicit(&n->published, 1, memory_order_release);
-    return n;
+    *node = n;
+    return MKRT_OK;
 }
 
 mkrt_status mkrt_plan_cache_get_or_plan(mkrt_plan_cache *c, const mkrt_plan_key *key,
@@ -579,9 +606,18 @@ mkrt_status mkrt_plan_cache_get_or_plan(mkrt_plan_cache *c, const mkrt_plan_key 
     mkrt_status st = build(ctx, key, identity_previous(c, key), &built, err);
     if (st != MKRT_OK)
         return st;
-    n = make_node(&built, key, err);
-    if (n == NULL)
-        return MKRT_ENOMEM;
+    if (built.group_count > 0 && built.group_offsets == NULL)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "plan builder returned %zu barrier groups without group offsets. "
+                               "Fix: set group_offsets (kept in ctx) or group_count to 0.",
+                               built.group_count);
+    if (built.group_count >= (SIZE_MAX - sizeof(plan_node)) / sizeof(size_t))
+        return mkrt__error_set(err, MKRT_EOVERFLOW,
+                               "plan builder returned %zu barrier groups, more than a plan can "
+                               "hold. Fix: shard the batch.",
+                               built.group_count);
+    if ((st = make_node(&built, key, &n, err)) != MKRT_OK)
+        return st;
     if (c->max_entries == 0 || (c->max_bytes != 0 && n->bytes > c->max_bytes)) {
         /* Not cacheable: hand it out and retire it at once; the caller's
          * read-side section keeps it alive until read_unlock. */
@@ -632,6 +668,10 @@ mkrt_status mkrt_plan_cache_get_or_plan_copy(mkrt_plan_cache *c, const mkrt_plan
                                              mkrt_plan_build_fn build, void *ctx, mkrt_plan *out,
                                              mkrt_error *err)
 {
+    if (out == NULL)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "mkrt_plan_cache_get_or_plan_copy got a NULL result pointer. Fix: "
+                               "pass where to copy the plan.");
     mkrt__rcu_read_lock();
     const mkrt_plan *p;
     mkrt_status st = mkrt_plan_cache_get_or_plan(c, key, build, ctx, &p, err);
@@ -692,17 +732,23 @@ static bool any_node(const plan_node *n, const void *arg)
 
 size_t mkrt_plan_cache_invalidate_device(mkrt_plan_cache *c, const mkrt_device_key *device)
 {
+    if (c == NULL || device == NULL)
+        return 0;
     return remove_where(c, same_device, device);
 }
 
 size_t mkrt_plan_cache_invalidate_policy_before(mkrt_plan_cache *c, uint64_t current)
 {
+    if (c == NULL)
+        return 0;
     return remove_where(c, older_policy, &current);
 }
 
 size_t mkrt_plan_cache_remove(mkrt_plan_cache *c, const mkrt_plan_key *key)
 {
     size_t removed = 0;
+    if (c == NULL || key == NULL)
+        return 0;
     mkrt__rcu_read_lock();
     pthread_mutex_lock(&c->writer);
     plan_node *n = lookup(c, key, key->hash);
@@ -720,6 +766,8 @@ size_t mkrt_plan_cache_remove(mkrt_plan_cache *c, const mkrt_plan_key *key)
 
 size_t mkrt_plan_cache_clear(mkrt_plan_cache *c)
 {
+    if (c == NULL)
+        return 0;
     return remove_where(c, any_node, NULL);
 }
 

@@ -32,6 +32,30 @@ static mkrt_status build_selection(void *p, const mkrt_plan_key *key, mkrt_wave_
     return MKRT_OK;
 }
 
+/* The arguments every cached planner needs; MKRT_EINVAL naming the first
+ * that is missing or out of range. */
+static mkrt_status check_planner_args(const char *fn, const mkrt_plan_cache *c,
+                                      const mkrt_plan_identity *id, const mkrt_exec_sample *sample,
+                                      const mkrt_graph_shape *graph, const void *out,
+                                      mkrt_error *err)
+{
+    const char *missing = c == NULL        ? "cache"
+                          : id == NULL     ? "plan identity"
+                          : sample == NULL ? "schedule sample"
+                          : graph == NULL  ? "graph shape"
+                          : out == NULL    ? "result pointer"
+                                           : NULL;
+    if (missing != NULL)
+        return mkrt__error_set(err, MKRT_EINVAL, "%s got a NULL %s. Fix: pass valid pointers.", fn,
+                               missing);
+    if ((unsigned)id->analysis_kind > MKRT_ANALYSIS_CUSTOM)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "%s got analysis kind %d, which is not an mkrt_analysis_kind. Fix: "
+                               "use MKRT_ANALYSIS_CUSTOM with a custom_tag for other analyses.",
+                               fn, (int)id->analysis_kind);
+    return MKRT_OK;
+}
+
 mkrt_status mkrt_plan_cache_select_topology(mkrt_plan_cache *c, const mkrt_plan_identity *id,
                                             const mkrt_exec_sample *sample,
                                             const mkrt_graph_shape *graph,
@@ -39,13 +63,21 @@ mkrt_status mkrt_plan_cache_select_topology(mkrt_plan_cache *c, const mkrt_plan_
                                             double launch_overhead_ns, double fusion_pressure,
                                             mkrt_topology_decision *out, mkrt_error *err)
 {
+    mkrt_status st = check_planner_args("mkrt_plan_cache_select_topology", c, id, sample, graph,
+                                        out, err);
+    if (st != MKRT_OK)
+        return st;
+    if (memory == NULL)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "mkrt_plan_cache_select_topology got a NULL memory budget. Fix: "
+                               "pass valid pointers.");
     double fusion = id->device.supports_grid_sync ? fusion_pressure : 0.0;
     mkrt_plan_key key = mkrt_plan_key_make(id->graph_layout_hash, id->analysis_kind, id->custom_tag,
                                            &id->device, id->policy_fingerprint, sample, memory,
                                            launch_overhead_ns, fusion);
     select_ctx x = {sample, graph, memory, launch_overhead_ns, fusion};
     mkrt_plan plan;
-    mkrt_status st = mkrt_plan_cache_get_or_plan_copy(c, &key, build_selection, &x, &plan, err);
+    st = mkrt_plan_cache_get_or_plan_copy(c, &key, build_selection, &x, &plan, err);
     if (st == MKRT_OK)
         *out = plan.decision;
     return st;
@@ -58,8 +90,12 @@ mkrt_status mkrt_plan_cache_plan_execution(mkrt_plan_cache *c, const mkrt_plan_i
                                            double launch_overhead_ns, double fusion_pressure,
                                            mkrt_exec_plan *out, mkrt_error *err)
 {
+    mkrt_status st = check_planner_args("mkrt_plan_cache_plan_execution", c, id, sample, graph,
+                                        out, err);
+    if (st != MKRT_OK)
+        return st;
     mkrt_memory_plan sparse;
-    mkrt_status st = mkrt_plan_memory_budget(MKRT_WAVE_SPARSE, graph, layout, UINT64_MAX, &sparse, err);
+    st = mkrt_plan_memory_budget(MKRT_WAVE_SPARSE, graph, layout, UINT64_MAX, &sparse, err);
     if (st != MKRT_OK)
         return st;
     mkrt_memory_budget m = {sparse.required_bytes, budget_bytes};
@@ -94,11 +130,14 @@ mkrt_status mkrt_plan_cache_plan_frontier(mkrt_plan_cache *c, const mkrt_plan_id
                                           double fusion_pressure, mkrt_frontier_exec_plan *out,
                                           mkrt_error *err)
 {
+    mkrt_status st = check_planner_args("mkrt_plan_cache_plan_frontier", c, id, sample, graph, out,
+                                        err);
+    if (st != MKRT_OK)
+        return st;
     mkrt_exec_sample topo;
     mkrt_byte_layout peaks;
-    mkrt_status st = mkrt__frontier_envelope(scratch, sample, graph, layout, waves, wave_count, deps,
-                                             dep_count, budget_bytes, &out->frontier, &topo,
-                                             &peaks, err);
+    st = mkrt__frontier_envelope(scratch, sample, graph, layout, waves, wave_count, deps, dep_count,
+                                 budget_bytes, &out->frontier, &topo, &peaks, err);
     if (st != MKRT_OK)
         return st;
     return mkrt_plan_cache_plan_execution(c, id, &topo, graph, &peaks, budget_bytes,

@@ -80,6 +80,12 @@ mkrt_plan_key mkrt_plan_key_make(uint64_t graph_layout_hash, mkrt_analysis_kind 
                                  const mkrt_memory_budget *memory, double launch_overhead_ns,
                                  double effective_fusion)
 {
+    static const mkrt_device_key no_device = {0, 0, 0, false, false, 0};
+    static const mkrt_exec_sample no_sample = {0.0, 0.0, 0};
+    static const mkrt_memory_budget no_memory = {0, 0};
+    device = device != NULL ? device : &no_device;
+    sample = sample != NULL ? sample : &no_sample;
+    memory = memory != NULL ? memory : &no_memory;
     mkrt_plan_key k;
     k.graph_layout_hash = graph_layout_hash;
     k.analysis_kind = kind;
@@ -97,6 +103,8 @@ mkrt_plan_key mkrt_plan_key_make(uint64_t graph_layout_hash, mkrt_analysis_kind 
 
 void mkrt_plan_key_rehash(mkrt_plan_key *key)
 {
+    if (key == NULL)
+        return;
     key->hash = mkrt__plan_key_hash(key);
 }
 
@@ -110,6 +118,8 @@ static bool device_equal(const mkrt_device_key *a, const mkrt_device_key *b)
 
 bool mkrt_plan_key_equal(const mkrt_plan_key *a, const mkrt_plan_key *b)
 {
+    if (a == NULL || b == NULL)
+        return a == b;
     return a->hash == b->hash && a->graph_layout_hash == b->graph_layout_hash && a->analysis_kind == b->analysis_kind &&
            a->custom_tag == b->custom_tag && device_equal(&a->device, &b->device) &&
            a->policy_fingerprint == b->policy_fingerprint &&

@@ -309,8 +309,14 @@ static mkrt_status recommend_inferred(const mkrt_launch_policy *p, const mkrt_la
                                       const void *ev, mkrt_launch_request *e,
                                       mkrt_launch_recommendation *rec, mkrt_error *err)
 {
-    if (req == NULL || ev == NULL)
-        return recommend_inner(p, NULL, -1, rec, err);
+    if (p == NULL || req == NULL || rec == NULL || ev == NULL)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "mkrt_launch_recommend_with_*_evidence got a NULL %s. Fix: pass "
+                               "valid pointers.",
+                               p == NULL     ? "policy"
+                               : req == NULL ? "request"
+                               : rec == NULL ? "recommendation"
+                                             : "evidence record");
     *e = *req;
     infer_missing_signals(e);
     return recommend_inner(p, e, -1, rec, err);
@@ -371,14 +377,14 @@ mkrt_status mkrt_launch_recommend_with_promotion_evidence(const mkrt_launch_poli
 
 bool mkrt_topology_evidence_is_complete(const mkrt_topology_evidence *ev)
 {
-    return ev->schema_version == MKRT_TOPOLOGY_EVIDENCE_SCHEMA_VERSION &&
+    return ev != NULL && ev->schema_version == MKRT_TOPOLOGY_EVIDENCE_SCHEMA_VERSION &&
            ev->frontier_density_bps <= 10000 && ev->semiring_frontier_density_bps <= 10000 &&
            ev->output_parity_required;
 }
 
 bool mkrt_promotion_evidence_is_complete(const mkrt_promotion_evidence *ev)
 {
-    return ev->schema_version == MKRT_PROMOTION_EVIDENCE_SCHEMA_VERSION &&
+    return ev != NULL && ev->schema_version == MKRT_PROMOTION_EVIDENCE_SCHEMA_VERSION &&
            ev->jit_queue_len_threshold != 0 && ev->hot_opcode_threshold != 0 &&
            ev->hot_window_threshold != 0 &&
            ev->fused_descriptor_window_required == ev->promote_hot_windows &&
@@ -407,7 +413,7 @@ uint32_t mkrt_autotune_hit_capacity_multiplier(const mkrt_launch_policy *p,
                                                const double *costs, size_t n_costs)
 {
     return mkrt_autotune_workgroup_size(candidates, n_candidates, costs, n_costs,
-                                        p->hit_capacity_multiplier);
+                                        p == NULL ? 0 : p->hit_capacity_multiplier);
 }
 
 uint32_t mkrt_autotune_workgroup_size(const uint32_t *candidates, size_t n_candidates,
@@ -424,10 +430,19 @@ mkrt_status mkrt_natural_gradient_step(const double *m, size_t m_len, const doub
                                        double *out, size_t out_cap, size_t *written,
                                        mkrt_error *err)
 {
+    if (written == NULL)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "mkrt_natural_gradient_step got a NULL `written`. Fix: pass where "
+                               "to store the count.");
     *written = 0;
     uint64_t need = (uint64_t)n * n;
     if (m_len < need || grad_len < n || n == 0)
         return MKRT_OK;
+    if (m == NULL || grad == NULL)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "mkrt_natural_gradient_step got a NULL %s with %zu entries claimed. "
+                               "Fix: pass the array or a length of 0.",
+                               m == NULL ? "matrix" : "gradient", m == NULL ? m_len : grad_len);
     if (out == NULL || out_cap < n)
         return mkrt__error_set(err, MKRT_EINVAL,
                                "megakernel natural-gradient output holds %zu entries but the "
@@ -454,6 +469,10 @@ mkrt_launch_config mkrt_launch_config_default(void)
 
 mkrt_status mkrt_launch_config_validate(const mkrt_launch_config *c, mkrt_error *err)
 {
+    if (c == NULL)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "mkrt_launch_config_validate got a NULL config. Fix: start from "
+                               "mkrt_launch_config_default().");
     if (c->worker_count == 0)
         return mkrt__error_set(err, MKRT_EINVAL,
                                "megakernel worker_count is 0. Fix: use at least one worker group.");
@@ -469,6 +488,9 @@ mkrt_launch_request mkrt_launch_config_request(const mkrt_launch_config *c, uint
                                                uint32_t max_workgroups_per_dimension,
                                                uint32_t max_invocations_per_workgroup)
 {
+    static const mkrt_launch_config zero = {0, 0, 0, {0, 0, 0, 0, 0, 0, 0, 0}};
+    if (c == NULL)
+        c = &zero;
     mkrt_launch_request r = mkrt_launch_request_direct(queue_len, c->worker_count, max_workgroup_size_x);
     r.max_compute_workgroups_per_dimension = max_workgroups_per_dimension;
     r.max_compute_invocations_per_workgroup = max_invocations_per_workgroup;
@@ -486,6 +508,8 @@ mkrt_launch_request mkrt_launch_config_request(const mkrt_launch_config *c, uint
 
 void mkrt_launch_request_apply_tasks(mkrt_launch_request *r, const struct mkrt_task_snapshot *s)
 {
+    if (r == NULL || s == NULL)
+        return;
     uint64_t q = (uint64_t)s->ready + s->yielded + s->requeued;
     r->queue_len = q > UINT32_MAX ? UINT32_MAX : (uint32_t)q;
     uint64_t add = (uint64_t)s->yielded + s->requeued, total;

@@ -10,8 +10,18 @@ static void note_age(mkrt_priority_accounting *a, uint32_t age)
         a->max_priority_age = age;
 }
 
+static mkrt_status null_accounting(mkrt_error *err, const char *fn)
+{
+    return mkrt__error_set(err, MKRT_EINVAL,
+                           "%s got a NULL accounting object. Fix: pass the "
+                           "mkrt_priority_accounting to update.",
+                           fn);
+}
+
 void mkrt_priority_record_requeue(mkrt_priority_accounting *a, uint32_t age_ticks)
 {
+    if (a == NULL)
+        return;
     if (a->requeue_count != UINT64_MAX)
         a->requeue_count++;
     note_age(a, age_ticks);
@@ -19,6 +29,8 @@ void mkrt_priority_record_requeue(mkrt_priority_accounting *a, uint32_t age_tick
 
 void mkrt_priority_record_aged_promotion(mkrt_priority_accounting *a, uint32_t age_ticks)
 {
+    if (a == NULL)
+        return;
     if (a->aged_promotions != UINT64_MAX)
         a->aged_promotions++;
     note_age(a, age_ticks);
@@ -27,6 +39,8 @@ void mkrt_priority_record_aged_promotion(mkrt_priority_accounting *a, uint32_t a
 mkrt_status mkrt_priority_try_record_requeue(mkrt_priority_accounting *a, uint32_t age_ticks,
                                              mkrt_error *err)
 {
+    if (a == NULL)
+        return null_accounting(err, "mkrt_priority_try_record_requeue");
     if (a->requeue_count == UINT64_MAX)
         return mkrt__error_set(err, MKRT_EOVERFLOW,
                                "megakernel priority requeue_count overflowed u64. Fix: "
@@ -39,6 +53,8 @@ mkrt_status mkrt_priority_try_record_requeue(mkrt_priority_accounting *a, uint32
 mkrt_status mkrt_priority_try_record_aged_promotion(mkrt_priority_accounting *a,
                                                     uint32_t age_ticks, mkrt_error *err)
 {
+    if (a == NULL)
+        return null_accounting(err, "mkrt_priority_try_record_aged_promotion");
     if (a->aged_promotions == UINT64_MAX)
         return mkrt__error_set(err, MKRT_EOVERFLOW,
                                "megakernel aged_promotions overflowed u64. Fix: "
@@ -50,6 +66,9 @@ mkrt_status mkrt_priority_try_record_aged_promotion(mkrt_priority_accounting *a,
 
 mkrt_drain_recommendation mkrt_priority_drain_recommendation(const mkrt_priority_accounting *a)
 {
+    static const mkrt_priority_accounting none = {0, 0, 0};
+    if (a == NULL)
+        a = &none;
     mkrt_drain_recommendation d;
     d.requeue_counter_headroom = UINT64_MAX - a->requeue_count;
     d.aged_promotion_counter_headroom = UINT64_MAX - a->aged_promotions;
@@ -88,10 +107,13 @@ void mkrt_priority_diffuse(const double *stalks, size_t n, const double *restric
                            size_t restriction_len, double damping, uint32_t iterations,
                            double *out, double *scratch)
 {
-    if (n == 0)
+    if (n == 0 || stalks == NULL || out == NULL || n > SIZE_MAX / sizeof *out)
         return;
-    memcpy(out, stalks, n * sizeof *out);
-    if (restriction_len != n || iterations == 0)
+    bool iterate = restriction_len == n && iterations != 0 && restriction != NULL;
+    if (iterate && scratch == NULL)
+        return;
+    memmove(out, stalks, n * sizeof *out);
+    if (!iterate)
         return;
     double *cur = out, *next = scratch;
     for (uint32_t it = 0; it < iterations; it++) {
@@ -107,6 +129,8 @@ void mkrt_priority_diffuse(const double *stalks, size_t n, const double *restric
 
 void mkrt_task_requeue(mkrt_task_item *t)
 {
+    if (t == NULL)
+        return;
     t->state = MKRT_TASK_REQUEUED;
     if (t->requeue_count != UINT32_MAX)
         t->requeue_count++;
@@ -118,6 +142,11 @@ void mkrt_task_requeue(mkrt_task_item *t)
 mkrt_status mkrt_task_snapshot_take(const mkrt_task_item *tasks, size_t n,
                                     mkrt_task_snapshot *out, mkrt_error *err)
 {
+    if (out == NULL || (tasks == NULL && n > 0))
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "mkrt_task_snapshot_take got a NULL %s (%zu tasks). Fix: pass "
+                               "valid pointers.",
+                               out == NULL ? "snapshot" : "task array", n);
     mkrt_task_snapshot s = {0, 0, 0, 0, 0, 0};
     for (size_t i = 0; i < n; i++) {
         const mkrt_task_item *t = &tasks[i];

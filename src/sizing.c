@@ -37,6 +37,8 @@ uint32_t mkrt_sizing_padded_slot_count(uint32_t n, uint32_t workgroup_size)
 void mkrt_sizing_dispatch_grid(const mkrt_sizing_policy *p, uint32_t workers, uint32_t slots,
                                uint32_t workgroup_size, uint32_t grid[3])
 {
+    if (p == NULL || grid == NULL)
+        return;
     uint32_t wg = max_u32(workgroup_size, 1);
     uint32_t groups = max_u32(1, sat_add(slots, wg - 1) / wg);
     grid[0] = min_u32(min_u32(groups, max_u32(workers, 1)), p->max_dispatch_workgroups);
@@ -47,6 +49,8 @@ void mkrt_sizing_dispatch_grid(const mkrt_sizing_policy *p, uint32_t workers, ui
 uint32_t mkrt_sizing_default_worker_groups(const mkrt_sizing_policy *p, uint32_t max_groups,
                                            uint32_t max_invocations)
 {
+    if (p == NULL)
+        return 0;
     uint32_t occ = max_groups / max_u32(p->occupancy_worker_divisor, 1);
     occ = min_u32(max_u32(occ, 1), p->max_dispatch_workgroups);
     uint32_t floor = max_invocations >= p->powerful_invocation_threshold
@@ -59,6 +63,8 @@ bool mkrt_sizing_fused_allowed(const mkrt_sizing_policy *p, uint64_t fused_slots
                                uint64_t dispatch_slots)
 {
     uint64_t cap;
+    if (p == NULL)
+        return false;
     if (__builtin_mul_overflow(dispatch_slots, (uint64_t)p->fused_over_dispatch_multiplier, &cap))
         return true;
     return fused_slots <= cap;
@@ -67,7 +73,9 @@ bool mkrt_sizing_fused_allowed(const mkrt_sizing_policy *p, uint64_t fused_slots
 mkrt_launch_geometry mkrt_geometry_from_slots(const mkrt_sizing_policy *p, uint32_t slots,
                                               uint32_t workers, uint32_t max_x)
 {
-    mkrt_launch_geometry g;
+    mkrt_launch_geometry g = {0, 0, {0, 0, 0}};
+    if (p == NULL)
+        return g;
     g.workgroup_size_x = mkrt_sizing_workgroup_size(workers, max_x);
     g.slot_count = mkrt_sizing_padded_slot_count(slots, g.workgroup_size_x);
     mkrt_sizing_dispatch_grid(p, workers, g.slot_count, g.workgroup_size_x, g.dispatch_grid);
@@ -76,6 +84,8 @@ mkrt_launch_geometry mkrt_geometry_from_slots(const mkrt_sizing_policy *p, uint3
 
 uint32_t mkrt_geometry_covering_worker_groups(const mkrt_launch_geometry *g)
 {
+    if (g == NULL)
+        return 0;
     return g->slot_count / max_u32(g->workgroup_size_x, 1);
 }
 
@@ -83,6 +93,11 @@ mkrt_status mkrt_geometry_from_item_count(const mkrt_sizing_policy *p, uint64_t 
                                           uint32_t workers, uint32_t max_x,
                                           mkrt_launch_geometry *out, mkrt_error *err)
 {
+    if (p == NULL || out == NULL)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "mkrt_geometry_from_item_count got a NULL %s. Fix: pass valid "
+                               "pointers.",
+                               p == NULL ? "sizing policy" : "result pointer");
     if (n > UINT32_MAX)
         return mkrt__error_set(err, MKRT_EOVERFLOW,
                                "megakernel item count %llu exceeds the u32 slot space. Fix: shard "
@@ -105,6 +120,13 @@ mkrt_status mkrt_sizing_optimal_grid(const mkrt_sizing_policy *p, uint32_t queue
 {
     static const char *const names[] = {"max_workgroup_size_x", "max_compute_workgroups_per_dimension",
                                         "max_compute_invocations_per_workgroup"};
+    if (p == NULL || limits == NULL || geometry == NULL || worker_groups == NULL)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "mkrt_sizing_optimal_grid got a NULL %s. Fix: pass valid pointers.",
+                               p == NULL        ? "sizing policy"
+                               : limits == NULL ? "grid limits"
+                               : geometry == NULL ? "geometry result"
+                                                  : "worker-group result");
     const uint32_t vals[] = {limits->max_workgroup_size_x, limits->max_workgroups_per_dimension,
                              limits->max_invocations_per_workgroup};
     for (int i = 0; i < 3; i++)

@@ -87,6 +87,9 @@ mkrt_status mkrt_sizing_optimal_grid_cached(const mkrt_sizing_policy *p, uint32_
                                             mkrt_launch_geometry *geometry, uint32_t *worker_groups,
                                             mkrt_error *err)
 {
+    if (p == NULL || limits == NULL || geometry == NULL || worker_groups == NULL) /* not memoised */
+        return mkrt_sizing_optimal_grid(p, queue_len, requested_workers, limits, geometry,
+                                        worker_groups, err);
     uint64_t key[KEY_WORDS] = {0};
     policy_words(p, key);
     key[5] = (uint64_t)queue_len << 32 | requested_workers;
@@ -111,6 +114,8 @@ mkrt_status mkrt_sizing_optimal_grid_cached(const mkrt_sizing_policy *p, uint32_
 mkrt_launch_geometry mkrt_geometry_from_slots_cached(const mkrt_sizing_policy *p, uint32_t slots,
                                                      uint32_t workers, uint32_t max_x)
 {
+    if (p == NULL) /* not memoised */
+        return mkrt_geometry_from_slots(NULL, slots, workers, max_x);
     uint64_t key[KEY_WORDS] = {0};
     policy_words(p, key);
     key[5] = (uint64_t)slots << 32 | workers;

@@ -59,10 +59,17 @@ static double unit(double v)
     return v < 0 ? 0.0 : v > 1 ? 1.0 : v;
 }
 
+static const mkrt_exec_sample zero_sample = {0.0, 0.0, 0};
+static const mkrt_graph_shape zero_graph = {0, 0};
+static const mkrt_memory_budget zero_budget = {0, 0};
+
 mkrt_topology_decision mkrt_select_topology(const mkrt_exec_sample *s, const mkrt_graph_shape *g,
                                             const mkrt_memory_budget *m, double launch_overhead_ns,
                                             double fusion_pressure, bool device_wide_barrier)
 {
+    s = s != NULL ? s : &zero_sample;
+    g = g != NULL ? g : &zero_graph;
+    m = m != NULL ? m : &zero_budget;
     mkrt_topology_decision d;
     d.memory_pressure_bps = pressure_bps(m->required_bytes, m->budget_bytes);
     d.average_degree_bps = degree_bps(g);
@@ -100,6 +107,7 @@ mkrt_topology_decision mkrt_select_topology_stable(const mkrt_exec_sample *s,
         mkrt_select_topology(s, g, m, launch_overhead_ns, fusion_pressure, device_wide_barrier);
     if (previous == MKRT_WAVE_NONE || d.memory_pressure_bps >= MEMORY_RED_ZONE_BPS)
         return d;
+    s = s != NULL ? s : &zero_sample;
     double density = unit(s->frontier_density);
     double fusion = unit(device_wide_barrier ? fusion_pressure : 0.0);
     mkrt_wave_topology t = d.topology;
@@ -145,6 +153,13 @@ const char *mkrt_wave_topology_name(mkrt_wave_topology t)
 
 size_t mkrt_topology_explain(const mkrt_topology_decision *d, char *buf, size_t len)
 {
+    if (buf == NULL)
+        len = 0;
+    if (d == NULL) {
+        if (len > 0)
+            buf[0] = '\0';
+        return 0;
+    }
     const char *reason;
     switch (d->topology) {
     case MKRT_WAVE_WARP_SPARSE: reason = "ultra_sparse_warp_specialized"; break;
@@ -177,6 +192,10 @@ static mkrt_status overflow(mkrt_error *err, const char *field)
 mkrt_status mkrt_topology_scratch_bytes(mkrt_wave_topology t, uint64_t base, uint64_t *out,
                                         mkrt_error *err)
 {
+    if (out == NULL)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "mkrt_topology_scratch_bytes got a NULL result pointer. Fix: pass "
+                               "where to store the bytes.");
     uint64_t v = base;
     switch (t) {
     case MKRT_WAVE_WARP_SPARSE: v = base > 32 ? base : 32; break;
@@ -210,6 +229,10 @@ mkrt_status mkrt_topology_scratch_bytes(mkrt_wave_topology t, uint64_t base, uin
 mkrt_status mkrt_graph_resident_bytes(const mkrt_graph_shape *g, const mkrt_byte_layout *l,
                                       uint64_t *out, mkrt_error *err)
 {
+    if (g == NULL || l == NULL || out == NULL)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "graph byte planning got a NULL %s. Fix: pass valid pointers.",
+                               g == NULL ? "graph shape" : l == NULL ? "byte layout" : "result pointer");
     uint64_t nodes, edges;
     if (__builtin_mul_overflow(g->node_count, l->bytes_per_node, &nodes))
         return overflow(err, "node layout bytes");
@@ -224,6 +247,10 @@ mkrt_status mkrt_plan_memory_budget(mkrt_wave_topology t, const mkrt_graph_shape
                                     const mkrt_byte_layout *l, uint64_t budget_bytes,
                                     mkrt_memory_plan *out, mkrt_error *err)
 {
+    if (out == NULL)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "mkrt_plan_memory_budget got a NULL result pointer. Fix: pass "
+                               "where to store the plan.");
     mkrt_memory_plan p;
     mkrt_status st = mkrt_graph_resident_bytes(g, l, &p.graph_bytes, err);
     if (st == MKRT_OK)
@@ -257,6 +284,10 @@ mkrt_status mkrt_plan_execution(const mkrt_exec_sample *s, const mkrt_graph_shap
                                 double launch_overhead_ns, double fusion_pressure,
                                 bool device_wide_barrier, mkrt_exec_plan *out, mkrt_error *err)
 {
+    if (s == NULL || out == NULL)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "mkrt_plan_execution got a NULL %s. Fix: pass valid pointers.",
+                               s == NULL ? "schedule sample" : "result pointer");
     mkrt_memory_plan sparse;
     mkrt_status st = mkrt_plan_memory_budget(MKRT_WAVE_SPARSE, g, l, budget_bytes, &sparse, err);
     if (st != MKRT_OK)
@@ -294,6 +325,11 @@ mkrt_status mkrt_schedule_fusion_pressure(const mkrt_exec_sample *samples, size_
                                           double launch_overhead_ns, uint32_t n_steps, double dt,
                                           double *out, mkrt_error *err)
 {
+    if ((samples == NULL || out == NULL) && n > 0)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "mkrt_schedule_fusion_pressure got a NULL %s for %zu candidates. "
+                               "Fix: pass arrays of n entries.",
+                               samples == NULL ? "sample array" : "output array", n);
     if (!isfinite(dt) || dt < 0)
         return mkrt__error_set(err, MKRT_EINVAL,
                                "megakernel schedule step %g is not a finite value >= 0 (invalid "

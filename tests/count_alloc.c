@@ -6,13 +6,21 @@
 #include "mkrt/alloc.h"
 
 static _Atomic uint64_t calls, bytes, budget = UINT64_MAX;
+static _Atomic uint64_t frees, freed_bytes, failures;
+static _Atomic uint64_t requests, fail_at = UINT64_MAX;
 
 static void *counting_alloc(size_t size, size_t align, void *ctx)
 {
     (void)ctx;
-    uint64_t left = atomic_load(&budget);
-    if (left == 0)
+    if (atomic_fetch_add(&requests, 1) == atomic_load(&fail_at)) {
+        atomic_fetch_add(&failures, 1);
         return NULL;
+    }
+    uint64_t left = atomic_load(&budget);
+    if (left == 0) {
+        atomic_fetch_add(&failures, 1);
+        return NULL;
+    }
     if (left != UINT64_MAX)
         atomic_fetch_sub(&budget, 1);
     atomic_fetch_add(&calls, 1);
@@ -24,8 +32,9 @@ static void *counting_alloc(size_t size, size_t align, void *ctx)
 
 static void counting_free(void *p, size_t size, void *ctx)
 {
-    (void)size;
     (void)ctx;
+    atomic_fetch_add(&frees, 1);
+    atomic_fetch_add(&freed_bytes, size);
     free(p);
 }
 
@@ -43,15 +52,30 @@ void count_alloc_uninstall(void)
 
 uint64_t count_alloc_calls(void) { return atomic_load(&calls); }
 uint64_t count_alloc_bytes(void) { return atomic_load(&bytes); }
+uint64_t count_alloc_frees(void) { return atomic_load(&frees); }
+uint64_t count_alloc_freed_bytes(void) { return atomic_load(&freed_bytes); }
+uint64_t count_alloc_failures(void) { return atomic_load(&failures); }
 
 void count_alloc_reset(void)
 {
     atomic_store(&calls, 0);
     atomic_store(&bytes, 0);
     atomic_store(&budget, UINT64_MAX);
+    atomic_store(&frees, 0);
+    atomic_store(&freed_bytes, 0);
+    atomic_store(&failures, 0);
+    atomic_store(&fail_at, UINT64_MAX);
+    atomic_store(&requests, 0);
 }
 
 void count_alloc_fail_after(uint64_t n)
 {
     atomic_store(&budget, n);
+}
+
+void count_alloc_fail_nth(uint64_t k)
+{
+    atomic_store(&fail_at, UINT64_MAX);
+    atomic_store(&requests, 0);
+    atomic_store(&fail_at, k);
 }

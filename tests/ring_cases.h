@@ -19,6 +19,8 @@ typedef struct ring_ops {
     size_t (*capacity)(const void *r);
     void (*destroy)(void *r);
     void (*seed)(void *r, uint64_t index);
+    /* Threads between prepare and finish on the ring's wait queues. */
+    uint32_t (*sleepers)(const void *r);
 } ring_ops;
 
 /* Runs every shared case; returns nothing, reports through TAP. */

@@ -1,5 +1,6 @@
 /* tests/test_mpmc_ring.c - mkrt_mpmc_ring behaviour. */
 #include "../queue/ring_internal.h"
+#include "count_alloc.h"
 #include "ring_cases.h"
 #include "tap.h"
 
@@ -20,13 +21,17 @@ static size_t size(const void *r) { return mkrt_mpmc_ring_size(r); }
 static size_t capacity(const void *r) { return mkrt_mpmc_ring_capacity(r); }
 static void destroy(void *r) { mkrt_mpmc_ring_destroy(r); }
 static void seed(void *r, uint64_t i) { mkrt__mpmc_ring_seed_index(r, i); }
+static uint32_t sleepers(const void *r) { return mkrt__mpmc_ring_sleepers(r); }
 
 int main(void)
 {
     const ring_ops ops = {"mpmc", true, create, push, pop, push_wait, pop_wait, close_,
-                          is_closed, size, capacity, destroy, seed};
+                          is_closed, size, capacity, destroy, seed, sleepers};
     run_ring_cases(&ops);
+    count_alloc_install();
     mkrt_mpmc_ring_destroy(NULL);
-    ok(1, "mpmc: destroy(NULL) is a no-op");
+    ok(count_alloc_frees() == 0 && count_alloc_calls() == 0,
+       "mpmc: destroy(NULL) is a no-op (frees nothing, allocates nothing)");
+    count_alloc_uninstall();
     return done_testing();
 }

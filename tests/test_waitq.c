@@ -76,14 +76,17 @@ int main(void)
        (unsigned long long)(g.slept[0] + g.slept[1]));
 
     struct timespec ts;
-    uint64_t t0 = mkrt__now_ns();
     uint32_t e = mkrt__waitq_prepare(&g.wq[0]);
     is(mkrt__waitq_sleep(&g.wq[0], e, mkrt__deadline(20000000, &ts)), MKRT_ETIMEDOUT,
        "sleep without a notify times out");
+    ok(mkrt__deadline_passed(&ts), "... only once its deadline has passed");
+    is(atomic_load(&g.wq[0].epoch), e, "... and really was not notified (the epoch never moved)");
+    is(atomic_load(&g.wq[0].waiters), 1, "... still counted as a waiter until finish");
     mkrt__waitq_finish(&g.wq[0]);
-    ok(mkrt__now_ns() - t0 >= 20000000, "... at its deadline, not before");
+    is(atomic_load(&g.wq[0].waiters), 0, "finish leaves the queue");
     e = mkrt__waitq_prepare(&g.wq[0]);
     mkrt__waitq_notify(&g.wq[0]);
+    ok(atomic_load(&g.wq[0].epoch) != e, "a notify with a waiter registered moves the epoch");
     is(mkrt__waitq_sleep(&g.wq[0], e, mkrt__deadline(5000000000u, &ts)), MKRT_OK,
        "a notify between prepare and sleep is not lost");
     mkrt__waitq_finish(&g.wq[0]);

@@ -30,7 +30,8 @@ typedef struct mkrt_allocator {
 } mkrt_allocator;
 
 /* Installs `a` (copied) as the process-wide allocator; NULL restores the
- * default. Not thread-safe against concurrent mkrt allocations. */
+ * default, and so does an allocator whose alloc or free is NULL. Not
+ * thread-safe against concurrent mkrt allocations. */
 void mkrt_allocator_set(const mkrt_allocator *a);
 
 #ifdef __cplusplus

@@ -51,13 +51,17 @@ typedef struct mkrt_barrier_plan {
 
 typedef struct mkrt_barrier_scratch mkrt_barrier_scratch;
 
-/* Scratch pre-sized for the given shape (0, 0 is fine: it grows on use). */
+/* Scratch pre-sized for the given shape (0, 0 is fine: it grows on use).
+ * NULL with MKRT_EOVERFLOW or MKRT_ENOMEM in err when it cannot be sized. */
 mkrt_barrier_scratch *mkrt_barrier_scratch_create(size_t wave_capacity, size_t dep_capacity,
                                                   mkrt_error *err);
+/* NULL is ignored. */
 void mkrt_barrier_scratch_destroy(mkrt_barrier_scratch *s);
+/* Capacities; 0 for a NULL scratch. */
 size_t mkrt_barrier_scratch_wave_capacity(const mkrt_barrier_scratch *s);
 size_t mkrt_barrier_scratch_dependency_capacity(const mkrt_barrier_scratch *s);
 
+/* MKRT_EINVAL for a NULL scratch or plan, or NULL deps with dep_count > 0. */
 mkrt_status mkrt_plan_barriers(mkrt_barrier_scratch *s, size_t wave_count,
                                const mkrt_wave_dep *deps, size_t dep_count,
                                mkrt_barrier_plan *plan, mkrt_error *err);

@@ -51,10 +51,11 @@ typedef struct mkrt_frontier_plan {
 } mkrt_frontier_plan;
 
 /* fused(w) into *bytes; MKRT_EOVERFLOW ("fused wave scratch bytes" or
- * "fused wave bytes") when it does not fit 64 bits. */
+ * "fused wave bytes") when it does not fit 64 bits; MKRT_EINVAL for NULL. */
 mkrt_status mkrt_frontier_fused_wave_bytes(const mkrt_frontier_wave *w, uint64_t *bytes,
                                            mkrt_error *err);
 
+/* MKRT_EINVAL for a NULL scratch or plan, or a NULL array with a count. */
 mkrt_status mkrt_plan_frontier_memory(mkrt_barrier_scratch *s, const mkrt_frontier_wave *waves,
                                       size_t wave_count, const mkrt_wave_dep *deps,
                                       size_t dep_count, uint64_t resident_graph_bytes,
@@ -65,7 +66,8 @@ mkrt_status mkrt_plan_frontier_memory(mkrt_barrier_scratch *s, const mkrt_fronti
  * per-edge sizes, the memory plan above (readback = the sample's), then
  * mkrt_plan_execution with the three peaks as the wave bytes and the
  * amortized readback in the sample. layout's frontier/scratch/output
- * fields are ignored. */
+ * fields are ignored. MKRT_EINVAL for any NULL pointer but err (and deps
+ * or waves when their count is 0). */
 mkrt_status mkrt_plan_frontier_execution(mkrt_barrier_scratch *s, const mkrt_exec_sample *sample,
                                          const mkrt_graph_shape *graph,
                                          const mkrt_byte_layout *layout,

@@ -43,10 +43,12 @@ typedef struct mkrt_layer_plan {
     const uint32_t *item_level;    /* level of each item, item_count entries */
 } mkrt_layer_plan;
 
+/* NULL with MKRT_ENOMEM in err when allocation fails. */
 mkrt_layer_scratch *mkrt_layer_scratch_create(mkrt_error *err);
+/* NULL is ignored. */
 void mkrt_layer_scratch_destroy(mkrt_layer_scratch *s);
 
-/* Items the scratch holds without growing. */
+/* Items the scratch holds without growing; 0 for a NULL scratch. */
 size_t mkrt_layer_scratch_capacity(const mkrt_layer_scratch *s);
 
 /* Layers items[0..n). Errors: MKRT_EINVAL (NULL pointers, n above

@@ -103,15 +103,17 @@ uint32_t mkrt_plan_launch_bucket(double launch_overhead_ns, double dispatch_cost
 uint32_t mkrt_plan_fusion_bucket(double effective_fusion_pressure);
 
 /* Builds a key; effective_fusion is the fusion pressure after gating by the
- * device (0 without grid sync). */
+ * device (0 without grid sync). A NULL device, sample or memory reads as
+ * all zeros. */
 mkrt_plan_key mkrt_plan_key_make(uint64_t graph_layout_hash, mkrt_analysis_kind kind,
                                  uint64_t custom_tag, const mkrt_device_key *device,
                                  uint64_t policy_fingerprint, const mkrt_exec_sample *sample,
                                  const mkrt_memory_budget *memory, double launch_overhead_ns,
                                  double effective_fusion);
-/* Recomputes key->hash after fields were changed by hand. */
+/* Recomputes key->hash after fields were changed by hand (NULL: no-op). */
 void mkrt_plan_key_rehash(mkrt_plan_key *key);
-/* Field-by-field equality (the hash is compared first). */
+/* Field-by-field equality (the hash is compared first); NULL equals only
+ * NULL. */
 bool mkrt_plan_key_equal(const mkrt_plan_key *a, const mkrt_plan_key *b);
 
 typedef struct mkrt_plan {
@@ -153,22 +155,28 @@ typedef struct mkrt_plan_cache_stats {
 typedef struct mkrt_plan_cache mkrt_plan_cache;
 
 mkrt_plan_cache_config mkrt_plan_cache_config_default(void);
-/* MKRT_EINVAL when max_entries > MKRT_PLAN_CACHE_MAX_ENTRIES or when
- * max_bytes is non-zero but below one minimal plan. */
+/* MKRT_EINVAL when max_entries > MKRT_PLAN_CACHE_MAX_ENTRIES, when
+ * max_bytes is non-zero but below one minimal plan, or for a NULL out (a
+ * NULL cfg means the defaults). */
 mkrt_status mkrt_plan_cache_create(const mkrt_plan_cache_config *cfg, mkrt_plan_cache **out,
                                    mkrt_error *err);
 /* Removes every entry, waits for their grace periods (rcu_barrier) and
  * frees the cache. No other thread may use the cache any more, and the
- * caller must not be inside a read-side section. */
+ * caller must not be inside a read-side section. NULL is ignored. */
 void mkrt_plan_cache_destroy(mkrt_plan_cache *c);
 
+/* Sections nest; an unlock without a matching lock on this thread is
+ * ignored. */
 void mkrt_plan_cache_read_lock(void);
 void mkrt_plan_cache_read_unlock(void);
 
-/* Inside a read-side section: the plan for key, or NULL (a miss). */
+/* Inside a read-side section: the plan for key, or NULL (a miss, or a
+ * NULL c or key). */
 const mkrt_plan *mkrt_plan_cache_find(mkrt_plan_cache *c, const mkrt_plan_key *key);
 /* Inside a read-side section: the cached plan, or build, publish and
- * return one. On a build error nothing is cached and the error returns. */
+ * return one. On a build error nothing is cached and the error returns.
+ * MKRT_EINVAL for a NULL c, key, build or out, and for a built plan with
+ * group_count > 0 but NULL group arrays. */
 mkrt_status mkrt_plan_cache_get_or_plan(mkrt_plan_cache *c, const mkrt_plan_key *key,
                                         mkrt_plan_build_fn build, void *ctx,
                                         const mkrt_plan **out, mkrt_error *err);
@@ -179,7 +187,8 @@ mkrt_status mkrt_plan_cache_get_or_plan_copy(mkrt_plan_cache *c, const mkrt_plan
                                              mkrt_error *err);
 
 /* Removes the entry for key (the next lookup plans it again); returns 1
- * when there was one, else 0. Counted as an invalidation. */
+ * when there was one, else 0. Counted as an invalidation. These removal
+ * calls return 0 for a NULL c, key or device. */
 size_t mkrt_plan_cache_remove(mkrt_plan_cache *c, const mkrt_plan_key *key);
 /* Removes every entry whose device key equals `device`; returns how many. */
 size_t mkrt_plan_cache_invalidate_device(mkrt_plan_cache *c, const mkrt_device_key *device);
@@ -187,9 +196,11 @@ size_t mkrt_plan_cache_invalidate_device(mkrt_plan_cache *c, const mkrt_device_k
 size_t mkrt_plan_cache_invalidate_policy_before(mkrt_plan_cache *c, uint64_t current);
 size_t mkrt_plan_cache_clear(mkrt_plan_cache *c);
 
+/* Zeroes *out for a NULL c; a NULL out is ignored. */
 void mkrt_plan_cache_stats_read(mkrt_plan_cache *c, mkrt_plan_cache_stats *out);
 
-/* Checksum of a plan as the cache computes it (for verification). */
+/* Checksum of a plan as the cache computes it (for verification); 0 for
+ * NULL. */
 uint64_t mkrt_plan_checksum(const mkrt_plan *p);
 
 /* --- The reference planners through the cache ------------------------ */
@@ -202,7 +213,10 @@ typedef struct mkrt_plan_identity {
     uint64_t policy_fingerprint;
 } mkrt_plan_identity;
 
-/* Cached topology selection: fusion is gated by device.supports_grid_sync,
+/* The cached planners return MKRT_EINVAL for a NULL pointer (err aside,
+ * and arrays whose count is 0) and for an analysis kind outside the enum.
+ *
+ * Cached topology selection: fusion is gated by device.supports_grid_sync,
  * the key quantises the sample, and a miss runs the stable selector against
  * the identity's previous topology (the plain one without). */
 mkrt_status mkrt_plan_cache_select_topology(mkrt_plan_cache *c, const mkrt_plan_identity *id,

@@ -192,7 +192,9 @@ mkrt_launch_policy mkrt_launch_policy_standard(void);
 mkrt_launch_request mkrt_launch_request_direct(uint32_t queue_len, uint32_t worker_groups,
                                                uint32_t max_workgroup_size_x);
 
-/* On MKRT_EBUDGET, rec->estimated_peak_device_bytes and
+/* MKRT_EINVAL for a NULL policy, request or result (here and in the
+ * variants below, evidence records included).
+ * On MKRT_EBUDGET, rec->estimated_peak_device_bytes and
  * rec->device_memory_budget_bytes still hold the two numbers (the message
  * has them too); the rest of rec is unspecified. */
 mkrt_status mkrt_launch_recommend(const mkrt_launch_policy *p, const mkrt_launch_request *req,
@@ -205,7 +207,7 @@ mkrt_status mkrt_launch_recommend(const mkrt_launch_policy *p, const mkrt_launch
  *   DENSE holds against HYBRID while density >= 4000 - 250;
  *   FUSED_DENSE holds against HYBRID while density >= 4000 - 250 on a
  *   large graph with hot promotion. EMPTY and MEMORY_CONSTRAINED as raw
- *   choices always win. */
+ *   choices always win. A previous outside the enum is MKRT_EINVAL. */
 mkrt_status mkrt_launch_recommend_with_previous(const mkrt_launch_policy *p,
                                                 const mkrt_launch_request *req,
                                                 mkrt_dispatch_topology previous,
@@ -222,6 +224,7 @@ mkrt_status mkrt_launch_recommend_with_promotion_evidence(const mkrt_launch_poli
                                                           mkrt_launch_recommendation *rec,
                                                           mkrt_promotion_evidence *ev,
                                                           mkrt_error *err);
+/* Both false for NULL. */
 bool mkrt_topology_evidence_is_complete(const mkrt_topology_evidence *ev);
 bool mkrt_promotion_evidence_is_complete(const mkrt_promotion_evidence *ev);
 
@@ -232,7 +235,7 @@ void mkrt_launch_cache_reset(void);
 /* Autotune: the candidate at the first index of minimal cost under the
  * IEEE total order (NaN sorts after +inf, -NaN before -inf); with no
  * candidates or costs, the current value. Only the first min(n_candidates,
- * n_costs) entries count. */
+ * n_costs) entries count. NULL arrays count as empty; a NULL p as current 0. */
 uint32_t mkrt_autotune_hit_capacity_multiplier(const mkrt_launch_policy *p,
                                                const uint32_t *candidates, size_t n_candidates,
                                                const double *costs, size_t n_costs);
@@ -240,17 +243,19 @@ uint32_t mkrt_autotune_workgroup_size(const uint32_t *candidates, size_t n_candi
                                       const double *costs, size_t n_costs, uint32_t current);
 /* out[r] = -learning_rate * sum_c m[r * n + c] * grad[c] for r < n.
  * *written = n, or 0 when m has fewer than n*n entries or grad fewer than
- * n (nothing written). MKRT_EINVAL when out_cap < n otherwise. */
+ * n (nothing written). MKRT_EINVAL when out_cap < n otherwise, for a NULL
+ * out, m or grad that would be read, and for a NULL written. */
 mkrt_status mkrt_natural_gradient_step(const double *m, size_t m_len, const double *grad,
                                        size_t grad_len, uint32_t n, double learning_rate,
                                        double *out, size_t out_cap, size_t *written,
                                        mkrt_error *err);
 
 mkrt_launch_config mkrt_launch_config_default(void);
-/* MKRT_EINVAL for zero workers or a zero wall time. */
+/* MKRT_EINVAL for zero workers, a zero wall time, or a NULL config. */
 mkrt_status mkrt_launch_config_validate(const mkrt_launch_config *c, mkrt_error *err);
 /* Request from a config: workers = worker_count, expected hits =
- * expected_items_per_worker when > 1 (else 1), hints copied verbatim. */
+ * expected_items_per_worker when > 1 (else 1), hints copied verbatim. A
+ * NULL config reads as an all-zero one. */
 mkrt_launch_request mkrt_launch_config_request(const mkrt_launch_config *c, uint32_t queue_len,
                                                uint32_t max_workgroup_size_x,
                                                uint32_t max_workgroups_per_dimension,
@@ -258,7 +263,8 @@ mkrt_launch_request mkrt_launch_config_request(const mkrt_launch_config *c, uint
 
 /* Applies a task-queue snapshot: queue_len = ready + yielded + requeued;
  * requeue_count += yielded + requeued + the tasks' own requeue counts
- * (saturating); max_priority_age = the oldest task's age. */
+ * (saturating); max_priority_age = the oldest task's age. A NULL r or s
+ * makes it a no-op. */
 struct mkrt_task_snapshot;
 void mkrt_launch_request_apply_tasks(mkrt_launch_request *r, const struct mkrt_task_snapshot *s);
 

@@ -54,19 +54,23 @@ typedef struct mkrt_drain_recommendation {
     const char *fix; /* MKRT_PRIORITY_DRAIN_FIX */
 } mkrt_drain_recommendation;
 
+/* record_* ignore a NULL a; try_record_* return MKRT_EINVAL for it. */
 void mkrt_priority_record_requeue(mkrt_priority_accounting *a, uint32_t age_ticks);
 void mkrt_priority_record_aged_promotion(mkrt_priority_accounting *a, uint32_t age_ticks);
 mkrt_status mkrt_priority_try_record_requeue(mkrt_priority_accounting *a, uint32_t age_ticks,
                                              mkrt_error *err);
 mkrt_status mkrt_priority_try_record_aged_promotion(mkrt_priority_accounting *a,
                                                     uint32_t age_ticks, mkrt_error *err);
+/* A NULL a reads as a zeroed accounting (reason none). */
 mkrt_drain_recommendation mkrt_priority_drain_recommendation(const mkrt_priority_accounting *a);
 /* "none", "pending_telemetry", "requeue_counter_near_limit", ... */
 const char *mkrt_drain_reason_name(mkrt_drain_reason r);
 
 /* `iterations` steps of out[i] = s[i] - damping * restriction[i] * s[i],
  * starting from stalks. out and scratch hold n entries each (caller-owned;
- * no allocation). When restriction_len != n, out is a copy of stalks. */
+ * no allocation). When restriction_len != n, out is a copy of stalks.
+ * A NULL restriction acts as restriction_len 0; NULL stalks or out, or a
+ * NULL scratch when it iterates: nothing is written. */
 void mkrt_priority_diffuse(const double *stalks, size_t n, const double *restriction,
                            size_t restriction_len, double damping, uint32_t iterations,
                            double *out, double *scratch);
@@ -94,7 +98,7 @@ typedef struct mkrt_task_item {
 } mkrt_task_item;
 
 /* Marks t requeued: state REQUEUED, requeue_count and age_ticks + 1
- * (saturating), flag bit 2. */
+ * (saturating), flag bit 2. NULL is ignored. */
 void mkrt_task_requeue(mkrt_task_item *t);
 
 typedef struct mkrt_task_snapshot {
@@ -104,7 +108,7 @@ typedef struct mkrt_task_snapshot {
 } mkrt_task_snapshot;
 
 /* Counts tasks by state; MKRT_EINVAL names the first task whose state word
- * is not an mkrt_task_state. */
+ * is not an mkrt_task_state (also for NULL out, or NULL tasks with n > 0). */
 mkrt_status mkrt_task_snapshot_take(const mkrt_task_item *tasks, size_t n,
                                     mkrt_task_snapshot *out, mkrt_error *err);
 

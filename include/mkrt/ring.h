@@ -42,11 +42,16 @@
  *         pop: at least one item taken), MKRT_ETIMEDOUT when the deadline
  *         passed first, MKRT_ECLOSED when the ring is closed (push: some
  *         items may have been accepted before the close, see *done; pop:
- *         the ring is closed and empty). *done always holds the count moved.
+ *         the ring is closed and empty). *done always holds the count moved
+ *         (done may be NULL).
  *         timeout_ns 0 tries once; MKRT_TIMEOUT_INFINITE waits for ever. A
  *         waiting thread spins briefly, then sleeps on a futex: no busy-wait
  *         once asleep, and no lost wake-up (every push wakes sleeping
  *         poppers, every pop wakes sleeping pushers, close wakes everyone).
+ *   bad input (a NULL ring, or a NULL items/out with a non-zero count)
+ *         moves nothing: push and pop return 0, *_wait return MKRT_EINVAL
+ *         with *done = 0; close and destroy ignore a NULL ring, is_closed,
+ *         size and capacity report false / 0 for it.
  *
  * Close: after mkrt_*_ring_close returns, pushes accept nothing and
  * push_wait returns MKRT_ECLOSED. Items already in the ring stay there and

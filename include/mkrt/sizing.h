@@ -9,7 +9,10 @@
  *   default workers  = max(clamp(max_groups / occupancy_worker_divisor, 1,
  *                      max_dispatch_workgroups), invocations >= powerful
  *                      threshold ? powerful_min_worker_groups : 1).
- * Pure functions; safe from any thread.
+ * Pure functions; safe from any thread. A NULL policy or geometry makes
+ * the value-returning calls return 0 / false / a zeroed geometry (and
+ * dispatch_grid with a NULL grid a no-op); the status-returning calls
+ * return MKRT_EINVAL for any NULL pointer but err.
  */
 #ifndef MKRT_SIZING_H
 #define MKRT_SIZING_H

@@ -23,7 +23,10 @@
  *   memory    required = graph + frontier + topology scratch + output;
  *             over the budget: MKRT_EBUDGET ("Fix: choose a sparse
  *             topology"); execution planning falls back to SPARSE then.
- * Pure functions; safe from any thread.
+ * Pure functions; safe from any thread. The selectors read a NULL sample,
+ * graph or budget as all zeros; the status-returning calls return
+ * MKRT_EINVAL for a NULL pointer (err aside) and for a topology outside
+ * the enum.
  */
 #ifndef MKRT_TOPOLOGY_H
 #define MKRT_TOPOLOGY_H
@@ -110,7 +113,8 @@ mkrt_topology_decision mkrt_select_topology(const mkrt_exec_sample *s, const mkr
  * HYBRID; previous dense, density >= 0.675, degree >= 20000 -> DENSE;
  * previous block dense, density >= 0.825, degree >= 20000 -> BLOCK_DENSE;
  * previous fused, fusion >= 0.60, launch >= 1250, readback >= 4096, memory
- * <= 8750 -> FUSED_WAVE. MKRT_WAVE_NONE as previous gives the plain one. */
+ * <= 8750 -> FUSED_WAVE. MKRT_WAVE_NONE (or any value outside the enum) as
+ * previous gives the plain one. */
 mkrt_topology_decision mkrt_select_topology_stable(const mkrt_exec_sample *s,
                                                    const mkrt_graph_shape *g,
                                                    const mkrt_memory_budget *m,
@@ -121,7 +125,8 @@ mkrt_topology_decision mkrt_select_topology_stable(const mkrt_exec_sample *s,
 
 /* "megakernel-topology-v1|topology=...|memory_pressure_bps=...|
  * average_degree_bps=...|launch_pressure_bps=...|reason=..." into buf
- * (snprintf semantics); returns the full length. */
+ * (snprintf semantics; a NULL buf counts as len 0); returns the full length,
+ * 0 (and an empty buf) for a NULL d. */
 size_t mkrt_topology_explain(const mkrt_topology_decision *d, char *buf, size_t len);
 /* "WarpSparseFrontier", "SparseFrontier", ... */
 const char *mkrt_wave_topology_name(mkrt_wave_topology t);
