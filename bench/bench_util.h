@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* bench/bench_util.h - timing, medians and machine description for benchmarks. */
 #ifndef MKRT_BENCH_UTIL_H
 #define MKRT_BENCH_UTIL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* bench/cache_bench.c - plan cache lookups per second: mkrt's RCU cache vs
  * the same hash table behind a pthread rwlock and behind a mutex.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* bench/cuda_bench.c - the persistent megakernel against its real
  * competitors, in one run on one GPU (skipped, exit 0, without one):
  *   megakernel   stage + doorbell + wait for done (the engine the runtime

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* bench/plan_bench.c - throughput of the planning core, side by side with
  * plain baselines in the same run.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* bench/ring_bench.c - items/s through mkrt's rings and their peers.
  *
  * Producers move 16-byte items to one consumer in bursts of 1, 8 and 64;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* bench/runtime_bench.c - end to end: mkrt vs what a user would otherwise
  * write, in one run.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* examples/analysis_demo.c - a dataflow analysis on mkrt.
  *
  * A synthetic program of B basic blocks (a random control-flow graph with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* queue/mpmc_ring.c - bounded multi-producer multi-consumer ring.
  *
  * Vyukov's bounded queue with burst claims. Every slot has a sequence number

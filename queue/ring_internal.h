@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* queue/ring_internal.h - what the two rings share, and test-only hooks. */
 #ifndef MKRT_QUEUE_RING_INTERNAL_H
 #define MKRT_QUEUE_RING_INTERNAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* queue/ring_wait.c - capacity checks and the shared blocking loop. */
 #include "ring_internal.h"
 #include "../src/error_internal.h"

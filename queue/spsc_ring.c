@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* queue/spsc_ring.c - wait-free single-producer single-consumer ring.
  *
  * head: next index the producer writes; only the producer stores it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* src/alloc.c - the process-wide allocator hook. */
 #include <stdatomic.h>
 #include <stdlib.h>

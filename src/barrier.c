@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* src/barrier.c - Kahn layering over a CSR wave graph. */
 #include <string.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* src/barrier_internal.h - scratch layout shared by the barrier and
  * frontier planners. */
 #ifndef MKRT_SRC_BARRIER_INTERNAL_H

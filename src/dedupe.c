@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* src/dedupe.c - exact-duplicate pruning and cross-arm redundancy. */
 #include <string.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* src/dispatcher.c - the dispatcher thread: drain, dedupe, layer, split,
  * plan, launch, complete. Double-buffered: batch k+1 is drained and
  * planned while the backend runs batch k. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* src/error.c - status names and error records. */
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* src/error_internal.h - filling mkrt_error records (internal). */
 #ifndef MKRT_SRC_ERROR_INTERNAL_H
 #define MKRT_SRC_ERROR_INTERNAL_H

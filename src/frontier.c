@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* src/frontier.c - frontier memory planning over barrier groups. */
 #include "barrier_internal.h"
 #include "error_internal.h"

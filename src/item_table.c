@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* src/item_table.c - growth, shrinking and clearing of mkrt__item_table. */
 #include <string.h>
 #include <sys/mman.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* src/item_table.h - open-addressing table keyed by a 16-byte item, with
  * O(1) clearing (generation stamps), reused across batches. Internal. */
 #ifndef MKRT_SRC_ITEM_TABLE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* src/latency_hist.c - see latency_hist.h. */
 #include "latency_hist.h"
 

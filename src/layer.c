@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* src/layer.c - O(n) batch layering under the ordering contract. */
 #include <string.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* src/plan_cache.c - the RCU-protected plan cache (see mkrt/plan_cache.h).
  *
  * Structure:

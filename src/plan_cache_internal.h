@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* src/plan_cache_internal.h - helpers shared by the plan cache files, and
  * test hooks. */
 #ifndef MKRT_SRC_PLAN_CACHE_INTERNAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* src/plan_cache_planners.c - the reference planners (topology selection,
  * execution planning, frontier execution planning) through the cache. */
 #include <string.h>

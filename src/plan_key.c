@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* src/plan_key.c - plan cache keys: quantisation of the schedule sample. */
 #include <math.h>
 

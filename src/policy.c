@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* src/policy.c - the launch recommendation pipeline. */
 #include <string.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* src/policy_cache.c - per-thread memo of launch recommendations.
  *
  * Each thread owns one table (allocated on first use, freed by a pthread

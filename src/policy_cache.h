@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* src/policy_cache.h - the per-thread launch recommendation memo. */
 #ifndef MKRT_SRC_POLICY_CACHE_H
 #define MKRT_SRC_POLICY_CACHE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* src/priority.c - requeue/aging accounting, drain advice, diffusion. */
 #include <string.h>
 

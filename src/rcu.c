@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* src/rcu.c - automatic urcu-memb registration and thread slots. */
 #include <pthread.h>
 #include <stdint.h>

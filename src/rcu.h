@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* src/rcu.h - mkrt's use of liburcu (urcu-memb flavour) and per-thread
  * slots.
  *

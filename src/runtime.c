@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* src/runtime.c - the public runtime API: lifecycle, ops, producers,
  * publishing, fences, drain, stats. */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* src/runtime_internal.h - the runtime's structures, shared by the API,
  * the dispatcher and the backends. */
 #ifndef MKRT_SRC_RUNTIME_INTERNAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* src/sizing.c - launch geometry arithmetic. */
 #include "error_internal.h"
 #include "mkrt/sizing.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* src/sizing_cache.c - per-thread memos for grid plans and geometries.
  *
  * Small fixed tables scanned linearly (128 entries of a few words: the scan

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* src/topology.c - execution topology selection and memory envelopes. */
 #include <math.h>
 #include <stdio.h>

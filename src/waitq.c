@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* src/waitq.c - futex sleeping and deadlines for mkrt__waitq. */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* src/waitq.h - an eventcount on a futex: sleep until "something changed".
  *
  * Used by every blocking wait in mkrt. The fast path (notify with nobody

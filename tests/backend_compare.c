@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* tests/backend_compare.c - see backend_compare.h. */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* tests/backend_compare.h - one seeded workload run on two backends and
  * compared (cells, APPEND logs, failures by status): the CUDA engine on
  * the stand-in driver (test_cuda_engine) and on a real GPU (cuda_*).

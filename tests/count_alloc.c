@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* tests/count_alloc.c - see count_alloc.h. */
 #include <stdatomic.h>
 #include <stdlib.h>

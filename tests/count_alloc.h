@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* tests/count_alloc.h - a counting (and optionally failing) mkrt_allocator. */
 #ifndef MKRT_TESTS_COUNT_ALLOC_H
 #define MKRT_TESTS_COUNT_ALLOC_H

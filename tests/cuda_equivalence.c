@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* tests/cuda_equivalence.c - on a real GPU (skipped without one): the CUDA
  * backend against the CPU backend on thousands of random batches, user
  * ops linked from PTX (tests/cuda/user_ops.cu, built by make into

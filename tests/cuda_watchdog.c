@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* tests/cuda_watchdog.c - on a real GPU (skipped without one): a user op
  * that never returns trips the watchdog; the batch goes to the error path
  * with where the blocks stopped, the runtime carries on with the CPU, and

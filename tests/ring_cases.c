@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* tests/ring_cases.c - ring behaviour shared by the SPSC and MPMC rings. */
 #include <pthread.h>
 #include <stdatomic.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* tests/ring_cases.h - one body of ring tests run against both rings. */
 #ifndef MKRT_TESTS_RING_CASES_H
 #define MKRT_TESTS_RING_CASES_H

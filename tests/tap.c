@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* tests/tap.c - TAP output. Single-threaded: call checks from one thread. */
 #include <stdarg.h>
 #include <regex.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* tests/tap.h - a small TAP producer for mkrt's unit tests.
  *
  *   plan(n) or no plan and done_testing() at the end;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* tests/test_barrier.c - the barrier planner: the reference tests
  * (megakernel_barrier), error cases and scratch reuse. */
 #include <stdlib.h>

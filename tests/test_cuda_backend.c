@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* tests/test_cuda_backend.c - the CUDA loader's failure paths (through a
  * stand-in libcuda), the AUTO fallback and its reason, the explicit-CUDA
  * error, and the embedded megakernel fatbin. No GPU needed. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* tests/test_cuda_engine.c - the CUDA backend's host side end to end,
  * through the stand-in driver (tests/fakes/fake_libcuda.c), whose
  * "kernel" is the megakernel's loop in C over the memory the engine

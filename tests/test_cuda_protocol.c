@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* tests/test_cuda_protocol.c - the megakernel protocol without a GPU: the
  * real host code (src/backend/mk_host.c) drives a host thread that plays
  * the device over the same control block and descriptor layout. */

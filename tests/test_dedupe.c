@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* tests/test_dedupe.c - dedupe: the reference tests (whole_megakernel_opt),
  * random equivalence against a quadratic oracle, scratch reuse and the
  * zero-allocation steady state. */

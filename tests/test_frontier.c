@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* tests/test_frontier.c - the frontier memory planner: the reference tests
  * (megakernel_frontier), including the 1024-shape generated test. */
 #include <stdint.h>

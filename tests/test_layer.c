@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* tests/test_layer.c - batch layering: the three ordering rules, and
  * equality with "every pairwise edge, then Kahn layers" on random batches. */
 #include <stdlib.h>

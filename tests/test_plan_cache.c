@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* tests/test_plan_cache.c - the RCU plan cache: the reference cache tests
  * (megakernel_plan_cache, §3.8), the cross-backend parity scenarios (§2.6)
  * on the neutral and the cached path, eviction, invalidation, stats,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* tests/test_policy.c - launch policy, sizing, memo and priority accounting:
  * the reference tests (megakernel launch policy, sizing, cache). */
 #include <math.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* tests/test_runtime.c - the runtime end to end on the CPU backend. */
 #include <pthread.h>
 #include <stdatomic.h>

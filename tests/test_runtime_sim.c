@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* tests/test_runtime_sim.c - the runtime on MKRT_BACKEND_SIM: the real
  * dispatcher feeding the megakernel protocol (control block, descriptors,
  * doorbell, watchdog) with a host thread playing the device. Same results

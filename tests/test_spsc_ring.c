@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* tests/test_spsc_ring.c - mkrt_spsc_ring behaviour. */
 #include "../queue/ring_internal.h"
 #include "count_alloc.h"

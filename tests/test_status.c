@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* tests/test_status.c - status names, descriptions and error records. */
 #include <string.h>
 

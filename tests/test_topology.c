@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* tests/test_topology.c - execution topology selection and memory planning:
  * the reference tests (megakernel_execution, §3.8 of the semantics). */
 #include <math.h>

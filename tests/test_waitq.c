@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* tests/test_waitq.c - the futex eventcount under both protocols.
  *
  * Two threads hand a token back and forth 20000 times, each sleeping on its

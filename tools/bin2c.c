@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* tools/bin2c.c - writes a C file holding a binary as a byte array:
  *   bin2c SYMBOL INPUT OUTPUT   (INPUT "-" or missing file: an empty array) */
 #include <stdio.h>

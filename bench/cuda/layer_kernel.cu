@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 // bench/cuda/layer_kernel.cu - the per-layer kernel the CUDA benchmark
 // launches (once per layer, or as one graph node per layer) to compare a
 // plain launch and CUDA Graph replay with the persistent megakernel. It

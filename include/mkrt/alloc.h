@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* mkrt/alloc.h - the allocator every mkrt object allocates through.
  *
  * By default mkrt uses aligned_alloc/free. A program may install its own

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* mkrt/barrier.h - minimum global barriers for a wave dependency DAG.
  *
  * Behaviour (reference: vyre megakernel_barrier): Kahn layering of the

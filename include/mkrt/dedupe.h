@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* mkrt/dedupe.h - drop exact duplicate work items from a batch.
  *
  * Behaviour (reference: vyre whole_megakernel_opt):

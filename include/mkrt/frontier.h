@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* mkrt/frontier.h - memory envelope of dependency-layered frontier waves.
  *
  * Behaviour (reference: vyre megakernel_frontier):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* mkrt/item.h - the 16-byte work item.
  *
  * An item names an operation (`op`), the handle it reads (`in`), the handle

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* mkrt/layer.h - dependency levels of a batch (the ordering contract).
  *
  * Items are taken in batch order. Item B must run after an earlier item A

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* mkrt/mkrt.h - the whole public API of mkrt, one include. */
 #ifndef MKRT_MKRT_H
 #define MKRT_MKRT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* mkrt/plan_cache.h - a concurrent cache of immutable launch plans, read
  * under RCU (liburcu, urcu-memb flavour).
  *

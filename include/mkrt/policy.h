@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* mkrt/policy.h - the launch policy: from queue and workload telemetry to a
  * launch recommendation (topology, workers, geometry, hit capacity, memory
  * envelope, JIT or interpreter).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* mkrt/priority.h - requeue and aging accounting for prioritised work, the
  * drain advice that keeps its counters from overflowing, and priority
  * diffusion across siblings.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* mkrt/ring.h - bounded lock-free rings of mkrt_item.
  *
  * Two rings share one shape: a power-of-two array of 16-byte items, burst

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* mkrt/runtime.h - the runtime: producers -> dispatcher -> megakernel.
  *
  * Producer threads publish items into their own lock-free rings. One

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* mkrt/sizing.h - launch geometry: workgroup width, padded slots, grid.
  *
  * Behaviour (reference: vyre MegakernelSizingPolicy / SchedulingPolicy):

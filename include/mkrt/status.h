@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* mkrt/status.h - status codes and the error record filled by fallible calls.
  *
  * Contract:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* mkrt/topology.h - execution topology of a wave megakernel and its memory
  * envelope.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* src/backend/cpu.c - the persistent megakernel protocol on a worker pool.
  *
  * Workers are started once. For each batch the dispatcher publishes the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* src/backend/cuda_engine.c - see cuda_engine.h. */
 #include <stdio.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* src/backend/cuda_engine.h - the megakernel on a real GPU, through the
  * Driver API (loaded by cuda_loader.c).
  *

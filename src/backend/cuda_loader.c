@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* src/backend/cuda_loader.c - see cuda_loader.h. */
 #include <dlfcn.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* src/backend/cuda_loader.h - opening the CUDA driver at run time.
  *
  * mkrt__cuda_load opens libcuda.so.1 (or the library named by the

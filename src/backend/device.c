@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* src/backend/device.c - see device.h. */
 #include <stdio.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* src/backend/device.h - the megakernel backend of the runtime: batches go
  * through the host protocol (mk_host) to a device, which is the GPU
  * (cuda_engine, MKRT_BACKEND_CUDA or AUTO) or the simulated device

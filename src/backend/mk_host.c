@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* src/backend/mk_host.c - host side of the megakernel protocol. */
 #include <stdarg.h>
 #include <stdio.h>

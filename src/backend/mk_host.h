@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* src/backend/mk_host.h - the host side of the megakernel protocol (see
  * src/cuda/protocol.h), shared by the CUDA backend and the simulated
  * device used in tests.

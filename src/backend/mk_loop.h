@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* src/backend/mk_loop.h - the megakernel's device loop written in C, run
  * by a host thread that plays the device: the simulated device (mk_sim.c)
  * and the stand-in driver of the tests (tests/fakes/fake_libcuda.c) both

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* src/backend/mk_sim.c - the simulated megakernel (see mk_sim.h). */
 #include <string.h>
 #include <time.h>

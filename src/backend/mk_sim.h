@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* src/backend/mk_sim.h - a host thread that plays the megakernel over the
  * real control block layout, for testing the host protocol without a GPU.
  * It runs the device loop of mk_loop.h (the kernel's loop in C). User ops

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* src/cuda/driver_api.h - the slice of the CUDA Driver API mkrt uses,
  * declared here so that the library builds and loads without cuda.h and
  * never links libcuda: every entry point is resolved at run time through

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 // src/cuda/megakernel.cu - the persistent cooperative megakernel.
 //
 // Launched once with as many blocks as can be resident (the host computes

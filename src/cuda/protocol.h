@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* src/cuda/protocol.h - the layout shared by the host and the persistent
  * megakernel (compiled both as C11 and as CUDA C++).
  *

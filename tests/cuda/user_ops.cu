@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 // tests/cuda/user_ops.cu - device user ops for the GPU tests, compiled to
 // PTX (nvcc -rdc=true -ptx) and linked into the megakernel at mkrt_create
 // through mkrt_config.cuda_user_ptx. The tests register CPU functions with

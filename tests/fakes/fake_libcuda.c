@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* tests/fakes/fake_libcuda.c - a stand-in libcuda.so.1 (tests only).
  *
  * FAKE_CUDA_MODE selects the loader's failure paths:
