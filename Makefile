@@ -3,6 +3,7 @@
 #   make            libmkrt.a and libmkrt.so into $(BUILD)
 #   make check      TAP unit tests through prove (+ public headers compile alone)
 #   make stress     stress programs, SECONDS=N each (default 3)
+#   make soak       runtimes in rounds with fault injection, SECONDS=N (default 60)
 #   make tsan/asan  unit + stress tests under ThreadSanitizer / ASan+UBSan
 #   make bench      benchmarks against peer libraries (needs `make bench-deps`)
 #   make install    PREFIX=/usr/local DESTDIR=
@@ -55,9 +56,10 @@ TEST_HELP   := $(sort $(filter-out tests/test_%.c tests/cuda_%.c,$(wildcard test
 TEST_HELPLIB := $(BUILD)/libtesthelp.a
 STRESS_SRCS := $(sort $(wildcard stress/*_stress.c))
 STRESS_BINS := $(STRESS_SRCS:stress/%.c=$(BUILD)/stress/%)
+SOAK_BIN    := $(BUILD)/stress/soak
 HEADERS     := $(sort $(wildcard include/mkrt/*.h))
 
-.PHONY: all check headers-check stress tsan asan bench bench-quick bench-cuda demo examples install uninstall \
+.PHONY: all check headers-check stress soak tsan asan bench bench-quick bench-cuda demo examples install uninstall \
         deps bench-deps clean help tests
 .DEFAULT_GOAL := all
 
@@ -142,7 +144,7 @@ $(FAKE_CUDA): tests/fakes/fake_libcuda.c src/backend/mk_loop.h src/cuda/protocol
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -shared -o $@ $< -lpthread
 
-tests: $(TEST_BINS) $(STRESS_BINS)
+tests: $(TEST_BINS) $(STRESS_BINS) $(SOAK_BIN)
 
 headers-check:
 	@for h in $(HEADERS); do \
@@ -163,18 +165,24 @@ ifneq ($(NVCC),)
 	MKRT_LIBCUDA=$(CURDIR)/$(FAKE_CUDA) $(BUILD)/stress/runtime_stress --seconds $(SECONDS) --want-cuda 1
 endif
 
-# Sanitizer builds live in their own trees; stress runs stay short unless
-# SECONDS is given.
+# The soak (stress/soak.c) is not one of the stress programs: it runs for
+# SECONDS when given on the command line, else 60 (or SOAK_SECONDS).
+SOAK_SECONDS ?= $(if $(filter command line,$(origin SECONDS)),$(SECONDS),60)
+soak: $(SOAK_BIN)
+	$(SOAK_BIN) --seconds $(SOAK_SECONDS)
+
+# Sanitizer builds live in their own trees; stress and soak runs stay
+# short unless SECONDS is given.
 SAN_SECONDS ?= 2
 tsan:
 	TSAN_OPTIONS="suppressions=$(CURDIR)/tsan.supp halt_on_error=1 $(TSAN_OPTIONS)" \
 	$(MAKE) BUILD=$(BUILD)/tsan SAN="-fsanitize=thread" OPT="-O1 -g" \
-	    SECONDS=$(SAN_SECONDS) check stress
+	    SECONDS=$(SAN_SECONDS) check stress soak
 asan:
 	ASAN_OPTIONS="detect_leaks=1 $(ASAN_OPTIONS)" \
 	$(MAKE) BUILD=$(BUILD)/asan OPT="-O1 -g -fno-omit-frame-pointer" \
 	    SAN="-fsanitize=address,undefined -fno-sanitize-recover=all" \
-	    SECONDS=$(SAN_SECONDS) check stress
+	    SECONDS=$(SAN_SECONDS) check stress soak
 
 # Benchmarks compare against peer libraries (make bench-deps).
 BENCH_CFLAGS := $(OPT) -std=gnu11 -Wall -Wextra -Werror -pthread -Iinclude -D_GNU_SOURCE

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* stress/plan_cache_stress.c - readers and writers on one plan cache under
  * eviction pressure.
  *
@@ -13,7 +14,9 @@
  * counters only grow and entries never exceed the capacity.
  * At the end hits + misses must equal the lookups all threads made.
  *
- *   plan_cache_stress [--seconds N] [--readers R] [--writers W]
+ *   plan_cache_stress [--seconds N] [--readers R] [--writers W] [--progress S] [--help]
+ *
+ * On a terminal, a progress line every --progress seconds (default 5).
  */
 #include <pthread.h>
 #include <sched.h>
@@ -31,6 +34,7 @@
 static mkrt_plan_cache *cache;
 static uint64_t deadline;
 static _Atomic uint64_t lookups, failures, plans_checked;
+static _Atomic uint64_t progress_lookups; /* lookups so far, for the progress line */
 static _Atomic bool stop_monitor;
 static const mkrt_device_key DEV_A = {9, 0, 32, true, true, 1024};
 static const mkrt_device_key DEV_B = {9, 1, 32, true, true, 1024};
@@ -114,6 +118,8 @@ static void *reader(void *arg)
                 check(p, &k);
             mkrt_plan_cache_read_unlock();
         }
+        /* relaxed: a progress figure, read only for display. */
+        atomic_fetch_add_explicit(&progress_lookups, 64, memory_order_relaxed);
     }
     atomic_fetch_add(&lookups, mine);
     return NULL;
@@ -135,6 +141,8 @@ static void *writer(void *arg)
             else if (p.worker_groups != workers_for(h))
                 fail("writer copy mismatch", h);
             mine++;
+            /* relaxed: a progress figure, read only for display. */
+            atomic_fetch_add_explicit(&progress_lookups, 1, memory_order_relaxed);
         } else if (what < 96) {
             mkrt_plan_cache_invalidate_device(cache, &DEV_B);
         } else if (what < 99) {
@@ -167,11 +175,31 @@ static void *monitor(void *arg)
     return NULL;
 }
 
+static void progress(void *ctx, double elapsed)
+{
+    (void)ctx;
+    mkrt_plan_cache_stats s;
+    mkrt_plan_cache_stats_read(cache, &s);
+    /* relaxed: display only. */
+    uint64_t n = atomic_load_explicit(&progress_lookups, memory_order_relaxed);
+    printf("plan_cache_stress: %5.1fs lookups %llu hits %llu misses %llu evictions %llu "
+           "invalidations %llu entries %llu failures %llu rate %.2fM/s\n",
+           elapsed, (unsigned long long)n, (unsigned long long)s.hits, (unsigned long long)s.misses,
+           (unsigned long long)s.evictions, (unsigned long long)s.invalidations,
+           (unsigned long long)s.entries, (unsigned long long)atomic_load(&failures),
+           elapsed > 0 ? (double)n / elapsed / 1e6 : 0.0);
+}
+
 int main(int argc, char **argv)
 {
-    static const char *const names[] = {"--seconds", "--readers", "--writers", NULL};
-    unsigned vals[] = {3, 3, 1};
-    stress_parse(argc, argv, names, vals, "[--seconds N] [--readers R] [--writers W]");
+    unsigned vals[] = {3, 3, 1, 5};
+    const stress_opt opts[] = {
+        {"seconds", "run for N seconds", &vals[0]},
+        {"readers", "reader threads, 1..16", &vals[1]},
+        {"writers", "writer threads, 0..16", &vals[2]},
+        {"progress", "progress line every N seconds on a terminal, 0: none", &vals[3]},
+        {NULL, NULL, NULL}};
+    stress_getopt(argc, argv, "Readers and writers on one plan cache under eviction pressure.", opts);
     if (vals[1] < 1 || vals[1] > MAX_THREADS || vals[2] > MAX_THREADS) {
         fprintf(stderr, "plan_cache_stress: readers 1..%d, writers 0..%d\n", MAX_THREADS, MAX_THREADS);
         return 2;
@@ -191,8 +219,11 @@ int main(int argc, char **argv)
         pthread_create(&th[n++], NULL, reader, (void *)(uintptr_t)(r + 1));
     for (unsigned w = 0; w < vals[2]; w++)
         pthread_create(&th[n++], NULL, writer, (void *)(uintptr_t)(w + 1000));
+    stress_progress pg;
+    stress_progress_start(&pg, vals[3], progress, NULL);
     for (unsigned i = 1; i < n; i++)
         pthread_join(th[i], NULL);
+    stress_progress_stop(&pg);
     atomic_store(&stop_monitor, true);
     pthread_join(th[0], NULL);
     mkrt_plan_cache_stats s;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* stress/ring_stress.c - exactly-once and ordering under contention.
  *
  * Phase 1: one producer and one consumer on an mkrt_spsc_ring.
@@ -13,7 +14,11 @@
  * producer's items in increasing sequence; the single SPSC consumer sees
  * every sequence number in turn).
  *
- * Prints one "SUMMARY" line per phase; exits non-zero on any violation.
+ * Prints one "SUMMARY" line per phase (and, on a terminal, a progress line
+ * every --progress seconds); exits non-zero on any violation.
+ *
+ *   ring_stress [--seconds N] [--producers P] [--consumers C] [--capacity POW2]
+ *               [--progress S] [--help]
  */
 #include <pthread.h>
 #include <sched.h>
@@ -25,6 +30,11 @@
 
 #define MAX_THREADS 16
 #define MAX_PER_PRODUCER ((uint64_t)1 << 24) /* a round ends when a producer reaches it */
+
+/* For the progress line: the phase running, when it started, and its
+ * rounds and pops so far. */
+static _Atomic(const char *) progress_phase = "spsc";
+static _Atomic uint64_t progress_popped, progress_rounds, progress_phase_t0;
 
 typedef struct shared {
     bool mpmc;
@@ -130,6 +140,8 @@ static void *consumer(void *p)
                 fail(sh, "delivered twice", it);
         }
         atomic_fetch_add_explicit(&sh->popped, done, memory_order_relaxed);
+        /* relaxed: a progress figure, read only for display. */
+        atomic_fetch_add_explicit(&progress_popped, done, memory_order_relaxed);
         if (st == MKRT_ECLOSED)
             break;
         if (rand_r(&w->seed) % 64 == 0)
@@ -202,6 +214,7 @@ static int run_round(bool mpmc, unsigned producers, unsigned consumers, unsigned
     tot->errors += errors;
     tot->left += left;
     tot->rounds++;
+    atomic_fetch_add(&progress_rounds, 1);
     return errors == 0 && missing == 0 && popped == pushed && left == 0 ? 0 : 1;
 }
 
@@ -210,6 +223,10 @@ static int run_phase(bool mpmc, unsigned producers, unsigned consumers, unsigned
 {
     totals tot = {0};
     uint64_t t0 = stress_now_ns();
+    atomic_store(&progress_phase, mpmc ? "mpmc" : "spsc");
+    atomic_store(&progress_popped, 0);
+    atomic_store(&progress_rounds, 0);
+    atomic_store(&progress_phase_t0, t0);
     uint64_t deadline = t0 + (uint64_t)(seconds * 1e9);
     int rc = 0;
     do
@@ -227,18 +244,38 @@ static int run_phase(bool mpmc, unsigned producers, unsigned consumers, unsigned
     return rc;
 }
 
+static void progress(void *ctx, double elapsed)
+{
+    (void)ctx;
+    /* relaxed: display only. */
+    uint64_t popped = atomic_load_explicit(&progress_popped, memory_order_relaxed);
+    double in_phase = (double)(stress_now_ns() - atomic_load(&progress_phase_t0)) / 1e9;
+    printf("ring_stress: %5.1fs phase %s (%.1fs) rounds %llu popped %llu rate %.1fM/s\n", elapsed,
+           atomic_load(&progress_phase), in_phase, (unsigned long long)atomic_load(&progress_rounds),
+           (unsigned long long)popped, in_phase > 0 ? (double)popped / in_phase / 1e6 : 0.0);
+}
+
 int main(int argc, char **argv)
 {
-    static const char *const names[] = {"--seconds", "--producers", "--consumers", "--capacity", NULL};
-    unsigned vals[] = {3, 4, 2, 256};
-    stress_parse(argc, argv, names, vals,
-                 "[--seconds N] [--producers P] [--consumers C] [--capacity POW2]");
+    unsigned vals[] = {3, 4, 2, 256, 5};
+    const stress_opt opts[] = {
+        {"seconds", "run for N seconds (half SPSC, half MPMC)", &vals[0]},
+        {"producers", "MPMC producers, 1..16", &vals[1]},
+        {"consumers", "MPMC consumers, 1..16", &vals[2]},
+        {"capacity", "ring capacity, a power of two", &vals[3]},
+        {"progress", "progress line every N seconds on a terminal, 0: none", &vals[4]},
+        {NULL, NULL, NULL}};
+    stress_getopt(argc, argv, "Exactly-once and ordering of the SPSC and MPMC rings under contention.",
+                  opts);
     if (vals[1] < 1 || vals[1] > MAX_THREADS || vals[2] < 1 || vals[2] > MAX_THREADS) {
         fprintf(stderr, "ring_stress: producers and consumers must be 1..%d\n", MAX_THREADS);
         return 2;
     }
     double half = vals[0] < 2 ? 1.0 : vals[0] / 2.0;
+    stress_progress pg;
+    stress_progress_start(&pg, vals[4], progress, NULL);
     int rc = run_phase(false, 1, 1, vals[3], half);
     rc |= run_phase(true, vals[1], vals[2], vals[3], half);
+    stress_progress_stop(&pg);
     return rc;
 }

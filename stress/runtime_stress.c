@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* stress/runtime_stress.c - producers, dispatcher and workers under load,
  * checked against a shadow model.
  *
@@ -14,7 +15,9 @@
  * equal the unknown ops published, and published = executed + pruned +
  * failed. Prints one SUMMARY line.
  *
- *   runtime_stress [--seconds N] [--producers P]
+ *   runtime_stress [--seconds N] [--producers P] [--want-cuda 0|1] [--progress S] [--help]
+ *
+ * On a terminal, a progress line every --progress seconds (default 5).
  */
 #include <pthread.h>
 #include <sched.h>
@@ -96,13 +99,32 @@ static void *producer_main(void *arg)
     return NULL;
 }
 
+static void progress(void *ctx, double elapsed)
+{
+    (void)ctx;
+    mkrt_stats s;
+    if (mkrt_stats_read(rt, &s) != MKRT_OK)
+        return;
+    printf("runtime_stress: %5.1fs published %llu executed %llu pruned %llu failed %llu batches %llu "
+           "rate %.2fM/s backend %s\n",
+           elapsed, (unsigned long long)s.published, (unsigned long long)s.executed,
+           (unsigned long long)s.pruned, (unsigned long long)s.failed, (unsigned long long)s.batches,
+           elapsed > 0 ? (double)s.published / elapsed / 1e6 : 0.0, s.backend);
+}
+
 int main(int argc, char **argv)
 {
-    static const char *const names[] = {"--seconds", "--producers", "--want-cuda", NULL};
-    unsigned vals[] = {3, 4, 0};
+    unsigned vals[] = {3, 4, 0, 5};
     /* --want-cuda 1: fail unless the batches ran on the CUDA backend (the
      * Makefile runs it so against the stand-in driver, MKRT_LIBCUDA). */
-    stress_parse(argc, argv, names, vals, "[--seconds N] [--producers P] [--want-cuda 0|1]");
+    const stress_opt opts[] = {
+        {"seconds", "run for N seconds", &vals[0]},
+        {"producers", "producer threads, 1..16", &vals[1]},
+        {"want-cuda", "1: fail unless batches ran on the CUDA backend", &vals[2]},
+        {"progress", "progress line every N seconds on a terminal, 0: none", &vals[3]},
+        {NULL, NULL, NULL}};
+    stress_getopt(argc, argv, "Producers, dispatcher and workers under load, checked against a shadow model.",
+                  opts);
     if (vals[1] < 1 || vals[1] > MAX_PRODUCERS) {
         fprintf(stderr, "runtime_stress: producers must be 1..%d\n", MAX_PRODUCERS);
         return 2;
@@ -122,12 +144,15 @@ int main(int argc, char **argv)
     pthread_t th[MAX_PRODUCERS];
     producer_state st[MAX_PRODUCERS];
     memset(st, 0, sizeof st);
+    stress_progress pg;
+    stress_progress_start(&pg, vals[3], progress, NULL);
     for (unsigned i = 0; i < vals[1]; i++) {
         st[i].id = i;
         pthread_create(&th[i], NULL, producer_main, &st[i]);
     }
     for (unsigned i = 0; i < vals[1]; i++)
         pthread_join(th[i], NULL);
+    stress_progress_stop(&pg);
     mkrt_status ds = mkrt_drain(rt, 30000000000ull);
     double secs = (double)(stress_now_ns() - t0) / 1e9;
 
@@ -153,7 +178,10 @@ int main(int argc, char **argv)
     }
     free(log);
     mkrt_stats s;
-    mkrt_stats_read(rt, &s);
+    if (mkrt_stats_read(rt, &s) != MKRT_OK) {
+        fprintf(stderr, "runtime_stress: mkrt_stats_read failed\n");
+        return 1;
+    }
     bool accounted = s.published == published && s.published == s.executed + s.pruned + s.failed &&
                      s.failed == bad_ops && atomic_load(&callback_failures) == bad_ops;
     bool on_cuda = strcmp(s.backend, "cuda") == 0 && s.device_batches > 0 && s.device_failures == 0;

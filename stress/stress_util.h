@@ -1,12 +1,20 @@
-/* stress/stress_util.h - argument parsing and timing shared by stress programs. */
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* stress/stress_util.h - argument parsing, timing and progress lines shared
+ * by the stress programs. */
 #ifndef MKRT_STRESS_UTIL_H
 #define MKRT_STRESS_UTIL_H
 
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static inline uint64_t stress_now_ns(void)
 {
@@ -15,31 +23,151 @@ static inline uint64_t stress_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Parses "--name value" pairs into the unsigned options listed in `names`
- * (NULL-terminated); unknown options print usage and exit 2. */
-static inline void stress_parse(int argc, char **argv, const char *const *names, unsigned *vals,
-                                const char *usage)
+/* A decimal number, all of s; false for anything else (signs included). */
+static inline bool stress_parse_ull(const char *s, unsigned long long *out)
 {
-    for (int i = 1; i < argc; i++) {
-        int matched = 0;
-        for (int k = 0; names[k] != NULL; k++) {
-            if (strcmp(argv[i], names[k]) == 0 && i + 1 < argc) {
-                char *end;
-                unsigned long v = strtoul(argv[++i], &end, 10);
-                if (*end != '\0') {
-                    fprintf(stderr, "%s: %s needs a number, got '%s'\n", argv[0], names[k], argv[i]);
-                    exit(2);
-                }
-                vals[k] = (unsigned)v;
-                matched = 1;
-                break;
+    if (s == NULL || *s < '0' || *s > '9')
+        return false;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (*end != '\0' || errno != 0)
+        return false;
+    *out = v;
+    return true;
+}
+
+/* One unsigned option "--name N" (also "--name=N"). */
+typedef struct stress_opt {
+    const char *name; /* without the dashes */
+    const char *help; /* what it means */
+    unsigned *val;    /* in: the default, out: the value */
+} stress_opt;
+
+#define STRESS_OPTS_MAX 16
+
+/* Parses argv with getopt_long against opts (terminated by a NULL name)
+ * and --help. --help prints the usage and exits 0; an unknown option, a
+ * missing or non-numeric value, or a stray argument prints the usage to
+ * stderr and exits 2. */
+static inline void stress_getopt(int argc, char **argv, const char *what, const stress_opt *opts)
+{
+    struct option lo[STRESS_OPTS_MAX + 2];
+    unsigned defaults[STRESS_OPTS_MAX];
+    size_t n = 0;
+    for (; opts[n].name != NULL && n < STRESS_OPTS_MAX; n++) {
+        lo[n] = (struct option){opts[n].name, required_argument, NULL, 256 + (int)n};
+        defaults[n] = *opts[n].val;
+    }
+    lo[n] = (struct option){"help", no_argument, NULL, 'h'};
+    lo[n + 1] = (struct option){NULL, 0, NULL, 0};
+    bool help = false, bad = false;
+    int c;
+    while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+        if (c == 'h') {
+            help = true;
+        } else if (c >= 256 && c < 256 + (int)n) {
+            unsigned long long v;
+            if (!stress_parse_ull(optarg, &v) || v > UINT_MAX) {
+                fprintf(stderr, "%s: --%s needs a number, got '%s'\n", argv[0], opts[c - 256].name,
+                        optarg);
+                bad = true;
+            } else {
+                *opts[c - 256].val = (unsigned)v;
             }
-        }
-        if (!matched) {
-            fprintf(stderr, "usage: %s %s\n", argv[0], usage);
-            exit(2);
+        } else {
+            bad = true; /* getopt_long has said why */
         }
     }
+    if (optind < argc) {
+        fprintf(stderr, "%s: unexpected argument '%s'\n", argv[0], argv[optind]);
+        bad = true;
+    }
+    if (help || bad) {
+        FILE *f = help && !bad ? stdout : stderr;
+        fprintf(f, "usage: %s [options]\n%s\n", argv[0], what);
+        for (size_t i = 0; i < n; i++)
+            fprintf(f, "  --%-12s N  %s (default %u)\n", opts[i].name, opts[i].help, defaults[i]);
+        fprintf(f, "  --%-15s this text\n", "help");
+        exit(help && !bad ? 0 : 2);
+    }
+}
+
+/* Progress lines: fn(ctx, seconds since start) every period_s seconds from
+ * a thread of its own, only when stdout is a terminal (logs and `make
+ * stress` output keep just the SUMMARY lines). POSIX threads, as in the
+ * programs: this toolchain's ThreadSanitizer does not intercept C11
+ * thrd_create or mtx_* (see stress/soak.c). */
+typedef void (*stress_progress_fn)(void *ctx, double elapsed_s);
+
+typedef struct stress_progress {
+    stress_progress_fn fn;
+    void *ctx;
+    unsigned period_s;
+    uint64_t t0;
+    pthread_mutex_t lock;
+    pthread_cond_t wake; /* on CLOCK_MONOTONIC */
+    bool stop, running;
+    pthread_t thread;
+} stress_progress;
+
+static inline void *stress_progress_main(void *arg)
+{
+    stress_progress *pg = arg;
+    struct timespec next;
+    clock_gettime(CLOCK_MONOTONIC, &next);
+    pthread_mutex_lock(&pg->lock);
+    while (!pg->stop) {
+        next.tv_sec += (time_t)pg->period_s;
+        while (!pg->stop && pthread_cond_timedwait(&pg->wake, &pg->lock, &next) == 0) {
+        } /* woken early: wait on until the deadline (ETIMEDOUT) or stop */
+        if (pg->stop)
+            break;
+        pthread_mutex_unlock(&pg->lock);
+        pg->fn(pg->ctx, (double)(stress_now_ns() - pg->t0) / 1e9);
+        fflush(stdout);
+        pthread_mutex_lock(&pg->lock);
+    }
+    pthread_mutex_unlock(&pg->lock);
+    return NULL;
+}
+
+static inline void stress_progress_start(stress_progress *pg, unsigned period_s, stress_progress_fn fn,
+                                         void *ctx)
+{
+    memset(pg, 0, sizeof *pg);
+    if (period_s == 0 || !isatty(STDOUT_FILENO))
+        return;
+    pg->fn = fn;
+    pg->ctx = ctx;
+    pg->period_s = period_s;
+    pg->t0 = stress_now_ns();
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_mutex_init(&pg->lock, NULL);
+    pthread_cond_init(&pg->wake, &ca);
+    pthread_condattr_destroy(&ca);
+    if (pthread_create(&pg->thread, NULL, stress_progress_main, pg) != 0) {
+        pthread_cond_destroy(&pg->wake);
+        pthread_mutex_destroy(&pg->lock);
+        return;
+    }
+    pg->running = true;
+}
+
+static inline void stress_progress_stop(stress_progress *pg)
+{
+    if (!pg->running)
+        return;
+    pthread_mutex_lock(&pg->lock);
+    pg->stop = true;
+    pthread_cond_signal(&pg->wake);
+    pthread_mutex_unlock(&pg->lock);
+    pthread_join(pg->thread, NULL);
+    pthread_cond_destroy(&pg->wake);
+    pthread_mutex_destroy(&pg->lock);
+    pg->running = false;
 }
 
 #endif
