@@ -21,7 +21,12 @@
  *   the op is idempotent for it (mkrt_op_desc.idempotent; built-ins: NOP
  *   and STORE always, ADD when in != out, APPEND never) and no item
  *   between the two writes (has as out) the duplicate's in or out handle.
- * Accounting: published = executed + pruned + failed, always, once drained.
+ * Accounting: published = executed + pruned + failed, always, once drained:
+ * every item is counted exactly once. When the device faults or its
+ * watchdog trips, every admitted item of that batch is reported failed
+ * (MKRT_EDEVICE or MKRT_ETIMEDOUT; items refused at admission keep their own
+ * status), including items the device ran before it failed: the cells that
+ * batch writes are then undefined, and its APPENDs are dropped.
  * Nothing is dropped silently: an item that cannot run (unknown op, handle
  * out of range, a failing user op, over the memory budget, or left when
  * destroy times out) goes to the error callback, or to the dead-letter ring
