@@ -75,9 +75,9 @@ static mkrt_status check_config(const mkrt_config *c, size_t *cells_bytes, size_
     if (c->max_producers == 0 || c->max_producers > MKRT_CONFIG_PRODUCERS_MAX)
         return RANGE_FIX("max_producers", c->max_producers, 1, MKRT_CONFIG_PRODUCERS_MAX,
                          "use 64 (the default).");
-    if (c->burst_per_ring == 0 || c->burst_per_ring > c->max_batch)
-        return RANGE_FIX("burst_per_ring", c->burst_per_ring, 1, c->max_batch,
-                         "use 1024 (the default), at most max_batch; 0 would never drain a ring.");
+    if (c->burst_per_ring == 0 || c->burst_per_ring > MKRT_CONFIG_MAX_BATCH_MAX)
+        return RANGE_FIX("burst_per_ring", c->burst_per_ring, 1, MKRT_CONFIG_MAX_BATCH_MAX,
+                         "use 1024 (the default); 0 would never drain a ring.");
     if (c->workers > MKRT_CONFIG_WORKERS_MAX)
         return RANGE_FIX("workers", c->workers, 0, MKRT_CONFIG_WORKERS_MAX,
                          "use 0 for one per CPU.");

@@ -174,7 +174,12 @@ static void test_config_bounds(void)
     REFUSED("max_producers", c.max_producers = 0);
     REFUSED("max_producers", c.max_producers = UINT32_MAX);
     REFUSED("burst_per_ring", c.burst_per_ring = 0);
-    REFUSED("burst_per_ring", c.burst_per_ring = c.max_batch + 1);
+    REFUSED("burst_per_ring", c.burst_per_ring = MKRT_CONFIG_MAX_BATCH_MAX + 1);
+    c = mkrt_config_default();
+    c.max_batch = 16; /* the default burst (1024) is more than a batch: taken 16 at a time */
+    is(mkrt_create(&c, &rt, &err), MKRT_OK, "max_batch 16 with the default burst_per_ring is fine");
+    if (rt != NULL)
+        mkrt_destroy(rt, SEC, NULL);
     REFUSED("workers", c.workers = UINT32_MAX);
     REFUSED("dead_letter_capacity", c.dead_letter_capacity = 0);
     REFUSED("dead_letter_capacity", c.dead_letter_capacity = (size_t)1 << 40);

@@ -109,7 +109,8 @@ typedef struct mkrt_config {
     size_t ring_capacity;          /* per producer (4096) [power of two, 2..MKRT_RING_CAPACITY_MAX] */
     size_t max_batch;              /* items per batch (65536) [1..MKRT_CONFIG_MAX_BATCH_MAX] */
     uint32_t max_producers;        /* open at once (64) [1..MKRT_CONFIG_PRODUCERS_MAX] */
-    size_t burst_per_ring;         /* items per ring per drain pass (1024) [1..max_batch] */
+    size_t burst_per_ring;         /* items per ring per drain pass (1024), at most max_batch
+                                    * are taken [1..MKRT_CONFIG_MAX_BATCH_MAX] */
     uint64_t device_memory_budget; /* bytes a layer may use, 0: unbounded [any] */
     uint32_t watchdog_ms;          /* device watchdog (CUDA, SIM); 0: none (5000) [any] */
     uint32_t cells;                /* 64-bit cells, handles 0..cells-1 (1 << 20)
