@@ -418,8 +418,10 @@ static void idle_and_producers(void)
     }
     ok(c3 != NULL, "a closed producer's slot is reused once its items completed");
     ok(cell(rt, 1) == 1, "... and the closed producer's item ran");
-    /* An idle runtime sleeps: every one of its threads (dispatcher,
-     * workers) settles into a kernel sleep, and stays there. */
+    /* An idle runtime sleeps: its threads (dispatcher, workers) settle into
+     * kernel sleeps and stay there. A thread that spins would be awake at
+     * nearly every look; a sanitizer's or liburcu's housekeeping thread
+     * wakes now and then, so a few looks may see one awake. */
     int awake = -1;
     for (int i = 0; i < 2000 && awake != 0; i++) {
         struct timespec ts = {0, 1000000};
@@ -432,8 +434,8 @@ static void idle_and_producers(void)
         nanosleep(&ts, NULL);
         stayed += threads_awake() == 0;
     }
-    ok(awake == 0 && stayed == 50, "an idle runtime's threads all sleep in the kernel, and stay asleep "
-                                   "(awake %d, asleep in %d of 50 looks)", awake, stayed);
+    ok(awake == 0 && stayed >= 40, "an idle runtime's threads all sleep in the kernel, and stay asleep "
+                                   "(awake %d, all asleep in %d of 50 looks)", awake, stayed);
     ok(strstr(mkrt_backend_describe(rt), "cpu") != NULL, "the backend describes itself: %s", mkrt_backend_describe(rt));
     mkrt_producer_close(b);
     mkrt_producer_close(c3);
