@@ -75,10 +75,27 @@ static bool output_handles_dense_unique(const mkrt_item *items, size_t n)
     return bits == n;
 }
 
+/* An item as the table's two key words: (op | in << 32), (out | param << 32). */
+static inline void item_key(const mkrt_item *it, uint64_t *k0, uint64_t *k1)
+{
+    *k0 = (uint64_t)it->op | (uint64_t)it->in << 32;
+    *k1 = (uint64_t)it->out | (uint64_t)it->param << 32;
+}
+
 static inline uint64_t item_hash(const mkrt_item *it)
 {
-    return mkrt__mix64((uint64_t)it->op | (uint64_t)it->in << 32,
-                       (uint64_t)it->out | (uint64_t)it->param << 32);
+    uint64_t k0, k1;
+    item_key(it, &k0, &k1);
+    return mkrt__mix64(k0, k1);
+}
+
+/* Looks an item up in t, inserting it with value when absent. */
+static inline mkrt__item_slot *item_upsert(mkrt__item_table *t, const mkrt_item *it, uint32_t value,
+                                           bool *inserted)
+{
+    uint64_t k0, k1;
+    item_key(it, &k0, &k1);
+    return mkrt__item_table_upsert(t, mkrt__mix64(k0, k1), k0, k1, value, inserted);
 }
 
 static void report_pair(mkrt_dedupe_report *r, size_t first, size_t dup)
@@ -143,8 +160,8 @@ mkrt_status mkrt_dedupe_prune(mkrt_dedupe_scratch *s, const mkrt_item *items, si
     }
     for (size_t i = 0; i < n; i++) {
         const mkrt_item *it = &items[i];
-        uint64_t k0 = (uint64_t)it->op | (uint64_t)it->in << 32;
-        uint64_t k1 = (uint64_t)it->out | (uint64_t)it->param << 32;
+        uint64_t k0, k1;
+        item_key(it, &k0, &k1);
         uint64_t h = ahead[i % PREFETCH_AHEAD];
         if (i + PREFETCH_AHEAD < n) {
             uint64_t hn = item_hash(&items[i + PREFETCH_AHEAD]);
@@ -197,10 +214,9 @@ mkrt_status mkrt_dedupe_prune_ordered(mkrt_dedupe_scratch *s, const mkrt_item *i
         const mkrt_item *it = &items[i];
         if (idempotent != NULL && !idempotent(it, ctx))
             continue;
-        uint64_t k0 = (uint64_t)it->op | (uint64_t)it->in << 32;
-        uint64_t k1 = (uint64_t)it->out | (uint64_t)it->param << 32;
-        mkrt__item_table_upsert(&s->table, mkrt__mix64(k0, k1), k0, k1, (uint32_t)i, &any);
-        any = !any;
+        bool inserted;
+        item_upsert(&s->table, it, (uint32_t)i, &inserted);
+        any = !inserted;
     }
     if (!any)
         return MKRT_OK;
@@ -216,11 +232,8 @@ mkrt_status mkrt_dedupe_prune_ordered(mkrt_dedupe_scratch *s, const mkrt_item *i
         mkrt__item_slot *wout = writer_slot(&s->writes, it->out);
         mkrt__item_slot *win = writer_slot(&s->writes, it->in);
         if (idempotent == NULL || idempotent(it, ctx)) {
-            uint64_t k0 = (uint64_t)it->op | (uint64_t)it->in << 32;
-            uint64_t k1 = (uint64_t)it->out | (uint64_t)it->param << 32;
             bool inserted;
-            mkrt__item_slot *copy =
-                mkrt__item_table_upsert(&s->table, mkrt__mix64(k0, k1), k0, k1, (uint32_t)i, &inserted);
+            mkrt__item_slot *copy = item_upsert(&s->table, it, (uint32_t)i, &inserted);
             if (!inserted) {
                 uint32_t k = copy->value; /* the kept copy: the last writer of out so far, or older */
                 if (wout->value == k && (win->value == NO_WRITER || win->value <= k)) {

@@ -89,7 +89,6 @@ typedef struct mkrt__batch {
     size_t admitted;          /* items that passed admission */
     uint64_t appends;         /* admitted APPENDs (room reserved in the log) */
     uint32_t refused;         /* failure-list entries written by admission */
-    bool has_dups_to_keep;    /* an admitted item whose duplicates must all run */
     mkrt_item *dedup;         /* dedupe output */
     size_t kept;
     mkrt_item *exec;          /* kept items in layer order (after the budget split) */
