@@ -31,6 +31,7 @@
 #include "mkrt/sizing.h"
 #include "mkrt/status.h"
 #include "mkrt/topology.h"
+#include "ring_cases.h"
 #include "tap.h"
 
 /* Huge requests must come back as NULL (MKRT_ENOMEM), as they do from
@@ -114,19 +115,6 @@ static void status_and_alloc(void)
 
 /* ---- ring.h ------------------------------------------------------------- */
 
-typedef struct ring_api {
-    const char *name;
-    void *(*create)(size_t capacity, mkrt_error *err);
-    size_t (*push)(void *r, const mkrt_item *items, size_t n);
-    size_t (*pop)(void *r, mkrt_item *out, size_t max);
-    mkrt_status (*push_wait)(void *r, const mkrt_item *items, size_t n, uint64_t t, size_t *d);
-    mkrt_status (*pop_wait)(void *r, mkrt_item *out, size_t max, uint64_t t, size_t *d);
-    void (*close)(void *r);
-    bool (*is_closed)(const void *r);
-    size_t (*size)(const void *r);
-    size_t (*capacity)(const void *r);
-    void (*destroy)(void *r);
-} ring_api;
 
 #define RING_WRAPPERS(K)                                                                       \
     static void *K##_create(size_t c, mkrt_error *e) { return mkrt_##K##_ring_create(c, e); }  \
@@ -149,14 +137,17 @@ typedef struct ring_api {
     static size_t K##_size(const void *r) { return mkrt_##K##_ring_size(r); }                  \
     static size_t K##_capacity(const void *r) { return mkrt_##K##_ring_capacity(r); }          \
     static void K##_destroy(void *r) { mkrt_##K##_ring_destroy(r); }                           \
-    static const ring_api K##_api = {#K,         K##_create,   K##_push,      K##_pop,         \
-                                     K##_push_wait, K##_pop_wait, K##_close, K##_is_closed,    \
-                                     K##_size,   K##_capacity, K##_destroy};
+    static const ring_ops K##_api = {.name = #K,           .create = K##_create,               \
+                                     .push = K##_push,     .pop = K##_pop,                     \
+                                     .push_wait = K##_push_wait, .pop_wait = K##_pop_wait,     \
+                                     .close = K##_close,   .is_closed = K##_is_closed,         \
+                                     .size = K##_size,     .capacity = K##_capacity,           \
+                                     .destroy = K##_destroy};
 
 RING_WRAPPERS(spsc)
 RING_WRAPPERS(mpmc)
 
-static void ring_bad_input(const ring_api *a)
+static void ring_bad_input(const ring_ops *a)
 {
     const char *n = a->name;
     static const size_t bad_caps[] = {0, 1, 3, (size_t)MKRT_RING_CAPACITY_MAX * 2, SIZE_MAX};
