@@ -23,13 +23,13 @@ SOMAJOR  := 0
 
 WARN     := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
             -Wmissing-prototypes -Wpointer-arith -Wformat=2 -Wvla
-CPPFLAGS += -D_GNU_SOURCE -Iinclude
+CPPFLAGS += -D_GNU_SOURCE -Iinclude -Isrc
 CFLAGS   += $(OPT) $(WARN) $(SAN) -fPIC -pthread -MMD -MP
 LDFLAGS  += $(SAN) -pthread
 URCU_LIBS := -lurcu-cds -lurcu-memb -lurcu-common
 LDLIBS   += $(URCU_LIBS) -ldl -lm
 
-LIB_SRCS := $(sort $(wildcard src/*.c src/backend/*.c queue/*.c))
+LIB_SRCS := $(sort $(wildcard src/*/*.c))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/megakernel_fatbin.o \
             $(BUILD)/obj/gen/megakernel_link_fatbin.o
 
@@ -79,10 +79,10 @@ $(BIN2C): tools/bin2c.c
 ifneq ($(NVCC),)
 $(FATBIN): src/cuda/megakernel.cu src/cuda/protocol.h
 	@mkdir -p $(@D)
-	$(NVCC) -O3 -fatbin $(CUDA_ARCH) -Isrc/cuda $< -o $@
+	$(NVCC) -O3 -fatbin $(CUDA_ARCH) -Isrc -Isrc/cuda $< -o $@
 $(LINK_FATBIN): src/cuda/megakernel.cu src/cuda/protocol.h
 	@mkdir -p $(@D)
-	$(NVCC) -O3 -fatbin -rdc=true -DMKRT_MK_USER_OPS=1 $(CUDA_ARCH) -Isrc/cuda $< -o $@
+	$(NVCC) -O3 -fatbin -rdc=true -DMKRT_MK_USER_OPS=1 $(CUDA_ARCH) -Isrc -Isrc/cuda $< -o $@
 $(USER_PTX): tests/cuda/user_ops.cu
 	@mkdir -p $(@D)
 	$(NVCC) -O3 -rdc=true -ptx -arch=compute_80 $< -o $@
@@ -125,7 +125,7 @@ $(BUILD)/mkrt.pc: mkrt.pc.in Makefile
 	    -e 's|@INCDIR@|$(INCDIR)|g' -e 's|@VERSION@|$(VERSION)|g' $< > $@
 
 # Tests and stress programs link the static library so they can reach the
-# internal hooks declared in src/ and queue/ headers.
+# internal hooks declared in src/ headers.
 $(TEST_HELPLIB): $(TEST_HELP:%.c=$(BUILD)/obj/%.o)
 	rm -f $@
 	$(AR) rcs $@ $^
@@ -185,7 +185,7 @@ asan:
 	    SECONDS=$(SAN_SECONDS) check stress soak
 
 # Benchmarks compare against peer libraries (make bench-deps).
-BENCH_CFLAGS := $(OPT) -std=gnu11 -Wall -Wextra -Werror -pthread -Iinclude -D_GNU_SOURCE
+BENCH_CFLAGS := $(OPT) -std=gnu11 -Wall -Wextra -Werror -pthread -Iinclude -Isrc -D_GNU_SOURCE
 BENCH_DPDK   := -I/usr/include/dpdk -I/usr/include/x86_64-linux-gnu/dpdk -include rte_config.h -msse4.2
 $(BUILD)/bench/ring_bench: bench/ring_bench.c bench/bench_util.h $(STATIC)
 	@mkdir -p $(@D)

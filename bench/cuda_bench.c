@@ -14,7 +14,7 @@
  * The megakernel occupies every SM, so it is stopped before the other two
  * run: the phases are sequential in one process.
  *   cuda_bench [--quick] [--out FILE] [--kernel build/cuda/bench_layer.fatbin] */
-#include "../src/backend/cuda_engine.h"
+#include "../src/cuda/cuda_engine.h"
 #include "mkrt/runtime.h"
 #include "bench_util.h"
 

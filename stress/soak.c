@@ -87,7 +87,7 @@
 
 #include "mkrt/alloc.h"
 #include "mkrt/runtime.h"
-#include "../src/runtime_internal.h" /* mkrt__runtime_hold, mkrt__runtime_device_hang */
+#include "../src/runtime/runtime_internal.h" /* mkrt__runtime_hold, mkrt__runtime_device_hang */
 #include "stress_util.h"
 
 /* Under a sanitizer RSS measures its shadow memory and quarantine: the

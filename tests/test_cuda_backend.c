@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../src/backend/cuda_loader.h"
+#include "../src/cuda/cuda_loader.h"
 #include "mkrt/runtime.h"
 #include "tap.h"
 

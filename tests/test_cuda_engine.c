@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../src/backend/cuda_loader.h"
-#include "../src/runtime_internal.h"
+#include "../src/cuda/cuda_loader.h"
+#include "../src/runtime/runtime_internal.h"
 #include "mkrt/runtime.h"
 #include "backend_compare.h"
 #include "tap.h"

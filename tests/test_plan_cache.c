@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../src/plan_cache_internal.h"
+#include "../src/plan/plan_cache_internal.h"
 #include "count_alloc.h"
 #include "mkrt/plan_cache.h"
 #include "tap.h"

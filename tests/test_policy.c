@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../src/policy_cache.h"
+#include "../src/planlib/policy_cache.h"
 #include "mkrt/policy.h"
 #include "mkrt/priority.h"
 #include "tap.h"

@@ -10,7 +10,7 @@
 #include <dirent.h>
 #include <time.h>
 
-#include "../src/runtime_internal.h"
+#include "../src/runtime/runtime_internal.h"
 #include "mkrt/runtime.h"
 #include "tap.h"
 

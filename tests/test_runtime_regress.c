@@ -18,7 +18,7 @@
 #include <sched.h>
 #include <time.h>
 
-#include "../src/runtime_internal.h"
+#include "../src/runtime/runtime_internal.h"
 #include "count_alloc.h"
 #include "mkrt/runtime.h"
 #include "tap.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* tests/test_spsc_ring.c - mkrt_spsc_ring behaviour. */
-#include "../queue/ring_internal.h"
+#include "../src/queue/ring_internal.h"
 #include "count_alloc.h"
 #include "ring_cases.h"
 #include "tap.h"

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../src/waitq.h"
+#include "../src/base/waitq.h"
 #include "mkrt/ring.h"
 #include "tap.h"
 

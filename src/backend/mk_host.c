@@ -5,9 +5,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "../error_internal.h"
-#include "../waitq.h"
-#include "mk_host.h"
+#include "base/error_internal.h"
+#include "base/waitq.h"
+#include "backend/mk_host.h"
 #include "mkrt/ring.h"
 
 void mkrt__mk_host_init(mkrt__mk_host *h, mkrt_mk_control *ctl, const mkrt__mk_device_ops *ops,

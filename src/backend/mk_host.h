@@ -18,7 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../cuda/protocol.h"
+#include "cuda/protocol.h"
 #include "mkrt/item.h"
 #include "mkrt/status.h"
 

@@ -20,7 +20,7 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "../cuda/protocol.h"
+#include "cuda/protocol.h"
 #include "mkrt/item.h"
 
 /* A user op as the device runs it: 0, or an mkrt_status as uint32_t. */

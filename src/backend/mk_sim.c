@@ -3,11 +3,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "../alloc_internal.h"
-#include "../error_internal.h"
-#include "../waitq.h"
-#include "mk_loop.h"
-#include "mk_sim.h"
+#include "base/alloc_internal.h"
+#include "base/error_internal.h"
+#include "base/waitq.h"
+#include "backend/mk_loop.h"
+#include "backend/mk_sim.h"
 
 static void *sim_loop(void *p)
 {

@@ -11,7 +11,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
-#include "mk_host.h"
+#include "backend/mk_host.h"
 
 typedef struct mkrt__mk_sim {
     mkrt_mk_control *ctl;

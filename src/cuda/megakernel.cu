@@ -18,7 +18,7 @@
 #include <cooperative_groups.h>
 #include <cuda/atomic>
 
-#include "protocol.h"
+#include "cuda/protocol.h"
 
 #ifndef MKRT_MK_USER_OPS
 #define MKRT_MK_USER_OPS 0

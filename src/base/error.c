@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* src/base/error.c - status names and error records. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/error_internal.h"
+
+const char *mkrt_status_name(mkrt_status status)
+{
+    switch (status) {
+    case MKRT_OK: return "MKRT_OK";
+    case MKRT_EAGAIN: return "MKRT_EAGAIN";
+    case MKRT_EINVAL: return "MKRT_EINVAL";
+    case MKRT_ENOMEM: return "MKRT_ENOMEM";
+    case MKRT_EOVERFLOW: return "MKRT_EOVERFLOW";
+    case MKRT_ECLOSED: return "MKRT_ECLOSED";
+    case MKRT_ETIMEDOUT: return "MKRT_ETIMEDOUT";
+    case MKRT_ECYCLE: return "MKRT_ECYCLE";
+    case MKRT_EBUDGET: return "MKRT_EBUDGET";
+    case MKRT_EDEVICE: return "MKRT_EDEVICE";
+    case MKRT_ENOTSUP: return "MKRT_ENOTSUP";
+    case MKRT_ESTATE: return "MKRT_ESTATE";
+    }
+    return "MKRT_UNKNOWN_STATUS";
+}
+
+const char *mkrt_status_describe(mkrt_status status)
+{
+    switch (status) {
+    case MKRT_OK: return "success";
+    case MKRT_EAGAIN: return "would block, try again";
+    case MKRT_EINVAL: return "invalid argument";
+    case MKRT_ENOMEM: return "out of memory";
+    case MKRT_EOVERFLOW: return "size arithmetic overflow";
+    case MKRT_ECLOSED: return "closed";
+    case MKRT_ETIMEDOUT: return "timed out";
+    case MKRT_ECYCLE: return "dependency cycle";
+    case MKRT_EBUDGET: return "over the memory budget";
+    case MKRT_EDEVICE: return "device failure";
+    case MKRT_ENOTSUP: return "not supported";
+    case MKRT_ESTATE: return "wrong state for this call";
+    }
+    return "unknown status";
+}
+
+void mkrt_error_clear(mkrt_error *err)
+{
+    if (err == NULL)
+        return;
+    err->status = MKRT_OK;
+    err->message[0] = '\0';
+}
+
+mkrt_status mkrt__error_set(mkrt_error *err, mkrt_status status, const char *fmt, ...)
+{
+    if (err == NULL)
+        return status;
+    err->status = status;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(err->message, sizeof err->message, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        err->message[0] = '\0';
+    } else if ((size_t)n >= sizeof err->message) {
+        /* Cut: mark it so a reader knows the sentence was longer. */
+        memcpy(err->message + sizeof err->message - 4, "...", 4);
+    }
+    return status;
+}

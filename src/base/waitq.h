@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* src/base/waitq.h - an eventcount on a futex: sleep until "something changed".
+ *
+ * Used by every blocking wait in mkrt. The fast path (notify with nobody
+ * asleep) is one uncontended read-modify-write on the waitq's own cache
+ * line and no system call.
+ *
+ * Protocol:
+ *   setup:   mkrt__waitq_init(q) once, before the waitq is shared.
+ *   waker:   publish the state change (any store), then mkrt__waitq_notify.
+ *   waiter:  e = mkrt__waitq_prepare(q);
+ *            re-check the condition; if met -> mkrt__waitq_finish(q), done;
+ *            mkrt__waitq_sleep(q, e, deadline); mkrt__waitq_finish(q); loop.
+ *
+ * The hazard is the store-load pattern (Dekker): the waker stores its state
+ * then loads `waiters`; the waiter stores `waiters` then loads the state.
+ * Without a full barrier on both sides each can miss the other's store.
+ * Two ways to get that barrier, chosen once per process:
+ *
+ * 1. Asymmetric (default on Linux >= 4.14): the waker's side is a compiler
+ *    barrier and a relaxed load, nothing more, so the hot path pays nothing.
+ *    The waiter, after incrementing `waiters`, calls
+ *    membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED), which makes every running
+ *    thread of the process execute a full memory barrier. Whatever point a
+ *    waker has reached, either its state store is globally visible before
+ *    the waiter re-checks, or its later load of `waiters` sees the
+ *    increment (the argument liburcu's memb flavour rests on). The waiter is
+ *    about to sleep anyway; the syscall costs it a few microseconds.
+ * 2. Fallback (membarrier refused): notify and prepare are acq_rel RMWs of
+ *    `waiters`, ordered in its modification order. If notify comes later it
+ *    reads waiters >= 1; if earlier, prepare's acquire RMW reads from
+ *    notify's release RMW (or a later RMW in its release sequence), so the
+ *    waker's state change happens-before the re-check.
+ *
+ * The epoch closes the gap between re-check and sleep: the futex sleeps only
+ * while epoch still equals the value read in prepare, and the waker bumps it
+ * (release; the waiter's load is acquire) before waking.
+ */
+#ifndef MKRT_SRC_WAITQ_H
+#define MKRT_SRC_WAITQ_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "mkrt/status.h"
+
+typedef struct mkrt__waitq {
+    _Atomic uint32_t waiters; /* threads between prepare and finish */
+    _Atomic uint32_t epoch;   /* bumped by every notify that found waiters */
+    _Atomic uint32_t epoch_unreliable; /* membarrier failed after setup */
+    uint32_t asymmetric;      /* protocol 1 for this queue; fixed at init */
+} mkrt__waitq;
+
+/* Non-zero when the asymmetric (membarrier) protocol is in use. Written
+ * once by mkrt__waitq_init's pthread_once, before any waitq is shared. */
+extern int mkrt__waitq_asymmetric;
+
+/* Zeroes q and, the first time in the process, picks the protocol:
+ * asymmetric where membarrier works. For queues notified per item or
+ * burst (the rings), where a free notify matters most. */
+void mkrt__waitq_init(mkrt__waitq *q);
+/* Zeroes q for protocol 2 (RMW on both sides): for queues notified rarely
+ * (per batch or per layer) whose waiters sleep often, where a membarrier
+ * per sleep (IPIs to every CPU) would cost more than it saves. */
+void mkrt__waitq_init_symmetric(mkrt__waitq *q);
+void mkrt__waitq_wake_all(mkrt__waitq *q);
+uint32_t mkrt__waitq_prepare(mkrt__waitq *q);
+
+static inline void mkrt__waitq_notify(mkrt__waitq *q)
+{
+    uint32_t waiters;
+    if (q->asymmetric) {
+        /* Compiler barrier: keep the caller's state stores before the load
+         * below in program order; the waiter's membarrier supplies the
+         * hardware barrier (protocol 1 above). */
+        atomic_signal_fence(memory_order_seq_cst);
+        /* relaxed: ordered against the waiter by its membarrier. */
+        waiters = atomic_load_explicit(&q->waiters, memory_order_relaxed);
+    } else {
+        /* acq_rel RMW: pairs with the RMW in mkrt__waitq_prepare
+         * (protocol 2 above). */
+        waiters = atomic_fetch_add_explicit(&q->waiters, 0, memory_order_acq_rel);
+    }
+    if (waiters != 0)
+        mkrt__waitq_wake_all(q);
+}
+
+static inline void mkrt__waitq_finish(mkrt__waitq *q)
+{
+    /* relaxed: leaving publishes nothing; an RMW keeps notify's release
+     * sequence unbroken. */
+    atomic_fetch_sub_explicit(&q->waiters, 1, memory_order_relaxed);
+}
+
+/* Sleeps while epoch == `epoch`, until woken or `deadline` (CLOCK_MONOTONIC,
+ * absolute; NULL = no deadline). Returns MKRT_ETIMEDOUT when the deadline
+ * passed, MKRT_OK otherwise (woken, epoch moved, or a spurious return). */
+mkrt_status mkrt__waitq_sleep(mkrt__waitq *q, uint32_t epoch, const struct timespec *deadline);
+
+/* Monotonic clock in nanoseconds. */
+uint64_t mkrt__now_ns(void);
+
+/* Turns a relative timeout into an absolute CLOCK_MONOTONIC deadline.
+ * Returns NULL (no deadline) for MKRT_TIMEOUT_INFINITE, else `buf`. */
+const struct timespec *mkrt__deadline(uint64_t timeout_ns, struct timespec *buf);
+
+/* True once `deadline` (may be NULL = never) has passed. */
+int mkrt__deadline_passed(const struct timespec *deadline);
+
+static inline void mkrt__cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield" ::: "memory");
+#endif
+}
+
+#endif

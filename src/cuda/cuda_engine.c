@@ -1,0 +1,375 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* src/cuda/cuda_engine.c - see cuda_engine.h. */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/alloc_internal.h"
+#include "base/error_internal.h"
+#include "base/waitq.h"
+#include "cuda/cuda_engine.h"
+
+extern const unsigned char mkrt__megakernel_fatbin[];
+extern const size_t mkrt__megakernel_fatbin_size;
+extern const unsigned char mkrt__megakernel_link_fatbin[];
+extern const size_t mkrt__megakernel_link_fatbin_size;
+
+#define JIT_LOG_MAX 1536
+
+static mkrt_status cuda_fail(const mkrt__cuda_engine *e, mkrt_error *err, const char *what, CUresult r,
+                             const char *fix)
+{
+    char text[160];
+    return mkrt__error_set(err, MKRT_EDEVICE, "CUDA %s failed on %s: %s.%s Fix: %s", what,
+                           e->cu.name[0] ? e->cu.name : "device 0",
+                           mkrt__cuda_error_text(&e->cu, r, text, sizeof text),
+                           mkrt__cuda_error_is_sticky(r) ? " The error is sticky: the process's CUDA "
+                                                           "context is lost."
+                                                         : "",
+                           fix);
+}
+
+/* Makes the primary context current on the calling thread (start and
+ * stop run on the caller's thread, the rest on the dispatcher's). */
+static CUresult bind(const mkrt__cuda_engine *e)
+{
+    return e->cu.cuCtxSetCurrent(e->ctx);
+}
+
+static size_t round_up(size_t v, size_t to)
+{
+    return (v + to - 1) / to * to;
+}
+
+/* Frees what start allocated, in reverse; safe on a partial start. */
+static void release_all(mkrt__cuda_engine *e)
+{
+    mkrt__cuda_api *cu = &e->cu;
+    if (e->ctx != NULL)
+        bind(e);
+    if (e->copy != NULL)
+        cu->cuStreamDestroy(e->copy);
+    if (e->run != NULL)
+        cu->cuStreamDestroy(e->run);
+    for (int i = 0; i < 2; i++) {
+        if (e->staging[i].dev != 0)
+            cu->cuMemFree(e->staging[i].dev);
+        if (e->staging[i].host != NULL)
+            cu->cuMemFreeHost(e->staging[i].host);
+    }
+    if (e->log_registered)
+        cu->cuMemHostUnregister(e->append_log);
+    if (e->cells_registered)
+        cu->cuMemHostUnregister(e->cells);
+    if (e->ctl != NULL)
+        cu->cuMemFreeHost(e->ctl);
+    if (e->mod != NULL)
+        cu->cuModuleUnload(e->mod);
+    if (e->ctx_retained)
+        cu->cuDevicePrimaryCtxRelease(cu->device);
+    /* The driver library stays loaded: unloading libcuda after cuInit is
+     * not safe while the driver's own threads live. */
+    memset(e, 0, sizeof *e);
+}
+
+/* The relocatable megakernel linked with the user's PTX. */
+static mkrt_status load_linked(mkrt__cuda_engine *e, const mkrt__cuda_engine_config *cfg,
+                               mkrt_error *err)
+{
+    mkrt__cuda_api *cu = &e->cu;
+    if (mkrt__megakernel_link_fatbin_size == 0)
+        return mkrt__error_set(err, MKRT_ENOTSUP,
+                               "device user ops need the relocatable megakernel, which this build "
+                               "lacks (no nvcc when mkrt was compiled). Fix: build mkrt with nvcc.");
+    size_t n = cfg->user_ptx_size ? cfg->user_ptx_size : strlen(cfg->user_ptx);
+    char *ptx = mkrt__alloc(n + 1, 16); /* the JIT wants a NUL-terminated text */
+    if (ptx == NULL)
+        return mkrt__error_set(err, MKRT_ENOMEM, "no memory for a copy of the %zu-byte user PTX. "
+                                                 "Fix: free memory.",
+                               n);
+    memcpy(ptx, cfg->user_ptx, n);
+    ptx[n] = '\0';
+    char errlog[JIT_LOG_MAX] = "", infolog[JIT_LOG_MAX] = "";
+    int opts[4] = {MKRT_CU_JIT_ERROR_LOG_BUFFER, MKRT_CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+                   MKRT_CU_JIT_INFO_LOG_BUFFER, MKRT_CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES};
+    void *vals[4] = {errlog, (void *)(uintptr_t)sizeof errlog, infolog, (void *)(uintptr_t)sizeof infolog};
+    void *link = NULL, *cubin = NULL;
+    size_t cubin_size = 0;
+    const char *step = "cuLinkCreate";
+    CUresult r = cu->cuLinkCreate(4, opts, vals, &link);
+    if (r == MKRT_CUDA_SUCCESS) {
+        step = "cuLinkAddData (the megakernel)";
+        r = cu->cuLinkAddData(link, MKRT_CU_JIT_INPUT_FATBINARY, (void *)mkrt__megakernel_link_fatbin,
+                              mkrt__megakernel_link_fatbin_size, "mkrt_megakernel", 0, NULL, NULL);
+    }
+    if (r == MKRT_CUDA_SUCCESS) {
+        step = "cuLinkAddData (the user PTX)";
+        r = cu->cuLinkAddData(link, MKRT_CU_JIT_INPUT_PTX, ptx, n + 1, "mkrt_user_ops", 0, NULL, NULL);
+    }
+    if (r == MKRT_CUDA_SUCCESS) {
+        step = "cuLinkComplete";
+        r = cu->cuLinkComplete(link, &cubin, &cubin_size);
+    }
+    if (r == MKRT_CUDA_SUCCESS) {
+        step = "cuModuleLoadData (the linked megakernel)";
+        r = cu->cuModuleLoadData(&e->mod, cubin);
+    }
+    mkrt_status st = MKRT_OK;
+    if (r != MKRT_CUDA_SUCCESS) {
+        char text[160];
+        st = mkrt__error_set(err, MKRT_EDEVICE,
+                             "linking the user PTX into the megakernel failed at %s: %s; JIT log: "
+                             "%.160s. Fix: define extern \"C\" __device__ unsigned %s(...) as "
+                             "mkrt_config.cuda_user_ptx documents (nvcc -rdc=true -ptx).",
+                             step, mkrt__cuda_error_text(cu, r, text, sizeof text),
+                             errlog[0] ? errlog : "(empty)", MKRT_MK_USER_OP_SYMBOL);
+    }
+    if (link != NULL)
+        cu->cuLinkDestroy(link); /* the cubin was copied by the module load */
+    mkrt__free(ptx, n + 1);
+    e->user_ops = st == MKRT_OK;
+    return st;
+}
+
+static mkrt_status map_host(mkrt__cuda_engine *e, void *p, size_t bytes, bool *registered,
+                            CUdeviceptr *dev, mkrt_error *err)
+{
+    CUresult r = e->cu.cuMemHostRegister(p, bytes, MKRT_CU_MEMHOSTREGISTER_PORTABLE |
+                                                       MKRT_CU_MEMHOSTREGISTER_DEVICEMAP);
+    if (r != MKRT_CUDA_SUCCESS)
+        return cuda_fail(e, err, "cuMemHostRegister of the cells or the APPEND log", r,
+                         "lower mkrt_config.cells / append_log_capacity, or raise the locked-memory "
+                         "limit (ulimit -l).");
+    *registered = true;
+    r = e->cu.cuMemHostGetDevicePointer(dev, p, 0);
+    if (r != MKRT_CUDA_SUCCESS)
+        return cuda_fail(e, err, "cuMemHostGetDevicePointer", r, "check the driver installation.");
+    return MKRT_OK;
+}
+
+static mkrt_status start_on_context(mkrt__cuda_engine *e, const mkrt__cuda_engine_config *cfg,
+                                    mkrt_error *err)
+{
+    mkrt__cuda_api *cu = &e->cu;
+    CUresult r;
+    mkrt_status st;
+    if (cfg->user_ptx != NULL) {
+        if ((st = load_linked(e, cfg, err)) != MKRT_OK)
+            return st;
+    } else if ((r = cu->cuModuleLoadData(&e->mod, mkrt__megakernel_fatbin)) != MKRT_CUDA_SUCCESS) {
+        return cuda_fail(e, err, "cuModuleLoadData of the megakernel", r,
+                         "the embedded fatbin holds sm_80 and sm_90 code and compute_90 PTX: use "
+                         "a device of compute capability 8.0 or newer with a driver at least as "
+                         "new as the CUDA toolkit that built mkrt, or the CPU backend.");
+    }
+    if ((r = cu->cuModuleGetFunction(&e->fn, e->mod, MKRT_MK_KERNEL_SYMBOL)) != MKRT_CUDA_SUCCESS)
+        return cuda_fail(e, err, "cuModuleGetFunction(mkrt_megakernel)", r, "rebuild mkrt.");
+    int per_sm = 0;
+    r = cu->cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, e->fn, (int)MKRT__CUDA_BLOCK_THREADS, 0);
+    if (r != MKRT_CUDA_SUCCESS)
+        return cuda_fail(e, err, "cuOccupancyMaxActiveBlocksPerMultiprocessor", r,
+                         "check the driver installation.");
+    if (per_sm < 1 || cu->sm_count < 1)
+        return mkrt__error_set(err, MKRT_EDEVICE,
+                               "the megakernel cannot be resident on %s (%d blocks of %u threads per "
+                               "SM, %d SMs). Fix: use the CPU backend.",
+                               cu->name, per_sm, MKRT__CUDA_BLOCK_THREADS, cu->sm_count);
+    uint64_t blocks = (uint64_t)per_sm * (uint64_t)cu->sm_count;
+    if (cfg->max_blocks != 0 && blocks > cfg->max_blocks)
+        blocks = cfg->max_blocks;
+    if (blocks > MKRT_MK_MAX_BLOCKS)
+        blocks = MKRT_MK_MAX_BLOCKS;
+    e->blocks = (uint32_t)blocks;
+    e->blocks_per_sm = (uint32_t)per_sm;
+
+    void *p = NULL;
+    r = cu->cuMemHostAlloc(&p, sizeof *e->ctl, MKRT_CU_MEMHOSTALLOC_PORTABLE | MKRT_CU_MEMHOSTALLOC_DEVICEMAP);
+    if (r != MKRT_CUDA_SUCCESS)
+        return cuda_fail(e, err, "cuMemHostAlloc of the control block", r, "free pinned memory.");
+    e->ctl = p;
+    memset(e->ctl, 0, sizeof *e->ctl);
+    if ((r = cu->cuMemHostGetDevicePointer(&e->ctl_dev, e->ctl, 0)) != MKRT_CUDA_SUCCESS)
+        return cuda_fail(e, err, "cuMemHostGetDevicePointer", r, "check the driver installation.");
+
+    CUdeviceptr cells_dev = 0, log_dev = 0;
+    e->cells = cfg->cells;
+    e->cells_bytes = (size_t)cfg->cell_count * sizeof(uint64_t);
+    if ((st = map_host(e, e->cells, e->cells_bytes, &e->cells_registered, &cells_dev, err)) != MKRT_OK)
+        return st;
+    if (cfg->append_log != NULL && cfg->append_capacity > 0) {
+        e->append_log = cfg->append_log;
+        e->log_bytes = (size_t)cfg->append_capacity * 2 * sizeof(uint32_t);
+        if ((st = map_host(e, e->append_log, e->log_bytes, &e->log_registered, &log_dev, err)) != MKRT_OK)
+            return st;
+    }
+
+    e->capacity = cfg->capacity;
+    e->items_bytes = round_up((size_t)cfg->capacity * sizeof(mkrt_item), 256);
+    e->offsets_bytes = round_up(((size_t)cfg->capacity + 1) * sizeof(uint32_t), 256);
+    e->fails_bytes = (size_t)cfg->capacity * 2 * sizeof(uint32_t);
+    for (int i = 0; i < 2; i++) {
+        mkrt__cuda_staging *s = &e->staging[i];
+        r = cu->cuMemHostAlloc(&s->host, e->items_bytes + e->offsets_bytes + e->fails_bytes,
+                               MKRT_CU_MEMHOSTALLOC_PORTABLE | MKRT_CU_MEMHOSTALLOC_DEVICEMAP);
+        if (r != MKRT_CUDA_SUCCESS)
+            return cuda_fail(e, err, "cuMemHostAlloc of a staging buffer", r,
+                             "lower mkrt_config.max_batch or free pinned memory.");
+        if ((r = cu->cuMemHostGetDevicePointer(&s->mapped, s->host, 0)) != MKRT_CUDA_SUCCESS)
+            return cuda_fail(e, err, "cuMemHostGetDevicePointer", r, "check the driver installation.");
+        if ((r = cu->cuMemAlloc(&s->dev, e->items_bytes + e->offsets_bytes)) != MKRT_CUDA_SUCCESS)
+            return cuda_fail(e, err, "cuMemAlloc of a batch buffer", r,
+                             "lower mkrt_config.max_batch or free device memory.");
+    }
+    if ((r = cu->cuStreamCreate(&e->run, MKRT_CU_STREAM_NON_BLOCKING)) != MKRT_CUDA_SUCCESS ||
+        (r = cu->cuStreamCreate(&e->copy, MKRT_CU_STREAM_NON_BLOCKING)) != MKRT_CUDA_SUCCESS)
+        return cuda_fail(e, err, "cuStreamCreate", r, "check the driver installation.");
+
+    e->ctl->cells = cells_dev;
+    e->ctl->cell_count = cfg->cell_count;
+    e->ctl->blocks = e->blocks;
+    e->ctl->append_log = log_dev;
+    e->ctl->append_capacity = log_dev != 0 ? cfg->append_capacity : 0;
+    void *params[] = {&e->ctl_dev};
+    r = cu->cuLaunchCooperativeKernel(e->fn, e->blocks, 1, 1, MKRT__CUDA_BLOCK_THREADS, 1, 1, 0, e->run,
+                                      params);
+    if (r != MKRT_CUDA_SUCCESS)
+        return cuda_fail(e, err, "cuLaunchCooperativeKernel of the megakernel", r,
+                         "lower mkrt_config.cuda_max_blocks, or use the CPU backend.");
+    e->launched = true;
+    snprintf(e->describe, sizeof e->describe,
+             "%.64s (sm_%d%d, %d SMs, driver %d.%d): megakernel of %u blocks x %u threads (%u per SM)%s",
+             cu->name, cu->cc_major, cu->cc_minor, cu->sm_count, cu->driver_version / 1000,
+             cu->driver_version % 1000 / 10, e->blocks, MKRT__CUDA_BLOCK_THREADS, e->blocks_per_sm,
+             e->user_ops ? ", user PTX linked" : "");
+    return MKRT_OK;
+}
+
+mkrt_status mkrt__cuda_engine_start(mkrt__cuda_engine *e, const mkrt__cuda_engine_config *cfg,
+                                    mkrt_error *err)
+{
+    memset(e, 0, sizeof *e);
+    if (!mkrt__cuda_megakernel_built())
+        return mkrt__error_set(err, MKRT_EDEVICE, "the CUDA megakernel was not built (no nvcc when "
+                                                 "mkrt was compiled). Fix: install the CUDA toolkit "
+                                                 "and rebuild mkrt, or use the CPU backend.");
+    mkrt_status st = mkrt__cuda_load(&e->cu, err);
+    if (st != MKRT_OK)
+        return st;
+    CUresult r = e->cu.cuDevicePrimaryCtxRetain(&e->ctx, e->cu.device);
+    if (r != MKRT_CUDA_SUCCESS) {
+        st = cuda_fail(e, err, "cuDevicePrimaryCtxRetain", r,
+                       "check that the GPU is not in exclusive-process mode held by another process.");
+        release_all(e);
+        return st;
+    }
+    e->ctx_retained = true;
+    CUcontext before = NULL;
+    e->cu.cuCtxGetCurrent(&before);
+    CUresult (*set_current)(CUcontext) = e->cu.cuCtxSetCurrent;
+    if ((r = bind(e)) != MKRT_CUDA_SUCCESS)
+        st = cuda_fail(e, err, "cuCtxSetCurrent", r, "check the driver installation.");
+    else
+        st = start_on_context(e, cfg, err);
+    if (st != MKRT_OK)
+        release_all(e);
+    set_current(before); /* leave the caller's thread as it was */
+    return st;
+}
+
+static mkrt_status engine_stage(void *ctx, unsigned buffer, const mkrt_item *items, uint32_t count,
+                                const uint32_t *offsets, uint32_t layers, mkrt__mk_staged *out,
+                                mkrt_error *err)
+{
+    mkrt__cuda_engine *e = ctx;
+    if (count > e->capacity || layers > e->capacity)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "megakernel batch of %u items in %u layers exceeds the %u-item device "
+                               "buffer. Fix: split the batch.",
+                               count, layers, e->capacity);
+    mkrt__cuda_staging *s = &e->staging[buffer];
+    char *host = s->host;
+    size_t ib = (size_t)count * sizeof *items, ob = ((size_t)layers + 1) * sizeof *offsets;
+    memcpy(host, items, ib);
+    memcpy(host + e->items_bytes, offsets, ob);
+    out->fails_addr = s->mapped + e->items_bytes + e->offsets_bytes;
+    out->fails = (const uint32_t *)(host + e->items_bytes + e->offsets_bytes);
+    if (count <= MKRT__CUDA_ZERO_COPY_MAX) { /* read in place over the bus */
+        out->items_addr = s->mapped;
+        out->offsets_addr = s->mapped + e->items_bytes;
+        return MKRT_OK;
+    }
+    CUresult r = bind(e);
+    if (r == MKRT_CUDA_SUCCESS)
+        r = e->cu.cuMemcpyHtoDAsync(s->dev, host, ib, e->copy);
+    if (r == MKRT_CUDA_SUCCESS)
+        r = e->cu.cuMemcpyHtoDAsync(s->dev + e->items_bytes, host + e->items_bytes, ob, e->copy);
+    if (r != MKRT_CUDA_SUCCESS)
+        return cuda_fail(e, err, "cuMemcpyHtoDAsync of a batch", r, "see the CUDA error.");
+    e->copy_pending = true;
+    out->items_addr = s->dev;
+    out->offsets_addr = s->dev + e->items_bytes;
+    return MKRT_OK;
+}
+
+static mkrt_status engine_flush(void *ctx, mkrt_error *err)
+{
+    mkrt__cuda_engine *e = ctx;
+    if (!e->copy_pending)
+        return MKRT_OK;
+    e->copy_pending = false;
+    CUresult r = bind(e);
+    if (r == MKRT_CUDA_SUCCESS)
+        r = e->cu.cuStreamSynchronize(e->copy);
+    if (r != MKRT_CUDA_SUCCESS)
+        return cuda_fail(e, err, "cuStreamSynchronize of the staging copy", r, "see the CUDA error.");
+    return MKRT_OK;
+}
+
+static mkrt_status engine_probe(void *ctx, mkrt_error *err)
+{
+    mkrt__cuda_engine *e = ctx;
+    CUresult r = bind(e);
+    if (r == MKRT_CUDA_SUCCESS)
+        r = e->cu.cuStreamQuery(e->run);
+    if (r == MKRT_CUDA_ERROR_NOT_READY)
+        return MKRT_OK; /* still running, as a persistent kernel should */
+    if (r == MKRT_CUDA_SUCCESS)
+        return mkrt__error_set(err, MKRT_EDEVICE,
+                               "the megakernel on %s exited while a batch was pending. Fix: report "
+                               "this as an mkrt bug.",
+                               e->cu.name);
+    return cuda_fail(e, err, "megakernel execution", r,
+                     "look for an op that reads or writes outside its cells; the device is not used "
+                     "again in this process.");
+}
+
+const mkrt__mk_device_ops mkrt__cuda_engine_ops = {engine_stage, engine_flush, engine_probe};
+
+bool mkrt__cuda_engine_stop(mkrt__cuda_engine *e, uint64_t timeout_ns)
+{
+    if (e->cu.lib == NULL)
+        return true; /* never started */
+    CUcontext before = NULL;
+    e->cu.cuCtxGetCurrent(&before);
+    bind(e);
+    if (e->launched) {
+        /* release: pairs with the kernel's system-scope acquire of shutdown. */
+        atomic_store_explicit(&e->ctl->shutdown, 1, memory_order_release);
+        uint64_t start = mkrt__now_ns();
+        while (e->cu.cuStreamQuery(e->run) == MKRT_CUDA_ERROR_NOT_READY) {
+            if (mkrt__now_ns() - start > timeout_ns) {
+                /* A hung op: the kernel cannot be stopped from here. Keep
+                 * everything it may touch; the context stays retained. */
+                e->abandoned = true;
+                e->cu.cuCtxSetCurrent(before);
+                return false;
+            }
+            struct timespec ts = {0, 100000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    mkrt__cuda_api cu = e->cu; /* release_all clears e */
+    release_all(e);
+    cu.cuCtxSetCurrent(before);
+    return true;
+}

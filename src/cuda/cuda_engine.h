@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* src/cuda/cuda_engine.h - the megakernel on a real GPU, through the
+ * Driver API (loaded by cuda_loader.c).
+ *
+ * Start: primary context of device 0; module from the embedded fatbin, or
+ * the relocatable megakernel linked with the user's PTX (cuLink*);
+ * occupancy-sized grid (blocks per SM from the occupancy API x SMs,
+ * bounded by max_blocks); the control block and the failure lists in
+ * host-mapped pinned memory; the runtime's cells and APPEND log registered
+ * as host-mapped memory (the device writes them in place, so reading a
+ * cell needs no copy back); two pinned staging buffers and two device
+ * buffers; one cooperative launch on a non-blocking stream. Everything is
+ * allocated before the launch: allocating or freeing device memory while
+ * a persistent kernel runs can wait on that kernel.
+ * Staging: batches of up to MKRT__CUDA_ZERO_COPY_MAX items are read by the
+ * device straight from pinned memory (no copy to wait for); larger ones
+ * are copied with cuMemcpyHtoDAsync on a second stream, completed by flush
+ * before the doorbell. Stage k+1 may overlap batch k running.
+ * Every call makes the context current on the calling thread first.
+ */
+#ifndef MKRT_BACKEND_CUDA_ENGINE_H
+#define MKRT_BACKEND_CUDA_ENGINE_H
+
+#include <stdbool.h>
+
+#include "cuda/cuda_loader.h"
+#include "backend/mk_host.h"
+
+#define MKRT__CUDA_ZERO_COPY_MAX 4096u
+#define MKRT__CUDA_BLOCK_THREADS 256u
+
+typedef struct mkrt__cuda_engine_config {
+    uint64_t *cells;          /* host array to map, page aligned */
+    uint32_t cell_count;
+    uint32_t *append_log;     /* (handle, param) pairs, page aligned; may be NULL */
+    uint64_t append_capacity; /* pairs */
+    uint32_t capacity;        /* items per batch */
+    uint32_t max_blocks;      /* 0: as many as can be resident */
+    const char *user_ptx;     /* may be NULL: no device user ops */
+    size_t user_ptx_size;     /* bytes, 0: strlen */
+} mkrt__cuda_engine_config;
+
+typedef struct mkrt__cuda_staging {
+    void *host;               /* pinned, mapped: items | offsets | failure list */
+    CUdeviceptr mapped;       /* its device address */
+    CUdeviceptr dev;          /* device memory: items | offsets */
+} mkrt__cuda_staging;
+
+typedef struct mkrt__cuda_engine {
+    mkrt__cuda_api cu;
+    CUcontext ctx;
+    bool ctx_retained;
+    CUmodule mod;
+    CUfunction fn;
+    CUstream run, copy;
+    mkrt_mk_control *ctl;
+    CUdeviceptr ctl_dev;
+    uint64_t *cells;
+    size_t cells_bytes;
+    bool cells_registered;
+    uint32_t *append_log;
+    size_t log_bytes;
+    bool log_registered;
+    mkrt__cuda_staging staging[2];
+    size_t items_bytes, offsets_bytes, fails_bytes; /* per staging buffer */
+    uint32_t capacity, blocks, blocks_per_sm;
+    bool user_ops;            /* linked with user PTX */
+    bool launched;
+    bool copy_pending;        /* a staged HtoD copy not yet flushed */
+    bool abandoned;           /* stop found the kernel still running: memory kept */
+    char describe[224];
+} mkrt__cuda_engine;
+
+/* MKRT_EDEVICE (what failed, the CUDA error's name and text, a Fix),
+ * MKRT_ENOMEM. On failure nothing is left allocated. */
+mkrt_status mkrt__cuda_engine_start(mkrt__cuda_engine *e, const mkrt__cuda_engine_config *cfg,
+                                    mkrt_error *err);
+/* The device operations for mkrt__mk_host (ctx = the engine). */
+extern const mkrt__mk_device_ops mkrt__cuda_engine_ops;
+/* Asks the kernel to leave (mkrt__mk_shutdown first) and waits for it up
+ * to timeout_ns, then frees everything. Returns false when the kernel did
+ * not leave: the engine then keeps the control block, the staging buffers
+ * and the registration of the cells and log (a hung kernel may still
+ * touch them), and the caller must not free the cells or the log. */
+bool mkrt__cuda_engine_stop(mkrt__cuda_engine *e, uint64_t timeout_ns);
+
+#endif

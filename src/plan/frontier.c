@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* src/plan/frontier.c - frontier memory planning over barrier groups. */
+#include "plan/barrier_internal.h"
+#include "base/error_internal.h"
+#include "mkrt/frontier.h"
+
+static mkrt_status overflow(mkrt_error *err, const char *field)
+{
+    return mkrt__error_set(err, MKRT_EOVERFLOW,
+                           "megakernel frontier memory planner overflowed while accumulating %s. "
+                           "Fix: shard the frontier wave group or split the fused phase.",
+                           field);
+}
+
+static mkrt_status over_budget(mkrt_error *err, uint64_t required, uint64_t budget,
+                               const char *field)
+{
+    return mkrt__error_set(err, MKRT_EBUDGET,
+                           "megakernel frontier memory planner requires %llu bytes for %s but "
+                           "budget allows %llu. Fix: shard the graph/frontier waves or raise the "
+                           "explicit megakernel budget.",
+                           (unsigned long long)required, field, (unsigned long long)budget);
+}
+
+static int add_u64(uint64_t a, uint64_t b, uint64_t *out)
+{
+    return !__builtin_add_overflow(a, b, out);
+}
+
+mkrt_status mkrt_frontier_fused_wave_bytes(const mkrt_frontier_wave *w, uint64_t *bytes,
+                                           mkrt_error *err)
+{
+    uint64_t scaled, sum;
+    if (w == NULL || bytes == NULL)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "mkrt_frontier_fused_wave_bytes got a NULL %s. Fix: pass a wave "
+                               "and a result pointer.",
+                               w == NULL ? "wave" : "result pointer");
+    if (__builtin_mul_overflow(w->scratch_bytes, (uint64_t)MKRT_FUSED_SCRATCH_MULTIPLIER, &scaled))
+        return overflow(err, "fused wave scratch bytes");
+    if (!add_u64(w->frontier_bytes, scaled, &sum) || !add_u64(sum, w->output_bytes, &sum))
+        return overflow(err, "fused wave bytes");
+    *bytes = sum;
+    return MKRT_OK;
+}
+
+mkrt_status mkrt_plan_frontier_memory(mkrt_barrier_scratch *s, const mkrt_frontier_wave *waves,
+                                      size_t wave_count, const mkrt_wave_dep *deps,
+                                      size_t dep_count, uint64_t resident_graph_bytes,
+                                      uint64_t budget_bytes, uint64_t readback_bytes,
+                                      mkrt_frontier_plan *plan, mkrt_error *err)
+{
+    if (s == NULL || plan == NULL || (wave_count > 0 && waves == NULL))
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "mkrt_plan_frontier_memory got a NULL scratch, plan or wave array "
+                               "(%zu waves). Fix: pass valid pointers.",
+                               wave_count);
+    mkrt_barrier_plan kahn;
+    mkrt_status st = mkrt_plan_barriers(s, wave_count, deps, dep_count, &kahn, err);
+    if (st != MKRT_OK)
+        return st;
+    if (resident_graph_bytes > budget_bytes)
+        return over_budget(err, resident_graph_bytes, budget_bytes, "resident graph bytes");
+    uint64_t group_budget = budget_bytes - resident_graph_bytes;
+
+    /* Greedy split: the wave order stays as Kahn produced it; only the
+     * group boundaries multiply, so they go to split_offsets. */
+    size_t *split = s->split_offsets;
+    size_t groups = 0;
+    split[0] = 0;
+    for (size_t g = 0; g < kahn.group_count; g++) {
+        uint64_t cur = 0;
+        size_t start = kahn.group_offsets[g];
+        for (size_t k = start; k < kahn.group_offsets[g + 1]; k++) {
+            uint64_t wb, combined;
+            if ((st = mkrt_frontier_fused_wave_bytes(&waves[kahn.waves[k]], &wb, err)) != MKRT_OK)
+                return st;
+            /* Checked before the split decision, as the reference does. */
+            if (!add_u64(cur, wb, &combined))
+                return overflow(err, "barrier group fused wave budget bytes");
+            if (k == start && wb > group_budget)
+                return over_budget(err, wb, group_budget, "single fused frontier wave bytes");
+            if (k > start && combined > group_budget) {
+                split[++groups] = k;
+                start = k;
+                cur = 0;
+            }
+            if (!add_u64(cur, wb, &cur))
+                return overflow(err, "barrier group fused wave budget bytes");
+        }
+        if (kahn.group_offsets[g + 1] > kahn.group_offsets[g])
+            split[++groups] = kahn.group_offsets[g + 1];
+    }
+
+    mkrt_frontier_plan p = {0};
+    p.barriers = (mkrt_barrier_plan){wave_count, groups, groups ? groups - 1 : 0, split, kahn.waves};
+    for (size_t g = 0; g < groups; g++) {
+        uint64_t f = 0, sc = 0, o = 0;
+        for (size_t k = split[g]; k < split[g + 1]; k++) {
+            const mkrt_frontier_wave *w = &waves[kahn.waves[k]];
+            if (!add_u64(f, w->frontier_bytes, &f))
+                return overflow(err, "frontier wave bytes");
+            if (!add_u64(sc, w->scratch_bytes, &sc))
+                return overflow(err, "scratch wave bytes");
+            if (!add_u64(o, w->output_bytes, &o))
+                return overflow(err, "output wave bytes");
+        }
+        size_t width = split[g + 1] - split[g];
+        p.max_group_width = width > p.max_group_width ? width : p.max_group_width;
+        p.peak_frontier_bytes = f > p.peak_frontier_bytes ? f : p.peak_frontier_bytes;
+        p.peak_scratch_bytes = sc > p.peak_scratch_bytes ? sc : p.peak_scratch_bytes;
+        p.peak_output_bytes = o > p.peak_output_bytes ? o : p.peak_output_bytes;
+    }
+    p.amortized_readback_bytes =
+        readback_bytes > p.peak_output_bytes ? readback_bytes : p.peak_output_bytes;
+    *plan = p;
+    return MKRT_OK;
+}
+
+mkrt_status mkrt__frontier_envelope(mkrt_barrier_scratch *s, const mkrt_exec_sample *sample,
+                                    const mkrt_graph_shape *graph, const mkrt_byte_layout *layout,
+                                    const mkrt_frontier_wave *waves, size_t wave_count,
+                                    const mkrt_wave_dep *deps, size_t dep_count,
+                                    uint64_t budget_bytes, mkrt_frontier_plan *plan,
+                                    mkrt_exec_sample *topo_sample, mkrt_byte_layout *peaks,
+                                    mkrt_error *err)
+{
+    if (sample == NULL || plan == NULL)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "frontier execution planning got a NULL %s. Fix: pass valid "
+                               "pointers.",
+                               sample == NULL ? "schedule sample" : "frontier plan");
+    uint64_t graph_bytes;
+    mkrt_status st = mkrt_graph_resident_bytes(graph, layout, &graph_bytes, err);
+    if (st == MKRT_OK)
+        st = mkrt_plan_frontier_memory(s, waves, wave_count, deps, dep_count, graph_bytes,
+                                       budget_bytes, sample->readback_bytes, plan, err);
+    if (st != MKRT_OK)
+        return st;
+    *topo_sample = *sample;
+    topo_sample->readback_bytes = plan->amortized_readback_bytes;
+    *peaks = (mkrt_byte_layout){layout->bytes_per_node, layout->bytes_per_edge,
+                                plan->peak_frontier_bytes, plan->peak_scratch_bytes,
+                                plan->peak_output_bytes};
+    return MKRT_OK;
+}
+
+mkrt_status mkrt_plan_frontier_execution(mkrt_barrier_scratch *s, const mkrt_exec_sample *sample,
+                                         const mkrt_graph_shape *graph,
+                                         const mkrt_byte_layout *layout,
+                                         const mkrt_frontier_wave *waves, size_t wave_count,
+                                         const mkrt_wave_dep *deps, size_t dep_count,
+                                         uint64_t budget_bytes, double launch_overhead_ns,
+                                         double fusion_pressure, bool device_wide_barrier,
+                                         mkrt_exec_plan *execution, mkrt_frontier_plan *plan,
+                                         mkrt_error *err)
+{
+    if (execution == NULL)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "mkrt_plan_frontier_execution got a NULL execution plan. Fix: "
+                               "pass valid pointers.");
+    mkrt_exec_sample topo;
+    mkrt_byte_layout peaks;
+    mkrt_status st = mkrt__frontier_envelope(s, sample, graph, layout, waves, wave_count, deps,
+                                             dep_count, budget_bytes, plan, &topo, &peaks, err);
+    if (st != MKRT_OK)
+        return st;
+    return mkrt_plan_execution(&topo, graph, &peaks, budget_bytes, launch_overhead_ns,
+                               fusion_pressure, device_wide_barrier, execution, err);
+}

@@ -1,0 +1,798 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* src/plan/plan_cache.c - the RCU-protected plan cache (see mkrt/plan_cache.h).
+ *
+ * Structure:
+ *   ht        liburcu rculfhash of plan nodes, keyed by mkrt_plan_key;
+ *   ids       rculfhash of identity nodes: the topology most recently
+ *             planned per (layout hash, analysis, device, policy), the
+ *             "previous" for hysteresis;
+ *   ring      CLOCK ring of node pointers (max_entries slots), with a stack
+ *             of free slot indices; writer-only;
+ *   stripes   per-thread-slot hit/miss/race counters, one cache line each.
+ * Readers touch ht (lookup), the node, and their own stripe. Everything
+ * else happens under `writer`, a mutex readers never take.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdalign.h>
+#include <string.h>
+
+#include "base/alloc_internal.h"
+#include "base/error_internal.h"
+#include "plan/plan_cache_internal.h"
+#include "base/rcu.h"
+#include <urcu/rculfhash.h>
+
+typedef struct identity_node {
+    struct cds_lfht_node lfht;
+    struct rcu_head rcu;
+    mkrt_plan_identity id;
+    uint64_t hash;
+    /* (serial << 8) | (topology + 1); 0 = none. Stored under the writer
+     * mutex, read by missing threads. */
+    _Atomic uint64_t latest;
+    size_t live; /* entries of this identity in the ring; writer-only */
+    _Atomic uint8_t published; /* as plan_node.published */
+} identity_node;
+
+typedef struct plan_node {
+    struct cds_lfht_node lfht;
+    struct rcu_head rcu;
+    mkrt_plan plan;              /* immutable once published */
+    /* Set (release) once the node is fully built, read (acquire) by every
+     * reader before it looks at `plan`: the publication edge in terms that
+     * ThreadSanitizer sees (liburcu's own is uninstrumented). */
+    _Atomic uint8_t published;
+    _Atomic uint8_t referenced;  /* CLOCK second-chance bit */
+    uint64_t hash;
+    size_t bytes;                /* the whole allocation */
+    size_t ring_index;           /* writer-only */
+    uint64_t serial;             /* insert order; writer-only */
+    identity_node *identity;     /* writer-only */
+    struct plan_node *retire_next; /* retirement batch chain; writer-only */
+    size_t tail[];               /* group offsets then group waves */
+} plan_node;
+
+typedef struct stripe {
+    alignas(MKRT_CACHE_LINE) _Atomic uint64_t hits;
+    _Atomic uint64_t misses;
+    _Atomic uint64_t races;
+} stripe;
+
+struct mkrt_plan_cache {
+    struct cds_lfht *ht;
+    struct cds_lfht *ids;
+    size_t max_entries, max_bytes;
+    pthread_mutex_t writer;
+    plan_node **ring;
+    size_t *free_slots;
+    size_t free_top, hand;
+    uint64_t serial;
+    /* Unlinked nodes waiting to be handed to call_rcu as one batch: one
+     * grace-period callback per RETIRE_BATCH removals instead of one per
+     * removal (each call_rcu may wake liburcu's worker thread, which then
+     * competes with the readers for the CPUs). */
+    plan_node *retire_head;
+    size_t retire_count;
+    /* Written under `writer`, read by stats readers (relaxed snapshots). */
+    _Atomic uint64_t entries, bytes, evictions, invalidations;
+    stripe stripes[MKRT_THREAD_SLOTS + 1]; /* the last one is shared (RMW) */
+};
+
+/* ---- keys ------------------------------------------------------------ */
+
+static inline uint64_t mix(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+    return h * 0xBF58476D1CE4E5B9ull;
+}
+
+/* Multiply-fold of two words (128-bit product, halves xored): the
+ * products of a key's word pairs are independent, so the CPU computes them
+ * in parallel instead of a chain of dependent multiplies. */
+static inline uint64_t fold(uint64_t a, uint64_t b)
+{
+    unsigned __int128 p = (unsigned __int128)a * b;
+    return (uint64_t)p ^ (uint64_t)(p >> 64);
+}
+
+static inline uint64_t identity_words_hash(uint64_t layout, uint64_t analysis,
+                                           const mkrt_device_key *d, uint64_t policy)
+{
+    uint64_t dev0 = (uint64_t)d->sm_major << 32 | (uint64_t)d->sm_minor << 16 | d->warp_size;
+    uint64_t dev1 = (uint64_t)d->supports_grid_sync << 40 | (uint64_t)d->supports_tensor_cores << 32 |
+                    d->max_workgroup_size;
+    return fold(layout ^ 0xA0761D6478BD642Full, analysis ^ 0xE7037ED1A0B428DBull) ^
+           fold(dev0 ^ 0x8EBC6AF09C88C6E3ull, dev1 ^ 0x589965CC75374CC3ull) ^
+           fold(policy ^ 0x1D8E4E27C47D124Full, 0x9E3779B97F4A7C15ull);
+}
+
+uint64_t mkrt__plan_identity_hash(const mkrt_plan_identity *id)
+{
+    uint64_t h = identity_words_hash(id->graph_layout_hash,
+                                     (uint64_t)id->analysis_kind << 56 ^ id->custom_tag, &id->device,
+                                     id->policy_fingerprint);
+    return h ^ h >> 29;
+}
+
+uint64_t mkrt__plan_key_hash(const mkrt_plan_key *k)
+{
+    uint64_t h = identity_words_hash(k->graph_layout_hash,
+                                     (uint64_t)k->analysis_kind << 56 ^ k->custom_tag, &k->device,
+                                     k->policy_fingerprint);
+    uint64_t b0 = (uint64_t)k->frontier_density_bucket << 48 |
+                  (uint64_t)k->readback_pressure_bucket << 32 | k->memory_pressure_bucket;
+    uint64_t b1 = (uint64_t)k->launch_pressure_bucket << 32 | k->fusion_pressure_bucket;
+    h ^= fold(b0 ^ 0x2D358DCCAA6C78A5ull, b1 ^ 0x8BB84B93962EACC9ull);
+    return h ^ h >> 29;
+}
+
+mkrt_plan_identity mkrt__plan_identity_of(const mkrt_plan_key *k)
+{
+    return (mkrt_plan_identity){k->graph_layout_hash, k->analysis_kind, k->custom_tag, k->device,
+                                k->policy_fingerprint};
+}
+
+bool mkrt__plan_identity_equal(const mkrt_plan_identity *a, const mkrt_plan_identity *b)
+{
+    mkrt_plan_key ka = {0}, kb = {0};
+    ka.graph_layout_hash = a->graph_layout_hash;
+    ka.analysis_kind = a->analysis_kind;
+    ka.custom_tag = a->custom_tag;
+    ka.device = a->device;
+    ka.policy_fingerprint = a->policy_fingerprint;
+    kb.graph_layout_hash = b->graph_layout_hash;
+    kb.analysis_kind = b->analysis_kind;
+    kb.custom_tag = b->custom_tag;
+    kb.device = b->device;
+    kb.policy_fingerprint = b->policy_fingerprint;
+    return mkrt_plan_key_equal(&ka, &kb); /* both hashes are 0 here */
+}
+
+/* Match callbacks run inside liburcu's lookup on nodes other threads
+ * published; each reads the node's publication word first (acquire, pairs
+ * with the release store made before the node was added). */
+static int match_plan(struct cds_lfht_node *n, const void *key)
+{
+    plan_node *p = caa_container_of(n, plan_node, lfht);
+    (void)atomic_load_explicit(&p->published, memory_order_acquire);
+    return mkrt_plan_key_equal(&p->plan.key, key);
+}
+
+static int match_identity(struct cds_lfht_node *n, const void *key)
+{
+    identity_node *p = caa_container_of(n, identity_node, lfht);
+    (void)atomic_load_explicit(&p->published, memory_order_acquire);
+    return mkrt__plan_identity_equal(&p->id, key);
+}
+
+uint64_t mkrt_plan_checksum(const mkrt_plan *p)
+{
+    if (p == NULL)
+        return 0;
+    uint64_t h = p->key.hash;
+    h = mix(h, (uint64_t)p->decision.topology << 32 | p->decision.memory_pressure_bps);
+    h = mix(h, p->decision.average_degree_bps);
+    h = mix(h, p->decision.launch_pressure_bps);
+    const uint64_t mem[] = {p->memory.graph_bytes,    p->memory.frontier_bytes,
+                            p->memory.scratch_bytes,  p->memory.output_bytes,
+                            p->memory.required_bytes, p->memory.budget_bytes,
+                            p->memory.memory_pressure_bps};
+    for (size_t i = 0; i < sizeof mem / sizeof mem[0]; i++)
+        h = mix(h, mem[i]);
+    h = mix(h, (uint64_t)p->geometry.workgroup_size_x << 32 | p->geometry.slot_count);
+    h = mix(h, (uint64_t)p->geometry.dispatch_grid[0] << 32 | p->worker_groups);
+    h = mix(h, p->group_count);
+    if (p->group_count > 0 && p->group_offsets != NULL) {
+        for (size_t g = 0; g <= p->group_count; g++)
+            h = mix(h, p->group_offsets[g]);
+        for (size_t k = 0; k < p->group_offsets[p->group_count]; k++)
+            h = mix(h, p->group_waves[k]);
+    }
+    return h;
+}
+
+/* ---- counters -------------------------------------------------------- */
+
+static void bump(mkrt_plan_cache *c, size_t field)
+{
+    int slot = mkrt__thread_slot();
+    _Atomic uint64_t *ctr;
+    stripe *s = &c->stripes[slot < 0 ? MKRT_THREAD_SLOTS : slot];
+    ctr = field == 0 ? &s->hits : field == 1 ? &s->misses : &s->races;
+    if (slot < 0) {
+        /* Shared stripe: RMW; saturating is best effort under contention. */
+        if (atomic_load_explicit(ctr, memory_order_relaxed) != UINT64_MAX)
+            atomic_fetch_add_explicit(ctr, 1, memory_order_relaxed);
+        return;
+    }
+    /* relaxed: a statistics counter with one writer (this slot's thread);
+     * readers sum snapshots. */
+    uint64_t v = atomic_load_explicit(ctr, memory_order_relaxed);
+    if (v != UINT64_MAX)
+        atomic_store_explicit(ctr, v + 1, memory_order_relaxed);
+}
+
+void mkrt__plan_cache_force_hits(mkrt_plan_cache *c, uint64_t value)
+{
+    mkrt__rcu_thread_enter();
+    int slot = mkrt__thread_slot();
+    /* relaxed: test hook on this thread's own counter. */
+    atomic_store_explicit(&c->stripes[slot < 0 ? MKRT_THREAD_SLOTS : slot].hits, value,
+                          memory_order_relaxed);
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+    return a + b < a ? UINT64_MAX : a + b;
+}
+
+void mkrt_plan_cache_stats_read(mkrt_plan_cache *c, mkrt_plan_cache_stats *out)
+{
+    mkrt_plan_cache_stats s = {0};
+    if (out == NULL)
+        return;
+    if (c == NULL) {
+        *out = s;
+        return;
+    }
+    for (size_t i = 0; i <= MKRT_THREAD_SLOTS; i++) {
+        /* relaxed: independent counters, a snapshot is all that is promised. */
+        s.hits = sat_add(s.hits, atomic_load_explicit(&c->stripes[i].hits, memory_order_relaxed));
+        s.misses = sat_add(s.misses, atomic_load_explicit(&c->stripes[i].misses, memory_order_relaxed));
+        s.insert_races = sat_add(s.insert_races, atomic_load_explicit(&c->stripes[i].races, memory_order_relaxed));
+    }
+    /* relaxed: written under the writer mutex; a snapshot suffices. */
+    s.evictions = atomic_load_explicit(&c->evictions, memory_order_relaxed);
+    s.invalidations = atomic_load_explicit(&c->invalidations, memory_order_relaxed);
+    s.entries = atomic_load_explicit(&c->entries, memory_order_relaxed);
+    s.bytes = atomic_load_explicit(&c->bytes, memory_order_relaxed);
+    *out = s;
+}
+
+/* ---- lifecycle ------------------------------------------------------- */
+
+mkrt_plan_cache_config mkrt_plan_cache_config_default(void)
+{
+    return (mkrt_plan_cache_config){MKRT_PLAN_CACHE_DEFAULT_ENTRIES, 0};
+}
+
+static size_t node_bytes(size_t group_count, size_t waves)
+{
+    size_t tail = 0;
+    if (group_count > 0 && !mkrt__add_size(group_count + 1, waves, &tail))
+        return SIZE_MAX;
+    if (tail > (SIZE_MAX - sizeof(plan_node)) / sizeof(size_t))
+        return SIZE_MAX;
+    return sizeof(plan_node) + tail * sizeof(size_t);
+}
+
+mkrt_status mkrt_plan_cache_create(const mkrt_plan_cache_config *cfg, mkrt_plan_cache **out,
+                                   mkrt_error *err)
+{
+    mkrt_plan_cache_config d = mkrt_plan_cache_config_default();
+    if (cfg == NULL)
+        cfg = &d;
+    if (out == NULL)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "mkrt_plan_cache_create got a NULL result pointer. Fix: pass the "
+                               "address of an mkrt_plan_cache pointer.");
+    *out = NULL;
+    if (cfg->max_entries > MKRT_PLAN_CACHE_MAX_ENTRIES)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "plan cache capacity of %zu entries exceeds the limit of %zu. Fix: "
+                               "use at most %zu entries (a plan cache that large is a leak).",
+                               cfg->max_entries, MKRT_PLAN_CACHE_MAX_ENTRIES,
+                               MKRT_PLAN_CACHE_MAX_ENTRIES);
+    if (cfg->max_bytes != 0 && cfg->max_bytes < node_bytes(0, 0))
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "plan cache byte capacity of %zu is below one plan (%zu bytes). "
+                               "Fix: use 0 for no byte bound or at least %zu bytes.",
+                               cfg->max_bytes, node_bytes(0, 0), node_bytes(0, 0));
+    mkrt_plan_cache *c = mkrt__alloc_zeroed(sizeof *c, alignof(mkrt_plan_cache));
+    size_t slots = cfg->max_entries ? cfg->max_entries : 1;
+    if (c != NULL) {
+        c->ring = mkrt__alloc_zeroed(slots * sizeof *c->ring, alignof(plan_node *));
+        c->free_slots = mkrt__alloc(slots * sizeof *c->free_slots, alignof(size_t));
+    }
+    mkrt__rcu_thread_enter();
+    if (c != NULL && c->ring != NULL && c->free_slots != NULL) {
+        unsigned long init = 64;
+        while (init < cfg->max_entries && init < (1ul << 20))
+            init *= 2;
+        c->ht = cds_lfht_new_flavor(init, 64, 0, CDS_LFHT_AUTO_RESIZE | CDS_LFHT_ACCOUNTING,
+                                    &urcu_memb_flavor, NULL);
+        c->ids = cds_lfht_new_flavor(64, 64, 0, CDS_LFHT_AUTO_RESIZE | CDS_LFHT_ACCOUNTING,
+                                     &urcu_memb_flavor, NULL);
+    }
+    if (c == NULL || c->ring == NULL || c->free_slots == NULL || c->ht == NULL || c->ids == NULL) {
+        if (c != NULL) {
+            if (c->ht)
+                cds_lfht_destroy(c->ht, NULL);
+            if (c->ids)
+                cds_lfht_destroy(c->ids, NULL);
+            mkrt__free(c->ring, slots * sizeof *c->ring);
+            mkrt__free(c->free_slots, slots * sizeof *c->free_slots);
+            mkrt__free(c, sizeof *c);
+        }
+        return mkrt__error_set(err, MKRT_ENOMEM,
+                               "plan cache allocation failed for %zu entries. Fix: use a smaller "
+                               "max_entries or free memory.",
+                               cfg->max_entries);
+    }
+    c->max_entries = cfg->max_entries;
+    c->max_bytes = cfg->max_bytes;
+    /* Adaptive: writer sections are a few hundred nanoseconds, so a
+     * contending writer spins briefly instead of paying two context
+     * switches on a 2-core machine. */
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ADAPTIVE_NP);
+    pthread_mutex_init(&c->writer, &attr);
+    pthread_mutexattr_destroy(&attr);
+    for (size_t i = 0; i < cfg->max_entries; i++)
+        c->free_slots[i] = cfg->max_entries - 1 - i;
+    c->free_top = cfg->max_entries;
+    *out = c;
+    return MKRT_OK;
+}
+
+static void free_plan_node(struct rcu_head *head)
+{
+    mkrt__rcu_tsan_acquire();
+    plan_node *n = caa_container_of(head, plan_node, rcu);
+    size_t bytes = n->bytes;
+    /* Poison: a reader that kept a pointer past its read-side section sees
+     * garbage (and a checksum mismatch), not a plausible stale plan. */
+    memset(n, 0x5A, bytes);
+    mkrt__free(n, bytes);
+}
+
+/* Frees a chain of retired nodes linked through retire_next. */
+static void free_plan_chain(struct rcu_head *head)
+{
+    mkrt__rcu_tsan_acquire();
+    plan_node *n = caa_container_of(head, plan_node, rcu);
+    while (n != NULL) {
+        plan_node *next = n->retire_next;
+        size_t bytes = n->bytes;
+        memset(n, 0x5A, bytes);
+        mkrt__free(n, bytes);
+        n = next;
+    }
+}
+
+static void free_identity_node(struct rcu_head *head)
+{
+    mkrt__rcu_tsan_acquire();
+    identity_node *n = caa_container_of(head, identity_node, rcu);
+    mkrt__free(n, sizeof *n);
+}
+
+/* ---- writer side (c->writer held, inside a read-side section) -------- */
+
+#define RETIRE_BATCH 32
+
+/* Hands the pending retirement batch to call_rcu (writer mutex held). */
+static void flush_retired(mkrt_plan_cache *c)
+{
+    if (c->retire_head == NULL)
+        return;
+    mkrt__rcu_call(&c->retire_head->rcu, free_plan_chain);
+    c->retire_head = NULL;
+    c->retire_count = 0;
+}
+
+static void retire(mkrt_plan_cache *c, plan_node *n)
+{
+    n->retire_next = c->retire_head;
+    c->retire_head = n;
+    if (++c->retire_count >= RETIRE_BATCH)
+        flush_retired(c);
+}
+
+static void identity_set(identity_node *id, uint64_t serial, mkrt_wave_topology t)
+{
+    /* release: pairs with the acquire load in identity_previous. */
+    atomic_store_explicit(&id->latest, serial << 8 | ((uint64_t)t + 1), memory_order_release);
+}
+
+/* Unlinks n from ht and the ring and retires it. */
+static void remove_node(mkrt_plan_cache *c, plan_node *n)
+{
+    if (cds_lfht_del(c->ht, &n->lfht) != 0)
+        return; /* already gone (cannot happen under the writer mutex) */
+    c->ring[n->ring_index] = NULL;
+    c->free_slots[c->free_top++] = n->ring_index;
+    /* relaxed: writer-mutex-protected totals, snapshotted by stats. */
+    atomic_store_explicit(&c->entries, atomic_load_explicit(&c->entries, memory_order_relaxed) - 1,
+                          memory_order_relaxed);
+    atomic_store_explicit(&c->bytes, atomic_load_explicit(&c->bytes, memory_order_relaxed) - n->bytes,
+                          memory_order_relaxed);
+    identity_node *id = n->identity;
+    if (id != NULL) {
+        id->live--;
+        /* relaxed: writer-only re-read of our own store. */
+        uint64_t latest = atomic_load_explicit(&id->latest, memory_order_relaxed);
+        if (latest >> 8 == n->serial) {
+            /* The identity's latest plan leaves: fall back to its newest
+             * remaining entry (O(ring); evictions are misses anyway). */
+            plan_node *best = NULL;
+            for (size_t i = 0; i < c->max_entries && id->live > 0; i++) {
+                plan_node *m = c->ring[i];
+                if (m != NULL && m->identity == id && (best == NULL || m->serial > best->serial))
+                    best = m;
+            }
+            if (best != NULL)
+                identity_set(id, best->serial, best->plan.decision.topology);
+            else
+                atomic_store_explicit(&id->latest, 0, memory_order_release);
+        }
+        if (id->live == 0 && cds_lfht_del(c->ids, &id->lfht) == 0)
+            mkrt__rcu_call(&id->rcu, free_identity_node);
+    }
+    retire(c, n);
+}
+
+static void evict_one(mkrt_plan_cache *c)
+{
+    for (;;) {
+        plan_node *n = c->ring[c->hand];
+        c->hand = c->hand + 1 == c->max_entries ? 0 : c->hand + 1;
+        if (n == NULL)
+            continue;
+        /* relaxed: a usage hint; a lost update only changes who is evicted. */
+        if (atomic_load_explicit(&n->referenced, memory_order_relaxed)) {
+            atomic_store_explicit(&n->referenced, 0, memory_order_relaxed);
+            continue;
+        }
+        remove_node(c, n);
+        atomic_store_explicit(&c->evictions,
+                              atomic_load_explicit(&c->evictions, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+        return;
+    }
+}
+
+static identity_node *identity_get_or_add(mkrt_plan_cache *c, const mkrt_plan_identity *id,
+                                          uint64_t h)
+{
+    struct cds_lfht_iter it;
+    cds_lfht_lookup(c->ids, h, match_identity, id, &it);
+    struct cds_lfht_node *found = cds_lfht_iter_get_node(&it);
+    if (found != NULL)
+        return caa_container_of(found, identity_node, lfht);
+    identity_node *n = mkrt__alloc_zeroed(sizeof *n, alignof(identity_node));
+    if (n == NULL)
+        return NULL; /* hysteresis is lost for this identity, nothing else */
+    n->id = *id;
+    n->hash = h;
+    cds_lfht_node_init(&n->lfht);
+    /* release: pairs with the acquire load in match_identity. */
+    atomic_store_explicit(&n->published, 1, memory_order_release);
+    cds_lfht_add(c->ids, h, &n->lfht); /* writer mutex held: no duplicate */
+    return n;
+}
+
+/* ---- read side ------------------------------------------------------- */
+
+static plan_node *lookup(mkrt_plan_cache *c, const mkrt_plan_key *key, uint64_t h)
+{
+    struct cds_lfht_iter it;
+    cds_lfht_lookup(c->ht, h, match_plan, key, &it);
+    struct cds_lfht_node *found = cds_lfht_iter_get_node(&it);
+    if (found == NULL)
+        return NULL;
+    plan_node *n = caa_container_of(found, plan_node, lfht);
+    /* acquire: pairs with the release store of `published` before add_unique. */
+    (void)atomic_load_explicit(&n->published, memory_order_acquire);
+    return n;
+}
+
+static void touch(plan_node *n)
+{
+    /* relaxed: second-chance hint; write only when clear, so a hot entry's
+     * line stays shared among readers. */
+    if (!atomic_load_explicit(&n->referenced, memory_order_relaxed))
+        atomic_store_explicit(&n->referenced, 1, memory_order_relaxed);
+}
+
+/* Read-side sections the caller holds through the public lock, so that an
+ * unbalanced unlock cannot corrupt liburcu's per-thread nesting count. */
+static _Thread_local unsigned long public_read_depth;
+
+void mkrt_plan_cache_read_lock(void)
+{
+    mkrt__rcu_read_lock();
+    public_read_depth++;
+}
+
+void mkrt_plan_cache_read_unlock(void)
+{
+    if (public_read_depth == 0)
+        return; /* no matching read_lock: ignored (plan_cache.h) */
+    public_read_depth--;
+    mkrt__rcu_read_unlock();
+}
+
+const mkrt_plan *mkrt_plan_cache_find(mkrt_plan_cache *c, const mkrt_plan_key *key)
+{
+    if (c == NULL || key == NULL)
+        return NULL;
+    mkrt__rcu_thread_enter();
+    plan_node *n = lookup(c, key, key->hash);
+    if (n == NULL) {
+        bump(c, 1);
+        return NULL;
+    }
+    touch(n);
+    bump(c, 0);
+    return &n->plan;
+}
+
+static mkrt_wave_topology identity_previous(mkrt_plan_cache *c, const mkrt_plan_key *key)
+{
+    mkrt_plan_identity id = mkrt__plan_identity_of(key);
+    struct cds_lfht_iter it;
+    cds_lfht_lookup(c->ids, mkrt__plan_identity_hash(&id), match_identity, &id, &it);
+    struct cds_lfht_node *found = cds_lfht_iter_get_node(&it);
+    if (found == NULL)
+        return MKRT_WAVE_NONE;
+    identity_node *n = caa_container_of(found, identity_node, lfht);
+    /* acquire: pairs with the release store in identity_set. */
+    uint64_t latest = atomic_load_explicit(&n->latest, memory_order_acquire);
+    return latest == 0 ? MKRT_WAVE_NONE : (mkrt_wave_topology)((latest & 0xFF) - 1);
+}
+
+/* Copies a built plan into one allocation: header + group arrays. */
+static mkrt_status make_node(const mkrt_plan *built, const mkrt_plan_key *key, plan_node **node,
+                             mkrt_error *err)
+{
+    size_t waves = built->group_count ? built->group_offsets[built->group_count] : 0;
+    if (built->group_count > 0 && waves > 0 && built->group_waves == NULL)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "plan builder returned %zu barrier groups over %zu waves without a "
+                               "wave array. Fix: set group_waves (kept in ctx) or group_count to 0.",
+                               built->group_count, waves);
+    size_t bytes = node_bytes(built->group_count, waves);
+    plan_node *n = bytes == SIZE_MAX ? NULL : mkrt__alloc(bytes, alignof(plan_node));
+    if (n == NULL)
+        return mkrt__error_set(err, MKRT_ENOMEM,
+                               "plan cache could not allocate a plan of %zu barrier groups (%zu "
+                               "bytes). Fix: shard the batch or free memory.",
+                               built->group_count, bytes);
+    memset(n, 0, sizeof *n);
+    n->plan = *built;
+    n->plan.key = *key;
+    n->bytes = bytes;
+    if (built->group_count > 0) {
+        memcpy(n->tail, built->group_offsets, (built->group_count + 1) * sizeof(size_t));
+        memcpy(n->tail + built->group_count + 1, built->group_waves, waves * sizeof(size_t));
+        n->plan.group_offsets = n->tail;
+        n->plan.group_waves = n->tail + built->group_count + 1;
+    } else {
+        n->plan.group_offsets = NULL;
+        n->plan.group_waves = NULL;
+    }
+    n->plan.checksum = mkrt_plan_checksum(&n->plan);
+    n->hash = key->hash;
+    cds_lfht_node_init(&n->lfht);
+    /* release: pairs with the acquire load in lookup(). */
+    atomic_store_explicit(&n->published, 1, memory_order_release);
+    *node = n;
+    return MKRT_OK;
+}
+
+mkrt_status mkrt_plan_cache_get_or_plan(mkrt_plan_cache *c, const mkrt_plan_key *key,
+                                        mkrt_plan_build_fn build, void *ctx,
+                                        const mkrt_plan **out, mkrt_error *err)
+{
+    if (c == NULL || key == NULL || build == NULL || out == NULL)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "mkrt_plan_cache_get_or_plan got a NULL cache, key, builder or "
+                               "result pointer. Fix: pass valid pointers.");
+    mkrt__rcu_thread_enter();
+    uint64_t h = key->hash;
+    plan_node *n = lookup(c, key, h);
+    if (n != NULL) {
+        touch(n);
+        bump(c, 0);
+        *out = &n->plan;
+        return MKRT_OK;
+    }
+    bump(c, 1);
+    mkrt_plan built;
+    memset(&built, 0, sizeof built);
+    built.key = *key;
+    mkrt_status st = build(ctx, key, identity_previous(c, key), &built, err);
+    if (st != MKRT_OK)
+        return st;
+    if (built.group_count > 0 && built.group_offsets == NULL)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "plan builder returned %zu barrier groups without group offsets. "
+                               "Fix: set group_offsets (kept in ctx) or group_count to 0.",
+                               built.group_count);
+    if (built.group_count >= (SIZE_MAX - sizeof(plan_node)) / sizeof(size_t))
+        return mkrt__error_set(err, MKRT_EOVERFLOW,
+                               "plan builder returned %zu barrier groups, more than a plan can "
+                               "hold. Fix: shard the batch.",
+                               built.group_count);
+    if ((st = make_node(&built, key, &n, err)) != MKRT_OK)
+        return st;
+    if (c->max_entries == 0 || (c->max_bytes != 0 && n->bytes > c->max_bytes)) {
+        /* Not cacheable: hand it out and retire it at once; the caller's
+         * read-side section keeps it alive until read_unlock. */
+        *out = &n->plan;
+        mkrt__rcu_call(&n->rcu, free_plan_node);
+        return MKRT_OK;
+    }
+    pthread_mutex_lock(&c->writer);
+    struct cds_lfht_node *kept = cds_lfht_add_unique(c->ht, h, match_plan, key, &n->lfht);
+    if (kept != &n->lfht) {
+        pthread_mutex_unlock(&c->writer);
+        mkrt__free(n, n->bytes); /* never visible to anyone */
+        plan_node *winner = caa_container_of(kept, plan_node, lfht);
+        /* acquire: pairs with the winner's release of `published`. */
+        (void)atomic_load_explicit(&winner->published, memory_order_acquire);
+        bump(c, 2);
+        touch(winner);
+        *out = &winner->plan;
+        return MKRT_OK;
+    }
+    /* relaxed: totals under the writer mutex. */
+    while (atomic_load_explicit(&c->entries, memory_order_relaxed) >= c->max_entries ||
+           (c->max_bytes != 0 &&
+            atomic_load_explicit(&c->bytes, memory_order_relaxed) + n->bytes > c->max_bytes)) {
+        if (atomic_load_explicit(&c->entries, memory_order_relaxed) == 0)
+            break;
+        evict_one(c);
+    }
+    n->ring_index = c->free_slots[--c->free_top];
+    c->ring[n->ring_index] = n;
+    n->serial = ++c->serial;
+    atomic_store_explicit(&c->entries, atomic_load_explicit(&c->entries, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+    atomic_store_explicit(&c->bytes, atomic_load_explicit(&c->bytes, memory_order_relaxed) + n->bytes,
+                          memory_order_relaxed);
+    mkrt_plan_identity id = mkrt__plan_identity_of(key);
+    n->identity = identity_get_or_add(c, &id, mkrt__plan_identity_hash(&id));
+    if (n->identity != NULL) {
+        n->identity->live++;
+        identity_set(n->identity, n->serial, n->plan.decision.topology);
+    }
+    pthread_mutex_unlock(&c->writer);
+    *out = &n->plan;
+    return MKRT_OK;
+}
+
+mkrt_status mkrt_plan_cache_get_or_plan_copy(mkrt_plan_cache *c, const mkrt_plan_key *key,
+                                             mkrt_plan_build_fn build, void *ctx, mkrt_plan *out,
+                                             mkrt_error *err)
+{
+    if (out == NULL)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "mkrt_plan_cache_get_or_plan_copy got a NULL result pointer. Fix: "
+                               "pass where to copy the plan.");
+    mkrt__rcu_read_lock();
+    const mkrt_plan *p;
+    mkrt_status st = mkrt_plan_cache_get_or_plan(c, key, build, ctx, &p, err);
+    if (st == MKRT_OK) {
+        *out = *p;
+        out->group_offsets = NULL;
+        out->group_waves = NULL;
+    }
+    mkrt__rcu_read_unlock();
+    return st;
+}
+
+/* ---- invalidation and teardown ---------------------------------------- */
+
+typedef bool (*node_pred)(const plan_node *n, const void *arg);
+
+static size_t remove_where(mkrt_plan_cache *c, node_pred pred, const void *arg)
+{
+    size_t removed = 0;
+    mkrt__rcu_read_lock();
+    pthread_mutex_lock(&c->writer);
+    for (size_t i = 0; i < c->max_entries; i++) {
+        plan_node *n = c->ring[i];
+        if (n != NULL && pred(n, arg)) {
+            remove_node(c, n);
+            removed++;
+        }
+    }
+    atomic_store_explicit(&c->invalidations,
+                          atomic_load_explicit(&c->invalidations, memory_order_relaxed) + removed,
+                          memory_order_relaxed);
+    flush_retired(c); /* bulk removals free their memory without waiting for more */
+    pthread_mutex_unlock(&c->writer);
+    mkrt__rcu_read_unlock();
+    return removed;
+}
+
+static bool same_device(const plan_node *n, const void *arg)
+{
+    const mkrt_device_key *d = arg;
+    mkrt_plan_key a = {0}, b = {0};
+    a.device = n->plan.key.device;
+    b.device = *d;
+    return mkrt_plan_key_equal(&a, &b);
+}
+
+static bool older_policy(const plan_node *n, const void *arg)
+{
+    return n->plan.key.policy_fingerprint < *(const uint64_t *)arg;
+}
+
+static bool any_node(const plan_node *n, const void *arg)
+{
+    (void)n;
+    (void)arg;
+    return true;
+}
+
+size_t mkrt_plan_cache_invalidate_device(mkrt_plan_cache *c, const mkrt_device_key *device)
+{
+    if (c == NULL || device == NULL)
+        return 0;
+    return remove_where(c, same_device, device);
+}
+
+size_t mkrt_plan_cache_invalidate_policy_before(mkrt_plan_cache *c, uint64_t current)
+{
+    if (c == NULL)
+        return 0;
+    return remove_where(c, older_policy, &current);
+}
+
+size_t mkrt_plan_cache_remove(mkrt_plan_cache *c, const mkrt_plan_key *key)
+{
+    size_t removed = 0;
+    if (c == NULL || key == NULL)
+        return 0;
+    mkrt__rcu_read_lock();
+    pthread_mutex_lock(&c->writer);
+    plan_node *n = lookup(c, key, key->hash);
+    if (n != NULL) {
+        remove_node(c, n);
+        removed = 1;
+        atomic_store_explicit(&c->invalidations,
+                              atomic_load_explicit(&c->invalidations, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+    }
+    pthread_mutex_unlock(&c->writer);
+    mkrt__rcu_read_unlock();
+    return removed;
+}
+
+size_t mkrt_plan_cache_clear(mkrt_plan_cache *c)
+{
+    if (c == NULL)
+        return 0;
+    return remove_where(c, any_node, NULL);
+}
+
+void mkrt_plan_cache_destroy(mkrt_plan_cache *c)
+{
+    if (c == NULL)
+        return;
+    mkrt_plan_cache_clear(c);
+    /* Identity nodes left without entries were removed with them; any
+     * others (allocation races) go now. */
+    mkrt__rcu_read_lock();
+    struct cds_lfht_iter it;
+    struct cds_lfht_node *node;
+    cds_lfht_for_each(c->ids, &it, node) {
+        if (cds_lfht_del(c->ids, node) == 0)
+            mkrt__rcu_call(&caa_container_of(node, identity_node, lfht)->rcu, free_identity_node);
+    }
+    mkrt__rcu_read_unlock();
+    urcu_memb_barrier(); /* every retired node is freed before we go on */
+    cds_lfht_destroy(c->ht, NULL);
+    cds_lfht_destroy(c->ids, NULL);
+    pthread_mutex_destroy(&c->writer);
+    size_t slots = c->max_entries ? c->max_entries : 1;
+    mkrt__free(c->ring, slots * sizeof *c->ring);
+    mkrt__free(c->free_slots, slots * sizeof *c->free_slots);
+    mkrt__free(c, sizeof *c);
+}

@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* src/queue/spsc_ring.c - wait-free single-producer single-consumer ring.
+ *
+ * head: next index the producer writes; only the producer stores it.
+ * tail: next index the consumer reads; only the consumer stores it.
+ * Indices run freely over uint64_t; slot = index & mask. head - tail is the
+ * number of items and never exceeds capacity.
+ *
+ * Each side keeps a private copy of the other's index (cached_tail,
+ * cached_head) and reloads the shared one only when the copy says the ring
+ * is full (producer) or empty (consumer), so in steady state a burst reads
+ * no line the other side writes.
+ */
+#include <stdalign.h>
+#include <string.h>
+
+#include "queue/ring_internal.h"
+#include "base/alloc_internal.h"
+#include "base/error_internal.h"
+
+struct mkrt_spsc_ring {
+    /* Producer line: written by the producer only. */
+    alignas(MKRT_CACHE_LINE) _Atomic uint64_t head;
+    uint64_t cached_tail; /* producer-private */
+
+    /* Consumer line: written by the consumer only. */
+    alignas(MKRT_CACHE_LINE) _Atomic uint64_t tail;
+    uint64_t cached_head; /* consumer-private */
+
+    /* Sleepers waiting for items; notified by the producer after a push. */
+    alignas(MKRT_CACHE_LINE) mkrt__waitq data_wq;
+    /* Sleepers waiting for space; notified by the consumer after a pop. */
+    alignas(MKRT_CACHE_LINE) mkrt__waitq space_wq;
+
+    /* Read-mostly line. */
+    alignas(MKRT_CACHE_LINE) _Atomic bool closed;
+    uint64_t mask;
+    size_t capacity;
+    mkrt_item *slots;
+};
+
+mkrt_spsc_ring *mkrt_spsc_ring_create(size_t capacity, mkrt_error *err)
+{
+    if (mkrt__ring_check_capacity("mkrt_spsc_ring", capacity, err) != MKRT_OK)
+        return NULL;
+    mkrt_spsc_ring *r = mkrt__alloc_zeroed(sizeof *r, alignof(mkrt_spsc_ring));
+    mkrt_item *slots = mkrt__alloc(capacity * sizeof(mkrt_item), MKRT_CACHE_LINE);
+    if (r == NULL || slots == NULL) {
+        mkrt__free(r, sizeof *r);
+        mkrt__free(slots, capacity * sizeof(mkrt_item));
+        mkrt__error_set(err, MKRT_ENOMEM,
+                        "mkrt_spsc_ring allocation failed for %zu items (%zu bytes). "
+                        "Fix: use a smaller capacity or free memory.",
+                        capacity, capacity * sizeof(mkrt_item) + sizeof *r);
+        return NULL;
+    }
+    r->slots = slots;
+    r->capacity = capacity;
+    r->mask = capacity - 1;
+    mkrt__waitq_init(&r->data_wq);
+    mkrt__waitq_init(&r->space_wq);
+    return r;
+}
+
+void mkrt_spsc_ring_destroy(mkrt_spsc_ring *r)
+{
+    if (r == NULL)
+        return;
+    mkrt__free(r->slots, r->capacity * sizeof(mkrt_item));
+    mkrt__free(r, sizeof *r);
+}
+
+/* Copies n items into the slots starting at index `at`, across the wrap. */
+static void copy_in(mkrt_spsc_ring *r, uint64_t at, const mkrt_item *items, size_t n)
+{
+    size_t first = (size_t)(at & r->mask);
+    size_t run = r->capacity - first;
+    if (run >= n) {
+        memcpy(r->slots + first, items, n * sizeof *items);
+    } else {
+        memcpy(r->slots + first, items, run * sizeof *items);
+        memcpy(r->slots, items + run, (n - run) * sizeof *items);
+    }
+}
+
+static void copy_out(const mkrt_spsc_ring *r, uint64_t at, mkrt_item *out, size_t n)
+{
+    size_t first = (size_t)(at & r->mask);
+    size_t run = r->capacity - first;
+    if (run >= n) {
+        memcpy(out, r->slots + first, n * sizeof *out);
+    } else {
+        memcpy(out, r->slots + first, run * sizeof *out);
+        memcpy(out + run, r->slots, (n - run) * sizeof *out);
+    }
+}
+
+size_t mkrt_spsc_ring_push(mkrt_spsc_ring *r, const mkrt_item *items, size_t n)
+{
+    if (r == NULL || items == NULL)
+        return 0; /* bad input: nothing accepted (ring.h) */
+    /* relaxed: the flag carries no data; a push that overlaps close may go
+     * either way (ring.h). */
+    if (n == 0 || atomic_load_explicit(&r->closed, memory_order_relaxed))
+        return 0;
+    /* relaxed: only this thread (the producer) stores head. */
+    uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+    size_t free_slots = r->capacity - (size_t)(head - r->cached_tail);
+    if (free_slots < n) {
+        /* acquire: pairs with the release store of tail in pop, so the
+         * consumer's reads of the slots we are about to reuse are done. */
+        r->cached_tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+        free_slots = r->capacity - (size_t)(head - r->cached_tail);
+        if (free_slots == 0)
+            return 0;
+    }
+    size_t k = n < free_slots ? n : free_slots;
+    copy_in(r, head, items, k);
+    /* release: pairs with the acquire load of head in pop; publishes the
+     * slot contents written above. */
+    atomic_store_explicit(&r->head, head + k, memory_order_release);
+    mkrt__waitq_notify(&r->data_wq);
+    return k;
+}
+
+size_t mkrt_spsc_ring_pop(mkrt_spsc_ring *r, mkrt_item *out, size_t max)
+{
+    if (r == NULL || out == NULL || max == 0)
+        return 0;
+    /* relaxed: only this thread (the consumer) stores tail. */
+    uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+    size_t avail = (size_t)(r->cached_head - tail);
+    if (avail < max) {
+        /* acquire: pairs with the release store of head in push. */
+        r->cached_head = atomic_load_explicit(&r->head, memory_order_acquire);
+        avail = (size_t)(r->cached_head - tail);
+        if (avail == 0)
+            return 0;
+    }
+    size_t k = max < avail ? max : avail;
+    copy_out(r, tail, out, k);
+    /* release: pairs with the acquire load of tail in push; the slot reads
+     * above complete before the producer may overwrite them. */
+    atomic_store_explicit(&r->tail, tail + k, memory_order_release);
+    mkrt__waitq_notify(&r->space_wq);
+    return k;
+}
+
+static size_t push_move(void *ring, mkrt_item *buf, size_t n)
+{
+    return mkrt_spsc_ring_push(ring, buf, n);
+}
+
+static size_t pop_move(void *ring, mkrt_item *buf, size_t n)
+{
+    return mkrt_spsc_ring_pop(ring, buf, n);
+}
+
+mkrt_status mkrt_spsc_ring_push_wait(mkrt_spsc_ring *r, const mkrt_item *items, size_t n,
+                                     uint64_t timeout_ns, size_t *done)
+{
+    size_t dummy;
+    if (r == NULL || (items == NULL && n > 0))
+        return mkrt__ring_bad_wait(done);
+    /* The cast is safe: push_move only reads the buffer. */
+    return mkrt__ring_wait(r, push_move, &r->space_wq, &r->closed, true, (mkrt_item *)items, n,
+                           timeout_ns, done ? done : &dummy);
+}
+
+mkrt_status mkrt_spsc_ring_pop_wait(mkrt_spsc_ring *r, mkrt_item *out, size_t max,
+                                    uint64_t timeout_ns, size_t *done)
+{
+    size_t dummy;
+    if (r == NULL || (out == NULL && max > 0))
+        return mkrt__ring_bad_wait(done);
+    return mkrt__ring_wait(r, pop_move, &r->data_wq, &r->closed, false, out, max, timeout_ns,
+                           done ? done : &dummy);
+}
+
+void mkrt_spsc_ring_close(mkrt_spsc_ring *r)
+{
+    if (r == NULL)
+        return;
+    /* release: pairs with the acquire load in mkrt__ring_wait's close check,
+     * so a waiter that sees closed also sees items pushed before it. */
+    atomic_store_explicit(&r->closed, true, memory_order_release);
+    mkrt__waitq_notify(&r->data_wq);
+    mkrt__waitq_notify(&r->space_wq);
+}
+
+bool mkrt_spsc_ring_is_closed(const mkrt_spsc_ring *r)
+{
+    if (r == NULL)
+        return false;
+    /* acquire: pairs with the release store in close. */
+    return atomic_load_explicit(&r->closed, memory_order_acquire);
+}
+
+size_t mkrt_spsc_ring_size(const mkrt_spsc_ring *r)
+{
+    if (r == NULL)
+        return 0;
+    /* acquire on both: a consistent-enough snapshot; tail first so that
+     * head - tail cannot go negative (head only grows past tail). */
+    uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+    uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
+    size_t n = (size_t)(head - tail);
+    return n > r->capacity ? r->capacity : n;
+}
+
+size_t mkrt_spsc_ring_capacity(const mkrt_spsc_ring *r)
+{
+    return r == NULL ? 0 : r->capacity;
+}
+
+void mkrt__spsc_ring_seed_index(mkrt_spsc_ring *r, uint64_t index)
+{
+    /* relaxed: test-only, called on an empty ring before any other thread
+     * uses it (thread creation orders it). */
+    atomic_store_explicit(&r->head, index, memory_order_relaxed);
+    atomic_store_explicit(&r->tail, index, memory_order_relaxed);
+    r->cached_head = index;
+    r->cached_tail = index;
+}
+
+static bool has_space(mkrt_spsc_ring *r)
+{
+    /* relaxed: the producer's own index; acquire: pairs with pop's release
+     * of tail, as in push. */
+    uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+    return head - atomic_load_explicit(&r->tail, memory_order_acquire) < r->capacity;
+}
+
+mkrt_status mkrt__spsc_ring_wait_space(mkrt_spsc_ring *r, const struct timespec *deadline)
+{
+    for (unsigned spin = 0;; spin++) {
+        if (mkrt_spsc_ring_is_closed(r))
+            return MKRT_ECLOSED;
+        if (has_space(r))
+            return MKRT_OK;
+        if (spin < 64) {
+            mkrt__cpu_relax();
+            continue;
+        }
+        uint32_t e = mkrt__waitq_prepare(&r->space_wq);
+        if (has_space(r) || mkrt_spsc_ring_is_closed(r)) {
+            mkrt__waitq_finish(&r->space_wq);
+            continue;
+        }
+        mkrt_status st = mkrt__waitq_sleep(&r->space_wq, e, deadline);
+        mkrt__waitq_finish(&r->space_wq);
+        if (st == MKRT_ETIMEDOUT)
+            return has_space(r) ? MKRT_OK : MKRT_ETIMEDOUT;
+    }
+}
+
+uint32_t mkrt__spsc_ring_sleepers(const mkrt_spsc_ring *r)
+{
+    /* relaxed: a test-only snapshot; the tests poll it together with the
+     * thread's scheduler state and order nothing by it. */
+    return atomic_load_explicit(&r->data_wq.waiters, memory_order_relaxed) +
+           atomic_load_explicit(&r->space_wq.waiters, memory_order_relaxed);
+}

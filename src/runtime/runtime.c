@@ -1,0 +1,843 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* src/runtime/runtime.c - the public runtime API: lifecycle, ops, producers,
+ * publishing, fences, drain, stats. */
+#include <stdio.h>
+#include <string.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include "base/error_internal.h"
+#include "runtime/runtime_internal.h"
+#include "queue/ring_internal.h"
+#include "backend/megakernel_backend.h"
+
+mkrt_config mkrt_config_default(void)
+{
+    mkrt_config c;
+    memset(&c, 0, sizeof c);
+    c.backend = MKRT_BACKEND_AUTO;
+    c.workers = 0;
+    c.ring_capacity = 4096;
+    c.max_batch = 65536;
+    c.max_producers = 64;
+    c.burst_per_ring = 1024;
+    c.device_memory_budget = 0;
+    c.watchdog_ms = 5000;
+    c.cells = 1u << 20;
+    c.append_log_capacity = 1u << 20;
+    c.dead_letter_capacity = 4096;
+    return c;
+}
+
+static bool pow2(size_t v)
+{
+    return v >= 2 && (v & (v - 1)) == 0;
+}
+
+/* Cells and the APPEND log may be registered with the CUDA driver, which
+ * pins whole pages: give them pages of their own. */
+#define PAGE_BYTES 4096u
+
+/* count x size rounded up to whole pages (at least one), or false when
+ * that does not fit in size_t. */
+static bool page_bytes(size_t count, size_t size, size_t *out)
+{
+    size_t b;
+    if (!mkrt__mul_size(count, size, &b) || !mkrt__add_size(b, PAGE_BYTES - 1, &b))
+        return false;
+    b = b / PAGE_BYTES * PAGE_BYTES;
+    *out = b ? b : PAGE_BYTES;
+    return true;
+}
+
+#define RANGE_FIX(field, value, lo, hi, fix)                                                     \
+    mkrt__error_set(err, MKRT_EINVAL, "mkrt_config." field " %llu is outside %llu..%llu. Fix: " fix, \
+                    (unsigned long long)(value), (unsigned long long)(lo), (unsigned long long)(hi))
+
+/* Every field against its documented range (runtime.h), and every size
+ * computed from the fields with checked arithmetic. */
+static mkrt_status check_config(const mkrt_config *c, size_t *cells_bytes, size_t *log_bytes,
+                                mkrt_error *err)
+{
+    if ((unsigned)c->backend > MKRT_BACKEND_SIM)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "mkrt_config.backend %d is not an mkrt_backend_kind. Fix: use "
+                               "MKRT_BACKEND_AUTO.",
+                               (int)c->backend);
+    if (!pow2(c->ring_capacity) || c->ring_capacity > MKRT_RING_CAPACITY_MAX)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "mkrt_config.ring_capacity %zu is not a power of two in 2..%zu. Fix: "
+                               "use 4096 (the default) or another power of two.",
+                               c->ring_capacity, (size_t)MKRT_RING_CAPACITY_MAX);
+    if (c->max_batch == 0 || c->max_batch > MKRT_CONFIG_MAX_BATCH_MAX)
+        return RANGE_FIX("max_batch", c->max_batch, 1, MKRT_CONFIG_MAX_BATCH_MAX,
+                         "use 65536 (the default).");
+    if (c->max_producers == 0 || c->max_producers > MKRT_CONFIG_PRODUCERS_MAX)
+        return RANGE_FIX("max_producers", c->max_producers, 1, MKRT_CONFIG_PRODUCERS_MAX,
+                         "use 64 (the default).");
+    if (c->burst_per_ring == 0 || c->burst_per_ring > MKRT_CONFIG_MAX_BATCH_MAX)
+        return RANGE_FIX("burst_per_ring", c->burst_per_ring, 1, MKRT_CONFIG_MAX_BATCH_MAX,
+                         "use 1024 (the default); 0 would never drain a ring.");
+    if (c->workers > MKRT_CONFIG_WORKERS_MAX)
+        return RANGE_FIX("workers", c->workers, 0, MKRT_CONFIG_WORKERS_MAX,
+                         "use 0 for one per CPU.");
+    if (c->cells == 0 || c->cells > MKRT_CONFIG_CELLS_MAX)
+        return RANGE_FIX("cells", c->cells, 1, MKRT_CONFIG_CELLS_MAX,
+                         "give the runtime at least one cell and at most the maximum.");
+    if (c->append_log_capacity > MKRT_CONFIG_APPEND_LOG_MAX)
+        return RANGE_FIX("append_log_capacity", c->append_log_capacity, 0, MKRT_CONFIG_APPEND_LOG_MAX,
+                         "use 1 << 20 (the default) and consume the log with "
+                         "mkrt_append_log_consume as you go.");
+    if (!pow2(c->dead_letter_capacity) || c->dead_letter_capacity > MKRT_CONFIG_DEAD_LETTERS_MAX)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "mkrt_config.dead_letter_capacity %zu is not a power of two in 2..%zu. "
+                               "Fix: use 4096 (the default).",
+                               c->dead_letter_capacity, (size_t)MKRT_CONFIG_DEAD_LETTERS_MAX);
+    if (c->cuda_max_blocks > MKRT_CONFIG_CUDA_BLOCKS_MAX)
+        return RANGE_FIX("cuda_max_blocks", c->cuda_max_blocks, 0, MKRT_CONFIG_CUDA_BLOCKS_MAX,
+                         "use 0 to size the grid by occupancy.");
+    if (c->cuda_user_ptx == NULL && c->cuda_user_ptx_size != 0)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "mkrt_config.cuda_user_ptx_size is %zu but cuda_user_ptx is NULL. Fix: "
+                               "set both, or neither.",
+                               c->cuda_user_ptx_size);
+    if (c->cuda_user_ptx_size > MKRT_CONFIG_CUDA_PTX_MAX)
+        return RANGE_FIX("cuda_user_ptx_size", c->cuda_user_ptx_size, 0, MKRT_CONFIG_CUDA_PTX_MAX,
+                         "link fewer user ops.");
+    if (!page_bytes(c->cells, sizeof(uint64_t), cells_bytes) ||
+        !page_bytes(c->append_log_capacity, sizeof(uint64_t), log_bytes))
+        return mkrt__error_set(err, MKRT_EOVERFLOW,
+                               "mkrt_config.cells %u or append_log_capacity %zu needs more bytes than "
+                               "this machine can address. Fix: lower them.",
+                               c->cells, c->append_log_capacity);
+    return MKRT_OK;
+}
+
+static void free_batch(mkrt__batch *b, size_t cap)
+{
+    mkrt__free(b->items, cap * sizeof *b->items);
+    mkrt__free(b->segs, cap * sizeof *b->segs);
+    mkrt__free(b->dedup, cap * sizeof *b->dedup);
+    mkrt__free(b->exec, cap * sizeof *b->exec);
+    mkrt__free(b->layer_offsets, (cap + 1) * sizeof *b->layer_offsets);
+    mkrt__free(b->cursors, cap * sizeof *b->cursors);
+    mkrt__free(b->failed, cap * sizeof *b->failed);
+    mkrt__free(b->failed_why, cap * sizeof *b->failed_why);
+}
+
+static bool alloc_batch(mkrt__batch *b, size_t cap)
+{
+    memset(b, 0, sizeof *b);
+    b->items = mkrt__alloc(cap * sizeof *b->items, MKRT_CACHE_LINE);
+    b->segs = mkrt__alloc(cap * sizeof *b->segs, MKRT_CACHE_LINE);
+    b->dedup = mkrt__alloc(cap * sizeof *b->dedup, MKRT_CACHE_LINE);
+    b->exec = mkrt__alloc(cap * sizeof *b->exec, MKRT_CACHE_LINE);
+    b->layer_offsets = mkrt__alloc((cap + 1) * sizeof *b->layer_offsets, MKRT_CACHE_LINE);
+    b->cursors = mkrt__alloc(cap * sizeof *b->cursors, MKRT_CACHE_LINE);
+    b->failed = mkrt__alloc(cap * sizeof *b->failed, MKRT_CACHE_LINE);
+    b->failed_why = mkrt__alloc(cap * sizeof *b->failed_why, MKRT_CACHE_LINE);
+    return b->items && b->segs && b->dedup && b->exec && b->layer_offsets && b->cursors &&
+           b->failed && b->failed_why;
+}
+
+static void free_runtime(mkrt_runtime *rt)
+{
+    for (int i = 0; i < 2; i++)
+        free_batch(&rt->batch[i], rt->cfg.max_batch);
+    mkrt__free(rt->slots, rt->cfg.max_producers * sizeof *rt->slots);
+    mkrt__free(rt->cells, rt->cells_bytes);
+    mkrt__free((void *)rt->append_log, rt->log_bytes);
+    mkrt_dedupe_scratch_destroy(rt->dedupe);
+    mkrt_layer_scratch_destroy(rt->layering);
+    if (rt->plans != NULL)
+        mkrt_plan_cache_destroy(rt->plans);
+    mkrt_mpmc_ring_destroy(rt->dead);
+    pthread_mutex_destroy(&rt->producers_lock);
+    mkrt__free(rt, sizeof *rt);
+}
+
+/* Starts the device for SIM, CUDA and AUTO; AUTO records why it fell back. */
+static mkrt_status start_backend(mkrt_runtime *rt, mkrt_error *err)
+{
+    const mkrt_config *cfg = &rt->cfg;
+    mkrt_error why;
+    mkrt_status st = MKRT_OK;
+    if (cfg->backend == MKRT_BACKEND_SIM)
+        st = mkrt__device_start(rt, MKRT_BACKEND_SIM, &rt->device, err);
+    else if (cfg->backend == MKRT_BACKEND_CUDA || cfg->backend == MKRT_BACKEND_AUTO)
+        st = mkrt__device_start(rt, MKRT_BACKEND_CUDA, &rt->device, &why);
+    if (st != MKRT_OK && cfg->backend == MKRT_BACKEND_CUDA)
+        return mkrt__error_set(err, MKRT_EDEVICE,
+                               "CUDA backend requested but unusable: %s (Or use MKRT_BACKEND_AUTO, "
+                               "which falls back to the CPU.)",
+                               why.message);
+    if (st != MKRT_OK && cfg->backend == MKRT_BACKEND_SIM)
+        return st;
+    if (st != MKRT_OK) { /* AUTO */
+        snprintf(rt->backend_desc, sizeof rt->backend_desc, "cpu: %u workers (auto fell back: %s)",
+                 rt->workers, why.message);
+        return MKRT_OK;
+    }
+    if (rt->device == NULL) {
+        snprintf(rt->backend_desc, sizeof rt->backend_desc, "cpu: %u workers", rt->workers);
+        return MKRT_OK;
+    }
+    rt->use_device = true;
+    char dev[256];
+    mkrt__device_describe(rt->device, dev, sizeof dev);
+    snprintf(rt->backend_desc, sizeof rt->backend_desc,
+             "%s; watchdog %u ms; batches with %s user ops on %u CPU workers", dev, cfg->watchdog_ms,
+             rt->device->user_ops ? "non-device" : "any", rt->workers);
+    return MKRT_OK;
+}
+
+/* Stops the device; a GPU kernel that would not stop keeps the cells and
+ * the log (they are leaked rather than freed under it). */
+static bool stop_device(mkrt_runtime *rt)
+{
+    uint64_t limit = rt->cfg.watchdog_ms ? (uint64_t)rt->cfg.watchdog_ms * 1000000u : 5000000000u;
+    bool stopped = mkrt__device_stop(rt->device, limit);
+    if (!stopped) {
+        rt->cells = NULL;
+        rt->append_log = NULL;
+    }
+    rt->device = NULL;
+    return stopped;
+}
+
+mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **out, mkrt_error *err)
+{
+    mkrt_config d = mkrt_config_default();
+    if (out == NULL)
+        return mkrt__error_set(err, MKRT_EINVAL, "mkrt_create got a NULL result pointer. Fix: pass "
+                                                 "the address of an mkrt_runtime pointer.");
+    *out = NULL;
+    if (cfg == NULL)
+        cfg = &d;
+    size_t cbytes = 0, lbytes = 0;
+    mkrt_status st = check_config(cfg, &cbytes, &lbytes, err);
+    if (st != MKRT_OK)
+        return st;
+    mkrt_runtime *rt = mkrt__alloc_zeroed(sizeof *rt, alignof(mkrt_runtime));
+    if (rt == NULL)
+        return mkrt__error_set(err, MKRT_ENOMEM, "mkrt_create could not allocate the runtime (%zu "
+                                                 "bytes). Fix: free memory.",
+                               sizeof *rt);
+    rt->cfg = *cfg;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    rt->workers = cfg->workers ? cfg->workers : (uint32_t)(cpus > 0 ? cpus : 1);
+    pthread_mutex_init(&rt->producers_lock, NULL);
+    mkrt__waitq_init_symmetric(&rt->work_wq);
+    mkrt__waitq_init_symmetric(&rt->done_wq);
+    bool ok = alloc_batch(&rt->batch[0], cfg->max_batch) && alloc_batch(&rt->batch[1], cfg->max_batch);
+    rt->slots = mkrt__alloc_zeroed(cfg->max_producers * sizeof *rt->slots, alignof(mkrt_producer *));
+    rt->cells_bytes = cbytes;
+    rt->log_bytes = lbytes;
+    rt->cells = mkrt__alloc_zeroed(cbytes, PAGE_BYTES);
+    rt->append_log = mkrt__alloc_zeroed(lbytes, PAGE_BYTES);
+    rt->dedupe = mkrt_dedupe_scratch_create(NULL);
+    rt->layering = mkrt_layer_scratch_create(NULL);
+    rt->dead = mkrt_mpmc_ring_create(cfg->dead_letter_capacity, NULL);
+    mkrt_plan_cache_config pc = mkrt_plan_cache_config_default();
+    if (mkrt_plan_cache_create(&pc, &rt->plans, NULL) != MKRT_OK)
+        rt->plans = NULL;
+    if (!ok || !rt->slots || !rt->cells || !rt->append_log || !rt->dedupe || !rt->layering ||
+        !rt->dead || !rt->plans) {
+        free_runtime(rt);
+        return mkrt__error_set(err, MKRT_ENOMEM,
+                               "mkrt_create could not allocate its buffers (max_batch %zu, cells %u, "
+                               "append log %zu). Fix: lower those sizes or free memory.",
+                               cfg->max_batch, cfg->cells, cfg->append_log_capacity);
+    }
+    if ((st = mkrt__cpu_pool_start(rt, rt->workers, &rt->cpu, err)) != MKRT_OK) {
+        free_runtime(rt);
+        return st;
+    }
+    if ((st = start_backend(rt, err)) != MKRT_OK) {
+        mkrt__cpu_pool_stop(rt->cpu);
+        free_runtime(rt);
+        return st;
+    }
+    int rc = pthread_create(&rt->dispatcher, NULL, mkrt__dispatcher_main, rt);
+    if (rc != 0) {
+        stop_device(rt);
+        mkrt__cpu_pool_stop(rt->cpu);
+        free_runtime(rt);
+        return mkrt__error_set(err, MKRT_ENOMEM,
+                               "mkrt_create could not start the dispatcher thread (pthread_create: "
+                               "%d). Fix: raise the thread limit.",
+                               rc);
+    }
+    *out = rt;
+    return MKRT_OK;
+}
+
+mkrt_status mkrt_op_register(mkrt_runtime *rt, uint32_t op, const mkrt_op_desc *desc, mkrt_error *err)
+{
+    if (rt == NULL)
+        return mkrt__error_set(err, MKRT_EINVAL, "mkrt_op_register got a NULL runtime. Fix: pass the "
+                                                 "runtime from mkrt_create.");
+    if (op < MKRT_OP_USER_FIRST || op >= MKRT_OP_MAX)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "op %u cannot be registered: user ops are numbered %u..%u (0..%u are "
+                               "built in). Fix: pick a number in the user range.",
+                               op, MKRT_OP_USER_FIRST, MKRT_OP_MAX - 1, MKRT_OP_USER_FIRST - 1);
+    if (desc == NULL || desc->fn == NULL)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "op %u has no %s. Fix: pass an mkrt_op_desc with fn set.", op,
+                               desc == NULL ? "descriptor (desc is NULL)" : "function (fn is NULL)");
+    uint64_t f = desc->frontier_bytes, s4, fused;
+    if (__builtin_mul_overflow(desc->scratch_bytes, (uint64_t)4, &s4) ||
+        __builtin_add_overflow(f, s4, &fused) || __builtin_add_overflow(fused, desc->output_bytes, &fused))
+        fused = UINT64_MAX;
+    /* Under the lock that mkrt_producer_open freezes the table with: the
+     * dispatcher reads an entry only for items of a producer opened after
+     * (the slot's release store orders this write before its reads). */
+    pthread_mutex_lock(&rt->producers_lock);
+    if (rt->ops_frozen) {
+        pthread_mutex_unlock(&rt->producers_lock);
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "op %u registered after the first producer was opened. Fix: register "
+                               "every op right after mkrt_create.",
+                               op);
+    }
+    rt->ops[op] = (mkrt__op_entry){desc->fn, desc->user, fused, desc->name, desc->device,
+                                   desc->idempotent};
+    pthread_mutex_unlock(&rt->producers_lock);
+    return MKRT_OK;
+}
+
+static mkrt_producer *open_refused(mkrt_error *err, mkrt_status st, const char *why)
+{
+    mkrt__error_set(err, st, "mkrt_producer_open: %s", why);
+    return NULL;
+}
+
+mkrt_producer *mkrt_producer_open(mkrt_runtime *rt, mkrt_error *err)
+{
+    if (rt == NULL)
+        return open_refused(err, MKRT_EINVAL, "the runtime is NULL. Fix: pass the runtime from "
+                                              "mkrt_create.");
+    if (atomic_load_explicit(&rt->closing, memory_order_acquire))
+        return open_refused(err, MKRT_ECLOSED, "mkrt_destroy began. Fix: open producers before "
+                                               "shutting down.");
+    mkrt_producer *p = mkrt__alloc_zeroed(sizeof *p, alignof(mkrt_producer));
+    mkrt_spsc_ring *ring = mkrt_spsc_ring_create(rt->cfg.ring_capacity, NULL);
+    mkrt_spsc_ring *stamps = mkrt_spsc_ring_create(256, NULL);
+    if (p == NULL || ring == NULL || stamps == NULL) {
+        mkrt__free(p, sizeof *p);
+        mkrt_spsc_ring_destroy(ring);
+        mkrt_spsc_ring_destroy(stamps);
+        mkrt__error_set(err, MKRT_ENOMEM,
+                        "mkrt_producer_open could not allocate a %zu-item ring. Fix: lower "
+                        "ring_capacity or free memory.",
+                        rt->cfg.ring_capacity);
+        return NULL;
+    }
+    p->rt = rt;
+    p->ring = ring;
+    p->stamps = stamps;
+    pthread_mutex_lock(&rt->producers_lock);
+    uint32_t slot = rt->cfg.max_producers;
+    for (uint32_t s = 0; s < rt->cfg.max_producers; s++)
+        if (atomic_load_explicit(&rt->slots[s], memory_order_relaxed) == NULL) {
+            slot = s;
+            break;
+        }
+    /* acquire: pairs with the release store of closing in mkrt_destroy,
+     * which closes the rings of the producers in the slots under this
+     * lock: a producer added after that would have an open ring. */
+    bool closing = atomic_load_explicit(&rt->closing, memory_order_acquire);
+    if (slot == rt->cfg.max_producers || closing) {
+        pthread_mutex_unlock(&rt->producers_lock);
+        mkrt__producer_free(p);
+        if (closing)
+            return open_refused(err, MKRT_ECLOSED, "mkrt_destroy began. Fix: open producers "
+                                                   "before shutting down.");
+        mkrt__error_set(err, MKRT_EAGAIN,
+                        "all %u producer slots are in use. Fix: close a producer or raise "
+                        "mkrt_config.max_producers.",
+                        rt->cfg.max_producers);
+        return NULL;
+    }
+    /* Only a successful open freezes the op table and takes an id. */
+    rt->ops_frozen = true;
+    p->slot = slot;
+    p->id = rt->next_producer_id++;
+    atomic_fetch_add_explicit(&rt->producers_open, 1, memory_order_relaxed);
+    /* release: pairs with the dispatcher's acquire load of the slot. */
+    atomic_store_explicit(&rt->slots[slot], p, memory_order_release);
+    pthread_mutex_unlock(&rt->producers_lock);
+    return p;
+}
+
+void mkrt__producer_free(mkrt_producer *p)
+{
+    mkrt_spsc_ring_destroy(p->ring);
+    mkrt_spsc_ring_destroy(p->stamps);
+    mkrt__free(p, sizeof *p);
+}
+
+/* The owner enters a call that touches the runtime: BUSY is set (seq_cst,
+ * against mkrt_destroy's store of closing and loads of state, see
+ * runtime_internal.h). False when the producer is orphaned or the runtime
+ * is closing: the caller has left again and must not touch the runtime. */
+static bool owner_enter(mkrt_producer *p, uint32_t bit, bool refuse_closing)
+{
+    uint32_t s = atomic_fetch_or(&p->state, bit);
+    if ((s & MKRT__PRODUCER_LIFE) == MKRT__PRODUCER_ORPHANED ||
+        (refuse_closing && atomic_load(&p->rt->closing))) {
+        /* release: pairs with destroy's loads of state; nothing touched. */
+        atomic_fetch_and_explicit(&p->state, ~bit, memory_order_release);
+        return false;
+    }
+    return true;
+}
+
+/* The owner's last touch of the runtime in this call is behind it. */
+static void owner_leave(mkrt_producer *p, uint32_t bit)
+{
+    /* release: pairs with the loads of state in mkrt_destroy and the
+     * dispatcher, which may free the runtime or the producer after. */
+    atomic_fetch_and_explicit(&p->state, ~bit, memory_order_release);
+}
+
+void mkrt_producer_close(mkrt_producer *p)
+{
+    if (p == NULL)
+        return;
+    /* seq_cst: against mkrt_destroy's CAS OPEN -> ORPHANED. BUSY is held
+     * across the notify, the last touch of the runtime. */
+    uint32_t expect = MKRT__PRODUCER_OPEN;
+    if (atomic_compare_exchange_strong(&p->state, &expect,
+                                       MKRT__PRODUCER_CLOSED | MKRT__PRODUCER_BUSY)) {
+        mkrt__waitq_notify(&p->rt->work_wq); /* the runtime retires it once drained */
+        owner_leave(p, MKRT__PRODUCER_BUSY); /* p may be freed from here on */
+        return;
+    }
+    /* Orphaned by mkrt_destroy, which never looks at p again: ours to free. */
+    mkrt__producer_free(p);
+}
+
+mkrt_status mkrt_publish_some(mkrt_producer *p, const mkrt_item *items, size_t n,
+                              uint64_t timeout_ns, size_t *published, mkrt_error *err)
+{
+    size_t dummy;
+    size_t *done = published ? published : &dummy;
+    *done = 0;
+    if (p == NULL || (n > 0 && items == NULL))
+        return mkrt__error_set(err, MKRT_EINVAL, "mkrt_publish got a NULL producer or items for %zu "
+                                                 "item(s). Fix: pass valid pointers.",
+                               n);
+    if (!owner_enter(p, MKRT__PRODUCER_BUSY, true)) {
+        bool orphan = (atomic_load_explicit(&p->state, memory_order_relaxed) & MKRT__PRODUCER_LIFE) ==
+                      MKRT__PRODUCER_ORPHANED; /* relaxed: only the message depends on it */
+        return mkrt__error_set(err, MKRT_ECLOSED,
+                               "mkrt_publish of %zu item(s) after mkrt_destroy %s; nothing was "
+                               "published. Fix: finish publishing before shutting down.",
+                               n, orphan ? "returned" : "began");
+    }
+    mkrt_runtime *rt = p->rt;
+    /* Push what fits, tell the dispatcher, and only then wait for room:
+     * a producer must never sleep on a full ring the dispatcher does not
+     * know about. */
+    mkrt_status st = MKRT_OK;
+    struct timespec tsbuf;
+    const struct timespec *deadline = NULL;
+    bool have_deadline = false;
+    while (*done < n) {
+        size_t k = mkrt_spsc_ring_push(p->ring, items + *done, n - *done);
+        if (k > 0) {
+            *done += k;
+            /* relaxed: only this thread writes published; readers (fence,
+             * stats, the dispatcher after close) get it through their own
+             * edges. */
+            uint64_t total = atomic_load_explicit(&p->published, memory_order_relaxed) + k;
+            atomic_store_explicit(&p->published, total, memory_order_relaxed);
+            /* release: pairs with the acquire loads of published_total in
+             * drain and in the dispatcher's shutdown check. */
+            atomic_fetch_add_explicit(&rt->published_total, k, memory_order_release);
+            uint64_t now = mkrt__now_ns();
+            mkrt_item stamp = {(uint32_t)total, (uint32_t)(total >> 32), (uint32_t)now,
+                               (uint32_t)(now >> 32)};
+            (void)mkrt_spsc_ring_push(p->stamps, &stamp, 1); /* a sample; skipped when full */
+            mkrt__waitq_notify(&rt->work_wq);
+            continue;
+        }
+        if (timeout_ns == 0) {
+            st = mkrt_spsc_ring_is_closed(p->ring) ? MKRT_ECLOSED : MKRT_ETIMEDOUT;
+            break;
+        }
+        if (!have_deadline) {
+            deadline = mkrt__deadline(timeout_ns, &tsbuf);
+            have_deadline = true;
+        }
+        st = mkrt__spsc_ring_wait_space(p->ring, deadline);
+        if (st != MKRT_OK)
+            break;
+    }
+    size_t ring_capacity = rt->cfg.ring_capacity; /* for the message below */
+    owner_leave(p, MKRT__PRODUCER_BUSY);          /* this call's last touch of the runtime */
+    if (st == MKRT_ECLOSED)
+        return mkrt__error_set(err, MKRT_ECLOSED,
+                               "mkrt_publish: the runtime closed after %zu of %zu item(s) were "
+                               "published. Fix: finish publishing before shutting down.",
+                               *done, n);
+    if (st == MKRT_ETIMEDOUT)
+        return mkrt__error_set(err, MKRT_ETIMEDOUT,
+                               "mkrt_publish timed out after %zu of %zu item(s): the producer ring "
+                               "(%zu items) stayed full. Fix: wait longer, raise ring_capacity, or "
+                               "publish with mkrt_try_publish and back off.",
+                               *done, n, ring_capacity);
+    return st;
+}
+
+mkrt_status mkrt_publish(mkrt_producer *p, const mkrt_item *items, size_t n, uint64_t timeout_ns,
+                         mkrt_error *err)
+{
+    return mkrt_publish_some(p, items, n, timeout_ns, NULL, err);
+}
+
+size_t mkrt_try_publish(mkrt_producer *p, const mkrt_item *items, size_t n)
+{
+    size_t done = 0;
+    mkrt_publish_some(p, items, n, 0, &done, NULL);
+    return done;
+}
+
+mkrt_status mkrt_fence(mkrt_producer *p, uint64_t *ticket)
+{
+    if (p == NULL || ticket == NULL)
+        return MKRT_EINVAL;
+    /* relaxed: the owner's own view; an orphan has everything it will get. */
+    if ((atomic_load_explicit(&p->state, memory_order_relaxed) & MKRT__PRODUCER_LIFE) ==
+        MKRT__PRODUCER_ORPHANED)
+        return MKRT_ECLOSED;
+    /* relaxed: this thread is the only writer of published. */
+    *ticket = atomic_load_explicit(&p->published, memory_order_relaxed);
+    return MKRT_OK;
+}
+
+static mkrt_status wait_until(mkrt_runtime *rt, _Atomic uint64_t *counter, uint64_t target,
+                              uint64_t timeout_ns)
+{
+    struct timespec ts;
+    const struct timespec *deadline = NULL;
+    bool have_deadline = false;
+    for (unsigned spin = 0; spin < 256 && timeout_ns != 0; spin++) {
+        /* A completion is often microseconds away: look before sleeping.
+         * acquire: pairs with the release stores in complete_batch. */
+        if (atomic_load_explicit(counter, memory_order_acquire) >= target)
+            return MKRT_OK;
+        mkrt__cpu_relax();
+    }
+    for (;;) {
+        /* acquire: pairs with the release stores in complete_batch. */
+        if (atomic_load_explicit(counter, memory_order_acquire) >= target)
+            return MKRT_OK;
+        if (atomic_load_explicit(&rt->stopped, memory_order_acquire))
+            return atomic_load_explicit(counter, memory_order_acquire) >= target ? MKRT_OK : MKRT_ECLOSED;
+        if (timeout_ns == 0)
+            return MKRT_ETIMEDOUT;
+        if (!have_deadline) {
+            deadline = mkrt__deadline(timeout_ns, &ts);
+            have_deadline = true;
+        }
+        uint32_t e = mkrt__waitq_prepare(&rt->done_wq);
+        if (atomic_load_explicit(counter, memory_order_acquire) >= target ||
+            atomic_load_explicit(&rt->stopped, memory_order_acquire)) {
+            mkrt__waitq_finish(&rt->done_wq);
+            continue;
+        }
+        mkrt_status st = mkrt__waitq_sleep(&rt->done_wq, e, deadline);
+        mkrt__waitq_finish(&rt->done_wq);
+        if (st == MKRT_ETIMEDOUT)
+            return atomic_load_explicit(counter, memory_order_acquire) >= target ? MKRT_OK : MKRT_ETIMEDOUT;
+    }
+}
+
+mkrt_status mkrt_wait(mkrt_producer *p, uint64_t ticket, uint64_t timeout_ns)
+{
+    if (p == NULL)
+        return MKRT_EINVAL;
+    /* relaxed: only this (the owner's) thread writes published. A ticket
+     * above it was never issued and would never complete. */
+    if (ticket > atomic_load_explicit(&p->published, memory_order_relaxed))
+        return MKRT_EINVAL;
+    if (!owner_enter(p, MKRT__PRODUCER_WAITING, false))
+        return MKRT_ECLOSED;
+    mkrt_status st = wait_until(p->rt, &p->completed, ticket, timeout_ns);
+    owner_leave(p, MKRT__PRODUCER_WAITING);
+    return st;
+}
+
+mkrt_status mkrt_drain(mkrt_runtime *rt, uint64_t timeout_ns)
+{
+    if (rt == NULL)
+        return MKRT_EINVAL;
+    /* acquire: pairs with the release increments in mkrt_publish_some. */
+    uint64_t target = atomic_load_explicit(&rt->published_total, memory_order_acquire);
+    return wait_until(rt, &rt->completed_total, target, timeout_ns);
+}
+
+mkrt_status mkrt_destroy(mkrt_runtime *rt, uint64_t timeout_ns, mkrt_error *err)
+{
+    if (rt == NULL)
+        return MKRT_OK;
+    /* seq_cst: the store half of the handshake with owner_enter (store
+     * closing, load state here; fetch_or state, load closing there). */
+    atomic_store(&rt->closing, true);
+    /* Producer rings refuse new items from here on; a push that overlapped
+     * the close is either refused or in the ring, and the drain below
+     * takes it. */
+    pthread_mutex_lock(&rt->producers_lock);
+    for (uint32_t s = 0; s < rt->cfg.max_producers; s++) {
+        mkrt_producer *p = atomic_load_explicit(&rt->slots[s], memory_order_relaxed);
+        if (p != NULL)
+            mkrt_spsc_ring_close(p->ring);
+    }
+    pthread_mutex_unlock(&rt->producers_lock);
+    mkrt__waitq_notify(&rt->work_wq);
+    /* Wait for publishers and closers still inside (a closed ring wakes any
+     * that sleep on it), so the drain target below covers everything they
+     * published. Producers are retired only by the dispatcher, under the
+     * lock, so a slot's producer stays valid while we look at it. */
+    for (uint32_t s = 0; s < rt->cfg.max_producers; s++) {
+        pthread_mutex_lock(&rt->producers_lock);
+        mkrt_producer *p = atomic_load_explicit(&rt->slots[s], memory_order_relaxed);
+        /* seq_cst: the load half of the handshake with owner_enter. */
+        while (p != NULL && (atomic_load(&p->state) & MKRT__PRODUCER_BUSY)) {
+            pthread_mutex_unlock(&rt->producers_lock);
+            sched_yield();
+            pthread_mutex_lock(&rt->producers_lock);
+            p = atomic_load_explicit(&rt->slots[s], memory_order_relaxed);
+        }
+        pthread_mutex_unlock(&rt->producers_lock);
+    }
+    mkrt_status st = mkrt_drain(rt, timeout_ns);
+    if (st != MKRT_OK) {
+        atomic_store_explicit(&rt->aborting, true, memory_order_release);
+        mkrt__waitq_notify(&rt->work_wq);
+    }
+    pthread_join(rt->dispatcher, NULL);
+    bool device_stopped = stop_device(rt); /* before the cells it writes are freed */
+    mkrt__cpu_pool_stop(rt->cpu);
+    /* Producers still in their slots (the dispatcher has stopped: nobody
+     * else retires them now). A closed one is ours to free once its closer
+     * has left; an open one becomes an orphan, by a CAS that succeeds only
+     * while its owner is outside every call (waiters leave: the dispatcher
+     * has stopped), and its owner frees it in mkrt_producer_close. After
+     * the CAS we never touch it again. */
+    for (uint32_t s = 0; s < rt->cfg.max_producers; s++) {
+        mkrt_producer *p = atomic_load_explicit(&rt->slots[s], memory_order_relaxed);
+        if (p == NULL)
+            continue;
+        for (;;) {
+            uint32_t state = atomic_load(&p->state); /* seq_cst: see owner_enter */
+            if (state & (MKRT__PRODUCER_BUSY | MKRT__PRODUCER_WAITING)) {
+                mkrt__waitq_notify(&rt->done_wq);
+                sched_yield();
+                continue;
+            }
+            if (state == MKRT__PRODUCER_CLOSED) {
+                mkrt__producer_free(p);
+                break;
+            }
+            if (atomic_compare_exchange_strong(&p->state, &state, MKRT__PRODUCER_ORPHANED))
+                break;
+        }
+    }
+    uint64_t failed = atomic_load_explicit(&rt->failed, memory_order_relaxed);
+    free_runtime(rt);
+    if (st != MKRT_OK)
+        return mkrt__error_set(err, MKRT_ETIMEDOUT,
+                               "mkrt_destroy timed out after %llu ns; the items that had not started "
+                               "went to the error path (%llu failed in all). Fix: drain before "
+                               "destroying or allow more time.",
+                               (unsigned long long)timeout_ns, (unsigned long long)failed);
+    if (!device_stopped)
+        return mkrt__error_set(err, MKRT_EDEVICE,
+                               "mkrt_destroy: the CUDA megakernel did not stop (an op that never "
+                               "returns); its memory and the runtime's cells stay allocated. Fix: "
+                               "look for the op that hangs; restart the process to free the GPU.");
+    return MKRT_OK;
+}
+
+mkrt_status mkrt_stats_read(mkrt_runtime *rt, mkrt_stats *out)
+{
+    if (rt == NULL || out == NULL)
+        return MKRT_EINVAL;
+    mkrt_stats s;
+    memset(&s, 0, sizeof s);
+    /* acquire: completed_total first, so the counters below include at
+     * least every batch it counts. */
+    (void)atomic_load_explicit(&rt->completed_total, memory_order_acquire);
+    s.published = atomic_load_explicit(&rt->published_total, memory_order_relaxed);
+    s.executed = atomic_load_explicit(&rt->executed, memory_order_relaxed);
+    s.pruned = atomic_load_explicit(&rt->pruned, memory_order_relaxed);
+    s.failed = atomic_load_explicit(&rt->failed, memory_order_relaxed);
+    s.batches = atomic_load_explicit(&rt->batches, memory_order_relaxed);
+    s.layers = atomic_load_explicit(&rt->layers, memory_order_relaxed);
+    s.global_barriers = atomic_load_explicit(&rt->barriers, memory_order_relaxed);
+    s.ring_high_water = atomic_load_explicit(&rt->high_water, memory_order_relaxed);
+    s.dead_letters_dropped = atomic_load_explicit(&rt->dead_dropped, memory_order_relaxed);
+    mkrt_plan_cache_stats pc;
+    mkrt_plan_cache_stats_read(rt->plans, &pc);
+    s.plan_cache_hits = pc.hits;
+    s.plan_cache_misses = pc.misses;
+    s.latency_samples = atomic_load_explicit(&rt->latency.samples, memory_order_relaxed);
+    s.latency_p50_ns = mkrt__hist_percentile(&rt->latency, 5000);
+    s.latency_p99_ns = mkrt__hist_percentile(&rt->latency, 9900);
+    s.latency_p999_ns = mkrt__hist_percentile(&rt->latency, 9990);
+    s.producers_open = atomic_load_explicit(&rt->producers_open, memory_order_relaxed);
+    s.workers = rt->workers;
+    bool dev_failed = atomic_load_explicit(&rt->device_failed, memory_order_acquire);
+    s.backend = rt->device == NULL || dev_failed             ? "cpu"
+                : rt->device->kind == MKRT_BACKEND_CUDA ? "cuda"
+                                                        : "sim";
+    s.backend_detail = mkrt_backend_describe(rt);
+    s.device_batches = atomic_load_explicit(&rt->device_batches, memory_order_relaxed);
+    s.device_failures = atomic_load_explicit(&rt->device_failures, memory_order_relaxed);
+    *out = s;
+    return MKRT_OK;
+}
+
+size_t mkrt_stats_producers(mkrt_runtime *rt, mkrt_producer_stats *out, size_t max)
+{
+    size_t n = 0;
+    if (rt == NULL || (out == NULL && max > 0))
+        return 0;
+    pthread_mutex_lock(&rt->producers_lock);
+    for (uint32_t s = 0; s < rt->cfg.max_producers && n < max; s++) {
+        mkrt_producer *p = atomic_load_explicit(&rt->slots[s], memory_order_relaxed);
+        if (p == NULL)
+            continue;
+        /* relaxed: statistics snapshots. */
+        out[n++] = (mkrt_producer_stats){p->id, atomic_load_explicit(&p->published, memory_order_relaxed),
+                                         atomic_load_explicit(&p->completed, memory_order_relaxed)};
+    }
+    pthread_mutex_unlock(&rt->producers_lock);
+    return n;
+}
+
+mkrt_status mkrt_cell_read(mkrt_runtime *rt, uint32_t handle, uint64_t *value)
+{
+    if (rt == NULL || value == NULL || handle >= rt->cfg.cells)
+        return MKRT_EINVAL;
+    *value = rt->cells[handle];
+    return MKRT_OK;
+}
+
+mkrt_status mkrt_cell_write(mkrt_runtime *rt, uint32_t handle, uint64_t value)
+{
+    if (rt == NULL || handle >= rt->cfg.cells)
+        return MKRT_EINVAL;
+    rt->cells[handle] = value;
+    return MKRT_OK;
+}
+
+/* The log's readers. Entries below append_done are complete (the
+ * dispatcher's release store after their batch) and stay put until a
+ * consumer moves append_consumed past them; only then may admission let a
+ * later APPEND reuse their slot. Slots are read with relaxed loads (a slow
+ * reader may race a reuse), then an acquire fence, then append_consumed
+ * again: a slot reused under the reader was written by a release store
+ * that happens after the consumer's CAS moved append_consumed past it, so
+ * the fence makes that move visible and the reader retries. */
+static size_t log_window(mkrt_runtime *rt, uint64_t *from)
+{
+    /* acquire: pairs with the release CAS of a consumer (first) and the
+     * dispatcher's release store of append_done (second). */
+    *from = atomic_load_explicit(&rt->append_consumed, memory_order_acquire);
+    uint64_t done = atomic_load_explicit(&rt->append_done, memory_order_acquire);
+    return (size_t)(done - *from);
+}
+
+static uint64_t log_slot(mkrt_runtime *rt, uint64_t position)
+{
+    /* relaxed: validated by the callers' fence and re-check (see above). */
+    return atomic_load_explicit(&rt->append_log[position % rt->cfg.append_log_capacity],
+                                memory_order_relaxed);
+}
+
+size_t mkrt_append_log_read(mkrt_runtime *rt, uint32_t handle, uint32_t *out, size_t max)
+{
+    if (rt == NULL || (out == NULL && max > 0))
+        return 0;
+    for (;;) {
+        uint64_t from;
+        size_t len = log_window(rt, &from), n = 0;
+        for (size_t i = 0; i < len; i++) {
+            uint64_t w = log_slot(rt, from + i);
+            if ((uint32_t)w != handle)
+                continue;
+            if (n < max)
+                out[n] = (uint32_t)(w >> 32);
+            n++;
+        }
+        atomic_thread_fence(memory_order_acquire); /* see log_window's comment */
+        /* relaxed: ordered after the slot loads by the fence above. */
+        if (atomic_load_explicit(&rt->append_consumed, memory_order_relaxed) == from)
+            return n;
+    }
+}
+
+size_t mkrt_append_log_consume(mkrt_runtime *rt, mkrt_append_entry *out, size_t max)
+{
+    if (rt == NULL || (out == NULL && max > 0))
+        return 0;
+    for (;;) {
+        uint64_t from;
+        size_t len = log_window(rt, &from);
+        size_t k = len < max ? len : max;
+        if (k == 0)
+            return 0;
+        for (size_t i = 0; i < k; i++) {
+            uint64_t w = log_slot(rt, from + i);
+            out[i] = (mkrt_append_entry){(uint32_t)w, (uint32_t)(w >> 32)};
+        }
+        atomic_thread_fence(memory_order_acquire); /* see log_window's comment */
+        /* release: pairs with the acquire load of append_consumed in the
+         * dispatcher's admission: the slots are read before they are
+         * handed out again. Failure: another consumer took them; retry. */
+        uint64_t expect = from;
+        if (atomic_compare_exchange_strong_explicit(&rt->append_consumed, &expect, from + k,
+                                                    memory_order_release, memory_order_relaxed))
+            return k;
+    }
+}
+
+size_t mkrt_dead_letters_pop(mkrt_runtime *rt, mkrt_item *out, size_t max)
+{
+    if (rt == NULL || (out == NULL && max > 0))
+        return 0;
+    return mkrt_mpmc_ring_pop(rt->dead, out, max);
+}
+
+const char *mkrt_backend_describe(mkrt_runtime *rt)
+{
+    if (rt == NULL)
+        return "no runtime: mkrt_backend_describe got NULL (Fix: pass the runtime from mkrt_create)";
+    /* acquire: pairs with the release in device_failed (dispatcher.c),
+     * after which backend_failure is complete and never written again. */
+    if (atomic_load_explicit(&rt->device_failed, memory_order_acquire))
+        return rt->backend_failure;
+    return rt->backend_desc;
+}
+
+void mkrt__runtime_hold(mkrt_runtime *rt, bool hold)
+{
+    /* seq_cst: a rare test-only switch; no ordering subtleties wanted. */
+    atomic_store(&rt->held, hold);
+    mkrt__waitq_notify(&rt->work_wq);
+    while (hold && !atomic_load(&rt->parked) && !atomic_load(&rt->stopped)) {
+        struct timespec ts = {0, 100000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+void mkrt__runtime_device_hang(mkrt_runtime *rt, uint64_t batches_from_now, uint32_t layer)
+{
+    if (rt->device != NULL)
+        mkrt__device_inject_hang(rt->device, batches_from_now, layer);
+}
