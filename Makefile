@@ -77,10 +77,10 @@ $(BIN2C): tools/bin2c.c
 	$(CC) -O2 -o $@ $<
 
 ifneq ($(NVCC),)
-$(FATBIN): src/cuda/megakernel.cu src/cuda/protocol.h
+$(FATBIN): src/cuda/megakernel.cu src/cuda/protocol.h src/ops/builtin_ops.h
 	@mkdir -p $(@D)
 	$(NVCC) -O3 -fatbin $(CUDA_ARCH) -Isrc -Isrc/cuda $< -o $@
-$(LINK_FATBIN): src/cuda/megakernel.cu src/cuda/protocol.h
+$(LINK_FATBIN): src/cuda/megakernel.cu src/cuda/protocol.h src/ops/builtin_ops.h
 	@mkdir -p $(@D)
 	$(NVCC) -O3 -fatbin -rdc=true -DMKRT_MK_USER_OPS=1 $(CUDA_ARCH) -Isrc -Isrc/cuda $< -o $@
 $(USER_PTX): tests/cuda/user_ops.cu
@@ -140,7 +140,7 @@ $(BUILD)/stress/%: $(BUILD)/obj/stress/%.o $(STATIC)
 
 # A stand-in libcuda.so.1 for the loader's failure paths (tests only).
 FAKE_CUDA := $(BUILD)/tests/libfakecuda.so
-$(FAKE_CUDA): tests/fakes/fake_libcuda.c src/backend/mk_loop.h src/cuda/protocol.h
+$(FAKE_CUDA): tests/fakes/fake_libcuda.c src/backend/mk_loop.h src/cuda/protocol.h src/ops/builtin_ops.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -shared -o $@ $< -lpthread
 
@@ -211,9 +211,9 @@ $(BUILD)/bench/cuda_bench: bench/cuda_bench.c bench/bench_util.h $(STATIC)
 	$(CC) $(BENCH_CFLAGS) -o $@ bench/cuda_bench.c $(STATIC) $(URCU_LIBS) -ldl -lm -pthread
 BENCH_LAYER := build/cuda/bench_layer.fatbin
 ifneq ($(NVCC),)
-$(BENCH_LAYER): bench/cuda/layer_kernel.cu src/cuda/protocol.h
+$(BENCH_LAYER): bench/cuda/layer_kernel.cu src/cuda/protocol.h src/ops/builtin_ops.h
 	@mkdir -p $(@D)
-	$(NVCC) -O3 -fatbin $(CUDA_ARCH) $< -o $@
+	$(NVCC) -O3 -fatbin $(CUDA_ARCH) -Isrc $< -o $@
 CUDA_BENCH_DATA := $(BENCH_LAYER)
 endif
 

@@ -90,7 +90,7 @@ static result bench_megakernel(mkrt__cuda_engine *e, const shape *s, mkrt_item *
     uint32_t n = s->layers * s->per_layer;
     for (int i = -s->iters / 10; i < s->iters; i++) { /* warm-up first */
         uint64_t seq, t0 = bench_now_ns();
-        if (mkrt__mk_stage(&h, items, n, offsets, s->layers, &seq, &err) != MKRT_OK ||
+        if (mkrt__mk_stage(&h, items, n, offsets, NULL, s->layers, &seq, &err) != MKRT_OK ||
             mkrt__mk_ring(&h, &err) != MKRT_OK || mkrt__mk_wait(&h, seq, 5000000000u, &err) != MKRT_OK) {
             fprintf(stderr, "cuda_bench: megakernel: %s\n", err.message);
             exit(1);

@@ -39,7 +39,7 @@ static void prepare(mkrt_layer_scratch *ls, const mkrt_item *b, size_t n, staged
 static void reference(uint64_t *cells, const mkrt_item *b, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        mkrt_mk_run_builtin(b[i].op, b[i].in, b[i].out, b[i].param, cells, CELLS);
+        mkrt_ops_run_builtin(b[i].op, b[i].in, b[i].out, b[i].param, cells, CELLS);
 }
 
 static void random_batches(void)
@@ -65,7 +65,7 @@ static void random_batches(void)
         prepare(ls, batch, n, s);
         uint64_t seq;
         /* Stage batch r while r-1 may still run: the double buffer. */
-        if (mkrt__mk_stage(&h, s->exec, s->count, s->offsets, s->layers, &seq, NULL) != MKRT_OK)
+        if (mkrt__mk_stage(&h, s->exec, s->count, s->offsets, NULL, s->layers, &seq, NULL) != MKRT_OK)
             bad = 1;
         if (prev && mkrt__mk_wait(&h, prev, 5000000000ull, NULL) != MKRT_OK)
             bad = 1;
@@ -79,13 +79,13 @@ static void random_batches(void)
     is(atomic_load(&sim.ctl->done), 2000, "done reached the last sequence number");
     mkrt_error err;
     uint64_t seq;
-    mkrt__mk_stage(&h, st[0].exec, 1, st[0].offsets, 1, &seq, NULL);
+    mkrt__mk_stage(&h, st[0].exec, 1, st[0].offsets, NULL, 1, &seq, NULL);
     mkrt__mk_ring(&h, NULL);
     mkrt__mk_wait(&h, seq, 5000000000ull, NULL);
     staged *s = &st[0];
-    mkrt__mk_stage(&h, s->exec, 1, s->offsets, 1, &seq, NULL);
-    is(mkrt__mk_stage(&h, s->exec, 1, s->offsets, 1, &seq, &err), MKRT_OK, "two batches may be staged ahead");
-    is(mkrt__mk_stage(&h, s->exec, 1, s->offsets, 1, &seq, &err), MKRT_ESTATE,
+    mkrt__mk_stage(&h, s->exec, 1, s->offsets, NULL, 1, &seq, NULL);
+    is(mkrt__mk_stage(&h, s->exec, 1, s->offsets, NULL, 1, &seq, &err), MKRT_OK, "two batches may be staged ahead");
+    is(mkrt__mk_stage(&h, s->exec, 1, s->offsets, NULL, 1, &seq, &err), MKRT_ESTATE,
        "a third would overwrite a buffer in use: refused");
     mkrt__mk_ring(&h, NULL);
     mkrt__mk_wait(&h, seq - 1, 5000000000ull, NULL);
@@ -106,7 +106,7 @@ static void appends_in_order(void)
         b[i] = (mkrt_item){3, 0, 5 + i % 3, i};
     prepare(ls, b, 300, &st);
     uint64_t seq;
-    mkrt__mk_stage(&h, st.exec, st.count, st.offsets, st.layers, &seq, NULL);
+    mkrt__mk_stage(&h, st.exec, st.count, st.offsets, NULL, st.layers, &seq, NULL);
     mkrt__mk_ring(&h, NULL);
     mkrt__mk_wait(&h, seq, 5000000000ull, NULL);
     int order = atomic_load(&sim.ctl->append_len) == 300;
@@ -200,10 +200,10 @@ static void watchdog_and_errors(void)
     mkrt_item chain[3] = {{1, 0, 1, 5}, {2, 1, 2, 1}, {2, 2, 3, 1}}; /* 3 layers */
     uint32_t off[4] = {0, 1, 2, 3};
     uint64_t seq;
-    mkrt__mk_stage(&h, chain, 3, off, 3, &seq, NULL);
+    mkrt__mk_stage(&h, chain, 3, off, NULL, 3, &seq, NULL);
     mkrt__mk_ring(&h, NULL);
     is(mkrt__mk_wait(&h, seq, 5000000000ull, NULL), MKRT_OK, "batch 1 completes");
-    mkrt__mk_stage(&h, chain, 3, off, 3, &seq, NULL);
+    mkrt__mk_stage(&h, chain, 3, off, NULL, 3, &seq, NULL);
     mkrt__mk_ring(&h, NULL);
     mkrt_error err;
     is(mkrt__mk_wait(&h, seq, 50000000, &err), MKRT_ETIMEDOUT, "a hung batch trips the watchdog");
@@ -211,7 +211,7 @@ static void watchdog_and_errors(void)
     like(err.message, "batch 2 not done after", "... naming the batch");
     like(err.message, "block 0 at layer 0 after 1 items", "... and where the blocks stopped");
     like(err.message, "Fix:", "... with a Fix");
-    is(mkrt__mk_stage(&h, chain, 3, off, 3, &seq, &err), MKRT_EDEVICE, "a failed device is not fed again");
+    is(mkrt__mk_stage(&h, chain, 3, off, NULL, 3, &seq, &err), MKRT_EDEVICE, "a failed device is not fed again");
     like(err.message, "watchdog", "... and says why");
     if (n_before < 0) {
         mkrt__mk_sim_stop(&sim);
@@ -228,7 +228,7 @@ static void watchdog_and_errors(void)
     mkrt__mk_host_init(&h, sim.ctl, &mkrt__mk_sim_ops, &sim);
     mkrt_item bad[2] = {{1, 0, 1, 5}, {77, 0, 1, 0}};
     uint32_t off2[3] = {0, 1, 2};
-    mkrt__mk_stage(&h, bad, 2, off2, 2, &seq, NULL);
+    mkrt__mk_stage(&h, bad, 2, off2, NULL, 2, &seq, NULL);
     mkrt__mk_ring(&h, NULL);
     is(mkrt__mk_wait(&h, seq, 5000000000ull, &err), MKRT_EDEVICE, "a device-side error becomes MKRT_EDEVICE");
     like(err.message, "error 1 (unknown op) at item 1 of batch 1", "... with the item and the batch");

@@ -77,7 +77,9 @@ size_t mkrt_dedupe_scratch_capacity(const mkrt_dedupe_scratch *s);
  *   *pruned = number of dropped items, *kept = n - *pruned.
  *   When nothing is pruned `out` is not written (keep using `items`: no copy
  *   on the common path). Otherwise out[0..*kept) holds the kept items in
- *   order; `out` must have room for n items and must not overlap `items`.
+ *   order; `out` must have room for n items. It may be `items` itself (the
+ *   kept items are then compacted in place) but must not overlap it
+ *   otherwise.
  *   report may be NULL.
  * Errors: MKRT_EINVAL (NULL arguments with n > 0, n above 2^32 - 2),
  * MKRT_ENOMEM when the table cannot grow: nothing is written, *kept = n,

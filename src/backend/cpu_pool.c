@@ -1,31 +1,38 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* src/backend/cpu_pool.c - the persistent megakernel protocol on a worker pool.
+/* src/backend/cpu_pool.c - the CPU backend: a persistent worker pool that
+ * runs a batch the way the plan says.
  *
- * Workers are started once. For each batch the dispatcher publishes the
- * batch pointer and bumps `launch` (release); workers, spinning briefly
- * then sleeping on a futex, pick it up (acquire), and run it layer by
- * layer: inside a layer they claim chunks of items with one fetch-add on
- * the layer's cursor, so a slow worker never holds others up; between
- * layers a sense-free generation barrier (spin, then futex) makes every
- * write of layer L happen-before every read of layer L+1. The last worker
- * to finish the last layer sets `done` (release) and wakes the dispatcher.
+ * Workers are started once. A batch whose plan gives it one participant
+ * (plan.workers == 1) runs on the calling (dispatcher) thread at launch:
+ * no hand-off, no barrier. Otherwise the launch publishes the batch and
+ * bumps `launch` (release); workers pick it up (acquire). Workers at or
+ * above plan.workers sit the batch out. In layer l, workers below
+ * plan.participants[l] claim chunks of plan.chunk items with one
+ * fetch-add on the layer's cursor, so a slow worker never holds others
+ * up. Between layers, a generation barrier over the batch's workers makes
+ * every write of layer L happen-before every read of layer L+1; where
+ * the plan says one participant runs both layers (worker 0), there is no
+ * barrier: program order suffices. The last worker to finish sets `done`
+ * (release) and wakes the waiter. Failures of user ops go to the pool's
+ * failure list, which wait() returns.
  */
+#include <stdalign.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "backend/cpu_pool.h"
+#include "base/alloc_internal.h"
 #include "base/error_internal.h"
-#include "runtime/runtime_internal.h"
+#include "base/spin_wait.h"
+#include "base/thread.h"
+#include "ops/op_table.h"
 
-/* Spin this many times (a few microseconds) before sleeping: long enough
- * to catch the next layer or batch while it is being prepared, short enough
- * not to starve the dispatcher and producers on a small machine. */
-#define SPIN_BEFORE_SLEEP 128
-
-struct mkrt__cpu_pool {
-    mkrt_runtime *rt;
+typedef struct cpu_pool {
+    mkrt__backend base; /* first: the pool is its backend */
+    struct mkrt_runtime *rt;
     uint32_t workers;
-    pthread_t *threads;
-    alignas(MKRT_CACHE_LINE) _Atomic uint64_t launch; /* batches launched; odd values never */
+    mkrt__thread *threads;
+    alignas(MKRT_CACHE_LINE) _Atomic uint64_t launch; /* batches launched */
     mkrt__batch *batch;                               /* published by launch */
     _Atomic bool stop;
     mkrt__waitq launch_wq;
@@ -34,166 +41,251 @@ struct mkrt__cpu_pool {
     mkrt__waitq barrier_wq;
     alignas(MKRT_CACHE_LINE) _Atomic uint32_t finished; /* workers done with the batch */
     _Atomic uint64_t done;                              /* batches completed */
-};
+    mkrt__waitq done_wq;
+    mkrt__fail_list fails;
+    bool ran_inline;    /* the last launch ran on the caller's thread */
+} cpu_pool;
 
-/* Waits until *word != seen: spin, then sleep on wq. */
-static void wait_change64(_Atomic uint64_t *word, uint64_t seen, mkrt__waitq *wq,
-                          const _Atomic bool *stop)
+typedef struct worker_arg {
+    cpu_pool *pool;
+    uint32_t index;
+} worker_arg;
+
+typedef struct seen_check {
+    cpu_pool *pool;
+    uint64_t seen;
+} seen_check;
+
+static int launched_or_stopping(void *p)
 {
-    for (unsigned i = 0; i < SPIN_BEFORE_SLEEP; i++) {
-        /* acquire: pairs with the release store that changes *word. */
-        if (atomic_load_explicit(word, memory_order_acquire) != seen ||
-            atomic_load_explicit(stop, memory_order_acquire))
-            return;
-        mkrt__cpu_relax();
-    }
-    for (;;) {
-        uint32_t e = mkrt__waitq_prepare(wq);
-        if (atomic_load_explicit(word, memory_order_acquire) != seen ||
-            atomic_load_explicit(stop, memory_order_acquire)) {
-            mkrt__waitq_finish(wq);
-            return;
-        }
-        mkrt__waitq_sleep(wq, e, NULL);
-        mkrt__waitq_finish(wq);
-    }
+    const seen_check *c = p;
+    /* acquire: pairs with the release increment in launch (the batch and
+     * its plan), and with the release store of stop. */
+    return atomic_load_explicit(&c->pool->launch, memory_order_acquire) != c->seen ||
+           atomic_load_explicit(&c->pool->stop, memory_order_acquire);
 }
 
-static void barrier(mkrt__cpu_pool *pool)
+typedef struct gen_check {
+    cpu_pool *pool;
+    uint32_t gen;
+} gen_check;
+
+static int generation_moved(void *p)
+{
+    const gen_check *c = p;
+    /* acquire: pairs with the last arriver's release of generation. */
+    return atomic_load_explicit(&c->pool->generation, memory_order_acquire) != c->gen;
+}
+
+/* Every one of the batch's `n` workers arrives; the last releases all. */
+static void barrier(cpu_pool *pool, uint32_t n)
 {
     /* acquire: see the generation before arriving, so a fast worker that
      * already passed cannot be confused with the next round. */
-    uint32_t gen = atomic_load_explicit(&pool->generation, memory_order_acquire);
+    gen_check c = {pool, atomic_load_explicit(&pool->generation, memory_order_acquire)};
     /* acq_rel: the release half publishes this worker's layer writes to
      * the last arriver; the acquire half gives the last arriver everyone's. */
-    if (atomic_fetch_add_explicit(&pool->arrived, 1, memory_order_acq_rel) + 1 == pool->workers) {
+    if (atomic_fetch_add_explicit(&pool->arrived, 1, memory_order_acq_rel) + 1 == n) {
         atomic_store_explicit(&pool->arrived, 0, memory_order_relaxed); /* ordered by the release below */
-        /* release: pairs with the acquire loads of generation by waiters. */
-        atomic_store_explicit(&pool->generation, gen + 1, memory_order_release);
+        /* release: pairs with the acquire loads in generation_moved. */
+        atomic_store_explicit(&pool->generation, c.gen + 1, memory_order_release);
         mkrt__waitq_notify(&pool->barrier_wq);
         return;
     }
-    for (unsigned i = 0; i < SPIN_BEFORE_SLEEP; i++) {
-        if (atomic_load_explicit(&pool->generation, memory_order_acquire) != gen)
-            return;
-        mkrt__cpu_relax();
-    }
-    for (;;) {
-        uint32_t e = mkrt__waitq_prepare(&pool->barrier_wq);
-        if (atomic_load_explicit(&pool->generation, memory_order_acquire) != gen) {
-            mkrt__waitq_finish(&pool->barrier_wq);
-            return;
-        }
-        mkrt__waitq_sleep(&pool->barrier_wq, e, NULL);
-        mkrt__waitq_finish(&pool->barrier_wq);
-    }
+    mkrt__spin_then_sleep(&pool->barrier_wq, generation_moved, &c, NULL);
 }
 
-static void run_batch(mkrt__cpu_pool *pool, mkrt__batch *b)
+/* Worker `w` of the batch's plan.workers runs its share of every layer. */
+static void run_share(cpu_pool *pool, mkrt__batch *b, uint32_t w)
 {
+    const mkrt__batch_plan *plan = &b->plan;
     for (size_t l = 0; l < b->layers; l++) {
         uint32_t from = b->layer_offsets[l], len = b->layer_offsets[l + 1] - from;
-        for (;;) {
-            /* relaxed: the cursor only hands out disjoint ranges; the items
-             * and cells are ordered by launch and the barriers. */
-            uint32_t start = atomic_fetch_add_explicit(&b->cursors[l], b->chunk, memory_order_relaxed);
-            if (start >= len)
-                break;
-            uint32_t end = len - start < b->chunk ? len : start + b->chunk;
-            mkrt__exec_range(pool->rt, b, from + start, from + end);
+        if (w < plan->participants[l]) {
+            for (;;) {
+                /* relaxed: the cursor only hands out disjoint ranges; the
+                 * items and cells are ordered by launch and the barriers. */
+                uint32_t start = atomic_fetch_add_explicit(&b->cursors[l], plan->chunk, memory_order_relaxed);
+                if (start >= len)
+                    break;
+                uint32_t end = len - start < plan->chunk ? len : start + plan->chunk;
+                mkrt__exec_range(pool->rt, b->exec, from + start, from + end, &pool->fails);
+            }
         }
-        if (l + 1 < b->layers)
-            barrier(pool);
+        if (mkrt__plan_grid_barrier_after(plan, l, b->layers))
+            barrier(pool, plan->workers);
     }
+}
+
+static void finish_share(cpu_pool *pool, uint32_t n)
+{
     /* acq_rel: the last finisher acquires every worker's writes and
-     * releases them to the dispatcher through `done`. */
-    if (atomic_fetch_add_explicit(&pool->finished, 1, memory_order_acq_rel) + 1 == pool->workers) {
+     * releases them to the waiter through `done`. */
+    if (atomic_fetch_add_explicit(&pool->finished, 1, memory_order_acq_rel) + 1 == n) {
         atomic_store_explicit(&pool->finished, 0, memory_order_relaxed); /* ordered by `done` */
-        /* release: pairs with the acquire load in mkrt__cpu_pool_done. */
+        /* release: pairs with the acquire load in batch_done. */
         atomic_fetch_add_explicit(&pool->done, 1, memory_order_release);
-        mkrt__waitq_notify(&pool->rt->work_wq);
+        mkrt__waitq_notify(&pool->done_wq);
     }
 }
 
-typedef struct worker_arg {
-    mkrt__cpu_pool *pool;
-} worker_arg;
-
-static void *worker_main(void *p)
+static int worker_main(void *p)
 {
-    mkrt__cpu_pool *pool = p;
-    uint64_t seen = 0;
+    worker_arg a = *(worker_arg *)p;
+    cpu_pool *pool = a.pool;
+    seen_check c = {pool, 0};
     for (;;) {
-        wait_change64(&pool->launch, seen, &pool->launch_wq, &pool->stop);
+        mkrt__spin_then_sleep(&pool->launch_wq, launched_or_stopping, &c, NULL);
+        /* acquire: pairs with the release store in cpu_stop. */
         if (atomic_load_explicit(&pool->stop, memory_order_acquire))
-            return NULL;
-        seen++;
-        run_batch(pool, pool->batch);
+            return 0;
+        c.seen++;
+        mkrt__batch *b = pool->batch;
+        if (a.index < b->plan.workers) {
+            run_share(pool, b, a.index);
+            finish_share(pool, b->plan.workers);
+        }
     }
 }
 
-mkrt_status mkrt__cpu_pool_start(mkrt_runtime *rt, uint32_t workers, mkrt__cpu_pool **out,
-                                 mkrt_error *err)
+static bool cpu_accepts(const mkrt__backend *be, const mkrt_item *items, size_t n)
 {
-    mkrt__cpu_pool *pool = mkrt__alloc_zeroed(sizeof *pool, alignof(mkrt__cpu_pool));
-    pthread_t *threads = mkrt__alloc_zeroed(workers * sizeof *threads, alignof(pthread_t));
-    if (pool == NULL || threads == NULL) {
+    (void)be, (void)items, (void)n;
+    return true; /* the op table runs every admitted item */
+}
+
+static mkrt_status cpu_prepare(mkrt__backend *be, mkrt__batch *b, mkrt_error *err)
+{
+    (void)be, (void)b, (void)err;
+    return MKRT_OK; /* the workers read the batch where it is */
+}
+
+static mkrt_status cpu_launch(mkrt__backend *be, mkrt__batch *b, uint64_t append_limit, mkrt_error *err)
+{
+    (void)append_limit; /* admission reserved the room of every APPEND */
+    (void)err;
+    cpu_pool *pool = (cpu_pool *)be;
+    /* relaxed: the failure list is read by wait after `done` (acquire). */
+    atomic_store_explicit(&pool->fails.count, 0, memory_order_relaxed);
+    for (size_t l = 0; l < b->layers; l++)
+        atomic_store_explicit(&b->cursors[l], 0, memory_order_relaxed); /* published by launch */
+    if (b->plan.workers <= 1) {
+        /* One participant: this thread, layer by layer, in program order. */
+        for (size_t l = 0; l < b->layers; l++)
+            mkrt__exec_range(pool->rt, b->exec, b->layer_offsets[l], b->layer_offsets[l + 1],
+                             &pool->fails);
+        pool->ran_inline = true; /* dispatcher-only: the workers never see it */
+        return MKRT_OK;
+    }
+    pool->batch = b;
+    /* release: pairs with the acquire in launched_or_stopping; publishes
+     * the batch, its plan and zeroed cursors. */
+    atomic_fetch_add_explicit(&pool->launch, 1, memory_order_release);
+    mkrt__waitq_notify(&pool->launch_wq);
+    return MKRT_OK;
+}
+
+static int batch_done(void *p)
+{
+    cpu_pool *pool = p;
+    /* acquire: pairs with the release increment in finish_share. relaxed:
+     * only the waiting thread writes launch. */
+    return atomic_load_explicit(&pool->done, memory_order_acquire) ==
+           atomic_load_explicit(&pool->launch, memory_order_relaxed);
+}
+
+/* The timeout is not applied: a worker inside an op cannot be abandoned
+ * (it shares the process's memory), so the pool waits for it. */
+static mkrt_status cpu_wait(mkrt__backend *be, uint64_t timeout_ns, const uint32_t **fails,
+                            uint32_t *nfails, mkrt_error *err)
+{
+    (void)timeout_ns, (void)err;
+    cpu_pool *pool = (cpu_pool *)be;
+    if (pool->ran_inline)
+        pool->ran_inline = false;
+    else
+        mkrt__spin_then_sleep(&pool->done_wq, batch_done, pool, NULL);
+    uint32_t n = atomic_load_explicit(&pool->fails.count, memory_order_relaxed); /* after done */
+    *fails = pool->fails.pairs;
+    *nfails = n < pool->fails.capacity ? n : pool->fails.capacity;
+    return MKRT_OK;
+}
+
+static void free_pool(cpu_pool *pool)
+{
+    mkrt__free(pool->fails.pairs, 2 * (size_t)pool->fails.capacity * sizeof(uint32_t));
+    mkrt__free(pool->threads, pool->workers * (sizeof(mkrt__thread) + sizeof(worker_arg)));
+    mkrt__free(pool, sizeof *pool);
+}
+
+static bool cpu_stop(mkrt__backend *be, uint64_t timeout_ns)
+{
+    (void)timeout_ns;
+    cpu_pool *pool = (cpu_pool *)be;
+    /* release: pairs with the acquire loads of stop in the workers. */
+    atomic_store_explicit(&pool->stop, true, memory_order_release);
+    mkrt__waitq_notify(&pool->launch_wq);
+    for (uint32_t i = 0; i < pool->workers; i++)
+        mkrt__thread_join(pool->threads[i]);
+    free_pool(pool);
+    return true;
+}
+
+static void cpu_describe(const mkrt__backend *be, char *buf, size_t len)
+{
+    snprintf(buf, len, "cpu: %u workers", ((const cpu_pool *)be)->workers);
+}
+
+static const mkrt__backend_ops cpu_ops = {
+    .name = "cpu",
+    .accepts = cpu_accepts,
+    .prepare = cpu_prepare,
+    .launch = cpu_launch,
+    .wait = cpu_wait,
+    .stop = cpu_stop,
+    .describe = cpu_describe,
+};
+
+mkrt_status mkrt__cpu_pool_start(struct mkrt_runtime *rt, uint32_t workers, uint32_t max_batch,
+                                 mkrt__backend **out, mkrt_error *err)
+{
+    cpu_pool *pool = mkrt__alloc_zeroed(sizeof *pool, alignof(cpu_pool));
+    void *threads = mkrt__alloc_zeroed(workers * (sizeof(mkrt__thread) + sizeof(worker_arg)),
+                                       alignof(max_align_t));
+    uint32_t *pairs = mkrt__alloc(2 * (size_t)max_batch * sizeof(uint32_t), alignof(uint32_t));
+    if (pool == NULL || threads == NULL || pairs == NULL) {
         mkrt__free(pool, sizeof *pool);
-        mkrt__free(threads, workers * sizeof *threads);
+        mkrt__free(threads, workers * (sizeof(mkrt__thread) + sizeof(worker_arg)));
+        mkrt__free(pairs, 2 * (size_t)max_batch * sizeof(uint32_t));
         return mkrt__error_set(err, MKRT_ENOMEM,
                                "CPU backend could not allocate a pool of %u workers. Fix: use fewer "
                                "workers or free memory.",
                                workers);
     }
+    pool->base = (mkrt__backend){&cpu_ops, workers, false};
     pool->rt = rt;
     pool->workers = workers;
     pool->threads = threads;
+    pool->fails.pairs = pairs;
+    pool->fails.capacity = max_batch;
+    worker_arg *args = (worker_arg *)(pool->threads + workers);
     mkrt__waitq_init_symmetric(&pool->launch_wq);
     mkrt__waitq_init_symmetric(&pool->barrier_wq);
+    mkrt__waitq_init(&pool->done_wq);
     for (uint32_t i = 0; i < workers; i++) {
-        int rc = pthread_create(&threads[i], NULL, worker_main, pool);
-        if (rc != 0) {
-            atomic_store_explicit(&pool->stop, true, memory_order_release);
+        args[i] = (worker_arg){pool, i};
+        if (mkrt__thread_start(&pool->threads[i], worker_main, &args[i]) != 0) {
+            atomic_store_explicit(&pool->stop, true, memory_order_release); /* as in cpu_stop */
             mkrt__waitq_notify(&pool->launch_wq);
             for (uint32_t j = 0; j < i; j++)
-                pthread_join(threads[j], NULL);
-            mkrt__free(threads, workers * sizeof *threads);
-            mkrt__free(pool, sizeof *pool);
+                mkrt__thread_join(pool->threads[j]);
+            free_pool(pool);
             return mkrt__error_set(err, MKRT_ENOMEM,
-                                   "CPU backend could not start worker %u of %u (pthread_create: "
-                                   "%d). Fix: raise the thread limit or use fewer workers.",
-                                   i + 1, workers, rc);
+                                   "CPU backend could not start worker %u of %u. Fix: raise the "
+                                   "thread limit or use fewer workers.",
+                                   i + 1, workers);
         }
     }
-    *out = pool;
+    *out = &pool->base;
     return MKRT_OK;
-}
-
-void mkrt__cpu_pool_launch(mkrt__cpu_pool *pool, mkrt__batch *b)
-{
-    pool->batch = b;
-    /* release: pairs with the acquire in wait_change64; publishes the batch
-     * (items, offsets, zeroed cursors) and everything before the launch. */
-    atomic_fetch_add_explicit(&pool->launch, 1, memory_order_release);
-    mkrt__waitq_notify(&pool->launch_wq);
-}
-
-bool mkrt__cpu_pool_done(mkrt__cpu_pool *pool)
-{
-    /* acquire: pairs with the release increment in run_batch. */
-    return atomic_load_explicit(&pool->done, memory_order_acquire) ==
-           atomic_load_explicit(&pool->launch, memory_order_relaxed); /* only the dispatcher writes launch */
-}
-
-void mkrt__cpu_pool_stop(mkrt__cpu_pool *pool)
-{
-    if (pool == NULL)
-        return;
-    /* release: pairs with the acquire loads of stop in the workers. */
-    atomic_store_explicit(&pool->stop, true, memory_order_release);
-    mkrt__waitq_notify(&pool->launch_wq);
-    for (uint32_t i = 0; i < pool->workers; i++)
-        pthread_join(pool->threads[i], NULL);
-    mkrt__free(pool->threads, pool->workers * sizeof *pool->threads);
-    mkrt__free(pool, sizeof *pool);
 }

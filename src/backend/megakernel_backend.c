@@ -1,31 +1,50 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* src/backend/megakernel_backend.c - see device.h. */
+/* src/backend/megakernel_backend.c - see megakernel_backend.h. */
+#include <stdalign.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "backend/megakernel_backend.h"
+#include "backend/mk_host.h"
+#include "backend/mk_sim.h"
 #include "base/alloc_internal.h"
 #include "base/error_internal.h"
-#include "backend/megakernel_backend.h"
+#include "cuda/cuda_engine.h"
+#include "runtime/runtime_internal.h"
 
-static mkrt_status start_sim(mkrt_runtime *rt, mkrt__device *d, mkrt_error *err)
+typedef struct megakernel {
+    mkrt__backend base;     /* first: the megakernel is its backend */
+    mkrt_runtime *rt;
+    mkrt_backend_kind kind; /* the device: MKRT_BACKEND_SIM or MKRT_BACKEND_CUDA */
+    mkrt__mk_sim sim;
+    mkrt__cuda_engine cuda;
+    mkrt__mk_host host;
+    uint64_t staged_seq;    /* 0: nothing staged and not rung */
+    uint64_t running_seq;   /* 0: nothing in flight */
+    bool user_ops;          /* the device runs user ops (linked PTX) */
+    struct megakernel *next_abandoned;
+} megakernel;
+
+static mkrt_status start_sim(mkrt_runtime *rt, megakernel *m, mkrt_error *err)
 {
     uint32_t blocks = rt->workers * 2; /* grid-stride "blocks" of the simulated kernel */
-    mkrt_status st = mkrt__mk_sim_start(&d->sim, 1, (uint32_t)rt->cfg.max_batch, blocks, 1, err);
+    mkrt_status st = mkrt__mk_sim_start(&m->sim, 1, (uint32_t)rt->cfg.max_batch, blocks, 1, err);
     if (st != MKRT_OK)
         return st;
     /* Map the runtime's cells and log for the device: the loop uses what
      * the control block points to. The runtime's APPEND log has the
-     * device's layout, (handle, param) pairs of 32-bit words. */
-    d->sim.ctl->cells = (uint64_t)(uintptr_t)rt->cells;
-    d->sim.ctl->cell_count = rt->cfg.cells;
-    d->sim.ctl->append_log = (uint64_t)(uintptr_t)rt->append_log;
-    d->sim.ctl->append_capacity = rt->cfg.append_log_capacity;
-    d->sim.ctl->append_limit = 0; /* set by each doorbell */
-    mkrt__mk_host_init(&d->host, d->sim.ctl, &mkrt__mk_sim_ops, &d->sim);
+     * device's layout (ops/builtin_ops.h, mkrt_ops_append_word). */
+    m->sim.ctl->cells = (uint64_t)(uintptr_t)rt->cells;
+    m->sim.ctl->cell_count = rt->cfg.cells;
+    m->sim.ctl->append_log = (uint64_t)(uintptr_t)rt->append_log;
+    m->sim.ctl->append_capacity = rt->cfg.append_log_capacity;
+    m->sim.ctl->append_limit = 0; /* set by each doorbell */
+    m->base.width = blocks;
+    mkrt__mk_host_init(&m->host, m->sim.ctl, &mkrt__mk_sim_ops, &m->sim);
     return MKRT_OK;
 }
 
-static mkrt_status start_cuda(mkrt_runtime *rt, mkrt__device *d, mkrt_error *err)
+static mkrt_status start_cuda(mkrt_runtime *rt, megakernel *m, mkrt_error *err)
 {
     _Static_assert(sizeof(*rt->append_log) == 2 * sizeof(uint32_t), "log entries are pairs");
     mkrt__cuda_engine_config c = {
@@ -38,104 +57,155 @@ static mkrt_status start_cuda(mkrt_runtime *rt, mkrt__device *d, mkrt_error *err
         .user_ptx = rt->cfg.cuda_user_ptx,
         .user_ptx_size = rt->cfg.cuda_user_ptx_size,
     };
-    mkrt_status st = mkrt__cuda_engine_start(&d->cuda, &c, err);
+    mkrt_status st = mkrt__cuda_engine_start(&m->cuda, &c, err);
     if (st != MKRT_OK)
         return st;
-    d->user_ops = d->cuda.user_ops;
-    mkrt__mk_host_init(&d->host, d->cuda.ctl, &mkrt__cuda_engine_ops, &d->cuda);
+    m->user_ops = m->cuda.user_ops;
+    m->base.width = m->cuda.blocks;
+    mkrt__mk_host_init(&m->host, m->cuda.ctl, &mkrt__cuda_engine_ops, &m->cuda);
     return MKRT_OK;
 }
 
-mkrt_status mkrt__device_start(mkrt_runtime *rt, mkrt_backend_kind kind, mkrt__device **out,
-                               mkrt_error *err)
+/* Built-in ops always; user ops only those the linked PTX defines. */
+static bool mk_accepts(const mkrt__backend *be, const mkrt_item *items, size_t n)
 {
-    mkrt__device *d = mkrt__alloc_zeroed(sizeof *d, alignof(mkrt__device));
-    if (d == NULL)
-        return mkrt__error_set(err, MKRT_ENOMEM, "device backend: out of memory. Fix: free memory.");
-    d->kind = kind;
-    mkrt_status st = kind == MKRT_BACKEND_CUDA ? start_cuda(rt, d, err) : start_sim(rt, d, err);
-    if (st != MKRT_OK) {
-        mkrt__free(d, sizeof *d);
-        return st;
+    const megakernel *m = (const megakernel *)be;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t op = items[i].op;
+        if (mkrt_ops_is_user(op) && !(m->user_ops && m->rt->ops[op].device))
+            return false;
     }
-    *out = d;
-    return MKRT_OK;
+    return true;
 }
 
-mkrt_status mkrt__device_stage(mkrt__device *d, mkrt__batch *b, mkrt_error *err)
+static mkrt_status mk_prepare(mkrt__backend *be, mkrt__batch *b, mkrt_error *err)
 {
-    return mkrt__mk_stage(&d->host, b->exec, (uint32_t)b->exec_n, b->layer_offsets,
-                          (uint32_t)b->layers, &d->staged_seq, err);
+    megakernel *m = (megakernel *)be;
+    return mkrt__mk_stage(&m->host, b->exec, (uint32_t)b->exec_n, b->layer_offsets,
+                          b->plan.participants, (uint32_t)b->layers, &m->staged_seq, err);
 }
 
-mkrt_status mkrt__device_ring(mkrt__device *d, uint64_t append_len, uint64_t append_limit,
-                              mkrt_error *err)
+static mkrt_status mk_launch(mkrt__backend *be, mkrt__batch *b, uint64_t append_limit, mkrt_error *err)
 {
-    /* relaxed: published to the device by the doorbell's release in
-     * mkrt__mk_ring; the previous batch is done, so the device is not
-     * claiming slots now. */
-    atomic_store_explicit(&d->host.ctl->append_len, append_len, memory_order_relaxed);
-    d->host.ctl->append_limit = append_limit;
-    mkrt_status st = mkrt__mk_ring(&d->host, err);
+    (void)b; /* staged by prepare */
+    megakernel *m = (megakernel *)be;
+    /* relaxed: the runtime's append_len is dispatcher-owned between
+     * batches; the device's copy is published to it by the doorbell's
+     * release in mkrt__mk_ring, and the previous batch is done, so the
+     * device is not claiming positions now. */
+    atomic_store_explicit(&m->host.ctl->append_len,
+                          atomic_load_explicit(&m->rt->append_len, memory_order_relaxed),
+                          memory_order_relaxed);
+    m->host.ctl->append_limit = append_limit;
+    mkrt_status st = mkrt__mk_ring(&m->host, err);
     if (st != MKRT_OK)
         return st;
-    d->running_seq = d->staged_seq;
-    d->staged_seq = 0;
+    m->running_seq = m->staged_seq;
+    m->staged_seq = 0;
     return MKRT_OK;
 }
 
-mkrt_status mkrt__device_wait(mkrt__device *d, uint64_t timeout_ns, const uint32_t **fails,
-                              uint32_t *nfails, mkrt_error *err)
+static mkrt_status mk_wait(mkrt__backend *be, uint64_t timeout_ns, const uint32_t **fails,
+                           uint32_t *nfails, mkrt_error *err)
 {
-    mkrt_status st = mkrt__mk_wait(&d->host, d->running_seq, timeout_ns, err);
-    *nfails = st == MKRT_OK ? mkrt__mk_failures(&d->host, d->running_seq, fails) : 0;
-    d->running_seq = 0;
+    megakernel *m = (megakernel *)be;
+    mkrt_status st = mkrt__mk_wait(&m->host, m->running_seq, timeout_ns, err);
+    *nfails = st == MKRT_OK ? mkrt__mk_failures(&m->host, m->running_seq, fails) : 0;
+    m->running_seq = 0;
+    if (st == MKRT_OK)
+        /* relaxed (both): the device's length was acquired with done by
+         * mkrt__mk_wait; the runtime's is dispatcher-owned between batches. */
+        atomic_store_explicit(&m->rt->append_len,
+                              atomic_load_explicit(&m->host.ctl->append_len, memory_order_relaxed),
+                              memory_order_relaxed);
     return st;
 }
 
 /* Devices whose GPU kernel would not stop: kept for the life of the
  * process (a hung kernel may still touch their memory), and reachable from
  * here so that leak checkers see them as kept, not lost. */
-static mkrt__device *_Atomic abandoned;
+static megakernel *_Atomic abandoned;
 
-bool mkrt__device_stop(mkrt__device *d, uint64_t timeout_ns)
+static bool mk_stop(mkrt__backend *be, uint64_t timeout_ns)
 {
-    if (d == NULL)
-        return true;
+    megakernel *m = (megakernel *)be;
     bool freed = true;
-    if (d->kind == MKRT_BACKEND_CUDA)
-        freed = mkrt__cuda_engine_stop(&d->cuda, timeout_ns);
+    if (m->kind == MKRT_BACKEND_CUDA)
+        freed = mkrt__cuda_engine_stop(&m->cuda, timeout_ns);
     else
-        mkrt__mk_sim_stop(&d->sim);
+        mkrt__mk_sim_stop(&m->sim);
     if (freed) {
-        mkrt__free(d, sizeof *d);
+        mkrt__free(m, sizeof *m);
         return true;
     }
     /* relaxed: only the list's reachability matters, nobody walks it. */
-    d->next_abandoned = atomic_exchange_explicit(&abandoned, d, memory_order_relaxed);
+    m->next_abandoned = atomic_exchange_explicit(&abandoned, m, memory_order_relaxed);
     return false;
 }
 
-void mkrt__device_describe(const mkrt__device *d, char *buf, size_t len)
+static void mk_describe(const mkrt__backend *be, char *buf, size_t len)
 {
-    if (d->kind == MKRT_BACKEND_CUDA)
-        snprintf(buf, len, "cuda: %s", d->cuda.describe);
+    const megakernel *m = (const megakernel *)be;
+    if (m->kind == MKRT_BACKEND_CUDA)
+        snprintf(buf, len, "cuda: %s", m->cuda.describe);
     else
         snprintf(buf, len, "sim: megakernel protocol against a simulated device (%u blocks)",
-                 d->sim.blocks);
+                 m->sim.blocks);
 }
 
-void mkrt__device_inject_hang(mkrt__device *d, uint64_t batches_from_now, uint32_t layer)
+static const mkrt__backend_ops sim_ops = {
+    .name = "sim",
+    .accepts = mk_accepts,
+    .prepare = mk_prepare,
+    .launch = mk_launch,
+    .wait = mk_wait,
+    .stop = mk_stop,
+    .describe = mk_describe,
+};
+
+static const mkrt__backend_ops cuda_ops = {
+    .name = "cuda",
+    .accepts = mk_accepts,
+    .prepare = mk_prepare,
+    .launch = mk_launch,
+    .wait = mk_wait,
+    .stop = mk_stop,
+    .describe = mk_describe,
+};
+
+mkrt_status mkrt__megakernel_start(mkrt_runtime *rt, mkrt_backend_kind kind, mkrt__backend **out,
+                                   mkrt_error *err)
 {
-    if (d->kind != MKRT_BACKEND_SIM)
+    megakernel *m = mkrt__alloc_zeroed(sizeof *m, alignof(megakernel));
+    if (m == NULL)
+        return mkrt__error_set(err, MKRT_ENOMEM, "megakernel backend: out of memory. Fix: free memory.");
+    m->rt = rt;
+    m->kind = kind;
+    m->base.ops = kind == MKRT_BACKEND_CUDA ? &cuda_ops : &sim_ops;
+    mkrt_status st = kind == MKRT_BACKEND_CUDA ? start_cuda(rt, m, err) : start_sim(rt, m, err);
+    if (st != MKRT_OK) {
+        mkrt__free(m, sizeof *m);
+        return st;
+    }
+    *out = &m->base;
+    return MKRT_OK;
+}
+
+void mkrt__megakernel_inject_hang(mkrt__backend *be, uint64_t batches_from_now, uint32_t layer)
+{
+    megakernel *m = (megakernel *)be;
+    if (m->kind != MKRT_BACKEND_SIM)
         return;
     /* relaxed, then release: the loop reads hang_batch with acquire first. */
-    atomic_store_explicit(&d->sim.hang_after_layer, layer, memory_order_relaxed);
-    atomic_store_explicit(&d->sim.hang_batch, d->host.staged + batches_from_now, memory_order_release);
+    atomic_store_explicit(&m->sim.hang_after_layer, layer, memory_order_relaxed);
+    atomic_store_explicit(&m->sim.hang_batch, m->host.staged + batches_from_now, memory_order_release);
 }
 
-uint64_t mkrt__device_append_len(mkrt__device *d)
+uint64_t mkrt__megakernel_progress(const mkrt__backend *be, uint32_t block)
 {
-    /* relaxed: read after mkrt__device_wait's acquire of done. */
-    return atomic_load_explicit(&d->host.ctl->append_len, memory_order_relaxed);
+    const megakernel *m = (const megakernel *)be;
+    if (block >= m->base.width || block >= MKRT_MK_MAX_BLOCKS)
+        return 0;
+    /* acquire: pairs with the device loop's release of its progress word. */
+    return atomic_load_explicit(&m->host.ctl->progress[block], memory_order_acquire);
 }

@@ -41,7 +41,8 @@ static mkrt_status dead(mkrt__mk_host *h, mkrt_error *err)
 }
 
 mkrt_status mkrt__mk_stage(mkrt__mk_host *h, const mkrt_item *items, uint32_t count,
-                           const uint32_t *offsets, uint32_t layers, uint64_t *seq, mkrt_error *err)
+                           const uint32_t *offsets, const uint32_t *layer_blocks, uint32_t layers,
+                           uint64_t *seq, mkrt_error *err)
 {
     if (h->failed)
         return dead(h, err);
@@ -55,12 +56,13 @@ mkrt_status mkrt__mk_stage(mkrt__mk_host *h, const mkrt_item *items, uint32_t co
                                (unsigned long long)next, (unsigned long long)(next - 2));
     mkrt_mk_desc *d = &h->ctl->desc[next & 1];
     mkrt__mk_staged where;
-    mkrt_status st = h->ops.stage(h->ctx, (unsigned)(next & 1), items, count, offsets, layers, &where,
-                                  err);
+    mkrt_status st = h->ops.stage(h->ctx, (unsigned)(next & 1), items, count, offsets, layer_blocks,
+                                  layers, &where, err);
     if (st != MKRT_OK)
         return st;
     d->items = where.items_addr;
     d->layer_offsets = where.offsets_addr;
+    d->layer_blocks = layer_blocks != NULL ? where.blocks_addr : 0;
     d->fails = where.fails_addr;
     /* relaxed: published with the descriptor by the doorbell's release. */
     atomic_store_explicit(&d->fail_count, 0, memory_order_relaxed);

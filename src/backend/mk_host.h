@@ -25,17 +25,20 @@
 /* Where a staged batch lives: device addresses for the descriptor, and
  * the host view of its failure list (read after the batch is done). */
 typedef struct mkrt__mk_staged {
-    uint64_t items_addr, offsets_addr, fails_addr;
+    uint64_t items_addr, offsets_addr, blocks_addr, fails_addr;
     const uint32_t *fails;
 } mkrt__mk_staged;
 
 /* The device's side of the host engine. */
 typedef struct mkrt__mk_device_ops {
-    /* Copies the batch into device buffer `buffer` (0 or 1); the copy may
-     * still be in flight when it returns. */
+    /* Copies the batch into device buffer `buffer` (0 or 1): items, the
+     * layer offsets, and the plan's blocks per layer (layer_blocks, may be
+     * NULL: every layer on every block; the device buffer keeps them after
+     * the offsets, at capacity + 1). The copy may still be in flight when
+     * it returns. */
     mkrt_status (*stage)(void *ctx, unsigned buffer, const mkrt_item *items, uint32_t count,
-                         const uint32_t *offsets, uint32_t layers, mkrt__mk_staged *out,
-                         mkrt_error *err);
+                         const uint32_t *offsets, const uint32_t *layer_blocks, uint32_t layers,
+                         mkrt__mk_staged *out, mkrt_error *err);
     /* May be NULL. Completes the staged copies before the doorbell. */
     mkrt_status (*flush)(void *ctx, mkrt_error *err);
     /* May be NULL. Called now and then while waiting: MKRT_OK while the
@@ -57,9 +60,11 @@ typedef struct mkrt__mk_host {
 
 void mkrt__mk_host_init(mkrt__mk_host *h, mkrt_mk_control *ctl, const mkrt__mk_device_ops *ops,
                         void *ctx);
-/* Stages the next batch; returns its sequence number in *seq. */
+/* Stages the next batch (layer_blocks: the plan's blocks per layer, or
+ * NULL for all); returns its sequence number in *seq. */
 mkrt_status mkrt__mk_stage(mkrt__mk_host *h, const mkrt_item *items, uint32_t count,
-                           const uint32_t *offsets, uint32_t layers, uint64_t *seq, mkrt_error *err);
+                           const uint32_t *offsets, const uint32_t *layer_blocks, uint32_t layers,
+                           uint64_t *seq, mkrt_error *err);
 /* Publishes every staged batch to the device (after flush). An error
  * fails the engine. */
 mkrt_status mkrt__mk_ring(mkrt__mk_host *h, mkrt_error *err);

@@ -5,7 +5,8 @@
  * use it, so the host protocol is tested against one loop that mirrors
  * src/cuda/megakernel.cu step for step:
  *   wait for the doorbell (a spin that re-checks shutdown and backs off),
- *   run each layer's items "grid-stride" over `blocks` simulated blocks,
+ *   run each layer's items "grid-stride" over the blocks the plan gives
+ *   that layer (desc.layer_blocks; at most `blocks`),
  *   write each block's progress word, publish done with release.
  * A built-in op that cannot run (the host validates, so this is a bug) sets
  * the error word and stops the loop, as the kernel's report does; a failing
@@ -58,30 +59,14 @@ static inline void mkrt__mk_loop_fail(mkrt_mk_desc *d, uint32_t index, uint32_t 
     }
 }
 
-/* Runs item k of a batch; returns a fatal MKRT_MK_ERR_* or NONE. */
+/* Runs item k of a batch; returns a fatal MKRT_MK_ERR_* or NONE. The
+ * semantics are ops/builtin_ops.h's; the claims are this loop's. */
 static inline uint32_t mkrt__mk_loop_item(mkrt_mk_control *ctl, mkrt_mk_desc *d, uint32_t k,
                                           const mkrt__mk_loop_hooks *h)
 {
     const mkrt_item *it = &((const mkrt_item *)(uintptr_t)d->items)[k];
     uint64_t *cells = (uint64_t *)(uintptr_t)ctl->cells;
-    if (it->op == 3) { /* APPEND */
-        if (it->out >= ctl->cell_count)
-            return MKRT_MK_ERR_HANDLE;
-        /* relaxed: a slot claim; the entry is published with done. */
-        uint64_t at = atomic_fetch_add_explicit(&ctl->append_len, 1, memory_order_relaxed);
-        if (at >= ctl->append_limit) {
-            mkrt__mk_loop_fail(d, k, MKRT_MK_FAIL_OVERFLOW);
-            return MKRT_MK_ERR_NONE;
-        }
-        /* One 64-bit word, (handle, param) in memory order, stored with
-         * release: the host's log readers load slots with relaxed loads
-         * and an acquire fence (see mkrt_append_log_read). */
-        _Atomic uint64_t *log = (_Atomic uint64_t *)(uintptr_t)ctl->append_log;
-        atomic_store_explicit(&log[at % ctl->append_capacity], (uint64_t)it->param << 32 | it->out,
-                              memory_order_release);
-        return MKRT_MK_ERR_NONE;
-    }
-    if (it->op >= 16) {
+    if (mkrt_ops_is_user(it->op)) {
         if (h->user_op == NULL)
             return MKRT_MK_ERR_UNKNOWN_OP;
         uint32_t r = h->user_op(it->op, it->in, it->out, it->param, cells, ctl->cell_count);
@@ -89,7 +74,24 @@ static inline uint32_t mkrt__mk_loop_item(mkrt_mk_control *ctl, mkrt_mk_desc *d,
             mkrt__mk_loop_fail(d, k, r);
         return MKRT_MK_ERR_NONE;
     }
-    return mkrt_mk_run_builtin(it->op, it->in, it->out, it->param, cells, ctl->cell_count);
+    if (it->op != MKRT_OPS_APPEND)
+        return mkrt_ops_run_builtin(it->op, it->in, it->out, it->param, cells, ctl->cell_count);
+    uint32_t e = mkrt_ops_builtin_check(it->op, it->in, it->out, ctl->cell_count);
+    if (e != MKRT_MK_ERR_NONE)
+        return e;
+    /* relaxed: a slot claim; the entry is published with done. */
+    uint64_t at = atomic_fetch_add_explicit(&ctl->append_len, 1, memory_order_relaxed);
+    if (at >= ctl->append_limit) {
+        mkrt__mk_loop_fail(d, k, MKRT_MK_FAIL_OVERFLOW);
+        return MKRT_MK_ERR_NONE;
+    }
+    /* One 64-bit word stored with release: the host's log readers load
+     * slots with relaxed loads and an acquire fence (see
+     * mkrt_append_log_read). */
+    _Atomic uint64_t *log = (_Atomic uint64_t *)(uintptr_t)ctl->append_log;
+    atomic_store_explicit(&log[mkrt_ops_append_slot(at, ctl->append_capacity)],
+                          mkrt_ops_append_word(it->out, it->param), memory_order_release);
+    return MKRT_MK_ERR_NONE;
 }
 
 /* Returns when the host asks for shutdown, after a fatal error, or when an
@@ -113,6 +115,7 @@ static inline void mkrt__mk_loop_run(mkrt_mk_control *ctl, const mkrt__mk_loop_h
         for (uint64_t seq = last + 1; seq <= bell; seq++) {
             mkrt_mk_desc *d = &ctl->desc[seq & 1];
             const uint32_t *off = (const uint32_t *)(uintptr_t)d->layer_offsets;
+            const uint32_t *lb = (const uint32_t *)(uintptr_t)d->layer_blocks;
             for (uint32_t l = 0; l < d->layers; l++) {
                 /* acquire: pairs with the release store of the injector. */
                 if (h->hang_batch != NULL &&
@@ -129,9 +132,12 @@ static inline void mkrt__mk_loop_run(mkrt_mk_control *ctl, const mkrt__mk_loop_h
                         mkrt__mk_loop_nap(100000);
                     return;
                 }
-                for (uint32_t b = 0; b < blocks; b++) {
+                /* The plan's blocks for this layer; the others skip it
+                 * (and their progress words keep their last layer). */
+                const uint32_t part = mkrt_mk_layer_blocks(lb, l, blocks);
+                for (uint32_t b = 0; b < part; b++) {
                     uint32_t ran = 0;
-                    for (uint32_t k = off[l] + b; k < off[l + 1]; k += blocks) {
+                    for (uint32_t k = off[l] + b; k < off[l + 1]; k += part) {
                         uint32_t e = mkrt__mk_loop_item(ctl, d, k, h);
                         if (e != MKRT_MK_ERR_NONE) {
                             ctl->error_item = k;

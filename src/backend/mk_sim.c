@@ -38,7 +38,7 @@ mkrt_status mkrt__mk_sim_start(mkrt__mk_sim *s, uint32_t cells, uint32_t capacit
     s->append_log = mkrt__alloc_zeroed(s->log_bytes, MKRT_CACHE_LINE);
     for (int i = 0; i < 2; i++) {
         s->buffers[i] = mkrt__alloc((size_t)capacity * sizeof(mkrt_item), MKRT_CACHE_LINE);
-        s->offsets[i] = mkrt__alloc(((size_t)capacity + 1) * sizeof(uint32_t), MKRT_CACHE_LINE);
+        s->offsets[i] = mkrt__alloc((2 * (size_t)capacity + 1) * sizeof(uint32_t), MKRT_CACHE_LINE);
         s->fails[i] = mkrt__alloc(2 * (size_t)capacity * sizeof(uint32_t), MKRT_CACHE_LINE);
     }
     if (!s->ctl || !s->cells || !s->append_log || !s->buffers[0] || !s->buffers[1] || !s->offsets[0] ||
@@ -63,8 +63,8 @@ mkrt_status mkrt__mk_sim_start(mkrt__mk_sim *s, uint32_t cells, uint32_t capacit
 }
 
 static mkrt_status sim_stage(void *ctx, unsigned buffer, const mkrt_item *items, uint32_t count,
-                             const uint32_t *offsets, uint32_t layers, mkrt__mk_staged *out,
-                             mkrt_error *err)
+                             const uint32_t *offsets, const uint32_t *layer_blocks, uint32_t layers,
+                             mkrt__mk_staged *out, mkrt_error *err)
 {
     mkrt__mk_sim *s = ctx;
     if (count > s->capacity || layers > s->capacity)
@@ -74,6 +74,10 @@ static mkrt_status sim_stage(void *ctx, unsigned buffer, const mkrt_item *items,
                                count, layers, s->capacity);
     memcpy(s->buffers[buffer], items, (size_t)count * sizeof *items);      /* cuMemcpyHtoDAsync */
     memcpy(s->offsets[buffer], offsets, ((size_t)layers + 1) * sizeof *offsets);
+    uint32_t *blocks = s->offsets[buffer] + (size_t)s->capacity + 1;
+    if (layer_blocks != NULL)
+        memcpy(blocks, layer_blocks, (size_t)layers * sizeof *layer_blocks);
+    out->blocks_addr = (uint64_t)(uintptr_t)blocks;
     out->items_addr = (uint64_t)(uintptr_t)s->buffers[buffer];
     out->offsets_addr = (uint64_t)(uintptr_t)s->offsets[buffer];
     out->fails_addr = (uint64_t)(uintptr_t)s->fails[buffer];
@@ -95,7 +99,7 @@ void mkrt__mk_sim_stop(mkrt__mk_sim *s)
     mkrt__free(s->cells, (size_t)s->cell_count * sizeof *s->cells);
     for (int i = 0; i < 2; i++) {
         mkrt__free(s->buffers[i], (size_t)s->capacity * sizeof(mkrt_item));
-        mkrt__free(s->offsets[i], ((size_t)s->capacity + 1) * sizeof(uint32_t));
+        mkrt__free(s->offsets[i], (2 * (size_t)s->capacity + 1) * sizeof(uint32_t));
         mkrt__free(s->fails[i], 2 * (size_t)s->capacity * sizeof(uint32_t));
     }
     mkrt__free(s->append_log, s->log_bytes);

@@ -205,7 +205,8 @@ static mkrt_status start_on_context(mkrt__cuda_engine *e, const mkrt__cuda_engin
 
     e->capacity = cfg->capacity;
     e->items_bytes = round_up((size_t)cfg->capacity * sizeof(mkrt_item), 256);
-    e->offsets_bytes = round_up(((size_t)cfg->capacity + 1) * sizeof(uint32_t), 256);
+    /* layer offsets (capacity + 1), then the plan's blocks per layer */
+    e->offsets_bytes = round_up((2 * (size_t)cfg->capacity + 1) * sizeof(uint32_t), 256);
     e->fails_bytes = (size_t)cfg->capacity * 2 * sizeof(uint32_t);
     for (int i = 0; i < 2; i++) {
         mkrt__cuda_staging *s = &e->staging[i];
@@ -277,8 +278,8 @@ mkrt_status mkrt__cuda_engine_start(mkrt__cuda_engine *e, const mkrt__cuda_engin
 }
 
 static mkrt_status engine_stage(void *ctx, unsigned buffer, const mkrt_item *items, uint32_t count,
-                                const uint32_t *offsets, uint32_t layers, mkrt__mk_staged *out,
-                                mkrt_error *err)
+                                const uint32_t *offsets, const uint32_t *layer_blocks, uint32_t layers,
+                                mkrt__mk_staged *out, mkrt_error *err)
 {
     mkrt__cuda_engine *e = ctx;
     if (count > e->capacity || layers > e->capacity)
@@ -289,13 +290,19 @@ static mkrt_status engine_stage(void *ctx, unsigned buffer, const mkrt_item *ite
     mkrt__cuda_staging *s = &e->staging[buffer];
     char *host = s->host;
     size_t ib = (size_t)count * sizeof *items, ob = ((size_t)layers + 1) * sizeof *offsets;
+    const size_t blocks_at = ((size_t)e->capacity + 1) * sizeof *offsets;
     memcpy(host, items, ib);
     memcpy(host + e->items_bytes, offsets, ob);
+    if (layer_blocks != NULL) {
+        memcpy(host + e->items_bytes + blocks_at, layer_blocks, (size_t)layers * sizeof *layer_blocks);
+        ob = blocks_at + (size_t)layers * sizeof *layer_blocks; /* one copy for both */
+    }
     out->fails_addr = s->mapped + e->items_bytes + e->offsets_bytes;
     out->fails = (const uint32_t *)(host + e->items_bytes + e->offsets_bytes);
     if (count <= MKRT__CUDA_ZERO_COPY_MAX) { /* read in place over the bus */
         out->items_addr = s->mapped;
         out->offsets_addr = s->mapped + e->items_bytes;
+        out->blocks_addr = out->offsets_addr + blocks_at;
         return MKRT_OK;
     }
     CUresult r = bind(e);
@@ -308,6 +315,7 @@ static mkrt_status engine_stage(void *ctx, unsigned buffer, const mkrt_item *ite
     e->copy_pending = true;
     out->items_addr = s->dev;
     out->offsets_addr = s->dev + e->items_bytes;
+    out->blocks_addr = out->offsets_addr + blocks_at;
     return MKRT_OK;
 }
 

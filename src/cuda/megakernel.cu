@@ -6,7 +6,9 @@
 // (system-scope acquire, __nanosleep backoff, every spin re-checks the
 // shutdown flag) and broadcasts the batch range through the grid barrier;
 // then every block runs each layer's items grid-stride, records its
-// progress word, and the grid synchronises between layers. Completion is a
+// progress word, and the grid synchronises between layers. The plan says
+// how many blocks take part in each layer and which layer boundaries need
+// the grid-wide barrier (protocol.h, mkrt_mk_layer_blocks). Completion is a
 // system-scope release of `done` that the host reads with acquire.
 // Release builds only (-O3); a -G build is slow but follows the same
 // bounded protocol.
@@ -99,46 +101,55 @@ extern "C" __global__ void __launch_bounds__(256) mkrt_megakernel(mkrt_mk_contro
             const mk_item *items = reinterpret_cast<const mk_item *>(d->items);
             const uint32_t *off = reinterpret_cast<const uint32_t *>(d->layer_offsets);
             const uint32_t layers = d->layers;
+            const uint32_t *lb = reinterpret_cast<const uint32_t *>(d->layer_blocks);
             for (uint32_t l = 0; l < layers; l++) {
+                // The plan's blocks for this layer (the others skip it).
+                const uint32_t part = mkrt_mk_layer_blocks(lb, l, gridDim.x);
                 uint32_t ran = 0;
-                for (uint64_t k = off[l] + grid.thread_rank(); k < off[l + 1]; k += grid.size()) {
-                    const mk_item it = items[k];
-                    uint32_t e = MKRT_MK_ERR_NONE;
-                    if (it.op == 3) { // APPEND
-                        if (it.out >= cell_count) {
-                            e = MKRT_MK_ERR_HANDLE;
-                        } else {
+                if (blockIdx.x < part) {
+                    const uint64_t stride = (uint64_t)part * blockDim.x;
+                    for (uint64_t k = off[l] + (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+                         k < off[l + 1]; k += stride) {
+                        const mk_item it = items[k];
+                        uint32_t e = MKRT_MK_ERR_NONE;
+                        if (mkrt_ops_is_user(it.op)) {
+#if MKRT_MK_USER_OPS
+                            unsigned r = mkrt_user_op(it.op, it.in, it.out, it.param,
+                                                      reinterpret_cast<unsigned long long *>(cells),
+                                                      cell_count);
+                            if (r != 0)
+                                list_failure(d, (uint32_t)k, r);
+#else
+                            e = MKRT_MK_ERR_UNKNOWN_OP;
+#endif
+                        } else if (it.op != MKRT_OPS_APPEND) {
+                            e = mkrt_ops_run_builtin(it.op, it.in, it.out, it.param, cells, cell_count);
+                        } else if ((e = mkrt_ops_builtin_check(it.op, it.in, it.out, cell_count)) ==
+                                   MKRT_MK_ERR_NONE) {
                             unsigned long long at = atomicAdd_system(
                                 reinterpret_cast<unsigned long long *>(&ctl->append_len), 1ull);
-                            if (at < ctl->append_limit) {
-                                // one 64-bit word: (handle, param) in memory order
-                                reinterpret_cast<unsigned long long *>(append_log)[at % ctl->append_capacity] =
-                                    (unsigned long long)it.param << 32 | it.out;
-                            } else {
+                            if (at < ctl->append_limit)
+                                reinterpret_cast<unsigned long long *>(
+                                    append_log)[mkrt_ops_append_slot(at, ctl->append_capacity)] =
+                                    mkrt_ops_append_word(it.out, it.param);
+                            else
                                 list_failure(d, (uint32_t)k, MKRT_MK_FAIL_OVERFLOW);
-                            }
                         }
-                    } else if (it.op >= 16) {
-#if MKRT_MK_USER_OPS
-                        unsigned r = mkrt_user_op(it.op, it.in, it.out, it.param,
-                                                  reinterpret_cast<unsigned long long *>(cells),
-                                                  cell_count);
-                        if (r != 0)
-                            list_failure(d, (uint32_t)k, r);
-#else
-                        e = MKRT_MK_ERR_UNKNOWN_OP;
-#endif
-                    } else {
-                        e = mkrt_mk_run_builtin(it.op, it.in, it.out, it.param, cells, cell_count);
+                        if (e != MKRT_MK_ERR_NONE)
+                            report_error(ctl, e, (uint32_t)k, seq);
+                        ran++;
                     }
-                    if (e != MKRT_MK_ERR_NONE)
-                        report_error(ctl, e, (uint32_t)k, seq);
-                    ran++;
+                    if (threadIdx.x == 0)
+                        cuda::atomic_ref<uint64_t, cuda::thread_scope_system>(ctl->progress[blockIdx.x])
+                            .store(((uint64_t)l << 32) | ran, cuda::memory_order_relaxed);
                 }
-                if (threadIdx.x == 0)
-                    cuda::atomic_ref<uint64_t, cuda::thread_scope_system>(ctl->progress[blockIdx.x])
-                        .store(((uint64_t)l << 32) | ran, cuda::memory_order_relaxed);
-                grid.sync();
+                // The plan's barrier: grid-wide, or block-local where block 0
+                // alone runs this layer and the next. Every block takes the
+                // same decision from the same plan, so grid.sync stays uniform.
+                if (l + 1 == layers || mkrt_mk_grid_barrier_after(lb, l, layers, gridDim.x))
+                    grid.sync();
+                else
+                    __syncthreads();
             }
             if (grid.thread_rank() == 0) {
                 __threadfence_system();

@@ -28,22 +28,16 @@
 
 #if defined(__CUDACC__) || defined(__cplusplus)
 #define MKRT_MK_ATOMIC(T) T
-#define MKRT_MK_FN __host__ __device__ static inline
 #else
 #include <stdatomic.h>
 #define MKRT_MK_ATOMIC(T) _Atomic T
-#define MKRT_MK_FN static inline
 #endif
 
 #define MKRT_MK_LINE 128
 #define MKRT_MK_MAX_BLOCKS 2048
 
-enum {
-    MKRT_MK_ERR_NONE = 0,
-    MKRT_MK_ERR_UNKNOWN_OP = 1,
-    MKRT_MK_ERR_HANDLE = 2,
-    MKRT_MK_ERR_USER_OP = 3
-};
+/* MKRT_MK_ERR_* (the error word's codes) and the ops' semantics: */
+#include "ops/builtin_ops.h"
 
 /* Failure-list status of an APPEND past the log's capacity: MKRT_EOVERFLOW. */
 #define MKRT_MK_FAIL_OVERFLOW 0xFFFFFFFCu
@@ -61,12 +55,14 @@ enum {
 typedef struct mkrt_mk_desc {
     uint64_t items;         /* device address: items in layer order */
     uint64_t layer_offsets; /* device address: uint32_t[layers + 1] */
+    uint64_t layer_blocks;  /* device address: uint32_t[layers], the plan's blocks per layer
+                             * (mkrt_mk_layer_blocks) */
     uint32_t count;
     uint32_t layers;
     uint64_t seq;           /* the batch this descriptor holds */
     uint64_t fails;         /* device address: uint32_t pairs (index, code) */
     MKRT_MK_ATOMIC(uint32_t) fail_count; /* slots claimed by the device (<= count) */
-    uint8_t pad[MKRT_MK_LINE - 44];
+    uint8_t pad[MKRT_MK_LINE - 52];
 } mkrt_mk_desc;
 
 typedef struct mkrt_mk_control {
@@ -103,28 +99,21 @@ _Static_assert(sizeof(mkrt_mk_desc) == MKRT_MK_LINE, "one descriptor per line");
 _Static_assert(sizeof(MKRT_MK_ATOMIC(uint64_t)) == 8, "device and host agree on word size");
 #endif
 
-/* One built-in item's effect, identical on the CPU backend, the simulated
- * device and the GPU (APPEND needs a claimed log slot and is handled by the
- * caller). Returns MKRT_MK_ERR_*. */
-MKRT_MK_FN uint32_t mkrt_mk_run_builtin(uint32_t op, uint32_t in, uint32_t out, uint32_t param,
-                                        uint64_t *cells, uint32_t cell_count)
+/* How many blocks run layer l of a batch: the plan's count (0 means all),
+ * never more than the grid. Blocks at or above it skip the layer. */
+MKRT_OPS_FN uint32_t mkrt_mk_layer_blocks(const uint32_t *layer_blocks, uint32_t l, uint32_t grid)
 {
-    switch (op) {
-    case 0: /* NOP */
-        return MKRT_MK_ERR_NONE;
-    case 1: /* STORE */
-        if (out >= cell_count)
-            return MKRT_MK_ERR_HANDLE;
-        cells[out] = param;
-        return MKRT_MK_ERR_NONE;
-    case 2: /* ADD */
-        if (out >= cell_count || in >= cell_count)
-            return MKRT_MK_ERR_HANDLE;
-        cells[out] = cells[in] + param;
-        return MKRT_MK_ERR_NONE;
-    default:
-        return MKRT_MK_ERR_UNKNOWN_OP;
-    }
+    uint32_t n = layer_blocks != 0 ? layer_blocks[l] : 0;
+    return n == 0 || n > grid ? grid : n;
+}
+
+/* Whether the boundary after layer l needs the grid-wide barrier: not when
+ * block 0 alone runs both sides (a block-local barrier orders them). */
+MKRT_OPS_FN int mkrt_mk_grid_barrier_after(const uint32_t *layer_blocks, uint32_t l, uint32_t layers,
+                                           uint32_t grid)
+{
+    return l + 1 < layers && !(mkrt_mk_layer_blocks(layer_blocks, l, grid) == 1 &&
+                               mkrt_mk_layer_blocks(layer_blocks, l + 1, grid) == 1);
 }
 
 #endif

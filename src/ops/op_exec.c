@@ -1,25 +1,24 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* src/ops/op_exec.c - the op rules of the runtime: which items may run
- * (admission), which duplicates are redundant (dedupe), and running one
- * range of a layer (the built-in ops on runtime cells, and user ops).
- * exec_range is called by backend workers; the layering and the barriers
- * guarantee that no two items of one layer touch the same cell in
- * conflicting ways, so cells are plain memory. */
+/* src/ops/op_exec.c - the op rules of the runtime (see op_table.h): which
+ * items may run (admission), which duplicates are redundant (dedupe), and
+ * running one range of a layer on the host (the CPU pool, or the
+ * dispatcher thread for a one-participant plan). Built-in semantics come
+ * from ops/builtin_ops.h, shared with the device. */
+#include "ops/builtin_ops.h"
+#include "ops/op_table.h"
 #include "runtime/runtime_internal.h"
+
+_Static_assert((int)MKRT_OPS_NOP == (int)MKRT_OP_NOP && (int)MKRT_OPS_STORE == (int)MKRT_OP_STORE &&
+                   (int)MKRT_OPS_ADD == (int)MKRT_OP_ADD && (int)MKRT_OPS_APPEND == (int)MKRT_OP_APPEND &&
+                   (int)MKRT_OPS_USER_FIRST == (int)MKRT_OP_USER_FIRST,
+               "ops/builtin_ops.h and mkrt/item.h agree on the op codes");
 
 mkrt_status mkrt__item_admit(const mkrt_runtime *rt, const mkrt_item *it)
 {
     const uint32_t cells = rt->cfg.cells;
-    switch (it->op) {
-    case MKRT_OP_NOP:
-        return MKRT_OK;
-    case MKRT_OP_STORE:
-    case MKRT_OP_APPEND:
-        return it->out < cells ? MKRT_OK : MKRT_EINVAL;
-    case MKRT_OP_ADD:
-        return it->out < cells && it->in < cells ? MKRT_OK : MKRT_EINVAL;
-    default:
-        break;
+    if (!mkrt_ops_is_user(it->op)) {
+        uint32_t e = mkrt_ops_builtin_check(it->op, it->in, it->out, cells);
+        return e == MKRT_MK_ERR_NONE ? MKRT_OK : e == MKRT_MK_ERR_HANDLE ? MKRT_EINVAL : MKRT_ENOTSUP;
     }
     if (it->op >= MKRT_OP_MAX || rt->ops[it->op].fn == NULL)
         return MKRT_ENOTSUP;
@@ -35,44 +34,27 @@ mkrt_status mkrt__item_admit(const mkrt_runtime *rt, const mkrt_item *it)
 bool mkrt__item_idempotent(const mkrt_item *it, void *ctx)
 {
     const mkrt_runtime *rt = ctx;
-    switch (it->op) {
-    case MKRT_OP_NOP:
-    case MKRT_OP_STORE:
-        return true;
-    case MKRT_OP_ADD:
-        return it->in != it->out; /* out += param accumulates */
-    case MKRT_OP_APPEND:
-        return false;             /* every APPEND is an entry */
-    default:
-        return it->op < MKRT_OP_MAX && rt->ops[it->op].idempotent;
-    }
+    if (!mkrt_ops_is_user(it->op))
+        return mkrt_ops_builtin_idempotent(it->op, it->in, it->out);
+    return it->op < MKRT_OP_MAX && rt->ops[it->op].idempotent;
 }
 
-static void fail(mkrt__batch *b, const mkrt_item *it, mkrt_status why)
-{
-    /* relaxed: hands out distinct slots; the dispatcher reads them after
-     * the batch's `done` (acquire), which orders these writes. */
-    uint32_t i = atomic_fetch_add_explicit(&b->failed_n, 1, memory_order_relaxed);
-    b->failed[i] = *it;
-    b->failed_why[i] = why;
-}
-
-void mkrt__exec_range(mkrt_runtime *rt, mkrt__batch *b, size_t from, size_t to)
+void mkrt__exec_range(mkrt_runtime *rt, const mkrt_item *items, size_t from, size_t to,
+                      mkrt__fail_list *fails)
 {
     uint64_t *cells = rt->cells;
     const uint32_t ncells = rt->cfg.cells;
     for (size_t k = from; k < to; k++) {
-        const mkrt_item *it = &b->exec[k];
-        switch (it->op) {
-        case MKRT_OP_NOP:
-            break;
-        case MKRT_OP_STORE:
-            cells[it->out] = it->param;
-            break;
-        case MKRT_OP_ADD:
-            cells[it->out] = cells[it->in] + it->param;
-            break;
-        case MKRT_OP_APPEND: {
+        const mkrt_item *it = &items[k];
+        if (mkrt_ops_is_user(it->op)) {
+            const mkrt__op_entry *op = &rt->ops[it->op];
+            mkrt_op_ctx ctx = {cells, ncells, op->user};
+            mkrt_status st = op->fn(it, &ctx);
+            if (st != MKRT_OK)
+                mkrt__fail_list_add(fails, (uint32_t)k, (uint32_t)st);
+        } else if (it->op != MKRT_OPS_APPEND) {
+            (void)mkrt_ops_run_builtin(it->op, it->in, it->out, it->param, cells, ncells); /* admitted */
+        } else {
             /* relaxed: claims a log position; appends to one handle are in
              * different layers, so the barrier between them already orders
              * the claims (modification order follows happens-before).
@@ -80,18 +62,8 @@ void mkrt__exec_range(mkrt_runtime *rt, mkrt__batch *b, size_t from, size_t to)
             uint64_t at = atomic_fetch_add_explicit(&rt->append_len, 1, memory_order_relaxed);
             /* release: pairs with the acquire fences of the log's readers
              * (see mkrt_append_log_read). */
-            atomic_store_explicit(&rt->append_log[at % rt->cfg.append_log_capacity],
-                                  mkrt__append_word(it->out, it->param), memory_order_release);
-            break;
-        }
-        default: {
-            const mkrt__op_entry *op = &rt->ops[it->op];
-            mkrt_op_ctx ctx = {cells, ncells, op->user};
-            mkrt_status st = op->fn(it, &ctx);
-            if (st != MKRT_OK)
-                fail(b, it, st);
-            break;
-        }
+            atomic_store_explicit(&rt->append_log[mkrt_ops_append_slot(at, rt->cfg.append_log_capacity)],
+                                  mkrt_ops_append_word(it->out, it->param), memory_order_release);
         }
     }
 }

@@ -172,7 +172,8 @@ mkrt_status mkrt_dedupe_prune(mkrt_dedupe_scratch *s, const mkrt_item *items, si
         mkrt__item_slot *slot = mkrt__item_table_upsert(&s->table, h, k0, k1, (uint32_t)i, &inserted);
         if (!inserted) {
             if (!copying) {
-                memcpy(out, items, i * sizeof *items);
+                if (out != items) /* in place: the front is already there */
+                    memcpy(out, items, i * sizeof *items);
                 w = i;
                 copying = true;
             }
@@ -238,7 +239,8 @@ mkrt_status mkrt_dedupe_prune_ordered(mkrt_dedupe_scratch *s, const mkrt_item *i
                 uint32_t k = copy->value; /* the kept copy: the last writer of out so far, or older */
                 if (wout->value == k && (win->value == NO_WRITER || win->value <= k)) {
                     if (!copying) {
-                        memcpy(out, items, i * sizeof *items);
+                        if (out != items) /* in place: the front is already there */
+                            memcpy(out, items, i * sizeof *items);
                         w = i;
                         copying = true;
                     }

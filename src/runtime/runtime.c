@@ -9,6 +9,7 @@
 #include "base/error_internal.h"
 #include "runtime/runtime_internal.h"
 #include "queue/ring_internal.h"
+#include "backend/cpu_pool.h"
 #include "backend/megakernel_backend.h"
 
 mkrt_config mkrt_config_default(void)
@@ -117,10 +118,10 @@ static void free_batch(mkrt__batch *b, size_t cap)
 {
     mkrt__free(b->items, cap * sizeof *b->items);
     mkrt__free(b->segs, cap * sizeof *b->segs);
-    mkrt__free(b->dedup, cap * sizeof *b->dedup);
     mkrt__free(b->exec, cap * sizeof *b->exec);
     mkrt__free(b->layer_offsets, (cap + 1) * sizeof *b->layer_offsets);
     mkrt__free(b->cursors, cap * sizeof *b->cursors);
+    mkrt__free(b->plan.participants, cap * sizeof *b->plan.participants);
     mkrt__free(b->failed, cap * sizeof *b->failed);
     mkrt__free(b->failed_why, cap * sizeof *b->failed_why);
 }
@@ -130,14 +131,14 @@ static bool alloc_batch(mkrt__batch *b, size_t cap)
     memset(b, 0, sizeof *b);
     b->items = mkrt__alloc(cap * sizeof *b->items, MKRT_CACHE_LINE);
     b->segs = mkrt__alloc(cap * sizeof *b->segs, MKRT_CACHE_LINE);
-    b->dedup = mkrt__alloc(cap * sizeof *b->dedup, MKRT_CACHE_LINE);
     b->exec = mkrt__alloc(cap * sizeof *b->exec, MKRT_CACHE_LINE);
     b->layer_offsets = mkrt__alloc((cap + 1) * sizeof *b->layer_offsets, MKRT_CACHE_LINE);
     b->cursors = mkrt__alloc(cap * sizeof *b->cursors, MKRT_CACHE_LINE);
+    b->plan.participants = mkrt__alloc(cap * sizeof *b->plan.participants, MKRT_CACHE_LINE);
     b->failed = mkrt__alloc(cap * sizeof *b->failed, MKRT_CACHE_LINE);
     b->failed_why = mkrt__alloc(cap * sizeof *b->failed_why, MKRT_CACHE_LINE);
-    return b->items && b->segs && b->dedup && b->exec && b->layer_offsets && b->cursors &&
-           b->failed && b->failed_why;
+    return b->items && b->segs && b->exec && b->layer_offsets && b->cursors &&
+           b->plan.participants && b->failed && b->failed_why;
 }
 
 static void free_runtime(mkrt_runtime *rt)
@@ -149,23 +150,28 @@ static void free_runtime(mkrt_runtime *rt)
     mkrt__free((void *)rt->append_log, rt->log_bytes);
     mkrt_dedupe_scratch_destroy(rt->dedupe);
     mkrt_layer_scratch_destroy(rt->layering);
+    mkrt_barrier_scratch_destroy(rt->split);
+    mkrt__free(rt->waves, rt->cfg.max_batch * sizeof *rt->waves);
     if (rt->plans != NULL)
         mkrt_plan_cache_destroy(rt->plans);
     mkrt_mpmc_ring_destroy(rt->dead);
-    pthread_mutex_destroy(&rt->producers_lock);
+    mkrt__mutex_destroy(&rt->producers_lock);
     mkrt__free(rt, sizeof *rt);
 }
 
-/* Starts the device for SIM, CUDA and AUTO; AUTO records why it fell back. */
-static mkrt_status start_backend(mkrt_runtime *rt, mkrt_error *err)
+/* Starts the backends: the megakernel device for SIM, CUDA and AUTO (AUTO
+ * records why it fell back), then the CPU pool, which runs what the
+ * device cannot and takes over if it fails. */
+static mkrt_status start_backends(mkrt_runtime *rt, mkrt_error *err)
 {
     const mkrt_config *cfg = &rt->cfg;
     mkrt_error why;
     mkrt_status st = MKRT_OK;
+    mkrt__backend *device = NULL, *cpu = NULL;
     if (cfg->backend == MKRT_BACKEND_SIM)
-        st = mkrt__device_start(rt, MKRT_BACKEND_SIM, &rt->device, err);
+        st = mkrt__megakernel_start(rt, MKRT_BACKEND_SIM, &device, err);
     else if (cfg->backend == MKRT_BACKEND_CUDA || cfg->backend == MKRT_BACKEND_AUTO)
-        st = mkrt__device_start(rt, MKRT_BACKEND_CUDA, &rt->device, &why);
+        st = mkrt__megakernel_start(rt, MKRT_BACKEND_CUDA, &device, &why);
     if (st != MKRT_OK && cfg->backend == MKRT_BACKEND_CUDA)
         return mkrt__error_set(err, MKRT_EDEVICE,
                                "CUDA backend requested but unusable: %s (Or use MKRT_BACKEND_AUTO, "
@@ -173,35 +179,46 @@ static mkrt_status start_backend(mkrt_runtime *rt, mkrt_error *err)
                                why.message);
     if (st != MKRT_OK && cfg->backend == MKRT_BACKEND_SIM)
         return st;
-    if (st != MKRT_OK) { /* AUTO */
+    if ((st = mkrt__cpu_pool_start(rt, rt->workers, (uint32_t)cfg->max_batch, &cpu, err)) != MKRT_OK) {
+        if (device != NULL && !device->ops->stop(device, 5000000000u)) {
+            rt->cells = NULL; /* a GPU that would not stop keeps them */
+            rt->append_log = NULL;
+        }
+        return st;
+    }
+    if (device != NULL)
+        rt->backends[rt->nbackends++] = device;
+    rt->backends[rt->nbackends++] = cpu;
+    if (device == NULL && cfg->backend == MKRT_BACKEND_AUTO) {
         snprintf(rt->backend_desc, sizeof rt->backend_desc, "cpu: %u workers (auto fell back: %s)",
                  rt->workers, why.message);
         return MKRT_OK;
     }
-    if (rt->device == NULL) {
+    if (device == NULL) {
         snprintf(rt->backend_desc, sizeof rt->backend_desc, "cpu: %u workers", rt->workers);
         return MKRT_OK;
     }
-    rt->use_device = true;
     char dev[256];
-    mkrt__device_describe(rt->device, dev, sizeof dev);
+    device->ops->describe(device, dev, sizeof dev);
     snprintf(rt->backend_desc, sizeof rt->backend_desc,
-             "%s; watchdog %u ms; batches with %s user ops on %u CPU workers", dev, cfg->watchdog_ms,
-             rt->device->user_ops ? "non-device" : "any", rt->workers);
+             "%s; watchdog %u ms; batches with ops the device lacks on %u CPU workers", dev,
+             cfg->watchdog_ms, rt->workers);
     return MKRT_OK;
 }
 
-/* Stops the device; a GPU kernel that would not stop keeps the cells and
- * the log (they are leaked rather than freed under it). */
-static bool stop_device(mkrt_runtime *rt)
+/* Stops the backends; a GPU kernel that would not stop keeps the cells
+ * and the log (they are leaked rather than freed under it). */
+static bool stop_backends(mkrt_runtime *rt)
 {
     uint64_t limit = rt->cfg.watchdog_ms ? (uint64_t)rt->cfg.watchdog_ms * 1000000u : 5000000000u;
-    bool stopped = mkrt__device_stop(rt->device, limit);
+    bool stopped = true;
+    for (uint32_t i = 0; i < rt->nbackends; i++)
+        stopped &= rt->backends[i]->ops->stop(rt->backends[i], limit);
     if (!stopped) {
         rt->cells = NULL;
         rt->append_log = NULL;
     }
-    rt->device = NULL;
+    rt->nbackends = 0;
     return stopped;
 }
 
@@ -226,10 +243,10 @@ mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **out, mkrt_error *
     rt->cfg = *cfg;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     rt->workers = cfg->workers ? cfg->workers : (uint32_t)(cpus > 0 ? cpus : 1);
-    pthread_mutex_init(&rt->producers_lock, NULL);
+    bool ok = mkrt__mutex_init(&rt->producers_lock) == 0;
     mkrt__waitq_init_symmetric(&rt->work_wq);
     mkrt__waitq_init_symmetric(&rt->done_wq);
-    bool ok = alloc_batch(&rt->batch[0], cfg->max_batch) && alloc_batch(&rt->batch[1], cfg->max_batch);
+    ok = alloc_batch(&rt->batch[0], cfg->max_batch) && alloc_batch(&rt->batch[1], cfg->max_batch) && ok;
     rt->slots = mkrt__alloc_zeroed(cfg->max_producers * sizeof *rt->slots, alignof(mkrt_producer *));
     rt->cells_bytes = cbytes;
     rt->log_bytes = lbytes;
@@ -237,36 +254,30 @@ mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **out, mkrt_error *
     rt->append_log = mkrt__alloc_zeroed(lbytes, PAGE_BYTES);
     rt->dedupe = mkrt_dedupe_scratch_create(NULL);
     rt->layering = mkrt_layer_scratch_create(NULL);
+    rt->split = mkrt_barrier_scratch_create(cfg->max_batch, 0, NULL);
+    rt->waves = mkrt__alloc(cfg->max_batch * sizeof *rt->waves, MKRT_CACHE_LINE);
     rt->dead = mkrt_mpmc_ring_create(cfg->dead_letter_capacity, NULL);
     mkrt_plan_cache_config pc = mkrt_plan_cache_config_default();
     if (mkrt_plan_cache_create(&pc, &rt->plans, NULL) != MKRT_OK)
         rt->plans = NULL;
     if (!ok || !rt->slots || !rt->cells || !rt->append_log || !rt->dedupe || !rt->layering ||
-        !rt->dead || !rt->plans) {
+        !rt->split || !rt->waves || !rt->dead || !rt->plans) {
         free_runtime(rt);
         return mkrt__error_set(err, MKRT_ENOMEM,
                                "mkrt_create could not allocate its buffers (max_batch %zu, cells %u, "
                                "append log %zu). Fix: lower those sizes or free memory.",
                                cfg->max_batch, cfg->cells, cfg->append_log_capacity);
     }
-    if ((st = mkrt__cpu_pool_start(rt, rt->workers, &rt->cpu, err)) != MKRT_OK) {
+    if ((st = start_backends(rt, err)) != MKRT_OK) {
         free_runtime(rt);
         return st;
     }
-    if ((st = start_backend(rt, err)) != MKRT_OK) {
-        mkrt__cpu_pool_stop(rt->cpu);
-        free_runtime(rt);
-        return st;
-    }
-    int rc = pthread_create(&rt->dispatcher, NULL, mkrt__dispatcher_main, rt);
-    if (rc != 0) {
-        stop_device(rt);
-        mkrt__cpu_pool_stop(rt->cpu);
+    if (mkrt__thread_start(&rt->dispatcher, mkrt__dispatcher_main, rt) != 0) {
+        stop_backends(rt);
         free_runtime(rt);
         return mkrt__error_set(err, MKRT_ENOMEM,
-                               "mkrt_create could not start the dispatcher thread (pthread_create: "
-                               "%d). Fix: raise the thread limit.",
-                               rc);
+                               "mkrt_create could not start the dispatcher thread. Fix: raise the "
+                               "thread limit.");
     }
     *out = rt;
     return MKRT_OK;
@@ -286,24 +297,24 @@ mkrt_status mkrt_op_register(mkrt_runtime *rt, uint32_t op, const mkrt_op_desc *
         return mkrt__error_set(err, MKRT_EINVAL,
                                "op %u has no %s. Fix: pass an mkrt_op_desc with fn set.", op,
                                desc == NULL ? "descriptor (desc is NULL)" : "function (fn is NULL)");
-    uint64_t f = desc->frontier_bytes, s4, fused;
-    if (__builtin_mul_overflow(desc->scratch_bytes, (uint64_t)4, &s4) ||
-        __builtin_add_overflow(f, s4, &fused) || __builtin_add_overflow(fused, desc->output_bytes, &fused))
-        fused = UINT64_MAX;
+    mkrt_frontier_wave envelope = {desc->frontier_bytes, desc->scratch_bytes, desc->output_bytes};
+    uint64_t fused;
+    if (mkrt_frontier_fused_wave_bytes(&envelope, &fused, NULL) != MKRT_OK)
+        fused = UINT64_MAX; /* never fits a budget: refused at admission */
     /* Under the lock that mkrt_producer_open freezes the table with: the
      * dispatcher reads an entry only for items of a producer opened after
      * (the slot's release store orders this write before its reads). */
-    pthread_mutex_lock(&rt->producers_lock);
+    mkrt__mutex_lock(&rt->producers_lock);
     if (rt->ops_frozen) {
-        pthread_mutex_unlock(&rt->producers_lock);
+        mkrt__mutex_unlock(&rt->producers_lock);
         return mkrt__error_set(err, MKRT_EINVAL,
                                "op %u registered after the first producer was opened. Fix: register "
                                "every op right after mkrt_create.",
                                op);
     }
-    rt->ops[op] = (mkrt__op_entry){desc->fn, desc->user, fused, desc->name, desc->device,
+    rt->ops[op] = (mkrt__op_entry){desc->fn, desc->user, envelope, fused, desc->name, desc->device,
                                    desc->idempotent};
-    pthread_mutex_unlock(&rt->producers_lock);
+    mkrt__mutex_unlock(&rt->producers_lock);
     return MKRT_OK;
 }
 
@@ -337,7 +348,7 @@ mkrt_producer *mkrt_producer_open(mkrt_runtime *rt, mkrt_error *err)
     p->rt = rt;
     p->ring = ring;
     p->stamps = stamps;
-    pthread_mutex_lock(&rt->producers_lock);
+    mkrt__mutex_lock(&rt->producers_lock);
     uint32_t slot = rt->cfg.max_producers;
     for (uint32_t s = 0; s < rt->cfg.max_producers; s++)
         if (atomic_load_explicit(&rt->slots[s], memory_order_relaxed) == NULL) {
@@ -349,7 +360,7 @@ mkrt_producer *mkrt_producer_open(mkrt_runtime *rt, mkrt_error *err)
      * lock: a producer added after that would have an open ring. */
     bool closing = atomic_load_explicit(&rt->closing, memory_order_acquire);
     if (slot == rt->cfg.max_producers || closing) {
-        pthread_mutex_unlock(&rt->producers_lock);
+        mkrt__mutex_unlock(&rt->producers_lock);
         mkrt__producer_free(p);
         if (closing)
             return open_refused(err, MKRT_ECLOSED, "mkrt_destroy began. Fix: open producers "
@@ -367,7 +378,7 @@ mkrt_producer *mkrt_producer_open(mkrt_runtime *rt, mkrt_error *err)
     atomic_fetch_add_explicit(&rt->producers_open, 1, memory_order_relaxed);
     /* release: pairs with the dispatcher's acquire load of the slot. */
     atomic_store_explicit(&rt->slots[slot], p, memory_order_release);
-    pthread_mutex_unlock(&rt->producers_lock);
+    mkrt__mutex_unlock(&rt->producers_lock);
     return p;
 }
 
@@ -590,38 +601,37 @@ mkrt_status mkrt_destroy(mkrt_runtime *rt, uint64_t timeout_ns, mkrt_error *err)
     /* Producer rings refuse new items from here on; a push that overlapped
      * the close is either refused or in the ring, and the drain below
      * takes it. */
-    pthread_mutex_lock(&rt->producers_lock);
+    mkrt__mutex_lock(&rt->producers_lock);
     for (uint32_t s = 0; s < rt->cfg.max_producers; s++) {
         mkrt_producer *p = atomic_load_explicit(&rt->slots[s], memory_order_relaxed);
         if (p != NULL)
             mkrt_spsc_ring_close(p->ring);
     }
-    pthread_mutex_unlock(&rt->producers_lock);
+    mkrt__mutex_unlock(&rt->producers_lock);
     mkrt__waitq_notify(&rt->work_wq);
     /* Wait for publishers and closers still inside (a closed ring wakes any
      * that sleep on it), so the drain target below covers everything they
      * published. Producers are retired only by the dispatcher, under the
      * lock, so a slot's producer stays valid while we look at it. */
     for (uint32_t s = 0; s < rt->cfg.max_producers; s++) {
-        pthread_mutex_lock(&rt->producers_lock);
+        mkrt__mutex_lock(&rt->producers_lock);
         mkrt_producer *p = atomic_load_explicit(&rt->slots[s], memory_order_relaxed);
         /* seq_cst: the load half of the handshake with owner_enter. */
         while (p != NULL && (atomic_load(&p->state) & MKRT__PRODUCER_BUSY)) {
-            pthread_mutex_unlock(&rt->producers_lock);
+            mkrt__mutex_unlock(&rt->producers_lock);
             sched_yield();
-            pthread_mutex_lock(&rt->producers_lock);
+            mkrt__mutex_lock(&rt->producers_lock);
             p = atomic_load_explicit(&rt->slots[s], memory_order_relaxed);
         }
-        pthread_mutex_unlock(&rt->producers_lock);
+        mkrt__mutex_unlock(&rt->producers_lock);
     }
     mkrt_status st = mkrt_drain(rt, timeout_ns);
     if (st != MKRT_OK) {
         atomic_store_explicit(&rt->aborting, true, memory_order_release);
         mkrt__waitq_notify(&rt->work_wq);
     }
-    pthread_join(rt->dispatcher, NULL);
-    bool device_stopped = stop_device(rt); /* before the cells it writes are freed */
-    mkrt__cpu_pool_stop(rt->cpu);
+    mkrt__thread_join(rt->dispatcher);
+    bool device_stopped = stop_backends(rt); /* before the cells they write are freed */
     /* Producers still in their slots (the dispatcher has stopped: nobody
      * else retires them now). A closed one is ours to free once its closer
      * has left; an open one becomes an orphan, by a CAS that succeeds only
@@ -691,10 +701,9 @@ mkrt_status mkrt_stats_read(mkrt_runtime *rt, mkrt_stats *out)
     s.latency_p999_ns = mkrt__hist_percentile(&rt->latency, 9990);
     s.producers_open = atomic_load_explicit(&rt->producers_open, memory_order_relaxed);
     s.workers = rt->workers;
-    bool dev_failed = atomic_load_explicit(&rt->device_failed, memory_order_acquire);
-    s.backend = rt->device == NULL || dev_failed             ? "cpu"
-                : rt->device->kind == MKRT_BACKEND_CUDA ? "cuda"
-                                                        : "sim";
+    /* acquire: pairs with the release in backend_failed (dispatcher.c). */
+    bool failed = atomic_load_explicit(&rt->backend_failed, memory_order_acquire);
+    s.backend = rt->backends[failed ? rt->nbackends - 1 : 0]->ops->name;
     s.backend_detail = mkrt_backend_describe(rt);
     s.device_batches = atomic_load_explicit(&rt->device_batches, memory_order_relaxed);
     s.device_failures = atomic_load_explicit(&rt->device_failures, memory_order_relaxed);
@@ -707,7 +716,7 @@ size_t mkrt_stats_producers(mkrt_runtime *rt, mkrt_producer_stats *out, size_t m
     size_t n = 0;
     if (rt == NULL || (out == NULL && max > 0))
         return 0;
-    pthread_mutex_lock(&rt->producers_lock);
+    mkrt__mutex_lock(&rt->producers_lock);
     for (uint32_t s = 0; s < rt->cfg.max_producers && n < max; s++) {
         mkrt_producer *p = atomic_load_explicit(&rt->slots[s], memory_order_relaxed);
         if (p == NULL)
@@ -716,7 +725,7 @@ size_t mkrt_stats_producers(mkrt_runtime *rt, mkrt_producer_stats *out, size_t m
         out[n++] = (mkrt_producer_stats){p->id, atomic_load_explicit(&p->published, memory_order_relaxed),
                                          atomic_load_explicit(&p->completed, memory_order_relaxed)};
     }
-    pthread_mutex_unlock(&rt->producers_lock);
+    mkrt__mutex_unlock(&rt->producers_lock);
     return n;
 }
 
@@ -818,9 +827,9 @@ const char *mkrt_backend_describe(mkrt_runtime *rt)
 {
     if (rt == NULL)
         return "no runtime: mkrt_backend_describe got NULL (Fix: pass the runtime from mkrt_create)";
-    /* acquire: pairs with the release in device_failed (dispatcher.c),
+    /* acquire: pairs with the release in backend_failed (dispatcher.c),
      * after which backend_failure is complete and never written again. */
-    if (atomic_load_explicit(&rt->device_failed, memory_order_acquire))
+    if (atomic_load_explicit(&rt->backend_failed, memory_order_acquire))
         return rt->backend_failure;
     return rt->backend_desc;
 }
@@ -838,6 +847,6 @@ void mkrt__runtime_hold(mkrt_runtime *rt, bool hold)
 
 void mkrt__runtime_device_hang(mkrt_runtime *rt, uint64_t batches_from_now, uint32_t layer)
 {
-    if (rt->device != NULL)
-        mkrt__device_inject_hang(rt->device, batches_from_now, layer);
+    if (rt->nbackends > 1) /* a megakernel device; the hook ignores a GPU */
+        mkrt__megakernel_inject_hang(rt->backends[0], batches_from_now, layer);
 }

@@ -4,35 +4,31 @@
 #ifndef MKRT_SRC_RUNTIME_INTERNAL_H
 #define MKRT_SRC_RUNTIME_INTERNAL_H
 
-#include <pthread.h>
 #include <stdalign.h>
 #include <stdatomic.h>
 
+#include "backend/backend.h"
 #include "base/alloc_internal.h"
-#include "runtime/latency_hist.h"
+#include "base/thread.h"
+#include "base/waitq.h"
+#include "mkrt/barrier.h"
 #include "mkrt/dedupe.h"
+#include "mkrt/frontier.h"
 #include "mkrt/layer.h"
 #include "mkrt/plan_cache.h"
 #include "mkrt/ring.h"
 #include "mkrt/runtime.h"
-#include "base/waitq.h"
+#include "ops/builtin_ops.h"
+#include "ops/op_table.h"
+#include "pipeline/batch.h"
+#include "runtime/latency_hist.h"
 
-typedef struct mkrt__op_entry {
-    mkrt_op_fn fn;          /* NULL: not registered (built-ins are handled inline) */
-    void *user;
-    uint64_t fused_bytes;   /* frontier + 4 x scratch + output, saturating */
-    const char *name;
-    bool device;            /* also in the linked user PTX (mkrt_op_desc.device) */
-    bool idempotent;        /* exact duplicates may be pruned (mkrt_op_desc.idempotent) */
-} mkrt__op_entry;
-
-/* An APPEND log entry as one 64-bit word: handle in the low half, param in
- * the high half (the device's (handle, param) pair of 32-bit words on a
- * little-endian host). Written with one release store, read with relaxed
- * loads (see mkrt_append_log_read). */
+/* An APPEND log entry as one 64-bit word (ops/builtin_ops.h). Written
+ * with one release store, read with relaxed loads (see
+ * mkrt_append_log_read). */
 static inline uint64_t mkrt__append_word(uint32_t handle, uint32_t param)
 {
-    return (uint64_t)param << 32 | handle;
+    return mkrt_ops_append_word(handle, param);
 }
 
 /* The producer's life, one word for both parties (owner and runtime):
@@ -69,43 +65,6 @@ struct mkrt_producer {
     uint64_t high_water;   /* dispatcher-only */
 };
 
-/* One producer's contiguous share of a batch. */
-typedef struct mkrt__segment {
-    mkrt_producer *p;
-    uint64_t end; /* p->drained after this segment */
-} mkrt__segment;
-
-/* A batch through its stages: drain (items[0..n)), admit (items[0..admitted)
- * in drain order, refused items on the failure list), dedupe (dedup or
- * items, kept), layer and split (exec[0..exec_n) in layer order), run
- * (failures appended to the list). Every drained item ends in exactly one
- * of executed (kept - run failures), pruned (admitted - kept) and failed
- * (refused + run failures). */
-typedef struct mkrt__batch {
-    size_t n;                 /* items drained */
-    mkrt_item *items;         /* drained, in drain order; admitted ones compacted in front */
-    mkrt__segment *segs;
-    size_t nseg;
-    size_t admitted;          /* items that passed admission */
-    uint64_t appends;         /* admitted APPENDs (room reserved in the log) */
-    uint32_t refused;         /* failure-list entries written by admission */
-    mkrt_item *dedup;         /* dedupe output */
-    size_t kept;
-    mkrt_item *exec;          /* kept items in layer order (after the budget split) */
-    size_t exec_n;
-    uint32_t *layer_offsets;  /* layers + 1 */
-    size_t layers;
-    _Atomic uint32_t *cursors; /* per layer claim cursor */
-    uint32_t chunk;           /* items per claim */
-    bool on_device;           /* runs on the megakernel device */
-    mkrt_item *failed;        /* failed items and why */
-    mkrt_status *failed_why;
-    _Atomic uint32_t failed_n;
-    uint64_t started_ns;
-} mkrt__batch;
-
-typedef struct mkrt__cpu_pool mkrt__cpu_pool;
-
 struct mkrt_runtime {
     mkrt_config cfg;
     uint32_t workers;
@@ -126,7 +85,7 @@ struct mkrt_runtime {
     alignas(MKRT_CACHE_LINE) _Atomic uint64_t append_done;
     alignas(MKRT_CACHE_LINE) _Atomic uint64_t append_consumed;
 
-    pthread_mutex_t producers_lock;
+    mkrt__mutex producers_lock;
     _Atomic(mkrt_producer *) *slots; /* max_producers */
     _Atomic uint32_t producers_open;
     uint32_t next_producer_id;
@@ -147,44 +106,35 @@ struct mkrt_runtime {
     _Atomic uint64_t dead_dropped;
     mkrt__latency_hist latency;
 
-    pthread_t dispatcher;
-    mkrt__cpu_pool *cpu;
-    struct mkrt__device *device; /* megakernel backend, or NULL */
-    bool use_device;             /* dispatcher-only after create */
-    _Atomic uint64_t device_batches, device_failures;
-    _Atomic bool device_failed;  /* set once, after backend_failure is written */
+    mkrt__thread dispatcher;
+    /* The backends the plan stage routes to, in order of preference: the
+     * megakernel device when there is one, then the CPU pool, which
+     * accepts every batch and never fails. */
+    mkrt__backend *backends[2];
+    uint32_t nbackends;
+    _Atomic uint64_t device_batches, device_failures; /* batches run on, failures of backends[0] */
+    _Atomic bool backend_failed; /* set once, after backend_failure is written */
     char backend_failure[MKRT_ERROR_MESSAGE_MAX + 96];
+    /* Stage scratch, dispatcher-only, sized at create. */
     mkrt_dedupe_scratch *dedupe;
     mkrt_layer_scratch *layering;
+    mkrt_barrier_scratch *split;  /* the frontier planner's scratch */
+    mkrt_frontier_wave *waves;    /* max_batch: one layer's items as waves */
     mkrt_plan_cache *plans;
     mkrt__batch batch[2];
     uint32_t rr;             /* round-robin start */
     mkrt_mpmc_ring *dead;
+    /* Test hook: the plan of the last batch that ran (written by the
+     * complete stage before it publishes completion; read after a drain). */
+    struct {
+        mkrt__batch_plan plan; /* participants points into the batch: use the copy */
+        uint32_t participants[8];
+        size_t layers, items;
+    } last_plan;
     char backend_desc[MKRT_ERROR_MESSAGE_MAX + 128];
 };
 
-/* Why item it cannot run here, or MKRT_OK: the op is known, its handles are
- * below the cell count, and its fused bytes fit the device budget. The one
- * admission rule of every backend (the dispatcher's admit stage). */
-mkrt_status mkrt__item_admit(const mkrt_runtime *rt, const mkrt_item *it);
-/* Whether an exact duplicate of it may be pruned (the op is idempotent for
- * it); ctx is the runtime. The one rule of the dedupe stage. */
-bool mkrt__item_idempotent(const mkrt_item *it, void *ctx);
-
-/* Runs items [from, to) of one layer of b (admitted items only); failures
- * of user ops go to b's failure list. */
-void mkrt__exec_range(mkrt_runtime *rt, mkrt__batch *b, size_t from, size_t to);
-
-/* The CPU backend: a persistent worker pool that runs a batch layer by
- * layer. launch() returns at once; the pool notifies rt->work_wq when the
- * batch is done (poll with done()). */
-mkrt_status mkrt__cpu_pool_start(mkrt_runtime *rt, uint32_t workers, mkrt__cpu_pool **out,
-                                 mkrt_error *err);
-void mkrt__cpu_pool_launch(mkrt__cpu_pool *pool, mkrt__batch *b);
-bool mkrt__cpu_pool_done(mkrt__cpu_pool *pool);
-void mkrt__cpu_pool_stop(mkrt__cpu_pool *pool);
-
-void *mkrt__dispatcher_main(void *rt);
+int mkrt__dispatcher_main(void *rt);
 
 /* Frees a producer's rings and the producer. */
 void mkrt__producer_free(mkrt_producer *p);

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* src/backend/backend.h - the one interface through which a batch runs.
+ *
+ * Two implementations: the CPU worker pool (backend/cpu_pool.c) and the
+ * megakernel host (backend/megakernel_backend.c), under which the
+ * simulated device and the GPU are two devices. The dispatcher knows only
+ * this interface; the plan stage picks the backend (plan.backend) and
+ * says how it runs the batch, and the backend obeys the plan.
+ *
+ * Per batch, from the dispatcher thread only:
+ *   prepare  while the previous batch still runs (a device copies it);
+ *   launch   once the previous batch completed; APPENDs may claim log
+ *            positions below append_limit;
+ *   wait     until the batch is done or timeout_ns passed: MKRT_OK with
+ *            the failure list, (index into b->exec, mkrt_status as
+ *            uint32_t) pairs, valid until the next launch; an error means
+ *            the backend failed for good (some items may have run).
+ * A backend that failed is never fed again; the plan stage routes to the
+ * next backend that accepts the batch (the CPU pool accepts every batch).
+ */
+#ifndef MKRT_BACKEND_BACKEND_H
+#define MKRT_BACKEND_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mkrt/status.h"
+#include "pipeline/batch.h"
+
+typedef struct mkrt__backend mkrt__backend;
+
+typedef struct mkrt__backend_ops {
+    const char *name; /* "cpu", "sim", "cuda": mkrt_stats.backend */
+    /* Whether it can run every item of b[0..kept) (the ops it knows). */
+    bool (*accepts)(const mkrt__backend *be, const mkrt_item *items, size_t n);
+    mkrt_status (*prepare)(mkrt__backend *be, mkrt__batch *b, mkrt_error *err);
+    mkrt_status (*launch)(mkrt__backend *be, mkrt__batch *b, uint64_t append_limit, mkrt_error *err);
+    mkrt_status (*wait)(mkrt__backend *be, uint64_t timeout_ns, const uint32_t **fails,
+                        uint32_t *nfails, mkrt_error *err);
+    /* Stops and frees it. False when a device would not stop: the memory
+     * it maps (cells, log) must then be kept. */
+    bool (*stop)(mkrt__backend *be, uint64_t timeout_ns);
+    void (*describe)(const mkrt__backend *be, char *buf, size_t len);
+} mkrt__backend_ops;
+
+struct mkrt__backend {
+    const mkrt__backend_ops *ops;
+    uint32_t width;    /* workers or blocks that can take part in a layer */
+    bool failed;       /* dispatcher-only: never fed again */
+};
+
+#endif

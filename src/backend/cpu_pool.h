@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* src/backend/cpu_pool.h - the CPU worker pool backend (see cpu_pool.c). */
+#ifndef MKRT_BACKEND_CPU_POOL_H
+#define MKRT_BACKEND_CPU_POOL_H
+
+#include "backend/backend.h"
+
+struct mkrt_runtime;
+
+/* Starts `workers` threads for batches of up to max_batch items. */
+mkrt_status mkrt__cpu_pool_start(struct mkrt_runtime *rt, uint32_t workers, uint32_t max_batch,
+                                 mkrt__backend **out, mkrt_error *err);
+
+#endif

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* src/ops/op_table.h - the runtime's ops: the table of registered user
+ * ops, and the three rules every backend follows, written once here
+ * (with the built-ins' semantics in ops/builtin_ops.h):
+ *   admit       may this item run at all (op known, handles, budget);
+ *   idempotent  may an exact duplicate of it be pruned (dedupe);
+ *   exec        run a range of admitted items on the host's cells.
+ * Failures of user ops are recorded as (index, status) pairs in a
+ * failure list, the same shape the megakernel device returns. */
+#ifndef MKRT_OPS_OP_TABLE_H
+#define MKRT_OPS_OP_TABLE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mkrt/frontier.h"
+#include "mkrt/runtime.h"
+
+typedef struct mkrt__op_entry {
+    mkrt_op_fn fn;          /* NULL: not registered (built-ins are not in the table) */
+    void *user;
+    mkrt_frontier_wave envelope; /* the op's bytes, as the frontier planner sees a wave */
+    uint64_t fused_bytes;   /* mkrt_frontier_fused_wave_bytes(envelope), saturating */
+    const char *name;
+    bool device;            /* also in the linked user PTX (mkrt_op_desc.device) */
+    bool idempotent;        /* exact duplicates may be pruned (mkrt_op_desc.idempotent) */
+} mkrt__op_entry;
+
+/* Failures of a batch's items: (index into the batch's items, mkrt_status
+ * as uint32_t) pairs. Writers claim slots with one relaxed fetch-add; the
+ * reader reads after the batch's completion (acquire), which orders them. */
+typedef struct mkrt__fail_list {
+    uint32_t *pairs;       /* 2 x capacity */
+    uint32_t capacity;
+    _Atomic uint32_t count;
+} mkrt__fail_list;
+
+static inline void mkrt__fail_list_add(mkrt__fail_list *l, uint32_t index, uint32_t status)
+{
+    /* relaxed: hands out distinct slots; see mkrt__fail_list. */
+    uint32_t at = atomic_fetch_add_explicit(&l->count, 1, memory_order_relaxed);
+    if (at < l->capacity) {
+        l->pairs[2 * at] = index;
+        l->pairs[2 * at + 1] = status;
+    }
+}
+
+/* A failure-list status back to an mkrt_status: anything that is not one
+ * (a device op returning garbage) is MKRT_EDEVICE. */
+static inline mkrt_status mkrt__fail_status(uint32_t v)
+{
+    int32_t s = (int32_t)v;
+    return s <= MKRT_EAGAIN && s >= MKRT_ESTATE ? (mkrt_status)s : MKRT_EDEVICE;
+}
+
+struct mkrt_runtime;
+
+/* Why item it cannot run here, or MKRT_OK: the op is known, its handles are
+ * below the cell count, and its fused bytes fit the device budget. The one
+ * admission rule of every backend (the pipeline's admit stage). */
+mkrt_status mkrt__item_admit(const struct mkrt_runtime *rt, const mkrt_item *it);
+/* Whether an exact duplicate of it may be pruned (the op is idempotent for
+ * it); ctx is the runtime. The one rule of the dedupe stage. */
+bool mkrt__item_idempotent(const mkrt_item *it, void *ctx);
+/* Runs items[from, to) of one layer (admitted items only) on the runtime's
+ * cells and APPEND log; a user op's failure goes to fails. The layering
+ * and the barriers guarantee that no two items of one layer touch the
+ * same cell in conflicting ways, so cells are plain memory. */
+void mkrt__exec_range(struct mkrt_runtime *rt, const mkrt_item *items, size_t from, size_t to,
+                      mkrt__fail_list *fails);
+
+#endif

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* src/pipeline/batch.h - a batch on its way down the data path, and the
+ * plan its backend obeys.
+ *
+ *   drain   items[0..n) from the producers' rings, in drain order
+ *   admit   items[0..admitted): the admitted ones, compacted in place;
+ *           refused ones on the failure list
+ *   dedupe  items[0..kept): redundant duplicates pruned, in place
+ *   layer   the layering of items[0..kept) (conflict-free layers)
+ *   split   exec[0..exec_n) in layer order, layer_offsets[0..layers]: the
+ *           layering with every layer split where its bytes exceed the
+ *           memory budget (the frontier planner)
+ *   plan    plan: the backend, and per layer how many workers or blocks
+ *           take part, the claim size and the barriers
+ *   run     the backend returns its failures as (index into exec, status)
+ *   complete
+ * Every drained item ends in exactly one of executed (kept - run
+ * failures), pruned (admitted - kept) and failed (refused + run failures).
+ * Two batches alternate (double buffering): batch k+1 goes through the
+ * stages while batch k runs. Every array is sized for max_batch items at
+ * create: no allocation per batch. */
+#ifndef MKRT_PIPELINE_BATCH_H
+#define MKRT_PIPELINE_BATCH_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mkrt/item.h"
+#include "mkrt/status.h"
+#include "mkrt/topology.h"
+
+typedef struct mkrt_producer mkrt_producer;
+
+/* One producer's contiguous share of a batch. */
+typedef struct mkrt__segment {
+    mkrt_producer *p;
+    uint64_t end; /* p->drained after this segment */
+} mkrt__segment;
+
+/* What the backend does with the batch (written by the plan stage, read
+ * by the backend; published to its threads by the launch). */
+typedef struct mkrt__batch_plan {
+    uint32_t backend;            /* index into the runtime's backends */
+    mkrt_wave_topology topology; /* the topology planner's choice for this shape */
+    uint32_t width;              /* workers (CPU pool) or blocks (device) it has */
+    uint32_t workers;            /* most participants of any layer; 1: one thread runs it
+                                  * (the CPU pool runs it on the calling thread) */
+    uint32_t chunk;              /* items per claim (CPU pool) */
+    uint32_t *participants;      /* per layer: workers or blocks that take part (1..width) */
+    uint32_t grid_barriers;      /* layer boundaries that need every participant */
+    uint32_t split_layers;       /* layers the memory split added */
+    uint64_t peak_frontier_bytes, peak_scratch_bytes, peak_output_bytes; /* the split's peaks */
+} mkrt__batch_plan;
+
+typedef struct mkrt__batch {
+    size_t n;                 /* items drained */
+    mkrt_item *items;         /* drained; admitted, then kept, compacted in front */
+    mkrt__segment *segs;
+    size_t nseg;
+    size_t admitted;          /* items that passed admission */
+    uint64_t appends;         /* admitted APPENDs (room reserved in the log) */
+    uint32_t refused;         /* failure-list entries written by admission */
+    size_t kept;              /* items left after dedupe */
+    mkrt_item *exec;          /* kept items in layer order (after the split) */
+    size_t exec_n;
+    uint32_t *layer_offsets;  /* layers + 1 */
+    size_t layers;
+    _Atomic uint32_t *cursors; /* per layer claim cursor (CPU pool) */
+    mkrt__batch_plan plan;
+    mkrt_item *failed;        /* failed items and why (dispatcher-only) */
+    mkrt_status *failed_why;
+    uint32_t failed_n;
+} mkrt__batch;
+
+/* Whether the boundary after layer l needs every participant: not when
+ * one participant runs both sides (it orders them itself). The CPU pool
+ * and the device (protocol.h, mkrt_mk_grid_barrier_after) follow it. */
+static inline bool mkrt__plan_grid_barrier_after(const mkrt__batch_plan *p, size_t l, size_t layers)
+{
+    return l + 1 < layers && !(p->participants[l] == 1 && p->participants[l + 1] == 1);
+}
+
+/* Puts an item on the batch's failure list (dispatcher-only). */
+static inline void mkrt__batch_fail(mkrt__batch *b, const mkrt_item *it, mkrt_status why)
+{
+    b->failed[b->failed_n] = *it;
+    b->failed_why[b->failed_n] = why;
+    b->failed_n++;
+}
+
+#endif

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* src/pipeline/complete.c - the end of a batch: the backend's failures,
+ * the error path (on_error or the dead-letter ring), the counters, and
+ * completion published to the producers and to drain/fence waiters. */
+#include <stdio.h>
+
+#include "pipeline/stages.h"
+#include "runtime/runtime_internal.h"
+
+static uint64_t load_relaxed(_Atomic uint64_t *v)
+{
+    return atomic_load_explicit(v, memory_order_relaxed);
+}
+
+/* Dispatcher-owned statistics: single writer, relaxed (readers snapshot). */
+static void add_stat(_Atomic uint64_t *v, uint64_t d)
+{
+    atomic_store_explicit(v, load_relaxed(v) + d, memory_order_relaxed);
+}
+
+void mkrt__stage_take_failures(mkrt__batch *b, const uint32_t *fails, uint32_t nfails)
+{
+    for (uint32_t i = 0; i < nfails; i++)
+        if (fails[2 * i] < b->exec_n)
+            mkrt__batch_fail(b, &b->exec[fails[2 * i]], mkrt__fail_status(fails[2 * i + 1]));
+}
+
+void mkrt__stage_fail_all(mkrt__batch *b, mkrt_status why)
+{
+    b->failed_n = b->refused;
+    for (size_t k = 0; k < b->exec_n; k++)
+        mkrt__batch_fail(b, &b->exec[k], why);
+}
+
+static const char *fix_for(mkrt_status why)
+{
+    switch (why) {
+    case MKRT_ENOTSUP:
+        return "register the op with mkrt_op_register before publishing";
+    case MKRT_EINVAL:
+        return "use handles below the configured cell count";
+    case MKRT_EBUDGET:
+        return "raise device_memory_budget or lower the op's envelope";
+    case MKRT_EOVERFLOW:
+        return "consume the APPEND log with mkrt_append_log_consume, or raise append_log_capacity";
+    case MKRT_ETIMEDOUT:
+        return "give mkrt_destroy more time or drain before destroying";
+    default:
+        return "see the op's own documentation";
+    }
+}
+
+static void report(mkrt_runtime *rt, const mkrt_item *it, mkrt_status why)
+{
+    if (rt->cfg.on_error != NULL) {
+        char msg[MKRT_ERROR_MESSAGE_MAX];
+        const char *name = it->op < MKRT_OP_MAX && rt->ops[it->op].name ? rt->ops[it->op].name : "op";
+        snprintf(msg, sizeof msg,
+                 "%s %u (in %u, out %u, param %u; %u cells, APPEND log of %zu) failed: %s. Fix: %s.",
+                 name, it->op, it->in, it->out, it->param, rt->cfg.cells, rt->cfg.append_log_capacity,
+                 mkrt_status_describe(why), fix_for(why));
+        rt->cfg.on_error(rt->cfg.error_ctx, it, why, msg);
+    } else if (mkrt_mpmc_ring_push(rt->dead, it, 1) == 0) {
+        add_stat(&rt->dead_dropped, 1);
+    }
+}
+
+void mkrt__stage_complete(mkrt_runtime *rt, mkrt__batch *b)
+{
+    uint32_t failed = b->failed_n;
+    for (uint32_t i = 0; i < failed; i++)
+        report(rt, &b->failed[i], b->failed_why[i]);
+    /* Every drained item in exactly one of the three (see batch.h). */
+    add_stat(&rt->executed, b->kept - (failed - b->refused));
+    add_stat(&rt->pruned, b->admitted - b->kept);
+    add_stat(&rt->failed, failed);
+    add_stat(&rt->layers, b->layers);
+    add_stat(&rt->barriers, b->layers ? b->layers - 1 : 0);
+    /* The batch's APPENDs are complete (the backend's completion was
+     * acquired; a failed device batch left append_len where it was).
+     * release: pairs with the acquire loads in the log's readers. */
+    atomic_store_explicit(&rt->append_done, load_relaxed(&rt->append_len), memory_order_release);
+    add_stat(&rt->batches, 1);
+    if (b->exec_n > 0) {
+        rt->last_plan.plan = b->plan;
+        rt->last_plan.layers = b->layers;
+        rt->last_plan.items = b->exec_n;
+        for (size_t l = 0; l < b->layers && l < 8; l++)
+            rt->last_plan.participants[l] = b->plan.participants[l];
+    }
+    uint64_t now = mkrt__now_ns();
+    for (size_t i = 0; i < b->nseg; i++) {
+        mkrt_producer *p = b->segs[i].p;
+        /* release: pairs with the acquire load in mkrt_wait. */
+        atomic_store_explicit(&p->completed, b->segs[i].end, memory_order_release);
+        mkrt_item stamp;
+        while (mkrt_spsc_ring_pop(p->stamps, &stamp, 1) == 1) {
+            uint64_t end = (uint64_t)stamp.op | (uint64_t)stamp.in << 32;
+            uint64_t at = (uint64_t)stamp.out | (uint64_t)stamp.param << 32;
+            mkrt__hist_record(&rt->latency, now > at ? now - at : 0, 1);
+            if (end >= b->segs[i].end)
+                break; /* later stamps belong to later batches */
+        }
+    }
+    /* release: pairs with the acquire load in mkrt_drain; every counter
+     * above is visible to a drain that returns. */
+    atomic_fetch_add_explicit(&rt->completed_total, b->n, memory_order_release);
+    mkrt__waitq_notify(&rt->done_wq);
+}
+
+void mkrt__stage_fail_remaining(mkrt_runtime *rt, mkrt__batch *b)
+{
+    while (mkrt__stage_drain(rt, b) > 0) {
+        b->failed_n = 0;
+        for (size_t i = 0; i < b->n; i++)
+            mkrt__batch_fail(b, &b->items[i], MKRT_ETIMEDOUT);
+        b->admitted = b->kept = 0;
+        b->exec_n = b->layers = 0;
+        b->refused = (uint32_t)b->n;
+        mkrt__stage_complete(rt, b);
+    }
+}

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* src/pipeline/layer_split.c - stages layer and split.
+ *
+ * layer: mkrt_layer_batch puts items[0..kept) into conflict-free layers
+ * (no two items of a layer touch one cell in a conflicting way).
+ * split: with a memory budget, every layer goes through the frontier
+ * planner (mkrt_plan_frontier_memory) as one barrier group of waves, one
+ * wave per item with its op's envelope (user ops; built-ins need no
+ * bytes); the planner splits the group greedily into chunks whose fused
+ * bytes fit the budget less the resident bytes, and reports its peaks.
+ * Each chunk becomes a layer of its own, run behind one more barrier.
+ * The runtime keeps no graph resident on the device (cells and the log
+ * are host memory the device maps), so the resident term is 0.
+ * Either stage failing for memory (scratch growth) runs every item as a
+ * layer of its own: slow, but within the ordering contract. */
+#include "pipeline/stages.h"
+#include "runtime/runtime_internal.h"
+
+/* Appends the items of one layer to exec, split as the frontier planner
+ * says; returns the new layer count. */
+static size_t split_layer(mkrt_runtime *rt, mkrt__batch *b, const mkrt_item *src, const uint32_t *idx,
+                          size_t width, size_t layers)
+{
+    const uint64_t budget = rt->cfg.device_memory_budget;
+    mkrt_frontier_plan fp;
+    mkrt_error err;
+    bool planned = false;
+    if (budget != 0) {
+        for (size_t k = 0; k < width; k++) {
+            const mkrt_item *it = &src[idx[k]];
+            rt->waves[k] = mkrt_ops_is_user(it->op) ? rt->ops[it->op].envelope : (mkrt_frontier_wave){0, 0, 0};
+        }
+        planned = mkrt_plan_frontier_memory(rt->split, rt->waves, width, NULL, 0, 0, budget, 0, &fp,
+                                            &err) == MKRT_OK;
+    }
+    if (!planned) {
+        /* No budget: the layer as it is. Out of memory: item by item (an
+         * admitted item always fits the budget alone). */
+        size_t per = budget == 0 ? width : 1;
+        for (size_t k = 0; k < width; k++) {
+            b->exec[b->exec_n++] = src[idx[k]];
+            if ((k + 1) % per == 0 || k + 1 == width)
+                b->layer_offsets[++layers] = (uint32_t)b->exec_n;
+        }
+        return layers;
+    }
+    const mkrt_barrier_plan *g = &fp.barriers;
+    for (size_t c = 0; c < g->group_count; c++) {
+        for (size_t k = g->group_offsets[c]; k < g->group_offsets[c + 1]; k++)
+            b->exec[b->exec_n++] = src[idx[g->waves[k]]];
+        b->layer_offsets[++layers] = (uint32_t)b->exec_n;
+    }
+    b->plan.split_layers += g->group_count > 0 ? (uint32_t)g->group_count - 1 : 0;
+    if (fp.peak_frontier_bytes > b->plan.peak_frontier_bytes)
+        b->plan.peak_frontier_bytes = fp.peak_frontier_bytes;
+    if (fp.peak_scratch_bytes > b->plan.peak_scratch_bytes)
+        b->plan.peak_scratch_bytes = fp.peak_scratch_bytes;
+    if (fp.peak_output_bytes > b->plan.peak_output_bytes)
+        b->plan.peak_output_bytes = fp.peak_output_bytes;
+    return layers;
+}
+
+void mkrt__stage_layer_split(mkrt_runtime *rt, mkrt__batch *b)
+{
+    mkrt_error err;
+    mkrt_layer_plan lp;
+    const mkrt_item *src = b->items;
+    const size_t kept = b->kept;
+    b->exec_n = 0;
+    b->layer_offsets[0] = 0;
+    b->plan.split_layers = 0;
+    b->plan.peak_frontier_bytes = b->plan.peak_scratch_bytes = b->plan.peak_output_bytes = 0;
+    size_t layers = 0;
+    if (mkrt_layer_batch(rt->layering, src, kept, &lp, &err) == MKRT_OK) {
+        for (size_t l = 0; l < lp.layer_count; l++)
+            layers = split_layer(rt, b, src, lp.layer_items + lp.layer_offsets[l],
+                                 lp.layer_offsets[l + 1] - lp.layer_offsets[l], layers);
+    } else {
+        for (size_t k = 0; k < kept; k++) {
+            b->exec[b->exec_n++] = src[k];
+            b->layer_offsets[++layers] = (uint32_t)b->exec_n;
+        }
+    }
+    b->layers = layers;
+}

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* src/pipeline/stages.h - the stages a batch goes through, in order (see
+ * pipeline/batch.h). The dispatcher (pipeline/dispatcher.c) calls each
+ * once per batch, from its own thread; they share no state but the batch
+ * and the runtime's dispatcher-owned scratch. */
+#ifndef MKRT_PIPELINE_STAGES_H
+#define MKRT_PIPELINE_STAGES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mkrt/layer.h"
+#include "pipeline/batch.h"
+
+struct mkrt_runtime;
+
+/* drain.c: round-robin passes over the producers' rings into b->items;
+ * returns how many. Retires closed producers whose items all completed. */
+size_t mkrt__stage_drain(struct mkrt_runtime *rt, mkrt__batch *b);
+/* Whether no ring holds an item and no closed producer waits to retire. */
+bool mkrt__rings_empty(struct mkrt_runtime *rt);
+
+/* admit.c: the one admission rule (ops/op_table.h) for every item, and
+ * room in the APPEND log for the admitted APPENDs (running_appends: what
+ * the batch still running reserved). */
+void mkrt__stage_admit(struct mkrt_runtime *rt, mkrt__batch *b, uint64_t running_appends);
+
+/* prune.c: drops the duplicates that cannot change a result (the
+ * ordering contract), in place; out of memory keeps them all. */
+void mkrt__stage_dedupe(struct mkrt_runtime *rt, mkrt__batch *b);
+
+/* layer_split.c: layers items[0..kept) (conflict-free layers), then
+ * splits every layer whose bytes exceed the memory budget with the
+ * frontier planner, gathering exec[] in layer order. */
+void mkrt__stage_layer_split(struct mkrt_runtime *rt, mkrt__batch *b);
+
+/* plan/batch_planner.c: picks the backend (the first that has not failed
+ * and accepts the batch) and plans how it runs the batch (b->plan). */
+void mkrt__stage_plan(struct mkrt_runtime *rt, mkrt__batch *b);
+
+/* complete.c: takes the backend's failure list, reports failures, counts,
+ * and publishes completion to the producers. */
+void mkrt__stage_take_failures(mkrt__batch *b, const uint32_t *fails, uint32_t nfails);
+/* Every item the batch ran or was to run failed with why (its backend
+ * failed); items refused at admission keep their own status. */
+void mkrt__stage_fail_all(mkrt__batch *b, mkrt_status why);
+void mkrt__stage_complete(struct mkrt_runtime *rt, mkrt__batch *b);
+/* Destroy timed out: everything still queued fails with MKRT_ETIMEDOUT. */
+void mkrt__stage_fail_remaining(struct mkrt_runtime *rt, mkrt__batch *b);
+
+#endif

@@ -1,0 +1,242 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* tests/test_plan_decisions.c - the plan stage's decisions change how a
+ * batch runs, on the CPU pool and on the simulated megakernel device:
+ *   - the topology planner's choice sets how many workers or blocks take
+ *     part in a layer (a 65-wide layer in a dense batch vs the same layer
+ *     in a long, sparse batch);
+ *   - one participant: the batch runs on one thread, no barrier;
+ *   - several: several threads really run the layer (a rendezvous op that
+ *     only returns once two threads are inside it);
+ *   - on the device, blocks the plan leaves out of a layer run nothing
+ *     (their progress words);
+ *   - the frontier planner's memory split adds layers, with its peaks. */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "backend/megakernel_backend.h"
+#include "mkrt/runtime.h"
+#include "runtime/runtime_internal.h"
+#include "tap.h"
+
+#define SEC 5000000000ull
+
+static _Atomic uint32_t next_tid = 1;
+static _Thread_local uint32_t my_tid;
+
+static uint32_t tid(void)
+{
+    if (my_tid == 0)
+        my_tid = atomic_fetch_add(&next_tid, 1);
+    return my_tid;
+}
+
+/* op 16: cells[out] = the running thread's id. */
+static mkrt_status who(const mkrt_item *it, const mkrt_op_ctx *ctx)
+{
+    ctx->cells[it->out] = tid();
+    return MKRT_OK;
+}
+
+/* op 17: as who, but returns only once two different threads have been
+ * inside it at the same time (or after 2 s, so a failure cannot hang). */
+static _Atomic uint32_t inside_mask;
+static mkrt_status rendezvous(const mkrt_item *it, const mkrt_op_ctx *ctx)
+{
+    uint32_t me = tid();
+    atomic_fetch_or(&inside_mask, 1u << (me % 32));
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        uint32_t m = atomic_load(&inside_mask);
+        if ((m & (m - 1)) != 0)
+            break; /* two bits: another thread is (or was) inside */
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if (t.tv_sec - t0.tv_sec >= 2)
+            break;
+    }
+    ctx->cells[it->out] = me;
+    return MKRT_OK;
+}
+
+static mkrt_runtime *start(mkrt_backend_kind kind, uint32_t workers, uint64_t budget)
+{
+    mkrt_config c = mkrt_config_default();
+    c.backend = kind;
+    c.workers = workers;
+    c.cells = 4096;
+    c.device_memory_budget = budget;
+    mkrt_runtime *rt = NULL;
+    mkrt_error err;
+    if (mkrt_create(&c, &rt, &err) != MKRT_OK) {
+        diag("mkrt_create: %s", err.message);
+        return NULL;
+    }
+    mkrt_op_desc w = {.fn = who, .name = "who", .frontier_bytes = 10, .scratch_bytes = 5};
+    mkrt_op_desc r = {.fn = rendezvous, .name = "rendezvous"};
+    mkrt_op_register(rt, 16, &w, NULL);
+    mkrt_op_register(rt, 17, &r, NULL);
+    return rt;
+}
+
+/* Publishes items as one batch (the dispatcher is held meanwhile). */
+static void one_batch(mkrt_runtime *rt, mkrt_producer *p, const mkrt_item *items, size_t n)
+{
+    mkrt__runtime_hold(rt, true);
+    size_t done = 0;
+    while (done < n) {
+        size_t k = n - done < 256 ? n - done : 256;
+        mkrt_publish(p, items + done, k, SEC, NULL);
+        done += k;
+    }
+    mkrt__runtime_hold(rt, false);
+    mkrt_drain(rt, SEC);
+}
+
+static size_t distinct(mkrt_runtime *rt, uint32_t from, uint32_t to)
+{
+    uint32_t seen[64];
+    size_t n = 0;
+    for (uint32_t h = from; h < to; h++) {
+        uint64_t v = 0;
+        mkrt_cell_read(rt, h, &v);
+        bool dup = false;
+        for (size_t i = 0; i < n; i++)
+            dup |= seen[i] == (uint32_t)v;
+        if (!dup && n < 64)
+            seen[n++] = (uint32_t)v;
+    }
+    return n;
+}
+
+static mkrt_item item(uint32_t op, uint32_t in, uint32_t out, uint32_t param)
+{
+    return (mkrt_item){op, in, out, param};
+}
+
+static void cpu_topology_sets_participants(void)
+{
+    mkrt_runtime *rt = start(MKRT_BACKEND_CPU, 4, 0);
+    mkrt_producer *p = mkrt_producer_open(rt, NULL);
+    static mkrt_item batch[256];
+    /* Dense: one layer of 65 independent items. */
+    for (uint32_t i = 0; i < 65; i++)
+        batch[i] = item(16, 0, 100 + i, 0);
+    one_batch(rt, p, batch, 65);
+    mkrt__batch_plan dense = rt->last_plan.plan;
+    uint32_t dense_p = rt->last_plan.participants[0];
+    ok(rt->last_plan.layers == 1 && dense.topology == MKRT_WAVE_HYBRID && dense_p == 4,
+       "a dense 65-wide layer: topology %s, %u of 4 workers take part",
+       mkrt_wave_topology_name(dense.topology), dense_p);
+    ok(distinct(rt, 100, 165) <= dense_p, "... and no more threads than that ran it (%zu)",
+       distinct(rt, 100, 165));
+    /* Sparse: the same 65-wide first layer, then a chain of 59 ADDs on
+     * one cell (59 more layers): typical width 2 of 124 items. */
+    size_t n = 0;
+    for (uint32_t i = 0; i < 65; i++)
+        batch[n++] = item(16, 0, 300 + i, 0);
+    for (uint32_t i = 0; i < 59; i++)
+        batch[n++] = item(MKRT_OP_ADD, 2000, 2000, 1);
+    one_batch(rt, p, batch, n);
+    mkrt__batch_plan sparse = rt->last_plan.plan;
+    uint32_t sparse_p = rt->last_plan.participants[0];
+    ok(rt->last_plan.layers == 59 && sparse.topology == MKRT_WAVE_WARP_SPARSE && sparse_p == 2,
+       "the same layer in a long sparse batch: topology %s, %u workers take part",
+       mkrt_wave_topology_name(sparse.topology), sparse_p);
+    ok(distinct(rt, 300, 365) <= sparse_p, "... and no more threads than that ran it (%zu)",
+       distinct(rt, 300, 365));
+    ok(sparse.grid_barriers < 58,
+       "one participant on both sides of a boundary needs no grid barrier (%u of 58)",
+       sparse.grid_barriers);
+    mkrt_producer_close(p);
+    mkrt_destroy(rt, SEC, NULL);
+}
+
+static void cpu_one_or_many(void)
+{
+    mkrt_runtime *rt = start(MKRT_BACKEND_CPU, 2, 0);
+    mkrt_producer *p = mkrt_producer_open(rt, NULL);
+    static mkrt_item batch[512];
+    for (uint32_t i = 0; i < 8; i++)
+        batch[i] = item(16, 0, 10 + i, 0);
+    one_batch(rt, p, batch, 8);
+    ok(rt->last_plan.plan.workers == 1 && distinct(rt, 10, 18) == 1,
+       "a narrow batch is planned for one participant and runs on one thread (%u planned, %zu ran)",
+       rt->last_plan.plan.workers, distinct(rt, 10, 18));
+    atomic_store(&inside_mask, 0);
+    for (uint32_t i = 0; i < 512; i++)
+        batch[i] = item(17, 0, 1000 + i, 0);
+    one_batch(rt, p, batch, 512);
+    size_t d = distinct(rt, 1000, 1512);
+    ok(rt->last_plan.plan.workers == 2 && d == 2,
+       "a wide layer is planned for 2 workers and 2 threads run it at once (%u planned, %zu ran)",
+       rt->last_plan.plan.workers, d);
+    mkrt_producer_close(p);
+    mkrt_destroy(rt, SEC, NULL);
+}
+
+static void cpu_memory_split(void)
+{
+    /* who's envelope: 10 + 4 x 5 = 30 bytes; a budget of 100 fits 3. */
+    mkrt_runtime *rt = start(MKRT_BACKEND_CPU, 2, 100);
+    mkrt_producer *p = mkrt_producer_open(rt, NULL);
+    mkrt_item batch[10];
+    for (uint32_t i = 0; i < 10; i++)
+        batch[i] = item(16, 0, 50 + i, 0);
+    one_batch(rt, p, batch, 10);
+    ok(rt->last_plan.layers == 4 && rt->last_plan.plan.split_layers == 3,
+       "the frontier planner splits a 300-byte layer into 4 under a 100-byte budget (%zu layers)",
+       rt->last_plan.layers);
+    ok(rt->last_plan.plan.peak_frontier_bytes == 30 && rt->last_plan.plan.peak_scratch_bytes == 15,
+       "... and the plan carries its peaks (frontier %llu, scratch %llu)",
+       (unsigned long long)rt->last_plan.plan.peak_frontier_bytes,
+       (unsigned long long)rt->last_plan.plan.peak_scratch_bytes);
+    mkrt_producer_close(p);
+    mkrt_destroy(rt, SEC, NULL);
+}
+
+static void sim_blocks_follow_the_plan(void)
+{
+    mkrt_runtime *rt = start(MKRT_BACKEND_SIM, 2, 0); /* 4 simulated blocks */
+    mkrt_producer *p = mkrt_producer_open(rt, NULL);
+    mkrt__backend *dev = rt->backends[0];
+    ok(dev->width == 4, "the simulated device has 4 blocks");
+    static mkrt_item batch[64];
+    for (uint32_t i = 0; i < 3; i++)
+        batch[i] = item(MKRT_OP_STORE, 0, 20 + i, i + 1);
+    one_batch(rt, p, batch, 3);
+    uint64_t b0 = mkrt__megakernel_progress(dev, 0), b1 = mkrt__megakernel_progress(dev, 1);
+    ok(rt->last_plan.plan.backend == 0 && rt->last_plan.participants[0] == 1 && b0 == 3 && b1 == 0,
+       "a 3-wide layer is planned for 1 block: block 0 ran 3 items, block 1 none (%llx, %llx)",
+       (unsigned long long)b0, (unsigned long long)b1);
+    for (uint32_t i = 0; i < 64; i++)
+        batch[i] = item(MKRT_OP_STORE, 0, 200 + i, i);
+    one_batch(rt, p, batch, 64);
+    uint32_t part = rt->last_plan.participants[0];
+    uint64_t ran = 0;
+    bool each = true;
+    for (uint32_t b = 0; b < 4; b++) {
+        uint64_t w = mkrt__megakernel_progress(dev, b);
+        ran += (uint32_t)w;
+        each &= (uint32_t)w == 64 / part;
+    }
+    ok(part == 4 && each && ran == 64, "a 64-wide layer is planned for 4 blocks: each ran 16 items");
+    uint64_t v = 0;
+    mkrt_cell_read(rt, 263, &v);
+    is((int)v, 63, "... and the cells are right");
+    mkrt_stats s;
+    mkrt_stats_read(rt, &s);
+    ok(s.device_batches == 2 && strcmp(s.backend, "sim") == 0, "both batches ran on the device");
+    mkrt_producer_close(p);
+    mkrt_destroy(rt, SEC, NULL);
+}
+
+int main(void)
+{
+    cpu_topology_sets_participants();
+    cpu_one_or_many();
+    cpu_memory_split();
+    sim_blocks_follow_the_plan();
+    return done_testing();
+}
