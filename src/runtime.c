@@ -174,8 +174,9 @@ static mkrt_status start_backend(mkrt_runtime *rt, mkrt_error *err)
     if (st != MKRT_OK && cfg->backend == MKRT_BACKEND_SIM)
         return st;
     if (st != MKRT_OK) { /* AUTO */
-        snprintf(rt->backend_desc, sizeof rt->backend_desc, "cpu: %u workers (auto fell back: %s)",
-                 rt->workers, why.message);
+        /* Not a failure: the reason, without the Fix an explicit CUDA gets. */
+        snprintf(rt->backend_desc, sizeof rt->backend_desc, "cpu: %u workers (auto chose the CPU: %.*s)",
+                 rt->workers, mkrt__error_reason_len(why.message), why.message);
         return MKRT_OK;
     }
     if (rt->device == NULL) {
