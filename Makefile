@@ -1,13 +1,22 @@
-# mkrt - plain GNU make. `make help` lists the targets.
+# mkrt - plain GNU make. `make help` lists every target, one line each.
 #
 #   make            libmkrt.a and libmkrt.so into $(BUILD)
-#   make check      TAP unit tests through prove (+ public headers compile alone)
+#   make check      TAP unit tests through prove, public headers compiled
+#                   alone, the exported symbols, an install used through
+#                   pkg-config, the examples built
 #   make stress     stress programs, SECONDS=N each (default 3)
 #   make soak       runtimes in rounds with fault injection, SECONDS=N (default 60)
 #   make tsan/asan  unit + stress tests under ThreadSanitizer / ASan+UBSan
 #   make bench      benchmarks against peer libraries (needs `make bench-deps`)
 #   make install    PREFIX=/usr/local DESTDIR=
 #   make deps       apt-get install what the build and tests need (idempotent)
+#
+# Variables: BUILD (build tree, default build), CC, NVCC (empty: no CUDA
+# megakernel), PREFIX/LIBDIR/INCDIR/DESTDIR (install), SECONDS (stress).
+#
+# Every target a person runs has its description on its rule line:
+#     target: prerequisites ## what it does, in one line
+# and `make help` prints those lines; a new target gets one too.
 
 CC       ?= cc
 BUILD    ?= build
@@ -18,8 +27,19 @@ SECONDS  ?= 3
 TEST_TIMEOUT ?= 300
 OPT      ?= -O2 -g
 SAN      ?=
-VERSION  := 0.1.0
-SOMAJOR  := 0
+# The version has one source, include/mkrt/version.h. The SONAME names the
+# ABI (README, "Versioning and ABI"): libmkrt.so.MAJOR from 1.0 on, and
+# libmkrt.so.0.MINOR while MAJOR is 0, where every MINOR may break the ABI.
+version_field = $(shell sed -n 's/^.define MKRT_VERSION_$(1)  *\([0-9][0-9]*\).*/\1/p' include/mkrt/version.h)
+VERSION_MAJOR := $(call version_field,MAJOR)
+VERSION_MINOR := $(call version_field,MINOR)
+VERSION_PATCH := $(call version_field,PATCH)
+ifneq ($(words $(VERSION_MAJOR) $(VERSION_MINOR) $(VERSION_PATCH)),3)
+$(error cannot read MKRT_VERSION_MAJOR/MINOR/PATCH from include/mkrt/version.h)
+endif
+VERSION  := $(VERSION_MAJOR).$(VERSION_MINOR).$(VERSION_PATCH)
+SOVERSION := $(if $(filter 0,$(VERSION_MAJOR)),0.$(VERSION_MINOR),$(VERSION_MAJOR))
+SONAME   := libmkrt.so.$(SOVERSION)
 
 WARN     := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
             -Wmissing-prototypes -Wpointer-arith -Wformat=2 -Wvla
@@ -48,6 +68,8 @@ USER_PTX  := build/cuda/user_ops.ptx
 BIN2C     := build/tools/bin2c
 STATIC   := $(BUILD)/libmkrt.a
 SHARED   := $(BUILD)/libmkrt.so.$(VERSION)
+# The shared library exports the public API only (tests link libmkrt.a).
+SYMBOL_MAP := src/libmkrt.map
 
 # tests/cuda_*.c need a GPU and skip (TAP SKIP) without one.
 TEST_SRCS   := $(sort $(wildcard tests/test_*.c tests/cuda_*.c))
@@ -58,15 +80,19 @@ STRESS_SRCS := $(sort $(wildcard stress/*_stress.c))
 STRESS_BINS := $(STRESS_SRCS:stress/%.c=$(BUILD)/stress/%)
 SOAK_BIN    := $(BUILD)/stress/soak
 HEADERS     := $(sort $(wildcard include/mkrt/*.h))
+EXAMPLES    := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
 
-.PHONY: all check headers-check stress soak tsan asan bench bench-quick bench-cuda demo examples install uninstall \
-        deps bench-deps clean help tests
+.PHONY: all check headers-check abi-check install-check stress soak tsan asan bench bench-quick \
+        bench-cuda demo examples install uninstall deps bench-deps clean help tests
 .DEFAULT_GOAL := all
 
-all: $(STATIC) $(SHARED) $(BUILD)/libmkrt.so $(BUILD)/mkrt.pc
+all: $(STATIC) $(SHARED) $(BUILD)/libmkrt.so ## libmkrt.a and libmkrt.so (with its SONAME link) in $(BUILD)
 
-help:
-	@sed -n '1,12p' Makefile
+# Lists the `target: ... ## description` lines of the makefiles read.
+help: ## this list: every target, one line each
+	@echo "usage: make [target] [BUILD=dir] [CC=...] [NVCC=] [PREFIX=...] [SECONDS=N]"
+	@awk -F ':.*## ' '/^[A-Za-z0-9_.-]+:.*## / { printf "  %-14s %s\n", $$1, $$2 }' \
+	    $(filter-out %.d,$(MAKEFILE_LIST))
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(@D)
@@ -112,17 +138,22 @@ $(STATIC): $(LIB_OBJS)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-$(SHARED): $(LIB_OBJS)
-	$(CC) -shared -Wl,-soname,libmkrt.so.$(SOMAJOR) -Wl,--no-undefined $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(SHARED): $(LIB_OBJS) $(SYMBOL_MAP)
+	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=$(SYMBOL_MAP) -Wl,--no-undefined \
+	    $(LDFLAGS) -o $@ $(LIB_OBJS) $(LDLIBS)
 
 $(BUILD)/libmkrt.so: $(SHARED)
-	ln -sf libmkrt.so.$(VERSION) $(BUILD)/libmkrt.so.$(SOMAJOR)
+	ln -sf libmkrt.so.$(VERSION) $(BUILD)/$(SONAME)
 	ln -sf libmkrt.so.$(VERSION) $@
 
-$(BUILD)/mkrt.pc: mkrt.pc.in Makefile
-	@mkdir -p $(@D)
-	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
-	    -e 's|@INCDIR@|$(INCDIR)|g' -e 's|@VERSION@|$(VERSION)|g' $< > $@
+# mkrt.pc is written by `make install`, for the prefix it installs to.
+# libdir and includedir are given relative to ${prefix} when they are under
+# it, so pkg-config's --define-prefix can relocate the installed tree.
+pc_dir = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
+define write_pc
+sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(call pc_dir,$(LIBDIR))|g' \
+    -e 's|@INCDIR@|$(call pc_dir,$(INCDIR))|g' -e 's|@VERSION@|$(VERSION)|g' mkrt.pc.in > $(1)
+endef
 
 # Tests and stress programs link the static library so they can reach the
 # internal hooks declared in src/ headers.
@@ -144,21 +175,41 @@ $(FAKE_CUDA): tests/fakes/fake_libcuda.c src/backend/mk_loop.h src/cuda/protocol
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -shared -o $@ $< -lpthread
 
-tests: $(TEST_BINS) $(STRESS_BINS) $(SOAK_BIN)
+tests: $(TEST_BINS) $(STRESS_BINS) $(SOAK_BIN) ## build the unit tests, stress programs and soak without running them
 
-headers-check:
+headers-check: ## every public header compiles on its own
 	@for h in $(HEADERS); do \
 	  echo "#include \"$${h#include/}\"" | $(CC) $(CPPFLAGS) $(WARN) -fsyntax-only -x c - \
 	    || { echo "header $$h does not compile on its own"; exit 1; }; \
 	done; echo "headers: $(words $(HEADERS)) public headers compile on their own"
 
-check: all $(TEST_BINS) $(EXAMPLES) $(FAKE_CUDA) $(CUDA_TEST_DATA) headers-check
+check: all $(TEST_BINS) $(EXAMPLES) $(FAKE_CUDA) $(CUDA_TEST_DATA) headers-check ## unit tests (TAP, prove), headers, exported symbols, install, examples
 	prove -f --exec 'timeout -k 5 $(TEST_TIMEOUT)' $(TEST_BINS)
 	@echo "== again with the RMW wake-up protocol (MKRT_WAITQ_SYMMETRIC=1)"
 	MKRT_WAITQ_SYMMETRIC=1 prove -f --exec 'timeout -k 5 $(TEST_TIMEOUT)' \
 	    $(filter %_ring %_waitq %_runtime,$(TEST_BINS))
+	@$(MAKE) --no-print-directory abi-check
+	@$(MAKE) --no-print-directory install-check
 
-stress: $(STRESS_BINS) $(FAKE_CUDA)
+# libmkrt.so exports exactly the functions include/mkrt/*.h declare, under
+# the SONAME the version gives.
+abi-check: $(SHARED) ## libmkrt.so exports the public API only, all of it, under the right SONAME
+	MKRT_SO=$(SHARED) CC='$(CC)' prove -f --exec sh tests/abi/check_exports.sh
+
+# `make install` into a scratch DESTDIR with another PREFIX than the build
+# was made with, then programs built against it through pkg-config, with
+# the shared and with the static library.
+INSTALL_TEST_DIR   := $(BUILD)/install-test
+INSTALL_TEST_PREFIX := /opt/mkrt-test
+install-check: all ## install to a scratch DESTDIR; build and run programs through pkg-config, shared and static
+	rm -rf $(INSTALL_TEST_DIR)
+	$(MAKE) --no-print-directory install DESTDIR=$(abspath $(INSTALL_TEST_DIR)) \
+	    PREFIX=$(INSTALL_TEST_PREFIX) LIBDIR=$(INSTALL_TEST_PREFIX)/lib \
+	    INCDIR=$(INSTALL_TEST_PREFIX)/include
+	MKRT_DESTDIR=$(abspath $(INSTALL_TEST_DIR)) MKRT_PREFIX=$(INSTALL_TEST_PREFIX) \
+	    CC='$(CC)' MKRT_SAN='$(SAN)' prove -f --exec sh tests/install/check_install.sh
+
+stress: $(STRESS_BINS) $(FAKE_CUDA) ## stress programs, SECONDS=N each (default 3), fail on a lost or reordered item
 	@set -e; for s in $(STRESS_BINS); do echo "== $$s $(SECONDS)s"; $$s --seconds $(SECONDS); done
 ifneq ($(NVCC),)
 	@echo "== $(BUILD)/stress/runtime_stress $(SECONDS)s on the CUDA backend (stand-in driver)"
@@ -168,17 +219,17 @@ endif
 # The soak (stress/soak.c) is not one of the stress programs: it runs for
 # SECONDS when given on the command line, else 60 (or SOAK_SECONDS).
 SOAK_SECONDS ?= $(if $(filter command line,$(origin SECONDS)),$(SECONDS),60)
-soak: $(SOAK_BIN)
+soak: $(SOAK_BIN) ## the soak: runtimes in rounds with fault injection, SECONDS=N (default 60)
 	$(SOAK_BIN) --seconds $(SOAK_SECONDS)
 
 # Sanitizer builds live in their own trees; stress and soak runs stay
 # short unless SECONDS is given.
 SAN_SECONDS ?= 2
-tsan:
+tsan: ## check, short stress and soak under ThreadSanitizer, in $(BUILD)/tsan
 	TSAN_OPTIONS="suppressions=$(CURDIR)/tsan.supp halt_on_error=1 $(TSAN_OPTIONS)" \
 	$(MAKE) BUILD=$(BUILD)/tsan SAN="-fsanitize=thread" OPT="-O1 -g" \
 	    SECONDS=$(SAN_SECONDS) check stress soak
-asan:
+asan: ## check, short stress and soak under ASan+UBSan, in $(BUILD)/asan
 	ASAN_OPTIONS="detect_leaks=1 $(ASAN_OPTIONS)" \
 	$(MAKE) BUILD=$(BUILD)/asan OPT="-O1 -g -fno-omit-frame-pointer" \
 	    SAN="-fsanitize=address,undefined -fno-sanitize-recover=all" \
@@ -219,7 +270,7 @@ endif
 
 BENCHES := $(BUILD)/bench/ring_bench $(BUILD)/bench/plan_bench $(BUILD)/bench/cache_bench \
            $(BUILD)/bench/runtime_bench $(BUILD)/bench/cuda_bench $(CUDA_BENCH_DATA)
-bench: $(BENCHES)
+bench: $(BENCHES) ## benchmarks against peer libraries (make bench-deps); writes bench/results/*.md
 	$(BUILD)/bench/ring_bench --out bench/results/ring.md
 	$(BUILD)/bench/plan_bench --out bench/results/plan.md
 	$(BUILD)/bench/cache_bench --out bench/results/cache.md
@@ -227,10 +278,10 @@ bench: $(BENCHES)
 	$(BUILD)/bench/cuda_bench --out bench/results/cuda.md
 
 # On a GPU machine (no peer libraries needed): the CUDA figures alone.
-bench-cuda: $(BUILD)/bench/cuda_bench $(CUDA_BENCH_DATA)
+bench-cuda: $(BUILD)/bench/cuda_bench $(CUDA_BENCH_DATA) ## on a GPU machine: the CUDA benchmark alone, bench/results/cuda.md
 	$(BUILD)/bench/cuda_bench --out bench/results/cuda.md
 
-bench-quick: $(BENCHES)
+bench-quick: $(BENCHES) ## every benchmark once in quick mode (no results written)
 	$(BUILD)/bench/ring_bench --quick
 	$(BUILD)/bench/plan_bench --quick
 	$(BUILD)/bench/cache_bench --quick
@@ -241,26 +292,29 @@ $(BUILD)/examples/%: examples/%.c $(STATIC)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(STATIC) $(LDFLAGS) $(LDLIBS)
 
-EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
-examples: $(EXAMPLES)
+examples: $(EXAMPLES) ## build examples/*.c into $(BUILD)/examples
 
 # The README's main demo: a dataflow analysis through the runtime (CPU).
-demo: $(EXAMPLES)
+demo: $(EXAMPLES) ## run the minimal example and the dataflow analysis demo
 	$(BUILD)/examples/minimal
 	$(BUILD)/examples/analysis_demo
 
-install: all
+install: all ## headers, libmkrt.a, libmkrt.so and mkrt.pc into $(DESTDIR)$(PREFIX) (default /usr/local)
 	install -d $(DESTDIR)$(INCDIR)/mkrt $(DESTDIR)$(LIBDIR)/pkgconfig
 	install -m 644 $(HEADERS) $(DESTDIR)$(INCDIR)/mkrt/
 	install -m 644 $(STATIC) $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(SHARED) $(DESTDIR)$(LIBDIR)/
-	ln -sf libmkrt.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libmkrt.so.$(SOMAJOR)
+	ln -sf libmkrt.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf libmkrt.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libmkrt.so
-	install -m 644 $(BUILD)/mkrt.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+	$(call write_pc,$(DESTDIR)$(LIBDIR)/pkgconfig/mkrt.pc)
 
-uninstall:
+# Removes this version's files (a libmkrt.so.* of another version stays
+# for the programs linked against it).
+uninstall: ## remove what `make install` installed (same PREFIX and DESTDIR)
 	rm -rf $(DESTDIR)$(INCDIR)/mkrt
-	rm -f $(DESTDIR)$(LIBDIR)/libmkrt.* $(DESTDIR)$(LIBDIR)/pkgconfig/mkrt.pc
+	rm -f $(DESTDIR)$(LIBDIR)/libmkrt.a $(DESTDIR)$(LIBDIR)/libmkrt.so \
+	    $(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/libmkrt.so.$(VERSION) \
+	    $(DESTDIR)$(LIBDIR)/pkgconfig/mkrt.pc
 
 # Debian packages. `deps` is what build + tests need; `bench-deps` adds the
 # peer libraries the benchmarks compare against.
@@ -276,12 +330,12 @@ define apt_install
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	else echo "deps: all of $(1) installed"; fi
 endef
-deps:
+deps: ## apt-get install what the build and tests need (idempotent)
 	$(call apt_install,$(DEPS_PKGS))
-bench-deps:
+bench-deps: ## apt-get install the peer libraries the benchmarks compare against
 	$(call apt_install,$(BENCH_DEPS_PKGS))
 
-clean:
+clean: ## remove $(BUILD)
 	rm -rf $(BUILD)
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

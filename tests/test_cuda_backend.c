@@ -59,12 +59,30 @@ int main(int argc, char **argv)
     mkrt_runtime *rt = NULL;
     is(mkrt_create(&c, &rt, &err), MKRT_EDEVICE, "backend CUDA without a usable GPU is MKRT_EDEVICE");
     like(err.message, "Or use MKRT_BACKEND_AUTO", "... with a Fix and the AUTO alternative");
+    like(err.message, "Fix:", "... the Fix: %s", err.message);
     c.backend = MKRT_BACKEND_AUTO;
     is(mkrt_create(&c, &rt, &err), MKRT_OK, "backend AUTO falls back to the CPU");
     mkrt_stats s;
     mkrt_stats_read(rt, &s);
-    ok(strcmp(s.backend, "cpu") == 0 && strstr(s.backend_detail, "auto fell back") != NULL,
-       "... and says why in stats and describe: %s", mkrt_backend_describe(rt));
+    ok(strcmp(s.backend, "cpu") == 0 && strncmp(s.backend_detail, "cpu: ", 5) == 0 &&
+           strstr(s.backend_detail, "auto chose the CPU: ") != NULL,
+       "... and says calmly why in stats and describe: %s", mkrt_backend_describe(rt));
+    ok(strstr(mkrt_backend_describe(rt), "Fix:") == NULL,
+       "... without a Fix: running on the CPU is not an error");
+    mkrt_destroy(rt, 1000000000u, NULL);
+
+    /* AUTO with the driver this machine has (none without a GPU, or no
+     * megakernel without nvcc): the CPU with its reason, or the GPU; never a
+     * Fix either way. */
+    unsetenv("MKRT_LIBCUDA");
+    unsetenv("FAKE_CUDA_MODE");
+    is(mkrt_create(&c, &rt, &err), MKRT_OK, "backend AUTO starts on this machine");
+    diag("AUTO here: %s", mkrt_backend_describe(rt));
+    ok(strstr(mkrt_backend_describe(rt), "Fix:") == NULL, "... and its description has no Fix");
+    if (strncmp(mkrt_backend_describe(rt), "cpu", 3) == 0)
+        like(mkrt_backend_describe(rt), "(auto chose the CPU: ", "... on the CPU, it says why");
+    else
+        ok(1, "... on the GPU");
     mkrt_destroy(rt, 1000000000u, NULL);
 
     if (mkrt__cuda_megakernel_built()) {

@@ -63,7 +63,7 @@ static void start_failures(void)
     matches(err.message, "linking the user PTX .*cuLinkComplete.*Unresolved extern function 'mkrt_user_op'",
          "... the message names the link step and carries the JIT log");
     mkrt_runtime *rt = bc_start(MKRT_BACKEND_AUTO, &f, 100, "// no ops here\n", &err);
-    ok(rt != NULL && strstr(mkrt_backend_describe(rt), "auto fell back: linking the user PTX") != NULL,
+    ok(rt != NULL && strstr(mkrt_backend_describe(rt), "auto chose the CPU: linking the user PTX") != NULL,
        "AUTO falls back to the CPU and says why");
     mkrt_destroy(rt, SEC, NULL);
     setenv("FAKE_CUDA_MODE", "toolarge", 1);

@@ -42,6 +42,10 @@ int main(void)
     is(strlen(err.message), MKRT_ERROR_MESSAGE_MAX - 1, "a long message is cut to the buffer");
     ok(strcmp(err.message + MKRT_ERROR_MESSAGE_MAX - 4, "...") == 0, "... and ends in ...");
     mkrt_error_clear(NULL);
+    is(mkrt__error_reason_len("thing 7 failed (x). Fix: do x."), (int)strlen("thing 7 failed (x)"),
+       "the reason of a message stops before its Fix and its full stop");
+    is(mkrt__error_reason_len("no fix here"), (int)strlen("no fix here"), "a message without a Fix is all reason");
+    is(mkrt__error_reason_len(""), 0, "an empty message has an empty reason");
     ok(sizeof(mkrt_item) == 16, "mkrt_item is 16 bytes");
     return done_testing();
 }

@@ -17,5 +17,6 @@
 #include "mkrt/sizing.h"
 #include "mkrt/status.h"
 #include "mkrt/topology.h"
+#include "mkrt/version.h"
 
 #endif /* MKRT_MKRT_H */

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* src/base/error.c - status names and error records. */
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -68,4 +69,13 @@ mkrt_status mkrt__error_set(mkrt_error *err, mkrt_status status, const char *fmt
         memcpy(err->message + sizeof err->message - 4, "...", 4);
     }
     return status;
+}
+
+int mkrt__error_reason_len(const char *message)
+{
+    const char *fix = strstr(message, " Fix:");
+    size_t n = fix != NULL ? (size_t)(fix - message) : strlen(message);
+    while (n > 0 && (message[n - 1] == '.' || message[n - 1] == ' '))
+        n--;
+    return n > INT_MAX ? INT_MAX : (int)n;
 }

@@ -11,4 +11,9 @@
 mkrt_status mkrt__error_set(mkrt_error *err, mkrt_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* The length of message's first part, what failed and the numbers: the text
+ * before its " Fix:" sentence, without the full stop and spaces that end
+ * it (all of message when it has no Fix). For "%.*s". */
+int mkrt__error_reason_len(const char *message);
+
 #endif

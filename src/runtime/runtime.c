@@ -190,8 +190,9 @@ static mkrt_status start_backends(mkrt_runtime *rt, mkrt_error *err)
         rt->backends[rt->nbackends++] = device;
     rt->backends[rt->nbackends++] = cpu;
     if (device == NULL && cfg->backend == MKRT_BACKEND_AUTO) {
-        snprintf(rt->backend_desc, sizeof rt->backend_desc, "cpu: %u workers (auto fell back: %s)",
-                 rt->workers, why.message);
+        /* Not a failure: the reason, without the Fix an explicit CUDA gets. */
+        snprintf(rt->backend_desc, sizeof rt->backend_desc, "cpu: %u workers (auto chose the CPU: %.*s)",
+                 rt->workers, mkrt__error_reason_len(why.message), why.message);
         return MKRT_OK;
     }
     if (device == NULL) {
