@@ -387,6 +387,41 @@ static void identity_hysteresis_passes_previous(void)
     mkrt_plan_cache_destroy(c);
 }
 
+/* A hit is the identity's latest use (the reference's identity map is
+ * updated on hits): hits, then a miss, see the hit plan's topology. */
+static void hit_updates_previous(void)
+{
+    mkrt_plan_cache *c = new_cache(256, 0);
+    mkrt_plan_key k1 = key_of(7, MKRT_ANALYSIS_DATAFLOW, 0.2, 1000);
+    mkrt_plan_key k2 = key_of(7, MKRT_ANALYSIS_DATAFLOW, 0.8, 1000);
+    mkrt_plan_key k3 = key_of(7, MKRT_ANALYSIS_DATAFLOW, 0.5, 1000);
+    fixed f = {MKRT_WAVE_SPARSE, 0, MKRT_WAVE_NONE};
+    mkrt_plan p;
+    mkrt_plan_cache_get_or_plan_copy(c, &k1, build_fixed, &f, &p, NULL);
+    f.t = MKRT_WAVE_HYBRID;
+    mkrt_plan_cache_get_or_plan_copy(c, &k2, build_fixed, &f, &p, NULL);
+    mkrt_plan_cache_get_or_plan_copy(c, &k1, build_fixed, &f, &p, NULL); /* a hit */
+    mkrt_plan_cache_get_or_plan_copy(c, &k3, build_fixed, &f, &p, NULL);
+    ok(p.decision.topology == MKRT_WAVE_HYBRID && f.saw_previous == MKRT_WAVE_SPARSE,
+       "after a hit on a Sparse plan, the next miss sees Sparse as the previous topology (saw %s)",
+       mkrt_wave_topology_name(f.saw_previous));
+    mkrt_plan_cache_destroy(c);
+    /* Through the cached selector: Sparse (0.05), Hybrid (0.30), a hit on
+     * the Sparse plan, then 0.14: stateless Hybrid, held Sparse by the
+     * hysteresis against the hit (the reference's answer). */
+    c = new_cache(256, 0);
+    mkrt_wave_topology a = select_t(c, &ID99, 0.05, 0, 0, 16384, 0, 0);
+    mkrt_wave_topology b = select_t(c, &ID99, 0.30, 0, 0, 16384, 0, 0);
+    mkrt_wave_topology hit = select_t(c, &ID99, 0.05, 0, 0, 16384, 0, 0);
+    mkrt_wave_topology d = select_t(c, &ID99, 0.14, 0, 0, 16384, 0, 0);
+    mkrt_plan_cache_stats st = stats(c);
+    ok(a == MKRT_WAVE_SPARSE && b == MKRT_WAVE_HYBRID && hit == MKRT_WAVE_SPARSE && st.hits == 1 &&
+           d == MKRT_WAVE_SPARSE,
+       "hits then a miss: the miss holds Sparse against the hit, as the reference does (got %s)",
+       mkrt_wave_topology_name(d));
+    mkrt_plan_cache_destroy(c);
+}
+
 typedef struct grouped {
     size_t offsets[4];
     size_t waves[6];
@@ -584,6 +619,7 @@ int main(void)
     cached_selection();
     parity();
     identity_hysteresis_passes_previous();
+    hit_updates_previous();
     plans_groups_errors();
     invalidation();
     insert_race();

@@ -47,8 +47,10 @@ typedef struct plan_node {
     uint64_t hash;
     size_t bytes;                /* the whole allocation */
     size_t ring_index;           /* writer-only */
-    uint64_t serial;             /* insert order; writer-only */
-    identity_node *identity;     /* writer-only */
+    /* Written by the writer (seq_cst, serial first) once the node is in
+     * the table; read lock-free by hits (identity_note_hit). */
+    _Atomic uint64_t serial;             /* insert order */
+    identity_node *_Atomic identity;
     struct plan_node *retire_next; /* retirement batch chain; writer-only */
     size_t tail[];               /* group offsets then group waves */
 } plan_node;
@@ -409,7 +411,7 @@ static void remove_node(mkrt_plan_cache *c, plan_node *n)
                           memory_order_relaxed);
     atomic_store_explicit(&c->bytes, atomic_load_explicit(&c->bytes, memory_order_relaxed) - n->bytes,
                           memory_order_relaxed);
-    identity_node *id = n->identity;
+    identity_node *id = atomic_load(&n->identity);
     if (id != NULL) {
         id->live--;
         /* relaxed: writer-only re-read of our own store. */
@@ -489,12 +491,36 @@ static plan_node *lookup(mkrt_plan_cache *c, const mkrt_plan_key *key, uint64_t 
     return n;
 }
 
+/* A hit is its identity's most recent use: the hysteresis of the next miss
+ * compares against this plan's topology (as the reference updates its
+ * identity map on hits). Lock-free; a CAS only when the topology changes,
+ * so a hot identity's line stays shared among readers. */
+static void identity_note_hit(plan_node *n)
+{
+    /* acquire: pairs with the writer's (seq_cst) store of identity, after
+     * its store of serial; the identity node is freed through RCU only. */
+    identity_node *id = atomic_load_explicit(&n->identity, memory_order_acquire);
+    if (id == NULL)
+        return;
+    const uint64_t topo = (uint64_t)n->plan.decision.topology + 1;
+    /* relaxed: the CAS below re-checks it. */
+    uint64_t latest = atomic_load_explicit(&id->latest, memory_order_relaxed);
+    while ((latest & 0xFF) != topo) {
+        uint64_t want = atomic_load_explicit(&n->serial, memory_order_relaxed) << 8 | topo;
+        /* release: pairs with the acquire load in identity_previous. */
+        if (atomic_compare_exchange_weak_explicit(&id->latest, &latest, want, memory_order_release,
+                                                  memory_order_relaxed))
+            break;
+    }
+}
+
 static void touch(plan_node *n)
 {
     /* relaxed: second-chance hint; write only when clear, so a hot entry's
      * line stays shared among readers. */
     if (!atomic_load_explicit(&n->referenced, memory_order_relaxed))
         atomic_store_explicit(&n->referenced, 1, memory_order_relaxed);
+    identity_note_hit(n);
 }
 
 /* Read-side sections the caller holds through the public lock, so that an
@@ -655,10 +681,11 @@ mkrt_status mkrt_plan_cache_get_or_plan(mkrt_plan_cache *c, const mkrt_plan_key 
     atomic_store_explicit(&c->bytes, atomic_load_explicit(&c->bytes, memory_order_relaxed) + n->bytes,
                           memory_order_relaxed);
     mkrt_plan_identity id = mkrt__plan_identity_of(key);
-    n->identity = identity_get_or_add(c, &id, mkrt__plan_identity_hash(&id));
-    if (n->identity != NULL) {
-        n->identity->live++;
-        identity_set(n->identity, n->serial, n->plan.decision.topology);
+    identity_node *idn = identity_get_or_add(c, &id, mkrt__plan_identity_hash(&id));
+    if (idn != NULL) {
+        idn->live++;
+        identity_set(idn, n->serial, n->plan.decision.topology);
+        atomic_store(&n->identity, idn); /* after serial: see identity_note_hit */
     }
     pthread_mutex_unlock(&c->writer);
     *out = &n->plan;
