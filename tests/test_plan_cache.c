@@ -137,6 +137,29 @@ static void reference_cache_tests(void)
        "fusion and launch buckets (no upper clamp; infinite launch saturates)");
 }
 
+/* CLOCK, not LRU (README, "Planners on the path"): with every entry hit
+ * since the hand last passed, the hand clears the bits and evicts the
+ * first entry it meets again, which here is the most recently used one;
+ * LRU would evict the least recently used (kb). */
+static void clock_keeps(void)
+{
+    mkrt_plan_cache *c = new_cache(2, 0);
+    mkrt_plan_key ka = key_of(11, MKRT_ANALYSIS_DATAFLOW, 0.5, 1000);
+    mkrt_plan_key kb = key_of(12, MKRT_ANALYSIS_DATAFLOW, 0.5, 1000);
+    mkrt_plan_key kc = key_of(13, MKRT_ANALYSIS_DATAFLOW, 0.5, 1000);
+    get_topology(c, &ka, MKRT_WAVE_SPARSE);
+    get_topology(c, &kb, MKRT_WAVE_HYBRID);
+    get_topology(c, &kb, MKRT_WAVE_DENSE); /* hit: kb used */
+    get_topology(c, &ka, MKRT_WAVE_DENSE); /* hit: ka used last */
+    get_topology(c, &kc, MKRT_WAVE_FUSED); /* evicts one */
+    mkrt_wave_topology a = get_topology(c, &ka, MKRT_WAVE_DENSE);
+    ok(a == MKRT_WAVE_DENSE,
+       "CLOCK keeps the least recently used entry when both were hit: the most recent (ka) was "
+       "evicted, where LRU would evict kb (ka now %s)",
+       mkrt_wave_topology_name(a));
+    mkrt_plan_cache_destroy(c);
+}
+
 static const mkrt_plan_identity ID99 = {99, MKRT_ANALYSIS_DATAFLOW, 0, {12, 0, 32, true, true, 1024}, 0};
 
 static mkrt_wave_topology select_t(mkrt_plan_cache *c, const mkrt_plan_identity *id, double density,
@@ -620,6 +643,7 @@ int main(void)
     parity();
     identity_hysteresis_passes_previous();
     hit_updates_previous();
+    clock_keeps();
     plans_groups_errors();
     invalidation();
     insert_race();
