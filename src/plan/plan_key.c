@@ -130,3 +130,67 @@ bool mkrt_plan_key_equal(const mkrt_plan_key *a, const mkrt_plan_key *b)
            a->launch_pressure_bucket == b->launch_pressure_bucket &&
            a->fusion_pressure_bucket == b->fusion_pressure_bucket;
 }
+
+/* Hashes and identities of keys: the cache (plan_cache.c) uses them;
+ * they live with the keys so that the two files depend one way. */
+/* Multiply-fold of two words (128-bit product, halves xored): the
+ * products of a key's word pairs are independent, so the CPU computes them
+ * in parallel instead of a chain of dependent multiplies. */
+static inline uint64_t fold(uint64_t a, uint64_t b)
+{
+    unsigned __int128 p = (unsigned __int128)a * b;
+    return (uint64_t)p ^ (uint64_t)(p >> 64);
+}
+
+static inline uint64_t identity_words_hash(uint64_t layout, uint64_t analysis,
+                                           const mkrt_device_key *d, uint64_t policy)
+{
+    uint64_t dev0 = (uint64_t)d->sm_major << 32 | (uint64_t)d->sm_minor << 16 | d->warp_size;
+    uint64_t dev1 = (uint64_t)d->supports_grid_sync << 40 | (uint64_t)d->supports_tensor_cores << 32 |
+                    d->max_workgroup_size;
+    return fold(layout ^ 0xA0761D6478BD642Full, analysis ^ 0xE7037ED1A0B428DBull) ^
+           fold(dev0 ^ 0x8EBC6AF09C88C6E3ull, dev1 ^ 0x589965CC75374CC3ull) ^
+           fold(policy ^ 0x1D8E4E27C47D124Full, 0x9E3779B97F4A7C15ull);
+}
+
+uint64_t mkrt__plan_identity_hash(const mkrt_plan_identity *id)
+{
+    uint64_t h = identity_words_hash(id->graph_layout_hash,
+                                     (uint64_t)id->analysis_kind << 56 ^ id->custom_tag, &id->device,
+                                     id->policy_fingerprint);
+    return h ^ h >> 29;
+}
+
+uint64_t mkrt__plan_key_hash(const mkrt_plan_key *k)
+{
+    uint64_t h = identity_words_hash(k->graph_layout_hash,
+                                     (uint64_t)k->analysis_kind << 56 ^ k->custom_tag, &k->device,
+                                     k->policy_fingerprint);
+    uint64_t b0 = (uint64_t)k->frontier_density_bucket << 48 |
+                  (uint64_t)k->readback_pressure_bucket << 32 | k->memory_pressure_bucket;
+    uint64_t b1 = (uint64_t)k->launch_pressure_bucket << 32 | k->fusion_pressure_bucket;
+    h ^= fold(b0 ^ 0x2D358DCCAA6C78A5ull, b1 ^ 0x8BB84B93962EACC9ull);
+    return h ^ h >> 29;
+}
+
+mkrt_plan_identity mkrt__plan_identity_of(const mkrt_plan_key *k)
+{
+    return (mkrt_plan_identity){k->graph_layout_hash, k->analysis_kind, k->custom_tag, k->device,
+                                k->policy_fingerprint};
+}
+
+bool mkrt__plan_identity_equal(const mkrt_plan_identity *a, const mkrt_plan_identity *b)
+{
+    mkrt_plan_key ka = {0}, kb = {0};
+    ka.graph_layout_hash = a->graph_layout_hash;
+    ka.analysis_kind = a->analysis_kind;
+    ka.custom_tag = a->custom_tag;
+    ka.device = a->device;
+    ka.policy_fingerprint = a->policy_fingerprint;
+    kb.graph_layout_hash = b->graph_layout_hash;
+    kb.analysis_kind = b->analysis_kind;
+    kb.custom_tag = b->custom_tag;
+    kb.device = b->device;
+    kb.policy_fingerprint = b->policy_fingerprint;
+    return mkrt_plan_key_equal(&ka, &kb); /* both hashes are 0 here */
+}

@@ -24,10 +24,7 @@ mkrt_status mkrt__ring_wait(void *ring, mkrt__ring_move_fn move, mkrt__waitq *wq
                             const _Atomic bool *closed, bool push_mode, mkrt_item *buf,
                             size_t n, uint64_t timeout_ns, size_t *done);
 
-/* Waits until the ring has room for at least one item, is closed, or the
- * deadline (absolute, NULL = none) passes: MKRT_OK, MKRT_ECLOSED or
- * MKRT_ETIMEDOUT. For the producer side of an SPSC ring. */
-mkrt_status mkrt__spsc_ring_wait_space(mkrt_spsc_ring *r, const struct timespec *deadline);
+#include "queue/spsc_wait.h" /* mkrt__spsc_ring_wait_space */
 
 /* Bad input to a *_wait call (NULL ring, or a NULL buffer with a non-zero
  * count): nothing moves, *done (when given) is 0, MKRT_EINVAL (ring.h). */

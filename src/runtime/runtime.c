@@ -8,7 +8,7 @@
 
 #include "base/error_internal.h"
 #include "runtime/runtime_internal.h"
-#include "queue/ring_internal.h"
+#include "queue/spsc_wait.h"
 #include "backend/cpu_pool.h"
 #include "backend/megakernel_backend.h"
 
