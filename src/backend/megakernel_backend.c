@@ -112,6 +112,12 @@ static mkrt_status mk_wait(mkrt__backend *be, uint64_t timeout_ns, const uint32_
     mkrt_status st = mkrt__mk_wait(&m->host, m->running_seq, timeout_ns, err);
     *nfails = st == MKRT_OK ? mkrt__mk_failures(&m->host, m->running_seq, fails) : 0;
     m->running_seq = 0;
+    /* The device's codes as mkrt_status (protocol.h: a user op's value
+     * that is not one is MKRT_EDEVICE); the list is host memory this
+     * backend owns until its next stage. */
+    uint32_t *list = (uint32_t *)(uintptr_t)*fails;
+    for (uint32_t i = 0; i < *nfails; i++)
+        list[2 * i + 1] = (uint32_t)mkrt__fail_status(list[2 * i + 1]);
     if (st == MKRT_OK)
         /* relaxed (both): the device's length was acquired with done by
          * mkrt__mk_wait; the runtime's is dispatcher-owned between batches. */

@@ -27,8 +27,8 @@ typedef struct mkrt__op_entry {
     bool idempotent;        /* exact duplicates may be pruned (mkrt_op_desc.idempotent) */
 } mkrt__op_entry;
 
-/* Failures of a batch's items: (index into the batch's items, mkrt_status
- * as uint32_t) pairs. Writers claim slots with one relaxed fetch-add; the
+/* Failures of a batch's items: (index into the batch's items, the op's
+ * mkrt_status as uint32_t) pairs. Writers claim slots with one relaxed fetch-add; the
  * reader reads after the batch's completion (acquire), which orders them. */
 typedef struct mkrt__fail_list {
     uint32_t *pairs;       /* 2 x capacity */
@@ -46,8 +46,9 @@ static inline void mkrt__fail_list_add(mkrt__fail_list *l, uint32_t index, uint3
     }
 }
 
-/* A failure-list status back to an mkrt_status: anything that is not one
- * (a device op returning garbage) is MKRT_EDEVICE. */
+/* A device's failure code as an mkrt_status: anything that is not one (a
+ * device op returning garbage) is MKRT_EDEVICE. The host's own list
+ * carries the op's status as it is (a user op may return its own codes). */
 static inline mkrt_status mkrt__fail_status(uint32_t v)
 {
     int32_t s = (int32_t)v;

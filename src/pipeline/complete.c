@@ -22,7 +22,7 @@ void mkrt__stage_take_failures(mkrt__batch *b, const uint32_t *fails, uint32_t n
 {
     for (uint32_t i = 0; i < nfails; i++)
         if (fails[2 * i] < b->exec_n)
-            mkrt__batch_fail(b, &b->exec[fails[2 * i]], mkrt__fail_status(fails[2 * i + 1]));
+            mkrt__batch_fail(b, &b->exec[fails[2 * i]], (mkrt_status)(int32_t)fails[2 * i + 1]);
 }
 
 void mkrt__stage_fail_all(mkrt__batch *b, mkrt_status why)
