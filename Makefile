@@ -23,6 +23,7 @@ BUILD    ?= build
 PREFIX   ?= /usr/local
 LIBDIR   ?= $(PREFIX)/lib
 INCDIR   ?= $(PREFIX)/include
+MANDIR   ?= $(PREFIX)/share/man
 SECONDS  ?= 3
 TEST_TIMEOUT ?= 300
 OPT      ?= -O2 -g
@@ -83,7 +84,7 @@ HEADERS     := $(sort $(wildcard include/mkrt/*.h))
 EXAMPLES    := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
 
 .PHONY: all check headers-check abi-check install-check stress soak tsan asan bench bench-quick \
-        bench-cuda demo examples install uninstall deps bench-deps clean help tests
+        bench-cuda demo examples install uninstall deps bench-deps clean help tests docs docs-check
 .DEFAULT_GOAL := all
 
 all: $(STATIC) $(SHARED) $(BUILD)/libmkrt.so ## libmkrt.a and libmkrt.so (with its SONAME link) in $(BUILD)
@@ -183,7 +184,7 @@ headers-check: ## every public header compiles on its own
 	    || { echo "header $$h does not compile on its own"; exit 1; }; \
 	done; echo "headers: $(words $(HEADERS)) public headers compile on their own"
 
-check: all $(TEST_BINS) $(EXAMPLES) $(FAKE_CUDA) $(CUDA_TEST_DATA) headers-check ## unit tests (TAP, prove), headers, exported symbols, install, examples
+check: all $(TEST_BINS) $(EXAMPLES) $(FAKE_CUDA) $(CUDA_TEST_DATA) headers-check docs-check ## unit tests (TAP, prove), headers, API docs, exported symbols, install, examples
 	prove -f --exec 'timeout -k 5 $(TEST_TIMEOUT)' $(TEST_BINS)
 	@echo "== again with the RMW wake-up protocol (MKRT_WAITQ_SYMMETRIC=1)"
 	MKRT_WAITQ_SYMMETRIC=1 prove -f --exec 'timeout -k 5 $(TEST_TIMEOUT)' \
@@ -210,6 +211,30 @@ install-check: all ## install to a scratch DESTDIR; build and run programs throu
 	    CC='$(CC)' MKRT_SAN='$(SAN)' prove -f --exec sh tests/install/check_install.sh
 
 stress: $(STRESS_BINS) $(FAKE_CUDA) ## stress programs, SECONDS=N each (default 3), fail on a lost or reordered item
+
+# The API reference: doxygen over include/mkrt/*.h (docs/Doxyfile) into
+# $(BUILD)/docs/html and $(BUILD)/docs/man/man3. Every public declaration
+# must be documented: any doxygen warning fails the target (the warnings
+# are also in $(BUILD)/docs/warnings.log).
+DOXYGEN  ?= doxygen
+DOCS_DIR := $(BUILD)/docs
+docs: ## Build the API reference (HTML + man3) with Doxygen
+	@command -v $(DOXYGEN) >/dev/null 2>&1 || { echo "docs: doxygen not installed (run make deps)"; exit 1; }
+	@rm -rf $(DOCS_DIR)/html $(DOCS_DIR)/man $(DOCS_DIR)/warnings.log && mkdir -p $(DOCS_DIR)
+	@{ cat docs/Doxyfile; echo "OUTPUT_DIRECTORY = $(DOCS_DIR)"; echo "PROJECT_NUMBER = $(VERSION)"; \
+	   echo "WARN_LOGFILE = $(DOCS_DIR)/warnings.log"; } | $(DOXYGEN) -; st=$$?; \
+	if [ -s $(DOCS_DIR)/warnings.log ]; then cat $(DOCS_DIR)/warnings.log >&2; \
+	  echo "docs: doxygen warnings above: every public declaration needs a complete doc comment" >&2; exit 1; fi; \
+	if [ $$st -ne 0 ]; then echo "docs: doxygen failed (exit $$st)" >&2; exit 1; fi
+	@sh tools/docs_man_fixup.sh $(DOCS_DIR)/man/man3
+	@echo "docs: 0 warnings; $(DOCS_DIR)/html/index.html, man pages in $(DOCS_DIR)/man/man3"
+
+# Part of make check: the same run when doxygen is installed.
+docs-check: ## Check the API reference builds without warnings (skipped without doxygen)
+	@if command -v $(DOXYGEN) >/dev/null 2>&1; then $(MAKE) --no-print-directory docs; \
+	else echo "docs check skipped: doxygen not installed (run make deps)"; fi
+
+stress: $(STRESS_BINS) $(FAKE_CUDA)
 	@set -e; for s in $(STRESS_BINS); do echo "== $$s $(SECONDS)s"; $$s --seconds $(SECONDS); done
 ifneq ($(NVCC),)
 	@echo "== $(BUILD)/stress/runtime_stress $(SECONDS)s on the CUDA backend (stand-in driver)"
@@ -307,6 +332,11 @@ install: all ## headers, libmkrt.a, libmkrt.so and mkrt.pc into $(DESTDIR)$(PREF
 	ln -sf libmkrt.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf libmkrt.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libmkrt.so
 	$(call write_pc,$(DESTDIR)$(LIBDIR)/pkgconfig/mkrt.pc)
+	@if [ -d $(BUILD)/docs/man/man3 ]; then \
+	  echo "install -m 644 $(BUILD)/docs/man/man3/*.3 $(DESTDIR)$(MANDIR)/man3/"; \
+	  install -d $(DESTDIR)$(MANDIR)/man3 && \
+	  install -m 644 $(BUILD)/docs/man/man3/*.3 $(DESTDIR)$(MANDIR)/man3/; \
+	else echo "install: no man pages in $(BUILD)/docs/man/man3 (make docs builds them)"; fi
 
 # Removes this version's files (a libmkrt.so.* of another version stays
 # for the programs linked against it).
@@ -315,10 +345,11 @@ uninstall: ## remove what `make install` installed (same PREFIX and DESTDIR)
 	rm -f $(DESTDIR)$(LIBDIR)/libmkrt.a $(DESTDIR)$(LIBDIR)/libmkrt.so \
 	    $(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/libmkrt.so.$(VERSION) \
 	    $(DESTDIR)$(LIBDIR)/pkgconfig/mkrt.pc
+	rm -f $(DESTDIR)$(MANDIR)/man3/mkrt_*.3 $(DESTDIR)$(MANDIR)/man3/mkrt.h.3 $(DESTDIR)$(MANDIR)/man3/MKRT_*.3
 
 # Debian packages. `deps` is what build + tests need; `bench-deps` adds the
 # peer libraries the benchmarks compare against.
-DEPS_PKGS       := make gcc clang perl pkg-config liburcu-dev libclang-rt-dev
+DEPS_PKGS       := make gcc clang perl pkg-config liburcu-dev libclang-rt-dev doxygen
 BENCH_DEPS_PKGS := libck-dev dpdk-dev liburcu-dev
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 define apt_install

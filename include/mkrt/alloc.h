@@ -1,19 +1,25 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* mkrt/alloc.h - the allocator every mkrt object allocates through.
+/**
+ * @file mkrt/alloc.h
+ * @brief The allocator every mkrt object allocates through.
  *
  * By default mkrt uses aligned_alloc/free. A program may install its own
  * allocator once, before it creates any mkrt object (for example to count
  * allocations, to inject failures, or to place memory on huge pages).
+ * Allocations made inside liburcu (the plan cache's hash tables, its
+ * call_rcu thread) do not go through it.
  *
  * Contract:
- *   - alloc(size, align, ctx) returns memory aligned to `align` (a power of
- *     two, at least sizeof(void *)) or NULL; mkrt turns NULL into MKRT_ENOMEM.
- *   - free(ptr, size, ctx) receives the same size that alloc was asked for.
- *   - Both may be called from any mkrt thread at any time: they must be
- *     thread-safe.
- *   - mkrt_allocator_set(NULL) restores the default. Changing the allocator
- *     while mkrt objects exist is undefined: objects are freed through the
- *     allocator that is current at the time.
+ *   - `alloc(size, align, ctx)` returns memory aligned to `align` (a power
+ *     of two, at least `sizeof(void *)`) or NULL; mkrt turns NULL into
+ *     ::MKRT_ENOMEM. `size` is never 0 (a request for 0 bytes asks for 1).
+ *   - `free(ptr, size, ctx)` receives the same size that alloc was asked
+ *     for, and is never called with NULL.
+ *   - Both may be called from any mkrt thread at any time (library threads
+ *     included): they must be thread-safe.
+ *   - `mkrt_allocator_set(NULL)` restores the default. Changing the
+ *     allocator while mkrt objects exist is undefined: objects are freed
+ *     through the allocator that is current at the time.
  */
 #ifndef MKRT_ALLOC_H
 #define MKRT_ALLOC_H
@@ -24,15 +30,27 @@
 extern "C" {
 #endif
 
+/** @brief A process-wide allocator: two functions and their context. */
 typedef struct mkrt_allocator {
+    /** Returns `size` bytes aligned to `align`, or NULL. Must be thread-safe. */
     void *(*alloc)(size_t size, size_t align, void *ctx);
+    /** Frees `ptr`, which alloc returned for the same `size`. Must be thread-safe. */
     void (*free)(void *ptr, size_t size, void *ctx);
-    void *ctx;
+    void *ctx; /**< Passed unchanged to alloc and free. */
 } mkrt_allocator;
 
-/* Installs `a` (copied) as the process-wide allocator; NULL restores the
- * default, and so does an allocator whose alloc or free is NULL. Not
- * thread-safe against concurrent mkrt allocations. */
+/**
+ * @brief Installs the process-wide allocator.
+ *
+ * The allocator is copied. NULL restores the default (aligned_alloc/free),
+ * and so does an allocator whose alloc or free is NULL. Call it once,
+ * before the first mkrt object is created (see the contract above).
+ *
+ * @param a The allocator to copy, or NULL for the default.
+ * @par Thread safety
+ * Not thread-safe against concurrent mkrt allocations: call it while no
+ * other thread uses mkrt.
+ */
 void mkrt_allocator_set(const mkrt_allocator *a);
 
 #ifdef __cplusplus

@@ -1,23 +1,28 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* mkrt/frontier.h - memory envelope of dependency-layered frontier waves.
+/**
+ * @file mkrt/frontier.h
+ * @brief Memory envelope of dependency-layered frontier waves.
  *
  * Behaviour (reference: vyre megakernel_frontier):
- *   1. Barrier-plan the waves (mkrt_plan_barriers); its errors come first.
- *   2. group budget = budget_bytes - resident_graph_bytes; when resident
- *      exceeds the budget: MKRT_EBUDGET, "resident graph bytes".
- *   3. Split every barrier group, in order, greedily into chunks whose
- *      fused bytes fit the group budget, fused(w) = frontier + 4 x scratch
- *      + output (the 4 is the fused-wave scratch multiplier). A single wave
- *      that does not fit alone: MKRT_EBUDGET, "single fused frontier wave
- *      bytes". A chunk whose bytes equal the budget stays fused. Every
- *      extra chunk costs one more global barrier.
- *   4. Peaks: the largest per-group sum of frontier, scratch and output
- *      bytes (without the x4), the widest group, and the amortized readback
- *      max(readback_bytes, peak output bytes).
- * All byte arithmetic is checked: MKRT_EOVERFLOW names the field.
+ * 1. Barrier-plan the waves (mkrt_plan_barriers()); its errors come first.
+ * 2. group budget = budget_bytes - resident_graph_bytes; when resident
+ *    exceeds the budget: ::MKRT_EBUDGET, "resident graph bytes".
+ * 3. Split every barrier group, in order, greedily into chunks whose fused
+ *    bytes fit the group budget, fused(w) = frontier + 4 x scratch + output
+ *    (the 4 is the fused-wave scratch multiplier). A single wave that does
+ *    not fit alone: ::MKRT_EBUDGET, "single fused frontier wave bytes" (see
+ *    the bug note on mkrt_plan_frontier_memory()). A chunk whose bytes equal
+ *    the budget stays fused. Every extra chunk costs one more global
+ *    barrier.
+ * 4. Peaks: the largest per-group sum of frontier, scratch and output bytes
+ *    (without the x4), the widest group, and the amortized readback
+ *    max(readback_bytes, peak output bytes).
+ *
+ * All byte arithmetic is checked: ::MKRT_EOVERFLOW names the field.
  *
  * The plan's barrier arrays live in the barrier scratch (valid until its
- * next use). One thread per scratch at a time.
+ * next use). One thread per scratch at a time; the functions are otherwise
+ * pure.
  */
 #ifndef MKRT_FRONTIER_H
 #define MKRT_FRONTIER_H
@@ -33,42 +38,122 @@
 extern "C" {
 #endif
 
-/* Scratch multiplier of a fused wave. */
+/** @brief Scratch multiplier of a fused wave. */
 #define MKRT_FUSED_SCRATCH_MULTIPLIER 4
 
+/** @brief Memory a frontier wave needs. */
 typedef struct mkrt_frontier_wave {
-    uint64_t frontier_bytes; /* resident frontier bytes the wave touches */
-    uint64_t scratch_bytes;  /* temporary bytes before fusion scaling */
-    uint64_t output_bytes;   /* bytes the wave produces */
+    uint64_t frontier_bytes; /**< Resident frontier bytes the wave touches. */
+    uint64_t scratch_bytes;  /**< Temporary bytes before fusion scaling. */
+    uint64_t output_bytes;   /**< Bytes the wave produces. */
 } mkrt_frontier_wave;
 
+/** @brief Result of mkrt_plan_frontier_memory(). */
 typedef struct mkrt_frontier_plan {
-    mkrt_barrier_plan barriers; /* after the budget split */
-    uint64_t peak_frontier_bytes;
-    uint64_t peak_scratch_bytes;
-    uint64_t peak_output_bytes;
+    /** Groups after the budget split; arrays in the barrier scratch. */
+    mkrt_barrier_plan barriers;
+    uint64_t peak_frontier_bytes; /**< Largest per-group sum of frontier bytes. */
+    uint64_t peak_scratch_bytes;  /**< Largest per-group sum of scratch bytes (not multiplied). */
+    uint64_t peak_output_bytes;   /**< Largest per-group sum of output bytes. */
+    /** max(readback_bytes, peak_output_bytes). */
     uint64_t amortized_readback_bytes;
-    size_t max_group_width;
+    size_t max_group_width;       /**< Most waves in one group after the split. */
 } mkrt_frontier_plan;
 
-/* fused(w) into *bytes; MKRT_EOVERFLOW ("fused wave scratch bytes" or
- * "fused wave bytes") when it does not fit 64 bits; MKRT_EINVAL for NULL. */
+/**
+ * @brief Fused bytes of one wave: frontier + 4 x scratch + output.
+ * @param w The wave.
+ * @param[out] bytes The sum.
+ * @param err Filled on failure; may be NULL.
+ * @retval MKRT_OK `*bytes` is set.
+ * @retval MKRT_EINVAL w or bytes is NULL.
+ * @retval MKRT_EOVERFLOW The sum does not fit 64 bits ("fused wave scratch
+ *         bytes" or "fused wave bytes").
+ * @return The status, as listed.
+ * @par Thread safety
+ * Any thread (pure).
+ */
 mkrt_status mkrt_frontier_fused_wave_bytes(const mkrt_frontier_wave *w, uint64_t *bytes,
                                            mkrt_error *err);
 
-/* MKRT_EINVAL for a NULL scratch or plan, or a NULL array with a count. */
+/**
+ * @brief Plans the barrier groups of the waves under a memory budget.
+ *
+ * Steps 1 to 4 of the file overview.
+ *
+ * @param s Barrier scratch; the plan's arrays point into it.
+ * @param waves wave_count waves; may be NULL when wave_count is 0.
+ * @param wave_count Number of waves.
+ * @param deps Dependency edges; may be NULL when dep_count is 0.
+ * @param dep_count Number of edges.
+ * @param resident_graph_bytes Bytes already resident for the graph.
+ * @param budget_bytes Total device budget.
+ * @param readback_bytes Readback to amortize (a floor for the amortized
+ *        readback).
+ * @param[out] plan The plan; written only on success.
+ * @param err Filled on failure; may be NULL.
+ * @retval MKRT_OK The plan is filled.
+ * @retval MKRT_EINVAL s or plan is NULL, waves is NULL with wave_count > 0,
+ *         or mkrt_plan_barriers() refused the edges.
+ * @retval MKRT_ECYCLE The dependencies contain a cycle.
+ * @retval MKRT_EBUDGET The resident graph exceeds the budget, or a single
+ *         wave does not fit the group budget.
+ * @retval MKRT_EOVERFLOW Byte arithmetic overflowed (the message names it).
+ * @retval MKRT_ENOMEM Scratch growth failed.
+ * @return The status, as listed.
+ * @par Thread safety
+ * The thread that owns the scratch.
+ * @bug A wave that does not fit the group budget on its own is reported
+ *      with ::MKRT_EBUDGET only when it is the first wave of its barrier
+ *      group; a later wave of the group that is too large is put in a chunk
+ *      of its own and the call succeeds, with peaks above the budget.
+ */
 mkrt_status mkrt_plan_frontier_memory(mkrt_barrier_scratch *s, const mkrt_frontier_wave *waves,
                                       size_t wave_count, const mkrt_wave_dep *deps,
                                       size_t dep_count, uint64_t resident_graph_bytes,
                                       uint64_t budget_bytes, uint64_t readback_bytes,
                                       mkrt_frontier_plan *plan, mkrt_error *err);
 
-/* Frontier execution planning: graph bytes from the layout's per-node and
- * per-edge sizes, the memory plan above (readback = the sample's), then
- * mkrt_plan_execution with the three peaks as the wave bytes and the
- * amortized readback in the sample. layout's frontier/scratch/output
- * fields are ignored. MKRT_EINVAL for any NULL pointer but err (and deps
- * or waves when their count is 0). */
+/**
+ * @brief Frontier execution planning: memory plan, then topology.
+ *
+ * Graph bytes from the layout's per-node and per-edge sizes
+ * (mkrt_graph_resident_bytes()), the memory plan above (readback = the
+ * sample's), then mkrt_plan_execution() with the three peaks as the wave
+ * bytes and the amortized readback in the sample. The layout's
+ * frontier/scratch/output fields are ignored.
+ *
+ * @param s Barrier scratch; the frontier plan's arrays point into it.
+ * @param sample Schedule sample (cost, density, readback).
+ * @param graph Graph shape.
+ * @param layout Bytes per node and per edge.
+ * @param waves wave_count waves; may be NULL when wave_count is 0.
+ * @param wave_count Number of waves.
+ * @param deps Dependency edges; may be NULL when dep_count is 0.
+ * @param dep_count Number of edges.
+ * @param budget_bytes Total device budget.
+ * @param launch_overhead_ns Launch overhead per dispatch.
+ * @param fusion_pressure Fusion pressure in [0, 1] (see
+ *        mkrt_schedule_fusion_pressure()).
+ * @param device_wide_barrier Whether the device has a device-wide barrier
+ *        (without one, fusion pressure counts as 0).
+ * @param[out] execution The execution plan.
+ * @param[out] plan The frontier memory plan.
+ * @param err Filled on failure; may be NULL.
+ * @retval MKRT_OK Both plans are filled.
+ * @retval MKRT_EINVAL Any pointer but err is NULL (deps and waves may be
+ *         NULL when their count is 0), or as for
+ *         mkrt_plan_frontier_memory().
+ * @retval MKRT_ECYCLE The dependencies contain a cycle.
+ * @retval MKRT_EBUDGET As for mkrt_plan_frontier_memory(), or not even
+ *         the sparse topology fits (mkrt_plan_execution()).
+ * @retval MKRT_EOVERFLOW Byte arithmetic overflowed (the message names it).
+ * @retval MKRT_ENOMEM Scratch growth failed.
+ * @return The status, as listed. `*plan` is written as soon as the memory
+ *         planning succeeds, even when the execution planning then fails.
+ * @par Thread safety
+ * The thread that owns the scratch.
+ */
 mkrt_status mkrt_plan_frontier_execution(mkrt_barrier_scratch *s, const mkrt_exec_sample *sample,
                                          const mkrt_graph_shape *graph,
                                          const mkrt_byte_layout *layout,

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* mkrt/item.h - the 16-byte work item.
+/**
+ * @file mkrt/item.h
+ * @brief The 16-byte work item.
  *
  * An item names an operation (`op`), the handle it reads (`in`), the handle
  * it writes (`out`) and the operation's argument (`param`). Items are plain
@@ -15,11 +17,18 @@
 extern "C" {
 #endif
 
+/**
+ * @brief One unit of work: 16 bytes, 4-byte aligned.
+ *
+ * The runtime (mkrt/runtime.h) orders items by the handles they read and
+ * write; the rings, dedupe and layering treat items as opaque values apart
+ * from those fields.
+ */
 typedef struct mkrt_item {
-    uint32_t op;
-    uint32_t in;
-    uint32_t out;
-    uint32_t param;
+    uint32_t op;    /**< Operation: a built-in MKRT_OP_* or a registered user op. */
+    uint32_t in;    /**< Handle (cell index) the item reads. */
+    uint32_t out;   /**< Handle (cell index) the item writes. */
+    uint32_t param; /**< The operation's argument. */
 } mkrt_item;
 
 #ifdef __cplusplus

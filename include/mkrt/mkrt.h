@@ -1,5 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* mkrt/mkrt.h - the whole public API of mkrt, one include. */
+/**
+ * @file mkrt/mkrt.h
+ * @brief The whole public API of mkrt, one include.
+ *
+ * Includes every other public header; link with `pkg-config --libs mkrt`.
+ */
 #ifndef MKRT_MKRT_H
 #define MKRT_MKRT_H
 

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* mkrt/runtime.h - the runtime: producers -> dispatcher -> megakernel.
+/**
+ * @file mkrt/runtime.h
+ * @brief The runtime: producers -> dispatcher -> megakernel.
  *
  * Producer threads publish items into their own lock-free rings. One
  * dispatcher thread drains the rings round robin (at most burst_per_ring
@@ -12,32 +14,36 @@
  * planned while batch k runs.
  *
  * Ordering contract (within a batch, items in drain order):
- *   B runs after A when B.in == A.out, B.out == A.out, or B.out == A.in.
- *   A producer's items are drained in publish order.
- *   Batches run in order: batch k completes before batch k+1 starts.
- *   Results are those of running the admitted items one after another in
+ * - B runs after A when B.in == A.out, B.out == A.out, or B.out == A.in.
+ * - A producer's items are drained in publish order.
+ * - Batches run in order: batch k completes before batch k+1 starts.
+ * - Results are those of running the admitted items one after another in
  *   drain order. Dedupe never changes them: an exact duplicate (same op,
- *   in, out, param) of an earlier item of the batch is pruned only when
- *   the op is idempotent for it (mkrt_op_desc.idempotent; built-ins: NOP
- *   and STORE always, ADD when in != out, APPEND never) and no item
- *   between the two writes (has as out) the duplicate's in or out handle.
- * Accounting: published = executed + pruned + failed, always, once drained:
- * every item is counted exactly once. When the device faults or its
- * watchdog trips, every admitted item of that batch is reported failed
- * (MKRT_EDEVICE or MKRT_ETIMEDOUT; items refused at admission keep their own
- * status), including items the device ran before it failed: the cells that
- * batch writes are then undefined, and its APPENDs are dropped.
+ *   in, out, param) of an earlier item of the batch is pruned only when the
+ *   op is idempotent for it (::mkrt_op_desc::idempotent; built-ins: NOP and
+ *   STORE always, ADD when in != out, APPEND never) and no item between the
+ *   two writes (has as out) the duplicate's in or out handle.
+ *
+ * Accounting: published = executed + pruned + failed, always, once
+ * drained: every item is counted exactly once. When the device faults or
+ * its watchdog trips, every admitted item of that batch is reported failed
+ * (::MKRT_EDEVICE or ::MKRT_ETIMEDOUT; items refused at admission keep
+ * their own status), including items the device ran before it failed: the
+ * cells that batch writes are then undefined, and its APPENDs are dropped.
+ *
  * Nothing is dropped silently: an item that cannot run (unknown op, handle
  * out of range, a failing user op, over the memory budget, or left when
  * destroy times out) goes to the error callback, or to the dead-letter ring
  * when there is no callback, and is counted as failed. Items are checked
- * (op known, handles below mkrt_config.cells: STORE and APPEND out, ADD in
+ * (op known, handles below mkrt_config::cells: STORE and APPEND out, ADD in
  * and out, user ops in and out; room in the APPEND log) before dedupe and
  * layering, the same way on every backend, so a bad item never reaches an
  * op and never adds a layer.
+ *
  * Bad arguments (NULL pointers, out-of-range numbers) to any call return
- * MKRT_EINVAL (or 0 / NULL where the call returns a count or a handle);
- * nothing aborts.
+ * ::MKRT_EINVAL (or 0 / NULL where the call returns a count or a handle);
+ * nothing aborts. (mkrt_destroy() of NULL is a no-op that returns
+ * ::MKRT_OK.)
  *
  * Threads: a producer handle belongs to one thread at a time. Everything
  * else may be called from any thread. Stats can be read at any time.
@@ -56,235 +62,589 @@
 extern "C" {
 #endif
 
-/* Built-in ops. User ops use numbers from MKRT_OP_USER_FIRST up. */
+/** @brief Built-in ops. User ops use numbers from ::MKRT_OP_USER_FIRST up. */
 enum {
-    MKRT_OP_NOP = 0,    /* nothing */
-    MKRT_OP_STORE = 1,  /* cell[out] = param */
-    MKRT_OP_ADD = 2,    /* cell[out] = cell[in] + param */
-    MKRT_OP_APPEND = 3, /* append param to out's log (observable order) */
-    MKRT_OP_USER_FIRST = 16
+    MKRT_OP_NOP = 0,    /**< Nothing (handles are not checked). */
+    MKRT_OP_STORE = 1,  /**< cell[out] = param. */
+    MKRT_OP_ADD = 2,    /**< cell[out] = cell[in] + param. */
+    MKRT_OP_APPEND = 3, /**< Append param to out's entries in the APPEND log (observable order). */
+    MKRT_OP_USER_FIRST = 16 /**< First op number mkrt_op_register() accepts. */
 };
-#define MKRT_OP_MAX 4096 /* ops are numbered 0..MKRT_OP_MAX-1 */
+/** @brief Ops are numbered 0..MKRT_OP_MAX-1. */
+#define MKRT_OP_MAX 4096
 
-/* Upper bounds of mkrt_config fields (mkrt_create: MKRT_EINVAL above them). */
+/** @brief Largest mkrt_config::workers (mkrt_create(): ::MKRT_EINVAL above it). */
 #define MKRT_CONFIG_WORKERS_MAX 1024u
+/** @brief Largest mkrt_config::max_batch and mkrt_config::burst_per_ring. */
 #define MKRT_CONFIG_MAX_BATCH_MAX ((size_t)1 << 24)
+/** @brief Largest mkrt_config::max_producers. */
 #define MKRT_CONFIG_PRODUCERS_MAX 4096u
-#define MKRT_CONFIG_CELLS_MAX (1u << 30)          /* 8 GiB of cells */
-#define MKRT_CONFIG_APPEND_LOG_MAX ((size_t)1 << 30) /* 8 GiB of entries */
+/** @brief Largest mkrt_config::cells (8 GiB of cells). */
+#define MKRT_CONFIG_CELLS_MAX (1u << 30)
+/** @brief Largest mkrt_config::append_log_capacity (8 GiB of entries). */
+#define MKRT_CONFIG_APPEND_LOG_MAX ((size_t)1 << 30)
+/** @brief Largest mkrt_config::dead_letter_capacity. */
 #define MKRT_CONFIG_DEAD_LETTERS_MAX ((size_t)1 << 24)
+/** @brief Largest mkrt_config::cuda_max_blocks. */
 #define MKRT_CONFIG_CUDA_BLOCKS_MAX 2048u
+/** @brief Largest mkrt_config::cuda_user_ptx_size, in bytes. */
 #define MKRT_CONFIG_CUDA_PTX_MAX ((size_t)64 << 20)
 
+/** @brief Which backend runs the batches. */
 typedef enum mkrt_backend_kind {
-    MKRT_BACKEND_AUTO, /* CUDA when built and usable, else CPU (the reason is in
-                        * mkrt_backend_describe and mkrt_stats.backend_detail) */
-    MKRT_BACKEND_CPU,
-    /* The persistent megakernel on GPU 0 through the CUDA Driver API
-     * (libcuda.so.1 loaded at run time). Batches of built-in ops, and of
-     * device user ops, run on the GPU; batches with other user ops on the
-     * CPU pool. A device fault or a watchdog trip sends the batch to the
-     * error path and the runtime carries on with the CPU pool. */
+    /** CUDA when built and usable, else CPU (the reason is in
+     *  mkrt_backend_describe() and mkrt_stats::backend_detail). */
+    MKRT_BACKEND_AUTO,
+    MKRT_BACKEND_CPU, /**< The CPU worker pool. */
+    /** The persistent megakernel on GPU 0 through the CUDA Driver API
+     *  (libcuda.so.1 loaded at run time). Batches of built-in ops, and of
+     *  device user ops, run on the GPU; batches with other user ops on the
+     *  CPU pool. A device fault or a watchdog trip sends the batch to the
+     *  error path and the runtime carries on with the CPU pool. */
     MKRT_BACKEND_CUDA,
-    /* The megakernel protocol (control block, doubled descriptors,
-     * doorbell, watchdog) against a host thread that plays the device: the
-     * GPU path's host side, testable anywhere. Batches with user ops (C
-     * functions) run on the CPU pool; if the device fails or hangs, its
-     * batch goes to the error path and the runtime continues on the CPU. */
+    /** The megakernel protocol (control block, doubled descriptors,
+     *  doorbell, watchdog) against a host thread that plays the device: the
+     *  GPU path's host side, testable anywhere. Batches with user ops (C
+     *  functions) run on the CPU pool; if the device fails or hangs, its
+     *  batch goes to the error path and the runtime continues on the CPU. */
     MKRT_BACKEND_SIM
 } mkrt_backend_kind;
 
+/** @brief Opaque runtime (mkrt_create()). */
 typedef struct mkrt_runtime mkrt_runtime;
+/** @brief Opaque producer handle (mkrt_producer_open()); one thread at a time. */
 typedef struct mkrt_producer mkrt_producer;
 
-/* Called on the dispatcher thread for every item that fails; must not call
- * back into the runtime's blocking functions. */
+/**
+ * @brief Error callback: told about every item that fails.
+ *
+ * Called on the dispatcher thread, one item at a time; must not call back
+ * into the runtime's blocking functions (mkrt_drain(), mkrt_wait(),
+ * mkrt_destroy(), blocking publishes). `why` is ::MKRT_ENOTSUP (op not
+ * registered), ::MKRT_EINVAL (handle not below mkrt_config::cells),
+ * ::MKRT_EBUDGET (the op's envelope exceeds device_memory_budget),
+ * ::MKRT_EOVERFLOW (APPEND log full), ::MKRT_ETIMEDOUT (left when
+ * mkrt_destroy() timed out, or a watchdog trip), ::MKRT_EDEVICE (device
+ * fault), or the failure status a user op returned.
+ *
+ * @param ctx mkrt_config::error_ctx.
+ * @param item The failed item (valid during the call).
+ * @param why Why it failed.
+ * @param message A sentence with the item, the reason and a fix (valid
+ *        during the call).
+ */
 typedef void (*mkrt_error_fn)(void *ctx, const mkrt_item *item, mkrt_status why,
                               const char *message);
 
-/* Each field: meaning (default) [accepted range]. */
+/**
+ * @brief Runtime configuration: start from mkrt_config_default().
+ *
+ * Each field: meaning (default) [accepted range]; mkrt_create() refuses a
+ * value outside its range with ::MKRT_EINVAL.
+ */
 typedef struct mkrt_config {
-    mkrt_backend_kind backend;     /* AUTO [AUTO, CPU, CUDA, SIM] */
-    uint32_t workers;              /* 0: one per online CPU [0..MKRT_CONFIG_WORKERS_MAX] */
-    size_t ring_capacity;          /* per producer (4096) [power of two, 2..MKRT_RING_CAPACITY_MAX] */
-    size_t max_batch;              /* items per batch (65536) [1..MKRT_CONFIG_MAX_BATCH_MAX] */
-    uint32_t max_producers;        /* open at once (64) [1..MKRT_CONFIG_PRODUCERS_MAX] */
-    size_t burst_per_ring;         /* items per ring per drain pass (1024), at most max_batch
-                                    * are taken [1..MKRT_CONFIG_MAX_BATCH_MAX] */
-    uint64_t device_memory_budget; /* bytes a layer may use, 0: unbounded [any] */
-    uint32_t watchdog_ms;          /* device watchdog (CUDA, SIM); 0: none (5000) [any] */
-    uint32_t cells;                /* 64-bit cells, handles 0..cells-1 (1 << 20)
-                                    * [1..MKRT_CONFIG_CELLS_MAX] */
-    /* APPEND log entries kept until consumed (1 << 20) [0..MKRT_CONFIG_APPEND_LOG_MAX];
-     * 0: every APPEND fails with MKRT_EOVERFLOW. */
+    mkrt_backend_kind backend;     /**< Backend (AUTO) [AUTO, CPU, CUDA, SIM]. */
+    uint32_t workers;              /**< CPU workers; 0: one per online CPU (0) [0..MKRT_CONFIG_WORKERS_MAX]. */
+    size_t ring_capacity;          /**< Ring slots per producer (4096) [power of two, 2..MKRT_RING_CAPACITY_MAX]. */
+    size_t max_batch;              /**< Items per batch (65536) [1..MKRT_CONFIG_MAX_BATCH_MAX]. */
+    uint32_t max_producers;        /**< Producers open at once (64) [1..MKRT_CONFIG_PRODUCERS_MAX]. */
+    /** Items per ring per drain pass (1024); at most max_batch are taken
+     *  [1..MKRT_CONFIG_MAX_BATCH_MAX]. */
+    size_t burst_per_ring;
+    uint64_t device_memory_budget; /**< Bytes a layer may use; 0: unbounded (0) [any]. */
+    uint32_t watchdog_ms;          /**< Device watchdog (CUDA, SIM); 0: none (5000) [any]. */
+    /** 64-bit cells, handles 0..cells-1 (1 << 20) [1..MKRT_CONFIG_CELLS_MAX]. */
+    uint32_t cells;
+    /** APPEND log entries kept until consumed (1 << 20)
+     *  [0..MKRT_CONFIG_APPEND_LOG_MAX]; 0: every APPEND fails with
+     *  ::MKRT_EOVERFLOW. */
     size_t append_log_capacity;
-    mkrt_error_fn on_error;        /* NULL: failures go to the dead-letter ring */
-    void *error_ctx;
-    size_t dead_letter_capacity;   /* (4096) [power of two, 2..MKRT_CONFIG_DEAD_LETTERS_MAX] */
-    /* CUDA backend. The megakernel's grid is the occupancy API's resident
-     * blocks per SM x SMs, bounded by cuda_max_blocks (0: no bound). Device
-     * user ops: PTX text defining
-     *   extern "C" __device__ unsigned mkrt_user_op(unsigned op,
-     *       unsigned in, unsigned out, unsigned param,
-     *       unsigned long long *cells, unsigned cell_count);
-     * (nvcc -rdc=true -ptx), returning 0 or a negative mkrt_status cast to
-     * unsigned; linked into the megakernel at mkrt_create. Ops registered
-     * with mkrt_op_desc.device run there; size 0 means NUL-terminated.
-     * cuda_max_blocks [0..MKRT_CONFIG_CUDA_BLOCKS_MAX]; the PTX at most
-     * MKRT_CONFIG_CUDA_PTX_MAX bytes, and a size without text is refused. */
+    mkrt_error_fn on_error;        /**< Error callback; NULL: failures go to the dead-letter ring (NULL). */
+    void *error_ctx;               /**< Passed to on_error (NULL). */
+    /** Dead-letter ring slots (4096) [power of two,
+     *  2..MKRT_CONFIG_DEAD_LETTERS_MAX]. */
+    size_t dead_letter_capacity;
+    /** CUDA backend: bound of the megakernel's grid (0: no bound)
+     *  [0..MKRT_CONFIG_CUDA_BLOCKS_MAX]. The grid is the occupancy API's
+     *  resident blocks per SM x SMs, bounded by this. */
     uint32_t cuda_max_blocks;
+    /** CUDA backend: PTX text of the device user ops (NULL).
+     *
+     *  The PTX (`nvcc -rdc=true -ptx`) defines
+     *  @code
+     *  extern "C" __device__ unsigned mkrt_user_op(unsigned op,
+     *      unsigned in, unsigned out, unsigned param,
+     *      unsigned long long *cells, unsigned cell_count);
+     *  @endcode
+     *  returning 0 or a negative ::mkrt_status cast to unsigned; it is
+     *  linked into the megakernel at mkrt_create(). Ops registered with
+     *  mkrt_op_desc::device run there. */
     const char *cuda_user_ptx;
+    /** Size of cuda_user_ptx in bytes; 0 means NUL-terminated (0)
+     *  [0..MKRT_CONFIG_CUDA_PTX_MAX]; a size without text is refused. */
     size_t cuda_user_ptx_size;
 } mkrt_config;
 
-/* What a user op sees. Cells may be read and written only at the item's
- * in and out handles (the ordering contract covers nothing else). */
+/**
+ * @brief What a user op sees.
+ *
+ * Cells may be read and written only at the item's in and out handles (the
+ * ordering contract covers nothing else).
+ */
 typedef struct mkrt_op_ctx {
-    uint64_t *cells;
-    uint32_t cell_count;
-    void *user;
+    uint64_t *cells;     /**< The runtime's cells. */
+    uint32_t cell_count; /**< mkrt_config::cells. */
+    void *user;          /**< mkrt_op_desc::user. */
 } mkrt_op_ctx;
 
+/**
+ * @brief A user op's CPU implementation.
+ *
+ * Runs on a worker thread (or the dispatcher thread, for small batches);
+ * items of one layer run concurrently on different threads, so the
+ * function must be thread-safe for items with different handles. It must
+ * not call mkrt_drain(), mkrt_wait() or mkrt_destroy().
+ *
+ * @param item The item (in and out are below cell_count).
+ * @param ctx Cells and the op's user pointer.
+ * @return ::MKRT_OK, or a failure status: the item then goes to the error
+ *         path with that status.
+ */
 typedef mkrt_status (*mkrt_op_fn)(const mkrt_item *item, const mkrt_op_ctx *ctx);
 
+/** @brief Registration of a user op (mkrt_op_register()). */
 typedef struct mkrt_op_desc {
-    mkrt_op_fn fn;
-    void *user;
-    /* Memory envelope of one item of this op, for the frontier planner:
-     * a layer's items are split into chunks whose fused bytes (frontier +
-     * 4 x scratch + output) fit device_memory_budget. */
+    mkrt_op_fn fn; /**< CPU implementation; required. */
+    void *user;    /**< Passed as mkrt_op_ctx::user. */
     uint64_t frontier_bytes, scratch_bytes, output_bytes;
-    const char *name; /* for messages; may be NULL */
-    /* The op is also defined by mkrt_user_op in mkrt_config.cuda_user_ptx:
-     * on the CUDA backend its items run on the GPU. fn stays its CPU
-     * implementation (CPU backend, fallback) and must give the same
-     * results. */
+    /** @var frontier_bytes
+     *  @brief Frontier bytes of one item of this op.
+     *
+     *  With scratch_bytes and output_bytes, the op's memory envelope for the
+     *  frontier planner: a layer's items are split into chunks whose fused
+     *  bytes (frontier + 4 x scratch + output) fit
+     *  mkrt_config::device_memory_budget, and an item whose own fused bytes
+     *  exceed a non-zero budget fails with ::MKRT_EBUDGET. */
+    /** @var scratch_bytes
+     *  @brief Scratch bytes of one item of this op (counted 4 times when fused). */
+    /** @var output_bytes
+     *  @brief Output bytes of one item of this op. */
+    const char *name; /**< For messages; may be NULL. */
+    /** The op is also defined by mkrt_user_op in mkrt_config::cuda_user_ptx:
+     *  on the CUDA backend its items run on the GPU. fn stays its CPU
+     *  implementation (CPU backend, fallback) and must give the same
+     *  results. */
     bool device;
-    /* Running an item twice in a row has the effect of running it once
-     * (for example out = max(out, param), or out = f(in) with in != out),
-     * so dedupe may prune its exact duplicates (see the ordering contract
-     * above). false (the default, and the safe choice): every copy runs,
-     * as for an op that accumulates (out += param). */
+    /** Running an item twice in a row has the effect of running it once
+     *  (for example out = max(out, param), or out = f(in) with in != out),
+     *  so dedupe may prune its exact duplicates (see the ordering contract
+     *  in the file overview). false (the default, and the safe choice):
+     *  every copy runs, as for an op that accumulates (out += param). */
     bool idempotent;
 } mkrt_op_desc;
 
+/** @brief A snapshot of the runtime's counters (mkrt_stats_read()). */
 typedef struct mkrt_stats {
     uint64_t published, executed, pruned, failed;
     uint64_t batches, layers, global_barriers;
     uint64_t plan_cache_hits, plan_cache_misses;
-    uint64_t ring_high_water;      /* most items seen waiting in one ring */
-    uint64_t dead_letters_dropped; /* dead-letter ring full (also counted failed) */
-    uint64_t latency_samples;
+    uint64_t ring_high_water;      /**< Most items seen waiting in one ring. */
+    uint64_t dead_letters_dropped; /**< Failures lost because the dead-letter ring was full (also counted failed). */
+    uint64_t latency_samples;      /**< Publish-to-completion samples taken. */
     uint64_t latency_p50_ns, latency_p99_ns, latency_p999_ns; /* publish to completion */
-    uint32_t producers_open;
-    uint32_t workers;
-    const char *backend;        /* "cpu", "sim" or "cuda" (what runs batches now) */
-    uint64_t device_batches;    /* batches the device ran */
-    uint64_t device_failures;   /* device errors or watchdog trips */
-    const char *backend_detail; /* as mkrt_backend_describe: why AUTO fell back */
+    uint32_t producers_open;       /**< Producers in the runtime (closed ones count until retired). */
+    uint32_t workers;              /**< CPU workers. */
+    const char *backend;           /**< What runs batches now: "cpu", "sim" or "cuda" (static string). */
+    uint64_t device_batches;       /**< Batches the device ran. */
+    uint64_t device_failures;      /**< Device errors or watchdog trips. */
+    /** As mkrt_backend_describe(): the backend and why AUTO fell back; owned
+     *  by the runtime, valid until mkrt_destroy(). */
+    const char *backend_detail;
+    /** @var published
+     *  @brief Items accepted by mkrt_publish() and friends. */
+    /** @var executed
+     *  @brief Items that ran successfully. */
+    /** @var pruned
+     *  @brief Items dropped as redundant duplicates. */
+    /** @var failed
+     *  @brief Items that went to the error path. */
+    /** @var batches
+     *  @brief Batches run. */
+    /** @var layers
+     *  @brief Layers (barrier groups) run, over all batches. */
+    /** @var global_barriers
+     *  @brief Barriers between layers, over all batches. */
+    /** @var plan_cache_hits
+     *  @brief Batch plans found in the runtime's plan cache. */
+    /** @var plan_cache_misses
+     *  @brief Batch plans that had to be built. */
+    /** @var latency_p50_ns
+     *  @brief Median publish-to-completion latency, in ns. */
+    /** @var latency_p99_ns
+     *  @brief 99th percentile publish-to-completion latency, in ns. */
+    /** @var latency_p999_ns
+     *  @brief 99.9th percentile publish-to-completion latency, in ns. */
 } mkrt_stats;
 
+/** @brief Counters of one producer (mkrt_stats_producers()). */
 typedef struct mkrt_producer_stats {
-    uint32_t id;
+    uint32_t id; /**< The producer's id, unique within the runtime, in opening order. */
     uint64_t published, completed;
+    /** @var published
+     *  @brief Items this producer published. */
+    /** @var completed
+     *  @brief Items of this producer that completed (ran, were pruned or failed). */
 } mkrt_producer_stats;
 
+/**
+ * @brief The default configuration (the values in parentheses in ::mkrt_config).
+ * @return The configuration, by value.
+ * @par Thread safety
+ * Any thread.
+ */
 mkrt_config mkrt_config_default(void);
 
-/* Starts the dispatcher and the backend. cfg NULL: the defaults.
- * MKRT_EINVAL (rt NULL, or a config field outside its range, with the field,
- * the value, the range and a Fix), MKRT_ENOMEM (nothing is left allocated),
- * MKRT_EDEVICE (CUDA requested but not usable; AUTO falls back to CPU). */
+/**
+ * @brief Creates a runtime: starts the dispatcher and the backend.
+ * @param cfg The configuration (copied); NULL: the defaults.
+ * @param[out] rt The runtime (NULL on failure). Destroy it with
+ *        mkrt_destroy().
+ * @param err Filled on failure; may be NULL.
+ * @retval MKRT_OK `*rt` is running.
+ * @retval MKRT_EINVAL rt is NULL, or a config field is outside its range
+ *         (the message names the field, the value, the range and a fix).
+ * @retval MKRT_EOVERFLOW cells or append_log_capacity need more bytes than
+ *         the machine can address.
+ * @retval MKRT_ENOMEM Memory or a thread could not be had; nothing is left
+ *         allocated.
+ * @retval MKRT_EDEVICE CUDA was requested but is not usable (AUTO falls
+ *         back to the CPU instead).
+ * @return The status, as listed (SIM may also report the simulated
+ *         device's own ::MKRT_ENOMEM or ::MKRT_EOVERFLOW).
+ * @par Thread safety
+ * Any thread.
+ */
 mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **rt, mkrt_error *err);
 
-/* Stops intake (later publishes: MKRT_ECLOSED), runs everything already
- * published, joins every thread and frees everything. If that takes longer
- * than timeout_ns, whatever has not started running goes to the error path
- * with MKRT_ETIMEDOUT (the batch in progress still finishes) and
- * MKRT_ETIMEDOUT is returned. Producer threads may be inside mkrt_publish
- * meanwhile (they get MKRT_ECLOSED); producers left open stay valid as
- * handles whose publish, fence and wait return MKRT_ECLOSED, and are freed
- * by mkrt_producer_close (which may also race mkrt_destroy). mkrt_wait may
- * overlap it (returning when its ticket completed, or MKRT_ECLOSED); calls
- * that take the runtime itself (mkrt_drain, stats, cells, the log) must not
- * overlap it or follow it. */
+/**
+ * @brief Stops intake, runs everything published, and frees the runtime.
+ *
+ * Later publishes get ::MKRT_ECLOSED. Everything already published runs;
+ * then every thread is joined and everything freed. If that takes longer
+ * than timeout_ns, whatever has not started running goes to the error
+ * path with ::MKRT_ETIMEDOUT (the batch in progress still finishes).
+ *
+ * @param rt The runtime; NULL is a no-op that returns ::MKRT_OK.
+ * @param timeout_ns Relative timeout for the drain; ::MKRT_TIMEOUT_INFINITE
+ *        waits for ever.
+ * @param err Filled on failure; may be NULL.
+ * @retval MKRT_OK Everything ran (or failed on the error path) and the
+ *         runtime is gone.
+ * @retval MKRT_ETIMEDOUT The drain timed out; the runtime is still gone.
+ * @retval MKRT_EDEVICE The CUDA megakernel did not stop (an op that never
+ *         returns): the runtime is gone but its cells and the device's
+ *         memory stay allocated.
+ * @return The status, as listed.
+ * @par Thread safety
+ * Any thread, once. Producer threads may be inside mkrt_publish()
+ * meanwhile (they get ::MKRT_ECLOSED); producers left open stay valid as
+ * handles whose publish, fence and wait return ::MKRT_ECLOSED, and are
+ * freed by mkrt_producer_close() (which may also race mkrt_destroy()).
+ * mkrt_wait() may overlap it (returning when its ticket completed, or
+ * ::MKRT_ECLOSED); calls that take the runtime itself (mkrt_drain(),
+ * stats, cells, the log, mkrt_producer_open()) must not overlap it or
+ * follow it.
+ */
 mkrt_status mkrt_destroy(mkrt_runtime *rt, uint64_t timeout_ns, mkrt_error *err);
 
-/* Registers op (MKRT_OP_USER_FIRST..MKRT_OP_MAX-1) before any producer is
- * opened (registering the same number again replaces it). MKRT_EINVAL for
- * a NULL rt or desc, a built-in number, an out-of-range number, a NULL fn,
- * or a registration after the first producer opened successfully (a failed
- * mkrt_producer_open leaves no trace). */
+/**
+ * @brief Registers a user op.
+ *
+ * Registering the same number again replaces it. Only before the first
+ * producer is opened successfully (a failed mkrt_producer_open() leaves no
+ * trace); the op table is frozen after that.
+ *
+ * @param rt The runtime.
+ * @param op Op number, MKRT_OP_USER_FIRST..MKRT_OP_MAX-1.
+ * @param desc The op (copied; desc->name and desc->user must outlive the
+ *        runtime).
+ * @param err Filled on failure; may be NULL.
+ * @retval MKRT_OK Registered.
+ * @retval MKRT_EINVAL rt or desc is NULL, op is built in or out of range,
+ *         desc->fn is NULL, or a producer was already opened.
+ * @return The status, as listed.
+ * @par Thread safety
+ * Any thread; serialised with mkrt_producer_open().
+ */
 mkrt_status mkrt_op_register(mkrt_runtime *rt, uint32_t op, const mkrt_op_desc *desc,
                              mkrt_error *err);
 
-/* NULL + err when rt is NULL (MKRT_EINVAL), max_producers are open
- * (MKRT_EAGAIN), the runtime is shutting down (MKRT_ECLOSED), or memory is
- * short (MKRT_ENOMEM). */
+/**
+ * @brief Opens a producer: a ring of its own to publish into.
+ * @param rt The runtime.
+ * @param err Filled on failure; may be NULL.
+ * @return The producer (close it with mkrt_producer_close()), or NULL with
+ *         err set: ::MKRT_EINVAL when rt is NULL, ::MKRT_EAGAIN when
+ *         max_producers are open, ::MKRT_ECLOSED when the runtime is
+ *         shutting down, ::MKRT_ENOMEM when memory is short.
+ * @par Thread safety
+ * Any thread. The producer then belongs to one thread at a time.
+ */
 mkrt_producer *mkrt_producer_open(mkrt_runtime *rt, mkrt_error *err);
-/* Everything published stays queued and runs; the handle is gone. May race
- * mkrt_destroy from another thread. NULL is ignored. */
+/**
+ * @brief Closes a producer.
+ *
+ * Everything it published stays queued and runs; the handle is gone (the
+ * runtime retires it once its items are drained).
+ *
+ * @param p The producer; NULL is ignored.
+ * @par Thread safety
+ * The producer's owning thread; may race mkrt_destroy() from another
+ * thread, also after it returned (the handle is then freed here).
+ */
 void mkrt_producer_close(mkrt_producer *p);
 
-/* Publishes all n items, waiting for ring space up to timeout_ns.
- * MKRT_OK, or MKRT_ETIMEDOUT / MKRT_ECLOSED after publishing a prefix
- * (mkrt_publish_some tells how long). Items are copied. */
+/**
+ * @brief Publishes all n items, waiting for ring space up to timeout_ns.
+ *
+ * Items are copied, and drained in publish order.
+ *
+ * @param p The producer.
+ * @param items The items; may be NULL when n is 0.
+ * @param n Number of items.
+ * @param timeout_ns Relative timeout; 0 tries once,
+ *        ::MKRT_TIMEOUT_INFINITE waits for ever.
+ * @param err Filled on failure; may be NULL.
+ * @retval MKRT_OK All n items were published.
+ * @retval MKRT_ETIMEDOUT The ring stayed full; a prefix was published
+ *         (mkrt_publish_some() tells how long).
+ * @retval MKRT_ECLOSED mkrt_destroy() began; a prefix may have been
+ *         published.
+ * @retval MKRT_EINVAL p is NULL, or items is NULL with n > 0.
+ * @return The status, as listed.
+ * @par Thread safety
+ * The producer's owning thread; other producers publish concurrently.
+ */
 mkrt_status mkrt_publish(mkrt_producer *p, const mkrt_item *items, size_t n, uint64_t timeout_ns,
                          mkrt_error *err);
+/**
+ * @brief mkrt_publish(), telling how many items were published.
+ * @param p The producer.
+ * @param items The items; may be NULL when n is 0.
+ * @param n Number of items.
+ * @param timeout_ns Relative timeout; 0 tries once,
+ *        ::MKRT_TIMEOUT_INFINITE waits for ever.
+ * @param[out] published Items published (a prefix of items), whatever the
+ *        result; may be NULL.
+ * @param err Filled on failure; may be NULL.
+ * @retval MKRT_OK All n items were published.
+ * @retval MKRT_ETIMEDOUT The ring stayed full; `*published` < n.
+ * @retval MKRT_ECLOSED mkrt_destroy() began; `*published` items went in.
+ * @retval MKRT_EINVAL p is NULL, or items is NULL with n > 0.
+ * @return The status, as listed.
+ * @par Thread safety
+ * The producer's owning thread.
+ */
 mkrt_status mkrt_publish_some(mkrt_producer *p, const mkrt_item *items, size_t n,
                               uint64_t timeout_ns, size_t *published, mkrt_error *err);
-/* Non-blocking: how many of items[0..n) were accepted (a prefix). */
+/**
+ * @brief Publishes what fits without blocking.
+ * @param p The producer.
+ * @param items The items.
+ * @param n Number of items.
+ * @return How many of items[0..n) were accepted (a prefix): 0 when the
+ *         ring is full, the runtime is closing, or an argument is bad.
+ * @par Thread safety
+ * The producer's owning thread.
+ */
 size_t mkrt_try_publish(mkrt_producer *p, const mkrt_item *items, size_t n);
 
-/* A ticket covering everything this producer published so far.
- * MKRT_EINVAL for NULL arguments, MKRT_ECLOSED after mkrt_destroy. */
+/**
+ * @brief A ticket covering everything this producer published so far.
+ * @param p The producer.
+ * @param[out] ticket The ticket: the number of items p has published.
+ * @retval MKRT_OK `*ticket` is set.
+ * @retval MKRT_EINVAL p or ticket is NULL.
+ * @retval MKRT_ECLOSED mkrt_destroy() has returned.
+ * @return The status, as listed.
+ * @par Thread safety
+ * The producer's owning thread.
+ */
 mkrt_status mkrt_fence(mkrt_producer *p, uint64_t *ticket);
-/* Waits until every item covered by ticket completed (ran, was pruned or
- * failed). MKRT_ETIMEDOUT otherwise; MKRT_EINVAL at once for a NULL
- * producer or a ticket this producer never issued (above everything it has
- * published); MKRT_ECLOSED once the runtime stopped. */
+/**
+ * @brief Waits until every item covered by a ticket completed.
+ *
+ * Completed means ran, was pruned or failed. After ::MKRT_OK the cells
+ * those items wrote can be read (mkrt_cell_read()).
+ *
+ * @param p The producer that issued the ticket.
+ * @param ticket From mkrt_fence().
+ * @param timeout_ns Relative timeout; 0 checks once,
+ *        ::MKRT_TIMEOUT_INFINITE waits for ever.
+ * @retval MKRT_OK Everything the ticket covers completed.
+ * @retval MKRT_ETIMEDOUT Not yet.
+ * @retval MKRT_EINVAL At once, for a NULL producer or a ticket this
+ *         producer never issued (above everything it has published).
+ * @retval MKRT_ECLOSED The runtime stopped before the ticket completed.
+ * @return The status, as listed.
+ * @par Thread safety
+ * The producer's owning thread; may overlap mkrt_destroy().
+ */
 mkrt_status mkrt_wait(mkrt_producer *p, uint64_t ticket, uint64_t timeout_ns);
-/* Waits until everything published before the call has completed.
- * MKRT_EINVAL for a NULL rt. */
+/**
+ * @brief Waits until everything published (by any producer) before the call has completed.
+ * @param rt The runtime.
+ * @param timeout_ns Relative timeout; 0 checks once,
+ *        ::MKRT_TIMEOUT_INFINITE waits for ever.
+ * @retval MKRT_OK Everything published before the call completed.
+ * @retval MKRT_ETIMEDOUT Not yet.
+ * @retval MKRT_EINVAL rt is NULL.
+ * @retval MKRT_ECLOSED The runtime stopped first.
+ * @return The status, as listed.
+ * @par Thread safety
+ * Any thread, not overlapping mkrt_destroy(); never from an op or the
+ * error callback.
+ */
 mkrt_status mkrt_drain(mkrt_runtime *rt, uint64_t timeout_ns);
 
-/* A snapshot of the counters. MKRT_EINVAL for NULL arguments. */
+/**
+ * @brief A snapshot of the counters.
+ * @param rt The runtime.
+ * @param[out] out The counters.
+ * @retval MKRT_OK `*out` is set.
+ * @retval MKRT_EINVAL rt or out is NULL.
+ * @return The status, as listed.
+ * @par Thread safety
+ * Any thread, at any time before mkrt_destroy().
+ */
 mkrt_status mkrt_stats_read(mkrt_runtime *rt, mkrt_stats *out);
-/* Fills up to max entries for the open producers; returns how many (0 for
- * NULL arguments). */
+/**
+ * @brief Counters of the producers in the runtime.
+ *
+ * Open producers, and closed ones the runtime has not retired yet.
+ *
+ * @param rt The runtime.
+ * @param[out] out Room for max entries.
+ * @param max Most entries to fill.
+ * @return How many entries were filled; 0 for a NULL rt, or a NULL out
+ *         with max > 0.
+ * @par Thread safety
+ * Any thread, before mkrt_destroy().
+ */
 size_t mkrt_stats_producers(mkrt_runtime *rt, mkrt_producer_stats *out, size_t max);
 
-/* Cell values. Consistent after mkrt_drain/mkrt_wait returned for the items
- * that wrote them; write a cell only while no published item that touches
- * it may still run. MKRT_EINVAL for NULL arguments or handle >= cells. */
+/**
+ * @brief Reads a cell.
+ *
+ * The value is consistent after mkrt_drain() or mkrt_wait() returned for
+ * the items that wrote it.
+ *
+ * @param rt The runtime.
+ * @param handle Cell index, below mkrt_config::cells.
+ * @param[out] value The cell's value.
+ * @retval MKRT_OK `*value` is set.
+ * @retval MKRT_EINVAL rt or value is NULL, or handle >= cells.
+ * @return The status, as listed.
+ * @par Thread safety
+ * Any thread, before mkrt_destroy().
+ */
 mkrt_status mkrt_cell_read(mkrt_runtime *rt, uint32_t handle, uint64_t *value);
+/**
+ * @brief Writes a cell.
+ *
+ * Write a cell only while no published item that touches it may still
+ * run.
+ *
+ * @param rt The runtime.
+ * @param handle Cell index, below mkrt_config::cells.
+ * @param value The value.
+ * @retval MKRT_OK Written.
+ * @retval MKRT_EINVAL rt is NULL, or handle >= cells.
+ * @return The status, as listed.
+ * @par Thread safety
+ * Any thread, before mkrt_destroy(); not concurrently with items or other
+ * writers of the same cell.
+ */
 mkrt_status mkrt_cell_write(mkrt_runtime *rt, uint32_t handle, uint64_t value);
 
-/* The APPEND log: one ring of (handle, param) entries for all handles, in
- * the order the APPENDs ran (APPENDs to one handle run in drain order), of
+/**
+ * @brief One entry of the APPEND log: (handle, param) of an APPEND that ran.
+ *
+ * The APPEND log is one ring of entries for all handles, in the order the
+ * APPENDs ran (APPENDs to one handle run in drain order), of
  * append_log_capacity entries. An entry is visible once the batch that
  * appended it has completed (never half written). Entries stay until
- * consumed; an APPEND that finds the log full fails with MKRT_EOVERFLOW
- * (error path), so consume as you go in a long-running program. Readers and
- * consumers may run on any threads, concurrently with everything else. */
+ * consumed; an APPEND that finds the log full fails with ::MKRT_EOVERFLOW
+ * (error path), so consume as you go in a long-running program. Readers
+ * and consumers may run on any threads, concurrently with everything else.
+ */
 typedef struct mkrt_append_entry {
     uint32_t handle, param;
+    /** @var handle
+     *  @brief The APPEND's out handle. */
+    /** @var param
+     *  @brief The APPEND's param. */
 } mkrt_append_entry;
-/* The params APPENDed to handle that are in the log (completed, not yet
- * consumed), oldest first; returns how many there are (writes at most max).
- * 0 for a NULL rt, or a NULL out with max > 0. */
+/**
+ * @brief The params APPENDed to a handle that are in the log, oldest first.
+ *
+ * Only completed, not yet consumed entries; nothing is removed.
+ *
+ * @param rt The runtime.
+ * @param handle The handle.
+ * @param[out] out Room for max params.
+ * @param max Most params to write.
+ * @return How many such entries there are (at most max are written); 0 for
+ *         a NULL rt, or a NULL out with max > 0.
+ * @par Thread safety
+ * Any thread, concurrently with everything but mkrt_destroy().
+ */
 size_t mkrt_append_log_read(mkrt_runtime *rt, uint32_t handle, uint32_t *out, size_t max);
-/* Takes up to max of the oldest completed entries (all handles, log order)
- * out of the log and frees their room; returns how many. Concurrent
- * consumers each get distinct entries, together every entry exactly once.
- * 0 for a NULL rt, or a NULL out with max > 0. */
+/**
+ * @brief Takes the oldest completed entries out of the log and frees their room.
+ *
+ * All handles, log order. Concurrent consumers each get distinct entries,
+ * together every entry exactly once.
+ *
+ * @param rt The runtime.
+ * @param[out] out Room for max entries.
+ * @param max Most entries to take.
+ * @return How many entries were taken; 0 for a NULL rt, or a NULL out with
+ *         max > 0.
+ * @par Thread safety
+ * Any thread, concurrently with everything but mkrt_destroy().
+ */
 size_t mkrt_append_log_consume(mkrt_runtime *rt, mkrt_append_entry *out, size_t max);
 
-/* Failed items kept when there is no error callback (0 for NULL arguments). */
+/**
+ * @brief Takes failed items kept when there is no error callback.
+ *
+ * The dead-letter ring holds dead_letter_capacity items; failures beyond
+ * that are counted in mkrt_stats::dead_letters_dropped.
+ *
+ * @param rt The runtime.
+ * @param[out] out Room for max items.
+ * @param max Most items to take.
+ * @return How many items were taken, oldest first; 0 for a NULL rt, or a
+ *         NULL out with max > 0.
+ * @par Thread safety
+ * Any thread, concurrently with everything but mkrt_destroy().
+ */
 size_t mkrt_dead_letters_pop(mkrt_runtime *rt, mkrt_item *out, size_t max);
 
-/* "cpu: 2 workers" / "cuda: ..., fell back to cpu because ...". A static
- * message saying so for a NULL rt. */
+/**
+ * @brief Describes the backend and why it was chosen.
+ *
+ * For example "cpu: 2 workers", "cpu: 2 workers (auto fell back: ...)",
+ * or, once a device failed, "cpu: 2 workers (the device failed and is not
+ * used again: ...)".
+ *
+ * @param rt The runtime.
+ * @return A string owned by the runtime (valid until mkrt_destroy()), or a
+ *         static message saying so for a NULL rt.
+ * @par Thread safety
+ * Any thread, before mkrt_destroy().
+ */
 const char *mkrt_backend_describe(mkrt_runtime *rt);
 
 #ifdef __cplusplus
