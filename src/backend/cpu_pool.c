@@ -6,7 +6,9 @@
  * (plan.workers == 1) runs on the calling (dispatcher) thread at launch:
  * no hand-off, no barrier. Otherwise the launch publishes the batch and
  * bumps `launch` (release); workers pick it up (acquire). Workers at or
- * above plan.workers sit the batch out. In layer l, workers below
+ * above plan.workers sit the batch out, but still count themselves
+ * finished, so that no worker is left reading a batch the next launch
+ * replaces. In layer l, workers below
  * plan.participants[l] claim chunks of plan.chunk items with one
  * fetch-add on the layer's cursor, so a slow worker never holds others
  * up. Between layers, a generation barrier over the batch's workers makes
@@ -141,10 +143,12 @@ static int worker_main(void *p)
             return 0;
         c.seen++;
         mkrt__batch *b = pool->batch;
-        if (a.index < b->plan.workers) {
+        if (a.index < b->plan.workers)
             run_share(pool, b, a.index);
-            finish_share(pool, b->plan.workers);
-        }
+        /* Every worker, in the batch or not, finishes it: `done` then
+         * means no worker still reads this launch's batch pointer, which
+         * the next launch overwrites. */
+        finish_share(pool, pool->workers);
     }
 }
 
