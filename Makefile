@@ -7,7 +7,7 @@
 #   make stress     stress programs, SECONDS=N each (default 3)
 #   make soak       runtimes in rounds with fault injection, SECONDS=N (default 60)
 #   make tsan/asan  unit + stress tests under ThreadSanitizer / ASan+UBSan
-#   make bench      benchmarks against peer libraries (needs `make bench-deps`)
+#   make bench      benchmarks vs peers (make bench-deps), printed; RECORD=1 writes bench/results/
 #   make install    PREFIX=/usr/local DESTDIR=
 #   make deps       apt-get install what the build and tests need (idempotent)
 #
@@ -84,7 +84,7 @@ HEADERS     := $(sort $(wildcard include/mkrt/*.h))
 EXAMPLES    := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
 
 .PHONY: all check headers-check abi-check install-check stress soak tsan asan bench bench-quick \
-        bench-cuda demo examples install uninstall deps bench-deps clean help tests docs docs-check
+        bench-cuda plots demo examples install uninstall deps bench-deps clean help tests docs docs-check
 .DEFAULT_GOAL := all
 
 all: $(STATIC) $(SHARED) $(BUILD)/libmkrt.so ## libmkrt.a and libmkrt.so (with its SONAME link) in $(BUILD)
@@ -295,23 +295,36 @@ endif
 
 BENCHES := $(BUILD)/bench/ring_bench $(BUILD)/bench/plan_bench $(BUILD)/bench/cache_bench \
            $(BUILD)/bench/runtime_bench $(BUILD)/bench/cuda_bench $(CUDA_BENCH_DATA)
-bench: $(BENCHES) ## benchmarks against peer libraries (make bench-deps); writes bench/results/*.md
-	$(BUILD)/bench/ring_bench --out bench/results/ring.md
-	$(BUILD)/bench/plan_bench --out bench/results/plan.md
-	$(BUILD)/bench/cache_bench --out bench/results/cache.md
-	$(BUILD)/bench/runtime_bench --out bench/results/runtime.md
-	$(BUILD)/bench/cuda_bench --out bench/results/cuda.md
+# `make bench` prints the figures and writes nothing; `make bench RECORD=1`
+# (also `make bench-cuda RECORD=1`) records them as bench/results/NAME.md
+# and NAME.csv, replacing the committed ones. bench-quick never records.
+BENCH_RECORD = $(if $(filter-out 0,$(RECORD)),--out bench/results/$(1).md --csv bench/results/$(1).csv)
+bench: $(BENCHES) ## benchmarks against peers, printed; RECORD=1 writes bench/results/*.md and *.csv
+	$(BUILD)/bench/ring_bench $(call BENCH_RECORD,ring)
+	$(BUILD)/bench/plan_bench $(call BENCH_RECORD,plan)
+	$(BUILD)/bench/cache_bench $(call BENCH_RECORD,cache)
+	$(BUILD)/bench/runtime_bench $(call BENCH_RECORD,runtime)
+	$(BUILD)/bench/cuda_bench $(call BENCH_RECORD,cuda)
 
 # On a GPU machine (no peer libraries needed): the CUDA figures alone.
-bench-cuda: $(BUILD)/bench/cuda_bench $(CUDA_BENCH_DATA) ## on a GPU machine: the CUDA benchmark alone, bench/results/cuda.md
-	$(BUILD)/bench/cuda_bench --out bench/results/cuda.md
+bench-cuda: $(BUILD)/bench/cuda_bench $(CUDA_BENCH_DATA) ## the GPU benchmark alone; RECORD=1 writes bench/results/cuda.*
+	$(BUILD)/bench/cuda_bench $(call BENCH_RECORD,cuda)
 
-bench-quick: $(BENCHES) ## every benchmark once in quick mode (no results written)
+bench-quick: $(BENCHES) ## every benchmark in quick mode (what CI runs); writes nothing
 	$(BUILD)/bench/ring_bench --quick
 	$(BUILD)/bench/plan_bench --quick
 	$(BUILD)/bench/cache_bench --quick
 	$(BUILD)/bench/runtime_bench --quick
 	$(BUILD)/bench/cuda_bench --quick
+
+# Charts of the recorded figures: bench/plots/NAME.gp reads
+# bench/results/NAME.csv and draws bench/results/plots/NAME.png. cuda.gp
+# skips, with a note, while there is no bench/results/cuda.csv.
+PLOTS := ring runtime cuda
+plots: ## PNG charts of bench/results/*.csv into bench/results/plots/ (needs gnuplot: make bench-deps)
+	@command -v gnuplot >/dev/null || { echo "plots: no gnuplot (make bench-deps installs gnuplot-nox)"; exit 1; }
+	@mkdir -p bench/results/plots
+	@set -e; for p in $(PLOTS); do echo "gnuplot bench/plots/$$p.gp"; gnuplot bench/plots/$$p.gp; done
 
 $(BUILD)/examples/%: examples/%.c $(STATIC)
 	@mkdir -p $(@D)
@@ -348,9 +361,9 @@ uninstall: ## remove what `make install` installed (same PREFIX and DESTDIR)
 	rm -f $(DESTDIR)$(MANDIR)/man3/mkrt_*.3 $(DESTDIR)$(MANDIR)/man3/mkrt.h.3 $(DESTDIR)$(MANDIR)/man3/MKRT_*.3
 
 # Debian packages. `deps` is what build + tests need; `bench-deps` adds the
-# peer libraries the benchmarks compare against.
+# peer libraries the benchmarks compare against and gnuplot for `make plots`.
 DEPS_PKGS       := make gcc clang perl pkg-config liburcu-dev libclang-rt-dev doxygen
-BENCH_DEPS_PKGS := libck-dev dpdk-dev liburcu-dev
+BENCH_DEPS_PKGS := libck-dev dpdk-dev liburcu-dev gnuplot-nox
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 define apt_install
 	@missing=""; for p in $(1); do \
@@ -363,7 +376,7 @@ define apt_install
 endef
 deps: ## apt-get install what the build and tests need (idempotent)
 	$(call apt_install,$(DEPS_PKGS))
-bench-deps: ## apt-get install the peer libraries the benchmarks compare against
+bench-deps: ## apt-get install the benchmarks' peer libraries and gnuplot (idempotent)
 	$(call apt_install,$(BENCH_DEPS_PKGS))
 
 clean: ## remove $(BUILD)

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* bench/bench_util.h - timing, medians and machine description for benchmarks. */
+/* bench/bench_util.h - timing, medians, machine description, options and
+ * report/CSV output shared by the benchmarks. */
 #ifndef MKRT_BENCH_UTIL_H
 #define MKRT_BENCH_UTIL_H
 
-#include <getopt.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <sched.h>
@@ -70,41 +70,200 @@ static inline void bench_machine(char *buf, size_t len)
              u.release);
 }
 
-/* Parses [--quick] [--out FILE]; exits 2 with a usage line otherwise. */
-static inline void bench_args(int argc, char **argv, bool *quick, const char **out)
+/* What every benchmark takes: [--quick] [--out FILE] [--csv FILE].
+ * --out writes the markdown report, --csv the figures as CSV rows (below);
+ * without them a benchmark only prints to stdout. */
+typedef struct bench_opts {
+    bool quick;
+    const char *out; /* markdown report, or NULL */
+    const char *csv; /* CSV rows, or NULL */
+    int argc;        /* the command line, quoted in the report */
+    char **argv;
+} bench_opts;
+
+#define BENCH_USAGE "[--quick] [--out FILE.md] [--csv FILE.csv]"
+
+/* When argv[*i] is one of the common options, consumes it (and its value,
+ * as the next argument or after '=') and returns true. */
+static inline bool bench_common_arg(int argc, char **argv, int *i, bench_opts *o)
 {
-    static const struct option opts[] = {
-        {"quick", no_argument, NULL, 'q'}, {"out", required_argument, NULL, 'o'}, {0, 0, 0, 0}};
-    int o;
-    *quick = false;
-    *out = NULL;
-    while ((o = getopt_long(argc, argv, "qo:", opts, NULL)) != -1) {
-        if (o == 'q') {
-            *quick = true;
-        } else if (o == 'o') {
-            *out = optarg;
-        } else {
-            fprintf(stderr, "usage: %s [--quick] [--out FILE]\n", argv[0]);
+    static const char *const names[] = {"--out", "--csv"};
+    const char *a = argv[*i];
+    if (strcmp(a, "--quick") == 0) {
+        o->quick = true;
+        return true;
+    }
+    for (int k = 0; k < 2; k++) {
+        size_t n = strlen(names[k]);
+        const char *v = NULL;
+        if (strcmp(a, names[k]) == 0 && *i + 1 < argc)
+            v = argv[++*i];
+        else if (strncmp(a, names[k], n) == 0 && a[n] == '=')
+            v = a + n + 1;
+        if (v != NULL) {
+            *(k == 0 ? &o->out : &o->csv) = v;
+            return true;
+        }
+    }
+    return false;
+}
+
+static inline void bench_opts_init(bench_opts *o, int argc, char **argv)
+{
+    *o = (bench_opts){false, NULL, NULL, argc, argv};
+}
+
+/* Parses the common options; exits 2 with a usage line on anything else. */
+static inline void bench_args(int argc, char **argv, bench_opts *o)
+{
+    bench_opts_init(o, argc, argv);
+    for (int i = 1; i < argc; i++) {
+        if (!bench_common_arg(argc, argv, &i, o)) {
+            fprintf(stderr, "usage: %s " BENCH_USAGE "\n", argv[0]);
             exit(2);
         }
     }
 }
 
-/* Writes "# title", the machine, the command and `body` to path (when not
- * NULL). Returns 0, or 1 after printing why the file could not be written. */
-static inline int bench_write_report(const char *prog, const char *path, const char *title,
-                                     const char *machine, const char *setup, const char *body)
+/* ---- CSV ---------------------------------------------------------------
+ * One header line, then one row per measured figure:
+ *
+ *   benchmark,case,param,impl,value,unit
+ *   ring,1P1C,8,rte_ring SP/SC,141.02,M items/s
+ *
+ * benchmark  the program (ring, plan, cache, runtime, cuda)
+ * case       the group of figures one table or chart shows (e.g. 1P1C)
+ * param      that group's x variable (burst size, producers, p50, ...)
+ * impl       mkrt's contestant or the peer it is compared with
+ * value      the figure (medians as in the report; ratios are left to the
+ *            reader: both sides of each are rows of the same run)
+ * unit       value's unit
+ *
+ * Fields are quoted (RFC 4180) only when they hold a comma, quote or line
+ * break; the benchmarks avoid that so gnuplot can read the file as is.
+ * The rows go to FILE.tmp, renamed to FILE by bench_csv_close: a failed
+ * run leaves the previous file alone. */
+typedef struct bench_csv {
+    FILE *f;
+    const char *path;
+    const char *benchmark;
+    char tmp[4096];
+} bench_csv;
+
+static inline void bench_csv_field(FILE *f, const char *s)
 {
+    if (strpbrk(s, ",\"\r\n") == NULL) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s != '\0'; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+/* Integral figures without a fraction, others with 6 significant digits. */
+static inline void bench_csv_number(char *buf, size_t len, double v)
+{
+    if (v == (double)(long long)v && v > -1e15 && v < 1e15)
+        snprintf(buf, len, "%lld", (long long)v);
+    else
+        snprintf(buf, len, "%.6g", v);
+}
+
+/* path NULL: the rows are dropped. Returns 0, or 1 after printing why. */
+static inline int bench_csv_open(bench_csv *c, const char *path, const char *benchmark)
+{
+    *c = (bench_csv){NULL, path, benchmark, ""};
     if (path == NULL)
         return 0;
-    FILE *f = fopen(path, "w");
-    if (f == NULL) {
-        perror(path);
+    snprintf(c->tmp, sizeof c->tmp, "%s.tmp", path);
+    c->f = fopen(c->tmp, "w");
+    if (c->f == NULL) {
+        perror(c->tmp);
         return 1;
     }
-    fprintf(f, "# %s\n\nMachine: %s\n\nCommand: `make bench` (runs `%s --out %s`); %s\n\n%s",
-            title, machine, prog, path, setup, body);
-    fclose(f);
+    fputs("benchmark,case,param,impl,value,unit\n", c->f);
+    return 0;
+}
+
+static inline void bench_csv_row(bench_csv *c, const char *case_, const char *param, const char *impl,
+                                 double value, const char *unit)
+{
+    if (c->f == NULL)
+        return;
+    char num[64];
+    bench_csv_number(num, sizeof num, value);
+    const char *fields[] = {c->benchmark, case_, param, impl, num, unit};
+    for (int i = 0; i < 6; i++) {
+        if (i > 0)
+            fputc(',', c->f);
+        bench_csv_field(c->f, fields[i]);
+    }
+    fputc('\n', c->f);
+}
+
+/* The same with a numeric param (burst size, thread count, ...). */
+static inline void bench_csv_rowp(bench_csv *c, const char *case_, double param, const char *impl,
+                                  double value, const char *unit)
+{
+    char p[64];
+    bench_csv_number(p, sizeof p, param);
+    bench_csv_row(c, case_, p, impl, value, unit);
+}
+
+/* Moves the rows into place. Returns 0, or 1 after printing why not. */
+static inline int bench_csv_close(bench_csv *c)
+{
+    if (c->f == NULL)
+        return 0;
+    bool ok = !ferror(c->f);
+    ok = (fclose(c->f) == 0) && ok;
+    c->f = NULL;
+    if (!ok || rename(c->tmp, c->path) != 0) {
+        perror(c->path);
+        remove(c->tmp);
+        return 1;
+    }
+    return 0;
+}
+
+/* "build/bench/x --out a.md --csv a.csv" into buf. */
+static inline void bench_command(const bench_opts *o, char *buf, size_t len)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < o->argc && n < len; i++)
+        n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? " " : "", o->argv[i]);
+}
+
+/* Writes "# title", the machine, the command (and `make_cmd`, the make
+ * command that runs it), `setup` and `body` to o->out (when not NULL).
+ * Returns 0, or 1 after printing why the file could not be written. */
+static inline int bench_write_report(const bench_opts *o, const char *make_cmd, const char *title,
+                                     const char *machine, const char *setup, const char *body)
+{
+    if (o->out == NULL)
+        return 0;
+    FILE *f = fopen(o->out, "w");
+    if (f == NULL) {
+        perror(o->out);
+        return 1;
+    }
+    char cmd[1024];
+    bench_command(o, cmd, sizeof cmd);
+    fprintf(f, "# %s\n\nMachine: %s\n\nCommand: `%s`", title, machine, cmd);
+    if (!o->quick)
+        fprintf(f, " (what `%s` runs%s)", make_cmd, o->csv ? "; the CSV holds the same figures" : "");
+    fprintf(f, "; %s\n\n%s", setup, body);
+    bool ok = !ferror(f);
+    if (fclose(f) != 0 || !ok) {
+        perror(o->out);
+        return 1;
+    }
     return 0;
 }
 

@@ -9,7 +9,7 @@
  * the plan's topology and checksum, as a dispatcher would. 1 and 2 threads
  * (2 cores). Median of runs; ratios in the same run.
  *
- *   cache_bench [--quick] [--out FILE]
+ *   cache_bench [--quick] [--out FILE.md] [--csv FILE.csv]
  */
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -211,9 +211,12 @@ static double run_case(int kind, unsigned threads, double wf, double seconds)
 
 int main(int argc, char **argv)
 {
-    bool quick;
-    const char *out;
-    bench_args(argc, argv, &quick, &out);
+    bench_opts opt;
+    bench_args(argc, argv, &opt);
+    const bool quick = opt.quick;
+    bench_csv csv;
+    if (bench_csv_open(&csv, opt.csv, "cache") != 0)
+        return 1;
     mkrt_device_key dev = mkrt_device_key_cpu();
     for (int i = 0; i < KEYS; i++) {
         mkrt_exec_sample s = {1000, 0.5, 4096};
@@ -244,16 +247,22 @@ int main(int argc, char **argv)
             EMIT("| %u | %.0f%% | %.1f M/s | %.1f M/s | %.1f M/s | %.2fx | %.2fx | %.1f |\n", threads,
                  wfs[w] * 100, r[0] / 1e6, r[1] / 1e6, r[2] / 1e6, r[0] / r[1], r[0] / r[2],
                  1e9 * threads / r[0]);
+            static const char *const names[3] = {"mkrt RCU cache", "rwlock table", "mutex table"};
+            for (int kind = 0; kind < 3; kind++)
+                bench_csv_rowp(&csv, threads == 1 ? "1 thread" : "2 threads", wfs[w] * 100, names[kind],
+                               r[kind] / 1e6, "M ops/s");
             printf("%u threads, %4.0f%% writes: mkrt %.1f M/s, rwlock %.1f M/s, mutex %.1f M/s\n", threads,
                    wfs[w] * 100, r[0] / 1e6, r[1] / 1e6, r[2] / 1e6);
             fflush(stdout);
         }
     EMIT("\n| target | ratio | met |\n|---|---|---|\n| 2 readers, 1%% writes: >= 3x the rwlock table | %.2fx | %s |\n",
          target, target >= 3 ? "yes" : "NO");
+    if (bench_csv_close(&csv) != 0)
+        return 1;
     printf("\n%s", report);
     char setup[512];
     snprintf(setup, sizeof setup, "%d hot keys; median of %d runs of %.1f s; a write replaces one key's plan; threads pinned to CPUs 0 and 1.", KEYS, reps, secs);
-    if (bench_write_report(argv[0], out, "Plan cache: RCU lookups vs rwlock and mutex", machine, setup, report) != 0)
+    if (bench_write_report(&opt, "make bench RECORD=1", "Plan cache: RCU lookups vs rwlock and mutex", machine, setup, report) != 0)
         return 1;
     return 0;
 }

@@ -13,7 +13,8 @@
  * layer barrier ((16-layer p50 - 1-layer p50) / 15, 1 item per layer).
  * The megakernel occupies every SM, so it is stopped before the other two
  * run: the phases are sequential in one process.
- *   cuda_bench [--quick] [--out FILE] [--kernel build/cuda/bench_layer.fatbin] */
+ *   cuda_bench [--quick] [--out FILE.md] [--csv FILE.csv] [--kernel build/cuda/bench_layer.fatbin]
+ * Skipped, it writes neither file. */
 #include "../src/cuda/cuda_engine.h"
 #include "mkrt/runtime.h"
 #include "bench_util.h"
@@ -188,20 +189,25 @@ static void *read_file(const char *path, size_t *n)
 
 int main(int argc, char **argv)
 {
-    const char *out = NULL, *kernel = "build/cuda/bench_layer.fatbin";
-    int quick = 0;
+    const char *kernel = "build/cuda/bench_layer.fatbin";
+    bench_opts opt;
+    bench_opts_init(&opt, argc, argv);
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--quick") == 0)
-            quick = 1;
-        else if (strcmp(argv[i], "--out") == 0 && i + 1 < argc)
-            out = argv[++i];
-        else if (strcmp(argv[i], "--kernel") == 0 && i + 1 < argc)
+        if (bench_common_arg(argc, argv, &i, &opt))
+            continue;
+        if (strcmp(argv[i], "--kernel") == 0 && i + 1 < argc) {
             kernel = argv[++i];
+            continue;
+        }
+        fprintf(stderr, "usage: %s " BENCH_USAGE " [--kernel FATBIN]\n", argv[0]);
+        return 2;
     }
+    const bool quick = opt.quick;
+    /* Shape names go into the CSV: no commas. */
     shape shapes[] = {
         {"1 item", 1, 1, 20000},
-        {"1K items, 1 layer", 1, 1024, 20000},
-        {"1M items, 1 layer", 1, 1u << 20, 200},
+        {"1 layer x 1K items", 1, 1024, 20000},
+        {"1 layer x 1M items", 1, 1u << 20, 200},
         {"16 layers x 1 item", 16, 1, 10000},
         {"16 layers x 1K items", 16, 1024, 5000},
     };
@@ -268,33 +274,54 @@ int main(int argc, char **argv)
         gr[i] = bench_graph(&x, &shapes[i], us);
     }
 
-    char machine[256], line[512];
-    bench_machine(machine, sizeof machine);
-    FILE *o = out ? fopen(out, "w") : stdout;
-    if (o == NULL) {
-        perror(out);
-        return 1;
-    }
-    fprintf(o, "# CUDA megakernel vs launches vs CUDA Graphs\n\n`%s%s`\n\nGPU: %s  \nHost: %s\n\n",
-            "build/bench/cuda_bench", quick ? " --quick" : "", gpu, machine);
-    fprintf(o, "Host-observed round trip per batch, microseconds (p50 / p99).\n\n"
-               "| batch | megakernel | launch + sync per layer | CUDA Graph | graph p50 / megakernel p50 |\n"
-               "|---|---|---|---|---|\n");
-    for (int i = 0; i < nshapes; i++) {
-        snprintf(line, sizeof line, "| %s | %.2f / %.2f | %.2f / %.2f | %.2f / %.2f | %.2fx |\n", shapes[i].name,
-                 mk[i].p50, mk[i].p99, ln[i].p50, ln[i].p99, gr[i].p50, gr[i].p99, gr[i].p50 / mk[i].p50);
-        fputs(line, o);
-    }
+    char host[256], machine[600], report[4096];
+    size_t len = 0;
+    bench_machine(host, sizeof host);
+    snprintf(machine, sizeof machine, "GPU: %s; host: %s", gpu, host);
+#define EMIT(...) len += (size_t)snprintf(report + len, sizeof report - len, __VA_ARGS__)
+    EMIT("Host-observed round trip per batch, microseconds (p50 / p99).\n\n"
+         "| batch | megakernel | launch + sync per layer | CUDA Graph | graph p50 / megakernel p50 |\n"
+         "|---|---|---|---|---|\n");
+    for (int i = 0; i < nshapes; i++)
+        EMIT("| %s | %.2f / %.2f | %.2f / %.2f | %.2f / %.2f | %.2fx |\n", shapes[i].name, mk[i].p50,
+             mk[i].p99, ln[i].p50, ln[i].p99, gr[i].p50, gr[i].p99, gr[i].p50 / mk[i].p50);
     double barrier = (mk[3].p50 - mk[0].p50) / 15.0;
-    fprintf(o, "\nLayer barrier (megakernel, (16-layer p50 - 1-layer p50) / 15): %.2f us  \n", barrier);
-    fprintf(o, "NOP throughput, 1M-item batch incl. staging copy: megakernel %.0f M items/s, graph %.0f M items/s\n",
-            (double)(1u << 20) / mk[2].p50, (double)(1u << 20) / gr[2].p50);
-    fprintf(o, "\nTargets: 1-item p50 <= 2 us (%s); barrier <= 1 us (%s); 16-layer >= 2x lower than the graph (%s); "
-               ">= 1000 M NOP items/s (%s).\n",
-            mk[0].p50 <= 2.0 ? "met" : "missed", barrier <= 1.0 ? "met" : "missed",
-            gr[3].p50 / mk[3].p50 >= 2.0 ? "met" : "missed",
-            (double)(1u << 20) / mk[2].p50 >= 1000.0 ? "met" : "missed");
-    if (o != stdout)
-        fclose(o);
+    double mk_nop = (double)(1u << 20) / mk[2].p50, gr_nop = (double)(1u << 20) / gr[2].p50;
+    EMIT("\nLayer barrier (megakernel, (16-layer p50 - 1-layer p50) / 15): %.2f us  \n", barrier);
+    EMIT("NOP throughput, 1M-item batch incl. staging copy: megakernel %.0f M items/s, graph %.0f M items/s\n",
+         mk_nop, gr_nop);
+    EMIT("\nTargets: 1-item p50 <= 2 us (%s); barrier <= 1 us (%s); 16-layer >= 2x lower than the graph (%s); "
+         ">= 1000 M NOP items/s (%s).\n",
+         mk[0].p50 <= 2.0 ? "met" : "missed", barrier <= 1.0 ? "met" : "missed",
+         gr[3].p50 / mk[3].p50 >= 2.0 ? "met" : "missed", mk_nop >= 1000.0 ? "met" : "missed");
+    printf("cuda_bench: %s\n\n%s", machine, report);
+
+    bench_csv csv;
+    if (bench_csv_open(&csv, opt.csv, "cuda") != 0)
+        return 1;
+    static const char *const impls[3] = {"megakernel", "launch + sync per layer", "CUDA Graph"};
+    for (int pc = 0; pc < 2; pc++)
+        for (int i = 0; i < nshapes; i++) {
+            const result *r[3] = {&mk[i], &ln[i], &gr[i]};
+            for (int k = 0; k < 3; k++)
+                bench_csv_row(&csv, pc ? "round trip p99" : "round trip p50", shapes[i].name, impls[k],
+                              pc ? r[k]->p99 : r[k]->p50, "us");
+        }
+    bench_csv_row(&csv, "layer barrier", "16 layers x 1 item", "megakernel", barrier, "us");
+    bench_csv_row(&csv, "NOP throughput", shapes[2].name, "megakernel", mk_nop, "M items/s");
+    bench_csv_row(&csv, "NOP throughput", shapes[2].name, "CUDA Graph", gr_nop, "M items/s");
+    if (bench_csv_close(&csv) != 0)
+        return 1;
+    char setup[512];
+    size_t sl = (size_t)snprintf(setup, sizeof setup, "round trips per batch shape after a 10%% warm-up:");
+    for (int i = 0; i < nshapes && sl < sizeof setup; i++)
+        sl += (size_t)snprintf(setup + sl, sizeof setup - sl, "%s %s %d", i ? ";" : "", shapes[i].name,
+                               shapes[i].iters);
+    if (sl < sizeof setup)
+        snprintf(setup + sl, sizeof setup - sl, "; the megakernel phase runs first and is stopped, then "
+                                                "launches and graphs run on the same GPU.");
+    if (bench_write_report(&opt, "make bench-cuda RECORD=1", "CUDA megakernel vs launches vs CUDA Graphs",
+                           machine, setup, report) != 0)
+        return 1;
     return 0;
 }

@@ -10,7 +10,7 @@
  *   barriers   mkrt_plan_barriers, 1M waves and 4M random forward edges.
  * Steady-state allocations per call are counted through mkrt_allocator.
  *
- *   plan_bench [--quick] [--out FILE]
+ *   plan_bench [--quick] [--out FILE.md] [--csv FILE.csv]
  */
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -181,9 +181,12 @@ static double run_barrier(void *p)
 
 int main(int argc, char **argv)
 {
-    bool quick;
-    const char *out;
-    bench_args(argc, argv, &quick, &out);
+    bench_opts opt;
+    bench_args(argc, argv, &opt);
+    const bool quick = opt.quick;
+    bench_csv csv;
+    if (bench_csv_open(&csv, opt.csv, "plan") != 0)
+        return 1;
     mkrt_allocator counting = {counting_alloc, counting_free, NULL};
     mkrt_allocator_set(&counting);
     const int reps = quick ? 1 : 5;
@@ -210,6 +213,10 @@ int main(int argc, char **argv)
         hash_ratio_min = m / q < hash_ratio_min ? m / q : hash_ratio_min;
         if (dups[d] == 0)
             hash_large = m;
+        bench_csv_rowp(&csv, "dedupe", dups[d], "mkrt (reused scratch)", m / 1e6, "M items/s");
+        bench_csv_rowp(&csv, "dedupe", dups[d], "qsort+unique", q / 1e6, "M items/s");
+        bench_csv_rowp(&csv, "dedupe", dups[d], "fresh table per batch", f / 1e6, "M items/s");
+        bench_csv_rowp(&csv, "dedupe allocations", dups[d], "mkrt (reused scratch)", per_call, "allocs/call");
         EMIT("| %u%% | %.1f | %.1f | %.1f | %.2fx | %.2fx | %.0f |\n", dups[d], m / 1e6, q / 1e6,
              f / 1e6, m / q, m / f, per_call);
     }
@@ -222,6 +229,8 @@ int main(int argc, char **argv)
         batch[i].out = (uint32_t)(i * 2654435761u); /* spread: forces hashing */
     run_mkrt(&small);
     double hashed = rate(run_mkrt, &small, reps);
+    bench_csv_rowp(&csv, "dedupe 4096-item batch", 0, "mkrt dense-unique path", dense / 1e6, "M items/s");
+    bench_csv_rowp(&csv, "dedupe 4096-item batch", 0, "mkrt hash path", hashed / 1e6, "M items/s");
     EMIT("\n| 4096-item batch, no duplicates | M items/s |\n|---|---|\n| dense-unique path | %.1f |\n| hash path | %.1f |\n| dense / hash | %.2fx |\n",
          dense / 1e6, hashed / 1e6, dense / hashed);
 
@@ -248,6 +257,14 @@ int main(int argc, char **argv)
     a0 = atomic_load(&alloc_calls);
     double br = rate(run_barrier, &bc, reps);
     double b_allocs = (double)(atomic_load(&alloc_calls) - a0) / reps;
+    bench_csv_rowp(&csv, "layer_batch", (double)N, "mkrt", lr / 1e6, "M items/s");
+    bench_csv_rowp(&csv, "layer_batch", (double)N, "mkrt", (double)lc.layers, "layers");
+    bench_csv_rowp(&csv, "layer_batch", (double)N, "mkrt", l_allocs, "allocs/call");
+    bench_csv_rowp(&csv, "plan_barriers", (double)edges, "mkrt", br / 1e6, "M edges/s");
+    bench_csv_rowp(&csv, "plan_barriers", (double)edges, "mkrt", (double)bc.groups, "groups");
+    bench_csv_rowp(&csv, "plan_barriers", (double)edges, "mkrt", b_allocs, "allocs/call");
+    if (bench_csv_close(&csv) != 0)
+        return 1;
     EMIT("\n## Layering and barrier planning\n\n| planner | input | throughput | layers/groups | allocs/call (steady state) |\n|---|---|---|---|---|\n"
          "| mkrt_layer_batch | %zu items, 64K handles | %.1f M items/s | %zu | %.0f |\n"
          "| mkrt_plan_barriers | %zu waves, %zu edges | %.1f M edges/s | %zu | %.0f |\n",
@@ -265,7 +282,7 @@ int main(int argc, char **argv)
     printf("\n%s", report);
     char setup[512];
     snprintf(setup, sizeof setup, "median of %d runs.", reps);
-    if (bench_write_report(argv[0], out, "Planning core throughput", machine, setup, report) != 0)
+    if (bench_write_report(&opt, "make bench RECORD=1", "Planning core throughput", machine, setup, report) != 0)
         return 1;
     mkrt_dedupe_scratch_destroy(c.s);
     mkrt_layer_scratch_destroy(lc.s);

@@ -14,7 +14,7 @@
  * a time, publish then wait for its completion; p50 and p99 of 20000.
  * Workers: 2 for both (the machine has 2 CPUs).
  *
- *   runtime_bench [--quick] [--out FILE]
+ *   runtime_bench [--quick] [--out FILE.md] [--csv FILE.csv]
  */
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -280,9 +280,12 @@ static void latency(bool use_mkrt, int rounds, double *p50, double *p99)
 
 int main(int argc, char **argv)
 {
-    bool quick;
-    const char *out;
-    bench_args(argc, argv, &quick, &out);
+    bench_opts opt;
+    bench_args(argc, argv, &opt);
+    const bool quick = opt.quick;
+    bench_csv csv;
+    if (bench_csv_open(&csv, opt.csv, "runtime") != 0)
+        return 1;
     const int reps = quick ? 1 : 5;
     const uint64_t items = quick ? 200000 : 2000000;
     char machine[256], report[4096];
@@ -304,6 +307,9 @@ int main(int argc, char **argv)
             double mm = bench_median(m, reps), bb = bench_median(bl, reps);
             min_ratio = mm / bb < min_ratio ? mm / bb : min_ratio;
             EMIT("| %s | %u | %.1f M/s | %.1f M/s | %.2fx |\n", oi ? "ADD" : "NOP", p, mm / 1e6, bb / 1e6, mm / bb);
+            const char *tcase = oi ? "throughput ADD" : "throughput NOP";
+            bench_csv_rowp(&csv, tcase, p, "mkrt", mm / 1e6, "M items/s");
+            bench_csv_rowp(&csv, tcase, p, "mutex+condvar pool", bb / 1e6, "M items/s");
             printf("%s %u producer(s): mkrt %.1f M/s, baseline %.1f M/s\n", oi ? "ADD" : "NOP", p, mm / 1e6, bb / 1e6);
             fflush(stdout);
         }
@@ -311,6 +317,12 @@ int main(int argc, char **argv)
     double m50, m99, b50, b99;
     latency(true, rounds, &m50, &m99);
     latency(false, rounds, &b50, &b99);
+    bench_csv_row(&csv, "latency", "p50", "mkrt", m50 / 1e3, "us");
+    bench_csv_row(&csv, "latency", "p50", "mutex+condvar pool", b50 / 1e3, "us");
+    bench_csv_row(&csv, "latency", "p99", "mkrt", m99 / 1e3, "us");
+    bench_csv_row(&csv, "latency", "p99", "mutex+condvar pool", b99 / 1e3, "us");
+    if (bench_csv_close(&csv) != 0)
+        return 1;
     EMIT("\n| latency, one item at a time | mkrt | mutex+condvar pool |\n|---|---|---|\n"
          "| p50 | %.1f us | %.1f us |\n| p99 | %.1f us | %.1f us |\n",
          m50 / 1e3, b50 / 1e3, m99 / 1e3, b99 / 1e3);
@@ -320,7 +332,7 @@ int main(int argc, char **argv)
     printf("\n%s", report);
     char setup[512];
     snprintf(setup, sizeof setup, "%llu items per producer in bursts of %d, %d workers each, median of %d runs; latency over %d single-item round trips.", (unsigned long long)items, BURST, WORKERS, reps, rounds);
-    if (bench_write_report(argv[0], out, "Runtime end to end: mkrt vs a mutex+condvar queue feeding a thread pool", machine, setup, report) != 0)
+    if (bench_write_report(&opt, "make bench RECORD=1", "Runtime end to end: mkrt vs a mutex+condvar queue feeding a thread pool", machine, setup, report) != 0)
         return 1;
     return 0;
 }
