@@ -31,7 +31,6 @@
 typedef struct mkrt__backend mkrt__backend;
 
 typedef struct mkrt__backend_ops {
-    const char *name; /* "cpu", "sim", "cuda": mkrt_stats.backend */
     /* Whether it can run every item of b[0..kept) (the ops it knows). */
     bool (*accepts)(const mkrt__backend *be, const mkrt_item *items, size_t n);
     mkrt_status (*prepare)(mkrt__backend *be, mkrt__batch *b, mkrt_error *err);
@@ -46,6 +45,7 @@ typedef struct mkrt__backend_ops {
 
 struct mkrt__backend {
     const mkrt__backend_ops *ops;
+    const char *name;  /* "cpu", "sim", "cuda": mkrt_stats.backend */
     uint32_t width;    /* workers or blocks that can take part in a layer */
     bool failed;       /* dispatcher-only: never fed again */
 };

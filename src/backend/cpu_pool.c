@@ -171,8 +171,6 @@ static mkrt_status cpu_launch(mkrt__backend *be, mkrt__batch *b, uint64_t append
     cpu_pool *pool = (cpu_pool *)be;
     /* relaxed: the failure list is read by wait after `done` (acquire). */
     atomic_store_explicit(&pool->fails.count, 0, memory_order_relaxed);
-    for (size_t l = 0; l < b->layers; l++)
-        atomic_store_explicit(&b->cursors[l], 0, memory_order_relaxed); /* published by launch */
     if (b->plan.workers <= 1) {
         /* One participant: this thread, layer by layer, in program order. */
         for (size_t l = 0; l < b->layers; l++)
@@ -181,6 +179,8 @@ static mkrt_status cpu_launch(mkrt__backend *be, mkrt__batch *b, uint64_t append
         pool->ran_inline = true; /* dispatcher-only: the workers never see it */
         return MKRT_OK;
     }
+    for (size_t l = 0; l < b->layers; l++)
+        atomic_store_explicit(&b->cursors[l], 0, memory_order_relaxed); /* published by launch */
     pool->batch = b;
     /* release: pairs with the acquire in launched_or_stopping; publishes
      * the batch, its plan and zeroed cursors. */
@@ -241,7 +241,6 @@ static void cpu_describe(const mkrt__backend *be, char *buf, size_t len)
 }
 
 static const mkrt__backend_ops cpu_ops = {
-    .name = "cpu",
     .accepts = cpu_accepts,
     .prepare = cpu_prepare,
     .launch = cpu_launch,
@@ -266,7 +265,7 @@ mkrt_status mkrt__cpu_pool_start(struct mkrt_runtime *rt, uint32_t workers, uint
                                "workers or free memory.",
                                workers);
     }
-    pool->base = (mkrt__backend){&cpu_ops, workers, false};
+    pool->base = (mkrt__backend){&cpu_ops, "cpu", workers, false};
     pool->rt = rt;
     pool->workers = workers;
     pool->threads = threads;

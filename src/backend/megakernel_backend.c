@@ -159,18 +159,7 @@ static void mk_describe(const mkrt__backend *be, char *buf, size_t len)
                  m->sim.blocks);
 }
 
-static const mkrt__backend_ops sim_ops = {
-    .name = "sim",
-    .accepts = mk_accepts,
-    .prepare = mk_prepare,
-    .launch = mk_launch,
-    .wait = mk_wait,
-    .stop = mk_stop,
-    .describe = mk_describe,
-};
-
-static const mkrt__backend_ops cuda_ops = {
-    .name = "cuda",
+static const mkrt__backend_ops megakernel_ops = {
     .accepts = mk_accepts,
     .prepare = mk_prepare,
     .launch = mk_launch,
@@ -187,7 +176,8 @@ mkrt_status mkrt__megakernel_start(mkrt_runtime *rt, mkrt_backend_kind kind, mkr
         return mkrt__error_set(err, MKRT_ENOMEM, "megakernel backend: out of memory. Fix: free memory.");
     m->rt = rt;
     m->kind = kind;
-    m->base.ops = kind == MKRT_BACKEND_CUDA ? &cuda_ops : &sim_ops;
+    m->base.ops = &megakernel_ops;
+    m->base.name = kind == MKRT_BACKEND_CUDA ? "cuda" : "sim";
     mkrt_status st = kind == MKRT_BACKEND_CUDA ? start_cuda(rt, m, err) : start_sim(rt, m, err);
     if (st != MKRT_OK) {
         mkrt__free(m, sizeof *m);

@@ -7,17 +7,6 @@
 #include "pipeline/stages.h"
 #include "runtime/runtime_internal.h"
 
-static uint64_t load_relaxed(_Atomic uint64_t *v)
-{
-    return atomic_load_explicit(v, memory_order_relaxed);
-}
-
-/* Dispatcher-owned statistics: single writer, relaxed (readers snapshot). */
-static void add_stat(_Atomic uint64_t *v, uint64_t d)
-{
-    atomic_store_explicit(v, load_relaxed(v) + d, memory_order_relaxed);
-}
-
 void mkrt__stage_take_failures(mkrt__batch *b, const uint32_t *fails, uint32_t nfails)
 {
     for (uint32_t i = 0; i < nfails; i++)
@@ -61,7 +50,7 @@ static void report(mkrt_runtime *rt, const mkrt_item *it, mkrt_status why)
                  mkrt_status_describe(why), fix_for(why));
         rt->cfg.on_error(rt->cfg.error_ctx, it, why, msg);
     } else if (mkrt_mpmc_ring_push(rt->dead, it, 1) == 0) {
-        add_stat(&rt->dead_dropped, 1);
+        mkrt__stat_add(&rt->dead_dropped, 1);
     }
 }
 
@@ -71,16 +60,16 @@ void mkrt__stage_complete(mkrt_runtime *rt, mkrt__batch *b)
     for (uint32_t i = 0; i < failed; i++)
         report(rt, &b->failed[i], b->failed_why[i]);
     /* Every drained item in exactly one of the three (see batch.h). */
-    add_stat(&rt->executed, b->kept - (failed - b->refused));
-    add_stat(&rt->pruned, b->admitted - b->kept);
-    add_stat(&rt->failed, failed);
-    add_stat(&rt->layers, b->layers);
-    add_stat(&rt->barriers, b->layers ? b->layers - 1 : 0);
+    mkrt__stat_add(&rt->executed, b->kept - (failed - b->refused));
+    mkrt__stat_add(&rt->pruned, b->admitted - b->kept);
+    mkrt__stat_add(&rt->failed, failed);
+    mkrt__stat_add(&rt->layers, b->layers);
+    mkrt__stat_add(&rt->barriers, b->layers ? b->layers - 1 : 0);
     /* The batch's APPENDs are complete (the backend's completion was
      * acquired; a failed device batch left append_len where it was).
      * release: pairs with the acquire loads in the log's readers. */
-    atomic_store_explicit(&rt->append_done, load_relaxed(&rt->append_len), memory_order_release);
-    add_stat(&rt->batches, 1);
+    atomic_store_explicit(&rt->append_done, mkrt__load_relaxed(&rt->append_len), memory_order_release);
+    mkrt__stat_add(&rt->batches, 1);
     if (b->exec_n > 0) {
         rt->last_plan.plan = b->plan;
         rt->last_plan.layers = b->layers;

@@ -11,17 +11,6 @@
 #include "pipeline/stages.h"
 #include "runtime/runtime_internal.h"
 
-static uint64_t load_relaxed(_Atomic uint64_t *v)
-{
-    return atomic_load_explicit(v, memory_order_relaxed);
-}
-
-/* Dispatcher-owned statistics: single writer, relaxed (readers snapshot). */
-static void add_stat(_Atomic uint64_t *v, uint64_t d)
-{
-    atomic_store_explicit(v, load_relaxed(v) + d, memory_order_relaxed);
-}
-
 /* The backend failed for good: it is not fed again, and the runtime says
  * what runs batches now. */
 static void backend_failed(mkrt_runtime *rt, mkrt__backend *be, const mkrt_error *err)
@@ -29,13 +18,13 @@ static void backend_failed(mkrt_runtime *rt, mkrt__backend *be, const mkrt_error
     if (be->failed)
         return;
     be->failed = true;
-    add_stat(&rt->device_failures, 1);
+    mkrt__stat_add(&rt->device_failures, 1);
     char now[64];
     mkrt__backend *next = rt->backends[rt->nbackends - 1];
     next->ops->describe(next, now, sizeof now);
     /* A long message is cut: the reason of the failure comes last. */
     int at = snprintf(rt->backend_failure, sizeof rt->backend_failure,
-                      "%s (%s failed and is not used again: ", now, be->ops->name);
+                      "%s (%s failed and is not used again: ", now, be->name);
     if (at > 0 && (size_t)at < sizeof rt->backend_failure)
         snprintf(rt->backend_failure + at, sizeof rt->backend_failure - (size_t)at, "%.*s)",
                  (int)(sizeof rt->backend_failure - (size_t)at - 2), err->message);
@@ -43,16 +32,11 @@ static void backend_failed(mkrt_runtime *rt, mkrt__backend *be, const mkrt_error
     atomic_store_explicit(&rt->backend_failed, true, memory_order_release);
 }
 
-/* Stages admit .. plan, then prepare on the planned backend (while the
- * batch before may still run); a backend that cannot prepare fails and
- * the batch is planned again for the next one. */
-static void prepare_batch(mkrt_runtime *rt, mkrt__batch *b, uint64_t running_appends)
+/* Plans b and prepares it on the planned backend (while the batch before
+ * may still run); a backend that cannot prepare fails, and b is planned
+ * again for the next one (the CPU pool always prepares). */
+static void plan_and_prepare(mkrt_runtime *rt, mkrt__batch *b)
 {
-    mkrt__stage_admit(rt, b, running_appends);
-    mkrt__stage_dedupe(rt, b);
-    mkrt__stage_layer_split(rt, b);
-    if (b->exec_n == 0)
-        return;
     for (;;) {
         mkrt__stage_plan(rt, b);
         mkrt__backend *be = rt->backends[b->plan.backend];
@@ -63,16 +47,26 @@ static void prepare_batch(mkrt_runtime *rt, mkrt__batch *b, uint64_t running_app
     }
 }
 
-/* Launches b on its planned backend; one that cannot launch fails, and b
- * is planned, prepared and launched again on the next. */
+/* Stages admit .. plan, and the backend's prepare. */
+static void prepare_batch(mkrt_runtime *rt, mkrt__batch *b, uint64_t running_appends)
+{
+    mkrt__stage_admit(rt, b, running_appends);
+    mkrt__stage_dedupe(rt, b);
+    mkrt__stage_layer_split(rt, b);
+    if (b->exec_n > 0)
+        plan_and_prepare(rt, b);
+}
+
+/* Launches b on its planned backend. A backend that failed since b was
+ * planned (the batch before failed on it), or that cannot launch, is
+ * passed over: b is planned and prepared again for the next one. */
 static void launch_batch(mkrt_runtime *rt, mkrt__batch *b)
 {
     for (;;) {
         mkrt__backend *be = rt->backends[b->plan.backend];
-        mkrt_error err;
         if (!be->failed) {
-            /* relaxed: append_len is dispatcher-owned between batches.
-             * acquire: pairs with the release CAS in mkrt_append_log_consume
+            mkrt_error err;
+            /* acquire: pairs with the release CAS in mkrt_append_log_consume
              * (a backend may reuse the slots a consumer freed). */
             uint64_t limit = atomic_load_explicit(&rt->append_consumed, memory_order_acquire) +
                              rt->cfg.append_log_capacity;
@@ -80,10 +74,7 @@ static void launch_batch(mkrt_runtime *rt, mkrt__batch *b)
                 return;
             backend_failed(rt, be, &err);
         }
-        do { /* the backend failed while b was planned, or just now */
-            mkrt__stage_plan(rt, b);
-            be = rt->backends[b->plan.backend];
-        } while (be->ops->prepare(be, b, &err) != MKRT_OK && (backend_failed(rt, be, &err), true));
+        plan_and_prepare(rt, b);
     }
 }
 
@@ -104,7 +95,7 @@ static void finish_running(mkrt_runtime *rt, mkrt__batch **running)
     if (st == MKRT_OK) {
         mkrt__stage_take_failures(b, fails, nfails);
         if (b->plan.backend + 1 < rt->nbackends)
-            add_stat(&rt->device_batches, 1);
+            mkrt__stat_add(&rt->device_batches, 1);
     } else {
         mkrt__stage_fail_all(b, st);
         backend_failed(rt, be, &err);
@@ -170,7 +161,7 @@ int mkrt__dispatcher_main(void *arg)
         }
         /* acquire: pairs with the release store of closing in mkrt_destroy. */
         bool closing = atomic_load_explicit(&rt->closing, memory_order_acquire);
-        if (closing && load_relaxed(&rt->completed_total) ==
+        if (closing && mkrt__load_relaxed(&rt->completed_total) ==
                            atomic_load_explicit(&rt->published_total, memory_order_acquire) &&
             mkrt__rings_empty(rt))
             break;

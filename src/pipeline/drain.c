@@ -3,11 +3,6 @@
 #include "pipeline/stages.h"
 #include "runtime/runtime_internal.h"
 
-static uint64_t load_relaxed(_Atomic uint64_t *v)
-{
-    return atomic_load_explicit(v, memory_order_relaxed);
-}
-
 static void note_segment(mkrt__batch *b, mkrt_producer *p)
 {
     if (b->nseg > 0 && b->segs[b->nseg - 1].p == p)
@@ -47,7 +42,7 @@ size_t mkrt__stage_drain(mkrt_runtime *rt, mkrt__batch *b)
             size_t waiting = mkrt_spsc_ring_size(p->ring);
             if (waiting > p->high_water) {
                 p->high_water = waiting;
-                if (waiting > load_relaxed(&rt->high_water))
+                if (waiting > mkrt__load_relaxed(&rt->high_water))
                     atomic_store_explicit(&rt->high_water, waiting, memory_order_relaxed);
             }
             size_t want = rt->cfg.max_batch - n;
@@ -63,8 +58,8 @@ size_t mkrt__stage_drain(mkrt_runtime *rt, mkrt__batch *b)
                         * CLOSED with BUSY clear (seq_cst load above, after
                         * the closer's release), and only this thread
                         * writes completed and drained. */
-                       load_relaxed(&p->completed) == load_relaxed(&p->published) &&
-                       p->drained == load_relaxed(&p->published)) {
+                       mkrt__load_relaxed(&p->completed) == mkrt__load_relaxed(&p->published) &&
+                       p->drained == mkrt__load_relaxed(&p->published)) {
                 retire_closed(rt, slot, p);
             }
         }
@@ -81,7 +76,7 @@ bool mkrt__rings_empty(mkrt_runtime *rt)
         mkrt_producer *p = atomic_load_explicit(&rt->slots[s], memory_order_acquire);
         if (p != NULL && (mkrt_spsc_ring_size(p->ring) > 0 ||
                           ((atomic_load(&p->state) & MKRT__PRODUCER_LIFE) == MKRT__PRODUCER_CLOSED &&
-                           load_relaxed(&p->completed) == load_relaxed(&p->published))))
+                           mkrt__load_relaxed(&p->completed) == mkrt__load_relaxed(&p->published))))
             return false; /* work, or a closed producer to retire */
     }
     return true;

@@ -704,7 +704,7 @@ mkrt_status mkrt_stats_read(mkrt_runtime *rt, mkrt_stats *out)
     s.workers = rt->workers;
     /* acquire: pairs with the release in backend_failed (dispatcher.c). */
     bool failed = atomic_load_explicit(&rt->backend_failed, memory_order_acquire);
-    s.backend = rt->backends[failed ? rt->nbackends - 1 : 0]->ops->name;
+    s.backend = rt->backends[failed ? rt->nbackends - 1 : 0]->name;
     s.backend_detail = mkrt_backend_describe(rt);
     s.device_batches = atomic_load_explicit(&rt->device_batches, memory_order_relaxed);
     s.device_failures = atomic_load_explicit(&rt->device_failures, memory_order_relaxed);

@@ -23,14 +23,6 @@
 #include "pipeline/batch.h"
 #include "runtime/latency_hist.h"
 
-/* An APPEND log entry as one 64-bit word (ops/builtin_ops.h). Written
- * with one release store, read with relaxed loads (see
- * mkrt_append_log_read). */
-static inline uint64_t mkrt__append_word(uint32_t handle, uint32_t param)
-{
-    return mkrt_ops_append_word(handle, param);
-}
-
 /* The producer's life, one word for both parties (owner and runtime):
  * the low bits say who frees it, MKRT__PRODUCER_BUSY says the owner is
  * inside a call that touches the runtime (publish, wait, close).
@@ -135,6 +127,19 @@ struct mkrt_runtime {
 };
 
 int mkrt__dispatcher_main(void *rt);
+
+/* A relaxed load; each caller says why relaxed is enough there. */
+static inline uint64_t mkrt__load_relaxed(_Atomic uint64_t *v)
+{
+    return atomic_load_explicit(v, memory_order_relaxed);
+}
+
+/* Adds to a counter only the dispatcher writes (a store, not an RMW);
+ * relaxed: stats readers snapshot it and need no ordering with other data. */
+static inline void mkrt__stat_add(_Atomic uint64_t *v, uint64_t d)
+{
+    atomic_store_explicit(v, mkrt__load_relaxed(v) + d, memory_order_relaxed);
+}
 
 /* Frees a producer's rings and the producer. */
 void mkrt__producer_free(mkrt_producer *p);
