@@ -443,6 +443,45 @@ static void idle_and_producers(void)
     ok(mkrt_publish(NULL, &one, 1, 0, &err) == MKRT_EINVAL, "publishing through a NULL producer is MKRT_EINVAL");
 }
 
+/* mkrt_cells_read: a range after a wait sees every item, and a range that
+ * does not lie below the cells is refused without writing anything. */
+static void bulk_cell_reads(void)
+{
+    mkrt_config c = mkrt_config_default();
+    c.backend = MKRT_BACKEND_CPU;
+    c.workers = 2;
+    c.cells = 64;
+    mkrt_runtime *rt = start(&c);
+    mkrt_error err;
+    mkrt_producer *p = mkrt_producer_open(rt, &err);
+    mkrt_item items[64];
+    for (uint32_t h = 0; h < 64; h++)
+        items[h] = it(MKRT_OP_STORE, 0, h, 1000 + h);
+    uint64_t ticket = 0;
+    ok(mkrt_publish(p, items, 64, SEC, &err) == MKRT_OK && mkrt_fence(p, &ticket) == MKRT_OK
+           && mkrt_wait(p, ticket, SEC) == MKRT_OK, "64 stores published and waited for");
+    uint64_t out[66];
+    for (int i = 0; i < 66; i++)
+        out[i] = 7;
+    ok(mkrt_cells_read(rt, 0, 64, out) == MKRT_OK, "all 64 cells read at once");
+    int same = 1;
+    for (uint32_t h = 0; h < 64; h++)
+        same &= out[h] == 1000 + h && out[h] == cell(rt, h);
+    ok(same, "each value is the store's, as mkrt_cell_read sees it");
+    ok(mkrt_cells_read(rt, 60, 4, out) == MKRT_OK && out[0] == 1060 && out[3] == 1063,
+       "a range ending at the last cell is read");
+    out[0] = 7;
+    ok(mkrt_cells_read(rt, 61, 4, out) == MKRT_EINVAL && out[0] == 7,
+       "a range past the last cell is refused and writes nothing");
+    ok(mkrt_cells_read(rt, 65, 0, out) == MKRT_EINVAL, "a first cell past the end is refused");
+    ok(mkrt_cells_read(rt, 64, 0, NULL) == MKRT_OK, "an empty range at the end reads nothing");
+    ok(mkrt_cells_read(rt, 1, SIZE_MAX, out) == MKRT_EINVAL, "a count that would wrap is refused");
+    ok(mkrt_cells_read(rt, 0, 1, NULL) == MKRT_EINVAL, "a NULL out with a count is refused");
+    ok(mkrt_cells_read(NULL, 0, 1, out) == MKRT_EINVAL, "a NULL runtime is refused");
+    mkrt_producer_close(p);
+    mkrt_destroy(rt, SEC, NULL);
+}
+
 int main(void)
 {
     config_errors();
@@ -454,5 +493,6 @@ int main(void)
     destroy_under_load();
     destroy_timeout();
     idle_and_producers();
+    bulk_cell_reads();
     return done_testing();
 }

@@ -550,6 +550,27 @@ size_t mkrt_stats_producers(mkrt_runtime *rt, mkrt_producer_stats *out, size_t m
  */
 mkrt_status mkrt_cell_read(mkrt_runtime *rt, uint32_t handle, uint64_t *value);
 /**
+ * @brief Reads cells first .. first + count - 1 into out, in one call.
+ *
+ * The same contract as mkrt_cell_read(): once mkrt_wait() has returned for
+ * a ticket (or mkrt_drain() has returned), the values include the effects
+ * of every item that ticket covers; cells that items still in flight touch
+ * may hold any value they pass through. On a device backend this is one
+ * bulk copy, so prefer it to a loop of mkrt_cell_read().
+ *
+ * @param rt The runtime.
+ * @param first First cell index.
+ * @param count How many cells; 0 reads nothing and succeeds.
+ * @param[out] out Room for count values.
+ * @retval MKRT_OK out[0 .. count-1] are set.
+ * @retval MKRT_EINVAL rt is NULL, out is NULL with count > 0, or the range
+ *         does not lie below mkrt_config::cells (nothing is written).
+ * @return The status, as listed.
+ * @par Thread safety
+ * Any thread, before mkrt_destroy().
+ */
+mkrt_status mkrt_cells_read(mkrt_runtime *rt, uint32_t first, size_t count, uint64_t *out);
+/**
  * @brief Writes a cell.
  *
  * Write a cell only while no published item that touches it may still

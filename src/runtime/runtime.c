@@ -738,6 +738,16 @@ mkrt_status mkrt_cell_read(mkrt_runtime *rt, uint32_t handle, uint64_t *value)
     return MKRT_OK;
 }
 
+mkrt_status mkrt_cells_read(mkrt_runtime *rt, uint32_t first, size_t count, uint64_t *out)
+{
+    if (rt == NULL || (out == NULL && count > 0) || first > rt->cfg.cells
+        || count > (size_t)(rt->cfg.cells - first))
+        return MKRT_EINVAL;
+    if (count > 0)
+        memcpy(out, &rt->cells[first], count * sizeof *out);
+    return MKRT_OK;
+}
+
 mkrt_status mkrt_cell_write(mkrt_runtime *rt, uint32_t handle, uint64_t value)
 {
     if (rt == NULL || handle >= rt->cfg.cells)
