@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* examples/graph500/traverse.h - the traversal interface that examples/graph_bfs.c
+ * and bench/graph_bench.c call, one implementation per engine (mkrt's lives in
+ * examples/graph500/traverse_mkrt.c; the peers' in bench/graph/).
+ *
+ * The graph is an undirected CSR (both directions of every edge stored), as
+ * examples/graph500/graph500.h builds it. Every call is given caller-owned
+ * output arrays of g->vertices entries. */
+#ifndef MKRT_EXAMPLES_TRAVERSE_H
+#define MKRT_EXAMPLES_TRAVERSE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/** Read-only CSR graph: vertices, offsets[vertices + 1], targets[offsets[vertices]],
+ *  weights parallel to targets (each in 1..255; NULL means every weight is 1). */
+typedef struct g500_csr {
+    uint32_t vertices;
+    const uint64_t *offsets;
+    const uint32_t *targets;
+    const uint32_t *weights;
+} g500_csr;
+
+/** Marks an unreached vertex in parent[] (BFS) and dist[] (SSSP). */
+#define G500_NO_PARENT UINT32_MAX
+#define G500_INF UINT64_MAX
+
+typedef struct traverse_engine traverse_engine;
+
+/** Sets up the engine for graph g (registration, allocation: not timed).
+ *  threads: worker threads to use (0: the engine's default). Returns NULL and
+ *  writes a message into why (size why_len) on failure. */
+traverse_engine *traverse_open(const g500_csr *g, unsigned threads, char *why, size_t why_len);
+
+/** Name for reports, e.g. "mkrt-cpu", "graphblas". */
+const char *traverse_name(const traverse_engine *e);
+
+/** BFS from root: parent[v] is v's parent in a BFS tree (parent[root] == root),
+ *  G500_NO_PARENT where unreached. Returns 0, or -1 with a message in why. */
+int traverse_bfs(traverse_engine *e, uint32_t root, uint32_t *parent, char *why, size_t why_len);
+
+/** SSSP from root over the weights: dist[v] the shortest distance, G500_INF
+ *  where unreached. Returns 0, or -1 with a message in why. */
+int traverse_sssp(traverse_engine *e, uint32_t root, uint64_t *dist, char *why, size_t why_len);
+
+void traverse_close(traverse_engine *e);
+
+#endif
