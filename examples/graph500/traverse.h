@@ -25,24 +25,31 @@ typedef struct g500_csr {
 #define G500_NO_PARENT UINT32_MAX
 #define G500_INF UINT64_MAX
 
+/** One engine's state (opaque, defined by each implementation). */
 typedef struct traverse_engine traverse_engine;
 
-/** Sets up the engine for graph g (registration, allocation: not timed).
- *  threads: worker threads to use (0: the engine's default). Returns NULL and
- *  writes a message into why (size why_len) on failure. */
-traverse_engine *traverse_open(const g500_csr *g, unsigned threads, char *why, size_t why_len);
+/** One engine: a table of functions, so one program can run several side by
+ *  side (bench/graph_bench.c). Each implementation defines one table, e.g.
+ *  `const traverse_ops traverse_mkrt_ops` in traverse_mkrt.c. */
+typedef struct traverse_ops {
+    /** Name for reports, e.g. "mkrt-cpu", "graphblas", "igraph". */
+    const char *name;
+    /** Sets up the engine for graph g (registration, allocation: not timed).
+     *  threads: worker threads to use (0: the engine's default). Returns NULL
+     *  and writes a message into why (size why_len) on failure. */
+    traverse_engine *(*open)(const g500_csr *g, unsigned threads, char *why, size_t why_len);
+    /** BFS from root: parent[v] is v's parent in a BFS tree (parent[root] ==
+     *  root), G500_NO_PARENT where unreached. Returns 0, or -1 with a message
+     *  in why. */
+    int (*bfs)(traverse_engine *e, uint32_t root, uint32_t *parent, char *why, size_t why_len);
+    /** SSSP from root over the weights: dist[v] the shortest distance,
+     *  G500_INF where unreached. Returns 0, or -1 with a message in why. */
+    int (*sssp)(traverse_engine *e, uint32_t root, uint64_t *dist, char *why, size_t why_len);
+    void (*close)(traverse_engine *e);
+} traverse_ops;
 
-/** Name for reports, e.g. "mkrt-cpu", "graphblas". */
-const char *traverse_name(const traverse_engine *e);
-
-/** BFS from root: parent[v] is v's parent in a BFS tree (parent[root] == root),
- *  G500_NO_PARENT where unreached. Returns 0, or -1 with a message in why. */
-int traverse_bfs(traverse_engine *e, uint32_t root, uint32_t *parent, char *why, size_t why_len);
-
-/** SSSP from root over the weights: dist[v] the shortest distance, G500_INF
- *  where unreached. Returns 0, or -1 with a message in why. */
-int traverse_sssp(traverse_engine *e, uint32_t root, uint64_t *dist, char *why, size_t why_len);
-
-void traverse_close(traverse_engine *e);
+/* The engines. */
+extern const traverse_ops traverse_mkrt_ops;      /* examples/graph500/traverse_mkrt.c */
+extern const traverse_ops traverse_reference_ops; /* examples/graph500/reference.c (sequential) */
 
 #endif
