@@ -75,6 +75,10 @@ SYMBOL_MAP := src/libmkrt.map
 # tests/cuda_*.c need a GPU and skip (TAP SKIP) without one.
 TEST_SRCS   := $(sort $(wildcard tests/test_*.c tests/cuda_*.c))
 TEST_BINS   := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
+# Generated from the public headers: every public function called with every
+# argument zero/NULL, each in a child process (tests/probe/gen_null_probe.pl).
+NULL_PROBE  := $(BUILD)/tests/null_probe
+TEST_BINS   += $(NULL_PROBE)
 TEST_HELP   := $(sort $(filter-out tests/test_%.c tests/cuda_%.c,$(wildcard tests/*.c)))
 TEST_HELPLIB := $(BUILD)/libtesthelp.a
 STRESS_SRCS := $(sort $(wildcard stress/*_stress.c))
@@ -165,6 +169,14 @@ $(TEST_HELPLIB): $(TEST_HELP:%.c=$(BUILD)/obj/%.o)
 $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_HELPLIB) $(STATIC)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/gen/null_probe.c: tests/probe/gen_null_probe.pl $(HEADERS)
+	@mkdir -p $(@D)
+	perl tests/probe/gen_null_probe.pl $(HEADERS) > $@.tmp && mv $@.tmp $@
+
+$(NULL_PROBE): $(BUILD)/gen/null_probe.c $(STATIC)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(STATIC) $(LDFLAGS) $(LDLIBS)
 
 $(BUILD)/stress/%: $(BUILD)/obj/stress/%.o $(STATIC)
 	@mkdir -p $(@D)

@@ -54,6 +54,15 @@ int main(void)
        "frontier_memory_rejects_graph_and_single_wave_over_budget: single wave");
     like(err.message, "requires 600 bytes for single fused frontier wave bytes but budget allows 500",
          "... 600 > 500");
+    /* Three independent waves form one barrier group; the third alone is
+     * over the budget. It must be refused although it is not the group's
+     * first wave (a split would otherwise give it a chunk of its own and
+     * report peaks above the budget). */
+    mkrt_frontier_wave late_big[] = {{10, 10, 10}, {10, 10, 10}, {100, 100, 100}};
+    is(mkrt_plan_frontier_memory(s, late_big, 3, NULL, 0, 0, 500, 0, &p, &err), MKRT_EBUDGET,
+       "a wave over the budget later in its group is refused too");
+    like(err.message, "requires 600 bytes for single fused frontier wave bytes but budget allows 500",
+         "... naming its 600 bytes");
 
     mkrt_frontier_wave sixteen = {16, 16, 16};
     uint64_t fused = 0;

@@ -101,7 +101,7 @@ void mkrt_dedupe_scratch_destroy(mkrt_dedupe_scratch *s);
 
 /**
  * @brief Items the hash table can hold without growing.
- * @param s The scratch; must not be NULL.
+ * @param s The scratch; NULL gives 0.
  * @return The capacity; 0 before first use (or after batches that all took
  *         the dense-unique fast path).
  * @par Thread safety

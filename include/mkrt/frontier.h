@@ -10,8 +10,9 @@
  * 3. Split every barrier group, in order, greedily into chunks whose fused
  *    bytes fit the group budget, fused(w) = frontier + 4 x scratch + output
  *    (the 4 is the fused-wave scratch multiplier). A single wave that does
- *    not fit alone: ::MKRT_EBUDGET, "single fused frontier wave bytes" (see
- *    the bug note on mkrt_plan_frontier_memory()). A chunk whose bytes equal
+ *    not fit alone: ::MKRT_EBUDGET, "single fused frontier wave bytes",
+ *    wherever it sits in its group (the reference checked only a group's
+ *    first wave). A chunk whose bytes equal
  *    the budget stays fused. Every extra chunk costs one more global
  *    barrier.
  * 4. Peaks: the largest per-group sum of frontier, scratch and output bytes
@@ -103,10 +104,6 @@ mkrt_status mkrt_frontier_fused_wave_bytes(const mkrt_frontier_wave *w, uint64_t
  * @return The status, as listed.
  * @par Thread safety
  * The thread that owns the scratch.
- * @bug A wave that does not fit the group budget on its own is reported
- *      with ::MKRT_EBUDGET only when it is the first wave of its barrier
- *      group; a later wave of the group that is too large is put in a chunk
- *      of its own and the call succeeds, with peaks above the budget.
  */
 mkrt_status mkrt_plan_frontier_memory(mkrt_barrier_scratch *s, const mkrt_frontier_wave *waves,
                                       size_t wave_count, const mkrt_wave_dep *deps,

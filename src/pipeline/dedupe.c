@@ -33,6 +33,8 @@ void mkrt_dedupe_scratch_destroy(mkrt_dedupe_scratch *s)
 
 size_t mkrt_dedupe_scratch_capacity(const mkrt_dedupe_scratch *s)
 {
+    if (s == NULL)
+        return 0;
     return mkrt__item_table_capacity(&s->table);
 }
 

@@ -75,10 +75,14 @@ mkrt_status mkrt_plan_frontier_memory(mkrt_barrier_scratch *s, const mkrt_fronti
             uint64_t wb, combined;
             if ((st = mkrt_frontier_fused_wave_bytes(&waves[kahn.waves[k]], &wb, err)) != MKRT_OK)
                 return st;
-            /* Checked before the split decision, as the reference does. */
+            /* Overflow is checked before the split decision, as the
+             * reference does. A wave larger than the budget on its own is
+             * refused wherever it sits: first in its group or first in a
+             * chunk the split opened (the reference checked only the
+             * former and returned peaks above the budget). */
             if (!add_u64(cur, wb, &combined))
                 return overflow(err, "barrier group fused wave budget bytes");
-            if (k == start && wb > group_budget)
+            if (wb > group_budget)
                 return over_budget(err, wb, group_budget, "single fused frontier wave bytes");
             if (k > start && combined > group_budget) {
                 split[++groups] = k;
