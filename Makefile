@@ -186,6 +186,9 @@ headers-check: ## every public header compiles on its own
 
 check: all $(TEST_BINS) $(EXAMPLES) $(FAKE_CUDA) $(CUDA_TEST_DATA) headers-check docs-check ## unit tests (TAP, prove), headers, API docs, exported symbols, install, examples
 	prove -f --exec 'timeout -k 5 $(TEST_TIMEOUT)' $(TEST_BINS)
+	@echo "== test_runtime again with AUTO on the CUDA megakernel (stand-in driver)"
+	MKRT_LIBCUDA=$(CURDIR)/$(FAKE_CUDA) prove -f --exec 'timeout -k 5 $(TEST_TIMEOUT)' \
+	    $(filter %/test_runtime,$(TEST_BINS))
 	@echo "== again with the RMW wake-up protocol (MKRT_WAITQ_SYMMETRIC=1)"
 	MKRT_WAITQ_SYMMETRIC=1 prove -f --exec 'timeout -k 5 $(TEST_TIMEOUT)' \
 	    $(filter %_ring %_waitq %_runtime,$(TEST_BINS))

@@ -45,7 +45,7 @@ static void reference(uint64_t *cells, const mkrt_item *b, size_t n)
 static void random_batches(void)
 {
     mkrt__mk_sim sim;
-    mkrt__mk_sim_start(&sim, CELLS, CAP, 4, 1024, NULL);
+    mkrt__mk_sim_start(&sim, CELLS, CAP, 4, 1024, 0, 0, NULL);
     mkrt__mk_host h;
     mkrt__mk_host_init(&h, sim.ctl, &mkrt__mk_sim_ops, &sim);
     mkrt_layer_scratch *ls = mkrt_layer_scratch_create(NULL);
@@ -96,7 +96,7 @@ static void random_batches(void)
 static void appends_in_order(void)
 {
     mkrt__mk_sim sim;
-    mkrt__mk_sim_start(&sim, CELLS, CAP, 3, 1024, NULL);
+    mkrt__mk_sim_start(&sim, CELLS, CAP, 3, 1024, 0, 0, NULL);
     mkrt__mk_host h;
     mkrt__mk_host_init(&h, sim.ctl, &mkrt__mk_sim_ops, &sim);
     mkrt_layer_scratch *ls = mkrt_layer_scratch_create(NULL);
@@ -191,7 +191,7 @@ static void watchdog_and_errors(void)
     long before[MAX_TIDS];
     int n_before = list_threads(before);
     mkrt__mk_sim sim;
-    mkrt__mk_sim_start(&sim, CELLS, CAP, 2, 16, NULL);
+    mkrt__mk_sim_start(&sim, CELLS, CAP, 2, 16, 0, 0, NULL);
     long sim_tid = n_before < 0 ? 0 : new_thread(before, n_before);
     sim.hang_batch = 2;
     sim.hang_after_layer = 1;
@@ -224,7 +224,7 @@ static void watchdog_and_errors(void)
            "shutdown ends a hung simulated kernel (its thread left the process)");
     }
 
-    mkrt__mk_sim_start(&sim, CELLS, CAP, 2, 16, NULL);
+    mkrt__mk_sim_start(&sim, CELLS, CAP, 2, 16, 0, 0, NULL);
     mkrt__mk_host_init(&h, sim.ctl, &mkrt__mk_sim_ops, &sim);
     mkrt_item bad[2] = {{1, 0, 1, 5}, {77, 0, 1, 0}};
     uint32_t off2[3] = {0, 1, 2};

@@ -89,6 +89,8 @@ enum {
 #define MKRT_CONFIG_CUDA_BLOCKS_MAX 2048u
 /** @brief Largest mkrt_config::cuda_user_ptx_size, in bytes. */
 #define MKRT_CONFIG_CUDA_PTX_MAX ((size_t)64 << 20)
+/** @brief Largest mkrt_config::device_idle_us and device_resident_us (60 s). */
+#define MKRT_CONFIG_DEVICE_US_MAX 60000000u
 
 /** @brief Which backend runs the batches. */
 typedef enum mkrt_backend_kind {
@@ -183,6 +185,19 @@ typedef struct mkrt_config {
     /** Size of cuda_user_ptx in bytes; 0 means NUL-terminated (0)
      *  [0..MKRT_CONFIG_CUDA_PTX_MAX]; a size without text is refused. */
     size_t cuda_user_ptx_size;
+    /** Device backends (CUDA, SIM): the megakernel leaves the GPU after
+     *  this many microseconds without a batch, and the next batch
+     *  launches it again (one kernel launch of latency). While it is
+     *  resident every synchronising CUDA call of the process (module
+     *  loads, cudaMalloc, cudaDeviceSynchronize, another runtime's
+     *  mkrt_create) waits for it; 0 keeps it resident for good, which
+     *  makes the GPU mkrt's alone (1000) [0..MKRT_CONFIG_DEVICE_US_MAX]. */
+    uint32_t device_idle_us;
+    /** Device backends: while busy, the megakernel also leaves at a batch
+     *  boundary after this many microseconds of residence and is launched
+     *  again at once, so that other CUDA work of the process gets the GPU
+     *  at least that often; 0: never (10000) [0..MKRT_CONFIG_DEVICE_US_MAX]. */
+    uint32_t device_resident_us;
 } mkrt_config;
 
 /**

@@ -28,7 +28,9 @@ typedef struct megakernel {
 static mkrt_status start_sim(mkrt_runtime *rt, megakernel *m, mkrt_error *err)
 {
     uint32_t blocks = rt->workers * 2; /* grid-stride "blocks" of the simulated kernel */
-    mkrt_status st = mkrt__mk_sim_start(&m->sim, 1, (uint32_t)rt->cfg.max_batch, blocks, 1, err);
+    mkrt_status st = mkrt__mk_sim_start(&m->sim, 1, (uint32_t)rt->cfg.max_batch, blocks, 1,
+                                        (uint64_t)rt->cfg.device_idle_us * 1000u,
+                                        (uint64_t)rt->cfg.device_resident_us * 1000u, err);
     if (st != MKRT_OK)
         return st;
     /* Map the runtime's cells and log for the device: the loop uses what
@@ -56,6 +58,8 @@ static mkrt_status start_cuda(mkrt_runtime *rt, megakernel *m, mkrt_error *err)
         .max_blocks = rt->cfg.cuda_max_blocks,
         .user_ptx = rt->cfg.cuda_user_ptx,
         .user_ptx_size = rt->cfg.cuda_user_ptx_size,
+        .idle_ns = (uint64_t)rt->cfg.device_idle_us * 1000u,
+        .resident_ns = (uint64_t)rt->cfg.device_resident_us * 1000u,
     };
     mkrt_status st = mkrt__cuda_engine_start(&m->cuda, &c, err);
     if (st != MKRT_OK)
@@ -155,8 +159,8 @@ static void mk_describe(const mkrt__backend *be, char *buf, size_t len)
     if (m->kind == MKRT_BACKEND_CUDA)
         snprintf(buf, len, "cuda: %s", m->cuda.describe);
     else
-        snprintf(buf, len, "sim: megakernel protocol against a simulated device (%u blocks)",
-                 m->sim.blocks);
+        snprintf(buf, len, "sim: megakernel protocol against a simulated device (%u blocks, leaves "
+                 "after %u us idle)", m->sim.blocks, m->rt->cfg.device_idle_us);
 }
 
 static const mkrt__backend_ops megakernel_ops = {

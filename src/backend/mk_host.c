@@ -76,6 +76,23 @@ mkrt_status mkrt__mk_stage(mkrt__mk_host *h, const mkrt_item *items, uint32_t co
 }
 
 
+/* The kernel left the GPU on its own: launch it again (protocol.h). */
+static mkrt_status relaunch_if_parked(mkrt__mk_host *h, mkrt_error *err)
+{
+    /* seq_cst: the load of the handshake (see mkrt__mk_ring); in the wait
+     * loop it only needs to see the kernel's store eventually. */
+    if (h->ops.relaunch == NULL || atomic_load(&h->ctl->parked) == 0)
+        return MKRT_OK;
+    /* relaxed: a kernel that parked writes nothing more until launched
+     * again; one that un-parked after seeing our doorbell stores 0 too. */
+    atomic_store_explicit(&h->ctl->parked, 0, memory_order_relaxed);
+    h->relaunches++;
+    mkrt_status st = h->ops.relaunch(h->ctx, err);
+    if (st != MKRT_OK)
+        fail_engine(h, "%s", err != NULL ? err->message : "relaunch failed");
+    return st;
+}
+
 mkrt_status mkrt__mk_ring(mkrt__mk_host *h, mkrt_error *err)
 {
     if (h->failed)
@@ -90,10 +107,19 @@ mkrt_status mkrt__mk_ring(mkrt__mk_host *h, mkrt_error *err)
         }
     }
     h->rung = h->staged;
-    /* release: pairs with the device's system-scope acquire of the
-     * doorbell; publishes the descriptor and the staged buffers. */
-    atomic_store_explicit(&h->ctl->doorbell, h->rung, memory_order_release);
-    return MKRT_OK;
+    if (h->ops.relaunch == NULL) {
+        /* release: pairs with the device's system-scope acquire of the
+         * doorbell; publishes the descriptor and the staged buffers. */
+        atomic_store_explicit(&h->ctl->doorbell, h->rung, memory_order_release);
+        return MKRT_OK;
+    }
+    /* seq_cst (store, fence, load): the host's half of the parking
+     * handshake, pairing with mkrt__mk_loop_park / the kernel's park
+     * (store parked, fence, load doorbell): one side sees the other. The
+     * store also releases the descriptor and the staged buffers. */
+    atomic_store(&h->ctl->doorbell, h->rung);
+    atomic_thread_fence(memory_order_seq_cst);
+    return relaunch_if_parked(h, err);
 }
 
 uint32_t mkrt__mk_failures(const mkrt__mk_host *h, uint64_t seq, const uint32_t **list)
@@ -150,6 +176,10 @@ mkrt_status mkrt__mk_wait(mkrt__mk_host *h, uint64_t seq, uint64_t timeout_ns, m
         }
         if (done >= seq)
             return MKRT_OK;
+        /* Left at a batch boundary with this batch pending (resident_ns). */
+        mkrt_status rst = relaunch_if_parked(h, err);
+        if (rst != MKRT_OK)
+            return rst;
         uint64_t waited = mkrt__now_ns() - start;
         if (timeout_ns != MKRT_TIMEOUT_INFINITE && waited >= timeout_ns) {
             char where[160];

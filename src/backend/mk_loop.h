@@ -7,7 +7,9 @@
  *   wait for the doorbell (a spin that re-checks shutdown and backs off),
  *   run each layer's items "grid-stride" over the blocks the plan gives
  *   that layer (desc.layer_blocks; at most `blocks`),
- *   write each block's progress word, publish done with release.
+ *   write each block's progress word, publish done with release,
+ *   leave the "GPU" after ctl->idle_ns without a doorbell or ctl->resident_ns
+ *   of residence (protocol.h, "Leaving the GPU"); the host relaunches it.
  * A built-in op that cannot run (the host validates, so this is a bug) sets
  * the error word and stops the loop, as the kernel's report does; a failing
  * user op or an APPEND past the log's capacity goes to the descriptor's
@@ -45,6 +47,29 @@ static inline void mkrt__mk_loop_nap(long ns)
 {
     struct timespec ts = {0, ns};
     nanosleep(&ts, NULL);
+}
+
+static inline uint64_t mkrt__mk_loop_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts); /* the kernel's %globaltimer */
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The kernel's side of the parking handshake (protocol.h). Idle (busy ==
+ * 0): leaves only when no doorbell came after parking; returns whether it
+ * leaves. seq_cst (store, fence, load): the store-fence-load pairs with
+ * the host's doorbell store, fence and load of parked in mkrt__mk_ring. */
+static inline int mkrt__mk_loop_park(mkrt_mk_control *ctl, uint64_t last, int busy)
+{
+    atomic_store(&ctl->parked, 1);
+    if (busy)
+        return 1;
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load(&ctl->doorbell) == last)
+        return 1;
+    atomic_store(&ctl->parked, 0); /* a batch came: run it (the host may launch a spare) */
+    return 0;
 }
 
 static inline void mkrt__mk_loop_fail(mkrt_mk_desc *d, uint32_t index, uint32_t status)
@@ -101,16 +126,26 @@ static inline void mkrt__mk_loop_run(mkrt_mk_control *ctl, const mkrt__mk_loop_h
     const uint32_t blocks = h->blocks ? h->blocks : 1;
     /* relaxed: the host wrote done before starting the loop. */
     uint64_t last = atomic_load_explicit(&ctl->done, memory_order_relaxed);
+    const uint64_t launched = mkrt__mk_loop_now_ns();
     for (;;) {
         uint64_t bell;
         unsigned spins = 0;
+        uint64_t idle_since = mkrt__mk_loop_now_ns();
+        /* Resident long enough while busy: leave at this batch boundary. */
+        if (ctl->resident_ns != 0 && idle_since - launched >= ctl->resident_ns &&
+            mkrt__mk_loop_park(ctl, last, 1))
+            return;
         /* acquire: pairs with the host's release of the doorbell; the
          * descriptor and the staged items are visible after it. */
         while ((bell = atomic_load_explicit(&ctl->doorbell, memory_order_acquire)) == last) {
             if (mkrt__mk_loop_shutting_down(ctl))
                 return;
-            if (++spins > 256)
+            if (++spins > 256) {
                 mkrt__mk_loop_nap(10000); /* the kernel's __nanosleep backoff */
+                if (ctl->idle_ns != 0 && mkrt__mk_loop_now_ns() - idle_since >= ctl->idle_ns &&
+                    mkrt__mk_loop_park(ctl, last, 0))
+                    return;
+            }
         }
         for (uint64_t seq = last + 1; seq <= bell; seq++) {
             mkrt_mk_desc *d = &ctl->desc[seq & 1];

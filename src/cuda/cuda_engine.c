@@ -147,6 +147,20 @@ static mkrt_status map_host(mkrt__cuda_engine *e, void *p, size_t bytes, bool *r
     return MKRT_OK;
 }
 
+/* One cooperative launch on the run stream: asynchronous, queued behind an
+ * instance still running there (so two never overlap). */
+static mkrt_status launch(mkrt__cuda_engine *e, mkrt_error *err)
+{
+    void *params[] = {&e->ctl_dev};
+    CUresult r = e->cu.cuLaunchCooperativeKernel(e->fn, e->blocks, 1, 1, MKRT__CUDA_BLOCK_THREADS, 1, 1,
+                                                 0, e->run, params);
+    if (r != MKRT_CUDA_SUCCESS)
+        return cuda_fail(e, err, "cuLaunchCooperativeKernel of the megakernel", r,
+                         "lower mkrt_config.cuda_max_blocks, or use the CPU backend.");
+    e->launched = true;
+    return MKRT_OK;
+}
+
 static mkrt_status start_on_context(mkrt__cuda_engine *e, const mkrt__cuda_engine_config *cfg,
                                     mkrt_error *err)
 {
@@ -230,18 +244,17 @@ static mkrt_status start_on_context(mkrt__cuda_engine *e, const mkrt__cuda_engin
     e->ctl->blocks = e->blocks;
     e->ctl->append_log = log_dev;
     e->ctl->append_capacity = log_dev != 0 ? cfg->append_capacity : 0;
-    void *params[] = {&e->ctl_dev};
-    r = cu->cuLaunchCooperativeKernel(e->fn, e->blocks, 1, 1, MKRT__CUDA_BLOCK_THREADS, 1, 1, 0, e->run,
-                                      params);
-    if (r != MKRT_CUDA_SUCCESS)
-        return cuda_fail(e, err, "cuLaunchCooperativeKernel of the megakernel", r,
-                         "lower mkrt_config.cuda_max_blocks, or use the CPU backend.");
-    e->launched = true;
+    e->ctl->idle_ns = cfg->idle_ns;
+    e->ctl->resident_ns = cfg->resident_ns;
+    e->idle_ns = cfg->idle_ns;
+    if ((st = launch(e, err)) != MKRT_OK)
+        return st;
     snprintf(e->describe, sizeof e->describe,
-             "%.64s (sm_%d%d, %d SMs, driver %d.%d): megakernel of %u blocks x %u threads (%u per SM)%s",
+             "%.64s (sm_%d%d, %d SMs, driver %d.%d): megakernel of %u blocks x %u threads (%u per SM)%s, "
+             "leaves the GPU after %llu us idle",
              cu->name, cu->cc_major, cu->cc_minor, cu->sm_count, cu->driver_version / 1000,
              cu->driver_version % 1000 / 10, e->blocks, MKRT__CUDA_BLOCK_THREADS, e->blocks_per_sm,
-             e->user_ops ? ", user PTX linked" : "");
+             e->user_ops ? ", user PTX linked" : "", (unsigned long long)(cfg->idle_ns / 1000));
     return MKRT_OK;
 }
 
@@ -341,6 +354,11 @@ static mkrt_status engine_probe(void *ctx, mkrt_error *err)
         r = e->cu.cuStreamQuery(e->run);
     if (r == MKRT_CUDA_ERROR_NOT_READY)
         return MKRT_OK; /* still running, as a persistent kernel should */
+    /* seq_cst: the kernel stores parked before it leaves, and the stream
+     * reported it gone: it left on its own (idle or resident_ns), and
+     * mk_host relaunches it; not a fault, not a hang. */
+    if (r == MKRT_CUDA_SUCCESS && atomic_load(&e->ctl->parked) != 0)
+        return MKRT_OK;
     if (r == MKRT_CUDA_SUCCESS)
         return mkrt__error_set(err, MKRT_EDEVICE,
                                "the megakernel on %s exited while a batch was pending. Fix: report "
@@ -351,7 +369,17 @@ static mkrt_status engine_probe(void *ctx, mkrt_error *err)
                      "again in this process.");
 }
 
-const mkrt__mk_device_ops mkrt__cuda_engine_ops = {engine_stage, engine_flush, engine_probe};
+static mkrt_status engine_relaunch(void *ctx, mkrt_error *err)
+{
+    mkrt__cuda_engine *e = ctx;
+    CUresult r = bind(e);
+    if (r != MKRT_CUDA_SUCCESS)
+        return cuda_fail(e, err, "cuCtxSetCurrent", r, "check the driver installation.");
+    return launch(e, err);
+}
+
+const mkrt__mk_device_ops mkrt__cuda_engine_ops = {engine_stage, engine_flush, engine_probe,
+                                                   engine_relaunch};
 
 bool mkrt__cuda_engine_stop(mkrt__cuda_engine *e, uint64_t timeout_ns)
 {

@@ -11,7 +11,12 @@
  * cell needs no copy back); two pinned staging buffers and two device
  * buffers; one cooperative launch on a non-blocking stream. Everything is
  * allocated before the launch: allocating or freeing device memory while
- * a persistent kernel runs can wait on that kernel.
+ * a persistent kernel runs can wait on that kernel. The kernel leaves the
+ * GPU after idle_ns without a batch (and after resident_ns at a batch
+ * boundary) and mk_host relaunches it on the same stream (protocol.h,
+ * "Leaving the GPU"); while the kernel runs the engine makes no call that
+ * synchronises with it (only async copies and queries on its own
+ * non-blocking streams, and launches).
  * Staging: batches of up to MKRT__CUDA_ZERO_COPY_MAX items are read by the
  * device straight from pinned memory (no copy to wait for); larger ones
  * are copied with cuMemcpyHtoDAsync on a second stream, completed by flush
@@ -38,6 +43,8 @@ typedef struct mkrt__cuda_engine_config {
     uint32_t max_blocks;      /* 0: as many as can be resident */
     const char *user_ptx;     /* may be NULL: no device user ops */
     size_t user_ptx_size;     /* bytes, 0: strlen */
+    uint64_t idle_ns;         /* the kernel leaves after this long idle (0: never) */
+    uint64_t resident_ns;     /* ... and at a batch boundary after this long (0: never) */
 } mkrt__cuda_engine_config;
 
 typedef struct mkrt__cuda_staging {
@@ -64,6 +71,7 @@ typedef struct mkrt__cuda_engine {
     mkrt__cuda_staging staging[2];
     size_t items_bytes, offsets_bytes, fails_bytes; /* per staging buffer */
     uint32_t capacity, blocks, blocks_per_sm;
+    uint64_t idle_ns;
     bool user_ops;            /* linked with user PTX */
     bool launched;
     bool copy_pending;        /* a staged HtoD copy not yet flushed */

@@ -9,7 +9,9 @@
 // progress word, and the grid synchronises between layers. The plan says
 // how many blocks take part in each layer and which layer boundaries need
 // the grid-wide barrier (protocol.h, mkrt_mk_layer_blocks). Completion is a
-// system-scope release of `done` that the host reads with acquire.
+// system-scope release of `done` that the host reads with acquire. The
+// kernel leaves the GPU after idle_ns without a doorbell (and after
+// resident_ns at a batch boundary) and the host relaunches it (protocol.h).
 // Release builds only (-O3); a -G build is slow but follows the same
 // bounded protocol.
 //
@@ -49,6 +51,29 @@ template <typename T> __device__ __forceinline__ void store_release(T *p, T v)
     cuda::atomic_ref<T, cuda::thread_scope_system>(*p).store(v, cuda::memory_order_release);
 }
 
+__device__ __forceinline__ uint64_t now_ns()
+{
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+// The kernel's side of the parking handshake (protocol.h, "Leaving the
+// GPU"): store parked, fence, reload the doorbell (idle) or leave (busy).
+__device__ bool park(mkrt_mk_control *ctl, uint64_t last, bool busy)
+{
+    cuda::atomic_ref<uint32_t, cuda::thread_scope_system> parked(ctl->parked);
+    parked.store(1u, cuda::memory_order_seq_cst);
+    if (busy)
+        return true;
+    cuda::atomic_thread_fence(cuda::memory_order_seq_cst, cuda::thread_scope_system);
+    if (cuda::atomic_ref<uint64_t, cuda::thread_scope_system>(ctl->doorbell).load(
+            cuda::memory_order_seq_cst) == last)
+        return true;
+    parked.store(0u, cuda::memory_order_relaxed); // a batch came: run it
+    return false;
+}
+
 __device__ void report_error(mkrt_mk_control *ctl, uint32_t code, uint32_t item, uint64_t seq)
 {
     uint32_t expected = 0;
@@ -78,17 +103,29 @@ extern "C" __global__ void __launch_bounds__(256) mkrt_megakernel(mkrt_mk_contro
     uint32_t *append_log = reinterpret_cast<uint32_t *>(ctl->append_log);
     const uint32_t cell_count = ctl->cell_count;
     uint64_t last = load_acquire(&ctl->done);
+    const uint64_t launched = grid.thread_rank() == 0 ? now_ns() : 0;
     for (;;) {
         if (grid.thread_rank() == 0) {
+            // The only thread that polls host memory. bell 0: leave (shutdown,
+            // idle for idle_ns, or resident for resident_ns at this boundary).
             uint64_t bell;
             unsigned ns = 32;
-            while ((bell = load_acquire(&ctl->doorbell)) == last) {
-                if (load_acquire(&ctl->shutdown)) {
-                    bell = 0;
-                    break;
+            const uint64_t idle_since = now_ns();
+            if (ctl->resident_ns != 0 && idle_since - launched >= ctl->resident_ns && park(ctl, last, true)) {
+                bell = 0;
+            } else {
+                while ((bell = load_acquire(&ctl->doorbell)) == last) {
+                    if (load_acquire(&ctl->shutdown)) {
+                        bell = 0;
+                        break;
+                    }
+                    __nanosleep(ns);
+                    ns = ns < 2048 ? ns * 2 : ns;
+                    if (ctl->idle_ns != 0 && now_ns() - idle_since >= ctl->idle_ns && park(ctl, last, false)) {
+                        bell = 0;
+                        break;
+                    }
                 }
-                __nanosleep(ns);
-                ns = ns < 2048 ? ns * 2 : ns;
             }
             g_bell = bell;
         }

@@ -20,6 +20,27 @@
  *             list after `done` covers the batch.
  *   progress  per block: (layer << 32) | items run in that layer, so the
  *             host can say where a hung grid stopped.
+ *   parked    device -> host: the kernel left the GPU on its own (no
+ *             doorbell for idle_ns, or resident for resident_ns while
+ *             busy), see "Leaving the GPU" below.
+ *
+ * Leaving the GPU (a good citizen on a shared device). A persistent kernel
+ * that never ends blocks every synchronising driver call of the process
+ * (module loads, allocations, cuCtxSynchronize), including another
+ * runtime's start and the application's own CUDA work. So the kernel
+ * leaves after idle_ns without a doorbell (0: never), and after
+ * resident_ns of residence at a batch boundary even while busy (0:
+ * never), and the host relaunches it (one launch, on the same stream, so
+ * two instances never overlap). The handshake is store-fence-load on both
+ * sides (no atomic read-modify-write crosses the bus):
+ *   kernel, idle:  parked = 1; fence; reload doorbell: unchanged -> leave;
+ *                  changed -> parked = 0 and run the batch.
+ *   kernel, busy:  parked = 1; fence; leave (pending doorbells included).
+ *   host, ring:    doorbell = seq; fence; parked == 1 -> parked = 0, launch.
+ *   host, waiting: parked == 1 and the batch not done -> parked = 0, launch.
+ * At least one side sees the other's store, so a rung batch always has a
+ * kernel to run it; when both see each other the extra launch queues
+ * behind the running kernel, finds nothing to do and leaves after idle_ns.
  */
 #ifndef MKRT_CUDA_PROTOCOL_H
 #define MKRT_CUDA_PROTOCOL_H
@@ -87,9 +108,13 @@ typedef struct mkrt_mk_control {
     uint64_t append_log;      /* device address */
     uint64_t append_capacity;
     uint64_t append_limit;
-    uint8_t pad4[MKRT_MK_LINE - 40];
+    uint64_t idle_ns;         /* leave after this long without a doorbell (0: never) */
+    uint64_t resident_ns;     /* leave at a batch boundary after this long (0: never) */
+    uint8_t pad4[MKRT_MK_LINE - 56];
     MKRT_MK_ATOMIC(uint64_t) append_len; /* positions claimed by the device */
     uint8_t pad5[MKRT_MK_LINE - 8];
+    MKRT_MK_ATOMIC(uint32_t) parked; /* 1: the kernel left on its own (see above) */
+    uint8_t pad6[MKRT_MK_LINE - 4];
     mkrt_mk_desc desc[2];
     MKRT_MK_ATOMIC(uint64_t) progress[MKRT_MK_MAX_BLOCKS];
 } mkrt_mk_control;

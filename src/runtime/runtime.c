@@ -27,6 +27,8 @@ mkrt_config mkrt_config_default(void)
     c.cells = 1u << 20;
     c.append_log_capacity = 1u << 20;
     c.dead_letter_capacity = 4096;
+    c.device_idle_us = 1000;
+    c.device_resident_us = 10000;
     return c;
 }
 
@@ -97,6 +99,12 @@ static mkrt_status check_config(const mkrt_config *c, size_t *cells_bytes, size_
     if (c->cuda_max_blocks > MKRT_CONFIG_CUDA_BLOCKS_MAX)
         return RANGE_FIX("cuda_max_blocks", c->cuda_max_blocks, 0, MKRT_CONFIG_CUDA_BLOCKS_MAX,
                          "use 0 to size the grid by occupancy.");
+    if (c->device_idle_us > MKRT_CONFIG_DEVICE_US_MAX)
+        return RANGE_FIX("device_idle_us", c->device_idle_us, 0, MKRT_CONFIG_DEVICE_US_MAX,
+                         "use 1000 (the default), or 0 to keep the megakernel resident.");
+    if (c->device_resident_us > MKRT_CONFIG_DEVICE_US_MAX)
+        return RANGE_FIX("device_resident_us", c->device_resident_us, 0, MKRT_CONFIG_DEVICE_US_MAX,
+                         "use 10000 (the default), or 0 never to leave while busy.");
     if (c->cuda_user_ptx == NULL && c->cuda_user_ptx_size != 0)
         return mkrt__error_set(err, MKRT_EINVAL,
                                "mkrt_config.cuda_user_ptx_size is %zu but cuda_user_ptx is NULL. Fix: "

@@ -29,6 +29,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -57,6 +58,7 @@ static int is(const char *m)
 }
 
 static _Atomic int live; /* outstanding resources */
+static void sync_gate(const char *what);
 
 int fake_cuda_live(void);
 int fake_cuda_live(void)
@@ -179,10 +181,12 @@ typedef struct fake_module {
 
 static int fake_module_load(void **m, const void *image)
 {
+    sync_gate("cuModuleLoadData");
     uint32_t magic;
     memcpy(&magic, image, sizeof magic);
     int linked = memcmp(image, linked_image, sizeof linked_image) == 0;
-    if (magic != FATBIN_MAGIC && !linked)
+    /* or the application's PTX (tests/shared_gpu.c) */
+    if (magic != FATBIN_MAGIC && !linked && strstr(image, ".entry fake_app_kernel") == NULL)
         return E_INVALID_IMAGE;
     fake_module *fm = calloc(1, sizeof *fm);
     fm->linked = linked;
@@ -193,13 +197,20 @@ static int fake_module_load(void **m, const void *image)
 
 static int fake_module_unload(void *m)
 {
+    sync_gate("cuModuleUnload");
     free(m);
     atomic_fetch_sub(&live, 1);
     return OK;
 }
 
+static int app_kernel_marker; /* the function handle of "fake_app_kernel" */
+
 static int fake_get_function(void **f, void *m, const char *name)
 {
+    if (strcmp(name, "fake_app_kernel") == 0) {
+        *f = &app_kernel_marker;
+        return OK;
+    }
     if (strcmp(name, MKRT_MK_KERNEL_SYMBOL) != 0)
         return E_NOT_FOUND;
     *f = m; /* the function knows its module */
@@ -217,6 +228,7 @@ static int fake_occupancy(int *n, void *f, int block, size_t smem)
 /* Memory: host memory throughout. */
 static int fake_host_alloc(void **p, size_t bytes, unsigned flags)
 {
+    sync_gate("cuMemHostAlloc");
     (void)flags;
     *p = aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
     if (*p == NULL)
@@ -228,6 +240,7 @@ static int fake_host_alloc(void **p, size_t bytes, unsigned flags)
 
 static int fake_free_host(void *p)
 {
+    sync_gate("cuMemFreeHost");
     free(p);
     atomic_fetch_sub(&live, 1);
     return OK;
@@ -235,6 +248,7 @@ static int fake_free_host(void *p)
 
 static int fake_host_register(void *p, size_t bytes, unsigned flags)
 {
+    sync_gate("cuMemHostRegister");
     (void)flags;
     if (p == NULL || bytes == 0)
         return E_INVALID_VALUE;
@@ -244,6 +258,7 @@ static int fake_host_register(void *p, size_t bytes, unsigned flags)
 
 static int fake_host_unregister(void *p)
 {
+    sync_gate("cuMemHostUnregister");
     (void)p;
     atomic_fetch_sub(&live, 1);
     return OK;
@@ -258,6 +273,7 @@ static int fake_device_pointer(unsigned long long *d, void *p, unsigned flags)
 
 static int fake_mem_alloc(unsigned long long *d, size_t bytes)
 {
+    sync_gate("cuMemAlloc");
     void *p = malloc(bytes);
     if (p == NULL)
         return 2;
@@ -268,8 +284,17 @@ static int fake_mem_alloc(unsigned long long *d, size_t bytes)
 
 static int fake_mem_free(unsigned long long d)
 {
+    sync_gate("cuMemFree");
     free((void *)(uintptr_t)d);
     atomic_fetch_sub(&live, 1);
+    return OK;
+}
+
+/* A synchronous copy on the legacy stream: waits for every kernel. */
+static int fake_dtoh(void *dst, unsigned long long src, size_t bytes)
+{
+    sync_gate("cuMemcpyDtoH");
+    memcpy(dst, (const void *)(uintptr_t)src, bytes);
     return OK;
 }
 
@@ -280,14 +305,93 @@ static int fake_htod_async(unsigned long long dst, const void *src, size_t bytes
     return OK;
 }
 
-/* Streams; the kernel's stream reports on the "kernel" thread. */
-typedef struct fake_stream {
-    pthread_t thread, watch;
-    int running, watching;
-    _Atomic int state; /* 0 idle, 1 running, 2 exited, 3 faulted */
-    mkrt_mk_control *ctl;
+/* Kernels in flight in the process (launched, not finished, not faulted):
+ * a synchronising call waits for none to be left, as the real driver's
+ * module loads, allocations and cuCtxSynchronize do; launches wait while a
+ * synchronising call is pending (the context's lock). A real driver waits
+ * for ever behind a persistent kernel; this one gives up after
+ * FAKE_CUDA_SYNC_TIMEOUT_MS (default 20000) and aborts the process loudly,
+ * so a test fails instead of hanging. */
+static _Atomic int kernels_running;
+static _Atomic int syncs_pending;
+static _Atomic uint64_t syncs_done; /* synchronising calls that waited and got through */
+
+int fake_cuda_kernels_running(void);
+int fake_cuda_kernels_running(void)
+{
+    return atomic_load(&kernels_running);
+}
+
+static void nap_us(long us)
+{
+    struct timespec ts = {0, us * 1000};
+    nanosleep(&ts, NULL);
+}
+
+static long sync_timeout_ms(void)
+{
+    const char *t = getenv("FAKE_CUDA_SYNC_TIMEOUT_MS");
+    return t ? atol(t) : 20000;
+}
+
+static void sync_gate(const char *what)
+{
+    atomic_fetch_add(&syncs_pending, 1);
+    long waited_us = 0, limit_us = sync_timeout_ms() * 1000;
+    int had_to_wait = 0;
+    while (atomic_load(&kernels_running) > 0) {
+        had_to_wait = 1;
+        if (waited_us >= limit_us) {
+            fprintf(stderr, "fake libcuda: %s blocked for %ld ms behind %d running kernel(s): on a real "
+                            "GPU this call hangs for as long as they run. Aborting.\n",
+                    what, waited_us / 1000, atomic_load(&kernels_running));
+            abort();
+        }
+        nap_us(100);
+        waited_us += 100;
+    }
+    if (had_to_wait)
+        atomic_fetch_add(&syncs_done, 1);
+    atomic_fetch_sub(&syncs_pending, 1);
+}
+
+/* How many synchronising calls had to wait for a kernel to leave. */
+unsigned long long fake_cuda_syncs_waited(void);
+unsigned long long fake_cuda_syncs_waited(void)
+{
+    return (unsigned long long)atomic_load(&syncs_done);
+}
+
+/* Streams: a launch is a thread that first waits for the stream's previous
+ * launch to finish (stream order), then runs; the kernel's stream reports
+ * on it. */
+typedef struct fake_stream fake_stream;
+typedef struct fake_launch_rec {
+    pthread_t thread;
+    struct fake_launch_rec *prev; /* joined and freed by this one's thread */
+    fake_stream *s;
+    mkrt_mk_control *ctl;        /* the megakernel's control block, or NULL */
     mkrt__mk_loop_hooks hooks;
-} fake_stream;
+    unsigned long long app_out;  /* the application kernel: *app_out = app_value */
+    unsigned long long app_value;
+    _Atomic int counted;         /* 1 while in kernels_running */
+} fake_launch_rec;
+
+struct fake_stream {
+    fake_launch_rec *last;       /* latest launch, joined at destroy */
+    _Atomic int inflight;        /* launched, not finished */
+    _Atomic int faulted;
+    _Atomic(fake_launch_rec *) current; /* running now */
+    pthread_t watch;
+    int watching;
+    _Atomic int closing;
+};
+
+static void uncount(fake_launch_rec *r)
+{
+    if (atomic_exchange(&r->counted, 0))
+        atomic_fetch_sub(&kernels_running, 1);
+}
 
 static int fake_stream_create(void **s, unsigned flags)
 {
@@ -300,8 +404,11 @@ static int fake_stream_create(void **s, unsigned flags)
 static int fake_stream_destroy(void *p)
 {
     fake_stream *s = p;
-    if (s->running)
-        pthread_join(s->thread, NULL);
+    atomic_store(&s->closing, 1);
+    if (s->last != NULL) {
+        pthread_join(s->last->thread, NULL);
+        free(s->last);
+    }
     if (s->watching)
         pthread_join(s->watch, NULL);
     free(s);
@@ -309,17 +416,33 @@ static int fake_stream_destroy(void *p)
     return OK;
 }
 
-static int fake_stream_sync(void *s)
+/* Waits for the stream's kernels (a copy stream has none: see copies). */
+static int fake_stream_sync(void *p)
 {
-    (void)s;
-    return OK;
+    fake_stream *s = p;
+    long waited_us = 0, limit_us = sync_timeout_ms() * 1000;
+    while (atomic_load(&s->inflight) > 0 && !atomic_load(&s->faulted)) {
+        if (waited_us >= limit_us) {
+            fprintf(stderr, "fake libcuda: cuStreamSynchronize blocked for %ld ms on a stream whose "
+                            "kernel runs on. Aborting.\n", waited_us / 1000);
+            abort();
+        }
+        nap_us(100);
+        waited_us += 100;
+    }
+    return atomic_load(&s->faulted) ? E_ILLEGAL_ADDRESS : OK;
 }
 
 static int fake_stream_query(void *p)
 {
     fake_stream *s = p;
-    int st = atomic_load(&s->state);
-    return st == 1 ? E_NOT_READY : st == 3 ? E_ILLEGAL_ADDRESS : OK;
+    return atomic_load(&s->faulted) ? E_ILLEGAL_ADDRESS : atomic_load(&s->inflight) > 0 ? E_NOT_READY : OK;
+}
+
+static int fake_ctx_synchronize(void)
+{
+    sync_gate("cuCtxSynchronize");
+    return OK;
 }
 
 static uint32_t fake_user_op(uint32_t op, uint32_t in, uint32_t out, uint32_t param, uint64_t *cells,
@@ -350,13 +473,48 @@ static uint32_t fake_user_op(uint32_t op, uint32_t in, uint32_t out, uint32_t pa
 static _Atomic uint64_t fault_batch;
 static _Atomic uint32_t fault_layer;
 
-static void *kernel_thread(void *p)
+static void *launch_thread(void *p)
 {
-    fake_stream *s = p;
-    mkrt__mk_loop_run(s->ctl, &s->hooks);
-    int running = 1;
-    atomic_compare_exchange_strong(&s->state, &running, 2); /* a fault already reported stays */
+    fake_launch_rec *r = p;
+    fake_stream *s = r->s;
+    if (r->prev != NULL) { /* stream order */
+        pthread_join(r->prev->thread, NULL);
+        free(r->prev);
+        r->prev = NULL;
+    }
+    if (!atomic_load(&s->faulted)) {
+        atomic_store(&s->current, r);
+        if (r->ctl != NULL) {
+            mkrt__mk_loop_run(r->ctl, &r->hooks);
+        } else if (r->app_out != 0) { /* the application's kernel: a little work, one store */
+            nap_us(200);
+            unsigned long long *out = (unsigned long long *)(uintptr_t)r->app_out;
+            *out = r->app_value;
+        }
+        atomic_store(&s->current, NULL);
+    }
+    uncount(r);
+    atomic_fetch_sub(&s->inflight, 1);
     return NULL;
+}
+
+static int start_launch(fake_stream *s, fake_launch_rec *r)
+{
+    while (atomic_load(&syncs_pending) > 0) /* a synchronising call holds the context */
+        nap_us(50);
+    r->s = s;
+    r->prev = s->last;
+    atomic_store(&r->counted, 1);
+    atomic_fetch_add(&kernels_running, 1);
+    atomic_fetch_add(&s->inflight, 1);
+    if (pthread_create(&r->thread, NULL, launch_thread, r) != 0) {
+        uncount(r);
+        atomic_fetch_sub(&s->inflight, 1);
+        free(r);
+        return 2;
+    }
+    s->last = r;
+    return OK;
 }
 
 static int fake_launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
@@ -370,27 +528,29 @@ static int fake_launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned 
     if (is("toolarge") || gx > SMS * PER_SM || bx > 1024)
         return E_TOO_LARGE;
     fake_stream *s = stream;
+    if (s == NULL) {
+        fprintf(stderr, "fake libcuda: a launch on the legacy default stream, which synchronises "
+                        "with every other stream: mkrt must use its own non-blocking streams.\n");
+        abort();
+    }
+    if (atomic_load(&s->faulted))
+        return E_ILLEGAL_ADDRESS; /* sticky */
     fake_module *m = f;
+    fake_launch_rec *r = calloc(1, sizeof *r);
+    if (r == NULL)
+        return 2;
     unsigned long long ctl;
     memcpy(&ctl, params[0], sizeof ctl);
-    s->ctl = (mkrt_mk_control *)(uintptr_t)ctl;
-    s->hooks.blocks = gx;
-    s->hooks.user_op = m->linked ? fake_user_op : NULL;
+    r->ctl = (mkrt_mk_control *)(uintptr_t)ctl;
+    r->hooks.blocks = gx;
+    r->hooks.user_op = m->linked ? fake_user_op : NULL;
     if (is("fault")) {
-        const char *b = getenv("FAKE_CUDA_FAULT_BATCH");
-        atomic_store_explicit(&fault_layer, 0, memory_order_relaxed);
-        /* release: read by the loop's acquire of hang_batch. */
-        atomic_store_explicit(&fault_batch, b ? strtoull(b, NULL, 10) : 3, memory_order_release);
         /* A "fault": the loop parks in that batch (the hang hook, left
          * through shutdown) and fault_watch reports the stream faulted. */
-        s->hooks.hang_batch = &fault_batch;
-        s->hooks.hang_after_layer = &fault_layer;
+        r->hooks.hang_batch = &fault_batch;
+        r->hooks.hang_after_layer = &fault_layer;
     }
-    atomic_store(&s->state, 1);
-    if (pthread_create(&s->thread, NULL, kernel_thread, s) != 0)
-        return 2;
-    s->running = 1;
-    return OK;
+    return start_launch(s, r);
 }
 
 /* In fault mode the loop parks in the faulting batch until shutdown; a
@@ -398,16 +558,16 @@ static int fake_launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned 
 static void *fault_watch(void *p)
 {
     fake_stream *s = p;
-    while (atomic_load(&s->state) == 1) {
+    while (!atomic_load(&s->closing)) {
         uint64_t fb = atomic_load(&fault_batch);
-        uint64_t bell = atomic_load_explicit(&s->ctl->doorbell, memory_order_acquire);
-        if (fb != 0 && bell >= fb) {
-            int running = 1; /* the stream reports the fault; the parked loop leaves at shutdown */
-            atomic_compare_exchange_strong(&s->state, &running, 3);
+        fake_launch_rec *r = atomic_load(&s->current);
+        if (r != NULL && r->ctl != NULL && fb != 0 &&
+            atomic_load_explicit(&r->ctl->doorbell, memory_order_acquire) >= fb) {
+            atomic_store(&s->faulted, 1); /* the parked loop leaves at shutdown */
+            uncount(r);
             return NULL;
         }
-        struct timespec ts = {0, 200000};
-        nanosleep(&ts, NULL);
+        nap_us(200);
     }
     return NULL;
 }
@@ -415,11 +575,33 @@ static void *fault_watch(void *p)
 static int fake_launch_entry(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                              unsigned bz, unsigned smem, void *stream, void **params)
 {
-    int r = fake_launch(f, gx, gy, gz, bx, by, bz, smem, stream, params);
     fake_stream *s = stream;
-    if (r == OK && is("fault") && pthread_create(&s->watch, NULL, fault_watch, s) == 0)
+    if (is("fault") && s != NULL && !s->watching) {
+        const char *b = getenv("FAKE_CUDA_FAULT_BATCH");
+        atomic_store_explicit(&fault_layer, 0, memory_order_relaxed);
+        /* release: read by the loop's acquire of hang_batch. */
+        atomic_store_explicit(&fault_batch, b ? strtoull(b, NULL, 10) : 3, memory_order_release);
+    }
+    int r = fake_launch(f, gx, gy, gz, bx, by, bz, smem, stream, params);
+    if (r == OK && is("fault") && !s->watching && pthread_create(&s->watch, NULL, fault_watch, s) == 0)
         s->watching = 1;
     return r;
+}
+
+/* The application's own kernel (cuLaunchKernel of "fake_app_kernel"):
+ * params {CUdeviceptr out, unsigned long long value}: stores value at out. */
+static int fake_launch_kernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                              unsigned bz, unsigned smem, void *stream, void **params, void **extra)
+{
+    (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)smem, (void)extra;
+    if (f != (void *)&app_kernel_marker || stream == NULL)
+        return E_INVALID_VALUE;
+    fake_launch_rec *r = calloc(1, sizeof *r);
+    if (r == NULL)
+        return 2;
+    memcpy(&r->app_out, params[0], sizeof r->app_out);
+    memcpy(&r->app_value, params[1], sizeof r->app_value);
+    return start_launch(stream, r);
 }
 
 /* Linking. */
@@ -521,6 +703,7 @@ int cuGetProcAddress_v2(const char *symbol, void **pfn, int version, uint64_t fl
         {"cuMemAlloc", (void *)fake_mem_alloc},
         {"cuMemFree", (void *)fake_mem_free},
         {"cuMemcpyHtoDAsync", (void *)fake_htod_async},
+        {"cuMemcpyDtoH", (void *)fake_dtoh},
         {"cuStreamCreate", (void *)fake_stream_create},
         {"cuStreamDestroy", (void *)fake_stream_destroy},
         {"cuStreamSynchronize", (void *)fake_stream_sync},
@@ -529,6 +712,8 @@ int cuGetProcAddress_v2(const char *symbol, void **pfn, int version, uint64_t fl
         {"cuLinkAddData", (void *)fake_link_add},
         {"cuLinkComplete", (void *)fake_link_complete},
         {"cuLinkDestroy", (void *)fake_link_destroy},
+        {"cuLaunchKernel", (void *)fake_launch_kernel},
+        {"cuCtxSynchronize", (void *)fake_ctx_synchronize},
     };
     if (strcmp(symbol, "cuLaunchCooperativeKernel") == 0) {
         *pfn = is("missing") ? NULL : (void *)fake_launch_entry;
