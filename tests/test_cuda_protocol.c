@@ -235,10 +235,55 @@ static void watchdog_and_errors(void)
     mkrt__mk_sim_stop(&sim);
 }
 
+/* The simulated kernel leaves after idle_ns without a doorbell, and after
+ * resident_ns at a batch boundary while busy; the host relaunches it (the
+ * parking handshake of protocol.h), and no batch is lost either way. */
+static void leaving_and_relaunch(void)
+{
+    mkrt__mk_sim sim;
+    mkrt__mk_sim_start(&sim, CELLS, CAP, 2, 16, 1000000, 0, NULL); /* idle 1 ms */
+    mkrt__mk_host h;
+    mkrt__mk_host_init(&h, sim.ctl, &mkrt__mk_sim_ops, &sim);
+    mkrt_item one[1] = {{1, 0, 5, 0}};
+    uint32_t off[2] = {0, 1};
+    uint64_t seq;
+    int good = 1;
+    for (uint32_t k = 1; k <= 10; k++) {
+        one[0].param = k;
+        good &= mkrt__mk_stage(&h, one, 1, off, NULL, 1, &seq, NULL) == MKRT_OK &&
+                mkrt__mk_ring(&h, NULL) == MKRT_OK && mkrt__mk_wait(&h, seq, 5000000000ull, NULL) == MKRT_OK &&
+                sim.cells[5] == k;
+        for (int i = 0; i < 400 && atomic_load(&sim.ctl->parked) == 0; i++) {
+            struct timespec ts = {0, 100000};
+            nanosleep(&ts, NULL);
+        }
+        good &= atomic_load(&sim.ctl->parked) == 1;
+    }
+    ok(good && h.relaunches >= 9, "the simulated kernel left after each idle period and each doorbell "
+                                  "relaunched it (%llu relaunches), every batch right",
+       (unsigned long long)h.relaunches);
+    mkrt__mk_sim_stop(&sim);
+
+    mkrt__mk_sim_start(&sim, CELLS, CAP, 2, 16, 0, 20000, NULL); /* resident 20 us */
+    mkrt__mk_host_init(&h, sim.ctl, &mkrt__mk_sim_ops, &sim);
+    good = 1;
+    for (uint32_t k = 1; k <= 2000 && good; k++) {
+        one[0].param = k;
+        good &= mkrt__mk_stage(&h, one, 1, off, NULL, 1, &seq, NULL) == MKRT_OK &&
+                mkrt__mk_ring(&h, NULL) == MKRT_OK && mkrt__mk_wait(&h, seq, 5000000000ull, NULL) == MKRT_OK &&
+                sim.cells[5] == k;
+    }
+    ok(good && h.relaunches > 0, "while busy it left at batch boundaries after resident_ns and was relaunched "
+                                 "(%llu times in 2000 batches), every batch right",
+       (unsigned long long)h.relaunches);
+    mkrt__mk_sim_stop(&sim);
+}
+
 int main(void)
 {
     random_batches();
     appends_in_order();
     watchdog_and_errors();
+    leaving_and_relaunch();
     return done_testing();
 }
