@@ -35,7 +35,17 @@ typedef struct mkrt__mk_loop_hooks {
     mkrt__mk_user_op_fn user_op;       /* NULL: user ops are unknown ops */
     _Atomic uint64_t *hang_batch;      /* fault injection, may be NULL: hang in */
     _Atomic uint32_t *hang_after_layer;/* this batch once this layer is reached */
+    /* May be NULL (device addresses are host pointers). The stand-in
+     * driver's device memory: a device address the host cannot
+     * dereference, turned into the memory behind it as the GPU would. */
+    void *(*dev)(uint64_t addr);
 } mkrt__mk_loop_hooks;
+
+/* The memory at device address a. */
+static inline void *mkrt__mk_loop_at(const mkrt__mk_loop_hooks *h, uint64_t a)
+{
+    return h->dev != NULL && a != 0 ? h->dev(a) : (void *)(uintptr_t)a;
+}
 
 static inline int mkrt__mk_loop_shutting_down(mkrt_mk_control *ctl)
 {
@@ -72,13 +82,14 @@ static inline int mkrt__mk_loop_park(mkrt_mk_control *ctl, uint64_t last, int bu
     return 0;
 }
 
-static inline void mkrt__mk_loop_fail(mkrt_mk_desc *d, uint32_t index, uint32_t status)
+static inline void mkrt__mk_loop_fail(const mkrt__mk_loop_hooks *h, mkrt_mk_desc *d, uint32_t index,
+                                      uint32_t status)
 {
     /* relaxed: the slot claim; the host reads the list after its acquire
      * of done, which the release of done below orders after these writes. */
     uint32_t at = atomic_fetch_add_explicit(&d->fail_count, 1, memory_order_relaxed);
     if (at < d->count) {
-        uint32_t *list = (uint32_t *)(uintptr_t)d->fails;
+        uint32_t *list = (uint32_t *)mkrt__mk_loop_at(h, d->fails);
         list[2 * at] = index;
         list[2 * at + 1] = status;
     }
@@ -89,14 +100,14 @@ static inline void mkrt__mk_loop_fail(mkrt_mk_desc *d, uint32_t index, uint32_t 
 static inline uint32_t mkrt__mk_loop_item(mkrt_mk_control *ctl, mkrt_mk_desc *d, uint32_t k,
                                           const mkrt__mk_loop_hooks *h)
 {
-    const mkrt_item *it = &((const mkrt_item *)(uintptr_t)d->items)[k];
-    uint64_t *cells = (uint64_t *)(uintptr_t)ctl->cells;
+    const mkrt_item *it = &((const mkrt_item *)mkrt__mk_loop_at(h, d->items))[k];
+    uint64_t *cells = (uint64_t *)mkrt__mk_loop_at(h, ctl->cells);
     if (mkrt_ops_is_user(it->op)) {
         if (h->user_op == NULL)
             return MKRT_MK_ERR_UNKNOWN_OP;
         uint32_t r = h->user_op(it->op, it->in, it->out, it->param, cells, ctl->cell_count);
         if (r != 0)
-            mkrt__mk_loop_fail(d, k, r);
+            mkrt__mk_loop_fail(h, d, k, r);
         return MKRT_MK_ERR_NONE;
     }
     if (it->op != MKRT_OPS_APPEND)
@@ -107,13 +118,13 @@ static inline uint32_t mkrt__mk_loop_item(mkrt_mk_control *ctl, mkrt_mk_desc *d,
     /* relaxed: a slot claim; the entry is published with done. */
     uint64_t at = atomic_fetch_add_explicit(&ctl->append_len, 1, memory_order_relaxed);
     if (at >= ctl->append_limit) {
-        mkrt__mk_loop_fail(d, k, MKRT_MK_FAIL_OVERFLOW);
+        mkrt__mk_loop_fail(h, d, k, MKRT_MK_FAIL_OVERFLOW);
         return MKRT_MK_ERR_NONE;
     }
     /* One 64-bit word stored with release: the host's log readers load
      * slots with relaxed loads and an acquire fence (see
      * mkrt_append_log_read). */
-    _Atomic uint64_t *log = (_Atomic uint64_t *)(uintptr_t)ctl->append_log;
+    _Atomic uint64_t *log = (_Atomic uint64_t *)mkrt__mk_loop_at(h, ctl->append_log);
     atomic_store_explicit(&log[mkrt_ops_append_slot(at, ctl->append_capacity)],
                           mkrt_ops_append_word(it->out, it->param), memory_order_release);
     return MKRT_MK_ERR_NONE;
@@ -149,8 +160,8 @@ static inline void mkrt__mk_loop_run(mkrt_mk_control *ctl, const mkrt__mk_loop_h
         }
         for (uint64_t seq = last + 1; seq <= bell; seq++) {
             mkrt_mk_desc *d = &ctl->desc[seq & 1];
-            const uint32_t *off = (const uint32_t *)(uintptr_t)d->layer_offsets;
-            const uint32_t *lb = (const uint32_t *)(uintptr_t)d->layer_blocks;
+            const uint32_t *off = (const uint32_t *)mkrt__mk_loop_at(h, d->layer_offsets);
+            const uint32_t *lb = (const uint32_t *)mkrt__mk_loop_at(h, d->layer_blocks);
             for (uint32_t l = 0; l < d->layers; l++) {
                 /* acquire: pairs with the release store of the injector. */
                 if (h->hang_batch != NULL &&

@@ -12,7 +12,7 @@
 static void *sim_loop(void *p)
 {
     mkrt__mk_sim *s = p;
-    mkrt__mk_loop_hooks hooks = {s->blocks, NULL, &s->hang_batch, &s->hang_after_layer};
+    mkrt__mk_loop_hooks hooks = {s->blocks, NULL, &s->hang_batch, &s->hang_after_layer, NULL};
     mkrt__mk_loop_run(s->ctl, &hooks);
     return NULL;
 }

@@ -9,8 +9,12 @@
  *   display   the device has a kernel run-time limit
  *   missing   cuLaunchCooperativeKernel cannot be resolved
  * and the device paths ("ok", the default, is a healthy "Fake GPU"):
- *   ok        memory is host memory (device pointer = host pointer), copies
- *             are memcpy, and the cooperative launch starts a thread that
+ *   ok        device memory (cuMemAlloc) is host memory behind a tagged
+ *             address the host cannot dereference; host-mapped memory is
+ *             the host pointer; async copies run when their stream is
+ *             synchronised or queried; synchronising calls wait while any
+ *             kernel runs (see sync_gate); launches queue on their stream
+ *             (see launch_thread), and the cooperative launch starts a thread that
  *             runs the megakernel's loop in C (src/backend/mk_loop.h) over
  *             the control block it was given: the real host engine
  *             (cuda_engine.c) and the real dispatcher drive it unchanged.
@@ -271,13 +275,24 @@ static int fake_device_pointer(unsigned long long *d, void *p, unsigned flags)
     return OK;
 }
 
+/* Device memory (cuMemAlloc) is host memory behind a tagged address the
+ * host cannot dereference (a non-canonical pointer: a missing copy
+ * crashes at once); the "kernel" and the copies turn it back (fake_dev). */
+#define DEV_TAG 0xDE00000000000000ull
+
+static void *fake_dev(uint64_t a)
+{
+    return (void *)(uintptr_t)((a & DEV_TAG) == DEV_TAG ? a ^ DEV_TAG : a);
+}
+
 static int fake_mem_alloc(unsigned long long *d, size_t bytes)
 {
     sync_gate("cuMemAlloc");
-    void *p = malloc(bytes);
+    void *p = malloc(bytes ? bytes : 1);
     if (p == NULL)
         return 2;
-    *d = (unsigned long long)(uintptr_t)p;
+    memset(p, 0xA5, bytes); /* what fresh device memory holds: nothing useful */
+    *d = (unsigned long long)(uintptr_t)p ^ DEV_TAG;
     atomic_fetch_add(&live, 1);
     return OK;
 }
@@ -285,7 +300,9 @@ static int fake_mem_alloc(unsigned long long *d, size_t bytes)
 static int fake_mem_free(unsigned long long d)
 {
     sync_gate("cuMemFree");
-    free((void *)(uintptr_t)d);
+    if ((d & DEV_TAG) != DEV_TAG)
+        return E_INVALID_VALUE;
+    free(fake_dev(d));
     atomic_fetch_sub(&live, 1);
     return OK;
 }
@@ -294,14 +311,7 @@ static int fake_mem_free(unsigned long long d)
 static int fake_dtoh(void *dst, unsigned long long src, size_t bytes)
 {
     sync_gate("cuMemcpyDtoH");
-    memcpy(dst, (const void *)(uintptr_t)src, bytes);
-    return OK;
-}
-
-static int fake_htod_async(unsigned long long dst, const void *src, size_t bytes, void *s)
-{
-    (void)s;
-    memcpy((void *)(uintptr_t)dst, src, bytes);
+    memcpy(dst, fake_dev(src), bytes);
     return OK;
 }
 
@@ -385,7 +395,61 @@ struct fake_stream {
     pthread_t watch;
     int watching;
     _Atomic int closing;
+    pthread_mutex_t copy_lock;   /* the copies queued on the stream */
+    struct fake_copy *copies, **copies_tail;
 };
+
+/* Async copies complete on their stream, not at the call: they are done
+ * when the stream is synchronised or queried, so a missing
+ * synchronisation leaves the destination stale. */
+typedef struct fake_copy {
+    void *dst;
+    const void *src;
+    size_t bytes;
+    struct fake_copy *next;
+} fake_copy;
+
+static void run_copies(fake_stream *s)
+{
+    pthread_mutex_lock(&s->copy_lock);
+    for (fake_copy *c = s->copies, *next; c != NULL; c = next) {
+        next = c->next;
+        memcpy(c->dst, c->src, c->bytes);
+        free(c);
+    }
+    s->copies = NULL;
+    s->copies_tail = &s->copies;
+    pthread_mutex_unlock(&s->copy_lock);
+}
+
+static int queue_copy(void *stream, void *dst, const void *src, size_t bytes)
+{
+    fake_stream *s = stream;
+    if (s == NULL) {
+        fprintf(stderr, "fake libcuda: an async copy on the legacy default stream, which waits for "
+                        "every kernel: mkrt must use its own non-blocking streams. Aborting.\n");
+        abort();
+    }
+    fake_copy *c = calloc(1, sizeof *c);
+    if (c == NULL)
+        return 2;
+    *c = (fake_copy){dst, src, bytes, NULL};
+    pthread_mutex_lock(&s->copy_lock);
+    *s->copies_tail = c;
+    s->copies_tail = &c->next;
+    pthread_mutex_unlock(&s->copy_lock);
+    return OK;
+}
+
+static int fake_htod_async(unsigned long long dst, const void *src, size_t bytes, void *s)
+{
+    return queue_copy(s, fake_dev(dst), src, bytes);
+}
+
+static int fake_dtoh_async(void *dst, unsigned long long src, size_t bytes, void *s)
+{
+    return queue_copy(s, dst, fake_dev(src), bytes);
+}
 
 static void uncount(fake_launch_rec *r)
 {
@@ -393,10 +457,15 @@ static void uncount(fake_launch_rec *r)
         atomic_fetch_sub(&kernels_running, 1);
 }
 
-static int fake_stream_create(void **s, unsigned flags)
+static int fake_stream_create(void **p, unsigned flags)
 {
     (void)flags;
-    *s = calloc(1, sizeof(fake_stream));
+    fake_stream *s = calloc(1, sizeof(fake_stream));
+    if (s == NULL)
+        return 2;
+    pthread_mutex_init(&s->copy_lock, NULL);
+    s->copies_tail = &s->copies;
+    *p = s;
     atomic_fetch_add(&live, 1);
     return OK;
 }
@@ -411,6 +480,8 @@ static int fake_stream_destroy(void *p)
     }
     if (s->watching)
         pthread_join(s->watch, NULL);
+    run_copies(s);
+    pthread_mutex_destroy(&s->copy_lock);
     free(s);
     atomic_fetch_sub(&live, 1);
     return OK;
@@ -420,6 +491,7 @@ static int fake_stream_destroy(void *p)
 static int fake_stream_sync(void *p)
 {
     fake_stream *s = p;
+    run_copies(s);
     long waited_us = 0, limit_us = sync_timeout_ms() * 1000;
     while (atomic_load(&s->inflight) > 0 && !atomic_load(&s->faulted)) {
         if (waited_us >= limit_us) {
@@ -436,6 +508,7 @@ static int fake_stream_sync(void *p)
 static int fake_stream_query(void *p)
 {
     fake_stream *s = p;
+    run_copies(s);
     return atomic_load(&s->faulted) ? E_ILLEGAL_ADDRESS : atomic_load(&s->inflight) > 0 ? E_NOT_READY : OK;
 }
 
@@ -488,7 +561,7 @@ static void *launch_thread(void *p)
             mkrt__mk_loop_run(r->ctl, &r->hooks);
         } else if (r->app_out != 0) { /* the application's kernel: a little work, one store */
             nap_us(200);
-            unsigned long long *out = (unsigned long long *)(uintptr_t)r->app_out;
+            unsigned long long *out = fake_dev(r->app_out);
             *out = r->app_value;
         }
         atomic_store(&s->current, NULL);
@@ -543,6 +616,7 @@ static int fake_launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned 
     memcpy(&ctl, params[0], sizeof ctl);
     r->ctl = (mkrt_mk_control *)(uintptr_t)ctl;
     r->hooks.blocks = gx;
+    r->hooks.dev = fake_dev;
     r->hooks.user_op = m->linked ? fake_user_op : NULL;
     if (is("fault")) {
         /* A "fault": the loop parks in that batch (the hang hook, left
@@ -704,6 +778,7 @@ int cuGetProcAddress_v2(const char *symbol, void **pfn, int version, uint64_t fl
         {"cuMemFree", (void *)fake_mem_free},
         {"cuMemcpyHtoDAsync", (void *)fake_htod_async},
         {"cuMemcpyDtoH", (void *)fake_dtoh},
+        {"cuMemcpyDtoHAsync", (void *)fake_dtoh_async},
         {"cuStreamCreate", (void *)fake_stream_create},
         {"cuStreamDestroy", (void *)fake_stream_destroy},
         {"cuStreamSynchronize", (void *)fake_stream_sync},
