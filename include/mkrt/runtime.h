@@ -198,6 +198,16 @@ typedef struct mkrt_config {
      *  again at once, so that other CUDA work of the process gets the GPU
      *  at least that often; 0: never (10000) [0..MKRT_CONFIG_DEVICE_US_MAX]. */
     uint32_t device_resident_us;
+    /** CUDA backend: where the cells and the APPEND log live (0) [0, 1].
+     *  0: host memory mapped for the device (every device access crosses
+     *  the bus; mkrt_cell_read() reads host memory). 1: device memory;
+     *  mkrt_cell_read(), mkrt_cells_read(), mkrt_cell_write() and the log's
+     *  readers become explicit copies (same contract), and the state moves
+     *  with a copy of the cells and the log whenever a batch runs on the
+     *  CPU pool instead (ops the device lacks). After a sticky device
+     *  fault the cells and the log fall back to their last copy on the
+     *  host. */
+    uint32_t cuda_device_state;
 } mkrt_config;
 
 /**

@@ -60,6 +60,7 @@ static mkrt_status start_cuda(mkrt_runtime *rt, megakernel *m, mkrt_error *err)
         .user_ptx_size = rt->cfg.cuda_user_ptx_size,
         .idle_ns = (uint64_t)rt->cfg.device_idle_us * 1000u,
         .resident_ns = (uint64_t)rt->cfg.device_resident_us * 1000u,
+        .device_state = rt->cfg.cuda_device_state != 0,
     };
     mkrt_status st = mkrt__cuda_engine_start(&m->cuda, &c, err);
     if (st != MKRT_OK)
@@ -163,6 +164,34 @@ static void mk_describe(const mkrt__backend *be, char *buf, size_t len)
                  "after %u us idle)", m->sim.blocks, m->rt->cfg.device_idle_us);
 }
 
+/* Device-resident state (CUDA with cuda_device_state): the engine's
+ * explicit copies (backend.h). */
+static mkrt_status mk_state_in(mkrt__backend *be, mkrt_error *err)
+{
+    return mkrt__cuda_engine_state_in(&((megakernel *)be)->cuda, err);
+}
+
+static mkrt_status mk_state_out(mkrt__backend *be, mkrt_error *err)
+{
+    return mkrt__cuda_engine_state_out(&((megakernel *)be)->cuda, err);
+}
+
+static mkrt_status mk_cells_read(mkrt__backend *be, uint32_t first, size_t count, uint64_t *out,
+                                 mkrt_error *err)
+{
+    return mkrt__cuda_engine_cells_read(&((megakernel *)be)->cuda, first, count, out, err);
+}
+
+static mkrt_status mk_cell_write(mkrt__backend *be, uint32_t handle, uint64_t value, mkrt_error *err)
+{
+    return mkrt__cuda_engine_cell_write(&((megakernel *)be)->cuda, handle, value, err);
+}
+
+static mkrt_status mk_log_read(mkrt__backend *be, uint64_t from, size_t n, uint64_t *out, mkrt_error *err)
+{
+    return mkrt__cuda_engine_log_read(&((megakernel *)be)->cuda, from, n, out, err);
+}
+
 static const mkrt__backend_ops megakernel_ops = {
     .accepts = mk_accepts,
     .prepare = mk_prepare,
@@ -170,6 +199,20 @@ static const mkrt__backend_ops megakernel_ops = {
     .wait = mk_wait,
     .stop = mk_stop,
     .describe = mk_describe,
+};
+
+static const mkrt__backend_ops megakernel_state_ops = {
+    .accepts = mk_accepts,
+    .prepare = mk_prepare,
+    .launch = mk_launch,
+    .wait = mk_wait,
+    .stop = mk_stop,
+    .describe = mk_describe,
+    .state_in = mk_state_in,
+    .state_out = mk_state_out,
+    .cells_read = mk_cells_read,
+    .cell_write = mk_cell_write,
+    .log_read = mk_log_read,
 };
 
 mkrt_status mkrt__megakernel_start(mkrt_runtime *rt, mkrt_backend_kind kind, mkrt__backend **out,
@@ -187,6 +230,8 @@ mkrt_status mkrt__megakernel_start(mkrt_runtime *rt, mkrt_backend_kind kind, mkr
         mkrt__free(m, sizeof *m);
         return st;
     }
+    if (kind == MKRT_BACKEND_CUDA && m->cuda.device_state)
+        m->base.ops = &megakernel_state_ops;
     *out = &m->base;
     return MKRT_OK;
 }

@@ -4,7 +4,9 @@
  * (cuda/cuda_engine, MKRT_BACKEND_CUDA or AUTO) or the simulated device
  * (mk_sim, MKRT_BACKEND_SIM). Cells and the APPEND log are the runtime's
  * own arrays, mapped for the device (host-registered memory on a GPU), so
- * reads need no copy back.
+ * reads need no copy back; or, with mkrt_config.cuda_device_state, they
+ * live in device memory and the backend has the state operations of
+ * backend.h (runtime/device_state.c moves the state between backends).
  * prepare stages the batch (items, layer offsets, the plan's blocks per
  * layer) while the batch before it runs; launch rings the doorbell with
  * the log window; wait polls with the watchdog and returns the device's

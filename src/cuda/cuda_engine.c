@@ -49,6 +49,14 @@ static void release_all(mkrt__cuda_engine *e)
         bind(e);
     if (e->copy != NULL)
         cu->cuStreamDestroy(e->copy);
+    if (e->state != NULL)
+        cu->cuStreamDestroy(e->state);
+    if (e->bounce != NULL)
+        cu->cuMemFreeHost(e->bounce);
+    if (e->d_log != 0)
+        cu->cuMemFree(e->d_log);
+    if (e->d_cells != 0)
+        cu->cuMemFree(e->d_cells);
     if (e->run != NULL)
         cu->cuStreamDestroy(e->run);
     for (int i = 0; i < 2; i++) {
@@ -238,6 +246,24 @@ static mkrt_status start_on_context(mkrt__cuda_engine *e, const mkrt__cuda_engin
     if ((r = cu->cuStreamCreate(&e->run, MKRT_CU_STREAM_NON_BLOCKING)) != MKRT_CUDA_SUCCESS ||
         (r = cu->cuStreamCreate(&e->copy, MKRT_CU_STREAM_NON_BLOCKING)) != MKRT_CUDA_SUCCESS)
         return cuda_fail(e, err, "cuStreamCreate", r, "check the driver installation.");
+    if (cfg->device_state) {
+        /* The state in device memory; the host arrays stay registered (pinned)
+         * for the copies that move it (state_in / state_out). */
+        e->device_state = true;
+        if ((r = cu->cuMemAlloc(&e->d_cells, e->cells_bytes)) != MKRT_CUDA_SUCCESS ||
+            (e->log_bytes > 0 && (r = cu->cuMemAlloc(&e->d_log, e->log_bytes)) != MKRT_CUDA_SUCCESS))
+            return cuda_fail(e, err, "cuMemAlloc of the cells and the APPEND log", r,
+                             "lower mkrt_config.cells / append_log_capacity, or free device memory.");
+        void *b = NULL;
+        if ((r = cu->cuMemHostAlloc(&b, MKRT__CUDA_BOUNCE_WORDS * sizeof(uint64_t), MKRT_CU_MEMHOSTALLOC_PORTABLE)) !=
+            MKRT_CUDA_SUCCESS)
+            return cuda_fail(e, err, "cuMemHostAlloc of the read buffer", r, "free pinned memory.");
+        e->bounce = b;
+        if ((r = cu->cuStreamCreate(&e->state, MKRT_CU_STREAM_NON_BLOCKING)) != MKRT_CUDA_SUCCESS)
+            return cuda_fail(e, err, "cuStreamCreate", r, "check the driver installation.");
+        cells_dev = e->d_cells;
+        log_dev = e->d_log;
+    }
 
     e->ctl->cells = cells_dev;
     e->ctl->cell_count = cfg->cell_count;
@@ -251,10 +277,11 @@ static mkrt_status start_on_context(mkrt__cuda_engine *e, const mkrt__cuda_engin
         return st;
     snprintf(e->describe, sizeof e->describe,
              "%.64s (sm_%d%d, %d SMs, driver %d.%d): megakernel of %u blocks x %u threads (%u per SM)%s, "
-             "leaves the GPU after %llu us idle",
+             "leaves the GPU after %llu us idle%s",
              cu->name, cu->cc_major, cu->cc_minor, cu->sm_count, cu->driver_version / 1000,
              cu->driver_version % 1000 / 10, e->blocks, MKRT__CUDA_BLOCK_THREADS, e->blocks_per_sm,
-             e->user_ops ? ", user PTX linked" : "", (unsigned long long)(cfg->idle_ns / 1000));
+             e->user_ops ? ", user PTX linked" : "", (unsigned long long)(cfg->idle_ns / 1000),
+             e->device_state ? ", cells and log in device memory" : "");
     return MKRT_OK;
 }
 
@@ -408,4 +435,74 @@ bool mkrt__cuda_engine_stop(mkrt__cuda_engine *e, uint64_t timeout_ns)
     release_all(e);
     cu.cuCtxSetCurrent(before);
     return true;
+}
+
+/* Device-resident state: copies on the state stream, completed before
+ * returning (a copy completes on its stream, not at the call). */
+static mkrt_status state_copy(mkrt__cuda_engine *e, void *host, CUdeviceptr dev, size_t bytes, bool to_device,
+                              mkrt_error *err)
+{
+    CUresult r = bind(e);
+    if (r == MKRT_CUDA_SUCCESS && bytes > 0)
+        r = to_device ? e->cu.cuMemcpyHtoDAsync(dev, host, bytes, e->state)
+                      : e->cu.cuMemcpyDtoHAsync(host, dev, bytes, e->state);
+    if (r == MKRT_CUDA_SUCCESS)
+        r = e->cu.cuStreamSynchronize(e->state);
+    if (r != MKRT_CUDA_SUCCESS)
+        return cuda_fail(e, err, to_device ? "copy of the cells or log to the device"
+                                           : "copy of the cells or log from the device",
+                         r, "see the CUDA error; the device's state since its last copy is lost.");
+    return MKRT_OK;
+}
+
+mkrt_status mkrt__cuda_engine_state_in(mkrt__cuda_engine *e, mkrt_error *err)
+{
+    mkrt_status st = state_copy(e, e->cells, e->d_cells, e->cells_bytes, true, err);
+    return st == MKRT_OK ? state_copy(e, e->append_log, e->d_log, e->log_bytes, true, err) : st;
+}
+
+mkrt_status mkrt__cuda_engine_state_out(mkrt__cuda_engine *e, mkrt_error *err)
+{
+    mkrt_status st = state_copy(e, e->cells, e->d_cells, e->cells_bytes, false, err);
+    return st == MKRT_OK ? state_copy(e, e->append_log, e->d_log, e->log_bytes, false, err) : st;
+}
+
+mkrt_status mkrt__cuda_engine_cells_read(mkrt__cuda_engine *e, uint32_t first, size_t count, uint64_t *out,
+                                         mkrt_error *err)
+{
+    for (size_t done = 0; done < count;) {
+        size_t n = count - done < MKRT__CUDA_BOUNCE_WORDS ? count - done : MKRT__CUDA_BOUNCE_WORDS;
+        mkrt_status st = state_copy(e, e->bounce, e->d_cells + ((uint64_t)first + done) * sizeof(uint64_t),
+                                    n * sizeof(uint64_t), false, err);
+        if (st != MKRT_OK)
+            return st;
+        memcpy(out + done, e->bounce, n * sizeof(uint64_t));
+        done += n;
+    }
+    return MKRT_OK;
+}
+
+mkrt_status mkrt__cuda_engine_cell_write(mkrt__cuda_engine *e, uint32_t handle, uint64_t value,
+                                         mkrt_error *err)
+{
+    e->bounce[0] = value;
+    return state_copy(e, e->bounce, e->d_cells + (uint64_t)handle * sizeof(uint64_t), sizeof(uint64_t), true,
+                      err);
+}
+
+mkrt_status mkrt__cuda_engine_log_read(mkrt__cuda_engine *e, uint64_t from, size_t n, uint64_t *out,
+                                       mkrt_error *err)
+{
+    const uint64_t cap = e->log_bytes / sizeof(uint64_t);
+    if (cap == 0 || n > MKRT__CUDA_BOUNCE_WORDS || n > cap)
+        return mkrt__error_set(err, MKRT_EINVAL, "APPEND log read of %zu words (at most %u). Fix: read "
+                                                 "in chunks.", n, MKRT__CUDA_BOUNCE_WORDS);
+    uint64_t at = from % cap;
+    size_t first = cap - at < n ? (size_t)(cap - at) : n; /* up to the ring's end, then from its start */
+    mkrt_status st = state_copy(e, e->bounce, e->d_log + at * sizeof(uint64_t), first * sizeof(uint64_t), false, err);
+    if (st == MKRT_OK && first < n)
+        st = state_copy(e, e->bounce + first, e->d_log, (n - first) * sizeof(uint64_t), false, err);
+    if (st == MKRT_OK)
+        memcpy(out, e->bounce, n * sizeof(uint64_t));
+    return st;
 }

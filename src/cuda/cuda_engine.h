@@ -45,6 +45,7 @@ typedef struct mkrt__cuda_engine_config {
     size_t user_ptx_size;     /* bytes, 0: strlen */
     uint64_t idle_ns;         /* the kernel leaves after this long idle (0: never) */
     uint64_t resident_ns;     /* ... and at a batch boundary after this long (0: never) */
+    bool device_state;        /* cells and log in device memory (else host-mapped) */
 } mkrt__cuda_engine_config;
 
 typedef struct mkrt__cuda_staging {
@@ -72,11 +73,18 @@ typedef struct mkrt__cuda_engine {
     size_t items_bytes, offsets_bytes, fails_bytes; /* per staging buffer */
     uint32_t capacity, blocks, blocks_per_sm;
     uint64_t idle_ns;
+    /* Device-resident state (cfg.device_state): the cells and the log in
+     * device memory, copied on the state stream through a pinned bounce
+     * buffer; callers serialise (the runtime's state_lock). */
+    bool device_state;
+    CUdeviceptr d_cells, d_log;
+    CUstream state;
+    uint64_t *bounce;
     bool user_ops;            /* linked with user PTX */
     bool launched;
     bool copy_pending;        /* a staged HtoD copy not yet flushed */
     bool abandoned;           /* stop found the kernel still running: memory kept */
-    char describe[224];
+    char describe[320];
 } mkrt__cuda_engine;
 
 /* MKRT_EDEVICE (what failed, the CUDA error's name and text, a Fix),
@@ -91,5 +99,18 @@ extern const mkrt__mk_device_ops mkrt__cuda_engine_ops;
  * and the registration of the cells and log (a hung kernel may still
  * touch them), and the caller must not free the cells or the log. */
 bool mkrt__cuda_engine_stop(mkrt__cuda_engine *e, uint64_t timeout_ns);
+
+/* Device-resident state (backend.h's state_in .. log_read): explicit
+ * copies on the engine's state stream, a non-blocking stream, so they run
+ * beside the resident kernel. Callers serialise them. */
+#define MKRT__CUDA_BOUNCE_WORDS 8192u
+mkrt_status mkrt__cuda_engine_state_in(mkrt__cuda_engine *e, mkrt_error *err);
+mkrt_status mkrt__cuda_engine_state_out(mkrt__cuda_engine *e, mkrt_error *err);
+mkrt_status mkrt__cuda_engine_cells_read(mkrt__cuda_engine *e, uint32_t first, size_t count, uint64_t *out,
+                                         mkrt_error *err);
+mkrt_status mkrt__cuda_engine_cell_write(mkrt__cuda_engine *e, uint32_t handle, uint64_t value,
+                                         mkrt_error *err);
+mkrt_status mkrt__cuda_engine_log_read(mkrt__cuda_engine *e, uint64_t from, size_t n, uint64_t *out,
+                                       mkrt_error *err);
 
 #endif

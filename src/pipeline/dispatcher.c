@@ -30,6 +30,11 @@ static void backend_failed(mkrt_runtime *rt, mkrt__backend *be, const mkrt_error
                  (int)(sizeof rt->backend_failure - (size_t)at - 2), err->message);
     /* release: pairs with the acquire in mkrt_backend_describe. */
     atomic_store_explicit(&rt->backend_failed, true, memory_order_release);
+    /* A failed device's state comes home now, so that reads see it. */
+    mkrt_error why;
+    mkrt__backend *lost = mkrt__state_move(rt, NULL, &why);
+    if (lost != NULL)
+        backend_failed(rt, lost, &why); /* already failed: no-op */
 }
 
 /* Plans b and prepares it on the planned backend (while the batch before
@@ -70,9 +75,14 @@ static void launch_batch(mkrt_runtime *rt, mkrt__batch *b)
              * (a backend may reuse the slots a consumer freed). */
             uint64_t limit = atomic_load_explicit(&rt->append_consumed, memory_order_acquire) +
                              rt->cfg.append_log_capacity;
-            if (be->ops->launch(be, b, limit, &err) == MKRT_OK)
+            /* The state moves to the backend that runs b (device_state). */
+            mkrt__backend *bad = mkrt__state_move(rt, be, &err);
+            if (bad != NULL)
+                backend_failed(rt, bad, &err);
+            if (bad != be && be->ops->launch(be, b, limit, &err) == MKRT_OK)
                 return;
-            backend_failed(rt, be, &err);
+            if (bad != be)
+                backend_failed(rt, be, &err);
         }
         plan_and_prepare(rt, b);
     }
