@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "../src/cuda/cuda_loader.h"
 #include "../src/runtime/runtime_internal.h"
@@ -216,6 +218,48 @@ static void sticky_fault(void)
     setenv("FAKE_CUDA_MODE", "ok", 1);
 }
 
+/* With the state in device memory: the watchdog copies the progress words
+ * out (on its own stream, beside the hung kernel), the cells come home by
+ * a copy too, and the CPU carries on from them. In a child: the hung
+ * kernel stays behind. Exit status: 0, or the first check that failed. */
+static void hung_op_device_state(void)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        bc_failures f;
+        memset(&f, 0, sizeof f);
+        mkrt_error err;
+        bc_device_state = 1;
+        mkrt_runtime *rt = bc_start(MKRT_BACKEND_CUDA, &f, 100, fake_ptx, &err);
+        if (rt == NULL)
+            _exit(10);
+        mkrt_producer *p = mkrt_producer_open(rt, NULL);
+        mkrt_item it[] = {{MKRT_OP_STORE, 0, 1, 5}, {18, 1, 2, 0}, {MKRT_OP_ADD, 2, 3, 1}};
+        mkrt__runtime_hold(rt, true);
+        mkrt_publish(p, it, 3, SEC, NULL);
+        mkrt__runtime_hold(rt, false);
+        mkrt_drain(rt, SEC);
+        if (atomic_load(&f.n) != 3 || f.last != MKRT_ETIMEDOUT)
+            _exit(11);
+        if (strstr(mkrt_backend_describe(rt), "(block 0 at layer 0 after 1 items") == NULL)
+            _exit(12);
+        uint64_t v1 = 0, v7 = 0;
+        mkrt_item after = {MKRT_OP_ADD, 1, 7, 35};
+        mkrt_publish(p, &after, 1, SEC, NULL);
+        mkrt_drain(rt, SEC);
+        mkrt_cell_read(rt, 1, &v1);
+        mkrt_cell_read(rt, 7, &v7);
+        _exit(v1 == 5 && v7 == 40 ? 0 : 13);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    is(WIFEXITED(status) ? WEXITSTATUS(status) : 100 + WTERMSIG(status), 0,
+       "device state: a hung op trips the watchdog, which copies the progress words out (block 0 at "
+       "layer 0 after 1 items); the cells come home by a copy beside the hung kernel and the CPU "
+       "carries on from them (5 + 35 = 40)");
+}
+
 /* Last: the hung "kernel" thread stays behind, as a hung GPU kernel would. */
 static void hung_op(void)
 {
@@ -259,6 +303,7 @@ int main(int argc, char **argv)
     device_state();
     start_failures();
     sticky_fault();
+    hung_op_device_state();
     hung_op();
     return done_testing();
 }

@@ -65,10 +65,12 @@ mkrt_status mkrt__mk_stage(mkrt__mk_host *h, const mkrt_item *items, uint32_t co
     d->layer_blocks = layer_blocks != NULL ? where.blocks_addr : 0;
     d->fails = where.fails_addr;
     /* relaxed: published with the descriptor by the doorbell's release. */
-    atomic_store_explicit(&d->fail_count, 0, memory_order_relaxed);
+    atomic_store_explicit(&h->ctl->fail_count[next & 1], 0, memory_order_relaxed);
     d->count = count;
     d->layers = layers;
     d->seq = next;
+    if (h->ops.publish_desc != NULL && (st = h->ops.publish_desc(h->ctx, (unsigned)(next & 1), d, err)) != MKRT_OK)
+        return st;
     h->fails[next & 1] = where.fails;
     h->staged = next;
     *seq = next;
@@ -127,7 +129,7 @@ uint32_t mkrt__mk_failures(const mkrt__mk_host *h, uint64_t seq, const uint32_t 
     const mkrt_mk_desc *d = &h->ctl->desc[seq & 1];
     /* relaxed: read after mkrt__mk_wait's acquire of done (which the
      * device released after its last claim). */
-    uint32_t n = atomic_load_explicit(&((mkrt_mk_desc *)d)->fail_count, memory_order_relaxed);
+    uint32_t n = atomic_load_explicit(&((mkrt_mk_control *)h->ctl)->fail_count[seq & 1], memory_order_relaxed);
     *list = h->fails[seq & 1];
     return n < d->count ? n : d->count;
 }
@@ -137,12 +139,17 @@ static void describe_progress(const mkrt__mk_host *h, char *buf, size_t len)
     uint32_t blocks = h->ctl->blocks < MKRT_MK_MAX_BLOCKS ? h->ctl->blocks : MKRT_MK_MAX_BLOCKS;
     size_t at = 0;
     buf[0] = '\0';
+    /* Progress words in device memory: one copy of the first few, now that
+     * the watchdog needs them (never while all is well). */
+    uint64_t copied[5] = {0, 0, 0, 0, 0};
+    bool in_device = h->ops.read_progress != NULL &&
+                     h->ops.read_progress(h->ctx, copied, blocks < 5 ? blocks : 5) == MKRT_OK;
     for (uint32_t b = 0; b < blocks && at + 40 < len; b++) {
-        /* relaxed: diagnostic snapshot of words the device keeps writing. */
         /* acquire: pairs with the loop's release stores of progress: what a
          * block did before its last record happens before the host gives up
          * on the batch and the CPU takes its cells over. */
-        uint64_t p = atomic_load_explicit(&h->ctl->progress[b], memory_order_acquire);
+        uint64_t p = in_device ? copied[b < 5 ? b : 4]
+                               : atomic_load_explicit(&h->ctl->progress[b], memory_order_acquire);
         if (b > 0 && b >= 4) { /* the first four blocks, then a summary */
             at += (size_t)snprintf(buf + at, len - at, ", ... (%u blocks)", blocks);
             break;

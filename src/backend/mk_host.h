@@ -49,6 +49,13 @@ typedef struct mkrt__mk_device_ops {
      * after it left on its own (protocol.h, "Leaving the GPU"), queued
      * behind any instance still running; an error fails the engine. */
     mkrt_status (*relaunch)(void *ctx, mkrt_error *err);
+    /* May be NULL (the device reads the descriptors in the control block).
+     * Copies descriptor d of buffer `buffer` to the device (completed by
+     * flush, before the doorbell). */
+    mkrt_status (*publish_desc)(void *ctx, unsigned buffer, const mkrt_mk_desc *d, mkrt_error *err);
+    /* May be NULL (the progress words are in the control block). Copies
+     * the first n blocks' progress words out (the watchdog's view). */
+    mkrt_status (*read_progress)(void *ctx, uint64_t *out, uint32_t n);
 } mkrt__mk_device_ops;
 
 typedef struct mkrt__mk_host {

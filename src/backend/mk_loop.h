@@ -82,12 +82,12 @@ static inline int mkrt__mk_loop_park(mkrt_mk_control *ctl, uint64_t last, int bu
     return 0;
 }
 
-static inline void mkrt__mk_loop_fail(const mkrt__mk_loop_hooks *h, mkrt_mk_desc *d, uint32_t index,
-                                      uint32_t status)
+static inline void mkrt__mk_loop_fail(const mkrt__mk_loop_hooks *h, mkrt_mk_control *ctl, mkrt_mk_desc *d,
+                                      uint64_t seq, uint32_t index, uint32_t status)
 {
     /* relaxed: the slot claim; the host reads the list after its acquire
      * of done, which the release of done below orders after these writes. */
-    uint32_t at = atomic_fetch_add_explicit(&d->fail_count, 1, memory_order_relaxed);
+    uint32_t at = atomic_fetch_add_explicit(&ctl->fail_count[seq & 1], 1, memory_order_relaxed);
     if (at < d->count) {
         uint32_t *list = (uint32_t *)mkrt__mk_loop_at(h, d->fails);
         list[2 * at] = index;
@@ -97,7 +97,7 @@ static inline void mkrt__mk_loop_fail(const mkrt__mk_loop_hooks *h, mkrt_mk_desc
 
 /* Runs item k of a batch; returns a fatal MKRT_MK_ERR_* or NONE. The
  * semantics are ops/builtin_ops.h's; the claims are this loop's. */
-static inline uint32_t mkrt__mk_loop_item(mkrt_mk_control *ctl, mkrt_mk_desc *d, uint32_t k,
+static inline uint32_t mkrt__mk_loop_item(mkrt_mk_control *ctl, mkrt_mk_desc *d, uint64_t seq, uint32_t k,
                                           const mkrt__mk_loop_hooks *h)
 {
     const mkrt_item *it = &((const mkrt_item *)mkrt__mk_loop_at(h, d->items))[k];
@@ -107,7 +107,7 @@ static inline uint32_t mkrt__mk_loop_item(mkrt_mk_control *ctl, mkrt_mk_desc *d,
             return MKRT_MK_ERR_UNKNOWN_OP;
         uint32_t r = h->user_op(it->op, it->in, it->out, it->param, cells, ctl->cell_count);
         if (r != 0)
-            mkrt__mk_loop_fail(h, d, k, r);
+            mkrt__mk_loop_fail(h, ctl, d, seq, k, r);
         return MKRT_MK_ERR_NONE;
     }
     if (it->op != MKRT_OPS_APPEND)
@@ -118,7 +118,7 @@ static inline uint32_t mkrt__mk_loop_item(mkrt_mk_control *ctl, mkrt_mk_desc *d,
     /* relaxed: a slot claim; the entry is published with done. */
     uint64_t at = atomic_fetch_add_explicit(&ctl->append_len, 1, memory_order_relaxed);
     if (at >= ctl->append_limit) {
-        mkrt__mk_loop_fail(h, d, k, MKRT_MK_FAIL_OVERFLOW);
+        mkrt__mk_loop_fail(h, ctl, d, seq, k, MKRT_MK_FAIL_OVERFLOW);
         return MKRT_MK_ERR_NONE;
     }
     /* One 64-bit word stored with release: the host's log readers load
@@ -159,7 +159,9 @@ static inline void mkrt__mk_loop_run(mkrt_mk_control *ctl, const mkrt__mk_loop_h
             }
         }
         for (uint64_t seq = last + 1; seq <= bell; seq++) {
-            mkrt_mk_desc *d = &ctl->desc[seq & 1];
+            mkrt_mk_desc *d = mkrt_mk_desc_of(ctl, seq, mkrt__mk_loop_at(h, ctl->desc_dev));
+            _Atomic uint64_t *progress =
+                ctl->progress_dev != 0 ? (_Atomic uint64_t *)mkrt__mk_loop_at(h, ctl->progress_dev) : ctl->progress;
             const uint32_t *off = (const uint32_t *)mkrt__mk_loop_at(h, d->layer_offsets);
             const uint32_t *lb = (const uint32_t *)mkrt__mk_loop_at(h, d->layer_blocks);
             for (uint32_t l = 0; l < d->layers; l++) {
@@ -171,8 +173,7 @@ static inline void mkrt__mk_loop_run(mkrt_mk_control *ctl, const mkrt__mk_loop_h
                      * block 0's progress record (kept as it is), which the
                      * watchdog reads with acquire. relaxed: this thread
                      * wrote it last. */
-                    atomic_store_explicit(&ctl->progress[0],
-                                          atomic_load_explicit(&ctl->progress[0], memory_order_relaxed),
+                    atomic_store_explicit(&progress[0], atomic_load_explicit(&progress[0], memory_order_relaxed),
                                           memory_order_release);
                     while (!mkrt__mk_loop_shutting_down(ctl)) /* a hung op */
                         mkrt__mk_loop_nap(100000);
@@ -184,7 +185,7 @@ static inline void mkrt__mk_loop_run(mkrt_mk_control *ctl, const mkrt__mk_loop_h
                 for (uint32_t b = 0; b < part; b++) {
                     uint32_t ran = 0;
                     for (uint32_t k = off[l] + b; k < off[l + 1]; k += part) {
-                        uint32_t e = mkrt__mk_loop_item(ctl, d, k, h);
+                        uint32_t e = mkrt__mk_loop_item(ctl, d, seq, k, h);
                         if (e != MKRT_MK_ERR_NONE) {
                             ctl->error_item = k;
                             ctl->error_seq = seq;
@@ -196,7 +197,7 @@ static inline void mkrt__mk_loop_run(mkrt_mk_control *ctl, const mkrt__mk_loop_h
                     }
                     /* release: a diagnostic word, read by the watchdog
                      * with acquire (see mkrt__mk_loop_run's hang). */
-                    atomic_store_explicit(&ctl->progress[b], (uint64_t)l << 32 | ran,
+                    atomic_store_explicit(&progress[b], (uint64_t)l << 32 | ran,
                                           memory_order_release);
                 }
             }

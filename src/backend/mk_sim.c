@@ -104,7 +104,7 @@ static mkrt_status sim_relaunch(void *ctx, mkrt_error *err)
     return MKRT_OK;
 }
 
-const mkrt__mk_device_ops mkrt__mk_sim_ops = {sim_stage, NULL, NULL, sim_relaunch};
+const mkrt__mk_device_ops mkrt__mk_sim_ops = {sim_stage, NULL, NULL, sim_relaunch, NULL, NULL};
 
 void mkrt__mk_sim_stop(mkrt__mk_sim *s)
 {

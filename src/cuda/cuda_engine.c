@@ -51,6 +51,14 @@ static void release_all(mkrt__cuda_engine *e)
         cu->cuStreamDestroy(e->copy);
     if (e->state != NULL)
         cu->cuStreamDestroy(e->state);
+    if (e->watch != NULL)
+        cu->cuStreamDestroy(e->watch);
+    if (e->progress_host != NULL)
+        cu->cuMemFreeHost(e->progress_host);
+    if (e->d_progress != 0)
+        cu->cuMemFree(e->d_progress);
+    if (e->d_desc != 0)
+        cu->cuMemFree(e->d_desc);
     if (e->bounce != NULL)
         cu->cuMemFreeHost(e->bounce);
     if (e->d_log != 0)
@@ -259,10 +267,26 @@ static mkrt_status start_on_context(mkrt__cuda_engine *e, const mkrt__cuda_engin
             MKRT_CUDA_SUCCESS)
             return cuda_fail(e, err, "cuMemHostAlloc of the read buffer", r, "free pinned memory.");
         e->bounce = b;
-        if ((r = cu->cuStreamCreate(&e->state, MKRT_CU_STREAM_NON_BLOCKING)) != MKRT_CUDA_SUCCESS)
+        if ((r = cu->cuStreamCreate(&e->state, MKRT_CU_STREAM_NON_BLOCKING)) != MKRT_CUDA_SUCCESS ||
+            (r = cu->cuStreamCreate(&e->watch, MKRT_CU_STREAM_NON_BLOCKING)) != MKRT_CUDA_SUCCESS)
             return cuda_fail(e, err, "cuStreamCreate", r, "check the driver installation.");
         cells_dev = e->d_cells;
         log_dev = e->d_log;
+        /* The descriptors and the progress words, zeroed before the launch. */
+        const size_t pbytes = MKRT_MK_MAX_BLOCKS * sizeof(uint64_t);
+        if ((r = cu->cuMemAlloc(&e->d_desc, sizeof e->ctl->desc)) != MKRT_CUDA_SUCCESS ||
+            (r = cu->cuMemAlloc(&e->d_progress, pbytes)) != MKRT_CUDA_SUCCESS)
+            return cuda_fail(e, err, "cuMemAlloc of the descriptors", r, "free device memory.");
+        if ((r = cu->cuMemHostAlloc(&b, 8 * sizeof(uint64_t), MKRT_CU_MEMHOSTALLOC_PORTABLE)) != MKRT_CUDA_SUCCESS)
+            return cuda_fail(e, err, "cuMemHostAlloc of the progress buffer", r, "free pinned memory.");
+        e->progress_host = b;
+        memset(e->bounce, 0, MKRT__CUDA_BOUNCE_WORDS * sizeof(uint64_t));
+        _Static_assert(MKRT__CUDA_BOUNCE_WORDS >= MKRT_MK_MAX_BLOCKS, "the zeroes come from the bounce buffer");
+        if ((r = cu->cuMemcpyHtoDAsync(e->d_progress, e->bounce, pbytes, e->state)) != MKRT_CUDA_SUCCESS ||
+            (r = cu->cuStreamSynchronize(e->state)) != MKRT_CUDA_SUCCESS)
+            return cuda_fail(e, err, "zeroing the progress words", r, "see the CUDA error.");
+        e->ctl->desc_dev = e->d_desc;
+        e->ctl->progress_dev = e->d_progress;
     }
 
     e->ctl->cells = cells_dev;
@@ -339,7 +363,7 @@ static mkrt_status engine_stage(void *ctx, unsigned buffer, const mkrt_item *ite
     }
     out->fails_addr = s->mapped + e->items_bytes + e->offsets_bytes;
     out->fails = (const uint32_t *)(host + e->items_bytes + e->offsets_bytes);
-    if (count <= MKRT__CUDA_ZERO_COPY_MAX) { /* read in place over the bus */
+    if (count <= MKRT__CUDA_ZERO_COPY_MAX && !e->device_state) { /* read in place over the bus */
         out->items_addr = s->mapped;
         out->offsets_addr = s->mapped + e->items_bytes;
         out->blocks_addr = out->offsets_addr + blocks_at;
@@ -405,8 +429,42 @@ static mkrt_status engine_relaunch(void *ctx, mkrt_error *err)
     return launch(e, err);
 }
 
+/* The descriptor goes with the batch's items on the copy stream. */
+static mkrt_status engine_publish_desc(void *ctx, unsigned buffer, const mkrt_mk_desc *d, mkrt_error *err)
+{
+    mkrt__cuda_engine *e = ctx;
+    if (!e->device_state)
+        return MKRT_OK;
+    CUresult r = bind(e);
+    if (r == MKRT_CUDA_SUCCESS)
+        r = e->cu.cuMemcpyHtoDAsync(e->d_desc + buffer * sizeof *d, d, sizeof *d, e->copy);
+    if (r != MKRT_CUDA_SUCCESS)
+        return cuda_fail(e, err, "cuMemcpyHtoDAsync of a descriptor", r, "see the CUDA error.");
+    e->copy_pending = true;
+    return MKRT_OK;
+}
+
+/* The watchdog's view of the progress words in device memory: one copy on
+ * its own non-blocking stream (it runs beside a hung kernel). */
+static mkrt_status engine_read_progress(void *ctx, uint64_t *out, uint32_t n)
+{
+    mkrt__cuda_engine *e = ctx;
+    if (!e->device_state || n > 8)
+        return MKRT_EINVAL;
+    CUresult r = bind(e);
+    if (r == MKRT_CUDA_SUCCESS)
+        r = e->cu.cuMemcpyDtoHAsync(e->progress_host, e->d_progress, n * sizeof *out, e->watch);
+    if (r == MKRT_CUDA_SUCCESS)
+        r = e->cu.cuStreamSynchronize(e->watch);
+    if (r != MKRT_CUDA_SUCCESS)
+        return MKRT_EDEVICE;
+    memcpy(out, e->progress_host, n * sizeof *out);
+    return MKRT_OK;
+}
+
 const mkrt__mk_device_ops mkrt__cuda_engine_ops = {engine_stage, engine_flush, engine_probe,
-                                                   engine_relaunch};
+                                                   engine_relaunch, engine_publish_desc,
+                                                   engine_read_progress};
 
 bool mkrt__cuda_engine_stop(mkrt__cuda_engine *e, uint64_t timeout_ns)
 {

@@ -21,6 +21,9 @@
  * device straight from pinned memory (no copy to wait for); larger ones
  * are copied with cuMemcpyHtoDAsync on a second stream, completed by flush
  * before the doorbell. Stage k+1 may overlap batch k running.
+ * With cfg.device_state the cells, the log, the descriptors, the layer
+ * offsets and the progress words are in device memory and every batch is
+ * copied (no zero-copy); see the state functions below.
  * Every call makes the context current on the calling thread first.
  */
 #ifndef MKRT_BACKEND_CUDA_ENGINE_H
@@ -80,6 +83,11 @@ typedef struct mkrt__cuda_engine {
     CUdeviceptr d_cells, d_log;
     CUstream state;
     uint64_t *bounce;
+    /* ... and with it the descriptors and the progress words in device
+     * memory; the watchdog copies progress out on its own stream. */
+    CUdeviceptr d_desc, d_progress;
+    CUstream watch;
+    uint64_t *progress_host;  /* pinned, 8 words */
     bool user_ops;            /* linked with user PTX */
     bool launched;
     bool copy_pending;        /* a staged HtoD copy not yet flushed */

@@ -85,10 +85,11 @@ __device__ void report_error(mkrt_mk_control *ctl, uint32_t code, uint32_t item,
     }
 }
 
-// A non-fatal item failure: claim a slot in the descriptor's list.
-__device__ void list_failure(mkrt_mk_desc *d, uint32_t index, uint32_t status)
+// A non-fatal item failure: claim a slot in the batch's list.
+__device__ void list_failure(mkrt_mk_control *ctl, mkrt_mk_desc *d, uint64_t seq, uint32_t index,
+                             uint32_t status)
 {
-    unsigned at = atomicAdd_system(reinterpret_cast<unsigned *>(&d->fail_count), 1u);
+    unsigned at = atomicAdd_system(reinterpret_cast<unsigned *>(&ctl->fail_count[seq & 1]), 1u);
     if (at < d->count) {
         uint32_t *list = reinterpret_cast<uint32_t *>(d->fails);
         list[2 * at] = index;
@@ -134,7 +135,7 @@ extern "C" __global__ void __launch_bounds__(256) mkrt_megakernel(mkrt_mk_contro
         if (bell == 0)
             return;
         for (uint64_t seq = last + 1; seq <= bell; seq++) {
-            mkrt_mk_desc *d = &ctl->desc[seq & 1];
+            mkrt_mk_desc *d = mkrt_mk_desc_of(ctl, seq, reinterpret_cast<void *>(ctl->desc_dev));
             const mk_item *items = reinterpret_cast<const mk_item *>(d->items);
             const uint32_t *off = reinterpret_cast<const uint32_t *>(d->layer_offsets);
             const uint32_t layers = d->layers;
@@ -155,7 +156,7 @@ extern "C" __global__ void __launch_bounds__(256) mkrt_megakernel(mkrt_mk_contro
                                                       reinterpret_cast<unsigned long long *>(cells),
                                                       cell_count);
                             if (r != 0)
-                                list_failure(d, (uint32_t)k, r);
+                                list_failure(ctl, d, seq, (uint32_t)k, r);
 #else
                             e = MKRT_MK_ERR_UNKNOWN_OP;
 #endif
@@ -170,13 +171,19 @@ extern "C" __global__ void __launch_bounds__(256) mkrt_megakernel(mkrt_mk_contro
                                     append_log)[mkrt_ops_append_slot(at, ctl->append_capacity)] =
                                     mkrt_ops_append_word(it.out, it.param);
                             else
-                                list_failure(d, (uint32_t)k, MKRT_MK_FAIL_OVERFLOW);
+                                list_failure(ctl, d, seq, (uint32_t)k, MKRT_MK_FAIL_OVERFLOW);
                         }
                         if (e != MKRT_MK_ERR_NONE)
                             report_error(ctl, e, (uint32_t)k, seq);
                         ran++;
                     }
-                    if (threadIdx.x == 0)
+                    // progress: in device memory when the host put it there (read
+                    // by the watchdog's copy only when it needs it), else mapped.
+                    if (threadIdx.x == 0 && ctl->progress_dev != 0)
+                        cuda::atomic_ref<uint64_t, cuda::thread_scope_device>(
+                            reinterpret_cast<uint64_t *>(ctl->progress_dev)[blockIdx.x])
+                            .store(((uint64_t)l << 32) | ran, cuda::memory_order_relaxed);
+                    else if (threadIdx.x == 0)
                         cuda::atomic_ref<uint64_t, cuda::thread_scope_system>(ctl->progress[blockIdx.x])
                             .store(((uint64_t)l << 32) | ran, cuda::memory_order_relaxed);
                 }
