@@ -273,6 +273,19 @@ static void leaving_and_relaunch(void)
                 mkrt__mk_ring(&h, NULL) == MKRT_OK && mkrt__mk_wait(&h, seq, 5000000000ull, NULL) == MKRT_OK &&
                 sim.cells[5] == k;
     }
+    /* The plan's topology reaches the kernel: a batch whose layers all fit
+     * one block is marked for block 0 alone (no grid barrier). */
+    mkrt_item two[2] = {{1, 0, 6, 1}, {2, 6, 7, 1}};
+    uint32_t off2[3] = {0, 1, 2}, narrow[2] = {1, 1}, wide[2] = {1, 2};
+    int marks = mkrt__mk_stage(&h, two, 2, off2, narrow, 2, &seq, NULL) == MKRT_OK &&
+                h.ctl->desc[seq & 1].one_block == 1 && mkrt__mk_ring(&h, NULL) == MKRT_OK &&
+                mkrt__mk_wait(&h, seq, 5000000000ull, NULL) == MKRT_OK && sim.cells[7] == 2;
+    marks &= mkrt__mk_stage(&h, two, 2, off2, wide, 2, &seq, NULL) == MKRT_OK && h.ctl->desc[seq & 1].one_block == 0 &&
+             mkrt__mk_ring(&h, NULL) == MKRT_OK && mkrt__mk_wait(&h, seq, 5000000000ull, NULL) == MKRT_OK;
+    marks &= mkrt__mk_stage(&h, two, 2, off2, NULL, 2, &seq, NULL) == MKRT_OK && h.ctl->desc[seq & 1].one_block == 0 &&
+             mkrt__mk_ring(&h, NULL) == MKRT_OK && mkrt__mk_wait(&h, seq, 5000000000ull, NULL) == MKRT_OK;
+    ok(marks, "a batch whose every layer the plan gives one block is marked one_block (block 0 runs it "
+              "alone); one with a wider layer, or without a plan, is not");
     ok(good && h.relaunches > 0, "while busy it left at batch boundaries after resident_ns and was relaunched "
                                  "(%llu times in 2000 batches), every batch right",
        (unsigned long long)h.relaunches);

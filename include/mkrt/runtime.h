@@ -208,6 +208,11 @@ typedef struct mkrt_config {
      *  fault the cells and the log fall back to their last copy on the
      *  host. */
     uint32_t cuda_device_state;
+    /** CUDA backend: megakernel blocks per SM; 0: as many as the occupancy
+     *  API allows (0) [0..MKRT_CONFIG_CUDA_BLOCKS_MAX]. More blocks help wide
+     *  layers and make every grid barrier dearer; `bench/cuda_bench` sweeps
+     *  1, 2 and the maximum. */
+    uint32_t cuda_blocks_per_sm;
 } mkrt_config;
 
 /**

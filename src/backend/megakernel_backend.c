@@ -61,6 +61,7 @@ static mkrt_status start_cuda(mkrt_runtime *rt, megakernel *m, mkrt_error *err)
         .idle_ns = (uint64_t)rt->cfg.device_idle_us * 1000u,
         .resident_ns = (uint64_t)rt->cfg.device_resident_us * 1000u,
         .device_state = rt->cfg.cuda_device_state != 0,
+        .blocks_per_sm = rt->cfg.cuda_blocks_per_sm,
     };
     mkrt_status st = mkrt__cuda_engine_start(&m->cuda, &c, err);
     if (st != MKRT_OK)

@@ -69,6 +69,15 @@ mkrt_status mkrt__mk_stage(mkrt__mk_host *h, const mkrt_item *items, uint32_t co
     d->count = count;
     d->layers = layers;
     d->seq = next;
+    /* The plan's topology: a batch whose layers all fit one block runs in
+     * block 0 alone (megakernel.cu), without a grid barrier. */
+    uint32_t one = h->ctl->blocks <= 1;
+    if (!one && layer_blocks != NULL) {
+        one = 1;
+        for (uint32_t l = 0; l < layers && one; l++)
+            one = mkrt_mk_layer_blocks(layer_blocks, l, h->ctl->blocks) == 1;
+    }
+    d->one_block = one;
     if (h->ops.publish_desc != NULL && (st = h->ops.publish_desc(h->ctx, (unsigned)(next & 1), d, err)) != MKRT_OK)
         return st;
     h->fails[next & 1] = where.fails;

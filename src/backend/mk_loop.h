@@ -6,7 +6,9 @@
  * src/cuda/megakernel.cu step for step:
  *   wait for the doorbell (a spin that re-checks shutdown and backs off),
  *   run each layer's items "grid-stride" over the blocks the plan gives
- *   that layer (desc.layer_blocks; at most `blocks`),
+ *   that layer (desc.layer_blocks; at most `blocks`; a desc.one_block batch
+ *   is then block 0's alone, which the kernel runs without waking the
+ *   other blocks: the same items in the same order of layers),
  *   write each block's progress word, publish done with release,
  *   leave the "GPU" after ctl->idle_ns without a doorbell or ctl->resident_ns
  *   of residence (protocol.h, "Leaving the GPU"); the host relaunches it.

@@ -204,6 +204,8 @@ static mkrt_status start_on_context(mkrt__cuda_engine *e, const mkrt__cuda_engin
                                "the megakernel cannot be resident on %s (%d blocks of %u threads per "
                                "SM, %d SMs). Fix: use the CPU backend.",
                                cu->name, per_sm, MKRT__CUDA_BLOCK_THREADS, cu->sm_count);
+    if (cfg->blocks_per_sm != 0 && (int)cfg->blocks_per_sm < per_sm)
+        per_sm = (int)cfg->blocks_per_sm; /* the grid's size is measured, not assumed (cuda_bench) */
     uint64_t blocks = (uint64_t)per_sm * (uint64_t)cu->sm_count;
     if (cfg->max_blocks != 0 && blocks > cfg->max_blocks)
         blocks = cfg->max_blocks;

@@ -49,6 +49,7 @@ typedef struct mkrt__cuda_engine_config {
     uint64_t idle_ns;         /* the kernel leaves after this long idle (0: never) */
     uint64_t resident_ns;     /* ... and at a batch boundary after this long (0: never) */
     bool device_state;        /* cells and log in device memory (else host-mapped) */
+    uint32_t blocks_per_sm;   /* 0: the occupancy API's maximum; else at most that */
 } mkrt__cuda_engine_config;
 
 typedef struct mkrt__cuda_staging {

@@ -82,7 +82,8 @@ typedef struct mkrt_mk_desc {
     uint32_t layers;
     uint64_t seq;           /* the batch this descriptor holds */
     uint64_t fails;         /* device address: uint32_t pairs (index, code), host-mapped */
-    uint32_t reserved;      /* (the slot count is control.fail_count[seq & 1]) */
+    uint32_t one_block;     /* 1: every layer runs in one block (the kernel runs the
+                             * batch in block 0 alone, the others stay parked) */
     uint8_t pad[MKRT_MK_LINE - 52];
 } mkrt_mk_desc;
 

@@ -99,6 +99,9 @@ static mkrt_status check_config(const mkrt_config *c, size_t *cells_bytes, size_
     if (c->cuda_max_blocks > MKRT_CONFIG_CUDA_BLOCKS_MAX)
         return RANGE_FIX("cuda_max_blocks", c->cuda_max_blocks, 0, MKRT_CONFIG_CUDA_BLOCKS_MAX,
                          "use 0 to size the grid by occupancy.");
+    if (c->cuda_blocks_per_sm > MKRT_CONFIG_CUDA_BLOCKS_MAX)
+        return RANGE_FIX("cuda_blocks_per_sm", c->cuda_blocks_per_sm, 0, MKRT_CONFIG_CUDA_BLOCKS_MAX,
+                         "use 0 for the occupancy API's maximum.");
     if (c->cuda_device_state > 1)
         return RANGE_FIX("cuda_device_state", c->cuda_device_state, 0, 1,
                          "use 0 (host-mapped) or 1 (device memory).");
