@@ -299,11 +299,11 @@ int main(int argc, char **argv)
     if (!mkrt__cuda_megakernel_built()) {
         plan_skip_all("the CUDA megakernel was not built (no nvcc): the CUDA backend cannot start");
     }
+    hung_op_device_state(); /* first: forks while this process has one thread */
     same_results_as_cpu();
     device_state();
     start_failures();
     sticky_fault();
-    hung_op_device_state();
     hung_op();
     return done_testing();
 }

@@ -124,12 +124,12 @@ mkrt_status mkrt__mk_ring(mkrt__mk_host *h, mkrt_error *err)
         atomic_store_explicit(&h->ctl->doorbell, h->rung, memory_order_release);
         return MKRT_OK;
     }
-    /* seq_cst (store, fence, load): the host's half of the parking
-     * handshake, pairing with mkrt__mk_loop_park / the kernel's park
-     * (store parked, fence, load doorbell): one side sees the other. The
-     * store also releases the descriptor and the staged buffers. */
+    /* seq_cst (store, then relaunch_if_parked's load of another word): the
+     * host's half of the parking handshake, pairing with mkrt__mk_loop_park
+     * / the kernel's park (store parked, load doorbell): in the single
+     * total order one side sees the other's store. The store also releases
+     * the descriptor and the staged buffers. */
     atomic_store(&h->ctl->doorbell, h->rung);
-    atomic_thread_fence(memory_order_seq_cst);
     return relaunch_if_parked(h, err);
 }
 

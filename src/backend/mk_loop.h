@@ -70,14 +70,15 @@ static inline uint64_t mkrt__mk_loop_now_ns(void)
 
 /* The kernel's side of the parking handshake (protocol.h). Idle (busy ==
  * 0): leaves only when no doorbell came after parking; returns whether it
- * leaves. seq_cst (store, fence, load): the store-fence-load pairs with
- * the host's doorbell store, fence and load of parked in mkrt__mk_ring. */
+ * leaves. seq_cst (store, then load of another word): pairs with the
+ * host's seq_cst doorbell store and load of parked in mkrt__mk_ring; in
+ * the single total order one of the two loads sees the other's store (the
+ * kernel adds a system-scope fence between them, over the bus). */
 static inline int mkrt__mk_loop_park(mkrt_mk_control *ctl, uint64_t last, int busy)
 {
     atomic_store(&ctl->parked, 1);
     if (busy)
         return 1;
-    atomic_thread_fence(memory_order_seq_cst);
     if (atomic_load(&ctl->doorbell) == last)
         return 1;
     atomic_store(&ctl->parked, 0); /* a batch came: run it (the host may launch a spare) */

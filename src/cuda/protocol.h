@@ -32,7 +32,8 @@
  * resident_ns of residence at a batch boundary even while busy (0:
  * never), and the host relaunches it (one launch, on the same stream, so
  * two instances never overlap). The handshake is store-fence-load on both
- * sides (no atomic read-modify-write crosses the bus):
+ * sides, all seq_cst (no atomic read-modify-write crosses the bus; the
+ * kernel fences at system scope between its store and load):
  *   kernel, idle:  parked = 1; fence; reload doorbell: unchanged -> leave;
  *                  changed -> parked = 0 and run the batch.
  *   kernel, busy:  parked = 1; fence; leave (pending doorbells included).

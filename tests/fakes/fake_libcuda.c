@@ -378,7 +378,7 @@ unsigned long long fake_cuda_syncs_waited(void)
 typedef struct fake_stream fake_stream;
 typedef struct fake_launch_rec {
     pthread_t thread;
-    struct fake_launch_rec *prev; /* joined and freed by this one's thread */
+    struct fake_launch_rec *prev; /* joined by this one's thread; freed with the stream */
     fake_stream *s;
     mkrt_mk_control *ctl;        /* the megakernel's control block, or NULL */
     mkrt__mk_loop_hooks hooks;
@@ -388,7 +388,7 @@ typedef struct fake_launch_rec {
 } fake_launch_rec;
 
 struct fake_stream {
-    fake_launch_rec *last;       /* latest launch, joined at destroy */
+    fake_launch_rec *last;       /* latest launch, joined at destroy; ->prev: the earlier ones */
     _Atomic int inflight;        /* launched, not finished */
     _Atomic int faulted;
     _Atomic(fake_launch_rec *) current; /* running now */
@@ -414,7 +414,20 @@ static void run_copies(fake_stream *s)
     pthread_mutex_lock(&s->copy_lock);
     for (fake_copy *c = s->copies, *next; c != NULL; c = next) {
         next = c->next;
-        memcpy(c->dst, c->src, c->bytes);
+        if ((uintptr_t)c->src % 8 == 0 && c->bytes % 8 == 0) {
+            /* The copy engine reads words, beside a kernel that may write
+             * them (the watchdog's copy of a hung kernel's progress words).
+             * acquire: as the host's loads of mapped progress words pair
+             * with the loop's release stores (mk_host.c, describe_progress):
+             * a hung block's work before its last record is visible to the
+             * copies that bring the state home after it. */
+            for (size_t i = 0; i < c->bytes / 8; i++) {
+                uint64_t w = atomic_load_explicit((_Atomic uint64_t *)c->src + i, memory_order_acquire);
+                memcpy((char *)c->dst + 8 * i, &w, 8);
+            }
+        } else {
+            memcpy(c->dst, c->src, c->bytes);
+        }
         free(c);
     }
     s->copies = NULL;
@@ -474,12 +487,14 @@ static int fake_stream_destroy(void *p)
 {
     fake_stream *s = p;
     atomic_store(&s->closing, 1);
-    if (s->last != NULL) {
+    if (s->last != NULL)
         pthread_join(s->last->thread, NULL);
-        free(s->last);
-    }
     if (s->watching)
         pthread_join(s->watch, NULL);
+    for (fake_launch_rec *r = s->last, *prev; r != NULL; r = prev) {
+        prev = r->prev;
+        free(r);
+    }
     run_copies(s);
     pthread_mutex_destroy(&s->copy_lock);
     free(s);
@@ -550,11 +565,8 @@ static void *launch_thread(void *p)
 {
     fake_launch_rec *r = p;
     fake_stream *s = r->s;
-    if (r->prev != NULL) { /* stream order */
+    if (r->prev != NULL) /* stream order; the record is freed with the stream (fault_watch may read it) */
         pthread_join(r->prev->thread, NULL);
-        free(r->prev);
-        r->prev = NULL;
-    }
     if (!atomic_load(&s->faulted)) {
         atomic_store(&s->current, r);
         if (r->ctl != NULL) {
