@@ -181,14 +181,16 @@ static void start_failures(void)
     setenv("FAKE_CUDA_MODE", "ok", 1);
 }
 
-static void sticky_fault(void)
+static void sticky_fault(uint32_t device_state)
 {
     bc_failures f;
     memset(&f, 0, sizeof f);
     mkrt_error err;
     setenv("FAKE_CUDA_MODE", "fault", 1);
     setenv("FAKE_CUDA_FAULT_BATCH", "3", 1);
+    bc_device_state = device_state;
     mkrt_runtime *rt = bc_start(MKRT_BACKEND_CUDA, &f, 5000, NULL, &err);
+    bc_device_state = 0;
     if (rt == NULL)
         bail_out("fault mode: %s", err.message);
     mkrt_producer *p = mkrt_producer_open(rt, NULL);
@@ -210,8 +212,18 @@ static void sticky_fault(void)
     uint64_t v1, v8;
     mkrt_cell_read(rt, 101, &v1);
     mkrt_cell_read(rt, 8, &v8);
-    ok(v1 == 12 && v8 == 42 && strcmp((mkrt_stats_read(rt, &s), s.backend), "cpu") == 0,
-       "batches before the fault ran on the device (12), later ones on the CPU (42)");
+    if (device_state) {
+        /* The device's memory went with the context: the cells fall back to
+         * the host's last copy (taken when the device took the state). */
+        ok(v1 == 0 && v8 == 42 && strcmp((mkrt_stats_read(rt, &s), s.backend), "cpu") == 0,
+           "device state: the cells the device wrote before the fault are lost with its memory (0), "
+           "later batches run on the CPU (42)");
+        like(mkrt_backend_describe(rt), "cells and APPEND log since their last copy to the host are lost",
+             "... and describe says so");
+    } else {
+        ok(v1 == 12 && v8 == 42 && strcmp((mkrt_stats_read(rt, &s), s.backend), "cpu") == 0,
+           "batches before the fault ran on the device (12), later ones on the CPU (42)");
+    }
     mkrt_producer_close(p);
     is(mkrt_destroy(rt, SEC, NULL), MKRT_OK, "destroy after a fault succeeds");
     is(fake_live(), 0, "... and frees everything");
@@ -303,7 +315,8 @@ int main(int argc, char **argv)
     same_results_as_cpu();
     device_state();
     start_failures();
-    sticky_fault();
+    sticky_fault(0);
+    sticky_fault(1);
     hung_op();
     return done_testing();
 }

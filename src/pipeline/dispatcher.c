@@ -19,22 +19,22 @@ static void backend_failed(mkrt_runtime *rt, mkrt__backend *be, const mkrt_error
         return;
     be->failed = true;
     mkrt__stat_add(&rt->device_failures, 1);
+    /* A failed device's state comes home now, so that reads see it; after
+     * a sticky fault it cannot, and the host keeps its last copy. */
+    mkrt_error why;
+    bool lost = mkrt__state_move(rt, NULL, &why) != NULL || rt->state_lost;
     char now[64];
     mkrt__backend *next = rt->backends[rt->nbackends - 1];
     next->ops->describe(next, now, sizeof now);
     /* A long message is cut: the reason of the failure comes last. */
     int at = snprintf(rt->backend_failure, sizeof rt->backend_failure,
-                      "%s (%s failed and is not used again: ", now, be->name);
+                      "%s (%s failed and is not used again%s: ", now, be->name,
+                      lost ? "; its cells and APPEND log since their last copy to the host are lost" : "");
     if (at > 0 && (size_t)at < sizeof rt->backend_failure)
         snprintf(rt->backend_failure + at, sizeof rt->backend_failure - (size_t)at, "%.*s)",
                  (int)(sizeof rt->backend_failure - (size_t)at - 2), err->message);
     /* release: pairs with the acquire in mkrt_backend_describe. */
     atomic_store_explicit(&rt->backend_failed, true, memory_order_release);
-    /* A failed device's state comes home now, so that reads see it. */
-    mkrt_error why;
-    mkrt__backend *lost = mkrt__state_move(rt, NULL, &why);
-    if (lost != NULL)
-        backend_failed(rt, lost, &why); /* already failed: no-op */
 }
 
 /* Plans b and prepares it on the planned backend (while the batch before

@@ -27,8 +27,10 @@ mkrt__backend *mkrt__state_move(mkrt_runtime *rt, mkrt__backend *to, mkrt_error 
     mkrt__backend *bad = NULL;
     mkrt__mutex_lock(&rt->state_lock);
     if (at != NULL) {
-        if (at->ops->state_out(at, err) != MKRT_OK)
+        if (at->ops->state_out(at, err) != MKRT_OK) {
             bad = at; /* the host arrays keep the last copy */
+            rt->state_lost = true;
+        }
         /* release: pairs with the acquire in the readers (under the lock
          * anyway; the atomic keeps unlocked peeks well defined). */
         atomic_store_explicit(&rt->state_at, NULL, memory_order_release);

@@ -113,6 +113,7 @@ struct mkrt_runtime {
      * also take while device_state is set (constant after create). */
     mkrt__backend *_Atomic state_at;
     bool device_state;
+    bool state_lost;   /* dispatcher-only: a device's state could not come home */
     mkrt__mutex state_lock;
     char backend_failure[MKRT_ERROR_MESSAGE_MAX + 96];
     /* Stage scratch, dispatcher-only, sized at create. */

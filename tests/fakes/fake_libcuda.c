@@ -151,10 +151,17 @@ static int fake_name(char *name, int len, int d)
 static int primary_ctx;
 static _Thread_local void *current;
 
+/* A sticky error (a faulted kernel) poisons the context: copies, stream
+ * synchronisations and launches fail until the last reference to the
+ * primary context is released (the next retain makes a fresh one). */
+static _Atomic int sticky;
+static _Atomic int ctx_refs;
+
 static int fake_retain(void **ctx, int dev)
 {
     (void)dev;
     *ctx = &primary_ctx;
+    atomic_fetch_add(&ctx_refs, 1);
     atomic_fetch_add(&live, 1);
     return OK;
 }
@@ -162,6 +169,8 @@ static int fake_retain(void **ctx, int dev)
 static int fake_release(int dev)
 {
     (void)dev;
+    if (atomic_fetch_sub(&ctx_refs, 1) == 1)
+        atomic_store(&sticky, 0);
     atomic_fetch_sub(&live, 1);
     return OK;
 }
@@ -438,6 +447,8 @@ static void run_copies(fake_stream *s)
 static int queue_copy(void *stream, void *dst, const void *src, size_t bytes)
 {
     fake_stream *s = stream;
+    if (atomic_load(&sticky))
+        return E_ILLEGAL_ADDRESS;
     if (s == NULL) {
         fprintf(stderr, "fake libcuda: an async copy on the legacy default stream, which waits for "
                         "every kernel: mkrt must use its own non-blocking streams. Aborting.\n");
@@ -507,6 +518,8 @@ static int fake_stream_sync(void *p)
 {
     fake_stream *s = p;
     run_copies(s);
+    if (atomic_load(&sticky))
+        return E_ILLEGAL_ADDRESS;
     long waited_us = 0, limit_us = sync_timeout_ms() * 1000;
     while (atomic_load(&s->inflight) > 0 && !atomic_load(&s->faulted)) {
         if (waited_us >= limit_us) {
@@ -618,7 +631,7 @@ static int fake_launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned 
                         "with every other stream: mkrt must use its own non-blocking streams.\n");
         abort();
     }
-    if (atomic_load(&s->faulted))
+    if (atomic_load(&s->faulted) || atomic_load(&sticky))
         return E_ILLEGAL_ADDRESS; /* sticky */
     fake_module *m = f;
     fake_launch_rec *r = calloc(1, sizeof *r);
@@ -650,6 +663,7 @@ static void *fault_watch(void *p)
         if (r != NULL && r->ctl != NULL && fb != 0 &&
             atomic_load_explicit(&r->ctl->doorbell, memory_order_acquire) >= fb) {
             atomic_store(&s->faulted, 1); /* the parked loop leaves at shutdown */
+            atomic_store(&sticky, 1);
             uncount(r);
             return NULL;
         }
