@@ -53,6 +53,9 @@ static void release_all(mkrt__cuda_engine *e)
         cu->cuStreamDestroy(e->state);
     if (e->watch != NULL)
         cu->cuStreamDestroy(e->watch);
+    if (e->run != NULL)
+        cu->cuStreamDestroy(e->run);
+    /* Device memory after the kernel's stream: nothing of it runs now. */
     if (e->progress_host != NULL)
         cu->cuMemFreeHost(e->progress_host);
     if (e->d_progress != 0)
@@ -65,8 +68,6 @@ static void release_all(mkrt__cuda_engine *e)
         cu->cuMemFree(e->d_log);
     if (e->d_cells != 0)
         cu->cuMemFree(e->d_cells);
-    if (e->run != NULL)
-        cu->cuStreamDestroy(e->run);
     for (int i = 0; i < 2; i++) {
         if (e->staging[i].dev != 0)
             cu->cuMemFree(e->staging[i].dev);
