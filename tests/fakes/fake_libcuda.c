@@ -294,14 +294,30 @@ static void *fake_dev(uint64_t a)
     return (void *)(uintptr_t)((a & DEV_TAG) == DEV_TAG ? a ^ DEV_TAG : a);
 }
 
+/* Every allocation stays on a list (as the driver keeps track of it), so
+ * that a leak checker sees the memory of a hung kernel, which the engine
+ * keeps only through tagged addresses, as reachable. */
+typedef struct dev_block {
+    struct dev_block *next, *prev;
+    uint64_t pad[2]; /* 32 bytes: the memory after the header stays 16-byte aligned */
+} dev_block;
+static dev_block dev_blocks = {&dev_blocks, &dev_blocks, {0, 0}};
+static pthread_mutex_t dev_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static int fake_mem_alloc(unsigned long long *d, size_t bytes)
 {
     sync_gate("cuMemAlloc");
-    void *p = malloc(bytes ? bytes : 1);
-    if (p == NULL)
+    dev_block *b = malloc(sizeof *b + (bytes ? bytes : 1));
+    if (b == NULL)
         return 2;
-    memset(p, 0xA5, bytes); /* what fresh device memory holds: nothing useful */
-    *d = (unsigned long long)(uintptr_t)p ^ DEV_TAG;
+    memset(b + 1, 0xA5, bytes); /* what fresh device memory holds: nothing useful */
+    pthread_mutex_lock(&dev_lock);
+    b->next = dev_blocks.next;
+    b->prev = &dev_blocks;
+    dev_blocks.next->prev = b;
+    dev_blocks.next = b;
+    pthread_mutex_unlock(&dev_lock);
+    *d = (unsigned long long)(uintptr_t)(b + 1) ^ DEV_TAG;
     atomic_fetch_add(&live, 1);
     return OK;
 }
@@ -311,7 +327,12 @@ static int fake_mem_free(unsigned long long d)
     sync_gate("cuMemFree");
     if ((d & DEV_TAG) != DEV_TAG)
         return E_INVALID_VALUE;
-    free(fake_dev(d));
+    dev_block *b = (dev_block *)fake_dev(d) - 1;
+    pthread_mutex_lock(&dev_lock);
+    b->prev->next = b->next;
+    b->next->prev = b->prev;
+    pthread_mutex_unlock(&dev_lock);
+    free(b);
     atomic_fetch_sub(&live, 1);
     return OK;
 }
