@@ -242,6 +242,8 @@ stress: $(STRESS_BINS) $(FAKE_CUDA)
 ifneq ($(NVCC),)
 	@echo "== $(BUILD)/stress/runtime_stress $(SECONDS)s on the CUDA backend (stand-in driver)"
 	MKRT_LIBCUDA=$(CURDIR)/$(FAKE_CUDA) $(BUILD)/stress/runtime_stress --seconds $(SECONDS) --want-cuda 1
+	@echo "== $(BUILD)/stress/runtime_stress $(SECONDS)s on the CUDA backend, cells in device memory (stand-in driver)"
+	MKRT_LIBCUDA=$(CURDIR)/$(FAKE_CUDA) $(BUILD)/stress/runtime_stress --seconds $(SECONDS) --want-cuda 1 --device-state 1
 endif
 
 # The soak (stress/soak.c) is not one of the stress programs: it runs for
