@@ -252,6 +252,11 @@ uint64_t mkrt__megakernel_progress(const mkrt__backend *be, uint32_t block)
     const megakernel *m = (const megakernel *)be;
     if (block >= m->base.width || block >= MKRT_MK_MAX_BLOCKS)
         return 0;
+    uint64_t copied[8];
+    if (m->kind == MKRT_BACKEND_CUDA && m->cuda.device_state) /* in device memory: a copy */
+        return block < 8 && mkrt__cuda_engine_ops.read_progress((void *)&m->cuda, copied, block + 1) == MKRT_OK
+                   ? copied[block]
+                   : 0;
     /* acquire: pairs with the device loop's release of its progress word. */
     return atomic_load_explicit(&m->host.ctl->progress[block], memory_order_acquire);
 }

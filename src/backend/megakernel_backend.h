@@ -27,7 +27,8 @@ mkrt_status mkrt__megakernel_start(struct mkrt_runtime *rt, mkrt_backend_kind ki
  * after `layer` layers (no effect on a GPU). */
 void mkrt__megakernel_inject_hang(mkrt__backend *be, uint64_t batches_from_now, uint32_t layer);
 /* Block `block`'s progress word: (layer << 32) | items it ran in that
- * layer (protocol.h); blocks a layer's plan left out keep their last. */
+ * layer (protocol.h); blocks a layer's plan left out keep their last.
+ * With the state in device memory, a copy (blocks 0..7 only, else 0). */
 uint64_t mkrt__megakernel_progress(const mkrt__backend *be, uint32_t block);
 
 #endif
