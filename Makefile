@@ -198,6 +198,9 @@ headers-check: ## every public header compiles on its own
 
 check: all $(TEST_BINS) $(EXAMPLES) $(FAKE_CUDA) $(CUDA_TEST_DATA) headers-check docs-check ## unit tests (TAP, prove), headers, API docs, exported symbols, install, examples
 	prove -f --exec 'timeout -k 5 $(TEST_TIMEOUT)' $(TEST_BINS)
+	@echo "== test_runtime again with AUTO on the CUDA megakernel (stand-in driver)"
+	MKRT_LIBCUDA=$(CURDIR)/$(FAKE_CUDA) prove -f --exec 'timeout -k 5 $(TEST_TIMEOUT)' \
+	    $(filter %/test_runtime,$(TEST_BINS))
 	@echo "== again with the RMW wake-up protocol (MKRT_WAITQ_SYMMETRIC=1)"
 	MKRT_WAITQ_SYMMETRIC=1 prove -f --exec 'timeout -k 5 $(TEST_TIMEOUT)' \
 	    $(filter %_ring %_waitq %_runtime,$(TEST_BINS))
@@ -251,6 +254,8 @@ stress: $(STRESS_BINS) $(FAKE_CUDA)
 ifneq ($(NVCC),)
 	@echo "== $(BUILD)/stress/runtime_stress $(SECONDS)s on the CUDA backend (stand-in driver)"
 	MKRT_LIBCUDA=$(CURDIR)/$(FAKE_CUDA) $(BUILD)/stress/runtime_stress --seconds $(SECONDS) --want-cuda 1
+	@echo "== $(BUILD)/stress/runtime_stress $(SECONDS)s on the CUDA backend, cells in device memory (stand-in driver)"
+	MKRT_LIBCUDA=$(CURDIR)/$(FAKE_CUDA) $(BUILD)/stress/runtime_stress --seconds $(SECONDS) --want-cuda 1 --device-state 1
 endif
 
 # The soak (stress/soak.c) is not one of the stress programs: it runs for

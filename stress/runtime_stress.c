@@ -15,7 +15,7 @@
  * equal the unknown ops published, and published = executed + pruned +
  * failed. Prints one SUMMARY line.
  *
- *   runtime_stress [--seconds N] [--producers P] [--want-cuda 0|1] [--progress S] [--help]
+ *   runtime_stress [--seconds N] [--producers P] [--want-cuda 0|1] [--device-state 0|1] [--progress S] [--help]
  *
  * On a terminal, a progress line every --progress seconds (default 5).
  */
@@ -114,7 +114,7 @@ static void progress(void *ctx, double elapsed)
 
 int main(int argc, char **argv)
 {
-    unsigned vals[] = {3, 4, 0, 5};
+    unsigned vals[] = {3, 4, 0, 5, 0};
     /* --want-cuda 1: fail unless the batches ran on the CUDA backend (the
      * Makefile runs it so against the stand-in driver, MKRT_LIBCUDA). */
     const stress_opt opts[] = {
@@ -122,6 +122,7 @@ int main(int argc, char **argv)
         {"producers", "producer threads, 1..16", &vals[1]},
         {"want-cuda", "1: fail unless batches ran on the CUDA backend", &vals[2]},
         {"progress", "progress line every N seconds on a terminal, 0: none", &vals[3]},
+        {"device-state", "1: the CUDA backend keeps cells and log in device memory", &vals[4]},
         {NULL, NULL, NULL}};
     stress_getopt(argc, argv, "Producers, dispatcher and workers under load, checked against a shadow model.",
                   opts);
@@ -134,6 +135,7 @@ int main(int argc, char **argv)
     cfg.ring_capacity = 1024;
     cfg.cells = 4096;
     cfg.append_log_capacity = (size_t)APPEND_CAP * MAX_PRODUCERS;
+    cfg.cuda_device_state = vals[4] != 0;
     mkrt_error err;
     if (mkrt_create(&cfg, &rt, &err) != MKRT_OK) {
         fprintf(stderr, "runtime_stress: %s\n", err.message);

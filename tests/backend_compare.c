@@ -42,6 +42,8 @@ static mkrt_status op_hang(const mkrt_item *it, const mkrt_op_ctx *c)
     return MKRT_OK;
 }
 
+uint32_t bc_device_state;
+
 mkrt_runtime *bc_start(mkrt_backend_kind kind, bc_failures *f, uint32_t watchdog_ms, const char *ptx,
                            mkrt_error *err)
 {
@@ -54,6 +56,7 @@ mkrt_runtime *bc_start(mkrt_backend_kind kind, bc_failures *f, uint32_t watchdog
     c.error_ctx = f;
     c.watchdog_ms = watchdog_ms;
     c.cuda_user_ptx = ptx;
+    c.cuda_device_state = bc_device_state;
     mkrt_runtime *rt = NULL;
     if (mkrt_create(&c, &rt, err) != MKRT_OK)
         return NULL;

@@ -26,6 +26,9 @@ typedef struct bc_failures {
     mkrt_status last;
 } bc_failures;
 
+/* mkrt_config.cuda_device_state of the runtimes bc_start creates (0). */
+extern uint32_t bc_device_state;
+
 void bc_on_error(void *ctx, const mkrt_item *item, mkrt_status why, const char *message);
 /* A runtime on `kind` with BC_CELLS cells, failures counted in f, ops
  * 16..18 registered (device ops); NULL and err when create fails. */

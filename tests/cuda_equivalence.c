@@ -39,6 +39,17 @@ static void equivalence(const char *ptx)
        "the device ran %llu of %llu batches, no device failure", (unsigned long long)sd->device_batches,
        (unsigned long long)sd->batches);
     is(dev.destroyed, MKRT_OK, "destroy stops the megakernel");
+    /* The same with the cells and the log in device memory (explicit
+     * copies, the state moving home for batches the CPU runs). */
+    static bc_run dev_state;
+    bc_device_state = 1;
+    bool started = bc_run_workload(MKRT_BACKEND_CUDA, ptx, ROUNDS, 2024, &dev_state, &err);
+    bc_device_state = 0;
+    if (!started)
+        bail_out("CUDA backend with device state: %s", err.message);
+    bc_check_same(&cpu, &dev_state, "the same batches with cuda_device_state = 1");
+    ok(dev_state.stats.device_failures == 0 && strstr(dev_state.describe, "device memory") != NULL,
+       "... on the GPU, cells in device memory, no device failure");
 }
 
 static void user_ops(const char *ptx)

@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "../src/cuda/cuda_loader.h"
 #include "../src/runtime/runtime_internal.h"
@@ -48,9 +50,111 @@ static void same_results_as_cpu(void)
     ok(strcmp(sd->backend, "cuda") == 0 && sd->device_batches == 240 && sd->batches == 240 &&
            sd->device_failures == 0,
        "every batch ran on the device (%llu device batches)", (unsigned long long)sd->device_batches);
+    static bc_run dev_state;
+    bc_device_state = 1;
+    if (!bc_run_workload(MKRT_BACKEND_CUDA, fake_ptx, 240, 777, &dev_state, &err))
+        bail_out("CUDA backend with device state: %s", err.message);
+    bc_device_state = 0;
+    bc_check_same(&cpu, &dev_state, "the same 240 batches with the cells and the log in device memory");
     is(dev.destroyed, MKRT_OK, "destroy stops the megakernel");
     is(fake_live(), 0, "... and frees every driver resource (allocations, registrations, streams, "
                        "module, context)");
+}
+
+/* cuda_device_state = 1: the cells and the log live in the stand-in's
+ * device memory (addresses the host cannot dereference, copies that
+ * complete on their stream), reads and writes are explicit copies, and a
+ * CPU-only op moves the state home and back. Same results as the CPU. */
+static mkrt_status op_cpu_only(const mkrt_item *item, const mkrt_op_ctx *ctx)
+{
+    ctx->cells[item->out] = ctx->cells[item->in] * 5 + item->param;
+    return MKRT_OK;
+}
+
+typedef struct state_run {
+    uint64_t cells[CELLS];
+    mkrt_append_entry log[4096];
+    size_t log_n;
+    uint64_t cell_seen, host_array; /* a device-written cell: read through the API, and in the host array */
+    char describe[400];
+} state_run;
+
+static void state_workload(mkrt_backend_kind kind, state_run *out)
+{
+    bc_failures f;
+    memset(&f, 0, sizeof f);
+    mkrt_error err;
+    bc_device_state = 1;
+    mkrt_runtime *rt = bc_start(kind, &f, 5000, NULL, &err);
+    bc_device_state = 0;
+    if (rt == NULL)
+        bail_out("device state: %s", err.message);
+    mkrt_op_desc d19 = {.fn = op_cpu_only, .name = "cpu_only"};
+    mkrt_op_register(rt, 19, &d19, NULL);
+    snprintf(out->describe, sizeof out->describe, "%s", mkrt_backend_describe(rt));
+    mkrt_producer *p = mkrt_producer_open(rt, NULL);
+    uint64_t ticket;
+    unsigned seed = 99;
+    for (uint32_t round = 0; round < 60; round++) {
+        mkrt_item b[64];
+        size_t n = 0;
+        for (uint32_t i = 0; i < 40; i++) {
+            uint32_t in = (uint32_t)rand_r(&seed) % 64, o = (uint32_t)rand_r(&seed) % 64;
+            uint32_t op = round % 3 == 2 && i % 5 == 0 ? 19 : (uint32_t)rand_r(&seed) % 4; /* NOP STORE ADD APPEND */
+            b[n++] = (mkrt_item){op, in, o, (uint32_t)rand_r(&seed) % 1000};
+        }
+        mkrt_publish(p, b, n, SEC, NULL);
+        mkrt_fence(p, &ticket);
+        mkrt_wait(p, ticket, SEC);
+        if (round % 7 == 3)
+            mkrt_cell_write(rt, 70 + round % 5, round * 11u); /* no item touches 70..74 */
+        if (round % 10 == 9)
+            out->log_n += mkrt_append_log_consume(rt, out->log + out->log_n, 4096 - out->log_n);
+    }
+    mkrt_item last = {MKRT_OP_STORE, 0, 100, 4242};
+    mkrt_publish(p, &last, 1, SEC, NULL);
+    mkrt_fence(p, &ticket);
+    mkrt_wait(p, ticket, SEC);
+    mkrt_cell_read(rt, 100, &out->cell_seen);
+    out->host_array = rt->cells[100];
+    mkrt_cells_read(rt, 0, CELLS, out->cells);
+    out->log_n += mkrt_append_log_consume(rt, out->log + out->log_n, 4096 - out->log_n);
+    mkrt_producer_close(p);
+    mkrt_destroy(rt, SEC, NULL);
+}
+
+static void device_state(void)
+{
+    static state_run cpu, dev;
+    state_workload(MKRT_BACKEND_CPU, &cpu);
+    state_workload(MKRT_BACKEND_CUDA, &dev);
+    like(dev.describe, "cells and log in device memory", "cuda_device_state = 1 puts the cells and the log in "
+                                                         "device memory");
+    ok(dev.cell_seen == 4242 && dev.host_array != 4242,
+       "a cell the device wrote reads back through an explicit copy; the host array does not have it "
+       "(%llu)", (unsigned long long)dev.host_array);
+    ok(memcmp(cpu.cells, dev.cells, sizeof cpu.cells) == 0,
+       "60 batches, a third with a CPU-only op (the state moves home and back), host cell writes "
+       "between: the same cells as the CPU");
+    /* Per handle, in order (entries of different handles in one layer
+     * may interleave either way). */
+    int same_log = cpu.log_n == dev.log_n && cpu.log_n > 0;
+    for (uint32_t h = 0; h < 64 && same_log; h++) {
+        size_t i = 0, j = 0;
+        for (;;) {
+            while (i < cpu.log_n && cpu.log[i].handle != h)
+                i++;
+            while (j < dev.log_n && dev.log[j].handle != h)
+                j++;
+            if (i == cpu.log_n || j == dev.log_n) {
+                same_log &= i == cpu.log_n && j == dev.log_n;
+                break;
+            }
+            same_log &= cpu.log[i++].param == dev.log[j++].param;
+        }
+    }
+    ok(same_log, "... and the same APPEND log, handle by handle, consumed in pieces (%zu entries)", dev.log_n);
+    is(fake_live(), 0, "... and destroy frees the device state");
 }
 
 static void start_failures(void)
@@ -77,14 +181,16 @@ static void start_failures(void)
     setenv("FAKE_CUDA_MODE", "ok", 1);
 }
 
-static void sticky_fault(void)
+static void sticky_fault(uint32_t device_state)
 {
     bc_failures f;
     memset(&f, 0, sizeof f);
     mkrt_error err;
     setenv("FAKE_CUDA_MODE", "fault", 1);
     setenv("FAKE_CUDA_FAULT_BATCH", "3", 1);
+    bc_device_state = device_state;
     mkrt_runtime *rt = bc_start(MKRT_BACKEND_CUDA, &f, 5000, NULL, &err);
+    bc_device_state = 0;
     if (rt == NULL)
         bail_out("fault mode: %s", err.message);
     mkrt_producer *p = mkrt_producer_open(rt, NULL);
@@ -106,12 +212,64 @@ static void sticky_fault(void)
     uint64_t v1, v8;
     mkrt_cell_read(rt, 101, &v1);
     mkrt_cell_read(rt, 8, &v8);
-    ok(v1 == 12 && v8 == 42 && strcmp((mkrt_stats_read(rt, &s), s.backend), "cpu") == 0,
-       "batches before the fault ran on the device (12), later ones on the CPU (42)");
+    if (device_state) {
+        /* The device's memory went with the context: the cells fall back to
+         * the host's last copy (taken when the device took the state). */
+        ok(v1 == 0 && v8 == 42 && strcmp((mkrt_stats_read(rt, &s), s.backend), "cpu") == 0,
+           "device state: the cells the device wrote before the fault are lost with its memory (0), "
+           "later batches run on the CPU (42)");
+        like(mkrt_backend_describe(rt), "cells and APPEND log since their last copy to the host are lost",
+             "... and describe says so");
+    } else {
+        ok(v1 == 12 && v8 == 42 && strcmp((mkrt_stats_read(rt, &s), s.backend), "cpu") == 0,
+           "batches before the fault ran on the device (12), later ones on the CPU (42)");
+    }
     mkrt_producer_close(p);
     is(mkrt_destroy(rt, SEC, NULL), MKRT_OK, "destroy after a fault succeeds");
     is(fake_live(), 0, "... and frees everything");
     setenv("FAKE_CUDA_MODE", "ok", 1);
+}
+
+/* With the state in device memory: the watchdog copies the progress words
+ * out (on its own stream, beside the hung kernel), the cells come home by
+ * a copy too, and the CPU carries on from them. In a child: the hung
+ * kernel stays behind. Exit status: 0, or the first check that failed. */
+static void hung_op_device_state(void)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        bc_failures f;
+        memset(&f, 0, sizeof f);
+        mkrt_error err;
+        bc_device_state = 1;
+        mkrt_runtime *rt = bc_start(MKRT_BACKEND_CUDA, &f, 100, fake_ptx, &err);
+        if (rt == NULL)
+            _exit(10);
+        mkrt_producer *p = mkrt_producer_open(rt, NULL);
+        mkrt_item it[] = {{MKRT_OP_STORE, 0, 1, 5}, {18, 1, 2, 0}, {MKRT_OP_ADD, 2, 3, 1}};
+        mkrt__runtime_hold(rt, true);
+        mkrt_publish(p, it, 3, SEC, NULL);
+        mkrt__runtime_hold(rt, false);
+        mkrt_drain(rt, SEC);
+        if (atomic_load(&f.n) != 3 || f.last != MKRT_ETIMEDOUT)
+            _exit(11);
+        if (strstr(mkrt_backend_describe(rt), "(block 0 at layer 0 after 1 items") == NULL)
+            _exit(12);
+        uint64_t v1 = 0, v7 = 0;
+        mkrt_item after = {MKRT_OP_ADD, 1, 7, 35};
+        mkrt_publish(p, &after, 1, SEC, NULL);
+        mkrt_drain(rt, SEC);
+        mkrt_cell_read(rt, 1, &v1);
+        mkrt_cell_read(rt, 7, &v7);
+        _exit(v1 == 5 && v7 == 40 ? 0 : 13);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    is(WIFEXITED(status) ? WEXITSTATUS(status) : 100 + WTERMSIG(status), 0,
+       "device state: a hung op trips the watchdog, which copies the progress words out (block 0 at "
+       "layer 0 after 1 items); the cells come home by a copy beside the hung kernel and the CPU "
+       "carries on from them (5 + 35 = 40)");
 }
 
 /* Last: the hung "kernel" thread stays behind, as a hung GPU kernel would. */
@@ -153,9 +311,12 @@ int main(int argc, char **argv)
     if (!mkrt__cuda_megakernel_built()) {
         plan_skip_all("the CUDA megakernel was not built (no nvcc): the CUDA backend cannot start");
     }
+    hung_op_device_state(); /* first: forks while this process has one thread */
     same_results_as_cpu();
+    device_state();
     start_failures();
-    sticky_fault();
+    sticky_fault(0);
+    sticky_fault(1);
     hung_op();
     return done_testing();
 }

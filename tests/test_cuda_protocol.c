@@ -45,7 +45,7 @@ static void reference(uint64_t *cells, const mkrt_item *b, size_t n)
 static void random_batches(void)
 {
     mkrt__mk_sim sim;
-    mkrt__mk_sim_start(&sim, CELLS, CAP, 4, 1024, NULL);
+    mkrt__mk_sim_start(&sim, CELLS, CAP, 4, 1024, 0, 0, NULL);
     mkrt__mk_host h;
     mkrt__mk_host_init(&h, sim.ctl, &mkrt__mk_sim_ops, &sim);
     mkrt_layer_scratch *ls = mkrt_layer_scratch_create(NULL);
@@ -96,7 +96,7 @@ static void random_batches(void)
 static void appends_in_order(void)
 {
     mkrt__mk_sim sim;
-    mkrt__mk_sim_start(&sim, CELLS, CAP, 3, 1024, NULL);
+    mkrt__mk_sim_start(&sim, CELLS, CAP, 3, 1024, 0, 0, NULL);
     mkrt__mk_host h;
     mkrt__mk_host_init(&h, sim.ctl, &mkrt__mk_sim_ops, &sim);
     mkrt_layer_scratch *ls = mkrt_layer_scratch_create(NULL);
@@ -191,7 +191,7 @@ static void watchdog_and_errors(void)
     long before[MAX_TIDS];
     int n_before = list_threads(before);
     mkrt__mk_sim sim;
-    mkrt__mk_sim_start(&sim, CELLS, CAP, 2, 16, NULL);
+    mkrt__mk_sim_start(&sim, CELLS, CAP, 2, 16, 0, 0, NULL);
     long sim_tid = n_before < 0 ? 0 : new_thread(before, n_before);
     sim.hang_batch = 2;
     sim.hang_after_layer = 1;
@@ -224,7 +224,7 @@ static void watchdog_and_errors(void)
            "shutdown ends a hung simulated kernel (its thread left the process)");
     }
 
-    mkrt__mk_sim_start(&sim, CELLS, CAP, 2, 16, NULL);
+    mkrt__mk_sim_start(&sim, CELLS, CAP, 2, 16, 0, 0, NULL);
     mkrt__mk_host_init(&h, sim.ctl, &mkrt__mk_sim_ops, &sim);
     mkrt_item bad[2] = {{1, 0, 1, 5}, {77, 0, 1, 0}};
     uint32_t off2[3] = {0, 1, 2};
@@ -235,10 +235,68 @@ static void watchdog_and_errors(void)
     mkrt__mk_sim_stop(&sim);
 }
 
+/* The simulated kernel leaves after idle_ns without a doorbell, and after
+ * resident_ns at a batch boundary while busy; the host relaunches it (the
+ * parking handshake of protocol.h), and no batch is lost either way. */
+static void leaving_and_relaunch(void)
+{
+    mkrt__mk_sim sim;
+    mkrt__mk_sim_start(&sim, CELLS, CAP, 2, 16, 1000000, 0, NULL); /* idle 1 ms */
+    mkrt__mk_host h;
+    mkrt__mk_host_init(&h, sim.ctl, &mkrt__mk_sim_ops, &sim);
+    mkrt_item one[1] = {{1, 0, 5, 0}};
+    uint32_t off[2] = {0, 1};
+    uint64_t seq;
+    int good = 1;
+    for (uint32_t k = 1; k <= 10; k++) {
+        one[0].param = k;
+        good &= mkrt__mk_stage(&h, one, 1, off, NULL, 1, &seq, NULL) == MKRT_OK &&
+                mkrt__mk_ring(&h, NULL) == MKRT_OK && mkrt__mk_wait(&h, seq, 5000000000ull, NULL) == MKRT_OK &&
+                sim.cells[5] == k;
+        for (int i = 0; i < 400 && atomic_load(&sim.ctl->parked) == 0; i++) {
+            struct timespec ts = {0, 100000};
+            nanosleep(&ts, NULL);
+        }
+        good &= atomic_load(&sim.ctl->parked) == 1;
+    }
+    ok(good && h.relaunches >= 9, "the simulated kernel left after each idle period and each doorbell "
+                                  "relaunched it (%llu relaunches), every batch right",
+       (unsigned long long)h.relaunches);
+    mkrt__mk_sim_stop(&sim);
+
+    mkrt__mk_sim_start(&sim, CELLS, CAP, 2, 16, 0, 20000, NULL); /* resident 20 us */
+    mkrt__mk_host_init(&h, sim.ctl, &mkrt__mk_sim_ops, &sim);
+    good = 1;
+    for (uint32_t k = 1; k <= 2000 && good; k++) {
+        one[0].param = k;
+        good &= mkrt__mk_stage(&h, one, 1, off, NULL, 1, &seq, NULL) == MKRT_OK &&
+                mkrt__mk_ring(&h, NULL) == MKRT_OK && mkrt__mk_wait(&h, seq, 5000000000ull, NULL) == MKRT_OK &&
+                sim.cells[5] == k;
+    }
+    /* The plan's topology reaches the kernel: a batch whose layers all fit
+     * one block is marked for block 0 alone (no grid barrier). */
+    mkrt_item two[2] = {{1, 0, 6, 1}, {2, 6, 7, 1}};
+    uint32_t off2[3] = {0, 1, 2}, narrow[2] = {1, 1}, wide[2] = {1, 2};
+    int marks = mkrt__mk_stage(&h, two, 2, off2, narrow, 2, &seq, NULL) == MKRT_OK &&
+                h.ctl->desc[seq & 1].one_block == 1 && mkrt__mk_ring(&h, NULL) == MKRT_OK &&
+                mkrt__mk_wait(&h, seq, 5000000000ull, NULL) == MKRT_OK && sim.cells[7] == 2;
+    marks &= mkrt__mk_stage(&h, two, 2, off2, wide, 2, &seq, NULL) == MKRT_OK && h.ctl->desc[seq & 1].one_block == 0 &&
+             mkrt__mk_ring(&h, NULL) == MKRT_OK && mkrt__mk_wait(&h, seq, 5000000000ull, NULL) == MKRT_OK;
+    marks &= mkrt__mk_stage(&h, two, 2, off2, NULL, 2, &seq, NULL) == MKRT_OK && h.ctl->desc[seq & 1].one_block == 0 &&
+             mkrt__mk_ring(&h, NULL) == MKRT_OK && mkrt__mk_wait(&h, seq, 5000000000ull, NULL) == MKRT_OK;
+    ok(marks, "a batch whose every layer the plan gives one block is marked one_block (block 0 runs it "
+              "alone); one with a wider layer, or without a plan, is not");
+    ok(good && h.relaunches > 0, "while busy it left at batch boundaries after resident_ns and was relaunched "
+                                 "(%llu times in 2000 batches), every batch right",
+       (unsigned long long)h.relaunches);
+    mkrt__mk_sim_stop(&sim);
+}
+
 int main(void)
 {
     random_batches();
     appends_in_order();
     watchdog_and_errors();
+    leaving_and_relaunch();
     return done_testing();
 }

@@ -185,6 +185,10 @@ static void test_config_bounds(void)
     REFUSED("dead_letter_capacity", c.dead_letter_capacity = (size_t)1 << 40);
     REFUSED("backend", c.backend = (mkrt_backend_kind)99);
     REFUSED("cuda_max_blocks", c.cuda_max_blocks = UINT32_MAX);
+    REFUSED("device_idle_us", c.device_idle_us = MKRT_CONFIG_DEVICE_US_MAX + 1);
+    REFUSED("device_resident_us", c.device_resident_us = UINT32_MAX);
+    REFUSED("cuda_device_state", c.cuda_device_state = 2);
+    REFUSED("cuda_blocks_per_sm", c.cuda_blocks_per_sm = MKRT_CONFIG_CUDA_BLOCKS_MAX + 1);
     REFUSED("cuda_user_ptx", c.cuda_user_ptx_size = 10);
 #undef REFUSED
     is(mkrt_create(NULL, NULL, &err), MKRT_EINVAL, "mkrt_create(NULL result) is EINVAL");

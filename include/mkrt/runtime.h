@@ -89,6 +89,8 @@ enum {
 #define MKRT_CONFIG_CUDA_BLOCKS_MAX 2048u
 /** @brief Largest mkrt_config::cuda_user_ptx_size, in bytes. */
 #define MKRT_CONFIG_CUDA_PTX_MAX ((size_t)64 << 20)
+/** @brief Largest mkrt_config::device_idle_us and device_resident_us (60 s). */
+#define MKRT_CONFIG_DEVICE_US_MAX 60000000u
 
 /** @brief Which backend runs the batches. */
 typedef enum mkrt_backend_kind {
@@ -183,6 +185,34 @@ typedef struct mkrt_config {
     /** Size of cuda_user_ptx in bytes; 0 means NUL-terminated (0)
      *  [0..MKRT_CONFIG_CUDA_PTX_MAX]; a size without text is refused. */
     size_t cuda_user_ptx_size;
+    /** Device backends (CUDA, SIM): the megakernel leaves the GPU after
+     *  this many microseconds without a batch, and the next batch
+     *  launches it again (one kernel launch of latency). While it is
+     *  resident every synchronising CUDA call of the process (module
+     *  loads, cudaMalloc, cudaDeviceSynchronize, another runtime's
+     *  mkrt_create) waits for it; 0 keeps it resident for good, which
+     *  makes the GPU mkrt's alone (1000) [0..MKRT_CONFIG_DEVICE_US_MAX]. */
+    uint32_t device_idle_us;
+    /** Device backends: while busy, the megakernel also leaves at a batch
+     *  boundary after this many microseconds of residence and is launched
+     *  again at once, so that other CUDA work of the process gets the GPU
+     *  at least that often; 0: never (10000) [0..MKRT_CONFIG_DEVICE_US_MAX]. */
+    uint32_t device_resident_us;
+    /** CUDA backend: where the cells and the APPEND log live (0) [0, 1].
+     *  0: host memory mapped for the device (every device access crosses
+     *  the bus; mkrt_cell_read() reads host memory). 1: device memory;
+     *  mkrt_cell_read(), mkrt_cells_read(), mkrt_cell_write() and the log's
+     *  readers become explicit copies (same contract), and the state moves
+     *  with a copy of the cells and the log whenever a batch runs on the
+     *  CPU pool instead (ops the device lacks). After a sticky device
+     *  fault the cells and the log fall back to their last copy on the
+     *  host. */
+    uint32_t cuda_device_state;
+    /** CUDA backend: megakernel blocks per SM; 0: as many as the occupancy
+     *  API allows (0) [0..MKRT_CONFIG_CUDA_BLOCKS_MAX]. More blocks help wide
+     *  layers and make every grid barrier dearer; `bench/cuda_bench` sweeps
+     *  1, 2 and the maximum. */
+    uint32_t cuda_blocks_per_sm;
 } mkrt_config;
 
 /**

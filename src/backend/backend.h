@@ -41,6 +41,23 @@ typedef struct mkrt__backend_ops {
      * it maps (cells, log) must then be kept. */
     bool (*stop)(mkrt__backend *be, uint64_t timeout_ns);
     void (*describe)(const mkrt__backend *be, char *buf, size_t len);
+    /* Device-resident state: the cells and the APPEND log in the device's
+     * memory. All NULL for a backend that runs on the runtime's host arrays
+     * (the CPU pool, the simulated device, a GPU with host-mapped state).
+     * Called with the runtime's state_lock held (runtime_internal.h), no
+     * batch of this backend in flight for state_in/state_out:
+     *   state_in    copies the host arrays in; the device holds the state;
+     *   state_out   copies the device's state back into the host arrays;
+     *   cells_read, cell_write, log_read (ring positions from .. from+n-1,
+     *               as 64-bit words): the application's accesses while the
+     *               device holds the state, each an explicit copy (a batch
+     *               may run meanwhile). */
+    mkrt_status (*state_in)(mkrt__backend *be, mkrt_error *err);
+    mkrt_status (*state_out)(mkrt__backend *be, mkrt_error *err);
+    mkrt_status (*cells_read)(mkrt__backend *be, uint32_t first, size_t count, uint64_t *out,
+                              mkrt_error *err);
+    mkrt_status (*cell_write)(mkrt__backend *be, uint32_t handle, uint64_t value, mkrt_error *err);
+    mkrt_status (*log_read)(mkrt__backend *be, uint64_t from, size_t n, uint64_t *out, mkrt_error *err);
 } mkrt__backend_ops;
 
 struct mkrt__backend {

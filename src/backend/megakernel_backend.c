@@ -28,7 +28,9 @@ typedef struct megakernel {
 static mkrt_status start_sim(mkrt_runtime *rt, megakernel *m, mkrt_error *err)
 {
     uint32_t blocks = rt->workers * 2; /* grid-stride "blocks" of the simulated kernel */
-    mkrt_status st = mkrt__mk_sim_start(&m->sim, 1, (uint32_t)rt->cfg.max_batch, blocks, 1, err);
+    mkrt_status st = mkrt__mk_sim_start(&m->sim, 1, (uint32_t)rt->cfg.max_batch, blocks, 1,
+                                        (uint64_t)rt->cfg.device_idle_us * 1000u,
+                                        (uint64_t)rt->cfg.device_resident_us * 1000u, err);
     if (st != MKRT_OK)
         return st;
     /* Map the runtime's cells and log for the device: the loop uses what
@@ -56,6 +58,10 @@ static mkrt_status start_cuda(mkrt_runtime *rt, megakernel *m, mkrt_error *err)
         .max_blocks = rt->cfg.cuda_max_blocks,
         .user_ptx = rt->cfg.cuda_user_ptx,
         .user_ptx_size = rt->cfg.cuda_user_ptx_size,
+        .idle_ns = (uint64_t)rt->cfg.device_idle_us * 1000u,
+        .resident_ns = (uint64_t)rt->cfg.device_resident_us * 1000u,
+        .device_state = rt->cfg.cuda_device_state != 0,
+        .blocks_per_sm = rt->cfg.cuda_blocks_per_sm,
     };
     mkrt_status st = mkrt__cuda_engine_start(&m->cuda, &c, err);
     if (st != MKRT_OK)
@@ -155,8 +161,36 @@ static void mk_describe(const mkrt__backend *be, char *buf, size_t len)
     if (m->kind == MKRT_BACKEND_CUDA)
         snprintf(buf, len, "cuda: %s", m->cuda.describe);
     else
-        snprintf(buf, len, "sim: megakernel protocol against a simulated device (%u blocks)",
-                 m->sim.blocks);
+        snprintf(buf, len, "sim: megakernel protocol against a simulated device (%u blocks, leaves "
+                 "after %u us idle)", m->sim.blocks, m->rt->cfg.device_idle_us);
+}
+
+/* Device-resident state (CUDA with cuda_device_state): the engine's
+ * explicit copies (backend.h). */
+static mkrt_status mk_state_in(mkrt__backend *be, mkrt_error *err)
+{
+    return mkrt__cuda_engine_state_in(&((megakernel *)be)->cuda, err);
+}
+
+static mkrt_status mk_state_out(mkrt__backend *be, mkrt_error *err)
+{
+    return mkrt__cuda_engine_state_out(&((megakernel *)be)->cuda, err);
+}
+
+static mkrt_status mk_cells_read(mkrt__backend *be, uint32_t first, size_t count, uint64_t *out,
+                                 mkrt_error *err)
+{
+    return mkrt__cuda_engine_cells_read(&((megakernel *)be)->cuda, first, count, out, err);
+}
+
+static mkrt_status mk_cell_write(mkrt__backend *be, uint32_t handle, uint64_t value, mkrt_error *err)
+{
+    return mkrt__cuda_engine_cell_write(&((megakernel *)be)->cuda, handle, value, err);
+}
+
+static mkrt_status mk_log_read(mkrt__backend *be, uint64_t from, size_t n, uint64_t *out, mkrt_error *err)
+{
+    return mkrt__cuda_engine_log_read(&((megakernel *)be)->cuda, from, n, out, err);
 }
 
 static const mkrt__backend_ops megakernel_ops = {
@@ -166,6 +200,20 @@ static const mkrt__backend_ops megakernel_ops = {
     .wait = mk_wait,
     .stop = mk_stop,
     .describe = mk_describe,
+};
+
+static const mkrt__backend_ops megakernel_state_ops = {
+    .accepts = mk_accepts,
+    .prepare = mk_prepare,
+    .launch = mk_launch,
+    .wait = mk_wait,
+    .stop = mk_stop,
+    .describe = mk_describe,
+    .state_in = mk_state_in,
+    .state_out = mk_state_out,
+    .cells_read = mk_cells_read,
+    .cell_write = mk_cell_write,
+    .log_read = mk_log_read,
 };
 
 mkrt_status mkrt__megakernel_start(mkrt_runtime *rt, mkrt_backend_kind kind, mkrt__backend **out,
@@ -183,6 +231,8 @@ mkrt_status mkrt__megakernel_start(mkrt_runtime *rt, mkrt_backend_kind kind, mkr
         mkrt__free(m, sizeof *m);
         return st;
     }
+    if (kind == MKRT_BACKEND_CUDA && m->cuda.device_state)
+        m->base.ops = &megakernel_state_ops;
     *out = &m->base;
     return MKRT_OK;
 }
@@ -202,6 +252,11 @@ uint64_t mkrt__megakernel_progress(const mkrt__backend *be, uint32_t block)
     const megakernel *m = (const megakernel *)be;
     if (block >= m->base.width || block >= MKRT_MK_MAX_BLOCKS)
         return 0;
+    uint64_t copied[8];
+    if (m->kind == MKRT_BACKEND_CUDA && m->cuda.device_state) /* in device memory: a copy */
+        return block < 8 && mkrt__cuda_engine_ops.read_progress((void *)&m->cuda, copied, block + 1) == MKRT_OK
+                   ? copied[block]
+                   : 0;
     /* acquire: pairs with the device loop's release of its progress word. */
     return atomic_load_explicit(&m->host.ctl->progress[block], memory_order_acquire);
 }

@@ -4,7 +4,9 @@
  * (cuda/cuda_engine, MKRT_BACKEND_CUDA or AUTO) or the simulated device
  * (mk_sim, MKRT_BACKEND_SIM). Cells and the APPEND log are the runtime's
  * own arrays, mapped for the device (host-registered memory on a GPU), so
- * reads need no copy back.
+ * reads need no copy back; or, with mkrt_config.cuda_device_state, they
+ * live in device memory and the backend has the state operations of
+ * backend.h (runtime/device_state.c moves the state between backends).
  * prepare stages the batch (items, layer offsets, the plan's blocks per
  * layer) while the batch before it runs; launch rings the doorbell with
  * the log window; wait polls with the watchdog and returns the device's
@@ -25,7 +27,8 @@ mkrt_status mkrt__megakernel_start(struct mkrt_runtime *rt, mkrt_backend_kind ki
  * after `layer` layers (no effect on a GPU). */
 void mkrt__megakernel_inject_hang(mkrt__backend *be, uint64_t batches_from_now, uint32_t layer);
 /* Block `block`'s progress word: (layer << 32) | items it ran in that
- * layer (protocol.h); blocks a layer's plan left out keep their last. */
+ * layer (protocol.h); blocks a layer's plan left out keep their last.
+ * With the state in device memory, a copy (blocks 0..7 only, else 0). */
 uint64_t mkrt__megakernel_progress(const mkrt__backend *be, uint32_t block);
 
 #endif

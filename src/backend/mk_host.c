@@ -65,16 +65,44 @@ mkrt_status mkrt__mk_stage(mkrt__mk_host *h, const mkrt_item *items, uint32_t co
     d->layer_blocks = layer_blocks != NULL ? where.blocks_addr : 0;
     d->fails = where.fails_addr;
     /* relaxed: published with the descriptor by the doorbell's release. */
-    atomic_store_explicit(&d->fail_count, 0, memory_order_relaxed);
+    atomic_store_explicit(&h->ctl->fail_count[next & 1], 0, memory_order_relaxed);
     d->count = count;
     d->layers = layers;
     d->seq = next;
+    /* The plan's topology: a batch whose layers all fit one block runs in
+     * block 0 alone (megakernel.cu), without a grid barrier. */
+    uint32_t one = h->ctl->blocks <= 1;
+    if (!one && layer_blocks != NULL) {
+        one = 1;
+        for (uint32_t l = 0; l < layers && one; l++)
+            one = mkrt_mk_layer_blocks(layer_blocks, l, h->ctl->blocks) == 1;
+    }
+    d->one_block = one;
+    if (h->ops.publish_desc != NULL && (st = h->ops.publish_desc(h->ctx, (unsigned)(next & 1), d, err)) != MKRT_OK)
+        return st;
     h->fails[next & 1] = where.fails;
     h->staged = next;
     *seq = next;
     return MKRT_OK;
 }
 
+
+/* The kernel left the GPU on its own: launch it again (protocol.h). */
+static mkrt_status relaunch_if_parked(mkrt__mk_host *h, mkrt_error *err)
+{
+    /* seq_cst: the load of the handshake (see mkrt__mk_ring); in the wait
+     * loop it only needs to see the kernel's store eventually. */
+    if (h->ops.relaunch == NULL || atomic_load(&h->ctl->parked) == 0)
+        return MKRT_OK;
+    /* relaxed: a kernel that parked writes nothing more until launched
+     * again; one that un-parked after seeing our doorbell stores 0 too. */
+    atomic_store_explicit(&h->ctl->parked, 0, memory_order_relaxed);
+    h->relaunches++;
+    mkrt_status st = h->ops.relaunch(h->ctx, err);
+    if (st != MKRT_OK)
+        fail_engine(h, "%s", err != NULL ? err->message : "relaunch failed");
+    return st;
+}
 
 mkrt_status mkrt__mk_ring(mkrt__mk_host *h, mkrt_error *err)
 {
@@ -90,10 +118,19 @@ mkrt_status mkrt__mk_ring(mkrt__mk_host *h, mkrt_error *err)
         }
     }
     h->rung = h->staged;
-    /* release: pairs with the device's system-scope acquire of the
-     * doorbell; publishes the descriptor and the staged buffers. */
-    atomic_store_explicit(&h->ctl->doorbell, h->rung, memory_order_release);
-    return MKRT_OK;
+    if (h->ops.relaunch == NULL) {
+        /* release: pairs with the device's system-scope acquire of the
+         * doorbell; publishes the descriptor and the staged buffers. */
+        atomic_store_explicit(&h->ctl->doorbell, h->rung, memory_order_release);
+        return MKRT_OK;
+    }
+    /* seq_cst (store, then relaunch_if_parked's load of another word): the
+     * host's half of the parking handshake, pairing with mkrt__mk_loop_park
+     * / the kernel's park (store parked, load doorbell): in the single
+     * total order one side sees the other's store. The store also releases
+     * the descriptor and the staged buffers. */
+    atomic_store(&h->ctl->doorbell, h->rung);
+    return relaunch_if_parked(h, err);
 }
 
 uint32_t mkrt__mk_failures(const mkrt__mk_host *h, uint64_t seq, const uint32_t **list)
@@ -101,7 +138,7 @@ uint32_t mkrt__mk_failures(const mkrt__mk_host *h, uint64_t seq, const uint32_t 
     const mkrt_mk_desc *d = &h->ctl->desc[seq & 1];
     /* relaxed: read after mkrt__mk_wait's acquire of done (which the
      * device released after its last claim). */
-    uint32_t n = atomic_load_explicit(&((mkrt_mk_desc *)d)->fail_count, memory_order_relaxed);
+    uint32_t n = atomic_load_explicit(&((mkrt_mk_control *)h->ctl)->fail_count[seq & 1], memory_order_relaxed);
     *list = h->fails[seq & 1];
     return n < d->count ? n : d->count;
 }
@@ -111,12 +148,17 @@ static void describe_progress(const mkrt__mk_host *h, char *buf, size_t len)
     uint32_t blocks = h->ctl->blocks < MKRT_MK_MAX_BLOCKS ? h->ctl->blocks : MKRT_MK_MAX_BLOCKS;
     size_t at = 0;
     buf[0] = '\0';
+    /* Progress words in device memory: one copy of the first few, now that
+     * the watchdog needs them (never while all is well). */
+    uint64_t copied[5] = {0, 0, 0, 0, 0};
+    bool in_device = h->ops.read_progress != NULL &&
+                     h->ops.read_progress(h->ctx, copied, blocks < 5 ? blocks : 5) == MKRT_OK;
     for (uint32_t b = 0; b < blocks && at + 40 < len; b++) {
-        /* relaxed: diagnostic snapshot of words the device keeps writing. */
         /* acquire: pairs with the loop's release stores of progress: what a
          * block did before its last record happens before the host gives up
          * on the batch and the CPU takes its cells over. */
-        uint64_t p = atomic_load_explicit(&h->ctl->progress[b], memory_order_acquire);
+        uint64_t p = in_device ? copied[b < 5 ? b : 4]
+                               : atomic_load_explicit(&h->ctl->progress[b], memory_order_acquire);
         if (b > 0 && b >= 4) { /* the first four blocks, then a summary */
             at += (size_t)snprintf(buf + at, len - at, ", ... (%u blocks)", blocks);
             break;
@@ -150,6 +192,10 @@ mkrt_status mkrt__mk_wait(mkrt__mk_host *h, uint64_t seq, uint64_t timeout_ns, m
         }
         if (done >= seq)
             return MKRT_OK;
+        /* Left at a batch boundary with this batch pending (resident_ns). */
+        mkrt_status rst = relaunch_if_parked(h, err);
+        if (rst != MKRT_OK)
+            return rst;
         uint64_t waited = mkrt__now_ns() - start;
         if (timeout_ns != MKRT_TIMEOUT_INFINITE && waited >= timeout_ns) {
             char where[160];

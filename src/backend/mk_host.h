@@ -45,6 +45,17 @@ typedef struct mkrt__mk_device_ops {
      * device may still finish; an error when it cannot (a faulted kernel,
      * a sticky CUDA error), which fails the engine for good. */
     mkrt_status (*probe)(void *ctx, mkrt_error *err);
+    /* May be NULL (a device that never leaves). Launches the kernel again
+     * after it left on its own (protocol.h, "Leaving the GPU"), queued
+     * behind any instance still running; an error fails the engine. */
+    mkrt_status (*relaunch)(void *ctx, mkrt_error *err);
+    /* May be NULL (the device reads the descriptors in the control block).
+     * Copies descriptor d of buffer `buffer` to the device (completed by
+     * flush, before the doorbell). */
+    mkrt_status (*publish_desc)(void *ctx, unsigned buffer, const mkrt_mk_desc *d, mkrt_error *err);
+    /* May be NULL (the progress words are in the control block). Copies
+     * the first n blocks' progress words out (the watchdog's view). */
+    mkrt_status (*read_progress)(void *ctx, uint64_t *out, uint32_t n);
 } mkrt__mk_device_ops;
 
 typedef struct mkrt__mk_host {
@@ -54,6 +65,7 @@ typedef struct mkrt__mk_host {
     const uint32_t *fails[2]; /* host views of the staged failure lists */
     uint64_t staged;      /* last staged sequence number */
     uint64_t rung;        /* last rung */
+    uint64_t relaunches;  /* launches after the kernel left on its own */
     bool failed;
     char why_failed[MKRT_ERROR_MESSAGE_MAX];
 } mkrt__mk_host;
@@ -65,8 +77,8 @@ void mkrt__mk_host_init(mkrt__mk_host *h, mkrt_mk_control *ctl, const mkrt__mk_d
 mkrt_status mkrt__mk_stage(mkrt__mk_host *h, const mkrt_item *items, uint32_t count,
                            const uint32_t *offsets, const uint32_t *layer_blocks, uint32_t layers,
                            uint64_t *seq, mkrt_error *err);
-/* Publishes every staged batch to the device (after flush). An error
- * fails the engine. */
+/* Publishes every staged batch to the device (after flush), relaunching
+ * the kernel if it left the GPU. An error fails the engine. */
 mkrt_status mkrt__mk_ring(mkrt__mk_host *h, mkrt_error *err);
 /* Waits for batch seq: MKRT_OK, MKRT_EDEVICE (the device reported an error,
  * or the engine had failed), MKRT_ETIMEDOUT (watchdog; the message says

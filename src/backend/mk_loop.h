@@ -6,8 +6,12 @@
  * src/cuda/megakernel.cu step for step:
  *   wait for the doorbell (a spin that re-checks shutdown and backs off),
  *   run each layer's items "grid-stride" over the blocks the plan gives
- *   that layer (desc.layer_blocks; at most `blocks`),
- *   write each block's progress word, publish done with release.
+ *   that layer (desc.layer_blocks; at most `blocks`; a desc.one_block batch
+ *   is then block 0's alone, which the kernel runs without waking the
+ *   other blocks: the same items in the same order of layers),
+ *   write each block's progress word, publish done with release,
+ *   leave the "GPU" after ctl->idle_ns without a doorbell or ctl->resident_ns
+ *   of residence (protocol.h, "Leaving the GPU"); the host relaunches it.
  * A built-in op that cannot run (the host validates, so this is a bug) sets
  * the error word and stops the loop, as the kernel's report does; a failing
  * user op or an APPEND past the log's capacity goes to the descriptor's
@@ -33,7 +37,17 @@ typedef struct mkrt__mk_loop_hooks {
     mkrt__mk_user_op_fn user_op;       /* NULL: user ops are unknown ops */
     _Atomic uint64_t *hang_batch;      /* fault injection, may be NULL: hang in */
     _Atomic uint32_t *hang_after_layer;/* this batch once this layer is reached */
+    /* May be NULL (device addresses are host pointers). The stand-in
+     * driver's device memory: a device address the host cannot
+     * dereference, turned into the memory behind it as the GPU would. */
+    void *(*dev)(uint64_t addr);
 } mkrt__mk_loop_hooks;
+
+/* The memory at device address a. */
+static inline void *mkrt__mk_loop_at(const mkrt__mk_loop_hooks *h, uint64_t a)
+{
+    return h->dev != NULL && a != 0 ? h->dev(a) : (void *)(uintptr_t)a;
+}
 
 static inline int mkrt__mk_loop_shutting_down(mkrt_mk_control *ctl)
 {
@@ -47,13 +61,38 @@ static inline void mkrt__mk_loop_nap(long ns)
     nanosleep(&ts, NULL);
 }
 
-static inline void mkrt__mk_loop_fail(mkrt_mk_desc *d, uint32_t index, uint32_t status)
+static inline uint64_t mkrt__mk_loop_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts); /* the kernel's %globaltimer */
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The kernel's side of the parking handshake (protocol.h). Idle (busy ==
+ * 0): leaves only when no doorbell came after parking; returns whether it
+ * leaves. seq_cst (store, then load of another word): pairs with the
+ * host's seq_cst doorbell store and load of parked in mkrt__mk_ring; in
+ * the single total order one of the two loads sees the other's store (the
+ * kernel adds a system-scope fence between them, over the bus). */
+static inline int mkrt__mk_loop_park(mkrt_mk_control *ctl, uint64_t last, int busy)
+{
+    atomic_store(&ctl->parked, 1);
+    if (busy)
+        return 1;
+    if (atomic_load(&ctl->doorbell) == last)
+        return 1;
+    atomic_store(&ctl->parked, 0); /* a batch came: run it (the host may launch a spare) */
+    return 0;
+}
+
+static inline void mkrt__mk_loop_fail(const mkrt__mk_loop_hooks *h, mkrt_mk_control *ctl, mkrt_mk_desc *d,
+                                      uint64_t seq, uint32_t index, uint32_t status)
 {
     /* relaxed: the slot claim; the host reads the list after its acquire
      * of done, which the release of done below orders after these writes. */
-    uint32_t at = atomic_fetch_add_explicit(&d->fail_count, 1, memory_order_relaxed);
+    uint32_t at = atomic_fetch_add_explicit(&ctl->fail_count[seq & 1], 1, memory_order_relaxed);
     if (at < d->count) {
-        uint32_t *list = (uint32_t *)(uintptr_t)d->fails;
+        uint32_t *list = (uint32_t *)mkrt__mk_loop_at(h, d->fails);
         list[2 * at] = index;
         list[2 * at + 1] = status;
     }
@@ -61,17 +100,17 @@ static inline void mkrt__mk_loop_fail(mkrt_mk_desc *d, uint32_t index, uint32_t 
 
 /* Runs item k of a batch; returns a fatal MKRT_MK_ERR_* or NONE. The
  * semantics are ops/builtin_ops.h's; the claims are this loop's. */
-static inline uint32_t mkrt__mk_loop_item(mkrt_mk_control *ctl, mkrt_mk_desc *d, uint32_t k,
+static inline uint32_t mkrt__mk_loop_item(mkrt_mk_control *ctl, mkrt_mk_desc *d, uint64_t seq, uint32_t k,
                                           const mkrt__mk_loop_hooks *h)
 {
-    const mkrt_item *it = &((const mkrt_item *)(uintptr_t)d->items)[k];
-    uint64_t *cells = (uint64_t *)(uintptr_t)ctl->cells;
+    const mkrt_item *it = &((const mkrt_item *)mkrt__mk_loop_at(h, d->items))[k];
+    uint64_t *cells = (uint64_t *)mkrt__mk_loop_at(h, ctl->cells);
     if (mkrt_ops_is_user(it->op)) {
         if (h->user_op == NULL)
             return MKRT_MK_ERR_UNKNOWN_OP;
         uint32_t r = h->user_op(it->op, it->in, it->out, it->param, cells, ctl->cell_count);
         if (r != 0)
-            mkrt__mk_loop_fail(d, k, r);
+            mkrt__mk_loop_fail(h, ctl, d, seq, k, r);
         return MKRT_MK_ERR_NONE;
     }
     if (it->op != MKRT_OPS_APPEND)
@@ -82,13 +121,13 @@ static inline uint32_t mkrt__mk_loop_item(mkrt_mk_control *ctl, mkrt_mk_desc *d,
     /* relaxed: a slot claim; the entry is published with done. */
     uint64_t at = atomic_fetch_add_explicit(&ctl->append_len, 1, memory_order_relaxed);
     if (at >= ctl->append_limit) {
-        mkrt__mk_loop_fail(d, k, MKRT_MK_FAIL_OVERFLOW);
+        mkrt__mk_loop_fail(h, ctl, d, seq, k, MKRT_MK_FAIL_OVERFLOW);
         return MKRT_MK_ERR_NONE;
     }
     /* One 64-bit word stored with release: the host's log readers load
      * slots with relaxed loads and an acquire fence (see
      * mkrt_append_log_read). */
-    _Atomic uint64_t *log = (_Atomic uint64_t *)(uintptr_t)ctl->append_log;
+    _Atomic uint64_t *log = (_Atomic uint64_t *)mkrt__mk_loop_at(h, ctl->append_log);
     atomic_store_explicit(&log[mkrt_ops_append_slot(at, ctl->append_capacity)],
                           mkrt_ops_append_word(it->out, it->param), memory_order_release);
     return MKRT_MK_ERR_NONE;
@@ -101,21 +140,33 @@ static inline void mkrt__mk_loop_run(mkrt_mk_control *ctl, const mkrt__mk_loop_h
     const uint32_t blocks = h->blocks ? h->blocks : 1;
     /* relaxed: the host wrote done before starting the loop. */
     uint64_t last = atomic_load_explicit(&ctl->done, memory_order_relaxed);
+    const uint64_t launched = mkrt__mk_loop_now_ns();
     for (;;) {
         uint64_t bell;
         unsigned spins = 0;
+        uint64_t idle_since = mkrt__mk_loop_now_ns();
+        /* Resident long enough while busy: leave at this batch boundary. */
+        if (ctl->resident_ns != 0 && idle_since - launched >= ctl->resident_ns &&
+            mkrt__mk_loop_park(ctl, last, 1))
+            return;
         /* acquire: pairs with the host's release of the doorbell; the
          * descriptor and the staged items are visible after it. */
         while ((bell = atomic_load_explicit(&ctl->doorbell, memory_order_acquire)) == last) {
             if (mkrt__mk_loop_shutting_down(ctl))
                 return;
-            if (++spins > 256)
+            if (++spins > 256) {
                 mkrt__mk_loop_nap(10000); /* the kernel's __nanosleep backoff */
+                if (ctl->idle_ns != 0 && mkrt__mk_loop_now_ns() - idle_since >= ctl->idle_ns &&
+                    mkrt__mk_loop_park(ctl, last, 0))
+                    return;
+            }
         }
         for (uint64_t seq = last + 1; seq <= bell; seq++) {
-            mkrt_mk_desc *d = &ctl->desc[seq & 1];
-            const uint32_t *off = (const uint32_t *)(uintptr_t)d->layer_offsets;
-            const uint32_t *lb = (const uint32_t *)(uintptr_t)d->layer_blocks;
+            mkrt_mk_desc *d = mkrt_mk_desc_of(ctl, seq, mkrt__mk_loop_at(h, ctl->desc_dev));
+            _Atomic uint64_t *progress =
+                ctl->progress_dev != 0 ? (_Atomic uint64_t *)mkrt__mk_loop_at(h, ctl->progress_dev) : ctl->progress;
+            const uint32_t *off = (const uint32_t *)mkrt__mk_loop_at(h, d->layer_offsets);
+            const uint32_t *lb = (const uint32_t *)mkrt__mk_loop_at(h, d->layer_blocks);
             for (uint32_t l = 0; l < d->layers; l++) {
                 /* acquire: pairs with the release store of the injector. */
                 if (h->hang_batch != NULL &&
@@ -125,8 +176,7 @@ static inline void mkrt__mk_loop_run(mkrt_mk_control *ctl, const mkrt__mk_loop_h
                      * block 0's progress record (kept as it is), which the
                      * watchdog reads with acquire. relaxed: this thread
                      * wrote it last. */
-                    atomic_store_explicit(&ctl->progress[0],
-                                          atomic_load_explicit(&ctl->progress[0], memory_order_relaxed),
+                    atomic_store_explicit(&progress[0], atomic_load_explicit(&progress[0], memory_order_relaxed),
                                           memory_order_release);
                     while (!mkrt__mk_loop_shutting_down(ctl)) /* a hung op */
                         mkrt__mk_loop_nap(100000);
@@ -138,7 +188,7 @@ static inline void mkrt__mk_loop_run(mkrt_mk_control *ctl, const mkrt__mk_loop_h
                 for (uint32_t b = 0; b < part; b++) {
                     uint32_t ran = 0;
                     for (uint32_t k = off[l] + b; k < off[l + 1]; k += part) {
-                        uint32_t e = mkrt__mk_loop_item(ctl, d, k, h);
+                        uint32_t e = mkrt__mk_loop_item(ctl, d, seq, k, h);
                         if (e != MKRT_MK_ERR_NONE) {
                             ctl->error_item = k;
                             ctl->error_seq = seq;
@@ -150,7 +200,7 @@ static inline void mkrt__mk_loop_run(mkrt_mk_control *ctl, const mkrt__mk_loop_h
                     }
                     /* release: a diagnostic word, read by the watchdog
                      * with acquire (see mkrt__mk_loop_run's hang). */
-                    atomic_store_explicit(&ctl->progress[b], (uint64_t)l << 32 | ran,
+                    atomic_store_explicit(&progress[b], (uint64_t)l << 32 | ran,
                                           memory_order_release);
                 }
             }

@@ -12,13 +12,14 @@
 static void *sim_loop(void *p)
 {
     mkrt__mk_sim *s = p;
-    mkrt__mk_loop_hooks hooks = {s->blocks, NULL, &s->hang_batch, &s->hang_after_layer};
+    mkrt__mk_loop_hooks hooks = {s->blocks, NULL, &s->hang_batch, &s->hang_after_layer, NULL};
     mkrt__mk_loop_run(s->ctl, &hooks);
     return NULL;
 }
 
 mkrt_status mkrt__mk_sim_start(mkrt__mk_sim *s, uint32_t cells, uint32_t capacity, uint32_t blocks,
-                               uint64_t append_capacity, mkrt_error *err)
+                               uint64_t append_capacity, uint64_t idle_ns, uint64_t resident_ns,
+                               mkrt_error *err)
 {
     memset(s, 0, sizeof *s);
     s->capacity = capacity;
@@ -54,6 +55,8 @@ mkrt_status mkrt__mk_sim_start(mkrt__mk_sim *s, uint32_t cells, uint32_t capacit
     s->ctl->append_log = (uint64_t)(uintptr_t)s->append_log;
     s->ctl->append_capacity = append_capacity;
     s->ctl->append_limit = append_capacity;
+    s->ctl->idle_ns = idle_ns;
+    s->ctl->resident_ns = resident_ns;
     if (pthread_create(&s->thread, NULL, sim_loop, s) != 0) {
         mkrt__mk_sim_stop(s);
         return mkrt__error_set(err, MKRT_ENOMEM, "simulated megakernel: no thread. Fix: raise the "
@@ -85,7 +88,23 @@ static mkrt_status sim_stage(void *ctx, unsigned buffer, const mkrt_item *items,
     return MKRT_OK;
 }
 
-const mkrt__mk_device_ops mkrt__mk_sim_ops = {sim_stage, NULL, NULL};
+/* The loop left on its own (idle): join it (it has left, or leaves within
+ * one idle period if it saw our doorbell after parking) and start another,
+ * as a launch queued on the kernel's stream would. */
+static mkrt_status sim_relaunch(void *ctx, mkrt_error *err)
+{
+    mkrt__mk_sim *s = ctx;
+    pthread_join(s->thread, NULL);
+    s->thread = 0;
+    if (pthread_create(&s->thread, NULL, sim_loop, s) != 0) {
+        s->thread = 0;
+        return mkrt__error_set(err, MKRT_ENOMEM, "simulated megakernel: no thread to relaunch the "
+                                                 "loop. Fix: raise the thread limit.");
+    }
+    return MKRT_OK;
+}
+
+const mkrt__mk_device_ops mkrt__mk_sim_ops = {sim_stage, NULL, NULL, sim_relaunch, NULL, NULL};
 
 void mkrt__mk_sim_stop(mkrt__mk_sim *s)
 {

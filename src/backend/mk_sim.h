@@ -33,9 +33,12 @@ typedef struct mkrt__mk_sim {
 } mkrt__mk_sim;
 
 /* Allocates the control block (as cuMemHostAlloc would), the device
- * arrays, and starts the loop. */
+ * arrays, and starts the loop, which leaves after idle_ns without a
+ * doorbell, or after resident_ns at a batch boundary (0: never), and is
+ * relaunched by the host (mkrt__mk_sim_ops.relaunch). */
 mkrt_status mkrt__mk_sim_start(mkrt__mk_sim *s, uint32_t cells, uint32_t capacity, uint32_t blocks,
-                               uint64_t append_capacity, mkrt_error *err);
+                               uint64_t append_capacity, uint64_t idle_ns, uint64_t resident_ns,
+                               mkrt_error *err);
 /* The device operations for mkrt__mk_host (ctx = the sim). */
 extern const mkrt__mk_device_ops mkrt__mk_sim_ops;
 /* Sets shutdown, joins the loop (bounded: a hung sim is told to give up)

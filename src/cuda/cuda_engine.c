@@ -49,8 +49,25 @@ static void release_all(mkrt__cuda_engine *e)
         bind(e);
     if (e->copy != NULL)
         cu->cuStreamDestroy(e->copy);
+    if (e->state != NULL)
+        cu->cuStreamDestroy(e->state);
+    if (e->watch != NULL)
+        cu->cuStreamDestroy(e->watch);
     if (e->run != NULL)
         cu->cuStreamDestroy(e->run);
+    /* Device memory after the kernel's stream: nothing of it runs now. */
+    if (e->progress_host != NULL)
+        cu->cuMemFreeHost(e->progress_host);
+    if (e->d_progress != 0)
+        cu->cuMemFree(e->d_progress);
+    if (e->d_desc != 0)
+        cu->cuMemFree(e->d_desc);
+    if (e->bounce != NULL)
+        cu->cuMemFreeHost(e->bounce);
+    if (e->d_log != 0)
+        cu->cuMemFree(e->d_log);
+    if (e->d_cells != 0)
+        cu->cuMemFree(e->d_cells);
     for (int i = 0; i < 2; i++) {
         if (e->staging[i].dev != 0)
             cu->cuMemFree(e->staging[i].dev);
@@ -147,6 +164,20 @@ static mkrt_status map_host(mkrt__cuda_engine *e, void *p, size_t bytes, bool *r
     return MKRT_OK;
 }
 
+/* One cooperative launch on the run stream: asynchronous, queued behind an
+ * instance still running there (so two never overlap). */
+static mkrt_status launch(mkrt__cuda_engine *e, mkrt_error *err)
+{
+    void *params[] = {&e->ctl_dev};
+    CUresult r = e->cu.cuLaunchCooperativeKernel(e->fn, e->blocks, 1, 1, MKRT__CUDA_BLOCK_THREADS, 1, 1,
+                                                 0, e->run, params);
+    if (r != MKRT_CUDA_SUCCESS)
+        return cuda_fail(e, err, "cuLaunchCooperativeKernel of the megakernel", r,
+                         "lower mkrt_config.cuda_max_blocks, or use the CPU backend.");
+    e->launched = true;
+    return MKRT_OK;
+}
+
 static mkrt_status start_on_context(mkrt__cuda_engine *e, const mkrt__cuda_engine_config *cfg,
                                     mkrt_error *err)
 {
@@ -174,6 +205,8 @@ static mkrt_status start_on_context(mkrt__cuda_engine *e, const mkrt__cuda_engin
                                "the megakernel cannot be resident on %s (%d blocks of %u threads per "
                                "SM, %d SMs). Fix: use the CPU backend.",
                                cu->name, per_sm, MKRT__CUDA_BLOCK_THREADS, cu->sm_count);
+    if (cfg->blocks_per_sm != 0 && (int)cfg->blocks_per_sm < per_sm)
+        per_sm = (int)cfg->blocks_per_sm; /* the grid's size is measured, not assumed (cuda_bench) */
     uint64_t blocks = (uint64_t)per_sm * (uint64_t)cu->sm_count;
     if (cfg->max_blocks != 0 && blocks > cfg->max_blocks)
         blocks = cfg->max_blocks;
@@ -224,24 +257,58 @@ static mkrt_status start_on_context(mkrt__cuda_engine *e, const mkrt__cuda_engin
     if ((r = cu->cuStreamCreate(&e->run, MKRT_CU_STREAM_NON_BLOCKING)) != MKRT_CUDA_SUCCESS ||
         (r = cu->cuStreamCreate(&e->copy, MKRT_CU_STREAM_NON_BLOCKING)) != MKRT_CUDA_SUCCESS)
         return cuda_fail(e, err, "cuStreamCreate", r, "check the driver installation.");
+    if (cfg->device_state) {
+        /* The state in device memory; the host arrays stay registered (pinned)
+         * for the copies that move it (state_in / state_out). */
+        e->device_state = true;
+        if ((r = cu->cuMemAlloc(&e->d_cells, e->cells_bytes)) != MKRT_CUDA_SUCCESS ||
+            (e->log_bytes > 0 && (r = cu->cuMemAlloc(&e->d_log, e->log_bytes)) != MKRT_CUDA_SUCCESS))
+            return cuda_fail(e, err, "cuMemAlloc of the cells and the APPEND log", r,
+                             "lower mkrt_config.cells / append_log_capacity, or free device memory.");
+        void *b = NULL;
+        if ((r = cu->cuMemHostAlloc(&b, MKRT__CUDA_BOUNCE_WORDS * sizeof(uint64_t), MKRT_CU_MEMHOSTALLOC_PORTABLE)) !=
+            MKRT_CUDA_SUCCESS)
+            return cuda_fail(e, err, "cuMemHostAlloc of the read buffer", r, "free pinned memory.");
+        e->bounce = b;
+        if ((r = cu->cuStreamCreate(&e->state, MKRT_CU_STREAM_NON_BLOCKING)) != MKRT_CUDA_SUCCESS ||
+            (r = cu->cuStreamCreate(&e->watch, MKRT_CU_STREAM_NON_BLOCKING)) != MKRT_CUDA_SUCCESS)
+            return cuda_fail(e, err, "cuStreamCreate", r, "check the driver installation.");
+        cells_dev = e->d_cells;
+        log_dev = e->d_log;
+        /* The descriptors and the progress words, zeroed before the launch. */
+        const size_t pbytes = MKRT_MK_MAX_BLOCKS * sizeof(uint64_t);
+        if ((r = cu->cuMemAlloc(&e->d_desc, sizeof e->ctl->desc)) != MKRT_CUDA_SUCCESS ||
+            (r = cu->cuMemAlloc(&e->d_progress, pbytes)) != MKRT_CUDA_SUCCESS)
+            return cuda_fail(e, err, "cuMemAlloc of the descriptors", r, "free device memory.");
+        if ((r = cu->cuMemHostAlloc(&b, 8 * sizeof(uint64_t), MKRT_CU_MEMHOSTALLOC_PORTABLE)) != MKRT_CUDA_SUCCESS)
+            return cuda_fail(e, err, "cuMemHostAlloc of the progress buffer", r, "free pinned memory.");
+        e->progress_host = b;
+        memset(e->bounce, 0, MKRT__CUDA_BOUNCE_WORDS * sizeof(uint64_t));
+        _Static_assert(MKRT__CUDA_BOUNCE_WORDS >= MKRT_MK_MAX_BLOCKS, "the zeroes come from the bounce buffer");
+        if ((r = cu->cuMemcpyHtoDAsync(e->d_progress, e->bounce, pbytes, e->state)) != MKRT_CUDA_SUCCESS ||
+            (r = cu->cuStreamSynchronize(e->state)) != MKRT_CUDA_SUCCESS)
+            return cuda_fail(e, err, "zeroing the progress words", r, "see the CUDA error.");
+        e->ctl->desc_dev = e->d_desc;
+        e->ctl->progress_dev = e->d_progress;
+    }
 
     e->ctl->cells = cells_dev;
     e->ctl->cell_count = cfg->cell_count;
     e->ctl->blocks = e->blocks;
     e->ctl->append_log = log_dev;
     e->ctl->append_capacity = log_dev != 0 ? cfg->append_capacity : 0;
-    void *params[] = {&e->ctl_dev};
-    r = cu->cuLaunchCooperativeKernel(e->fn, e->blocks, 1, 1, MKRT__CUDA_BLOCK_THREADS, 1, 1, 0, e->run,
-                                      params);
-    if (r != MKRT_CUDA_SUCCESS)
-        return cuda_fail(e, err, "cuLaunchCooperativeKernel of the megakernel", r,
-                         "lower mkrt_config.cuda_max_blocks, or use the CPU backend.");
-    e->launched = true;
+    e->ctl->idle_ns = cfg->idle_ns;
+    e->ctl->resident_ns = cfg->resident_ns;
+    e->idle_ns = cfg->idle_ns;
+    if ((st = launch(e, err)) != MKRT_OK)
+        return st;
     snprintf(e->describe, sizeof e->describe,
-             "%.64s (sm_%d%d, %d SMs, driver %d.%d): megakernel of %u blocks x %u threads (%u per SM)%s",
+             "%.64s (sm_%d%d, %d SMs, driver %d.%d): megakernel of %u blocks x %u threads (%u per SM)%s, "
+             "leaves the GPU after %llu us idle%s",
              cu->name, cu->cc_major, cu->cc_minor, cu->sm_count, cu->driver_version / 1000,
              cu->driver_version % 1000 / 10, e->blocks, MKRT__CUDA_BLOCK_THREADS, e->blocks_per_sm,
-             e->user_ops ? ", user PTX linked" : "");
+             e->user_ops ? ", user PTX linked" : "", (unsigned long long)(cfg->idle_ns / 1000),
+             e->device_state ? ", cells and log in device memory" : "");
     return MKRT_OK;
 }
 
@@ -299,7 +366,7 @@ static mkrt_status engine_stage(void *ctx, unsigned buffer, const mkrt_item *ite
     }
     out->fails_addr = s->mapped + e->items_bytes + e->offsets_bytes;
     out->fails = (const uint32_t *)(host + e->items_bytes + e->offsets_bytes);
-    if (count <= MKRT__CUDA_ZERO_COPY_MAX) { /* read in place over the bus */
+    if (count <= MKRT__CUDA_ZERO_COPY_MAX && !e->device_state) { /* read in place over the bus */
         out->items_addr = s->mapped;
         out->offsets_addr = s->mapped + e->items_bytes;
         out->blocks_addr = out->offsets_addr + blocks_at;
@@ -341,6 +408,11 @@ static mkrt_status engine_probe(void *ctx, mkrt_error *err)
         r = e->cu.cuStreamQuery(e->run);
     if (r == MKRT_CUDA_ERROR_NOT_READY)
         return MKRT_OK; /* still running, as a persistent kernel should */
+    /* seq_cst: the kernel stores parked before it leaves, and the stream
+     * reported it gone: it left on its own (idle or resident_ns), and
+     * mk_host relaunches it; not a fault, not a hang. */
+    if (r == MKRT_CUDA_SUCCESS && atomic_load(&e->ctl->parked) != 0)
+        return MKRT_OK;
     if (r == MKRT_CUDA_SUCCESS)
         return mkrt__error_set(err, MKRT_EDEVICE,
                                "the megakernel on %s exited while a batch was pending. Fix: report "
@@ -351,7 +423,51 @@ static mkrt_status engine_probe(void *ctx, mkrt_error *err)
                      "again in this process.");
 }
 
-const mkrt__mk_device_ops mkrt__cuda_engine_ops = {engine_stage, engine_flush, engine_probe};
+static mkrt_status engine_relaunch(void *ctx, mkrt_error *err)
+{
+    mkrt__cuda_engine *e = ctx;
+    CUresult r = bind(e);
+    if (r != MKRT_CUDA_SUCCESS)
+        return cuda_fail(e, err, "cuCtxSetCurrent", r, "check the driver installation.");
+    return launch(e, err);
+}
+
+/* The descriptor goes with the batch's items on the copy stream. */
+static mkrt_status engine_publish_desc(void *ctx, unsigned buffer, const mkrt_mk_desc *d, mkrt_error *err)
+{
+    mkrt__cuda_engine *e = ctx;
+    if (!e->device_state)
+        return MKRT_OK;
+    CUresult r = bind(e);
+    if (r == MKRT_CUDA_SUCCESS)
+        r = e->cu.cuMemcpyHtoDAsync(e->d_desc + buffer * sizeof *d, d, sizeof *d, e->copy);
+    if (r != MKRT_CUDA_SUCCESS)
+        return cuda_fail(e, err, "cuMemcpyHtoDAsync of a descriptor", r, "see the CUDA error.");
+    e->copy_pending = true;
+    return MKRT_OK;
+}
+
+/* The watchdog's view of the progress words in device memory: one copy on
+ * its own non-blocking stream (it runs beside a hung kernel). */
+static mkrt_status engine_read_progress(void *ctx, uint64_t *out, uint32_t n)
+{
+    mkrt__cuda_engine *e = ctx;
+    if (!e->device_state || n > 8)
+        return MKRT_EINVAL;
+    CUresult r = bind(e);
+    if (r == MKRT_CUDA_SUCCESS)
+        r = e->cu.cuMemcpyDtoHAsync(e->progress_host, e->d_progress, n * sizeof *out, e->watch);
+    if (r == MKRT_CUDA_SUCCESS)
+        r = e->cu.cuStreamSynchronize(e->watch);
+    if (r != MKRT_CUDA_SUCCESS)
+        return MKRT_EDEVICE;
+    memcpy(out, e->progress_host, n * sizeof *out);
+    return MKRT_OK;
+}
+
+const mkrt__mk_device_ops mkrt__cuda_engine_ops = {engine_stage, engine_flush, engine_probe,
+                                                   engine_relaunch, engine_publish_desc,
+                                                   engine_read_progress};
 
 bool mkrt__cuda_engine_stop(mkrt__cuda_engine *e, uint64_t timeout_ns)
 {
@@ -380,4 +496,74 @@ bool mkrt__cuda_engine_stop(mkrt__cuda_engine *e, uint64_t timeout_ns)
     release_all(e);
     cu.cuCtxSetCurrent(before);
     return true;
+}
+
+/* Device-resident state: copies on the state stream, completed before
+ * returning (a copy completes on its stream, not at the call). */
+static mkrt_status state_copy(mkrt__cuda_engine *e, void *host, CUdeviceptr dev, size_t bytes, bool to_device,
+                              mkrt_error *err)
+{
+    CUresult r = bind(e);
+    if (r == MKRT_CUDA_SUCCESS && bytes > 0)
+        r = to_device ? e->cu.cuMemcpyHtoDAsync(dev, host, bytes, e->state)
+                      : e->cu.cuMemcpyDtoHAsync(host, dev, bytes, e->state);
+    if (r == MKRT_CUDA_SUCCESS)
+        r = e->cu.cuStreamSynchronize(e->state);
+    if (r != MKRT_CUDA_SUCCESS)
+        return cuda_fail(e, err, to_device ? "copy of the cells or log to the device"
+                                           : "copy of the cells or log from the device",
+                         r, "see the CUDA error; the device's state since its last copy is lost.");
+    return MKRT_OK;
+}
+
+mkrt_status mkrt__cuda_engine_state_in(mkrt__cuda_engine *e, mkrt_error *err)
+{
+    mkrt_status st = state_copy(e, e->cells, e->d_cells, e->cells_bytes, true, err);
+    return st == MKRT_OK ? state_copy(e, e->append_log, e->d_log, e->log_bytes, true, err) : st;
+}
+
+mkrt_status mkrt__cuda_engine_state_out(mkrt__cuda_engine *e, mkrt_error *err)
+{
+    mkrt_status st = state_copy(e, e->cells, e->d_cells, e->cells_bytes, false, err);
+    return st == MKRT_OK ? state_copy(e, e->append_log, e->d_log, e->log_bytes, false, err) : st;
+}
+
+mkrt_status mkrt__cuda_engine_cells_read(mkrt__cuda_engine *e, uint32_t first, size_t count, uint64_t *out,
+                                         mkrt_error *err)
+{
+    for (size_t done = 0; done < count;) {
+        size_t n = count - done < MKRT__CUDA_BOUNCE_WORDS ? count - done : MKRT__CUDA_BOUNCE_WORDS;
+        mkrt_status st = state_copy(e, e->bounce, e->d_cells + ((uint64_t)first + done) * sizeof(uint64_t),
+                                    n * sizeof(uint64_t), false, err);
+        if (st != MKRT_OK)
+            return st;
+        memcpy(out + done, e->bounce, n * sizeof(uint64_t));
+        done += n;
+    }
+    return MKRT_OK;
+}
+
+mkrt_status mkrt__cuda_engine_cell_write(mkrt__cuda_engine *e, uint32_t handle, uint64_t value,
+                                         mkrt_error *err)
+{
+    e->bounce[0] = value;
+    return state_copy(e, e->bounce, e->d_cells + (uint64_t)handle * sizeof(uint64_t), sizeof(uint64_t), true,
+                      err);
+}
+
+mkrt_status mkrt__cuda_engine_log_read(mkrt__cuda_engine *e, uint64_t from, size_t n, uint64_t *out,
+                                       mkrt_error *err)
+{
+    const uint64_t cap = e->log_bytes / sizeof(uint64_t);
+    if (cap == 0 || n > MKRT__CUDA_BOUNCE_WORDS || n > cap)
+        return mkrt__error_set(err, MKRT_EINVAL, "APPEND log read of %zu words (at most %u). Fix: read "
+                                                 "in chunks.", n, MKRT__CUDA_BOUNCE_WORDS);
+    uint64_t at = from % cap;
+    size_t first = cap - at < n ? (size_t)(cap - at) : n; /* up to the ring's end, then from its start */
+    mkrt_status st = state_copy(e, e->bounce, e->d_log + at * sizeof(uint64_t), first * sizeof(uint64_t), false, err);
+    if (st == MKRT_OK && first < n)
+        st = state_copy(e, e->bounce + first, e->d_log, (n - first) * sizeof(uint64_t), false, err);
+    if (st == MKRT_OK)
+        memcpy(out, e->bounce, n * sizeof(uint64_t));
+    return st;
 }

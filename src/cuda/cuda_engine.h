@@ -11,11 +11,19 @@
  * cell needs no copy back); two pinned staging buffers and two device
  * buffers; one cooperative launch on a non-blocking stream. Everything is
  * allocated before the launch: allocating or freeing device memory while
- * a persistent kernel runs can wait on that kernel.
+ * a persistent kernel runs can wait on that kernel. The kernel leaves the
+ * GPU after idle_ns without a batch (and after resident_ns at a batch
+ * boundary) and mk_host relaunches it on the same stream (protocol.h,
+ * "Leaving the GPU"); while the kernel runs the engine makes no call that
+ * synchronises with it (only async copies and queries on its own
+ * non-blocking streams, and launches).
  * Staging: batches of up to MKRT__CUDA_ZERO_COPY_MAX items are read by the
  * device straight from pinned memory (no copy to wait for); larger ones
  * are copied with cuMemcpyHtoDAsync on a second stream, completed by flush
  * before the doorbell. Stage k+1 may overlap batch k running.
+ * With cfg.device_state the cells, the log, the descriptors, the layer
+ * offsets and the progress words are in device memory and every batch is
+ * copied (no zero-copy); see the state functions below.
  * Every call makes the context current on the calling thread first.
  */
 #ifndef MKRT_BACKEND_CUDA_ENGINE_H
@@ -38,6 +46,10 @@ typedef struct mkrt__cuda_engine_config {
     uint32_t max_blocks;      /* 0: as many as can be resident */
     const char *user_ptx;     /* may be NULL: no device user ops */
     size_t user_ptx_size;     /* bytes, 0: strlen */
+    uint64_t idle_ns;         /* the kernel leaves after this long idle (0: never) */
+    uint64_t resident_ns;     /* ... and at a batch boundary after this long (0: never) */
+    bool device_state;        /* cells and log in device memory (else host-mapped) */
+    uint32_t blocks_per_sm;   /* 0: the occupancy API's maximum; else at most that */
 } mkrt__cuda_engine_config;
 
 typedef struct mkrt__cuda_staging {
@@ -64,11 +76,24 @@ typedef struct mkrt__cuda_engine {
     mkrt__cuda_staging staging[2];
     size_t items_bytes, offsets_bytes, fails_bytes; /* per staging buffer */
     uint32_t capacity, blocks, blocks_per_sm;
+    uint64_t idle_ns;
+    /* Device-resident state (cfg.device_state): the cells and the log in
+     * device memory, copied on the state stream through a pinned bounce
+     * buffer; callers serialise (the runtime's state_lock). */
+    bool device_state;
+    CUdeviceptr d_cells, d_log;
+    CUstream state;
+    uint64_t *bounce;
+    /* ... and with it the descriptors and the progress words in device
+     * memory; the watchdog copies progress out on its own stream. */
+    CUdeviceptr d_desc, d_progress;
+    CUstream watch;
+    uint64_t *progress_host;  /* pinned, 8 words */
     bool user_ops;            /* linked with user PTX */
     bool launched;
     bool copy_pending;        /* a staged HtoD copy not yet flushed */
     bool abandoned;           /* stop found the kernel still running: memory kept */
-    char describe[224];
+    char describe[320];
 } mkrt__cuda_engine;
 
 /* MKRT_EDEVICE (what failed, the CUDA error's name and text, a Fix),
@@ -83,5 +108,18 @@ extern const mkrt__mk_device_ops mkrt__cuda_engine_ops;
  * and the registration of the cells and log (a hung kernel may still
  * touch them), and the caller must not free the cells or the log. */
 bool mkrt__cuda_engine_stop(mkrt__cuda_engine *e, uint64_t timeout_ns);
+
+/* Device-resident state (backend.h's state_in .. log_read): explicit
+ * copies on the engine's state stream, a non-blocking stream, so they run
+ * beside the resident kernel. Callers serialise them. */
+#define MKRT__CUDA_BOUNCE_WORDS 8192u
+mkrt_status mkrt__cuda_engine_state_in(mkrt__cuda_engine *e, mkrt_error *err);
+mkrt_status mkrt__cuda_engine_state_out(mkrt__cuda_engine *e, mkrt_error *err);
+mkrt_status mkrt__cuda_engine_cells_read(mkrt__cuda_engine *e, uint32_t first, size_t count, uint64_t *out,
+                                         mkrt_error *err);
+mkrt_status mkrt__cuda_engine_cell_write(mkrt__cuda_engine *e, uint32_t handle, uint64_t value,
+                                         mkrt_error *err);
+mkrt_status mkrt__cuda_engine_log_read(mkrt__cuda_engine *e, uint64_t from, size_t n, uint64_t *out,
+                                       mkrt_error *err);
 
 #endif

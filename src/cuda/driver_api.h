@@ -95,6 +95,7 @@ typedef struct mkrt__cuda_api {
     CUresult (*cuMemHostGetDevicePointer)(CUdeviceptr *d, void *p, unsigned flags);
     CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr dst, const void *src, size_t bytes, CUstream s);
     CUresult (*cuMemcpyDtoH)(void *dst, CUdeviceptr src, size_t bytes);
+    CUresult (*cuMemcpyDtoHAsync)(void *dst, CUdeviceptr src, size_t bytes, CUstream s);
     CUresult (*cuStreamCreate)(CUstream *s, unsigned flags);
     CUresult (*cuStreamDestroy)(CUstream s);
     CUresult (*cuStreamSynchronize)(CUstream s);

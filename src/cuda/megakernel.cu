@@ -1,15 +1,19 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 // src/cuda/megakernel.cu - the persistent cooperative megakernel.
 //
-// Launched once with as many blocks as can be resident (the host computes
-// the grid from the occupancy API). Thread 0 of block 0 polls the doorbell
-// (system-scope acquire, __nanosleep backoff, every spin re-checks the
-// shutdown flag) and broadcasts the batch range through the grid barrier;
-// then every block runs each layer's items grid-stride, records its
-// progress word, and the grid synchronises between layers. The plan says
+// Launched with blocks per SM x SMs blocks (the occupancy API's maximum,
+// or mkrt_config.cuda_blocks_per_sm). Thread 0 of block 0 polls the
+// doorbell (system-scope acquire, __nanosleep backoff, every spin
+// re-checks the shutdown flag). A batch whose every layer fits one block
+// runs in block 0 alone with block-local barriers while the other blocks
+// stay parked in the grid barrier; a wide batch is broadcast through the
+// grid barrier, every block runs each layer's items grid-stride, records
+// its progress word, and the grid synchronises between layers. The plan says
 // how many blocks take part in each layer and which layer boundaries need
 // the grid-wide barrier (protocol.h, mkrt_mk_layer_blocks). Completion is a
-// system-scope release of `done` that the host reads with acquire.
+// system-scope release of `done` that the host reads with acquire. The
+// kernel leaves the GPU after idle_ns without a doorbell (and after
+// resident_ns at a batch boundary) and the host relaunches it (protocol.h).
 // Release builds only (-O3); a -G build is slow but follows the same
 // bounded protocol.
 //
@@ -49,6 +53,29 @@ template <typename T> __device__ __forceinline__ void store_release(T *p, T v)
     cuda::atomic_ref<T, cuda::thread_scope_system>(*p).store(v, cuda::memory_order_release);
 }
 
+__device__ __forceinline__ uint64_t now_ns()
+{
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+// The kernel's side of the parking handshake (protocol.h, "Leaving the
+// GPU"): store parked, fence, reload the doorbell (idle) or leave (busy).
+__device__ bool park(mkrt_mk_control *ctl, uint64_t last, bool busy)
+{
+    cuda::atomic_ref<uint32_t, cuda::thread_scope_system> parked(ctl->parked);
+    parked.store(1u, cuda::memory_order_seq_cst);
+    if (busy)
+        return true;
+    cuda::atomic_thread_fence(cuda::memory_order_seq_cst, cuda::thread_scope_system);
+    if (cuda::atomic_ref<uint64_t, cuda::thread_scope_system>(ctl->doorbell).load(
+            cuda::memory_order_seq_cst) == last)
+        return true;
+    parked.store(0u, cuda::memory_order_relaxed); // a batch came: run it
+    return false;
+}
+
 __device__ void report_error(mkrt_mk_control *ctl, uint32_t code, uint32_t item, uint64_t seq)
 {
     uint32_t expected = 0;
@@ -60,10 +87,11 @@ __device__ void report_error(mkrt_mk_control *ctl, uint32_t code, uint32_t item,
     }
 }
 
-// A non-fatal item failure: claim a slot in the descriptor's list.
-__device__ void list_failure(mkrt_mk_desc *d, uint32_t index, uint32_t status)
+// A non-fatal item failure: claim a slot in the batch's list.
+__device__ void list_failure(mkrt_mk_control *ctl, mkrt_mk_desc *d, uint64_t seq, uint32_t index,
+                             uint32_t status)
 {
-    unsigned at = atomicAdd_system(reinterpret_cast<unsigned *>(&d->fail_count), 1u);
+    unsigned at = atomicAdd_system(reinterpret_cast<unsigned *>(&ctl->fail_count[seq & 1]), 1u);
     if (at < d->count) {
         uint32_t *list = reinterpret_cast<uint32_t *>(d->fails);
         list[2 * at] = index;
@@ -71,78 +99,132 @@ __device__ void list_failure(mkrt_mk_desc *d, uint32_t index, uint32_t status)
     }
 }
 
-extern "C" __global__ void __launch_bounds__(256) mkrt_megakernel(mkrt_mk_control *ctl)
+// Thread 0 of block 0, the only thread that polls host memory: waits for a
+// doorbell past `last`. 0: leave (shutdown, idle for idle_ns, or resident
+// for resident_ns at this batch boundary).
+__device__ uint64_t poll(mkrt_mk_control *ctl, uint64_t last, uint64_t launched)
 {
-    cg::grid_group grid = cg::this_grid();
+    unsigned ns = 32;
+    const uint64_t idle_since = now_ns();
+    if (ctl->resident_ns != 0 && idle_since - launched >= ctl->resident_ns && park(ctl, last, true))
+        return 0;
+    uint64_t bell;
+    while ((bell = load_acquire(&ctl->doorbell)) == last) {
+        if (load_acquire(&ctl->shutdown))
+            return 0;
+        __nanosleep(ns);
+        ns = ns < 2048 ? ns * 2 : ns;
+        if (ctl->idle_ns != 0 && now_ns() - idle_since >= ctl->idle_ns && park(ctl, last, false))
+            return 0;
+    }
+    return bell;
+}
+
+// Layer l of batch seq over blocks [0, part), grid-stride; records the
+// block's progress (in device memory when the host put it there, read by
+// the watchdog's copy only when it needs it; else mapped).
+__device__ void run_layer(mkrt_mk_control *ctl, mkrt_mk_desc *d, uint64_t seq, uint32_t l, uint32_t part)
+{
+    if (blockIdx.x >= part)
+        return;
     uint64_t *cells = reinterpret_cast<uint64_t *>(ctl->cells);
     uint32_t *append_log = reinterpret_cast<uint32_t *>(ctl->append_log);
     const uint32_t cell_count = ctl->cell_count;
+    const mk_item *items = reinterpret_cast<const mk_item *>(d->items);
+    const uint32_t *off = reinterpret_cast<const uint32_t *>(d->layer_offsets);
+    uint32_t ran = 0;
+    const uint64_t stride = (uint64_t)part * blockDim.x;
+    for (uint64_t k = off[l] + (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; k < off[l + 1]; k += stride) {
+        const mk_item it = items[k];
+        uint32_t e = MKRT_MK_ERR_NONE;
+        if (mkrt_ops_is_user(it.op)) {
+#if MKRT_MK_USER_OPS
+            unsigned r = mkrt_user_op(it.op, it.in, it.out, it.param, reinterpret_cast<unsigned long long *>(cells),
+                                      cell_count);
+            if (r != 0)
+                list_failure(ctl, d, seq, (uint32_t)k, r);
+#else
+            e = MKRT_MK_ERR_UNKNOWN_OP;
+#endif
+        } else if (it.op != MKRT_OPS_APPEND) {
+            e = mkrt_ops_run_builtin(it.op, it.in, it.out, it.param, cells, cell_count);
+        } else if ((e = mkrt_ops_builtin_check(it.op, it.in, it.out, cell_count)) == MKRT_MK_ERR_NONE) {
+            unsigned long long at = atomicAdd_system(reinterpret_cast<unsigned long long *>(&ctl->append_len), 1ull);
+            if (at < ctl->append_limit)
+                reinterpret_cast<unsigned long long *>(append_log)[mkrt_ops_append_slot(at, ctl->append_capacity)] =
+                    mkrt_ops_append_word(it.out, it.param);
+            else
+                list_failure(ctl, d, seq, (uint32_t)k, MKRT_MK_FAIL_OVERFLOW);
+        }
+        if (e != MKRT_MK_ERR_NONE)
+            report_error(ctl, e, (uint32_t)k, seq);
+        ran++;
+    }
+    if (threadIdx.x == 0 && ctl->progress_dev != 0)
+        cuda::atomic_ref<uint64_t, cuda::thread_scope_device>(reinterpret_cast<uint64_t *>(ctl->progress_dev)[blockIdx.x])
+            .store(((uint64_t)l << 32) | ran, cuda::memory_order_relaxed);
+    else if (threadIdx.x == 0)
+        cuda::atomic_ref<uint64_t, cuda::thread_scope_system>(ctl->progress[blockIdx.x])
+            .store(((uint64_t)l << 32) | ran, cuda::memory_order_relaxed);
+}
+
+// One thread publishes the batch done (after the barrier that ends it).
+__device__ void publish_done(mkrt_mk_control *ctl, uint64_t seq)
+{
+    __threadfence_system();
+    store_release(&ctl->done, seq);
+}
+
+extern "C" __global__ void __launch_bounds__(256) mkrt_megakernel(mkrt_mk_control *ctl)
+{
+    cg::grid_group grid = cg::this_grid();
+    __shared__ uint64_t s_bell;
+    void *const desc_dev = reinterpret_cast<void *>(ctl->desc_dev);
     uint64_t last = load_acquire(&ctl->done);
+    const uint64_t launched = grid.thread_rank() == 0 ? now_ns() : 0;
     for (;;) {
-        if (grid.thread_rank() == 0) {
-            uint64_t bell;
-            unsigned ns = 32;
-            while ((bell = load_acquire(&ctl->doorbell)) == last) {
-                if (load_acquire(&ctl->shutdown)) {
-                    bell = 0;
+        if (blockIdx.x == 0) {
+            // Block 0 runs the batches whose every layer fits one block (the
+            // plan says so: desc.one_block) by itself, with block-local
+            // barriers; the other blocks stay parked in the grid barrier below
+            // (a word in device memory) until a wide batch comes, or leaving.
+            for (;;) {
+                if (threadIdx.x == 0)
+                    s_bell = poll(ctl, last, launched);
+                __syncthreads();
+                const uint64_t bell = s_bell;
+                bool narrow = bell != 0;
+                for (uint64_t seq = last + 1; narrow && seq <= bell; seq++)
+                    narrow = mkrt_mk_desc_of(ctl, seq, desc_dev)->one_block != 0;
+                __syncthreads(); // every thread read s_bell before thread 0 writes it again
+                if (!narrow) {
+                    if (threadIdx.x == 0)
+                        g_bell = bell;
                     break;
                 }
-                __nanosleep(ns);
-                ns = ns < 2048 ? ns * 2 : ns;
+                for (uint64_t seq = last + 1; seq <= bell; seq++) {
+                    mkrt_mk_desc *d = mkrt_mk_desc_of(ctl, seq, desc_dev);
+                    for (uint32_t l = 0; l < d->layers; l++) {
+                        run_layer(ctl, d, seq, l, 1);
+                        __syncthreads();
+                    }
+                    if (threadIdx.x == 0)
+                        publish_done(ctl, seq);
+                }
+                last = bell;
             }
-            g_bell = bell;
         }
         grid.sync();
         const uint64_t bell = *(volatile uint64_t *)&g_bell;
         if (bell == 0)
             return;
         for (uint64_t seq = last + 1; seq <= bell; seq++) {
-            mkrt_mk_desc *d = &ctl->desc[seq & 1];
-            const mk_item *items = reinterpret_cast<const mk_item *>(d->items);
-            const uint32_t *off = reinterpret_cast<const uint32_t *>(d->layer_offsets);
+            mkrt_mk_desc *d = mkrt_mk_desc_of(ctl, seq, desc_dev);
             const uint32_t layers = d->layers;
             const uint32_t *lb = reinterpret_cast<const uint32_t *>(d->layer_blocks);
             for (uint32_t l = 0; l < layers; l++) {
                 // The plan's blocks for this layer (the others skip it).
-                const uint32_t part = mkrt_mk_layer_blocks(lb, l, gridDim.x);
-                uint32_t ran = 0;
-                if (blockIdx.x < part) {
-                    const uint64_t stride = (uint64_t)part * blockDim.x;
-                    for (uint64_t k = off[l] + (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
-                         k < off[l + 1]; k += stride) {
-                        const mk_item it = items[k];
-                        uint32_t e = MKRT_MK_ERR_NONE;
-                        if (mkrt_ops_is_user(it.op)) {
-#if MKRT_MK_USER_OPS
-                            unsigned r = mkrt_user_op(it.op, it.in, it.out, it.param,
-                                                      reinterpret_cast<unsigned long long *>(cells),
-                                                      cell_count);
-                            if (r != 0)
-                                list_failure(d, (uint32_t)k, r);
-#else
-                            e = MKRT_MK_ERR_UNKNOWN_OP;
-#endif
-                        } else if (it.op != MKRT_OPS_APPEND) {
-                            e = mkrt_ops_run_builtin(it.op, it.in, it.out, it.param, cells, cell_count);
-                        } else if ((e = mkrt_ops_builtin_check(it.op, it.in, it.out, cell_count)) ==
-                                   MKRT_MK_ERR_NONE) {
-                            unsigned long long at = atomicAdd_system(
-                                reinterpret_cast<unsigned long long *>(&ctl->append_len), 1ull);
-                            if (at < ctl->append_limit)
-                                reinterpret_cast<unsigned long long *>(
-                                    append_log)[mkrt_ops_append_slot(at, ctl->append_capacity)] =
-                                    mkrt_ops_append_word(it.out, it.param);
-                            else
-                                list_failure(d, (uint32_t)k, MKRT_MK_FAIL_OVERFLOW);
-                        }
-                        if (e != MKRT_MK_ERR_NONE)
-                            report_error(ctl, e, (uint32_t)k, seq);
-                        ran++;
-                    }
-                    if (threadIdx.x == 0)
-                        cuda::atomic_ref<uint64_t, cuda::thread_scope_system>(ctl->progress[blockIdx.x])
-                            .store(((uint64_t)l << 32) | ran, cuda::memory_order_relaxed);
-                }
+                run_layer(ctl, d, seq, l, mkrt_mk_layer_blocks(lb, l, gridDim.x));
                 // The plan's barrier: grid-wide, or block-local where block 0
                 // alone runs this layer and the next. Every block takes the
                 // same decision from the same plan, so grid.sync stays uniform.
@@ -151,10 +233,8 @@ extern "C" __global__ void __launch_bounds__(256) mkrt_megakernel(mkrt_mk_contro
                 else
                     __syncthreads();
             }
-            if (grid.thread_rank() == 0) {
-                __threadfence_system();
-                store_release(&ctl->done, seq);
-            }
+            if (grid.thread_rank() == 0)
+                publish_done(ctl, seq);
         }
         last = bell;
     }

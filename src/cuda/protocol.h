@@ -15,11 +15,33 @@
  *             Items that fail on the device without poisoning it (a user
  *             op returning non-zero, an APPEND past the log's capacity)
  *             are listed in the descriptor's failure list: the device
- *             claims a slot with fail_count and writes (index, status),
+ *             claims a slot with fail_count[k & 1] and writes (index, status),
  *             status being an mkrt_status as uint32_t; the host reads the
  *             list after `done` covers the batch.
  *   progress  per block: (layer << 32) | items run in that layer, so the
  *             host can say where a hung grid stopped.
+ *   parked    device -> host: the kernel left the GPU on its own (no
+ *             doorbell for idle_ns, or resident for resident_ns while
+ *             busy), see "Leaving the GPU" below.
+ *
+ * Leaving the GPU (a good citizen on a shared device). A persistent kernel
+ * that never ends blocks every synchronising driver call of the process
+ * (module loads, allocations, cuCtxSynchronize), including another
+ * runtime's start and the application's own CUDA work. So the kernel
+ * leaves after idle_ns without a doorbell (0: never), and after
+ * resident_ns of residence at a batch boundary even while busy (0:
+ * never), and the host relaunches it (one launch, on the same stream, so
+ * two instances never overlap). The handshake is store-fence-load on both
+ * sides, all seq_cst (no atomic read-modify-write crosses the bus; the
+ * kernel fences at system scope between its store and load):
+ *   kernel, idle:  parked = 1; fence; reload doorbell: unchanged -> leave;
+ *                  changed -> parked = 0 and run the batch.
+ *   kernel, busy:  parked = 1; fence; leave (pending doorbells included).
+ *   host, ring:    doorbell = seq; fence; parked == 1 -> parked = 0, launch.
+ *   host, waiting: parked == 1 and the batch not done -> parked = 0, launch.
+ * At least one side sees the other's store, so a rung batch always has a
+ * kernel to run it; when both see each other the extra launch queues
+ * behind the running kernel, finds nothing to do and leaves after idle_ns.
  */
 #ifndef MKRT_CUDA_PROTOCOL_H
 #define MKRT_CUDA_PROTOCOL_H
@@ -60,8 +82,9 @@ typedef struct mkrt_mk_desc {
     uint32_t count;
     uint32_t layers;
     uint64_t seq;           /* the batch this descriptor holds */
-    uint64_t fails;         /* device address: uint32_t pairs (index, code) */
-    MKRT_MK_ATOMIC(uint32_t) fail_count; /* slots claimed by the device (<= count) */
+    uint64_t fails;         /* device address: uint32_t pairs (index, code), host-mapped */
+    uint32_t one_block;     /* 1: every layer runs in one block (the kernel runs the
+                             * batch in block 0 alone, the others stay parked) */
     uint8_t pad[MKRT_MK_LINE - 52];
 } mkrt_mk_desc;
 
@@ -87,9 +110,24 @@ typedef struct mkrt_mk_control {
     uint64_t append_log;      /* device address */
     uint64_t append_capacity;
     uint64_t append_limit;
-    uint8_t pad4[MKRT_MK_LINE - 40];
+    uint64_t idle_ns;         /* leave after this long without a doorbell (0: never) */
+    uint64_t resident_ns;     /* leave at a batch boundary after this long (0: never) */
+    /* Device-resident protocol state (0: the copies in this block): the
+     * two descriptors (the host copies desc[k & 1] there before ringing
+     * k), and the per-block progress words (the watchdog copies them out
+     * only when it needs them). */
+    uint64_t desc_dev;
+    uint64_t progress_dev;
+    uint8_t pad4[MKRT_MK_LINE - 72];
     MKRT_MK_ATOMIC(uint64_t) append_len; /* positions claimed by the device */
     uint8_t pad5[MKRT_MK_LINE - 8];
+    MKRT_MK_ATOMIC(uint32_t) parked; /* 1: the kernel left on its own (see above) */
+    uint8_t pad6[MKRT_MK_LINE - 4];
+    /* Failure-list slots claimed by the device in batch k: fail_count[k & 1]
+     * (<= the batch's count). Host-mapped like the lists: written only when
+     * an item fails, read by the host without a copy. */
+    MKRT_MK_ATOMIC(uint32_t) fail_count[2];
+    uint8_t pad7[MKRT_MK_LINE - 8];
     mkrt_mk_desc desc[2];
     MKRT_MK_ATOMIC(uint64_t) progress[MKRT_MK_MAX_BLOCKS];
 } mkrt_mk_control;
@@ -98,6 +136,12 @@ typedef struct mkrt_mk_control {
 _Static_assert(sizeof(mkrt_mk_desc) == MKRT_MK_LINE, "one descriptor per line");
 _Static_assert(sizeof(MKRT_MK_ATOMIC(uint64_t)) == 8, "device and host agree on word size");
 #endif
+
+/* The descriptor of batch seq and block b's progress word, where they live. */
+MKRT_OPS_FN mkrt_mk_desc *mkrt_mk_desc_of(mkrt_mk_control *ctl, uint64_t seq, void *desc_dev)
+{
+    return desc_dev != 0 ? &((mkrt_mk_desc *)desc_dev)[seq & 1] : &ctl->desc[seq & 1];
+}
 
 /* How many blocks run layer l of a batch: the plan's count (0 means all),
  * never more than the grid. Blocks at or above it skip the layer. */

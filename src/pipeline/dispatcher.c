@@ -19,12 +19,17 @@ static void backend_failed(mkrt_runtime *rt, mkrt__backend *be, const mkrt_error
         return;
     be->failed = true;
     mkrt__stat_add(&rt->device_failures, 1);
+    /* A failed device's state comes home now, so that reads see it; after
+     * a sticky fault it cannot, and the host keeps its last copy. */
+    mkrt_error why;
+    bool lost = mkrt__state_move(rt, NULL, &why) != NULL || rt->state_lost;
     char now[64];
     mkrt__backend *next = rt->backends[rt->nbackends - 1];
     next->ops->describe(next, now, sizeof now);
     /* A long message is cut: the reason of the failure comes last. */
     int at = snprintf(rt->backend_failure, sizeof rt->backend_failure,
-                      "%s (%s failed and is not used again: ", now, be->name);
+                      "%s (%s failed and is not used again%s: ", now, be->name,
+                      lost ? "; its cells and APPEND log since their last copy to the host are lost" : "");
     if (at > 0 && (size_t)at < sizeof rt->backend_failure)
         snprintf(rt->backend_failure + at, sizeof rt->backend_failure - (size_t)at, "%.*s)",
                  (int)(sizeof rt->backend_failure - (size_t)at - 2), err->message);
@@ -70,9 +75,14 @@ static void launch_batch(mkrt_runtime *rt, mkrt__batch *b)
              * (a backend may reuse the slots a consumer freed). */
             uint64_t limit = atomic_load_explicit(&rt->append_consumed, memory_order_acquire) +
                              rt->cfg.append_log_capacity;
-            if (be->ops->launch(be, b, limit, &err) == MKRT_OK)
+            /* The state moves to the backend that runs b (device_state). */
+            mkrt__backend *bad = mkrt__state_move(rt, be, &err);
+            if (bad != NULL)
+                backend_failed(rt, bad, &err);
+            if (bad != be && be->ops->launch(be, b, limit, &err) == MKRT_OK)
                 return;
-            backend_failed(rt, be, &err);
+            if (bad != be)
+                backend_failed(rt, be, &err);
         }
         plan_and_prepare(rt, b);
     }

@@ -27,6 +27,8 @@ mkrt_config mkrt_config_default(void)
     c.cells = 1u << 20;
     c.append_log_capacity = 1u << 20;
     c.dead_letter_capacity = 4096;
+    c.device_idle_us = 1000;
+    c.device_resident_us = 10000;
     return c;
 }
 
@@ -97,6 +99,18 @@ static mkrt_status check_config(const mkrt_config *c, size_t *cells_bytes, size_
     if (c->cuda_max_blocks > MKRT_CONFIG_CUDA_BLOCKS_MAX)
         return RANGE_FIX("cuda_max_blocks", c->cuda_max_blocks, 0, MKRT_CONFIG_CUDA_BLOCKS_MAX,
                          "use 0 to size the grid by occupancy.");
+    if (c->cuda_blocks_per_sm > MKRT_CONFIG_CUDA_BLOCKS_MAX)
+        return RANGE_FIX("cuda_blocks_per_sm", c->cuda_blocks_per_sm, 0, MKRT_CONFIG_CUDA_BLOCKS_MAX,
+                         "use 0 for the occupancy API's maximum.");
+    if (c->cuda_device_state > 1)
+        return RANGE_FIX("cuda_device_state", c->cuda_device_state, 0, 1,
+                         "use 0 (host-mapped) or 1 (device memory).");
+    if (c->device_idle_us > MKRT_CONFIG_DEVICE_US_MAX)
+        return RANGE_FIX("device_idle_us", c->device_idle_us, 0, MKRT_CONFIG_DEVICE_US_MAX,
+                         "use 1000 (the default), or 0 to keep the megakernel resident.");
+    if (c->device_resident_us > MKRT_CONFIG_DEVICE_US_MAX)
+        return RANGE_FIX("device_resident_us", c->device_resident_us, 0, MKRT_CONFIG_DEVICE_US_MAX,
+                         "use 10000 (the default), or 0 never to leave while busy.");
     if (c->cuda_user_ptx == NULL && c->cuda_user_ptx_size != 0)
         return mkrt__error_set(err, MKRT_EINVAL,
                                "mkrt_config.cuda_user_ptx_size is %zu but cuda_user_ptx is NULL. Fix: "
@@ -156,6 +170,7 @@ static void free_runtime(mkrt_runtime *rt)
         mkrt_plan_cache_destroy(rt->plans);
     mkrt_mpmc_ring_destroy(rt->dead);
     mkrt__mutex_destroy(&rt->producers_lock);
+    mkrt__mutex_destroy(&rt->state_lock);
     mkrt__free(rt, sizeof *rt);
 }
 
@@ -189,6 +204,7 @@ static mkrt_status start_backends(mkrt_runtime *rt, mkrt_error *err)
     if (device != NULL)
         rt->backends[rt->nbackends++] = device;
     rt->backends[rt->nbackends++] = cpu;
+    rt->device_state = device != NULL && device->ops->state_in != NULL;
     if (device == NULL && cfg->backend == MKRT_BACKEND_AUTO) {
         /* Not a failure: the reason, without the Fix an explicit CUDA gets. */
         snprintf(rt->backend_desc, sizeof rt->backend_desc, "cpu: %u workers (auto chose the CPU: %.*s)",
@@ -199,7 +215,7 @@ static mkrt_status start_backends(mkrt_runtime *rt, mkrt_error *err)
         snprintf(rt->backend_desc, sizeof rt->backend_desc, "cpu: %u workers", rt->workers);
         return MKRT_OK;
     }
-    char dev[256];
+    char dev[360];
     device->ops->describe(device, dev, sizeof dev);
     snprintf(rt->backend_desc, sizeof rt->backend_desc,
              "%s; watchdog %u ms; batches with ops the device lacks on %u CPU workers", dev,
@@ -245,6 +261,7 @@ mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **out, mkrt_error *
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     rt->workers = cfg->workers ? cfg->workers : (uint32_t)(cpus > 0 ? cpus : 1);
     bool ok = mkrt__mutex_init(&rt->producers_lock) == 0;
+    ok &= mkrt__mutex_init(&rt->state_lock) == 0;
     mkrt__waitq_init_symmetric(&rt->work_wq);
     mkrt__waitq_init_symmetric(&rt->done_wq);
     ok = alloc_batch(&rt->batch[0], cfg->max_batch) && alloc_batch(&rt->batch[1], cfg->max_batch) && ok;
@@ -734,6 +751,8 @@ mkrt_status mkrt_cell_read(mkrt_runtime *rt, uint32_t handle, uint64_t *value)
 {
     if (rt == NULL || value == NULL || handle >= rt->cfg.cells)
         return MKRT_EINVAL;
+    if (rt->device_state)
+        return mkrt__state_cells_read(rt, handle, 1, value);
     *value = rt->cells[handle];
     return MKRT_OK;
 }
@@ -743,6 +762,8 @@ mkrt_status mkrt_cells_read(mkrt_runtime *rt, uint32_t first, size_t count, uint
     if (rt == NULL || (out == NULL && count > 0) || first > rt->cfg.cells
         || count > (size_t)(rt->cfg.cells - first))
         return MKRT_EINVAL;
+    if (rt->device_state && count > 0)
+        return mkrt__state_cells_read(rt, first, count, out);
     if (count > 0)
         memcpy(out, &rt->cells[first], count * sizeof *out);
     return MKRT_OK;
@@ -752,6 +773,8 @@ mkrt_status mkrt_cell_write(mkrt_runtime *rt, uint32_t handle, uint64_t value)
 {
     if (rt == NULL || handle >= rt->cfg.cells)
         return MKRT_EINVAL;
+    if (rt->device_state)
+        return mkrt__state_cell_write(rt, handle, value);
     rt->cells[handle] = value;
     return MKRT_OK;
 }
@@ -773,10 +796,12 @@ static size_t log_window(mkrt_runtime *rt, uint64_t *from)
     return (size_t)(done - *from);
 }
 
-static uint64_t log_slot(mkrt_runtime *rt, uint64_t position)
+static uint64_t log_slot(mkrt__log_reader *r, uint64_t position)
 {
+    if (r->at != NULL)
+        return mkrt__state_log_word(r, position); /* an explicit copy from the device */
     /* relaxed: validated by the callers' fence and re-check (see above). */
-    return atomic_load_explicit(&rt->append_log[position % rt->cfg.append_log_capacity],
+    return atomic_load_explicit(&r->rt->append_log[position % r->rt->cfg.append_log_capacity],
                                 memory_order_relaxed);
 }
 
@@ -784,11 +809,14 @@ size_t mkrt_append_log_read(mkrt_runtime *rt, uint32_t handle, uint32_t *out, si
 {
     if (rt == NULL || (out == NULL && max > 0))
         return 0;
+    mkrt__log_reader r;
+    mkrt__state_log_begin(rt, &r); /* holds the state where it is (device state only) */
     for (;;) {
         uint64_t from;
+        r.n = 0; /* words copied in an earlier try may be stale */
         size_t len = log_window(rt, &from), n = 0;
         for (size_t i = 0; i < len; i++) {
-            uint64_t w = log_slot(rt, from + i);
+            uint64_t w = log_slot(&r, from + i);
             if ((uint32_t)w != handle)
                 continue;
             if (n < max)
@@ -797,8 +825,10 @@ size_t mkrt_append_log_read(mkrt_runtime *rt, uint32_t handle, uint32_t *out, si
         }
         atomic_thread_fence(memory_order_acquire); /* see log_window's comment */
         /* relaxed: ordered after the slot loads by the fence above. */
-        if (atomic_load_explicit(&rt->append_consumed, memory_order_relaxed) == from)
-            return n;
+        if (atomic_load_explicit(&rt->append_consumed, memory_order_relaxed) == from) {
+            mkrt__state_log_end(&r);
+            return r.failed ? 0 : n;
+        }
     }
 }
 
@@ -806,14 +836,19 @@ size_t mkrt_append_log_consume(mkrt_runtime *rt, mkrt_append_entry *out, size_t 
 {
     if (rt == NULL || (out == NULL && max > 0))
         return 0;
+    mkrt__log_reader r;
+    mkrt__state_log_begin(rt, &r);
     for (;;) {
         uint64_t from;
+        r.n = 0;
         size_t len = log_window(rt, &from);
         size_t k = len < max ? len : max;
-        if (k == 0)
+        if (k == 0 || r.failed) {
+            mkrt__state_log_end(&r);
             return 0;
+        }
         for (size_t i = 0; i < k; i++) {
-            uint64_t w = log_slot(rt, from + i);
+            uint64_t w = log_slot(&r, from + i);
             out[i] = (mkrt_append_entry){(uint32_t)w, (uint32_t)(w >> 32)};
         }
         atomic_thread_fence(memory_order_acquire); /* see log_window's comment */
@@ -821,9 +856,12 @@ size_t mkrt_append_log_consume(mkrt_runtime *rt, mkrt_append_entry *out, size_t 
          * dispatcher's admission: the slots are read before they are
          * handed out again. Failure: another consumer took them; retry. */
         uint64_t expect = from;
-        if (atomic_compare_exchange_strong_explicit(&rt->append_consumed, &expect, from + k,
-                                                    memory_order_release, memory_order_relaxed))
+        if (!r.failed && atomic_compare_exchange_strong_explicit(&rt->append_consumed, &expect, from + k,
+                                                                 memory_order_release,
+                                                                 memory_order_relaxed)) {
+            mkrt__state_log_end(&r);
             return k;
+        }
     }
 }
 

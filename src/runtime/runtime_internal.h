@@ -106,6 +106,15 @@ struct mkrt_runtime {
     uint32_t nbackends;
     _Atomic uint64_t device_batches, device_failures; /* batches run on, failures of backends[0] */
     _Atomic bool backend_failed; /* set once, after backend_failure is written */
+    /* Where the cells and the APPEND log live: NULL, the host arrays above;
+     * else the backend whose device memory holds them (backend.h,
+     * state_in). Moved by the dispatcher (mkrt__state_move) under
+     * state_lock, which the application's reads and writes of the state
+     * also take while device_state is set (constant after create). */
+    mkrt__backend *_Atomic state_at;
+    bool device_state;
+    bool state_lost;   /* dispatcher-only: a device's state could not come home */
+    mkrt__mutex state_lock;
     char backend_failure[MKRT_ERROR_MESSAGE_MAX + 96];
     /* Stage scratch, dispatcher-only, sized at create. */
     mkrt_dedupe_scratch *dedupe;
@@ -127,6 +136,32 @@ struct mkrt_runtime {
 };
 
 int mkrt__dispatcher_main(void *rt);
+/* Dispatcher thread: makes `to` hold the state before it runs a batch
+ * (to == NULL or a backend without state_in, or failed: the host arrays).
+ * Returns NULL, or the backend that failed (err says why): `to` when it
+ * could not take the state in, or the device that held it when its state
+ * could not be copied out (a sticky fault: the host arrays keep what the
+ * last copy brought; the state moves home all the same). */
+mkrt__backend *mkrt__state_move(struct mkrt_runtime *rt, mkrt__backend *to, mkrt_error *err);
+/* The application's accesses to the state, where it lives (device_state
+ * runtimes only; the others touch the host arrays directly). */
+mkrt_status mkrt__state_cells_read(struct mkrt_runtime *rt, uint32_t first, size_t count, uint64_t *out);
+mkrt_status mkrt__state_cell_write(struct mkrt_runtime *rt, uint32_t handle, uint64_t value);
+/* A reader of the APPEND log's ring: between begin and end the state
+ * stays where it is (state_lock, device_state runtimes only); at is the
+ * device that holds it (NULL: read the host ring), words are copied from
+ * it a chunk at a time. failed: a copy failed (the read returns nothing). */
+typedef struct mkrt__log_reader {
+    struct mkrt_runtime *rt;
+    mkrt__backend *at;
+    uint64_t base;   /* position of words[0] */
+    size_t n;        /* words held */
+    bool failed;
+    uint64_t words[128];
+} mkrt__log_reader;
+void mkrt__state_log_begin(struct mkrt_runtime *rt, mkrt__log_reader *r);
+uint64_t mkrt__state_log_word(mkrt__log_reader *r, uint64_t position);
+void mkrt__state_log_end(mkrt__log_reader *r);
 
 /* A relaxed load; each caller says why relaxed is enough there. */
 static inline uint64_t mkrt__load_relaxed(_Atomic uint64_t *v)

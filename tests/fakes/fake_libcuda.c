@@ -9,8 +9,12 @@
  *   display   the device has a kernel run-time limit
  *   missing   cuLaunchCooperativeKernel cannot be resolved
  * and the device paths ("ok", the default, is a healthy "Fake GPU"):
- *   ok        memory is host memory (device pointer = host pointer), copies
- *             are memcpy, and the cooperative launch starts a thread that
+ *   ok        device memory (cuMemAlloc) is host memory behind a tagged
+ *             address the host cannot dereference; host-mapped memory is
+ *             the host pointer; async copies run when their stream is
+ *             synchronised or queried; synchronising calls wait while any
+ *             kernel runs (see sync_gate); launches queue on their stream
+ *             (see launch_thread), and the cooperative launch starts a thread that
  *             runs the megakernel's loop in C (src/backend/mk_loop.h) over
  *             the control block it was given: the real host engine
  *             (cuda_engine.c) and the real dispatcher drive it unchanged.
@@ -29,6 +33,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -57,6 +62,7 @@ static int is(const char *m)
 }
 
 static _Atomic int live; /* outstanding resources */
+static void sync_gate(const char *what);
 
 int fake_cuda_live(void);
 int fake_cuda_live(void)
@@ -145,10 +151,17 @@ static int fake_name(char *name, int len, int d)
 static int primary_ctx;
 static _Thread_local void *current;
 
+/* A sticky error (a faulted kernel) poisons the context: copies, stream
+ * synchronisations and launches fail until the last reference to the
+ * primary context is released (the next retain makes a fresh one). */
+static _Atomic int sticky;
+static _Atomic int ctx_refs;
+
 static int fake_retain(void **ctx, int dev)
 {
     (void)dev;
     *ctx = &primary_ctx;
+    atomic_fetch_add(&ctx_refs, 1);
     atomic_fetch_add(&live, 1);
     return OK;
 }
@@ -156,6 +169,8 @@ static int fake_retain(void **ctx, int dev)
 static int fake_release(int dev)
 {
     (void)dev;
+    if (atomic_fetch_sub(&ctx_refs, 1) == 1)
+        atomic_store(&sticky, 0);
     atomic_fetch_sub(&live, 1);
     return OK;
 }
@@ -179,10 +194,12 @@ typedef struct fake_module {
 
 static int fake_module_load(void **m, const void *image)
 {
+    sync_gate("cuModuleLoadData");
     uint32_t magic;
     memcpy(&magic, image, sizeof magic);
     int linked = memcmp(image, linked_image, sizeof linked_image) == 0;
-    if (magic != FATBIN_MAGIC && !linked)
+    /* or the application's PTX (tests/shared_gpu.c) */
+    if (magic != FATBIN_MAGIC && !linked && strstr(image, ".entry fake_app_kernel") == NULL)
         return E_INVALID_IMAGE;
     fake_module *fm = calloc(1, sizeof *fm);
     fm->linked = linked;
@@ -193,13 +210,20 @@ static int fake_module_load(void **m, const void *image)
 
 static int fake_module_unload(void *m)
 {
+    sync_gate("cuModuleUnload");
     free(m);
     atomic_fetch_sub(&live, 1);
     return OK;
 }
 
+static int app_kernel_marker; /* the function handle of "fake_app_kernel" */
+
 static int fake_get_function(void **f, void *m, const char *name)
 {
+    if (strcmp(name, "fake_app_kernel") == 0) {
+        *f = &app_kernel_marker;
+        return OK;
+    }
     if (strcmp(name, MKRT_MK_KERNEL_SYMBOL) != 0)
         return E_NOT_FOUND;
     *f = m; /* the function knows its module */
@@ -217,6 +241,7 @@ static int fake_occupancy(int *n, void *f, int block, size_t smem)
 /* Memory: host memory throughout. */
 static int fake_host_alloc(void **p, size_t bytes, unsigned flags)
 {
+    sync_gate("cuMemHostAlloc");
     (void)flags;
     *p = aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
     if (*p == NULL)
@@ -228,6 +253,7 @@ static int fake_host_alloc(void **p, size_t bytes, unsigned flags)
 
 static int fake_free_host(void *p)
 {
+    sync_gate("cuMemFreeHost");
     free(p);
     atomic_fetch_sub(&live, 1);
     return OK;
@@ -235,6 +261,7 @@ static int fake_free_host(void *p)
 
 static int fake_host_register(void *p, size_t bytes, unsigned flags)
 {
+    sync_gate("cuMemHostRegister");
     (void)flags;
     if (p == NULL || bytes == 0)
         return E_INVALID_VALUE;
@@ -244,6 +271,7 @@ static int fake_host_register(void *p, size_t bytes, unsigned flags)
 
 static int fake_host_unregister(void *p)
 {
+    sync_gate("cuMemHostUnregister");
     (void)p;
     atomic_fetch_sub(&live, 1);
     return OK;
@@ -256,43 +284,233 @@ static int fake_device_pointer(unsigned long long *d, void *p, unsigned flags)
     return OK;
 }
 
+/* Device memory (cuMemAlloc) is host memory behind a tagged address the
+ * host cannot dereference (a non-canonical pointer: a missing copy
+ * crashes at once); the "kernel" and the copies turn it back (fake_dev). */
+#define DEV_TAG 0xDE00000000000000ull
+
+static void *fake_dev(uint64_t a)
+{
+    return (void *)(uintptr_t)((a & DEV_TAG) == DEV_TAG ? a ^ DEV_TAG : a);
+}
+
+/* Every allocation stays on a list (as the driver keeps track of it), so
+ * that a leak checker sees the memory of a hung kernel, which the engine
+ * keeps only through tagged addresses, as reachable. */
+typedef struct dev_block {
+    struct dev_block *next, *prev;
+    uint64_t pad[2]; /* 32 bytes: the memory after the header stays 16-byte aligned */
+} dev_block;
+static dev_block dev_blocks = {&dev_blocks, &dev_blocks, {0, 0}};
+static pthread_mutex_t dev_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static int fake_mem_alloc(unsigned long long *d, size_t bytes)
 {
-    void *p = malloc(bytes);
-    if (p == NULL)
+    sync_gate("cuMemAlloc");
+    dev_block *b = malloc(sizeof *b + (bytes ? bytes : 1));
+    if (b == NULL)
         return 2;
-    *d = (unsigned long long)(uintptr_t)p;
+    memset(b + 1, 0xA5, bytes); /* what fresh device memory holds: nothing useful */
+    pthread_mutex_lock(&dev_lock);
+    b->next = dev_blocks.next;
+    b->prev = &dev_blocks;
+    dev_blocks.next->prev = b;
+    dev_blocks.next = b;
+    pthread_mutex_unlock(&dev_lock);
+    *d = (unsigned long long)(uintptr_t)(b + 1) ^ DEV_TAG;
     atomic_fetch_add(&live, 1);
     return OK;
 }
 
 static int fake_mem_free(unsigned long long d)
 {
-    free((void *)(uintptr_t)d);
+    sync_gate("cuMemFree");
+    if ((d & DEV_TAG) != DEV_TAG)
+        return E_INVALID_VALUE;
+    dev_block *b = (dev_block *)fake_dev(d) - 1;
+    pthread_mutex_lock(&dev_lock);
+    b->prev->next = b->next;
+    b->next->prev = b->prev;
+    pthread_mutex_unlock(&dev_lock);
+    free(b);
     atomic_fetch_sub(&live, 1);
+    return OK;
+}
+
+/* A synchronous copy on the legacy stream: waits for every kernel. */
+static int fake_dtoh(void *dst, unsigned long long src, size_t bytes)
+{
+    sync_gate("cuMemcpyDtoH");
+    memcpy(dst, fake_dev(src), bytes);
+    return OK;
+}
+
+/* Kernels in flight in the process (launched, not finished, not faulted):
+ * a synchronising call waits for none to be left, as the real driver's
+ * module loads, allocations and cuCtxSynchronize do; launches wait while a
+ * synchronising call is pending (the context's lock). A real driver waits
+ * for ever behind a persistent kernel; this one gives up after
+ * FAKE_CUDA_SYNC_TIMEOUT_MS (default 20000) and aborts the process loudly,
+ * so a test fails instead of hanging. */
+static _Atomic int kernels_running;
+static _Atomic int syncs_pending;
+static _Atomic uint64_t syncs_done; /* synchronising calls that waited and got through */
+
+int fake_cuda_kernels_running(void);
+int fake_cuda_kernels_running(void)
+{
+    return atomic_load(&kernels_running);
+}
+
+static void nap_us(long us)
+{
+    struct timespec ts = {0, us * 1000};
+    nanosleep(&ts, NULL);
+}
+
+static long sync_timeout_ms(void)
+{
+    const char *t = getenv("FAKE_CUDA_SYNC_TIMEOUT_MS");
+    return t ? atol(t) : 20000;
+}
+
+static void sync_gate(const char *what)
+{
+    atomic_fetch_add(&syncs_pending, 1);
+    long waited_us = 0, limit_us = sync_timeout_ms() * 1000;
+    int had_to_wait = 0;
+    while (atomic_load(&kernels_running) > 0) {
+        had_to_wait = 1;
+        if (waited_us >= limit_us) {
+            fprintf(stderr, "fake libcuda: %s blocked for %ld ms behind %d running kernel(s): on a real "
+                            "GPU this call hangs for as long as they run. Aborting.\n",
+                    what, waited_us / 1000, atomic_load(&kernels_running));
+            abort();
+        }
+        nap_us(100);
+        waited_us += 100;
+    }
+    if (had_to_wait)
+        atomic_fetch_add(&syncs_done, 1);
+    atomic_fetch_sub(&syncs_pending, 1);
+}
+
+/* How many synchronising calls had to wait for a kernel to leave. */
+unsigned long long fake_cuda_syncs_waited(void);
+unsigned long long fake_cuda_syncs_waited(void)
+{
+    return (unsigned long long)atomic_load(&syncs_done);
+}
+
+/* Streams: a launch is a thread that first waits for the stream's previous
+ * launch to finish (stream order), then runs; the kernel's stream reports
+ * on it. */
+typedef struct fake_stream fake_stream;
+typedef struct fake_launch_rec {
+    pthread_t thread;
+    struct fake_launch_rec *prev; /* joined by this one's thread; freed with the stream */
+    fake_stream *s;
+    mkrt_mk_control *ctl;        /* the megakernel's control block, or NULL */
+    mkrt__mk_loop_hooks hooks;
+    unsigned long long app_out;  /* the application kernel: *app_out = app_value */
+    unsigned long long app_value;
+    _Atomic int counted;         /* 1 while in kernels_running */
+} fake_launch_rec;
+
+struct fake_stream {
+    fake_launch_rec *last;       /* latest launch, joined at destroy; ->prev: the earlier ones */
+    _Atomic int inflight;        /* launched, not finished */
+    _Atomic int faulted;
+    _Atomic(fake_launch_rec *) current; /* running now */
+    pthread_t watch;
+    int watching;
+    _Atomic int closing;
+    pthread_mutex_t copy_lock;   /* the copies queued on the stream */
+    struct fake_copy *copies, **copies_tail;
+};
+
+/* Async copies complete on their stream, not at the call: they are done
+ * when the stream is synchronised or queried, so a missing
+ * synchronisation leaves the destination stale. */
+typedef struct fake_copy {
+    void *dst;
+    const void *src;
+    size_t bytes;
+    struct fake_copy *next;
+} fake_copy;
+
+static void run_copies(fake_stream *s)
+{
+    pthread_mutex_lock(&s->copy_lock);
+    for (fake_copy *c = s->copies, *next; c != NULL; c = next) {
+        next = c->next;
+        if ((uintptr_t)c->src % 8 == 0 && c->bytes % 8 == 0) {
+            /* The copy engine reads words, beside a kernel that may write
+             * them (the watchdog's copy of a hung kernel's progress words).
+             * acquire: as the host's loads of mapped progress words pair
+             * with the loop's release stores (mk_host.c, describe_progress):
+             * a hung block's work before its last record is visible to the
+             * copies that bring the state home after it. */
+            for (size_t i = 0; i < c->bytes / 8; i++) {
+                uint64_t w = atomic_load_explicit((_Atomic uint64_t *)c->src + i, memory_order_acquire);
+                memcpy((char *)c->dst + 8 * i, &w, 8);
+            }
+        } else {
+            memcpy(c->dst, c->src, c->bytes);
+        }
+        free(c);
+    }
+    s->copies = NULL;
+    s->copies_tail = &s->copies;
+    pthread_mutex_unlock(&s->copy_lock);
+}
+
+static int queue_copy(void *stream, void *dst, const void *src, size_t bytes)
+{
+    fake_stream *s = stream;
+    if (atomic_load(&sticky))
+        return E_ILLEGAL_ADDRESS;
+    if (s == NULL) {
+        fprintf(stderr, "fake libcuda: an async copy on the legacy default stream, which waits for "
+                        "every kernel: mkrt must use its own non-blocking streams. Aborting.\n");
+        abort();
+    }
+    fake_copy *c = calloc(1, sizeof *c);
+    if (c == NULL)
+        return 2;
+    *c = (fake_copy){dst, src, bytes, NULL};
+    pthread_mutex_lock(&s->copy_lock);
+    *s->copies_tail = c;
+    s->copies_tail = &c->next;
+    pthread_mutex_unlock(&s->copy_lock);
     return OK;
 }
 
 static int fake_htod_async(unsigned long long dst, const void *src, size_t bytes, void *s)
 {
-    (void)s;
-    memcpy((void *)(uintptr_t)dst, src, bytes);
-    return OK;
+    return queue_copy(s, fake_dev(dst), src, bytes);
 }
 
-/* Streams; the kernel's stream reports on the "kernel" thread. */
-typedef struct fake_stream {
-    pthread_t thread, watch;
-    int running, watching;
-    _Atomic int state; /* 0 idle, 1 running, 2 exited, 3 faulted */
-    mkrt_mk_control *ctl;
-    mkrt__mk_loop_hooks hooks;
-} fake_stream;
+static int fake_dtoh_async(void *dst, unsigned long long src, size_t bytes, void *s)
+{
+    return queue_copy(s, dst, fake_dev(src), bytes);
+}
 
-static int fake_stream_create(void **s, unsigned flags)
+static void uncount(fake_launch_rec *r)
+{
+    if (atomic_exchange(&r->counted, 0))
+        atomic_fetch_sub(&kernels_running, 1);
+}
+
+static int fake_stream_create(void **p, unsigned flags)
 {
     (void)flags;
-    *s = calloc(1, sizeof(fake_stream));
+    fake_stream *s = calloc(1, sizeof(fake_stream));
+    if (s == NULL)
+        return 2;
+    pthread_mutex_init(&s->copy_lock, NULL);
+    s->copies_tail = &s->copies;
+    *p = s;
     atomic_fetch_add(&live, 1);
     return OK;
 }
@@ -300,26 +518,53 @@ static int fake_stream_create(void **s, unsigned flags)
 static int fake_stream_destroy(void *p)
 {
     fake_stream *s = p;
-    if (s->running)
-        pthread_join(s->thread, NULL);
+    atomic_store(&s->closing, 1);
+    if (s->last != NULL)
+        pthread_join(s->last->thread, NULL);
     if (s->watching)
         pthread_join(s->watch, NULL);
+    for (fake_launch_rec *r = s->last, *prev; r != NULL; r = prev) {
+        prev = r->prev;
+        free(r);
+    }
+    run_copies(s);
+    pthread_mutex_destroy(&s->copy_lock);
     free(s);
     atomic_fetch_sub(&live, 1);
     return OK;
 }
 
-static int fake_stream_sync(void *s)
+/* Waits for the stream's kernels (a copy stream has none: see copies). */
+static int fake_stream_sync(void *p)
 {
-    (void)s;
-    return OK;
+    fake_stream *s = p;
+    run_copies(s);
+    if (atomic_load(&sticky))
+        return E_ILLEGAL_ADDRESS;
+    long waited_us = 0, limit_us = sync_timeout_ms() * 1000;
+    while (atomic_load(&s->inflight) > 0 && !atomic_load(&s->faulted)) {
+        if (waited_us >= limit_us) {
+            fprintf(stderr, "fake libcuda: cuStreamSynchronize blocked for %ld ms on a stream whose "
+                            "kernel runs on. Aborting.\n", waited_us / 1000);
+            abort();
+        }
+        nap_us(100);
+        waited_us += 100;
+    }
+    return atomic_load(&s->faulted) ? E_ILLEGAL_ADDRESS : OK;
 }
 
 static int fake_stream_query(void *p)
 {
     fake_stream *s = p;
-    int st = atomic_load(&s->state);
-    return st == 1 ? E_NOT_READY : st == 3 ? E_ILLEGAL_ADDRESS : OK;
+    run_copies(s);
+    return atomic_load(&s->faulted) ? E_ILLEGAL_ADDRESS : atomic_load(&s->inflight) > 0 ? E_NOT_READY : OK;
+}
+
+static int fake_ctx_synchronize(void)
+{
+    sync_gate("cuCtxSynchronize");
+    return OK;
 }
 
 static uint32_t fake_user_op(uint32_t op, uint32_t in, uint32_t out, uint32_t param, uint64_t *cells,
@@ -350,13 +595,45 @@ static uint32_t fake_user_op(uint32_t op, uint32_t in, uint32_t out, uint32_t pa
 static _Atomic uint64_t fault_batch;
 static _Atomic uint32_t fault_layer;
 
-static void *kernel_thread(void *p)
+static void *launch_thread(void *p)
 {
-    fake_stream *s = p;
-    mkrt__mk_loop_run(s->ctl, &s->hooks);
-    int running = 1;
-    atomic_compare_exchange_strong(&s->state, &running, 2); /* a fault already reported stays */
+    fake_launch_rec *r = p;
+    fake_stream *s = r->s;
+    if (r->prev != NULL) /* stream order; the record is freed with the stream (fault_watch may read it) */
+        pthread_join(r->prev->thread, NULL);
+    if (!atomic_load(&s->faulted)) {
+        atomic_store(&s->current, r);
+        if (r->ctl != NULL) {
+            mkrt__mk_loop_run(r->ctl, &r->hooks);
+        } else if (r->app_out != 0) { /* the application's kernel: a little work, one store */
+            nap_us(200);
+            unsigned long long *out = fake_dev(r->app_out);
+            *out = r->app_value;
+        }
+        atomic_store(&s->current, NULL);
+    }
+    uncount(r);
+    atomic_fetch_sub(&s->inflight, 1);
     return NULL;
+}
+
+static int start_launch(fake_stream *s, fake_launch_rec *r)
+{
+    while (atomic_load(&syncs_pending) > 0) /* a synchronising call holds the context */
+        nap_us(50);
+    r->s = s;
+    r->prev = s->last;
+    atomic_store(&r->counted, 1);
+    atomic_fetch_add(&kernels_running, 1);
+    atomic_fetch_add(&s->inflight, 1);
+    if (pthread_create(&r->thread, NULL, launch_thread, r) != 0) {
+        uncount(r);
+        atomic_fetch_sub(&s->inflight, 1);
+        free(r);
+        return 2;
+    }
+    s->last = r;
+    return OK;
 }
 
 static int fake_launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
@@ -370,27 +647,30 @@ static int fake_launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned 
     if (is("toolarge") || gx > SMS * PER_SM || bx > 1024)
         return E_TOO_LARGE;
     fake_stream *s = stream;
+    if (s == NULL) {
+        fprintf(stderr, "fake libcuda: a launch on the legacy default stream, which synchronises "
+                        "with every other stream: mkrt must use its own non-blocking streams.\n");
+        abort();
+    }
+    if (atomic_load(&s->faulted) || atomic_load(&sticky))
+        return E_ILLEGAL_ADDRESS; /* sticky */
     fake_module *m = f;
+    fake_launch_rec *r = calloc(1, sizeof *r);
+    if (r == NULL)
+        return 2;
     unsigned long long ctl;
     memcpy(&ctl, params[0], sizeof ctl);
-    s->ctl = (mkrt_mk_control *)(uintptr_t)ctl;
-    s->hooks.blocks = gx;
-    s->hooks.user_op = m->linked ? fake_user_op : NULL;
+    r->ctl = (mkrt_mk_control *)(uintptr_t)ctl;
+    r->hooks.blocks = gx;
+    r->hooks.dev = fake_dev;
+    r->hooks.user_op = m->linked ? fake_user_op : NULL;
     if (is("fault")) {
-        const char *b = getenv("FAKE_CUDA_FAULT_BATCH");
-        atomic_store_explicit(&fault_layer, 0, memory_order_relaxed);
-        /* release: read by the loop's acquire of hang_batch. */
-        atomic_store_explicit(&fault_batch, b ? strtoull(b, NULL, 10) : 3, memory_order_release);
         /* A "fault": the loop parks in that batch (the hang hook, left
          * through shutdown) and fault_watch reports the stream faulted. */
-        s->hooks.hang_batch = &fault_batch;
-        s->hooks.hang_after_layer = &fault_layer;
+        r->hooks.hang_batch = &fault_batch;
+        r->hooks.hang_after_layer = &fault_layer;
     }
-    atomic_store(&s->state, 1);
-    if (pthread_create(&s->thread, NULL, kernel_thread, s) != 0)
-        return 2;
-    s->running = 1;
-    return OK;
+    return start_launch(s, r);
 }
 
 /* In fault mode the loop parks in the faulting batch until shutdown; a
@@ -398,16 +678,17 @@ static int fake_launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned 
 static void *fault_watch(void *p)
 {
     fake_stream *s = p;
-    while (atomic_load(&s->state) == 1) {
+    while (!atomic_load(&s->closing)) {
         uint64_t fb = atomic_load(&fault_batch);
-        uint64_t bell = atomic_load_explicit(&s->ctl->doorbell, memory_order_acquire);
-        if (fb != 0 && bell >= fb) {
-            int running = 1; /* the stream reports the fault; the parked loop leaves at shutdown */
-            atomic_compare_exchange_strong(&s->state, &running, 3);
+        fake_launch_rec *r = atomic_load(&s->current);
+        if (r != NULL && r->ctl != NULL && fb != 0 &&
+            atomic_load_explicit(&r->ctl->doorbell, memory_order_acquire) >= fb) {
+            atomic_store(&s->faulted, 1); /* the parked loop leaves at shutdown */
+            atomic_store(&sticky, 1);
+            uncount(r);
             return NULL;
         }
-        struct timespec ts = {0, 200000};
-        nanosleep(&ts, NULL);
+        nap_us(200);
     }
     return NULL;
 }
@@ -415,11 +696,33 @@ static void *fault_watch(void *p)
 static int fake_launch_entry(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                              unsigned bz, unsigned smem, void *stream, void **params)
 {
-    int r = fake_launch(f, gx, gy, gz, bx, by, bz, smem, stream, params);
     fake_stream *s = stream;
-    if (r == OK && is("fault") && pthread_create(&s->watch, NULL, fault_watch, s) == 0)
+    if (is("fault") && s != NULL && !s->watching) {
+        const char *b = getenv("FAKE_CUDA_FAULT_BATCH");
+        atomic_store_explicit(&fault_layer, 0, memory_order_relaxed);
+        /* release: read by the loop's acquire of hang_batch. */
+        atomic_store_explicit(&fault_batch, b ? strtoull(b, NULL, 10) : 3, memory_order_release);
+    }
+    int r = fake_launch(f, gx, gy, gz, bx, by, bz, smem, stream, params);
+    if (r == OK && is("fault") && !s->watching && pthread_create(&s->watch, NULL, fault_watch, s) == 0)
         s->watching = 1;
     return r;
+}
+
+/* The application's own kernel (cuLaunchKernel of "fake_app_kernel"):
+ * params {CUdeviceptr out, unsigned long long value}: stores value at out. */
+static int fake_launch_kernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                              unsigned bz, unsigned smem, void *stream, void **params, void **extra)
+{
+    (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)smem, (void)extra;
+    if (f != (void *)&app_kernel_marker || stream == NULL)
+        return E_INVALID_VALUE;
+    fake_launch_rec *r = calloc(1, sizeof *r);
+    if (r == NULL)
+        return 2;
+    memcpy(&r->app_out, params[0], sizeof r->app_out);
+    memcpy(&r->app_value, params[1], sizeof r->app_value);
+    return start_launch(stream, r);
 }
 
 /* Linking. */
@@ -521,6 +824,8 @@ int cuGetProcAddress_v2(const char *symbol, void **pfn, int version, uint64_t fl
         {"cuMemAlloc", (void *)fake_mem_alloc},
         {"cuMemFree", (void *)fake_mem_free},
         {"cuMemcpyHtoDAsync", (void *)fake_htod_async},
+        {"cuMemcpyDtoH", (void *)fake_dtoh},
+        {"cuMemcpyDtoHAsync", (void *)fake_dtoh_async},
         {"cuStreamCreate", (void *)fake_stream_create},
         {"cuStreamDestroy", (void *)fake_stream_destroy},
         {"cuStreamSynchronize", (void *)fake_stream_sync},
@@ -529,6 +834,8 @@ int cuGetProcAddress_v2(const char *symbol, void **pfn, int version, uint64_t fl
         {"cuLinkAddData", (void *)fake_link_add},
         {"cuLinkComplete", (void *)fake_link_complete},
         {"cuLinkDestroy", (void *)fake_link_destroy},
+        {"cuLaunchKernel", (void *)fake_launch_kernel},
+        {"cuCtxSynchronize", (void *)fake_ctx_synchronize},
     };
     if (strcmp(symbol, "cuLaunchCooperativeKernel") == 0) {
         *pfn = is("missing") ? NULL : (void *)fake_launch_entry;
