@@ -12,7 +12,8 @@
 #   make deps       apt-get install what the build and tests need (idempotent)
 #
 # Variables: BUILD (build tree, default build), CC, NVCC (empty: no CUDA
-# megakernel), PREFIX/LIBDIR/INCDIR/DESTDIR (install), SECONDS (stress).
+# megakernel), PREFIX/LIBDIR/INCDIR/DESTDIR (install), SECONDS (stress),
+# GRAPH_SCALE (make demo-graph, default 16).
 #
 # Every target a person runs has its description on its rule line:
 #     target: prerequisites ## what it does, in one line
@@ -84,7 +85,7 @@ HEADERS     := $(sort $(wildcard include/mkrt/*.h))
 EXAMPLES    := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
 
 .PHONY: all check headers-check abi-check install-check stress soak tsan asan bench bench-quick \
-        bench-cuda plots demo examples install uninstall deps bench-deps clean help tests docs docs-check
+        bench-cuda plots demo demo-graph examples install uninstall deps bench-deps clean help tests docs docs-check
 .DEFAULT_GOAL := all
 
 all: $(STATIC) $(SHARED) $(BUILD)/libmkrt.so ## libmkrt.a and libmkrt.so (with its SONAME link) in $(BUILD)
@@ -331,6 +332,25 @@ $(BUILD)/examples/%: examples/%.c $(STATIC)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(STATIC) $(LDFLAGS) $(LDLIBS)
 
 examples: $(EXAMPLES) ## build examples/*.c into $(BUILD)/examples
+
+# The Graph500 kit (examples/graph500/*.c): the graph example and the
+# graph benchmark link all of it, mkrt's engine (traverse_mkrt.c)
+# included; the kit's unit test links the rest.
+G500_SRCS     := $(sort $(wildcard examples/graph500/*.c))
+G500_OBJS     := $(G500_SRCS:%.c=$(BUILD)/obj/%.o)
+G500_KIT_OBJS := $(filter-out %/traverse_mkrt.o,$(G500_OBJS))
+GRAPH_SCALE   ?= 16
+$(BUILD)/examples/graph_bfs: $(BUILD)/obj/examples/graph_bfs.o $(G500_OBJS) $(STATIC)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/test_graph500_kit: $(BUILD)/obj/tests/test_graph500_kit.o $(G500_KIT_OBJS) \
+                                  $(TEST_HELPLIB) $(STATIC)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+demo-graph: $(BUILD)/examples/graph_bfs ## the graph example: BFS+SSSP from 16 roots, validated (GRAPH_SCALE=16)
+	$(BUILD)/examples/graph_bfs --scale $(GRAPH_SCALE)
 
 # The README's main demo: a dataflow analysis through the runtime (CPU).
 demo: $(EXAMPLES) ## run the minimal example and the dataflow analysis demo
