@@ -294,8 +294,27 @@ $(BENCH_LAYER): bench/cuda/layer_kernel.cu src/cuda/protocol.h src/ops/builtin_o
 CUDA_BENCH_DATA := $(BENCH_LAYER)
 endif
 
+# The graph benchmark: mkrt's engine beside GraphBLAS and igraph, each peer
+# built in where a test compile finds it (else the benchmark says it
+# skipped it). G500_OBJS: the Graph500 kit, defined with the examples.
+GRAPH_PEER_SRCS := bench/graph/graphblas_engine.c bench/graph/igraph_engine.c
+$(BUILD)/bench/graph_bench: bench/graph_bench.c bench/bench_util.h bench/graph/peers.h \
+                            $(GRAPH_PEER_SRCS) $(G500_OBJS) $(STATIC)
+	@mkdir -p $(@D)
+	@peers=""; libs=""; \
+	if printf '#include <GraphBLAS.h>\nint main(void){return GrB_init(GrB_NONBLOCKING);}\n' | \
+	    $(CC) -x c - -o $@.probe -lgraphblas >/dev/null 2>&1; then \
+	  peers="-DHAVE_GRAPHBLAS"; libs="-lgraphblas"; fi; \
+	if pkg-config --exists igraph 2>/dev/null; then \
+	  peers="$$peers -DHAVE_IGRAPH $$(pkg-config --cflags igraph)"; libs="$$libs $$(pkg-config --libs igraph)"; fi; \
+	rm -f $@.probe; \
+	echo "$(CC) $(BENCH_CFLAGS) $$peers -o $@ bench/graph_bench.c $(GRAPH_PEER_SRCS) $(G500_OBJS) $(STATIC) $$libs $(URCU_LIBS) -lm -pthread"; \
+	$(CC) $(BENCH_CFLAGS) $$peers -o $@ bench/graph_bench.c $(GRAPH_PEER_SRCS) $(G500_OBJS) $(STATIC) \
+	    $$libs $(URCU_LIBS) -lm -pthread
+
 BENCHES := $(BUILD)/bench/ring_bench $(BUILD)/bench/plan_bench $(BUILD)/bench/cache_bench \
-           $(BUILD)/bench/runtime_bench $(BUILD)/bench/cuda_bench $(CUDA_BENCH_DATA)
+           $(BUILD)/bench/runtime_bench $(BUILD)/bench/cuda_bench $(BUILD)/bench/graph_bench \
+           $(CUDA_BENCH_DATA)
 # `make bench` prints the figures and writes nothing; `make bench RECORD=1`
 # (also `make bench-cuda RECORD=1`) records them as bench/results/NAME.md
 # and NAME.csv, replacing the committed ones. bench-quick never records.
@@ -306,6 +325,7 @@ bench: $(BENCHES) ## benchmarks against peers, printed; RECORD=1 writes bench/re
 	$(BUILD)/bench/cache_bench $(call BENCH_RECORD,cache)
 	$(BUILD)/bench/runtime_bench $(call BENCH_RECORD,runtime)
 	$(BUILD)/bench/cuda_bench $(call BENCH_RECORD,cuda)
+	$(BUILD)/bench/graph_bench $(call BENCH_RECORD,graph)
 
 # On a GPU machine (no peer libraries needed): the CUDA figures alone.
 bench-cuda: $(BUILD)/bench/cuda_bench $(CUDA_BENCH_DATA) ## the GPU benchmark alone; RECORD=1 writes bench/results/cuda.*
@@ -317,6 +337,7 @@ bench-quick: $(BENCHES) ## every benchmark in quick mode (what CI runs); writes 
 	$(BUILD)/bench/cache_bench --quick
 	$(BUILD)/bench/runtime_bench --quick
 	$(BUILD)/bench/cuda_bench --quick
+	$(BUILD)/bench/graph_bench --quick
 
 # Charts of the recorded figures: bench/plots/NAME.gp reads
 # bench/results/NAME.csv and draws bench/results/plots/NAME.png. cuda.gp
@@ -383,7 +404,7 @@ uninstall: ## remove what `make install` installed (same PREFIX and DESTDIR)
 # Debian packages. `deps` is what build + tests need; `bench-deps` adds the
 # peer libraries the benchmarks compare against and gnuplot for `make plots`.
 DEPS_PKGS       := make gcc clang perl pkg-config liburcu-dev libclang-rt-dev doxygen
-BENCH_DEPS_PKGS := libck-dev dpdk-dev liburcu-dev gnuplot-nox
+BENCH_DEPS_PKGS := libck-dev dpdk-dev liburcu-dev gnuplot-nox libgraphblas-dev libigraph-dev
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 define apt_install
 	@missing=""; for p in $(1); do \

@@ -53,7 +53,7 @@ static bool parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
 static int parse_args(int argc, char **argv, options *o)
 {
     *o = (options){16, 16, 16, 0, 1, &traverse_mkrt_ops};
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc; i += 2) { /* every option takes a value */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         uint64_t x = 0;
         bool ok = true;
@@ -78,7 +78,6 @@ static int parse_args(int argc, char **argv, options *o)
             usage(argv[0]);
             return -1;
         }
-        i++;
     }
     return 0;
 }
