@@ -107,8 +107,8 @@ typedef struct g500_graph {
  *  every engine's matrix is the simple graph), each row sorted by target.
  *  The weight of edge {u, v} is the same in both directions and derived
  *  from (el->seed, min(u,v), max(u,v)), in 1..255. Returns 0, or -1 with a
- *  message in why (allocation failure, more than 2^32 neighbours in all is
- *  fine but a vertex id out of range is not) and *g zeroed. */
+ *  message in why (allocation failure, a tuple naming a vertex id >=
+ *  el->vertices) and *g zeroed. */
 int g500_csr_build(const g500_edge_list *el, g500_graph *g, char *why, size_t why_len);
 /** Releases the graph (NULL-safe; the struct is zeroed). */
 void g500_graph_free(g500_graph *g);
