@@ -30,20 +30,17 @@ static initiator initiator_thresholds(void)
                        (uint32_t)((G500_A + G500_B + G500_C) * two32)};
 }
 
-/* One level: sets bit `bit` of *u and *v from the draw r. */
+/* One level: sets bit `bit` of *u and *v from the draw r, without a branch
+ * (the quadrant is random, so branches would mispredict half the time):
+ * u's bit is set in the bottom half (r >= ab); v's in the right half, the
+ * second and fourth ranges, which is what the parity of the three
+ * comparisons gives. */
 static inline void pick_quadrant(const initiator *t, uint32_t r, uint32_t bit, uint32_t *u,
                                  uint32_t *v)
 {
-    if (r < t->a)
-        return;
-    if (r < t->ab)
-        *v |= bit;
-    else if (r < t->abc)
-        *u |= bit;
-    else {
-        *u |= bit;
-        *v |= bit;
-    }
+    const uint32_t ge_a = r >= t->a, ge_ab = r >= t->ab, ge_abc = r >= t->abc;
+    *u |= bit & (0u - ge_ab);
+    *v |= bit & (0u - (ge_a ^ ge_ab ^ ge_abc));
 }
 
 static void make_tuples(g500_edge *e, uint64_t edges, uint32_t scale, uint64_t seed)
