@@ -83,6 +83,13 @@ STRESS_BINS := $(STRESS_SRCS:stress/%.c=$(BUILD)/stress/%)
 SOAK_BIN    := $(BUILD)/stress/soak
 HEADERS     := $(sort $(wildcard include/mkrt/*.h))
 EXAMPLES    := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
+# The Graph500 kit (examples/graph500/*.c): the graph example and the
+# graph benchmark link all of it, mkrt's engine (traverse_mkrt.c)
+# included; the kit's unit test links the rest.
+G500_SRCS     := $(sort $(wildcard examples/graph500/*.c))
+G500_OBJS     := $(G500_SRCS:%.c=$(BUILD)/obj/%.o)
+G500_KIT_OBJS := $(filter-out %/traverse_mkrt.o,$(G500_OBJS))
+GRAPH_SCALE   ?= 16
 
 .PHONY: all check headers-check abi-check install-check stress soak tsan asan bench bench-quick \
         bench-cuda plots demo demo-graph examples install uninstall deps bench-deps clean help tests docs docs-check
@@ -296,7 +303,7 @@ endif
 
 # The graph benchmark: mkrt's engine beside GraphBLAS and igraph, each peer
 # built in where a test compile finds it (else the benchmark says it
-# skipped it). G500_OBJS: the Graph500 kit, defined with the examples.
+# skipped it). G500_OBJS: the Graph500 kit (above).
 GRAPH_PEER_SRCS := bench/graph/graphblas_engine.c bench/graph/igraph_engine.c
 $(BUILD)/bench/graph_bench: bench/graph_bench.c bench/bench_util.h bench/graph/peers.h \
                             $(GRAPH_PEER_SRCS) $(G500_OBJS) $(STATIC)
@@ -354,13 +361,6 @@ $(BUILD)/examples/%: examples/%.c $(STATIC)
 
 examples: $(EXAMPLES) ## build examples/*.c into $(BUILD)/examples
 
-# The Graph500 kit (examples/graph500/*.c): the graph example and the
-# graph benchmark link all of it, mkrt's engine (traverse_mkrt.c)
-# included; the kit's unit test links the rest.
-G500_SRCS     := $(sort $(wildcard examples/graph500/*.c))
-G500_OBJS     := $(G500_SRCS:%.c=$(BUILD)/obj/%.o)
-G500_KIT_OBJS := $(filter-out %/traverse_mkrt.o,$(G500_OBJS))
-GRAPH_SCALE   ?= 16
 $(BUILD)/examples/graph_bfs: $(BUILD)/obj/examples/graph_bfs.o $(G500_OBJS) $(STATIC)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
