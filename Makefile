@@ -12,7 +12,8 @@
 #   make deps       apt-get install what the build and tests need (idempotent)
 #
 # Variables: BUILD (build tree, default build), CC, NVCC (empty: no CUDA
-# megakernel), PREFIX/LIBDIR/INCDIR/DESTDIR (install), SECONDS (stress).
+# megakernel), PREFIX/LIBDIR/INCDIR/DESTDIR (install), SECONDS (stress),
+# GRAPH_SCALE (make demo-graph, default 16).
 #
 # Every target a person runs has its description on its rule line:
 #     target: prerequisites ## what it does, in one line
@@ -86,9 +87,16 @@ STRESS_BINS := $(STRESS_SRCS:stress/%.c=$(BUILD)/stress/%)
 SOAK_BIN    := $(BUILD)/stress/soak
 HEADERS     := $(sort $(wildcard include/mkrt/*.h))
 EXAMPLES    := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
+# The Graph500 kit (examples/graph500/*.c): the graph example and the
+# graph benchmark link all of it, mkrt's engine (traverse_mkrt.c)
+# included; the kit's unit test links the rest.
+G500_SRCS     := $(sort $(wildcard examples/graph500/*.c))
+G500_OBJS     := $(G500_SRCS:%.c=$(BUILD)/obj/%.o)
+G500_KIT_OBJS := $(filter-out %/traverse_mkrt.o,$(G500_OBJS))
+GRAPH_SCALE   ?= 16
 
 .PHONY: all check headers-check abi-check install-check stress soak tsan asan bench bench-quick \
-        bench-cuda plots demo examples install uninstall deps bench-deps clean help tests docs docs-check
+        bench-cuda plots demo demo-graph examples install uninstall deps bench-deps clean help tests docs docs-check
 .DEFAULT_GOAL := all
 
 all: $(STATIC) $(SHARED) $(BUILD)/libmkrt.so ## libmkrt.a and libmkrt.so (with its SONAME link) in $(BUILD)
@@ -310,8 +318,27 @@ $(BENCH_LAYER): bench/cuda/layer_kernel.cu src/cuda/protocol.h src/ops/builtin_o
 CUDA_BENCH_DATA := $(BENCH_LAYER)
 endif
 
+# The graph benchmark: mkrt's engine beside GraphBLAS and igraph, each peer
+# built in where a test compile finds it (else the benchmark says it
+# skipped it). G500_OBJS: the Graph500 kit (above).
+GRAPH_PEER_SRCS := bench/graph/graphblas_engine.c bench/graph/igraph_engine.c
+$(BUILD)/bench/graph_bench: bench/graph_bench.c bench/bench_util.h bench/graph/peers.h \
+                            $(GRAPH_PEER_SRCS) $(G500_OBJS) $(STATIC)
+	@mkdir -p $(@D)
+	@peers=""; libs=""; \
+	if printf '#include <GraphBLAS.h>\nint main(void){return GrB_init(GrB_NONBLOCKING);}\n' | \
+	    $(CC) -x c - -o $@.probe -lgraphblas >/dev/null 2>&1; then \
+	  peers="-DHAVE_GRAPHBLAS"; libs="-lgraphblas"; fi; \
+	if pkg-config --exists igraph 2>/dev/null; then \
+	  peers="$$peers -DHAVE_IGRAPH $$(pkg-config --cflags igraph)"; libs="$$libs $$(pkg-config --libs igraph)"; fi; \
+	rm -f $@.probe; \
+	echo "$(CC) $(BENCH_CFLAGS) $$peers -o $@ bench/graph_bench.c $(GRAPH_PEER_SRCS) $(G500_OBJS) $(STATIC) $$libs $(URCU_LIBS) -lm -pthread"; \
+	$(CC) $(BENCH_CFLAGS) $$peers -o $@ bench/graph_bench.c $(GRAPH_PEER_SRCS) $(G500_OBJS) $(STATIC) \
+	    $$libs $(URCU_LIBS) -lm -pthread
+
 BENCHES := $(BUILD)/bench/ring_bench $(BUILD)/bench/plan_bench $(BUILD)/bench/cache_bench \
-           $(BUILD)/bench/runtime_bench $(BUILD)/bench/cuda_bench $(CUDA_BENCH_DATA)
+           $(BUILD)/bench/runtime_bench $(BUILD)/bench/cuda_bench $(BUILD)/bench/graph_bench \
+           $(CUDA_BENCH_DATA)
 # `make bench` prints the figures and writes nothing; `make bench RECORD=1`
 # (also `make bench-cuda RECORD=1`) records them as bench/results/NAME.md
 # and NAME.csv, replacing the committed ones. bench-quick never records.
@@ -322,6 +349,7 @@ bench: $(BENCHES) ## benchmarks against peers, printed; RECORD=1 writes bench/re
 	$(BUILD)/bench/cache_bench $(call BENCH_RECORD,cache)
 	$(BUILD)/bench/runtime_bench $(call BENCH_RECORD,runtime)
 	$(BUILD)/bench/cuda_bench $(call BENCH_RECORD,cuda)
+	$(BUILD)/bench/graph_bench $(call BENCH_RECORD,graph)
 
 # On a GPU machine (no peer libraries needed): the CUDA figures alone.
 bench-cuda: $(BUILD)/bench/cuda_bench $(CUDA_BENCH_DATA) ## the GPU benchmark alone; RECORD=1 writes bench/results/cuda.*
@@ -333,6 +361,7 @@ bench-quick: $(BENCHES) ## every benchmark in quick mode (what CI runs); writes 
 	$(BUILD)/bench/cache_bench --quick
 	$(BUILD)/bench/runtime_bench --quick
 	$(BUILD)/bench/cuda_bench --quick
+	$(BUILD)/bench/graph_bench --quick
 
 # Charts of the recorded figures: bench/plots/NAME.gp reads
 # bench/results/NAME.csv and draws bench/results/plots/NAME.png. cuda.gp
@@ -348,6 +377,18 @@ $(BUILD)/examples/%: examples/%.c $(STATIC)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(STATIC) $(LDFLAGS) $(LDLIBS)
 
 examples: $(EXAMPLES) ## build examples/*.c into $(BUILD)/examples
+
+$(BUILD)/examples/graph_bfs: $(BUILD)/obj/examples/graph_bfs.o $(G500_OBJS) $(STATIC)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/test_graph500_kit: $(BUILD)/obj/tests/test_graph500_kit.o $(G500_KIT_OBJS) \
+                                  $(TEST_HELPLIB) $(STATIC)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+demo-graph: $(BUILD)/examples/graph_bfs ## the graph example: BFS+SSSP from 16 roots, validated (GRAPH_SCALE=16)
+	$(BUILD)/examples/graph_bfs --scale $(GRAPH_SCALE)
 
 # The README's main demo: a dataflow analysis through the runtime (CPU).
 demo: $(EXAMPLES) ## run the minimal example and the dataflow analysis demo
@@ -380,7 +421,7 @@ uninstall: ## remove what `make install` installed (same PREFIX and DESTDIR)
 # Debian packages. `deps` is what build + tests need; `bench-deps` adds the
 # peer libraries the benchmarks compare against and gnuplot for `make plots`.
 DEPS_PKGS       := make gcc clang perl pkg-config liburcu-dev libclang-rt-dev doxygen
-BENCH_DEPS_PKGS := libck-dev dpdk-dev liburcu-dev gnuplot-nox
+BENCH_DEPS_PKGS := libck-dev dpdk-dev liburcu-dev gnuplot-nox libgraphblas-dev libigraph-dev
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 define apt_install
 	@missing=""; for p in $(1); do \

@@ -1,0 +1,294 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* examples/graph_bfs.c - Graph500-style BFS and SSSP through mkrt.
+ *
+ * Generates a Kronecker graph (examples/graph500/), picks random roots of
+ * degree > 0, and from each runs a BFS and an SSSP with the chosen engine
+ * (mkrt's, examples/graph500/traverse_mkrt.c, or the sequential reference).
+ * Every result is checked by the Graph500 rules and against the reference
+ * engine's (equal BFS levels, equal distances); the summary gives TEPS as
+ * Graph500 reports them (harmonic mean over the roots). Exits 1 when any
+ * result fails its checks, 2 on bad arguments.
+ *
+ *   graph_bfs [--scale N] [--edgefactor N] [--roots N] [--threads N]
+ *             [--engine mkrt|reference] [--seed N]
+ */
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph500/graph500.h"
+
+typedef struct options {
+    uint32_t scale, edgefactor, roots;
+    unsigned threads;
+    uint64_t seed;
+    const traverse_ops *engine;
+} options;
+
+static void usage(const char *argv0)
+{
+    fprintf(stderr,
+            "usage: %s [--scale N] [--edgefactor N] [--roots N] [--threads N] "
+            "[--engine mkrt|reference] [--seed N]\n"
+            "  defaults: scale 16, edge factor 16, 16 roots, the engine's default threads, "
+            "engine mkrt, seed 1\n",
+            argv0);
+}
+
+/* An unsigned decimal in [lo, hi], or false. */
+static bool parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+    char *end;
+    if (s == NULL || *s == '\0' || *s == '-')
+        return false;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (*end != '\0' || v < lo || v > hi)
+        return false;
+    *out = v;
+    return true;
+}
+
+static int parse_args(int argc, char **argv, options *o)
+{
+    *o = (options){16, 16, 16, 0, 1, &traverse_mkrt_ops};
+    for (int i = 1; i < argc; i += 2) { /* every option takes a value */
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        uint64_t x = 0;
+        bool ok = true;
+        if (strcmp(a, "--scale") == 0 && (ok = parse_u64(v, 1, G500_MAX_SCALE, &x)))
+            o->scale = (uint32_t)x;
+        else if (strcmp(a, "--edgefactor") == 0 && (ok = parse_u64(v, 1, 1u << 16, &x)))
+            o->edgefactor = (uint32_t)x;
+        else if (strcmp(a, "--roots") == 0 && (ok = parse_u64(v, 1, 1u << 16, &x)))
+            o->roots = (uint32_t)x;
+        else if (strcmp(a, "--threads") == 0 && (ok = parse_u64(v, 0, 4096, &x)))
+            o->threads = (unsigned)x;
+        else if (strcmp(a, "--seed") == 0 && (ok = parse_u64(v, 0, UINT64_MAX, &x)))
+            o->seed = x;
+        else if (strcmp(a, "--engine") == 0 && v != NULL && strcmp(v, "mkrt") == 0)
+            o->engine = &traverse_mkrt_ops;
+        else if (strcmp(a, "--engine") == 0 && v != NULL && strcmp(v, "reference") == 0)
+            o->engine = &traverse_reference_ops;
+        else
+            ok = false;
+        if (!ok) {
+            fprintf(stderr, "graph_bfs: bad argument '%s%s%s'\n", a, v ? " " : "", v ? v : "");
+            usage(argv[0]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Everything a run keeps: the graph, the engines and the result arrays. */
+typedef struct run {
+    options opt;
+    g500_edge_list el;
+    g500_graph graph;
+    uint32_t *roots;
+    traverse_engine *eng, *ref;
+    uint32_t *parent, *ref_parent, *level, *ref_level;
+    uint64_t *dist, *ref_dist;
+    double *bfs_teps, *sssp_teps;
+    unsigned failures;
+} run;
+
+static void run_free(run *r)
+{
+    if (r->eng != NULL)
+        r->opt.engine->close(r->eng);
+    if (r->ref != NULL)
+        traverse_reference_ops.close(r->ref);
+    free(r->roots);
+    free(r->parent);
+    free(r->ref_parent);
+    free(r->level);
+    free(r->ref_level);
+    free(r->dist);
+    free(r->ref_dist);
+    free(r->bfs_teps);
+    free(r->sssp_teps);
+    g500_graph_free(&r->graph);
+    g500_edge_list_free(&r->el);
+}
+
+static int setup(run *r, char *why, size_t why_len)
+{
+    const options *o = &r->opt;
+    double t0 = g500_seconds();
+    if (g500_generate(o->scale, o->edgefactor, o->seed, &r->el, why, why_len) != 0)
+        return -1;
+    double t1 = g500_seconds();
+    if (g500_csr_build(&r->el, &r->graph, why, why_len) != 0)
+        return -1;
+    double t2 = g500_seconds();
+    const g500_csr *g = &r->graph.csr;
+    printf("graph: scale %u, edge factor %u, seed %" PRIu64 ": %u vertices, %" PRIu64
+           " edge tuples (generated in %.2f s)\n",
+           o->scale, o->edgefactor, o->seed, g->vertices, r->el.edges, t1 - t0);
+    printf("CSR: %" PRIu64 " undirected edges (%" PRIu64 " self loops and %" PRIu64
+           " repeats dropped), weights 1..255, built in %.2f s\n",
+           g->offsets[g->vertices] / 2, r->graph.self_loops, r->graph.duplicates, t2 - t1);
+    size_t n = g->vertices;
+    r->roots = malloc(o->roots * sizeof *r->roots);
+    r->parent = malloc(n * sizeof *r->parent);
+    r->ref_parent = malloc(n * sizeof *r->ref_parent);
+    r->level = malloc(n * sizeof *r->level);
+    r->ref_level = malloc(n * sizeof *r->ref_level);
+    r->dist = malloc(n * sizeof *r->dist);
+    r->ref_dist = malloc(n * sizeof *r->ref_dist);
+    r->bfs_teps = malloc(o->roots * sizeof *r->bfs_teps);
+    r->sssp_teps = malloc(o->roots * sizeof *r->sssp_teps);
+    if (!r->roots || !r->parent || !r->ref_parent || !r->level || !r->ref_level || !r->dist ||
+        !r->ref_dist || !r->bfs_teps || !r->sssp_teps) {
+        snprintf(why, why_len, "out of memory for the result arrays of %zu vertices", n);
+        return -1;
+    }
+    if (g500_sample_roots(g, o->seed, o->roots, r->roots, why, why_len) != 0)
+        return -1;
+    r->ref = traverse_reference_ops.open(g, 0, why, why_len);
+    if (r->ref == NULL)
+        return -1;
+    r->eng = o->engine->open(g, o->threads, why, why_len);
+    if (r->eng == NULL)
+        return -1;
+    return 0;
+}
+
+/* The first vertex where a and b differ, or -1. */
+static int64_t first_diff32(const uint32_t *a, const uint32_t *b, uint32_t n)
+{
+    for (uint32_t v = 0; v < n; v++)
+        if (a[v] != b[v])
+            return v;
+    return -1;
+}
+
+static int64_t first_diff64(const uint64_t *a, const uint64_t *b, uint32_t n)
+{
+    for (uint32_t v = 0; v < n; v++)
+        if (a[v] != b[v])
+            return v;
+    return -1;
+}
+
+/* One BFS from root with the engine, checked; returns its seconds, or a
+ * negative number after printing why it failed. */
+static double one_bfs(run *r, uint32_t root, char *why, size_t why_len)
+{
+    const g500_csr *g = &r->graph.csr;
+    if (traverse_reference_ops.bfs(r->ref, root, r->ref_parent, why, why_len) != 0 ||
+        g500_validate_bfs(g, root, r->ref_parent, r->ref_level, why, why_len) != 0)
+        return -1;
+    double t0 = g500_seconds();
+    if (r->opt.engine->bfs(r->eng, root, r->parent, why, why_len) != 0)
+        return -1;
+    double t = g500_seconds() - t0;
+    if (g500_validate_bfs(g, root, r->parent, r->level, why, why_len) != 0)
+        return -1;
+    int64_t v = first_diff32(r->level, r->ref_level, g->vertices);
+    if (v >= 0) {
+        snprintf(why, why_len, "BFS from %u: level of vertex %" PRId64 " is %u, the reference's %u",
+                 root, v, r->level[v], r->ref_level[v]);
+        return -1;
+    }
+    return t > 0 ? t : 1e-9;
+}
+
+static double one_sssp(run *r, uint32_t root, char *why, size_t why_len)
+{
+    const g500_csr *g = &r->graph.csr;
+    if (traverse_reference_ops.sssp(r->ref, root, r->ref_dist, why, why_len) != 0 ||
+        g500_validate_sssp(g, root, r->ref_dist, why, why_len) != 0)
+        return -1;
+    double t0 = g500_seconds();
+    if (r->opt.engine->sssp(r->eng, root, r->dist, why, why_len) != 0)
+        return -1;
+    double t = g500_seconds() - t0;
+    if (g500_validate_sssp(g, root, r->dist, why, why_len) != 0)
+        return -1;
+    int64_t v = first_diff64(r->dist, r->ref_dist, g->vertices);
+    if (v >= 0) {
+        snprintf(why, why_len,
+                 "SSSP from %u: dist[%" PRId64 "] is %" PRIu64 ", the reference's %" PRIu64, root,
+                 v, r->dist[v], r->ref_dist[v]);
+        return -1;
+    }
+    return t > 0 ? t : 1e-9;
+}
+
+static void search_all(run *r)
+{
+    char why[512];
+    const uint32_t n = r->opt.roots;
+    for (uint32_t i = 0; i < n; i++) {
+        const uint32_t root = r->roots[i];
+        printf("root %2u/%u (vertex %u):", i + 1, n, root);
+        fflush(stdout);
+        double tb = one_bfs(r, root, why, sizeof why);
+        if (tb < 0) {
+            printf(" BFS FAILED\n  %s\n", why);
+            r->failures++;
+            r->bfs_teps[i] = r->sssp_teps[i] = 0;
+            continue;
+        }
+        /* The component, the same for both searches, from the checked tree. */
+        uint64_t edges = g500_component_edges(&r->el, r->parent);
+        r->bfs_teps[i] = (double)edges / tb;
+        printf(" %" PRIu64 " edges; BFS %.2f ms %.1f MTEPS ok;", edges, tb * 1e3,
+               r->bfs_teps[i] / 1e6);
+        fflush(stdout);
+        double ts = one_sssp(r, root, why, sizeof why);
+        if (ts < 0) {
+            printf(" SSSP FAILED\n  %s\n", why);
+            r->failures++;
+            r->sssp_teps[i] = 0;
+            continue;
+        }
+        r->sssp_teps[i] = (double)edges / ts;
+        printf(" SSSP %.2f ms %.1f MTEPS ok\n", ts * 1e3, r->sssp_teps[i] / 1e6);
+    }
+}
+
+static void summary_line(const char *what, const double *teps, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (teps[i] <= 0) {
+            printf("%s: not summarised (a search failed)\n", what);
+            return;
+        }
+    g500_teps_stats s = g500_teps_summary(teps, n);
+    printf("%s: harmonic mean %.2f MTEPS (min %.2f, max %.2f) over %u roots\n", what,
+           s.harmonic_mean / 1e6, s.min / 1e6, s.max / 1e6, n);
+}
+
+int main(int argc, char **argv)
+{
+    run r;
+    memset(&r, 0, sizeof r);
+    if (parse_args(argc, argv, &r.opt) != 0)
+        return 2;
+    char why[512];
+    if (setup(&r, why, sizeof why) != 0) {
+        fprintf(stderr, "graph_bfs: %s\n", why);
+        run_free(&r);
+        return 1;
+    }
+    printf("engine %s, %u thread(s) asked (0: its default); every result is checked by the "
+           "Graph500 rules and against the sequential reference\n",
+           r.opt.engine->name, r.opt.threads);
+    search_all(&r);
+    printf("\nsummary (%s, scale %u, edge factor %u):\n", r.opt.engine->name, r.opt.scale,
+           r.opt.edgefactor);
+    summary_line("BFS ", r.bfs_teps, r.opt.roots);
+    summary_line("SSSP", r.sssp_teps, r.opt.roots);
+    if (r.failures > 0)
+        printf("validation: %u of %u roots FAILED\n", r.failures, r.opt.roots);
+    else
+        printf("validation: all %u BFS and %u SSSP results passed\n", r.opt.roots, r.opt.roots);
+    unsigned failures = r.failures;
+    run_free(&r);
+    return failures > 0 ? 1 : 0;
+}
