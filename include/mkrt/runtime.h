@@ -24,8 +24,32 @@
  *   STORE always, ADD when in != out, APPEND never) and no item between the
  *   two writes (has as out) the duplicate's in or out handle.
  *
- * Accounting: published = executed + pruned + failed, always, once
- * drained: every item is counted exactly once. When the device faults or
+ * Emitted items (mkrt_op_emit(), and the edges ::MKRT_OP_RELAX emits):
+ * - An emitted item runs after the item that emitted it has run: it goes
+ *   into a later batch, never the emitter's (batches run in order). Items
+ *   one op emits are drained in emission order, and before items that are
+ *   emitted later; the ordering contract above then applies to them within
+ *   their batch as to published items (drained before the producers'
+ *   items of that batch), and dedupe prunes their exact duplicates (a
+ *   frontier visits a vertex once per batch).
+ * - Which later batch is not specified: emissions of one level may share
+ *   a batch with those of the next when a level exceeds max_batch. Ops
+ *   that need no order among themselves (mkrt_op_desc::commutes, and the
+ *   update built-ins MIN, RELAX, OR and ACC) give the same result in any
+ *   such order.
+ * - ::MKRT_OP_RELAX coalesces: a vertex it lowers several times before its
+ *   edges are emitted has them emitted once, reading its value then.
+ * - mkrt_drain() waits for published items only; mkrt_quiesce() also for
+ *   everything they emit, transitively.
+ *
+ * Commuting items: items of one update op (MIN and RELAX together, OR,
+ * ACC, or a user op registered with mkrt_op_desc::commutes) that write the
+ * same handle and do not read it run in one layer, concurrently and
+ * atomically, when no other item touches that handle between them in
+ * drain order; results are those of any sequential order of them.
+ *
+ * Accounting: published + emitted = executed + pruned + failed, always,
+ * once quiescent: every item is counted exactly once. When the device faults or
  * its watchdog trips, every admitted item of that batch is reported failed
  * (::MKRT_EDEVICE or ::MKRT_ETIMEDOUT; items refused at admission keep
  * their own status), including items the device ran before it failed: the
@@ -68,6 +92,18 @@ enum {
     MKRT_OP_STORE = 1,  /**< cell[out] = param. */
     MKRT_OP_ADD = 2,    /**< cell[out] = cell[in] + param. */
     MKRT_OP_APPEND = 3, /**< Append param to out's entries in the APPEND log (observable order). */
+    /** cell[out] = min(cell[out], cell[in] + param), the sum saturating at
+     *  UINT64_MAX. Commutes with itself and with ::MKRT_OP_RELAX on out. */
+    MKRT_OP_MIN = 4,
+    /** ::MKRT_OP_MIN that, when it lowers cell[out], emits out's edges in
+     *  the registered graph (mkrt/graph.h): one item (RELAX, out, w,
+     *  weight) per edge out -> w. Needs a registered graph. */
+    MKRT_OP_RELAX = 5,
+    /** cell[out] |= cell[in] | param. Commutes with itself on out. */
+    MKRT_OP_OR = 6,
+    /** cell[out] += param (an accumulating atomic add; in is not read).
+     *  Commutes with itself on out; never pruned as a duplicate. */
+    MKRT_OP_ACC = 7,
     MKRT_OP_USER_FIRST = 16 /**< First op number mkrt_op_register() accepts. */
 };
 /** @brief Ops are numbered 0..MKRT_OP_MAX-1. */
@@ -136,6 +172,9 @@ typedef struct mkrt_producer mkrt_producer;
 typedef void (*mkrt_error_fn)(void *ctx, const mkrt_item *item, mkrt_status why,
                               const char *message);
 
+/** @brief Largest mkrt_config::emit_capacity. */
+#define MKRT_CONFIG_EMIT_MAX ((size_t)1 << 28)
+
 /**
  * @brief Runtime configuration: start from mkrt_config_default().
  *
@@ -183,18 +222,35 @@ typedef struct mkrt_config {
     /** Size of cuda_user_ptx in bytes; 0 means NUL-terminated (0)
      *  [0..MKRT_CONFIG_CUDA_PTX_MAX]; a size without text is refused. */
     size_t cuda_user_ptx_size;
+    /** Emission queue slots: items emitted by ops (mkrt_op_emit()) that
+     *  wait for a batch (65536) [1..MKRT_CONFIG_EMIT_MAX]. A batch may
+     *  emit what is free when it starts; more fails the emit with
+     *  ::MKRT_EOVERFLOW. */
+    size_t emit_capacity;
 } mkrt_config;
+
+struct mkrt_graph;
+struct mkrt__op_run;
 
 /**
  * @brief What a user op sees.
  *
  * Cells may be read and written only at the item's in and out handles (the
- * ordering contract covers nothing else).
+ * ordering contract covers nothing else). An op registered with
+ * mkrt_op_desc::commutes shares its layer with other items of the op on
+ * the same out handle: it must update cells[out] atomically (for example
+ * with mkrt_op_cell_min()).
  */
 typedef struct mkrt_op_ctx {
     uint64_t *cells;     /**< The runtime's cells. */
     uint32_t cell_count; /**< mkrt_config::cells. */
     void *user;          /**< mkrt_op_desc::user. */
+    /** The graph registered with mkrt_graph_register() (read-only), or
+     *  NULL when none is. */
+    const struct mkrt_graph *graph;
+    /** The runtime's record of this run (emission, change); only for
+     *  mkrt_op_emit() and mkrt_op_changed(). */
+    struct mkrt__op_run *run;
 } mkrt_op_ctx;
 
 /**
@@ -211,6 +267,55 @@ typedef struct mkrt_op_ctx {
  *         path with that status.
  */
 typedef mkrt_status (*mkrt_op_fn)(const mkrt_item *item, const mkrt_op_ctx *ctx);
+
+/**
+ * @brief Emits follow-up items from a running op.
+ *
+ * The items are copied into the runtime's emission queue and run later,
+ * in a batch after the one of the emitting item (see "Emitted items" in
+ * the file overview): they are admitted, deduped, layered and counted like
+ * published items (mkrt_stats::emitted), and mkrt_quiesce() waits for
+ * them. All or nothing: either all n items are queued or none is.
+ *
+ * @param ctx The context the op was called with.
+ * @param items The items (copied); may be NULL when n is 0.
+ * @param n How many.
+ * @retval MKRT_OK All n items are queued.
+ * @retval MKRT_EOVERFLOW The emission queue has no room for n more items
+ *         in this batch (mkrt_config::emit_capacity less what waits);
+ *         nothing was queued. Return it from the op to send the item to
+ *         the error path, or emit fewer.
+ * @retval MKRT_EINVAL ctx is NULL or not an op's context, or items is NULL
+ *         with n > 0.
+ * @return The status, as listed.
+ * @par Thread safety
+ * Only inside the op the context was given to, on its thread.
+ */
+mkrt_status mkrt_op_emit(const mkrt_op_ctx *ctx, const mkrt_item *items, size_t n);
+/**
+ * @brief Says that the running op changed its output (counted in mkrt_stats::changed).
+ * @param ctx The context the op was called with; NULL or a context that is
+ *        not an op's is ignored.
+ * @par Thread safety
+ * Only inside the op the context was given to, on its thread.
+ */
+void mkrt_op_changed(const mkrt_op_ctx *ctx);
+/**
+ * @brief Atomically lowers cells[handle] to value if value is smaller.
+ *
+ * For ops registered with mkrt_op_desc::commutes, whose items on one
+ * handle may run concurrently.
+ *
+ * @param ctx The op's context.
+ * @param handle The item's out handle.
+ * @param value The candidate.
+ * @return true when the cell was lowered (then also mkrt_op_changed()),
+ *         false when it already held value or less, or for a NULL ctx or a
+ *         handle not below cell_count.
+ * @par Thread safety
+ * Inside an op; atomic with respect to other items on the same handle.
+ */
+bool mkrt_op_cell_min(const mkrt_op_ctx *ctx, uint32_t handle, uint64_t value);
 
 /** @brief Registration of a user op (mkrt_op_register()). */
 typedef struct mkrt_op_desc {
@@ -241,6 +346,14 @@ typedef struct mkrt_op_desc {
      *  in the file overview). false (the default, and the safe choice):
      *  every copy runs, as for an op that accumulates (out += param). */
     bool idempotent;
+    /** Items of this op commute with each other on the same out handle
+     *  (the op updates cells[out] atomically: a minimum, an OR, a sum), so
+     *  those that write one handle run in one layer, in any order and
+     *  concurrently, instead of one layer each. They are still ordered
+     *  against every other item that touches the handle, and an item whose
+     *  in equals its out is ordered as usual. false (the default): items on
+     *  one handle run one after another in drain order. */
+    bool commutes;
 } mkrt_op_desc;
 
 /** @brief A snapshot of the runtime's counters (mkrt_stats_read()). */
@@ -260,10 +373,13 @@ typedef struct mkrt_stats {
     /** As mkrt_backend_describe(): the backend and why AUTO fell back; owned
      *  by the runtime, valid until mkrt_destroy(). */
     const char *backend_detail;
+    uint64_t emitted; /**< Items emitted by ops (mkrt_op_emit(), ::MKRT_OP_RELAX). */
+    uint64_t changed; /**< Items that changed their output (mkrt_op_changed(), the update built-ins). */
     /** @var published
      *  @brief Items accepted by mkrt_publish() and friends. */
     /** @var executed
-     *  @brief Items that ran successfully. */
+     *  @brief Items that ran successfully. Once the runtime is quiescent,
+     *  published + emitted = executed + pruned + failed. */
     /** @var pruned
      *  @brief Items dropped as redundant duplicates. */
     /** @var failed
@@ -506,6 +622,31 @@ mkrt_status mkrt_wait(mkrt_producer *p, uint64_t ticket, uint64_t timeout_ns);
  * error callback.
  */
 mkrt_status mkrt_drain(mkrt_runtime *rt, uint64_t timeout_ns);
+/**
+ * @brief Waits until the runtime is quiescent: nothing published, emitted or running is left.
+ *
+ * Unlike mkrt_drain(), this also waits for the items that ops emitted
+ * (mkrt_op_emit(), ::MKRT_OP_RELAX), the items those emitted, and so on,
+ * until a moment when no item is queued, emitted or running. After
+ * ::MKRT_OK every cell holds the result of everything published before the
+ * call and of all it emitted; read them with mkrt_cells_read(). Items that
+ * producers publish during the call may or may not be waited for; a
+ * workload that emits for ever never becomes quiescent (the call then
+ * times out).
+ *
+ * @param rt The runtime.
+ * @param timeout_ns Relative timeout; 0 checks once,
+ *        ::MKRT_TIMEOUT_INFINITE waits for ever.
+ * @retval MKRT_OK Quiescent.
+ * @retval MKRT_ETIMEDOUT Not yet.
+ * @retval MKRT_EINVAL rt is NULL.
+ * @retval MKRT_ECLOSED The runtime stopped first.
+ * @return The status, as listed.
+ * @par Thread safety
+ * Any thread, not overlapping mkrt_destroy(); never from an op or the
+ * error callback.
+ */
+mkrt_status mkrt_quiesce(mkrt_runtime *rt, uint64_t timeout_ns);
 
 /**
  * @brief A snapshot of the counters.

@@ -25,7 +25,15 @@ typedef struct mkrt__op_entry {
     const char *name;
     bool device;            /* also in the linked user PTX (mkrt_op_desc.device) */
     bool idempotent;        /* exact duplicates may be pruned (mkrt_op_desc.idempotent) */
+    bool commutes;          /* commutes with itself on out (mkrt_op_desc.commutes) */
 } mkrt__op_entry;
+
+/* One run of an op on the host (mkrt_op_ctx.run): what mkrt_op_emit and
+ * mkrt_op_changed need. Lives on the running thread's stack. */
+struct mkrt__op_run {
+    struct mkrt_runtime *rt;
+    bool changed;
+};
 
 /* Failures of a batch's items: (index into the batch's items, the op's
  * mkrt_status as uint32_t) pairs. Writers claim slots with one relaxed fetch-add; the
@@ -64,6 +72,10 @@ mkrt_status mkrt__item_admit(const struct mkrt_runtime *rt, const mkrt_item *it)
 /* Whether an exact duplicate of it may be pruned (the op is idempotent for
  * it); ctx is the runtime. The one rule of the dedupe stage. */
 bool mkrt__item_idempotent(const mkrt_item *it, void *ctx);
+/* The item's commuting group (0: none), for the layering
+ * (pipeline/layer_internal.h): the built-ins' rule, and for user ops
+ * registered with commutes, the op number (when in != out). */
+uint32_t mkrt__item_commute_key(const mkrt_item *it, void *ctx);
 /* Runs items[from, to) of one layer (admitted items only) on the runtime's
  * cells and APPEND log; a user op's failure goes to fails. The layering
  * and the barriers guarantee that no two items of one layer touch the

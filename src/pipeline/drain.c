@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* src/pipeline/drain.c - stage drain: items from the producers' rings. */
+/* src/pipeline/drain.c - stage drain: the emitted items first (the
+ * emission queue in emission order, then the edges of RELAX's frontier
+ * vertices), then items from the producers' rings. */
+#include <string.h>
+
 #include "pipeline/stages.h"
 #include "runtime/runtime_internal.h"
 
@@ -22,14 +26,88 @@ static void retire_closed(mkrt_runtime *rt, uint32_t slot, mkrt_producer *p)
     mkrt__producer_free(p);
 }
 
-/* Round-robin passes over the producer rings, at most burst_per_ring items
- * per ring per pass, until the batch is full or a pass finds nothing. */
+/* Items emitted by completed batches, [head, tail) of the emission queue. */
+static size_t take_emitted(mkrt_runtime *rt, mkrt__batch *b, size_t n)
+{
+    const uint64_t cap = rt->cfg.emit_capacity;
+    size_t k = 0, want = rt->cfg.max_batch - n;
+    while (rt->emit_head < rt->emit_tail && k < want) {
+        size_t slot = (size_t)(rt->emit_head % cap);
+        uint64_t run = cap - slot, left = rt->emit_tail - rt->emit_head;
+        run = run < left ? run : left;
+        run = run < want - k ? run : want - k;
+        memcpy(b->items + n + k, rt->emit_ring + slot, (size_t)run * sizeof *b->items);
+        k += (size_t)run;
+        rt->emit_head += run;
+    }
+    return k;
+}
+
+/* The edges of the frontier's vertices as RELAX items, vertex by vertex
+ * (a vertex's bit is taken with its word, and its edges may span
+ * batches). The flag says a bit may be set: it is cleared before a scan
+ * starts, so a bit set during the scan sets it again. relaxed (all): the
+ * bits are hints, see frontier_add in ops/op_exec.c. */
+static size_t take_frontier(mkrt_runtime *rt, mkrt__batch *b, size_t n)
+{
+    const mkrt_graph *g = &rt->graph;
+    size_t k = 0, want = rt->cfg.max_batch - n;
+    mkrt_item *out = b->items + n;
+    while (k < want && g->vertices != 0) {
+        if (rt->expand.edge < rt->expand.end) {
+            uint64_t e = rt->expand.edge, end = rt->expand.end;
+            if (end - e > want - k)
+                end = e + (want - k);
+            for (; e < end; e++)
+                out[k++] = (mkrt_item){MKRT_OP_RELAX, rt->expand.v, g->targets[e],
+                                       g->weights ? g->weights[e] : 1};
+            rt->expand.edge = e;
+        } else if (rt->expand.mask != 0) {
+            uint32_t bit = (uint32_t)__builtin_ctzll(rt->expand.mask);
+            rt->expand.mask &= rt->expand.mask - 1;
+            uint32_t v = (uint32_t)((rt->expand.word - 1) * 64 + bit);
+            rt->expand.v = v;
+            rt->expand.edge = g->offsets[v];
+            rt->expand.end = g->offsets[v + 1];
+        } else if (rt->expand.scanning) {
+            size_t w = rt->expand.word;
+            while (w < rt->frontier_words && atomic_load_explicit(&rt->frontier[w], memory_order_relaxed) == 0)
+                w++;
+            if (w == rt->frontier_words) {
+                rt->expand.scanning = false;
+                continue;
+            }
+            rt->expand.mask = atomic_exchange_explicit(&rt->frontier[w], 0, memory_order_relaxed);
+            rt->expand.word = w + 1;
+        } else if (atomic_exchange_explicit(&rt->frontier_any, false, memory_order_relaxed)) {
+            rt->expand.scanning = true;
+            rt->expand.word = 0;
+        } else {
+            break;
+        }
+    }
+    mkrt__stat_add(&rt->emitted_total, k);
+    return k;
+}
+
+bool mkrt__emission_pending(mkrt_runtime *rt)
+{
+    return rt->emit_head != rt->emit_tail || rt->expand.edge < rt->expand.end || rt->expand.mask != 0 ||
+           rt->expand.scanning ||
+           /* relaxed: see take_frontier. */
+           atomic_load_explicit(&rt->frontier_any, memory_order_relaxed);
+}
+
+/* Emitted items first, then round-robin passes over the producer rings,
+ * at most burst_per_ring items per ring per pass, until the batch is full
+ * or a pass finds nothing. */
 size_t mkrt__stage_drain(mkrt_runtime *rt, mkrt__batch *b)
 {
     const uint32_t slots = rt->cfg.max_producers;
-    size_t n = 0;
     b->nseg = 0;
     b->n = 0;
+    size_t n = take_emitted(rt, b, 0);
+    n += take_frontier(rt, b, n);
     bool progress = true;
     while (progress && n < rt->cfg.max_batch) {
         progress = false;

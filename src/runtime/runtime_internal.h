@@ -14,6 +14,7 @@
 #include "mkrt/barrier.h"
 #include "mkrt/dedupe.h"
 #include "mkrt/frontier.h"
+#include "mkrt/graph.h"
 #include "mkrt/layer.h"
 #include "mkrt/plan_cache.h"
 #include "mkrt/ring.h"
@@ -77,6 +78,38 @@ struct mkrt_runtime {
     alignas(MKRT_CACHE_LINE) _Atomic uint64_t append_done;
     alignas(MKRT_CACHE_LINE) _Atomic uint64_t append_consumed;
 
+    /* The emission queue (mkrt_op_emit), a ring of emit_capacity items
+     * with positions that grow for ever (slot = position % capacity):
+     *   emit_head <= emit_tail <= emit_claim <= emit_limit.
+     * head: the next emitted item to drain; tail: everything below was
+     * emitted by a completed batch (both dispatcher-only); claim: positions
+     * ops of the running batch took (CAS below limit = head at its launch
+     * + capacity, so a claim never overwrites an item not yet drained).
+     * The dispatcher drains [head, tail) while the next batch claims at
+     * tail and above: they never share a slot. */
+    mkrt_item *emit_ring;
+    uint64_t emit_head, emit_tail, emit_limit;
+    alignas(MKRT_CACHE_LINE) _Atomic uint64_t emit_claim;
+    alignas(MKRT_CACHE_LINE) _Atomic uint64_t changed; /* items that changed their output (stats) */
+    _Atomic uint64_t emitted_total; /* written by the dispatcher only (stats) */
+    /* The registered graph (vertices 0: none) and RELAX's frontier: one bit
+     * per vertex whose edges wait to be emitted, set by the ops, taken by
+     * the dispatcher (pipeline/drain.c) with the expansion cursor below. */
+    mkrt_graph graph;
+    _Atomic uint64_t *frontier;
+    size_t frontier_words;
+    alignas(MKRT_CACHE_LINE) _Atomic bool frontier_any; /* a bit may be set */
+    struct {
+        bool scanning;      /* taking words from `word` on */
+        size_t word;        /* next word to look at */
+        uint64_t mask;      /* taken bits of word - 1, not yet expanded */
+        uint32_t v;         /* the vertex being expanded */
+        uint64_t edge, end; /* its edges still to emit */
+    } expand;               /* dispatcher-only */
+    /* Set by the dispatcher when it goes idle with nothing queued,
+     * emitted or running; cleared when it drains an item (mkrt_quiesce). */
+    _Atomic bool quiet;
+
     mkrt__mutex producers_lock;
     _Atomic(mkrt_producer *) *slots; /* max_producers */
     _Atomic uint32_t producers_open;
@@ -127,6 +160,17 @@ struct mkrt_runtime {
 };
 
 int mkrt__dispatcher_main(void *rt);
+
+/* Slots allocated for the emission queue (at least one: capacity 0 is a
+ * queue that refuses every emit). */
+static inline size_t mkrt__emit_ring_slots(const mkrt_config *c)
+{
+    return c->emit_capacity ? c->emit_capacity : 1;
+}
+
+/* Whether emitted items wait: in the emission queue, or as frontier
+ * vertices whose edges are not emitted yet (dispatcher-only). */
+bool mkrt__emission_pending(mkrt_runtime *rt);
 
 /* A relaxed load; each caller says why relaxed is enough there. */
 static inline uint64_t mkrt__load_relaxed(_Atomic uint64_t *v)
