@@ -106,6 +106,8 @@ enum {
     MKRT_OP_ACC = 7,
     MKRT_OP_USER_FIRST = 16 /**< First op number mkrt_op_register() accepts. */
 };
+/** @brief Most user ops registered with mkrt_op_desc::expands. */
+#define MKRT_OP_EXPANDING_MAX 7u
 /** @brief Ops are numbered 0..MKRT_OP_MAX-1. */
 #define MKRT_OP_MAX 4096
 
@@ -293,6 +295,30 @@ typedef mkrt_status (*mkrt_op_fn)(const mkrt_item *item, const mkrt_op_ctx *ctx)
  */
 mkrt_status mkrt_op_emit(const mkrt_op_ctx *ctx, const mkrt_item *items, size_t n);
 /**
+ * @brief Emits, later, one item per edge of vertex v of the registered graph.
+ *
+ * The items are (op, v, w, weight) for each edge v -> w (weight 1 without
+ * weights), where op is the running op, which must be registered with
+ * mkrt_op_desc::expands. They are emitted items (see the file overview):
+ * v joins the op's frontier, a bitset over the vertices, and the
+ * dispatcher turns frontier vertices into items in later batches, reading
+ * cells[v] only when those items run. So emissions of one vertex coalesce
+ * (a vertex marked several times before its edges are emitted has them
+ * emitted once), and a frontier never overflows: unlike mkrt_op_emit(),
+ * this cannot fail for room.
+ *
+ * @param ctx The context the op was called with.
+ * @param v A vertex of the registered graph (its cell handle).
+ * @retval MKRT_OK Marked (a vertex without edges emits nothing).
+ * @retval MKRT_EINVAL ctx is NULL or not an op's context, the op was not
+ *         registered with expands, no graph is registered, or v is not
+ *         below its vertices.
+ * @return The status, as listed.
+ * @par Thread safety
+ * Only inside the op the context was given to, on its thread.
+ */
+mkrt_status mkrt_op_emit_edges(const mkrt_op_ctx *ctx, uint32_t v);
+/**
  * @brief Says that the running op changed its output (counted in mkrt_stats::changed).
  * @param ctx The context the op was called with; NULL or a context that is
  *        not an op's is ignored.
@@ -354,6 +380,9 @@ typedef struct mkrt_op_desc {
      *  in equals its out is ordered as usual. false (the default): items on
      *  one handle run one after another in drain order. */
     bool commutes;
+    /** The op may call mkrt_op_emit_edges() (at most
+     *  ::MKRT_OP_EXPANDING_MAX ops per runtime). */
+    bool expands;
 } mkrt_op_desc;
 
 /** @brief A snapshot of the runtime's counters (mkrt_stats_read()). */

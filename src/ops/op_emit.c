@@ -32,6 +32,15 @@ mkrt_status mkrt_op_emit(const mkrt_op_ctx *ctx, const mkrt_item *items, size_t 
     return MKRT_OK;
 }
 
+mkrt_status mkrt_op_emit_edges(const mkrt_op_ctx *ctx, uint32_t v)
+{
+    if (ctx == NULL || ctx->run == NULL || ctx->run->rt == NULL || ctx->run->expand_slot == 0 ||
+        ctx->graph == NULL || v >= ctx->graph->vertices)
+        return MKRT_EINVAL;
+    (void)mkrt__frontier_add(ctx->run->rt, ctx->run->expand_slot, v); /* no edges: nothing to emit */
+    return MKRT_OK;
+}
+
 void mkrt_op_changed(const mkrt_op_ctx *ctx)
 {
     if (ctx != NULL && ctx->run != NULL)

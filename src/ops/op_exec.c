@@ -51,18 +51,20 @@ uint32_t mkrt__item_commute_key(const mkrt_item *it, void *ctx)
     return it->op < MKRT_OP_MAX && rt->ops[it->op].commutes && it->in != it->out ? it->op : 0;
 }
 
-/* RELAX lowered cells[v]: v joins the frontier, whose edges the dispatcher
+/* RELAX lowered cells[v] (slot 0), or an op emitted v's edges: v joins the frontier, whose edges the dispatcher
  * emits (pipeline/drain.c). relaxed (both): the bit and the flag are read
  * by the dispatcher after the batch's completion (acquire), or earlier
  * with no harm: the items it makes from them run in a later batch, which
  * the launch orders after this one. */
-static void frontier_add(mkrt_runtime *rt, uint32_t v)
+bool mkrt__frontier_add(mkrt_runtime *rt, uint32_t slot, uint32_t v)
 {
     if (v >= rt->graph.vertices || rt->graph.offsets[v] == rt->graph.offsets[v + 1])
-        return; /* no edges */
+        return false; /* no edges */
     uint64_t bit = (uint64_t)1 << (v % 64);
-    if (!(atomic_fetch_or_explicit(&rt->frontier[v / 64], bit, memory_order_relaxed) & bit))
+    _Atomic uint64_t *word = &rt->frontier[(size_t)slot * rt->slot_words + v / 64];
+    if (!(atomic_fetch_or_explicit(word, bit, memory_order_relaxed) & bit))
         atomic_store_explicit(&rt->frontier_any, true, memory_order_relaxed);
+    return true;
 }
 
 void mkrt__exec_range(mkrt_runtime *rt, const mkrt_item *items, size_t from, size_t to,
@@ -76,7 +78,7 @@ void mkrt__exec_range(mkrt_runtime *rt, const mkrt_item *items, size_t from, siz
         const mkrt_item *it = &items[k];
         if (mkrt_ops_is_user(it->op)) {
             const mkrt__op_entry *op = &rt->ops[it->op];
-            struct mkrt__op_run run = {rt, false};
+            struct mkrt__op_run run = {rt, op->expand_slot, false};
             mkrt_op_ctx ctx = {cells, ncells, op->user, graph, &run};
             mkrt_status st = op->fn(it, &ctx);
             changed += run.changed;
@@ -86,7 +88,7 @@ void mkrt__exec_range(mkrt_runtime *rt, const mkrt_item *items, size_t from, siz
             if (mkrt_ops_run_update(it->op, it->in, it->out, it->param, cells)) { /* admitted */
                 changed++;
                 if (it->op == MKRT_OPS_RELAX)
-                    frontier_add(rt, it->out);
+                    (void)mkrt__frontier_add(rt, 0, it->out);
             }
         } else if (it->op != MKRT_OPS_APPEND) {
             (void)mkrt_ops_run_builtin(it->op, it->in, it->out, it->param, cells, ncells); /* admitted */

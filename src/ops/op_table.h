@@ -26,14 +26,24 @@ typedef struct mkrt__op_entry {
     bool device;            /* also in the linked user PTX (mkrt_op_desc.device) */
     bool idempotent;        /* exact duplicates may be pruned (mkrt_op_desc.idempotent) */
     bool commutes;          /* commutes with itself on out (mkrt_op_desc.commutes) */
+    uint32_t expand_slot;   /* its frontier slot (mkrt_op_desc.expands); 0: none (slot 0 is RELAX's) */
 } mkrt__op_entry;
+
+/* Frontier slots (one bitset each over the graph's vertices): RELAX's and
+ * MKRT_OP_EXPANDING_MAX user ops'. */
+#define MKRT__EXPAND_SLOTS (1u + MKRT_OP_EXPANDING_MAX)
 
 /* One run of an op on the host (mkrt_op_ctx.run): what mkrt_op_emit and
  * mkrt_op_changed need. Lives on the running thread's stack. */
 struct mkrt__op_run {
     struct mkrt_runtime *rt;
+    uint32_t expand_slot; /* the op's frontier slot; 0: it does not expand */
     bool changed;
 };
+
+/* v's edges are to be emitted as items of the slot's op (a frontier bit);
+ * false when v is not a vertex with edges. */
+bool mkrt__frontier_add(struct mkrt_runtime *rt, uint32_t slot, uint32_t v);
 
 /* Failures of a batch's items: (index into the batch's items, the op's
  * mkrt_status as uint32_t) pairs. Writers claim slots with one relaxed fetch-add; the

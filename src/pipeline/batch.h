@@ -56,6 +56,7 @@ typedef struct mkrt__batch_plan {
 
 typedef struct mkrt__batch {
     size_t n;                 /* items drained */
+    size_t emitted_n;         /* of which emitted by ops (items[0..emitted_n) as drained) */
     mkrt_item *items;         /* drained; admitted, then kept, compacted in front */
     mkrt__segment *segs;
     size_t nseg;

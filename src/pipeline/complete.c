@@ -91,9 +91,12 @@ void mkrt__stage_complete(mkrt_runtime *rt, mkrt__batch *b)
                 break; /* later stamps belong to later batches */
         }
     }
+    /* Emitted items count apart: completed_total is the published ones,
+     * which drain and quiesce compare with published_total. */
+    mkrt__stat_add(&rt->emitted_done, b->emitted_n);
     /* release: pairs with the acquire load in mkrt_drain; every counter
      * above is visible to a drain that returns. */
-    atomic_fetch_add_explicit(&rt->completed_total, b->n, memory_order_release);
+    atomic_fetch_add_explicit(&rt->completed_total, b->n - b->emitted_n, memory_order_release);
     mkrt__waitq_notify(&rt->done_wq);
 }
 

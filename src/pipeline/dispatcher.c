@@ -183,8 +183,8 @@ int mkrt__dispatcher_main(void *arg)
         /* relaxed: emitted_total is this thread's. */
         if (closing && !pending &&
             mkrt__load_relaxed(&rt->completed_total) ==
-                atomic_load_explicit(&rt->published_total, memory_order_acquire) +
-                    mkrt__load_relaxed(&rt->emitted_total) &&
+                atomic_load_explicit(&rt->published_total, memory_order_acquire) &&
+            mkrt__load_relaxed(&rt->emitted_done) == mkrt__load_relaxed(&rt->emitted_total) &&
             mkrt__rings_empty(rt))
             break;
         if (!pending && !atomic_load_explicit(&rt->quiet, memory_order_relaxed)) {

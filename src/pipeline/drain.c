@@ -43,7 +43,8 @@ static size_t take_emitted(mkrt_runtime *rt, mkrt__batch *b, size_t n)
     return k;
 }
 
-/* The edges of the frontier's vertices as RELAX items, vertex by vertex
+/* The edges of the frontier's vertices as items of their slot's op (RELAX
+ * for slot 0), slot by slot and vertex by vertex
  * (a vertex's bit is taken with its word, and its edges may span
  * batches). The flag says a bit may be set: it is cleared before a scan
  * starts, so a bit set during the scan sets it again. relaxed (all): the
@@ -58,14 +59,14 @@ static size_t take_frontier(mkrt_runtime *rt, mkrt__batch *b, size_t n)
             uint64_t e = rt->expand.edge, end = rt->expand.end;
             if (end - e > want - k)
                 end = e + (want - k);
+            const uint32_t op = rt->slot_op[(rt->expand.word - 1) / rt->slot_words];
             for (; e < end; e++)
-                out[k++] = (mkrt_item){MKRT_OP_RELAX, rt->expand.v, g->targets[e],
-                                       g->weights ? g->weights[e] : 1};
+                out[k++] = (mkrt_item){op, rt->expand.v, g->targets[e], g->weights ? g->weights[e] : 1};
             rt->expand.edge = e;
         } else if (rt->expand.mask != 0) {
             uint32_t bit = (uint32_t)__builtin_ctzll(rt->expand.mask);
             rt->expand.mask &= rt->expand.mask - 1;
-            uint32_t v = (uint32_t)((rt->expand.word - 1) * 64 + bit);
+            uint32_t v = (uint32_t)(((rt->expand.word - 1) % rt->slot_words) * 64 + bit);
             rt->expand.v = v;
             rt->expand.edge = g->offsets[v];
             rt->expand.end = g->offsets[v + 1];
@@ -108,6 +109,7 @@ size_t mkrt__stage_drain(mkrt_runtime *rt, mkrt__batch *b)
     b->n = 0;
     size_t n = take_emitted(rt, b, 0);
     n += take_frontier(rt, b, n);
+    b->emitted_n = n;
     bool progress = true;
     while (progress && n < rt->cfg.max_batch) {
         progress = false;

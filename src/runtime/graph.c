@@ -63,7 +63,7 @@ mkrt_status mkrt_graph_register(mkrt_runtime *rt, const mkrt_graph *g, mkrt_erro
     mkrt_status st = check_graph(rt, g, err);
     if (st != MKRT_OK)
         return st;
-    size_t words = ((size_t)g->vertices + 63) / 64;
+    size_t slot_words = ((size_t)g->vertices + 63) / 64, words = slot_words * MKRT__EXPAND_SLOTS;
     _Atomic uint64_t *bits = mkrt__alloc_zeroed(words * sizeof *bits, MKRT_CACHE_LINE);
     if (bits == NULL)
         return mkrt__error_set(err, MKRT_ENOMEM,
@@ -84,6 +84,8 @@ mkrt_status mkrt_graph_register(mkrt_runtime *rt, const mkrt_graph *g, mkrt_erro
     mkrt__free((void *)rt->frontier, rt->frontier_words * sizeof *rt->frontier);
     rt->frontier = bits;
     rt->frontier_words = words;
+    rt->slot_words = slot_words;
+    rt->slot_op[0] = MKRT_OP_RELAX;
     rt->graph = *g;
     mkrt__mutex_unlock(&rt->producers_lock);
     return MKRT_OK;

@@ -92,12 +92,15 @@ struct mkrt_runtime {
     alignas(MKRT_CACHE_LINE) _Atomic uint64_t emit_claim;
     alignas(MKRT_CACHE_LINE) _Atomic uint64_t changed; /* items that changed their output (stats) */
     _Atomic uint64_t emitted_total; /* written by the dispatcher only (stats) */
+    _Atomic uint64_t emitted_done;  /* emitted items completed (dispatcher only) */
     /* The registered graph (vertices 0: none) and RELAX's frontier: one bit
      * per vertex whose edges wait to be emitted, set by the ops, taken by
      * the dispatcher (pipeline/drain.c) with the expansion cursor below. */
-    mkrt_graph graph;
-    _Atomic uint64_t *frontier;
-    size_t frontier_words;
+    mkrt_graph graph;  /* frontier: one bitset per expanding op (slot) */
+    _Atomic uint64_t *frontier;  /* MKRT__EXPAND_SLOTS bitsets of slot_words words */
+    size_t frontier_words, slot_words;
+    uint32_t slot_op[MKRT__EXPAND_SLOTS]; /* the op whose items a slot's edges become */
+    uint32_t slots_used;                  /* slot 0 is RELAX's; user ops take 1.. */
     alignas(MKRT_CACHE_LINE) _Atomic bool frontier_any; /* a bit may be set */
     struct {
         bool scanning;      /* taking words from `word` on */
