@@ -54,7 +54,9 @@ static size_t take_frontier(mkrt_runtime *rt, mkrt__batch *b, size_t n)
     const mkrt_graph *g = &rt->graph;
     size_t k = 0, want = rt->cfg.max_batch - n;
     mkrt_item *out = b->items + n;
-    while (k < want && g->vertices != 0) {
+    /* The graph is read only once a bit was set: by an op that ran after
+     * mkrt_graph_register (registration precedes the first producer). */
+    while (k < want) {
         if (rt->expand.edge < rt->expand.end) {
             uint64_t e = rt->expand.edge, end = rt->expand.end;
             if (end - e > want - k)
