@@ -21,7 +21,8 @@
  *   drain order. Dedupe never changes them: an exact duplicate (same op,
  *   in, out, param) of an earlier item of the batch is pruned only when the
  *   op is idempotent for it (::mkrt_op_desc::idempotent; built-ins: NOP and
- *   STORE always, ADD when in != out, APPEND never) and no item between the
+ *   STORE always, ADD, MIN, RELAX and OR when in != out, APPEND and ACC
+ *   never) and no item between the
  *   two writes (has as out) the duplicate's in or out handle.
  *
  * Emitted items (mkrt_op_emit(), and the edges ::MKRT_OP_RELAX emits):
@@ -59,8 +60,9 @@
  * out of range, a failing user op, over the memory budget, or left when
  * destroy times out) goes to the error callback, or to the dead-letter ring
  * when there is no callback, and is counted as failed. Items are checked
- * (op known, handles below mkrt_config::cells: STORE and APPEND out, ADD in
- * and out, user ops in and out; room in the APPEND log) before dedupe and
+ * (op known, handles below mkrt_config::cells: STORE, APPEND and ACC out,
+ * ADD, MIN, RELAX and OR in and out, user ops in and out; a registered
+ * graph for RELAX; room in the APPEND log) before dedupe and
  * layering, the same way on every backend, so a bad item never reaches an
  * op and never adds a layer.
  *
@@ -137,13 +139,14 @@ typedef enum mkrt_backend_kind {
     /** The persistent megakernel on GPU 0 through the CUDA Driver API
      *  (libcuda.so.1 loaded at run time). Batches of built-in ops, and of
      *  device user ops, run on the GPU; batches with other user ops on the
-     *  CPU pool. A device fault or a watchdog trip sends the batch to the
+     *  CPU pool, and so do batches with ::MKRT_OP_RELAX (emission runs on
+     *  the host). A device fault or a watchdog trip sends the batch to the
      *  error path and the runtime carries on with the CPU pool. */
     MKRT_BACKEND_CUDA,
     /** The megakernel protocol (control block, doubled descriptors,
      *  doorbell, watchdog) against a host thread that plays the device: the
      *  GPU path's host side, testable anywhere. Batches with user ops (C
-     *  functions) run on the CPU pool; if the device fails or hangs, its
+     *  functions) or ::MKRT_OP_RELAX run on the CPU pool; if the device fails or hangs, its
      *  batch goes to the error path and the runtime continues on the CPU. */
     MKRT_BACKEND_SIM
 } mkrt_backend_kind;
@@ -225,9 +228,10 @@ typedef struct mkrt_config {
      *  [0..MKRT_CONFIG_CUDA_PTX_MAX]; a size without text is refused. */
     size_t cuda_user_ptx_size;
     /** Emission queue slots: items emitted by ops (mkrt_op_emit()) that
-     *  wait for a batch (65536) [1..MKRT_CONFIG_EMIT_MAX]. A batch may
-     *  emit what is free when it starts; more fails the emit with
-     *  ::MKRT_EOVERFLOW. */
+     *  wait for a batch (65536) [0..MKRT_CONFIG_EMIT_MAX]; 0: every
+     *  mkrt_op_emit() fails. A batch may emit what is free when it starts;
+     *  more fails the emit with ::MKRT_EOVERFLOW. (mkrt_op_emit_edges()
+     *  and RELAX do not use it.) */
     size_t emit_capacity;
 } mkrt_config;
 
