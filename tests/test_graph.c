@@ -549,6 +549,19 @@ static void graph_bad_input(void)
     uint64_t huge[2] = {0, MKRT_GRAPH_EDGES_MAX + 1};
     b = (mkrt_graph){1, huge, dst, NULL};
     is(mkrt_graph_register(rt, &b, &err), MKRT_EOVERFLOW, "graph: more edges than the limit");
+    {
+        mkrt_config c1 = mkrt_config_default();
+        c1.max_batch = 1; /* one edge per chunk: a vertex may have 2^29 edges */
+        c1.cells = 16;
+        mkrt_runtime *small = NULL;
+        if (mkrt_create(&c1, &small, &err) != MKRT_OK)
+            bail_out("mkrt_create: %s", err.message);
+        uint64_t deg[2] = {0, ((uint64_t)1 << 29) + 1};
+        b = (mkrt_graph){1, deg, dst, NULL}; /* targets are not read: the degree is refused first */
+        is(mkrt_graph_register(small, &b, &err), MKRT_EOVERFLOW, "graph: a vertex with too many edges");
+        like(err.message, "vertex 0 has 536870913 edges", "... naming the vertex and its degree");
+        mkrt_destroy(small, SEC, NULL);
+    }
     b = g;
     b.targets = NULL;
     is(mkrt_graph_register(rt, &b, &err), MKRT_EINVAL, "graph: NULL targets with edges");
@@ -588,6 +601,100 @@ static void graph_bad_input(void)
     mkrt_destroy(rt, SEC, NULL);
 }
 
+/* An expanding op that fails on the edges into vertex 7. */
+static mkrt_status expand_or_fail(const mkrt_item *it, const mkrt_op_ctx *ctx)
+{
+    if (it->param == UINT32_MAX) /* the seed */
+        return mkrt_op_emit_edges(ctx, it->out);
+    if (it->out == 7)
+        return MKRT_EBUDGET; /* any failure status */
+    if (mkrt_op_cell_min(ctx, it->out, mkrt_op_cell_load(ctx, it->in) + 1))
+        return mkrt_op_emit_edges(ctx, it->out);
+    return MKRT_OK;
+}
+
+typedef struct failed_edges {
+    uint32_t n;
+    mkrt_item last;
+    mkrt_status why;
+} failed_edges;
+
+static void note_failure(void *ctx, const mkrt_item *item, mkrt_status why, const char *message)
+{
+    (void)message;
+    failed_edges *f = ctx;
+    f->n++;
+    f->last = *item;
+    f->why = why;
+}
+
+/* Frontier rounds: one layer each, failing edges reported as edge items. */
+static void rounds(mkrt_backend_kind kind)
+{
+    const char *k = kind_name(kind);
+    enum { LEAVES = 300 }; /* a star: vertex 0 and leaves 1..300, both directions, weight 2 */
+    uint64_t off[LEAVES + 2];
+    uint32_t dst[2 * LEAVES], w[2 * LEAVES];
+    off[0] = 0;
+    off[1] = LEAVES;
+    for (uint32_t i = 0; i < LEAVES; i++) {
+        dst[i] = 1 + i;
+        w[i] = 2;
+        dst[LEAVES + i] = 0;
+        w[LEAVES + i] = 2;
+        off[2 + i] = LEAVES + 1 + i;
+    }
+    mkrt_graph g = {LEAVES + 1, off, dst, w};
+    failed_edges f = {0};
+    mkrt_config c = mkrt_config_default();
+    c.backend = kind;
+    c.workers = 2;
+    c.cells = CELLS;
+    c.on_error = note_failure;
+    c.error_ctx = &f;
+    mkrt_runtime *rt = NULL;
+    mkrt_error err;
+    if (mkrt_create(&c, &rt, &err) != MKRT_OK || mkrt_graph_register(rt, &g, &err) != MKRT_OK)
+        bail_out("setup: %s", err.message);
+    reg(rt, OP_EDGES, expand_or_fail, true, true, true);
+    mkrt_producer *p = mkrt_producer_open(rt, NULL);
+    for (uint32_t v = 0; v <= LEAVES; v++)
+        mkrt_cell_write(rt, v, UINT64_MAX);
+    mkrt_cell_write(rt, CELLS - 1, 0);
+    mkrt_stats before = stats(rt);
+    mkrt_item r = {MKRT_OP_RELAX, CELLS - 1, 0, 0};
+    publish(p, &r, 1);
+    is(mkrt_quiesce(rt, SEC), MKRT_OK, "%s: star SSSP quiescent", k);
+    mkrt_stats after = stats(rt);
+    uint64_t d[LEAVES + 1];
+    mkrt_cells_read(rt, 0, LEAVES + 1, d);
+    bool right = d[0] == 0;
+    for (uint32_t v = 1; v <= LEAVES; v++)
+        right &= d[v] == 2;
+    ok(right, "%s: star distances right", k);
+    is(after.layers - before.layers, after.batches - before.batches,
+       "%s: every frontier round ran as one layer (%llu batches)", k,
+       (unsigned long long)(after.batches - before.batches));
+    is(after.emitted - before.emitted, 2 * LEAVES, "%s: each edge emitted once", k);
+    is(after.changed - before.changed, LEAVES + 1, "%s: each vertex changed once", k);
+
+    /* The expanding user op: the edge into 7 fails, reported as itself. */
+    for (uint32_t v = 0; v <= LEAVES; v++)
+        mkrt_cell_write(rt, v, v == 0 ? 0 : UINT64_MAX);
+    mkrt_item seed = {OP_EDGES, 0, 0, UINT32_MAX};
+    publish(p, &seed, 1);
+    is(mkrt_quiesce(rt, SEC), MKRT_OK, "%s: quiescent", k);
+    is(f.n, 1, "%s: one edge item failed", k);
+    ok(f.last.op == OP_EDGES && f.last.in == 0 && f.last.out == 7 && f.last.param == 2 && f.why == MKRT_EBUDGET,
+       "%s: ... reported as the edge item (%u, %u, %u, %u) with the op's status", k, f.last.op, f.last.in,
+       f.last.out, f.last.param);
+    is(cell(rt, 7), UINT64_MAX, "%s: ... and vertex 7 was not reached", k);
+    is(cell(rt, 8), 1, "%s: the others were", k);
+    ok(accounted(rt), "%s: published + emitted = executed + pruned + failed", k);
+    mkrt_producer_close(p);
+    mkrt_destroy(rt, SEC, NULL);
+}
+
 int main(void)
 {
     count_alloc_install();
@@ -596,6 +703,7 @@ int main(void)
         quiescence(kinds[i]);
         commuting(kinds[i]);
         relax_needs_graph(kinds[i]);
+        rounds(kinds[i]);
     }
     graph_bad_input();
     test_graph g = make_graph(1500, 4000, 99);

@@ -12,11 +12,11 @@
  * items (mkrt_op_emit_edges). The cell packs (depth, parent): the minimum
  * is the shortest depth, and among the parents at that depth the smallest
  * vertex number. That makes the result independent of the order in which
- * the items run (VISIT commutes with itself, so a frontier of visits to one
- * vertex runs in one layer), and every edge is re-examined after its
- * source's last change, so the fixpoint is a BFS tree whatever order the
- * levels take through the batches: mostly level by level, since the
- * frontier of a level is emitted after the level ran.
+ * the items run (VISIT commutes with itself; the runtime runs a frontier's
+ * edges as rounds, one layer each), and every edge is re-examined after
+ * its source's last change, so the fixpoint is a BFS tree whatever order
+ * the levels take through the rounds: mostly level by level, since the
+ * frontier of a level is expanded after the level ran.
  *
  * SSSP: the built-in RELAX (cells[v] = min(cells[v], cells[u] + w), and
  * v's edges emitted when it lowered), from RELAX(zero -> root, 0). */
@@ -42,7 +42,7 @@ static mkrt_status visit(const mkrt_item *it, const mkrt_op_ctx *ctx)
 {
     if (it->param == SEED)
         return mkrt_op_emit_edges(ctx, it->out);
-    uint64_t from = ctx->cells[it->in]; /* the ordering contract: in is not written in this layer */
+    uint64_t from = mkrt_op_cell_load(ctx, it->in); /* a round's other edges may lower it meanwhile */
     if (from == UNREACHED)
         return MKRT_OK;
     uint64_t depth = (from >> 32) + 1;

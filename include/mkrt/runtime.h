@@ -38,8 +38,15 @@
  *   that need no order among themselves (mkrt_op_desc::commutes, and the
  *   update built-ins MIN, RELAX, OR and ACC) give the same result in any
  *   such order.
- * - ::MKRT_OP_RELAX coalesces: a vertex it lowers several times before its
- *   edges are emitted has them emitted once, reading its value then.
+ * - Edges of a frontier (::MKRT_OP_RELAX, mkrt_op_emit_edges()) coalesce:
+ *   a vertex marked several times before its edges are emitted has them
+ *   emitted once. They run as frontier rounds: batches of their own of up
+ *   to max_batch edge items of one op, all in one layer, each reading its
+ *   in cell (the frontier vertex) when it runs, while others of the round
+ *   may lower that cell (a vertex lowered so is in the frontier again).
+ *   The ops are monotone (a minimum), so the fixpoint that mkrt_quiesce()
+ *   waits for is the same as in any sequential order; the cells between
+ *   rounds are upper bounds of it.
  * - mkrt_drain() waits for published items only; mkrt_quiesce() also for
  *   everything they emit, transitively.
  *
@@ -346,6 +353,20 @@ void mkrt_op_changed(const mkrt_op_ctx *ctx);
  * Inside an op; atomic with respect to other items on the same handle.
  */
 bool mkrt_op_cell_min(const mkrt_op_ctx *ctx, uint32_t handle, uint64_t value);
+/**
+ * @brief Reads cells[handle] atomically (relaxed).
+ *
+ * For the in cell of an expanding op's edge items
+ * (mkrt_op_emit_edges()): the edges of a frontier run together, so the
+ * cell an edge item reads may be lowered by another of them meanwhile.
+ *
+ * @param ctx The op's context.
+ * @param handle A handle below cell_count.
+ * @return The value; 0 for a NULL ctx or a handle not below cell_count.
+ * @par Thread safety
+ * Inside an op.
+ */
+uint64_t mkrt_op_cell_load(const mkrt_op_ctx *ctx, uint32_t handle);
 
 /** @brief Registration of a user op (mkrt_op_register()). */
 typedef struct mkrt_op_desc {

@@ -74,7 +74,8 @@ static bool mk_accepts(const mkrt__backend *be, const mkrt_item *items, size_t n
     const megakernel *m = (const megakernel *)be;
     for (size_t i = 0; i < n; i++) {
         uint32_t op = items[i].op;
-        if (op == MKRT_OP_RELAX || (mkrt_ops_is_user(op) && !(m->user_ops && m->rt->ops[op].device)))
+        if (op == MKRT_OP_RELAX || op == MKRT__OP_EXPAND ||
+            (mkrt_ops_is_user(op) && !(m->user_ops && m->rt->ops[op].device)))
             return false;
     }
     return true;

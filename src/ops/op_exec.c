@@ -46,6 +46,8 @@ bool mkrt__item_idempotent(const mkrt_item *it, void *ctx)
 uint32_t mkrt__item_commute_key(const mkrt_item *it, void *ctx)
 {
     const mkrt_runtime *rt = ctx;
+    if (it->op == MKRT__OP_EXPAND)
+        return MKRT__OP_EXPAND; /* a round's chunks of one vertex share its layer */
     if (!mkrt_ops_is_user(it->op))
         return mkrt_ops_builtin_commute_key(it->op, it->in, it->out);
     return it->op < MKRT_OP_MAX && rt->ops[it->op].commutes && it->in != it->out ? it->op : 0;
@@ -67,6 +69,61 @@ bool mkrt__frontier_add(mkrt_runtime *rt, uint32_t slot, uint32_t v)
     return true;
 }
 
+/* Edges [from, to) of a chunk item (see MKRT__OP_EXPAND). */
+static void expand_range(const mkrt_runtime *rt, const mkrt_item *it, uint64_t *from, uint64_t *to)
+{
+    const uint64_t *off = rt->graph.offsets;
+    uint64_t c = it->param & ((1u << MKRT__EXPAND_CHUNK_BITS) - 1);
+    *from = off[it->in] + c * rt->expand_chunk;
+    *to = off[it->in + 1] - *from < rt->expand_chunk ? off[it->in + 1] : *from + rt->expand_chunk;
+}
+
+mkrt_item mkrt__expand_edge_item(const mkrt_runtime *rt, const mkrt_item *chunk, uint32_t j)
+{
+    uint64_t from, to;
+    expand_range(rt, chunk, &from, &to);
+    uint64_t e = from + j;
+    return (mkrt_item){rt->slot_op[chunk->param >> MKRT__EXPAND_CHUNK_BITS], chunk->in, rt->graph.targets[e],
+                       rt->graph.weights ? rt->graph.weights[e] : 1};
+}
+
+/* One chunk of a frontier round: the slot's op on each edge of the chunk.
+ * RELAX reads cells[v] once, relaxed: other chunks of the round may lower
+ * it meanwhile (then v is in the frontier again and expands later). */
+static uint64_t expand_chunk(mkrt_runtime *rt, const mkrt_item *it, size_t k, mkrt__fail_list *fails)
+{
+    const mkrt_graph *g = &rt->graph;
+    uint64_t from, to, changed = 0;
+    expand_range(rt, it, &from, &to);
+    const uint32_t v = it->in, op = rt->slot_op[it->param >> MKRT__EXPAND_CHUNK_BITS];
+    uint64_t *cells = rt->cells;
+    if (op == MKRT_OP_RELAX) {
+        uint64_t base = atomic_load_explicit((_Atomic uint64_t *)&cells[v], memory_order_relaxed);
+        if (base == UINT64_MAX)
+            return 0;
+        for (uint64_t e = from; e < to; e++) {
+            uint32_t w = g->targets[e];
+            if (mkrt_ops_atomic_min(&cells[w], mkrt_ops_add_sat(base, g->weights ? g->weights[e] : 1))) {
+                changed++;
+                (void)mkrt__frontier_add(rt, 0, w);
+            }
+        }
+        return changed;
+    }
+    const mkrt__op_entry *entry = &rt->ops[op];
+    struct mkrt__op_run run = {rt, entry->expand_slot, false};
+    mkrt_op_ctx ctx = {cells, rt->cfg.cells, entry->user, g, &run};
+    for (uint64_t e = from; e < to; e++) {
+        mkrt_item edge = {op, v, g->targets[e], g->weights ? g->weights[e] : 1};
+        run.changed = false;
+        mkrt_status st = entry->fn(&edge, &ctx);
+        changed += run.changed;
+        if (st != MKRT_OK)
+            mkrt__fail_list_add(fails, (uint32_t)k | (uint32_t)(e - from) << 24, (uint32_t)st);
+    }
+    return changed;
+}
+
 void mkrt__exec_range(mkrt_runtime *rt, const mkrt_item *items, size_t from, size_t to,
                       mkrt__fail_list *fails)
 {
@@ -76,7 +133,9 @@ void mkrt__exec_range(mkrt_runtime *rt, const mkrt_item *items, size_t from, siz
     uint64_t changed = 0;
     for (size_t k = from; k < to; k++) {
         const mkrt_item *it = &items[k];
-        if (mkrt_ops_is_user(it->op)) {
+        if (it->op == MKRT__OP_EXPAND) {
+            changed += expand_chunk(rt, it, k, fails);
+        } else if (mkrt_ops_is_user(it->op)) {
             const mkrt__op_entry *op = &rt->ops[it->op];
             struct mkrt__op_run run = {rt, op->expand_slot, false};
             mkrt_op_ctx ctx = {cells, ncells, op->user, graph, &run};

@@ -33,6 +33,18 @@ typedef struct mkrt__op_entry {
  * MKRT_OP_EXPANDING_MAX user ops'. */
 #define MKRT__EXPAND_SLOTS (1u + MKRT_OP_EXPANDING_MAX)
 
+/* A frontier round (pipeline/drain.c) is a batch of EXPAND items, an op
+ * number no one may publish: EXPAND(in = out = v, param = slot << 29 |
+ * chunk) runs the slot's op on the edges of v in
+ * [offsets[v] + chunk x C, + C), C = mkrt__expand_chunk(rt), reading
+ * cells[v] once (RELAX) or as the op does, concurrently with the round's
+ * other chunks: all of them commute (one op on every handle they write).
+ * A failing edge is reported as (k | j << 24, status): chunk item k, its
+ * edge j (C <= 256). */
+#define MKRT__OP_EXPAND 15u
+#define MKRT__EXPAND_CHUNK_MAX 256u
+#define MKRT__EXPAND_CHUNK_BITS 29u
+
 /* One run of an op on the host (mkrt_op_ctx.run): what mkrt_op_emit and
  * mkrt_op_changed need. Lives on the running thread's stack. */
 struct mkrt__op_run {
@@ -44,6 +56,8 @@ struct mkrt__op_run {
 /* v's edges are to be emitted as items of the slot's op (a frontier bit);
  * false when v is not a vertex with edges. */
 bool mkrt__frontier_add(struct mkrt_runtime *rt, uint32_t slot, uint32_t v);
+/* The edge item that chunk item `chunk` (an EXPAND) ran as its edge j. */
+mkrt_item mkrt__expand_edge_item(const struct mkrt_runtime *rt, const mkrt_item *chunk, uint32_t j);
 
 /* Failures of a batch's items: (index into the batch's items, the op's
  * mkrt_status as uint32_t) pairs. Writers claim slots with one relaxed fetch-add; the

@@ -7,11 +7,20 @@
 #include "pipeline/stages.h"
 #include "runtime/runtime_internal.h"
 
-void mkrt__stage_take_failures(mkrt__batch *b, const uint32_t *fails, uint32_t nfails)
+void mkrt__stage_take_failures(mkrt_runtime *rt, mkrt__batch *b, const uint32_t *fails, uint32_t nfails)
 {
-    for (uint32_t i = 0; i < nfails; i++)
-        if (fails[2 * i] < b->exec_n)
-            mkrt__batch_fail(b, &b->exec[fails[2 * i]], (mkrt_status)(int32_t)fails[2 * i + 1]);
+    for (uint32_t i = 0; i < nfails; i++) {
+        uint32_t k = b->round ? fails[2 * i] & 0xffffffu : fails[2 * i];
+        if (k >= b->exec_n)
+            continue;
+        mkrt_status why = (mkrt_status)(int32_t)fails[2 * i + 1];
+        if (b->round) { /* the failed edge item of a chunk */
+            mkrt_item edge = mkrt__expand_edge_item(rt, &b->exec[k], fails[2 * i] >> 24);
+            mkrt__batch_fail(b, &edge, why);
+        } else {
+            mkrt__batch_fail(b, &b->exec[k], why);
+        }
+    }
 }
 
 void mkrt__stage_fail_all(mkrt__batch *b, mkrt_status why)
@@ -59,8 +68,9 @@ void mkrt__stage_complete(mkrt_runtime *rt, mkrt__batch *b)
     uint32_t failed = b->failed_n;
     for (uint32_t i = 0; i < failed; i++)
         report(rt, &b->failed[i], b->failed_why[i]);
-    /* Every drained item in exactly one of the three (see batch.h). */
-    mkrt__stat_add(&rt->executed, b->kept - (failed - b->refused));
+    /* Every drained item in exactly one of the three (see batch.h); a
+     * round's items are the edge items its chunks stand for. */
+    mkrt__stat_add(&rt->executed, (b->round ? b->round_edges : b->kept) - (failed - b->refused));
     mkrt__stat_add(&rt->pruned, b->admitted - b->kept);
     mkrt__stat_add(&rt->failed, failed);
     mkrt__stat_add(&rt->layers, b->layers);
@@ -93,7 +103,7 @@ void mkrt__stage_complete(mkrt_runtime *rt, mkrt__batch *b)
     }
     /* Emitted items count apart: completed_total is the published ones,
      * which drain and quiesce compare with published_total. */
-    mkrt__stat_add(&rt->emitted_done, b->emitted_n);
+    mkrt__stat_add(&rt->emitted_done, b->round ? b->round_edges : b->emitted_n);
     /* release: pairs with the acquire load in mkrt_drain; every counter
      * above is visible to a drain that returns. */
     atomic_fetch_add_explicit(&rt->completed_total, b->n - b->emitted_n, memory_order_release);

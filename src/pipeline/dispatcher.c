@@ -104,7 +104,7 @@ static void finish_running(mkrt_runtime *rt, mkrt__batch **running)
     mkrt__stat_add(&rt->emitted_total, claimed - rt->emit_tail);
     rt->emit_tail = claimed;
     if (st == MKRT_OK) {
-        mkrt__stage_take_failures(b, fails, nfails);
+        mkrt__stage_take_failures(rt, b, fails, nfails);
         if (b->plan.backend + 1 < rt->nbackends)
             mkrt__stat_add(&rt->device_batches, 1);
     } else {

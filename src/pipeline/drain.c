@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* src/pipeline/drain.c - stage drain: the emitted items first (the
- * emission queue in emission order, then the edges of RELAX's frontier
- * vertices), then items from the producers' rings. */
+ * emission queue in emission order), or a frontier round (the edges of the
+ * frontier's vertices, as chunk items), then items from the producers'
+ * rings. */
 #include <string.h>
 
 #include "pipeline/stages.h"
@@ -43,35 +44,40 @@ static size_t take_emitted(mkrt_runtime *rt, mkrt__batch *b, size_t n)
     return k;
 }
 
-/* The edges of the frontier's vertices as items of their slot's op (RELAX
- * for slot 0), slot by slot and vertex by vertex
- * (a vertex's bit is taken with its word, and its edges may span
- * batches). The flag says a bit may be set: it is cleared before a scan
- * starts, so a bit set during the scan sets it again. relaxed (all): the
- * bits are hints, see frontier_add in ops/op_exec.c. */
-static size_t take_frontier(mkrt_runtime *rt, mkrt__batch *b, size_t n)
+/* A frontier round: the frontier's vertices as EXPAND chunk items (see
+ * ops/op_table.h), slot by slot and vertex by vertex, up to max_batch
+ * edges (so a round's edge failures fit the failure list); a vertex's
+ * bit is taken with its word, and its chunks may span rounds. The flag
+ * says a bit may be set: it is cleared before a scan starts (at most one
+ * scan starts per round, so a vertex appears once in a round), and a bit
+ * set during the scan sets it again. relaxed (all): the bits are hints,
+ * see mkrt__frontier_add in ops/op_exec.c. The graph is read only once a
+ * bit was set: by an op that ran after mkrt_graph_register (registration
+ * precedes the first producer). */
+static size_t take_round(mkrt_runtime *rt, mkrt__batch *b)
 {
-    const mkrt_graph *g = &rt->graph;
-    size_t k = 0, want = rt->cfg.max_batch - n;
-    mkrt_item *out = b->items + n;
-    /* The graph is read only once a bit was set: by an op that ran after
-     * mkrt_graph_register (registration precedes the first producer). */
-    while (k < want) {
+    const uint64_t cap = rt->cfg.max_batch, chunk = rt->expand_chunk;
+    size_t k = 0;
+    uint64_t edges = 0;
+    bool started = false;
+    for (;;) {
         if (rt->expand.edge < rt->expand.end) {
-            uint64_t e = rt->expand.edge, end = rt->expand.end;
-            if (end - e > want - k)
-                end = e + (want - k);
-            const uint32_t op = rt->slot_op[(rt->expand.word - 1) / rt->slot_words];
-            for (; e < end; e++)
-                out[k++] = (mkrt_item){op, rt->expand.v, g->targets[e], g->weights ? g->weights[e] : 1};
-            rt->expand.edge = e;
+            uint64_t len = rt->expand.end - rt->expand.edge < chunk ? rt->expand.end - rt->expand.edge : chunk;
+            if (edges + len > cap)
+                break;
+            uint32_t slot = (uint32_t)((rt->expand.word - 1) / rt->slot_words);
+            uint64_t c = (rt->expand.edge - rt->graph.offsets[rt->expand.v]) / chunk;
+            b->items[k++] = (mkrt_item){MKRT__OP_EXPAND, rt->expand.v, rt->expand.v,
+                                        slot << MKRT__EXPAND_CHUNK_BITS | (uint32_t)c};
+            edges += len;
+            rt->expand.edge += len;
         } else if (rt->expand.mask != 0) {
             uint32_t bit = (uint32_t)__builtin_ctzll(rt->expand.mask);
             rt->expand.mask &= rt->expand.mask - 1;
             uint32_t v = (uint32_t)(((rt->expand.word - 1) % rt->slot_words) * 64 + bit);
             rt->expand.v = v;
-            rt->expand.edge = g->offsets[v];
-            rt->expand.end = g->offsets[v + 1];
+            rt->expand.edge = rt->graph.offsets[v];
+            rt->expand.end = rt->graph.offsets[v + 1];
         } else if (rt->expand.scanning) {
             size_t w = rt->expand.word;
             while (w < rt->frontier_words && atomic_load_explicit(&rt->frontier[w], memory_order_relaxed) == 0)
@@ -82,14 +88,17 @@ static size_t take_frontier(mkrt_runtime *rt, mkrt__batch *b, size_t n)
             }
             rt->expand.mask = atomic_exchange_explicit(&rt->frontier[w], 0, memory_order_relaxed);
             rt->expand.word = w + 1;
-        } else if (atomic_exchange_explicit(&rt->frontier_any, false, memory_order_relaxed)) {
+        } else if (!started && atomic_exchange_explicit(&rt->frontier_any, false, memory_order_relaxed)) {
             rt->expand.scanning = true;
             rt->expand.word = 0;
+            started = true;
         } else {
             break;
         }
     }
-    mkrt__stat_add(&rt->emitted_total, k);
+    b->round = k > 0;
+    b->round_edges = edges;
+    mkrt__stat_add(&rt->emitted_total, edges);
     return k;
 }
 
@@ -97,20 +106,30 @@ bool mkrt__emission_pending(mkrt_runtime *rt)
 {
     return rt->emit_head != rt->emit_tail || rt->expand.edge < rt->expand.end || rt->expand.mask != 0 ||
            rt->expand.scanning ||
-           /* relaxed: see take_frontier. */
+           /* relaxed: see take_round. */
            atomic_load_explicit(&rt->frontier_any, memory_order_relaxed);
 }
 
-/* Emitted items first, then round-robin passes over the producer rings,
- * at most burst_per_ring items per ring per pass, until the batch is full
- * or a pass finds nothing. */
+/* Emitted items first (or a frontier round), then round-robin passes over
+ * the producer rings, at most burst_per_ring items per ring per pass, until
+ * the batch is full or a pass finds nothing. */
 size_t mkrt__stage_drain(mkrt_runtime *rt, mkrt__batch *b)
 {
     const uint32_t slots = rt->cfg.max_producers;
     b->nseg = 0;
     b->n = 0;
+    b->round = false;
+    b->round_edges = 0;
     size_t n = take_emitted(rt, b, 0);
-    n += take_frontier(rt, b, n);
+    /* A frontier round is a batch of its own, after the emitted items and
+     * alternating with the producers' items when they have any. */
+    bool round_turn = !rt->expand.after_round || mkrt__rings_empty(rt);
+    rt->expand.after_round = false;
+    if (n == 0 && round_turn && (n = take_round(rt, b)) > 0) {
+        rt->expand.after_round = true;
+        b->emitted_n = b->n = n;
+        return n;
+    }
     b->emitted_n = n;
     bool progress = true;
     while (progress && n < rt->cfg.max_batch) {

@@ -26,13 +26,22 @@ static mkrt_status check_graph(const mkrt_runtime *rt, const mkrt_graph *g, mkrt
                                "mkrt_graph_register: offsets[0] is %llu, not 0. Fix: start the CSR "
                                "rows at 0.",
                                (unsigned long long)g->offsets[0]);
-    for (uint32_t v = 0; v < g->vertices; v++)
+    /* A frontier round numbers a vertex's chunks in MKRT__EXPAND_CHUNK_BITS. */
+    const uint64_t max_degree = (uint64_t)rt->expand_chunk << MKRT__EXPAND_CHUNK_BITS;
+    for (uint32_t v = 0; v < g->vertices; v++) {
         if (g->offsets[v + 1] < g->offsets[v])
             return mkrt__error_set(err, MKRT_EINVAL,
                                    "mkrt_graph_register: offsets decrease at vertex %u (%llu, then "
                                    "%llu). Fix: offsets[v + 1] >= offsets[v] for every vertex.",
                                    v, (unsigned long long)g->offsets[v],
                                    (unsigned long long)g->offsets[v + 1]);
+        if (g->offsets[v + 1] - g->offsets[v] > max_degree)
+            return mkrt__error_set(err, MKRT_EOVERFLOW,
+                                   "mkrt_graph_register: vertex %u has %llu edges, more than %llu "
+                                   "(with max_batch %zu). Fix: split the vertex or raise max_batch.",
+                                   v, (unsigned long long)(g->offsets[v + 1] - g->offsets[v]),
+                                   (unsigned long long)max_degree, rt->cfg.max_batch);
+    }
     uint64_t edges = g->offsets[g->vertices];
     if (edges > MKRT_GRAPH_EDGES_MAX)
         return mkrt__error_set(err, MKRT_EOVERFLOW,

@@ -261,6 +261,7 @@ mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **out, mkrt_error *
     rt->append_log = mkrt__alloc_zeroed(lbytes, PAGE_BYTES);
     rt->emit_ring = mkrt__alloc(mkrt__emit_ring_slots(cfg) * sizeof *rt->emit_ring, MKRT_CACHE_LINE);
     atomic_init(&rt->quiet, true);
+    rt->expand_chunk = cfg->max_batch < MKRT__EXPAND_CHUNK_MAX ? (uint32_t)cfg->max_batch : MKRT__EXPAND_CHUNK_MAX;
     rt->dedupe = mkrt_dedupe_scratch_create(NULL);
     rt->layering = mkrt_layer_scratch_create(NULL);
     rt->split = mkrt_barrier_scratch_create(cfg->max_batch, 0, NULL);

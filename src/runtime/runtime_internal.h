@@ -102,12 +102,14 @@ struct mkrt_runtime {
     uint32_t slot_op[MKRT__EXPAND_SLOTS]; /* the op whose items a slot's edges become */
     uint32_t slots_used;                  /* slot 0 is RELAX's; user ops take 1.. */
     alignas(MKRT_CACHE_LINE) _Atomic bool frontier_any; /* a bit may be set */
+    uint32_t expand_chunk;  /* edges per chunk item: min(MKRT__EXPAND_CHUNK_MAX, max_batch) */
     struct {
+        bool after_round;   /* the last batch drained was a frontier round */
         bool scanning;      /* taking words from `word` on */
         size_t word;        /* next word to look at */
         uint64_t mask;      /* taken bits of word - 1, not yet expanded */
         uint32_t v;         /* the vertex being expanded */
-        uint64_t edge, end; /* its edges still to emit */
+        uint64_t edge, end; /* its edges still to emit (chunk aligned from offsets[v]) */
     } expand;               /* dispatcher-only */
     /* Set by the dispatcher when it goes idle with nothing queued,
      * emitted or running; cleared when it drains an item (mkrt_quiesce). */
