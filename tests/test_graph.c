@@ -695,6 +695,48 @@ static void rounds(mkrt_backend_kind kind)
     mkrt_destroy(rt, SEC, NULL);
 }
 
+/* Levels end before the next begins: with unit weights every reached
+ * vertex is lowered exactly once (a level that mixed with the next would
+ * lower some twice). */
+static void level_synchronous(mkrt_backend_kind kind, const test_graph *tg)
+{
+    const char *k = kind_name(kind);
+    mkrt_config c = mkrt_config_default();
+    c.backend = kind;
+    c.workers = 2;
+    c.cells = CELLS;
+    c.max_batch = 16; /* rounds of 16 edges: every level spans many */
+    mkrt_runtime *rt = NULL;
+    mkrt_error err;
+    if (mkrt_create(&c, &rt, &err) != MKRT_OK)
+        bail_out("mkrt_create: %s", err.message);
+    mkrt_graph g = {tg->v, tg->off, tg->dst, NULL};
+    if (mkrt_graph_register(rt, &g, &err) != MKRT_OK)
+        bail_out("mkrt_graph_register: %s", err.message);
+    mkrt_producer *p = mkrt_producer_open(rt, NULL);
+    uint32_t *level = malloc(tg->v * sizeof *level);
+    ref_bfs(tg, 3, level);
+    uint64_t reached = 0;
+    for (uint32_t v = 0; v < tg->v; v++) {
+        reached += level[v] != UINT32_MAX;
+        mkrt_cell_write(rt, v, UINT64_MAX);
+    }
+    mkrt_cell_write(rt, CELLS - 1, 0);
+    uint64_t changed = stats(rt).changed;
+    mkrt_item r = {MKRT_OP_RELAX, CELLS - 1, 3, 0};
+    publish(p, &r, 1);
+    is(mkrt_quiesce(rt, SEC), MKRT_OK, "%s: quiescent", k);
+    is(stats(rt).changed - changed, reached, "%s: unit-weight RELAX lowers each of the %llu reached vertices once",
+       k, (unsigned long long)reached);
+    bool same = true;
+    for (uint32_t v = 0; v < tg->v; v++)
+        same &= cell(rt, v) == (level[v] == UINT32_MAX ? UINT64_MAX : level[v]);
+    ok(same, "%s: ... to its BFS level", k);
+    free(level);
+    mkrt_producer_close(p);
+    mkrt_destroy(rt, SEC, NULL);
+}
+
 int main(void)
 {
     count_alloc_install();
@@ -710,6 +752,8 @@ int main(void)
     traversals(&traverse_mkrt_ops, &g, true);
     traversals(&traverse_mkrt_ops, &g, false);
     traversals(&traverse_mkrt_sim_ops, &g, true);
+    level_synchronous(MKRT_BACKEND_CPU, &g);
+    level_synchronous(MKRT_BACKEND_SIM, &g);
     free_graph(&g);
     return done_testing();
 }

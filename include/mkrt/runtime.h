@@ -40,8 +40,10 @@
  *   such order.
  * - Edges of a frontier (::MKRT_OP_RELAX, mkrt_op_emit_edges()) coalesce:
  *   a vertex marked several times before its edges are emitted has them
- *   emitted once. They run as frontier rounds: batches of their own of up
- *   to max_batch edge items of one op, all in one layer, each reading its
+ *   emitted once. They run level by level: the vertices marked while a
+ *   level runs form the next level, which starts once the level's last
+ *   round completed. A level runs as frontier rounds: batches of their own
+ *   of up to max_batch edge items, all in one layer, each reading its
  *   in cell (the frontier vertex) when it runs, while others of the round
  *   may lower that cell (a vertex lowered so is in the frontier again).
  *   The ops are monotone (a minimum), so the fixpoint that mkrt_quiesce()

@@ -53,7 +53,7 @@ uint32_t mkrt__item_commute_key(const mkrt_item *it, void *ctx)
     return it->op < MKRT_OP_MAX && rt->ops[it->op].commutes && it->in != it->out ? it->op : 0;
 }
 
-/* RELAX lowered cells[v] (slot 0), or an op emitted v's edges: v joins the frontier, whose edges the dispatcher
+/* RELAX lowered cells[v] (slot 0), or an op emitted v's edges: v joins the next frontier, whose edges the dispatcher
  * emits (pipeline/drain.c). relaxed (both): the bit and the flag are read
  * by the dispatcher after the batch's completion (acquire), or earlier
  * with no harm: the items it makes from them run in a later batch, which
@@ -63,7 +63,7 @@ bool mkrt__frontier_add(mkrt_runtime *rt, uint32_t slot, uint32_t v)
     if (v >= rt->graph.vertices || rt->graph.offsets[v] == rt->graph.offsets[v + 1])
         return false; /* no edges */
     uint64_t bit = (uint64_t)1 << (v % 64);
-    _Atomic uint64_t *word = &rt->frontier[(size_t)slot * rt->slot_words + v / 64];
+    _Atomic uint64_t *word = &rt->frontier_w[(size_t)slot * rt->slot_words + v / 64];
     if (!(atomic_fetch_or_explicit(word, bit, memory_order_relaxed) & bit))
         atomic_store_explicit(&rt->frontier_any, true, memory_order_relaxed);
     return true;

@@ -76,8 +76,10 @@ static void launch_batch(mkrt_runtime *rt, mkrt__batch *b)
              * (a backend may reuse the slots a consumer freed). */
             uint64_t limit = atomic_load_explicit(&rt->append_consumed, memory_order_acquire) +
                              rt->cfg.append_log_capacity;
-            if (be->ops->launch(be, b, limit, &err) == MKRT_OK)
+            if (be->ops->launch(be, b, limit, &err) == MKRT_OK) {
+                rt->batch_running = true;
                 return;
+            }
             backend_failed(rt, be, &err);
         }
         plan_and_prepare(rt, b);
@@ -113,6 +115,7 @@ static void finish_running(mkrt_runtime *rt, mkrt__batch **running)
     }
     mkrt__stage_complete(rt, b);
     *running = NULL;
+    rt->batch_running = false;
 }
 
 static int released_or_aborting(void *p)

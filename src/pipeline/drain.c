@@ -47,10 +47,13 @@ static size_t take_emitted(mkrt_runtime *rt, mkrt__batch *b, size_t n)
 /* A frontier round: the frontier's vertices as EXPAND chunk items (see
  * ops/op_table.h), slot by slot and vertex by vertex, up to max_batch
  * edges (so a round's edge failures fit the failure list); a vertex's
- * bit is taken with its word, and its chunks may span rounds. The flag
- * says a bit may be set: it is cleared before a scan starts (at most one
- * scan starts per round, so a vertex appears once in a round), and a bit
- * set during the scan sets it again. relaxed (all): the bits are hints,
+ * bit is taken with its word, and its chunks may span rounds. Levels:
+ * rounds take frontier_r, ops mark frontier_w; a scan of the next level
+ * starts (the two swap) only once frontier_r is used up and no batch runs,
+ * so every round of a level ends before the next level's first starts
+ * (level-synchronous: a BFS visits each vertex once). The flag says a bit
+ * of frontier_w may be set; at most one scan starts per round, so a
+ * vertex appears once in a round. relaxed (all): the bits are hints,
  * see mkrt__frontier_add in ops/op_exec.c. The graph is read only once a
  * bit was set: by an op that ran after mkrt_graph_register (registration
  * precedes the first producer). */
@@ -80,15 +83,21 @@ static size_t take_round(mkrt_runtime *rt, mkrt__batch *b)
             rt->expand.end = rt->graph.offsets[v + 1];
         } else if (rt->expand.scanning) {
             size_t w = rt->expand.word;
-            while (w < rt->frontier_words && atomic_load_explicit(&rt->frontier[w], memory_order_relaxed) == 0)
+            while (w < rt->frontier_words && atomic_load_explicit(&rt->frontier_r[w], memory_order_relaxed) == 0)
                 w++;
             if (w == rt->frontier_words) {
                 rt->expand.scanning = false;
                 continue;
             }
-            rt->expand.mask = atomic_exchange_explicit(&rt->frontier[w], 0, memory_order_relaxed);
+            rt->expand.mask = atomic_exchange_explicit(&rt->frontier_r[w], 0, memory_order_relaxed);
             rt->expand.word = w + 1;
-        } else if (!started && atomic_exchange_explicit(&rt->frontier_any, false, memory_order_relaxed)) {
+        } else if (!started && !rt->batch_running &&
+                   atomic_exchange_explicit(&rt->frontier_any, false, memory_order_relaxed)) {
+            /* The next level: no batch runs, so no op sets bits now; the
+             * launch of the round publishes the swap to the workers. */
+            _Atomic uint64_t *next = rt->frontier_w;
+            rt->frontier_w = rt->frontier_r;
+            rt->frontier_r = next;
             rt->expand.scanning = true;
             rt->expand.word = 0;
             started = true;

@@ -153,7 +153,7 @@ static void free_runtime(mkrt_runtime *rt)
     mkrt__free(rt->cells, rt->cells_bytes);
     mkrt__free((void *)rt->append_log, rt->log_bytes);
     mkrt__free(rt->emit_ring, mkrt__emit_ring_slots(&rt->cfg) * sizeof *rt->emit_ring);
-    mkrt__free((void *)rt->frontier, rt->frontier_words * sizeof *rt->frontier);
+    mkrt__free((void *)rt->frontier, 2 * rt->frontier_words * sizeof *rt->frontier);
     mkrt_dedupe_scratch_destroy(rt->dedupe);
     mkrt_layer_scratch_destroy(rt->layering);
     mkrt_barrier_scratch_destroy(rt->split);

@@ -97,8 +97,15 @@ struct mkrt_runtime {
      * per vertex whose edges wait to be emitted, set by the ops, taken by
      * the dispatcher (pipeline/drain.c) with the expansion cursor below. */
     mkrt_graph graph;  /* frontier: one bitset per expanding op (slot) */
-    _Atomic uint64_t *frontier;  /* MKRT__EXPAND_SLOTS bitsets of slot_words words */
+    /* Two frontiers of frontier_words words (MKRT__EXPAND_SLOTS bitsets of
+     * slot_words each): the ops set bits in frontier_w (the next level),
+     * the dispatcher's rounds take them from frontier_r (this level); it
+     * swaps them when frontier_r is used up and no batch runs, so a level
+     * ends before the next begins (pipeline/drain.c). */
+    _Atomic uint64_t *frontier;  /* both, 2 x frontier_words */
+    _Atomic uint64_t *frontier_w, *frontier_r;
     size_t frontier_words, slot_words;
+    bool batch_running;          /* dispatcher-only: a batch is launched and not finished */
     uint32_t slot_op[MKRT__EXPAND_SLOTS]; /* the op whose items a slot's edges become */
     uint32_t slots_used;                  /* slot 0 is RELAX's; user ops take 1.. */
     alignas(MKRT_CACHE_LINE) _Atomic bool frontier_any; /* a bit may be set */
