@@ -737,6 +737,55 @@ static void level_synchronous(mkrt_backend_kind kind, const test_graph *tg)
     mkrt_destroy(rt, SEC, NULL);
 }
 
+/* mkrt_destroy timing out with a frontier pending: its edges fail as edge
+ * items (never as internal chunk items), with MKRT_ETIMEDOUT. */
+typedef struct timeout_failures {
+    uint32_t relax, nop, other;
+    uint32_t weights; /* sum of the failed RELAX params */
+} timeout_failures;
+
+static void count_timeouts(void *ctx, const mkrt_item *item, mkrt_status why, const char *message)
+{
+    (void)message;
+    timeout_failures *t = ctx;
+    if (why == MKRT_ETIMEDOUT && item->op == MKRT_OP_RELAX && item->in == 0 && item->out == 1) {
+        t->relax++;
+        t->weights += item->param;
+    } else if (why == MKRT_ETIMEDOUT && item->op == MKRT_OP_NOP) {
+        t->nop++;
+    } else {
+        t->other++;
+    }
+}
+
+static void destroy_with_frontier(void)
+{
+    uint64_t off[3] = {0, 3, 3};
+    uint32_t dst[3] = {1, 1, 1}, w[3] = {4, 5, 6};
+    mkrt_graph g = {2, off, dst, w};
+    timeout_failures t = {0};
+    mkrt_config c = mkrt_config_default();
+    c.workers = 2;
+    c.cells = 16;
+    c.on_error = count_timeouts;
+    c.error_ctx = &t;
+    mkrt_runtime *rt = NULL;
+    mkrt_error err;
+    if (mkrt_create(&c, &rt, &err) != MKRT_OK || mkrt_graph_register(rt, &g, &err) != MKRT_OK)
+        bail_out("setup: %s", err.message);
+    mkrt_producer *p = mkrt_producer_open(rt, NULL);
+    mkrt__runtime_hold(rt, true);
+    (void)mkrt__frontier_add(rt, 0, 0); /* as a RELAX that lowered vertex 0 would */
+    mkrt_item nop = {MKRT_OP_NOP, 0, 0, 0};
+    publish(p, &nop, 1); /* waits behind the held dispatcher: destroy times out */
+    mkrt_producer_close(p);
+    is(mkrt_destroy(rt, 1000000, &err), MKRT_ETIMEDOUT, "destroy with a held dispatcher times out");
+    is(t.relax, 3, "the pending frontier's 3 edges failed as RELAX edge items with MKRT_ETIMEDOUT");
+    is(t.weights, 15, "... with their weights");
+    is(t.nop, 1, "the queued item failed too");
+    is(t.other, 0, "nothing else (no internal chunk item) reached the error callback");
+}
+
 int main(void)
 {
     count_alloc_install();
@@ -748,6 +797,7 @@ int main(void)
         rounds(kinds[i]);
     }
     graph_bad_input();
+    destroy_with_frontier();
     test_graph g = make_graph(1500, 4000, 99);
     traversals(&traverse_mkrt_ops, &g, true);
     traversals(&traverse_mkrt_ops, &g, false);

@@ -78,6 +78,13 @@ static void expand_range(const mkrt_runtime *rt, const mkrt_item *it, uint64_t *
     *to = off[it->in + 1] - *from < rt->expand_chunk ? off[it->in + 1] : *from + rt->expand_chunk;
 }
 
+bool mkrt__expand_edge_exists(const mkrt_runtime *rt, const mkrt_item *chunk, uint32_t j)
+{
+    uint64_t from, to;
+    expand_range(rt, chunk, &from, &to);
+    return from + j < to;
+}
+
 mkrt_item mkrt__expand_edge_item(const mkrt_runtime *rt, const mkrt_item *chunk, uint32_t j)
 {
     uint64_t from, to;

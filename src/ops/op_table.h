@@ -56,6 +56,8 @@ struct mkrt__op_run {
 /* v's edges are to be emitted as items of the slot's op (a frontier bit);
  * false when v is not a vertex with edges. */
 bool mkrt__frontier_add(struct mkrt_runtime *rt, uint32_t slot, uint32_t v);
+/* Whether chunk item `chunk` (an EXPAND) has an edge j. */
+bool mkrt__expand_edge_exists(const struct mkrt_runtime *rt, const mkrt_item *chunk, uint32_t j);
 /* The edge item that chunk item `chunk` (an EXPAND) ran as its edge j. */
 mkrt_item mkrt__expand_edge_item(const struct mkrt_runtime *rt, const mkrt_item *chunk, uint32_t j);
 

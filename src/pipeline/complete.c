@@ -114,8 +114,23 @@ void mkrt__stage_fail_remaining(mkrt_runtime *rt, mkrt__batch *b)
 {
     while (mkrt__stage_drain(rt, b) > 0) {
         b->failed_n = 0;
-        for (size_t i = 0; i < b->n; i++)
-            mkrt__batch_fail(b, &b->items[i], MKRT_ETIMEDOUT);
+        if (b->round) {
+            /* A round fails as the edge items its chunks stand for (at
+             * most max_batch), all of them emitted items. */
+            for (size_t i = 0; i < b->n; i++)
+                for (uint32_t j = 0; j < rt->expand_chunk; j++) {
+                    mkrt_item chunk = b->items[i], edge;
+                    if (!mkrt__expand_edge_exists(rt, &chunk, j))
+                        break;
+                    edge = mkrt__expand_edge_item(rt, &chunk, j);
+                    mkrt__batch_fail(b, &edge, MKRT_ETIMEDOUT);
+                }
+            b->round = false;
+            b->n = b->emitted_n = b->failed_n;
+        } else {
+            for (size_t i = 0; i < b->n; i++)
+                mkrt__batch_fail(b, &b->items[i], MKRT_ETIMEDOUT);
+        }
         b->admitted = b->kept = 0;
         b->exec_n = b->layers = 0;
         b->refused = (uint32_t)b->n;
