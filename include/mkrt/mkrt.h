@@ -12,6 +12,7 @@
 #include "mkrt/barrier.h"
 #include "mkrt/dedupe.h"
 #include "mkrt/frontier.h"
+#include "mkrt/graph.h"
 #include "mkrt/item.h"
 #include "mkrt/layer.h"
 #include "mkrt/policy.h"

@@ -21,11 +21,45 @@
  *   drain order. Dedupe never changes them: an exact duplicate (same op,
  *   in, out, param) of an earlier item of the batch is pruned only when the
  *   op is idempotent for it (::mkrt_op_desc::idempotent; built-ins: NOP and
- *   STORE always, ADD when in != out, APPEND never) and no item between the
+ *   STORE always, ADD, MIN, RELAX and OR when in != out, APPEND and ACC
+ *   never) and no item between the
  *   two writes (has as out) the duplicate's in or out handle.
  *
- * Accounting: published = executed + pruned + failed, always, once
- * drained: every item is counted exactly once. When the device faults or
+ * Emitted items (mkrt_op_emit(), and the edges ::MKRT_OP_RELAX emits):
+ * - An emitted item runs after the item that emitted it has run: it goes
+ *   into a later batch, never the emitter's (batches run in order). Items
+ *   one op emits are drained in emission order, and before items that are
+ *   emitted later; the ordering contract above then applies to them within
+ *   their batch as to published items (drained before the producers'
+ *   items of that batch), and dedupe prunes their exact duplicates (a
+ *   frontier visits a vertex once per batch).
+ * - Which later batch is not specified: emissions of one level may share
+ *   a batch with those of the next when a level exceeds max_batch. Ops
+ *   that need no order among themselves (mkrt_op_desc::commutes, and the
+ *   update built-ins MIN, RELAX, OR and ACC) give the same result in any
+ *   such order.
+ * - Edges of a frontier (::MKRT_OP_RELAX, mkrt_op_emit_edges()) coalesce:
+ *   a vertex marked several times before its edges are emitted has them
+ *   emitted once. They run level by level: the vertices marked while a
+ *   level runs form the next level, which starts once the level's last
+ *   round completed. A level runs as frontier rounds: batches of their own
+ *   of up to max_batch edge items, all in one layer, each reading its
+ *   in cell (the frontier vertex) when it runs, while others of the round
+ *   may lower that cell (a vertex lowered so is in the frontier again).
+ *   The ops are monotone (a minimum), so the fixpoint that mkrt_quiesce()
+ *   waits for is the same as in any sequential order; the cells between
+ *   rounds are upper bounds of it.
+ * - mkrt_drain() waits for published items only; mkrt_quiesce() also for
+ *   everything they emit, transitively.
+ *
+ * Commuting items: items of one update op (MIN and RELAX together, OR,
+ * ACC, or a user op registered with mkrt_op_desc::commutes) that write the
+ * same handle and do not read it run in one layer, concurrently and
+ * atomically, when no other item touches that handle between them in
+ * drain order; results are those of any sequential order of them.
+ *
+ * Accounting: published + emitted = executed + pruned + failed, always,
+ * once quiescent: every item is counted exactly once. When the device faults or
  * its watchdog trips, every admitted item of that batch is reported failed
  * (::MKRT_EDEVICE or ::MKRT_ETIMEDOUT; items refused at admission keep
  * their own status), including items the device ran before it failed: the
@@ -35,8 +69,9 @@
  * out of range, a failing user op, over the memory budget, or left when
  * destroy times out) goes to the error callback, or to the dead-letter ring
  * when there is no callback, and is counted as failed. Items are checked
- * (op known, handles below mkrt_config::cells: STORE and APPEND out, ADD in
- * and out, user ops in and out; room in the APPEND log) before dedupe and
+ * (op known, handles below mkrt_config::cells: STORE, APPEND and ACC out,
+ * ADD, MIN, RELAX and OR in and out, user ops in and out; a registered
+ * graph for RELAX; room in the APPEND log) before dedupe and
  * layering, the same way on every backend, so a bad item never reaches an
  * op and never adds a layer.
  *
@@ -68,8 +103,22 @@ enum {
     MKRT_OP_STORE = 1,  /**< cell[out] = param. */
     MKRT_OP_ADD = 2,    /**< cell[out] = cell[in] + param. */
     MKRT_OP_APPEND = 3, /**< Append param to out's entries in the APPEND log (observable order). */
+    /** cell[out] = min(cell[out], cell[in] + param), the sum saturating at
+     *  UINT64_MAX. Commutes with itself and with ::MKRT_OP_RELAX on out. */
+    MKRT_OP_MIN = 4,
+    /** ::MKRT_OP_MIN that, when it lowers cell[out], emits out's edges in
+     *  the registered graph (mkrt/graph.h): one item (RELAX, out, w,
+     *  weight) per edge out -> w. Needs a registered graph. */
+    MKRT_OP_RELAX = 5,
+    /** cell[out] |= cell[in] | param. Commutes with itself on out. */
+    MKRT_OP_OR = 6,
+    /** cell[out] += param (an accumulating atomic add; in is not read).
+     *  Commutes with itself on out; never pruned as a duplicate. */
+    MKRT_OP_ACC = 7,
     MKRT_OP_USER_FIRST = 16 /**< First op number mkrt_op_register() accepts. */
 };
+/** @brief Most user ops registered with mkrt_op_desc::expands. */
+#define MKRT_OP_EXPANDING_MAX 7u
 /** @brief Ops are numbered 0..MKRT_OP_MAX-1. */
 #define MKRT_OP_MAX 4096
 
@@ -101,13 +150,14 @@ typedef enum mkrt_backend_kind {
     /** The persistent megakernel on GPU 0 through the CUDA Driver API
      *  (libcuda.so.1 loaded at run time). Batches of built-in ops, and of
      *  device user ops, run on the GPU; batches with other user ops on the
-     *  CPU pool. A device fault or a watchdog trip sends the batch to the
+     *  CPU pool, and so do batches with ::MKRT_OP_RELAX (emission runs on
+     *  the host). A device fault or a watchdog trip sends the batch to the
      *  error path and the runtime carries on with the CPU pool. */
     MKRT_BACKEND_CUDA,
     /** The megakernel protocol (control block, doubled descriptors,
      *  doorbell, watchdog) against a host thread that plays the device: the
      *  GPU path's host side, testable anywhere. Batches with user ops (C
-     *  functions) run on the CPU pool; if the device fails or hangs, its
+     *  functions) or ::MKRT_OP_RELAX run on the CPU pool; if the device fails or hangs, its
      *  batch goes to the error path and the runtime continues on the CPU. */
     MKRT_BACKEND_SIM
 } mkrt_backend_kind;
@@ -137,6 +187,9 @@ typedef struct mkrt_producer mkrt_producer;
  */
 typedef void (*mkrt_error_fn)(void *ctx, const mkrt_item *item, mkrt_status why,
                               const char *message);
+
+/** @brief Largest mkrt_config::emit_capacity. */
+#define MKRT_CONFIG_EMIT_MAX ((size_t)1 << 28)
 
 /**
  * @brief Runtime configuration: start from mkrt_config_default().
@@ -213,18 +266,36 @@ typedef struct mkrt_config {
      *  layers and make every grid barrier dearer; `bench/cuda_bench` sweeps
      *  1, 2 and the maximum. */
     uint32_t cuda_blocks_per_sm;
+    /** Emission queue slots: items emitted by ops (mkrt_op_emit()) that
+     *  wait for a batch (65536) [0..MKRT_CONFIG_EMIT_MAX]; 0: every
+     *  mkrt_op_emit() fails. A batch may emit what is free when it starts;
+     *  more fails the emit with ::MKRT_EOVERFLOW. (mkrt_op_emit_edges()
+     *  and RELAX do not use it.) */
+    size_t emit_capacity;
 } mkrt_config;
+
+struct mkrt_graph;
+struct mkrt__op_run;
 
 /**
  * @brief What a user op sees.
  *
  * Cells may be read and written only at the item's in and out handles (the
- * ordering contract covers nothing else).
+ * ordering contract covers nothing else). An op registered with
+ * mkrt_op_desc::commutes shares its layer with other items of the op on
+ * the same out handle: it must update cells[out] atomically (for example
+ * with mkrt_op_cell_min()).
  */
 typedef struct mkrt_op_ctx {
     uint64_t *cells;     /**< The runtime's cells. */
     uint32_t cell_count; /**< mkrt_config::cells. */
     void *user;          /**< mkrt_op_desc::user. */
+    /** The graph registered with mkrt_graph_register() (read-only), or
+     *  NULL when none is. */
+    const struct mkrt_graph *graph;
+    /** The runtime's record of this run (emission, change); only for
+     *  mkrt_op_emit() and mkrt_op_changed(). */
+    struct mkrt__op_run *run;
 } mkrt_op_ctx;
 
 /**
@@ -241,6 +312,93 @@ typedef struct mkrt_op_ctx {
  *         path with that status.
  */
 typedef mkrt_status (*mkrt_op_fn)(const mkrt_item *item, const mkrt_op_ctx *ctx);
+
+/**
+ * @brief Emits follow-up items from a running op.
+ *
+ * The items are copied into the runtime's emission queue and run later,
+ * in a batch after the one of the emitting item (see "Emitted items" in
+ * the file overview): they are admitted, deduped, layered and counted like
+ * published items (mkrt_stats::emitted), and mkrt_quiesce() waits for
+ * them. All or nothing: either all n items are queued or none is.
+ *
+ * @param ctx The context the op was called with.
+ * @param items The items (copied); may be NULL when n is 0.
+ * @param n How many.
+ * @retval MKRT_OK All n items are queued.
+ * @retval MKRT_EOVERFLOW The emission queue has no room for n more items
+ *         in this batch (mkrt_config::emit_capacity less what waits);
+ *         nothing was queued. Return it from the op to send the item to
+ *         the error path, or emit fewer.
+ * @retval MKRT_EINVAL ctx is NULL or not an op's context, or items is NULL
+ *         with n > 0.
+ * @return The status, as listed.
+ * @par Thread safety
+ * Only inside the op the context was given to, on its thread.
+ */
+mkrt_status mkrt_op_emit(const mkrt_op_ctx *ctx, const mkrt_item *items, size_t n);
+/**
+ * @brief Emits, later, one item per edge of vertex v of the registered graph.
+ *
+ * The items are (op, v, w, weight) for each edge v -> w (weight 1 without
+ * weights), where op is the running op, which must be registered with
+ * mkrt_op_desc::expands. They are emitted items (see the file overview):
+ * v joins the op's frontier, a bitset over the vertices, and the
+ * dispatcher turns frontier vertices into items in later batches, reading
+ * cells[v] only when those items run. So emissions of one vertex coalesce
+ * (a vertex marked several times before its edges are emitted has them
+ * emitted once), and a frontier never overflows: unlike mkrt_op_emit(),
+ * this cannot fail for room.
+ *
+ * @param ctx The context the op was called with.
+ * @param v A vertex of the registered graph (its cell handle).
+ * @retval MKRT_OK Marked (a vertex without edges emits nothing).
+ * @retval MKRT_EINVAL ctx is NULL or not an op's context, the op was not
+ *         registered with expands, no graph is registered, or v is not
+ *         below its vertices.
+ * @return The status, as listed.
+ * @par Thread safety
+ * Only inside the op the context was given to, on its thread.
+ */
+mkrt_status mkrt_op_emit_edges(const mkrt_op_ctx *ctx, uint32_t v);
+/**
+ * @brief Says that the running op changed its output (counted in mkrt_stats::changed).
+ * @param ctx The context the op was called with; NULL or a context that is
+ *        not an op's is ignored.
+ * @par Thread safety
+ * Only inside the op the context was given to, on its thread.
+ */
+void mkrt_op_changed(const mkrt_op_ctx *ctx);
+/**
+ * @brief Atomically lowers cells[handle] to value if value is smaller.
+ *
+ * For ops registered with mkrt_op_desc::commutes, whose items on one
+ * handle may run concurrently.
+ *
+ * @param ctx The op's context.
+ * @param handle The item's out handle.
+ * @param value The candidate.
+ * @return true when the cell was lowered (then also mkrt_op_changed()),
+ *         false when it already held value or less, or for a NULL ctx or a
+ *         handle not below cell_count.
+ * @par Thread safety
+ * Inside an op; atomic with respect to other items on the same handle.
+ */
+bool mkrt_op_cell_min(const mkrt_op_ctx *ctx, uint32_t handle, uint64_t value);
+/**
+ * @brief Reads cells[handle] atomically (relaxed).
+ *
+ * For the in cell of an expanding op's edge items
+ * (mkrt_op_emit_edges()): the edges of a frontier run together, so the
+ * cell an edge item reads may be lowered by another of them meanwhile.
+ *
+ * @param ctx The op's context.
+ * @param handle A handle below cell_count.
+ * @return The value; 0 for a NULL ctx or a handle not below cell_count.
+ * @par Thread safety
+ * Inside an op.
+ */
+uint64_t mkrt_op_cell_load(const mkrt_op_ctx *ctx, uint32_t handle);
 
 /** @brief Registration of a user op (mkrt_op_register()). */
 typedef struct mkrt_op_desc {
@@ -271,6 +429,17 @@ typedef struct mkrt_op_desc {
      *  in the file overview). false (the default, and the safe choice):
      *  every copy runs, as for an op that accumulates (out += param). */
     bool idempotent;
+    /** Items of this op commute with each other on the same out handle
+     *  (the op updates cells[out] atomically: a minimum, an OR, a sum), so
+     *  those that write one handle run in one layer, in any order and
+     *  concurrently, instead of one layer each. They are still ordered
+     *  against every other item that touches the handle, and an item whose
+     *  in equals its out is ordered as usual. false (the default): items on
+     *  one handle run one after another in drain order. */
+    bool commutes;
+    /** The op may call mkrt_op_emit_edges() (at most
+     *  ::MKRT_OP_EXPANDING_MAX ops per runtime). */
+    bool expands;
 } mkrt_op_desc;
 
 /** @brief A snapshot of the runtime's counters (mkrt_stats_read()). */
@@ -290,10 +459,15 @@ typedef struct mkrt_stats {
     /** As mkrt_backend_describe(): the backend and why AUTO fell back; owned
      *  by the runtime, valid until mkrt_destroy(). */
     const char *backend_detail;
+    uint64_t emitted; /**< Items emitted by ops (mkrt_op_emit(), ::MKRT_OP_RELAX). */
+    /** Items run on the CPU pool that changed their output
+     *  (mkrt_op_changed(), the update built-ins); the devices do not count. */
+    uint64_t changed;
     /** @var published
      *  @brief Items accepted by mkrt_publish() and friends. */
     /** @var executed
-     *  @brief Items that ran successfully. */
+     *  @brief Items that ran successfully. Once the runtime is quiescent,
+     *  published + emitted = executed + pruned + failed. */
     /** @var pruned
      *  @brief Items dropped as redundant duplicates. */
     /** @var failed
@@ -536,6 +710,31 @@ mkrt_status mkrt_wait(mkrt_producer *p, uint64_t ticket, uint64_t timeout_ns);
  * error callback.
  */
 mkrt_status mkrt_drain(mkrt_runtime *rt, uint64_t timeout_ns);
+/**
+ * @brief Waits until the runtime is quiescent: nothing published, emitted or running is left.
+ *
+ * Unlike mkrt_drain(), this also waits for the items that ops emitted
+ * (mkrt_op_emit(), ::MKRT_OP_RELAX), the items those emitted, and so on,
+ * until a moment when no item is queued, emitted or running. After
+ * ::MKRT_OK every cell holds the result of everything published before the
+ * call and of all it emitted; read them with mkrt_cells_read(). Items that
+ * producers publish during the call may or may not be waited for; a
+ * workload that emits for ever never becomes quiescent (the call then
+ * times out).
+ *
+ * @param rt The runtime.
+ * @param timeout_ns Relative timeout; 0 checks once,
+ *        ::MKRT_TIMEOUT_INFINITE waits for ever.
+ * @retval MKRT_OK Quiescent.
+ * @retval MKRT_ETIMEDOUT Not yet.
+ * @retval MKRT_EINVAL rt is NULL.
+ * @retval MKRT_ECLOSED The runtime stopped first.
+ * @return The status, as listed.
+ * @par Thread safety
+ * Any thread, not overlapping mkrt_destroy(); never from an op or the
+ * error callback.
+ */
+mkrt_status mkrt_quiesce(mkrt_runtime *rt, uint64_t timeout_ns);
 
 /**
  * @brief A snapshot of the counters.

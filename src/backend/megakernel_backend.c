@@ -72,13 +72,16 @@ static mkrt_status start_cuda(mkrt_runtime *rt, megakernel *m, mkrt_error *err)
     return MKRT_OK;
 }
 
-/* Built-in ops always; user ops only those the linked PTX defines. */
+/* Built-in ops but RELAX; user ops only those the linked PTX defines.
+ * RELAX emits (its vertex joins the host's frontier), which the device
+ * does not do in this version: such batches run on the CPU pool. */
 static bool mk_accepts(const mkrt__backend *be, const mkrt_item *items, size_t n)
 {
     const megakernel *m = (const megakernel *)be;
     for (size_t i = 0; i < n; i++) {
         uint32_t op = items[i].op;
-        if (mkrt_ops_is_user(op) && !(m->user_ops && m->rt->ops[op].device))
+        if (op == MKRT_OP_RELAX || op == MKRT__OP_EXPAND ||
+            (mkrt_ops_is_user(op) && !(m->user_ops && m->rt->ops[op].device)))
             return false;
     }
     return true;

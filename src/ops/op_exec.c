@@ -10,6 +10,8 @@
 
 _Static_assert((int)MKRT_OPS_NOP == (int)MKRT_OP_NOP && (int)MKRT_OPS_STORE == (int)MKRT_OP_STORE &&
                    (int)MKRT_OPS_ADD == (int)MKRT_OP_ADD && (int)MKRT_OPS_APPEND == (int)MKRT_OP_APPEND &&
+                   (int)MKRT_OPS_MIN == (int)MKRT_OP_MIN && (int)MKRT_OPS_RELAX == (int)MKRT_OP_RELAX &&
+                   (int)MKRT_OPS_OR == (int)MKRT_OP_OR && (int)MKRT_OPS_ACC == (int)MKRT_OP_ACC &&
                    (int)MKRT_OPS_USER_FIRST == (int)MKRT_OP_USER_FIRST,
                "ops/builtin_ops.h and mkrt/item.h agree on the op codes");
 
@@ -18,6 +20,8 @@ mkrt_status mkrt__item_admit(const mkrt_runtime *rt, const mkrt_item *it)
     const uint32_t cells = rt->cfg.cells;
     if (!mkrt_ops_is_user(it->op)) {
         uint32_t e = mkrt_ops_builtin_check(it->op, it->in, it->out, cells);
+        if (e == MKRT_MK_ERR_NONE && it->op == MKRT_OPS_RELAX && rt->graph.vertices == 0)
+            return MKRT_ENOTSUP; /* RELAX expands over the registered graph */
         return e == MKRT_MK_ERR_NONE ? MKRT_OK : e == MKRT_MK_ERR_HANDLE ? MKRT_EINVAL : MKRT_ENOTSUP;
     }
     if (it->op >= MKRT_OP_MAX || rt->ops[it->op].fn == NULL)
@@ -39,19 +43,119 @@ bool mkrt__item_idempotent(const mkrt_item *it, void *ctx)
     return it->op < MKRT_OP_MAX && rt->ops[it->op].idempotent;
 }
 
+uint32_t mkrt__item_commute_key(const mkrt_item *it, void *ctx)
+{
+    const mkrt_runtime *rt = ctx;
+    if (it->op == MKRT__OP_EXPAND)
+        return MKRT__OP_EXPAND; /* a round's chunks of one vertex share its layer */
+    if (!mkrt_ops_is_user(it->op))
+        return mkrt_ops_builtin_commute_key(it->op, it->in, it->out);
+    return it->op < MKRT_OP_MAX && rt->ops[it->op].commutes && it->in != it->out ? it->op : 0;
+}
+
+/* RELAX lowered cells[v] (slot 0), or an op emitted v's edges: v joins the next frontier, whose edges the dispatcher
+ * emits (pipeline/drain.c). relaxed (both): the bit and the flag are read
+ * by the dispatcher after the batch's completion (acquire), or earlier
+ * with no harm: the items it makes from them run in a later batch, which
+ * the launch orders after this one. */
+bool mkrt__frontier_add(mkrt_runtime *rt, uint32_t slot, uint32_t v)
+{
+    if (v >= rt->graph.vertices || rt->graph.offsets[v] == rt->graph.offsets[v + 1])
+        return false; /* no edges */
+    uint64_t bit = (uint64_t)1 << (v % 64);
+    _Atomic uint64_t *word = &rt->frontier_w[(size_t)slot * rt->slot_words + v / 64];
+    if (!(atomic_fetch_or_explicit(word, bit, memory_order_relaxed) & bit))
+        atomic_store_explicit(&rt->frontier_any, true, memory_order_relaxed);
+    return true;
+}
+
+/* Edges [from, to) of a chunk item (see MKRT__OP_EXPAND). */
+static void expand_range(const mkrt_runtime *rt, const mkrt_item *it, uint64_t *from, uint64_t *to)
+{
+    const uint64_t *off = rt->graph.offsets;
+    uint64_t c = it->param & ((1u << MKRT__EXPAND_CHUNK_BITS) - 1);
+    *from = off[it->in] + c * rt->expand_chunk;
+    *to = off[it->in + 1] - *from < rt->expand_chunk ? off[it->in + 1] : *from + rt->expand_chunk;
+}
+
+bool mkrt__expand_edge_exists(const mkrt_runtime *rt, const mkrt_item *chunk, uint32_t j)
+{
+    uint64_t from, to;
+    expand_range(rt, chunk, &from, &to);
+    return from + j < to;
+}
+
+mkrt_item mkrt__expand_edge_item(const mkrt_runtime *rt, const mkrt_item *chunk, uint32_t j)
+{
+    uint64_t from, to;
+    expand_range(rt, chunk, &from, &to);
+    uint64_t e = from + j;
+    return (mkrt_item){rt->slot_op[chunk->param >> MKRT__EXPAND_CHUNK_BITS], chunk->in, rt->graph.targets[e],
+                       rt->graph.weights ? rt->graph.weights[e] : 1};
+}
+
+/* One chunk of a frontier round: the slot's op on each edge of the chunk.
+ * RELAX reads cells[v] once, relaxed: other chunks of the round may lower
+ * it meanwhile (then v is in the frontier again and expands later). */
+static uint64_t expand_chunk(mkrt_runtime *rt, const mkrt_item *it, size_t k, mkrt__fail_list *fails)
+{
+    const mkrt_graph *g = &rt->graph;
+    uint64_t from, to, changed = 0;
+    expand_range(rt, it, &from, &to);
+    const uint32_t v = it->in, op = rt->slot_op[it->param >> MKRT__EXPAND_CHUNK_BITS];
+    uint64_t *cells = rt->cells;
+    if (op == MKRT_OP_RELAX) {
+        uint64_t base = atomic_load_explicit((_Atomic uint64_t *)&cells[v], memory_order_relaxed);
+        if (base == UINT64_MAX)
+            return 0;
+        for (uint64_t e = from; e < to; e++) {
+            uint32_t w = g->targets[e];
+            if (mkrt_ops_atomic_min(&cells[w], mkrt_ops_add_sat(base, g->weights ? g->weights[e] : 1))) {
+                changed++;
+                (void)mkrt__frontier_add(rt, 0, w);
+            }
+        }
+        return changed;
+    }
+    const mkrt__op_entry *entry = &rt->ops[op];
+    struct mkrt__op_run run = {rt, entry->expand_slot, false};
+    mkrt_op_ctx ctx = {cells, rt->cfg.cells, entry->user, g, &run};
+    for (uint64_t e = from; e < to; e++) {
+        mkrt_item edge = {op, v, g->targets[e], g->weights ? g->weights[e] : 1};
+        run.changed = false;
+        mkrt_status st = entry->fn(&edge, &ctx);
+        changed += run.changed;
+        if (st != MKRT_OK)
+            mkrt__fail_list_add(fails, (uint32_t)k | (uint32_t)(e - from) << 24, (uint32_t)st);
+    }
+    return changed;
+}
+
 void mkrt__exec_range(mkrt_runtime *rt, const mkrt_item *items, size_t from, size_t to,
                       mkrt__fail_list *fails)
 {
     uint64_t *cells = rt->cells;
     const uint32_t ncells = rt->cfg.cells;
+    const mkrt_graph *graph = rt->graph.vertices ? &rt->graph : NULL;
+    uint64_t changed = 0;
     for (size_t k = from; k < to; k++) {
         const mkrt_item *it = &items[k];
-        if (mkrt_ops_is_user(it->op)) {
+        if (it->op == MKRT__OP_EXPAND) {
+            changed += expand_chunk(rt, it, k, fails);
+        } else if (mkrt_ops_is_user(it->op)) {
             const mkrt__op_entry *op = &rt->ops[it->op];
-            mkrt_op_ctx ctx = {cells, ncells, op->user};
+            struct mkrt__op_run run = {rt, op->expand_slot, false};
+            mkrt_op_ctx ctx = {cells, ncells, op->user, graph, &run};
             mkrt_status st = op->fn(it, &ctx);
+            changed += run.changed;
             if (st != MKRT_OK)
                 mkrt__fail_list_add(fails, (uint32_t)k, (uint32_t)st);
+        } else if (it->op >= MKRT_OPS_MIN && it->op <= MKRT_OPS_ACC) {
+            if (mkrt_ops_run_update(it->op, it->in, it->out, it->param, cells)) { /* admitted */
+                changed++;
+                if (it->op == MKRT_OPS_RELAX)
+                    (void)mkrt__frontier_add(rt, 0, it->out);
+            }
         } else if (it->op != MKRT_OPS_APPEND) {
             (void)mkrt_ops_run_builtin(it->op, it->in, it->out, it->param, cells, ncells); /* admitted */
         } else {
@@ -66,4 +170,7 @@ void mkrt__exec_range(mkrt_runtime *rt, const mkrt_item *items, size_t from, siz
                                   mkrt_ops_append_word(it->out, it->param), memory_order_release);
         }
     }
+    if (changed != 0)
+        /* relaxed: a statistic, read by stats without ordering. */
+        atomic_fetch_add_explicit(&rt->changed, changed, memory_order_relaxed);
 }

@@ -25,7 +25,41 @@ typedef struct mkrt__op_entry {
     const char *name;
     bool device;            /* also in the linked user PTX (mkrt_op_desc.device) */
     bool idempotent;        /* exact duplicates may be pruned (mkrt_op_desc.idempotent) */
+    bool commutes;          /* commutes with itself on out (mkrt_op_desc.commutes) */
+    uint32_t expand_slot;   /* its frontier slot (mkrt_op_desc.expands); 0: none (slot 0 is RELAX's) */
 } mkrt__op_entry;
+
+/* Frontier slots (one bitset each over the graph's vertices): RELAX's and
+ * MKRT_OP_EXPANDING_MAX user ops'. */
+#define MKRT__EXPAND_SLOTS (1u + MKRT_OP_EXPANDING_MAX)
+
+/* A frontier round (pipeline/drain.c) is a batch of EXPAND items, an op
+ * number no one may publish: EXPAND(in = out = v, param = slot << 29 |
+ * chunk) runs the slot's op on the edges of v in
+ * [offsets[v] + chunk x C, + C), C = mkrt__expand_chunk(rt), reading
+ * cells[v] once (RELAX) or as the op does, concurrently with the round's
+ * other chunks: all of them commute (one op on every handle they write).
+ * A failing edge is reported as (k | j << 24, status): chunk item k, its
+ * edge j (C <= 256). */
+#define MKRT__OP_EXPAND 15u
+#define MKRT__EXPAND_CHUNK_MAX 256u
+#define MKRT__EXPAND_CHUNK_BITS 29u
+
+/* One run of an op on the host (mkrt_op_ctx.run): what mkrt_op_emit and
+ * mkrt_op_changed need. Lives on the running thread's stack. */
+struct mkrt__op_run {
+    struct mkrt_runtime *rt;
+    uint32_t expand_slot; /* the op's frontier slot; 0: it does not expand */
+    bool changed;
+};
+
+/* v's edges are to be emitted as items of the slot's op (a frontier bit);
+ * false when v is not a vertex with edges. */
+bool mkrt__frontier_add(struct mkrt_runtime *rt, uint32_t slot, uint32_t v);
+/* Whether chunk item `chunk` (an EXPAND) has an edge j. */
+bool mkrt__expand_edge_exists(const struct mkrt_runtime *rt, const mkrt_item *chunk, uint32_t j);
+/* The edge item that chunk item `chunk` (an EXPAND) ran as its edge j. */
+mkrt_item mkrt__expand_edge_item(const struct mkrt_runtime *rt, const mkrt_item *chunk, uint32_t j);
 
 /* Failures of a batch's items: (index into the batch's items, the op's
  * mkrt_status as uint32_t) pairs. Writers claim slots with one relaxed fetch-add; the
@@ -64,6 +98,10 @@ mkrt_status mkrt__item_admit(const struct mkrt_runtime *rt, const mkrt_item *it)
 /* Whether an exact duplicate of it may be pruned (the op is idempotent for
  * it); ctx is the runtime. The one rule of the dedupe stage. */
 bool mkrt__item_idempotent(const mkrt_item *it, void *ctx);
+/* The item's commuting group (0: none), for the layering
+ * (pipeline/layer_internal.h): the built-ins' rule, and for user ops
+ * registered with commutes, the op number (when in != out). */
+uint32_t mkrt__item_commute_key(const mkrt_item *it, void *ctx);
 /* Runs items[from, to) of one layer (admitted items only) on the runtime's
  * cells and APPEND log; a user op's failure goes to fails. The layering
  * and the barriers guarantee that no two items of one layer touch the

@@ -23,7 +23,8 @@ void mkrt__stage_admit(mkrt_runtime *rt, mkrt__batch *b, uint64_t running_append
     size_t w = 0;
     for (size_t i = 0; i < b->n; i++) {
         mkrt_item it = b->items[i];
-        mkrt_status st = mkrt__item_admit(rt, &it);
+        /* A round's chunks are made by the drain (no one may publish one). */
+        mkrt_status st = b->round && it.op == MKRT__OP_EXPAND ? MKRT_OK : mkrt__item_admit(rt, &it);
         if (st == MKRT_OK && it.op == MKRT_OP_APPEND)
             st = appends < room ? (appends++, MKRT_OK) : MKRT_EOVERFLOW;
         if (st != MKRT_OK) {

@@ -56,6 +56,9 @@ typedef struct mkrt__batch_plan {
 
 typedef struct mkrt__batch {
     size_t n;                 /* items drained */
+    size_t emitted_n;         /* of which emitted by ops (items[0..emitted_n) as drained) */
+    bool round;               /* a frontier round: items are EXPAND chunks (ops/op_table.h) */
+    uint64_t round_edges;     /* the edge items its chunks stand for (each an emitted item) */
     mkrt_item *items;         /* drained; admitted, then kept, compacted in front */
     mkrt__segment *segs;
     size_t nseg;

@@ -7,11 +7,20 @@
 #include "pipeline/stages.h"
 #include "runtime/runtime_internal.h"
 
-void mkrt__stage_take_failures(mkrt__batch *b, const uint32_t *fails, uint32_t nfails)
+void mkrt__stage_take_failures(mkrt_runtime *rt, mkrt__batch *b, const uint32_t *fails, uint32_t nfails)
 {
-    for (uint32_t i = 0; i < nfails; i++)
-        if (fails[2 * i] < b->exec_n)
-            mkrt__batch_fail(b, &b->exec[fails[2 * i]], (mkrt_status)(int32_t)fails[2 * i + 1]);
+    for (uint32_t i = 0; i < nfails; i++) {
+        uint32_t k = b->round ? fails[2 * i] & 0xffffffu : fails[2 * i];
+        if (k >= b->exec_n)
+            continue;
+        mkrt_status why = (mkrt_status)(int32_t)fails[2 * i + 1];
+        if (b->round) { /* the failed edge item of a chunk */
+            mkrt_item edge = mkrt__expand_edge_item(rt, &b->exec[k], fails[2 * i] >> 24);
+            mkrt__batch_fail(b, &edge, why);
+        } else {
+            mkrt__batch_fail(b, &b->exec[k], why);
+        }
+    }
 }
 
 void mkrt__stage_fail_all(mkrt__batch *b, mkrt_status why)
@@ -59,8 +68,9 @@ void mkrt__stage_complete(mkrt_runtime *rt, mkrt__batch *b)
     uint32_t failed = b->failed_n;
     for (uint32_t i = 0; i < failed; i++)
         report(rt, &b->failed[i], b->failed_why[i]);
-    /* Every drained item in exactly one of the three (see batch.h). */
-    mkrt__stat_add(&rt->executed, b->kept - (failed - b->refused));
+    /* Every drained item in exactly one of the three (see batch.h); a
+     * round's items are the edge items its chunks stand for. */
+    mkrt__stat_add(&rt->executed, (b->round ? b->round_edges : b->kept) - (failed - b->refused));
     mkrt__stat_add(&rt->pruned, b->admitted - b->kept);
     mkrt__stat_add(&rt->failed, failed);
     mkrt__stat_add(&rt->layers, b->layers);
@@ -91,9 +101,12 @@ void mkrt__stage_complete(mkrt_runtime *rt, mkrt__batch *b)
                 break; /* later stamps belong to later batches */
         }
     }
+    /* Emitted items count apart: completed_total is the published ones,
+     * which drain and quiesce compare with published_total. */
+    mkrt__stat_add(&rt->emitted_done, b->round ? b->round_edges : b->emitted_n);
     /* release: pairs with the acquire load in mkrt_drain; every counter
      * above is visible to a drain that returns. */
-    atomic_fetch_add_explicit(&rt->completed_total, b->n, memory_order_release);
+    atomic_fetch_add_explicit(&rt->completed_total, b->n - b->emitted_n, memory_order_release);
     mkrt__waitq_notify(&rt->done_wq);
 }
 
@@ -101,8 +114,23 @@ void mkrt__stage_fail_remaining(mkrt_runtime *rt, mkrt__batch *b)
 {
     while (mkrt__stage_drain(rt, b) > 0) {
         b->failed_n = 0;
-        for (size_t i = 0; i < b->n; i++)
-            mkrt__batch_fail(b, &b->items[i], MKRT_ETIMEDOUT);
+        if (b->round) {
+            /* A round fails as the edge items its chunks stand for (at
+             * most max_batch), all of them emitted items. */
+            for (size_t i = 0; i < b->n; i++)
+                for (uint32_t j = 0; j < rt->expand_chunk; j++) {
+                    mkrt_item chunk = b->items[i], edge;
+                    if (!mkrt__expand_edge_exists(rt, &chunk, j))
+                        break;
+                    edge = mkrt__expand_edge_item(rt, &chunk, j);
+                    mkrt__batch_fail(b, &edge, MKRT_ETIMEDOUT);
+                }
+            b->round = false;
+            b->n = b->emitted_n = b->failed_n;
+        } else {
+            for (size_t i = 0; i < b->n; i++)
+                mkrt__batch_fail(b, &b->items[i], MKRT_ETIMEDOUT);
+        }
         b->admitted = b->kept = 0;
         b->exec_n = b->layers = 0;
         b->refused = (uint32_t)b->n;

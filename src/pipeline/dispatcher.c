@@ -67,6 +67,12 @@ static void prepare_batch(mkrt_runtime *rt, mkrt__batch *b, uint64_t running_app
  * passed over: b is planned and prepared again for the next one. */
 static void launch_batch(mkrt_runtime *rt, mkrt__batch *b)
 {
+    /* The batch's ops may emit into the free part of the emission queue:
+     * positions tail .. head + capacity (the drain only takes from below
+     * tail meanwhile). relaxed: published to the workers by the launch
+     * (release), or run on this thread. */
+    rt->emit_limit = rt->emit_head + rt->cfg.emit_capacity;
+    atomic_store_explicit(&rt->emit_claim, rt->emit_tail, memory_order_relaxed);
     for (;;) {
         mkrt__backend *be = rt->backends[b->plan.backend];
         if (!be->failed) {
@@ -79,8 +85,10 @@ static void launch_batch(mkrt_runtime *rt, mkrt__batch *b)
             mkrt__backend *bad = mkrt__state_move(rt, be, &err);
             if (bad != NULL)
                 backend_failed(rt, bad, &err);
-            if (bad != be && be->ops->launch(be, b, limit, &err) == MKRT_OK)
+            if (bad != be && be->ops->launch(be, b, limit, &err) == MKRT_OK) {
+                rt->batch_running = true;
                 return;
+            }
             if (bad != be)
                 backend_failed(rt, be, &err);
         }
@@ -102,8 +110,13 @@ static void finish_running(mkrt_runtime *rt, mkrt__batch **running)
     uint32_t nfails;
     mkrt_error err;
     mkrt_status st = be->ops->wait(be, limit, &fails, &nfails, &err);
+    /* What the batch emitted can now be drained (relaxed: the backend's
+     * completion, acquired by wait, orders the ops' claims and writes). */
+    uint64_t claimed = atomic_load_explicit(&rt->emit_claim, memory_order_relaxed);
+    mkrt__stat_add(&rt->emitted_total, claimed - rt->emit_tail);
+    rt->emit_tail = claimed;
     if (st == MKRT_OK) {
-        mkrt__stage_take_failures(b, fails, nfails);
+        mkrt__stage_take_failures(rt, b, fails, nfails);
         if (b->plan.backend + 1 < rt->nbackends)
             mkrt__stat_add(&rt->device_batches, 1);
     } else {
@@ -112,6 +125,7 @@ static void finish_running(mkrt_runtime *rt, mkrt__batch **running)
     }
     mkrt__stage_complete(rt, b);
     *running = NULL;
+    rt->batch_running = false;
 }
 
 static int released_or_aborting(void *p)
@@ -137,7 +151,7 @@ static int work_or_leave(void *p)
 {
     mkrt_runtime *rt = p;
     /* acquire: pairs with the release stores of closing and aborting. */
-    return !mkrt__rings_empty(rt) || atomic_load(&rt->held) ||
+    return !mkrt__rings_empty(rt) || mkrt__emission_pending(rt) || atomic_load(&rt->held) ||
            atomic_load_explicit(&rt->closing, memory_order_acquire) ||
            atomic_load_explicit(&rt->aborting, memory_order_acquire);
 }
@@ -152,8 +166,15 @@ int mkrt__dispatcher_main(void *arg)
         mkrt__batch *b = &rt->batch[cur];
         bool aborting = atomic_load_explicit(&rt->aborting, memory_order_acquire);
         size_t n = aborting ? 0 : mkrt__stage_drain(rt, b);
-        if (n > 0)
+        if (n > 0) {
+            /* Not quiet from here until this batch and all it emits are
+             * done; cleared before the batch completes (relaxed: the
+             * release of completed_total in the complete stage publishes
+             * it to mkrt_quiesce, which reads quiet after that). */
+            if (atomic_load_explicit(&rt->quiet, memory_order_relaxed))
+                atomic_store_explicit(&rt->quiet, false, memory_order_relaxed);
             prepare_batch(rt, b, running != NULL ? running->appends : 0);
+        }
         finish_running(rt, &running);
         if (n > 0) {
             if (b->exec_n == 0) {
@@ -171,10 +192,23 @@ int mkrt__dispatcher_main(void *arg)
         }
         /* acquire: pairs with the release store of closing in mkrt_destroy. */
         bool closing = atomic_load_explicit(&rt->closing, memory_order_acquire);
-        if (closing && mkrt__load_relaxed(&rt->completed_total) ==
-                           atomic_load_explicit(&rt->published_total, memory_order_acquire) &&
+        bool pending = mkrt__emission_pending(rt);
+        /* relaxed: emitted_total is this thread's. */
+        if (closing && !pending &&
+            mkrt__load_relaxed(&rt->completed_total) ==
+                atomic_load_explicit(&rt->published_total, memory_order_acquire) &&
+            mkrt__load_relaxed(&rt->emitted_done) == mkrt__load_relaxed(&rt->emitted_total) &&
             mkrt__rings_empty(rt))
             break;
+        if (!pending && !atomic_load_explicit(&rt->quiet, memory_order_relaxed)) {
+            /* Idle: nothing running (finished above), nothing drained,
+             * nothing emitted waits. release: pairs with the acquire in
+             * mkrt_quiesce. */
+            atomic_store_explicit(&rt->quiet, true, memory_order_release);
+            mkrt__waitq_notify(&rt->done_wq);
+        }
+        if (pending)
+            continue;
         if (!closing) {
             mkrt__spin_then_sleep(&rt->work_wq, work_or_leave, rt, NULL);
         } else {

@@ -1,5 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* src/pipeline/drain.c - stage drain: items from the producers' rings. */
+/* src/pipeline/drain.c - stage drain: the emitted items first (the
+ * emission queue in emission order), or a frontier round (the edges of the
+ * frontier's vertices, as chunk items), then items from the producers'
+ * rings. */
+#include <string.h>
+
 #include "pipeline/stages.h"
 #include "runtime/runtime_internal.h"
 
@@ -22,14 +27,119 @@ static void retire_closed(mkrt_runtime *rt, uint32_t slot, mkrt_producer *p)
     mkrt__producer_free(p);
 }
 
-/* Round-robin passes over the producer rings, at most burst_per_ring items
- * per ring per pass, until the batch is full or a pass finds nothing. */
+/* Items emitted by completed batches, [head, tail) of the emission queue. */
+static size_t take_emitted(mkrt_runtime *rt, mkrt__batch *b, size_t n)
+{
+    const uint64_t cap = rt->cfg.emit_capacity;
+    size_t k = 0, want = rt->cfg.max_batch - n;
+    while (rt->emit_head < rt->emit_tail && k < want) {
+        size_t slot = (size_t)(rt->emit_head % cap);
+        uint64_t run = cap - slot, left = rt->emit_tail - rt->emit_head;
+        run = run < left ? run : left;
+        run = run < want - k ? run : want - k;
+        memcpy(b->items + n + k, rt->emit_ring + slot, (size_t)run * sizeof *b->items);
+        k += (size_t)run;
+        rt->emit_head += run;
+    }
+    return k;
+}
+
+/* A frontier round: the frontier's vertices as EXPAND chunk items (see
+ * ops/op_table.h), slot by slot and vertex by vertex, up to max_batch
+ * edges (so a round's edge failures fit the failure list); a vertex's
+ * bit is taken with its word, and its chunks may span rounds. Levels:
+ * rounds take frontier_r, ops mark frontier_w; a scan of the next level
+ * starts (the two swap) only once frontier_r is used up and no batch runs,
+ * so every round of a level ends before the next level's first starts
+ * (level-synchronous: a BFS visits each vertex once). The flag says a bit
+ * of frontier_w may be set; at most one scan starts per round, so a
+ * vertex appears once in a round. relaxed (all): the bits are hints,
+ * see mkrt__frontier_add in ops/op_exec.c. The graph is read only once a
+ * bit was set: by an op that ran after mkrt_graph_register (registration
+ * precedes the first producer). */
+static size_t take_round(mkrt_runtime *rt, mkrt__batch *b)
+{
+    const uint64_t cap = rt->cfg.max_batch, chunk = rt->expand_chunk;
+    size_t k = 0;
+    uint64_t edges = 0;
+    bool started = false;
+    for (;;) {
+        if (rt->expand.edge < rt->expand.end) {
+            uint64_t len = rt->expand.end - rt->expand.edge < chunk ? rt->expand.end - rt->expand.edge : chunk;
+            if (edges + len > cap)
+                break;
+            uint32_t slot = (uint32_t)((rt->expand.word - 1) / rt->slot_words);
+            uint64_t c = (rt->expand.edge - rt->graph.offsets[rt->expand.v]) / chunk;
+            b->items[k++] = (mkrt_item){MKRT__OP_EXPAND, rt->expand.v, rt->expand.v,
+                                        slot << MKRT__EXPAND_CHUNK_BITS | (uint32_t)c};
+            edges += len;
+            rt->expand.edge += len;
+        } else if (rt->expand.mask != 0) {
+            uint32_t bit = (uint32_t)__builtin_ctzll(rt->expand.mask);
+            rt->expand.mask &= rt->expand.mask - 1;
+            uint32_t v = (uint32_t)(((rt->expand.word - 1) % rt->slot_words) * 64 + bit);
+            rt->expand.v = v;
+            rt->expand.edge = rt->graph.offsets[v];
+            rt->expand.end = rt->graph.offsets[v + 1];
+        } else if (rt->expand.scanning) {
+            size_t w = rt->expand.word;
+            while (w < rt->frontier_words && atomic_load_explicit(&rt->frontier_r[w], memory_order_relaxed) == 0)
+                w++;
+            if (w == rt->frontier_words) {
+                rt->expand.scanning = false;
+                continue;
+            }
+            rt->expand.mask = atomic_exchange_explicit(&rt->frontier_r[w], 0, memory_order_relaxed);
+            rt->expand.word = w + 1;
+        } else if (!started && !rt->batch_running &&
+                   atomic_exchange_explicit(&rt->frontier_any, false, memory_order_relaxed)) {
+            /* The next level: no batch runs, so no op sets bits now; the
+             * launch of the round publishes the swap to the workers. */
+            _Atomic uint64_t *next = rt->frontier_w;
+            rt->frontier_w = rt->frontier_r;
+            rt->frontier_r = next;
+            rt->expand.scanning = true;
+            rt->expand.word = 0;
+            started = true;
+        } else {
+            break;
+        }
+    }
+    b->round = k > 0;
+    b->round_edges = edges;
+    mkrt__stat_add(&rt->emitted_total, edges);
+    return k;
+}
+
+bool mkrt__emission_pending(mkrt_runtime *rt)
+{
+    return rt->emit_head != rt->emit_tail || rt->expand.edge < rt->expand.end || rt->expand.mask != 0 ||
+           rt->expand.scanning ||
+           /* relaxed: see take_round. */
+           atomic_load_explicit(&rt->frontier_any, memory_order_relaxed);
+}
+
+/* Emitted items first (or a frontier round), then round-robin passes over
+ * the producer rings, at most burst_per_ring items per ring per pass, until
+ * the batch is full or a pass finds nothing. */
 size_t mkrt__stage_drain(mkrt_runtime *rt, mkrt__batch *b)
 {
     const uint32_t slots = rt->cfg.max_producers;
-    size_t n = 0;
     b->nseg = 0;
     b->n = 0;
+    b->round = false;
+    b->round_edges = 0;
+    size_t n = take_emitted(rt, b, 0);
+    /* A frontier round is a batch of its own, after the emitted items and
+     * alternating with the producers' items when they have any. */
+    bool round_turn = !rt->expand.after_round || mkrt__rings_empty(rt);
+    rt->expand.after_round = false;
+    if (n == 0 && round_turn && (n = take_round(rt, b)) > 0) {
+        rt->expand.after_round = true;
+        b->emitted_n = b->n = n;
+        return n;
+    }
+    b->emitted_n = n;
     bool progress = true;
     while (progress && n < rt->cfg.max_batch) {
         progress = false;

@@ -1,17 +1,28 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* src/pipeline/layer.c - O(n) batch layering under the ordering contract. */
+/* src/pipeline/layer.c - O(n) batch layering under the ordering contract.
+ *
+ * Commuting items (pipeline/layer_internal.h): a run of items of one
+ * commuting group that write a handle h, with no other access to h in
+ * between (no read of h, no other writer), forms a group whose members
+ * all need only what the first one needed (the level after h's earlier
+ * writers and readers), so they can share a layer; whoever comes after the
+ * group on h comes after every member. A read of h, or a write that is not
+ * of the group, closes the group. */
 #include <string.h>
 
 #include "base/alloc_internal.h"
 #include "base/error_internal.h"
 #include "mkrt/layer.h"
+#include "pipeline/layer_internal.h"
 
 /* Per-handle state: levels are stored +1 so that 0 means "none yet". */
 typedef struct handle_state {
     uint32_t stamp;
-    uint32_t after_write; /* 1 + level of the last writer */
+    uint32_t after_write; /* 1 + level of the last writer (of any member of the open group) */
     uint32_t after_read;  /* 1 + highest level of a reader */
     uint32_t handle;      /* hash mode only */
+    uint32_t group;       /* the open commuting group writing this handle (0: none) */
+    uint32_t group_base;  /* the level its members need (levels +1, like the others) */
 } handle_state;
 
 struct mkrt_layer_scratch {
@@ -123,6 +134,7 @@ static inline handle_state *hash_slot(mkrt_layer_scratch *s, size_t mask, uint32
             h->handle = handle;
             h->after_write = 0;
             h->after_read = 0;
+            h->group = 0;
             return h;
         }
         if (h->handle == handle)
@@ -138,6 +150,7 @@ static inline handle_state *direct_slot(mkrt_layer_scratch *s, uint32_t base, ui
         h->stamp = s->stamp;
         h->after_write = 0;
         h->after_read = 0;
+        h->group = 0;
     }
     return h;
 }
@@ -149,9 +162,11 @@ static inline uint32_t max3(uint32_t a, uint32_t b, uint32_t c)
 }
 
 /* The forward pass; `direct` selects the table mode at compile time so the
- * hot loop has no per-item branch on it. Returns the number of levels. */
+ * hot loop has no per-item branch on it. key (may be NULL) gives each
+ * item's commuting group. Returns the number of levels. */
 static inline uint32_t assign_levels(mkrt_layer_scratch *s, const mkrt_item *items, size_t n,
-                                     int direct, uint32_t base, size_t mask)
+                                     int direct, uint32_t base, size_t mask,
+                                     mkrt__commute_key_fn key, void *key_ctx)
 {
     uint32_t levels = 0;
     for (size_t i = 0; i < n; i++) {
@@ -159,13 +174,37 @@ static inline uint32_t assign_levels(mkrt_layer_scratch *s, const mkrt_item *ite
                                   : hash_slot(s, mask, items[i].in);
         handle_state *out = direct ? direct_slot(s, base, items[i].out)
                                    : hash_slot(s, mask, items[i].out);
-        /* RAW: after in's last writer; WAW: after out's last writer;
-         * WAR: after every reader of out. */
-        uint32_t lv = max3(in->after_write, out->after_write, out->after_read);
+        uint32_t g = key != NULL ? key(&items[i], key_ctx) : 0;
+        uint32_t lv;
+        if (g != 0) {
+            /* A commuting item: it reads in (unless in == out, which only
+             * an op that does not read in may have) and joins or opens
+             * out's group. */
+            if (out->group != g) {
+                out->group = g;
+                out->group_base = out->after_write > out->after_read ? out->after_write : out->after_read;
+            }
+            lv = out->group_base;
+            if (in != out && in->after_write > lv)
+                lv = in->after_write;
+            if (out->after_write < lv + 1)
+                out->after_write = lv + 1;
+            if (in != out) {
+                in->group = 0; /* a read closes in's group */
+                if (in->after_read < lv + 1)
+                    in->after_read = lv + 1;
+            }
+        } else {
+            /* RAW: after in's last writer; WAW: after out's last writer;
+             * WAR: after every reader of out. */
+            lv = max3(in->after_write, out->after_write, out->after_read);
+            out->after_write = lv + 1;
+            if (in->after_read < lv + 1)
+                in->after_read = lv + 1;
+            in->group = 0;
+            out->group = 0;
+        }
         s->level[i] = lv;
-        out->after_write = lv + 1;
-        if (in->after_read < lv + 1)
-            in->after_read = lv + 1;
         if (lv + 1 > levels)
             levels = lv + 1;
     }
@@ -174,6 +213,13 @@ static inline uint32_t assign_levels(mkrt_layer_scratch *s, const mkrt_item *ite
 
 mkrt_status mkrt_layer_batch(mkrt_layer_scratch *s, const mkrt_item *items, size_t n,
                              mkrt_layer_plan *plan, mkrt_error *err)
+{
+    return mkrt__layer_batch_commuting(s, items, n, NULL, NULL, plan, err);
+}
+
+mkrt_status mkrt__layer_batch_commuting(mkrt_layer_scratch *s, const mkrt_item *items, size_t n,
+                                        mkrt__commute_key_fn key, void *key_ctx,
+                                        mkrt_layer_plan *plan, mkrt_error *err)
 {
     if (s == NULL || plan == NULL || (n > 0 && items == NULL))
         return mkrt__error_set(err, MKRT_EINVAL,
@@ -217,8 +263,8 @@ mkrt_status mkrt_layer_batch(mkrt_layer_scratch *s, const mkrt_item *items, size
     }
     if ((st = prepare_table(s, table_len, err)) != MKRT_OK)
         return st;
-    uint32_t levels = direct ? assign_levels(s, items, n, 1, lo, 0)
-                             : assign_levels(s, items, n, 0, 0, mask);
+    uint32_t levels = direct ? assign_levels(s, items, n, 1, lo, 0, key, key_ctx)
+                             : assign_levels(s, items, n, 0, 0, mask, key, key_ctx);
 
     /* CSR by counting sort: stable, so items ascend within a level. */
     uint32_t *off = s->offsets;

@@ -13,6 +13,7 @@
  * are host memory the device maps), so the resident term is 0.
  * Either stage failing for memory (scratch growth) runs every item as a
  * layer of its own: slow, but within the ordering contract. */
+#include "pipeline/layer_internal.h"
 #include "pipeline/stages.h"
 #include "runtime/runtime_internal.h"
 
@@ -71,7 +72,8 @@ void mkrt__stage_layer_split(mkrt_runtime *rt, mkrt__batch *b)
     b->plan.split_layers = 0;
     b->plan.peak_frontier_bytes = b->plan.peak_scratch_bytes = b->plan.peak_output_bytes = 0;
     size_t layers = 0;
-    if (mkrt_layer_batch(rt->layering, src, kept, &lp, &err) == MKRT_OK) {
+    if (mkrt__layer_batch_commuting(rt->layering, src, kept, mkrt__item_commute_key, rt, &lp, &err) ==
+        MKRT_OK) {
         for (size_t l = 0; l < lp.layer_count; l++)
             layers = split_layer(rt, b, src, lp.layer_items + lp.layer_offsets[l],
                                  lp.layer_offsets[l + 1] - lp.layer_offsets[l], layers);

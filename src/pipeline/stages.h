@@ -41,7 +41,8 @@ void mkrt__stage_plan(struct mkrt_runtime *rt, mkrt__batch *b);
 
 /* complete.c: takes the backend's failure list, reports failures, counts,
  * and publishes completion to the producers. */
-void mkrt__stage_take_failures(mkrt__batch *b, const uint32_t *fails, uint32_t nfails);
+void mkrt__stage_take_failures(struct mkrt_runtime *rt, mkrt__batch *b, const uint32_t *fails,
+                               uint32_t nfails);
 /* Every item the batch ran or was to run failed with why (its backend
  * failed); items refused at admission keep their own status. */
 void mkrt__stage_fail_all(mkrt__batch *b, mkrt_status why);

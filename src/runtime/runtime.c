@@ -29,6 +29,7 @@ mkrt_config mkrt_config_default(void)
     c.dead_letter_capacity = 4096;
     c.device_idle_us = 1000;
     c.device_resident_us = 10000;
+    c.emit_capacity = 65536;
     return c;
 }
 
@@ -96,6 +97,9 @@ static mkrt_status check_config(const mkrt_config *c, size_t *cells_bytes, size_
                                "mkrt_config.dead_letter_capacity %zu is not a power of two in 2..%zu. "
                                "Fix: use 4096 (the default).",
                                c->dead_letter_capacity, (size_t)MKRT_CONFIG_DEAD_LETTERS_MAX);
+    if (c->emit_capacity > MKRT_CONFIG_EMIT_MAX)
+        return RANGE_FIX("emit_capacity", c->emit_capacity, 0, MKRT_CONFIG_EMIT_MAX,
+                         "use 65536 (the default), or more for ops that emit much per batch.");
     if (c->cuda_max_blocks > MKRT_CONFIG_CUDA_BLOCKS_MAX)
         return RANGE_FIX("cuda_max_blocks", c->cuda_max_blocks, 0, MKRT_CONFIG_CUDA_BLOCKS_MAX,
                          "use 0 to size the grid by occupancy.");
@@ -162,6 +166,8 @@ static void free_runtime(mkrt_runtime *rt)
     mkrt__free(rt->slots, rt->cfg.max_producers * sizeof *rt->slots);
     mkrt__free(rt->cells, rt->cells_bytes);
     mkrt__free((void *)rt->append_log, rt->log_bytes);
+    mkrt__free(rt->emit_ring, mkrt__emit_ring_slots(&rt->cfg) * sizeof *rt->emit_ring);
+    mkrt__free((void *)rt->frontier, 2 * rt->frontier_words * sizeof *rt->frontier);
     mkrt_dedupe_scratch_destroy(rt->dedupe);
     mkrt_layer_scratch_destroy(rt->layering);
     mkrt_barrier_scratch_destroy(rt->split);
@@ -270,6 +276,9 @@ mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **out, mkrt_error *
     rt->log_bytes = lbytes;
     rt->cells = mkrt__alloc_zeroed(cbytes, PAGE_BYTES);
     rt->append_log = mkrt__alloc_zeroed(lbytes, PAGE_BYTES);
+    rt->emit_ring = mkrt__alloc(mkrt__emit_ring_slots(cfg) * sizeof *rt->emit_ring, MKRT_CACHE_LINE);
+    atomic_init(&rt->quiet, true);
+    rt->expand_chunk = cfg->max_batch < MKRT__EXPAND_CHUNK_MAX ? (uint32_t)cfg->max_batch : MKRT__EXPAND_CHUNK_MAX;
     rt->dedupe = mkrt_dedupe_scratch_create(NULL);
     rt->layering = mkrt_layer_scratch_create(NULL);
     rt->split = mkrt_barrier_scratch_create(cfg->max_batch, 0, NULL);
@@ -278,7 +287,7 @@ mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **out, mkrt_error *
     mkrt_plan_cache_config pc = mkrt_plan_cache_config_default();
     if (mkrt_plan_cache_create(&pc, &rt->plans, NULL) != MKRT_OK)
         rt->plans = NULL;
-    if (!ok || !rt->slots || !rt->cells || !rt->append_log || !rt->dedupe || !rt->layering ||
+    if (!ok || !rt->slots || !rt->cells || !rt->append_log || !rt->emit_ring || !rt->dedupe || !rt->layering ||
         !rt->split || !rt->waves || !rt->dead || !rt->plans) {
         free_runtime(rt);
         return mkrt__error_set(err, MKRT_ENOMEM,
@@ -330,8 +339,20 @@ mkrt_status mkrt_op_register(mkrt_runtime *rt, uint32_t op, const mkrt_op_desc *
                                "every op right after mkrt_create.",
                                op);
     }
+    uint32_t slot = rt->ops[op].fn != NULL ? rt->ops[op].expand_slot : 0;
+    if (desc->expands && slot == 0) {
+        if (rt->slots_used == MKRT_OP_EXPANDING_MAX) {
+            mkrt__mutex_unlock(&rt->producers_lock);
+            return mkrt__error_set(err, MKRT_EINVAL,
+                                   "op %u cannot expand: %u user ops already do (the most there "
+                                   "may be). Fix: let one op expand and tell cases apart by param.",
+                                   op, MKRT_OP_EXPANDING_MAX);
+        }
+        slot = ++rt->slots_used;
+        rt->slot_op[slot] = op;
+    }
     rt->ops[op] = (mkrt__op_entry){desc->fn, desc->user, envelope, fused, desc->name, desc->device,
-                                   desc->idempotent};
+                                   desc->idempotent, desc->commutes, desc->expands ? slot : 0};
     mkrt__mutex_unlock(&rt->producers_lock);
     return MKRT_OK;
 }
@@ -547,22 +568,29 @@ mkrt_status mkrt_fence(mkrt_producer *p, uint64_t *ticket)
     return MKRT_OK;
 }
 
+/* counter >= target, and with `quiet` also the dispatcher's quiet flag
+ * (read after the counter: see mkrt_quiesce). acquire (all): pairs with
+ * the release stores in the complete stage and of quiet. */
+static bool reached(mkrt_runtime *rt, _Atomic uint64_t *counter, uint64_t target, bool quiet)
+{
+    return atomic_load_explicit(counter, memory_order_acquire) >= target &&
+           (!quiet || atomic_load_explicit(&rt->quiet, memory_order_acquire));
+}
+
 static mkrt_status wait_until(mkrt_runtime *rt, _Atomic uint64_t *counter, uint64_t target,
-                              uint64_t timeout_ns)
+                              bool quiet, uint64_t timeout_ns)
 {
     struct timespec ts;
     const struct timespec *deadline = NULL;
     bool have_deadline = false;
     for (unsigned spin = 0; spin < 256 && timeout_ns != 0; spin++) {
-        /* A completion is often microseconds away: look before sleeping.
-         * acquire: pairs with the release stores in complete_batch. */
-        if (atomic_load_explicit(counter, memory_order_acquire) >= target)
+        /* A completion is often microseconds away: look before sleeping. */
+        if (reached(rt, counter, target, quiet))
             return MKRT_OK;
         mkrt__cpu_relax();
     }
     for (;;) {
-        /* acquire: pairs with the release stores in complete_batch. */
-        if (atomic_load_explicit(counter, memory_order_acquire) >= target)
+        if (reached(rt, counter, target, quiet))
             return MKRT_OK;
         if (atomic_load_explicit(&rt->stopped, memory_order_acquire))
             return atomic_load_explicit(counter, memory_order_acquire) >= target ? MKRT_OK : MKRT_ECLOSED;
@@ -573,7 +601,7 @@ static mkrt_status wait_until(mkrt_runtime *rt, _Atomic uint64_t *counter, uint6
             have_deadline = true;
         }
         uint32_t e = mkrt__waitq_prepare(&rt->done_wq);
-        if (atomic_load_explicit(counter, memory_order_acquire) >= target ||
+        if (reached(rt, counter, target, quiet) ||
             atomic_load_explicit(&rt->stopped, memory_order_acquire)) {
             mkrt__waitq_finish(&rt->done_wq);
             continue;
@@ -581,7 +609,7 @@ static mkrt_status wait_until(mkrt_runtime *rt, _Atomic uint64_t *counter, uint6
         mkrt_status st = mkrt__waitq_sleep(&rt->done_wq, e, deadline);
         mkrt__waitq_finish(&rt->done_wq);
         if (st == MKRT_ETIMEDOUT)
-            return atomic_load_explicit(counter, memory_order_acquire) >= target ? MKRT_OK : MKRT_ETIMEDOUT;
+            return reached(rt, counter, target, quiet) ? MKRT_OK : MKRT_ETIMEDOUT;
     }
 }
 
@@ -595,7 +623,7 @@ mkrt_status mkrt_wait(mkrt_producer *p, uint64_t ticket, uint64_t timeout_ns)
         return MKRT_EINVAL;
     if (!owner_enter(p, MKRT__PRODUCER_WAITING, false))
         return MKRT_ECLOSED;
-    mkrt_status st = wait_until(p->rt, &p->completed, ticket, timeout_ns);
+    mkrt_status st = wait_until(p->rt, &p->completed, ticket, false, timeout_ns);
     owner_leave(p, MKRT__PRODUCER_WAITING);
     return st;
 }
@@ -606,7 +634,22 @@ mkrt_status mkrt_drain(mkrt_runtime *rt, uint64_t timeout_ns)
         return MKRT_EINVAL;
     /* acquire: pairs with the release increments in mkrt_publish_some. */
     uint64_t target = atomic_load_explicit(&rt->published_total, memory_order_acquire);
-    return wait_until(rt, &rt->completed_total, target, timeout_ns);
+    return wait_until(rt, &rt->completed_total, target, false, timeout_ns);
+}
+
+/* Quiescent: everything published before the call completed (counter),
+ * and after that the dispatcher was idle with nothing queued, emitted or
+ * running (quiet, read second). The dispatcher clears quiet when it drains
+ * an item, before that item's batch completes, and sets it only once the
+ * batch and all it emitted are done: so a quiet read after the completion
+ * of the last published item covers its emissions too. */
+mkrt_status mkrt_quiesce(mkrt_runtime *rt, uint64_t timeout_ns)
+{
+    if (rt == NULL)
+        return MKRT_EINVAL;
+    /* acquire: pairs with the release increments in mkrt_publish_some. */
+    uint64_t target = atomic_load_explicit(&rt->published_total, memory_order_acquire);
+    return wait_until(rt, &rt->completed_total, target, true, timeout_ns);
 }
 
 mkrt_status mkrt_destroy(mkrt_runtime *rt, uint64_t timeout_ns, mkrt_error *err)
@@ -643,7 +686,7 @@ mkrt_status mkrt_destroy(mkrt_runtime *rt, uint64_t timeout_ns, mkrt_error *err)
         }
         mkrt__mutex_unlock(&rt->producers_lock);
     }
-    mkrt_status st = mkrt_drain(rt, timeout_ns);
+    mkrt_status st = mkrt_quiesce(rt, timeout_ns); /* what was published and what it emits */
     if (st != MKRT_OK) {
         atomic_store_explicit(&rt->aborting, true, memory_order_release);
         mkrt__waitq_notify(&rt->work_wq);
@@ -725,6 +768,8 @@ mkrt_status mkrt_stats_read(mkrt_runtime *rt, mkrt_stats *out)
     s.backend_detail = mkrt_backend_describe(rt);
     s.device_batches = atomic_load_explicit(&rt->device_batches, memory_order_relaxed);
     s.device_failures = atomic_load_explicit(&rt->device_failures, memory_order_relaxed);
+    s.emitted = atomic_load_explicit(&rt->emitted_total, memory_order_relaxed);
+    s.changed = atomic_load_explicit(&rt->changed, memory_order_relaxed);
     *out = s;
     return MKRT_OK;
 }

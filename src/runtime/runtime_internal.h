@@ -14,6 +14,7 @@
 #include "mkrt/barrier.h"
 #include "mkrt/dedupe.h"
 #include "mkrt/frontier.h"
+#include "mkrt/graph.h"
 #include "mkrt/layer.h"
 #include "mkrt/plan_cache.h"
 #include "mkrt/ring.h"
@@ -76,6 +77,50 @@ struct mkrt_runtime {
     alignas(MKRT_CACHE_LINE) _Atomic uint64_t append_len;
     alignas(MKRT_CACHE_LINE) _Atomic uint64_t append_done;
     alignas(MKRT_CACHE_LINE) _Atomic uint64_t append_consumed;
+
+    /* The emission queue (mkrt_op_emit), a ring of emit_capacity items
+     * with positions that grow for ever (slot = position % capacity):
+     *   emit_head <= emit_tail <= emit_claim <= emit_limit.
+     * head: the next emitted item to drain; tail: everything below was
+     * emitted by a completed batch (both dispatcher-only); claim: positions
+     * ops of the running batch took (CAS below limit = head at its launch
+     * + capacity, so a claim never overwrites an item not yet drained).
+     * The dispatcher drains [head, tail) while the next batch claims at
+     * tail and above: they never share a slot. */
+    mkrt_item *emit_ring;
+    uint64_t emit_head, emit_tail, emit_limit;
+    alignas(MKRT_CACHE_LINE) _Atomic uint64_t emit_claim;
+    alignas(MKRT_CACHE_LINE) _Atomic uint64_t changed; /* items that changed their output (stats) */
+    _Atomic uint64_t emitted_total; /* written by the dispatcher only (stats) */
+    _Atomic uint64_t emitted_done;  /* emitted items completed (dispatcher only) */
+    /* The registered graph (vertices 0: none) and RELAX's frontier: one bit
+     * per vertex whose edges wait to be emitted, set by the ops, taken by
+     * the dispatcher (pipeline/drain.c) with the expansion cursor below. */
+    mkrt_graph graph;  /* frontier: one bitset per expanding op (slot) */
+    /* Two frontiers of frontier_words words (MKRT__EXPAND_SLOTS bitsets of
+     * slot_words each): the ops set bits in frontier_w (the next level),
+     * the dispatcher's rounds take them from frontier_r (this level); it
+     * swaps them when frontier_r is used up and no batch runs, so a level
+     * ends before the next begins (pipeline/drain.c). */
+    _Atomic uint64_t *frontier;  /* both, 2 x frontier_words */
+    _Atomic uint64_t *frontier_w, *frontier_r;
+    size_t frontier_words, slot_words;
+    bool batch_running;          /* dispatcher-only: a batch is launched and not finished */
+    uint32_t slot_op[MKRT__EXPAND_SLOTS]; /* the op whose items a slot's edges become */
+    uint32_t slots_used;                  /* slot 0 is RELAX's; user ops take 1.. */
+    alignas(MKRT_CACHE_LINE) _Atomic bool frontier_any; /* a bit may be set */
+    uint32_t expand_chunk;  /* edges per chunk item: min(MKRT__EXPAND_CHUNK_MAX, max_batch) */
+    struct {
+        bool after_round;   /* the last batch drained was a frontier round */
+        bool scanning;      /* taking words from `word` on */
+        size_t word;        /* next word to look at */
+        uint64_t mask;      /* taken bits of word - 1, not yet expanded */
+        uint32_t v;         /* the vertex being expanded */
+        uint64_t edge, end; /* its edges still to emit (chunk aligned from offsets[v]) */
+    } expand;               /* dispatcher-only */
+    /* Set by the dispatcher when it goes idle with nothing queued,
+     * emitted or running; cleared when it drains an item (mkrt_quiesce). */
+    _Atomic bool quiet;
 
     mkrt__mutex producers_lock;
     _Atomic(mkrt_producer *) *slots; /* max_producers */
@@ -162,6 +207,17 @@ typedef struct mkrt__log_reader {
 void mkrt__state_log_begin(struct mkrt_runtime *rt, mkrt__log_reader *r);
 uint64_t mkrt__state_log_word(mkrt__log_reader *r, uint64_t position);
 void mkrt__state_log_end(mkrt__log_reader *r);
+
+/* Slots allocated for the emission queue (at least one: capacity 0 is a
+ * queue that refuses every emit). */
+static inline size_t mkrt__emit_ring_slots(const mkrt_config *c)
+{
+    return c->emit_capacity ? c->emit_capacity : 1;
+}
+
+/* Whether emitted items wait: in the emission queue, or as frontier
+ * vertices whose edges are not emitted yet (dispatcher-only). */
+bool mkrt__emission_pending(mkrt_runtime *rt);
 
 /* A relaxed load; each caller says why relaxed is enough there. */
 static inline uint64_t mkrt__load_relaxed(_Atomic uint64_t *v)

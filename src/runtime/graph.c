@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* src/runtime/graph.c - mkrt_graph_register: the read-only CSR graph the
+ * ops read (borrowed, checked once), and RELAX's frontier bitset. */
+#include <stdalign.h>
+#include <string.h>
+
+#include "base/error_internal.h"
+#include "runtime/runtime_internal.h"
+
+/* The whole graph is checked before anything changes. */
+static mkrt_status check_graph(const mkrt_runtime *rt, const mkrt_graph *g, mkrt_error *err)
+{
+    if (g->vertices == 0 || g->vertices > rt->cfg.cells)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "mkrt_graph_register: %u vertices, but vertex v is cell v and the "
+                               "runtime has %u cells. Fix: give 1..%u vertices, or raise "
+                               "mkrt_config.cells.",
+                               g->vertices, rt->cfg.cells, rt->cfg.cells);
+    if (g->offsets == NULL)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "mkrt_graph_register: offsets is NULL for %u vertices. Fix: pass "
+                               "vertices + 1 offsets.",
+                               g->vertices);
+    if (g->offsets[0] != 0)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "mkrt_graph_register: offsets[0] is %llu, not 0. Fix: start the CSR "
+                               "rows at 0.",
+                               (unsigned long long)g->offsets[0]);
+    /* A frontier round numbers a vertex's chunks in MKRT__EXPAND_CHUNK_BITS. */
+    const uint64_t max_degree = (uint64_t)rt->expand_chunk << MKRT__EXPAND_CHUNK_BITS;
+    for (uint32_t v = 0; v < g->vertices; v++) {
+        if (g->offsets[v + 1] < g->offsets[v])
+            return mkrt__error_set(err, MKRT_EINVAL,
+                                   "mkrt_graph_register: offsets decrease at vertex %u (%llu, then "
+                                   "%llu). Fix: offsets[v + 1] >= offsets[v] for every vertex.",
+                                   v, (unsigned long long)g->offsets[v],
+                                   (unsigned long long)g->offsets[v + 1]);
+        if (g->offsets[v + 1] - g->offsets[v] > max_degree)
+            return mkrt__error_set(err, MKRT_EOVERFLOW,
+                                   "mkrt_graph_register: vertex %u has %llu edges, more than %llu "
+                                   "(with max_batch %zu). Fix: split the vertex or raise max_batch.",
+                                   v, (unsigned long long)(g->offsets[v + 1] - g->offsets[v]),
+                                   (unsigned long long)max_degree, rt->cfg.max_batch);
+    }
+    uint64_t edges = g->offsets[g->vertices];
+    if (edges > MKRT_GRAPH_EDGES_MAX)
+        return mkrt__error_set(err, MKRT_EOVERFLOW,
+                               "mkrt_graph_register: %llu edges exceed the limit of %llu. Fix: "
+                               "partition the graph.",
+                               (unsigned long long)edges, (unsigned long long)MKRT_GRAPH_EDGES_MAX);
+    if (edges > 0 && g->targets == NULL)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "mkrt_graph_register: targets is NULL for %llu edges. Fix: pass "
+                               "offsets[vertices] targets.",
+                               (unsigned long long)edges);
+    for (uint64_t e = 0; e < edges; e++)
+        if (g->targets[e] >= g->vertices)
+            return mkrt__error_set(err, MKRT_EINVAL,
+                                   "mkrt_graph_register: edge %llu targets vertex %u, but the graph "
+                                   "has %u vertices. Fix: keep every target below vertices.",
+                                   (unsigned long long)e, g->targets[e], g->vertices);
+    return MKRT_OK;
+}
+
+mkrt_status mkrt_graph_register(mkrt_runtime *rt, const mkrt_graph *g, mkrt_error *err)
+{
+    if (rt == NULL || g == NULL)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "mkrt_graph_register got a NULL %s. Fix: pass the runtime and an "
+                               "mkrt_graph.",
+                               rt == NULL ? "runtime" : "graph");
+    mkrt_status st = check_graph(rt, g, err);
+    if (st != MKRT_OK)
+        return st;
+    size_t slot_words = ((size_t)g->vertices + 63) / 64, words = slot_words * MKRT__EXPAND_SLOTS;
+    _Atomic uint64_t *bits = mkrt__alloc_zeroed(2 * words * sizeof *bits, MKRT_CACHE_LINE);
+    if (bits == NULL)
+        return mkrt__error_set(err, MKRT_ENOMEM,
+                               "mkrt_graph_register could not allocate the frontier of %u vertices "
+                               "(%zu bytes). Fix: free memory.",
+                               g->vertices, 2 * words * sizeof *bits);
+    /* Under the lock mkrt_producer_open freezes the op table with: the
+     * dispatcher and the ops read the graph only for items of producers
+     * opened later (as in mkrt_op_register). */
+    mkrt__mutex_lock(&rt->producers_lock);
+    if (rt->ops_frozen) {
+        mkrt__mutex_unlock(&rt->producers_lock);
+        mkrt__free((void *)bits, 2 * words * sizeof *bits);
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "mkrt_graph_register after the first producer was opened. Fix: "
+                               "register the graph right after mkrt_create.");
+    }
+    mkrt__free((void *)rt->frontier, 2 * rt->frontier_words * sizeof *rt->frontier);
+    rt->frontier = bits;
+    rt->frontier_w = bits;
+    rt->frontier_r = bits + words;
+    rt->frontier_words = words;
+    rt->slot_words = slot_words;
+    rt->slot_op[0] = MKRT_OP_RELAX;
+    rt->graph = *g;
+    mkrt__mutex_unlock(&rt->producers_lock);
+    return MKRT_OK;
+}
