@@ -7,6 +7,7 @@
  * knows no backend by name: the plan says which one runs a batch. */
 #include <stdio.h>
 
+#include "base/rcu.h"
 #include "base/spin_wait.h"
 #include "pipeline/stages.h"
 #include "runtime/runtime_internal.h"
@@ -104,6 +105,94 @@ static void finish_running(mkrt_runtime *rt, mkrt__batch **running)
     *running = NULL;
 }
 
+/* ---- the dispatch token ---------------------------------------------
+ * One thread at a time runs the loop's stages and owns the dispatcher-only
+ * state (the batches, the stage scratch, the backends' calls): the holder
+ * of rt->dispatch_token. The dispatcher thread holds it while it works and
+ * gives it back only when it goes to sleep with nothing in flight
+ * (rt->running == NULL); a thread waiting in mkrt_wait or mkrt_drain may
+ * then take it and run the pending batches itself (mkrt__dispatch_help)
+ * instead of sleeping until the dispatcher wakes: one CPU and no wake-up on
+ * the round trip. A helper also finishes what it launched before it gives
+ * the token back. The stages are the same whoever runs them, in the same
+ * order, so the ordering contract and per-producer order do not depend on
+ * which thread dispatches. */
+
+static bool token_take(mkrt_runtime *rt)
+{
+    uint32_t free_token = 0;
+    /* acquire: pairs with the release store in token_give: the previous
+     * holder's writes to dispatcher-only state happen before ours. */
+    return atomic_compare_exchange_strong_explicit(&rt->dispatch_token, &free_token, 1,
+                                                   memory_order_acquire, memory_order_relaxed);
+}
+
+static void token_give(mkrt_runtime *rt)
+{
+    /* release: pairs with the acquire CAS in token_take. */
+    atomic_store_explicit(&rt->dispatch_token, 0, memory_order_release);
+    mkrt__waitq_notify(&rt->work_wq); /* the dispatcher may be waiting for it */
+}
+
+static int token_taken(void *p)
+{
+    return token_take(p);
+}
+
+/* The dispatcher thread takes the token back (a helper gives it soon: it
+ * runs at most the batches pending when it took it, and what follows). */
+static void token_wait(mkrt_runtime *rt)
+{
+    mkrt__spin_then_sleep(&rt->work_wq, token_taken, rt, NULL);
+}
+
+/* One pass of the loop: drain into the free batch and prepare it, finish
+ * the running one, launch the new one. Returns the items drained. */
+static size_t dispatch_step(mkrt_runtime *rt, bool aborting)
+{
+    mkrt__batch *b = &rt->batch[rt->cur];
+    size_t n = aborting ? 0 : mkrt__stage_drain(rt, b);
+    if (n > 0)
+        prepare_batch(rt, b, rt->running != NULL ? rt->running->appends : 0);
+    finish_running(rt, &rt->running);
+    if (n > 0) {
+        if (b->exec_n == 0) {
+            mkrt__stage_complete(rt, b); /* everything pruned or refused */
+            return n;
+        }
+        launch_batch(rt, b);
+        rt->running = b;
+        rt->cur ^= 1;
+    }
+    return n;
+}
+
+bool mkrt__dispatch_help(mkrt_runtime *rt, _Atomic uint64_t *counter, uint64_t target)
+{
+    /* Only the CPU pool: a device backend's calls belong to the thread
+     * that set up its context. Not while a test holds the dispatcher, nor
+     * once shutdown began (the dispatcher finishes alone). relaxed on the
+     * token: a hint before the CAS that decides. acquire on closing and
+     * aborting: pairs with their release stores in mkrt_destroy. */
+    if (rt->nbackends != 1 || atomic_load_explicit(&rt->dispatch_token, memory_order_relaxed) != 0 ||
+        atomic_load(&rt->held) || atomic_load_explicit(&rt->closing, memory_order_acquire) ||
+        atomic_load_explicit(&rt->aborting, memory_order_acquire) || !token_take(rt))
+        return false;
+    /* The plan stage reads the plan cache as an RCU reader: register this
+     * thread with liburcu now (once per thread; undone at its exit). */
+    mkrt__rcu_thread_enter();
+    bool ran = false;
+    /* acquire: pairs with the release stores of completion (complete.c). */
+    while (atomic_load_explicit(counter, memory_order_acquire) < target) {
+        if (dispatch_step(rt, false) == 0)
+            break; /* nothing pending: what it waits for is not published yet */
+        ran = true;
+    }
+    finish_running(rt, &rt->running); /* never leave a batch in flight to a sleeping dispatcher */
+    token_give(rt);
+    return ran;
+}
+
 static int released_or_aborting(void *p)
 {
     mkrt_runtime *rt = p;
@@ -111,11 +200,11 @@ static int released_or_aborting(void *p)
 }
 
 /* Test hook: park between batches while held (see runtime_internal.h). */
-static void park_while_held(mkrt_runtime *rt, mkrt__batch **running)
+static void park_while_held(mkrt_runtime *rt)
 {
     if (released_or_aborting(rt))
         return;
-    finish_running(rt, running);
+    finish_running(rt, &rt->running);
     atomic_store(&rt->parked, true);
     mkrt__waitq_notify(&rt->done_wq);
     mkrt__spin_then_sleep(&rt->work_wq, released_or_aborting, rt, NULL);
@@ -123,11 +212,31 @@ static void park_while_held(mkrt_runtime *rt, mkrt__batch **running)
     rt->rr = 0;
 }
 
+static int awake_or_aborting(void *p)
+{
+    mkrt_runtime *rt = p;
+    return !atomic_load(&rt->dozing) || atomic_load_explicit(&rt->aborting, memory_order_acquire);
+}
+
+/* Test hook: park without the token while dozing (runtime_internal.h). */
+static void doze_while_asked(mkrt_runtime *rt)
+{
+    if (awake_or_aborting(rt))
+        return;
+    finish_running(rt, &rt->running);
+    token_give(rt);
+    atomic_store(&rt->parked, true);
+    mkrt__waitq_notify(&rt->done_wq);
+    mkrt__spin_then_sleep(&rt->work_wq, awake_or_aborting, rt, NULL);
+    atomic_store(&rt->parked, false);
+    token_wait(rt);
+}
+
 static int work_or_leave(void *p)
 {
     mkrt_runtime *rt = p;
     /* acquire: pairs with the release stores of closing and aborting. */
-    return !mkrt__rings_empty(rt) || atomic_load(&rt->held) ||
+    return !mkrt__rings_empty(rt) || atomic_load(&rt->held) || atomic_load(&rt->dozing) ||
            atomic_load_explicit(&rt->closing, memory_order_acquire) ||
            atomic_load_explicit(&rt->aborting, memory_order_acquire);
 }
@@ -135,28 +244,15 @@ static int work_or_leave(void *p)
 int mkrt__dispatcher_main(void *arg)
 {
     mkrt_runtime *rt = arg;
-    mkrt__batch *running = NULL;
-    unsigned cur = 0;
+    token_wait(rt);
     for (;;) {
-        park_while_held(rt, &running);
-        mkrt__batch *b = &rt->batch[cur];
+        park_while_held(rt);
+        doze_while_asked(rt);
         bool aborting = atomic_load_explicit(&rt->aborting, memory_order_acquire);
-        size_t n = aborting ? 0 : mkrt__stage_drain(rt, b);
-        if (n > 0)
-            prepare_batch(rt, b, running != NULL ? running->appends : 0);
-        finish_running(rt, &running);
-        if (n > 0) {
-            if (b->exec_n == 0) {
-                mkrt__stage_complete(rt, b); /* everything pruned or refused */
-                continue;
-            }
-            launch_batch(rt, b);
-            running = b;
-            cur ^= 1;
+        if (dispatch_step(rt, aborting) > 0)
             continue;
-        }
         if (aborting) {
-            mkrt__stage_fail_remaining(rt, b);
+            mkrt__stage_fail_remaining(rt, &rt->batch[rt->cur]);
             break;
         }
         /* acquire: pairs with the release store of closing in mkrt_destroy. */
@@ -166,7 +262,10 @@ int mkrt__dispatcher_main(void *arg)
             mkrt__rings_empty(rt))
             break;
         if (!closing) {
+            /* Idle, nothing in flight: a waiter may dispatch meanwhile. */
+            token_give(rt);
             mkrt__spin_then_sleep(&rt->work_wq, work_or_leave, rt, NULL);
+            token_wait(rt);
         } else {
             /* closing with items still in flight elsewhere: nap briefly */
             struct timespec ts;
@@ -176,7 +275,8 @@ int mkrt__dispatcher_main(void *arg)
             mkrt__waitq_finish(&rt->work_wq);
         }
     }
-    /* release: pairs with the acquire in mkrt_destroy. */
+    /* The token stays taken: no waiter dispatches after the dispatcher
+     * stopped. release: pairs with the acquire in mkrt_destroy. */
     atomic_store_explicit(&rt->stopped, true, memory_order_release);
     mkrt__waitq_notify(&rt->done_wq);
     return 0;
