@@ -437,31 +437,38 @@ int main(int argc, char **argv)
     fflush(stdout);
     row rows[NWORK];
     uint64_t *cells = xcalloc(n, sizeof *cells);
-#ifdef HAVE_STARPU
-    if (have_spu)
-        starpu_start();
-#endif
     for (int k = 0; k < NWORK; k++) {
         workload w, ws;
         build(&w, k, n);
         build(&ws, k, n / STARPU_SCALE);
-        double d[8], a[8], b[8], o[8], s[8];
-        for (int r = 0; r < reps; r++) {
-            d[r] = run_mkrt(&w, 0, cells);
-            a[r] = run_mkrt(&w, 1, cells);
-            b[r] = run_mkrt(&w, 2, cells);
-            o[r] = s[r] = 0;
+        double v[3][8], o[8] = {0}, s[8] = {0};
+        static const uint32_t wk[3] = {0, 1, 2}; /* mkrt: default, 1, 2 workers */
+        /* mkrt first, its configurations in a rotating order, while no
+         * peer's threads exist or spin; then OpenMP; then StarPU, started
+         * and stopped around its own runs. */
+        for (int r = 0; r < reps; r++)
+            for (int j = 0; j < 3; j++) {
+                int c = (r + j) % 3;
+                v[c][r] = run_mkrt(&w, wk[c], cells);
+            }
 #ifdef _OPENMP
-            if (have_omp && r == 0)
-                run_omp(&w, cells); /* warm the thread team */
-            if (have_omp)
+        if (have_omp) {
+            run_omp(&w, cells); /* warm the thread team */
+            for (int r = 0; r < reps; r++)
                 o[r] = run_omp(&w, cells);
+        }
 #endif
 #ifdef HAVE_STARPU
-            if (have_spu)
+        if (have_spu) {
+            starpu_start();
+            for (int r = 0; r < reps; r++)
                 s[r] = run_starpu(&ws, cells);
-#endif
+            starpu_shutdown();
         }
+#endif
+        struct timespec settle = {0, 100 * 1000 * 1000}; /* the peers' threads stop spinning */
+        nanosleep(&settle, NULL);
+        double *d = v[0], *a = v[1], *b = v[2];
         row *x = &rows[k];
         *x = (row){bench_median(d, reps), bench_median(a, reps), bench_median(b, reps), bench_median(o, reps),
                    bench_median(s, reps)};
@@ -478,10 +485,6 @@ int main(int argc, char **argv)
         free_workload(&w);
         free_workload(&ws);
     }
-#ifdef HAVE_STARPU
-    if (have_spu)
-        starpu_shutdown();
-#endif
     free(cells);
 
     static const char *const lat_impl[3] = {"mkrt", "openmp", "starpu"};
