@@ -542,7 +542,9 @@ static mkrt_status wait_loop(mkrt_runtime *rt, _Atomic uint64_t *counter, uint64
     struct timespec ts;
     const struct timespec *deadline = NULL;
     bool have_deadline = false;
-    for (unsigned spin = 0; spin < 256 && timeout_ns != 0; spin++) {
+    /* On one CPU, spinning only delays the thread it waits for. */
+    const unsigned spins = rt->cpus > 1 ? 256 : 0;
+    for (unsigned spin = 0; spin < spins && timeout_ns != 0; spin++) {
         /* A completion is often microseconds away: look before sleeping.
          * acquire: pairs with the release stores in complete_batch. */
         if (atomic_load_explicit(counter, memory_order_acquire) >= target)
