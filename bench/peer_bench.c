@@ -411,7 +411,7 @@ int main(int argc, char **argv)
     }
     const bool quick = opt.quick;
     const size_t n = quick ? (size_t)1 << 16 : (size_t)1 << 20;
-    const int reps = quick ? 1 : 3, rounds = quick ? 500 : 20000;
+    const int reps = quick ? 1 : 5, rounds = quick ? 500 : 20000;
     bench_csv csv;
     if (bench_csv_open(&csv, opt.csv, "peers") != 0)
         return 1;
