@@ -105,7 +105,9 @@ struct mkrt_runtime {
      * (mkrt_wait, mkrt_drain); everything marked dispatcher-only belongs to
      * the holder. 0: free (the dispatcher is idle). */
     alignas(MKRT_CACHE_LINE) _Atomic uint32_t dispatch_token;
-    _Atomic uint32_t waiting; /* threads inside mkrt_wait or mkrt_drain */
+    /* threads inside mkrt_wait or mkrt_drain; its own line: every wait
+     * writes it, and waiters read the token above while they spin */
+    alignas(MKRT_CACHE_LINE) _Atomic uint32_t waiting;
     _Atomic bool dozing;      /* test hook: the dispatcher parks without the token */
     mkrt__batch *running;     /* dispatcher-only: the batch in flight, or NULL */
     unsigned cur;             /* dispatcher-only: the batch the next drain fills */
