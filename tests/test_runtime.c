@@ -528,10 +528,24 @@ static void helping_waits(void)
     mkrt_stats_read(rt, &s);
     ok(s.published == 606 && s.executed == 606 && atomic_load(&rt->parked),
        "published = executed (606), the dispatcher still parked");
-    mkrt__runtime_doze(rt, false);
+    /* A producer closed while only waiters dispatch: they leave freeing it
+     * to the dispatcher thread (which reads the rings without the token). */
     mkrt_publish(a, ia, 1, SEC, NULL);
-    is(mkrt_drain(rt, SEC), MKRT_OK, "awake again: the dispatcher (or a waiter) runs batches");
     mkrt_producer_close(a);
+    mkrt_publish(b, ia, 1, SEC, NULL);
+    mkrt_fence(b, &t);
+    is(mkrt_wait(b, t, SEC), MKRT_OK, "a waiter runs a closed producer's last item with its own");
+    mkrt_stats_read(rt, &s);
+    ok(s.producers_open == 2 && s.executed + s.pruned == 608, "... and leaves the closed producer to the dispatcher (%u open)",
+       s.producers_open);
+    mkrt__runtime_doze(rt, false);
+    for (int i = 0; i < 5000 && (mkrt_stats_read(rt, &s), s.producers_open) != 1; i++) {
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    is(s.producers_open, 1, "awake again, the dispatcher retires it");
+    mkrt_publish(b, ia, 1, SEC, NULL);
+    is(mkrt_drain(rt, SEC), MKRT_OK, "... and runs batches (or a waiter does)");
     mkrt_producer_close(b);
     is(mkrt_destroy(rt, SEC, NULL), MKRT_OK, "destroy");
 }

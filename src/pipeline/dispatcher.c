@@ -212,6 +212,7 @@ bool mkrt__dispatch_help(mkrt_runtime *rt, _Atomic uint64_t *counter, uint64_t t
     /* The plan stage reads the plan cache as an RCU reader: register this
      * thread with liburcu now (once per thread; undone at its exit). */
     mkrt__rcu_thread_enter();
+    rt->helping = true; /* closed producers are the dispatcher thread's to free */
     bool ran = false;
     /* acquire: pairs with the release stores of completion (complete.c). */
     while (atomic_load_explicit(counter, memory_order_acquire) < target) {
@@ -220,7 +221,8 @@ bool mkrt__dispatch_help(mkrt_runtime *rt, _Atomic uint64_t *counter, uint64_t t
         ran = true;
     }
     finish_running(rt, &rt->running); /* never leave a batch in flight to a sleeping dispatcher */
-    token_give(rt);
+    rt->helping = false;
+    token_give(rt); /* and wakes the dispatcher if it waits: it retires what was closed */
     return ran;
 }
 

@@ -111,6 +111,11 @@ struct mkrt_runtime {
     _Atomic bool dozing;      /* test hook: the dispatcher parks without the token */
     mkrt__batch *running;     /* dispatcher-only: the batch in flight, or NULL */
     unsigned cur;             /* dispatcher-only: the batch the next drain fills */
+    /* dispatcher-only: a waiter holds the token. Its drain leaves closed
+     * producers to the dispatcher thread, which reads the rings without the
+     * token (mkrt__rings_empty, while idle) and so must be the one that
+     * frees them. */
+    bool helping;
     /* The backends the plan stage routes to, in order of preference: the
      * megakernel device when there is one, then the CPU pool, which
      * accepts every batch and never fails. */
