@@ -17,6 +17,14 @@
  * barrier: program order suffices. The last worker to finish sets `done`
  * (release) and wakes the waiter. Failures of user ops go to the pool's
  * failure list, which wait() returns.
+ *
+ * How wide a batch runs is the plan's (plan/batch_planner.c): the CPUs
+ * producers leave free bound the workers of a default-sized pool, and a
+ * layer of built-in ops gets a second participant only when each gets
+ * MKRT__CPU_SHARE_MIN_ITEMS, so narrow layers, and runs of them between
+ * wide ones, run on one thread with no barrier. The caller of launch and
+ * wait is whoever holds the dispatch token (pipeline/dispatcher.c): the
+ * dispatcher thread or a helping waiter, one at a time.
  */
 #include <stdalign.h>
 #include <stdio.h>
