@@ -305,6 +305,17 @@ $(BUILD)/bench/runtime_bench: bench/runtime_bench.c bench/bench_util.h $(STATIC)
 	@mkdir -p $(@D)
 	$(CC) $(BENCH_CFLAGS) -o $@ bench/runtime_bench.c $(STATIC) $(URCU_LIBS) -lm -pthread
 
+# peer_bench (bench/peer_bench.c): OpenMP tasks when the compiler takes
+# -fopenmp, StarPU when pkg-config finds starpu-1.3 (its headers as system
+# headers: -Werror is for our code); a missing peer is reported "skipped".
+PEER_OMP    := $(shell echo 'int main(void){return 0;}' | $(CC) -fopenmp -x c - -o /dev/null 2>/dev/null && echo -fopenmp)
+PEER_STARPU := $(shell pkg-config --exists starpu-1.3 2>/dev/null && echo yes)
+PEER_CFLAGS := $(PEER_OMP) $(if $(PEER_STARPU),-DHAVE_STARPU $(patsubst -I%,-isystem %,$(shell pkg-config --cflags starpu-1.3)))
+PEER_LIBS   := $(PEER_OMP) $(if $(PEER_STARPU),$(shell pkg-config --libs starpu-1.3))
+$(BUILD)/bench/peer_bench: bench/peer_bench.c bench/bench_util.h $(STATIC)
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_CFLAGS) $(PEER_CFLAGS) -o $@ bench/peer_bench.c $(STATIC) $(URCU_LIBS) $(PEER_LIBS) -lm -pthread
+
 # The CUDA benchmark skips (exit 0) without a GPU; its per-layer kernel is
 # built by nvcc when there is one.
 $(BUILD)/bench/cuda_bench: bench/cuda_bench.c bench/bench_util.h $(STATIC)
@@ -337,7 +348,8 @@ $(BUILD)/bench/graph_bench: bench/graph_bench.c bench/bench_util.h bench/graph/p
 	    $$libs $(URCU_LIBS) -lm -pthread
 
 BENCHES := $(BUILD)/bench/ring_bench $(BUILD)/bench/plan_bench $(BUILD)/bench/cache_bench \
-           $(BUILD)/bench/runtime_bench $(BUILD)/bench/cuda_bench $(BUILD)/bench/graph_bench \
+           $(BUILD)/bench/runtime_bench $(BUILD)/bench/peer_bench $(BUILD)/bench/cuda_bench \
+           $(BUILD)/bench/graph_bench \
            $(CUDA_BENCH_DATA)
 # `make bench` prints the figures and writes nothing; `make bench RECORD=1`
 # (also `make bench-cuda RECORD=1`) records them as bench/results/NAME.md
@@ -348,6 +360,7 @@ bench: $(BENCHES) ## benchmarks against peers, printed; RECORD=1 writes bench/re
 	$(BUILD)/bench/plan_bench $(call BENCH_RECORD,plan)
 	$(BUILD)/bench/cache_bench $(call BENCH_RECORD,cache)
 	$(BUILD)/bench/runtime_bench $(call BENCH_RECORD,runtime)
+	$(BUILD)/bench/peer_bench $(call BENCH_RECORD,peers)
 	$(BUILD)/bench/cuda_bench $(call BENCH_RECORD,cuda)
 	$(BUILD)/bench/graph_bench $(call BENCH_RECORD,graph)
 
@@ -360,6 +373,7 @@ bench-quick: $(BENCHES) ## every benchmark in quick mode (what CI runs); writes 
 	$(BUILD)/bench/plan_bench --quick
 	$(BUILD)/bench/cache_bench --quick
 	$(BUILD)/bench/runtime_bench --quick
+	$(BUILD)/bench/peer_bench --quick
 	$(BUILD)/bench/cuda_bench --quick
 	$(BUILD)/bench/graph_bench --quick
 
@@ -421,7 +435,7 @@ uninstall: ## remove what `make install` installed (same PREFIX and DESTDIR)
 # Debian packages. `deps` is what build + tests need; `bench-deps` adds the
 # peer libraries the benchmarks compare against and gnuplot for `make plots`.
 DEPS_PKGS       := make gcc clang perl pkg-config liburcu-dev libclang-rt-dev doxygen
-BENCH_DEPS_PKGS := libck-dev dpdk-dev liburcu-dev gnuplot-nox libgraphblas-dev libigraph-dev
+BENCH_DEPS_PKGS := libck-dev dpdk-dev liburcu-dev libstarpu-dev gnuplot-nox libgraphblas-dev libigraph-dev
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 define apt_install
 	@missing=""; for p in $(1); do \

@@ -9,13 +9,19 @@
  *     only returns once two threads are inside it);
  *   - on the device, blocks the plan leaves out of a layer run nothing
  *     (their progress words);
- *   - the frontier planner's memory split adds layers, with its peaks. */
+ *   - the frontier planner's memory split adds layers, with its peaks;
+ *   - narrow layers, and runs of them inside a wide batch, cross no
+ *     cross-thread barrier and run on one thread;
+ *   - the default worker count and a batch's width follow the CPUs the
+ *     process has and the producers still publishing. */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
+#include "backend/cpu_pool.h"
 #include "backend/megakernel_backend.h"
+#include "base/cpus.h"
 #include "mkrt/runtime.h"
 #include "runtime/runtime_internal.h"
 #include "tap.h"
@@ -232,11 +238,112 @@ static void sim_blocks_follow_the_plan(void)
     mkrt_destroy(rt, SEC, NULL);
 }
 
+
+static uint64_t pool_barriers(mkrt_runtime *rt)
+{
+    return mkrt__cpu_pool_barriers(rt->backends[rt->nbackends - 1]);
+}
+
+/* A narrow batch crosses no barrier; a wide batch with a run of 20
+ * one-item layers in the middle uses both workers for its wide layers,
+ * runs the 20 on one thread, and crosses 2 barriers (into and out of the
+ * run), not 21. */
+static void cpu_narrow_runs_inline(void)
+{
+    mkrt_runtime *rt = start(MKRT_BACKEND_CPU, 2, 0);
+    mkrt_producer *p = mkrt_producer_open(rt, NULL);
+    static mkrt_item batch[1100];
+    size_t n = 0;
+    for (uint32_t i = 0; i < 8; i++)
+        batch[n++] = item(16, 0, 10 + i, 0);
+    for (uint32_t k = 0; k < 12; k++) /* a chain on from cell 17: 12 more one-item layers */
+        batch[n++] = item(16, 17 + k, 18 + k, 0);
+    uint64_t before = pool_barriers(rt);
+    one_batch(rt, p, batch, n);
+    ok(rt->last_plan.layers == 13 && rt->last_plan.plan.workers == 1 && pool_barriers(rt) == before &&
+           distinct(rt, 10, 30) == 1,
+       "a narrow batch (13 layers) runs on one thread with no cross-thread barrier (%zu layers, %u "
+       "workers, %llu barriers, %zu threads)",
+       rt->last_plan.layers, rt->last_plan.plan.workers,
+       (unsigned long long)(pool_barriers(rt) - before), distinct(rt, 10, 30));
+
+    atomic_store(&inside_mask, 0);
+    n = 0;
+    for (uint32_t i = 0; i < 512; i++) /* layer 0: wide, two threads at once */
+        batch[n++] = item(17, 0, 1000 + i, 0);
+    for (uint32_t k = 0; k < 20; k++) /* layers 1..20: one item each */
+        batch[n++] = item(16, k == 0 ? 1000 : 2999 + k, 3000 + k, 0);
+    for (uint32_t i = 0; i < 512; i++) /* layer 21: wide again */
+        batch[n++] = item(16, 3019, 1600 + i, 0);
+    before = pool_barriers(rt);
+    one_batch(rt, p, batch, n);
+    bool narrow = true;
+    for (size_t l = 1; l < 8; l++)
+        narrow = narrow && rt->last_plan.participants[l] == 1;
+    size_t wide = distinct(rt, 1000, 1512), run = distinct(rt, 3000, 3020);
+    ok(rt->last_plan.layers == 22 && rt->last_plan.participants[0] == 2 && narrow && wide == 2,
+       "a wide batch: its wide layer is planned for 2 workers and 2 threads ran it (%zu layers, %u "
+       "planned, %zu ran)",
+       rt->last_plan.layers, rt->last_plan.participants[0], wide);
+    ok(run == 1, "... its run of 20 one-item layers ran on one thread (%zu)", run);
+    ok(rt->last_plan.plan.grid_barriers == 2 && pool_barriers(rt) - before == 2,
+       "... crossing 2 barriers, into and out of the run, not 21 (planned %u, crossed %llu)",
+       rt->last_plan.plan.grid_barriers, (unsigned long long)(pool_barriers(rt) - before));
+    mkrt_producer_close(p);
+    mkrt_destroy(rt, SEC, NULL);
+}
+
+/* The default worker count: the process's CPUs less one for the
+ * dispatcher (a test override stands for the machine); a batch's width:
+ * those less one per producer still publishing. */
+static void cpu_workers_follow_cpus(void)
+{
+    static const uint32_t cpus[] = {1, 2, 3, 8};
+    static const uint32_t want[] = {1, 1, 2, 7};
+    for (int i = 0; i < 4; i++) {
+        mkrt__cpus_override(cpus[i]);
+        mkrt_runtime *rt = start(MKRT_BACKEND_CPU, 0, 0);
+        mkrt_stats s;
+        mkrt_stats_read(rt, &s);
+        ok(rt != NULL && s.workers == want[i], "%u CPUs available: %u workers by default (%u)", cpus[i],
+           want[i], s.workers);
+        mkrt_destroy(rt, SEC, NULL);
+    }
+    mkrt__cpus_override(4);
+    mkrt_runtime *rt = start(MKRT_BACKEND_CPU, 0, 0);
+    mkrt_producer *a = mkrt_producer_open(rt, NULL), *b = mkrt_producer_open(rt, NULL);
+    static mkrt_item batch[2048];
+    for (uint32_t i = 0; i < 2048; i++)
+        batch[i] = item(16, 0, i, 0);
+    /* The dispatcher dozes, so this thread plans both batches itself,
+     * from inside mkrt_drain (a helping wait): the counts are exact. */
+    mkrt__runtime_doze(rt, true);
+    mkrt_publish(a, batch, 1024, SEC, NULL);
+    mkrt_drain(rt, SEC); /* a's producer (this thread) waits: nobody publishes */
+    uint32_t alone = rt->last_plan.plan.width;
+    mkrt_publish(a, batch, 1024, SEC, NULL);
+    mkrt_publish(b, batch + 1024, 1024, SEC, NULL);
+    mkrt_drain(rt, SEC); /* two producers in the batch, one thread waiting */
+    mkrt__runtime_doze(rt, false);
+    uint32_t busy = rt->last_plan.plan.width;
+    ok(alone == 3 && busy == 2,
+       "4 CPUs: a batch gets 3 workers while its producer waits, 2 while one of two still "
+       "publishes (%u, %u)",
+       alone, busy);
+    mkrt_producer_close(a);
+    mkrt_producer_close(b);
+    mkrt_destroy(rt, SEC, NULL);
+    mkrt__cpus_override(0);
+    ok(mkrt__cpus_available() >= 1, "without the override: the process's CPUs (%u)", mkrt__cpus_available());
+}
+
 int main(void)
 {
     cpu_topology_sets_participants();
     cpu_one_or_many();
     cpu_memory_split();
+    cpu_narrow_runs_inline();
+    cpu_workers_follow_cpus();
     sim_blocks_follow_the_plan();
     return done_testing();
 }

@@ -504,6 +504,74 @@ static void bulk_cell_reads(void)
     mkrt_destroy(rt, SEC, NULL);
 }
 
+
+/* While the dispatcher thread dozes (parked without its token), a thread
+ * waiting in mkrt_drain or mkrt_wait runs the pending batches itself; the
+ * ordering contract and per-producer order hold as they do for the
+ * dispatcher (the checks of ordering_across_producers and
+ * per_producer_order). */
+static void helping_waits(void)
+{
+    mkrt_config c = mkrt_config_default();
+    c.workers = 2;
+    mkrt_runtime *rt = start(&c);
+    mkrt_producer *a = mkrt_producer_open(rt, NULL), *b = mkrt_producer_open(rt, NULL);
+    mkrt_cell_write(rt, 4, 10);
+    mkrt__runtime_doze(rt, true);
+    mkrt_item ia[] = {it(MKRT_OP_STORE, 0, 1, 7), it(MKRT_OP_STORE, 0, 3, 1), it(MKRT_OP_ADD, 4, 5, 0)};
+    mkrt_item ib[] = {it(MKRT_OP_ADD, 1, 2, 1), it(MKRT_OP_STORE, 0, 3, 2), it(MKRT_OP_STORE, 0, 4, 99)};
+    mkrt_publish(a, ia, 3, SEC, NULL);
+    is(mkrt_drain(rt, SEC), MKRT_OK, "dispatcher dozing: mkrt_drain runs a's batch itself");
+    mkrt_publish(b, ib, 3, SEC, NULL);
+    uint64_t t;
+    mkrt_fence(b, &t);
+    is(mkrt_wait(b, t, SEC), MKRT_OK, "... and mkrt_wait runs b's");
+    ok(atomic_load(&rt->parked) && atomic_load(&rt->dozing), "... while the dispatcher stayed parked");
+    is(cell(rt, 2), 8, "RAW across producers: b's ADD reads a's STORE (8)");
+    is(cell(rt, 3), 2, "WAW across producers: b's STORE lands last (2)");
+    ok(cell(rt, 5) == 10 && cell(rt, 4) == 99, "WAR across producers: a's read sees 10 before b writes 99");
+    /* Per-producer order: two producers' APPENDs, helped by one waiter. */
+    mkrt_item buf[300];
+    for (uint32_t i = 0; i < 300; i++)
+        buf[i] = it(MKRT_OP_APPEND, 0, 9, i);
+    mkrt_publish(a, buf, 300, SEC, NULL);
+    for (uint32_t i = 0; i < 300; i++)
+        buf[i] = it(MKRT_OP_APPEND, 0, 9, 1000 + i);
+    mkrt_publish(b, buf, 300, SEC, NULL);
+    is(mkrt_drain(rt, SEC), MKRT_OK, "600 APPENDs drained by the waiter");
+    uint32_t log[600];
+    size_t n = mkrt_append_log_read(rt, 9, log, 600);
+    uint32_t next_a = 0, next_b = 1000;
+    int order = n == 600;
+    for (size_t i = 0; i < n && order; i++)
+        order = log[i] < 1000 ? log[i] == next_a++ : log[i] == next_b++;
+    ok(order && next_a == 300 && next_b == 1300, "... every producer's publish order is kept");
+    mkrt_stats s;
+    mkrt_stats_read(rt, &s);
+    ok(s.published == 606 && s.executed == 606 && atomic_load(&rt->parked),
+       "published = executed (606), the dispatcher still parked");
+    /* A producer closed while only waiters dispatch: they leave freeing it
+     * to the dispatcher thread (which reads the rings without the token). */
+    mkrt_publish(a, ia, 1, SEC, NULL);
+    mkrt_producer_close(a);
+    mkrt_publish(b, ia, 1, SEC, NULL);
+    mkrt_fence(b, &t);
+    is(mkrt_wait(b, t, SEC), MKRT_OK, "a waiter runs a closed producer's last item with its own");
+    mkrt_stats_read(rt, &s);
+    ok(s.producers_open == 2 && s.executed + s.pruned == 608, "... and leaves the closed producer to the dispatcher (%u open)",
+       s.producers_open);
+    mkrt__runtime_doze(rt, false);
+    for (int i = 0; i < 5000 && (mkrt_stats_read(rt, &s), s.producers_open) != 1; i++) {
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    is(s.producers_open, 1, "awake again, the dispatcher retires it");
+    mkrt_publish(b, ia, 1, SEC, NULL);
+    is(mkrt_drain(rt, SEC), MKRT_OK, "... and runs batches (or a waiter does)");
+    mkrt_producer_close(b);
+    is(mkrt_destroy(rt, SEC, NULL), MKRT_OK, "destroy");
+}
+
 int main(void)
 {
     config_errors();
@@ -516,5 +584,6 @@ int main(void)
     destroy_timeout();
     idle_and_producers();
     bulk_cell_reads();
+    helping_waits();
     return done_testing();
 }

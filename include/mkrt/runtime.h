@@ -170,7 +170,8 @@ typedef struct mkrt_producer mkrt_producer;
 /**
  * @brief Error callback: told about every item that fails.
  *
- * Called on the dispatcher thread, one item at a time; must not call back
+ * Called on the dispatcher thread (or on a thread inside mkrt_wait() or
+ * mkrt_drain() that runs pending batches itself), one item at a time; must not call back
  * into the runtime's blocking functions (mkrt_drain(), mkrt_wait(),
  * mkrt_destroy(), blocking publishes). `why` is ::MKRT_ENOTSUP (op not
  * registered), ::MKRT_EINVAL (handle not below mkrt_config::cells),
@@ -199,7 +200,12 @@ typedef void (*mkrt_error_fn)(void *ctx, const mkrt_item *item, mkrt_status why,
  */
 typedef struct mkrt_config {
     mkrt_backend_kind backend;     /**< Backend (AUTO) [AUTO, CPU, CUDA, SIM]. */
-    uint32_t workers;              /**< CPU workers; 0: one per online CPU (0) [0..MKRT_CONFIG_WORKERS_MAX]. */
+    /** CPU workers (0) [0..MKRT_CONFIG_WORKERS_MAX]; 0: one per CPU the
+     *  process may run on (its affinity mask) less one for the dispatcher,
+     *  at least 1, and each batch then uses only as many as are free of
+     *  producers still publishing (on 2 CPUs: the batch runs on the
+     *  dispatching thread). A number given here is used as is. */
+    uint32_t workers;
     size_t ring_capacity;          /**< Ring slots per producer (4096) [power of two, 2..MKRT_RING_CAPACITY_MAX]. */
     size_t max_batch;              /**< Items per batch (65536) [1..MKRT_CONFIG_MAX_BATCH_MAX]. */
     uint32_t max_producers;        /**< Producers open at once (64) [1..MKRT_CONFIG_PRODUCERS_MAX]. */
@@ -301,7 +307,9 @@ typedef struct mkrt_op_ctx {
 /**
  * @brief A user op's CPU implementation.
  *
- * Runs on a worker thread (or the dispatcher thread, for small batches);
+ * Runs on a worker thread (or, for narrow layers, on the thread that
+ * dispatches: the dispatcher, or a thread inside mkrt_wait() or
+ * mkrt_drain() that runs pending batches while the dispatcher is idle);
  * items of one layer run concurrently on different threads, so the
  * function must be thread-safe for items with different handles. It must
  * not call mkrt_drain(), mkrt_wait() or mkrt_destroy().
@@ -679,7 +687,10 @@ mkrt_status mkrt_fence(mkrt_producer *p, uint64_t *ticket);
  * @brief Waits until every item covered by a ticket completed.
  *
  * Completed means ran, was pruned or failed. After ::MKRT_OK the cells
- * those items wrote can be read (mkrt_cell_read()).
+ * those items wrote can be read (mkrt_cell_read()). On the CPU backend,
+ * while the dispatcher is idle the waiting thread runs the pending batches
+ * itself (the same stages, in the same order: ordering is unchanged)
+ * instead of sleeping until the dispatcher wakes.
  *
  * @param p The producer that issued the ticket.
  * @param ticket From mkrt_fence().
@@ -697,6 +708,10 @@ mkrt_status mkrt_fence(mkrt_producer *p, uint64_t *ticket);
 mkrt_status mkrt_wait(mkrt_producer *p, uint64_t ticket, uint64_t timeout_ns);
 /**
  * @brief Waits until everything published (by any producer) before the call has completed.
+ *
+ * Like mkrt_wait(), it runs pending batches itself on the CPU backend
+ * while the dispatcher is idle.
+ *
  * @param rt The runtime.
  * @param timeout_ns Relative timeout; 0 checks once,
  *        ::MKRT_TIMEOUT_INFINITE waits for ever.

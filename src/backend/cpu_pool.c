@@ -17,6 +17,14 @@
  * barrier: program order suffices. The last worker to finish sets `done`
  * (release) and wakes the waiter. Failures of user ops go to the pool's
  * failure list, which wait() returns.
+ *
+ * How wide a batch runs is the plan's (plan/batch_planner.c): the CPUs
+ * producers leave free bound the workers of a default-sized pool, and a
+ * layer of built-in ops gets a second participant only when each gets
+ * MKRT__CPU_SHARE_MIN_ITEMS, so narrow layers, and runs of them between
+ * wide ones, run on one thread with no barrier. The caller of launch and
+ * wait is whoever holds the dispatch token (pipeline/dispatcher.c): the
+ * dispatcher thread or a helping waiter, one at a time.
  */
 #include <stdalign.h>
 #include <stdio.h>
@@ -46,6 +54,7 @@ typedef struct cpu_pool {
     mkrt__waitq done_wq;
     mkrt__fail_list fails;
     bool ran_inline;    /* the last launch ran on the caller's thread */
+    _Atomic uint64_t barriers; /* cross-thread barriers completed (tests) */
 } cpu_pool;
 
 typedef struct worker_arg {
@@ -89,6 +98,8 @@ static void barrier(cpu_pool *pool, uint32_t n)
      * the last arriver; the acquire half gives the last arriver everyone's. */
     if (atomic_fetch_add_explicit(&pool->arrived, 1, memory_order_acq_rel) + 1 == n) {
         atomic_store_explicit(&pool->arrived, 0, memory_order_relaxed); /* ordered by the release below */
+        /* relaxed: a statistic, read by tests after the batch completed. */
+        atomic_fetch_add_explicit(&pool->barriers, 1, memory_order_relaxed);
         /* release: pairs with the acquire loads in generation_moved. */
         atomic_store_explicit(&pool->generation, c.gen + 1, memory_order_release);
         mkrt__waitq_notify(&pool->barrier_wq);
@@ -291,4 +302,10 @@ mkrt_status mkrt__cpu_pool_start(struct mkrt_runtime *rt, uint32_t workers, uint
     }
     *out = &pool->base;
     return MKRT_OK;
+}
+
+uint64_t mkrt__cpu_pool_barriers(const mkrt__backend *be)
+{
+    /* relaxed: see barrier(); the caller drained first, which orders it. */
+    return atomic_load_explicit(&((const cpu_pool *)be)->barriers, memory_order_relaxed);
 }

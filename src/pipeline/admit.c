@@ -21,6 +21,7 @@ void mkrt__stage_admit(mkrt_runtime *rt, mkrt__batch *b, uint64_t running_append
     uint64_t cap = rt->cfg.append_log_capacity;
     uint64_t room = cap > used ? cap - used : 0, appends = 0;
     size_t w = 0;
+    uint32_t user = 0;
     for (size_t i = 0; i < b->n; i++) {
         mkrt_item it = b->items[i];
         /* A round's chunks are made by the drain (no one may publish one). */
@@ -31,8 +32,10 @@ void mkrt__stage_admit(mkrt_runtime *rt, mkrt__batch *b, uint64_t running_append
             mkrt__batch_fail(b, &it, st);
             continue;
         }
+        user += it.op >= MKRT_OP_USER_FIRST;
         b->items[w++] = it;
     }
+    b->user_ops = user;
     b->admitted = w;
     b->appends = appends;
     b->refused = b->failed_n;

@@ -7,6 +7,7 @@
  * knows no backend by name: the plan says which one runs a batch. */
 #include <stdio.h>
 
+#include "base/rcu.h"
 #include "base/spin_wait.h"
 #include "pipeline/stages.h"
 #include "runtime/runtime_internal.h"
@@ -128,6 +129,134 @@ static void finish_running(mkrt_runtime *rt, mkrt__batch **running)
     rt->batch_running = false;
 }
 
+/* ---- the dispatch token ---------------------------------------------
+ * One thread at a time runs the loop's stages and owns the dispatcher-only
+ * state (the batches, the stage scratch, the backends' calls): the holder
+ * of rt->dispatch_token. The dispatcher thread holds it while it works and
+ * gives it back only when it goes to sleep with nothing in flight
+ * (rt->running == NULL); a thread waiting in mkrt_wait or mkrt_drain may
+ * then take it and run the pending batches itself (mkrt__dispatch_help)
+ * instead of sleeping until the dispatcher wakes: one CPU and no wake-up on
+ * the round trip. A helper also finishes what it launched before it gives
+ * the token back. The stages are the same whoever runs them, in the same
+ * order, so the ordering contract and per-producer order do not depend on
+ * which thread dispatches. */
+
+static bool token_take(mkrt_runtime *rt)
+{
+    uint32_t free_token = 0;
+    /* acquire: pairs with the release store in token_give: the previous
+     * holder's writes to dispatcher-only state happen before ours. */
+    return atomic_compare_exchange_strong_explicit(&rt->dispatch_token, &free_token, 1,
+                                                   memory_order_acquire, memory_order_relaxed);
+}
+
+static void token_give(mkrt_runtime *rt)
+{
+    /* release: pairs with the acquire CAS in token_take. */
+    atomic_store_explicit(&rt->dispatch_token, 0, memory_order_release);
+    mkrt__waitq_notify(&rt->work_wq); /* the dispatcher may be waiting for it */
+}
+
+static int token_taken(void *p)
+{
+    return token_take(p);
+}
+
+/* How long the dispatcher thread keeps looking (for work when idle, for
+ * the token while a waiter helps) before it sleeps. A producer that
+ * publishes to a sleeping dispatcher, or a helper that gives the token
+ * back to one, pays a futex wake: on the 2-CPU development VMs (issue 13)
+ * that was the whole p99 of a single item's round trip (publish alone:
+ * p50 0.45 us, p99 22-25 us, the wake's inter-processor interrupt).
+ * Swept with `MKRT_DEV_IDLE_NS=v build/bench/peer_bench --latency-child
+ * mkrt 20000` (a temporary override, since removed), p50 / p99 in us,
+ * 3 fresh processes each: MKRT__SPIN_TRIES alone (about 2 us): 1.3-1.6 /
+ * 1.9-21.8; 20 us: p99 44-48; 50 us: 1.6 / 72; 200 us: 1.0-2.2 / 1.7-4.1
+ * (p99.9 about 230 us: the rare sleep then costs the budget too). Not on
+ * one CPU, where spinning only delays the thread it waits for. */
+#define MKRT__DISPATCHER_SPIN_NS 200000u
+
+/* Spins until check(rt) or the budget passes; returns check's last value. */
+static int dispatcher_spin(mkrt_runtime *rt, mkrt__wait_check check)
+{
+    if (rt->cpus < 2)
+        return 0;
+    uint64_t until = mkrt__now_ns() + MKRT__DISPATCHER_SPIN_NS;
+    for (unsigned i = 1;; i++) {
+        int r = check(rt);
+        if (r != 0)
+            return r;
+        mkrt__cpu_relax();
+        if (i % 64 == 0 && mkrt__now_ns() > until)
+            return 0;
+    }
+}
+
+/* The dispatcher thread takes the token back (a helper gives it soon: it
+ * runs at most the batches pending when it took it, and what follows). */
+static void token_wait(mkrt_runtime *rt)
+{
+    if (!dispatcher_spin(rt, token_taken))
+        mkrt__spin_then_sleep(&rt->work_wq, token_taken, rt, NULL);
+}
+
+/* One pass of the loop: drain into the free batch and prepare it, finish
+ * the running one, launch the new one. Returns the items drained. */
+static size_t dispatch_step(mkrt_runtime *rt, bool aborting)
+{
+    mkrt__batch *b = &rt->batch[rt->cur];
+    size_t n = aborting ? 0 : mkrt__stage_drain(rt, b);
+    if (n > 0) {
+        /* Not quiet from here until this batch and all it emits are done;
+         * cleared before the batch completes (relaxed: the release of
+         * completed_total in the complete stage publishes it to
+         * mkrt_quiesce, which reads quiet after that). */
+        if (atomic_load_explicit(&rt->quiet, memory_order_relaxed))
+            atomic_store_explicit(&rt->quiet, false, memory_order_relaxed);
+        prepare_batch(rt, b, rt->running != NULL ? rt->running->appends : 0);
+    }
+    finish_running(rt, &rt->running);
+    if (n > 0) {
+        if (b->exec_n == 0) {
+            mkrt__stage_complete(rt, b); /* everything pruned or refused */
+            return n;
+        }
+        launch_batch(rt, b);
+        rt->running = b;
+        rt->cur ^= 1;
+    }
+    return n;
+}
+
+bool mkrt__dispatch_help(mkrt_runtime *rt, _Atomic uint64_t *counter, uint64_t target)
+{
+    /* Only the CPU pool: a device backend's calls belong to the thread
+     * that set up its context. Not while a test holds the dispatcher, nor
+     * once shutdown began (the dispatcher finishes alone). relaxed on the
+     * token: a hint before the CAS that decides. acquire on closing and
+     * aborting: pairs with their release stores in mkrt_destroy. */
+    if (rt->nbackends != 1 || atomic_load_explicit(&rt->dispatch_token, memory_order_relaxed) != 0 ||
+        atomic_load(&rt->held) || atomic_load_explicit(&rt->closing, memory_order_acquire) ||
+        atomic_load_explicit(&rt->aborting, memory_order_acquire) || !token_take(rt))
+        return false;
+    /* The plan stage reads the plan cache as an RCU reader: register this
+     * thread with liburcu now (once per thread; undone at its exit). */
+    mkrt__rcu_thread_enter();
+    rt->helping = true; /* closed producers are the dispatcher thread's to free */
+    bool ran = false;
+    /* acquire: pairs with the release stores of completion (complete.c). */
+    while (atomic_load_explicit(counter, memory_order_acquire) < target) {
+        if (dispatch_step(rt, false) == 0)
+            break; /* nothing pending: what it waits for is not published yet */
+        ran = true;
+    }
+    finish_running(rt, &rt->running); /* never leave a batch in flight to a sleeping dispatcher */
+    rt->helping = false;
+    token_give(rt); /* and wakes the dispatcher if it waits: it retires what was closed */
+    return ran;
+}
+
 static int released_or_aborting(void *p)
 {
     mkrt_runtime *rt = p;
@@ -135,11 +264,11 @@ static int released_or_aborting(void *p)
 }
 
 /* Test hook: park between batches while held (see runtime_internal.h). */
-static void park_while_held(mkrt_runtime *rt, mkrt__batch **running)
+static void park_while_held(mkrt_runtime *rt)
 {
     if (released_or_aborting(rt))
         return;
-    finish_running(rt, running);
+    finish_running(rt, &rt->running);
     atomic_store(&rt->parked, true);
     mkrt__waitq_notify(&rt->done_wq);
     mkrt__spin_then_sleep(&rt->work_wq, released_or_aborting, rt, NULL);
@@ -147,11 +276,32 @@ static void park_while_held(mkrt_runtime *rt, mkrt__batch **running)
     rt->rr = 0;
 }
 
+static int awake_or_aborting(void *p)
+{
+    mkrt_runtime *rt = p;
+    return !atomic_load(&rt->dozing) || atomic_load_explicit(&rt->aborting, memory_order_acquire);
+}
+
+/* Test hook: park without the token while dozing (runtime_internal.h). */
+static void doze_while_asked(mkrt_runtime *rt)
+{
+    if (awake_or_aborting(rt))
+        return;
+    finish_running(rt, &rt->running);
+    token_give(rt);
+    atomic_store(&rt->parked, true);
+    mkrt__waitq_notify(&rt->done_wq);
+    mkrt__spin_then_sleep(&rt->work_wq, awake_or_aborting, rt, NULL);
+    atomic_store(&rt->parked, false);
+    token_wait(rt);
+}
+
 static int work_or_leave(void *p)
 {
     mkrt_runtime *rt = p;
     /* acquire: pairs with the release stores of closing and aborting. */
     return !mkrt__rings_empty(rt) || mkrt__emission_pending(rt) || atomic_load(&rt->held) ||
+           atomic_load(&rt->dozing) ||
            atomic_load_explicit(&rt->closing, memory_order_acquire) ||
            atomic_load_explicit(&rt->aborting, memory_order_acquire);
 }
@@ -159,35 +309,15 @@ static int work_or_leave(void *p)
 int mkrt__dispatcher_main(void *arg)
 {
     mkrt_runtime *rt = arg;
-    mkrt__batch *running = NULL;
-    unsigned cur = 0;
+    token_wait(rt);
     for (;;) {
-        park_while_held(rt, &running);
-        mkrt__batch *b = &rt->batch[cur];
+        park_while_held(rt);
+        doze_while_asked(rt);
         bool aborting = atomic_load_explicit(&rt->aborting, memory_order_acquire);
-        size_t n = aborting ? 0 : mkrt__stage_drain(rt, b);
-        if (n > 0) {
-            /* Not quiet from here until this batch and all it emits are
-             * done; cleared before the batch completes (relaxed: the
-             * release of completed_total in the complete stage publishes
-             * it to mkrt_quiesce, which reads quiet after that). */
-            if (atomic_load_explicit(&rt->quiet, memory_order_relaxed))
-                atomic_store_explicit(&rt->quiet, false, memory_order_relaxed);
-            prepare_batch(rt, b, running != NULL ? running->appends : 0);
-        }
-        finish_running(rt, &running);
-        if (n > 0) {
-            if (b->exec_n == 0) {
-                mkrt__stage_complete(rt, b); /* everything pruned or refused */
-                continue;
-            }
-            launch_batch(rt, b);
-            running = b;
-            cur ^= 1;
+        if (dispatch_step(rt, aborting) > 0)
             continue;
-        }
         if (aborting) {
-            mkrt__stage_fail_remaining(rt, b);
+            mkrt__stage_fail_remaining(rt, &rt->batch[rt->cur]);
             break;
         }
         /* acquire: pairs with the release store of closing in mkrt_destroy. */
@@ -210,7 +340,11 @@ int mkrt__dispatcher_main(void *arg)
         if (pending)
             continue;
         if (!closing) {
-            mkrt__spin_then_sleep(&rt->work_wq, work_or_leave, rt, NULL);
+            /* Idle, nothing in flight: a waiter may dispatch meanwhile. */
+            token_give(rt);
+            if (!dispatcher_spin(rt, work_or_leave))
+                mkrt__spin_then_sleep(&rt->work_wq, work_or_leave, rt, NULL);
+            token_wait(rt);
         } else {
             /* closing with items still in flight elsewhere: nap briefly */
             struct timespec ts;
@@ -220,7 +354,8 @@ int mkrt__dispatcher_main(void *arg)
             mkrt__waitq_finish(&rt->work_wq);
         }
     }
-    /* release: pairs with the acquire in mkrt_destroy. */
+    /* The token stays taken: no waiter dispatches after the dispatcher
+     * stopped. release: pairs with the acquire in mkrt_destroy. */
     atomic_store_explicit(&rt->stopped, true, memory_order_release);
     mkrt__waitq_notify(&rt->done_wq);
     return 0;

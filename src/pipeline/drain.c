@@ -163,7 +163,7 @@ size_t mkrt__stage_drain(mkrt_runtime *rt, mkrt__batch *b)
                 p->drained += k;
                 note_segment(b, p);
                 progress = true;
-            } else if (atomic_load(&p->state) == MKRT__PRODUCER_CLOSED &&
+            } else if (!rt->helping && atomic_load(&p->state) == MKRT__PRODUCER_CLOSED &&
                        /* relaxed: published is final once the state is
                         * CLOSED with BUSY clear (seq_cst load above, after
                         * the closer's release), and only this thread

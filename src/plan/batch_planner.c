@@ -77,12 +77,48 @@ static uint32_t route(mkrt_runtime *rt, const mkrt__batch *b)
     return rt->nbackends - 1;
 }
 
+/* The fewest items one participant of a CPU layer of built-in ops gets:
+ * such a layer narrower than twice this runs on one thread, and a run of
+ * them needs no barrier (batch.h). Where the number came from: one hand-off
+ * to the workers plus one layer barrier costs 10-50 us on the 2-CPU
+ * development VMs (issue 13), a built-in ADD 5-10 ns, so a second
+ * participant pays from a few thousand items. Swept with
+ * `MKRT_DEV_SHARE_MIN=v build/bench/peer_bench --mkrt-only` (a temporary
+ * override, since removed) over v = 16, 256, 1024, 2048, 4096, 16384,
+ * 65536, mkrt at 2 workers, two passes: 16 was the worst (chains
+ * step-major 16-19 M items/s against 22-40 for the others); 1024..16384
+ * were within the VM's noise of each other, so the cost model picks 2048
+ * among them. Re-sweep on a quiet machine with more CPUs. */
+#define MKRT__CPU_SHARE_MIN_ITEMS 2048u
+
+/* How many CPUs a batch on the pool may use when the worker count is the
+ * default: the process's CPUs less one for the thread that dispatches and
+ * one for each producer of the batch that is still publishing (not inside
+ * mkrt_wait or mkrt_drain), at least 1. Re-read for every batch, so the
+ * width follows the producers while the runtime runs; on 2 CPUs with a
+ * busy producer it is 1, and the batch runs on the dispatching thread
+ * (oversubscribing the CPUs with workers was measured slower, issue 13). */
+static uint32_t cpu_width(mkrt_runtime *rt, const mkrt__batch *b, uint32_t width)
+{
+    if (rt->cfg.workers != 0)
+        return width; /* the user chose the workers */
+    /* relaxed: counts read as hints; a stale one only mis-sizes one batch. */
+    uint32_t open = atomic_load_explicit(&rt->producers_open, memory_order_relaxed);
+    uint32_t waiting = atomic_load_explicit(&rt->waiting, memory_order_relaxed);
+    uint32_t active = b->nseg < open ? (uint32_t)b->nseg : open;
+    uint32_t busy = active > waiting ? active - waiting : 0;
+    uint32_t free_cpus = rt->cpus > busy + 1 ? rt->cpus - busy - 1 : 1;
+    return free_cpus < width ? free_cpus : width;
+}
+
 void mkrt__stage_plan(mkrt_runtime *rt, mkrt__batch *b)
 {
     mkrt__batch_plan *plan = &b->plan;
     plan->backend = route(rt, b);
     const mkrt__backend *be = rt->backends[plan->backend];
     plan->width = be->width ? be->width : 1;
+    if (plan->backend + 1 == rt->nbackends) /* the CPU pool */
+        plan->width = cpu_width(rt, b, plan->width);
     shape x = {b, be, rt->cfg.device_memory_budget};
     const unsigned n_bits = bitlen(b->exec_n), layer_bits = bitlen(b->layers);
     mkrt_device_key dev = mkrt_device_key_cpu();
@@ -100,7 +136,12 @@ void mkrt__stage_plan(mkrt_runtime *rt, mkrt__batch *b)
         plan->topology = MKRT_WAVE_HYBRID;
         plan->chunk = 64;
     }
-    const uint64_t per = (uint64_t)plan->chunk * spread_of(plan->topology);
+    uint64_t per = (uint64_t)plan->chunk * spread_of(plan->topology);
+    /* Built-in ops cost nanoseconds each; a user op may cost far more, so
+     * a batch with user ops keeps the topology's spread alone. */
+    uint64_t share_min = MKRT__CPU_SHARE_MIN_ITEMS;
+    if (plan->backend + 1 == rt->nbackends && b->user_ops == 0 && per < share_min)
+        per = share_min;
     plan->workers = 1;
     plan->grid_barriers = 0;
     for (size_t l = 0; l < b->layers; l++) {

@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include "base/cpus.h"
 #include "base/error_internal.h"
 #include "runtime/runtime_internal.h"
 #include "queue/spsc_wait.h"
@@ -264,8 +265,10 @@ mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **out, mkrt_error *
                                                  "bytes). Fix: free memory.",
                                sizeof *rt);
     rt->cfg = *cfg;
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    rt->workers = cfg->workers ? cfg->workers : (uint32_t)(cpus > 0 ? cpus : 1);
+    /* The default leaves one of the process's CPUs to the dispatcher; the
+     * plan narrows a batch further while producers are busy (batch_planner.c). */
+    rt->cpus = mkrt__cpus_available();
+    rt->workers = cfg->workers ? cfg->workers : rt->cpus > 1 ? rt->cpus - 1 : 1;
     bool ok = mkrt__mutex_init(&rt->producers_lock) == 0;
     ok &= mkrt__mutex_init(&rt->state_lock) == 0;
     mkrt__waitq_init_symmetric(&rt->work_wq);
@@ -577,16 +580,24 @@ static bool reached(mkrt_runtime *rt, _Atomic uint64_t *counter, uint64_t target
            (!quiet || atomic_load_explicit(&rt->quiet, memory_order_acquire));
 }
 
-static mkrt_status wait_until(mkrt_runtime *rt, _Atomic uint64_t *counter, uint64_t target,
-                              bool quiet, uint64_t timeout_ns)
+/* Waits until reached(): spins a little, runs pending batches itself while
+ * the dispatcher is idle (mkrt__dispatch_help), then sleeps on done_wq. */
+static mkrt_status wait_loop(mkrt_runtime *rt, _Atomic uint64_t *counter, uint64_t target,
+                             bool quiet, uint64_t timeout_ns)
 {
     struct timespec ts;
     const struct timespec *deadline = NULL;
     bool have_deadline = false;
-    for (unsigned spin = 0; spin < 256 && timeout_ns != 0; spin++) {
+    /* On one CPU, spinning only delays the thread it waits for. */
+    const unsigned spins = rt->cpus > 1 ? 256 : 0;
+    for (unsigned spin = 0; spin < spins && timeout_ns != 0; spin++) {
         /* A completion is often microseconds away: look before sleeping. */
         if (reached(rt, counter, target, quiet))
             return MKRT_OK;
+        /* The dispatcher is idle (its token is free): run what is pending
+         * here rather than wait for it to wake (pipeline/dispatcher.c). */
+        if (mkrt__dispatch_help(rt, counter, target))
+            continue;
         mkrt__cpu_relax();
     }
     for (;;) {
@@ -596,6 +607,8 @@ static mkrt_status wait_until(mkrt_runtime *rt, _Atomic uint64_t *counter, uint6
             return atomic_load_explicit(counter, memory_order_acquire) >= target ? MKRT_OK : MKRT_ECLOSED;
         if (timeout_ns == 0)
             return MKRT_ETIMEDOUT;
+        if (mkrt__dispatch_help(rt, counter, target))
+            continue;
         if (!have_deadline) {
             deadline = mkrt__deadline(timeout_ns, &ts);
             have_deadline = true;
@@ -611,6 +624,16 @@ static mkrt_status wait_until(mkrt_runtime *rt, _Atomic uint64_t *counter, uint6
         if (st == MKRT_ETIMEDOUT)
             return reached(rt, counter, target, quiet) ? MKRT_OK : MKRT_ETIMEDOUT;
     }
+}
+
+static mkrt_status wait_until(mkrt_runtime *rt, _Atomic uint64_t *counter, uint64_t target,
+                              bool quiet, uint64_t timeout_ns)
+{
+    /* relaxed: a count the plan stage reads as a hint (batch_planner.c). */
+    atomic_fetch_add_explicit(&rt->waiting, 1, memory_order_relaxed);
+    mkrt_status st = wait_loop(rt, counter, target, quiet, timeout_ns);
+    atomic_fetch_sub_explicit(&rt->waiting, 1, memory_order_relaxed); /* as above */
+    return st;
 }
 
 mkrt_status mkrt_wait(mkrt_producer *p, uint64_t ticket, uint64_t timeout_ns)
@@ -934,6 +957,17 @@ void mkrt__runtime_hold(mkrt_runtime *rt, bool hold)
     atomic_store(&rt->held, hold);
     mkrt__waitq_notify(&rt->work_wq);
     while (hold && !atomic_load(&rt->parked) && !atomic_load(&rt->stopped)) {
+        struct timespec ts = {0, 100000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+void mkrt__runtime_doze(mkrt_runtime *rt, bool doze)
+{
+    /* seq_cst: a rare test-only switch, as in mkrt__runtime_hold. */
+    atomic_store(&rt->dozing, doze);
+    mkrt__waitq_notify(&rt->work_wq);
+    while (doze && !atomic_load(&rt->parked) && !atomic_load(&rt->stopped)) {
         struct timespec ts = {0, 100000};
         nanosleep(&ts, NULL);
     }

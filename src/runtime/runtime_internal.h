@@ -61,6 +61,7 @@ struct mkrt_producer {
 struct mkrt_runtime {
     mkrt_config cfg;
     uint32_t workers;
+    uint32_t cpus;   /* CPUs available to the process at create (base/cpus.h) */
     mkrt__op_entry ops[MKRT_OP_MAX]; /* written under producers_lock until frozen */
     bool ops_frozen;                 /* under producers_lock: a producer opened */
     uint64_t *cells;
@@ -144,6 +145,22 @@ struct mkrt_runtime {
     mkrt__latency_hist latency;
 
     mkrt__thread dispatcher;
+    /* The dispatch token (pipeline/dispatcher.c): whoever holds it runs the
+     * dispatcher's loop, the dispatcher thread or a helping waiter
+     * (mkrt_wait, mkrt_drain); everything marked dispatcher-only belongs to
+     * the holder. 0: free (the dispatcher is idle). */
+    alignas(MKRT_CACHE_LINE) _Atomic uint32_t dispatch_token;
+    /* threads inside mkrt_wait or mkrt_drain; its own line: every wait
+     * writes it, and waiters read the token above while they spin */
+    alignas(MKRT_CACHE_LINE) _Atomic uint32_t waiting;
+    _Atomic bool dozing;      /* test hook: the dispatcher parks without the token */
+    mkrt__batch *running;     /* dispatcher-only: the batch in flight, or NULL */
+    unsigned cur;             /* dispatcher-only: the batch the next drain fills */
+    /* dispatcher-only: a waiter holds the token. Its drain leaves closed
+     * producers to the dispatcher thread, which reads the rings without the
+     * token (mkrt__rings_empty, while idle) and so must be the one that
+     * frees them. */
+    bool helping;
     /* The backends the plan stage routes to, in order of preference: the
      * megakernel device when there is one, then the CPU pool, which
      * accepts every batch and never fails. */
@@ -240,6 +257,16 @@ void mkrt__producer_free(mkrt_producer *p);
  * restarts the round robin at slot 0, so items published during the hold
  * form one batch in slot order. Aborts ignore holds. */
 void mkrt__runtime_hold(mkrt_runtime *rt, bool hold);
+
+/* Test hook: doze(true) returns once the dispatcher thread has parked
+ * between batches and given the dispatch token back; until doze(false)
+ * only helping waiters (mkrt_wait, mkrt_drain) run batches. */
+void mkrt__runtime_doze(mkrt_runtime *rt, bool doze);
+
+/* Runs the dispatcher's loop on the calling thread while the dispatch
+ * token is free, until *counter reaches target or nothing is left to run
+ * (pipeline/dispatcher.c). Returns whether it ran anything. */
+bool mkrt__dispatch_help(mkrt_runtime *rt, _Atomic uint64_t *counter, uint64_t target);
 
 /* Test hook (MKRT_BACKEND_SIM): the simulated device hangs in its n-th
  * batch from now, after `layer` layers. Call while the runtime is held or
