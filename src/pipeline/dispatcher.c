@@ -229,6 +229,18 @@ static size_t dispatch_step(mkrt_runtime *rt, bool aborting)
     return n;
 }
 
+/* Called by the token's holder when it is idle: nothing running (finished
+ * before), nothing drained, nothing emitted waits. mkrt_quiesce waits for
+ * this. release: pairs with the acquire in mkrt_quiesce (relaxed load:
+ * quiet is written only by the token's holder). */
+static void note_quiet(mkrt_runtime *rt)
+{
+    if (!atomic_load_explicit(&rt->quiet, memory_order_relaxed)) {
+        atomic_store_explicit(&rt->quiet, true, memory_order_release);
+        mkrt__waitq_notify(&rt->done_wq);
+    }
+}
+
 bool mkrt__dispatch_help(mkrt_runtime *rt, _Atomic uint64_t *counter, uint64_t target)
 {
     /* Only the CPU pool: a device backend's calls belong to the thread
@@ -252,6 +264,10 @@ bool mkrt__dispatch_help(mkrt_runtime *rt, _Atomic uint64_t *counter, uint64_t t
         ran = true;
     }
     finish_running(rt, &rt->running); /* never leave a batch in flight to a sleeping dispatcher */
+    /* Nothing left for the dispatcher to wake for: then it would not set
+     * quiet either, so the helper does (mkrt_quiesce waits for it). */
+    if (mkrt__rings_empty(rt) && !mkrt__emission_pending(rt))
+        note_quiet(rt);
     rt->helping = false;
     token_give(rt); /* and wakes the dispatcher if it waits: it retires what was closed */
     return ran;
@@ -330,13 +346,8 @@ int mkrt__dispatcher_main(void *arg)
             mkrt__load_relaxed(&rt->emitted_done) == mkrt__load_relaxed(&rt->emitted_total) &&
             mkrt__rings_empty(rt))
             break;
-        if (!pending && !atomic_load_explicit(&rt->quiet, memory_order_relaxed)) {
-            /* Idle: nothing running (finished above), nothing drained,
-             * nothing emitted waits. release: pairs with the acquire in
-             * mkrt_quiesce. */
-            atomic_store_explicit(&rt->quiet, true, memory_order_release);
-            mkrt__waitq_notify(&rt->done_wq);
-        }
+        if (!pending)
+            note_quiet(rt);
         if (pending)
             continue;
         if (!closing) {
