@@ -392,6 +392,31 @@ static void watchdog(void)
 
 static int (*fake_live)(void);
 
+/* The stand-in driver's kernel with 2 ms levels (FAKE_CUDA_LEVEL_NAP_US):
+ * a traversal longer than the watchdog completes, levels being progress
+ * (the words the watchdog reads are in mapped memory either way). */
+static void cuda_long_traversal(bool device_state)
+{
+    test_graph g = make_path(60);
+    setup s = {MKRT_BACKEND_CUDA, device_state, 30, 0, NULL, NULL};
+    setenv("FAKE_CUDA_LEVEL_NAP_US", "2000", 1);
+    mkrt_runtime *rt = start(&s, &g, false);
+    mkrt_producer *p = mkrt_producer_open(rt, NULL);
+    uint64_t dist[60];
+    const char *k = name_of(&s);
+    is(sssp(rt, p, &g, 0, dist), MKRT_OK, "%s: 59 levels of 2 ms under a 30 ms watchdog complete", k);
+    bool right = true;
+    for (uint32_t v = 0; v < 60; v++)
+        right &= dist[v] == v;
+    ok(right, "%s: ... right", k);
+    ok(stats(rt).device_failures == 0 && stats(rt).device_batches == 1,
+       "%s: ... in one device batch, the watchdog quiet", k);
+    mkrt_producer_close(p);
+    mkrt_destroy(rt, SEC, NULL);
+    unsetenv("FAKE_CUDA_LEVEL_NAP_US");
+    free_graph(&g);
+}
+
 /* The stand-in driver: the graph goes to the device while the kernel is
  * off the GPU (evicted: a kernel that never leaves on its own), and
  * everything is freed at destroy; registering again replaces it. */
@@ -445,6 +470,7 @@ int main(int argc, char **argv)
             traversals(&cuda, &g, false, 8);
             lowered_once(&cuda, &g);
             mixed_batch(&cuda, &g);
+            cuda_long_traversal(state != 0);
         }
         cuda_graph_copy(&g);
     }
