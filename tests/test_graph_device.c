@@ -440,6 +440,39 @@ static void cuda_graph_copy(const test_graph *g)
     is(fake_live(), 0, "cuda: the graph's and the frontier's device memory was freed");
 }
 
+/* A device without room for the graph: registration succeeds, describe
+ * says why the graph is not on the device, RELAX runs on the CPU pool. */
+static void cuda_no_room(const test_graph *g)
+{
+    setup s = {MKRT_BACKEND_CUDA, false, 0, 0, NULL, NULL};
+    mkrt_config c = mkrt_config_default();
+    c.backend = MKRT_BACKEND_CUDA;
+    c.workers = 2;
+    c.cells = g->v + 1;
+    mkrt_runtime *rt = NULL;
+    mkrt_error err;
+    if (mkrt_create(&c, &rt, &err) != MKRT_OK)
+        bail_out("mkrt_create: %s", err.message);
+    setenv("FAKE_CUDA_MAX_ALLOC", "4096", 1); /* the targets need 32000 bytes */
+    mkrt_graph mg = {g->v, g->off, g->dst, g->w};
+    is(mkrt_graph_register(rt, &mg, &err), MKRT_OK, "cuda: a device without room for the graph: registered all the same");
+    unsetenv("FAKE_CUDA_MAX_ALLOC");
+    like(mkrt_backend_describe(rt), "the graph is not on the device, RELAX runs on the CPU pool",
+         "cuda: ... describe says the graph is not on the device");
+    like(mkrt_backend_describe(rt), "cuMemAlloc and copy of the graph failed", "cuda: ... and why");
+    mkrt_producer *p = mkrt_producer_open(rt, NULL);
+    uint64_t *dist = malloc(g->v * sizeof *dist), *want = malloc(g->v * sizeof *want);
+    is(sssp(rt, p, g, 0, dist), MKRT_OK, "cuda: quiescent");
+    ref_sssp(g, 0, g->w, want);
+    ok(memcmp(dist, want, g->v * sizeof *dist) == 0 && stats(rt).device_batches == 0,
+       "cuda: ... RELAX ran on the CPU pool, right");
+    free(dist);
+    free(want);
+    mkrt_producer_close(p);
+    is(mkrt_destroy(rt, SEC, NULL), MKRT_OK, "%s: destroyed", name_of(&s));
+    is(fake_live(), 0, "cuda: ... nothing left allocated");
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -473,6 +506,7 @@ int main(int argc, char **argv)
             cuda_long_traversal(state != 0);
         }
         cuda_graph_copy(&g);
+        cuda_no_room(&g);
     }
     free_graph(&g);
     return done_testing();

@@ -22,7 +22,8 @@
  *             (default 3) and the stream reports CUDA_ERROR_ILLEGAL_ADDRESS
  *   toolarge  the cooperative launch fails with 720 (grid too large)
  * FAKE_CUDA_LEVEL_NAP_US makes each traversal level of the "kernel" take
- * at least that long.
+ * at least that long; FAKE_CUDA_MAX_ALLOC (bytes) fails every larger
+ * cuMemAlloc with CUDA_ERROR_OUT_OF_MEMORY.
  * Linking: cuLinkAddData records whether the PTX defines mkrt_user_op;
  * cuLinkComplete fails with a JIT log when it does not, else returns a
  * "linked module" whose kernel runs these user ops (the tests' CPU ops and
@@ -309,6 +310,9 @@ static pthread_mutex_t dev_lock = PTHREAD_MUTEX_INITIALIZER;
 static int fake_mem_alloc(unsigned long long *d, size_t bytes)
 {
     sync_gate("cuMemAlloc");
+    const char *most = getenv("FAKE_CUDA_MAX_ALLOC"); /* a device short of memory */
+    if (most != NULL && bytes > strtoull(most, NULL, 10))
+        return 2; /* CUDA_ERROR_OUT_OF_MEMORY */
     dev_block *b = malloc(sizeof *b + (bytes ? bytes : 1));
     if (b == NULL)
         return 2;
