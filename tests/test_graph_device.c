@@ -473,10 +473,66 @@ static void cuda_no_room(const test_graph *g)
     is(fake_live(), 0, "cuda: ... nothing left allocated");
 }
 
+/* A graph too big for Dijkstra here: the device against the CPU pool,
+ * from a few roots, in one batch each. */
+static void big_graph(const setup *s, uint32_t v, uint32_t edges)
+{
+    const char *k = name_of(s);
+    test_graph g = make_graph(v, edges, 11);
+    setup cpu_setup = {MKRT_BACKEND_CPU, false, 0, 0, NULL, NULL};
+    mkrt_runtime *rt = start(s, &g, true), *cpu = start(&cpu_setup, &g, true);
+    mkrt_producer *p = mkrt_producer_open(rt, NULL), *pc = mkrt_producer_open(cpu, NULL);
+    uint64_t *dist = malloc(v * sizeof *dist), *on_cpu = malloc(v * sizeof *on_cpu);
+    for (uint32_t root = 0; root < 3; root++) {
+        uint64_t batches = stats(rt).batches;
+        sssp(rt, p, &g, root * (v / 3), dist);
+        sssp(cpu, pc, &g, root * (v / 3), on_cpu);
+        ok(memcmp(dist, on_cpu, v * sizeof *dist) == 0 && stats(rt).batches == batches + 1,
+           "%s: SSSP of %u vertices from %u: the CPU pool's distances, in one batch", k, v, root * (v / 3));
+    }
+    is(stats(rt).device_failures, 0, "%s: no device failure", k);
+    free(dist);
+    free(on_cpu);
+    mkrt_producer_close(p);
+    mkrt_producer_close(pc);
+    mkrt_destroy(rt, SEC, NULL);
+    mkrt_destroy(cpu, SEC, NULL);
+    free_graph(&g);
+}
+
+/* tests/cuda_graph.c: the same on a real GPU (skipped without one). */
+#ifndef GRAPH_DEVICE_REAL_GPU
+#define GRAPH_DEVICE_REAL_GPU 0
+#endif
+
+static int real_gpu(const test_graph *g)
+{
+    unsetenv("MKRT_LIBCUDA");
+    mkrt_config c = mkrt_config_default();
+    c.backend = MKRT_BACKEND_CUDA;
+    c.cells = 16;
+    mkrt_runtime *rt;
+    static mkrt_error err;
+    if (mkrt_create(&c, &rt, &err) != MKRT_OK)
+        plan_skip_all(err.message);
+    mkrt_destroy(rt, SEC, NULL);
+    for (int state = 0; state < 2; state++) {
+        const setup cuda = {MKRT_BACKEND_CUDA, state != 0, 0, 0, NULL, NULL};
+        traversals(&cuda, g, true, 0);
+        traversals(&cuda, g, false, 8);
+        lowered_once(&cuda, g);
+        mixed_batch(&cuda, g);
+        big_graph(&cuda, 1u << 18, 1u << 21);
+    }
+    return done_testing();
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
     test_graph g = make_graph(1500, 4000, 7);
+    if (GRAPH_DEVICE_REAL_GPU)
+        return real_gpu(&g);
     const setup sim = {MKRT_BACKEND_SIM, false, 0, 0, NULL, NULL};
     traversals(&sim, &g, true, 0);
     traversals(&sim, &g, false, 0);
@@ -485,6 +541,7 @@ int main(int argc, char **argv)
     mixed_batch(&sim, &g);
     refused_batch(&sim, &g);
     watchdog();
+    big_graph(&sim, 20000, 80000);
 
     char self[PATH_MAX], fake[PATH_MAX + 32];
     snprintf(self, sizeof self, "%s", argv[0]);
