@@ -244,6 +244,8 @@ __device__ uint32_t traverse(mkrt_mk_control *ctl, mkrt_mk_desc *d, cg::grid_gro
     const uint64_t warp = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     const uint64_t warps = ((uint64_t)gridDim.x * blockDim.x) >> 5;
     uint64_t edges = 0, changed = 0;
+    cuda::atomic_ref<uint64_t, cuda::thread_scope_system> run(ctl->levels_run);
+    const uint64_t run0 = grid.thread_rank() == 0 ? run.load(cuda::memory_order_relaxed) : 0; // one read over the bus
     uint32_t level = 1;
     for (;; level++) {
         const uint32_t cur = (level - 1) & 1u, nxt = level & 1u;
@@ -277,10 +279,8 @@ __device__ uint32_t traverse(mkrt_mk_control *ctl, mkrt_mk_desc *d, cg::grid_gro
         }
         record_progress(ctl, d->layers + level - 1, ran);
         grid.sync();
-        if (grid.thread_rank() == 0) {
-            cuda::atomic_ref<uint64_t, cuda::thread_scope_system> run(ctl->levels_run);
-            run.store(run.load(cuda::memory_order_relaxed) + 1, cuda::memory_order_relaxed);
-        }
+        if (grid.thread_rank() == 0) // the watchdog's sign of life (protocol.h)
+            run.store(run0 + level, cuda::memory_order_relaxed);
     }
     add_counts(ctl, edges, changed);
     grid.sync(); // the counts are in before the batch's result is taken
