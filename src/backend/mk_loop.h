@@ -210,7 +210,7 @@ static inline int mkrt__mk_loop_traverse(mkrt_mk_control *ctl, mkrt_mk_desc *d, 
                 for (uint64_t i = b; i < n; i += blocks, ran++) {
                     const uint32_t v = f->queue[2 * i + cur];
                     /* relaxed: the bit's own level is over; the next marks another bitset. */
-                    atomic_fetch_and_explicit((_Atomic uint64_t *)&f->bits[cur][v / 64], ~((uint64_t)1 << (v % 64)),
+                    atomic_fetch_and_explicit((_Atomic uint64_t *)mkrt_mk_frontier_word(f, cur, v / 64), ~((uint64_t)1 << (v % 64)),
                                               memory_order_relaxed);
                     /* relaxed: read once, as the kernel does (a concurrent lowering
                      * marks v for the next level). */
@@ -220,7 +220,7 @@ static inline int mkrt__mk_loop_traverse(mkrt_mk_control *ctl, mkrt_mk_desc *d, 
             } else { /* the bitset: more vertices than the queue holds */
                 for (uint64_t w = b; w < words; w += blocks) {
                     /* relaxed: as the queue's bits above. */
-                    uint64_t mask = atomic_exchange_explicit((_Atomic uint64_t *)&f->bits[cur][w], 0, memory_order_relaxed);
+                    uint64_t mask = atomic_exchange_explicit((_Atomic uint64_t *)mkrt_mk_frontier_word(f, cur, w), 0, memory_order_relaxed);
                     for (; mask != 0; mask &= mask - 1, ran++) {
                         const uint32_t v = (uint32_t)(w * 64 + (uint64_t)__builtin_ctzll(mask));
                         uint64_t base = atomic_load_explicit((_Atomic uint64_t *)&cells[v], memory_order_relaxed);
@@ -285,7 +285,7 @@ static inline void mkrt__mk_loop_run(mkrt_mk_control *ctl, const mkrt__mk_loop_h
                 ctl->progress_dev != 0 ? (_Atomic uint64_t *)mkrt__mk_loop_at(h, ctl->progress_dev) : ctl->progress;
             const uint32_t *off = (const uint32_t *)mkrt__mk_loop_at(h, d->layer_offsets);
             const uint32_t *lb = (const uint32_t *)mkrt__mk_loop_at(h, d->layer_blocks);
-            mkrt__mk_loop_batch bt = {{0, 0, 0, 0}, {0, {0, 0}, 0}, 0, 0, 0, 0};
+            mkrt__mk_loop_batch bt = {{0, 0, 0, 0}, {0, 0, 0, 0}, 0, 0, 0, 0};
             if (ctl->vertices != 0 && ctl->frontier != 0) {
                 bt.has_graph = 1;
                 bt.g.offsets = (const uint64_t *)mkrt__mk_loop_at(h, ctl->graph_offsets);

@@ -259,7 +259,7 @@ __device__ uint32_t traverse(mkrt_mk_control *ctl, mkrt_mk_desc *d, cg::grid_gro
             for (uint64_t i = warp; i < n; i += warps, ran++) {
                 const uint32_t v = __ldcg(&f.queue[2 * i + cur]);
                 if (lane == 0)
-                    atomicAnd(reinterpret_cast<unsigned long long *>(&f.bits[cur][v / 64]),
+                    atomicAnd(reinterpret_cast<unsigned long long *>(mkrt_mk_frontier_word(&f, cur, v / 64)),
                               ~(1ull << (v % 64)));
                 const uint64_t base = *reinterpret_cast<volatile uint64_t *>(&cells[v]);
                 mkrt_mk_expand(&gr.g, cells, &f, nxt, level % 3, gr.cap, v, base, lane, 32, &edges, &changed);
@@ -268,7 +268,7 @@ __device__ uint32_t traverse(mkrt_mk_control *ctl, mkrt_mk_desc *d, cg::grid_gro
             for (uint64_t w = warp; w < words; w += warps) {
                 unsigned long long mask = 0;
                 if (lane == 0)
-                    mask = atomicExch(reinterpret_cast<unsigned long long *>(&f.bits[cur][w]), 0ull);
+                    mask = atomicExch(reinterpret_cast<unsigned long long *>(mkrt_mk_frontier_word(&f, cur, w)), 0ull);
                 mask = __shfl_sync(0xffffffffu, mask, 0);
                 for (; mask != 0; mask &= mask - 1, ran++) {
                     const uint32_t v = (uint32_t)(w * 64 + (uint64_t)(__ffsll((long long)mask) - 1));

@@ -190,7 +190,9 @@ _Static_assert(sizeof(MKRT_MK_ATOMIC(uint64_t)) == 8, "device and host agree on 
  * their place does not depend on their capacity). */
 typedef struct mkrt_mk_frontier_view {
     uint64_t *len;      /* [3] */
-    uint64_t *bits[2];
+    uint64_t *bits;     /* parity p's bitset at bits + p * words (no array of
+                         * pointers: a dynamic index would put it in local memory) */
+    uint64_t words;
     uint32_t *queue;
 } mkrt_mk_frontier_view;
 
@@ -216,10 +218,16 @@ MKRT_OPS_FN mkrt_mk_frontier_view mkrt_mk_frontier_at(void *base, uint32_t verti
 {
     mkrt_mk_frontier_view f;
     f.len = (uint64_t *)base;
-    f.bits[0] = f.len + 4;
-    f.bits[1] = f.bits[0] + mkrt_mk_frontier_words(vertices);
-    f.queue = (uint32_t *)(f.bits[1] + mkrt_mk_frontier_words(vertices));
+    f.bits = f.len + 4;
+    f.words = mkrt_mk_frontier_words(vertices);
+    f.queue = (uint32_t *)(f.bits + 2 * f.words);
     return f;
+}
+
+/* Word w of parity p's bitset. */
+MKRT_OPS_FN uint64_t *mkrt_mk_frontier_word(const mkrt_mk_frontier_view *f, uint32_t p, uint64_t w)
+{
+    return &f->bits[p * f->words + w];
 }
 
 /* Marks vertex v (a vertex with edges) for the level of parity p, whose
@@ -230,7 +238,7 @@ MKRT_OPS_FN void mkrt_mk_frontier_mark(const mkrt_mk_frontier_view *f, const uin
 {
     if (v >= vertices || offsets[v] == offsets[v + 1])
         return;
-    if (!mkrt_ops_atomic_or(&f->bits[p][v / 64], (uint64_t)1 << (v % 64)))
+    if (!mkrt_ops_atomic_or(mkrt_mk_frontier_word(f, p, v / 64), (uint64_t)1 << (v % 64)))
         return; /* already marked in this level */
     uint64_t at = mkrt_ops_atomic_claim(&f->len[slot]);
     if (at < cap)
