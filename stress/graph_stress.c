@@ -116,7 +116,7 @@ int main(int argc, char **argv)
     const stress_opt opts[] = {{"seconds", "run for N seconds", &vals[0]},
                                {"producers", "producer threads, 1..8", &vals[1]},
                                {"vertices", "graph vertices, 16..1000000", &vals[2]},
-                               {"sim", "1: the SIM backend (RELAX and user ops route to the CPU pool)", &vals[3]},
+                               {"sim", "1: the SIM backend (RELAX traversals on the device, user ops on the CPU pool)", &vals[3]},
                                {NULL, NULL, NULL}};
     stress_getopt(argc, argv,
                   "Producers publish SSSP sources and commuting updates while the traversals emit; "

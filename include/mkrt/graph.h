@@ -8,10 +8,11 @@
  * out; user ops read the graph through mkrt_op_ctx::graph (on every
  * backend: user ops with a C implementation run on the CPU pool).
  *
- * The runtime borrows the arrays (no copy): they must stay valid and
- * unchanged until mkrt_destroy(). Batches with ::MKRT_OP_RELAX run on the
- * CPU pool (the SIM and CUDA devices refuse them: emission runs on the
- * host in this version), so the graph is not copied to a device.
+ * The runtime borrows the arrays: they must stay valid and unchanged
+ * until mkrt_destroy(). With a megakernel device (SIM or CUDA) the device
+ * also gets the graph (on a GPU, a copy in device memory) and runs a batch
+ * with ::MKRT_OP_RELAX items together with its whole traversal, level
+ * after level, as one batch (README, "Work that makes work").
  */
 #ifndef MKRT_GRAPH_H
 #define MKRT_GRAPH_H
@@ -49,7 +50,11 @@ typedef struct mkrt_graph {
  *
  * Checks the whole graph (O(vertices + edges)). Only before the first
  * producer is opened, like mkrt_op_register(); registering again replaces
- * the graph.
+ * the graph. With a CUDA device it copies the graph and a frontier (two
+ * bits and two queue entries per vertex) into device memory, after asking
+ * the persistent kernel to leave the GPU (allocations would wait for it);
+ * a device that cannot take the graph leaves RELAX to the CPU pool and
+ * mkrt_backend_describe() says why (registration still succeeds).
  *
  * @param rt The runtime.
  * @param g The graph (copied; its arrays are borrowed until mkrt_destroy()).
@@ -64,7 +69,8 @@ typedef struct mkrt_graph {
  *         allocated; nothing changed.
  * @return The status, as listed.
  * @par Thread safety
- * Any thread; serialised with mkrt_producer_open().
+ * Any thread; serialised with mkrt_producer_open(). It updates the text
+ * mkrt_backend_describe() returns: not concurrently with that call.
  */
 mkrt_status mkrt_graph_register(mkrt_runtime *rt, const mkrt_graph *g, mkrt_error *err);
 

@@ -468,8 +468,9 @@ typedef struct mkrt_stats {
      *  by the runtime, valid until mkrt_destroy(). */
     const char *backend_detail;
     uint64_t emitted; /**< Items emitted by ops (mkrt_op_emit(), ::MKRT_OP_RELAX). */
-    /** Items run on the CPU pool that changed their output
-     *  (mkrt_op_changed(), the update built-ins); the devices do not count. */
+    /** Items that changed their output: on the CPU pool (mkrt_op_changed(),
+     *  the update built-ins), and the update built-ins and traversal edges
+     *  a megakernel device ran. */
     uint64_t changed;
     /** @var published
      *  @brief Items accepted by mkrt_publish() and friends. */

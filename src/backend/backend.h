@@ -29,6 +29,7 @@
 #include "pipeline/batch.h"
 
 typedef struct mkrt__backend mkrt__backend;
+struct mkrt_graph;
 
 typedef struct mkrt__backend_ops {
     /* Whether it can run every item of b[0..kept) (the ops it knows). */
@@ -41,6 +42,12 @@ typedef struct mkrt__backend_ops {
      * it maps (cells, log) must then be kept. */
     bool (*stop)(mkrt__backend *be, uint64_t timeout_ns);
     void (*describe)(const mkrt__backend *be, char *buf, size_t len);
+    /* May be NULL (the CPU pool reads the runtime's graph). The registered
+     * graph (runtime/graph.c), before any batch ran: the device gets its
+     * copy and a frontier, and runs traversals itself. An error leaves the
+     * graph off the device (the backend then refuses RELAX); the runtime
+     * goes on without it. */
+    mkrt_status (*graph_in)(mkrt__backend *be, const struct mkrt_graph *g, mkrt_error *err);
     /* Device-resident state: the cells and the APPEND log in the device's
      * memory. All NULL for a backend that runs on the runtime's host arrays
      * (the CPU pool, the simulated device, a GPU with host-mapped state).

@@ -22,6 +22,10 @@ typedef struct megakernel {
     uint64_t staged_seq;    /* 0: nothing staged and not rung */
     uint64_t running_seq;   /* 0: nothing in flight */
     bool user_ops;          /* the device runs user ops (linked PTX) */
+    bool graph_on;          /* the registered graph is on the device (graph_in) */
+    uint32_t frontier_alloc;/* vertices its frontier's queues hold */
+    char graph_note[MKRT_ERROR_MESSAGE_MAX + 64]; /* for describe: where the graph is */
+    mkrt__batch *running;   /* the batch in flight (its device results) */
     struct megakernel *next_abandoned;
 } megakernel;
 
@@ -72,15 +76,16 @@ static mkrt_status start_cuda(mkrt_runtime *rt, megakernel *m, mkrt_error *err)
     return MKRT_OK;
 }
 
-/* Built-in ops but RELAX; user ops only those the linked PTX defines.
- * RELAX emits (its vertex joins the host's frontier), which the device
- * does not do in this version: such batches run on the CPU pool. */
+/* Built-in ops; RELAX when the graph is on the device (the batch then runs
+ * its traversal there, protocol.h); user ops only those the linked PTX
+ * defines. Not the host's frontier rounds (EXPAND): a frontier that began
+ * on the CPU pool (a batch the device refused) is finished there. */
 static bool mk_accepts(const mkrt__backend *be, const mkrt_item *items, size_t n)
 {
     const megakernel *m = (const megakernel *)be;
     for (size_t i = 0; i < n; i++) {
         uint32_t op = items[i].op;
-        if (op == MKRT_OP_RELAX || op == MKRT__OP_EXPAND ||
+        if ((op == MKRT_OP_RELAX && !m->graph_on) || op == MKRT__OP_EXPAND ||
             (mkrt_ops_is_user(op) && !(m->user_ops && m->rt->ops[op].device)))
             return false;
     }
@@ -96,8 +101,8 @@ static mkrt_status mk_prepare(mkrt__backend *be, mkrt__batch *b, mkrt_error *err
 
 static mkrt_status mk_launch(mkrt__backend *be, mkrt__batch *b, uint64_t append_limit, mkrt_error *err)
 {
-    (void)b; /* staged by prepare */
     megakernel *m = (megakernel *)be;
+    m->running = b; /* staged by prepare; wait gives it the device's results */
     /* relaxed: the runtime's append_len is dispatcher-owned between
      * batches; the device's copy is published to it by the doorbell's
      * release in mkrt__mk_ring, and the previous batch is done, so the
@@ -120,6 +125,17 @@ static mkrt_status mk_wait(mkrt__backend *be, uint64_t timeout_ns, const uint32_
     megakernel *m = (megakernel *)be;
     mkrt_status st = mkrt__mk_wait(&m->host, m->running_seq, timeout_ns, err);
     *nfails = st == MKRT_OK ? mkrt__mk_failures(&m->host, m->running_seq, fails) : 0;
+    uint64_t edges = 0, changed = 0, levels = 0;
+    if (st == MKRT_OK)
+        mkrt__mk_result(&m->host, m->running_seq, &edges, &changed, &levels);
+    if (m->running != NULL) { /* the traversal's edge items and levels (complete.c counts them) */
+        m->running->device_edges = edges;
+        m->running->device_levels = levels;
+    }
+    if (changed != 0)
+        /* relaxed: a statistic, as the CPU pool's (ops/op_exec.c). */
+        atomic_fetch_add_explicit(&m->rt->changed, changed, memory_order_relaxed);
+    m->running = NULL;
     m->running_seq = 0;
     /* The device's codes as mkrt_status (protocol.h: a user op's value
      * that is not one is MKRT_EDEVICE); the list is host memory this
@@ -162,10 +178,46 @@ static void mk_describe(const mkrt__backend *be, char *buf, size_t len)
 {
     const megakernel *m = (const megakernel *)be;
     if (m->kind == MKRT_BACKEND_CUDA)
-        snprintf(buf, len, "cuda: %s", m->cuda.describe);
+        snprintf(buf, len, "cuda: %s%s", m->cuda.describe, m->graph_note);
     else
         snprintf(buf, len, "sim: megakernel protocol against a simulated device (%u blocks, leaves "
-                 "after %u us idle)", m->sim.blocks, m->rt->cfg.device_idle_us);
+                 "after %u us idle)%s", m->sim.blocks, m->rt->cfg.device_idle_us, m->graph_note);
+}
+
+/* Queues of a quarter of the vertices (and at least 256, at most all): a
+ * wider level runs from the bitset, a scan of vertices / 64 words, which
+ * is as cheap as a queue for a level that wide. */
+static uint32_t frontier_queue(uint32_t vertices)
+{
+    uint32_t q = vertices / 4 + 256;
+    return q < vertices ? q : vertices;
+}
+
+/* The registered graph to the device (backend.h). Called by
+ * mkrt_graph_register before any batch: the dispatcher is not using the
+ * device. */
+static mkrt_status mk_graph_in(mkrt__backend *be, const mkrt_graph *g, mkrt_error *err)
+{
+    megakernel *m = (megakernel *)be;
+    const uint32_t cap = frontier_queue(g->vertices);
+    m->graph_on = false;
+    mkrt_status st;
+    if (m->kind == MKRT_BACKEND_CUDA) {
+        uint64_t wait = m->rt->cfg.watchdog_ms ? (uint64_t)m->rt->cfg.watchdog_ms * 1000000u : 10000000000u;
+        st = mkrt__cuda_engine_graph(&m->cuda, g->vertices, g->offsets, g->targets, g->weights, cap, wait, err);
+    } else {
+        st = mkrt__mk_sim_graph(&m->sim, g->vertices, g->offsets, g->targets, g->weights, cap, err);
+    }
+    if (st != MKRT_OK) {
+        snprintf(m->graph_note, sizeof m->graph_note, "; the graph is not on the device, RELAX runs on "
+                 "the CPU pool (%s)", err != NULL ? err->message : "copy failed");
+        return st;
+    }
+    m->graph_on = true;
+    m->frontier_alloc = cap;
+    snprintf(m->graph_note, sizeof m->graph_note, "; graph of %u vertices and %llu edges on the device: "
+             "RELAX traversals run there", g->vertices, (unsigned long long)g->offsets[g->vertices]);
+    return MKRT_OK;
 }
 
 /* Device-resident state (CUDA with cuda_device_state): the engine's
@@ -203,6 +255,7 @@ static const mkrt__backend_ops megakernel_ops = {
     .wait = mk_wait,
     .stop = mk_stop,
     .describe = mk_describe,
+    .graph_in = mk_graph_in,
 };
 
 static const mkrt__backend_ops megakernel_state_ops = {
@@ -212,6 +265,7 @@ static const mkrt__backend_ops megakernel_state_ops = {
     .wait = mk_wait,
     .stop = mk_stop,
     .describe = mk_describe,
+    .graph_in = mk_graph_in,
     .state_in = mk_state_in,
     .state_out = mk_state_out,
     .cells_read = mk_cells_read,
@@ -262,4 +316,20 @@ uint64_t mkrt__megakernel_progress(const mkrt__backend *be, uint32_t block)
                    : 0;
     /* acquire: pairs with the device loop's release of its progress word. */
     return atomic_load_explicit(&m->host.ctl->progress[block], memory_order_acquire);
+}
+
+void mkrt__megakernel_frontier_cap(mkrt__backend *be, uint32_t cap)
+{
+    megakernel *m = (megakernel *)be;
+    mkrt_mk_control *ctl = m->host.ctl;
+    if (m->graph_on)
+        ctl->frontier_cap = cap < m->frontier_alloc ? cap : m->frontier_alloc;
+}
+
+void mkrt__megakernel_level_nap(mkrt__backend *be, uint64_t ns)
+{
+    megakernel *m = (megakernel *)be;
+    if (m->kind == MKRT_BACKEND_SIM)
+        /* relaxed: a test knob, read by the loop at each level. */
+        atomic_store_explicit(&m->sim.level_nap_ns, ns, memory_order_relaxed);
 }

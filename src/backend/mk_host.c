@@ -69,10 +69,16 @@ mkrt_status mkrt__mk_stage(mkrt__mk_host *h, const mkrt_item *items, uint32_t co
     d->count = count;
     d->layers = layers;
     d->seq = next;
+    /* A batch with RELAX items runs the traversal when the graph is on
+     * the device (without it the backend refuses RELAX). */
+    uint32_t traverse = 0;
+    for (uint32_t i = 0; i < count && h->ctl->vertices != 0 && !traverse; i++)
+        traverse = items[i].op == MKRT_OPS_RELAX;
+    d->traverse = traverse;
     /* The plan's topology: a batch whose layers all fit one block runs in
      * block 0 alone (megakernel.cu), without a grid barrier. */
-    uint32_t one = h->ctl->blocks <= 1;
-    if (!one && layer_blocks != NULL) {
+    uint32_t one = h->ctl->blocks <= 1 && !traverse;
+    if (!one && !traverse && layer_blocks != NULL) {
         one = 1;
         for (uint32_t l = 0; l < layers && one; l++)
             one = mkrt_mk_layer_blocks(layer_blocks, l, h->ctl->blocks) == 1;
@@ -133,6 +139,15 @@ mkrt_status mkrt__mk_ring(mkrt__mk_host *h, mkrt_error *err)
     return relaunch_if_parked(h, err);
 }
 
+void mkrt__mk_result(const mkrt__mk_host *h, uint64_t seq, uint64_t *edges, uint64_t *changed, uint64_t *levels)
+{
+    /* Plain reads after mkrt__mk_wait's acquire of done, which the device
+     * released after writing them. */
+    *edges = h->ctl->result[seq & 1].edges;
+    *changed = h->ctl->result[seq & 1].changed;
+    *levels = h->ctl->result[seq & 1].levels;
+}
+
 uint32_t mkrt__mk_failures(const mkrt__mk_host *h, uint64_t seq, const uint32_t **list)
 {
     const mkrt_mk_desc *d = &h->ctl->desc[seq & 1];
@@ -173,6 +188,8 @@ mkrt_status mkrt__mk_wait(mkrt__mk_host *h, uint64_t seq, uint64_t timeout_ns, m
     if (h->failed)
         return dead(h, err);
     uint64_t start = mkrt__now_ns();
+    /* relaxed: a sign of life (protocol.h), no data with it. */
+    uint64_t levels = atomic_load_explicit(&h->ctl->levels_run, memory_order_relaxed);
     for (unsigned spin = 0;; spin++) {
         /* acquire: pairs with the device's system-scope release of done;
          * the device's cell writes for the batch are visible after it. */
@@ -197,6 +214,14 @@ mkrt_status mkrt__mk_wait(mkrt__mk_host *h, uint64_t seq, uint64_t timeout_ns, m
         if (rst != MKRT_OK)
             return rst;
         uint64_t waited = mkrt__now_ns() - start;
+        if (timeout_ns != MKRT_TIMEOUT_INFINITE && waited >= timeout_ns &&
+            atomic_load_explicit(&h->ctl->levels_run, memory_order_relaxed) != levels) {
+            /* A traversal ran a level in this period: alive, a new period
+             * (relaxed: as above). */
+            levels = atomic_load_explicit(&h->ctl->levels_run, memory_order_relaxed);
+            start += waited;
+            continue;
+        }
         if (timeout_ns != MKRT_TIMEOUT_INFINITE && waited >= timeout_ns) {
             char where[160];
             describe_progress(h, where, sizeof where);
@@ -204,7 +229,7 @@ mkrt_status mkrt__mk_wait(mkrt__mk_host *h, uint64_t seq, uint64_t timeout_ns, m
             return mkrt__error_set(err, MKRT_ETIMEDOUT,
                                    "megakernel watchdog: batch %llu not done after %llu ms (%s). Fix: "
                                    "look for an op that never returns; raise watchdog_ms for long "
-                                   "batches.",
+                                   "batches (a traversal's levels count as progress).",
                                    (unsigned long long)seq, (unsigned long long)(waited / 1000000),
                                    where);
         }

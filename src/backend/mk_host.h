@@ -8,6 +8,8 @@
  * the sequence number), then wait (poll `done` with a deadline). Staging
  * batch k+1 may overlap the device running batch k; the buffer of k+1 was
  * last used by k-1, which the caller has waited for.
+ * The watchdog trips when a batch made no progress for its timeout: a
+ * traversal's levels (protocol.h, levels_run) are progress.
  * A timeout or a device error marks the engine failed for good: a hung or
  * faulted device is never fed again (sticky CUDA errors poison the
  * process's context anyway).
@@ -88,6 +90,10 @@ mkrt_status mkrt__mk_wait(mkrt__mk_host *h, uint64_t seq, uint64_t timeout_ns, m
  * failed on the device, as (index into the staged items, mkrt_status as
  * uint32_t) pairs in *list; returns how many. */
 uint32_t mkrt__mk_failures(const mkrt__mk_host *h, uint64_t seq, const uint32_t **list);
+/* After mkrt__mk_wait(seq) returned MKRT_OK: what batch seq did on the
+ * device (protocol.h, result[]): the edge items its traversal ran, the
+ * update items that changed their output, and the traversal's levels. */
+void mkrt__mk_result(const mkrt__mk_host *h, uint64_t seq, uint64_t *edges, uint64_t *changed, uint64_t *levels);
 /* Tells the device loop to leave. */
 void mkrt__mk_shutdown(mkrt__mk_host *h);
 

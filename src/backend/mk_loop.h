@@ -9,7 +9,9 @@
  *   that layer (desc.layer_blocks; at most `blocks`; a desc.one_block batch
  *   is then block 0's alone, which the kernel runs without waking the
  *   other blocks: the same items in the same order of layers),
- *   write each block's progress word, publish done with release,
+ *   write each block's progress word, run the traversal of a batch with
+ *   RELAX items level after level (protocol.h, "Traversals on the
+ *   device"), publish the batch's result and done with release,
  *   leave the "GPU" after ctl->idle_ns without a doorbell or ctl->resident_ns
  *   of residence (protocol.h, "Leaving the GPU"); the host relaunches it.
  * A built-in op that cannot run (the host validates, so this is a bug) sets
@@ -41,7 +43,19 @@ typedef struct mkrt__mk_loop_hooks {
      * driver's device memory: a device address the host cannot
      * dereference, turned into the memory behind it as the GPU would. */
     void *(*dev)(uint64_t addr);
+    /* May be NULL. Test hook: each traversal level takes at least this
+     * long (a long traversal for the watchdog's tests). */
+    _Atomic uint64_t *level_nap_ns;
 } mkrt__mk_loop_hooks;
+
+/* One batch as the loop runs it: the graph and frontier when the device
+ * has them, and what the batch did (protocol.h, result[]). */
+typedef struct mkrt__mk_loop_batch {
+    mkrt_mk_graph_view g;
+    mkrt_mk_frontier_view f;
+    int has_graph;
+    uint64_t edges, changed, levels;
+} mkrt__mk_loop_batch;
 
 /* The memory at device address a. */
 static inline void *mkrt__mk_loop_at(const mkrt__mk_loop_hooks *h, uint64_t a)
@@ -101,10 +115,23 @@ static inline void mkrt__mk_loop_fail(const mkrt__mk_loop_hooks *h, mkrt_mk_cont
 /* Runs item k of a batch; returns a fatal MKRT_MK_ERR_* or NONE. The
  * semantics are ops/builtin_ops.h's; the claims are this loop's. */
 static inline uint32_t mkrt__mk_loop_item(mkrt_mk_control *ctl, mkrt_mk_desc *d, uint64_t seq, uint32_t k,
-                                          const mkrt__mk_loop_hooks *h)
+                                          const mkrt__mk_loop_hooks *h, mkrt__mk_loop_batch *bt)
 {
     const mkrt_item *it = &((const mkrt_item *)mkrt__mk_loop_at(h, d->items))[k];
     uint64_t *cells = (uint64_t *)mkrt__mk_loop_at(h, ctl->cells);
+    if (it->op >= MKRT_OPS_MIN && it->op <= MKRT_OPS_ACC) { /* the update ops, counted */
+        uint32_t e = mkrt_ops_builtin_check(it->op, it->in, it->out, ctl->cell_count);
+        if (e == MKRT_MK_ERR_NONE && it->op == MKRT_OPS_RELAX && !bt->has_graph)
+            e = MKRT_MK_ERR_UNKNOWN_OP; /* the host sends RELAX only with the graph here */
+        if (e != MKRT_MK_ERR_NONE)
+            return e;
+        if (mkrt_ops_run_update(it->op, it->in, it->out, it->param, cells)) {
+            bt->changed++;
+            if (it->op == MKRT_OPS_RELAX) /* the first level: parity 0, len[0] */
+                mkrt_mk_frontier_mark(&bt->f, bt->g.offsets, bt->g.vertices, 0, 0, ctl->frontier_cap, it->out);
+        }
+        return MKRT_MK_ERR_NONE;
+    }
     if (mkrt_ops_is_user(it->op)) {
         if (h->user_op == NULL)
             return MKRT_MK_ERR_UNKNOWN_OP;
@@ -133,6 +160,93 @@ static inline uint32_t mkrt__mk_loop_item(mkrt_mk_control *ctl, mkrt_mk_desc *d,
     return MKRT_MK_ERR_NONE;
 }
 
+/* The injected hang (fault injection), at layer l of batch seq (a
+ * traversal's levels count as layers after the batch's own): returns 1
+ * once shutdown released it. */
+static inline int mkrt__mk_loop_hang(mkrt_mk_control *ctl, const mkrt__mk_loop_hooks *h, uint64_t seq, uint32_t l,
+                                     _Atomic uint64_t *progress)
+{
+    /* acquire: pairs with the release store of the injector. */
+    if (h->hang_batch == NULL || seq != atomic_load_explicit(h->hang_batch, memory_order_acquire) ||
+        l < atomic_load_explicit(h->hang_after_layer, memory_order_relaxed))
+        return 0;
+    /* release: the layers run so far are published with block 0's
+     * progress record (kept as it is), which the watchdog reads with
+     * acquire. relaxed: this thread wrote it last. */
+    atomic_store_explicit(&progress[0], atomic_load_explicit(&progress[0], memory_order_relaxed),
+                          memory_order_release);
+    while (!mkrt__mk_loop_shutting_down(ctl)) /* a hung op */
+        mkrt__mk_loop_nap(100000);
+    return 1;
+}
+
+/* The traversal after the batch's layers (protocol.h, "Traversals on the
+ * device"): level after level until one marks nothing. The kernel's
+ * blocks (and warps) share a level's vertices; here block b takes
+ * vertices b, b + blocks, ... one after another, and a level ends (the
+ * grid barrier) when every block has run its share. Returns 0, or 1 when
+ * an injected hang was released by shutdown. */
+static inline int mkrt__mk_loop_traverse(mkrt_mk_control *ctl, mkrt_mk_desc *d, uint64_t seq,
+                                         const mkrt__mk_loop_hooks *h, mkrt__mk_loop_batch *bt,
+                                         _Atomic uint64_t *progress, uint32_t blocks)
+{
+    uint64_t *cells = (uint64_t *)mkrt__mk_loop_at(h, ctl->cells);
+    const mkrt_mk_frontier_view *f = &bt->f;
+    const uint32_t cap = ctl->frontier_cap;
+    const uint64_t words = mkrt_mk_frontier_words(bt->g.vertices);
+    for (uint32_t level = 1;; level++) {
+        const uint32_t cur = (level - 1) & 1, nxt = level & 1;
+        /* relaxed: this level's count, complete since the barrier. */
+        const uint64_t n = atomic_load_explicit((_Atomic uint64_t *)&f->len[(level - 1) % 3], memory_order_relaxed);
+        if (n == 0)
+            break;
+        if (mkrt__mk_loop_hang(ctl, h, seq, d->layers + level - 1, progress))
+            return 1;
+        /* relaxed: read two levels ago, appended to at the next one. */
+        atomic_store_explicit((_Atomic uint64_t *)&f->len[(level + 1) % 3], 0, memory_order_relaxed);
+        for (uint32_t b = 0; b < blocks; b++) {
+            uint32_t ran = 0;
+            if (n <= cap) { /* the queue */
+                for (uint64_t i = b; i < n; i += blocks, ran++) {
+                    const uint32_t v = f->queue[2 * i + cur];
+                    /* relaxed: the bit's own level is over; the next marks another bitset. */
+                    atomic_fetch_and_explicit((_Atomic uint64_t *)mkrt_mk_frontier_word(f, cur, v / 64), ~((uint64_t)1 << (v % 64)),
+                                              memory_order_relaxed);
+                    /* relaxed: read once, as the kernel does (a concurrent lowering
+                     * marks v for the next level). */
+                    uint64_t base = atomic_load_explicit((_Atomic uint64_t *)&cells[v], memory_order_relaxed);
+                    mkrt_mk_expand(&bt->g, cells, f, nxt, level % 3, cap, v, base, 0, 1, &bt->edges, &bt->changed);
+                }
+            } else { /* the bitset: more vertices than the queue holds */
+                for (uint64_t w = b; w < words; w += blocks) {
+                    /* relaxed: as the queue's bits above. */
+                    uint64_t mask = atomic_exchange_explicit((_Atomic uint64_t *)mkrt_mk_frontier_word(f, cur, w), 0, memory_order_relaxed);
+                    for (; mask != 0; mask &= mask - 1, ran++) {
+                        const uint32_t v = (uint32_t)(w * 64 + (uint64_t)__builtin_ctzll(mask));
+                        uint64_t base = atomic_load_explicit((_Atomic uint64_t *)&cells[v], memory_order_relaxed);
+                        mkrt_mk_expand(&bt->g, cells, f, nxt, level % 3, cap, v, base, 0, 1, &bt->edges,
+                                       &bt->changed);
+                    }
+                }
+            }
+            /* release: a diagnostic word, read by the watchdog with acquire. */
+            atomic_store_explicit(&progress[b], (uint64_t)(d->layers + level - 1) << 32 | ran, memory_order_release);
+        }
+        bt->levels++;
+        /* relaxed: a sign of life for the watchdog, no data with it. */
+        atomic_store_explicit(&ctl->levels_run, atomic_load_explicit(&ctl->levels_run, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+        /* relaxed: a test knob, no data with it. */
+        uint64_t nap = h->level_nap_ns != NULL ? atomic_load_explicit(h->level_nap_ns, memory_order_relaxed) : 0;
+        if (nap != 0)
+            mkrt__mk_loop_nap((long)nap);
+    }
+    /* Every length back to 0 for the next batch (the bits are). */
+    for (int i = 0; i < 3; i++)
+        atomic_store_explicit((_Atomic uint64_t *)&f->len[i], 0, memory_order_relaxed); /* relaxed: as above */
+    return 0;
+}
+
 /* Returns when the host asks for shutdown, after a fatal error, or when an
  * injected hang is released by shutdown. */
 static inline void mkrt__mk_loop_run(mkrt_mk_control *ctl, const mkrt__mk_loop_hooks *h)
@@ -154,6 +268,10 @@ static inline void mkrt__mk_loop_run(mkrt_mk_control *ctl, const mkrt__mk_loop_h
         while ((bell = atomic_load_explicit(&ctl->doorbell, memory_order_acquire)) == last) {
             if (mkrt__mk_loop_shutting_down(ctl))
                 return;
+            /* seq_cst: the host asked it to leave (evict), then parks as
+             * when idle (the handshake's loads and stores are seq_cst). */
+            if (atomic_load(&ctl->evict) != 0 && mkrt__mk_loop_park(ctl, last, 0))
+                return;
             if (++spins > 256) {
                 mkrt__mk_loop_nap(10000); /* the kernel's __nanosleep backoff */
                 if (ctl->idle_ns != 0 && mkrt__mk_loop_now_ns() - idle_since >= ctl->idle_ns &&
@@ -167,28 +285,25 @@ static inline void mkrt__mk_loop_run(mkrt_mk_control *ctl, const mkrt__mk_loop_h
                 ctl->progress_dev != 0 ? (_Atomic uint64_t *)mkrt__mk_loop_at(h, ctl->progress_dev) : ctl->progress;
             const uint32_t *off = (const uint32_t *)mkrt__mk_loop_at(h, d->layer_offsets);
             const uint32_t *lb = (const uint32_t *)mkrt__mk_loop_at(h, d->layer_blocks);
+            mkrt__mk_loop_batch bt = {{0, 0, 0, 0}, {0, 0, 0, 0}, 0, 0, 0, 0};
+            if (ctl->vertices != 0 && ctl->frontier != 0) {
+                bt.has_graph = 1;
+                bt.g.offsets = (const uint64_t *)mkrt__mk_loop_at(h, ctl->graph_offsets);
+                bt.g.targets = (const uint32_t *)mkrt__mk_loop_at(h, ctl->graph_targets);
+                bt.g.weights = (const uint32_t *)mkrt__mk_loop_at(h, ctl->graph_weights);
+                bt.g.vertices = ctl->vertices;
+                bt.f = mkrt_mk_frontier_at(mkrt__mk_loop_at(h, ctl->frontier), ctl->vertices);
+            }
             for (uint32_t l = 0; l < d->layers; l++) {
-                /* acquire: pairs with the release store of the injector. */
-                if (h->hang_batch != NULL &&
-                    seq == atomic_load_explicit(h->hang_batch, memory_order_acquire) &&
-                    l >= atomic_load_explicit(h->hang_after_layer, memory_order_relaxed)) {
-                    /* release: the layers run so far are published with
-                     * block 0's progress record (kept as it is), which the
-                     * watchdog reads with acquire. relaxed: this thread
-                     * wrote it last. */
-                    atomic_store_explicit(&progress[0], atomic_load_explicit(&progress[0], memory_order_relaxed),
-                                          memory_order_release);
-                    while (!mkrt__mk_loop_shutting_down(ctl)) /* a hung op */
-                        mkrt__mk_loop_nap(100000);
+                if (mkrt__mk_loop_hang(ctl, h, seq, l, progress))
                     return;
-                }
                 /* The plan's blocks for this layer; the others skip it
                  * (and their progress words keep their last layer). */
                 const uint32_t part = mkrt_mk_layer_blocks(lb, l, blocks);
                 for (uint32_t b = 0; b < part; b++) {
                     uint32_t ran = 0;
                     for (uint32_t k = off[l] + b; k < off[l + 1]; k += part) {
-                        uint32_t e = mkrt__mk_loop_item(ctl, d, seq, k, h);
+                        uint32_t e = mkrt__mk_loop_item(ctl, d, seq, k, h, &bt);
                         if (e != MKRT_MK_ERR_NONE) {
                             ctl->error_item = k;
                             ctl->error_seq = seq;
@@ -204,8 +319,14 @@ static inline void mkrt__mk_loop_run(mkrt_mk_control *ctl, const mkrt__mk_loop_h
                                           memory_order_release);
                 }
             }
+            if (d->traverse && bt.has_graph && mkrt__mk_loop_traverse(ctl, d, seq, h, &bt, progress, blocks))
+                return;
+            ctl->result[seq & 1].edges = bt.edges;
+            ctl->result[seq & 1].changed = bt.changed;
+            ctl->result[seq & 1].levels = bt.levels;
             /* release: pairs with the host's acquire of done; cell writes,
-             * log entries and failure lists of the batch come with it. */
+             * log entries, failure lists and results of the batch come
+             * with it. */
             atomic_store_explicit(&ctl->done, seq, memory_order_release);
         }
         last = bell;

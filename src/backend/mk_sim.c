@@ -12,7 +12,7 @@
 static void *sim_loop(void *p)
 {
     mkrt__mk_sim *s = p;
-    mkrt__mk_loop_hooks hooks = {s->blocks, NULL, &s->hang_batch, &s->hang_after_layer, NULL};
+    mkrt__mk_loop_hooks hooks = {s->blocks, NULL, &s->hang_batch, &s->hang_after_layer, NULL, &s->level_nap_ns};
     mkrt__mk_loop_run(s->ctl, &hooks);
     return NULL;
 }
@@ -62,6 +62,28 @@ mkrt_status mkrt__mk_sim_start(mkrt__mk_sim *s, uint32_t cells, uint32_t capacit
         return mkrt__error_set(err, MKRT_ENOMEM, "simulated megakernel: no thread. Fix: raise the "
                                                  "thread limit.");
     }
+    return MKRT_OK;
+}
+
+mkrt_status mkrt__mk_sim_graph(mkrt__mk_sim *s, uint32_t vertices, const uint64_t *offsets, const uint32_t *targets,
+                               const uint32_t *weights, uint32_t cap, mkrt_error *err)
+{
+    size_t bytes = (size_t)mkrt_mk_frontier_bytes(vertices, cap);
+    void *f = mkrt__alloc_zeroed(bytes, MKRT_CACHE_LINE);
+    if (f == NULL)
+        return mkrt__error_set(err, MKRT_ENOMEM,
+                               "simulated megakernel: no memory for the frontier of %u vertices (%zu bytes). "
+                               "Fix: free memory.",
+                               vertices, bytes);
+    mkrt__free(s->frontier, s->frontier_bytes);
+    s->frontier = f;
+    s->frontier_bytes = bytes;
+    s->ctl->graph_offsets = (uint64_t)(uintptr_t)offsets;
+    s->ctl->graph_targets = (uint64_t)(uintptr_t)targets;
+    s->ctl->graph_weights = (uint64_t)(uintptr_t)weights;
+    s->ctl->frontier = (uint64_t)(uintptr_t)f;
+    s->ctl->frontier_cap = cap;
+    s->ctl->vertices = vertices;
     return MKRT_OK;
 }
 
@@ -122,5 +144,6 @@ void mkrt__mk_sim_stop(mkrt__mk_sim *s)
         mkrt__free(s->fails[i], 2 * (size_t)s->capacity * sizeof(uint32_t));
     }
     mkrt__free(s->append_log, s->log_bytes);
+    mkrt__free(s->frontier, s->frontier_bytes);
     memset(s, 0, sizeof *s);
 }

@@ -29,6 +29,9 @@ typedef struct mkrt__mk_sim {
     uint32_t blocks;            /* simulated grid size */
     _Atomic uint64_t hang_batch;       /* 0: never */
     _Atomic uint32_t hang_after_layer;
+    _Atomic uint64_t level_nap_ns;     /* test hook: each traversal level naps this long */
+    void *frontier;                    /* the traversal's frontier (protocol.h) */
+    size_t frontier_bytes;
     pthread_t thread;
 } mkrt__mk_sim;
 
@@ -39,6 +42,11 @@ typedef struct mkrt__mk_sim {
 mkrt_status mkrt__mk_sim_start(mkrt__mk_sim *s, uint32_t cells, uint32_t capacity, uint32_t blocks,
                                uint64_t append_capacity, uint64_t idle_ns, uint64_t resident_ns,
                                mkrt_error *err);
+/* The registered graph for the loop (host memory is the sim's device
+ * memory: the arrays are borrowed) and a zeroed frontier with queues of
+ * cap vertices, replacing the one before. Call while no batch runs. */
+mkrt_status mkrt__mk_sim_graph(mkrt__mk_sim *s, uint32_t vertices, const uint64_t *offsets, const uint32_t *targets,
+                               const uint32_t *weights, uint32_t cap, mkrt_error *err);
 /* The device operations for mkrt__mk_host (ctx = the sim). */
 extern const mkrt__mk_device_ops mkrt__mk_sim_ops;
 /* Sets shutdown, joins the loop (bounded: a hung sim is told to give up)

@@ -64,6 +64,10 @@ static void release_all(mkrt__cuda_engine *e)
         cu->cuMemFree(e->d_desc);
     if (e->bounce != NULL)
         cu->cuMemFreeHost(e->bounce);
+    CUdeviceptr graph[5] = {e->d_counters, e->d_offsets, e->d_targets, e->d_weights, e->d_frontier};
+    for (int i = 0; i < 5; i++)
+        if (graph[i] != 0)
+            cu->cuMemFree(graph[i]);
     if (e->d_log != 0)
         cu->cuMemFree(e->d_log);
     if (e->d_cells != 0)
@@ -292,6 +296,13 @@ static mkrt_status start_on_context(mkrt__cuda_engine *e, const mkrt__cuda_engin
         e->ctl->progress_dev = e->d_progress;
     }
 
+    /* The batch counters, zeroed before the launch. */
+    const mkrt_mk_counters zero = {0, 0};
+    if ((r = cu->cuMemAlloc(&e->d_counters, sizeof zero)) != MKRT_CUDA_SUCCESS ||
+        (r = cu->cuMemcpyHtoDAsync(e->d_counters, &zero, sizeof zero, e->copy)) != MKRT_CUDA_SUCCESS ||
+        (r = cu->cuStreamSynchronize(e->copy)) != MKRT_CUDA_SUCCESS)
+        return cuda_fail(e, err, "cuMemAlloc of the batch counters", r, "free device memory.");
+    e->ctl->counters = e->d_counters;
     e->ctl->cells = cells_dev;
     e->ctl->cell_count = cfg->cell_count;
     e->ctl->blocks = e->blocks;
@@ -496,6 +507,96 @@ bool mkrt__cuda_engine_stop(mkrt__cuda_engine *e, uint64_t timeout_ns)
     release_all(e);
     cu.cuCtxSetCurrent(before);
     return true;
+}
+
+/* Asks the kernel to leave the GPU and waits for it to be gone (protocol.h,
+ * evict): parked, and its stream idle. */
+static mkrt_status evict(mkrt__cuda_engine *e, uint64_t timeout_ns, mkrt_error *err)
+{
+    if (!e->launched)
+        return MKRT_OK;
+    /* seq_cst: read by the kernel's poll beside the parking handshake. */
+    atomic_store(&e->ctl->evict, 1);
+    uint64_t start = mkrt__now_ns();
+    for (;;) {
+        CUresult r = e->cu.cuStreamQuery(e->run);
+        /* seq_cst: the kernel stored parked before it left. */
+        if (r == MKRT_CUDA_SUCCESS && atomic_load(&e->ctl->parked) != 0)
+            return MKRT_OK;
+        if (r != MKRT_CUDA_ERROR_NOT_READY && r != MKRT_CUDA_SUCCESS)
+            return cuda_fail(e, err, "megakernel execution (while asking it to leave the GPU)", r,
+                             "see the CUDA error; the graph stays on the host.");
+        if (mkrt__now_ns() - start > timeout_ns)
+            return mkrt__error_set(err, MKRT_EDEVICE,
+                                   "the megakernel on %s did not leave the GPU within %llu ms, so the "
+                                   "graph could not be copied to the device. Fix: register the graph "
+                                   "before publishing, while the runtime is idle.",
+                                   e->cu.name, (unsigned long long)(timeout_ns / 1000000));
+        struct timespec ts = {0, 50000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+static mkrt_status graph_copy(mkrt__cuda_engine *e, CUdeviceptr *dev, const void *host, size_t bytes,
+                              mkrt_error *err)
+{
+    CUresult r = e->cu.cuMemAlloc(dev, bytes ? bytes : 8); /* cuMemAlloc refuses 0 bytes */
+    if (r == MKRT_CUDA_SUCCESS && bytes > 0)
+        r = e->cu.cuMemcpyHtoDAsync(*dev, host, bytes, e->copy);
+    if (r != MKRT_CUDA_SUCCESS)
+        return cuda_fail(e, err, "cuMemAlloc and copy of the graph", r,
+                         "free device memory or use a smaller graph; it stays on the host.");
+    return MKRT_OK;
+}
+
+mkrt_status mkrt__cuda_engine_graph(mkrt__cuda_engine *e, uint32_t vertices, const uint64_t *offsets,
+                                    const uint32_t *targets, const uint32_t *weights, uint32_t cap,
+                                    uint64_t timeout_ns, mkrt_error *err)
+{
+    CUresult r = bind(e);
+    if (r != MKRT_CUDA_SUCCESS)
+        return cuda_fail(e, err, "cuCtxSetCurrent", r, "check the driver installation.");
+    mkrt_status st = evict(e, timeout_ns, err);
+    if (st == MKRT_OK) {
+        /* The kernel is off the GPU: the graph before goes, the new one comes. */
+        e->ctl->vertices = 0;
+        e->ctl->frontier = 0;
+        CUdeviceptr *old[4] = {&e->d_offsets, &e->d_targets, &e->d_weights, &e->d_frontier};
+        for (int i = 0; i < 4; i++)
+            if (*old[i] != 0) {
+                e->cu.cuMemFree(*old[i]);
+                *old[i] = 0;
+            }
+        const uint64_t edges = offsets[vertices];
+        const size_t fbytes = (size_t)mkrt_mk_frontier_bytes(vertices, cap);
+        void *zero = mkrt__alloc_zeroed(fbytes, MKRT_CACHE_LINE);
+        if (zero == NULL)
+            st = mkrt__error_set(err, MKRT_ENOMEM, "no memory for the %zu-byte frontier of %u vertices. Fix: "
+                                                   "free memory.", fbytes, vertices);
+        if (st == MKRT_OK)
+            st = graph_copy(e, &e->d_offsets, offsets, ((size_t)vertices + 1) * sizeof *offsets, err);
+        if (st == MKRT_OK)
+            st = graph_copy(e, &e->d_targets, targets, (size_t)edges * sizeof *targets, err);
+        if (st == MKRT_OK && weights != NULL)
+            st = graph_copy(e, &e->d_weights, weights, (size_t)edges * sizeof *weights, err);
+        if (st == MKRT_OK)
+            st = graph_copy(e, &e->d_frontier, zero, fbytes, err);
+        if (st == MKRT_OK && (r = e->cu.cuStreamSynchronize(e->copy)) != MKRT_CUDA_SUCCESS)
+            st = cuda_fail(e, err, "cuStreamSynchronize of the graph's copies", r, "see the CUDA error.");
+        mkrt__free(zero, fbytes);
+        if (st == MKRT_OK) {
+            /* Read by the kernel launched by the next doorbell. */
+            e->ctl->graph_offsets = e->d_offsets;
+            e->ctl->graph_targets = e->d_targets;
+            e->ctl->graph_weights = e->d_weights;
+            e->ctl->frontier = e->d_frontier;
+            e->ctl->frontier_cap = cap;
+            e->ctl->vertices = vertices;
+        }
+    }
+    /* relaxed: the next launch (the doorbell's relaunch) publishes it. */
+    atomic_store_explicit(&e->ctl->evict, 0, memory_order_relaxed);
+    return st;
 }
 
 /* Device-resident state: copies on the state stream, completed before

@@ -89,6 +89,11 @@ typedef struct mkrt__cuda_engine {
     CUdeviceptr d_desc, d_progress;
     CUstream watch;
     uint64_t *progress_host;  /* pinned, 8 words */
+    /* The batch counters (protocol.h, mkrt_mk_counters), allocated before
+     * the first launch; and the registered graph and the traversal's
+     * frontier, allocated while the kernel is off the GPU (graph). */
+    CUdeviceptr d_counters;
+    CUdeviceptr d_offsets, d_targets, d_weights, d_frontier;
     bool user_ops;            /* linked with user PTX */
     bool launched;
     bool copy_pending;        /* a staged HtoD copy not yet flushed */
@@ -108,6 +113,18 @@ extern const mkrt__mk_device_ops mkrt__cuda_engine_ops;
  * and the registration of the cells and log (a hung kernel may still
  * touch them), and the caller must not free the cells or the log. */
 bool mkrt__cuda_engine_stop(mkrt__cuda_engine *e, uint64_t timeout_ns);
+
+/* Copies the registered graph to the device and allocates a zeroed
+ * frontier with queues of cap vertices (replacing the ones before), for
+ * the traversals (protocol.h). No batch may be in flight. Allocations and
+ * synchronous copies wait for a running kernel, so it first asks the
+ * kernel to leave (evict) and waits up to timeout_ns for it to be gone;
+ * the next doorbell launches it again. Errors: MKRT_EDEVICE (the kernel
+ * would not leave, an allocation or a copy failed; the graph is then not
+ * on the device). */
+mkrt_status mkrt__cuda_engine_graph(mkrt__cuda_engine *e, uint32_t vertices, const uint64_t *offsets,
+                                    const uint32_t *targets, const uint32_t *weights, uint32_t cap,
+                                    uint64_t timeout_ns, mkrt_error *err);
 
 /* Device-resident state (backend.h's state_in .. log_read): explicit
  * copies on the engine's state stream, a non-blocking stream, so they run

@@ -14,6 +14,9 @@
 // system-scope release of `done` that the host reads with acquire. The
 // kernel leaves the GPU after idle_ns without a doorbell (and after
 // resident_ns at a batch boundary) and the host relaunches it (protocol.h).
+// A batch with RELAX items and the graph on the device runs its traversal
+// after its layers, level after level with a grid barrier between levels
+// (protocol.h, "Traversals on the device"; mk_loop.h is its C twin).
 // Release builds only (-O3); a -G build is slow but follows the same
 // bounded protocol.
 //
@@ -112,6 +115,10 @@ __device__ uint64_t poll(mkrt_mk_control *ctl, uint64_t last, uint64_t launched)
     while ((bell = load_acquire(&ctl->doorbell)) == last) {
         if (load_acquire(&ctl->shutdown))
             return 0;
+        // The host asked it to leave (evict): park as when idle.
+        if (cuda::atomic_ref<uint32_t, cuda::thread_scope_system>(ctl->evict).load(cuda::memory_order_seq_cst) != 0 &&
+            park(ctl, last, false))
+            return 0;
         __nanosleep(ns);
         ns = ns < 2048 ? ns * 2 : ns;
         if (ctl->idle_ns != 0 && now_ns() - idle_since >= ctl->idle_ns && park(ctl, last, false))
@@ -120,10 +127,59 @@ __device__ uint64_t poll(mkrt_mk_control *ctl, uint64_t last, uint64_t launched)
     return bell;
 }
 
+// Block blockIdx.x's progress word (thread 0): (layer << 32) | items.
+__device__ void record_progress(mkrt_mk_control *ctl, uint32_t l, uint32_t ran)
+{
+    if (threadIdx.x == 0 && ctl->progress_dev != 0)
+        cuda::atomic_ref<uint64_t, cuda::thread_scope_device>(reinterpret_cast<uint64_t *>(ctl->progress_dev)[blockIdx.x])
+            .store(((uint64_t)l << 32) | ran, cuda::memory_order_relaxed);
+    else if (threadIdx.x == 0)
+        cuda::atomic_ref<uint64_t, cuda::thread_scope_system>(ctl->progress[blockIdx.x])
+            .store(((uint64_t)l << 32) | ran, cuda::memory_order_relaxed);
+}
+
+// The graph and the frontier of a traversal, as the host put them in the
+// control block (vertices 0: no graph on the device).
+struct mk_graph {
+    mkrt_mk_graph_view g;
+    mkrt_mk_frontier_view f;
+    uint32_t cap;
+    bool on;
+};
+
+__device__ mk_graph graph_of(const mkrt_mk_control *ctl)
+{
+    mk_graph m;
+    m.on = ctl->vertices != 0 && ctl->frontier != 0;
+    m.g.offsets = reinterpret_cast<const uint64_t *>(ctl->graph_offsets);
+    m.g.targets = reinterpret_cast<const uint32_t *>(ctl->graph_targets);
+    m.g.weights = reinterpret_cast<const uint32_t *>(ctl->graph_weights);
+    m.g.vertices = ctl->vertices;
+    m.f = mkrt_mk_frontier_at(reinterpret_cast<void *>(ctl->frontier), ctl->vertices);
+    m.cap = ctl->frontier_cap;
+    return m;
+}
+
+// Adds a thread's counts to the batch's device counters (once per layer
+// or traversal, only when it has something to add).
+__device__ void add_counts(const mkrt_mk_control *ctl, uint64_t edges, uint64_t changed)
+{
+    mkrt_mk_counters *c = reinterpret_cast<mkrt_mk_counters *>(ctl->counters);
+    if (c == nullptr)
+        return;
+    if (edges != 0)
+        atomicAdd(reinterpret_cast<unsigned long long *>(&c->edges), (unsigned long long)edges);
+    if (changed != 0)
+        atomicAdd(reinterpret_cast<unsigned long long *>(&c->changed), (unsigned long long)changed);
+}
+
 // Layer l of batch seq over blocks [0, part), grid-stride; records the
 // block's progress (in device memory when the host put it there, read by
-// the watchdog's copy only when it needs it; else mapped).
-__device__ void run_layer(mkrt_mk_control *ctl, mkrt_mk_desc *d, uint64_t seq, uint32_t l, uint32_t part)
+// the watchdog's copy only when it needs it; else mapped). An update op
+// that changes its cell is counted; a RELAX that does marks its out for
+// the traversal's first level (parity 0, len[0]).
+__device__ void run_layer(mkrt_mk_control *ctl, mkrt_mk_desc *d, uint64_t seq, uint32_t l, uint32_t part,
+                          const mk_graph &gr)
 {
     if (blockIdx.x >= part)
         return;
@@ -133,11 +189,21 @@ __device__ void run_layer(mkrt_mk_control *ctl, mkrt_mk_desc *d, uint64_t seq, u
     const mk_item *items = reinterpret_cast<const mk_item *>(d->items);
     const uint32_t *off = reinterpret_cast<const uint32_t *>(d->layer_offsets);
     uint32_t ran = 0;
+    uint64_t changed = 0;
     const uint64_t stride = (uint64_t)part * blockDim.x;
     for (uint64_t k = off[l] + (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; k < off[l + 1]; k += stride) {
         const mk_item it = items[k];
         uint32_t e = MKRT_MK_ERR_NONE;
-        if (mkrt_ops_is_user(it.op)) {
+        if (it.op >= MKRT_OPS_MIN && it.op <= MKRT_OPS_ACC) {
+            e = mkrt_ops_builtin_check(it.op, it.in, it.out, cell_count);
+            if (e == MKRT_MK_ERR_NONE && it.op == MKRT_OPS_RELAX && !gr.on)
+                e = MKRT_MK_ERR_UNKNOWN_OP; // the host sends RELAX only with the graph here
+            if (e == MKRT_MK_ERR_NONE && mkrt_ops_run_update(it.op, it.in, it.out, it.param, cells)) {
+                changed++;
+                if (it.op == MKRT_OPS_RELAX)
+                    mkrt_mk_frontier_mark(&gr.f, gr.g.offsets, gr.g.vertices, 0, 0, gr.cap, it.out);
+            }
+        } else if (mkrt_ops_is_user(it.op)) {
 #if MKRT_MK_USER_OPS
             unsigned r = mkrt_user_op(it.op, it.in, it.out, it.param, reinterpret_cast<unsigned long long *>(cells),
                                       cell_count);
@@ -160,12 +226,83 @@ __device__ void run_layer(mkrt_mk_control *ctl, mkrt_mk_desc *d, uint64_t seq, u
             report_error(ctl, e, (uint32_t)k, seq);
         ran++;
     }
-    if (threadIdx.x == 0 && ctl->progress_dev != 0)
-        cuda::atomic_ref<uint64_t, cuda::thread_scope_device>(reinterpret_cast<uint64_t *>(ctl->progress_dev)[blockIdx.x])
-            .store(((uint64_t)l << 32) | ran, cuda::memory_order_relaxed);
-    else if (threadIdx.x == 0)
-        cuda::atomic_ref<uint64_t, cuda::thread_scope_system>(ctl->progress[blockIdx.x])
-            .store(((uint64_t)l << 32) | ran, cuda::memory_order_relaxed);
+    add_counts(ctl, 0, changed);
+    record_progress(ctl, l, ran);
+}
+
+// The traversal after a batch's layers (protocol.h, "Traversals on the
+// device"), by the whole grid: each warp takes a vertex of the level (or a
+// word of its bitset when the queue overflowed) and its lanes share the
+// vertex's edges; a grid barrier ends each level. Words other blocks wrote
+// in the level before are read past L1 (__ldcg, volatile, atomics).
+__device__ uint32_t traverse(mkrt_mk_control *ctl, mkrt_mk_desc *d, cg::grid_group &grid, const mk_graph &gr)
+{
+    uint64_t *cells = reinterpret_cast<uint64_t *>(ctl->cells);
+    const mkrt_mk_frontier_view &f = gr.f;
+    const uint64_t words = mkrt_mk_frontier_words(gr.g.vertices);
+    const uint32_t lane = threadIdx.x & 31u;
+    const uint64_t warp = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const uint64_t warps = ((uint64_t)gridDim.x * blockDim.x) >> 5;
+    uint64_t edges = 0, changed = 0;
+    cuda::atomic_ref<uint64_t, cuda::thread_scope_system> run(ctl->levels_run);
+    const uint64_t run0 = grid.thread_rank() == 0 ? run.load(cuda::memory_order_relaxed) : 0; // one read over the bus
+    uint32_t level = 1;
+    for (;; level++) {
+        const uint32_t cur = (level - 1) & 1u, nxt = level & 1u;
+        const uint64_t n = *reinterpret_cast<volatile uint64_t *>(&f.len[(level - 1) % 3]);
+        if (n == 0)
+            break;
+        if (grid.thread_rank() == 0) // read two levels ago; appended to at the next one
+            f.len[(level + 1) % 3] = 0;
+        uint32_t ran = 0;
+        if (n <= gr.cap) {
+            for (uint64_t i = warp; i < n; i += warps, ran++) {
+                const uint32_t v = __ldcg(&f.queue[2 * i + cur]);
+                if (lane == 0)
+                    atomicAnd(reinterpret_cast<unsigned long long *>(mkrt_mk_frontier_word(&f, cur, v / 64)),
+                              ~(1ull << (v % 64)));
+                const uint64_t base = *reinterpret_cast<volatile uint64_t *>(&cells[v]);
+                mkrt_mk_expand(&gr.g, cells, &f, nxt, level % 3, gr.cap, v, base, lane, 32, &edges, &changed);
+            }
+        } else {
+            for (uint64_t w = warp; w < words; w += warps) {
+                unsigned long long mask = 0;
+                if (lane == 0)
+                    mask = atomicExch(reinterpret_cast<unsigned long long *>(mkrt_mk_frontier_word(&f, cur, w)), 0ull);
+                mask = __shfl_sync(0xffffffffu, mask, 0);
+                for (; mask != 0; mask &= mask - 1, ran++) {
+                    const uint32_t v = (uint32_t)(w * 64 + (uint64_t)(__ffsll((long long)mask) - 1));
+                    const uint64_t base = *reinterpret_cast<volatile uint64_t *>(&cells[v]);
+                    mkrt_mk_expand(&gr.g, cells, &f, nxt, level % 3, gr.cap, v, base, lane, 32, &edges, &changed);
+                }
+            }
+        }
+        record_progress(ctl, d->layers + level - 1, ran);
+        grid.sync();
+        if (grid.thread_rank() == 0) // the watchdog's sign of life (protocol.h)
+            run.store(run0 + level, cuda::memory_order_relaxed);
+    }
+    add_counts(ctl, edges, changed);
+    grid.sync(); // the counts are in before the batch's result is taken
+    return level - 1;
+}
+
+// One thread: the batch's counts into result[] (zeroing the counters and
+// the frontier's lengths for the next batch), before done.
+__device__ void take_result(mkrt_mk_control *ctl, uint64_t seq, uint32_t levels)
+{
+    mkrt_mk_counters *c = reinterpret_cast<mkrt_mk_counters *>(ctl->counters);
+    const bool traversed = levels != 0;
+    ctl->result[seq & 1].levels = levels;
+    ctl->result[seq & 1].edges =
+        c != nullptr ? atomicExch(reinterpret_cast<unsigned long long *>(&c->edges), 0ull) : 0;
+    ctl->result[seq & 1].changed =
+        c != nullptr ? atomicExch(reinterpret_cast<unsigned long long *>(&c->changed), 0ull) : 0;
+    if (traversed) {
+        const mkrt_mk_frontier_view f = mkrt_mk_frontier_at(reinterpret_cast<void *>(ctl->frontier), ctl->vertices);
+        for (int i = 0; i < 3; i++)
+            f.len[i] = 0;
+    }
 }
 
 // One thread publishes the batch done (after the barrier that ends it).
@@ -202,14 +339,17 @@ extern "C" __global__ void __launch_bounds__(256) mkrt_megakernel(mkrt_mk_contro
                         g_bell = bell;
                     break;
                 }
+                const mk_graph gr = graph_of(ctl);
                 for (uint64_t seq = last + 1; seq <= bell; seq++) {
                     mkrt_mk_desc *d = mkrt_mk_desc_of(ctl, seq, desc_dev);
                     for (uint32_t l = 0; l < d->layers; l++) {
-                        run_layer(ctl, d, seq, l, 1);
+                        run_layer(ctl, d, seq, l, 1, gr);
                         __syncthreads();
                     }
-                    if (threadIdx.x == 0)
+                    if (threadIdx.x == 0) { // one_block: never a traversal
+                        take_result(ctl, seq, 0);
                         publish_done(ctl, seq);
+                    }
                 }
                 last = bell;
             }
@@ -218,13 +358,14 @@ extern "C" __global__ void __launch_bounds__(256) mkrt_megakernel(mkrt_mk_contro
         const uint64_t bell = *(volatile uint64_t *)&g_bell;
         if (bell == 0)
             return;
+        const mk_graph gr = graph_of(ctl);
         for (uint64_t seq = last + 1; seq <= bell; seq++) {
             mkrt_mk_desc *d = mkrt_mk_desc_of(ctl, seq, desc_dev);
             const uint32_t layers = d->layers;
             const uint32_t *lb = reinterpret_cast<const uint32_t *>(d->layer_blocks);
             for (uint32_t l = 0; l < layers; l++) {
                 // The plan's blocks for this layer (the others skip it).
-                run_layer(ctl, d, seq, l, mkrt_mk_layer_blocks(lb, l, gridDim.x));
+                run_layer(ctl, d, seq, l, mkrt_mk_layer_blocks(lb, l, gridDim.x), gr);
                 // The plan's barrier: grid-wide, or block-local where block 0
                 // alone runs this layer and the next. Every block takes the
                 // same decision from the same plan, so grid.sync stays uniform.
@@ -233,8 +374,13 @@ extern "C" __global__ void __launch_bounds__(256) mkrt_megakernel(mkrt_mk_contro
                 else
                     __syncthreads();
             }
-            if (grid.thread_rank() == 0)
+            // The traversal: every block takes the same decision (the
+            // descriptor), so its grid barriers stay uniform.
+            const uint32_t levels = d->traverse && gr.on ? traverse(ctl, d, grid, gr) : 0;
+            if (grid.thread_rank() == 0) {
+                take_result(ctl, seq, levels);
                 publish_done(ctl, seq);
+            }
         }
         last = bell;
     }

@@ -42,6 +42,28 @@
  * At least one side sees the other's store, so a rung batch always has a
  * kernel to run it; when both see each other the extra launch queues
  * behind the running kernel, finds nothing to do and leaves after idle_ns.
+ * The host may also ask the kernel to leave now (evict = 1: it parks as
+ * when idle, at once), so that it can make a synchronising driver call
+ * (the graph's allocations and copies, mkrt_graph_register) with no
+ * kernel on the GPU; it clears evict and the next doorbell relaunches.
+ *
+ * Traversals on the device (issue 14). With a registered graph on the
+ * device (vertices != 0), a batch with RELAX items (desc.traverse) runs its
+ * layers, where a RELAX that lowers cells[out] marks out in the frontier
+ * (a vertex with edges only), then level after level until a level marks
+ * nothing: each level expands the vertices marked by the one before
+ * (RELAX over each edge, atomic minimum; a lowered target is marked for
+ * the next level), with a grid barrier between levels. Marking sets the
+ * vertex's bit in the level's bitset (atomic OR: a vertex once per level)
+ * and, when that set it, appends the vertex to the level's queue; a level
+ * with more vertices than frontier_cap is taken from the bitset (a scan of
+ * vertices / 64 words) instead of the queue, so nothing is lost when the
+ * queue overflows. Levels alternate between two bitsets and queues
+ * (parity), and three length words rotate (level l reads len[(l - 1) % 3],
+ * appends to len[l % 3] and zeroes len[(l + 1) % 3]), so no level's reset
+ * races with a read or an append. Between batches every bit and length is
+ * 0. The whole traversal is one batch for the host: one doorbell, one
+ * done; result[k & 1] says how many edges and levels it ran.
  */
 #ifndef MKRT_CUDA_PROTOCOL_H
 #define MKRT_CUDA_PROTOCOL_H
@@ -85,14 +107,18 @@ typedef struct mkrt_mk_desc {
     uint64_t fails;         /* device address: uint32_t pairs (index, code), host-mapped */
     uint32_t one_block;     /* 1: every layer runs in one block (the kernel runs the
                              * batch in block 0 alone, the others stay parked) */
-    uint8_t pad[MKRT_MK_LINE - 52];
+    uint32_t traverse;      /* 1: the batch has RELAX items and the graph is on the
+                             * device: it runs the traversal after its layers
+                             * ("Traversals on the device" above); never one_block */
+    uint8_t pad[MKRT_MK_LINE - 56];
 } mkrt_mk_desc;
 
 typedef struct mkrt_mk_control {
     MKRT_MK_ATOMIC(uint64_t) doorbell;
     uint8_t pad0[MKRT_MK_LINE - 8];
     MKRT_MK_ATOMIC(uint32_t) shutdown;
-    uint8_t pad1[MKRT_MK_LINE - 4];
+    MKRT_MK_ATOMIC(uint32_t) evict; /* host -> device: leave the GPU when idle (see above) */
+    uint8_t pad1[MKRT_MK_LINE - 8];
     MKRT_MK_ATOMIC(uint64_t) done;
     uint8_t pad2[MKRT_MK_LINE - 8];
     MKRT_MK_ATOMIC(uint32_t) error;
@@ -128,6 +154,27 @@ typedef struct mkrt_mk_control {
      * an item fails, read by the host without a copy. */
     MKRT_MK_ATOMIC(uint32_t) fail_count[2];
     uint8_t pad7[MKRT_MK_LINE - 8];
+    /* The registered graph on the device (vertices 0: none) and the
+     * traversal's frontier (mkrt_mk_frontier_at), set by the host while
+     * the kernel is off the GPU; frontier_cap: the vertices a level's
+     * queue holds (<= the allocated queues; a level with more runs from
+     * the bitset). counters: device memory, mkrt_mk_counters. */
+    uint64_t graph_offsets, graph_targets, graph_weights; /* device addresses; weights 0: all 1 */
+    uint64_t frontier;
+    uint64_t counters;
+    uint32_t vertices;
+    uint32_t frontier_cap;
+    uint8_t pad8[MKRT_MK_LINE - 48];
+    /* Device -> host: what batch k did, in result[k & 1] (written before
+     * done), and the levels run by every traversal so far (written after
+     * each level: the watchdog's sign of life for a long traversal). */
+    struct {
+        uint64_t edges;   /* edge items the traversal ran (each an emitted RELAX) */
+        uint64_t changed; /* update items (batch and edges) that changed their output */
+        uint64_t levels;  /* traversal levels (each after a grid barrier) */
+    } result[2];
+    MKRT_MK_ATOMIC(uint64_t) levels_run;
+    uint8_t pad9[MKRT_MK_LINE - 56];
     mkrt_mk_desc desc[2];
     MKRT_MK_ATOMIC(uint64_t) progress[MKRT_MK_MAX_BLOCKS];
 } mkrt_mk_control;
@@ -136,6 +183,94 @@ typedef struct mkrt_mk_control {
 _Static_assert(sizeof(mkrt_mk_desc) == MKRT_MK_LINE, "one descriptor per line");
 _Static_assert(sizeof(MKRT_MK_ATOMIC(uint64_t)) == 8, "device and host agree on word size");
 #endif
+
+/* The traversal's frontier in device memory: three length words (and one
+ * spare), two bitsets of mkrt_mk_frontier_words(vertices) words, then the
+ * two queues interleaved (entry i of parity p at queue[2 * i + p], so that
+ * their place does not depend on their capacity). */
+typedef struct mkrt_mk_frontier_view {
+    uint64_t *len;      /* [3] */
+    uint64_t *bits;     /* parity p's bitset at bits + p * words (no array of
+                         * pointers: a dynamic index would put it in local memory) */
+    uint64_t words;
+    uint32_t *queue;
+} mkrt_mk_frontier_view;
+
+/* Device counters of a batch (device memory), moved into result[] and
+ * zeroed by one thread before done. */
+typedef struct mkrt_mk_counters {
+    uint64_t edges, changed;
+} mkrt_mk_counters;
+
+MKRT_OPS_FN uint64_t mkrt_mk_frontier_words(uint32_t vertices)
+{
+    return ((uint64_t)vertices + 63) / 64;
+}
+
+/* Bytes of a frontier for `vertices` with queues of `cap` vertices. */
+MKRT_OPS_FN uint64_t mkrt_mk_frontier_bytes(uint32_t vertices, uint32_t cap)
+{
+    return 4 * sizeof(uint64_t) + 2 * mkrt_mk_frontier_words(vertices) * sizeof(uint64_t) +
+           2 * (uint64_t)cap * sizeof(uint32_t);
+}
+
+MKRT_OPS_FN mkrt_mk_frontier_view mkrt_mk_frontier_at(void *base, uint32_t vertices)
+{
+    mkrt_mk_frontier_view f;
+    f.len = (uint64_t *)base;
+    f.bits = f.len + 4;
+    f.words = mkrt_mk_frontier_words(vertices);
+    f.queue = (uint32_t *)(f.bits + 2 * f.words);
+    return f;
+}
+
+/* Word w of parity p's bitset. */
+MKRT_OPS_FN uint64_t *mkrt_mk_frontier_word(const mkrt_mk_frontier_view *f, uint32_t p, uint64_t w)
+{
+    return &f->bits[p * f->words + w];
+}
+
+/* Marks vertex v (a vertex with edges) for the level of parity p, whose
+ * length word is len[slot]: its bit once per level, and a queue entry
+ * while the queue has room (else the bitset alone holds it). */
+MKRT_OPS_FN void mkrt_mk_frontier_mark(const mkrt_mk_frontier_view *f, const uint64_t *offsets, uint32_t vertices,
+                                       uint32_t p, uint32_t slot, uint32_t cap, uint32_t v)
+{
+    if (v >= vertices || offsets[v] == offsets[v + 1])
+        return;
+    if (!mkrt_ops_atomic_or(mkrt_mk_frontier_word(f, p, v / 64), (uint64_t)1 << (v % 64)))
+        return; /* already marked in this level */
+    uint64_t at = mkrt_ops_atomic_claim(&f->len[slot]);
+    if (at < cap)
+        f->queue[2 * at + p] = v;
+}
+
+/* The graph on the device as the traversal reads it. */
+typedef struct mkrt_mk_graph_view {
+    const uint64_t *offsets;
+    const uint32_t *targets, *weights; /* weights may be 0: all 1 */
+    uint32_t vertices;
+} mkrt_mk_graph_view;
+
+/* Edges offsets[v] + lane, + lanes, ... of vertex v as RELAX items from
+ * base = cells[v] (read once by the caller): each lowered target is marked
+ * for the next level (parity p, len[slot]). Adds the edges run and the
+ * targets lowered. */
+MKRT_OPS_FN void mkrt_mk_expand(const mkrt_mk_graph_view *g, uint64_t *cells, const mkrt_mk_frontier_view *f,
+                                uint32_t p, uint32_t slot, uint32_t cap, uint32_t v, uint64_t base,
+                                uint32_t lane, uint32_t lanes, uint64_t *edges, uint64_t *changed)
+{
+    const uint64_t end = g->offsets[v + 1];
+    for (uint64_t e = g->offsets[v] + lane; e < end; e += lanes) {
+        (*edges)++;
+        const uint32_t w = g->targets[e];
+        if (base != UINT64_MAX &&
+            mkrt_ops_atomic_min(&cells[w], mkrt_ops_add_sat(base, g->weights != 0 ? g->weights[e] : 1))) {
+            (*changed)++;
+            mkrt_mk_frontier_mark(f, g->offsets, g->vertices, p, slot, cap, w);
+        }
+    }
+}
 
 /* The descriptor of batch seq and block b's progress word, where they live. */
 MKRT_OPS_FN mkrt_mk_desc *mkrt_mk_desc_of(mkrt_mk_control *ctl, uint64_t seq, void *desc_dev)

@@ -11,8 +11,10 @@
  *           claiming the position is the backend's atomic (C11 or CUDA),
  *           the slot and the word are the rules below
  *   MIN     cells[out] = min(cells[out], cells[in] + param), saturating
- *   RELAX   MIN, and when it lowered cells[out] the host emits out's edges
- *           in the registered graph (ops/op_exec.c; no device runs it)
+ *   RELAX   MIN, and when it lowered cells[out] out's edges in the
+ *           registered graph run as RELAX items: on the host as frontier
+ *           rounds (ops/op_exec.c), on a device as the traversal's next
+ *           level (cuda/protocol.h, "Traversals on the device")
  *   OR      cells[out] |= cells[in] | param
  *   ACC     cells[out] += param (in not read)
  *           The update ops commute with themselves (MIN with RELAX) on
@@ -164,6 +166,20 @@ MKRT_OPS_FN void mkrt_ops_atomic_add(uint64_t *cell, uint64_t v)
     __atomic_fetch_add(cell, v, __ATOMIC_RELAXED);
 #else
     atomic_fetch_add_explicit((_Atomic uint64_t *)cell, v, memory_order_relaxed);
+#endif
+}
+
+/* Atomically *counter += 1; returns the value before (a slot claim).
+ * Relaxed: as mkrt_ops_atomic_min (the barrier after the level publishes
+ * the count). */
+MKRT_OPS_FN uint64_t mkrt_ops_atomic_claim(uint64_t *counter)
+{
+#if defined(__CUDA_ARCH__)
+    return atomicAdd((unsigned long long *)counter, 1ull);
+#elif defined(__CUDACC__)
+    return __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
+#else
+    return atomic_fetch_add_explicit((_Atomic uint64_t *)counter, 1, memory_order_relaxed);
 #endif
 }
 

@@ -73,6 +73,11 @@ typedef struct mkrt__batch {
     size_t layers;
     _Atomic uint32_t *cursors; /* per layer claim cursor (CPU pool) */
     mkrt__batch_plan plan;
+    /* Set by a device that ran the batch's traversal (cuda/protocol.h):
+     * the edge items it ran (emitted RELAX items) and its levels (layers
+     * after a grid barrier each); 0 otherwise. Zeroed by complete. */
+    uint64_t device_edges;
+    uint64_t device_levels;
     mkrt_item *failed;        /* failed items and why (dispatcher-only) */
     mkrt_status *failed_why;
     uint32_t failed_n;

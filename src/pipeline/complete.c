@@ -75,6 +75,14 @@ void mkrt__stage_complete(mkrt_runtime *rt, mkrt__batch *b)
     mkrt__stat_add(&rt->failed, failed);
     mkrt__stat_add(&rt->layers, b->layers);
     mkrt__stat_add(&rt->barriers, b->layers ? b->layers - 1 : 0);
+    /* A device traversal: its edge items were emitted and ran in the
+     * batch, and each of its levels is a layer after a grid barrier. */
+    mkrt__stat_add(&rt->executed, b->device_edges);
+    mkrt__stat_add(&rt->emitted_total, b->device_edges);
+    mkrt__stat_add(&rt->emitted_done, b->device_edges);
+    mkrt__stat_add(&rt->layers, b->device_levels);
+    mkrt__stat_add(&rt->barriers, b->device_levels);
+    b->device_edges = b->device_levels = 0;
     /* The batch's APPENDs are complete (the backend's completion was
      * acquired; a failed device batch left append_len where it was).
      * release: pairs with the acquire loads in the log's readers. */

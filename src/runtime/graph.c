@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* src/runtime/graph.c - mkrt_graph_register: the read-only CSR graph the
- * ops read (borrowed, checked once), and RELAX's frontier bitset. */
+ * ops read (borrowed, checked once), RELAX's frontier bitset, and the
+ * device's copy of the graph. */
 #include <stdalign.h>
 #include <string.h>
 
@@ -98,6 +99,19 @@ mkrt_status mkrt_graph_register(mkrt_runtime *rt, const mkrt_graph *g, mkrt_erro
     rt->slot_words = slot_words;
     rt->slot_op[0] = MKRT_OP_RELAX;
     rt->graph = *g;
+    /* The device's copy (cuda/protocol.h, "Traversals on the device"): no
+     * batch has run, so the dispatcher is not using it; state_lock keeps
+     * the application's state copies out meanwhile. A device that cannot
+     * take the graph refuses RELAX (the CPU pool runs it) and says why in
+     * mkrt_backend_describe(). */
+    mkrt__backend *dev = rt->nbackends > 1 ? rt->backends[0] : NULL;
+    if (dev != NULL && dev->ops->graph_in != NULL) {
+        mkrt_error why;
+        mkrt__mutex_lock(&rt->state_lock);
+        (void)dev->ops->graph_in(dev, g, &why);
+        mkrt__mutex_unlock(&rt->state_lock);
+        mkrt__runtime_describe_device(rt);
+    }
     mkrt__mutex_unlock(&rt->producers_lock);
     return MKRT_OK;
 }

@@ -222,12 +222,17 @@ static mkrt_status start_backends(mkrt_runtime *rt, mkrt_error *err)
         snprintf(rt->backend_desc, sizeof rt->backend_desc, "cpu: %u workers", rt->workers);
         return MKRT_OK;
     }
-    char dev[360];
-    device->ops->describe(device, dev, sizeof dev);
-    snprintf(rt->backend_desc, sizeof rt->backend_desc,
-             "%s; watchdog %u ms; batches with ops the device lacks on %u CPU workers", dev,
-             cfg->watchdog_ms, rt->workers);
+    mkrt__runtime_describe_device(rt);
     return MKRT_OK;
+}
+
+void mkrt__runtime_describe_device(mkrt_runtime *rt)
+{
+    char dev[MKRT_ERROR_MESSAGE_MAX + 192];
+    rt->backends[0]->ops->describe(rt->backends[0], dev, sizeof dev);
+    snprintf(rt->backend_desc, sizeof rt->backend_desc,
+             "%.*s; watchdog %u ms; batches with ops the device lacks on %u CPU workers",
+             (int)(sizeof rt->backend_desc - 96), dev, rt->cfg.watchdog_ms, rt->workers);
 }
 
 /* Stops the backends; a GPU kernel that would not stop keeps the cells

@@ -194,10 +194,13 @@ struct mkrt_runtime {
         uint32_t participants[8];
         size_t layers, items;
     } last_plan;
-    char backend_desc[MKRT_ERROR_MESSAGE_MAX + 128];
+    char backend_desc[MKRT_ERROR_MESSAGE_MAX + 288];
 };
 
 int mkrt__dispatcher_main(void *rt);
+/* Writes backend_desc for a runtime with a device (backends[0]): at
+ * create, and again when the device's description changes (the graph). */
+void mkrt__runtime_describe_device(struct mkrt_runtime *rt);
 /* Dispatcher thread: makes `to` hold the state before it runs a batch
  * (to == NULL or a backend without state_in, or failed: the host arrays).
  * Returns NULL, or the backend that failed (err says why): `to` when it

@@ -21,6 +21,9 @@
  *   fault     as ok, but the "kernel" dies in batch FAKE_CUDA_FAULT_BATCH
  *             (default 3) and the stream reports CUDA_ERROR_ILLEGAL_ADDRESS
  *   toolarge  the cooperative launch fails with 720 (grid too large)
+ * FAKE_CUDA_LEVEL_NAP_US makes each traversal level of the "kernel" take
+ * at least that long; FAKE_CUDA_MAX_ALLOC (bytes) fails every larger
+ * cuMemAlloc with CUDA_ERROR_OUT_OF_MEMORY.
  * Linking: cuLinkAddData records whether the PTX defines mkrt_user_op;
  * cuLinkComplete fails with a JIT log when it does not, else returns a
  * "linked module" whose kernel runs these user ops (the tests' CPU ops and
@@ -307,6 +310,9 @@ static pthread_mutex_t dev_lock = PTHREAD_MUTEX_INITIALIZER;
 static int fake_mem_alloc(unsigned long long *d, size_t bytes)
 {
     sync_gate("cuMemAlloc");
+    const char *most = getenv("FAKE_CUDA_MAX_ALLOC"); /* a device short of memory */
+    if (most != NULL && bytes > strtoull(most, NULL, 10))
+        return 2; /* CUDA_ERROR_OUT_OF_MEMORY */
     dev_block *b = malloc(sizeof *b + (bytes ? bytes : 1));
     if (b == NULL)
         return 2;
@@ -591,6 +597,8 @@ static uint32_t fake_user_op(uint32_t op, uint32_t in, uint32_t out, uint32_t pa
     }
 }
 
+static _Atomic uint64_t level_nap_ns; /* FAKE_CUDA_LEVEL_NAP_US, see fake_launch */
+
 /* fault mode: the loop stops (as a faulting kernel does) in this batch. */
 static _Atomic uint64_t fault_batch;
 static _Atomic uint32_t fault_layer;
@@ -664,6 +672,12 @@ static int fake_launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned 
     r->hooks.blocks = gx;
     r->hooks.dev = fake_dev;
     r->hooks.user_op = m->linked ? fake_user_op : NULL;
+    /* FAKE_CUDA_LEVEL_NAP_US: each traversal level takes at least that
+     * long (a long traversal for the watchdog's tests). relaxed: read by
+     * the loop, which this launch's thread start orders after the store. */
+    const char *nap = getenv("FAKE_CUDA_LEVEL_NAP_US");
+    atomic_store_explicit(&level_nap_ns, nap ? strtoull(nap, NULL, 10) * 1000u : 0, memory_order_relaxed);
+    r->hooks.level_nap_ns = &level_nap_ns;
     if (is("fault")) {
         /* A "fault": the loop parks in that batch (the hang hook, left
          * through shutdown) and fault_watch reports the stream faulted. */
