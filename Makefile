@@ -196,7 +196,7 @@ $(FAKE_CUDA): tests/fakes/fake_libcuda.c src/backend/mk_loop.h src/cuda/protocol
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -shared -o $@ $< -lpthread
 
-tests: $(TEST_BINS) $(STRESS_BINS) $(SOAK_BIN) ## build the unit tests, stress programs and soak without running them
+tests: $(TEST_BINS) $(STRESS_BINS) $(SOAK_BIN) $(FAKE_CUDA) ## build the unit tests, stress programs and soak without running them
 
 headers-check: ## every public header compiles on its own
 	@for h in $(HEADERS); do \
