@@ -513,6 +513,7 @@ static void bulk_cell_reads(void)
 static void helping_waits(void)
 {
     mkrt_config c = mkrt_config_default();
+    c.backend = MKRT_BACKEND_CPU; /* waiters help on the CPU pool only */
     c.workers = 2;
     mkrt_runtime *rt = start(&c);
     mkrt_producer *a = mkrt_producer_open(rt, NULL), *b = mkrt_producer_open(rt, NULL);
