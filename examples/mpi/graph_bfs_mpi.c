@@ -149,7 +149,7 @@ int graph_bfs_mpi(uint32_t scale, uint32_t edgefactor, uint32_t nroots, unsigned
         fflush(stdout);
     }
     unsigned failures = 0;
-    uint64_t edge_items = 0, forwarded = 0, messages = 0;
+    uint64_t edge_items = 0, forwarded = 0, messages = 0, deferred = 0;
     for (uint32_t i = 0; i < nroots; i++) {
         const uint32_t root = r.roots[i];
         double tb = 0, ts = 0;
@@ -185,6 +185,7 @@ int graph_bfs_mpi(uint32_t scale, uint32_t edgefactor, uint32_t nroots, unsigned
         edge_items += cb.edge_items + cs.edge_items;
         forwarded += cb.forwarded + cs.forwarded;
         messages += cb.messages + cs.messages;
+        deferred += cb.deferred + cs.deferred;
     }
     if (rank == 0) {
         printf("\nsummary (mkrt-mpi, %d rank(s), scale %u, edge factor %u):\n", ranks, scale,
@@ -195,6 +196,8 @@ int graph_bfs_mpi(uint32_t scale, uint32_t edgefactor, uint32_t nroots, unsigned
                " MPI messages (%.0f items per message)\n", forwarded, edge_items,
                edge_items ? 100.0 * (double)forwarded / (double)edge_items : 0.0, messages,
                messages ? (double)forwarded / (double)messages : 0.0);
+        printf("backpressure: %" PRIu64 " edge items waited for outbox room (run again later)\n",
+               deferred);
         if (failures > 0)
             printf("validation: %u of %u searches FAILED\n", failures, 2 * nroots);
         else

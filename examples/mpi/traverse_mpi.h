@@ -16,9 +16,10 @@ typedef struct tmpi_engine tmpi_engine;
 
 /** Counters of one traversal, summed over the ranks. */
 typedef struct tmpi_counts {
-    uint64_t edge_items; /* edge items the frontiers emitted (all ranks) */
+    uint64_t edge_items; /* edge items the frontiers emitted (all ranks), retries excluded */
     uint64_t forwarded;  /* of them, sent to another rank */
     uint64_t messages;   /* MPI messages sent */
+    uint64_t deferred;   /* edge items run again because an outbox was full */
     uint64_t failed;     /* items that failed (must be 0) */
 } tmpi_counts;
 

@@ -103,7 +103,9 @@ static void test_bad_input(void)
 static void test_too_few_producers(void)
 {
     if (ranks < 3) {
-        check(NULL, 1, "# skip: too few producers needs 3 ranks");
+        tests++;
+        if (rank == 0)
+            printf("ok %d # skip too few producers for the ranks needs 3 ranks\n", tests);
         return;
     }
     mkrt_config rc = mkrt_config_default();
