@@ -442,7 +442,7 @@ $(MPI_NULL_PROBE): $(BUILD)/gen/mpi_null_probe.c $(MPI_STATIC) $(STATIC)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(MPI_CFLAGS) $(CFLAGS) -o $@ $< $(MPI_STATIC) $(STATIC) $(LDFLAGS) $(MPI_LIBS) $(LDLIBS)
 
-$(BUILD)/bench/mpi_bench: $(BUILD)/obj/bench/mpi_bench.o $(MPI_EX_OBJS) $(G500_KIT_OBJS) $(MPI_STATIC) $(STATIC)
+$(BUILD)/bench/mpi_bench: $(BUILD)/obj/bench/mpi_bench.o $(MPI_EX_OBJS) $(G500_OBJS) $(MPI_STATIC) $(STATIC)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(STATIC) $(MPI_LIBS) $(LDLIBS)
 
