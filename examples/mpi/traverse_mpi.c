@@ -14,8 +14,19 @@
  * Both ops are monotone minima, so the result is the same fixpoint as the
  * single-process engine's whatever the order: BFS cells pack
  * depth << 32 | parent (the smallest parent at the shortest depth), SSSP
- * cells hold distances. A traversal is a seed on the root's owner and one
- * mkrt_mpi_quiesce(). */
+ * cells hold distances.
+ *
+ * SSSP is asynchronous: a seed on the root's owner and one
+ * mkrt_mpi_quiesce(); arrivals lower cells and expand at once, in whatever
+ * order they come (label correcting: a vertex may be lowered, and its edges
+ * sent, more than once).
+ *
+ * BFS is level-synchronous, one mkrt_mpi_quiesce() per level: the edge
+ * items and arrivals only lower cells (they do not expand), and after each
+ * level every rank publishes one EXPAND item per vertex it owns at the
+ * level's depth; those emit the vertex's edges (the runtime's frontier), so
+ * every edge is scanned once per BFS. The traversal ends when a level finds
+ * no vertex on any rank (an allreduce of the counts). */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -24,6 +35,8 @@
 #include "traverse_mpi.h"
 
 enum { OP_VISIT = MKRT_OP_USER_FIRST, OP_SETTLE };
+/* VISIT's param on an EXPAND item: emit the vertex's edges. */
+#define EXPAND UINT32_MAX
 /* Arrival items carry a value below 2^31 in param with this bit set; the
  * frontier's edge items carry the edge weight (1..255). */
 #define ARRIVE 0x80000000u
@@ -36,6 +49,8 @@ struct tmpi_engine {
     uint32_t vertices;
     int rank, size;
     uint64_t *cells; /* gathered results (rank 0), scratch elsewhere */
+    uint64_t *local; /* this rank's cells, read once per BFS level */
+    mkrt_item *seeds; /* EXPAND items of one level (at most the vertices) */
 };
 
 /* Sends an arrival to its owner; when the outbox is full, runs the edge
@@ -57,18 +72,25 @@ static mkrt_status lower(const mkrt_op_ctx *ctx, uint32_t w, uint64_t cand)
     return MKRT_OK;
 }
 
+/* BFS: EXPAND items emit the edges; edge items and arrivals only lower
+ * (the host expands the next level). */
 static mkrt_status visit(const mkrt_item *it, const mkrt_op_ctx *ctx)
 {
     const tmpi_engine *e = ctx->user;
-    if (it->param & ARRIVE)
-        return lower(ctx, it->out, (uint64_t)(it->param & ~ARRIVE) << 32 | it->in);
+    if (it->param == EXPAND)
+        return mkrt_op_emit_edges(ctx, it->out);
+    if (it->param & ARRIVE) {
+        mkrt_op_cell_min(ctx, it->out, (uint64_t)(it->param & ~ARRIVE) << 32 | it->in);
+        return MKRT_OK;
+    }
     uint64_t from = mkrt_op_cell_load(ctx, it->in);
     if (from == UNREACHED)
         return MKRT_OK;
     uint64_t depth = (from >> 32) + 1;
     if (mkrt_mpi_owner(e->mpi, it->out) != e->rank)
         return forward(e, ctx, it, (mkrt_item){OP_VISIT, it->in, it->out, ARRIVE | (uint32_t)depth});
-    return lower(ctx, it->out, depth << 32 | it->in);
+    mkrt_op_cell_min(ctx, it->out, depth << 32 | it->in);
+    return MKRT_OK;
 }
 
 static mkrt_status settle(const mkrt_item *it, const mkrt_op_ctx *ctx)
@@ -96,6 +118,8 @@ static tmpi_engine *fail_open(tmpi_engine *e, char *why, size_t len, const char 
         mkrt_producer_close(e->producer);
         mkrt_destroy(e->rt, MKRT_TIMEOUT_INFINITE, NULL);
         free(e->cells);
+        free(e->local);
+        free(e->seeds);
         free(e);
     }
     return NULL;
@@ -111,7 +135,13 @@ tmpi_engine *tmpi_open(const g500_csr *g, unsigned threads, mkrt_mpi_partition p
         return NULL;
     }
     tmpi_engine *e = calloc(1, sizeof *e);
-    if (e == NULL || (e->cells = malloc((size_t)g->vertices * sizeof *e->cells)) == NULL) {
+    if (e == NULL || (e->cells = malloc((size_t)g->vertices * sizeof *e->cells)) == NULL ||
+        (e->local = malloc((size_t)g->vertices * sizeof *e->local)) == NULL ||
+        (e->seeds = malloc((size_t)g->vertices * sizeof *e->seeds)) == NULL) {
+        if (e != NULL) {
+            free(e->cells);
+            free(e->local);
+        }
         free(e);
         snprintf(why, len, "mkrt-mpi engine: out of memory for %u vertices.", g->vertices);
         return NULL;
@@ -168,8 +198,34 @@ mkrt_mpi *tmpi_layer(tmpi_engine *e)
 
 /* Resets the cells, starts together, seeds on the root's owner, waits for
  * global quiescence, gathers the cells to rank 0. */
-static int run(tmpi_engine *e, mkrt_item seed, double *seconds, tmpi_counts *c, char *why,
-               size_t len)
+/* BFS levels after the root's: each rank expands the vertices it owns at
+ * depth `level`, then all wait for the level to end. Returns the status of
+ * the first failure (the same on every rank: the counts are summed). */
+static mkrt_status levels(tmpi_engine *e)
+{
+    for (uint64_t level = 0;; level++) {
+        mkrt_status st = mkrt_cells_read(e->rt, 0, e->vertices, e->local);
+        size_t n = 0;
+        for (uint32_t v = 0; st == MKRT_OK && v < e->vertices; v++)
+            if (e->local[v] != UNREACHED && e->local[v] >> 32 == level &&
+                mkrt_mpi_owner(e->mpi, v) == e->rank)
+                e->seeds[n++] = (mkrt_item){OP_VISIT, v, v, EXPAND};
+        if (st == MKRT_OK && n > 0)
+            st = mkrt_publish(e->producer, e->seeds, n, MKRT_TIMEOUT_INFINITE, NULL);
+        uint64_t sums[2] = {n, st != MKRT_OK};
+        mkrt_mpi_allreduce_sum(e->mpi, sums, 2);
+        if (sums[1] != 0)
+            return MKRT_ECLOSED;
+        if (sums[0] == 0)
+            return MKRT_OK; /* no rank has a vertex at this depth */
+        st = mkrt_mpi_quiesce(e->mpi, MKRT_TIMEOUT_INFINITE);
+        if (st != MKRT_OK)
+            return st;
+    }
+}
+
+static int run(tmpi_engine *e, mkrt_item seed, int by_level, double *seconds, tmpi_counts *c,
+               char *why, size_t len)
 {
     for (uint32_t v = 0; v < e->vertices; v++)
         mkrt_cell_write(e->rt, v, UNREACHED); /* quiescent: nothing touches them */
@@ -183,6 +239,8 @@ static int run(tmpi_engine *e, mkrt_item seed, double *seconds, tmpi_counts *c, 
     if (st == MKRT_OK && mkrt_mpi_owner(e->mpi, seed.out) == e->rank)
         st = mkrt_publish(e->producer, &seed, 1, MKRT_TIMEOUT_INFINITE, &err);
     mkrt_status q = mkrt_mpi_quiesce(e->mpi, MKRT_TIMEOUT_INFINITE);
+    if (q == MKRT_OK && by_level)
+        q = levels(e);
     *seconds = g500_seconds() - t0;
     mkrt_stats_read(e->rt, &s1);
     mkrt_mpi_stats_read(e->mpi, &m1);
@@ -216,7 +274,7 @@ int tmpi_bfs(tmpi_engine *e, uint32_t root, uint32_t *parent, double *seconds, t
              char *why, size_t len)
 {
     if (bad_root(e, root, why, len) != 0 ||
-        run(e, (mkrt_item){OP_VISIT, root, root, ARRIVE | 0}, seconds, c, why, len) != 0)
+        run(e, (mkrt_item){OP_VISIT, root, root, ARRIVE | 0}, 1, seconds, c, why, len) != 0)
         return -1;
     for (uint32_t v = 0; e->rank == 0 && v < e->vertices; v++)
         parent[v] = e->cells[v] == UNREACHED ? G500_NO_PARENT : (uint32_t)e->cells[v];
@@ -227,7 +285,7 @@ int tmpi_sssp(tmpi_engine *e, uint32_t root, uint64_t *dist, double *seconds, tm
               char *why, size_t len)
 {
     if (bad_root(e, root, why, len) != 0 ||
-        run(e, (mkrt_item){OP_SETTLE, root, root, ARRIVE | 0}, seconds, c, why, len) != 0)
+        run(e, (mkrt_item){OP_SETTLE, root, root, ARRIVE | 0}, 0, seconds, c, why, len) != 0)
         return -1;
     for (uint32_t v = 0; e->rank == 0 && v < e->vertices; v++)
         dist[v] = e->cells[v] == UNREACHED ? G500_INF : e->cells[v];
@@ -242,5 +300,7 @@ void tmpi_close(tmpi_engine *e)
     mkrt_producer_close(e->producer);
     mkrt_destroy(e->rt, MKRT_TIMEOUT_INFINITE, NULL);
     free(e->cells);
+    free(e->local);
+    free(e->seeds);
     free(e);
 }
