@@ -97,7 +97,7 @@ GRAPH_SCALE   ?= 16
 
 .PHONY: all check headers-check abi-check install-check stress soak tsan asan bench bench-quick \
         bench-cuda plots demo demo-graph examples install uninstall deps bench-deps clean help tests docs docs-check \
-        mpi check-mpi mpi-deps
+        mpi check-mpi mpi-deps tsan-mpi
 .DEFAULT_GOAL := all
 
 all: $(STATIC) $(SHARED) $(BUILD)/libmkrt.so ## libmkrt.a and libmkrt.so (with its SONAME link) in $(BUILD)
@@ -420,8 +420,9 @@ $(BUILD)/obj/examples/graph_bfs.o: CPPFLAGS += -DMKRT_WITH_MPI
 $(MPI_STATIC): $(MPI_OBJS)
 	rm -f $@
 	$(AR) rcs $@ $^
-$(MPI_SHARED): $(MPI_OBJS) $(SHARED)
-	$(CC) -shared -Wl,-soname,libmkrt_mpi.so.$(SOVERSION) -Wl,--no-undefined $(LDFLAGS) -o $@ \
+$(MPI_SHARED): $(MPI_OBJS) $(SHARED) mpi/src/libmkrt_mpi.map
+	$(CC) -shared -Wl,-soname,libmkrt_mpi.so.$(SOVERSION) -Wl,--version-script=mpi/src/libmkrt_mpi.map \
+	    -Wl,--no-undefined $(LDFLAGS) -o $@ \
 	    $(MPI_OBJS) $(SHARED) $(MPI_LIBS) $(LDLIBS)
 	ln -sf libmkrt_mpi.so.$(VERSION) $(BUILD)/libmkrt_mpi.so.$(SOVERSION)
 	ln -sf libmkrt_mpi.so.$(VERSION) $(BUILD)/libmkrt_mpi.so
@@ -463,8 +464,16 @@ check-mpi: all $(MPI_STATIC) $(MPI_SHARED) $(MPI_TEST_BINS) $(MPI_NULL_PROBE) $(
 	else echo "docs check skipped: doxygen not installed"; fi
 	prove -f --exec 'timeout -k 5 $(TEST_TIMEOUT)' $(MPI_NULL_PROBE)
 	MPIRUN='$(MPIRUN)' BUILD='$(BUILD)' sh mpi/tests/check_mpi.sh
+
+# The MPI unit tests under ThreadSanitizer at 2 ranks (libmkrt and
+# libmkrt_mpi instrumented; Open MPI is not: mpi/tests/tsan-mpi.supp).
+tsan-mpi: ## the MPI layer's unit tests under ThreadSanitizer at 2 ranks, in $(BUILD)/tsan
+	$(MAKE) BUILD=$(BUILD)/tsan SAN="-fsanitize=thread" OPT="-O1 -g" $(BUILD)/tsan/mpi/tests/test_mpi
+	cat tsan.supp mpi/tests/tsan-mpi.supp > $(BUILD)/tsan/mpi.supp
+	TSAN_OPTIONS="suppressions=$(CURDIR)/$(BUILD)/tsan/mpi.supp halt_on_error=1 $(TSAN_OPTIONS)" \
+	    timeout -k 5 600 $(MPIRUN) --mca btl self,vader -x TSAN_OPTIONS -np 2 $(BUILD)/tsan/mpi/tests/test_mpi
 else
-mpi check-mpi:
+mpi check-mpi tsan-mpi:
 	@echo "$@: no mpicc found; the MPI layer is optional (make mpi-deps installs Open MPI)"; exit 1
 endif
 

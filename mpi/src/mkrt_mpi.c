@@ -151,15 +151,15 @@ mkrt_status mkrt_mpi_create(const mkrt_mpi_config *cfg, mkrt_runtime *rt, mkrt_m
             goto out_free;
         }
     }
-    if (mtx_init(&m->coll_lock, mtx_plain) != thrd_success)
+    if (pthread_mutex_init(&m->coll_lock, NULL) != 0)
         goto nomem;
-    if (cnd_init(&m->coll_done) != thrd_success) {
-        mtx_destroy(&m->coll_lock);
+    if (pthread_cond_init(&m->coll_done, NULL) != 0) {
+        pthread_mutex_destroy(&m->coll_lock);
         goto nomem;
     }
-    if (thrd_create(&m->thread, mkrt__mpi_progress_main, m) != thrd_success) {
-        cnd_destroy(&m->coll_done);
-        mtx_destroy(&m->coll_lock);
+    if (pthread_create(&m->thread, NULL, mkrt__mpi_progress_main, m) != 0) {
+        pthread_cond_destroy(&m->coll_done);
+        pthread_mutex_destroy(&m->coll_lock);
         goto nomem;
     }
     *out = m;
@@ -189,11 +189,11 @@ mkrt_status mkrt_mpi_destroy(mkrt_mpi *m, mkrt_error *err)
         fail(err, st, "mkrt_mpi_destroy: the final quiescence ended with %s; items may be left. "
              "Fix: keep the runtime open until mkrt_mpi_destroy() returns.", mkrt_status_name(st));
     atomic_store(&m->stop, 1);
-    thrd_join(m->thread, NULL);
+    pthread_join(m->thread, NULL);
     /* The thread is gone: MPI calls are ours again (SERIALIZED). */
     MPI_Comm_free(&m->comm);
-    cnd_destroy(&m->coll_done);
-    mtx_destroy(&m->coll_lock);
+    pthread_cond_destroy(&m->coll_done);
+    pthread_mutex_destroy(&m->coll_lock);
     int owns = m->owns_mpi;
     teardown(m);
     if (owns)

@@ -7,15 +7,17 @@
  * starts and after it is joined: MPI_THREAD_SERIALIZED). Host threads and
  * ops append to outboxes under the outbox's mutex; host threads hand
  * collectives to the progress thread through `coll` under coll_lock.
- * C11 <threads.h> throughout (mkrt's src/base/thread.h is internal to
- * libmkrt). */
+ * POSIX threads, not C11 <threads.h>: glibc's thrd_create and mtx_lock
+ * bypass the pthread symbols ThreadSanitizer intercepts (see
+ * src/base/thread.h, which is internal to libmkrt and not exported by
+ * libmkrt.so), so a C11 thread crashes under TSan. */
 #ifndef MKRT_MPI_INTERNAL_H
 #define MKRT_MPI_INTERNAL_H
 
 #include <mpi.h>
 #include <stdatomic.h>
 #include <stdint.h>
-#include <threads.h>
+#include <pthread.h> /* see above */
 
 #include "mkrt_mpi/mkrt_mpi.h"
 
@@ -27,8 +29,8 @@
  * items) while sealed - done < buffers; slots done..sealed-1 are sealed,
  * of which done..posted-1 are in flight in MPI. */
 typedef struct mm_outbox {
-    mtx_t lock;       /* guards fill_n, sealed, done, count[] */
-    cnd_t room;       /* broadcast when a send completes (done grows) */
+    pthread_mutex_t lock;       /* guards fill_n, sealed, done, count[] */
+    pthread_cond_t room;       /* broadcast when a send completes (done grows) */
     mkrt_item *items; /* buffers * batch_items */
     uint32_t *count;  /* items per sealed slot */
     uint64_t fill_n, sealed, done;
@@ -62,15 +64,15 @@ struct mkrt_mpi {
     uint32_t per_rank; /* BLOCK: handles per rank */
     mm_outbox *out;    /* size entries (own rank's unused) */
     mm_inbox *in;      /* size entries (own rank's unused) */
-    thrd_t thread;
+    pthread_t thread;
     atomic_int stop;   /* host -> progress: finish (seq_cst) */
     /* Item counts for termination detection (seq_cst: see quiesce.c). */
     atomic_uint_fast64_t sent, received;
     /* Statistics (relaxed: counters read for reports only). */
     atomic_uint_fast64_t msgs_sent, msgs_received, deferred, publish_waits, waves;
     /* One collective at a time. */
-    mtx_t coll_lock;
-    cnd_t coll_done;
+    pthread_mutex_t coll_lock;
+    pthread_cond_t coll_done;
     int coll_state, coll_kind;
     uint64_t *coll_buf;
     int coll_n;
@@ -88,7 +90,7 @@ size_t mkrt__mpi_outbox_append(struct mkrt_mpi *m, int dest, const mkrt_item *it
 int mkrt__mpi_outbox_init(mm_outbox *o, uint32_t buffers, uint32_t batch);
 void mkrt__mpi_outbox_fini(mm_outbox *o);
 /* progress.c */
-int mkrt__mpi_progress_main(void *arg);
+void *mkrt__mpi_progress_main(void *arg);
 void mkrt__mpi_fatal(struct mkrt_mpi *m, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
 double mkrt__mpi_now(void);
 /* collective.c: runs one collective through the progress thread. */

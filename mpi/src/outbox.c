@@ -16,10 +16,10 @@ int mkrt__mpi_outbox_init(mm_outbox *o, uint32_t buffers, uint32_t batch)
     o->sealed_at = calloc(buffers, sizeof *o->sealed_at);
     if (o->items == NULL || o->count == NULL || o->req == NULL || o->sealed_at == NULL)
         goto fail;
-    if (mtx_init(&o->lock, mtx_plain) != thrd_success)
+    if (pthread_mutex_init(&o->lock, NULL) != 0)
         goto fail;
-    if (cnd_init(&o->room) != thrd_success) {
-        mtx_destroy(&o->lock);
+    if (pthread_cond_init(&o->room, NULL) != 0) {
+        pthread_mutex_destroy(&o->lock);
         goto fail;
     }
     for (uint32_t i = 0; i < buffers; i++)
@@ -38,8 +38,8 @@ void mkrt__mpi_outbox_fini(mm_outbox *o)
 {
     if (o->items == NULL)
         return;
-    mtx_destroy(&o->lock);
-    cnd_destroy(&o->room);
+    pthread_mutex_destroy(&o->lock);
+    pthread_cond_destroy(&o->room);
     free(o->items);
     free(o->count);
     free(o->req);
@@ -93,11 +93,11 @@ size_t mkrt__mpi_outbox_append(struct mkrt_mpi *m, int dest, const mkrt_item *it
 {
     mm_outbox *o = &m->out[dest];
     size_t done = 0;
-    mtx_lock(&o->lock);
+    pthread_mutex_lock(&o->lock);
     if (all_or_nothing) {
         if (room(m, o) >= n)
             done = put(m, o, items, n);
-        mtx_unlock(&o->lock);
+        pthread_mutex_unlock(&o->lock);
         return done;
     }
     for (;;) {
@@ -114,8 +114,8 @@ size_t mkrt__mpi_outbox_append(struct mkrt_mpi *m, int dest, const mkrt_item *it
         /* Wake at least every 10 ms to notice stop. */
         uint64_t wake = now_ns + 10000000u;
         abs_deadline(wake < deadline_ns ? wake : deadline_ns, &ts);
-        cnd_timedwait(&o->room, &o->lock, &ts);
+        pthread_cond_timedwait(&o->room, &o->lock, &ts);
     }
-    mtx_unlock(&o->lock);
+    pthread_mutex_unlock(&o->lock);
     return done;
 }

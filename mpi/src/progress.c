@@ -7,6 +7,7 @@
  * longer than wait_timeout_ms for a peer ends the job (MPI_Abort). */
 #include <stdarg.h>
 #include <stdio.h>
+#include <sched.h>
 #include <time.h>
 
 #include "mpi_internal.h"
@@ -31,7 +32,7 @@ void mkrt__mpi_fatal(struct mkrt_mpi *m, const char *fmt, ...)
     MPI_Abort(MPI_COMM_WORLD, 70);
     /* MPI_Abort does not return; if an implementation did, do not go on. */
     for (;;)
-        thrd_yield();
+        sched_yield();
 }
 
 /* An MPI call's result: anything but success ends the job with MPI's words. */
@@ -53,7 +54,7 @@ static int progress_out(struct mkrt_mpi *m, int dest, double now)
     const uint32_t bufs = m->cfg.buffers, batch = m->cfg.batch_items;
     const double hold = m->cfg.hold_ms * 1e-3;
     int moved = 0;
-    mtx_lock(&o->lock);
+    pthread_mutex_lock(&o->lock);
     /* Nothing in flight: send the partial slot now rather than wait. */
     if (o->fill_n > 0 && o->posted == o->sealed && o->done == o->posted) {
         uint32_t slot = (uint32_t)(o->sealed % bufs);
@@ -63,7 +64,7 @@ static int progress_out(struct mkrt_mpi *m, int dest, double now)
         o->fill_n = 0;
     }
     uint64_t sealed = o->sealed;
-    mtx_unlock(&o->lock);
+    pthread_mutex_unlock(&o->lock);
     /* Slots done..sealed-1 are no appender's business: no lock needed. */
     while (o->posted < sealed) {
         uint32_t slot = (uint32_t)(o->posted % bufs);
@@ -89,10 +90,10 @@ static int progress_out(struct mkrt_mpi *m, int dest, double now)
         o->oldest_post = now;
     }
     if (done != o->done) {
-        mtx_lock(&o->lock);
+        pthread_mutex_lock(&o->lock);
         o->done = done;
-        cnd_broadcast(&o->room);
-        mtx_unlock(&o->lock);
+        pthread_cond_broadcast(&o->room);
+        pthread_mutex_unlock(&o->lock);
         moved = 1;
     } else if (done < o->posted && now - o->oldest_post > m->cfg.wait_timeout_ms * 1e-3) {
         mkrt__mpi_fatal(m,
@@ -150,9 +151,9 @@ static int progress_in(struct mkrt_mpi *m, int src)
 static int progress_coll(struct mkrt_mpi *m, double now)
 {
     int moved = 0;
-    mtx_lock(&m->coll_lock);
+    pthread_mutex_lock(&m->coll_lock);
     int state = m->coll_state;
-    mtx_unlock(&m->coll_lock);
+    pthread_mutex_unlock(&m->coll_lock);
     if (state == MM_POSTED) {
         /* coll_* were written under coll_lock before POSTED: read now. */
         void *buf = m->coll_buf;
@@ -165,19 +166,19 @@ static int progress_coll(struct mkrt_mpi *m, double now)
                                  MPI_BOR, 0, m->comm, &m->coll_req),
                   "MPI_Ireduce", -1);
         m->coll_started = now;
-        mtx_lock(&m->coll_lock);
+        pthread_mutex_lock(&m->coll_lock);
         m->coll_state = state = MM_RUNNING;
-        mtx_unlock(&m->coll_lock);
+        pthread_mutex_unlock(&m->coll_lock);
         moved = 1;
     }
     if (state == MM_RUNNING) {
         int flag = 0;
         check(m, MPI_Test(&m->coll_req, &flag, MPI_STATUS_IGNORE), "MPI_Test (collective)", -1);
         if (flag) {
-            mtx_lock(&m->coll_lock);
+            pthread_mutex_lock(&m->coll_lock);
             m->coll_state = MM_DONE;
-            cnd_broadcast(&m->coll_done);
-            mtx_unlock(&m->coll_lock);
+            pthread_cond_broadcast(&m->coll_done);
+            pthread_mutex_unlock(&m->coll_lock);
             return 1;
         }
         if (now - m->coll_started > m->cfg.wait_timeout_ms * 1e-3)
@@ -191,7 +192,7 @@ static int progress_coll(struct mkrt_mpi *m, double now)
     return moved;
 }
 
-int mkrt__mpi_progress_main(void *arg)
+void *mkrt__mpi_progress_main(void *arg)
 {
     struct mkrt_mpi *m = arg;
     unsigned idle = 0;
@@ -209,13 +210,13 @@ int mkrt__mpi_progress_main(void *arg)
             continue;
         }
         if (++idle < 16) {
-            thrd_yield();
+            sched_yield();
             continue;
         }
         /* Idle: sleep 20..200 us, longer the longer nothing happens. */
         long ns = idle < 64 ? 20000 : 200000;
         struct timespec ts = {0, ns};
-        thrd_sleep(&ts, NULL);
+        nanosleep(&ts, NULL);
     }
     /* Global quiescence was reached: no item in flight, so every posted
      * receive is unmatched; cancel them. */
@@ -233,5 +234,5 @@ int mkrt__mpi_progress_main(void *arg)
             check(m, MPI_Wait(&o->req[o->done % m->cfg.buffers], MPI_STATUS_IGNORE),
                   "MPI_Wait (send)", r);
     }
-    return 0;
+    return NULL;
 }
