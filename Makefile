@@ -10,6 +10,8 @@
 #   make bench      benchmarks vs peers (make bench-deps), printed; RECORD=1 writes bench/results/
 #   make install    PREFIX=/usr/local DESTDIR=
 #   make deps       apt-get install what the build and tests need (idempotent)
+#   make check-mpi  the optional MPI layer libmkrt_mpi (where mpicc is found;
+#                   make mpi-deps installs Open MPI): tests at 1, 2, 4 ranks
 #
 # Variables: BUILD (build tree, default build), CC, NVCC (empty: no CUDA
 # megakernel), PREFIX/LIBDIR/INCDIR/DESTDIR (install), SECONDS (stress),
