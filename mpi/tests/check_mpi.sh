@@ -25,6 +25,10 @@ if ! MKRT_MPI_PARTITION=hash timeout -k 5 300 $MPIRUN -x MKRT_MPI_PARTITION -np 
     "$BUILD/examples/graph_bfs" --scale 12 --roots 2; then
   echo "FAIL: graph_bfs, hash partition"; fail=1
 fi
+echo "== distributed graph_bfs on 4 ranks at scale 16 (4 roots): the acceptance run"
+if ! timeout -k 5 600 $MPIRUN -np 4 "$BUILD/examples/graph_bfs" --scale 16 --roots 4; then
+  echo "FAIL: graph_bfs at scale 16 on 4 ranks"; fail=1
+fi
 # A failing rank ends the job with an error within $BOUND s, never a hang.
 for mode in kill stall; do
   echo "== fault: $mode (rank 1 of 3); the job must fail within ${BOUND} s"
