@@ -99,7 +99,7 @@ GRAPH_SCALE   ?= 16
 
 .PHONY: all check headers-check abi-check install-check stress soak tsan asan bench bench-quick \
         bench-cuda plots demo demo-graph examples install uninstall deps bench-deps clean help tests docs docs-check \
-        mpi check-mpi mpi-deps tsan-mpi
+        mpi check-mpi mpi-deps tsan-mpi install-mpi
 .DEFAULT_GOAL := all
 
 all: $(STATIC) $(SHARED) $(BUILD)/libmkrt.so ## libmkrt.a and libmkrt.so (with its SONAME link) in $(BUILD)
@@ -467,6 +467,14 @@ check-mpi: all $(MPI_STATIC) $(MPI_SHARED) $(MPI_TEST_BINS) $(MPI_NULL_PROBE) $(
 	prove -f --exec 'timeout -k 5 $(TEST_TIMEOUT)' $(MPI_NULL_PROBE)
 	MPIRUN='$(MPIRUN)' BUILD='$(BUILD)' sh mpi/tests/check_mpi.sh
 
+install-mpi: $(MPI_STATIC) $(MPI_SHARED) ## install libmkrt_mpi and include/mkrt_mpi/ beside `make install` (same PREFIX, DESTDIR)
+	install -d $(DESTDIR)$(INCDIR)/mkrt_mpi $(DESTDIR)$(LIBDIR)
+	install -m 644 $(MPI_HEADERS) $(DESTDIR)$(INCDIR)/mkrt_mpi/
+	install -m 644 $(MPI_STATIC) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(MPI_SHARED) $(DESTDIR)$(LIBDIR)/
+	ln -sf libmkrt_mpi.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libmkrt_mpi.so.$(SOVERSION)
+	ln -sf libmkrt_mpi.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libmkrt_mpi.so
+
 # The MPI unit tests under ThreadSanitizer at 2 ranks (libmkrt and
 # libmkrt_mpi instrumented; Open MPI is not: mpi/tests/tsan-mpi.supp).
 tsan-mpi: ## the MPI layer's unit tests under ThreadSanitizer at 2 ranks, in $(BUILD)/tsan
@@ -475,7 +483,7 @@ tsan-mpi: ## the MPI layer's unit tests under ThreadSanitizer at 2 ranks, in $(B
 	TSAN_OPTIONS="suppressions=$(CURDIR)/$(BUILD)/tsan/mpi.supp halt_on_error=1 $(TSAN_OPTIONS)" \
 	    timeout -k 5 600 $(MPIRUN) --mca btl self,vader -x TSAN_OPTIONS -np 2 $(BUILD)/tsan/mpi/tests/test_mpi
 else
-mpi check-mpi tsan-mpi:
+mpi check-mpi tsan-mpi install-mpi:
 	@echo "$@: no mpicc found; the MPI layer is optional (make mpi-deps installs Open MPI)"; exit 1
 endif
 

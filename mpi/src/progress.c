@@ -227,12 +227,26 @@ void *mkrt__mpi_progress_main(void *arg)
         check(m, MPI_Wait(&m->in[r].req, MPI_STATUS_IGNORE), "MPI_Wait (cancelled receive)", r);
         m->in[r].posted = 0;
     }
-    /* Every item was received, so the last sends complete. */
+    /* After a global quiescence every item was received, so the last
+     * sends complete; after a stopped runtime they may not: bounded. */
+    const double t0 = mkrt__mpi_now();
     for (int r = 0; r < m->size; r++) {
         mm_outbox *o = &m->out[r];
-        for (; r != m->rank && o->done < o->posted; o->done++)
-            check(m, MPI_Wait(&o->req[o->done % m->cfg.buffers], MPI_STATUS_IGNORE),
-                  "MPI_Wait (send)", r);
+        while (r != m->rank && o->done < o->posted) {
+            int flag = 0;
+            check(m, MPI_Test(&o->req[o->done % m->cfg.buffers], &flag, MPI_STATUS_IGNORE),
+                  "MPI_Test (send at shutdown)", r);
+            if (flag) {
+                o->done++;
+                continue;
+            }
+            if (mkrt__mpi_now() - t0 > m->cfg.wait_timeout_ms * 1e-3)
+                mkrt__mpi_fatal(m, "at shutdown, rank %d did not take a message for %u ms (its "
+                                   "runtime stopped before mkrt_mpi_destroy(), or it died). Fix: "
+                                   "destroy the runtimes after mkrt_mpi_destroy() on every rank",
+                                r, m->cfg.wait_timeout_ms);
+            sched_yield();
+        }
     }
     return NULL;
 }
