@@ -2,7 +2,8 @@
 /* mpi/tests/test_mpi.c - libmkrt_mpi under mpirun (1, 2 or 4 ranks): bad
  * input, forwarding (every item runs exactly once, on its owner), per-source
  * order through the owner, emission across ranks with backpressure,
- * quiescence while items are held in flight, gathering, and a shutdown
+ * quiescence while items are held in flight, gathering, a full outbox
+ * refusing (publish timeout, op EAGAIN), and a shutdown
  * under load that loses nothing. Rank 0 prints TAP; every check is the
  * conjunction over the ranks. */
 #include <mpi.h>
@@ -364,6 +365,71 @@ static void test_quiesce_in_flight(void)
     mkrt_destroy(rt, MKRT_TIMEOUT_INFINITE, NULL);
 }
 
+/* ---- backpressure: a full outbox refuses, deterministically ------------- */
+enum { OP_PROBE = MKRT_OP_USER_FIRST + 2 };
+static mkrt_mpi *probe_layer;
+static uint32_t probe_target;
+static atomic_int probe_status = 1; /* 1: the op has not run */
+
+/* Emits one item to another rank's handle and records what that gave. */
+static mkrt_status probe_op(const mkrt_item *it, const mkrt_op_ctx *ctx)
+{
+    (void)it;
+    mkrt_item fwd = {MKRT_OP_ACC, 0, probe_target, 100};
+    size_t emitted = 7;
+    mkrt_status st = mkrt_mpi_op_emit(probe_layer, ctx, &fwd, 1, &emitted);
+    atomic_store(&probe_status, st == MKRT_EAGAIN && emitted == 0 ? 0 : -1);
+    return MKRT_OK;
+}
+
+static void test_backpressure(void)
+{
+    if (ranks < 2) {
+        tests++;
+        if (rank == 0)
+            printf("ok %d # skip backpressure needs 2 ranks\n", tests);
+        return;
+    }
+    const uint32_t H = 64u * (uint32_t)ranks;
+    mkrt_runtime *rt = new_runtime(H);
+    mkrt_op_desc d = {.fn = probe_op, .name = "probe"};
+    mkrt_op_register(rt, OP_PROBE, &d, NULL);
+    mkrt_mpi_config c = mkrt_mpi_config_default();
+    c.handles = H;
+    c.batch_items = 1;
+    c.buffers = 1;     /* room for one item towards each rank */
+    c.hold_ms = 2000;  /* which stays in the outbox 2 s */
+    mkrt_mpi *m = new_layer(rt, c);
+    probe_layer = m;
+    probe_target = H - 1; /* the last rank's */
+    mkrt_producer *p = mkrt_producer_open(rt, NULL);
+    int ok = 1;
+    if (rank == 0) {
+        mkrt_item two[2] = {{MKRT_OP_ACC, 0, probe_target, 1}, {MKRT_OP_ACC, 0, probe_target, 10}};
+        size_t published = 9;
+        mkrt_error err = {0};
+        mkrt_status st = mkrt_mpi_publish(m, p, two, 2, 0, &published, &err);
+        ok &= st == MKRT_ETIMEDOUT && published == 1 && strstr(err.message, "stayed full") != NULL;
+        mkrt_item probe = {OP_PROBE, 0, 0, 0}; /* handle 0: rank 0's */
+        ok &= mkrt_mpi_publish(m, p, &probe, 1, MKRT_TIMEOUT_INFINITE, NULL, NULL) == MKRT_OK;
+        ok &= mkrt_quiesce(rt, MKRT_TIMEOUT_INFINITE) == MKRT_OK; /* local: the probe ran */
+        ok &= atomic_load(&probe_status) == 0;
+    }
+    ok &= mkrt_mpi_quiesce(m, MKRT_TIMEOUT_INFINITE) == MKRT_OK;
+    uint64_t v = 0;
+    mkrt_cell_read(rt, probe_target, &v);
+    if (rank == ranks - 1)
+        ok &= v == 1; /* only the accepted item ran */
+    mkrt_mpi_stats s;
+    ok &= mkrt_mpi_stats_read(m, &s) == MKRT_OK && (rank != 0 || (s.deferred == 1 && s.forwarded == 1));
+    ok &= mkrt_mpi_stats_read(NULL, &s) == MKRT_EINVAL && mkrt_mpi_stats_read(m, NULL) == MKRT_EINVAL;
+    check(m, ok, "a full outbox: mkrt_mpi_publish with timeout 0 gives ETIMEDOUT after a prefix, "
+                 "mkrt_mpi_op_emit gives EAGAIN with nothing emitted; only accepted items run");
+    mkrt_producer_close(p);
+    mkrt_mpi_destroy(m, NULL);
+    mkrt_destroy(rt, MKRT_TIMEOUT_INFINITE, NULL);
+}
+
 /* ---- shutdown under load -------------------------------------------------- */
 static uint32_t pick(uint64_t *s, uint32_t n)
 {
@@ -425,6 +491,7 @@ int main(void)
     test_order();
     test_emit_chain();
     test_quiesce_in_flight();
+    test_backpressure();
     test_shutdown_under_load();
     if (rank == 0)
         printf("1..%d\n", tests);
