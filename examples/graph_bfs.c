@@ -11,6 +11,12 @@
  *
  *   graph_bfs [--scale N] [--edgefactor N] [--roots N] [--threads N]
  *             [--engine mkrt|reference] [--seed N]
+ *
+ * Distributed mode: when MPI is found at build time (mpicc), this program
+ * is built with MKRT_WITH_MPI and libmkrt_mpi; started by an MPI launcher
+ * (mkrt_mpi_launched(): `mpirun -np 4 build/examples/graph_bfs --scale 16`)
+ * it runs examples/mpi/graph_bfs_mpi.c instead, the vertices split between
+ * the ranks (--engine is ignored there; --threads is workers per rank).
  */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -19,6 +25,10 @@
 #include <string.h>
 
 #include "graph500/graph500.h"
+#ifdef MKRT_WITH_MPI
+#include "mkrt_mpi/mkrt_mpi.h"
+#include "mpi/graph_bfs_mpi.h"
+#endif
 
 typedef struct options {
     uint32_t scale, edgefactor, roots;
@@ -270,6 +280,10 @@ int main(int argc, char **argv)
     memset(&r, 0, sizeof r);
     if (parse_args(argc, argv, &r.opt) != 0)
         return 2;
+#ifdef MKRT_WITH_MPI
+    if (mkrt_mpi_launched())
+        return graph_bfs_mpi(r.opt.scale, r.opt.edgefactor, r.opt.roots, r.opt.threads, r.opt.seed);
+#endif
     char why[512];
     if (setup(&r, why, sizeof why) != 0) {
         fprintf(stderr, "graph_bfs: %s\n", why);

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* examples/mpi/traverse_mpi.h - the distributed BFS/SSSP engine over
+ * libmkrt_mpi (examples/mpi/traverse_mpi.c), used by graph_bfs's
+ * distributed mode and bench/mpi_bench.c. Every call is collective: every
+ * rank makes it with the same arguments. */
+#ifndef MKRT_EXAMPLES_TRAVERSE_MPI_H
+#define MKRT_EXAMPLES_TRAVERSE_MPI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../graph500/traverse.h"
+#include "mkrt_mpi/mkrt_mpi.h"
+
+typedef struct tmpi_engine tmpi_engine;
+
+/** Counters of one traversal, summed over the ranks. */
+typedef struct tmpi_counts {
+    uint64_t edge_items; /* edge items the frontiers emitted (all ranks), retries excluded */
+    uint64_t forwarded;  /* of them, sent to another rank */
+    uint64_t messages;   /* MPI messages sent */
+    uint64_t deferred;   /* edge items run again because an outbox was full */
+    uint64_t failed;     /* items that failed (must be 0) */
+} tmpi_counts;
+
+/** Opens the engine on every rank for graph g (the same graph everywhere):
+ *  one runtime of `threads` workers (0: 1) and the MPI layer, vertices
+ *  split by `partition`. NULL with a message in why on failure. */
+tmpi_engine *tmpi_open(const g500_csr *g, unsigned threads, mkrt_mpi_partition partition,
+                       char *why, size_t why_len);
+/** This rank and the ranks. */
+int tmpi_rank(const tmpi_engine *e);
+int tmpi_size(const tmpi_engine *e);
+/** The layer, for reductions. */
+mkrt_mpi *tmpi_layer(tmpi_engine *e);
+/** BFS from root: on rank 0, parent[] of every vertex (scratch elsewhere);
+ *  *seconds the traversal's time (seed to global quiescence). 0, or -1
+ *  with why. */
+int tmpi_bfs(tmpi_engine *e, uint32_t root, uint32_t *parent, double *seconds, tmpi_counts *c,
+             char *why, size_t why_len);
+/** SSSP from root: on rank 0, dist[] (G500_INF unreached). */
+int tmpi_sssp(tmpi_engine *e, uint32_t root, uint64_t *dist, double *seconds, tmpi_counts *c,
+              char *why, size_t why_len);
+/** Stops the layer (collective) and the runtime. */
+void tmpi_close(tmpi_engine *e);
+
+#endif

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* mpi/src/collective.c - collectives the host asks for, run by the
+ * progress thread (which keeps sending and receiving items meanwhile), and
+ * the public ones built on them. */
+#include <stdlib.h>
+
+#include "mpi_internal.h"
+
+mkrt_status mkrt__mpi_collective(struct mkrt_mpi *m, int kind, uint64_t *buf, int n,
+                                 const char *what)
+{
+    pthread_mutex_lock(&m->coll_lock);
+    m->coll_kind = kind;
+    m->coll_buf = buf;
+    m->coll_n = n;
+    m->coll_what = what;
+    m->coll_state = MM_POSTED;
+    while (m->coll_state != MM_DONE)
+        pthread_cond_wait(&m->coll_done, &m->coll_lock); /* the progress thread aborts rather than hang */
+    m->coll_state = MM_IDLE;
+    pthread_mutex_unlock(&m->coll_lock);
+    return MKRT_OK;
+}
+
+mkrt_status mkrt_mpi_allreduce_sum(mkrt_mpi *m, uint64_t *values, size_t n)
+{
+    if (m == NULL || (values == NULL && n > 0) || n > INT32_MAX)
+        return MKRT_EINVAL;
+    if (n == 0)
+        return MKRT_OK;
+    return mkrt__mpi_collective(m, MM_COLL_SUM, values, (int)n, "mkrt_mpi_allreduce_sum");
+}
+
+mkrt_status mkrt_mpi_gather_cells(mkrt_mpi *m, uint32_t first, uint32_t count, uint64_t *out)
+{
+    if (m == NULL || out == NULL || count > INT32_MAX || first > m->cfg.handles ||
+        count > m->cfg.handles - first)
+        return MKRT_EINVAL;
+    if (count == 0)
+        return MKRT_OK;
+    mkrt_status st = mkrt_cells_read(m->rt, first, count, out);
+    if (st != MKRT_OK)
+        return st; /* every rank reads the same range: a failure is everyone's */
+    for (uint32_t i = 0; i < count; i++)
+        if (mkrt__mpi_owner(m, first + i) != m->rank)
+            out[i] = 0; /* the owner's value wins the bitwise or */
+    return mkrt__mpi_collective(m, MM_COLL_BOR_ROOT0, out, (int)count, "mkrt_mpi_gather_cells");
+}

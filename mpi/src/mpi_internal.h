@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* mpi/src/mpi_internal.h - libmkrt_mpi's internals: the layer, its outboxes
+ * and its progress thread.
+ *
+ * Threads: the progress thread makes every MPI call while it runs
+ * (mkrt_mpi_create() and mkrt_mpi_destroy() make the others, before it
+ * starts and after it is joined: MPI_THREAD_SERIALIZED). Host threads and
+ * ops append to outboxes under the outbox's mutex; host threads hand
+ * collectives to the progress thread through `coll` under coll_lock.
+ * POSIX threads, not C11 <threads.h>: glibc's thrd_create and mtx_lock
+ * bypass the pthread symbols ThreadSanitizer intercepts (see
+ * src/base/thread.h, which is internal to libmkrt and not exported by
+ * libmkrt.so), so a C11 thread crashes under TSan. */
+#ifndef MKRT_MPI_INTERNAL_H
+#define MKRT_MPI_INTERNAL_H
+
+#include <mpi.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <pthread.h> /* see above */
+
+#include "mkrt_mpi/mkrt_mpi.h"
+
+/* MPI tag of item messages on the duplicated communicator. */
+#define MM_TAG_ITEMS 1
+
+/* The bounded send side towards one rank: `buffers` slots of batch_items
+ * items used in sequence. Slot (sealed % buffers) is being filled (fill_n
+ * items) while sealed - done < buffers; slots done..sealed-1 are sealed,
+ * of which done..posted-1 are in flight in MPI. */
+typedef struct mm_outbox {
+    pthread_mutex_t lock;       /* guards fill_n, sealed, done, count[] */
+    pthread_cond_t room;       /* broadcast when a send completes (done grows) */
+    mkrt_item *items; /* buffers * batch_items */
+    uint32_t *count;  /* items per sealed slot */
+    uint64_t fill_n, sealed, done;
+    /* Progress thread only: */
+    uint64_t posted;
+    MPI_Request *req;      /* per slot */
+    double *sealed_at;     /* per slot: when sealed (hold_ms) */
+    double oldest_post;    /* when slot `done` was posted (timeout) */
+} mm_outbox;
+
+/* The receive side from one rank: one posted receive, then its items
+ * published into the runtime through prod (may take several passes). */
+typedef struct mm_inbox {
+    mkrt_producer *prod;
+    mkrt_item *items; /* batch_items */
+    MPI_Request req;
+    size_t n, off; /* received items, of which off are published */
+    int posted;    /* a receive is posted */
+} mm_inbox;
+
+/* Collectives the host hands to the progress thread. */
+enum { MM_COLL_NONE, MM_COLL_SUM, MM_COLL_BOR_ROOT0 };
+enum { MM_IDLE, MM_POSTED, MM_RUNNING, MM_DONE };
+
+struct mkrt_mpi {
+    mkrt_mpi_config cfg;
+    mkrt_runtime *rt;
+    MPI_Comm comm;
+    int rank, size;
+    int owns_mpi;  /* mkrt_mpi_create() initialised MPI */
+    uint32_t per_rank; /* BLOCK: handles per rank */
+    mm_outbox *out;    /* size entries (own rank's unused) */
+    mm_inbox *in;      /* size entries (own rank's unused) */
+    pthread_t thread;
+    atomic_int stop;   /* host -> progress: finish (seq_cst) */
+    /* Item counts for termination detection (seq_cst: see quiesce.c). */
+    atomic_uint_fast64_t sent, received;
+    /* Statistics (relaxed: counters read for reports only). */
+    atomic_uint_fast64_t msgs_sent, msgs_received, deferred, publish_waits, waves;
+    /* One collective at a time. */
+    pthread_mutex_t coll_lock;
+    pthread_cond_t coll_done;
+    int coll_state, coll_kind;
+    uint64_t *coll_buf;
+    int coll_n;
+    const char *coll_what;
+    MPI_Request coll_req;
+    double coll_started;
+};
+
+/* partition.c */
+int mkrt__mpi_owner(const struct mkrt_mpi *m, uint32_t handle);
+/* outbox.c: appends to dest's outbox; wait_ns 0 does not wait (all or
+ * nothing then when all_or_nothing). Returns items appended. */
+size_t mkrt__mpi_outbox_append(struct mkrt_mpi *m, int dest, const mkrt_item *items, size_t n,
+                               int all_or_nothing, uint64_t deadline_ns);
+int mkrt__mpi_outbox_init(mm_outbox *o, uint32_t buffers, uint32_t batch);
+void mkrt__mpi_outbox_fini(mm_outbox *o);
+/* progress.c */
+void *mkrt__mpi_progress_main(void *arg);
+void mkrt__mpi_fatal(struct mkrt_mpi *m, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+double mkrt__mpi_now(void);
+/* collective.c: runs one collective through the progress thread. */
+mkrt_status mkrt__mpi_collective(struct mkrt_mpi *m, int kind, uint64_t *buf, int n,
+                                 const char *what);
+
+#endif

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* mpi/src/outbox.c - the bounded send buffers towards one rank (appending
+ * side; the progress thread sends them, progress.c). */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "mpi_internal.h"
+
+int mkrt__mpi_outbox_init(mm_outbox *o, uint32_t buffers, uint32_t batch)
+{
+    memset(o, 0, sizeof *o);
+    o->items = malloc((size_t)buffers * batch * sizeof *o->items);
+    o->count = calloc(buffers, sizeof *o->count);
+    o->req = malloc(buffers * sizeof *o->req);
+    o->sealed_at = calloc(buffers, sizeof *o->sealed_at);
+    if (o->items == NULL || o->count == NULL || o->req == NULL || o->sealed_at == NULL)
+        goto fail;
+    if (pthread_mutex_init(&o->lock, NULL) != 0)
+        goto fail;
+    if (pthread_cond_init(&o->room, NULL) != 0) {
+        pthread_mutex_destroy(&o->lock);
+        goto fail;
+    }
+    for (uint32_t i = 0; i < buffers; i++)
+        o->req[i] = MPI_REQUEST_NULL;
+    return 0;
+fail:
+    free(o->items);
+    free(o->count);
+    free(o->req);
+    free(o->sealed_at);
+    memset(o, 0, sizeof *o);
+    return -1;
+}
+
+void mkrt__mpi_outbox_fini(mm_outbox *o)
+{
+    if (o->items == NULL)
+        return;
+    pthread_mutex_destroy(&o->lock);
+    pthread_cond_destroy(&o->room);
+    free(o->items);
+    free(o->count);
+    free(o->req);
+    free(o->sealed_at);
+    memset(o, 0, sizeof *o);
+}
+
+/* Items that fit now (lock held). */
+static uint64_t room(const struct mkrt_mpi *m, const mm_outbox *o)
+{
+    uint64_t used = o->sealed - o->done;
+    if (used >= m->cfg.buffers)
+        return 0;
+    return (m->cfg.buffers - used) * (uint64_t)m->cfg.batch_items - o->fill_n;
+}
+
+/* Copies up to n items into the filling slots (lock held). */
+static size_t put(struct mkrt_mpi *m, mm_outbox *o, const mkrt_item *items, size_t n)
+{
+    const uint32_t batch = m->cfg.batch_items, bufs = m->cfg.buffers;
+    size_t put_n = 0;
+    while (put_n < n && o->sealed - o->done < bufs) {
+        uint32_t slot = (uint32_t)(o->sealed % bufs);
+        size_t k = batch - o->fill_n;
+        if (k > n - put_n)
+            k = n - put_n;
+        memcpy(o->items + (size_t)slot * batch + o->fill_n, items + put_n, k * sizeof *items);
+        o->fill_n += k;
+        put_n += k;
+        if (o->fill_n == batch) { /* sealed: the progress thread sends it */
+            o->count[slot] = batch;
+            o->sealed_at[slot] = mkrt__mpi_now();
+            o->sealed++;
+            o->fill_n = 0;
+        }
+    }
+    /* Counted before any of them can be received: the termination
+     * detection needs sent >= received at every moment (quiesce.c). */
+    atomic_fetch_add(&m->sent, put_n);
+    return put_n;
+}
+
+static void abs_deadline(uint64_t deadline_ns, struct timespec *ts)
+{
+    ts->tv_sec = (time_t)(deadline_ns / 1000000000u);
+    ts->tv_nsec = (long)(deadline_ns % 1000000000u);
+}
+
+size_t mkrt__mpi_outbox_append(struct mkrt_mpi *m, int dest, const mkrt_item *items, size_t n,
+                               int all_or_nothing, uint64_t deadline_ns)
+{
+    mm_outbox *o = &m->out[dest];
+    size_t done = 0;
+    pthread_mutex_lock(&o->lock);
+    if (all_or_nothing) {
+        if (room(m, o) >= n)
+            done = put(m, o, items, n);
+        pthread_mutex_unlock(&o->lock);
+        return done;
+    }
+    for (;;) {
+        done += put(m, o, items + done, n - done);
+        if (done == n || deadline_ns == 0 || atomic_load(&m->stop))
+            break;
+        /* Full: wait for a send to complete (backpressure). */
+        atomic_fetch_add_explicit(&m->publish_waits, 1, memory_order_relaxed); /* statistic only */
+        struct timespec now, ts;
+        clock_gettime(CLOCK_REALTIME, &now);
+        uint64_t now_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+        if (deadline_ns != UINT64_MAX && now_ns >= deadline_ns)
+            break;
+        /* Wake at least every 10 ms to notice stop. */
+        uint64_t wake = now_ns + 10000000u;
+        abs_deadline(wake < deadline_ns ? wake : deadline_ns, &ts);
+        pthread_cond_timedwait(&o->room, &o->lock, &ts);
+    }
+    pthread_mutex_unlock(&o->lock);
+    return done;
+}

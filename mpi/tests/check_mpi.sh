@@ -1,0 +1,50 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+# mpi/tests/check_mpi.sh - the MPI layer's tests on localhost (make check-mpi):
+# the unit tests and the distributed BFS at 1, 2 and 4 ranks, then the
+# fault tests at 3 ranks. Needs MPIRUN (mpirun and its flags) and BUILD.
+set -u
+BUILD=${BUILD:-build}
+MPIRUN=${MPIRUN:-mpirun --oversubscribe}
+BOUND=${MKRT_MPI_FAULT_BOUND:-60}
+fail=0
+for np in 1 2 4; do
+  echo "== $BUILD/mpi/tests/test_mpi on $np rank(s)"
+  if ! timeout -k 5 300 $MPIRUN -np $np "$BUILD/mpi/tests/test_mpi"; then
+    echo "FAIL: test_mpi on $np rank(s)"; fail=1
+  fi
+done
+for np in 1 2 4; do
+  echo "== distributed graph_bfs on $np rank(s): scale 12, 4 roots, block partition"
+  if ! timeout -k 5 300 $MPIRUN -np $np "$BUILD/examples/graph_bfs" --scale 12 --roots 4; then
+    echo "FAIL: graph_bfs on $np rank(s)"; fail=1
+  fi
+done
+echo "== distributed graph_bfs on 4 ranks, hash partition"
+if ! MKRT_MPI_PARTITION=hash timeout -k 5 300 $MPIRUN -x MKRT_MPI_PARTITION -np 4 \
+    "$BUILD/examples/graph_bfs" --scale 12 --roots 2; then
+  echo "FAIL: graph_bfs, hash partition"; fail=1
+fi
+echo "== distributed graph_bfs on 4 ranks at scale 16 (4 roots): the acceptance run"
+if ! timeout -k 5 600 $MPIRUN -np 4 "$BUILD/examples/graph_bfs" --scale 16 --roots 4; then
+  echo "FAIL: graph_bfs at scale 16 on 4 ranks"; fail=1
+fi
+# A failing rank ends the job with an error within $BOUND s, never a hang.
+for mode in kill stall; do
+  echo "== fault: $mode (rank 1 of 3); the job must fail within ${BOUND} s"
+  out=$(mktemp)
+  t0=$(date +%s)
+  timeout -k 5 "$BOUND" $MPIRUN -np 3 "$BUILD/mpi/tests/test_mpi_fault" $mode >"$out" 2>&1
+  rc=$?
+  t=$(( $(date +%s) - t0 ))
+  sed 's/^/  | /' "$out" | head -n 20
+  if [ $rc -eq 0 ]; then echo "FAIL: $mode: the job completed"; fail=1
+  # (mpirun itself exits 137 when a rank died of SIGKILL: tell by the time)
+  elif [ $t -ge "$BOUND" ]; then echo "FAIL: $mode: the job hung (${BOUND} s)"; fail=1
+  elif [ $mode = stall ] && ! grep -q "mkrt_mpi: rank .* waited 1500 ms for the other ranks" "$out"; then
+    echo "FAIL: stall: no mkrt_mpi timeout message"; fail=1
+  else echo "ok: $mode: the job ended with exit status $rc after ${t} s"; fi
+  rm -f "$out"
+done
+[ $fail -eq 0 ] && echo "check-mpi: all passed" || echo "check-mpi: FAILED"
+exit $fail
