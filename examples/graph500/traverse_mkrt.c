@@ -91,7 +91,7 @@ static traverse_engine *open_on(const g500_csr *g, unsigned threads, mkrt_backen
     if (mkrt_graph_register(e->rt, &graph, &err) != MKRT_OK)
         return fail_open(e, why, len, "mkrt_graph_register", &err);
     mkrt_op_desc d = {.fn = visit, .name = "bfs-visit", .idempotent = true, .commutes = true,
-                      .expands = true};
+                      .expands = true, .pulls = true};
     if (mkrt_op_register(e->rt, OP_VISIT, &d, &err) != MKRT_OK)
         return fail_open(e, why, len, "mkrt_op_register", &err);
     if ((e->producer = mkrt_producer_open(e->rt, &err)) == NULL)

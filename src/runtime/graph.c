@@ -27,7 +27,7 @@ static mkrt_status check_graph(const mkrt_runtime *rt, const mkrt_graph *g, mkrt
                                "rows at 0.",
                                (unsigned long long)g->offsets[0]);
     /* A frontier round numbers a vertex's chunks in MKRT__EXPAND_CHUNK_BITS. */
-    const uint64_t max_degree = (uint64_t)rt->expand_chunk << MKRT__EXPAND_CHUNK_BITS;
+    const uint64_t max_degree = (uint64_t)rt->expand_chunk * MKRT__EXPAND_PULL; /* the last is the pull mark */
     for (uint32_t v = 0; v < g->vertices; v++) {
         if (g->offsets[v + 1] < g->offsets[v])
             return mkrt__error_set(err, MKRT_EINVAL,
@@ -73,27 +73,28 @@ mkrt_status mkrt_graph_register(mkrt_runtime *rt, const mkrt_graph *g, mkrt_erro
     if (st != MKRT_OK)
         return st;
     size_t slot_words = ((size_t)g->vertices + 63) / 64, words = slot_words * MKRT__EXPAND_SLOTS;
-    _Atomic uint64_t *bits = mkrt__alloc_zeroed(2 * words * sizeof *bits, MKRT_CACHE_LINE);
+    _Atomic uint64_t *bits = mkrt__alloc_zeroed(3 * words * sizeof *bits, MKRT_CACHE_LINE); /* w, r, visited */
     if (bits == NULL)
         return mkrt__error_set(err, MKRT_ENOMEM,
                                "mkrt_graph_register could not allocate the frontier of %u vertices "
                                "(%zu bytes). Fix: free memory.",
-                               g->vertices, 2 * words * sizeof *bits);
+                               g->vertices, 3 * words * sizeof *bits);
     /* Under the lock mkrt_producer_open freezes the op table with: the
      * dispatcher and the ops read the graph only for items of producers
      * opened later (as in mkrt_op_register). */
     mkrt__mutex_lock(&rt->producers_lock);
     if (rt->ops_frozen) {
         mkrt__mutex_unlock(&rt->producers_lock);
-        mkrt__free((void *)bits, 2 * words * sizeof *bits);
+        mkrt__free((void *)bits, 3 * words * sizeof *bits);
         return mkrt__error_set(err, MKRT_EINVAL,
                                "mkrt_graph_register after the first producer was opened. Fix: "
                                "register the graph right after mkrt_create.");
     }
-    mkrt__free((void *)rt->frontier, 2 * rt->frontier_words * sizeof *rt->frontier);
+    mkrt__free((void *)rt->frontier, 3 * rt->frontier_words * sizeof *rt->frontier);
     rt->frontier = bits;
     rt->frontier_w = bits;
     rt->frontier_r = bits + words;
+    rt->visited = bits + 2 * words;
     rt->frontier_words = words;
     rt->slot_words = slot_words;
     rt->slot_op[0] = MKRT_OP_RELAX;

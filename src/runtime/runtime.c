@@ -167,7 +167,7 @@ static void free_runtime(mkrt_runtime *rt)
     mkrt__free(rt->cells, rt->cells_bytes);
     mkrt__free((void *)rt->append_log, rt->log_bytes);
     mkrt__free(rt->emit_ring, mkrt__emit_ring_slots(&rt->cfg) * sizeof *rt->emit_ring);
-    mkrt__free((void *)rt->frontier, 2 * rt->frontier_words * sizeof *rt->frontier);
+    mkrt__free((void *)rt->frontier, 3 * rt->frontier_words * sizeof *rt->frontier);
     mkrt_dedupe_scratch_destroy(rt->dedupe);
     mkrt_layer_scratch_destroy(rt->layering);
     mkrt_barrier_scratch_destroy(rt->split);
@@ -324,6 +324,11 @@ mkrt_status mkrt_op_register(mkrt_runtime *rt, uint32_t op, const mkrt_op_desc *
         return mkrt__error_set(err, MKRT_EINVAL,
                                "op %u has no %s. Fix: pass an mkrt_op_desc with fn set.", op,
                                desc == NULL ? "descriptor (desc is NULL)" : "function (fn is NULL)");
+    if (desc->pulls && !(desc->expands && desc->commutes))
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "op %u asks to be pulled but does not %s. Fix: set expands and "
+                               "commutes with pulls, or leave pulls false.",
+                               op, desc->expands ? "commute (commutes is false)" : "expand (expands is false)");
     mkrt_frontier_wave envelope = {desc->frontier_bytes, desc->scratch_bytes, desc->output_bytes};
     uint64_t fused;
     if (mkrt_frontier_fused_wave_bytes(&envelope, &fused, NULL) != MKRT_OK)
@@ -352,7 +357,8 @@ mkrt_status mkrt_op_register(mkrt_runtime *rt, uint32_t op, const mkrt_op_desc *
         rt->slot_op[slot] = op;
     }
     rt->ops[op] = (mkrt__op_entry){desc->fn, desc->user, envelope, fused, desc->name, desc->device,
-                                   desc->idempotent, desc->commutes, desc->expands ? slot : 0};
+                                   desc->idempotent, desc->commutes, desc->expands ? slot : 0,
+                                   desc->pulls};
     mkrt__mutex_unlock(&rt->producers_lock);
     return MKRT_OK;
 }
