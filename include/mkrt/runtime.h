@@ -736,10 +736,18 @@ mkrt_status mkrt_drain(mkrt_runtime *rt, uint64_t timeout_ns);
  * (mkrt_op_emit(), ::MKRT_OP_RELAX), the items those emitted, and so on,
  * until a moment when no item is queued, emitted or running. After
  * ::MKRT_OK every cell holds the result of everything published before the
- * call and of all it emitted; read them with mkrt_cells_read(). Items that
- * producers publish during the call may or may not be waited for; a
- * workload that emits for ever never becomes quiescent (the call then
- * times out).
+ * call and of all it emitted; read them with mkrt_cells_read().
+ *
+ * "Published before the call" means: the item's mkrt_publish(),
+ * mkrt_publish_some() or mkrt_try_publish() call put it in its producer's
+ * ring and returned, and that return happens before this call begins (the
+ * same thread published it, or the publishing thread's return was followed
+ * by a synchronization with this thread: a mutex, a join, an atomic
+ * release/acquire). Such items run, and everything they emit, transitively,
+ * before ::MKRT_OK, whatever other producers publish concurrently. Items
+ * published concurrently with the call (their publish call has not
+ * returned when it begins) may or may not be waited for; a workload that
+ * emits for ever never becomes quiescent (the call then times out).
  *
  * @param rt The runtime.
  * @param timeout_ns Relative timeout; 0 checks once,
