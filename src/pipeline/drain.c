@@ -68,11 +68,64 @@ static void end_pulled_level(mkrt_runtime *rt)
     rt->expand.pull_pending = false;
 }
 
+/* RELAX's distance buckets (delta-stepping's, over levels): a level of
+ * RELAX's frontier (slot 0) on a weighted graph expands only its vertices
+ * whose distance is below expand.bound, and sends the others on to the
+ * next level unexpanded, so a vertex far from the root is not expanded at
+ * each of the many distances it passes on the way down. The bound starts
+ * at, and moves up to, the bucket (of bucket_width) above the level's
+ * nearest vertex; it is 0 again when the frontier runs empty. relaxed
+ * (cells): ops lower them concurrently; a stale distance only defers a
+ * vertex, which stays in the frontier. */
+static uint64_t cell_now(const mkrt_runtime *rt, uint32_t v)
+{
+    return atomic_load_explicit((_Atomic uint64_t *)&rt->cells[v], memory_order_relaxed);
+}
+
+static void start_bucket(mkrt_runtime *rt)
+{
+    if (rt->graph.weights == NULL)
+        return;
+    uint64_t near = UINT64_MAX;
+    for (size_t w = 0; w < rt->slot_words; w++)
+        for (uint64_t x = atomic_load_explicit(&rt->frontier_r[w], memory_order_relaxed); x != 0; x &= x - 1) {
+            uint64_t d = cell_now(rt, (uint32_t)(w * 64 + (size_t)__builtin_ctzll(x)));
+            near = d < near ? d : near;
+        }
+    if (near == UINT64_MAX)
+        return;
+    uint64_t bound = (near / rt->bucket_width + 1) * rt->bucket_width;
+    if (bound < near) /* wrapped: everything is in the last bucket */
+        bound = UINT64_MAX;
+    rt->expand.bound = bound > rt->expand.bound ? bound : rt->expand.bound;
+}
+
+/* Of RELAX's frontier word w (taken), the vertices of the current bucket;
+ * the others go to the next level. */
+static uint64_t in_bucket(mkrt_runtime *rt, size_t w, uint64_t mask)
+{
+    if (rt->expand.bound == 0 || w >= rt->slot_words)
+        return mask;
+    uint64_t later = 0;
+    for (uint64_t x = mask; x != 0; x &= x - 1) {
+        uint32_t bit = (uint32_t)__builtin_ctzll(x);
+        if (cell_now(rt, (uint32_t)(w * 64 + bit)) >= rt->expand.bound)
+            later |= (uint64_t)1 << bit;
+    }
+    if (later != 0) {
+        atomic_fetch_or_explicit(&rt->frontier_w[w], later, memory_order_relaxed);
+        atomic_store_explicit(&rt->frontier_any, true, memory_order_relaxed);
+    }
+    return mask & ~later;
+}
+
 /* A new level (frontier_r just swapped in): its vertices settle, and each
  * pulling slot chooses push or pull for it. */
 static void start_level(mkrt_runtime *rt, bool aborting)
 {
     const uint64_t *off = rt->graph.offsets, all = off[rt->graph.vertices];
+    if (!aborting)
+        start_bucket(rt);
     uint32_t was = rt->expand.pull_on;
     rt->expand.pull_on = 0;
     for (uint32_t s = 1; s <= rt->slots_used; s++) {
@@ -180,10 +233,13 @@ static size_t take_round(mkrt_runtime *rt, mkrt__batch *b)
     uint64_t edges = 0;
     bool started = false;
     /* acquire: pairs with the release store of aborting; then the pulled
-     * slots' bits go out as pushed edges, which fail one by one. */
-    if (rt->expand.pull_on != 0 && atomic_load_explicit(&rt->aborting, memory_order_acquire)) {
+     * slots' bits go out as pushed edges, which fail one by one, and no
+     * vertex waits for a later bucket. */
+    if ((rt->expand.pull_on != 0 || rt->expand.bound != 0) &&
+        atomic_load_explicit(&rt->aborting, memory_order_acquire)) {
         rt->expand.pull_on = 0;
         rt->expand.pull_pending = false;
+        rt->expand.bound = 0;
         rt->expand.scanning = true;
         rt->expand.word = 0;
     }
@@ -215,7 +271,7 @@ static size_t take_round(mkrt_runtime *rt, mkrt__batch *b)
                 rt->expand.scanning = false;
                 continue;
             }
-            rt->expand.mask = atomic_exchange_explicit(&rt->frontier_r[w], 0, memory_order_relaxed);
+            rt->expand.mask = in_bucket(rt, w, atomic_exchange_explicit(&rt->frontier_r[w], 0, memory_order_relaxed));
             rt->expand.word = w + 1;
         } else if (rt->expand.pull_pending) {
             if (k > 0)
@@ -236,9 +292,10 @@ static size_t take_round(mkrt_runtime *rt, mkrt__batch *b)
             /* acquire: as above. */
             start_level(rt, atomic_load_explicit(&rt->aborting, memory_order_acquire));
             started = true;
-        } else if (!started && !rt->batch_running && rt->expand.visited_dirty) {
+        } else if (!started && !rt->batch_running && (rt->expand.visited_dirty || rt->expand.bound != 0)) {
             end_pulled_level(rt); /* the last level */
             unsettle(rt);
+            rt->expand.bound = 0;
         } else {
             break;
         }
@@ -252,7 +309,7 @@ static size_t take_round(mkrt_runtime *rt, mkrt__batch *b)
 bool mkrt__emission_pending(mkrt_runtime *rt)
 {
     return rt->emit_head != rt->emit_tail || rt->expand.edge < rt->expand.end || rt->expand.mask != 0 ||
-           rt->expand.scanning || rt->expand.pull_pending || rt->expand.visited_dirty ||
+           rt->expand.scanning || rt->expand.pull_pending || rt->expand.visited_dirty || rt->expand.bound != 0 ||
            /* relaxed: see take_round. */
            atomic_load_explicit(&rt->frontier_any, memory_order_relaxed);
 }

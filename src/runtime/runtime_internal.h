@@ -97,6 +97,7 @@ struct mkrt_runtime {
      * per vertex whose edges wait to be emitted, set by the ops, taken by
      * the dispatcher (pipeline/drain.c) with the expansion cursor below. */
     mkrt_graph graph;  /* frontier: one bitset per expanding op (slot) */
+    uint64_t bucket_width; /* RELAX's distance buckets (pipeline/drain.c), set at registration */
     /* Two frontiers of frontier_words words (MKRT__EXPAND_SLOTS bitsets of
      * slot_words each): the ops set bits in frontier_w (the next level),
      * the dispatcher's rounds take them from frontier_r (this level); it
@@ -128,6 +129,7 @@ struct mkrt_runtime {
         bool pull_pending;  /* pulled chunks of the level remain to be taken */
         bool visited_dirty; /* a visited bit may be set */
         uint64_t visited_edges[MKRT__EXPAND_SLOTS]; /* edges of the settled vertices */
+        uint64_t bound;     /* RELAX's level expands vertices below it (0: no bucket yet) */
     } expand;               /* dispatcher-only */
     /* Edges a pulled round ran (workers add per range; the dispatcher takes
      * it after the round's completion). */
