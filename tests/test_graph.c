@@ -774,6 +774,7 @@ static void buckets(mkrt_backend_kind kind)
     mkrt_error err;
     if (mkrt_graph_register(rt, &g, &err) != MKRT_OK)
         bail_out("mkrt_graph_register: %s", err.message);
+    rt->bucket_min = 1; /* buckets for levels of any size (set before the first producer) */
     mkrt_producer *p = mkrt_producer_open(rt, NULL);
     for (uint32_t v = 0; v < 4; v++)
         mkrt_cell_write(rt, v, UINT64_MAX);

@@ -74,9 +74,12 @@ static void end_pulled_level(mkrt_runtime *rt)
  * next level unexpanded, so a vertex far from the root is not expanded at
  * each of the many distances it passes on the way down. The bound starts
  * at, and moves up to, the bucket (of bucket_width) above the level's
- * nearest vertex; it is 0 again when the frontier runs empty. relaxed
- * (cells): ops lower them concurrently; a stale distance only defers a
- * vertex, which stays in the frontier. */
+ * nearest vertex; it is 0 again when the frontier runs empty. A level of
+ * fewer than bucket_min vertices (runtime_internal.h) expands them all:
+ * deferring saves less than the extra levels cost. relaxed (cells): ops
+ * lower them concurrently; a stale distance only defers a vertex, which
+ * stays in the frontier. */
+
 static uint64_t cell_now(const mkrt_runtime *rt, uint32_t v)
 {
     return atomic_load_explicit((_Atomic uint64_t *)&rt->cells[v], memory_order_relaxed);
@@ -86,14 +89,17 @@ static void start_bucket(mkrt_runtime *rt)
 {
     if (rt->graph.weights == NULL)
         return;
-    uint64_t near = UINT64_MAX;
+    uint64_t near = UINT64_MAX, n = 0;
     for (size_t w = 0; w < rt->slot_words; w++)
         for (uint64_t x = atomic_load_explicit(&rt->frontier_r[w], memory_order_relaxed); x != 0; x &= x - 1) {
             uint64_t d = cell_now(rt, (uint32_t)(w * 64 + (size_t)__builtin_ctzll(x)));
             near = d < near ? d : near;
+            n++;
         }
-    if (near == UINT64_MAX)
+    if (near == UINT64_MAX || n < rt->bucket_min) {
+        rt->expand.bound = 0;
         return;
+    }
     uint64_t bound = (near / rt->bucket_width + 1) * rt->bucket_width;
     if (bound < near) /* wrapped: everything is in the last bucket */
         bound = UINT64_MAX;

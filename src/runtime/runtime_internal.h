@@ -98,6 +98,7 @@ struct mkrt_runtime {
      * the dispatcher (pipeline/drain.c) with the expansion cursor below. */
     mkrt_graph graph;  /* frontier: one bitset per expanding op (slot) */
     uint64_t bucket_width; /* RELAX's distance buckets (pipeline/drain.c), set at registration */
+    uint64_t bucket_min;   /* ... used by levels of this many vertices or more (tests lower it) */
     /* Two frontiers of frontier_words words (MKRT__EXPAND_SLOTS bitsets of
      * slot_words each): the ops set bits in frontier_w (the next level),
      * the dispatcher's rounds take them from frontier_r (this level); it
