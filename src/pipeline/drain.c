@@ -270,7 +270,7 @@ static size_t take_round(mkrt_runtime *rt, mkrt__batch *b)
         } else if (rt->expand.scanning) {
             size_t w = rt->expand.word;
             while (w < rt->frontier_words &&
-                   ((rt->expand.pull_on >> (w / rt->slot_words) & 1) ||
+                   ((rt->expand.pull_on != 0 && (rt->expand.pull_on >> (w / rt->slot_words) & 1)) ||
                     atomic_load_explicit(&rt->frontier_r[w], memory_order_relaxed) == 0))
                 w++;
             if (w == rt->frontier_words) {
