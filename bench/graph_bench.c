@@ -360,7 +360,7 @@ int main(int argc, char **argv)
     EMIT("\n%s%s%s\n", note, skipped[0] ? " Skipped:" : "", skipped);
     printf("\n%s", report);
 
-    char setup[1024];
+    char setup[2048];
     snprintf(setup, sizeof setup,
              "Graph500 Kronecker graph (A=%.2f B=%.2f C=%.2f, vertex ids permuted, seed 1), scale "
              "%u, edge factor %u; %u random roots of degree > 0, each searched once per engine "
@@ -368,7 +368,11 @@ int main(int argc, char **argv)
              "component / seconds, harmonic mean over the roots (Graph500's statistic). Every "
              "result was checked by the Graph500 rules and against the sequential reference. "
              "mkrt and GraphBLAS ran %u threads (GxB_NTHREADS); igraph and the reference are "
-             "sequential. GraphBLAS BFS: q<!struct(p)> = q any.secondi A per level; SSSP: "
+             "sequential. mkrt BFS: one seed item and mkrt_quiesce; a commuting user op "
+             "lowering a packed (depth, parent) cell, registered with pulls, so the runtime "
+             "runs the large levels bottom-up (direction-optimizing, Beamer's alpha 14 and "
+             "beta 24); SSSP: RELAX, its levels in distance buckets (mean weight / mean "
+             "degree wide). GraphBLAS BFS: q<!struct(p)> = q any.secondi A per level; SSSP: "
              "min-plus Bellman-Ford from the changed vertices until no change.",
              G500_A, G500_B, G500_C, o.scale, o.edgefactor, o.roots, o.threads);
     if (bench_write_report(&o.b, "make bench RECORD=1",

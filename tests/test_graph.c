@@ -249,6 +249,21 @@ static void quiescence(mkrt_backend_kind kind)
     mkrt_stats s = stats(rt);
     is(s.emitted, 8 * 300 + 28, "%s: every link counted as emitted", k);
     ok(accounted(rt), "%s: published + emitted = executed + pruned + failed", k);
+    /* An item published before the call is waited for even when the
+     * runtime-wide totals say otherwise: a racing producer's item that the
+     * dispatcher completed before its publish counted it (stood in for by
+     * one completion added by hand), with the dispatcher held so that the
+     * earlier item has not run and quiet is still set from before. */
+    mkrt__runtime_hold(rt, true);
+    mkrt_item late = {OP_CHAIN, 0, 150, 1};
+    publish(p, &late, 1);
+    atomic_fetch_add(&rt->completed_total, 1);
+    is(mkrt_quiesce(rt, 0), MKRT_ETIMEDOUT, "%s: quiesce waits for an item published before it, "
+       "though the totals match and the dispatcher was idle", k);
+    mkrt__runtime_hold(rt, false);
+    is(mkrt_quiesce(rt, SEC), MKRT_OK, "%s: ... and returns once it ran", k);
+    is(cell(rt, 150), 2, "%s: ... with its result (and its emission's) in the cells", k);
+    atomic_fetch_sub(&rt->completed_total, 1);
     /* destroy runs what is emitted too */
     mkrt_item one = {OP_CHAIN, 0, 200, 500};
     publish(p, &one, 1);
@@ -575,6 +590,14 @@ static void graph_bad_input(void)
     count_alloc_fail_nth(UINT64_MAX);
     is(rt->graph.vertices, 0, "... and nothing was registered");
     is(mkrt_graph_register(rt, &g, &err), MKRT_OK, "graph: a good graph registers");
+    /* Pulling needs expanding and commuting. */
+    mkrt_op_desc pd = {.fn = cmin, .commutes = true, .pulls = true};
+    is(mkrt_op_register(rt, 99, &pd, &err), MKRT_EINVAL, "an op that pulls but does not expand is refused");
+    like(err.message, "expands is false", "... saying why");
+    like(err.message, "Fix:", "... with a Fix");
+    pd = (mkrt_op_desc){.fn = cmin, .expands = true, .pulls = true};
+    is(mkrt_op_register(rt, 99, &pd, &err), MKRT_EINVAL, "an op that pulls but does not commute is refused");
+    like(err.message, "commutes is false", "... saying why");
     /* Expanding ops are bounded. */
     mkrt_op_desc d = {.fn = cmin, .expands = true};
     mkrt_status st = MKRT_OK;
@@ -615,7 +638,7 @@ static mkrt_status expand_or_fail(const mkrt_item *it, const mkrt_op_ctx *ctx)
 
 typedef struct failed_edges {
     uint32_t n;
-    mkrt_item last;
+    mkrt_item first, last;
     mkrt_status why;
 } failed_edges;
 
@@ -623,7 +646,8 @@ static void note_failure(void *ctx, const mkrt_item *item, mkrt_status why, cons
 {
     (void)message;
     failed_edges *f = ctx;
-    f->n++;
+    if (f->n++ == 0)
+        f->first = *item;
     f->last = *item;
     f->why = why;
 }
@@ -743,6 +767,149 @@ static void level_synchronous(mkrt_backend_kind kind, const test_graph *tg)
     mkrt_destroy(rt, SEC, NULL);
 }
 
+/* RELAX's distance buckets: a vertex reached first over a heavy edge
+ * waits for its light path instead of expanding at both distances. */
+static void buckets(mkrt_backend_kind kind)
+{
+    const char *k = kind_name(kind);
+    /* 0-1 (100), 0-2 (1), 2-1 (1), 1-3 (1), both directions, rows sorted */
+    uint64_t off[5] = {0, 2, 5, 7, 8};
+    uint32_t dst[8] = {1, 2, 0, 2, 3, 0, 1, 1}, w[8] = {100, 1, 100, 1, 1, 1, 1, 1};
+    mkrt_graph g = {4, off, dst, w};
+    mkrt_runtime *rt = start_with(kind, 64);
+    mkrt_error err;
+    if (mkrt_graph_register(rt, &g, &err) != MKRT_OK)
+        bail_out("mkrt_graph_register: %s", err.message);
+    rt->bucket_min = 1; /* buckets for levels of any size (set before the first producer) */
+    mkrt_producer *p = mkrt_producer_open(rt, NULL);
+    for (uint32_t v = 0; v < 4; v++)
+        mkrt_cell_write(rt, v, UINT64_MAX);
+    mkrt_cell_write(rt, 10, 0);
+    mkrt_stats before = stats(rt);
+    mkrt_item r = {MKRT_OP_RELAX, 10, 0, 0};
+    publish(p, &r, 1);
+    is(mkrt_quiesce(rt, SEC), MKRT_OK, "%s: weighted RELAX quiescent", k);
+    uint64_t d[4];
+    mkrt_cells_read(rt, 0, 4, d);
+    ok(d[0] == 0 && d[1] == 2 && d[2] == 1 && d[3] == 3, "%s: distances 0 2 1 3 (%llu %llu %llu %llu)", k,
+       (unsigned long long)d[0], (unsigned long long)d[1], (unsigned long long)d[2], (unsigned long long)d[3]);
+    /* Buckets are the CPU pool's: on SIM the traversal runs on the device
+     * (level after level, no buckets), where vertex 1 expands at 100 and
+     * again at 2: the same distances, more edges. */
+    if (kind == MKRT_BACKEND_CPU)
+        is(stats(rt).emitted - before.emitted, 8,
+           "%s: each vertex's edges emitted once (vertex 1 waited for its bucket)", k);
+    else
+        ok(stats(rt).emitted - before.emitted >= 8, "%s: every edge emitted at least once on the device (%llu)", k,
+           (unsigned long long)(stats(rt).emitted - before.emitted));
+    ok(accounted(rt), "%s: published + emitted = executed + pruned + failed", k);
+    mkrt_producer_close(p);
+    mkrt_destroy(rt, SEC, NULL);
+}
+
+/* Pulled levels (mkrt_op_desc.pulls): a BFS whose levels grow large runs
+ * them bottom-up, with the cells of a pushed BFS (rows sorted: the first
+ * frontier neighbour is the smallest parent) and fewer edges; a failing
+ * pulled edge is reported as itself. */
+static uint32_t pull_fail_at = UINT32_MAX; /* the vertex whose pulled edges fail */
+
+static mkrt_status visit_or_fail(const mkrt_item *it, const mkrt_op_ctx *ctx)
+{
+    if (it->out == pull_fail_at && it->param != SEED)
+        return MKRT_EBUDGET;
+    return visit(it, ctx);
+}
+
+static mkrt_runtime *bfs_run(mkrt_backend_kind kind, const test_graph *tg, bool pulls, uint32_t root,
+                             failed_edges *f, uint64_t *cells)
+{
+    mkrt_config c = mkrt_config_default();
+    c.backend = kind;
+    c.workers = 2;
+    c.cells = CELLS;
+    c.on_error = note_failure;
+    c.error_ctx = f;
+    mkrt_runtime *rt = NULL;
+    mkrt_error err;
+    mkrt_graph g = {tg->v, tg->off, tg->dst, tg->w};
+    mkrt_op_desc d = {.fn = visit_or_fail, .idempotent = true, .commutes = true, .expands = true, .pulls = pulls};
+    if (mkrt_create(&c, &rt, &err) != MKRT_OK || mkrt_graph_register(rt, &g, &err) != MKRT_OK ||
+        mkrt_op_register(rt, OP_VISIT, &d, &err) != MKRT_OK)
+        bail_out("setup: %s", err.message);
+    mkrt_producer *p = mkrt_producer_open(rt, NULL);
+    for (int twice = 0; twice < 2; twice++) { /* the second starts unsettled again */
+        for (uint32_t v = 0; v < tg->v; v++)
+            mkrt_cell_write(rt, v, v == root ? root : UNREACHED);
+        mkrt_item seed = {OP_VISIT, root, root, SEED};
+        publish(p, &seed, 1);
+        if (mkrt_quiesce(rt, SEC) != MKRT_OK)
+            bail_out("BFS did not quiesce");
+    }
+    mkrt_cells_read(rt, 0, tg->v, cells);
+    mkrt_producer_close(p);
+    return rt;
+}
+
+static void pulled_levels(mkrt_backend_kind kind)
+{
+    const char *k = kind_name(kind);
+    test_graph g = make_graph(4000, 60000, 7);
+    for (uint32_t v = 0; v < g.v; v++) /* rows sorted by target (insertion sort) */
+        for (uint64_t i = g.off[v] + 1; i < g.off[v + 1]; i++)
+            for (uint64_t j = i; j > g.off[v] && g.dst[j - 1] > g.dst[j]; j--) {
+                uint32_t t = g.dst[j];
+                g.dst[j] = g.dst[j - 1];
+                g.dst[j - 1] = t;
+                t = g.w[j];
+                g.w[j] = g.w[j - 1];
+                g.w[j - 1] = t;
+            }
+    uint64_t *pushed = malloc(g.v * sizeof *pushed), *pulled = malloc(g.v * sizeof *pulled);
+    failed_edges f = {0};
+    pull_fail_at = UINT32_MAX;
+    mkrt_runtime *push_rt = bfs_run(kind, &g, false, 5, &f, pushed);
+    mkrt_runtime *pull_rt = bfs_run(kind, &g, true, 5, &f, pulled);
+    mkrt_stats a = stats(push_rt), b = stats(pull_rt);
+    ok(memcmp(pushed, pulled, g.v * sizeof *pushed) == 0, "%s: a pulling BFS gives the pushing BFS's cells", k);
+    ok(b.emitted < a.emitted / 2, "%s: ... running fewer edges (%llu, pushed %llu)", k,
+       (unsigned long long)b.emitted, (unsigned long long)a.emitted);
+    ok(accounted(pull_rt) && b.failed == 0, "%s: published + emitted = executed + pruned + failed", k);
+    mkrt_destroy(push_rt, SEC, NULL);
+    mkrt_destroy(pull_rt, SEC, NULL);
+
+    /* The vertex of level 3 (the first level pulled here) with the most
+     * edges fails; its smallest neighbour of level 2 is the first edge. */
+    uint32_t *level = malloc(g.v * sizeof *level), x = UINT32_MAX;
+    ref_bfs(&g, 5, level);
+    for (uint32_t v = 0; v < g.v; v++)
+        if (level[v] == 3 && (x == UINT32_MAX || g.off[v + 1] - g.off[v] > g.off[x + 1] - g.off[x]))
+            x = v;
+    uint64_t first = g.off[x];
+    while (level[g.dst[first]] != 2)
+        first++;
+    pull_fail_at = x;
+    failed_edges g2 = {0};
+    mkrt_runtime *rt = bfs_run(kind, &g, true, 5, &g2, pulled);
+    ok(g2.first.op == OP_VISIT && g2.first.in == g.dst[first] && g2.first.out == x && g2.first.param == g.w[first],
+       "%s: the first is x's first edge from level 2, as a pulled level runs it: (%u, %u, %u), want (%u, %u, %u)", k,
+       g2.first.in, g2.first.out, g2.first.param, g.dst[first], x, g.w[first]);
+    ok(g2.n >= 2 && g2.last.op == OP_VISIT && g2.last.out == x && g2.why == MKRT_EBUDGET,
+       "%s: failing pulled edges are reported as edge items into %u (%u failed; last (%u, %u, %u))", k, x, g2.n,
+       g2.last.in, g2.last.out, g2.last.param);
+    bool neighbour = false;
+    for (uint64_t e = g.off[x]; e < g.off[x + 1]; e++)
+        neighbour |= g.dst[e] == g2.last.in && g.w[e] == g2.last.param;
+    ok(neighbour, "%s: ... naming an edge of the graph, with its weight", k);
+    is(pulled[x], UNREACHED, "%s: ... and %u stays unreached", k, x);
+    ok(accounted(rt) && stats(rt).failed == g2.n, "%s: accounted, with every failure counted", k);
+    mkrt_destroy(rt, SEC, NULL);
+    pull_fail_at = UINT32_MAX;
+    free(level);
+    free(pushed);
+    free(pulled);
+    free_graph(&g);
+}
+
 /* mkrt_destroy timing out with a frontier pending: its edges fail as edge
  * items (never as internal chunk items), with MKRT_ETIMEDOUT. */
 typedef struct timeout_failures {
@@ -811,5 +978,9 @@ int main(void)
     level_synchronous(MKRT_BACKEND_CPU, &g);
     level_synchronous(MKRT_BACKEND_SIM, &g);
     free_graph(&g);
+    buckets(MKRT_BACKEND_CPU);
+    buckets(MKRT_BACKEND_SIM);
+    pulled_levels(MKRT_BACKEND_CPU);
+    pulled_levels(MKRT_BACKEND_SIM);
     return done_testing();
 }

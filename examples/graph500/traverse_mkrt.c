@@ -16,7 +16,14 @@
  * edges as rounds, one layer each), and every edge is re-examined after
  * its source's last change, so the fixpoint is a BFS tree whatever order
  * the levels take through the rounds: mostly level by level, since the
- * frontier of a level is expanded after the level ran.
+ * frontier of a level is expanded after the level ran. VISIT is registered
+ * with pulls (mkrt_op_desc): the graph is symmetric, a vertex changes only
+ * at the level it is reached (before it joins the frontier), and over
+ * rows sorted by target (the kit's CSR) the first frontier neighbour that
+ * lowers a vertex is its smallest parent at that depth, so the runtime may
+ * run the large middle levels bottom-up and the tree is the same. (Over
+ * unsorted rows a pulled vertex takes its first frontier neighbour in row
+ * order: still a BFS tree, parent not the smallest.)
  *
  * SSSP: the built-in RELAX (cells[v] = min(cells[v], cells[u] + w), and
  * v's edges emitted when it lowered), from RELAX(zero -> root, 0). */
@@ -91,7 +98,7 @@ static traverse_engine *open_on(const g500_csr *g, unsigned threads, mkrt_backen
     if (mkrt_graph_register(e->rt, &graph, &err) != MKRT_OK)
         return fail_open(e, why, len, "mkrt_graph_register", &err);
     mkrt_op_desc d = {.fn = visit, .name = "bfs-visit", .idempotent = true, .commutes = true,
-                      .expands = true};
+                      .expands = true, .pulls = true};
     if (mkrt_op_register(e->rt, OP_VISIT, &d, &err) != MKRT_OK)
         return fail_open(e, why, len, "mkrt_op_register", &err);
     if ((e->producer = mkrt_producer_open(e->rt, &err)) == NULL)

@@ -448,6 +448,25 @@ typedef struct mkrt_op_desc {
     /** The op may call mkrt_op_emit_edges() (at most
      *  ::MKRT_OP_EXPANDING_MAX ops per runtime). */
     bool expands;
+    /** The runtime may run a level of this op's frontier pulled (bottom-up,
+     *  as a direction-optimizing BFS does) when the level is large: instead
+     *  of running the op on every edge u -> v of every frontier vertex u, it
+     *  runs it, for each vertex v that has not settled, on v's edges
+     *  u -> v whose u is in the frontier, in v's edge order, and stops at
+     *  the first that changed v (mkrt_op_changed()). Requires expands and
+     *  commutes (mkrt_op_register(): ::MKRT_EINVAL otherwise). The op
+     *  promises, and the runtime does not check:
+     *  - the registered graph is symmetric (it holds v -> u for each u -> v);
+     *  - a vertex settles when it joins the op's frontier: the op never
+     *    changes it again until the frontier runs empty (no vertex waiting,
+     *    no batch running), when every vertex becomes unsettled again;
+     *  - once an edge of a level changed v, the level's later edges into v
+     *    (in v's edge order) would not change it.
+     *  A BFS that keeps the smallest (depth, parent) over a graph whose rows
+     *  are sorted keeps all three, and gets the same result either way. The
+     *  items a pulled level runs are counted as emitted, like pushed edges.
+     *  false (the default): every level runs pushed. */
+    bool pulls;
 } mkrt_op_desc;
 
 /** @brief A snapshot of the runtime's counters (mkrt_stats_read()). */
@@ -733,10 +752,18 @@ mkrt_status mkrt_drain(mkrt_runtime *rt, uint64_t timeout_ns);
  * (mkrt_op_emit(), ::MKRT_OP_RELAX), the items those emitted, and so on,
  * until a moment when no item is queued, emitted or running. After
  * ::MKRT_OK every cell holds the result of everything published before the
- * call and of all it emitted; read them with mkrt_cells_read(). Items that
- * producers publish during the call may or may not be waited for; a
- * workload that emits for ever never becomes quiescent (the call then
- * times out).
+ * call and of all it emitted; read them with mkrt_cells_read().
+ *
+ * "Published before the call" means: the item's mkrt_publish(),
+ * mkrt_publish_some() or mkrt_try_publish() call put it in its producer's
+ * ring and returned, and that return happens before this call begins (the
+ * same thread published it, or the publishing thread's return was followed
+ * by a synchronization with this thread: a mutex, a join, an atomic
+ * release/acquire). Such items run, and everything they emit, transitively,
+ * before ::MKRT_OK, whatever other producers publish concurrently. Items
+ * published concurrently with the call (their publish call has not
+ * returned when it begins) may or may not be waited for; a workload that
+ * emits for ever never becomes quiescent (the call then times out).
  *
  * @param rt The runtime.
  * @param timeout_ns Relative timeout; 0 checks once,

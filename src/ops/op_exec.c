@@ -94,10 +94,40 @@ mkrt_item mkrt__expand_edge_item(const mkrt_runtime *rt, const mkrt_item *chunk,
                        rt->graph.weights ? rt->graph.weights[e] : 1};
 }
 
+/* Prefetching the cells a range's chunks write: a cursor runs
+ * EXPAND_AHEAD edges ahead of the one being run, across the chunk items
+ * of the range, and touches cells[target] of each edge it passes, so
+ * the random reads of a round overlap instead of queueing behind the
+ * op's call (a frontier round is bound by them). */
+#define EXPAND_AHEAD 16u
+
+typedef struct expand_ahead {
+    const mkrt_item *items;
+    size_t k, to; /* the chunk item the cursor is in, the range's end */
+    uint64_t e, end; /* the cursor's edge in it and its last + 1 */
+} expand_ahead;
+
+static bool is_pull(const mkrt_item *it)
+{
+    return it->op == MKRT__OP_EXPAND && (it->param & MKRT__EXPAND_PULL) == MKRT__EXPAND_PULL;
+}
+
+/* Inlined: a call per edge cost more than the prefetch saved on small graphs. */
+static inline __attribute__((always_inline)) void ahead_step(const mkrt_runtime *rt, expand_ahead *a)
+{
+    while (a->e >= a->end) {
+        if (++a->k >= a->to || a->items[a->k].op != MKRT__OP_EXPAND || is_pull(&a->items[a->k]))
+            return;
+        expand_range(rt, &a->items[a->k], &a->e, &a->end);
+    }
+    __builtin_prefetch(&rt->cells[rt->graph.targets[a->e++]], 1, 3);
+}
+
 /* One chunk of a frontier round: the slot's op on each edge of the chunk.
  * RELAX reads cells[v] once, relaxed: other chunks of the round may lower
  * it meanwhile (then v is in the frontier again and expands later). */
-static uint64_t expand_chunk(mkrt_runtime *rt, const mkrt_item *it, size_t k, mkrt__fail_list *fails)
+static uint64_t expand_chunk(mkrt_runtime *rt, const mkrt_item *it, size_t k, mkrt__fail_list *fails,
+                             expand_ahead *ahead)
 {
     const mkrt_graph *g = &rt->graph;
     uint64_t from, to, changed = 0;
@@ -109,6 +139,7 @@ static uint64_t expand_chunk(mkrt_runtime *rt, const mkrt_item *it, size_t k, mk
         if (base == UINT64_MAX)
             return 0;
         for (uint64_t e = from; e < to; e++) {
+            ahead_step(rt, ahead);
             uint32_t w = g->targets[e];
             if (mkrt_ops_atomic_min(&cells[w], mkrt_ops_add_sat(base, g->weights ? g->weights[e] : 1))) {
                 changed++;
@@ -121,6 +152,7 @@ static uint64_t expand_chunk(mkrt_runtime *rt, const mkrt_item *it, size_t k, mk
     struct mkrt__op_run run = {rt, entry->expand_slot, false};
     mkrt_op_ctx ctx = {cells, rt->cfg.cells, entry->user, g, &run};
     for (uint64_t e = from; e < to; e++) {
+        ahead_step(rt, ahead);
         mkrt_item edge = {op, v, g->targets[e], g->weights ? g->weights[e] : 1};
         run.changed = false;
         mkrt_status st = entry->fn(&edge, &ctx);
@@ -131,6 +163,50 @@ static uint64_t expand_chunk(mkrt_runtime *rt, const mkrt_item *it, size_t k, mk
     return changed;
 }
 
+/* One chunk of a pulled level (MKRT__EXPAND_PULL): the unsettled vertices
+ * of one visited word, each pulling from its frontier neighbours until one
+ * changed it. The level's frontier (frontier_r) and the visited words
+ * change only between batches; relaxed loads, as the ops only set bits of
+ * frontier_w meanwhile. Adds the edges it ran to *ran. */
+static uint64_t pull_chunk(mkrt_runtime *rt, const mkrt_item *it, size_t k, mkrt__fail_list *fails,
+                           uint64_t *ran)
+{
+    const mkrt_graph *g = &rt->graph;
+    const uint32_t slot = it->param >> MKRT__EXPAND_CHUNK_BITS, first = it->in;
+    const _Atomic uint64_t *level = rt->frontier_r + (size_t)slot * rt->slot_words;
+    const mkrt__op_entry *entry = &rt->ops[rt->slot_op[slot]];
+    /* relaxed: written by the dispatcher before the launch (see visited). */
+    uint64_t todo = ~atomic_load_explicit(&rt->visited[(size_t)slot * rt->slot_words + first / 64],
+                                          memory_order_relaxed);
+    if (g->vertices - first < 64)
+        todo &= ((uint64_t)1 << (g->vertices - first)) - 1;
+    struct mkrt__op_run run = {rt, entry->expand_slot, false};
+    mkrt_op_ctx ctx = {rt->cells, rt->cfg.cells, entry->user, g, &run};
+    uint64_t changed = 0, n = 0;
+    for (; todo != 0; todo &= todo - 1) {
+        const uint32_t v = first + (uint32_t)__builtin_ctzll(todo);
+        for (uint64_t e = g->offsets[v], end = g->offsets[v + 1]; e < end; e++) {
+            const uint32_t u = g->targets[e];
+            if (!(atomic_load_explicit(&level[u / 64], memory_order_relaxed) >> (u % 64) & 1))
+                continue;
+            mkrt_item edge = {rt->slot_op[slot], u, v, g->weights ? g->weights[e] : 1};
+            run.changed = false;
+            mkrt_status st = entry->fn(&edge, &ctx);
+            n++;
+            if (st != MKRT_OK) {
+                mkrt__fail_list_add_edge(fails, (uint32_t)k, (uint32_t)st, e);
+                break;
+            }
+            if (run.changed) {
+                changed++;
+                break;
+            }
+        }
+    }
+    *ran += n;
+    return changed;
+}
+
 void mkrt__exec_range(mkrt_runtime *rt, const mkrt_item *items, size_t from, size_t to,
                       mkrt__fail_list *fails)
 {
@@ -138,10 +214,21 @@ void mkrt__exec_range(mkrt_runtime *rt, const mkrt_item *items, size_t from, siz
     const uint32_t ncells = rt->cfg.cells;
     const mkrt_graph *graph = rt->graph.vertices ? &rt->graph : NULL;
     uint64_t changed = 0;
+    /* The cursor starts EXPAND_AHEAD edges ahead (when the range opens
+     * with chunk items: a round is nothing else). */
+    expand_ahead ahead = {items, from, to, 0, 0};
+    uint64_t pulled = 0;
+    if (from < to && items[from].op == MKRT__OP_EXPAND && !is_pull(&items[from])) {
+        expand_range(rt, &items[from], &ahead.e, &ahead.end);
+        for (unsigned i = 0; i < EXPAND_AHEAD; i++)
+            ahead_step(rt, &ahead);
+    }
     for (size_t k = from; k < to; k++) {
         const mkrt_item *it = &items[k];
-        if (it->op == MKRT__OP_EXPAND) {
-            changed += expand_chunk(rt, it, k, fails);
+        if (is_pull(it)) {
+            changed += pull_chunk(rt, it, k, fails, &pulled);
+        } else if (it->op == MKRT__OP_EXPAND) {
+            changed += expand_chunk(rt, it, k, fails, &ahead);
         } else if (mkrt_ops_is_user(it->op)) {
             const mkrt__op_entry *op = &rt->ops[it->op];
             struct mkrt__op_run run = {rt, op->expand_slot, false};
@@ -173,4 +260,8 @@ void mkrt__exec_range(mkrt_runtime *rt, const mkrt_item *items, size_t from, siz
     if (changed != 0)
         /* relaxed: a statistic, read by stats without ordering. */
         atomic_fetch_add_explicit(&rt->changed, changed, memory_order_relaxed);
+    if (pulled != 0)
+        /* relaxed: read by the dispatcher after the round's completion
+         * (the backend's release, its acquire). */
+        atomic_fetch_add_explicit(&rt->pulled, pulled, memory_order_relaxed);
 }

@@ -27,6 +27,7 @@ typedef struct mkrt__op_entry {
     bool idempotent;        /* exact duplicates may be pruned (mkrt_op_desc.idempotent) */
     bool commutes;          /* commutes with itself on out (mkrt_op_desc.commutes) */
     uint32_t expand_slot;   /* its frontier slot (mkrt_op_desc.expands); 0: none (slot 0 is RELAX's) */
+    bool pulls;             /* its levels may run pulled (mkrt_op_desc.pulls) */
 } mkrt__op_entry;
 
 /* Frontier slots (one bitset each over the graph's vertices): RELAX's and
@@ -44,6 +45,15 @@ typedef struct mkrt__op_entry {
 #define MKRT__OP_EXPAND 15u
 #define MKRT__EXPAND_CHUNK_MAX 256u
 #define MKRT__EXPAND_CHUNK_BITS 29u
+/* A pulled level (pipeline/drain.c) runs as EXPAND items whose chunk field
+ * is MKRT__EXPAND_PULL (no vertex has that many chunks, graph.c): EXPAND(in
+ * = out = 64 x word, param = slot << 29 | MKRT__EXPAND_PULL) runs the
+ * slot's op, for each vertex v of the word's 64 that is not settled, on
+ * v's edges u -> v (the graph is symmetric) whose u is in the level's
+ * frontier, in v's edge order, until one changed v. A failing edge is
+ * reported as two pairs (mkrt__fail_list_add_edge): (k, status) and the
+ * edge's index in the graph (low, high word). */
+#define MKRT__EXPAND_PULL ((1u << MKRT__EXPAND_CHUNK_BITS) - 1u)
 
 /* One run of an op on the host (mkrt_op_ctx.run): what mkrt_op_emit and
  * mkrt_op_changed need. Lives on the running thread's stack. */
@@ -77,6 +87,21 @@ static inline void mkrt__fail_list_add(mkrt__fail_list *l, uint32_t index, uint3
     if (at < l->capacity) {
         l->pairs[2 * at] = index;
         l->pairs[2 * at + 1] = status;
+    }
+}
+
+/* A failure of a pulled edge: two consecutive pairs claimed at once (see
+ * MKRT__EXPAND_PULL). A pulled round has at most capacity / 2 vertices,
+ * each failing at most once. */
+static inline void mkrt__fail_list_add_edge(mkrt__fail_list *l, uint32_t index, uint32_t status, uint64_t edge)
+{
+    /* relaxed: as mkrt__fail_list_add. */
+    uint32_t at = atomic_fetch_add_explicit(&l->count, 2, memory_order_relaxed);
+    if (at + 1 < l->capacity) {
+        l->pairs[2 * at] = index;
+        l->pairs[2 * at + 1] = status;
+        l->pairs[2 * at + 2] = (uint32_t)edge;
+        l->pairs[2 * at + 3] = (uint32_t)(edge >> 32);
     }
 }
 

@@ -59,6 +59,8 @@ typedef struct mkrt__batch {
     size_t emitted_n;         /* of which emitted by ops (items[0..emitted_n) as drained) */
     bool round;               /* a frontier round: items are EXPAND chunks (ops/op_table.h) */
     uint64_t round_edges;     /* the edge items its chunks stand for (each an emitted item) */
+    bool pull;                /* a pulled round: its chunks are MKRT__EXPAND_PULL items, and
+                               * round_edges is known once it ran (the edges it ran) */
     mkrt_item *items;         /* drained; admitted, then kept, compacted in front */
     mkrt__segment *segs;
     size_t nseg;

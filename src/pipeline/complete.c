@@ -7,8 +7,29 @@
 #include "pipeline/stages.h"
 #include "runtime/runtime_internal.h"
 
+/* A pulled round's failure: chunk k's vertex whose edge e failed. */
+static mkrt_item pulled_edge_item(const mkrt_runtime *rt, const mkrt_item *chunk, uint64_t e)
+{
+    const mkrt_graph *g = &rt->graph;
+    uint32_t v = chunk->in, last = g->vertices - v < 64 ? g->vertices - 1 : v + 63;
+    while (v < last && g->offsets[v + 1] <= e)
+        v++;
+    return (mkrt_item){rt->slot_op[chunk->param >> MKRT__EXPAND_CHUNK_BITS], g->targets[e], v,
+                       g->weights ? g->weights[e] : 1};
+}
+
 void mkrt__stage_take_failures(mkrt_runtime *rt, mkrt__batch *b, const uint32_t *fails, uint32_t nfails)
 {
+    if (b->pull) { /* pairs of pairs: (k, status), (edge low, high); see MKRT__EXPAND_PULL */
+        for (uint32_t i = 0; i + 1 < nfails; i += 2) {
+            uint32_t k = fails[2 * i];
+            if (k >= b->exec_n)
+                continue;
+            mkrt_item edge = pulled_edge_item(rt, &b->exec[k], (uint64_t)fails[2 * i + 3] << 32 | fails[2 * i + 2]);
+            mkrt__batch_fail(b, &edge, (mkrt_status)(int32_t)fails[2 * i + 1]);
+        }
+        return;
+    }
     for (uint32_t i = 0; i < nfails; i++) {
         uint32_t k = b->round ? fails[2 * i] & 0xffffffu : fails[2 * i];
         if (k >= b->exec_n)
@@ -65,6 +86,13 @@ static void report(mkrt_runtime *rt, const mkrt_item *it, mkrt_status why)
 
 void mkrt__stage_complete(mkrt_runtime *rt, mkrt__batch *b)
 {
+    if (b->pull) {
+        /* The edges a pulled round ran are its emitted items. relaxed: the
+         * backend's completion (acquired by its wait) orders the workers'
+         * adds; only one batch runs at a time. */
+        b->round_edges = atomic_exchange_explicit(&rt->pulled, 0, memory_order_relaxed);
+        mkrt__stat_add(&rt->emitted_total, b->round_edges);
+    }
     uint32_t failed = b->failed_n;
     for (uint32_t i = 0; i < failed; i++)
         report(rt, &b->failed[i], b->failed_why[i]);

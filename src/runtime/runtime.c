@@ -168,7 +168,7 @@ static void free_runtime(mkrt_runtime *rt)
     mkrt__free(rt->cells, rt->cells_bytes);
     mkrt__free((void *)rt->append_log, rt->log_bytes);
     mkrt__free(rt->emit_ring, mkrt__emit_ring_slots(&rt->cfg) * sizeof *rt->emit_ring);
-    mkrt__free((void *)rt->frontier, 2 * rt->frontier_words * sizeof *rt->frontier);
+    mkrt__free((void *)rt->frontier, 3 * rt->frontier_words * sizeof *rt->frontier);
     mkrt_dedupe_scratch_destroy(rt->dedupe);
     mkrt_layer_scratch_destroy(rt->layering);
     mkrt_barrier_scratch_destroy(rt->split);
@@ -332,6 +332,11 @@ mkrt_status mkrt_op_register(mkrt_runtime *rt, uint32_t op, const mkrt_op_desc *
         return mkrt__error_set(err, MKRT_EINVAL,
                                "op %u has no %s. Fix: pass an mkrt_op_desc with fn set.", op,
                                desc == NULL ? "descriptor (desc is NULL)" : "function (fn is NULL)");
+    if (desc->pulls && !(desc->expands && desc->commutes))
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "op %u asks to be pulled but does not %s. Fix: set expands and "
+                               "commutes with pulls, or leave pulls false.",
+                               op, desc->expands ? "commute (commutes is false)" : "expand (expands is false)");
     mkrt_frontier_wave envelope = {desc->frontier_bytes, desc->scratch_bytes, desc->output_bytes};
     uint64_t fused;
     if (mkrt_frontier_fused_wave_bytes(&envelope, &fused, NULL) != MKRT_OK)
@@ -360,7 +365,8 @@ mkrt_status mkrt_op_register(mkrt_runtime *rt, uint32_t op, const mkrt_op_desc *
         rt->slot_op[slot] = op;
     }
     rt->ops[op] = (mkrt__op_entry){desc->fn, desc->user, envelope, fused, desc->name, desc->device,
-                                   desc->idempotent, desc->commutes, desc->expands ? slot : 0};
+                                   desc->idempotent, desc->commutes, desc->expands ? slot : 0,
+                                   desc->pulls};
     mkrt__mutex_unlock(&rt->producers_lock);
     return MKRT_OK;
 }
@@ -665,16 +671,81 @@ mkrt_status mkrt_drain(mkrt_runtime *rt, uint64_t timeout_ns)
     return wait_until(rt, &rt->completed_total, target, false, timeout_ns);
 }
 
-/* Quiescent: everything published before the call completed (counter),
- * and after that the dispatcher was idle with nothing queued, emitted or
- * running (quiet, read second). The dispatcher clears quiet when it drains
- * an item, before that item's batch completes, and sets it only once the
- * batch and all it emitted are done: so a quiet read after the completion
- * of the last published item covers its emissions too. */
+/* Whether the producer in slot s (p, with id; looked at earlier) completed
+ * target items, or is gone (retired only once all its items completed).
+ * Under producers_lock, which the dispatcher retires producers under, so
+ * p is alive while the slot still holds it (the id tells a producer that
+ * reuses p's memory apart). */
+static bool producer_caught_up(mkrt_runtime *rt, uint32_t s, const mkrt_producer *p, uint32_t id,
+                               uint64_t target)
+{
+    mkrt__mutex_lock(&rt->producers_lock);
+    /* relaxed: the slot is written under the lock held here. acquire:
+     * pairs with the release store of completed in the complete stage. */
+    bool done = atomic_load_explicit(&rt->slots[s], memory_order_relaxed) != p || p->id != id ||
+                atomic_load_explicit(&p->completed, memory_order_acquire) >= target;
+    mkrt__mutex_unlock(&rt->producers_lock);
+    return done;
+}
+
+/* Waits until every producer completed what it had published when looked
+ * at (each producer's own counters: the runtime-wide published_total may
+ * lag an item that a racing publish already pushed and the dispatcher
+ * completed, so comparing the totals could count that item for an older
+ * one that has not run). */
+static mkrt_status wait_producers(mkrt_runtime *rt, uint64_t timeout_ns)
+{
+    struct timespec ts;
+    const struct timespec *deadline = NULL;
+    for (uint32_t s = 0; s < rt->cfg.max_producers; s++) {
+        mkrt__mutex_lock(&rt->producers_lock);
+        mkrt_producer *p = atomic_load_explicit(&rt->slots[s], memory_order_relaxed); /* under the lock */
+        uint32_t id = p != NULL ? p->id : 0;
+        /* relaxed: written by the producer only; a publish that happens
+         * before this call is seen (coherence). */
+        uint64_t target = p != NULL ? atomic_load_explicit(&p->published, memory_order_relaxed) : 0;
+        mkrt__mutex_unlock(&rt->producers_lock);
+        while (p != NULL && !producer_caught_up(rt, s, p, id, target)) {
+            /* acquire: pairs with the dispatcher's release store of stopped. */
+            if (atomic_load_explicit(&rt->stopped, memory_order_acquire))
+                return MKRT_ECLOSED;
+            if (timeout_ns == 0)
+                return MKRT_ETIMEDOUT;
+            if (deadline == NULL)
+                deadline = mkrt__deadline(timeout_ns, &ts);
+            uint32_t e = mkrt__waitq_prepare(&rt->done_wq);
+            if (!producer_caught_up(rt, s, p, id, target) &&
+                mkrt__waitq_sleep(&rt->done_wq, e, deadline) == MKRT_ETIMEDOUT &&
+                !producer_caught_up(rt, s, p, id, target)) {
+                mkrt__waitq_finish(&rt->done_wq);
+                return MKRT_ETIMEDOUT;
+            }
+            mkrt__waitq_finish(&rt->done_wq);
+        }
+    }
+    return MKRT_OK;
+}
+
+/* Quiescent: everything published before the call completed (per
+ * producer, wait_producers), and after that the dispatcher was idle with
+ * nothing queued, emitted or running (quiet, read after those
+ * completions). The dispatcher clears quiet when it drains an item, before
+ * that item's batch completes, and sets it only once the batch and all it
+ * emitted are done: so a quiet read after the completion of the last
+ * published item covers its emissions too. The totals' wait then covers
+ * what was published meanwhile as far as it can. */
 mkrt_status mkrt_quiesce(mkrt_runtime *rt, uint64_t timeout_ns)
 {
     if (rt == NULL)
         return MKRT_EINVAL;
+    uint64_t start = timeout_ns != 0 && timeout_ns != MKRT_TIMEOUT_INFINITE ? mkrt__now_ns() : 0;
+    mkrt_status st = wait_producers(rt, timeout_ns);
+    if (st != MKRT_OK)
+        return st;
+    if (start != 0) {
+        uint64_t spent = mkrt__now_ns() - start;
+        timeout_ns = spent < timeout_ns ? timeout_ns - spent : 0;
+    }
     /* acquire: pairs with the release increments in mkrt_publish_some. */
     uint64_t target = atomic_load_explicit(&rt->published_total, memory_order_acquire);
     return wait_until(rt, &rt->completed_total, target, true, timeout_ns);

@@ -98,6 +98,8 @@ struct mkrt_runtime {
      * per vertex whose edges wait to be emitted, set by the ops, taken by
      * the dispatcher (pipeline/drain.c) with the expansion cursor below. */
     mkrt_graph graph;  /* frontier: one bitset per expanding op (slot) */
+    uint64_t bucket_width; /* RELAX's distance buckets (pipeline/drain.c), set at registration */
+    uint64_t bucket_min;   /* ... used by levels of this many vertices or more (tests lower it) */
     /* Two frontiers of frontier_words words (MKRT__EXPAND_SLOTS bitsets of
      * slot_words each): the ops set bits in frontier_w (the next level),
      * the dispatcher's rounds take them from frontier_r (this level); it
@@ -105,6 +107,11 @@ struct mkrt_runtime {
      * ends before the next begins (pipeline/drain.c). */
     _Atomic uint64_t *frontier;  /* both, 2 x frontier_words */
     _Atomic uint64_t *frontier_w, *frontier_r;
+    /* Per slot (slot_words each; after the two frontiers): the vertices
+     * that joined a pulling op's frontier since it last ran empty (settled,
+     * see mkrt_op_desc.pulls). Written by the dispatcher between batches
+     * (no batch runs), read by the pulled rounds' workers. */
+    _Atomic uint64_t *visited;
     size_t frontier_words, slot_words;
     bool batch_running;          /* dispatcher-only: a batch is launched and not finished */
     uint32_t slot_op[MKRT__EXPAND_SLOTS]; /* the op whose items a slot's edges become */
@@ -118,7 +125,17 @@ struct mkrt_runtime {
         uint64_t mask;      /* taken bits of word - 1, not yet expanded */
         uint32_t v;         /* the vertex being expanded */
         uint64_t edge, end; /* its edges still to emit (chunk aligned from offsets[v]) */
+        uint32_t pull_on;   /* slots whose level runs pulled (bit per slot) */
+        uint32_t pull_slot; /* pulled rounds: the slot and word to take next */
+        size_t pull_word;
+        bool pull_pending;  /* pulled chunks of the level remain to be taken */
+        bool visited_dirty; /* a visited bit may be set */
+        uint64_t visited_edges[MKRT__EXPAND_SLOTS]; /* edges of the settled vertices */
+        uint64_t bound;     /* RELAX's level expands vertices below it (0: no bucket yet) */
     } expand;               /* dispatcher-only */
+    /* Edges a pulled round ran (workers add per range; the dispatcher takes
+     * it after the round's completion). */
+    alignas(MKRT_CACHE_LINE) _Atomic uint64_t pulled;
     /* Set by the dispatcher when it goes idle with nothing queued,
      * emitted or running; cleared when it drains an item (mkrt_quiesce). */
     _Atomic bool quiet;
