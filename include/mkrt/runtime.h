@@ -730,7 +730,10 @@ mkrt_status mkrt_wait(mkrt_producer *p, uint64_t ticket, uint64_t timeout_ns);
  * @brief Waits until everything published (by any producer) before the call has completed.
  *
  * Like mkrt_wait(), it runs pending batches itself on the CPU backend
- * while the dispatcher is idle.
+ * while the dispatcher is idle. "Published before the call" is meant as
+ * for mkrt_quiesce(): the item's publish call returned before this call
+ * began. Items other threads publish meanwhile may or may not be waited
+ * for; their completion never stands in for an older item's.
  *
  * @param rt The runtime.
  * @param timeout_ns Relative timeout; 0 checks once,

@@ -662,13 +662,29 @@ mkrt_status mkrt_wait(mkrt_producer *p, uint64_t ticket, uint64_t timeout_ns)
     return st;
 }
 
+static mkrt_status wait_producers(mkrt_runtime *rt, uint64_t timeout_ns);
+
+/* What is left of timeout_ns since start (0: none given or infinite). */
+static uint64_t time_left(uint64_t start, uint64_t timeout_ns)
+{
+    if (start == 0)
+        return timeout_ns;
+    uint64_t spent = mkrt__now_ns() - start;
+    return spent < timeout_ns ? timeout_ns - spent : 0;
+}
+
+/* The totals first (the fast path: spinning, helping), then each producer:
+ * the totals alone can be fooled by a racing publish whose item completed
+ * before an older one (see wait_producers). */
 mkrt_status mkrt_drain(mkrt_runtime *rt, uint64_t timeout_ns)
 {
     if (rt == NULL)
         return MKRT_EINVAL;
+    uint64_t start = timeout_ns != 0 && timeout_ns != MKRT_TIMEOUT_INFINITE ? mkrt__now_ns() : 0;
     /* acquire: pairs with the release increments in mkrt_publish_some. */
     uint64_t target = atomic_load_explicit(&rt->published_total, memory_order_acquire);
-    return wait_until(rt, &rt->completed_total, target, false, timeout_ns);
+    mkrt_status st = wait_until(rt, &rt->completed_total, target, false, timeout_ns);
+    return st != MKRT_OK ? st : wait_producers(rt, time_left(start, timeout_ns));
 }
 
 /* Whether the producer in slot s (p, with id; looked at earlier) completed
@@ -742,13 +758,9 @@ mkrt_status mkrt_quiesce(mkrt_runtime *rt, uint64_t timeout_ns)
     mkrt_status st = wait_producers(rt, timeout_ns);
     if (st != MKRT_OK)
         return st;
-    if (start != 0) {
-        uint64_t spent = mkrt__now_ns() - start;
-        timeout_ns = spent < timeout_ns ? timeout_ns - spent : 0;
-    }
     /* acquire: pairs with the release increments in mkrt_publish_some. */
     uint64_t target = atomic_load_explicit(&rt->published_total, memory_order_acquire);
-    return wait_until(rt, &rt->completed_total, target, true, timeout_ns);
+    return wait_until(rt, &rt->completed_total, target, true, time_left(start, timeout_ns));
 }
 
 mkrt_status mkrt_destroy(mkrt_runtime *rt, uint64_t timeout_ns, mkrt_error *err)
