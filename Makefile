@@ -550,8 +550,10 @@ define apt_install
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	else echo "deps: all of $(1) installed"; fi
 endef
-deps: ## apt-get install what the build and tests need (idempotent)
-	$(call apt_install,$(DEPS_PKGS))
+# `deps` also installs Open MPI, so `make deps check-mpi` works on a clean
+# machine; the library and `make check` build and pass without it.
+deps: ## apt-get install what the build and tests need, Open MPI included (idempotent)
+	$(call apt_install,$(DEPS_PKGS) $(MPI_DEPS_PKGS))
 mpi-deps: ## apt-get install Open MPI for the optional MPI layer (idempotent)
 	$(call apt_install,$(MPI_DEPS_PKGS))
 bench-deps: ## apt-get install the benchmarks' peer libraries and gnuplot (idempotent)
