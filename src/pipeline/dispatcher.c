@@ -153,6 +153,9 @@ static bool token_take(mkrt_runtime *rt)
 
 static void token_give(mkrt_runtime *rt)
 {
+    /* release: pairs with the acquire in work_or_leave (the idle
+     * dispatcher, without the token, wakes for work a helper left). */
+    atomic_store_explicit(&rt->emission_left, mkrt__emission_pending(rt), memory_order_release);
     /* release: pairs with the acquire CAS in token_take. */
     atomic_store_explicit(&rt->dispatch_token, 0, memory_order_release);
     mkrt__waitq_notify(&rt->work_wq); /* the dispatcher may be waiting for it */
@@ -315,8 +318,11 @@ static void doze_while_asked(mkrt_runtime *rt)
 static int work_or_leave(void *p)
 {
     mkrt_runtime *rt = p;
-    /* acquire: pairs with the release stores of closing and aborting. */
-    return !mkrt__rings_empty(rt) || mkrt__emission_pending(rt) || atomic_load(&rt->held) ||
+    /* acquire: pairs with the release stores of closing and aborting, and
+     * of emission_left in token_give. Not mkrt__emission_pending: the
+     * caller does not hold the token (a helper may be changing that state). */
+    return !mkrt__rings_empty(rt) || atomic_load_explicit(&rt->emission_left, memory_order_acquire) ||
+           atomic_load(&rt->held) ||
            atomic_load(&rt->dozing) ||
            atomic_load_explicit(&rt->closing, memory_order_acquire) ||
            atomic_load_explicit(&rt->aborting, memory_order_acquire);

@@ -167,6 +167,11 @@ struct mkrt_runtime {
      * (mkrt_wait, mkrt_drain); everything marked dispatcher-only belongs to
      * the holder. 0: free (the dispatcher is idle). */
     alignas(MKRT_CACHE_LINE) _Atomic uint32_t dispatch_token;
+    /* Emitted work (mkrt__emission_pending) left when the token was last
+     * given back: what the idle dispatcher reads instead of the holder's
+     * dispatcher-only emission state, which it must not touch without the
+     * token. Written by the holder in token_give. */
+    _Atomic bool emission_left;
     /* threads inside mkrt_wait or mkrt_drain; its own line: every wait
      * writes it, and waiters read the token above while they spin */
     alignas(MKRT_CACHE_LINE) _Atomic uint32_t waiting;
