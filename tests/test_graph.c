@@ -14,6 +14,7 @@
 #include "../src/runtime/runtime_internal.h"
 #include "count_alloc.h"
 #include "mkrt/mkrt.h"
+#include "graph_fixture.h"
 #include "tap.h"
 
 /* The engine under test, with its SIM twin. */
@@ -369,98 +370,6 @@ static void commuting(mkrt_backend_kind kind)
 
 /* ---- the graph ---- */
 
-typedef struct test_graph {
-    uint32_t v;
-    uint64_t *off;
-    uint32_t *dst, *w;
-} test_graph;
-
-/* A random undirected multigraph (both directions stored) with self loops
- * and isolated vertices; weights 1..255. */
-static test_graph make_graph(uint32_t v, uint32_t undirected_edges, unsigned seed)
-{
-    test_graph g = {v, calloc(v + 1, sizeof(uint64_t)), NULL, NULL};
-    uint32_t *a = malloc(undirected_edges * sizeof *a), *b = malloc(undirected_edges * sizeof *b),
-             *w = malloc(undirected_edges * sizeof *w);
-    for (uint32_t e = 0; e < undirected_edges; e++) {
-        a[e] = (uint32_t)rand_r(&seed) % (v - v / 8); /* the last eighth stays isolated */
-        b[e] = e % 5 == 0 ? a[e] + 1 < v - v / 8 ? a[e] + 1 : 0 : (uint32_t)rand_r(&seed) % (v - v / 8);
-        w[e] = 1 + (uint32_t)rand_r(&seed) % 255;
-        g.off[a[e] + 1]++;
-        g.off[b[e] + 1]++;
-    }
-    for (uint32_t i = 0; i < v; i++)
-        g.off[i + 1] += g.off[i];
-    g.dst = malloc(g.off[v] * sizeof *g.dst);
-    g.w = malloc(g.off[v] * sizeof *g.w);
-    uint64_t *fill = malloc(v * sizeof *fill);
-    memcpy(fill, g.off, v * sizeof *fill);
-    for (uint32_t e = 0; e < undirected_edges; e++) {
-        g.dst[fill[a[e]]] = b[e];
-        g.w[fill[a[e]]++] = w[e];
-        g.dst[fill[b[e]]] = a[e];
-        g.w[fill[b[e]]++] = w[e];
-    }
-    free(fill);
-    free(a);
-    free(b);
-    free(w);
-    return g;
-}
-
-static void free_graph(test_graph *g)
-{
-    free(g->off);
-    free(g->dst);
-    free(g->w);
-}
-
-static void ref_bfs(const test_graph *g, uint32_t root, uint32_t *level)
-{
-    uint32_t *queue = malloc(g->v * sizeof *queue);
-    for (uint32_t i = 0; i < g->v; i++)
-        level[i] = UINT32_MAX;
-    size_t head = 0, tail = 0;
-    level[root] = 0;
-    queue[tail++] = root;
-    while (head < tail) {
-        uint32_t u = queue[head++];
-        for (uint64_t e = g->off[u]; e < g->off[u + 1]; e++)
-            if (level[g->dst[e]] == UINT32_MAX) {
-                level[g->dst[e]] = level[u] + 1;
-                queue[tail++] = g->dst[e];
-            }
-    }
-    free(queue);
-}
-
-/* O(V^2) Dijkstra: small graphs only. */
-static void ref_sssp(const test_graph *g, uint32_t root, const uint32_t *weights, uint64_t *dist)
-{
-    bool *done = calloc(g->v, 1);
-    for (uint32_t i = 0; i < g->v; i++)
-        dist[i] = UINT64_MAX;
-    dist[root] = 0;
-    for (;;) {
-        uint32_t u = UINT32_MAX;
-        for (uint32_t i = 0; i < g->v; i++)
-            if (!done[i] && dist[i] != UINT64_MAX && (u == UINT32_MAX || dist[i] < dist[u]))
-                u = i;
-        if (u == UINT32_MAX)
-            break;
-        done[u] = true;
-        for (uint64_t e = g->off[u]; e < g->off[u + 1]; e++) {
-            uint64_t d = dist[u] + (weights ? weights[e] : 1);
-            if (d < dist[g->dst[e]])
-                dist[g->dst[e]] = d;
-        }
-    }
-    free(done);
-}
-
-/* parent[] is a BFS tree of the reference levels: the same vertices
- * reached, the root its own parent, every other reached vertex's parent a
- * neighbour one level up. */
 static bool bfs_tree_ok(const test_graph *g, uint32_t root, const uint32_t *parent, const uint32_t *level,
                         char *why, size_t len)
 {
@@ -496,12 +405,12 @@ static void traversals(const traverse_ops *ops, const test_graph *g, bool weight
     const uint32_t roots[] = {0, 1, g->v / 2, g->v - 1 /* isolated */};
     for (size_t r = 0; r < sizeof roots / sizeof *roots; r++) {
         uint32_t root = roots[r];
-        ref_bfs(g, root, level);
+        test_graph_ref_bfs(g, root, level);
         why[0] = 0;
         int rc = ops->bfs(e, root, parent, why, sizeof why);
         ok(rc == 0 && bfs_tree_ok(g, root, parent, level, why, sizeof why),
            "%s: BFS from %u is a BFS tree of the reference levels (%s)", ops->name, root, why);
-        ref_sssp(g, root, weighted ? g->w : NULL, want);
+        test_graph_ref_sssp(g, root, weighted ? g->w : NULL, want);
         why[0] = 0;
         rc = ops->sssp(e, root, dist, why, sizeof why);
         uint32_t bad = UINT32_MAX;
@@ -746,7 +655,7 @@ static void level_synchronous(mkrt_backend_kind kind, const test_graph *tg)
         bail_out("mkrt_graph_register: %s", err.message);
     mkrt_producer *p = mkrt_producer_open(rt, NULL);
     uint32_t *level = malloc(tg->v * sizeof *level);
-    ref_bfs(tg, 3, level);
+    test_graph_ref_bfs(tg, 3, level);
     uint64_t reached = 0;
     for (uint32_t v = 0; v < tg->v; v++) {
         reached += level[v] != UINT32_MAX;
@@ -854,7 +763,7 @@ static mkrt_runtime *bfs_run(mkrt_backend_kind kind, const test_graph *tg, bool 
 static void pulled_levels(mkrt_backend_kind kind)
 {
     const char *k = kind_name(kind);
-    test_graph g = make_graph(4000, 60000, 7);
+    test_graph g = test_graph_random(4000, 60000, 7);
     for (uint32_t v = 0; v < g.v; v++) /* rows sorted by target (insertion sort) */
         for (uint64_t i = g.off[v] + 1; i < g.off[v + 1]; i++)
             for (uint64_t j = i; j > g.off[v] && g.dst[j - 1] > g.dst[j]; j--) {
@@ -881,7 +790,7 @@ static void pulled_levels(mkrt_backend_kind kind)
     /* The vertex of level 3 (the first level pulled here) with the most
      * edges fails; its smallest neighbour of level 2 is the first edge. */
     uint32_t *level = malloc(g.v * sizeof *level), x = UINT32_MAX;
-    ref_bfs(&g, 5, level);
+    test_graph_ref_bfs(&g, 5, level);
     for (uint32_t v = 0; v < g.v; v++)
         if (level[v] == 3 && (x == UINT32_MAX || g.off[v + 1] - g.off[v] > g.off[x + 1] - g.off[x]))
             x = v;
@@ -908,7 +817,7 @@ static void pulled_levels(mkrt_backend_kind kind)
     free(level);
     free(pushed);
     free(pulled);
-    free_graph(&g);
+    test_graph_free(&g);
 }
 
 /* mkrt_destroy timing out with a frontier pending: its edges fail as edge
@@ -972,13 +881,13 @@ int main(void)
     }
     graph_bad_input();
     destroy_with_frontier();
-    test_graph g = make_graph(1500, 4000, 99);
+    test_graph g = test_graph_random(1500, 4000, 99);
     traversals(&traverse_mkrt_ops, &g, true);
     traversals(&traverse_mkrt_ops, &g, false);
     traversals(&traverse_mkrt_sim_ops, &g, true);
     level_synchronous(MKRT_BACKEND_CPU, &g);
     level_synchronous(MKRT_BACKEND_SIM, &g);
-    free_graph(&g);
+    test_graph_free(&g);
     buckets(MKRT_BACKEND_CPU);
     buckets(MKRT_BACKEND_SIM);
     pulled_levels(MKRT_BACKEND_CPU);

@@ -21,95 +21,10 @@
 #include "../src/cuda/cuda_loader.h"
 #include "../src/runtime/runtime_internal.h"
 #include "mkrt/mkrt.h"
+#include "graph_fixture.h"
 #include "tap.h"
 
 #define SEC 10000000000ull
-
-typedef struct test_graph {
-    uint32_t v;
-    uint64_t *off;
-    uint32_t *dst, *w;
-} test_graph;
-
-/* A random undirected multigraph (both directions stored), with self
- * loops and an isolated last eighth; weights 1..255. */
-static test_graph make_graph(uint32_t v, uint32_t undirected_edges, unsigned seed)
-{
-    test_graph g = {v, calloc(v + 1, sizeof(uint64_t)), NULL, NULL};
-    uint32_t *a = malloc(undirected_edges * sizeof *a), *b = malloc(undirected_edges * sizeof *b),
-             *w = malloc(undirected_edges * sizeof *w);
-    const uint32_t live = v - v / 8;
-    for (uint32_t e = 0; e < undirected_edges; e++) {
-        a[e] = (uint32_t)rand_r(&seed) % live;
-        b[e] = e % 5 == 0 ? (a[e] + 1) % live : (uint32_t)rand_r(&seed) % live;
-        w[e] = 1 + (uint32_t)rand_r(&seed) % 255;
-        g.off[a[e] + 1]++;
-        g.off[b[e] + 1]++;
-    }
-    for (uint32_t i = 0; i < v; i++)
-        g.off[i + 1] += g.off[i];
-    g.dst = malloc(g.off[v] * sizeof *g.dst + 1);
-    g.w = malloc(g.off[v] * sizeof *g.w + 1);
-    uint64_t *fill = malloc(v * sizeof *fill);
-    memcpy(fill, g.off, v * sizeof *fill);
-    for (uint32_t e = 0; e < undirected_edges; e++) {
-        g.dst[fill[a[e]]] = b[e];
-        g.w[fill[a[e]]++] = w[e];
-        g.dst[fill[b[e]]] = a[e];
-        g.w[fill[b[e]]++] = w[e];
-    }
-    free(fill);
-    free(a);
-    free(b);
-    free(w);
-    return g;
-}
-
-/* A path 0 - 1 - ... - v-1 (both directions, weight 1): v - 1 levels. */
-static test_graph make_path(uint32_t v)
-{
-    test_graph g = {v, calloc(v + 1, sizeof(uint64_t)), malloc(2 * v * sizeof(uint32_t)), NULL};
-    uint64_t e = 0;
-    for (uint32_t i = 0; i < v; i++) {
-        if (i > 0)
-            g.dst[e++] = i - 1;
-        if (i + 1 < v)
-            g.dst[e++] = i + 1;
-        g.off[i + 1] = e;
-    }
-    return g;
-}
-
-static void free_graph(test_graph *g)
-{
-    free(g->off);
-    free(g->dst);
-    free(g->w);
-}
-
-/* O(V^2) Dijkstra (small graphs). */
-static void ref_sssp(const test_graph *g, uint32_t root, const uint32_t *weights, uint64_t *dist)
-{
-    bool *done = calloc(g->v, 1);
-    for (uint32_t i = 0; i < g->v; i++)
-        dist[i] = UINT64_MAX;
-    dist[root] = 0;
-    for (;;) {
-        uint32_t u = UINT32_MAX;
-        for (uint32_t i = 0; i < g->v; i++)
-            if (!done[i] && dist[i] != UINT64_MAX && (u == UINT32_MAX || dist[i] < dist[u]))
-                u = i;
-        if (u == UINT32_MAX)
-            break;
-        done[u] = true;
-        for (uint64_t e = g->off[u]; e < g->off[u + 1]; e++) {
-            uint64_t d = dist[u] + (weights ? weights[e] : 1);
-            if (d < dist[g->dst[e]])
-                dist[g->dst[e]] = d;
-        }
-    }
-    free(done);
-}
 
 typedef struct setup {
     mkrt_backend_kind kind;
@@ -212,7 +127,7 @@ static void traversals(const setup *s, const test_graph *g, bool weighted, uint3
         is(sssp(rt, p, g, roots[r], dist), MKRT_OK, "%s: quiescent after a traversal from %u", k, roots[r]);
         mkrt_stats after = stats(rt);
         is(sssp(cpu, pc, g, roots[r], on_cpu), MKRT_OK, "cpu: quiescent");
-        ref_sssp(g, roots[r], weighted ? g->w : NULL, want);
+        test_graph_ref_sssp(g, roots[r], weighted ? g->w : NULL, want);
         ok(memcmp(dist, want, g->v * sizeof *dist) == 0 && memcmp(dist, on_cpu, g->v * sizeof *dist) == 0,
            "%s: %s from %u%s equals Dijkstra and the CPU pool", k, weighted ? "SSSP" : "BFS", roots[r],
            cap ? " (small queue)" : "");
@@ -320,7 +235,7 @@ static void refused_batch(const setup *s, const test_graph *g)
     is(mkrt_quiesce(rt, SEC), MKRT_OK, "%s: quiescent", k);
     uint64_t *dist = malloc(g->v * sizeof *dist), *want = malloc(g->v * sizeof *want);
     mkrt_cells_read(rt, 0, g->v, dist);
-    ref_sssp(g, 0, g->w, want);
+    test_graph_ref_sssp(g, 0, g->w, want);
     mkrt_stats st = stats(rt);
     ok(memcmp(dist, want, g->v * sizeof *dist) == 0 && st.device_batches == 0 && st.batches > 1,
        "%s: RELAX beside a C user op ran on the CPU pool, in frontier rounds (%llu batches), right", k,
@@ -349,7 +264,7 @@ static void note_fail(void *ctx, const mkrt_item *item, mkrt_status why, const c
 
 static void watchdog(void)
 {
-    test_graph g = make_path(60);
+    test_graph g = test_graph_path(60);
     setup s = {MKRT_BACKEND_SIM, false, 30, 0, NULL, NULL};
     mkrt_runtime *rt = start(&s, &g, false);
     mkrt__megakernel_level_nap(rt->backends[0], 2000000); /* 59 levels of 2 ms: >= 118 ms */
@@ -387,7 +302,7 @@ static void watchdog(void)
     ok(right, "sim: ... right");
     mkrt_producer_close(p);
     mkrt_destroy(rt, SEC, NULL);
-    free_graph(&g);
+    test_graph_free(&g);
 }
 
 static int (*fake_live)(void);
@@ -397,7 +312,7 @@ static int (*fake_live)(void);
  * (the words the watchdog reads are in mapped memory either way). */
 static void cuda_long_traversal(bool device_state)
 {
-    test_graph g = make_path(60);
+    test_graph g = test_graph_path(60);
     setup s = {MKRT_BACKEND_CUDA, device_state, 30, 0, NULL, NULL};
     setenv("FAKE_CUDA_LEVEL_NAP_US", "2000", 1);
     mkrt_runtime *rt = start(&s, &g, false);
@@ -414,7 +329,7 @@ static void cuda_long_traversal(bool device_state)
     mkrt_producer_close(p);
     mkrt_destroy(rt, SEC, NULL);
     unsetenv("FAKE_CUDA_LEVEL_NAP_US");
-    free_graph(&g);
+    test_graph_free(&g);
 }
 
 /* The stand-in driver: the graph goes to the device while the kernel is
@@ -431,7 +346,7 @@ static void cuda_graph_copy(const test_graph *g)
     mkrt_producer *p = mkrt_producer_open(rt, NULL);
     uint64_t *dist = malloc(g->v * sizeof *dist), *want = malloc(g->v * sizeof *want);
     sssp(rt, p, g, 1, dist);
-    ref_sssp(g, 1, NULL, want);
+    test_graph_ref_sssp(g, 1, NULL, want);
     ok(memcmp(dist, want, g->v * sizeof *dist) == 0, "cuda: ... the device traverses the new graph");
     free(dist);
     free(want);
@@ -463,7 +378,7 @@ static void cuda_no_room(const test_graph *g)
     mkrt_producer *p = mkrt_producer_open(rt, NULL);
     uint64_t *dist = malloc(g->v * sizeof *dist), *want = malloc(g->v * sizeof *want);
     is(sssp(rt, p, g, 0, dist), MKRT_OK, "cuda: quiescent");
-    ref_sssp(g, 0, g->w, want);
+    test_graph_ref_sssp(g, 0, g->w, want);
     ok(memcmp(dist, want, g->v * sizeof *dist) == 0 && stats(rt).device_batches == 0,
        "cuda: ... RELAX ran on the CPU pool, right");
     free(dist);
@@ -478,7 +393,7 @@ static void cuda_no_room(const test_graph *g)
 static void big_graph(const setup *s, uint32_t v, uint32_t edges)
 {
     const char *k = name_of(s);
-    test_graph g = make_graph(v, edges, 11);
+    test_graph g = test_graph_random(v, edges, 11);
     setup cpu_setup = {MKRT_BACKEND_CPU, false, 0, 0, NULL, NULL};
     mkrt_runtime *rt = start(s, &g, true), *cpu = start(&cpu_setup, &g, true);
     mkrt_producer *p = mkrt_producer_open(rt, NULL), *pc = mkrt_producer_open(cpu, NULL);
@@ -497,7 +412,7 @@ static void big_graph(const setup *s, uint32_t v, uint32_t edges)
     mkrt_producer_close(pc);
     mkrt_destroy(rt, SEC, NULL);
     mkrt_destroy(cpu, SEC, NULL);
-    free_graph(&g);
+    test_graph_free(&g);
 }
 
 /* tests/cuda_graph.c: the same on a real GPU (skipped without one). */
@@ -530,7 +445,7 @@ static int real_gpu(const test_graph *g)
 int main(int argc, char **argv)
 {
     (void)argc;
-    test_graph g = make_graph(1500, 4000, 7);
+    test_graph g = test_graph_random(1500, 4000, 7);
     if (GRAPH_DEVICE_REAL_GPU)
         return real_gpu(&g);
     const setup sim = {MKRT_BACKEND_SIM, false, 0, 0, NULL, NULL};
@@ -565,6 +480,6 @@ int main(int argc, char **argv)
         cuda_graph_copy(&g);
         cuda_no_room(&g);
     }
-    free_graph(&g);
+    test_graph_free(&g);
     return done_testing();
 }
