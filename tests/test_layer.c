@@ -5,7 +5,10 @@
 #include <string.h>
 
 #include "count_alloc.h"
+#include "mkrt/dedupe.h"
 #include "mkrt/layer.h"
+#include "ops/builtin_ops.h"
+#include "pipeline/layer_internal.h"
 #include "tap.h"
 
 static mkrt_item it(uint32_t in, uint32_t out)
@@ -170,11 +173,77 @@ static void allocation_discipline(void)
     count_alloc_uninstall();
 }
 
+/* The runtime's one pass (pipeline/layer_internal.h: prune and level
+ * together) equals the two public calls one after the other: prune with
+ * mkrt_dedupe_prune_ordered, then layer the kept items with the same
+ * commuting key. Random batches of built-in ops over few handles (many
+ * exact duplicates), both table modes, the built-ins' inline rules and
+ * the callbacks. */
+static bool model_idempotent(const mkrt_item *x, void *ctx)
+{
+    (void)ctx;
+    return mkrt_ops_builtin_idempotent(x->op, x->in, x->out);
+}
+
+static uint32_t model_key(const mkrt_item *x, void *ctx)
+{
+    (void)ctx;
+    return mkrt_ops_builtin_commute_key(x->op, x->in, x->out);
+}
+
+static void fused_equivalence(mkrt_layer_scratch *s)
+{
+    enum { N = 400 };
+    static mkrt_item batch[N], fused[N], kept_items[N];
+    mkrt_dedupe_scratch *d = mkrt_dedupe_scratch_create(NULL);
+    mkrt_layer_scratch *ref = mkrt_layer_scratch_create(NULL);
+    uint64_t seed = 7;
+    int same = 0, pruned_some = 0, rounds = 400;
+    for (int r = 0; r < rounds; r++) {
+        size_t n = 1 + (size_t)(r * 37 % N);
+        uint32_t handles = 2 + (uint32_t)(r % 9);
+        uint32_t spread = r % 3 == 0 ? 1000003u : 1; /* sparse handles: the hash table */
+        for (size_t i = 0; i < n; i++) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            uint32_t v = (uint32_t)(seed >> 33);
+            static const uint32_t ops[] = {MKRT_OPS_NOP, MKRT_OPS_STORE, MKRT_OPS_ADD, MKRT_OPS_MIN,
+                                           MKRT_OPS_OR, MKRT_OPS_ACC, MKRT_OPS_APPEND};
+            batch[i] = (mkrt_item){ops[v % 7], (v >> 3) % handles * spread, (v >> 8) % handles * spread,
+                                   (v >> 13) % 2};
+        }
+        size_t kept, pruned;
+        mkrt_dedupe_prune_ordered(d, batch, n, model_idempotent, NULL, kept_items, &kept, &pruned, NULL,
+                                  NULL);
+        const mkrt_item *k_items = pruned ? kept_items : batch;
+        mkrt_layer_plan want;
+        mkrt__layer_batch_commuting(ref, k_items, kept, model_key, NULL, &want, NULL);
+        memcpy(fused, batch, n * sizeof *batch);
+        mkrt__layer_rules rl = {model_key, model_idempotent, NULL, true, r % 2 == 0, r % 4 == 1, 0,
+                                UINT32_MAX};
+        size_t fk, layers;
+        const uint32_t *level;
+        mkrt_status st = mkrt__layer_prune_levels(s, fused, n, &rl, &fk, &layers, &level, NULL);
+        bool eq = st == MKRT_OK && fk == kept && layers == want.layer_count &&
+                  memcmp(fused, k_items, kept * sizeof *fused) == 0 &&
+                  memcmp(level, want.item_level, kept * sizeof *level) == 0;
+        same += eq;
+        pruned_some += pruned > 0;
+        if (!eq)
+            diag("round %d: %zu items, kept %zu / %zu, layers %zu / %zu", r, n, fk, kept, layers,
+                 want.layer_count);
+    }
+    is(same, rounds, "prune + levels in one pass equals mkrt_dedupe_prune_ordered then layering");
+    ok(pruned_some > rounds / 4, "... with duplicates pruned in %d of %d batches", pruned_some, rounds);
+    mkrt_layer_scratch_destroy(ref);
+    mkrt_dedupe_scratch_destroy(d);
+}
+
 int main(void)
 {
     mkrt_layer_scratch *s = mkrt_layer_scratch_create(NULL);
     rules(s);
     random_equivalence(s);
+    fused_equivalence(s);
     mkrt_layer_scratch_destroy(s);
     allocation_discipline();
     return done_testing();

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* src/pipeline/layer.c - O(n) batch layering under the ordering contract.
+/* src/pipeline/layer.c - O(n) batch layering under the ordering contract,
+ * and the runtime's ordered dedupe in the same pass
+ * (pipeline/layer_internal.h).
  *
  * Commuting items (pipeline/layer_internal.h): a run of items of one
  * commuting group that write a handle h, with no other access to h in
@@ -7,22 +9,32 @@
  * all need only what the first one needed (the level after h's earlier
  * writers and readers), so they can share a layer; whoever comes after the
  * group on h comes after every member. A read of h, or a write that is not
- * of the group, closes the group. */
+ * of the group, closes the group.
+ *
+ * Cost: one pass over the items with two handle-state lookups each (one
+ * when in == out), specialised at compile time for the table mode (direct
+ * array or hash), the rules (none, callbacks, or the built-ins' inline)
+ * and pruning, so the hot loop has no per-item branch on any of them. */
 #include <string.h>
 
 #include "base/alloc_internal.h"
 #include "base/error_internal.h"
 #include "mkrt/layer.h"
+#include "ops/builtin_ops.h"
 #include "pipeline/layer_internal.h"
+#include "pipeline/prune_rule.h"
 
-/* Per-handle state: levels are stored +1 so that 0 means "none yet". */
+/* Per-handle state: levels are stored +1 so that 0 means "none yet". 32
+ * bytes: two to a cache line, indexed by a shift. */
 typedef struct handle_state {
     uint32_t stamp;
     uint32_t after_write; /* 1 + level of the last writer (of any member of the open group) */
     uint32_t after_read;  /* 1 + highest level of a reader */
-    uint32_t handle;      /* hash mode only */
     uint32_t group;       /* the open commuting group writing this handle (0: none) */
     uint32_t group_base;  /* the level its members need (levels +1, like the others) */
+    uint32_t writer;      /* 1 + position of the last kept writer (pruning; 0: none) */
+    uint32_t handle;      /* hash mode only */
+    uint32_t wparam;      /* the param of that writer: most items differ from it there */
 } handle_state;
 
 struct mkrt_layer_scratch {
@@ -123,6 +135,15 @@ static inline uint32_t hash32(uint32_t h)
     return (uint32_t)(((uint64_t)h * 0x9E3779B97F4A7C15ull) >> 32);
 }
 
+static inline void fresh_state(handle_state *h, uint32_t stamp)
+{
+    h->stamp = stamp;
+    h->after_write = 0;
+    h->after_read = 0;
+    h->group = 0;
+    h->writer = 0;
+}
+
 /* Hash-mode lookup-or-insert (linear probing; the table is at most half full). */
 static inline handle_state *hash_slot(mkrt_layer_scratch *s, size_t mask, uint32_t handle)
 {
@@ -130,11 +151,8 @@ static inline handle_state *hash_slot(mkrt_layer_scratch *s, size_t mask, uint32
     for (;;) {
         handle_state *h = &s->table[i];
         if (h->stamp != s->stamp) {
-            h->stamp = s->stamp;
+            fresh_state(h, s->stamp);
             h->handle = handle;
-            h->after_write = 0;
-            h->after_read = 0;
-            h->group = 0;
             return h;
         }
         if (h->handle == handle)
@@ -146,12 +164,8 @@ static inline handle_state *hash_slot(mkrt_layer_scratch *s, size_t mask, uint32
 static inline handle_state *direct_slot(mkrt_layer_scratch *s, uint32_t base, uint32_t handle)
 {
     handle_state *h = &s->table[handle - base];
-    if (h->stamp != s->stamp) {
-        h->stamp = s->stamp;
-        h->after_write = 0;
-        h->after_read = 0;
-        h->group = 0;
-    }
+    if (h->stamp != s->stamp)
+        fresh_state(h, s->stamp);
     return h;
 }
 
@@ -161,20 +175,65 @@ static inline uint32_t max3(uint32_t a, uint32_t b, uint32_t c)
     return m > c ? m : c;
 }
 
-/* The forward pass; `direct` selects the table mode at compile time so the
- * hot loop has no per-item branch on it. key (may be NULL) gives each
- * item's commuting group. Returns the number of levels. */
-static inline uint32_t assign_levels(mkrt_layer_scratch *s, const mkrt_item *items, size_t n,
-                                     int direct, uint32_t base, size_t mask,
-                                     mkrt__commute_key_fn key, void *key_ctx)
+/* How many items ahead the pass starts loading handle states. */
+#define PREFETCH_AHEAD 16
+
+/* Which rules the pass applies (a compile-time constant in each copy). */
+enum { RULES_NONE, RULES_CALLBACKS, RULES_BUILTIN };
+
+static inline __attribute__((always_inline)) uint32_t group_of(const mkrt_item *it, int rules,
+                                                               const mkrt__layer_rules *r)
 {
-    uint32_t levels = 0;
+    if (rules == RULES_BUILTIN)
+        return mkrt_ops_builtin_commute_key(it->op, it->in, it->out);
+    if (rules == RULES_CALLBACKS && r->key != NULL)
+        return r->key(it, r->ctx);
+    return 0;
+}
+
+static inline __attribute__((always_inline)) bool idempotent(const mkrt_item *it, int rules,
+                                                             const mkrt__layer_rules *r)
+{
+    if (rules == RULES_BUILTIN)
+        return mkrt_ops_builtin_idempotent(it->op, it->in, it->out);
+    return r->idempotent == NULL || r->idempotent(it, r->ctx);
+}
+
+/* The forward pass over items[0..n): prunes (with `prune`, compacting the
+ * kept items in place) and gives each kept item its level in s->level.
+ * `direct`, `rules` and `prune` are constants at every call, so each copy
+ * of the loop has no per-item branch on them. Returns the items kept;
+ * *levels is the number of levels. */
+static inline __attribute__((always_inline)) size_t
+assign_levels(mkrt_layer_scratch *s, mkrt_item *items, size_t n, int direct, uint32_t base,
+              size_t mask, int rules, int prune, const mkrt__layer_rules *r, uint32_t *levels)
+{
+    uint32_t top = 0;
+    uint32_t *level = s->level;
+    size_t w = 0;
     for (size_t i = 0; i < n; i++) {
-        handle_state *in = direct ? direct_slot(s, base, items[i].in)
-                                  : hash_slot(s, mask, items[i].in);
-        handle_state *out = direct ? direct_slot(s, base, items[i].out)
-                                   : hash_slot(s, mask, items[i].out);
-        uint32_t g = key != NULL ? key(&items[i], key_ctx) : 0;
+        const mkrt_item it = items[i];
+        if (i + PREFETCH_AHEAD < n) {
+            /* The states of a later item start loading now: a batch over
+             * many handles misses the cache on most of them. */
+            const mkrt_item *ahead = &items[i + PREFETCH_AHEAD];
+            __builtin_prefetch(direct ? &s->table[ahead->out - base] : &s->table[hash32(ahead->out) & mask], 1);
+            __builtin_prefetch(direct ? &s->table[ahead->in - base] : &s->table[hash32(ahead->in) & mask], 1);
+        }
+        handle_state *out = direct ? direct_slot(s, base, it.out) : hash_slot(s, mask, it.out);
+        handle_state *in = it.in == it.out ? out
+                           : direct        ? direct_slot(s, base, it.in)
+                                           : hash_slot(s, mask, it.in);
+        /* A redundant copy of the last writer of out is dropped. The
+         * built-ins' idempotence is a few compares, asked first; a
+         * callback last. The writer's param, kept with the state, rules
+         * out most items before the writer itself is loaded. */
+        if (prune && out->writer != 0 && out->wparam == it.param &&
+            (rules != RULES_BUILTIN || idempotent(&it, rules, r)) &&
+            mkrt__prune_copy_of_last(&it, &items[out->writer - 1], out->writer, in->writer) &&
+            (rules == RULES_BUILTIN || idempotent(&it, rules, r)))
+            continue;
+        uint32_t g = group_of(&it, rules, r);
         uint32_t lv;
         if (g != 0) {
             /* A commuting item: it reads in (unless in == out, which only
@@ -204,11 +263,180 @@ static inline uint32_t assign_levels(mkrt_layer_scratch *s, const mkrt_item *ite
             in->group = 0;
             out->group = 0;
         }
-        s->level[i] = lv;
-        if (lv + 1 > levels)
-            levels = lv + 1;
+        if (prune) {
+            out->writer = (uint32_t)w + 1;
+            out->wparam = it.param;
+            items[w] = it; /* in place: w <= i */
+        }
+        level[w++] = lv;
+        top = lv + 1 > top ? lv + 1 : top;
     }
-    return levels;
+    *levels = top;
+    return w;
+}
+
+/* One copy of the pass per table mode, rules and pruning. */
+#define PASS(direct, rules, prune) \
+    assign_levels(s, items, n, direct, lo, mask, rules, prune, r, &levels)
+
+static size_t pass_plain(mkrt_layer_scratch *s, mkrt_item *items, size_t n, int direct, uint32_t lo,
+                         size_t mask, const mkrt__layer_rules *r, uint32_t *out_levels)
+{
+    uint32_t levels;
+    size_t kept;
+    if (r->key == NULL)
+        kept = direct ? PASS(1, RULES_NONE, 0) : PASS(0, RULES_NONE, 0);
+    else
+        kept = direct ? PASS(1, RULES_CALLBACKS, 0) : PASS(0, RULES_CALLBACKS, 0);
+    *out_levels = levels;
+    return kept;
+}
+
+static size_t pass_runtime(mkrt_layer_scratch *s, mkrt_item *items, size_t n, int direct,
+                           uint32_t lo, size_t mask, const mkrt__layer_rules *r, uint32_t *out_levels)
+{
+    uint32_t levels;
+    size_t kept;
+    if (r->builtin)
+        kept = direct ? PASS(1, RULES_BUILTIN, 1) : PASS(0, RULES_BUILTIN, 1);
+    else
+        kept = direct ? PASS(1, RULES_CALLBACKS, 1) : PASS(0, RULES_CALLBACKS, 1);
+    *out_levels = levels;
+    return kept;
+}
+#undef PASS
+
+/* Checks, scratch and table for a batch of n items; *direct and
+ * (lo, mask) say how handles index the table. */
+static mkrt_status begin(mkrt_layer_scratch *s, const mkrt_item *items, size_t n,
+                         const mkrt__layer_rules *r, int *direct, uint32_t *base, size_t *mask,
+                         mkrt_error *err)
+{
+    mkrt_status st = grow_items(s, n, err);
+    if (st != MKRT_OK)
+        return st;
+    uint32_t lo = UINT32_MAX, hi = 0;
+    if (r->bounded) {
+        lo = r->lo;
+        hi = r->hi;
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            uint32_t a = items[i].in, b = items[i].out;
+            uint32_t l = a < b ? a : b, h = a < b ? b : a;
+            lo = l < lo ? l : lo;
+            hi = h > hi ? h : hi;
+        }
+    }
+    /* Direct indexing when the handle range is compact relative to the
+     * batch (or small in absolute terms); hashing otherwise. */
+    uint64_t range = (uint64_t)hi - lo + 1;
+    uint64_t direct_limit = (uint64_t)n * 4 > 65536 ? (uint64_t)n * 4 : 65536;
+    *direct = range <= direct_limit;
+    size_t table_len;
+    if (*direct) {
+        table_len = (size_t)range;
+        *base = lo;
+        *mask = 0;
+    } else {
+        table_len = 64;
+        while (table_len < 4 * n) /* two handles per item, load <= 1/2 */
+            table_len *= 2;
+        *base = 0;
+        *mask = table_len - 1;
+    }
+    return prepare_table(s, table_len, err);
+}
+
+static mkrt_status check_args(const mkrt_layer_scratch *s, const mkrt_item *items, size_t n,
+                              const void *plan, mkrt_error *err)
+{
+    if (s == NULL || plan == NULL || (n > 0 && items == NULL))
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "mkrt_layer_batch got a NULL scratch, plan or items pointer for %zu "
+                               "item(s). Fix: pass valid pointers.",
+                               n);
+    if (n > (size_t)UINT32_MAX - 1)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "batch of %zu items exceeds the layering limit of %u items. Fix: "
+                               "shard the work batch.",
+                               n, UINT32_MAX - 1);
+    return MKRT_OK;
+}
+
+void mkrt__layer_plan_csr(mkrt_layer_scratch *s, size_t n, size_t layers, mkrt_layer_plan *plan)
+{
+    if (n == 0) {
+        static const uint32_t no_layers[1] = {0};
+        *plan = (mkrt_layer_plan){0, 0, no_layers, no_layers, no_layers};
+        return;
+    }
+    /* CSR by counting sort: stable, so items ascend within a level. */
+    uint32_t *off = s->offsets;
+    memset(off, 0, (layers + 2) * sizeof *off);
+    for (size_t i = 0; i < n; i++)
+        off[s->level[i] + 2]++;
+    for (size_t l = 0; l < layers; l++)
+        off[l + 2] += off[l + 1];
+    for (size_t i = 0; i < n; i++)
+        s->items[off[s->level[i] + 1]++] = (uint32_t)i;
+    plan->item_count = n;
+    plan->layer_count = layers;
+    plan->layer_offsets = off;
+    plan->layer_items = s->items;
+    plan->item_level = s->level;
+}
+
+void mkrt__layer_scatter(mkrt_layer_scratch *s, const mkrt_item *items, size_t n, size_t layers,
+                         mkrt_item *out, uint32_t *offsets)
+{
+    offsets[0] = 0;
+    if (layers <= 1) {
+        /* One layer (the common wide batch): the items as they are. */
+        memcpy(out, items, n * sizeof *items);
+        if (layers == 1)
+            offsets[1] = (uint32_t)n;
+        return;
+    }
+    /* Counting sort, stable: offsets[l + 1] counts level l, then the
+     * prefix sums; cur (the scratch's CSR rows) is each level's cursor. */
+    const uint32_t *level = s->level;
+    memset(offsets + 1, 0, layers * sizeof *offsets);
+    for (size_t i = 0; i < n; i++)
+        offsets[level[i] + 1]++;
+    uint32_t *cur = s->offsets;
+    cur[0] = 0;
+    for (size_t l = 0; l < layers; l++) {
+        offsets[l + 1] += offsets[l];
+        cur[l + 1] = offsets[l + 1];
+    }
+    for (size_t i = 0; i < n; i++)
+        out[cur[level[i]]++] = items[i];
+}
+
+mkrt_status mkrt__layer_prune_levels(mkrt_layer_scratch *s, mkrt_item *items, size_t n,
+                                     const mkrt__layer_rules *rules, size_t *kept, size_t *layers,
+                                     const uint32_t **level, mkrt_error *err)
+{
+    mkrt_status st = check_args(s, items, n, rules, err);
+    if (st != MKRT_OK)
+        return st;
+    *kept = 0;
+    *layers = 0;
+    if (n == 0) {
+        *level = s->level;
+        return MKRT_OK;
+    }
+    int direct;
+    uint32_t lo;
+    size_t mask;
+    if ((st = begin(s, items, n, rules, &direct, &lo, &mask, err)) != MKRT_OK)
+        return st;
+    uint32_t levels;
+    *kept = rules->prune ? pass_runtime(s, items, n, direct, lo, mask, rules, &levels)
+                         : pass_plain(s, items, n, direct, lo, mask, rules, &levels);
+    *layers = levels;
+    *level = s->level;
+    return MKRT_OK;
 }
 
 mkrt_status mkrt_layer_batch(mkrt_layer_scratch *s, const mkrt_item *items, size_t n,
@@ -221,64 +449,23 @@ mkrt_status mkrt__layer_batch_commuting(mkrt_layer_scratch *s, const mkrt_item *
                                         mkrt__commute_key_fn key, void *key_ctx,
                                         mkrt_layer_plan *plan, mkrt_error *err)
 {
-    if (s == NULL || plan == NULL || (n > 0 && items == NULL))
-        return mkrt__error_set(err, MKRT_EINVAL,
-                               "mkrt_layer_batch got a NULL scratch, plan or items pointer for %zu "
-                               "item(s). Fix: pass valid pointers.",
-                               n);
-    if (n > (size_t)UINT32_MAX - 1)
-        return mkrt__error_set(err, MKRT_EINVAL,
-                               "batch of %zu items exceeds the layering limit of %u items. Fix: "
-                               "shard the work batch.",
-                               n, UINT32_MAX - 1);
-    if (n == 0) {
-        static const uint32_t no_layers[1] = {0};
-        *plan = (mkrt_layer_plan){0, 0, no_layers, no_layers, no_layers};
-        return MKRT_OK;
-    }
-    mkrt_status st = grow_items(s, n, err);
+    mkrt_status st = check_args(s, items, n, plan, err);
     if (st != MKRT_OK)
         return st;
-    uint32_t lo = UINT32_MAX, hi = 0;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t a = items[i].in, b = items[i].out;
-        lo = a < lo ? a : lo;
-        lo = b < lo ? b : lo;
-        hi = a > hi ? a : hi;
-        hi = b > hi ? b : hi;
+    if (n == 0) {
+        mkrt__layer_plan_csr(s, 0, 0, plan);
+        return MKRT_OK;
     }
-    /* Direct indexing when the handle range is compact relative to the
-     * batch (or small in absolute terms); hashing otherwise. */
-    uint64_t range = (uint64_t)hi - lo + 1;
-    uint64_t direct_limit = (uint64_t)n * 4 > 65536 ? (uint64_t)n * 4 : 65536;
-    int direct = range <= direct_limit;
-    size_t table_len = 0, mask = 0;
-    if (direct) {
-        table_len = (size_t)range;
-    } else {
-        table_len = 64;
-        while (table_len < 4 * n) /* two handles per item, load <= 1/2 */
-            table_len *= 2;
-        mask = table_len - 1;
-    }
-    if ((st = prepare_table(s, table_len, err)) != MKRT_OK)
+    /* Without pruning the items are only read (the pass writes items[]
+     * only when it prunes). */
+    const mkrt__layer_rules r = {key, NULL, key_ctx, false, false, false, 0, 0};
+    int direct;
+    uint32_t lo;
+    size_t mask;
+    if ((st = begin(s, items, n, &r, &direct, &lo, &mask, err)) != MKRT_OK)
         return st;
-    uint32_t levels = direct ? assign_levels(s, items, n, 1, lo, 0, key, key_ctx)
-                             : assign_levels(s, items, n, 0, 0, mask, key, key_ctx);
-
-    /* CSR by counting sort: stable, so items ascend within a level. */
-    uint32_t *off = s->offsets;
-    memset(off, 0, ((size_t)levels + 2) * sizeof *off);
-    for (size_t i = 0; i < n; i++)
-        off[s->level[i] + 2]++;
-    for (uint32_t l = 0; l < levels; l++)
-        off[l + 2] += off[l + 1];
-    for (size_t i = 0; i < n; i++)
-        s->items[off[s->level[i] + 1]++] = (uint32_t)i;
-    plan->item_count = n;
-    plan->layer_count = levels;
-    plan->layer_offsets = off;
-    plan->layer_items = s->items;
-    plan->item_level = s->level;
+    uint32_t levels;
+    pass_plain(s, (mkrt_item *)items, n, direct, lo, mask, &r, &levels);
+    mkrt__layer_plan_csr(s, n, levels, plan);
     return MKRT_OK;
 }

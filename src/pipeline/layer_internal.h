@@ -1,15 +1,27 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* src/pipeline/layer_internal.h - mkrt_layer_batch with commuting items:
- * key(item) names the item's commuting group (0: none). Items of one
- * group that write one handle, with no other access to it between them in
- * drain order, may share a layer (their op updates the handle
- * atomically); an item whose in equals its out must not be given a group
- * unless its op does not read in. mkrt_layer_batch is this with no key. */
+/* src/pipeline/layer_internal.h - the runtime's layering (pipeline/
+ * layer.c): mkrt_layer_batch with commuting items, and with the ordered
+ * dedupe in the same pass.
+ *
+ * Commuting items: key(item) names the item's commuting group (0: none).
+ * Items of one group that write one handle, with no other access to it
+ * between them in drain order, may share a layer (their op updates the
+ * handle atomically); an item whose in equals its out must not be given a
+ * group unless its op does not read in. mkrt_layer_batch is this with no
+ * key.
+ *
+ * Pruning: the dedupe rule of mkrt_dedupe_prune_ordered (pipeline/
+ * prune_rule.h) needs, per handle, the last kept item that wrote it; the
+ * layering keeps a state per handle anyway, so the two share one table and
+ * one pass: a pruned item is dropped before it is layered, exactly as if
+ * the batch had been pruned first and the kept items layered after. */
 #ifndef MKRT_PIPELINE_LAYER_INTERNAL_H
 #define MKRT_PIPELINE_LAYER_INTERNAL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
+#include "mkrt/dedupe.h"
 #include "mkrt/layer.h"
 
 typedef uint32_t (*mkrt__commute_key_fn)(const mkrt_item *item, void *ctx);
@@ -17,5 +29,41 @@ typedef uint32_t (*mkrt__commute_key_fn)(const mkrt_item *item, void *ctx);
 mkrt_status mkrt__layer_batch_commuting(mkrt_layer_scratch *s, const mkrt_item *items, size_t n,
                                         mkrt__commute_key_fn key, void *key_ctx,
                                         mkrt_layer_plan *plan, mkrt_error *err);
+
+/* How mkrt__layer_prune_levels reads the items. */
+typedef struct mkrt__layer_rules {
+    mkrt__commute_key_fn key;             /* commuting group; NULL: none commutes */
+    mkrt_dedupe_idempotent_fn idempotent; /* may a duplicate be pruned; NULL: any may */
+    void *ctx;                            /* for both */
+    bool prune;   /* drop redundant duplicates (mkrt_dedupe_prune_ordered's rule) */
+    /* Every item is a built-in op other than the internal EXPAND: key and
+     * idempotent are then ops/builtin_ops.h's rules, inlined (the runtime's
+     * callbacks give the same answers for those ops; they are not called). */
+    bool builtin;
+    /* Every handle (in and out) lies in [lo, hi]: the caller knows, and
+     * the pass that would find the range is skipped. */
+    bool bounded;
+    uint32_t lo, hi;
+} mkrt__layer_rules;
+
+/* Levels items[0..n) (and prunes them first, with rules->prune) in one
+ * pass: the kept items are compacted in place, in order, into
+ * items[0..*kept); the level of kept item k is (*level)[k], in the
+ * scratch; *layers is the number of levels. Then either
+ * mkrt__layer_plan_csr or mkrt__layer_scatter. MKRT_ENOMEM (scratch growth)
+ * leaves items as they were. */
+mkrt_status mkrt__layer_prune_levels(mkrt_layer_scratch *s, mkrt_item *items, size_t n,
+                                     const mkrt__layer_rules *rules, size_t *kept, size_t *layers,
+                                     const uint32_t **level, mkrt_error *err);
+
+/* The CSR form (mkrt_layer_plan) of the last levelling of n items in
+ * `layers` levels. */
+void mkrt__layer_plan_csr(mkrt_layer_scratch *s, size_t n, size_t layers, mkrt_layer_plan *plan);
+
+/* Copies items[0..n) (the last levelling's items) into out[] layer by
+ * layer, in order within a layer, and writes offsets[0..layers] (layer l
+ * is out[offsets[l] .. offsets[l + 1])). */
+void mkrt__layer_scatter(mkrt_layer_scratch *s, const mkrt_item *items, size_t n, size_t layers,
+                         mkrt_item *out, uint32_t *offsets);
 
 #endif

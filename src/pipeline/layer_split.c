@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* src/pipeline/layer_split.c - stages layer and split.
  *
- * layer: mkrt_layer_batch puts items[0..kept) into conflict-free layers
- * (no two items of a layer touch one cell in a conflicting way).
+ * layer: the dedupe stage (pipeline/prune.c) gave every kept item its
+ * level in the same pass that pruned (conflict-free layers: no two items
+ * of a layer touch one cell in a conflicting way); this stage gathers
+ * items[0..kept) into exec[] layer by layer.
  * split: with a memory budget, every layer goes through the frontier
  * planner (mkrt_plan_frontier_memory) as one barrier group of waves, one
  * wave per item with its op's envelope (user ops; built-ins need no
@@ -10,9 +12,12 @@
  * bytes fit the budget less the resident bytes, and reports its peaks.
  * Each chunk becomes a layer of its own, run behind one more barrier.
  * The runtime keeps no graph resident on the device (cells and the log
- * are host memory the device maps), so the resident term is 0.
- * Either stage failing for memory (scratch growth) runs every item as a
- * layer of its own: slow, but within the ordering contract. */
+ * are host memory the device maps), so the resident term is 0. Without a
+ * budget (0, unbounded) nothing is split: the items go straight into exec
+ * by a counting sort on their levels (one copy, no index array).
+ * The levelling or the split failing for memory (scratch growth) runs
+ * every item as a layer of its own: slow, but within the ordering
+ * contract. */
 #include "pipeline/layer_internal.h"
 #include "pipeline/stages.h"
 #include "runtime/runtime_internal.h"
@@ -63,25 +68,31 @@ static size_t split_layer(mkrt_runtime *rt, mkrt__batch *b, const mkrt_item *src
 
 void mkrt__stage_layer_split(mkrt_runtime *rt, mkrt__batch *b)
 {
-    mkrt_error err;
-    mkrt_layer_plan lp;
     const mkrt_item *src = b->items;
-    const size_t kept = b->kept;
+    const size_t kept = b->kept, levels = b->layers;
     b->exec_n = 0;
     b->layer_offsets[0] = 0;
     b->plan.split_layers = 0;
     b->plan.peak_frontier_bytes = b->plan.peak_scratch_bytes = b->plan.peak_output_bytes = 0;
     size_t layers = 0;
-    if (mkrt__layer_batch_commuting(rt->layering, src, kept, mkrt__item_commute_key, rt, &lp, &err) ==
-        MKRT_OK) {
-        for (size_t l = 0; l < lp.layer_count; l++)
-            layers = split_layer(rt, b, src, lp.layer_items + lp.layer_offsets[l],
-                                 lp.layer_offsets[l + 1] - lp.layer_offsets[l], layers);
-    } else {
+    if (levels == 0 && kept > 0) {
+        /* The dedupe stage could not level the batch (out of memory). */
         for (size_t k = 0; k < kept; k++) {
             b->exec[b->exec_n++] = src[k];
             b->layer_offsets[++layers] = (uint32_t)b->exec_n;
         }
+    } else if (rt->cfg.device_memory_budget == 0) {
+        /* No budget, nothing to split: the levels as they are, the items
+         * copied straight into exec in layer order. */
+        mkrt__layer_scatter(rt->layering, src, kept, levels, b->exec, b->layer_offsets);
+        b->exec_n = kept;
+        layers = levels;
+    } else {
+        mkrt_layer_plan lp;
+        mkrt__layer_plan_csr(rt->layering, kept, levels, &lp);
+        for (size_t l = 0; l < lp.layer_count; l++)
+            layers = split_layer(rt, b, src, lp.layer_items + lp.layer_offsets[l],
+                                 lp.layer_offsets[l + 1] - lp.layer_offsets[l], layers);
     }
     b->layers = layers;
 }

@@ -27,12 +27,14 @@ bool mkrt__rings_empty(struct mkrt_runtime *rt);
 void mkrt__stage_admit(struct mkrt_runtime *rt, mkrt__batch *b, uint64_t running_appends);
 
 /* prune.c: drops the duplicates that cannot change a result (the
- * ordering contract), in place; out of memory keeps them all. */
+ * ordering contract), in place, and levels the kept items in the same
+ * pass (b->layers: the levels); out of memory keeps them all, unlevelled
+ * (b->layers 0). */
 void mkrt__stage_dedupe(struct mkrt_runtime *rt, mkrt__batch *b);
 
-/* layer_split.c: layers items[0..kept) (conflict-free layers), then
- * splits every layer whose bytes exceed the memory budget with the
- * frontier planner, gathering exec[] in layer order. */
+/* layer_split.c: gathers items[0..kept) into exec[] in layer order (the
+ * levels of the dedupe stage), splitting every layer whose bytes exceed
+ * the memory budget with the frontier planner. */
 void mkrt__stage_layer_split(struct mkrt_runtime *rt, mkrt__batch *b);
 
 /* plan/batch_planner.c: picks the backend (the first that has not failed
