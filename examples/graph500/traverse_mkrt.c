@@ -183,8 +183,9 @@ static void close_engine(traverse_engine *e)
 }
 
 const traverse_ops traverse_mkrt_ops = {"mkrt-cpu", open_cpu, bfs, sssp, close_engine};
-/* The same on MKRT_BACKEND_SIM (batches of VISIT and RELAX route to the CPU
- * pool there; tests/test_graph.c runs both). Not in traverse.h: the
- * benchmark compares engines, not backends of one. */
+/* The same on MKRT_BACKEND_SIM: BFS's VISIT is a C user op, so its batches
+ * run on the CPU pool there, while SSSP's RELAX runs as one traversal on
+ * the simulated device (tests/test_graph.c runs both). Not in traverse.h:
+ * the benchmark compares engines, not backends of one. */
 extern const traverse_ops traverse_mkrt_sim_ops;
 const traverse_ops traverse_mkrt_sim_ops = {"mkrt-sim", open_sim, bfs, sssp, close_engine};
