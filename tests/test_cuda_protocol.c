@@ -47,7 +47,7 @@ static void random_batches(void)
     mkrt__mk_sim sim;
     mkrt__mk_sim_start(&sim, CELLS, CAP, 4, 1024, 0, 0, NULL);
     mkrt__mk_host h;
-    mkrt__mk_host_init(&h, sim.ctl, &mkrt__mk_sim_ops, &sim);
+    mkrt__mk_host_init(&h, sim.ctl, &mkrt__mk_sim_ops, &sim, sim.capacity);
     mkrt_layer_scratch *ls = mkrt_layer_scratch_create(NULL);
     static uint64_t want[CELLS];
     static mkrt_item batch[CAP];
@@ -98,7 +98,7 @@ static void appends_in_order(void)
     mkrt__mk_sim sim;
     mkrt__mk_sim_start(&sim, CELLS, CAP, 3, 1024, 0, 0, NULL);
     mkrt__mk_host h;
-    mkrt__mk_host_init(&h, sim.ctl, &mkrt__mk_sim_ops, &sim);
+    mkrt__mk_host_init(&h, sim.ctl, &mkrt__mk_sim_ops, &sim, sim.capacity);
     mkrt_layer_scratch *ls = mkrt_layer_scratch_create(NULL);
     static mkrt_item b[300];
     static staged st;
@@ -196,7 +196,7 @@ static void watchdog_and_errors(void)
     sim.hang_batch = 2;
     sim.hang_after_layer = 1;
     mkrt__mk_host h;
-    mkrt__mk_host_init(&h, sim.ctl, &mkrt__mk_sim_ops, &sim);
+    mkrt__mk_host_init(&h, sim.ctl, &mkrt__mk_sim_ops, &sim, sim.capacity);
     mkrt_item chain[3] = {{1, 0, 1, 5}, {2, 1, 2, 1}, {2, 2, 3, 1}}; /* 3 layers */
     uint32_t off[4] = {0, 1, 2, 3};
     uint64_t seq;
@@ -225,7 +225,16 @@ static void watchdog_and_errors(void)
     }
 
     mkrt__mk_sim_start(&sim, CELLS, CAP, 2, 16, 0, 0, NULL);
-    mkrt__mk_host_init(&h, sim.ctl, &mkrt__mk_sim_ops, &sim);
+    mkrt__mk_host_init(&h, sim.ctl, &mkrt__mk_sim_ops, &sim, sim.capacity);
+    /* A batch larger than a staging buffer is refused before anything is
+     * copied or rung, in items and in layers. */
+    static mkrt_item many[CAP + 1];
+    static uint32_t many_off[CAP + 2];
+    is(mkrt__mk_stage(&h, many, CAP + 1, many_off, NULL, 1, &seq, &err), MKRT_EINVAL,
+       "a batch of capacity + 1 items is refused");
+    like(err.message, "exceeds the 4096-item device buffer. Fix: split the batch", "... saying so, with a Fix");
+    is(mkrt__mk_stage(&h, many, 1, many_off, NULL, CAP + 1, &seq, &err), MKRT_EINVAL,
+       "a batch of capacity + 1 layers is refused");
     mkrt_item bad[2] = {{1, 0, 1, 5}, {77, 0, 1, 0}};
     uint32_t off2[3] = {0, 1, 2};
     mkrt__mk_stage(&h, bad, 2, off2, NULL, 2, &seq, NULL);
@@ -243,7 +252,7 @@ static void leaving_and_relaunch(void)
     mkrt__mk_sim sim;
     mkrt__mk_sim_start(&sim, CELLS, CAP, 2, 16, 1000000, 0, NULL); /* idle 1 ms */
     mkrt__mk_host h;
-    mkrt__mk_host_init(&h, sim.ctl, &mkrt__mk_sim_ops, &sim);
+    mkrt__mk_host_init(&h, sim.ctl, &mkrt__mk_sim_ops, &sim, sim.capacity);
     mkrt_item one[1] = {{1, 0, 5, 0}};
     uint32_t off[2] = {0, 1};
     uint64_t seq;
@@ -265,7 +274,7 @@ static void leaving_and_relaunch(void)
     mkrt__mk_sim_stop(&sim);
 
     mkrt__mk_sim_start(&sim, CELLS, CAP, 2, 16, 0, 20000, NULL); /* resident 20 us */
-    mkrt__mk_host_init(&h, sim.ctl, &mkrt__mk_sim_ops, &sim);
+    mkrt__mk_host_init(&h, sim.ctl, &mkrt__mk_sim_ops, &sim, sim.capacity);
     good = 1;
     for (uint32_t k = 1; k <= 2000 && good; k++) {
         one[0].param = k;

@@ -46,7 +46,7 @@ static mkrt_status start_sim(mkrt_runtime *rt, megakernel *m, mkrt_error *err)
     m->sim.ctl->append_capacity = rt->cfg.append_log_capacity;
     m->sim.ctl->append_limit = 0; /* set by each doorbell */
     m->base.width = blocks;
-    mkrt__mk_host_init(&m->host, m->sim.ctl, &mkrt__mk_sim_ops, &m->sim);
+    mkrt__mk_host_init(&m->host, m->sim.ctl, &mkrt__mk_sim_ops, &m->sim, m->sim.capacity);
     return MKRT_OK;
 }
 
@@ -72,7 +72,7 @@ static mkrt_status start_cuda(mkrt_runtime *rt, megakernel *m, mkrt_error *err)
         return st;
     m->user_ops = m->cuda.user_ops;
     m->base.width = m->cuda.blocks;
-    mkrt__mk_host_init(&m->host, m->cuda.ctl, &mkrt__cuda_engine_ops, &m->cuda);
+    mkrt__mk_host_init(&m->host, m->cuda.ctl, &mkrt__cuda_engine_ops, &m->cuda, m->cuda.capacity);
     return MKRT_OK;
 }
 

@@ -11,12 +11,13 @@
 #include "mkrt/ring.h"
 
 void mkrt__mk_host_init(mkrt__mk_host *h, mkrt_mk_control *ctl, const mkrt__mk_device_ops *ops,
-                        void *ctx)
+                        void *ctx, uint32_t capacity)
 {
     memset(h, 0, sizeof *h);
     h->ctl = ctl;
     h->ops = *ops;
     h->ctx = ctx;
+    h->capacity = capacity;
     /* relaxed: read before any batch, the device wrote it before its loop. */
     h->staged = h->rung = atomic_load_explicit(&ctl->done, memory_order_relaxed);
 }
@@ -46,6 +47,11 @@ mkrt_status mkrt__mk_stage(mkrt__mk_host *h, const mkrt_item *items, uint32_t co
 {
     if (h->failed)
         return dead(h, err);
+    if (count > h->capacity || layers > h->capacity)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "megakernel batch of %u items in %u layers exceeds the %u-item device "
+                               "buffer. Fix: split the batch.",
+                               count, layers, h->capacity);
     uint64_t next = h->staged + 1;
     /* relaxed: our own progress record; the device only reads desc after
      * the doorbell (release) below. */

@@ -64,6 +64,7 @@ typedef struct mkrt__mk_host {
     mkrt_mk_control *ctl; /* host view of the control block */
     mkrt__mk_device_ops ops;
     void *ctx;
+    uint32_t capacity;        /* items (and layers) a staging buffer holds */
     const uint32_t *fails[2]; /* host views of the staged failure lists */
     uint64_t staged;      /* last staged sequence number */
     uint64_t rung;        /* last rung */
@@ -72,8 +73,10 @@ typedef struct mkrt__mk_host {
     char why_failed[MKRT_ERROR_MESSAGE_MAX];
 } mkrt__mk_host;
 
+/* capacity: the items (and layers) each of the device's two staging
+ * buffers holds; mkrt__mk_stage refuses a larger batch. */
 void mkrt__mk_host_init(mkrt__mk_host *h, mkrt_mk_control *ctl, const mkrt__mk_device_ops *ops,
-                        void *ctx);
+                        void *ctx, uint32_t capacity);
 /* Stages the next batch (layer_blocks: the plan's blocks per layer, or
  * NULL for all); returns its sequence number in *seq. */
 mkrt_status mkrt__mk_stage(mkrt__mk_host *h, const mkrt_item *items, uint32_t count,

@@ -360,11 +360,6 @@ static mkrt_status engine_stage(void *ctx, unsigned buffer, const mkrt_item *ite
                                 mkrt__mk_staged *out, mkrt_error *err)
 {
     mkrt__cuda_engine *e = ctx;
-    if (count > e->capacity || layers > e->capacity)
-        return mkrt__error_set(err, MKRT_EINVAL,
-                               "megakernel batch of %u items in %u layers exceeds the %u-item device "
-                               "buffer. Fix: split the batch.",
-                               count, layers, e->capacity);
     mkrt__cuda_staging *s = &e->staging[buffer];
     char *host = s->host;
     size_t ib = (size_t)count * sizeof *items, ob = ((size_t)layers + 1) * sizeof *offsets;
