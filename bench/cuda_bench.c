@@ -91,7 +91,7 @@ static result bench_megakernel(mkrt__cuda_engine *e, const shape *s, mkrt_item *
                                double *us)
 {
     mkrt__mk_host h;
-    mkrt__mk_host_init(&h, e->ctl, &mkrt__cuda_engine_ops, e);
+    mkrt__mk_host_init(&h, e->ctl, &mkrt__cuda_engine_ops, e, e->capacity);
     mkrt_error err;
     uint32_t n = s->layers * s->per_layer;
     /* The plan's blocks per layer, as the runtime's planner gives them: a
