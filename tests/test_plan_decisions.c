@@ -170,6 +170,19 @@ static void cpu_one_or_many(void)
     ok(rt->last_plan.plan.workers == 1 && distinct(rt, 10, 18) == 1,
        "a narrow batch is planned for one participant and runs on one thread (%u planned, %zu ran)",
        rt->last_plan.plan.workers, distinct(rt, 10, 18));
+    /* Chains on 4 cells, interleaved (4 layers of 4): one thread runs
+     * them in drain order, and the items are never moved into layers. */
+    for (uint32_t i = 0; i < 16; i++)
+        batch[i] = item(MKRT_OP_ADD, 40 + i % 4, 40 + i % 4, i + 1);
+    one_batch(rt, p, batch, 16);
+    uint64_t sums[4] = {0};
+    mkrt_cells_read(rt, 40, 4, sums);
+    ok(rt->last_plan.layers == 4 && !rt->last_plan.layered && sums[0] == 1 + 5 + 9 + 13 &&
+           sums[3] == 4 + 8 + 12 + 16,
+       "a batch of 4 layers on one thread runs in drain order, not moved into layers (%zu layers, "
+       "layered %d, sums %llu %llu)",
+       rt->last_plan.layers, rt->last_plan.layered, (unsigned long long)sums[0],
+       (unsigned long long)sums[3]);
     atomic_store(&inside_mask, 0);
     for (uint32_t i = 0; i < 512; i++)
         batch[i] = item(17, 0, 1000 + i, 0);
@@ -178,6 +191,16 @@ static void cpu_one_or_many(void)
     ok(rt->last_plan.plan.workers == 2 && d == 2,
        "a wide layer is planned for 2 workers and 2 threads run it at once (%u planned, %zu ran)",
        rt->last_plan.plan.workers, d);
+    /* The same wide layer, then chains behind it: the workers run it, so
+     * the items are moved into layer order first. */
+    for (uint32_t i = 0; i < 16; i++)
+        batch[512 - 16 + i] = item(MKRT_OP_ADD, 40 + i % 4, 40 + i % 4, 1);
+    atomic_store(&inside_mask, 0);
+    one_batch(rt, p, batch, 512);
+    mkrt_cells_read(rt, 40, 4, sums);
+    ok(rt->last_plan.plan.workers == 2 && rt->last_plan.layered && sums[0] == 28 + 4,
+       "a wide batch for 2 workers is moved into layer order first (workers %u, layered %d, sum %llu)",
+       rt->last_plan.plan.workers, rt->last_plan.layered, (unsigned long long)sums[0]);
     mkrt_producer_close(p);
     mkrt_destroy(rt, SEC, NULL);
 }

@@ -5,7 +5,9 @@
  * own waitq until the token is theirs. A lost wake-up leaves one of them
  * asleep for ever: every wait has a 10 s deadline, so a lost wake-up shows
  * up as a failed count instead of a hang. Run it with MKRT_WAITQ_SYMMETRIC=1
- * too (make check does) to cover the RMW fallback.
+ * too (make check does) to cover the RMW fallback. Then single-thread
+ * checks of the protocol's steps: timeouts, a notify between prepare and
+ * sleep, and one wake-up per sleep however many notifies come.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -91,6 +93,28 @@ int main(void)
     is(mkrt__waitq_sleep(&g.wq[0], e, mkrt__deadline(5000000000u, &ts)), MKRT_OK,
        "a notify between prepare and sleep is not lost");
     mkrt__waitq_finish(&g.wq[0]);
+
+    /* One wake-up per sleep: a burst of notifies moves the epoch once. */
+    uint32_t before = atomic_load(&g.wq[0].epoch);
+    for (int i = 0; i < 8; i++)
+        mkrt__waitq_notify(&g.wq[0]);
+    is(atomic_load(&g.wq[0].epoch), before, "notifies with nobody armed make no wake-up");
+    e = mkrt__waitq_prepare(&g.wq[0]);
+    for (int i = 0; i < 8; i++)
+        mkrt__waitq_notify(&g.wq[0]);
+    is(atomic_load(&g.wq[0].epoch), e + 1, "a burst of 8 notifies after one prepare wakes once");
+    /* The waiter woke, found its condition false and prepares again: it
+     * reads the moved epoch and arms afresh, so the next notify wakes it. */
+    uint32_t e2 = mkrt__waitq_prepare(&g.wq[0]);
+    is(e2, e + 1, "the next prepare reads the moved epoch");
+    mkrt__waitq_notify(&g.wq[0]);
+    is(mkrt__waitq_sleep(&g.wq[0], e2, mkrt__deadline(5000000000u, &ts)), MKRT_OK,
+       "... and the next notify wakes it (the arming was not used up)");
+    is(mkrt__waitq_sleep(&g.wq[0], e, mkrt__deadline(5000000000u, &ts)), MKRT_OK,
+       "a sleep on an epoch read before a wake-up returns at once");
+    mkrt__waitq_finish(&g.wq[0]);
+    mkrt__waitq_finish(&g.wq[0]);
+    is(atomic_load(&g.wq[0].waiters), 0, "both prepares left the queue");
     ok(mkrt__deadline(MKRT_TIMEOUT_INFINITE, &ts) == NULL, "an infinite timeout has no deadline");
     ok(!mkrt__deadline_passed(NULL), "no deadline never passes");
     return done_testing();

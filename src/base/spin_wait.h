@@ -19,10 +19,47 @@
 
 #define MKRT__SPIN_TRIES 128
 
+/* How long a thread spins, where a CPU is its own, before it sleeps on
+ * something another running thread will soon do (the dispatcher waiting
+ * for work or for the dispatch token, a producer waiting for room in its
+ * ring). Waking a sleeper costs its waker a futex call and, on the 2-CPU
+ * development VMs (issue 13), an inter-processor interrupt of 10-25 us:
+ * the whole p99 of a single item's round trip, and about a fifth of the
+ * dispatcher's time at full rate when the producer slept on a full ring
+ * once per batch. Measured on those VMs:
+ * - the dispatcher, with `MKRT_DEV_IDLE_NS=v build/bench/peer_bench
+ *   --latency-child mkrt 20000` (a temporary override, since removed),
+ *   p50 / p99 in us, 3 fresh processes each: MKRT__SPIN_TRIES alone
+ *   (about 2 us) 1.3-1.6 / 1.9-21.8; 20 us: p99 44-48; 50 us: 1.6 / 72;
+ *   200 us: 1.0-2.2 / 1.7-4.1 (p99.9 about 230 us: the rare sleep then
+ *   costs the budget too);
+ * - a producer on a full ring (one producer, ADD over 1024 handles, 8M
+ *   items, 5 interleaved runs of each, M items/s): 0 us 26.7-53.5 (median
+ *   36.7), 50 us 33.0-55.9 (45.3), 200 us 33.8-61.1 (49.2).
+ * Not on one CPU, where spinning only delays the thread it waits for. */
+#define MKRT__SPIN_BUDGET_NS 200000u
+
 /* Non-zero: the wait is over (what it waited for happened, or a reason to
  * leave, such as a stop flag). Loads it makes must be acquire loads that
  * pair with the writer's release stores. */
 typedef int (*mkrt__wait_check)(void *ctx);
+
+/* Spins until check(ctx) returns non-zero or budget_ns pass (the clock
+ * is read every 64 pauses); returns check's last value. */
+static inline int mkrt__spin_for(mkrt__wait_check check, void *ctx, uint64_t budget_ns)
+{
+    if (budget_ns == 0)
+        return check(ctx);
+    uint64_t until = mkrt__now_ns() + budget_ns;
+    for (unsigned i = 1;; i++) {
+        int r = check(ctx);
+        if (r != 0)
+            return r;
+        mkrt__cpu_relax();
+        if (i % 64 == 0 && mkrt__now_ns() > until)
+            return 0;
+    }
+}
 
 /* Waits until check(ctx) returns non-zero, or deadline (NULL: none)
  * passes; returns check's last value (0 on a deadline). */

@@ -43,9 +43,15 @@ void mkrt__waitq_init_symmetric(mkrt__waitq *q)
 
 uint32_t mkrt__waitq_prepare(mkrt__waitq *q)
 {
+    /* The epoch first, then arming: a notify that takes this arming bumps
+     * the epoch past the value read here, so the sleep below cannot miss
+     * it. acquire: pairs with the release increment in
+     * mkrt__waitq_wake_all (and keeps the arming after it). */
+    uint32_t epoch = atomic_load_explicit(&q->epoch, memory_order_acquire);
     if (q->asymmetric) {
-        /* relaxed: ordered by the membarrier that follows (protocol 1). */
+        /* relaxed (both): ordered by the membarrier that follows (protocol 1). */
         atomic_fetch_add_explicit(&q->waiters, 1, memory_order_relaxed);
+        atomic_store_explicit(&q->armed, 1, memory_order_relaxed);
         if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0) {
             /* Cannot happen once registration succeeded; if the kernel
              * refuses anyway, wait in short slices rather than risk a lost
@@ -53,11 +59,12 @@ uint32_t mkrt__waitq_prepare(mkrt__waitq *q)
             atomic_store_explicit(&q->epoch_unreliable, 1, memory_order_relaxed);
         }
     } else {
-        /* acq_rel RMW: pairs with the RMW in mkrt__waitq_notify. */
-        atomic_fetch_add_explicit(&q->waiters, 1, memory_order_acq_rel);
+        /* relaxed: a count for the tests; the exchange below orders. */
+        atomic_fetch_add_explicit(&q->waiters, 1, memory_order_relaxed);
+        /* acq_rel RMW: pairs with the exchange in mkrt__waitq_notify. */
+        atomic_exchange_explicit(&q->armed, 1, memory_order_acq_rel);
     }
-    /* acquire: pairs with the release increment in mkrt__waitq_wake_all. */
-    return atomic_load_explicit(&q->epoch, memory_order_acquire);
+    return epoch;
 }
 
 void mkrt__waitq_wake_all(mkrt__waitq *q)

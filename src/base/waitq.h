@@ -13,28 +13,38 @@
  *            mkrt__waitq_sleep(q, e, deadline); mkrt__waitq_finish(q); loop.
  *
  * The hazard is the store-load pattern (Dekker): the waker stores its state
- * then loads `waiters`; the waiter stores `waiters` then loads the state.
+ * then loads `armed`; the waiter sets `armed` then loads the state.
  * Without a full barrier on both sides each can miss the other's store.
- * Two ways to get that barrier, chosen once per process:
+ * Two ways to get that barrier, chosen per queue at init:
  *
  * 1. Asymmetric (default on Linux >= 4.14): the waker's side is a compiler
  *    barrier and a relaxed load, nothing more, so the hot path pays nothing.
- *    The waiter, after incrementing `waiters`, calls
+ *    The waiter, after setting `armed`, calls
  *    membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED), which makes every running
  *    thread of the process execute a full memory barrier. Whatever point a
  *    waker has reached, either its state store is globally visible before
- *    the waiter re-checks, or its later load of `waiters` sees the
- *    increment (the argument liburcu's memb flavour rests on). The waiter is
- *    about to sleep anyway; the syscall costs it a few microseconds.
- * 2. Fallback (membarrier refused): notify and prepare are acq_rel RMWs of
- *    `waiters`, ordered in its modification order. If notify comes later it
- *    reads waiters >= 1; if earlier, prepare's acquire RMW reads from
- *    notify's release RMW (or a later RMW in its release sequence), so the
- *    waker's state change happens-before the re-check.
+ *    the waiter re-checks, or its later load of `armed` sees it set (the
+ *    argument liburcu's memb flavour rests on). The syscall costs the waiter
+ *    a few microseconds and every other running thread an interrupt.
+ * 2. Symmetric (membarrier refused, or a queue notified rarely): notify and
+ *    prepare are acq_rel exchanges of `armed`, ordered in its modification
+ *    order. If notify's comes later it reads the arming; if earlier,
+ *    prepare's exchange reads from it (or from a later exchange: RMWs
+ *    continue its release sequence), so the waker's state change
+ *    happens-before the re-check.
  *
  * The epoch closes the gap between re-check and sleep: the futex sleeps only
  * while epoch still equals the value read in prepare, and the waker bumps it
  * (release; the waiter's load is acquire) before waking.
+ *
+ * One wake-up per sleep, not per notify: the notify that finds `armed` set
+ * takes it (exchange to 0), bumps the epoch and wakes everyone asleep;
+ * later notifies find it clear and make no system call until a waiter
+ * prepares again. Prepare reads the epoch before it arms, so the notify
+ * that takes its arming bumps the epoch past what it read: its sleep
+ * returns (woken, or the epoch no longer matches) and none is left behind.
+ * `waiters` counts the threads between prepare and finish (the tests
+ * read it).
  */
 #ifndef MKRT_SRC_WAITQ_H
 #define MKRT_SRC_WAITQ_H
@@ -47,7 +57,8 @@
 
 typedef struct mkrt__waitq {
     _Atomic uint32_t waiters; /* threads between prepare and finish */
-    _Atomic uint32_t epoch;   /* bumped by every notify that found waiters */
+    _Atomic uint32_t armed;   /* set by prepare, taken by the notify that wakes */
+    _Atomic uint32_t epoch;   /* bumped by every notify that took `armed` */
     _Atomic uint32_t epoch_unreliable; /* membarrier failed after setup */
     uint32_t asymmetric;      /* protocol 1 for this queue; fixed at init */
 } mkrt__waitq;
@@ -69,20 +80,22 @@ uint32_t mkrt__waitq_prepare(mkrt__waitq *q);
 
 static inline void mkrt__waitq_notify(mkrt__waitq *q)
 {
-    uint32_t waiters;
+    uint32_t armed;
     if (q->asymmetric) {
         /* Compiler barrier: keep the caller's state stores before the load
          * below in program order; the waiter's membarrier supplies the
          * hardware barrier (protocol 1 above). */
         atomic_signal_fence(memory_order_seq_cst);
-        /* relaxed: ordered against the waiter by its membarrier. */
-        waiters = atomic_load_explicit(&q->waiters, memory_order_relaxed);
+        /* relaxed (both): ordered against the waiter by its membarrier;
+         * the exchange only decides which notify wakes. */
+        armed = atomic_load_explicit(&q->armed, memory_order_relaxed) != 0 &&
+                atomic_exchange_explicit(&q->armed, 0, memory_order_relaxed) != 0;
     } else {
-        /* acq_rel RMW: pairs with the RMW in mkrt__waitq_prepare
+        /* acq_rel RMW: pairs with the exchange in mkrt__waitq_prepare
          * (protocol 2 above). */
-        waiters = atomic_fetch_add_explicit(&q->waiters, 0, memory_order_acq_rel);
+        armed = atomic_exchange_explicit(&q->armed, 0, memory_order_acq_rel);
     }
-    if (waiters != 0)
+    if (armed != 0)
         mkrt__waitq_wake_all(q);
 }
 

@@ -7,11 +7,17 @@
  *           refused ones on the failure list
  *   dedupe  items[0..kept): redundant duplicates pruned, in place
  *   layer   the layering of items[0..kept) (conflict-free layers)
- *   split   exec[0..exec_n) in layer order, layer_offsets[0..layers]: the
- *           layering with every layer split where its bytes exceed the
- *           memory budget (the frontier planner)
+ *   split   layer_offsets[0..layers]: the layering with every layer split
+ *           where its bytes exceed the memory budget (the frontier
+ *           planner); exec[0..exec_n): the items in layer order (layered),
+ *           or, where nothing was split, items[0..kept) in drain order
+ *           until the place stage needs them moved
  *   plan    plan: the backend, and per layer how many workers or blocks
  *           take part, the claim size and the barriers
+ *   place   exec in layer order, unless the CPU pool runs the batch on one
+ *           thread: then in drain order, a valid order of the same layers
+ *           (every item after the earlier items it conflicts with), and
+ *           the items are not moved at all
  *   run     the backend returns its failures as (index into exec, status)
  *   complete
  * Every drained item ends in exactly one of executed (kept - run
@@ -70,7 +76,10 @@ typedef struct mkrt__batch {
     uint32_t handle_lo, handle_hi; /* lowest and highest handle (in or out) admitted */
     uint32_t refused;         /* failure-list entries written by admission */
     size_t kept;              /* items left after dedupe */
-    mkrt_item *exec;          /* kept items in layer order (after the split) */
+    mkrt_item *exec;          /* the kept items, in layer order when `layered`; else
+                               * items[0..kept) in drain order (pipeline/stages.h) */
+    mkrt_item *exec_buf;      /* where exec is in layer order (max_batch items) */
+    bool layered;
     size_t exec_n;
     uint32_t *layer_offsets;  /* layers + 1 */
     size_t layers;

@@ -120,6 +120,7 @@ void mkrt__stage_complete(mkrt_runtime *rt, mkrt__batch *b)
         rt->last_plan.plan = b->plan;
         rt->last_plan.layers = b->layers;
         rt->last_plan.items = b->exec_n;
+        rt->last_plan.layered = b->layered;
         for (size_t l = 0; l < b->layers && l < 8; l++)
             rt->last_plan.participants[l] = b->plan.participants[l];
     }

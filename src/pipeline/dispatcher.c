@@ -45,6 +45,7 @@ static void plan_and_prepare(mkrt_runtime *rt, mkrt__batch *b)
 {
     for (;;) {
         mkrt__stage_plan(rt, b);
+        mkrt__stage_place(rt, b);
         mkrt__backend *be = rt->backends[b->plan.backend];
         mkrt_error err;
         if (be->ops->prepare(be, b, &err) == MKRT_OK)
@@ -53,7 +54,7 @@ static void plan_and_prepare(mkrt_runtime *rt, mkrt__batch *b)
     }
 }
 
-/* Stages admit .. plan, and the backend's prepare. */
+/* Stages admit .. place, and the backend's prepare. */
 static void prepare_batch(mkrt_runtime *rt, mkrt__batch *b, uint64_t running_appends)
 {
     mkrt__stage_admit(rt, b, running_appends);
@@ -166,34 +167,14 @@ static int token_taken(void *p)
     return token_take(p);
 }
 
-/* How long the dispatcher thread keeps looking (for work when idle, for
- * the token while a waiter helps) before it sleeps. A producer that
- * publishes to a sleeping dispatcher, or a helper that gives the token
- * back to one, pays a futex wake: on the 2-CPU development VMs (issue 13)
- * that was the whole p99 of a single item's round trip (publish alone:
- * p50 0.45 us, p99 22-25 us, the wake's inter-processor interrupt).
- * Swept with `MKRT_DEV_IDLE_NS=v build/bench/peer_bench --latency-child
- * mkrt 20000` (a temporary override, since removed), p50 / p99 in us,
- * 3 fresh processes each: MKRT__SPIN_TRIES alone (about 2 us): 1.3-1.6 /
- * 1.9-21.8; 20 us: p99 44-48; 50 us: 1.6 / 72; 200 us: 1.0-2.2 / 1.7-4.1
- * (p99.9 about 230 us: the rare sleep then costs the budget too). Not on
- * one CPU, where spinning only delays the thread it waits for. */
-#define MKRT__DISPATCHER_SPIN_NS 200000u
-
-/* Spins until check(rt) or the budget passes; returns check's last value. */
+/* The dispatcher thread keeps looking (for work when idle, for the token
+ * while a waiter helps) for MKRT__SPIN_BUDGET_NS before it sleeps: a
+ * producer that publishes to a sleeping dispatcher, or a helper that gives
+ * the token back to one, pays a futex wake (base/spin_wait.h has the
+ * measurements). Returns check's last value. */
 static int dispatcher_spin(mkrt_runtime *rt, mkrt__wait_check check)
 {
-    if (rt->cpus < 2)
-        return 0;
-    uint64_t until = mkrt__now_ns() + MKRT__DISPATCHER_SPIN_NS;
-    for (unsigned i = 1;; i++) {
-        int r = check(rt);
-        if (r != 0)
-            return r;
-        mkrt__cpu_relax();
-        if (i % 64 == 0 && mkrt__now_ns() > until)
-            return 0;
-    }
+    return mkrt__spin_for(check, rt, rt->cpus < 2 ? 0 : MKRT__SPIN_BUDGET_NS);
 }
 
 /* The dispatcher thread takes the token back (a helper gives it soon: it

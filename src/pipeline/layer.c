@@ -386,29 +386,36 @@ void mkrt__layer_plan_csr(mkrt_layer_scratch *s, size_t n, size_t layers, mkrt_l
     plan->item_level = s->level;
 }
 
-void mkrt__layer_scatter(mkrt_layer_scratch *s, const mkrt_item *items, size_t n, size_t layers,
-                         mkrt_item *out, uint32_t *offsets)
+void mkrt__layer_count(mkrt_layer_scratch *s, size_t n, size_t layers, uint32_t *offsets)
 {
     offsets[0] = 0;
     if (layers <= 1) {
-        /* One layer (the common wide batch): the items as they are. */
-        memcpy(out, items, n * sizeof *items);
         if (layers == 1)
             offsets[1] = (uint32_t)n;
         return;
     }
-    /* Counting sort, stable: offsets[l + 1] counts level l, then the
-     * prefix sums; cur (the scratch's CSR rows) is each level's cursor. */
+    /* offsets[l + 1] counts level l, then the prefix sums. */
     const uint32_t *level = s->level;
     memset(offsets + 1, 0, layers * sizeof *offsets);
     for (size_t i = 0; i < n; i++)
         offsets[level[i] + 1]++;
-    uint32_t *cur = s->offsets;
-    cur[0] = 0;
-    for (size_t l = 0; l < layers; l++) {
+    for (size_t l = 0; l < layers; l++)
         offsets[l + 1] += offsets[l];
-        cur[l + 1] = offsets[l + 1];
+}
+
+void mkrt__layer_scatter(mkrt_layer_scratch *s, const mkrt_item *items, size_t n, size_t layers,
+                         mkrt_item *out, const uint32_t *offsets)
+{
+    if (layers <= 1) {
+        /* One layer (the common wide batch): the items as they are. */
+        memcpy(out, items, n * sizeof *items);
+        return;
     }
+    /* Counting sort, stable: cur (the scratch's CSR rows) is each
+     * level's cursor. */
+    const uint32_t *level = s->level;
+    uint32_t *cur = s->offsets;
+    memcpy(cur, offsets, layers * sizeof *cur);
     for (size_t i = 0; i < n; i++)
         out[cur[level[i]]++] = items[i];
 }

@@ -60,10 +60,14 @@ mkrt_status mkrt__layer_prune_levels(mkrt_layer_scratch *s, mkrt_item *items, si
  * `layers` levels. */
 void mkrt__layer_plan_csr(mkrt_layer_scratch *s, size_t n, size_t layers, mkrt_layer_plan *plan);
 
+/* The layer offsets of the last levelling of n items in `layers` levels:
+ * offsets[0..layers], layer l holding offsets[l + 1] - offsets[l] items. */
+void mkrt__layer_count(mkrt_layer_scratch *s, size_t n, size_t layers, uint32_t *offsets);
+
 /* Copies items[0..n) (the last levelling's items) into out[] layer by
- * layer, in order within a layer, and writes offsets[0..layers] (layer l
- * is out[offsets[l] .. offsets[l + 1])). */
+ * layer, in order within a layer, at the offsets mkrt__layer_count wrote
+ * (layer l is out[offsets[l] .. offsets[l + 1])). */
 void mkrt__layer_scatter(mkrt_layer_scratch *s, const mkrt_item *items, size_t n, size_t layers,
-                         mkrt_item *out, uint32_t *offsets);
+                         mkrt_item *out, const uint32_t *offsets);
 
 #endif

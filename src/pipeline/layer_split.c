@@ -13,8 +13,13 @@
  * Each chunk becomes a layer of its own, run behind one more barrier.
  * The runtime keeps no graph resident on the device (cells and the log
  * are host memory the device maps), so the resident term is 0. Without a
- * budget (0, unbounded) nothing is split: the items go straight into exec
- * by a counting sort on their levels (one copy, no index array).
+ * budget (0, unbounded) nothing is split: the layers are only counted,
+ * and the place stage, once the plan says who runs the batch, moves the
+ * items into exec by a counting sort on their levels (one copy, no index
+ * array) - or not at all when one thread of the CPU pool runs them: in
+ * drain order every item still comes after the earlier items it
+ * conflicts with, which is all the layers promise, and the batch runs
+ * straight from where the dedupe stage left it.
  * The levelling or the split failing for memory (scratch growth) runs
  * every item as a layer of its own: slow, but within the ordering
  * contract. */
@@ -70,6 +75,8 @@ void mkrt__stage_layer_split(mkrt_runtime *rt, mkrt__batch *b)
 {
     const mkrt_item *src = b->items;
     const size_t kept = b->kept, levels = b->layers;
+    b->exec = b->exec_buf;
+    b->layered = true;
     b->exec_n = 0;
     b->layer_offsets[0] = 0;
     b->plan.split_layers = 0;
@@ -82,9 +89,11 @@ void mkrt__stage_layer_split(mkrt_runtime *rt, mkrt__batch *b)
             b->layer_offsets[++layers] = (uint32_t)b->exec_n;
         }
     } else if (rt->cfg.device_memory_budget == 0) {
-        /* No budget, nothing to split: the levels as they are, the items
-         * copied straight into exec in layer order. */
-        mkrt__layer_scatter(rt->layering, src, kept, levels, b->exec, b->layer_offsets);
+        /* No budget, nothing to split: the levels as they are, counted;
+         * the items stay in drain order until mkrt__stage_place. */
+        mkrt__layer_count(rt->layering, kept, levels, b->layer_offsets);
+        b->exec = b->items;
+        b->layered = levels <= 1;
         b->exec_n = kept;
         layers = levels;
     } else {
@@ -95,4 +104,15 @@ void mkrt__stage_layer_split(mkrt_runtime *rt, mkrt__batch *b)
                                  lp.layer_offsets[l + 1] - lp.layer_offsets[l], layers);
     }
     b->layers = layers;
+}
+
+void mkrt__stage_place(mkrt_runtime *rt, mkrt__batch *b)
+{
+    if (b->layered || (b->plan.backend + 1 == rt->nbackends && b->plan.workers <= 1))
+        return;
+    /* The levels are still the dedupe stage's for this batch: no other
+     * batch is levelled between its split and its launch. */
+    mkrt__layer_scatter(rt->layering, b->items, b->kept, b->layers, b->exec_buf, b->layer_offsets);
+    b->exec = b->exec_buf;
+    b->layered = true;
 }

@@ -32,10 +32,16 @@ void mkrt__stage_admit(struct mkrt_runtime *rt, mkrt__batch *b, uint64_t running
  * (b->layers 0). */
 void mkrt__stage_dedupe(struct mkrt_runtime *rt, mkrt__batch *b);
 
-/* layer_split.c: gathers items[0..kept) into exec[] in layer order (the
- * levels of the dedupe stage), splitting every layer whose bytes exceed
- * the memory budget with the frontier planner. */
+/* layer_split.c: the layers of items[0..kept) (the levels of the dedupe
+ * stage), every layer whose bytes exceed the memory budget split with the
+ * frontier planner (then gathered into exec in layer order); without a
+ * split only counted: exec is items[0..kept) until the place stage. */
 void mkrt__stage_layer_split(struct mkrt_runtime *rt, mkrt__batch *b);
+
+/* layer_split.c, after the plan: moves exec into layer order unless the
+ * CPU pool runs the batch on one thread (plan.workers 1), which runs it in
+ * drain order. */
+void mkrt__stage_place(struct mkrt_runtime *rt, mkrt__batch *b);
 
 /* plan/batch_planner.c: picks the backend (the first that has not failed
  * and accepts the batch) and plans how it runs the batch (b->plan). */

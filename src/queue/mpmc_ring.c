@@ -68,7 +68,9 @@ mkrt_mpmc_ring *mkrt_mpmc_ring_create(size_t capacity, mkrt_error *err)
     r->mask = capacity - 1;
     init_seq(r, 0);
     mkrt__waitq_init(&r->data_wq);
-    mkrt__waitq_init(&r->space_wq);
+    /* Notified per pop, slept on whenever consumers fall behind: the
+     * symmetric protocol (base/waitq.h), as the SPSC ring's. */
+    mkrt__waitq_init_symmetric(&r->space_wq);
     return r;
 }
 

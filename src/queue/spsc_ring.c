@@ -17,6 +17,7 @@
 #include "queue/ring_internal.h"
 #include "base/alloc_internal.h"
 #include "base/error_internal.h"
+#include "base/spin_wait.h"
 
 struct mkrt_spsc_ring {
     /* Producer line: written by the producer only. */
@@ -58,7 +59,9 @@ mkrt_spsc_ring *mkrt_spsc_ring_create(size_t capacity, mkrt_error *err)
     r->capacity = capacity;
     r->mask = capacity - 1;
     mkrt__waitq_init(&r->data_wq);
-    mkrt__waitq_init(&r->space_wq);
+    /* Notified per pop (a burst), slept on whenever the consumer falls
+     * behind: a membarrier per sleep would interrupt the consumer each time. */
+    mkrt__waitq_init_symmetric(&r->space_wq);
     return r;
 }
 
@@ -231,27 +234,19 @@ static bool has_space(mkrt_spsc_ring *r)
     return head - atomic_load_explicit(&r->tail, memory_order_acquire) < r->capacity;
 }
 
-mkrt_status mkrt__spsc_ring_wait_space(mkrt_spsc_ring *r, const struct timespec *deadline)
+static int space_or_closed(void *p)
 {
-    for (unsigned spin = 0;; spin++) {
-        if (mkrt_spsc_ring_is_closed(r))
-            return MKRT_ECLOSED;
-        if (has_space(r))
-            return MKRT_OK;
-        if (spin < 64) {
-            mkrt__cpu_relax();
-            continue;
-        }
-        uint32_t e = mkrt__waitq_prepare(&r->space_wq);
-        if (has_space(r) || mkrt_spsc_ring_is_closed(r)) {
-            mkrt__waitq_finish(&r->space_wq);
-            continue;
-        }
-        mkrt_status st = mkrt__waitq_sleep(&r->space_wq, e, deadline);
-        mkrt__waitq_finish(&r->space_wq);
-        if (st == MKRT_ETIMEDOUT)
-            return has_space(r) ? MKRT_OK : MKRT_ETIMEDOUT;
-    }
+    mkrt_spsc_ring *r = p;
+    return mkrt_spsc_ring_is_closed(r) ? 2 : has_space(r) ? 1 : 0;
+}
+
+mkrt_status mkrt__spsc_ring_wait_space(mkrt_spsc_ring *r, uint64_t spin_ns,
+                                       const struct timespec *deadline)
+{
+    int got = mkrt__spin_for(space_or_closed, r, spin_ns);
+    if (got == 0)
+        got = mkrt__spin_then_sleep(&r->space_wq, space_or_closed, r, deadline);
+    return got == 2 ? MKRT_ECLOSED : got == 1 ? MKRT_OK : MKRT_ETIMEDOUT;
 }
 
 uint32_t mkrt__spsc_ring_sleepers(const mkrt_spsc_ring *r)

@@ -11,7 +11,9 @@
 
 /* Waits until the ring has room for at least one item, is closed, or the
  * deadline (absolute, NULL = none) passes: MKRT_OK, MKRT_ECLOSED or
- * MKRT_ETIMEDOUT. For the producer side of an SPSC ring. */
-mkrt_status mkrt__spsc_ring_wait_space(mkrt_spsc_ring *r, const struct timespec *deadline);
+ * MKRT_ETIMEDOUT. Spins for spin_ns first (0: the short spin alone), then
+ * sleeps until the consumer pops. For the producer side of an SPSC ring. */
+mkrt_status mkrt__spsc_ring_wait_space(mkrt_spsc_ring *r, uint64_t spin_ns,
+                                       const struct timespec *deadline);
 
 #endif

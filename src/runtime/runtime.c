@@ -8,6 +8,7 @@
 
 #include "base/cpus.h"
 #include "base/error_internal.h"
+#include "base/spin_wait.h"
 #include "runtime/runtime_internal.h"
 #include "queue/spsc_wait.h"
 #include "backend/cpu_pool.h"
@@ -137,7 +138,7 @@ static void free_batch(mkrt__batch *b, size_t cap)
 {
     mkrt__free(b->items, cap * sizeof *b->items);
     mkrt__free(b->segs, cap * sizeof *b->segs);
-    mkrt__free(b->exec, cap * sizeof *b->exec);
+    mkrt__free(b->exec_buf, cap * sizeof *b->exec_buf);
     mkrt__free(b->layer_offsets, (cap + 1) * sizeof *b->layer_offsets);
     mkrt__free(b->cursors, cap * sizeof *b->cursors);
     mkrt__free(b->plan.participants, cap * sizeof *b->plan.participants);
@@ -150,7 +151,7 @@ static bool alloc_batch(mkrt__batch *b, size_t cap)
     memset(b, 0, sizeof *b);
     b->items = mkrt__alloc(cap * sizeof *b->items, MKRT_CACHE_LINE);
     b->segs = mkrt__alloc(cap * sizeof *b->segs, MKRT_CACHE_LINE);
-    b->exec = mkrt__alloc(cap * sizeof *b->exec, MKRT_CACHE_LINE);
+    b->exec = b->exec_buf = mkrt__alloc(cap * sizeof *b->exec_buf, MKRT_CACHE_LINE);
     b->layer_offsets = mkrt__alloc((cap + 1) * sizeof *b->layer_offsets, MKRT_CACHE_LINE);
     b->cursors = mkrt__alloc(cap * sizeof *b->cursors, MKRT_CACHE_LINE);
     b->plan.participants = mkrt__alloc(cap * sizeof *b->plan.participants, MKRT_CACHE_LINE);
@@ -536,7 +537,12 @@ mkrt_status mkrt_publish_some(mkrt_producer *p, const mkrt_item *items, size_t n
             deadline = mkrt__deadline(timeout_ns, &tsbuf);
             have_deadline = true;
         }
-        st = mkrt__spsc_ring_wait_space(p->ring, deadline);
+        /* The dispatcher frees room within a batch's time: spin for it
+         * (never past the timeout) while every producer and the
+         * dispatcher can have a CPU (relaxed: a count read as a hint). */
+        uint32_t open = atomic_load_explicit(&rt->producers_open, memory_order_relaxed);
+        uint64_t spin_ns = rt->cpus > open ? MKRT__SPIN_BUDGET_NS : 0;
+        st = mkrt__spsc_ring_wait_space(p->ring, timeout_ns < spin_ns ? timeout_ns : spin_ns, deadline);
         if (st != MKRT_OK)
             break;
     }

@@ -215,6 +215,7 @@ struct mkrt_runtime {
         mkrt__batch_plan plan; /* participants points into the batch: use the copy */
         uint32_t participants[8];
         size_t layers, items;
+        bool layered; /* exec was moved into layer order (the place stage) */
     } last_plan;
     char backend_desc[MKRT_ERROR_MESSAGE_MAX + 288];
 };
