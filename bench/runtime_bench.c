@@ -326,9 +326,12 @@ int main(int argc, char **argv)
     EMIT("\n| latency, one item at a time | mkrt | mutex+condvar pool |\n|---|---|---|\n"
          "| p50 | %.1f us | %.1f us |\n| p99 | %.1f us | %.1f us |\n",
          m50 / 1e3, b50 / 1e3, m99 / 1e3, b99 / 1e3);
-    EMIT("\n| target | value | met |\n|---|---|---|\n| throughput >= 3x the baseline (worst case) | %.2fx | %s |\n"
+    EMIT("\n| target | value | met |\n|---|---|---|\n"
+         "| issue 13: every row >= 1.5x the baseline | worst %.2fx | %s |\n"
+         "| the first version's: every row >= 3x the baseline | worst %.2fx | %s |\n"
          "| lower p99 latency than the baseline | %.1f us vs %.1f us | %s |\n",
-         min_ratio, min_ratio >= 3 ? "yes" : "NO", m99 / 1e3, b99 / 1e3, m99 < b99 ? "yes" : "NO");
+         min_ratio, min_ratio >= 1.5 ? "yes" : "NO", min_ratio, min_ratio >= 3 ? "yes" : "NO", m99 / 1e3,
+         b99 / 1e3, m99 < b99 ? "yes" : "NO");
     printf("\n%s", report);
     char setup[512];
     mkrt_runtime *probe = NULL;
