@@ -266,7 +266,8 @@ assign_levels(mkrt_layer_scratch *s, mkrt_item *items, size_t n, int direct, uin
         if (prune) {
             out->writer = (uint32_t)w + 1;
             out->wparam = it.param;
-            items[w] = it; /* in place: w <= i */
+            if (w != i) /* in place: w <= i; equal until the first prune */
+                items[w] = it;
         }
         level[w++] = lv;
         top = lv + 1 > top ? lv + 1 : top;
