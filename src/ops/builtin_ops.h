@@ -202,6 +202,19 @@ MKRT_OPS_FN int mkrt_ops_run_update(uint32_t op, uint32_t in, uint32_t out, uint
     }
 }
 
+/* Runs NOP, STORE, ADD, MIN, OR or ACC on handles already checked
+ * (admitted, or mkrt_ops_builtin_check passed). */
+MKRT_OPS_FN void mkrt_ops_run_admitted(uint32_t op, uint32_t in, uint32_t out, uint32_t param,
+                                       uint64_t *cells)
+{
+    if (op == MKRT_OPS_STORE)
+        cells[out] = param;
+    else if (op == MKRT_OPS_ADD)
+        cells[out] = cells[in] + param;
+    else if (op != MKRT_OPS_NOP)
+        (void)mkrt_ops_run_update(op, in, out, param, cells);
+}
+
 /* Runs NOP, STORE, ADD, MIN, OR or ACC on the cells; returns
  * MKRT_MK_ERR_*. APPEND, RELAX and user ops are the caller's (they need a
  * log claim, emission, or the op table). */
@@ -213,12 +226,7 @@ MKRT_OPS_FN uint32_t mkrt_ops_run_builtin(uint32_t op, uint32_t in, uint32_t out
                      : mkrt_ops_builtin_check(op, in, out, cell_count);
     if (e != MKRT_MK_ERR_NONE)
         return e;
-    if (op == MKRT_OPS_STORE)
-        cells[out] = param;
-    else if (op == MKRT_OPS_ADD)
-        cells[out] = cells[in] + param;
-    else if (op != MKRT_OPS_NOP)
-        (void)mkrt_ops_run_update(op, in, out, param, cells);
+    mkrt_ops_run_admitted(op, in, out, param, cells);
     return MKRT_MK_ERR_NONE;
 }
 

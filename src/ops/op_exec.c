@@ -207,6 +207,9 @@ static uint64_t pull_chunk(mkrt_runtime *rt, const mkrt_item *it, size_t k, mkrt
     return changed;
 }
 
+_Static_assert(MKRT_OPS_NOP == 0 && MKRT_OPS_STORE == 1 && MKRT_OPS_ADD == 2,
+               "mkrt__exec_range's first test takes ops 0..2 as NOP, STORE and ADD");
+
 void mkrt__exec_range(mkrt_runtime *rt, const mkrt_item *items, size_t from, size_t to,
                       mkrt__fail_list *fails)
 {
@@ -225,7 +228,11 @@ void mkrt__exec_range(mkrt_runtime *rt, const mkrt_item *items, size_t from, siz
     }
     for (size_t k = from; k < to; k++) {
         const mkrt_item *it = &items[k];
-        if (is_pull(it)) {
+        if (it->op <= MKRT_OPS_ADD) {
+            /* NOP, STORE and ADD first: most items, and nothing to count
+             * or claim (their handles were admitted). */
+            mkrt_ops_run_admitted(it->op, it->in, it->out, it->param, cells);
+        } else if (is_pull(it)) {
             changed += pull_chunk(rt, it, k, fails, &pulled);
         } else if (it->op == MKRT__OP_EXPAND) {
             changed += expand_chunk(rt, it, k, fails, &ahead);
