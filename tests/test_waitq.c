@@ -5,7 +5,7 @@
  * own waitq until the token is theirs. A lost wake-up leaves one of them
  * asleep for ever: every wait has a 10 s deadline, so a lost wake-up shows
  * up as a failed count instead of a hang. Run it with MKRT_WAITQ_SYMMETRIC=1
- * too (make check does) to cover the RMW fallback. Then single-thread
+ * too (make check does) to cover the symmetric (fence) protocol. Then single-thread
  * checks of the protocol's steps: timeouts, a notify between prepare and
  * sleep, and one wake-up per sleep however many notifies come.
  */
@@ -67,9 +67,9 @@ int main(void)
     mkrt__waitq_init(&g.wq[1]);
     const char *sym = getenv("MKRT_WAITQ_SYMMETRIC");
     if (sym != NULL && sym[0] == '1')
-        is(mkrt__waitq_asymmetric, 0, "MKRT_WAITQ_SYMMETRIC=1 selects the RMW protocol");
+        is(mkrt__waitq_asymmetric, 0, "MKRT_WAITQ_SYMMETRIC=1 selects the symmetric (fence) protocol");
     else
-        diag("protocol: %s", mkrt__waitq_asymmetric ? "asymmetric (membarrier)" : "RMW fallback");
+        diag("protocol: %s", mkrt__waitq_asymmetric ? "asymmetric (membarrier)" : "symmetric (fence)");
     pthread_t t;
     pthread_create(&t, NULL, pong, &g);
     play(&g, 0);

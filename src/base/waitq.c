@@ -23,7 +23,7 @@ static void pick_protocol(void)
         syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0 &&
         syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0)
         mkrt__waitq_asymmetric = 1;
-    /* MKRT_WAITQ_SYMMETRIC=1 forces the RMW protocol (for testing both). */
+    /* MKRT_WAITQ_SYMMETRIC=1 forces the symmetric (fence) protocol (for testing both). */
     const char *force = getenv("MKRT_WAITQ_SYMMETRIC");
     if (force != NULL && force[0] == '1')
         mkrt__waitq_asymmetric = 0;
@@ -59,10 +59,11 @@ uint32_t mkrt__waitq_prepare(mkrt__waitq *q)
             atomic_store_explicit(&q->epoch_unreliable, 1, memory_order_relaxed);
         }
     } else {
-        /* relaxed: a count for the tests; the exchange below orders. */
+        /* relaxed (both): ordered by the fence that follows (protocol 2). */
         atomic_fetch_add_explicit(&q->waiters, 1, memory_order_relaxed);
-        /* acq_rel RMW: pairs with the exchange in mkrt__waitq_notify. */
-        atomic_exchange_explicit(&q->armed, 1, memory_order_acq_rel);
+        atomic_store_explicit(&q->armed, 1, memory_order_relaxed);
+        /* seq_cst fence: pairs with the fence in mkrt__waitq_notify. */
+        atomic_thread_fence(memory_order_seq_cst);
     }
     return epoch;
 }

@@ -2,8 +2,9 @@
 /* src/base/waitq.h - an eventcount on a futex: sleep until "something changed".
  *
  * Used by every blocking wait in mkrt. The fast path (notify with nobody
- * asleep) is one uncontended read-modify-write on the waitq's own cache
- * line and no system call.
+ * asleep) is a load of a line nobody writes meanwhile, behind a compiler
+ * barrier (protocol 1) or a CPU-local fence (protocol 2), and no system
+ * call.
  *
  * Protocol:
  *   setup:   mkrt__waitq_init(q) once, before the waitq is shared.
@@ -26,12 +27,14 @@
  *    the waiter re-checks, or its later load of `armed` sees it set (the
  *    argument liburcu's memb flavour rests on). The syscall costs the waiter
  *    a few microseconds and every other running thread an interrupt.
- * 2. Symmetric (membarrier refused, or a queue notified rarely): notify and
- *    prepare are acq_rel exchanges of `armed`, ordered in its modification
- *    order. If notify's comes later it reads the arming; if earlier,
- *    prepare's exchange reads from it (or from a later exchange: RMWs
- *    continue its release sequence), so the waker's state change
- *    happens-before the re-check.
+ * 2. Symmetric (membarrier refused, or a queue whose waiters sleep often):
+ *    both sides put a seq_cst fence between their store and their load
+ *    (the waiter between arming and re-checking, the waker between its
+ *    state change and looking at `armed`). Of two seq_cst fences one
+ *    precedes the other in the single total order, so either the waker's
+ *    load sees the arming or the waiter's re-check sees the state. The
+ *    fence is local to the waker's CPU: no cache line changes hands while
+ *    nobody sleeps.
  *
  * The epoch closes the gap between re-check and sleep: the futex sleeps only
  * while epoch still equals the value read in prepare, and the waker bumps it
@@ -71,31 +74,31 @@ extern int mkrt__waitq_asymmetric;
  * asymmetric where membarrier works. For queues notified per item or
  * burst (the rings), where a free notify matters most. */
 void mkrt__waitq_init(mkrt__waitq *q);
-/* Zeroes q for protocol 2 (RMW on both sides): for queues notified rarely
- * (per batch or per layer) whose waiters sleep often, where a membarrier
- * per sleep (IPIs to every CPU) would cost more than it saves. */
+/* Zeroes q for protocol 2 (a fence on both sides): for queues whose
+ * waiters sleep often, where a membarrier per sleep (IPIs to every CPU)
+ * would cost more than the notifies' fences. */
 void mkrt__waitq_init_symmetric(mkrt__waitq *q);
 void mkrt__waitq_wake_all(mkrt__waitq *q);
 uint32_t mkrt__waitq_prepare(mkrt__waitq *q);
 
 static inline void mkrt__waitq_notify(mkrt__waitq *q)
 {
-    uint32_t armed;
     if (q->asymmetric) {
         /* Compiler barrier: keep the caller's state stores before the load
          * below in program order; the waiter's membarrier supplies the
          * hardware barrier (protocol 1 above). */
         atomic_signal_fence(memory_order_seq_cst);
-        /* relaxed (both): ordered against the waiter by its membarrier;
-         * the exchange only decides which notify wakes. */
-        armed = atomic_load_explicit(&q->armed, memory_order_relaxed) != 0 &&
-                atomic_exchange_explicit(&q->armed, 0, memory_order_relaxed) != 0;
     } else {
-        /* acq_rel RMW: pairs with the exchange in mkrt__waitq_prepare
+        /* seq_cst fence: pairs with the fence in mkrt__waitq_prepare
          * (protocol 2 above). */
-        armed = atomic_exchange_explicit(&q->armed, 0, memory_order_acq_rel);
+        atomic_thread_fence(memory_order_seq_cst);
     }
-    if (armed != 0)
+    /* relaxed (both): ordered against the waiter by the barrier above; the
+     * load keeps the line shared while nobody is armed, and the exchange
+     * only decides which notify wakes (its bump of the epoch is the
+     * release the woken waiter acquires). */
+    if (atomic_load_explicit(&q->armed, memory_order_relaxed) != 0 &&
+        atomic_exchange_explicit(&q->armed, 0, memory_order_relaxed) != 0)
         mkrt__waitq_wake_all(q);
 }
 
