@@ -2,10 +2,7 @@
 /* src/queue/ring_wait.c - capacity checks and the shared blocking loop. */
 #include "queue/ring_internal.h"
 #include "base/error_internal.h"
-
-/* Spin this many re-checks before sleeping: a handoff between running
- * threads lands within about a microsecond, a futex round trip costs ~5 us. */
-#define MKRT_RING_SPIN_TRIES 64
+#include "base/spin_wait.h"
 
 mkrt_status mkrt__ring_check_capacity(const char *what, size_t capacity, mkrt_error *err)
 {
@@ -28,61 +25,54 @@ static bool is_closed(const _Atomic bool *closed)
     return atomic_load_explicit(closed, memory_order_acquire);
 }
 
+/* One attempt of a blocking call, and the check its wait makes: moves
+ * what it can; non-zero when the wait is over (DONE: all moved in push
+ * mode, something in pop mode; CLOSED) or should start again (MOVED: part
+ * of a push went in: no sleep while the other side keeps up). */
+enum { WAITING, DONE, CLOSED, MOVED };
+
+typedef struct ring_attempt {
+    void *ring;
+    mkrt__ring_move_fn move;
+    const _Atomic bool *closed;
+    bool push_mode;
+    mkrt_item *buf;
+    size_t n, moved;
+} ring_attempt;
+
+static int attempt(void *p)
+{
+    ring_attempt *a = p;
+    size_t k = a->move(a->ring, a->buf + a->moved, a->n - a->moved);
+    a->moved += k;
+    if (a->push_mode ? a->moved == a->n : a->moved > 0)
+        return DONE;
+    if (is_closed(a->closed)) {
+        if (!a->push_mode)
+            a->moved += a->move(a->ring, a->buf, a->n); /* items that raced with close */
+        return CLOSED;
+    }
+    return k > 0 ? MOVED : WAITING;
+}
+
 mkrt_status mkrt__ring_wait(void *ring, mkrt__ring_move_fn move, mkrt__waitq *wq,
                             const _Atomic bool *closed, bool push_mode, mkrt_item *buf,
                             size_t n, uint64_t timeout_ns, size_t *done)
 {
-    size_t moved = 0;
+    ring_attempt a = {ring, move, closed, push_mode, buf, n, 0};
     struct timespec tsbuf;
     const struct timespec *deadline = NULL;
-    bool have_deadline = false;
-    unsigned spins = 0;
-
-    if (n == 0) {
-        *done = 0;
-        return MKRT_OK;
+    int r = n == 0 ? DONE : attempt(&a);
+    if ((r == WAITING || r == MOVED) && timeout_ns != 0) {
+        deadline = mkrt__deadline(timeout_ns, &tsbuf);
+        do
+            r = mkrt__spin_then_sleep(wq, attempt, &a, deadline);
+        while (r == MOVED);
+        if (r == WAITING) /* the deadline passed: a last attempt */
+            r = attempt(&a);
     }
-    for (;;) {
-        size_t k = move(ring, buf + moved, n - moved);
-        moved += k;
-        if (push_mode ? moved == n : moved > 0)
-            break;
-        if (k > 0)
-            spins = 0; /* progress: keep going without sleeping */
-        if (is_closed(closed)) {
-            if (!push_mode)
-                moved += move(ring, buf, n); /* items that raced with close */
-            break;
-        }
-        if (timeout_ns == 0)
-            break;
-        if (!have_deadline) {
-            deadline = mkrt__deadline(timeout_ns, &tsbuf);
-            have_deadline = true;
-        }
-        if (spins < MKRT_RING_SPIN_TRIES) {
-            spins++;
-            mkrt__cpu_relax();
-            continue;
-        }
-        uint32_t epoch = mkrt__waitq_prepare(wq);
-        k = move(ring, buf + moved, n - moved);
-        moved += k;
-        if ((push_mode ? moved == n : moved > 0) || k > 0 || is_closed(closed)) {
-            mkrt__waitq_finish(wq);
-            continue; /* the loop head decides */
-        }
-        mkrt_status st = mkrt__waitq_sleep(wq, epoch, deadline);
-        mkrt__waitq_finish(wq);
-        if (st == MKRT_ETIMEDOUT) {
-            moved += move(ring, buf + moved, n - moved);
-            break;
-        }
-    }
-    *done = moved;
-    if (push_mode ? moved == n : moved > 0)
+    *done = a.moved;
+    if (r == DONE || (!push_mode && a.moved > 0))
         return MKRT_OK;
-    if (is_closed(closed))
-        return MKRT_ECLOSED;
-    return MKRT_ETIMEDOUT;
+    return r == CLOSED ? MKRT_ECLOSED : MKRT_ETIMEDOUT;
 }

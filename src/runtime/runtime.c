@@ -248,7 +248,9 @@ static bool stop_backends(mkrt_runtime *rt)
         rt->cells = NULL;
         rt->append_log = NULL;
     }
-    rt->nbackends = 0;
+    /* nbackends stays as it was: it is fixed at create, and a waiter still
+     * inside mkrt_wait reads it (mkrt__dispatch_help) until destroy has
+     * seen it leave. */
     return stopped;
 }
 

@@ -187,7 +187,7 @@ struct mkrt_runtime {
      * megakernel device when there is one, then the CPU pool, which
      * accepts every batch and never fails. */
     mkrt__backend *backends[2];
-    uint32_t nbackends;
+    uint32_t nbackends; /* fixed at create (waiters read it while destroy runs) */
     _Atomic uint64_t device_batches, device_failures; /* batches run on, failures of backends[0] */
     _Atomic bool backend_failed; /* set once, after backend_failure is written */
     /* Where the cells and the APPEND log live: NULL, the host arrays above;

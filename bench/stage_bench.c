@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* bench/stage_bench.c - what the dispatcher's per-item stages cost, each
+ * alone, on one thread, in nanoseconds per item.
+ *
+ * The stages (pipeline/stages.h) that touch every item of a batch:
+ *   pass    the one pass that prunes and levels (mkrt__layer_prune_levels
+ *           with the built-ins' rules, as the dedupe stage calls it)
+ *   place   the counting sort into layer order (mkrt__layer_count and
+ *           mkrt__layer_scatter), which a batch run by one thread of the
+ *           CPU pool skips
+ *   exec    the CPU pool's loop over the ops (mkrt__exec_range)
+ * on the workloads of bench/results/stages.md: ADD over 1024 handles with
+ * in = out (runtime_bench's items; 4096 is one producer ring's batch),
+ * NOP over the same handles, independent ADDs (in = out = i), and random
+ * ADDs over 64K cells (conflicts). Every figure is the best of many
+ * repetitions: on a shared machine the best is what the code costs, where
+ * a median would be what the neighbours cost. End-to-end rates and their
+ * ratios against peers are runtime_bench's and peer_bench's.
+ *
+ *   stage_bench [--quick] [--out FILE.md] [--csv FILE.csv]
+ */
+#include <stdbool.h>
+
+#include "bench_util.h"
+#include "mkrt/layer.h"
+#include "mkrt/runtime.h"
+#include "ops/op_table.h"
+#include "pipeline/layer_internal.h"
+
+#define CELLS 65536u
+
+typedef struct workload {
+    const char *name;
+    size_t n;
+    uint32_t op;
+    int shape; /* 0: in = out = i % 1024; 1: in = out = i; 2: random over CELLS */
+} workload;
+
+static const workload workloads[] = {
+    {"ADD, in = out, 1024 handles", 4096, MKRT_OP_ADD, 0},
+    {"ADD, in = out, 1024 handles", 65536, MKRT_OP_ADD, 0},
+    {"NOP, in = out, 1024 handles", 65536, MKRT_OP_NOP, 0},
+    {"ADD, independent (in = out = i)", 65536, MKRT_OP_ADD, 1},
+    {"ADD, random in and out over 64K cells", 65536, MKRT_OP_ADD, 2},
+};
+#define NWORK (sizeof workloads / sizeof workloads[0])
+
+static uint64_t rng = 88172645463325252ull;
+static uint32_t next_rand(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (uint32_t)rng;
+}
+
+static void build(const workload *w, mkrt_item *items)
+{
+    for (size_t i = 0; i < w->n; i++) {
+        uint32_t in, out;
+        if (w->shape == 0)
+            in = out = (uint32_t)(i % 1024);
+        else if (w->shape == 1)
+            in = out = (uint32_t)i;
+        else
+            in = next_rand() % CELLS, out = next_rand() % CELLS;
+        items[i] = (mkrt_item){w->op, in, out, (uint32_t)i}; /* unique params: nothing pruned */
+    }
+}
+
+typedef struct costs {
+    double pass, place, exec;
+    size_t layers;
+} costs;
+
+static costs measure(const workload *w, int reps, mkrt_layer_scratch *s, mkrt_runtime *rt,
+                     mkrt_item *src, mkrt_item *items, mkrt_item *out, uint32_t *offsets,
+                     mkrt__fail_list *fails)
+{
+    build(w, src);
+    /* As the dedupe stage: built-ins' rules, pruning, and the handle range
+     * admission found. */
+    uint32_t lo = UINT32_MAX, hi = 0;
+    for (size_t i = 0; i < w->n; i++) {
+        uint32_t a = src[i].in < src[i].out ? src[i].in : src[i].out;
+        uint32_t b = src[i].in < src[i].out ? src[i].out : src[i].in;
+        lo = a < lo ? a : lo;
+        hi = b > hi ? b : hi;
+    }
+    const mkrt__layer_rules rules = {NULL, NULL, NULL, true, true, true, lo, hi};
+    costs c = {1e30, 1e30, 1e30, 0};
+    for (int r = 0; r < reps; r++) {
+        memcpy(items, src, w->n * sizeof *items);
+        size_t kept = 0, layers = 0;
+        const uint32_t *level;
+        uint64_t t0 = bench_now_ns();
+        mkrt__layer_prune_levels(s, items, w->n, &rules, &kept, &layers, &level, NULL);
+        uint64_t t1 = bench_now_ns();
+        mkrt__layer_count(s, kept, layers, offsets);
+        mkrt__layer_scatter(s, items, kept, layers, out, offsets);
+        uint64_t t2 = bench_now_ns();
+        mkrt__exec_range(rt, items, 0, kept, fails);
+        uint64_t t3 = bench_now_ns();
+        c.pass = (double)(t1 - t0) < c.pass ? (double)(t1 - t0) : c.pass;
+        c.place = (double)(t2 - t1) < c.place ? (double)(t2 - t1) : c.place;
+        c.exec = (double)(t3 - t2) < c.exec ? (double)(t3 - t2) : c.exec;
+        c.layers = layers;
+    }
+    c.pass /= (double)w->n;
+    c.place /= (double)w->n;
+    c.exec /= (double)w->n;
+    return c;
+}
+
+int main(int argc, char **argv)
+{
+    bench_opts opt;
+    bench_args(argc, argv, &opt);
+    const int reps = opt.quick ? 5 : 2000;
+    bench_csv csv;
+    if (bench_csv_open(&csv, opt.csv, "stages") != 0)
+        return 1;
+    char machine[256], report[4096];
+    size_t len = 0;
+    bench_machine(machine, sizeof machine);
+#define EMIT(...) len += (size_t)snprintf(report + len, sizeof report - len, __VA_ARGS__)
+    printf("stage_bench: best of %d; %s\n", reps, machine);
+
+    mkrt_config cfg = mkrt_config_default();
+    cfg.cells = CELLS;
+    cfg.backend = MKRT_BACKEND_CPU;
+    mkrt_runtime *rt = NULL;
+    mkrt_error err;
+    if (mkrt_create(&cfg, &rt, &err) != MKRT_OK) {
+        fprintf(stderr, "stage_bench: mkrt_create: %s\n", err.message);
+        return 1;
+    }
+    const size_t cap = 65536;
+    mkrt_item *src = malloc(cap * sizeof *src), *items = malloc(cap * sizeof *items),
+              *out = malloc(cap * sizeof *out);
+    uint32_t *offsets = malloc((cap + 1) * sizeof *offsets), *pairs = malloc(2 * cap * sizeof *pairs);
+    mkrt_layer_scratch *s = mkrt_layer_scratch_create(NULL);
+    if (!src || !items || !out || !offsets || !pairs || !s) {
+        fprintf(stderr, "stage_bench: out of memory\n");
+        return 1;
+    }
+    mkrt__fail_list fails = {pairs, (uint32_t)cap, 0};
+
+    EMIT("| workload | items | layers | pass (prune + level) | place (into layers) | exec | "
+         "one thread (pass + exec) | shared (pass + place + exec) |\n|---|---|---|---|---|---|---|---|\n");
+    for (size_t k = 0; k < NWORK; k++) {
+        const workload *w = &workloads[k];
+        costs c = measure(w, reps, s, rt, src, items, out, offsets, &fails);
+        EMIT("| %s | %zu | %zu | %.2f | %.2f | %.2f | %.2f | %.2f |\n", w->name, w->n, c.layers, c.pass,
+             c.place, c.exec, c.pass + c.exec, c.pass + c.place + c.exec);
+        printf("%s, %zu items: pass %.2f, place %.2f, exec %.2f ns per item (%zu layers)\n", w->name, w->n,
+               c.pass, c.place, c.exec, c.layers);
+        char param[32];
+        snprintf(param, sizeof param, "%zu", w->n);
+        bench_csv_row(&csv, w->name, param, "pass", c.pass, "ns/item");
+        bench_csv_row(&csv, w->name, param, "place", c.place, "ns/item");
+        bench_csv_row(&csv, w->name, param, "exec", c.exec, "ns/item");
+    }
+    if (bench_csv_close(&csv) != 0)
+        return 1;
+    printf("\n%s", report);
+    char setup[512];
+    snprintf(setup, sizeof setup,
+             "one thread, no producers; ns per item, the best of %d repetitions of each stage on the "
+             "same batch (unique params: nothing is pruned). \"one thread\" is what a batch the CPU pool "
+             "runs on the dispatching thread pays, \"shared\" one the workers share.",
+             reps);
+    int rc = bench_write_report(&opt, "make bench RECORD=1", "The dispatcher's per-item stages", machine,
+                                setup, report);
+    mkrt_layer_scratch_destroy(s);
+    free(src), free(items), free(out), free(offsets), free(pairs);
+    mkrt_destroy(rt, UINT64_MAX, NULL);
+    return rc;
+}
