@@ -44,24 +44,71 @@ static void wait_space_cases(void)
     mkrt_item it[4] = {{0}};
     mkrt_spsc_ring_push(r, it, 4);
     struct timespec ts;
+    mkrt__spin_budget b;
     for (int spin = 0; spin < 2; spin++) {
-        uint64_t spin_ns = spin ? 1000000u : 0;
+        uint64_t cap = spin ? 1000000u : 0;
+        mkrt__spin_budget_init(&b);
         uint64_t t0 = mkrt__now_ns();
-        is(mkrt__spsc_ring_wait_space(r, spin_ns, mkrt__deadline(30000000u, &ts)), MKRT_ETIMEDOUT,
-           "wait_space (spin %llu ns) on a full ring times out", (unsigned long long)spin_ns);
+        is(mkrt__spsc_ring_wait_space(r, &b, cap, mkrt__deadline(30000000u, &ts)), MKRT_ETIMEDOUT,
+           "wait_space (spin up to %llu ns) on a full ring times out", (unsigned long long)cap);
         ok(mkrt__now_ns() - t0 >= 30000000u, "... at its deadline, not before");
     }
     for (int spin = 0; spin < 2; spin++) {
         pthread_t t;
+        mkrt__spin_budget_init(&b);
         pthread_create(&t, NULL, pop_later, r);
-        is(mkrt__spsc_ring_wait_space(r, spin ? 100000u : 0, mkrt__deadline(5000000000u, &ts)), MKRT_OK,
-           "wait_space (spin %s) returns once the consumer pops", spin ? "100 us" : "0");
+        is(mkrt__spsc_ring_wait_space(r, &b, spin ? 100000u : 0, mkrt__deadline(5000000000u, &ts)), MKRT_OK,
+           "wait_space (spin %s) returns once the consumer pops", spin ? "up to 100 us" : "0");
         pthread_join(t, NULL);
         is(mkrt_spsc_ring_push(r, it, 4), 1, "... with room for the one item popped");
     }
     mkrt_spsc_ring_close(r);
-    is(mkrt__spsc_ring_wait_space(r, 1000000u, NULL), MKRT_ECLOSED, "wait_space on a closed ring says so");
+    is(mkrt__spsc_ring_wait_space(r, &b, 1000000u, NULL), MKRT_ECLOSED, "wait_space on a closed ring says so");
     mkrt_spsc_ring_destroy(r);
+}
+
+/* The adaptive spin budget (base/spin_wait.h). */
+static int never(void *p)
+{
+    (void)p;
+    return 0;
+}
+static int at_once(void *p)
+{
+    (void)p;
+    return 1;
+}
+
+static void spin_budget_cases(void)
+{
+    mkrt__spin_budget b;
+    mkrt__spin_budget_init(&b);
+    is(b.ns, MKRT__SPIN_BUDGET_NS, "a spin budget starts whole");
+    unsigned failures = 0;
+    while (b.ns != 0 && failures < 64) {
+        mkrt__spin_adaptive(&b, never, NULL, UINT64_MAX);
+        failures++;
+    }
+    ok(b.ns == 0 && failures <= 7, "spins that run out halve it to 0 (after %u)", failures);
+    uint64_t t0 = mkrt__now_ns();
+    for (unsigned i = 1; i < MKRT__SPIN_PROBE_EVERY; i++)
+        mkrt__spin_adaptive(&b, never, NULL, UINT64_MAX);
+    ok(mkrt__now_ns() - t0 < MKRT__SPIN_BUDGET_NS, "at 0 the waits do not spin (%u took %llu ns)",
+       MKRT__SPIN_PROBE_EVERY - 1, (unsigned long long)(mkrt__now_ns() - t0));
+    t0 = mkrt__now_ns();
+    mkrt__spin_adaptive(&b, never, NULL, UINT64_MAX);
+    ok(mkrt__now_ns() - t0 >= MKRT__SPIN_BUDGET_NS && b.ns == 0,
+       "every %u-th wait probes with the whole budget, and a failed probe leaves it at 0",
+       MKRT__SPIN_PROBE_EVERY);
+    for (unsigned i = 1; i < MKRT__SPIN_PROBE_EVERY; i++)
+        mkrt__spin_adaptive(&b, never, NULL, UINT64_MAX);
+    is(mkrt__spin_adaptive(&b, at_once, NULL, UINT64_MAX), 1, "a probe whose wait ends ...");
+    is(b.ns, MKRT__SPIN_BUDGET_NS, "... gives the whole budget back");
+    b.ns = MKRT__SPIN_FLOOR_NS * 4;
+    mkrt__spin_adaptive(&b, at_once, NULL, UINT64_MAX);
+    is(b.ns, MKRT__SPIN_FLOOR_NS * 8, "a wait that ends within the budget doubles it");
+    mkrt__spin_adaptive(&b, never, NULL, 1000);
+    is(b.ns, MKRT__SPIN_FLOOR_NS * 8, "a spin cut short by a timeout cap is no evidence: unchanged");
 }
 
 int main(void)
@@ -70,6 +117,7 @@ int main(void)
                           is_closed, size, capacity, destroy, seed, sleepers};
     run_ring_cases(&ops);
     wait_space_cases();
+    spin_budget_cases();
     count_alloc_install();
     mkrt_spsc_ring_destroy(NULL);
     ok(count_alloc_frees() == 0 && count_alloc_calls() == 0,

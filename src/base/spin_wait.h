@@ -13,6 +13,8 @@
 #ifndef MKRT_BASE_SPIN_WAIT_H
 #define MKRT_BASE_SPIN_WAIT_H
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <time.h>
 
 #include "base/waitq.h"
@@ -36,8 +38,37 @@
  * - a producer on a full ring (one producer, ADD over 1024 handles, 8M
  *   items, 5 interleaved runs of each, M items/s): 0 us 26.7-53.5 (median
  *   36.7), 50 us 33.0-55.9 (45.3), 200 us 33.8-61.1 (49.2).
- * Not on one CPU, where spinning only delays the thread it waits for. */
+ * Not on one CPU, where spinning only delays the thread it waits for.
+ * Nor where the two CPUs are not really two: the same VMs have phases in
+ * which the host runs both virtual CPUs on one core (the steal time in
+ * /proc/stat climbs; a fixed loop runs half as fast), and then the thread
+ * a spinner waits for cannot run until the spinner's time is used up:
+ * every budget is lost whole. runtime_bench fell from 60-90 to 17-22 M
+ * items/s in those phases while the mutex+condvar pool, which only
+ * sleeps, kept its 50. So the budget adapts (mkrt__spin_budget). */
 #define MKRT__SPIN_BUDGET_NS 200000u
+
+/* One waiting site's spin budget (a producer's wait for ring room, the
+ * dispatcher's waits), owned by the one thread that waits there: it
+ * halves each time a spin runs out before the wait is over, and doubles
+ * (up to MKRT__SPIN_BUDGET_NS) each time the wait ends within it. Below
+ * MKRT__SPIN_FLOOR_NS it is 0 (the short spin of mkrt__spin_then_sleep
+ * alone), except that every MKRT__SPIN_PROBE_EVERY-th wait then tries the
+ * whole budget again, so a machine whose CPUs became real again is
+ * noticed: at most one lost budget per that many waits. */
+#define MKRT__SPIN_FLOOR_NS 2000u
+#define MKRT__SPIN_PROBE_EVERY 64u
+
+typedef struct mkrt__spin_budget {
+    uint32_t ns;    /* the next spin's budget */
+    uint32_t waits; /* waits at the floor, for the probes */
+} mkrt__spin_budget;
+
+static inline void mkrt__spin_budget_init(mkrt__spin_budget *b)
+{
+    b->ns = MKRT__SPIN_BUDGET_NS;
+    b->waits = 0;
+}
 
 /* Non-zero: the wait is over (what it waited for happened, or a reason to
  * leave, such as a stop flag). Loads it makes must be acquire loads that
@@ -59,6 +90,31 @@ static inline int mkrt__spin_for(mkrt__wait_check check, void *ctx, uint64_t bud
         if (i % 64 == 0 && mkrt__now_ns() > until)
             return 0;
     }
+}
+
+/* mkrt__spin_for with the site's adaptive budget, capped at cap_ns (a
+ * timeout; 0: no budgeted spin); returns check's last value. */
+static inline int mkrt__spin_adaptive(mkrt__spin_budget *b, mkrt__wait_check check, void *ctx,
+                                      uint64_t cap_ns)
+{
+    uint64_t ns = b->ns;
+    bool probe = false;
+    if (ns == 0 && ++b->waits % MKRT__SPIN_PROBE_EVERY == 0) {
+        ns = MKRT__SPIN_BUDGET_NS;
+        probe = true;
+    }
+    if (ns > cap_ns)
+        ns = cap_ns;
+    if (ns == 0)
+        return check(ctx);
+    int r = mkrt__spin_for(check, ctx, ns);
+    if (r != 0) {
+        uint64_t grown = probe ? MKRT__SPIN_BUDGET_NS : (uint64_t)b->ns * 2;
+        b->ns = (uint32_t)(grown > MKRT__SPIN_BUDGET_NS ? MKRT__SPIN_BUDGET_NS : grown);
+    } else if (!probe && ns == b->ns) {
+        b->ns = b->ns / 2 < MKRT__SPIN_FLOOR_NS ? 0 : b->ns / 2;
+    }
+    return r;
 }
 
 /* Waits until check(ctx) returns non-zero, or deadline (NULL: none)

@@ -168,20 +168,20 @@ static int token_taken(void *p)
 }
 
 /* The dispatcher thread keeps looking (for work when idle, for the token
- * while a waiter helps) for MKRT__SPIN_BUDGET_NS before it sleeps: a
- * producer that publishes to a sleeping dispatcher, or a helper that gives
- * the token back to one, pays a futex wake (base/spin_wait.h has the
- * measurements). Returns check's last value. */
-static int dispatcher_spin(mkrt_runtime *rt, mkrt__wait_check check)
+ * while a waiter helps) for up to MKRT__SPIN_BUDGET_NS, adapting, before
+ * it sleeps: a producer that publishes to a sleeping dispatcher, or a
+ * helper that gives the token back to one, pays a futex wake
+ * (base/spin_wait.h has the measurements). Returns check's last value. */
+static int dispatcher_spin(mkrt_runtime *rt, mkrt__spin_budget *b, mkrt__wait_check check)
 {
-    return mkrt__spin_for(check, rt, rt->cpus < 2 ? 0 : MKRT__SPIN_BUDGET_NS);
+    return mkrt__spin_adaptive(b, check, rt, rt->cpus < 2 ? 0 : MKRT__SPIN_BUDGET_NS);
 }
 
 /* The dispatcher thread takes the token back (a helper gives it soon: it
  * runs at most the batches pending when it took it, and what follows). */
 static void token_wait(mkrt_runtime *rt)
 {
-    if (!dispatcher_spin(rt, token_taken))
+    if (!dispatcher_spin(rt, &rt->token_spin, token_taken))
         mkrt__spin_then_sleep(&rt->work_wq, token_taken, rt, NULL);
 }
 
@@ -340,7 +340,7 @@ int mkrt__dispatcher_main(void *arg)
         if (!closing) {
             /* Idle, nothing in flight: a waiter may dispatch meanwhile. */
             token_give(rt);
-            if (!dispatcher_spin(rt, work_or_leave))
+            if (!dispatcher_spin(rt, &rt->idle_spin, work_or_leave))
                 mkrt__spin_then_sleep(&rt->work_wq, work_or_leave, rt, NULL);
             token_wait(rt);
         } else {

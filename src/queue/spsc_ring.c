@@ -240,10 +240,10 @@ static int space_or_closed(void *p)
     return mkrt_spsc_ring_is_closed(r) ? 2 : has_space(r) ? 1 : 0;
 }
 
-mkrt_status mkrt__spsc_ring_wait_space(mkrt_spsc_ring *r, uint64_t spin_ns,
+mkrt_status mkrt__spsc_ring_wait_space(mkrt_spsc_ring *r, mkrt__spin_budget *budget, uint64_t cap_ns,
                                        const struct timespec *deadline)
 {
-    int got = mkrt__spin_for(space_or_closed, r, spin_ns);
+    int got = mkrt__spin_adaptive(budget, space_or_closed, r, cap_ns);
     if (got == 0)
         got = mkrt__spin_then_sleep(&r->space_wq, space_or_closed, r, deadline);
     return got == 2 ? MKRT_ECLOSED : got == 1 ? MKRT_OK : MKRT_ETIMEDOUT;

@@ -280,6 +280,8 @@ mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **out, mkrt_error *
     bool ok = mkrt__mutex_init(&rt->producers_lock) == 0;
     ok &= mkrt__mutex_init(&rt->state_lock) == 0;
     mkrt__waitq_init_symmetric(&rt->work_wq);
+    mkrt__spin_budget_init(&rt->idle_spin);
+    mkrt__spin_budget_init(&rt->token_spin);
     mkrt__waitq_init_symmetric(&rt->done_wq);
     ok = alloc_batch(&rt->batch[0], cfg->max_batch) && alloc_batch(&rt->batch[1], cfg->max_batch) && ok;
     rt->slots = mkrt__alloc_zeroed(cfg->max_producers * sizeof *rt->slots, alignof(mkrt_producer *));
@@ -404,6 +406,7 @@ mkrt_producer *mkrt_producer_open(mkrt_runtime *rt, mkrt_error *err)
     p->rt = rt;
     p->ring = ring;
     p->stamps = stamps;
+    mkrt__spin_budget_init(&p->room_spin);
     mkrt__mutex_lock(&rt->producers_lock);
     uint32_t slot = rt->cfg.max_producers;
     for (uint32_t s = 0; s < rt->cfg.max_producers; s++)
@@ -543,8 +546,7 @@ mkrt_status mkrt_publish_some(mkrt_producer *p, const mkrt_item *items, size_t n
          * (never past the timeout) while every producer and the
          * dispatcher can have a CPU (relaxed: a count read as a hint). */
         uint32_t open = atomic_load_explicit(&rt->producers_open, memory_order_relaxed);
-        uint64_t spin_ns = rt->cpus > open ? MKRT__SPIN_BUDGET_NS : 0;
-        st = mkrt__spsc_ring_wait_space(p->ring, timeout_ns < spin_ns ? timeout_ns : spin_ns, deadline);
+        st = mkrt__spsc_ring_wait_space(p->ring, &p->room_spin, rt->cpus > open ? timeout_ns : 0, deadline);
         if (st != MKRT_OK)
             break;
     }

@@ -10,6 +10,7 @@
 #include "backend/backend.h"
 #include "base/alloc_internal.h"
 #include "base/thread.h"
+#include "base/spin_wait.h"
 #include "base/waitq.h"
 #include "mkrt/barrier.h"
 #include "mkrt/dedupe.h"
@@ -53,6 +54,7 @@ struct mkrt_producer {
     mkrt_spsc_ring *stamps; /* (sequence end, publish time) samples */
     alignas(MKRT_CACHE_LINE) _Atomic uint64_t published; /* written by the producer */
     _Atomic uint32_t state;  /* MKRT__PRODUCER_* life | BUSY */
+    mkrt__spin_budget room_spin; /* the owner's spin for ring room (base/spin_wait.h) */
     alignas(MKRT_CACHE_LINE) _Atomic uint64_t completed; /* written by the dispatcher */
     uint64_t drained;      /* dispatcher-only */
     uint64_t high_water;   /* dispatcher-only */
@@ -208,6 +210,9 @@ struct mkrt_runtime {
     mkrt_plan_cache *plans;
     mkrt__batch batch[2];
     uint32_t rr;             /* round-robin start */
+    /* The dispatcher thread's spin budgets (base/spin_wait.h): idle, for
+     * work; and for the token back from a helping waiter. */
+    mkrt__spin_budget idle_spin, token_spin;
     mkrt_mpmc_ring *dead;
     /* Test hook: the plan of the last batch that ran (written by the
      * complete stage before it publishes completion; read after a drain). */
