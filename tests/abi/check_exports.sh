@@ -22,18 +22,7 @@ cc=${CC:-cc}
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
-n=0
-failed=0
-ok() { # ok STATUS DESCRIPTION
-    n=$((n + 1))
-    if [ "$1" -eq 0 ]; then
-        echo "ok $n - $2"
-    else
-        echo "not ok $n - $2"
-        failed=$((failed + 1))
-    fi
-}
-diag_file() { sed 's/^/#   /' "$1"; }
+. "$(dirname "$0")/../tap.sh"
 
 # The public functions, from the headers.
 for h in include/mkrt/*.h; do
@@ -96,5 +85,4 @@ case "$so" in
 esac
 ok $r "the library file is named for version $major.$minor.$patch (${so##*/})"
 
-echo "1..$n"
-[ "$failed" -eq 0 ]
+done_testing

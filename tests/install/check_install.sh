@@ -30,18 +30,7 @@ src=$(cd "$(dirname "$0")/../.." && pwd)
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
-n=0
-failed=0
-ok() { # ok STATUS DESCRIPTION
-    n=$((n + 1))
-    if [ "$1" -eq 0 ]; then
-        echo "ok $n - $2"
-    else
-        echo "not ok $n - $2"
-        failed=$((failed + 1))
-    fi
-}
-diag_file() { sed 's/^/#   /' "$1"; }
+. "$src/tests/tap.sh"
 # run DESCRIPTION LOG COMMAND...: ok when the command succeeds; its output
 # is shown when it fails.
 run() {
@@ -139,5 +128,4 @@ else
     ok 1 "... and runs"
 fi
 
-echo "1..$n"
-[ "$failed" -eq 0 ]
+done_testing
