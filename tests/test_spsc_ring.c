@@ -67,6 +67,62 @@ static void wait_space_cases(void)
     mkrt_spsc_ring_destroy(r);
 }
 
+/* A producer asleep on a full ring is woken once half the ring is free,
+ * not by the first pop (a wake-up per burst cost more than it let in). */
+typedef struct room_waiter {
+    mkrt_spsc_ring *r;
+    mkrt_status st;
+    _Atomic int returned;
+} room_waiter;
+
+static void *wait_room(void *p)
+{
+    room_waiter *w = p;
+    mkrt__spin_budget b;
+    mkrt__spin_budget_init(&b);
+    struct timespec ts;
+    w->st = mkrt__spsc_ring_wait_space(w->r, &b, 0, mkrt__deadline(5000000000u, &ts));
+    atomic_store(&w->returned, 1);
+    return NULL;
+}
+
+static void *push_one(void *p)
+{
+    mkrt_item it = {0};
+    return (void *)(uintptr_t)(mkrt_spsc_ring_push_wait(p, &it, 1, 5000000000u, NULL) == MKRT_OK);
+}
+
+static void half_room_case(void)
+{
+    room_waiter w = {mkrt_spsc_ring_create(8, NULL), MKRT_OK, 0};
+    mkrt_item it[8] = {{0}};
+    mkrt_spsc_ring_push(w.r, it, 8);
+    pthread_t t;
+    pthread_create(&t, NULL, wait_room, &w);
+    struct timespec d = {0, 1000000};
+    for (int i = 0; i < 2000 && mkrt__spsc_ring_sleepers(w.r) == 0; i++)
+        nanosleep(&d, NULL); /* until the producer sleeps */
+    mkrt_spsc_ring_pop(w.r, it, 3);
+    d.tv_nsec = 30000000;
+    nanosleep(&d, NULL);
+    ok(atomic_load(&w.returned) == 0 && mkrt__spsc_ring_sleepers(w.r) == 1,
+       "a sleeping producer is not woken while less than half the ring is free (3 of 8)");
+    mkrt_spsc_ring_pop(w.r, it, 1);
+    pthread_join(t, NULL);
+    ok(atomic_load(&w.returned) == 1 && w.st == MKRT_OK, "... and is woken once half is (4 of 8)");
+    /* The public push_wait of one item is woken by the pop of one. */
+    mkrt_spsc_ring_push(w.r, it, 4);
+    pthread_create(&t, NULL, push_one, w.r);
+    d.tv_nsec = 1000000;
+    for (int i = 0; i < 2000 && mkrt__spsc_ring_sleepers(w.r) == 0; i++)
+        nanosleep(&d, NULL);
+    mkrt_spsc_ring_pop(w.r, it, 1);
+    void *res;
+    pthread_join(t, &res);
+    ok(res == (void *)1, "the public push_wait is not held to that threshold: one pop lets one item in");
+    mkrt_spsc_ring_destroy(w.r);
+}
+
 /* The adaptive spin budget (base/spin_wait.h). */
 static int never(void *p)
 {
@@ -117,6 +173,7 @@ int main(void)
                           is_closed, size, capacity, destroy, seed, sleepers};
     run_ring_cases(&ops);
     wait_space_cases();
+    half_room_case();
     spin_budget_cases();
     count_alloc_install();
     mkrt_spsc_ring_destroy(NULL);

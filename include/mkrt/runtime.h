@@ -206,7 +206,7 @@ typedef struct mkrt_config {
      *  producers still publishing (on 2 CPUs: the batch runs on the
      *  dispatching thread). A number given here is used as is. */
     uint32_t workers;
-    size_t ring_capacity;          /**< Ring slots per producer (4096) [power of two, 2..MKRT_RING_CAPACITY_MAX]. */
+    size_t ring_capacity;          /**< Ring slots per producer (16384: 256 KiB) [power of two, 2..MKRT_RING_CAPACITY_MAX]. */
     size_t max_batch;              /**< Items per batch (65536) [1..MKRT_CONFIG_MAX_BATCH_MAX]. */
     uint32_t max_producers;        /**< Producers open at once (64) [1..MKRT_CONFIG_PRODUCERS_MAX]. */
     /** Items per ring per drain pass (1024); at most max_batch are taken

@@ -53,6 +53,7 @@
 #define MKRT_SRC_WAITQ_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -81,7 +82,13 @@ void mkrt__waitq_init_symmetric(mkrt__waitq *q);
 void mkrt__waitq_wake_all(mkrt__waitq *q);
 uint32_t mkrt__waitq_prepare(mkrt__waitq *q);
 
-static inline void mkrt__waitq_notify(mkrt__waitq *q)
+/* Wakes the waiters if one is armed and worth(ctx) says the change is
+ * worth a wake-up (NULL: always). worth runs after the barrier, so what a
+ * waiter stored before it prepared (a threshold, say) is visible to it
+ * whenever that waiter could otherwise miss this change; a waiter whose
+ * threshold worth finds unmet stays asleep, and the next notify asks
+ * again. */
+static inline void mkrt__waitq_notify_if(mkrt__waitq *q, bool (*worth)(const void *ctx), const void *ctx)
 {
     if (q->asymmetric) {
         /* Compiler barrier: keep the caller's state stores before the load
@@ -97,9 +104,14 @@ static inline void mkrt__waitq_notify(mkrt__waitq *q)
      * load keeps the line shared while nobody is armed, and the exchange
      * only decides which notify wakes (its bump of the epoch is the
      * release the woken waiter acquires). */
-    if (atomic_load_explicit(&q->armed, memory_order_relaxed) != 0 &&
+    if (atomic_load_explicit(&q->armed, memory_order_relaxed) != 0 && (worth == NULL || worth(ctx)) &&
         atomic_exchange_explicit(&q->armed, 0, memory_order_relaxed) != 0)
         mkrt__waitq_wake_all(q);
+}
+
+static inline void mkrt__waitq_notify(mkrt__waitq *q)
+{
+    mkrt__waitq_notify_if(q, NULL, NULL);
 }
 
 static inline void mkrt__waitq_finish(mkrt__waitq *q)

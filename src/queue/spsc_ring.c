@@ -30,8 +30,11 @@ struct mkrt_spsc_ring {
 
     /* Sleepers waiting for items; notified by the producer after a push. */
     alignas(MKRT_CACHE_LINE) mkrt__waitq data_wq;
-    /* Sleepers waiting for space; notified by the consumer after a pop. */
+    /* Sleepers waiting for space; notified by the consumer after a pop
+     * that leaves at least room_want slots free (the producer's threshold,
+     * stored before it prepares to sleep; 1 outside the runtime's wait). */
     alignas(MKRT_CACHE_LINE) mkrt__waitq space_wq;
+    _Atomic uint64_t room_want;
 
     /* Read-mostly line. */
     alignas(MKRT_CACHE_LINE) _Atomic bool closed;
@@ -62,6 +65,7 @@ mkrt_spsc_ring *mkrt_spsc_ring_create(size_t capacity, mkrt_error *err)
     /* Notified per pop (a burst), slept on whenever the consumer falls
      * behind: a membarrier per sleep would interrupt the consumer each time. */
     mkrt__waitq_init_symmetric(&r->space_wq);
+    atomic_init(&r->room_want, 1);
     return r;
 }
 
@@ -126,6 +130,19 @@ size_t mkrt_spsc_ring_push(mkrt_spsc_ring *r, const mkrt_item *items, size_t n)
     return k;
 }
 
+/* The consumer (after a pop): whether the free slots reach the sleeping
+ * producer's threshold. relaxed (all): read after mkrt__waitq_notify_if's
+ * barrier (room_want), or this thread's own index (tail); a stale head is
+ * older, so it can only overstate the room (an early wake-up, never a
+ * missed one). */
+static bool room_worth_waking(const void *p)
+{
+    const mkrt_spsc_ring *r = p;
+    uint64_t used = atomic_load_explicit(&r->head, memory_order_relaxed) -
+                    atomic_load_explicit(&r->tail, memory_order_relaxed);
+    return r->capacity - used >= atomic_load_explicit(&r->room_want, memory_order_relaxed);
+}
+
 size_t mkrt_spsc_ring_pop(mkrt_spsc_ring *r, mkrt_item *out, size_t max)
 {
     if (r == NULL || out == NULL || max == 0)
@@ -145,7 +162,7 @@ size_t mkrt_spsc_ring_pop(mkrt_spsc_ring *r, mkrt_item *out, size_t max)
     /* release: pairs with the acquire load of tail in push; the slot reads
      * above complete before the producer may overwrite them. */
     atomic_store_explicit(&r->tail, tail + k, memory_order_release);
-    mkrt__waitq_notify(&r->space_wq);
+    mkrt__waitq_notify_if(&r->space_wq, room_worth_waking, r);
     return k;
 }
 
@@ -240,12 +257,33 @@ static int space_or_closed(void *p)
     return mkrt_spsc_ring_is_closed(r) ? 2 : has_space(r) ? 1 : 0;
 }
 
+/* room_want free slots, or closed (acquire on tail as in has_space;
+ * relaxed on room_want: this thread's own store). */
+static int room_or_closed(void *p)
+{
+    mkrt_spsc_ring *r = p;
+    if (mkrt_spsc_ring_is_closed(r))
+        return 2;
+    uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+    uint64_t used = head - atomic_load_explicit(&r->tail, memory_order_acquire);
+    return r->capacity - used >= atomic_load_explicit(&r->room_want, memory_order_relaxed);
+}
+
 mkrt_status mkrt__spsc_ring_wait_space(mkrt_spsc_ring *r, mkrt__spin_budget *budget, uint64_t cap_ns,
                                        const struct timespec *deadline)
 {
     int got = mkrt__spin_adaptive(budget, space_or_closed, r, cap_ns);
-    if (got == 0)
-        got = mkrt__spin_then_sleep(&r->space_wq, space_or_closed, r, deadline);
+    if (got == 0) {
+        /* Asleep, the producer waits for half the ring, not one slot: the
+         * consumer pops in bursts, and a wake-up per burst cost more than
+         * the items it let in. relaxed: published by the waitq's barrier
+         * in prepare (mkrt__waitq_notify_if reads it after its own). */
+        atomic_store_explicit(&r->room_want, r->capacity / 2, memory_order_relaxed);
+        got = mkrt__spin_then_sleep(&r->space_wq, room_or_closed, r, deadline);
+        atomic_store_explicit(&r->room_want, 1, memory_order_relaxed);
+        if (got == 0 && has_space(r)) /* the deadline passed with some room */
+            got = 1;
+    }
     return got == 2 ? MKRT_ECLOSED : got == 1 ? MKRT_OK : MKRT_ETIMEDOUT;
 }
 

@@ -20,7 +20,7 @@ mkrt_config mkrt_config_default(void)
     memset(&c, 0, sizeof c);
     c.backend = MKRT_BACKEND_AUTO;
     c.workers = 0;
-    c.ring_capacity = 4096;
+    c.ring_capacity = 16384;
     c.max_batch = 65536;
     c.max_producers = 64;
     c.burst_per_ring = 1024;
