@@ -273,6 +273,86 @@ static void *closer_main(void *arg)
     return NULL;
 }
 
+/* A publish that entered before mkrt_destroy set closing, and pushes only
+ * after the dispatcher found the rings empty, must still run: destroy's
+ * caller saw mkrt_publish return OK. The producer waits on a full ring
+ * while destroy is held between closing and closing the rings; the
+ * dispatcher is then released, drains the ring and completes everything
+ * published so far, and the waiting publish pushes its last item. The
+ * dispatcher used to stop there (closing, rings empty, totals equal) and
+ * leave that item in a ring nobody drained. */
+typedef struct late_publisher {
+    mkrt_producer *p;
+    mkrt_item it;
+    _Atomic int inside;
+    mkrt_status st;
+} late_publisher;
+
+static void *late_publisher_main(void *arg)
+{
+    late_publisher *lp = arg;
+    atomic_store(&lp->inside, 1);
+    lp->st = mkrt_publish(lp->p, &lp->it, 1, SEC, NULL);
+    return NULL;
+}
+
+typedef struct destroyer {
+    mkrt_runtime *rt;
+    mkrt_status st;
+} destroyer;
+
+static void *destroyer_main(void *arg)
+{
+    destroyer *d = arg;
+    d->st = mkrt_destroy(d->rt, SEC, NULL);
+    return NULL;
+}
+
+static void test_publish_outlives_dispatcher_check(void)
+{
+    enum { CAP = 16 };
+    int rounds = 20, kept = 0, clean = 0;
+    for (int r = 0; r < rounds; r++) {
+        mkrt_config c = config(MKRT_BACKEND_CPU, NULL);
+        c.workers = 1;
+        c.ring_capacity = CAP;
+        mkrt_runtime *rt = start(&c);
+        atomic_store(&touch_calls, 0);
+        mkrt_producer *p = mkrt_producer_open(rt, NULL);
+        mkrt__runtime_hold(rt, true);
+        mkrt_item fill[CAP];
+        for (int i = 0; i < CAP; i++)
+            fill[i] = (mkrt_item){OP_TOUCH, 0, 1, (uint32_t)i};
+        if (mkrt_publish(p, fill, CAP, SEC, NULL) != MKRT_OK)
+            bail_out("filling the ring");
+        late_publisher lp = {p, {OP_TOUCH, 0, 1, CAP}, 0, MKRT_EINVAL};
+        pthread_t pt, dt;
+        pthread_create(&pt, NULL, late_publisher_main, &lp);
+        while (!atomic_load(&lp.inside) || !(atomic_load(&p->state) & MKRT__PRODUCER_BUSY))
+            sched_yield();
+        for (int i = 0; i < 1000; i++) /* into its wait for room */
+            sched_yield();
+        atomic_store(&rt->destroy_held, true);
+        destroyer d = {rt, MKRT_EINVAL};
+        pthread_create(&dt, NULL, destroyer_main, &d);
+        while (!atomic_load(&rt->closing))
+            sched_yield();
+        mkrt__runtime_hold(rt, false);
+        pthread_join(pt, NULL); /* the last item is in the ring (or refused) */
+        atomic_store(&rt->destroy_held, false);
+        pthread_join(dt, NULL);
+        uint64_t ran = atomic_load(&touch_calls);
+        kept += ran == (uint64_t)CAP + (lp.st == MKRT_OK);
+        clean += d.st == MKRT_OK;
+        if (ran != (uint64_t)CAP + (lp.st == MKRT_OK) || d.st != MKRT_OK)
+            diag("round %d: publish %s, %llu ran, destroy %s", r, mkrt_status_name(lp.st),
+                 (unsigned long long)ran, mkrt_status_name(d.st));
+        mkrt_producer_close(p);
+    }
+    is(kept, rounds, "late publish: %d rounds, every acknowledged item ran", rounds);
+    is(clean, rounds, "late publish: %d rounds, every destroy returned OK", rounds);
+}
+
 static void test_close_races_destroy(void)
 {
     int rounds = 150, clean = 0;
@@ -292,9 +372,12 @@ static void test_close_races_destroy(void)
         atomic_store(&go, 1);
         if (r % 2)
             sched_yield();
-        mkrt_status st = mkrt_destroy(rt, SEC, NULL);
+        mkrt_error e = {0};
+        mkrt_status st = mkrt_destroy(rt, SEC, &e);
         for (int i = 0; i < 4; i++)
             pthread_join(th[i], NULL);
+        if (st != MKRT_OK)
+            diag("round %d: mkrt_destroy returned %s: %s", r, mkrt_status_name(st), e.message);
         clean += st == MKRT_OK;
     }
     is(clean, rounds, "close racing destroy: %d rounds, every destroy returned OK", rounds);
@@ -724,6 +807,7 @@ int main(void)
     test_user_op_handles(MKRT_BACKEND_CPU, "cpu");
     test_user_op_handles(MKRT_BACKEND_SIM, "sim");
     test_close_races_destroy();
+    test_publish_outlives_dispatcher_check();
     test_device_failure_keeps_refused();
     test_wait_unissued();
     test_null_arguments();

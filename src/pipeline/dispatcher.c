@@ -323,11 +323,14 @@ int mkrt__dispatcher_main(void *arg)
             mkrt__stage_fail_remaining(rt, &rt->batch[rt->cur]);
             break;
         }
-        /* acquire: pairs with the release store of closing in mkrt_destroy. */
+        /* acquire: pairs with the release stores of closing and sealed in
+         * mkrt_destroy (sealed: no publish is inside, and their pushes are
+         * visible to the ring loads below). */
         bool closing = atomic_load_explicit(&rt->closing, memory_order_acquire);
+        bool sealed = atomic_load_explicit(&rt->sealed, memory_order_acquire);
         bool pending = mkrt__emission_pending(rt);
         /* relaxed: emitted_total is this thread's. */
-        if (closing && !pending &&
+        if (sealed && !pending &&
             mkrt__load_relaxed(&rt->completed_total) ==
                 atomic_load_explicit(&rt->published_total, memory_order_acquire) &&
             mkrt__load_relaxed(&rt->emitted_done) == mkrt__load_relaxed(&rt->emitted_total) &&

@@ -780,6 +780,8 @@ mkrt_status mkrt_destroy(mkrt_runtime *rt, uint64_t timeout_ns, mkrt_error *err)
     /* seq_cst: the store half of the handshake with owner_enter (store
      * closing, load state here; fetch_or state, load closing there). */
     atomic_store(&rt->closing, true);
+    while (atomic_load(&rt->destroy_held)) /* test hook, see runtime_internal.h */
+        sched_yield();
     /* Producer rings refuse new items from here on; a push that overlapped
      * the close is either refused or in the ring, and the drain below
      * takes it. */
@@ -807,6 +809,15 @@ mkrt_status mkrt_destroy(mkrt_runtime *rt, uint64_t timeout_ns, mkrt_error *err)
         }
         mkrt__mutex_unlock(&rt->producers_lock);
     }
+    /* Only now may the dispatcher stop: a publish that entered before
+     * closing may still have been about to push when the dispatcher found
+     * the rings empty (its push then lands in a ring nobody drains, an
+     * acknowledged item lost). release: pairs with the acquire load in the
+     * dispatcher's shutdown check, which then sees every push those
+     * publishes made (their owner_leave released them to the loads of
+     * state above). */
+    atomic_store_explicit(&rt->sealed, true, memory_order_release);
+    mkrt__waitq_notify(&rt->work_wq);
     mkrt_status st = mkrt_quiesce(rt, timeout_ns); /* what was published and what it emits */
     if (st != MKRT_OK) {
         atomic_store_explicit(&rt->aborting, true, memory_order_release);

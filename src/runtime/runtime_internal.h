@@ -148,10 +148,14 @@ struct mkrt_runtime {
     uint32_t next_producer_id;
 
     _Atomic bool closing;  /* no new publishes */
+    _Atomic bool sealed;   /* closing, and no publish is inside any more: the
+                            * dispatcher may stop once everything completed */
     _Atomic bool aborting; /* destroy timed out: fail what has not started */
     _Atomic bool stopped;  /* dispatcher has exited */
     _Atomic bool held;     /* test hook: the dispatcher parks between batches */
     _Atomic bool parked;   /* ... and says so here */
+    _Atomic bool destroy_held; /* test hook: mkrt_destroy waits after setting
+                                * closing, before it closes the rings */
 
     alignas(MKRT_CACHE_LINE) mkrt__waitq work_wq; /* the dispatcher sleeps here */
     alignas(MKRT_CACHE_LINE) mkrt__waitq done_wq; /* fence and drain waiters sleep here */
