@@ -210,6 +210,11 @@ assign_levels(mkrt_layer_scratch *s, mkrt_item *items, size_t n, int direct, uin
 {
     uint32_t top = 0;
     uint32_t *level = s->level;
+    /* Items per level, counted as runs of one level (consecutive items
+     * mostly share one): a counter bumped per item would chain every
+     * item through one memory word. Into s->offsets, which the pass does
+     * not otherwise use (mkrt__layer_count reads it). */
+    uint32_t *count = s->offsets, run_level = 0, run = 0;
     size_t w = 0;
     for (size_t i = 0; i < n; i++) {
         const mkrt_item it = items[i];
@@ -270,8 +275,19 @@ assign_levels(mkrt_layer_scratch *s, mkrt_item *items, size_t n, int direct, uin
                 items[w] = it;
         }
         level[w++] = lv;
-        top = lv + 1 > top ? lv + 1 : top;
+        if (lv == top) { /* a new level (lv <= top: every state is <= top) */
+            count[lv] = 0;
+            top = lv + 1;
+        }
+        if (lv != run_level) {
+            count[run_level] += run;
+            run_level = lv;
+            run = 0;
+        }
+        run++;
     }
+    if (w > 0)
+        count[run_level] += run;
     *levels = top;
     return w;
 }
@@ -395,13 +411,10 @@ void mkrt__layer_count(mkrt_layer_scratch *s, size_t n, size_t layers, uint32_t 
             offsets[1] = (uint32_t)n;
         return;
     }
-    /* offsets[l + 1] counts level l, then the prefix sums. */
-    const uint32_t *level = s->level;
-    memset(offsets + 1, 0, layers * sizeof *offsets);
-    for (size_t i = 0; i < n; i++)
-        offsets[level[i] + 1]++;
+    /* The pass counted each level's items into s->offsets. */
+    const uint32_t *count = s->offsets;
     for (size_t l = 0; l < layers; l++)
-        offsets[l + 1] += offsets[l];
+        offsets[l + 1] = offsets[l] + count[l];
 }
 
 void mkrt__layer_scatter(mkrt_layer_scratch *s, const mkrt_item *items, size_t n, size_t layers,

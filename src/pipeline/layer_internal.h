@@ -61,7 +61,9 @@ mkrt_status mkrt__layer_prune_levels(mkrt_layer_scratch *s, mkrt_item *items, si
 void mkrt__layer_plan_csr(mkrt_layer_scratch *s, size_t n, size_t layers, mkrt_layer_plan *plan);
 
 /* The layer offsets of the last levelling of n items in `layers` levels:
- * offsets[0..layers], layer l holding offsets[l + 1] - offsets[l] items. */
+ * offsets[0..layers], layer l holding offsets[l + 1] - offsets[l] items.
+ * From the counts the pass left in the scratch: call it after
+ * mkrt__layer_prune_levels and before anything else uses the scratch. */
 void mkrt__layer_count(mkrt_layer_scratch *s, size_t n, size_t layers, uint32_t *offsets);
 
 /* Copies items[0..n) (the last levelling's items) into out[] layer by
