@@ -273,6 +273,53 @@ static void *closer_main(void *arg)
     return NULL;
 }
 
+/* Admission proves most batches whole from the ORs and ANDs of their ops
+ * and handles; those are only bounds, so every batch they cannot prove
+ * must still get the item-by-item answer: handles whose OR passes a cell
+ * count that is not a power of two, a spread wider than the layering's
+ * direct table, an op from 8 up, RELAX without a graph, APPENDs. */
+static void test_admission_bounds(mkrt_backend_kind kind, const char *name)
+{
+    failures f = {0};
+    mkrt_config c = config(kind, &f);
+    c.cells = 1000;
+    mkrt_runtime *rt = start(&c);
+    mkrt_producer *p = mkrt_producer_open(rt, NULL);
+    const mkrt_item near[] = {{MKRT_OP_STORE, 0, 999, 7},  {MKRT_OP_STORE, 0, 24, 8},
+                              {MKRT_OP_STORE, 0, 512, 9},  {MKRT_OP_STORE, 0, 511, 10},
+                              {MKRT_OP_ADD, 999, 998, 1}};
+    run_batch(rt, p, near, sizeof near / sizeof *near);
+    ok(cell(rt, 999) == 7 && cell(rt, 24) == 8 && cell(rt, 512) == 9 && cell(rt, 511) == 10 &&
+           cell(rt, 998) == 8 && atomic_load(&f.n) == 0,
+       "%s: handles below 1000 cells whose OR is 1023 all run", name);
+    const mkrt_item mixed[] = {{MKRT_OP_STORE, 0, 998, 5},  {MKRT_OP_STORE, 0, 1000, 6},
+                               {MKRT_OP_RELAX, 1, 2, 1},    {9, 1, 2, 3},
+                               {MKRT_OP_APPEND, 0, 3, 42}, {MKRT_OP_STORE, 0, 3, 11}};
+    run_batch(rt, p, mixed, sizeof mixed / sizeof *mixed);
+    is(failed_with(&f, MKRT_EINVAL), 1, "%s: the handle at the cell count is refused", name);
+    is(failed_with(&f, MKRT_ENOTSUP), 2, "%s: RELAX without a graph and op 9 are refused", name);
+    ok(cell(rt, 998) == 5 && cell(rt, 3) == 11, "%s: the rest of that batch ran", name);
+    mkrt_append_entry e[2];
+    is(mkrt_append_log_consume(rt, e, 2), 1, "%s: its APPEND is in the log", name);
+    accounting_ok(rt, name);
+    mkrt_producer_close(p);
+    stop(rt);
+
+    mkrt_config w = config(kind, &f);
+    w.cells = 1u << 20;
+    rt = start(&w);
+    p = mkrt_producer_open(rt, NULL);
+    const mkrt_item wide[] = {{MKRT_OP_STORE, 0, 5, 3},         {MKRT_OP_STORE, 0, 1000000, 4},
+                              {MKRT_OP_ADD, 5, 1000000, 10},    {MKRT_OP_ADD, 1000000, 5, 1},
+                              {MKRT_OP_STORE, 0, (1u << 20) - 1, 2}};
+    run_batch(rt, p, wide, sizeof wide / sizeof *wide);
+    ok(cell(rt, 1000000) == 13 && cell(rt, 5) == 14 && cell(rt, (1u << 20) - 1) == 2,
+       "%s: handles 5 to 2^20 - 1 in one batch run in order", name);
+    accounting_ok(rt, name);
+    mkrt_producer_close(p);
+    stop(rt);
+}
+
 /* A publish that entered before mkrt_destroy set closing, and pushes only
  * after the dispatcher found the rings empty, must still run: destroy's
  * caller saw mkrt_publish return OK. The producer waits on a full ring
@@ -806,6 +853,8 @@ int main(void)
     test_config_bounds();
     test_user_op_handles(MKRT_BACKEND_CPU, "cpu");
     test_user_op_handles(MKRT_BACKEND_SIM, "sim");
+    test_admission_bounds(MKRT_BACKEND_CPU, "cpu bounds");
+    test_admission_bounds(MKRT_BACKEND_SIM, "sim bounds");
     test_close_races_destroy();
     test_publish_outlives_dispatcher_check();
     test_device_failure_keeps_refused();
