@@ -45,6 +45,7 @@ struct mkrt_layer_scratch {
     handle_state *table; /* direct array (range mode) or hash slots */
     size_t table_len;
     uint32_t stamp;
+    bool prefetch; /* the table this batch uses outgrows the L1 cache */
 };
 
 mkrt_layer_scratch *mkrt_layer_scratch_create(mkrt_error *err)
@@ -210,15 +211,14 @@ assign_levels(mkrt_layer_scratch *s, mkrt_item *items, size_t n, int direct, uin
 {
     uint32_t top = 0;
     uint32_t *level = s->level;
-    /* Items per level, counted as runs of one level (consecutive items
-     * mostly share one): a counter bumped per item would chain every
-     * item through one memory word. Into s->offsets, which the pass does
-     * not otherwise use (mkrt__layer_count reads it). */
-    uint32_t *count = s->offsets, run_level = 0, run = 0;
+    /* Items per level, into s->offsets, which the pass does not otherwise
+     * use (mkrt__layer_count reads it). */
+    uint32_t *count = s->offsets;
     size_t w = 0;
+    const bool prefetch = s->prefetch;
     for (size_t i = 0; i < n; i++) {
         const mkrt_item it = items[i];
-        if (i + PREFETCH_AHEAD < n) {
+        if (prefetch && i + PREFETCH_AHEAD < n) {
             /* The states of a later item start loading now: a batch over
              * many handles misses the cache on most of them. */
             const mkrt_item *ahead = &items[i + PREFETCH_AHEAD];
@@ -279,15 +279,8 @@ assign_levels(mkrt_layer_scratch *s, mkrt_item *items, size_t n, int direct, uin
             count[lv] = 0;
             top = lv + 1;
         }
-        if (lv != run_level) {
-            count[run_level] += run;
-            run_level = lv;
-            run = 0;
-        }
-        run++;
+        count[lv]++;
     }
-    if (w > 0)
-        count[run_level] += run;
     *levels = top;
     return w;
 }
@@ -361,6 +354,10 @@ static mkrt_status begin(mkrt_layer_scratch *s, const mkrt_item *items, size_t n
         *base = 0;
         *mask = table_len - 1;
     }
+    /* Loads ahead pay only where the states miss the L1 cache (32 KiB
+     * and more on current x86 and Arm cores); below that the prefetch is
+     * an instruction and an address per handle for nothing. */
+    s->prefetch = table_len * sizeof(handle_state) > 32768;
     return prepare_table(s, table_len, err);
 }
 
