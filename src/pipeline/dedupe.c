@@ -5,6 +5,7 @@
 #include "base/alloc_internal.h"
 #include "base/error_internal.h"
 #include "pipeline/item_table.h"
+#include "pipeline/prune_rule.h"
 #include "mkrt/dedupe.h"
 
 struct mkrt_dedupe_scratch {
@@ -223,7 +224,7 @@ mkrt_status mkrt_dedupe_prune_ordered(mkrt_dedupe_scratch *s, const mkrt_item *i
     }
     if (!any)
         return MKRT_OK;
-    if (!mkrt__item_table_prepare(&s->table, n) || !mkrt__item_table_prepare(&s->writes, 2 * n))
+    if (!mkrt__item_table_prepare(&s->writes, 2 * n))
         return mkrt__error_set(err, MKRT_ENOMEM,
                                "mkrt_dedupe_prune_ordered: the handle table reservation failed for "
                                "%zu handle(s). Fix: shard the work batch before pruning.",
@@ -234,23 +235,20 @@ mkrt_status mkrt_dedupe_prune_ordered(mkrt_dedupe_scratch *s, const mkrt_item *i
         const mkrt_item *it = &items[i];
         mkrt__item_slot *wout = writer_slot(&s->writes, it->out);
         mkrt__item_slot *win = writer_slot(&s->writes, it->in);
-        if (idempotent == NULL || idempotent(it, ctx)) {
-            bool inserted;
-            mkrt__item_slot *copy = item_upsert(&s->table, it, (uint32_t)i, &inserted);
-            if (!inserted) {
-                uint32_t k = copy->value; /* the kept copy: the last writer of out so far, or older */
-                if (wout->value == k && (win->value == NO_WRITER || win->value <= k)) {
-                    if (!copying) {
-                        if (out != items) /* in place: the front is already there */
-                            memcpy(out, items, i * sizeof *items);
-                        w = i;
-                        copying = true;
-                    }
-                    report_pair(report, k, i);
-                    continue;
-                }
-                copy->value = (uint32_t)i; /* something wrote in between: this copy runs */
+        /* The rule (pipeline/prune_rule.h), with writers named 1 + their
+         * position in items. */
+        uint32_t out_writer = wout->value == NO_WRITER ? 0 : wout->value + 1;
+        uint32_t in_writer = win->value == NO_WRITER ? 0 : win->value + 1;
+        if (mkrt__prune_copy_of_last(it, out_writer ? &items[wout->value] : NULL, out_writer, in_writer) &&
+            (idempotent == NULL || idempotent(it, ctx))) {
+            if (!copying) {
+                if (out != items) /* in place: the front is already there */
+                    memcpy(out, items, i * sizeof *items);
+                w = i;
+                copying = true;
             }
+            report_pair(report, wout->value, i);
+            continue;
         }
         wout->value = (uint32_t)i;
         if (copying)
