@@ -264,6 +264,8 @@ stress: $(STRESS_BINS) $(FAKE_CUDA)
 	@set -e; for s in $(STRESS_BINS); do echo "== $$s $(SECONDS)s"; $$s --seconds $(SECONDS); done
 	@echo "== $(BUILD)/stress/graph_stress $(SECONDS)s on the SIM backend (traversals on the device)"
 	$(BUILD)/stress/graph_stress --seconds $(SECONDS) --sim 1
+	@echo "== $(BUILD)/stress/runtime_stress $(SECONDS)s sized as on a 16-CPU machine (15 default workers, wide plans)"
+	$(BUILD)/stress/runtime_stress --seconds $(SECONDS) --cpus 16
 ifneq ($(NVCC),)
 	@echo "== $(BUILD)/stress/runtime_stress $(SECONDS)s on the CUDA backend (stand-in driver)"
 	MKRT_LIBCUDA=$(CURDIR)/$(FAKE_CUDA) $(BUILD)/stress/runtime_stress --seconds $(SECONDS) --want-cuda 1

@@ -24,6 +24,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
+#include "base/cpus.h"
 #include "mkrt/runtime.h"
 #include "stress_util.h"
 
@@ -114,7 +115,7 @@ static void progress(void *ctx, double elapsed)
 
 int main(int argc, char **argv)
 {
-    unsigned vals[] = {3, 4, 0, 5, 0};
+    unsigned vals[] = {3, 4, 0, 5, 0, 0};
     /* --want-cuda 1: fail unless the batches ran on the CUDA backend (the
      * Makefile runs it so against the stand-in driver, MKRT_LIBCUDA). */
     const stress_opt opts[] = {
@@ -123,6 +124,8 @@ int main(int argc, char **argv)
         {"want-cuda", "1: fail unless batches ran on the CUDA backend", &vals[2]},
         {"progress", "progress line every N seconds on a terminal, 0: none", &vals[3]},
         {"device-state", "1: the CUDA backend keeps cells and log in device memory", &vals[4]},
+        {"cpus", "size the runtime as if the process had N CPUs (default workers, plan widths), 0: its own",
+         &vals[5]},
         {NULL, NULL, NULL}};
     stress_getopt(argc, argv, "Producers, dispatcher and workers under load, checked against a shadow model.",
                   opts);
@@ -130,6 +133,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "runtime_stress: producers must be 1..%d\n", MAX_PRODUCERS);
         return 2;
     }
+    if (vals[5] != 0)
+        mkrt__cpus_override(vals[5]); /* the library's test hook (base/cpus.h) */
     mkrt_config cfg = mkrt_config_default();
     cfg.on_error = on_error;
     cfg.ring_capacity = 1024;
