@@ -110,6 +110,44 @@ static void report_pair(mkrt_dedupe_report *r, size_t first, size_t dup)
     r->count++;
 }
 
+/* Both prunes write the kept items to out in order, copying nothing until
+ * the first item is dropped (in place, out == items, the front is already
+ * there). */
+typedef struct compactor {
+    mkrt_item *out;
+    const mkrt_item *items;
+    size_t w;     /* items written to out once copying */
+    bool copying; /* an item was dropped: kept ones go to out[w] */
+} compactor;
+
+/* items[i] is dropped (a redundant copy of items[first]). */
+static void compact_drop(compactor *c, size_t i, size_t first, mkrt_dedupe_report *report)
+{
+    if (!c->copying) {
+        if (c->out != c->items)
+            memcpy(c->out, c->items, i * sizeof *c->items);
+        c->w = i;
+        c->copying = true;
+    }
+    report_pair(report, first, i);
+}
+
+static void compact_keep(compactor *c, const mkrt_item *it)
+{
+    if (c->copying)
+        c->out[c->w++] = *it;
+}
+
+/* Counts what was kept and pruned of n (left as prune_begin set them when
+ * nothing was dropped). */
+static void compact_end(const compactor *c, size_t n, size_t *kept, size_t *pruned)
+{
+    if (c->copying) {
+        *kept = c->w;
+        *pruned = n - c->w;
+    }
+}
+
 /* The checks and the no-duplicate fast path both prunes share. Returns
  * MKRT_OK with *done set when the caller has nothing more to do. */
 static mkrt_status prune_begin(const char *fn, mkrt_dedupe_scratch *s, const mkrt_item *items,
@@ -150,8 +188,7 @@ mkrt_status mkrt_dedupe_prune(mkrt_dedupe_scratch *s, const mkrt_item *items, si
     mkrt_status st = prune_begin("mkrt_dedupe_prune", s, items, n, out, kept, pruned, report, &done, err);
     if (done)
         return st;
-    size_t w = 0;
-    bool copying = false;
+    compactor c = {out, items, 0, false};
     /* Hashes run PREFETCH_AHEAD items ahead so the probed slot is being
      * loaded while earlier items are processed (the table of a large batch
      * does not fit in cache). */
@@ -174,22 +211,12 @@ mkrt_status mkrt_dedupe_prune(mkrt_dedupe_scratch *s, const mkrt_item *items, si
         bool inserted;
         mkrt__item_slot *slot = mkrt__item_table_upsert(&s->table, h, k0, k1, (uint32_t)i, &inserted);
         if (!inserted) {
-            if (!copying) {
-                if (out != items) /* in place: the front is already there */
-                    memcpy(out, items, i * sizeof *items);
-                w = i;
-                copying = true;
-            }
-            report_pair(report, slot->value, i);
+            compact_drop(&c, i, slot->value, report);
             continue;
         }
-        if (copying)
-            out[w++] = *it;
+        compact_keep(&c, it);
     }
-    if (copying) {
-        *kept = w;
-        *pruned = n - w;
-    }
+    compact_end(&c, n, kept, pruned);
     return MKRT_OK;
 }
 
@@ -229,8 +256,7 @@ mkrt_status mkrt_dedupe_prune_ordered(mkrt_dedupe_scratch *s, const mkrt_item *i
                                "mkrt_dedupe_prune_ordered: the handle table reservation failed for "
                                "%zu handle(s). Fix: shard the work batch before pruning.",
                                2 * n);
-    size_t w = 0;
-    bool copying = false;
+    compactor c = {out, items, 0, false};
     for (size_t i = 0; i < n; i++) {
         const mkrt_item *it = &items[i];
         mkrt__item_slot *wout = writer_slot(&s->writes, it->out);
@@ -241,23 +267,13 @@ mkrt_status mkrt_dedupe_prune_ordered(mkrt_dedupe_scratch *s, const mkrt_item *i
         uint32_t in_writer = win->value == NO_WRITER ? 0 : win->value + 1;
         if (mkrt__prune_copy_of_last(it, out_writer ? &items[wout->value] : NULL, out_writer, in_writer) &&
             (idempotent == NULL || idempotent(it, ctx))) {
-            if (!copying) {
-                if (out != items) /* in place: the front is already there */
-                    memcpy(out, items, i * sizeof *items);
-                w = i;
-                copying = true;
-            }
-            report_pair(report, wout->value, i);
+            compact_drop(&c, i, wout->value, report);
             continue;
         }
         wout->value = (uint32_t)i;
-        if (copying)
-            out[w++] = *it;
+        compact_keep(&c, it);
     }
-    if (copying) {
-        *kept = w;
-        *pruned = n - w;
-    }
+    compact_end(&c, n, kept, pruned);
     return MKRT_OK;
 }
 
