@@ -115,6 +115,16 @@ static uint64_t next_rand(uint64_t *s)
     return z ^ (z >> 31);
 }
 
+/* The cells after `passes` sequential runs of w's items, from zero. */
+static uint64_t *run_sequential(const workload *w, int passes)
+{
+    uint64_t *cells = xcalloc(w->cells, sizeof *cells);
+    for (int pass = 0; pass < passes; pass++)
+        for (size_t k = 0; k < w->n; k++)
+            cells[w->items[k].out] = cells[w->items[k].in] + w->items[k].param;
+    return cells;
+}
+
 static void build(workload *w, int kind, size_t n)
 {
     w->kind = kind;
@@ -142,13 +152,8 @@ static void build(workload *w, int kind, size_t n)
         }
         w->items[k] = (mkrt_item){MKRT_OP_ADD, in, out, param};
     }
-    w->expect = xcalloc(w->cells, sizeof *w->expect);
-    w->expect_mk = xcalloc(w->cells, sizeof *w->expect_mk);
-    for (size_t k = 0; k < n; k++)
-        w->expect[w->items[k].out] = w->expect[w->items[k].in] + w->items[k].param;
-    for (int pass = 0; pass < MK_PASSES; pass++)
-        for (size_t k = 0; k < n; k++)
-            w->expect_mk[w->items[k].out] = w->expect_mk[w->items[k].in] + w->items[k].param;
+    w->expect = run_sequential(w, 1);
+    w->expect_mk = run_sequential(w, MK_PASSES);
 }
 
 static void free_workload(workload *w)
@@ -441,9 +446,9 @@ int main(int argc, char **argv)
     }
     const bool quick = opt.quick;
     const size_t n = quick ? (size_t)1 << 16 : (size_t)1 << 20;
-    /* 15 rounds of its three
-     * configurations, each configuration 5 times in each position of the
-     * rotation, so the paired ratios do not favour a position. */
+    /* mkrt: 15 rounds of its three configurations, each configuration 5
+     * times in each position of the rotation, so the paired ratios do not
+     * favour a position. */
     const int reps = quick ? 1 : 5, mk_reps = quick ? 3 : 15, rounds = quick ? 500 : 20000;
     bench_csv csv;
     if (bench_csv_open(&csv, opt.csv, "peers") != 0)
