@@ -39,7 +39,7 @@ static void prepare(mkrt_layer_scratch *ls, const mkrt_item *b, size_t n, staged
 static void reference(uint64_t *cells, const mkrt_item *b, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        mkrt_ops_run_builtin(b[i].op, b[i].in, b[i].out, b[i].param, cells, CELLS);
+        mkrt__ops_run_builtin(b[i].op, b[i].in, b[i].out, b[i].param, cells, CELLS);
 }
 
 static void random_batches(void)

@@ -182,13 +182,13 @@ static void allocation_discipline(void)
 static bool model_idempotent(const mkrt_item *x, void *ctx)
 {
     (void)ctx;
-    return mkrt_ops_builtin_idempotent(x->op, x->in, x->out);
+    return mkrt__ops_builtin_idempotent(x->op, x->in, x->out);
 }
 
 static uint32_t model_key(const mkrt_item *x, void *ctx)
 {
     (void)ctx;
-    return mkrt_ops_builtin_commute_key(x->op, x->in, x->out);
+    return mkrt__ops_builtin_commute_key(x->op, x->in, x->out);
 }
 
 static void fused_equivalence(mkrt_layer_scratch *s)

@@ -17,7 +17,7 @@ extern "C" __global__ void __launch_bounds__(256)
     for (unsigned long long k = begin + blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
          k < end; k += (unsigned long long)gridDim.x * blockDim.x) {
         const bench_item it = items[k];
-        if (mkrt_ops_run_builtin(it.op, it.in, it.out, it.param, cells, cell_count) != MKRT_MK_ERR_NONE)
+        if (mkrt__ops_run_builtin(it.op, it.in, it.out, it.param, cells, cell_count) != MKRT_MK_ERR_NONE)
             atomicAdd(errors, 1u);
     }
 }

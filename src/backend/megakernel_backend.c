@@ -39,7 +39,7 @@ static mkrt_status start_sim(mkrt_runtime *rt, megakernel *m, mkrt_error *err)
         return st;
     /* Map the runtime's cells and log for the device: the loop uses what
      * the control block points to. The runtime's APPEND log has the
-     * device's layout (ops/builtin_ops.h, mkrt_ops_append_word). */
+     * device's layout (ops/builtin_ops.h, mkrt__ops_append_word). */
     m->sim.ctl->cells = (uint64_t)(uintptr_t)rt->cells;
     m->sim.ctl->cell_count = rt->cfg.cells;
     m->sim.ctl->append_log = (uint64_t)(uintptr_t)rt->append_log;
@@ -86,7 +86,7 @@ static bool mk_accepts(const mkrt__backend *be, const mkrt_item *items, size_t n
     for (size_t i = 0; i < n; i++) {
         uint32_t op = items[i].op;
         if ((op == MKRT_OP_RELAX && !m->graph_on) || op == MKRT__OP_EXPAND ||
-            (mkrt_ops_is_user(op) && !(m->user_ops && m->rt->ops[op].device)))
+            (mkrt__ops_is_user(op) && !(m->user_ops && m->rt->ops[op].device)))
             return false;
     }
     return true;
@@ -321,7 +321,7 @@ uint64_t mkrt__megakernel_progress(const mkrt__backend *be, uint32_t block)
 void mkrt__megakernel_frontier_cap(mkrt__backend *be, uint32_t cap)
 {
     megakernel *m = (megakernel *)be;
-    mkrt_mk_control *ctl = m->host.ctl;
+    mkrt__mk_control *ctl = m->host.ctl;
     if (m->graph_on)
         ctl->frontier_cap = cap < m->frontier_alloc ? cap : m->frontier_alloc;
 }

@@ -10,7 +10,7 @@
 #include "backend/mk_host.h"
 #include "mkrt/ring.h"
 
-void mkrt__mk_host_init(mkrt__mk_host *h, mkrt_mk_control *ctl, const mkrt__mk_device_ops *ops,
+void mkrt__mk_host_init(mkrt__mk_host *h, mkrt__mk_control *ctl, const mkrt__mk_device_ops *ops,
                         void *ctx, uint32_t capacity)
 {
     memset(h, 0, sizeof *h);
@@ -60,7 +60,7 @@ mkrt_status mkrt__mk_stage(mkrt__mk_host *h, const mkrt_item *items, uint32_t co
                                "megakernel batch %llu staged while batch %llu still owns its buffer. "
                                "Fix: wait for a batch before staging the one two after it.",
                                (unsigned long long)next, (unsigned long long)(next - 2));
-    mkrt_mk_desc *d = &h->ctl->desc[next & 1];
+    mkrt__mk_desc *d = &h->ctl->desc[next & 1];
     mkrt__mk_staged where;
     mkrt_status st = h->ops.stage(h->ctx, (unsigned)(next & 1), items, count, offsets, layer_blocks,
                                   layers, &where, err);
@@ -87,7 +87,7 @@ mkrt_status mkrt__mk_stage(mkrt__mk_host *h, const mkrt_item *items, uint32_t co
     if (!one && !traverse && layer_blocks != NULL) {
         one = 1;
         for (uint32_t l = 0; l < layers && one; l++)
-            one = mkrt_mk_layer_blocks(layer_blocks, l, h->ctl->blocks) == 1;
+            one = mkrt__mk_layer_blocks(layer_blocks, l, h->ctl->blocks) == 1;
     }
     d->one_block = one;
     if (h->ops.publish_desc != NULL && (st = h->ops.publish_desc(h->ctx, (unsigned)(next & 1), d, err)) != MKRT_OK)
@@ -156,10 +156,10 @@ void mkrt__mk_result(const mkrt__mk_host *h, uint64_t seq, uint64_t *edges, uint
 
 uint32_t mkrt__mk_failures(const mkrt__mk_host *h, uint64_t seq, const uint32_t **list)
 {
-    const mkrt_mk_desc *d = &h->ctl->desc[seq & 1];
+    const mkrt__mk_desc *d = &h->ctl->desc[seq & 1];
     /* relaxed: read after mkrt__mk_wait's acquire of done (which the
      * device released after its last claim). */
-    uint32_t n = atomic_load_explicit(&((mkrt_mk_control *)h->ctl)->fail_count[seq & 1], memory_order_relaxed);
+    uint32_t n = atomic_load_explicit(&((mkrt__mk_control *)h->ctl)->fail_count[seq & 1], memory_order_relaxed);
     *list = h->fails[seq & 1];
     return n < d->count ? n : d->count;
 }

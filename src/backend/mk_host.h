@@ -54,14 +54,14 @@ typedef struct mkrt__mk_device_ops {
     /* May be NULL (the device reads the descriptors in the control block).
      * Copies descriptor d of buffer `buffer` to the device (completed by
      * flush, before the doorbell). */
-    mkrt_status (*publish_desc)(void *ctx, unsigned buffer, const mkrt_mk_desc *d, mkrt_error *err);
+    mkrt_status (*publish_desc)(void *ctx, unsigned buffer, const mkrt__mk_desc *d, mkrt_error *err);
     /* May be NULL (the progress words are in the control block). Copies
      * the first n blocks' progress words out (the watchdog's view). */
     mkrt_status (*read_progress)(void *ctx, uint64_t *out, uint32_t n);
 } mkrt__mk_device_ops;
 
 typedef struct mkrt__mk_host {
-    mkrt_mk_control *ctl; /* host view of the control block */
+    mkrt__mk_control *ctl; /* host view of the control block */
     mkrt__mk_device_ops ops;
     void *ctx;
     uint32_t capacity;        /* items (and layers) a staging buffer holds */
@@ -75,7 +75,7 @@ typedef struct mkrt__mk_host {
 
 /* capacity: the items (and layers) each of the device's two staging
  * buffers holds; mkrt__mk_stage refuses a larger batch. */
-void mkrt__mk_host_init(mkrt__mk_host *h, mkrt_mk_control *ctl, const mkrt__mk_device_ops *ops,
+void mkrt__mk_host_init(mkrt__mk_host *h, mkrt__mk_control *ctl, const mkrt__mk_device_ops *ops,
                         void *ctx, uint32_t capacity);
 /* Stages the next batch (layer_blocks: the plan's blocks per layer, or
  * NULL for all); returns its sequence number in *seq. */

@@ -51,8 +51,8 @@ typedef struct mkrt__mk_loop_hooks {
 /* One batch as the loop runs it: the graph and frontier when the device
  * has them, and what the batch did (protocol.h, result[]). */
 typedef struct mkrt__mk_loop_batch {
-    mkrt_mk_graph_view g;
-    mkrt_mk_frontier_view f;
+    mkrt__mk_graph_view g;
+    mkrt__mk_frontier_view f;
     int has_graph;
     uint64_t edges, changed, levels;
 } mkrt__mk_loop_batch;
@@ -63,7 +63,7 @@ static inline void *mkrt__mk_loop_at(const mkrt__mk_loop_hooks *h, uint64_t a)
     return h->dev != NULL && a != 0 ? h->dev(a) : (void *)(uintptr_t)a;
 }
 
-static inline int mkrt__mk_loop_shutting_down(mkrt_mk_control *ctl)
+static inline int mkrt__mk_loop_shutting_down(mkrt__mk_control *ctl)
 {
     /* acquire: pairs with the host's release store in mkrt__mk_shutdown. */
     return atomic_load_explicit(&ctl->shutdown, memory_order_acquire) != 0;
@@ -88,7 +88,7 @@ static inline uint64_t mkrt__mk_loop_now_ns(void)
  * host's seq_cst doorbell store and load of parked in mkrt__mk_ring; in
  * the single total order one of the two loads sees the other's store (the
  * kernel adds a system-scope fence between them, over the bus). */
-static inline int mkrt__mk_loop_park(mkrt_mk_control *ctl, uint64_t last, int busy)
+static inline int mkrt__mk_loop_park(mkrt__mk_control *ctl, uint64_t last, int busy)
 {
     atomic_store(&ctl->parked, 1);
     if (busy)
@@ -99,7 +99,7 @@ static inline int mkrt__mk_loop_park(mkrt_mk_control *ctl, uint64_t last, int bu
     return 0;
 }
 
-static inline void mkrt__mk_loop_fail(const mkrt__mk_loop_hooks *h, mkrt_mk_control *ctl, mkrt_mk_desc *d,
+static inline void mkrt__mk_loop_fail(const mkrt__mk_loop_hooks *h, mkrt__mk_control *ctl, mkrt__mk_desc *d,
                                       uint64_t seq, uint32_t index, uint32_t status)
 {
     /* relaxed: the slot claim; the host reads the list after its acquire
@@ -114,25 +114,25 @@ static inline void mkrt__mk_loop_fail(const mkrt__mk_loop_hooks *h, mkrt_mk_cont
 
 /* Runs item k of a batch; returns a fatal MKRT_MK_ERR_* or NONE. The
  * semantics are ops/builtin_ops.h's; the claims are this loop's. */
-static inline uint32_t mkrt__mk_loop_item(mkrt_mk_control *ctl, mkrt_mk_desc *d, uint64_t seq, uint32_t k,
+static inline uint32_t mkrt__mk_loop_item(mkrt__mk_control *ctl, mkrt__mk_desc *d, uint64_t seq, uint32_t k,
                                           const mkrt__mk_loop_hooks *h, mkrt__mk_loop_batch *bt)
 {
     const mkrt_item *it = &((const mkrt_item *)mkrt__mk_loop_at(h, d->items))[k];
     uint64_t *cells = (uint64_t *)mkrt__mk_loop_at(h, ctl->cells);
     if (it->op >= MKRT_OPS_MIN && it->op <= MKRT_OPS_ACC) { /* the update ops, counted */
-        uint32_t e = mkrt_ops_builtin_check(it->op, it->in, it->out, ctl->cell_count);
+        uint32_t e = mkrt__ops_builtin_check(it->op, it->in, it->out, ctl->cell_count);
         if (e == MKRT_MK_ERR_NONE && it->op == MKRT_OPS_RELAX && !bt->has_graph)
             e = MKRT_MK_ERR_UNKNOWN_OP; /* the host sends RELAX only with the graph here */
         if (e != MKRT_MK_ERR_NONE)
             return e;
-        if (mkrt_ops_run_update(it->op, it->in, it->out, it->param, cells)) {
+        if (mkrt__ops_run_update(it->op, it->in, it->out, it->param, cells)) {
             bt->changed++;
             if (it->op == MKRT_OPS_RELAX) /* the first level: parity 0, len[0] */
-                mkrt_mk_frontier_mark(&bt->f, bt->g.offsets, bt->g.vertices, 0, 0, ctl->frontier_cap, it->out);
+                mkrt__mk_frontier_mark(&bt->f, bt->g.offsets, bt->g.vertices, 0, 0, ctl->frontier_cap, it->out);
         }
         return MKRT_MK_ERR_NONE;
     }
-    if (mkrt_ops_is_user(it->op)) {
+    if (mkrt__ops_is_user(it->op)) {
         if (h->user_op == NULL)
             return MKRT_MK_ERR_UNKNOWN_OP;
         uint32_t r = h->user_op(it->op, it->in, it->out, it->param, cells, ctl->cell_count);
@@ -141,8 +141,8 @@ static inline uint32_t mkrt__mk_loop_item(mkrt_mk_control *ctl, mkrt_mk_desc *d,
         return MKRT_MK_ERR_NONE;
     }
     if (it->op != MKRT_OPS_APPEND)
-        return mkrt_ops_run_builtin(it->op, it->in, it->out, it->param, cells, ctl->cell_count);
-    uint32_t e = mkrt_ops_builtin_check(it->op, it->in, it->out, ctl->cell_count);
+        return mkrt__ops_run_builtin(it->op, it->in, it->out, it->param, cells, ctl->cell_count);
+    uint32_t e = mkrt__ops_builtin_check(it->op, it->in, it->out, ctl->cell_count);
     if (e != MKRT_MK_ERR_NONE)
         return e;
     /* relaxed: a slot claim; the entry is published with done. */
@@ -155,15 +155,15 @@ static inline uint32_t mkrt__mk_loop_item(mkrt_mk_control *ctl, mkrt_mk_desc *d,
      * slots with relaxed loads and an acquire fence (see
      * mkrt_append_log_read). */
     _Atomic uint64_t *log = (_Atomic uint64_t *)mkrt__mk_loop_at(h, ctl->append_log);
-    atomic_store_explicit(&log[mkrt_ops_append_slot(at, ctl->append_capacity)],
-                          mkrt_ops_append_word(it->out, it->param), memory_order_release);
+    atomic_store_explicit(&log[mkrt__ops_append_slot(at, ctl->append_capacity)],
+                          mkrt__ops_append_word(it->out, it->param), memory_order_release);
     return MKRT_MK_ERR_NONE;
 }
 
 /* The injected hang (fault injection), at layer l of batch seq (a
  * traversal's levels count as layers after the batch's own): returns 1
  * once shutdown released it. */
-static inline int mkrt__mk_loop_hang(mkrt_mk_control *ctl, const mkrt__mk_loop_hooks *h, uint64_t seq, uint32_t l,
+static inline int mkrt__mk_loop_hang(mkrt__mk_control *ctl, const mkrt__mk_loop_hooks *h, uint64_t seq, uint32_t l,
                                      _Atomic uint64_t *progress)
 {
     /* acquire: pairs with the release store of the injector. */
@@ -186,14 +186,14 @@ static inline int mkrt__mk_loop_hang(mkrt_mk_control *ctl, const mkrt__mk_loop_h
  * vertices b, b + blocks, ... one after another, and a level ends (the
  * grid barrier) when every block has run its share. Returns 0, or 1 when
  * an injected hang was released by shutdown. */
-static inline int mkrt__mk_loop_traverse(mkrt_mk_control *ctl, mkrt_mk_desc *d, uint64_t seq,
+static inline int mkrt__mk_loop_traverse(mkrt__mk_control *ctl, mkrt__mk_desc *d, uint64_t seq,
                                          const mkrt__mk_loop_hooks *h, mkrt__mk_loop_batch *bt,
                                          _Atomic uint64_t *progress, uint32_t blocks)
 {
     uint64_t *cells = (uint64_t *)mkrt__mk_loop_at(h, ctl->cells);
-    const mkrt_mk_frontier_view *f = &bt->f;
+    const mkrt__mk_frontier_view *f = &bt->f;
     const uint32_t cap = ctl->frontier_cap;
-    const uint64_t words = mkrt_mk_frontier_words(bt->g.vertices);
+    const uint64_t words = mkrt__mk_frontier_words(bt->g.vertices);
     for (uint32_t level = 1;; level++) {
         const uint32_t cur = (level - 1) & 1, nxt = level & 1;
         /* relaxed: this level's count, complete since the barrier. */
@@ -210,21 +210,21 @@ static inline int mkrt__mk_loop_traverse(mkrt_mk_control *ctl, mkrt_mk_desc *d, 
                 for (uint64_t i = b; i < n; i += blocks, ran++) {
                     const uint32_t v = f->queue[2 * i + cur];
                     /* relaxed: the bit's own level is over; the next marks another bitset. */
-                    atomic_fetch_and_explicit((_Atomic uint64_t *)mkrt_mk_frontier_word(f, cur, v / 64), ~((uint64_t)1 << (v % 64)),
+                    atomic_fetch_and_explicit((_Atomic uint64_t *)mkrt__mk_frontier_word(f, cur, v / 64), ~((uint64_t)1 << (v % 64)),
                                               memory_order_relaxed);
                     /* relaxed: read once, as the kernel does (a concurrent lowering
                      * marks v for the next level). */
                     uint64_t base = atomic_load_explicit((_Atomic uint64_t *)&cells[v], memory_order_relaxed);
-                    mkrt_mk_expand(&bt->g, cells, f, nxt, level % 3, cap, v, base, 0, 1, &bt->edges, &bt->changed);
+                    mkrt__mk_expand(&bt->g, cells, f, nxt, level % 3, cap, v, base, 0, 1, &bt->edges, &bt->changed);
                 }
             } else { /* the bitset: more vertices than the queue holds */
                 for (uint64_t w = b; w < words; w += blocks) {
                     /* relaxed: as the queue's bits above. */
-                    uint64_t mask = atomic_exchange_explicit((_Atomic uint64_t *)mkrt_mk_frontier_word(f, cur, w), 0, memory_order_relaxed);
+                    uint64_t mask = atomic_exchange_explicit((_Atomic uint64_t *)mkrt__mk_frontier_word(f, cur, w), 0, memory_order_relaxed);
                     for (; mask != 0; mask &= mask - 1, ran++) {
                         const uint32_t v = (uint32_t)(w * 64 + (uint64_t)__builtin_ctzll(mask));
                         uint64_t base = atomic_load_explicit((_Atomic uint64_t *)&cells[v], memory_order_relaxed);
-                        mkrt_mk_expand(&bt->g, cells, f, nxt, level % 3, cap, v, base, 0, 1, &bt->edges,
+                        mkrt__mk_expand(&bt->g, cells, f, nxt, level % 3, cap, v, base, 0, 1, &bt->edges,
                                        &bt->changed);
                     }
                 }
@@ -249,7 +249,7 @@ static inline int mkrt__mk_loop_traverse(mkrt_mk_control *ctl, mkrt_mk_desc *d, 
 
 /* Returns when the host asks for shutdown, after a fatal error, or when an
  * injected hang is released by shutdown. */
-static inline void mkrt__mk_loop_run(mkrt_mk_control *ctl, const mkrt__mk_loop_hooks *h)
+static inline void mkrt__mk_loop_run(mkrt__mk_control *ctl, const mkrt__mk_loop_hooks *h)
 {
     const uint32_t blocks = h->blocks ? h->blocks : 1;
     /* relaxed: the host wrote done before starting the loop. */
@@ -280,7 +280,7 @@ static inline void mkrt__mk_loop_run(mkrt_mk_control *ctl, const mkrt__mk_loop_h
             }
         }
         for (uint64_t seq = last + 1; seq <= bell; seq++) {
-            mkrt_mk_desc *d = mkrt_mk_desc_of(ctl, seq, mkrt__mk_loop_at(h, ctl->desc_dev));
+            mkrt__mk_desc *d = mkrt__mk_desc_of(ctl, seq, mkrt__mk_loop_at(h, ctl->desc_dev));
             _Atomic uint64_t *progress =
                 ctl->progress_dev != 0 ? (_Atomic uint64_t *)mkrt__mk_loop_at(h, ctl->progress_dev) : ctl->progress;
             const uint32_t *off = (const uint32_t *)mkrt__mk_loop_at(h, d->layer_offsets);
@@ -292,14 +292,14 @@ static inline void mkrt__mk_loop_run(mkrt_mk_control *ctl, const mkrt__mk_loop_h
                 bt.g.targets = (const uint32_t *)mkrt__mk_loop_at(h, ctl->graph_targets);
                 bt.g.weights = (const uint32_t *)mkrt__mk_loop_at(h, ctl->graph_weights);
                 bt.g.vertices = ctl->vertices;
-                bt.f = mkrt_mk_frontier_at(mkrt__mk_loop_at(h, ctl->frontier), ctl->vertices);
+                bt.f = mkrt__mk_frontier_at(mkrt__mk_loop_at(h, ctl->frontier), ctl->vertices);
             }
             for (uint32_t l = 0; l < d->layers; l++) {
                 if (mkrt__mk_loop_hang(ctl, h, seq, l, progress))
                     return;
                 /* The plan's blocks for this layer; the others skip it
                  * (and their progress words keep their last layer). */
-                const uint32_t part = mkrt_mk_layer_blocks(lb, l, blocks);
+                const uint32_t part = mkrt__mk_layer_blocks(lb, l, blocks);
                 for (uint32_t b = 0; b < part; b++) {
                     uint32_t ran = 0;
                     for (uint32_t k = off[l] + b; k < off[l + 1]; k += part) {

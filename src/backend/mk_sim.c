@@ -68,7 +68,7 @@ mkrt_status mkrt__mk_sim_start(mkrt__mk_sim *s, uint32_t cells, uint32_t capacit
 mkrt_status mkrt__mk_sim_graph(mkrt__mk_sim *s, uint32_t vertices, const uint64_t *offsets, const uint32_t *targets,
                                const uint32_t *weights, uint32_t cap, mkrt_error *err)
 {
-    size_t bytes = (size_t)mkrt_mk_frontier_bytes(vertices, cap);
+    size_t bytes = (size_t)mkrt__mk_frontier_bytes(vertices, cap);
     void *f = mkrt__alloc_zeroed(bytes, MKRT_CACHE_LINE);
     if (f == NULL)
         return mkrt__error_set(err, MKRT_ENOMEM,

@@ -14,7 +14,7 @@
 #include "backend/mk_host.h"
 
 typedef struct mkrt__mk_sim {
-    mkrt_mk_control *ctl;
+    mkrt__mk_control *ctl;
     uint64_t *cells;            /* its own "device" memory; the loop uses what
                                  * the control block points to (which may be
                                  * someone else's, as in the runtime) */

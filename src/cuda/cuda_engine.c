@@ -297,7 +297,7 @@ static mkrt_status start_on_context(mkrt__cuda_engine *e, const mkrt__cuda_engin
     }
 
     /* The batch counters, zeroed before the launch. */
-    const mkrt_mk_counters zero = {0, 0};
+    const mkrt__mk_counters zero = {0, 0};
     if ((r = cu->cuMemAlloc(&e->d_counters, sizeof zero)) != MKRT_CUDA_SUCCESS ||
         (r = cu->cuMemcpyHtoDAsync(e->d_counters, &zero, sizeof zero, e->copy)) != MKRT_CUDA_SUCCESS ||
         (r = cu->cuStreamSynchronize(e->copy)) != MKRT_CUDA_SUCCESS)
@@ -439,7 +439,7 @@ static mkrt_status engine_relaunch(void *ctx, mkrt_error *err)
 }
 
 /* The descriptor goes with the batch's items on the copy stream. */
-static mkrt_status engine_publish_desc(void *ctx, unsigned buffer, const mkrt_mk_desc *d, mkrt_error *err)
+static mkrt_status engine_publish_desc(void *ctx, unsigned buffer, const mkrt__mk_desc *d, mkrt_error *err)
 {
     mkrt__cuda_engine *e = ctx;
     if (!e->device_state)
@@ -563,7 +563,7 @@ mkrt_status mkrt__cuda_engine_graph(mkrt__cuda_engine *e, uint32_t vertices, con
                 *old[i] = 0;
             }
         const uint64_t edges = offsets[vertices];
-        const size_t fbytes = (size_t)mkrt_mk_frontier_bytes(vertices, cap);
+        const size_t fbytes = (size_t)mkrt__mk_frontier_bytes(vertices, cap);
         void *zero = mkrt__alloc_zeroed(fbytes, MKRT_CACHE_LINE);
         if (zero == NULL)
             st = mkrt__error_set(err, MKRT_ENOMEM, "no memory for the %zu-byte frontier of %u vertices. Fix: "

@@ -65,7 +65,7 @@ typedef struct mkrt__cuda_engine {
     CUmodule mod;
     CUfunction fn;
     CUstream run, copy;
-    mkrt_mk_control *ctl;
+    mkrt__mk_control *ctl;
     CUdeviceptr ctl_dev;
     uint64_t *cells;
     size_t cells_bytes;
@@ -89,7 +89,7 @@ typedef struct mkrt__cuda_engine {
     CUdeviceptr d_desc, d_progress;
     CUstream watch;
     uint64_t *progress_host;  /* pinned, 8 words */
-    /* The batch counters (protocol.h, mkrt_mk_counters), allocated before
+    /* The batch counters (protocol.h, mkrt__mk_counters), allocated before
      * the first launch; and the registered graph and the traversal's
      * frontier, allocated while the kernel is off the GPU (graph). */
     CUdeviceptr d_counters;

@@ -10,7 +10,7 @@
 // grid barrier, every block runs each layer's items grid-stride, records
 // its progress word, and the grid synchronises between layers. The plan says
 // how many blocks take part in each layer and which layer boundaries need
-// the grid-wide barrier (protocol.h, mkrt_mk_layer_blocks). Completion is a
+// the grid-wide barrier (protocol.h, mkrt__mk_layer_blocks). Completion is a
 // system-scope release of `done` that the host reads with acquire. The
 // kernel leaves the GPU after idle_ns without a doorbell (and after
 // resident_ns at a batch boundary) and the host relaunches it (protocol.h).
@@ -65,7 +65,7 @@ __device__ __forceinline__ uint64_t now_ns()
 
 // The kernel's side of the parking handshake (protocol.h, "Leaving the
 // GPU"): store parked, fence, reload the doorbell (idle) or leave (busy).
-__device__ bool park(mkrt_mk_control *ctl, uint64_t last, bool busy)
+__device__ bool park(mkrt__mk_control *ctl, uint64_t last, bool busy)
 {
     cuda::atomic_ref<uint32_t, cuda::thread_scope_system> parked(ctl->parked);
     parked.store(1u, cuda::memory_order_seq_cst);
@@ -79,7 +79,7 @@ __device__ bool park(mkrt_mk_control *ctl, uint64_t last, bool busy)
     return false;
 }
 
-__device__ void report_error(mkrt_mk_control *ctl, uint32_t code, uint32_t item, uint64_t seq)
+__device__ void report_error(mkrt__mk_control *ctl, uint32_t code, uint32_t item, uint64_t seq)
 {
     uint32_t expected = 0;
     cuda::atomic_ref<uint32_t, cuda::thread_scope_system> err(ctl->error);
@@ -91,7 +91,7 @@ __device__ void report_error(mkrt_mk_control *ctl, uint32_t code, uint32_t item,
 }
 
 // A non-fatal item failure: claim a slot in the batch's list.
-__device__ void list_failure(mkrt_mk_control *ctl, mkrt_mk_desc *d, uint64_t seq, uint32_t index,
+__device__ void list_failure(mkrt__mk_control *ctl, mkrt__mk_desc *d, uint64_t seq, uint32_t index,
                              uint32_t status)
 {
     unsigned at = atomicAdd_system(reinterpret_cast<unsigned *>(&ctl->fail_count[seq & 1]), 1u);
@@ -105,7 +105,7 @@ __device__ void list_failure(mkrt_mk_control *ctl, mkrt_mk_desc *d, uint64_t seq
 // Thread 0 of block 0, the only thread that polls host memory: waits for a
 // doorbell past `last`. 0: leave (shutdown, idle for idle_ns, or resident
 // for resident_ns at this batch boundary).
-__device__ uint64_t poll(mkrt_mk_control *ctl, uint64_t last, uint64_t launched)
+__device__ uint64_t poll(mkrt__mk_control *ctl, uint64_t last, uint64_t launched)
 {
     unsigned ns = 32;
     const uint64_t idle_since = now_ns();
@@ -128,7 +128,7 @@ __device__ uint64_t poll(mkrt_mk_control *ctl, uint64_t last, uint64_t launched)
 }
 
 // Block blockIdx.x's progress word (thread 0): (layer << 32) | items.
-__device__ void record_progress(mkrt_mk_control *ctl, uint32_t l, uint32_t ran)
+__device__ void record_progress(mkrt__mk_control *ctl, uint32_t l, uint32_t ran)
 {
     if (threadIdx.x == 0 && ctl->progress_dev != 0)
         cuda::atomic_ref<uint64_t, cuda::thread_scope_device>(reinterpret_cast<uint64_t *>(ctl->progress_dev)[blockIdx.x])
@@ -141,13 +141,13 @@ __device__ void record_progress(mkrt_mk_control *ctl, uint32_t l, uint32_t ran)
 // The graph and the frontier of a traversal, as the host put them in the
 // control block (vertices 0: no graph on the device).
 struct mk_graph {
-    mkrt_mk_graph_view g;
-    mkrt_mk_frontier_view f;
+    mkrt__mk_graph_view g;
+    mkrt__mk_frontier_view f;
     uint32_t cap;
     bool on;
 };
 
-__device__ mk_graph graph_of(const mkrt_mk_control *ctl)
+__device__ mk_graph graph_of(const mkrt__mk_control *ctl)
 {
     mk_graph m;
     m.on = ctl->vertices != 0 && ctl->frontier != 0;
@@ -155,16 +155,16 @@ __device__ mk_graph graph_of(const mkrt_mk_control *ctl)
     m.g.targets = reinterpret_cast<const uint32_t *>(ctl->graph_targets);
     m.g.weights = reinterpret_cast<const uint32_t *>(ctl->graph_weights);
     m.g.vertices = ctl->vertices;
-    m.f = mkrt_mk_frontier_at(reinterpret_cast<void *>(ctl->frontier), ctl->vertices);
+    m.f = mkrt__mk_frontier_at(reinterpret_cast<void *>(ctl->frontier), ctl->vertices);
     m.cap = ctl->frontier_cap;
     return m;
 }
 
 // Adds a thread's counts to the batch's device counters (once per layer
 // or traversal, only when it has something to add).
-__device__ void add_counts(const mkrt_mk_control *ctl, uint64_t edges, uint64_t changed)
+__device__ void add_counts(const mkrt__mk_control *ctl, uint64_t edges, uint64_t changed)
 {
-    mkrt_mk_counters *c = reinterpret_cast<mkrt_mk_counters *>(ctl->counters);
+    mkrt__mk_counters *c = reinterpret_cast<mkrt__mk_counters *>(ctl->counters);
     if (c == nullptr)
         return;
     if (edges != 0)
@@ -178,7 +178,7 @@ __device__ void add_counts(const mkrt_mk_control *ctl, uint64_t edges, uint64_t 
 // the watchdog's copy only when it needs it; else mapped). An update op
 // that changes its cell is counted; a RELAX that does marks its out for
 // the traversal's first level (parity 0, len[0]).
-__device__ void run_layer(mkrt_mk_control *ctl, mkrt_mk_desc *d, uint64_t seq, uint32_t l, uint32_t part,
+__device__ void run_layer(mkrt__mk_control *ctl, mkrt__mk_desc *d, uint64_t seq, uint32_t l, uint32_t part,
                           const mk_graph &gr)
 {
     if (blockIdx.x >= part)
@@ -195,15 +195,15 @@ __device__ void run_layer(mkrt_mk_control *ctl, mkrt_mk_desc *d, uint64_t seq, u
         const mk_item it = items[k];
         uint32_t e = MKRT_MK_ERR_NONE;
         if (it.op >= MKRT_OPS_MIN && it.op <= MKRT_OPS_ACC) {
-            e = mkrt_ops_builtin_check(it.op, it.in, it.out, cell_count);
+            e = mkrt__ops_builtin_check(it.op, it.in, it.out, cell_count);
             if (e == MKRT_MK_ERR_NONE && it.op == MKRT_OPS_RELAX && !gr.on)
                 e = MKRT_MK_ERR_UNKNOWN_OP; // the host sends RELAX only with the graph here
-            if (e == MKRT_MK_ERR_NONE && mkrt_ops_run_update(it.op, it.in, it.out, it.param, cells)) {
+            if (e == MKRT_MK_ERR_NONE && mkrt__ops_run_update(it.op, it.in, it.out, it.param, cells)) {
                 changed++;
                 if (it.op == MKRT_OPS_RELAX)
-                    mkrt_mk_frontier_mark(&gr.f, gr.g.offsets, gr.g.vertices, 0, 0, gr.cap, it.out);
+                    mkrt__mk_frontier_mark(&gr.f, gr.g.offsets, gr.g.vertices, 0, 0, gr.cap, it.out);
             }
-        } else if (mkrt_ops_is_user(it.op)) {
+        } else if (mkrt__ops_is_user(it.op)) {
 #if MKRT_MK_USER_OPS
             unsigned r = mkrt_user_op(it.op, it.in, it.out, it.param, reinterpret_cast<unsigned long long *>(cells),
                                       cell_count);
@@ -213,12 +213,12 @@ __device__ void run_layer(mkrt_mk_control *ctl, mkrt_mk_desc *d, uint64_t seq, u
             e = MKRT_MK_ERR_UNKNOWN_OP;
 #endif
         } else if (it.op != MKRT_OPS_APPEND) {
-            e = mkrt_ops_run_builtin(it.op, it.in, it.out, it.param, cells, cell_count);
-        } else if ((e = mkrt_ops_builtin_check(it.op, it.in, it.out, cell_count)) == MKRT_MK_ERR_NONE) {
+            e = mkrt__ops_run_builtin(it.op, it.in, it.out, it.param, cells, cell_count);
+        } else if ((e = mkrt__ops_builtin_check(it.op, it.in, it.out, cell_count)) == MKRT_MK_ERR_NONE) {
             unsigned long long at = atomicAdd_system(reinterpret_cast<unsigned long long *>(&ctl->append_len), 1ull);
             if (at < ctl->append_limit)
-                reinterpret_cast<unsigned long long *>(append_log)[mkrt_ops_append_slot(at, ctl->append_capacity)] =
-                    mkrt_ops_append_word(it.out, it.param);
+                reinterpret_cast<unsigned long long *>(append_log)[mkrt__ops_append_slot(at, ctl->append_capacity)] =
+                    mkrt__ops_append_word(it.out, it.param);
             else
                 list_failure(ctl, d, seq, (uint32_t)k, MKRT_MK_FAIL_OVERFLOW);
         }
@@ -235,11 +235,11 @@ __device__ void run_layer(mkrt_mk_control *ctl, mkrt_mk_desc *d, uint64_t seq, u
 // word of its bitset when the queue overflowed) and its lanes share the
 // vertex's edges; a grid barrier ends each level. Words other blocks wrote
 // in the level before are read past L1 (__ldcg, volatile, atomics).
-__device__ uint32_t traverse(mkrt_mk_control *ctl, mkrt_mk_desc *d, cg::grid_group &grid, const mk_graph &gr)
+__device__ uint32_t traverse(mkrt__mk_control *ctl, mkrt__mk_desc *d, cg::grid_group &grid, const mk_graph &gr)
 {
     uint64_t *cells = reinterpret_cast<uint64_t *>(ctl->cells);
-    const mkrt_mk_frontier_view &f = gr.f;
-    const uint64_t words = mkrt_mk_frontier_words(gr.g.vertices);
+    const mkrt__mk_frontier_view &f = gr.f;
+    const uint64_t words = mkrt__mk_frontier_words(gr.g.vertices);
     const uint32_t lane = threadIdx.x & 31u;
     const uint64_t warp = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     const uint64_t warps = ((uint64_t)gridDim.x * blockDim.x) >> 5;
@@ -259,21 +259,21 @@ __device__ uint32_t traverse(mkrt_mk_control *ctl, mkrt_mk_desc *d, cg::grid_gro
             for (uint64_t i = warp; i < n; i += warps, ran++) {
                 const uint32_t v = __ldcg(&f.queue[2 * i + cur]);
                 if (lane == 0)
-                    atomicAnd(reinterpret_cast<unsigned long long *>(mkrt_mk_frontier_word(&f, cur, v / 64)),
+                    atomicAnd(reinterpret_cast<unsigned long long *>(mkrt__mk_frontier_word(&f, cur, v / 64)),
                               ~(1ull << (v % 64)));
                 const uint64_t base = *reinterpret_cast<volatile uint64_t *>(&cells[v]);
-                mkrt_mk_expand(&gr.g, cells, &f, nxt, level % 3, gr.cap, v, base, lane, 32, &edges, &changed);
+                mkrt__mk_expand(&gr.g, cells, &f, nxt, level % 3, gr.cap, v, base, lane, 32, &edges, &changed);
             }
         } else {
             for (uint64_t w = warp; w < words; w += warps) {
                 unsigned long long mask = 0;
                 if (lane == 0)
-                    mask = atomicExch(reinterpret_cast<unsigned long long *>(mkrt_mk_frontier_word(&f, cur, w)), 0ull);
+                    mask = atomicExch(reinterpret_cast<unsigned long long *>(mkrt__mk_frontier_word(&f, cur, w)), 0ull);
                 mask = __shfl_sync(0xffffffffu, mask, 0);
                 for (; mask != 0; mask &= mask - 1, ran++) {
                     const uint32_t v = (uint32_t)(w * 64 + (uint64_t)(__ffsll((long long)mask) - 1));
                     const uint64_t base = *reinterpret_cast<volatile uint64_t *>(&cells[v]);
-                    mkrt_mk_expand(&gr.g, cells, &f, nxt, level % 3, gr.cap, v, base, lane, 32, &edges, &changed);
+                    mkrt__mk_expand(&gr.g, cells, &f, nxt, level % 3, gr.cap, v, base, lane, 32, &edges, &changed);
                 }
             }
         }
@@ -289,9 +289,9 @@ __device__ uint32_t traverse(mkrt_mk_control *ctl, mkrt_mk_desc *d, cg::grid_gro
 
 // One thread: the batch's counts into result[] (zeroing the counters and
 // the frontier's lengths for the next batch), before done.
-__device__ void take_result(mkrt_mk_control *ctl, uint64_t seq, uint32_t levels)
+__device__ void take_result(mkrt__mk_control *ctl, uint64_t seq, uint32_t levels)
 {
-    mkrt_mk_counters *c = reinterpret_cast<mkrt_mk_counters *>(ctl->counters);
+    mkrt__mk_counters *c = reinterpret_cast<mkrt__mk_counters *>(ctl->counters);
     const bool traversed = levels != 0;
     ctl->result[seq & 1].levels = levels;
     ctl->result[seq & 1].edges =
@@ -299,20 +299,20 @@ __device__ void take_result(mkrt_mk_control *ctl, uint64_t seq, uint32_t levels)
     ctl->result[seq & 1].changed =
         c != nullptr ? atomicExch(reinterpret_cast<unsigned long long *>(&c->changed), 0ull) : 0;
     if (traversed) {
-        const mkrt_mk_frontier_view f = mkrt_mk_frontier_at(reinterpret_cast<void *>(ctl->frontier), ctl->vertices);
+        const mkrt__mk_frontier_view f = mkrt__mk_frontier_at(reinterpret_cast<void *>(ctl->frontier), ctl->vertices);
         for (int i = 0; i < 3; i++)
             f.len[i] = 0;
     }
 }
 
 // One thread publishes the batch done (after the barrier that ends it).
-__device__ void publish_done(mkrt_mk_control *ctl, uint64_t seq)
+__device__ void publish_done(mkrt__mk_control *ctl, uint64_t seq)
 {
     __threadfence_system();
     store_release(&ctl->done, seq);
 }
 
-extern "C" __global__ void __launch_bounds__(256) mkrt_megakernel(mkrt_mk_control *ctl)
+extern "C" __global__ void __launch_bounds__(256) mkrt_megakernel(mkrt__mk_control *ctl)
 {
     cg::grid_group grid = cg::this_grid();
     __shared__ uint64_t s_bell;
@@ -332,7 +332,7 @@ extern "C" __global__ void __launch_bounds__(256) mkrt_megakernel(mkrt_mk_contro
                 const uint64_t bell = s_bell;
                 bool narrow = bell != 0;
                 for (uint64_t seq = last + 1; narrow && seq <= bell; seq++)
-                    narrow = mkrt_mk_desc_of(ctl, seq, desc_dev)->one_block != 0;
+                    narrow = mkrt__mk_desc_of(ctl, seq, desc_dev)->one_block != 0;
                 __syncthreads(); // every thread read s_bell before thread 0 writes it again
                 if (!narrow) {
                     if (threadIdx.x == 0)
@@ -341,7 +341,7 @@ extern "C" __global__ void __launch_bounds__(256) mkrt_megakernel(mkrt_mk_contro
                 }
                 const mk_graph gr = graph_of(ctl);
                 for (uint64_t seq = last + 1; seq <= bell; seq++) {
-                    mkrt_mk_desc *d = mkrt_mk_desc_of(ctl, seq, desc_dev);
+                    mkrt__mk_desc *d = mkrt__mk_desc_of(ctl, seq, desc_dev);
                     for (uint32_t l = 0; l < d->layers; l++) {
                         run_layer(ctl, d, seq, l, 1, gr);
                         __syncthreads();
@@ -360,16 +360,16 @@ extern "C" __global__ void __launch_bounds__(256) mkrt_megakernel(mkrt_mk_contro
             return;
         const mk_graph gr = graph_of(ctl);
         for (uint64_t seq = last + 1; seq <= bell; seq++) {
-            mkrt_mk_desc *d = mkrt_mk_desc_of(ctl, seq, desc_dev);
+            mkrt__mk_desc *d = mkrt__mk_desc_of(ctl, seq, desc_dev);
             const uint32_t layers = d->layers;
             const uint32_t *lb = reinterpret_cast<const uint32_t *>(d->layer_blocks);
             for (uint32_t l = 0; l < layers; l++) {
                 // The plan's blocks for this layer (the others skip it).
-                run_layer(ctl, d, seq, l, mkrt_mk_layer_blocks(lb, l, gridDim.x), gr);
+                run_layer(ctl, d, seq, l, mkrt__mk_layer_blocks(lb, l, gridDim.x), gr);
                 // The plan's barrier: grid-wide, or block-local where block 0
                 // alone runs this layer and the next. Every block takes the
                 // same decision from the same plan, so grid.sync stays uniform.
-                if (l + 1 == layers || mkrt_mk_grid_barrier_after(lb, l, layers, gridDim.x))
+                if (l + 1 == layers || mkrt__mk_grid_barrier_after(lb, l, layers, gridDim.x))
                     grid.sync();
                 else
                     __syncthreads();

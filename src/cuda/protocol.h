@@ -96,11 +96,11 @@
 #define MKRT_MK_USER_OP_SYMBOL "mkrt_user_op"
 #define MKRT_MK_KERNEL_SYMBOL "mkrt_megakernel"
 
-typedef struct mkrt_mk_desc {
+typedef struct mkrt__mk_desc {
     uint64_t items;         /* device address: items in layer order */
     uint64_t layer_offsets; /* device address: uint32_t[layers + 1] */
     uint64_t layer_blocks;  /* device address: uint32_t[layers], the plan's blocks per layer
-                             * (mkrt_mk_layer_blocks) */
+                             * (mkrt__mk_layer_blocks) */
     uint32_t count;
     uint32_t layers;
     uint64_t seq;           /* the batch this descriptor holds */
@@ -111,9 +111,9 @@ typedef struct mkrt_mk_desc {
                              * device: it runs the traversal after its layers
                              * ("Traversals on the device" above); never one_block */
     uint8_t pad[MKRT_MK_LINE - 56];
-} mkrt_mk_desc;
+} mkrt__mk_desc;
 
-typedef struct mkrt_mk_control {
+typedef struct mkrt__mk_control {
     MKRT_MK_ATOMIC(uint64_t) doorbell;
     uint8_t pad0[MKRT_MK_LINE - 8];
     MKRT_MK_ATOMIC(uint32_t) shutdown;
@@ -155,10 +155,10 @@ typedef struct mkrt_mk_control {
     MKRT_MK_ATOMIC(uint32_t) fail_count[2];
     uint8_t pad7[MKRT_MK_LINE - 8];
     /* The registered graph on the device (vertices 0: none) and the
-     * traversal's frontier (mkrt_mk_frontier_at), set by the host while
+     * traversal's frontier (mkrt__mk_frontier_at), set by the host while
      * the kernel is off the GPU; frontier_cap: the vertices a level's
      * queue holds (<= the allocated queues; a level with more runs from
-     * the bitset). counters: device memory, mkrt_mk_counters. */
+     * the bitset). counters: device memory, mkrt__mk_counters. */
     uint64_t graph_offsets, graph_targets, graph_weights; /* device addresses; weights 0: all 1 */
     uint64_t frontier;
     uint64_t counters;
@@ -175,57 +175,57 @@ typedef struct mkrt_mk_control {
     } result[2];
     MKRT_MK_ATOMIC(uint64_t) levels_run;
     uint8_t pad9[MKRT_MK_LINE - 56];
-    mkrt_mk_desc desc[2];
+    mkrt__mk_desc desc[2];
     MKRT_MK_ATOMIC(uint64_t) progress[MKRT_MK_MAX_BLOCKS];
-} mkrt_mk_control;
+} mkrt__mk_control;
 
 #if !defined(__CUDACC__) && !defined(__cplusplus)
-_Static_assert(sizeof(mkrt_mk_desc) == MKRT_MK_LINE, "one descriptor per line");
+_Static_assert(sizeof(mkrt__mk_desc) == MKRT_MK_LINE, "one descriptor per line");
 _Static_assert(sizeof(MKRT_MK_ATOMIC(uint64_t)) == 8, "device and host agree on word size");
 #endif
 
 /* The traversal's frontier in device memory: three length words (and one
- * spare), two bitsets of mkrt_mk_frontier_words(vertices) words, then the
+ * spare), two bitsets of mkrt__mk_frontier_words(vertices) words, then the
  * two queues interleaved (entry i of parity p at queue[2 * i + p], so that
  * their place does not depend on their capacity). */
-typedef struct mkrt_mk_frontier_view {
+typedef struct mkrt__mk_frontier_view {
     uint64_t *len;      /* [3] */
     uint64_t *bits;     /* parity p's bitset at bits + p * words (no array of
                          * pointers: a dynamic index would put it in local memory) */
     uint64_t words;
     uint32_t *queue;
-} mkrt_mk_frontier_view;
+} mkrt__mk_frontier_view;
 
 /* Device counters of a batch (device memory), moved into result[] and
  * zeroed by one thread before done. */
-typedef struct mkrt_mk_counters {
+typedef struct mkrt__mk_counters {
     uint64_t edges, changed;
-} mkrt_mk_counters;
+} mkrt__mk_counters;
 
-MKRT_OPS_FN uint64_t mkrt_mk_frontier_words(uint32_t vertices)
+MKRT_OPS_FN uint64_t mkrt__mk_frontier_words(uint32_t vertices)
 {
     return ((uint64_t)vertices + 63) / 64;
 }
 
 /* Bytes of a frontier for `vertices` with queues of `cap` vertices. */
-MKRT_OPS_FN uint64_t mkrt_mk_frontier_bytes(uint32_t vertices, uint32_t cap)
+MKRT_OPS_FN uint64_t mkrt__mk_frontier_bytes(uint32_t vertices, uint32_t cap)
 {
-    return 4 * sizeof(uint64_t) + 2 * mkrt_mk_frontier_words(vertices) * sizeof(uint64_t) +
+    return 4 * sizeof(uint64_t) + 2 * mkrt__mk_frontier_words(vertices) * sizeof(uint64_t) +
            2 * (uint64_t)cap * sizeof(uint32_t);
 }
 
-MKRT_OPS_FN mkrt_mk_frontier_view mkrt_mk_frontier_at(void *base, uint32_t vertices)
+MKRT_OPS_FN mkrt__mk_frontier_view mkrt__mk_frontier_at(void *base, uint32_t vertices)
 {
-    mkrt_mk_frontier_view f;
+    mkrt__mk_frontier_view f;
     f.len = (uint64_t *)base;
     f.bits = f.len + 4;
-    f.words = mkrt_mk_frontier_words(vertices);
+    f.words = mkrt__mk_frontier_words(vertices);
     f.queue = (uint32_t *)(f.bits + 2 * f.words);
     return f;
 }
 
 /* Word w of parity p's bitset. */
-MKRT_OPS_FN uint64_t *mkrt_mk_frontier_word(const mkrt_mk_frontier_view *f, uint32_t p, uint64_t w)
+MKRT_OPS_FN uint64_t *mkrt__mk_frontier_word(const mkrt__mk_frontier_view *f, uint32_t p, uint64_t w)
 {
     return &f->bits[p * f->words + w];
 }
@@ -233,30 +233,30 @@ MKRT_OPS_FN uint64_t *mkrt_mk_frontier_word(const mkrt_mk_frontier_view *f, uint
 /* Marks vertex v (a vertex with edges) for the level of parity p, whose
  * length word is len[slot]: its bit once per level, and a queue entry
  * while the queue has room (else the bitset alone holds it). */
-MKRT_OPS_FN void mkrt_mk_frontier_mark(const mkrt_mk_frontier_view *f, const uint64_t *offsets, uint32_t vertices,
+MKRT_OPS_FN void mkrt__mk_frontier_mark(const mkrt__mk_frontier_view *f, const uint64_t *offsets, uint32_t vertices,
                                        uint32_t p, uint32_t slot, uint32_t cap, uint32_t v)
 {
     if (v >= vertices || offsets[v] == offsets[v + 1])
         return;
-    if (!mkrt_ops_atomic_or(mkrt_mk_frontier_word(f, p, v / 64), (uint64_t)1 << (v % 64)))
+    if (!mkrt__ops_atomic_or(mkrt__mk_frontier_word(f, p, v / 64), (uint64_t)1 << (v % 64)))
         return; /* already marked in this level */
-    uint64_t at = mkrt_ops_atomic_claim(&f->len[slot]);
+    uint64_t at = mkrt__ops_atomic_claim(&f->len[slot]);
     if (at < cap)
         f->queue[2 * at + p] = v;
 }
 
 /* The graph on the device as the traversal reads it. */
-typedef struct mkrt_mk_graph_view {
+typedef struct mkrt__mk_graph_view {
     const uint64_t *offsets;
     const uint32_t *targets, *weights; /* weights may be 0: all 1 */
     uint32_t vertices;
-} mkrt_mk_graph_view;
+} mkrt__mk_graph_view;
 
 /* Edges offsets[v] + lane, + lanes, ... of vertex v as RELAX items from
  * base = cells[v] (read once by the caller): each lowered target is marked
  * for the next level (parity p, len[slot]). Adds the edges run and the
  * targets lowered. */
-MKRT_OPS_FN void mkrt_mk_expand(const mkrt_mk_graph_view *g, uint64_t *cells, const mkrt_mk_frontier_view *f,
+MKRT_OPS_FN void mkrt__mk_expand(const mkrt__mk_graph_view *g, uint64_t *cells, const mkrt__mk_frontier_view *f,
                                 uint32_t p, uint32_t slot, uint32_t cap, uint32_t v, uint64_t base,
                                 uint32_t lane, uint32_t lanes, uint64_t *edges, uint64_t *changed)
 {
@@ -265,22 +265,22 @@ MKRT_OPS_FN void mkrt_mk_expand(const mkrt_mk_graph_view *g, uint64_t *cells, co
         (*edges)++;
         const uint32_t w = g->targets[e];
         if (base != UINT64_MAX &&
-            mkrt_ops_atomic_min(&cells[w], mkrt_ops_add_sat(base, g->weights != 0 ? g->weights[e] : 1))) {
+            mkrt__ops_atomic_min(&cells[w], mkrt__ops_add_sat(base, g->weights != 0 ? g->weights[e] : 1))) {
             (*changed)++;
-            mkrt_mk_frontier_mark(f, g->offsets, g->vertices, p, slot, cap, w);
+            mkrt__mk_frontier_mark(f, g->offsets, g->vertices, p, slot, cap, w);
         }
     }
 }
 
 /* The descriptor of batch seq and block b's progress word, where they live. */
-MKRT_OPS_FN mkrt_mk_desc *mkrt_mk_desc_of(mkrt_mk_control *ctl, uint64_t seq, void *desc_dev)
+MKRT_OPS_FN mkrt__mk_desc *mkrt__mk_desc_of(mkrt__mk_control *ctl, uint64_t seq, void *desc_dev)
 {
-    return desc_dev != 0 ? &((mkrt_mk_desc *)desc_dev)[seq & 1] : &ctl->desc[seq & 1];
+    return desc_dev != 0 ? &((mkrt__mk_desc *)desc_dev)[seq & 1] : &ctl->desc[seq & 1];
 }
 
 /* How many blocks run layer l of a batch: the plan's count (0 means all),
  * never more than the grid. Blocks at or above it skip the layer. */
-MKRT_OPS_FN uint32_t mkrt_mk_layer_blocks(const uint32_t *layer_blocks, uint32_t l, uint32_t grid)
+MKRT_OPS_FN uint32_t mkrt__mk_layer_blocks(const uint32_t *layer_blocks, uint32_t l, uint32_t grid)
 {
     uint32_t n = layer_blocks != 0 ? layer_blocks[l] : 0;
     return n == 0 || n > grid ? grid : n;
@@ -288,11 +288,11 @@ MKRT_OPS_FN uint32_t mkrt_mk_layer_blocks(const uint32_t *layer_blocks, uint32_t
 
 /* Whether the boundary after layer l needs the grid-wide barrier: not when
  * block 0 alone runs both sides (a block-local barrier orders them). */
-MKRT_OPS_FN int mkrt_mk_grid_barrier_after(const uint32_t *layer_blocks, uint32_t l, uint32_t layers,
+MKRT_OPS_FN int mkrt__mk_grid_barrier_after(const uint32_t *layer_blocks, uint32_t l, uint32_t layers,
                                            uint32_t grid)
 {
-    return l + 1 < layers && !(mkrt_mk_layer_blocks(layer_blocks, l, grid) == 1 &&
-                               mkrt_mk_layer_blocks(layer_blocks, l + 1, grid) == 1);
+    return l + 1 < layers && !(mkrt__mk_layer_blocks(layer_blocks, l, grid) == 1 &&
+                               mkrt__mk_layer_blocks(layer_blocks, l + 1, grid) == 1);
 }
 
 #endif

@@ -61,7 +61,7 @@ enum {
     MKRT_MK_ERR_USER_OP = 3
 };
 
-MKRT_OPS_FN int mkrt_ops_is_user(uint32_t op)
+MKRT_OPS_FN int mkrt__ops_is_user(uint32_t op)
 {
     return op >= MKRT_OPS_USER_FIRST;
 }
@@ -69,7 +69,7 @@ MKRT_OPS_FN int mkrt_ops_is_user(uint32_t op)
 /* The handle rule of the built-ins: MKRT_MK_ERR_NONE, _HANDLE (a handle at
  * or above cell_count), or _UNKNOWN_OP (4..15, and user ops, which have
  * their own rule in the op table). */
-MKRT_OPS_FN uint32_t mkrt_ops_builtin_check(uint32_t op, uint32_t in, uint32_t out,
+MKRT_OPS_FN uint32_t mkrt__ops_builtin_check(uint32_t op, uint32_t in, uint32_t out,
                                             uint32_t cell_count)
 {
     switch (op) {
@@ -92,7 +92,7 @@ MKRT_OPS_FN uint32_t mkrt_ops_builtin_check(uint32_t op, uint32_t in, uint32_t o
 /* Whether an exact duplicate of a built-in item is redundant (dedupe may
  * prune it): NOP and STORE yes; ADD, MIN, RELAX and OR only when they do
  * not read what they write; APPEND and ACC never (every one counts). */
-MKRT_OPS_FN int mkrt_ops_builtin_idempotent(uint32_t op, uint32_t in, uint32_t out)
+MKRT_OPS_FN int mkrt__ops_builtin_idempotent(uint32_t op, uint32_t in, uint32_t out)
 {
     return op == MKRT_OPS_NOP || op == MKRT_OPS_STORE ||
            ((op == MKRT_OPS_ADD || op == MKRT_OPS_MIN || op == MKRT_OPS_RELAX || op == MKRT_OPS_OR) &&
@@ -103,7 +103,7 @@ MKRT_OPS_FN int mkrt_ops_builtin_idempotent(uint32_t op, uint32_t in, uint32_t o
  * one out handle may share a layer. MIN and RELAX are one group (both
  * lower to a minimum). An item that reads its own out (in == out) joins
  * none, except ACC, which does not read in. */
-MKRT_OPS_FN uint32_t mkrt_ops_builtin_commute_key(uint32_t op, uint32_t in, uint32_t out)
+MKRT_OPS_FN uint32_t mkrt__ops_builtin_commute_key(uint32_t op, uint32_t in, uint32_t out)
 {
     if (op == MKRT_OPS_ACC)
         return MKRT_OPS_ACC;
@@ -115,7 +115,7 @@ MKRT_OPS_FN uint32_t mkrt_ops_builtin_commute_key(uint32_t op, uint32_t in, uint
 }
 
 /* a + b, saturating at UINT64_MAX (an unreached distance stays unreached). */
-MKRT_OPS_FN uint64_t mkrt_ops_add_sat(uint64_t a, uint64_t b)
+MKRT_OPS_FN uint64_t mkrt__ops_add_sat(uint64_t a, uint64_t b)
 {
     return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
@@ -123,7 +123,7 @@ MKRT_OPS_FN uint64_t mkrt_ops_add_sat(uint64_t a, uint64_t b)
 /* Atomically lowers *cell to v; returns 1 when it lowered it. Relaxed
  * (all three sides): items of one layer commute and no other item touches
  * the cell in that layer; the barrier between layers orders the rest. */
-MKRT_OPS_FN int mkrt_ops_atomic_min(uint64_t *cell, uint64_t v)
+MKRT_OPS_FN int mkrt__ops_atomic_min(uint64_t *cell, uint64_t v)
 {
 #if defined(__CUDA_ARCH__)
     return atomicMin((unsigned long long *)cell, (unsigned long long)v) > v;
@@ -144,8 +144,8 @@ MKRT_OPS_FN int mkrt_ops_atomic_min(uint64_t *cell, uint64_t v)
 }
 
 /* Atomically *cell |= v; returns 1 when that set a bit. Relaxed: as
- * mkrt_ops_atomic_min. */
-MKRT_OPS_FN int mkrt_ops_atomic_or(uint64_t *cell, uint64_t v)
+ * mkrt__ops_atomic_min. */
+MKRT_OPS_FN int mkrt__ops_atomic_or(uint64_t *cell, uint64_t v)
 {
 #if defined(__CUDA_ARCH__)
     unsigned long long old = atomicOr((unsigned long long *)cell, (unsigned long long)v);
@@ -157,8 +157,8 @@ MKRT_OPS_FN int mkrt_ops_atomic_or(uint64_t *cell, uint64_t v)
     return (old | v) != old;
 }
 
-/* Atomically *cell += v (wrapping). Relaxed: as mkrt_ops_atomic_min. */
-MKRT_OPS_FN void mkrt_ops_atomic_add(uint64_t *cell, uint64_t v)
+/* Atomically *cell += v (wrapping). Relaxed: as mkrt__ops_atomic_min. */
+MKRT_OPS_FN void mkrt__ops_atomic_add(uint64_t *cell, uint64_t v)
 {
 #if defined(__CUDA_ARCH__)
     atomicAdd((unsigned long long *)cell, (unsigned long long)v);
@@ -170,9 +170,9 @@ MKRT_OPS_FN void mkrt_ops_atomic_add(uint64_t *cell, uint64_t v)
 }
 
 /* Atomically *counter += 1; returns the value before (a slot claim).
- * Relaxed: as mkrt_ops_atomic_min (the barrier after the level publishes
+ * Relaxed: as mkrt__ops_atomic_min (the barrier after the level publishes
  * the count). */
-MKRT_OPS_FN uint64_t mkrt_ops_atomic_claim(uint64_t *counter)
+MKRT_OPS_FN uint64_t mkrt__ops_atomic_claim(uint64_t *counter)
 {
 #if defined(__CUDA_ARCH__)
     return atomicAdd((unsigned long long *)counter, 1ull);
@@ -185,17 +185,17 @@ MKRT_OPS_FN uint64_t mkrt_ops_atomic_claim(uint64_t *counter)
 
 /* Runs an update op (MIN, RELAX's update, OR, ACC) on admitted handles;
  * returns 1 when it changed cells[out]. */
-MKRT_OPS_FN int mkrt_ops_run_update(uint32_t op, uint32_t in, uint32_t out, uint32_t param,
+MKRT_OPS_FN int mkrt__ops_run_update(uint32_t op, uint32_t in, uint32_t out, uint32_t param,
                                     uint64_t *cells)
 {
     switch (op) {
     case MKRT_OPS_MIN:
     case MKRT_OPS_RELAX:
-        return mkrt_ops_atomic_min(&cells[out], mkrt_ops_add_sat(cells[in], param));
+        return mkrt__ops_atomic_min(&cells[out], mkrt__ops_add_sat(cells[in], param));
     case MKRT_OPS_OR:
-        return mkrt_ops_atomic_or(&cells[out], cells[in] | param);
+        return mkrt__ops_atomic_or(&cells[out], cells[in] | param);
     case MKRT_OPS_ACC:
-        mkrt_ops_atomic_add(&cells[out], param);
+        mkrt__ops_atomic_add(&cells[out], param);
         return param != 0;
     default:
         return 0;
@@ -203,8 +203,8 @@ MKRT_OPS_FN int mkrt_ops_run_update(uint32_t op, uint32_t in, uint32_t out, uint
 }
 
 /* Runs NOP, STORE, ADD, MIN, OR or ACC on handles already checked
- * (admitted, or mkrt_ops_builtin_check passed). */
-MKRT_OPS_FN void mkrt_ops_run_admitted(uint32_t op, uint32_t in, uint32_t out, uint32_t param,
+ * (admitted, or mkrt__ops_builtin_check passed). */
+MKRT_OPS_FN void mkrt__ops_run_admitted(uint32_t op, uint32_t in, uint32_t out, uint32_t param,
                                        uint64_t *cells)
 {
     if (op == MKRT_OPS_STORE)
@@ -212,33 +212,33 @@ MKRT_OPS_FN void mkrt_ops_run_admitted(uint32_t op, uint32_t in, uint32_t out, u
     else if (op == MKRT_OPS_ADD)
         cells[out] = cells[in] + param;
     else if (op != MKRT_OPS_NOP)
-        (void)mkrt_ops_run_update(op, in, out, param, cells);
+        (void)mkrt__ops_run_update(op, in, out, param, cells);
 }
 
 /* Runs NOP, STORE, ADD, MIN, OR or ACC on the cells; returns
  * MKRT_MK_ERR_*. APPEND, RELAX and user ops are the caller's (they need a
  * log claim, emission, or the op table). */
-MKRT_OPS_FN uint32_t mkrt_ops_run_builtin(uint32_t op, uint32_t in, uint32_t out, uint32_t param,
+MKRT_OPS_FN uint32_t mkrt__ops_run_builtin(uint32_t op, uint32_t in, uint32_t out, uint32_t param,
                                           uint64_t *cells, uint32_t cell_count)
 {
     uint32_t e = op == MKRT_OPS_APPEND || op == MKRT_OPS_RELAX
                      ? MKRT_MK_ERR_UNKNOWN_OP
-                     : mkrt_ops_builtin_check(op, in, out, cell_count);
+                     : mkrt__ops_builtin_check(op, in, out, cell_count);
     if (e != MKRT_MK_ERR_NONE)
         return e;
-    mkrt_ops_run_admitted(op, in, out, param, cells);
+    mkrt__ops_run_admitted(op, in, out, param, cells);
     return MKRT_MK_ERR_NONE;
 }
 
 /* An APPEND log entry as one 64-bit word: handle in the low half, param in
  * the high half (a (handle, param) pair of 32-bit words on a little-endian
  * machine). Position p of the log lives in slot p % capacity. */
-MKRT_OPS_FN uint64_t mkrt_ops_append_word(uint32_t handle, uint32_t param)
+MKRT_OPS_FN uint64_t mkrt__ops_append_word(uint32_t handle, uint32_t param)
 {
     return (uint64_t)param << 32 | handle;
 }
 
-MKRT_OPS_FN uint64_t mkrt_ops_append_slot(uint64_t position, uint64_t capacity)
+MKRT_OPS_FN uint64_t mkrt__ops_append_slot(uint64_t position, uint64_t capacity)
 {
     return position % capacity;
 }

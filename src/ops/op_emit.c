@@ -52,7 +52,7 @@ uint64_t mkrt_op_cell_load(const mkrt_op_ctx *ctx, uint32_t handle)
     if (ctx == NULL || ctx->cells == NULL || handle >= ctx->cell_count)
         return 0;
     /* relaxed: the value alone matters (a frontier round's concurrent
-     * lowering is the mkrt_ops_atomic_min it may race with). */
+     * lowering is the mkrt__ops_atomic_min it may race with). */
     return atomic_load_explicit((_Atomic uint64_t *)&ctx->cells[handle], memory_order_relaxed);
 }
 
@@ -60,7 +60,7 @@ bool mkrt_op_cell_min(const mkrt_op_ctx *ctx, uint32_t handle, uint64_t value)
 {
     if (ctx == NULL || ctx->cells == NULL || handle >= ctx->cell_count)
         return false;
-    if (!mkrt_ops_atomic_min(&ctx->cells[handle], value))
+    if (!mkrt__ops_atomic_min(&ctx->cells[handle], value))
         return false;
     mkrt_op_changed(ctx);
     return true;

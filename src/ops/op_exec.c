@@ -18,8 +18,8 @@ _Static_assert((int)MKRT_OPS_NOP == (int)MKRT_OP_NOP && (int)MKRT_OPS_STORE == (
 mkrt_status mkrt__item_admit(const mkrt_runtime *rt, const mkrt_item *it)
 {
     const uint32_t cells = rt->cfg.cells;
-    if (!mkrt_ops_is_user(it->op)) {
-        uint32_t e = mkrt_ops_builtin_check(it->op, it->in, it->out, cells);
+    if (!mkrt__ops_is_user(it->op)) {
+        uint32_t e = mkrt__ops_builtin_check(it->op, it->in, it->out, cells);
         if (e == MKRT_MK_ERR_NONE && it->op == MKRT_OPS_RELAX && rt->graph.vertices == 0)
             return MKRT_ENOTSUP; /* RELAX expands over the registered graph */
         return e == MKRT_MK_ERR_NONE ? MKRT_OK : e == MKRT_MK_ERR_HANDLE ? MKRT_EINVAL : MKRT_ENOTSUP;
@@ -38,8 +38,8 @@ mkrt_status mkrt__item_admit(const mkrt_runtime *rt, const mkrt_item *it)
 bool mkrt__item_idempotent(const mkrt_item *it, void *ctx)
 {
     const mkrt_runtime *rt = ctx;
-    if (!mkrt_ops_is_user(it->op))
-        return mkrt_ops_builtin_idempotent(it->op, it->in, it->out);
+    if (!mkrt__ops_is_user(it->op))
+        return mkrt__ops_builtin_idempotent(it->op, it->in, it->out);
     return it->op < MKRT_OP_MAX && rt->ops[it->op].idempotent;
 }
 
@@ -48,8 +48,8 @@ uint32_t mkrt__item_commute_key(const mkrt_item *it, void *ctx)
     const mkrt_runtime *rt = ctx;
     if (it->op == MKRT__OP_EXPAND)
         return MKRT__OP_EXPAND; /* a round's chunks of one vertex share its layer */
-    if (!mkrt_ops_is_user(it->op))
-        return mkrt_ops_builtin_commute_key(it->op, it->in, it->out);
+    if (!mkrt__ops_is_user(it->op))
+        return mkrt__ops_builtin_commute_key(it->op, it->in, it->out);
     return it->op < MKRT_OP_MAX && rt->ops[it->op].commutes && it->in != it->out ? it->op : 0;
 }
 
@@ -141,7 +141,7 @@ static uint64_t expand_chunk(mkrt_runtime *rt, const mkrt_item *it, size_t k, mk
         for (uint64_t e = from; e < to; e++) {
             ahead_step(rt, ahead);
             uint32_t w = g->targets[e];
-            if (mkrt_ops_atomic_min(&cells[w], mkrt_ops_add_sat(base, g->weights ? g->weights[e] : 1))) {
+            if (mkrt__ops_atomic_min(&cells[w], mkrt__ops_add_sat(base, g->weights ? g->weights[e] : 1))) {
                 changed++;
                 (void)mkrt__frontier_add(rt, 0, w);
             }
@@ -231,12 +231,12 @@ void mkrt__exec_range(mkrt_runtime *rt, const mkrt_item *items, size_t from, siz
         if (it->op <= MKRT_OPS_ADD) {
             /* NOP, STORE and ADD first: most items, and nothing to count
              * or claim (their handles were admitted). */
-            mkrt_ops_run_admitted(it->op, it->in, it->out, it->param, cells);
+            mkrt__ops_run_admitted(it->op, it->in, it->out, it->param, cells);
         } else if (is_pull(it)) {
             changed += pull_chunk(rt, it, k, fails, &pulled);
         } else if (it->op == MKRT__OP_EXPAND) {
             changed += expand_chunk(rt, it, k, fails, &ahead);
-        } else if (mkrt_ops_is_user(it->op)) {
+        } else if (mkrt__ops_is_user(it->op)) {
             const mkrt__op_entry *op = &rt->ops[it->op];
             struct mkrt__op_run run = {rt, op->expand_slot, false};
             mkrt_op_ctx ctx = {cells, ncells, op->user, graph, &run};
@@ -245,13 +245,13 @@ void mkrt__exec_range(mkrt_runtime *rt, const mkrt_item *items, size_t from, siz
             if (st != MKRT_OK)
                 mkrt__fail_list_add(fails, (uint32_t)k, (uint32_t)st);
         } else if (it->op >= MKRT_OPS_MIN && it->op <= MKRT_OPS_ACC) {
-            if (mkrt_ops_run_update(it->op, it->in, it->out, it->param, cells)) { /* admitted */
+            if (mkrt__ops_run_update(it->op, it->in, it->out, it->param, cells)) { /* admitted */
                 changed++;
                 if (it->op == MKRT_OPS_RELAX)
                     (void)mkrt__frontier_add(rt, 0, it->out);
             }
         } else if (it->op != MKRT_OPS_APPEND) {
-            (void)mkrt_ops_run_builtin(it->op, it->in, it->out, it->param, cells, ncells); /* admitted */
+            (void)mkrt__ops_run_builtin(it->op, it->in, it->out, it->param, cells, ncells); /* admitted */
         } else {
             /* relaxed: claims a log position; appends to one handle are in
              * different layers, so the barrier between them already orders
@@ -260,8 +260,8 @@ void mkrt__exec_range(mkrt_runtime *rt, const mkrt_item *items, size_t from, siz
             uint64_t at = atomic_fetch_add_explicit(&rt->append_len, 1, memory_order_relaxed);
             /* release: pairs with the acquire fences of the log's readers
              * (see mkrt_append_log_read). */
-            atomic_store_explicit(&rt->append_log[mkrt_ops_append_slot(at, rt->cfg.append_log_capacity)],
-                                  mkrt_ops_append_word(it->out, it->param), memory_order_release);
+            atomic_store_explicit(&rt->append_log[mkrt__ops_append_slot(at, rt->cfg.append_log_capacity)],
+                                  mkrt__ops_append_word(it->out, it->param), memory_order_release);
         }
     }
     if (changed != 0)

@@ -17,7 +17,7 @@
 #include "runtime/runtime_internal.h"
 
 /* The built-in ops whose rule is "every handle below the cell count"
- * (ops/builtin_ops.h, mkrt_ops_builtin_check; NOP needs less): a batch of
+ * (ops/builtin_ops.h, mkrt__ops_builtin_check; NOP needs less): a batch of
  * them with its highest handle in range is admitted whole. */
 #define HANDLE_RULE_OPS                                                                          \
     (1u << MKRT_OPS_NOP | 1u << MKRT_OPS_STORE | 1u << MKRT_OPS_ADD | 1u << MKRT_OPS_APPEND |   \

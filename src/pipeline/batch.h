@@ -97,7 +97,7 @@ typedef struct mkrt__batch {
 
 /* Whether the boundary after layer l needs every participant: not when
  * one participant runs both sides (it orders them itself). The CPU pool
- * and the device (protocol.h, mkrt_mk_grid_barrier_after) follow it. */
+ * and the device (protocol.h, mkrt__mk_grid_barrier_after) follow it. */
 static inline bool mkrt__plan_grid_barrier_after(const mkrt__batch_plan *p, size_t l, size_t layers)
 {
     return l + 1 < layers && !(p->participants[l] == 1 && p->participants[l + 1] == 1);

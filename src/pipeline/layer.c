@@ -186,7 +186,7 @@ static inline __attribute__((always_inline)) uint32_t group_of(const mkrt_item *
                                                                const mkrt__layer_rules *r)
 {
     if (rules == RULES_BUILTIN)
-        return mkrt_ops_builtin_commute_key(it->op, it->in, it->out);
+        return mkrt__ops_builtin_commute_key(it->op, it->in, it->out);
     if (rules == RULES_CALLBACKS && r->key != NULL)
         return r->key(it, r->ctx);
     return 0;
@@ -196,7 +196,7 @@ static inline __attribute__((always_inline)) bool idempotent(const mkrt_item *it
                                                              const mkrt__layer_rules *r)
 {
     if (rules == RULES_BUILTIN)
-        return mkrt_ops_builtin_idempotent(it->op, it->in, it->out);
+        return mkrt__ops_builtin_idempotent(it->op, it->in, it->out);
     return r->idempotent == NULL || r->idempotent(it, r->ctx);
 }
 

@@ -39,7 +39,7 @@ static size_t split_layer(mkrt_runtime *rt, mkrt__batch *b, const mkrt_item *src
     if (budget != 0) {
         for (size_t k = 0; k < width; k++) {
             const mkrt_item *it = &src[idx[k]];
-            rt->waves[k] = mkrt_ops_is_user(it->op) ? rt->ops[it->op].envelope : (mkrt_frontier_wave){0, 0, 0};
+            rt->waves[k] = mkrt__ops_is_user(it->op) ? rt->ops[it->op].envelope : (mkrt_frontier_wave){0, 0, 0};
         }
         planned = mkrt_plan_frontier_memory(rt->split, rt->waves, width, NULL, 0, 0, budget, 0, &fp,
                                             &err) == MKRT_OK;

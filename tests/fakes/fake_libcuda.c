@@ -416,7 +416,7 @@ typedef struct fake_launch_rec {
     pthread_t thread;
     struct fake_launch_rec *prev; /* joined by this one's thread; freed with the stream */
     fake_stream *s;
-    mkrt_mk_control *ctl;        /* the megakernel's control block, or NULL */
+    mkrt__mk_control *ctl;        /* the megakernel's control block, or NULL */
     mkrt__mk_loop_hooks hooks;
     unsigned long long app_out;  /* the application kernel: *app_out = app_value */
     unsigned long long app_value;
@@ -668,7 +668,7 @@ static int fake_launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned 
         return 2;
     unsigned long long ctl;
     memcpy(&ctl, params[0], sizeof ctl);
-    r->ctl = (mkrt_mk_control *)(uintptr_t)ctl;
+    r->ctl = (mkrt__mk_control *)(uintptr_t)ctl;
     r->hooks.blocks = gx;
     r->hooks.dev = fake_dev;
     r->hooks.user_op = m->linked ? fake_user_op : NULL;
