@@ -25,11 +25,28 @@
  *
  * MPI threading: the library needs MPI_THREAD_SERIALIZED (the progress
  * thread is not the thread that initialised MPI). mkrt_mpi_create()
- * initialises MPI with it when the program has not, and mkrt_mpi_destroy()
- * then finalises it; a program that initialised MPI itself must have asked
- * for SERIALIZED or MULTIPLE; while an ::mkrt_mpi exists, the program may
- * call MPI itself only under MPI_THREAD_MULTIPLE (the library uses its own
- * duplicate of MPI_COMM_WORLD, so its messages never match the program's).
+ * initialises MPI with it when the program has not; a program that
+ * initialised MPI itself must have asked for SERIALIZED or MULTIPLE; while
+ * an ::mkrt_mpi exists, the program may call MPI itself only under
+ * MPI_THREAD_MULTIPLE (the library uses its own duplicate of
+ * MPI_COMM_WORLD, so its messages never match the program's), and a second
+ * ::mkrt_mpi may exist beside it only then too.
+ *
+ * MPI's life: MPI cannot be initialised again once finalised, so neither a
+ * failed mkrt_mpi_create() nor mkrt_mpi_destroy() finalises it: after
+ * either, the process can create a layer again (and follow a failed
+ * create's "Fix:" in the same process). When mkrt_mpi_create() initialised
+ * MPI, mkrt finalises it when the process exits normally (an atexit
+ * handler: from the thread that calls exit() or returns from main),
+ * unless the program called MPI_Finalize itself or a layer was not
+ * destroyed; the program may call MPI meanwhile. When the program
+ * initialised MPI, finalising it is the program's business, after its
+ * last mkrt_mpi_destroy().
+ *
+ * Errors: every refusal is written to the call's ::mkrt_error where it
+ * takes one, and always to this thread's last-error record,
+ * mkrt_mpi_error_last(): that is where the calls without an ::mkrt_error
+ * parameter leave their message (what failed, the numbers, "Fix: ...").
  *
  * Ordering contract across ranks (on top of mkrt/runtime.h's):
  * - Ordered: the items one thread passes to mkrt_mpi_publish() (or one op
@@ -51,7 +68,8 @@
  *
  * Faults: MPI errors are returned (MPI_ERRORS_RETURN on the duplicated
  * communicator), and the progress thread ends the job with MPI_Abort and
- * a message on stderr naming the rank, the call and the error. A rank
+ * a message on stderr naming the rank, the call and the error (mpirun
+ * then exits with a failure; mpi/tests/test_mpi_fault.c checks it). A rank
  * that waits longer than mkrt_mpi_config::wait_timeout_ms for a peer (a
  * collective or a send that makes no progress: the peer died or hangs)
  * ends the job the same way, so no rank hangs. An item is acknowledged
@@ -152,18 +170,33 @@ bool mkrt_mpi_launched(void);
  * Initialises MPI (MPI_THREAD_SERIALIZED) unless the program did,
  * duplicates MPI_COMM_WORLD, opens one producer of rt per other rank and
  * starts the progress thread. Register rt's ops and graph first: this
- * opens producers, after which rt refuses registrations.
+ * opens producers (also when it then fails), after which rt refuses
+ * registrations.
+ *
+ * Argument errors (::MKRT_EINVAL for NULL, a field outside its range, or
+ * handles above rt's cells) are found before any MPI call, on the calling
+ * rank alone, so pass the same values on every rank: a rank that returns
+ * early is missed by the others, which then end the job after
+ * wait_timeout_ms. Past them, the ranks agree: a configuration that
+ * differs between ranks, or a failure on one rank (::MKRT_EAGAIN,
+ * ::MKRT_ENOMEM), makes every rank return the same status. A failed
+ * create leaves MPI initialised and nothing else behind (see "MPI's life"
+ * above): create again after fixing the cause.
  *
  * @param cfg The configuration (copied); the same on every rank.
  * @param rt The rank's runtime (borrowed until mkrt_mpi_destroy()).
  * @param[out] out The layer (NULL on failure).
  * @param err Filled on failure; may be NULL.
  * @retval MKRT_OK Running.
- * @retval MKRT_EINVAL cfg, rt or out is NULL, or a field is outside its
- *         range (the message names it and the range).
+ * @retval MKRT_EINVAL cfg, rt or out is NULL, a field is outside its
+ *         range (the message names it and the range; handles must be at
+ *         most rt's mkrt_config::cells), or a field differs between ranks.
  * @retval MKRT_ENOTSUP MPI gives less than MPI_THREAD_SERIALIZED.
- * @retval MKRT_EAGAIN rt has no room for one producer per other rank
- *         (mkrt_config::max_producers).
+ * @retval MKRT_ESTATE MPI was finalised already, or another ::mkrt_mpi
+ *         runs in this process and MPI gives less than
+ *         MPI_THREAD_MULTIPLE.
+ * @retval MKRT_EAGAIN rt, on this rank or another, has no room for one
+ *         producer per other rank (mkrt_config::max_producers).
  * @retval MKRT_ENOMEM Memory or the thread could not be had.
  * @retval MKRT_EDEVICE An MPI call failed (the message has MPI's words).
  * @return The status, as listed.
@@ -177,8 +210,9 @@ mkrt_status mkrt_mpi_create(const mkrt_mpi_config *cfg, mkrt_runtime *rt, mkrt_m
  * @brief Waits for global quiescence, stops the layer and frees it (collective).
  *
  * Every acknowledged item has run on its owner when this returns. The
- * runtime stays (destroy it after). Finalises MPI when mkrt_mpi_create()
- * initialised it.
+ * runtime stays (destroy it after). MPI stays initialised (see "MPI's
+ * life" in the file overview): mkrt_mpi_create() may follow, over the same
+ * runtime or another.
  * @param m The layer; NULL is a no-op returning ::MKRT_OK.
  * @param err Filled on failure; may be NULL.
  * @retval MKRT_OK Stopped and freed.
@@ -260,8 +294,14 @@ mkrt_status mkrt_mpi_publish(mkrt_mpi *m, mkrt_producer *p, const mkrt_item *ite
  * @retval MKRT_EAGAIN An outbox has no room for the run now.
  * @retval MKRT_EOVERFLOW The runtime's emission queue has no room
  *         (mkrt_op_emit()).
- * @retval MKRT_EINVAL m or ctx is NULL, or items is NULL with n > 0.
- * @return The status, as listed.
+ * @retval MKRT_EINVAL m or ctx is NULL, items is NULL with n > 0, or ctx
+ *         is not the context of an op running now on m's runtime (a
+ *         fabricated one, a copy used after its op returned, one of
+ *         another runtime): nothing is emitted, and the message (in
+ *         mkrt_mpi_error_last()) says which. A context used after its op
+ *         returned is recognised where mkrt_op_emit() recognises it.
+ * @return The status, as listed; ::MKRT_EAGAIN and ::MKRT_EOVERFLOW are
+ *         flow control and leave no message.
  * @par Thread safety
  * Inside the op the context was given to; ops on other workers emit
  * concurrently.
@@ -335,6 +375,21 @@ mkrt_status mkrt_mpi_gather_cells(mkrt_mpi *m, uint32_t first, uint32_t count, u
  * Any thread; each counter is read atomically, not all together.
  */
 mkrt_status mkrt_mpi_stats_read(const mkrt_mpi *m, mkrt_mpi_stats *out);
+
+/**
+ * @brief The error record of this thread's last refused mkrt_mpi_* call.
+ *
+ * Each refusal (see "Errors" in the file overview) overwrites it; a call
+ * that succeeds leaves it as it was (like errno).
+ * @param[out] out The record: status and message ("Fix: ..."); ::MKRT_OK
+ *        and an empty message when no call on this thread was refused.
+ * @retval MKRT_OK Filled.
+ * @retval MKRT_EINVAL out is NULL.
+ * @return The status, as listed.
+ * @par Thread safety
+ * Any thread, inside ops too; each thread has its own record.
+ */
+mkrt_status mkrt_mpi_error_last(mkrt_error *out);
 
 #ifdef __cplusplus
 }

@@ -25,7 +25,11 @@ mkrt_status mkrt__mpi_collective(struct mkrt_mpi *m, int kind, uint64_t *buf, in
 mkrt_status mkrt_mpi_allreduce_sum(mkrt_mpi *m, uint64_t *values, size_t n)
 {
     if (m == NULL || (values == NULL && n > 0) || n > INT32_MAX)
-        return MKRT_EINVAL;
+        return mkrt__mpi_fail(NULL, MKRT_EINVAL, "mkrt_mpi_allreduce_sum: %s (n = %zu, at most "
+                              "%d). Fix: pass the layer and n values, the same n on every rank.",
+                              m == NULL ? "m is NULL" : n > INT32_MAX ? "n is too large"
+                                                                      : "values is NULL",
+                              n, INT32_MAX);
     if (n == 0)
         return MKRT_OK;
     return mkrt__mpi_collective(m, MM_COLL_SUM, values, (int)n, "mkrt_mpi_allreduce_sum");
@@ -33,9 +37,14 @@ mkrt_status mkrt_mpi_allreduce_sum(mkrt_mpi *m, uint64_t *values, size_t n)
 
 mkrt_status mkrt_mpi_gather_cells(mkrt_mpi *m, uint32_t first, uint32_t count, uint64_t *out)
 {
-    if (m == NULL || out == NULL || count > INT32_MAX || first > m->cfg.handles ||
-        count > m->cfg.handles - first)
-        return MKRT_EINVAL;
+    if (m == NULL || out == NULL)
+        return mkrt__mpi_fail(NULL, MKRT_EINVAL, "mkrt_mpi_gather_cells: %s is NULL. Fix: pass "
+                              "the layer and room for count values.", m == NULL ? "m" : "out");
+    if (count > INT32_MAX || first > m->cfg.handles || count > m->cfg.handles - first)
+        return mkrt__mpi_fail(NULL, MKRT_EINVAL, "mkrt_mpi_gather_cells: first %u + count %u is "
+                              "past the layer's %u handles (or count is above %d). Fix: a range "
+                              "within 0..%u, the same on every rank.", first, count,
+                              m->cfg.handles, INT32_MAX, m->cfg.handles);
     if (count == 0)
         return MKRT_OK;
     mkrt_status st = mkrt_cells_read(m->rt, first, count, out);

@@ -60,8 +60,8 @@ struct mkrt_mpi {
     mkrt_runtime *rt;
     MPI_Comm comm;
     int rank, size;
-    int owns_mpi;  /* mkrt_mpi_create() initialised MPI */
     uint32_t per_rank; /* BLOCK: handles per rank */
+    int fault;         /* mkrt__mpi_test_fault when created */
     mm_outbox *out;    /* size entries (own rank's unused) */
     mm_inbox *in;      /* size entries (own rank's unused) */
     pthread_t thread;
@@ -81,6 +81,17 @@ struct mkrt_mpi {
     double coll_started;
 };
 
+/* Test hook (mpi/tests/test_mpi_fault.c; libmkrt_mpi.so does not export
+ * it): set before mkrt_mpi_create(), it makes that layer's progress thread
+ * pass MPI an invalid argument, so that MPI itself returns an error on the
+ * MPI-error path: MM_FAULT_SEND a negative tag to MPI_Isend,
+ * MM_FAULT_COLL a negative count to the collectives. */
+enum { MM_FAULT_NONE, MM_FAULT_SEND, MM_FAULT_COLL };
+extern int mkrt__mpi_test_fault;
+/* error.c: records a refusal in err (may be NULL) and in this thread's
+ * last error (mkrt_mpi_error_last()); returns st. */
+mkrt_status mkrt__mpi_fail(mkrt_error *err, mkrt_status st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* partition.c */
 int mkrt__mpi_owner(const struct mkrt_mpi *m, uint32_t handle);
 /* outbox.c: appends to dest's outbox; wait_ns 0 does not wait (all or

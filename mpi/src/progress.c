@@ -12,6 +12,8 @@
 
 #include "mpi_internal.h"
 
+int mkrt__mpi_test_fault;
+
 double mkrt__mpi_now(void)
 {
     struct timespec ts;
@@ -71,7 +73,8 @@ static int progress_out(struct mkrt_mpi *m, int dest, double now)
         if (hold > 0 && now - o->sealed_at[slot] < hold)
             break;
         check(m, MPI_Isend(o->items + (size_t)slot * batch, (int)(o->count[slot] * sizeof(mkrt_item)),
-                           MPI_BYTE, dest, MM_TAG_ITEMS, m->comm, &o->req[slot]),
+                           MPI_BYTE, dest, m->fault == MM_FAULT_SEND ? -MM_TAG_ITEMS : MM_TAG_ITEMS,
+                           m->comm, &o->req[slot]),
               "MPI_Isend", dest);
         if (o->posted == o->done)
             o->oldest_post = now;
@@ -157,12 +160,13 @@ static int progress_coll(struct mkrt_mpi *m, double now)
     if (state == MM_POSTED) {
         /* coll_* were written under coll_lock before POSTED: read now. */
         void *buf = m->coll_buf;
+        const int n = m->fault == MM_FAULT_COLL ? -m->coll_n : m->coll_n;
         if (m->coll_kind == MM_COLL_SUM)
-            check(m, MPI_Iallreduce(MPI_IN_PLACE, buf, m->coll_n, MPI_UINT64_T, MPI_SUM, m->comm,
+            check(m, MPI_Iallreduce(MPI_IN_PLACE, buf, n, MPI_UINT64_T, MPI_SUM, m->comm,
                                     &m->coll_req),
                   "MPI_Iallreduce", -1);
         else
-            check(m, MPI_Ireduce(m->rank == 0 ? MPI_IN_PLACE : buf, buf, m->coll_n, MPI_UINT64_T,
+            check(m, MPI_Ireduce(m->rank == 0 ? MPI_IN_PLACE : buf, buf, n, MPI_UINT64_T,
                                  MPI_BOR, 0, m->comm, &m->coll_req),
                   "MPI_Ireduce", -1);
         m->coll_started = now;

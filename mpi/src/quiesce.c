@@ -38,7 +38,8 @@ static uint64_t mono_ns(void)
 mkrt_status mkrt_mpi_quiesce(mkrt_mpi *m, uint64_t timeout_ns)
 {
     if (m == NULL)
-        return MKRT_EINVAL;
+        return mkrt__mpi_fail(NULL, MKRT_EINVAL, "mkrt_mpi_quiesce: m is NULL. Fix: pass the "
+                              "layer (on every rank).");
     const uint64_t start = mono_ns();
     uint64_t prev_sent = 0, prev_recv = 0;
     int prev_ok = 0;

@@ -1,8 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
 # mpi/tests/check_mpi.sh - the MPI layer's tests on localhost (make check-mpi):
-# the unit tests and the distributed BFS at 1, 2 and 4 ranks, then the
-# fault tests at 3 ranks. Needs MPIRUN (mpirun and its flags) and BUILD.
+# the unit tests at 1, 2 and 4 ranks, the life-cycle test (MPI initialised
+# by mkrt) at 1, 2 and 3, the distributed BFS at 1, 2 and 4, then the fault
+# tests (killed rank, silent rank, MPI errors) at 3 ranks. Needs MPIRUN
+# (mpirun and its flags) and BUILD.
 set -u
 BUILD=${BUILD:-build}
 MPIRUN=${MPIRUN:-mpirun --oversubscribe}
@@ -12,6 +14,13 @@ for np in 1 2 4; do
   echo "== $BUILD/mpi/tests/test_mpi on $np rank(s)"
   if ! timeout -k 5 300 $MPIRUN -np $np "$BUILD/mpi/tests/test_mpi"; then
     echo "FAIL: test_mpi on $np rank(s)"; fail=1
+  fi
+done
+# MPI initialised by mkrt: failed creates, create after destroy, finalising.
+for np in 1 2 3; do
+  echo "== $BUILD/mpi/tests/test_mpi_lifecycle on $np rank(s)"
+  if ! timeout -k 5 120 $MPIRUN -np $np "$BUILD/mpi/tests/test_mpi_lifecycle"; then
+    echo "FAIL: test_mpi_lifecycle on $np rank(s)"; fail=1
   fi
 done
 for np in 1 2 4; do
@@ -30,7 +39,7 @@ if ! timeout -k 5 600 $MPIRUN -np 4 "$BUILD/examples/graph_bfs" --scale 16 --roo
   echo "FAIL: graph_bfs at scale 16 on 4 ranks"; fail=1
 fi
 # A failing rank ends the job with an error within $BOUND s, never a hang.
-for mode in kill stall; do
+for mode in kill stall mpierr-send mpierr-coll; do
   echo "== fault: $mode (rank 1 of 3); the job must fail within ${BOUND} s"
   out=$(mktemp)
   t0=$(date +%s)
@@ -43,6 +52,10 @@ for mode in kill stall; do
   elif [ $t -ge "$BOUND" ]; then echo "FAIL: $mode: the job hung (${BOUND} s)"; fail=1
   elif [ $mode = stall ] && ! grep -q "mkrt_mpi: rank .* waited 1500 ms for the other ranks" "$out"; then
     echo "FAIL: stall: no mkrt_mpi timeout message"; fail=1
+  elif [ $mode = mpierr-send ] && ! grep -q "mkrt_mpi: rank 1 of 3: MPI_Isend (peer rank [02]) failed: MPI_ERR_TAG.*ending the job" "$out"; then
+    echo "FAIL: mpierr-send: no mkrt_mpi message naming the rank, MPI_Isend and MPI's error"; fail=1
+  elif [ $mode = mpierr-coll ] && ! grep -q "mkrt_mpi: rank 1 of 3: MPI_Iallreduce (peer rank -1) failed: MPI_ERR_COUNT.*ending the job" "$out"; then
+    echo "FAIL: mpierr-coll: no mkrt_mpi message naming the rank, MPI_Iallreduce and MPI's error"; fail=1
   else echo "ok: $mode: the job ended with exit status $rc after ${t} s"; fi
   rm -f "$out"
 done

@@ -9,19 +9,32 @@
  *                         quiescence: the others' waves time out
  *                         (wait_timeout_ms 1500) and abort the job with
  *                         mkrt_mpi's message
+ *   test_mpi_fault mpierr-send  rank 1's progress thread gets an error from
+ *                         MPI_Isend (the layer's test hook passes MPI an
+ *                         invalid tag): the MPI-error path, which must end
+ *                         the job with a message naming the rank, the call
+ *                         and MPI's words
+ *   test_mpi_fault mpierr-coll  the same from MPI_Iallreduce (an invalid
+ *                         count) in the quiescence wave
  *
  * Exits 0 only if the job unexpectedly completes (which the script fails). */
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "mkrt/mkrt.h"
 #include "mkrt_mpi/mkrt_mpi.h"
 
+/* mpi/src/mpi_internal.h's test hook (the static library has it). */
+extern int mkrt__mpi_test_fault;
+
 int main(int argc, char **argv)
 {
-    int kill_mode = argc > 1 && strcmp(argv[1], "kill") == 0;
+    const char *mode = argc > 1 ? argv[1] : "stall";
+    int kill_mode = strcmp(mode, "kill") == 0;
+    int fault = strcmp(mode, "mpierr-send") == 0 ? 1 : strcmp(mode, "mpierr-coll") == 0 ? 2 : 0;
     mkrt_config rc = mkrt_config_default();
     rc.backend = MKRT_BACKEND_CPU;
     rc.workers = 1;
@@ -36,13 +49,21 @@ int main(int argc, char **argv)
     c.buffers = 2;
     mkrt_mpi *m = NULL;
     mkrt_error err = {0};
+    /* The rank before MPI is up: what the launcher set (Open MPI, PMIx, PMI). */
+    const char *rank_env = getenv("OMPI_COMM_WORLD_RANK");
+    if (rank_env == NULL)
+        rank_env = getenv("PMIX_RANK");
+    if (rank_env == NULL)
+        rank_env = getenv("PMI_RANK");
+    if (fault != 0 && rank_env != NULL && strcmp(rank_env, "1") == 0)
+        mkrt__mpi_test_fault = fault; /* MM_FAULT_SEND or MM_FAULT_COLL */
     if (mkrt_mpi_create(&c, rt, &m, &err) != MKRT_OK) {
         fprintf(stderr, "mkrt_mpi_create: %s\n", err.message);
         return 2;
     }
     mkrt_producer *p = mkrt_producer_open(rt, NULL);
     const int rank = mkrt_mpi_rank(m);
-    if (rank == 1) {
+    if (rank == 1 && fault == 0) {
         if (kill_mode)
             raise(SIGKILL);
         struct timespec ts = {30, 0};
@@ -57,7 +78,7 @@ int main(int argc, char **argv)
     }
     mkrt_mpi_quiesce(m, MKRT_TIMEOUT_INFINITE);
     printf("rank %d: quiescence returned although rank 1 %s\n", rank,
-           kill_mode ? "died" : "never joined");
+           kill_mode ? "died" : fault ? "had an MPI error" : "never joined");
     mkrt_producer_close(p);
     mkrt_mpi_destroy(m, NULL);
     mkrt_destroy(rt, MKRT_TIMEOUT_INFINITE, NULL);
