@@ -20,6 +20,7 @@
 static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
 static int mpi_ours;    /* mkrt_mpi_create() initialised MPI (atexit finalises it) */
 static int live_layers; /* created and not destroyed */
+static int mpi_level;   /* MPI's thread level, read when no layer ran */
 
 mkrt_mpi_config mkrt_mpi_config_default(void)
 {
@@ -113,6 +114,17 @@ static void finalize_at_exit(void)
  * by another layer unless MPI gives MPI_THREAD_MULTIPLE. */
 static mkrt_status mpi_ready(mkrt_error *err)
 {
+    if (live_layers > 0) {
+        /* MPI is up and a progress thread may be in it: no MPI call here
+         * unless MPI allows concurrent ones (the level read before). */
+        if (mpi_level >= MPI_THREAD_MULTIPLE)
+            return MKRT_OK;
+        return mkrt__mpi_fail(err, MKRT_ESTATE, "mkrt_mpi_create: %d layer(s) already run on this "
+                              "rank and MPI gives thread level %d, below MPI_THREAD_MULTIPLE (%d): "
+                              "two progress threads would call MPI at once. Fix: mkrt_mpi_destroy() "
+                              "the other layer first, or initialise MPI with MPI_THREAD_MULTIPLE.",
+                              live_layers, mpi_level, MPI_THREAD_MULTIPLE);
+    }
     int fin = 0, inited = 0, provided = 0;
     MPI_Finalized(&fin);
     if (fin)
@@ -124,7 +136,7 @@ static mkrt_status mpi_ready(mkrt_error *err)
         int rc = MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, &provided);
         if (rc != MPI_SUCCESS)
             return mpi_fail(err, rc, "MPI_Init_thread");
-        if (!mpi_ours && atexit(finalize_at_exit) != 0)
+        if (atexit(finalize_at_exit) != 0)
             return mkrt__mpi_fail(err, MKRT_ENOMEM, "mkrt_mpi_create: atexit() has no room for "
                                   "the handler that finalises MPI. Fix: initialise MPI yourself "
                                   "(MPI_Init_thread, MPI_THREAD_SERIALIZED) and finalise it.");
@@ -132,17 +144,12 @@ static mkrt_status mpi_ready(mkrt_error *err)
     } else {
         MPI_Query_thread(&provided);
     }
+    mpi_level = provided;
     if (provided < MPI_THREAD_SERIALIZED)
         return mkrt__mpi_fail(err, MKRT_ENOTSUP, "mkrt_mpi_create: MPI gives thread level %d, "
                               "below MPI_THREAD_SERIALIZED (%d). Fix: MPI_Init_thread with "
                               "MPI_THREAD_SERIALIZED or an MPI built with thread support.",
                               provided, MPI_THREAD_SERIALIZED);
-    if (live_layers > 0 && provided < MPI_THREAD_MULTIPLE)
-        return mkrt__mpi_fail(err, MKRT_ESTATE, "mkrt_mpi_create: %d layer(s) already run on this "
-                              "rank and MPI gives thread level %d, below MPI_THREAD_MULTIPLE (%d): "
-                              "two progress threads would call MPI at once. Fix: mkrt_mpi_destroy() "
-                              "the other layer first, or initialise MPI with MPI_THREAD_MULTIPLE.",
-                              live_layers, provided, MPI_THREAD_MULTIPLE);
     return MKRT_OK;
 }
 

@@ -15,8 +15,17 @@
 #include "mkrt/mkrt.h"
 #include "mkrt_mpi/mkrt_mpi.h"
 
+#if defined(__SANITIZE_THREAD__)
+#define UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define UNDER_TSAN 1
+#endif
+#endif
+
 static int rank, ranks, tests, failed;
 
+#ifndef UNDER_TSAN /* used by test_ctx only where it runs */
 /* check() with a TAP TODO directive when todo is not NULL: a failure is
  * then reported and expected (not counted as failed). */
 static void check_todo(mkrt_mpi *m, int ok, const char *name, const char *todo)
@@ -34,6 +43,7 @@ static void check_todo(mkrt_mpi *m, int ok, const char *name, const char *todo)
         fflush(stdout);
     }
 }
+#endif
 
 /* One TAP line for a check that must hold on every rank. m: the layer to
  * reduce through while one exists (only it may call MPI then), else NULL. */
@@ -571,7 +581,15 @@ static void test_ctx(void)
 
     /* A copy of an op's context used after the op returned (issue 22,
      * defect 2): the layer refuses what mkrt_op_emit() refuses, so this
-     * holds once the core's generation check lands. */
+     * holds once the core's generation check lands. Not under TSan: the
+     * copy points at the op thread's stack (the core's run record), so
+     * reading it races with that thread by construction. */
+#ifdef UNDER_TSAN
+    tests++;
+    if (rank == 0)
+        printf("ok %d # skip a stale op context under ThreadSanitizer: it points at another "
+               "thread's stack\n", tests);
+#else
     const int core_checks = mkrt_op_emit(&kept_ctx, NULL, 0) != MKRT_OK;
     emitted = 9;
     ok = mkrt_mpi_op_emit(m, &kept_ctx, &ctx_fwd, 1, &emitted) == MKRT_EINVAL && emitted == 0;
@@ -584,6 +602,7 @@ static void test_ctx(void)
                       "returned (EINVAL, nothing emitted)",
                all_check == 0 ? NULL : "the core's mkrt_op_emit does not yet recognise a stale "
                                        "context (issue 22 defect 2, src/ops)");
+#endif
     mkrt_producer_close(p);
     mkrt_mpi_destroy(m, NULL);
     mkrt_destroy(rt, MKRT_TIMEOUT_INFINITE, NULL);
