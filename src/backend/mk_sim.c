@@ -9,12 +9,12 @@
 #include "backend/mk_loop.h"
 #include "backend/mk_sim.h"
 
-static void *sim_loop(void *p)
+static int sim_loop(void *p)
 {
     mkrt__mk_sim *s = p;
     mkrt__mk_loop_hooks hooks = {s->blocks, NULL, &s->hang_batch, &s->hang_after_layer, NULL, &s->level_nap_ns};
     mkrt__mk_loop_run(s->ctl, &hooks);
-    return NULL;
+    return 0;
 }
 
 mkrt_status mkrt__mk_sim_start(mkrt__mk_sim *s, uint32_t cells, uint32_t capacity, uint32_t blocks,
@@ -57,7 +57,8 @@ mkrt_status mkrt__mk_sim_start(mkrt__mk_sim *s, uint32_t cells, uint32_t capacit
     s->ctl->append_limit = append_capacity;
     s->ctl->idle_ns = idle_ns;
     s->ctl->resident_ns = resident_ns;
-    if (pthread_create(&s->thread, NULL, sim_loop, s) != 0) {
+    s->running = mkrt__thread_start(&s->thread, sim_loop, s) == 0;
+    if (!s->running) {
         mkrt__mk_sim_stop(s);
         return mkrt__error_set(err, MKRT_ENOMEM, "simulated megakernel: no thread. Fix: raise the "
                                                  "thread limit.");
@@ -112,10 +113,9 @@ static mkrt_status sim_stage(void *ctx, unsigned buffer, const mkrt_item *items,
 static mkrt_status sim_relaunch(void *ctx, mkrt_error *err)
 {
     mkrt__mk_sim *s = ctx;
-    pthread_join(s->thread, NULL);
-    s->thread = 0;
-    if (pthread_create(&s->thread, NULL, sim_loop, s) != 0) {
-        s->thread = 0;
+    mkrt__thread_join(s->thread);
+    s->running = mkrt__thread_start(&s->thread, sim_loop, s) == 0;
+    if (!s->running) {
         return mkrt__error_set(err, MKRT_ENOMEM, "simulated megakernel: no thread to relaunch the "
                                                  "loop. Fix: raise the thread limit.");
     }
@@ -126,11 +126,11 @@ const mkrt__mk_device_ops mkrt__mk_sim_ops = {sim_stage, NULL, NULL, sim_relaunc
 
 void mkrt__mk_sim_stop(mkrt__mk_sim *s)
 {
-    if (s->thread) {
+    if (s->running) {
         /* release: pairs with the sim's acquire loads of shutdown. */
         atomic_store_explicit(&s->ctl->shutdown, 1, memory_order_release);
-        pthread_join(s->thread, NULL);
-        s->thread = 0;
+        mkrt__thread_join(s->thread);
+        s->running = false;
     }
     mkrt__free(s->ctl, sizeof *s->ctl);
     mkrt__free(s->cells, (size_t)s->cell_count * sizeof *s->cells);

@@ -7,11 +7,11 @@
 #ifndef MKRT_BACKEND_MK_SIM_H
 #define MKRT_BACKEND_MK_SIM_H
 
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 
 #include "backend/mk_host.h"
+#include "base/thread.h"
 
 typedef struct mkrt__mk_sim {
     mkrt__mk_control *ctl;
@@ -32,7 +32,8 @@ typedef struct mkrt__mk_sim {
     _Atomic uint64_t level_nap_ns;     /* test hook: each traversal level naps this long */
     void *frontier;                    /* the traversal's frontier (protocol.h) */
     size_t frontier_bytes;
-    pthread_t thread;
+    mkrt__thread thread;
+    bool running; /* thread started and not yet joined */
 } mkrt__mk_sim;
 
 /* Allocates the control block (as cuMemHostAlloc would), the device

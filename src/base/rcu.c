@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* src/base/rcu.c - automatic urcu-memb registration and thread slots. */
-#include <pthread.h>
 #include <stdint.h>
 
 #include "base/rcu.h"
+#include "base/thread.h"
 
 _Thread_local int mkrt__rcu_registered;
 _Thread_local int mkrt__thread_slot_index = -1;
 
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-static pthread_key_t exit_key;
-static pthread_mutex_t slot_lock = PTHREAD_MUTEX_INITIALIZER;
+static mkrt__once_flag once = MKRT__ONCE_INIT;
+static mkrt__tss exit_key;
+static mkrt__mutex slot_lock; /* initialised in make_key, under once */
 static uint64_t slot_used[MKRT_THREAD_SLOTS / 64];
 
 static void on_thread_exit(void *unused)
@@ -18,9 +18,9 @@ static void on_thread_exit(void *unused)
     (void)unused;
     if (mkrt__thread_slot_index >= 0) {
         int s = mkrt__thread_slot_index;
-        pthread_mutex_lock(&slot_lock);
+        mkrt__mutex_lock(&slot_lock);
         slot_used[s / 64] &= ~((uint64_t)1 << (s % 64));
-        pthread_mutex_unlock(&slot_lock);
+        mkrt__mutex_unlock(&slot_lock);
         mkrt__thread_slot_index = -1;
     }
     if (mkrt__rcu_registered) {
@@ -31,15 +31,16 @@ static void on_thread_exit(void *unused)
 
 static void make_key(void)
 {
-    pthread_key_create(&exit_key, on_thread_exit);
+    mkrt__mutex_init(&slot_lock);
+    mkrt__tss_create(&exit_key, on_thread_exit);
 }
 
 void mkrt__rcu_thread_enter_slow(void)
 {
-    pthread_once(&once, make_key);
+    mkrt__call_once(&once, make_key);
     urcu_memb_register_thread();
     mkrt__rcu_registered = 1;
-    pthread_mutex_lock(&slot_lock);
+    mkrt__mutex_lock(&slot_lock);
     for (int w = 0; w < MKRT_THREAD_SLOTS / 64 && mkrt__thread_slot_index < 0; w++) {
         if (~slot_used[w]) {
             int b = __builtin_ctzll(~slot_used[w]);
@@ -47,9 +48,9 @@ void mkrt__rcu_thread_enter_slow(void)
             mkrt__thread_slot_index = w * 64 + b;
         }
     }
-    pthread_mutex_unlock(&slot_lock);
+    mkrt__mutex_unlock(&slot_lock);
     /* Any non-NULL value makes the destructor run at thread exit. */
-    pthread_setspecific(exit_key, (void *)1);
+    mkrt__tss_set(exit_key, (void *)1);
 }
 
 #ifdef MKRT_TSAN

@@ -10,7 +10,7 @@
  * period. bp would not need registration but costs more on both sides.
  *
  * Registration: mkrt__rcu_thread_enter() registers the calling thread on
- * first use and arranges unregistration at thread exit (pthread key
+ * first use and arranges unregistration at thread exit (a thread-specific-storage key
  * destructor). It also hands the thread a slot index in
  * 0..MKRT_THREAD_SLOTS-1 (or -1 when all are taken) for per-thread
  * counters; a slot outlives its thread's exit only as a number: the next

@@ -5,16 +5,16 @@
 #include <limits.h>
 #include <linux/futex.h>
 #include <linux/membarrier.h>
-#include <pthread.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "mkrt/ring.h"
+#include "base/thread.h"
 #include "base/waitq.h"
 
 int mkrt__waitq_asymmetric;
-static pthread_once_t protocol_once = PTHREAD_ONCE_INIT;
+static mkrt__once_flag protocol_once = MKRT__ONCE_INIT;
 
 static void pick_protocol(void)
 {
@@ -31,7 +31,7 @@ static void pick_protocol(void)
 
 void mkrt__waitq_init(mkrt__waitq *q)
 {
-    pthread_once(&protocol_once, pick_protocol);
+    mkrt__call_once(&protocol_once, pick_protocol);
     memset(q, 0, sizeof *q);
     q->asymmetric = (uint32_t)mkrt__waitq_asymmetric;
 }

@@ -68,7 +68,7 @@ typedef struct mkrt__waitq {
 } mkrt__waitq;
 
 /* Non-zero when the asymmetric (membarrier) protocol is in use. Written
- * once by mkrt__waitq_init's pthread_once, before any waitq is shared. */
+ * once by mkrt__waitq_init's mkrt__call_once, before any waitq is shared. */
 extern int mkrt__waitq_asymmetric;
 
 /* Zeroes q and, the first time in the process, picks the protocol:

@@ -12,7 +12,6 @@
  * Readers touch ht (lookup), the node, and their own stripe. Everything
  * else happens under `writer`, a mutex readers never take.
  */
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdalign.h>
 #include <string.h>
@@ -21,6 +20,7 @@
 #include "base/error_internal.h"
 #include "plan/plan_cache_internal.h"
 #include "base/rcu.h"
+#include "base/thread.h"
 #include <urcu/rculfhash.h>
 
 typedef struct identity_node {
@@ -65,7 +65,7 @@ struct mkrt_plan_cache {
     struct cds_lfht *ht;
     struct cds_lfht *ids;
     size_t max_entries, max_bytes;
-    pthread_mutex_t writer;
+    mkrt__mutex writer;
     plan_node **ring;
     size_t *free_slots;
     size_t free_top, hand;
@@ -246,7 +246,8 @@ mkrt_status mkrt_plan_cache_create(const mkrt_plan_cache_config *cfg, mkrt_plan_
         c->ids = cds_lfht_new_flavor(64, 64, 0, CDS_LFHT_AUTO_RESIZE | CDS_LFHT_ACCOUNTING,
                                      &urcu_memb_flavor, NULL);
     }
-    if (c == NULL || c->ring == NULL || c->free_slots == NULL || c->ht == NULL || c->ids == NULL) {
+    bool locked = c != NULL && c->ht != NULL && c->ids != NULL && mkrt__mutex_init(&c->writer) == 0;
+    if (!locked) {
         if (c != NULL) {
             if (c->ht)
                 cds_lfht_destroy(c->ht, NULL);
@@ -263,14 +264,6 @@ mkrt_status mkrt_plan_cache_create(const mkrt_plan_cache_config *cfg, mkrt_plan_
     }
     c->max_entries = cfg->max_entries;
     c->max_bytes = cfg->max_bytes;
-    /* Adaptive: writer sections are a few hundred nanoseconds, so a
-     * contending writer spins briefly instead of paying two context
-     * switches on a 2-core machine. */
-    pthread_mutexattr_t attr;
-    pthread_mutexattr_init(&attr);
-    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ADAPTIVE_NP);
-    pthread_mutex_init(&c->writer, &attr);
-    pthread_mutexattr_destroy(&attr);
     for (size_t i = 0; i < cfg->max_entries; i++)
         c->free_slots[i] = cfg->max_entries - 1 - i;
     c->free_top = cfg->max_entries;
@@ -591,10 +584,10 @@ mkrt_status mkrt_plan_cache_get_or_plan(mkrt_plan_cache *c, const mkrt_plan_key 
         mkrt__rcu_call(&n->rcu, free_plan_node);
         return MKRT_OK;
     }
-    pthread_mutex_lock(&c->writer);
+    mkrt__mutex_lock(&c->writer);
     struct cds_lfht_node *kept = cds_lfht_add_unique(c->ht, h, match_plan, key, &n->lfht);
     if (kept != &n->lfht) {
-        pthread_mutex_unlock(&c->writer);
+        mkrt__mutex_unlock(&c->writer);
         mkrt__free(n, n->bytes); /* never visible to anyone */
         plan_node *winner = caa_container_of(kept, plan_node, lfht);
         /* acquire: pairs with the winner's release of `published`. */
@@ -626,7 +619,7 @@ mkrt_status mkrt_plan_cache_get_or_plan(mkrt_plan_cache *c, const mkrt_plan_key 
         identity_set(idn, n->serial, n->plan.decision.topology);
         atomic_store(&n->identity, idn); /* after serial: see identity_note_hit */
     }
-    pthread_mutex_unlock(&c->writer);
+    mkrt__mutex_unlock(&c->writer);
     *out = &n->plan;
     return MKRT_OK;
 }
@@ -659,7 +652,7 @@ static size_t remove_where(mkrt_plan_cache *c, node_pred pred, const void *arg)
 {
     size_t removed = 0;
     mkrt__rcu_read_lock();
-    pthread_mutex_lock(&c->writer);
+    mkrt__mutex_lock(&c->writer);
     for (size_t i = 0; i < c->max_entries; i++) {
         plan_node *n = c->ring[i];
         if (n != NULL && pred(n, arg)) {
@@ -671,7 +664,7 @@ static size_t remove_where(mkrt_plan_cache *c, node_pred pred, const void *arg)
                           atomic_load_explicit(&c->invalidations, memory_order_relaxed) + removed,
                           memory_order_relaxed);
     flush_retired(c); /* bulk removals free their memory without waiting for more */
-    pthread_mutex_unlock(&c->writer);
+    mkrt__mutex_unlock(&c->writer);
     mkrt__rcu_read_unlock();
     return removed;
 }
@@ -717,7 +710,7 @@ size_t mkrt_plan_cache_remove(mkrt_plan_cache *c, const mkrt_plan_key *key)
     if (c == NULL || key == NULL)
         return 0;
     mkrt__rcu_read_lock();
-    pthread_mutex_lock(&c->writer);
+    mkrt__mutex_lock(&c->writer);
     plan_node *n = lookup(c, key, key->hash);
     if (n != NULL) {
         remove_node(c, n);
@@ -726,7 +719,7 @@ size_t mkrt_plan_cache_remove(mkrt_plan_cache *c, const mkrt_plan_key *key)
                               atomic_load_explicit(&c->invalidations, memory_order_relaxed) + 1,
                               memory_order_relaxed);
     }
-    pthread_mutex_unlock(&c->writer);
+    mkrt__mutex_unlock(&c->writer);
     mkrt__rcu_read_unlock();
     return removed;
 }
@@ -756,7 +749,7 @@ void mkrt_plan_cache_destroy(mkrt_plan_cache *c)
     urcu_memb_barrier(); /* every retired node is freed before we go on */
     cds_lfht_destroy(c->ht, NULL);
     cds_lfht_destroy(c->ids, NULL);
-    pthread_mutex_destroy(&c->writer);
+    mkrt__mutex_destroy(&c->writer);
     size_t slots = c->max_entries ? c->max_entries : 1;
     mkrt__free(c->ring, slots * sizeof *c->ring);
     mkrt__free(c->free_slots, slots * sizeof *c->free_slots);

@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* src/planlib/policy_cache.c - per-thread memo of launch recommendations.
  *
- * Each thread owns one table (allocated on first use, freed by a pthread
- * key destructor when the thread exits), so no access is shared and no
+ * Each thread owns one table (allocated on first use, freed by a
+ * thread-specific-storage destructor when the thread exits), so no access is shared and no
  * lock or atomic is needed. Open addressing over 2 x capacity slots with
  * backward-shift deletion; recency is a per-table clock (reset with every
  * last_seen when it would wrap, as the reference does). */
-#include <pthread.h>
 #include <string.h>
 
 #include "base/alloc_internal.h"
+#include "base/thread.h"
 #include "planlib/policy_cache.h"
 
 #define SLOTS (2 * MKRT_LAUNCH_CACHE_CAPACITY)
@@ -28,8 +28,8 @@ typedef struct memo {
     uint64_t clock, hits, misses;
 } memo;
 
-static pthread_key_t memo_key;
-static pthread_once_t memo_once = PTHREAD_ONCE_INIT;
+static mkrt__tss memo_key;
+static mkrt__once_flag memo_once = MKRT__ONCE_INIT;
 static _Thread_local memo *tls_memo;
 
 static void memo_free(void *m)
@@ -39,17 +39,17 @@ static void memo_free(void *m)
 
 static void memo_key_init(void)
 {
-    pthread_key_create(&memo_key, memo_free);
+    mkrt__tss_create(&memo_key, memo_free);
 }
 
 static memo *get_memo(bool create)
 {
     if (tls_memo != NULL || !create)
         return tls_memo;
-    pthread_once(&memo_once, memo_key_init);
+    mkrt__call_once(&memo_once, memo_key_init);
     memo *m = mkrt__alloc_zeroed(sizeof *m, _Alignof(memo));
     if (m != NULL) {
-        pthread_setspecific(memo_key, m);
+        mkrt__tss_set(memo_key, m);
         tls_memo = m;
     }
     return m;
