@@ -9,16 +9,16 @@
 mkrt_status mkrt__mpi_collective(struct mkrt_mpi *m, int kind, uint64_t *buf, int n,
                                  const char *what)
 {
-    pthread_mutex_lock(&m->coll_lock);
+    mkrt__mutex_lock(&m->coll_lock);
     m->coll_kind = kind;
     m->coll_buf = buf;
     m->coll_n = n;
     m->coll_what = what;
     m->coll_state = MM_POSTED;
     while (m->coll_state != MM_DONE)
-        pthread_cond_wait(&m->coll_done, &m->coll_lock); /* the progress thread aborts rather than hang */
+        mkrt__cond_wait(&m->coll_done, &m->coll_lock); /* the progress thread aborts rather than hang */
     m->coll_state = MM_IDLE;
-    pthread_mutex_unlock(&m->coll_lock);
+    mkrt__mutex_unlock(&m->coll_lock);
     return MKRT_OK;
 }
 

@@ -15,12 +15,29 @@
 
 #include "mpi_internal.h"
 
-/* Guards the two counts below and every create's and destroy's MPI calls
- * outside the progress threads. */
-static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Guards the counts below and every create's and destroy's MPI calls
+ * outside the progress threads. C11 has no static mutex initialiser:
+ * state_lock_get() initialises it once. */
+static mkrt__mutex state_lock;
+static mkrt__once_flag state_lock_once = MKRT__ONCE_INIT;
+static int state_lock_ok; /* written once under call_once, read after it */
 static int mpi_ours;    /* mkrt_mpi_create() initialised MPI (atexit finalises it) */
 static int live_layers; /* created and not destroyed */
 static int mpi_level;   /* MPI's thread level, read when no layer ran */
+
+static void state_lock_init(void)
+{
+    state_lock_ok = mkrt__mutex_init(&state_lock) == 0;
+}
+
+/* The state lock, or NULL when it could not be initialised (create then
+ * refuses; destroy and the atexit handler only run after a create that
+ * got it). */
+static mkrt__mutex *state_lock_get(void)
+{
+    mkrt__call_once(&state_lock_once, state_lock_init);
+    return state_lock_ok ? &state_lock : NULL;
+}
 
 mkrt_mpi_config mkrt_mpi_config_default(void)
 {
@@ -98,15 +115,16 @@ static mkrt_status mpi_fail(mkrt_error *err, int rc, const char *call)
                           "installation and the launcher (mpirun).", call, text);
 }
 
+/* Registered by a create that held state_lock (so it exists). */
 static void finalize_at_exit(void)
 {
-    pthread_mutex_lock(&state_lock);
+    mkrt__mutex_lock(&state_lock);
     int fin = 1;
     MPI_Finalized(&fin);
     /* A layer still running: its progress thread may be in MPI. */
     if (mpi_ours && !fin && live_layers == 0)
         MPI_Finalize();
-    pthread_mutex_unlock(&state_lock);
+    mkrt__mutex_unlock(&state_lock);
 }
 
 /* MPI usable for one more layer (state_lock held): initialised here when
@@ -273,7 +291,11 @@ mkrt_status mkrt_mpi_create(const mkrt_mpi_config *cfg, mkrt_runtime *rt, mkrt_m
     mkrt_status st = check_config(cfg, rt, err);
     if (st != MKRT_OK)
         return st;
-    pthread_mutex_lock(&state_lock);
+    mkrt__mutex *lock = state_lock_get();
+    if (lock == NULL)
+        return mkrt__mpi_fail(err, MKRT_ENOMEM, "mkrt_mpi_create: initialising libmkrt_mpi's "
+                              "state mutex (mtx_init) failed. Fix: free memory.");
+    mkrt__mutex_lock(lock);
     st = mpi_ready(err);
     if (st != MKRT_OK)
         goto out_unlock;
@@ -302,19 +324,19 @@ mkrt_status mkrt_mpi_create(const mkrt_mpi_config *cfg, mkrt_runtime *rt, mkrt_m
     st = agree(m, open_local(m, err), err);
     if (st != MKRT_OK)
         goto out_free;
-    if (pthread_mutex_init(&m->coll_lock, NULL) != 0)
+    if (mkrt__mutex_init(&m->coll_lock) != 0)
         goto nomem;
-    if (pthread_cond_init(&m->coll_done, NULL) != 0) {
-        pthread_mutex_destroy(&m->coll_lock);
+    if (mkrt__cond_init(&m->coll_done) != 0) {
+        mkrt__mutex_destroy(&m->coll_lock);
         goto nomem;
     }
-    if (pthread_create(&m->thread, NULL, mkrt__mpi_progress_main, m) != 0) {
-        pthread_cond_destroy(&m->coll_done);
-        pthread_mutex_destroy(&m->coll_lock);
+    if (mkrt__thread_start(&m->thread, mkrt__mpi_progress_main, m) != 0) {
+        mkrt__cond_destroy(&m->coll_done);
+        mkrt__mutex_destroy(&m->coll_lock);
         goto nomem;
     }
     live_layers++;
-    pthread_mutex_unlock(&state_lock);
+    mkrt__mutex_unlock(&state_lock);
     *out = m;
     return MKRT_OK;
 nomem:
@@ -324,7 +346,7 @@ out_free:
     MPI_Comm_free(&m->comm);
     teardown(m);
 out_unlock:
-    pthread_mutex_unlock(&state_lock);
+    mkrt__mutex_unlock(&state_lock);
     return st;
 }
 
@@ -338,14 +360,15 @@ mkrt_status mkrt_mpi_destroy(mkrt_mpi *m, mkrt_error *err)
                        "be left. Fix: keep the runtime open until mkrt_mpi_destroy() returns.",
                        mkrt_status_name(st));
     atomic_store(&m->stop, 1);
-    pthread_join(m->thread, NULL);
-    /* The thread is gone: MPI calls are ours again (SERIALIZED). */
-    pthread_mutex_lock(&state_lock);
+    mkrt__thread_join(m->thread);
+    /* The thread is gone: MPI calls are ours again (SERIALIZED). m's
+     * create initialised state_lock. */
+    mkrt__mutex_lock(&state_lock);
     MPI_Comm_free(&m->comm);
-    pthread_cond_destroy(&m->coll_done);
-    pthread_mutex_destroy(&m->coll_lock);
+    mkrt__cond_destroy(&m->coll_done);
+    mkrt__mutex_destroy(&m->coll_lock);
     teardown(m);
     live_layers--;
-    pthread_mutex_unlock(&state_lock);
+    mkrt__mutex_unlock(&state_lock);
     return st;
 }

@@ -33,7 +33,7 @@ static uint64_t realtime_deadline(uint64_t timeout_ns)
     if (timeout_ns == MKRT_TIMEOUT_INFINITE)
         return UINT64_MAX;
     struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
+    timespec_get(&ts, TIME_UTC); /* outbox.c waits on a TIME_UTC deadline */
     uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
     return timeout_ns > UINT64_MAX - 1 - now ? UINT64_MAX : now + timeout_ns;
 }

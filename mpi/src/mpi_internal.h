@@ -7,17 +7,17 @@
  * starts and after it is joined: MPI_THREAD_SERIALIZED). Host threads and
  * ops append to outboxes under the outbox's mutex; host threads hand
  * collectives to the progress thread through `coll` under coll_lock.
- * POSIX threads, not C11 <threads.h>: glibc's thrd_create and mtx_lock
- * bypass the pthread symbols ThreadSanitizer intercepts (see
- * src/base/thread.h, which is internal to libmkrt and not exported by
- * libmkrt.so), so a C11 thread crashes under TSan. */
+ * Threads and locks are C11 ones through src/base/thread.h (header-only,
+ * so libmkrt_mpi needs no internal symbol of libmkrt.so; it maps them to
+ * the pthread calls ThreadSanitizer intercepts in TSan builds only). */
 #ifndef MKRT_MPI_INTERNAL_H
 #define MKRT_MPI_INTERNAL_H
 
 #include <mpi.h>
 #include <stdatomic.h>
 #include <stdint.h>
-#include <pthread.h> /* see above */
+
+#include "base/thread.h"
 
 #include "mkrt_mpi/mkrt_mpi.h"
 
@@ -29,8 +29,8 @@
  * items) while sealed - done < buffers; slots done..sealed-1 are sealed,
  * of which done..posted-1 are in flight in MPI. */
 typedef struct mm_outbox {
-    pthread_mutex_t lock;       /* guards fill_n, sealed, done, count[] */
-    pthread_cond_t room;       /* broadcast when a send completes (done grows) */
+    mkrt__mutex lock; /* guards fill_n, sealed, done, count[] */
+    mkrt__cond room;  /* broadcast when a send completes (done grows) */
     mkrt_item *items; /* buffers * batch_items */
     uint32_t *count;  /* items per sealed slot */
     uint64_t fill_n, sealed, done;
@@ -64,15 +64,15 @@ struct mkrt_mpi {
     int fault;         /* mkrt__mpi_test_fault when created */
     mm_outbox *out;    /* size entries (own rank's unused) */
     mm_inbox *in;      /* size entries (own rank's unused) */
-    pthread_t thread;
+    mkrt__thread thread; /* stays in place until joined (TSan builds keep fn/arg in it) */
     atomic_int stop;   /* host -> progress: finish (seq_cst) */
     /* Item counts for termination detection (seq_cst: see quiesce.c). */
     atomic_uint_fast64_t sent, received;
     /* Statistics (relaxed: counters read for reports only). */
     atomic_uint_fast64_t msgs_sent, msgs_received, deferred, publish_waits, waves;
     /* One collective at a time. */
-    pthread_mutex_t coll_lock;
-    pthread_cond_t coll_done;
+    mkrt__mutex coll_lock;
+    mkrt__cond coll_done;
     int coll_state, coll_kind;
     uint64_t *coll_buf;
     int coll_n;
@@ -94,14 +94,16 @@ mkrt_status mkrt__mpi_fail(mkrt_error *err, mkrt_status st, const char *fmt, ...
     __attribute__((format(printf, 3, 4)));
 /* partition.c */
 int mkrt__mpi_owner(const struct mkrt_mpi *m, uint32_t handle);
-/* outbox.c: appends to dest's outbox; wait_ns 0 does not wait (all or
- * nothing then when all_or_nothing). Returns items appended. */
+/* outbox.c: appends to dest's outbox, waiting for room until deadline_ns
+ * (nanoseconds since the epoch on TIME_UTC; 0 does not wait, all or
+ * nothing then when all_or_nothing; UINT64_MAX waits without end).
+ * Returns items appended. */
 size_t mkrt__mpi_outbox_append(struct mkrt_mpi *m, int dest, const mkrt_item *items, size_t n,
                                int all_or_nothing, uint64_t deadline_ns);
 int mkrt__mpi_outbox_init(mm_outbox *o, uint32_t buffers, uint32_t batch);
 void mkrt__mpi_outbox_fini(mm_outbox *o);
 /* progress.c */
-void *mkrt__mpi_progress_main(void *arg);
+int mkrt__mpi_progress_main(void *arg);
 void mkrt__mpi_fatal(struct mkrt_mpi *m, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
 double mkrt__mpi_now(void);
 /* collective.c: runs one collective through the progress thread. */

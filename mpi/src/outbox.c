@@ -16,10 +16,10 @@ int mkrt__mpi_outbox_init(mm_outbox *o, uint32_t buffers, uint32_t batch)
     o->sealed_at = calloc(buffers, sizeof *o->sealed_at);
     if (o->items == NULL || o->count == NULL || o->req == NULL || o->sealed_at == NULL)
         goto fail;
-    if (pthread_mutex_init(&o->lock, NULL) != 0)
+    if (mkrt__mutex_init(&o->lock) != 0)
         goto fail;
-    if (pthread_cond_init(&o->room, NULL) != 0) {
-        pthread_mutex_destroy(&o->lock);
+    if (mkrt__cond_init(&o->room) != 0) {
+        mkrt__mutex_destroy(&o->lock);
         goto fail;
     }
     for (uint32_t i = 0; i < buffers; i++)
@@ -38,8 +38,8 @@ void mkrt__mpi_outbox_fini(mm_outbox *o)
 {
     if (o->items == NULL)
         return;
-    pthread_mutex_destroy(&o->lock);
-    pthread_cond_destroy(&o->room);
+    mkrt__mutex_destroy(&o->lock);
+    mkrt__cond_destroy(&o->room);
     free(o->items);
     free(o->count);
     free(o->req);
@@ -93,11 +93,11 @@ size_t mkrt__mpi_outbox_append(struct mkrt_mpi *m, int dest, const mkrt_item *it
 {
     mm_outbox *o = &m->out[dest];
     size_t done = 0;
-    pthread_mutex_lock(&o->lock);
+    mkrt__mutex_lock(&o->lock);
     if (all_or_nothing) {
         if (room(m, o) >= n)
             done = put(m, o, items, n);
-        pthread_mutex_unlock(&o->lock);
+        mkrt__mutex_unlock(&o->lock);
         return done;
     }
     for (;;) {
@@ -107,15 +107,15 @@ size_t mkrt__mpi_outbox_append(struct mkrt_mpi *m, int dest, const mkrt_item *it
         /* Full: wait for a send to complete (backpressure). */
         atomic_fetch_add_explicit(&m->publish_waits, 1, memory_order_relaxed); /* statistic only */
         struct timespec now, ts;
-        clock_gettime(CLOCK_REALTIME, &now);
+        timespec_get(&now, TIME_UTC); /* the clock mkrt__cond_timedwait's deadline is on */
         uint64_t now_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
         if (deadline_ns != UINT64_MAX && now_ns >= deadline_ns)
             break;
         /* Wake at least every 10 ms to notice stop. */
         uint64_t wake = now_ns + 10000000u;
         abs_deadline(wake < deadline_ns ? wake : deadline_ns, &ts);
-        pthread_cond_timedwait(&o->room, &o->lock, &ts);
+        mkrt__cond_timedwait(&o->room, &o->lock, &ts);
     }
-    pthread_mutex_unlock(&o->lock);
+    mkrt__mutex_unlock(&o->lock);
     return done;
 }

@@ -56,7 +56,7 @@ static int progress_out(struct mkrt_mpi *m, int dest, double now)
     const uint32_t bufs = m->cfg.buffers, batch = m->cfg.batch_items;
     const double hold = m->cfg.hold_ms * 1e-3;
     int moved = 0;
-    pthread_mutex_lock(&o->lock);
+    mkrt__mutex_lock(&o->lock);
     /* Nothing in flight: send the partial slot now rather than wait. */
     if (o->fill_n > 0 && o->posted == o->sealed && o->done == o->posted) {
         uint32_t slot = (uint32_t)(o->sealed % bufs);
@@ -66,7 +66,7 @@ static int progress_out(struct mkrt_mpi *m, int dest, double now)
         o->fill_n = 0;
     }
     uint64_t sealed = o->sealed;
-    pthread_mutex_unlock(&o->lock);
+    mkrt__mutex_unlock(&o->lock);
     /* Slots done..sealed-1 are no appender's business: no lock needed. */
     while (o->posted < sealed) {
         uint32_t slot = (uint32_t)(o->posted % bufs);
@@ -93,10 +93,10 @@ static int progress_out(struct mkrt_mpi *m, int dest, double now)
         o->oldest_post = now;
     }
     if (done != o->done) {
-        pthread_mutex_lock(&o->lock);
+        mkrt__mutex_lock(&o->lock);
         o->done = done;
-        pthread_cond_broadcast(&o->room);
-        pthread_mutex_unlock(&o->lock);
+        mkrt__cond_broadcast(&o->room);
+        mkrt__mutex_unlock(&o->lock);
         moved = 1;
     } else if (done < o->posted && now - o->oldest_post > m->cfg.wait_timeout_ms * 1e-3) {
         mkrt__mpi_fatal(m,
@@ -154,9 +154,9 @@ static int progress_in(struct mkrt_mpi *m, int src)
 static int progress_coll(struct mkrt_mpi *m, double now)
 {
     int moved = 0;
-    pthread_mutex_lock(&m->coll_lock);
+    mkrt__mutex_lock(&m->coll_lock);
     int state = m->coll_state;
-    pthread_mutex_unlock(&m->coll_lock);
+    mkrt__mutex_unlock(&m->coll_lock);
     if (state == MM_POSTED) {
         /* coll_* were written under coll_lock before POSTED: read now. */
         void *buf = m->coll_buf;
@@ -170,19 +170,19 @@ static int progress_coll(struct mkrt_mpi *m, double now)
                                  MPI_BOR, 0, m->comm, &m->coll_req),
                   "MPI_Ireduce", -1);
         m->coll_started = now;
-        pthread_mutex_lock(&m->coll_lock);
+        mkrt__mutex_lock(&m->coll_lock);
         m->coll_state = state = MM_RUNNING;
-        pthread_mutex_unlock(&m->coll_lock);
+        mkrt__mutex_unlock(&m->coll_lock);
         moved = 1;
     }
     if (state == MM_RUNNING) {
         int flag = 0;
         check(m, MPI_Test(&m->coll_req, &flag, MPI_STATUS_IGNORE), "MPI_Test (collective)", -1);
         if (flag) {
-            pthread_mutex_lock(&m->coll_lock);
+            mkrt__mutex_lock(&m->coll_lock);
             m->coll_state = MM_DONE;
-            pthread_cond_broadcast(&m->coll_done);
-            pthread_mutex_unlock(&m->coll_lock);
+            mkrt__cond_broadcast(&m->coll_done);
+            mkrt__mutex_unlock(&m->coll_lock);
             return 1;
         }
         if (now - m->coll_started > m->cfg.wait_timeout_ms * 1e-3)
@@ -196,7 +196,7 @@ static int progress_coll(struct mkrt_mpi *m, double now)
     return moved;
 }
 
-void *mkrt__mpi_progress_main(void *arg)
+int mkrt__mpi_progress_main(void *arg)
 {
     struct mkrt_mpi *m = arg;
     unsigned idle = 0;
@@ -252,5 +252,5 @@ void *mkrt__mpi_progress_main(void *arg)
             sched_yield();
         }
     }
-    return NULL;
+    return 0;
 }
