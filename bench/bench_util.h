@@ -4,7 +4,7 @@
 #ifndef MKRT_BENCH_UTIL_H
 #define MKRT_BENCH_UTIL_H
 
-#include <pthread.h>
+#include <pthread.h> /* affinity and the rwlock baseline only: see below */
 #include <stdbool.h>
 #include <sched.h>
 #include <stdint.h>
@@ -22,16 +22,37 @@ static inline uint64_t bench_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* ---- what C11 <threads.h> lacks: the benchmarks' only pthread calls ----
+ * The benchmarks' threads are C11 threads (base/thread.h); glibc builds
+ * them on pthreads, so pthread_self() names the calling one. */
+
+/* Affinity (C11 has no way to place a thread on a CPU): cpu >= 0 pins the
+ * calling thread to that CPU (modulo the online count); cpu < 0 lets it
+ * run on every online CPU again. */
 static inline void bench_pin(int cpu)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
-    if (cpu < 0 || n <= 0)
+    if (n <= 0)
         return;
     cpu_set_t set;
     CPU_ZERO(&set);
-    CPU_SET(cpu % (int)n, &set);
+    if (cpu >= 0)
+        CPU_SET(cpu % (int)n, &set);
+    else
+        for (long i = 0; i < n; i++)
+            CPU_SET((int)i, &set);
     pthread_setaffinity_np(pthread_self(), sizeof set, &set);
 }
+
+/* A reader-writer lock (C11 has none): cache_bench's baseline is a table
+ * behind the system's rwlock, next to one behind a plain mutex, so it
+ * stays a pthread_rwlock_t rather than becoming a second mutex. */
+typedef pthread_rwlock_t bench_rwlock;
+static inline int bench_rwlock_init(bench_rwlock *l) { return pthread_rwlock_init(l, NULL); }
+static inline void bench_rwlock_destroy(bench_rwlock *l) { pthread_rwlock_destroy(l); }
+static inline void bench_rwlock_read(bench_rwlock *l) { pthread_rwlock_rdlock(l); }
+static inline void bench_rwlock_write(bench_rwlock *l) { pthread_rwlock_wrlock(l); }
+static inline void bench_rwlock_unlock(bench_rwlock *l) { pthread_rwlock_unlock(l); }
 
 static inline int bench_cmp_double(const void *a, const void *b)
 {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* bench/cache_bench.c - plan cache lookups per second: mkrt's RCU cache vs
- * the same hash table behind a pthread rwlock and behind a mutex.
+ * the same hash table behind a reader-writer lock (pthread_rwlock_t, see
+ * bench_util.h) and behind a mutex.
  *
  * Each thread performs operations on 256 hot keys for a fixed time; a
  * fraction of them (0%, 1%, 10%) are writes that replace one key's plan
@@ -14,6 +15,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
+#include "base/thread.h"
 #include "bench_util.h"
 #include "mkrt/plan_cache.h"
 
@@ -31,8 +33,8 @@ typedef struct entry {
 
 typedef struct locked_table {
     entry *buckets[BUCKETS];
-    pthread_rwlock_t rw;
-    pthread_mutex_t mu;
+    bench_rwlock rw;
+    mkrt__mutex mu;
     bool use_rw;
 } locked_table;
 
@@ -104,7 +106,7 @@ typedef struct thread_arg {
     uint64_t sink;
 } thread_arg;
 
-static void *run(void *p)
+static int run(void *p)
 {
     thread_arg *a = p;
     ctx *c = a->c;
@@ -133,31 +135,31 @@ static void *run(void *p)
                 mkrt_plan_cache_read_unlock();
             } else if (c->kind == 1) {
                 if (write) {
-                    pthread_rwlock_wrlock(&c->table->rw);
+                    bench_rwlock_write(&c->table->rw);
                     table_replace(c->table, k);
-                    pthread_rwlock_unlock(&c->table->rw);
+                    bench_rwlock_unlock(&c->table->rw);
                 } else {
-                    pthread_rwlock_rdlock(&c->table->rw);
+                    bench_rwlock_read(&c->table->rw);
                     entry *e = table_find(c->table, k);
                     sink += e->plan.decision.topology + e->plan.checksum;
-                    pthread_rwlock_unlock(&c->table->rw);
+                    bench_rwlock_unlock(&c->table->rw);
                 }
             } else {
-                pthread_mutex_lock(&c->table->mu);
+                mkrt__mutex_lock(&c->table->mu);
                 if (write) {
                     table_replace(c->table, k);
                 } else {
                     entry *e = table_find(c->table, k);
                     sink += e->plan.decision.topology + e->plan.checksum;
                 }
-                pthread_mutex_unlock(&c->table->mu);
+                mkrt__mutex_unlock(&c->table->mu);
             }
             ops++;
         }
     }
     a->ops = ops;
     a->sink = sink;
-    return NULL;
+    return 0;
 }
 
 static double run_case(int kind, unsigned threads, double wf, double seconds)
@@ -173,17 +175,19 @@ static double run_case(int kind, unsigned threads, double wf, double seconds)
         }
     } else {
         t = calloc(1, sizeof *t);
-        pthread_rwlock_init(&t->rw, NULL);
-        pthread_mutex_init(&t->mu, NULL);
+        if (t == NULL || bench_rwlock_init(&t->rw) != 0 || mkrt__mutex_init(&t->mu) != 0) {
+            fprintf(stderr, "cache_bench: cannot set up the locked table\n");
+            exit(1);
+        }
         for (int i = 0; i < KEYS; i++)
             table_replace(t, &keys[i]);
         c.table = t;
     }
-    pthread_t th[2];
+    mkrt__thread th[2];
     thread_arg args[2];
     for (unsigned i = 0; i < threads; i++) {
         args[i] = (thread_arg){&c, i, 0, 0};
-        pthread_create(&th[i], NULL, run, &args[i]);
+        mkrt__thread_start(&th[i], run, &args[i]);
     }
     while (atomic_load(&c.ready) < threads)
         ;
@@ -192,7 +196,7 @@ static double run_case(int kind, unsigned threads, double wf, double seconds)
     atomic_store_explicit(&c.go, true, memory_order_release);
     uint64_t total = 0;
     for (unsigned i = 0; i < threads; i++) {
-        pthread_join(th[i], NULL);
+        mkrt__thread_join(th[i]);
         total += args[i].ops;
     }
     double rate = (double)total / ((double)(bench_now_ns() - t0) / 1e9);
@@ -204,6 +208,8 @@ static double run_case(int kind, unsigned threads, double wf, double seconds)
                 n = e->next;
                 free(e);
             }
+        bench_rwlock_destroy(&t->rw);
+        mkrt__mutex_destroy(&t->mu);
         free(t);
     }
     return rate;

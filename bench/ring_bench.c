@@ -12,7 +12,7 @@
  *             one call per item)
  *   wfcqueue  liburcu's wait-free concurrent queue (MPSC; nodes from a
  *             preallocated pool, dequeue one at a time)
- *   mutex     a pthread-mutex ring with burst copies
+ *   mutex     a mutex ring with burst copies
  *
  *   ring_bench [--quick] [--out FILE.md] [--csv FILE.csv]
  */
@@ -24,6 +24,7 @@
 #define _LGPL_SOURCE
 #include <urcu/wfcqueue.h>
 
+#include "base/thread.h"
 #include "bench_util.h"
 #include "mkrt/ring.h"
 
@@ -204,42 +205,42 @@ static size_t po_wfc(void *p, mkrt_item *out, size_t n)
 }
 
 typedef struct mutex_ring {
-    pthread_mutex_t lock;
+    mkrt__mutex lock;
     uint64_t head, tail;
     mkrt_item slots[RING_CAP];
 } mutex_ring;
 static void *mk_mutex(void)
 {
     mutex_ring *m = calloc(1, sizeof *m);
-    pthread_mutex_init(&m->lock, NULL);
+    mkrt__mutex_init(&m->lock);
     return m;
 }
 static void dr_mutex(void *p)
 {
     mutex_ring *m = p;
-    pthread_mutex_destroy(&m->lock);
+    mkrt__mutex_destroy(&m->lock);
     free(m);
 }
 static size_t pu_mutex(void *p, const mkrt_item *items, size_t n)
 {
     mutex_ring *m = p;
-    pthread_mutex_lock(&m->lock);
+    mkrt__mutex_lock(&m->lock);
     size_t room = RING_CAP - (size_t)(m->head - m->tail), k = n < room ? n : room;
     for (size_t i = 0; i < k; i++)
         m->slots[(m->head + i) % RING_CAP] = items[i];
     m->head += k;
-    pthread_mutex_unlock(&m->lock);
+    mkrt__mutex_unlock(&m->lock);
     return k;
 }
 static size_t po_mutex(void *p, mkrt_item *out, size_t n)
 {
     mutex_ring *m = p;
-    pthread_mutex_lock(&m->lock);
+    mkrt__mutex_lock(&m->lock);
     size_t have = (size_t)(m->head - m->tail), k = n < have ? n : have;
     for (size_t i = 0; i < k; i++)
         out[i] = m->slots[(m->tail + i) % RING_CAP];
     m->tail += k;
-    pthread_mutex_unlock(&m->lock);
+    mkrt__mutex_unlock(&m->lock);
     return k;
 }
 
@@ -289,7 +290,7 @@ static void backoff(unsigned *fails)
     }
 }
 
-static void *producer_main(void *p)
+static int producer_main(void *p)
 {
     prod_arg *a = p;
     run_ctx *x = a->ctx;
@@ -312,7 +313,7 @@ static void *producer_main(void *p)
         fails = 0;
         left -= k;
     }
-    return NULL;
+    return 0;
 }
 
 /* Returns items per second for one run. */
@@ -320,11 +321,11 @@ static double run_once(const contestant *c, unsigned producers, size_t burst, ui
 {
     run_ctx x = {.c = c, .ring = c->make(), .burst = burst, .producers = producers,
                  .per_producer = total / producers};
-    pthread_t th[MAX_PRODUCERS];
+    mkrt__thread th[MAX_PRODUCERS];
     prod_arg args[MAX_PRODUCERS];
     for (unsigned p = 0; p < producers; p++) {
         args[p] = (prod_arg){&x, p};
-        pthread_create(&th[p], NULL, producer_main, &args[p]);
+        mkrt__thread_start(&th[p], producer_main, &args[p]);
     }
     bench_pin(producers == 1 ? 1 : -1);
     while (atomic_load(&x.ready) < producers)
@@ -345,14 +346,9 @@ static double run_once(const contestant *c, unsigned producers, size_t burst, ui
     }
     uint64_t t1 = bench_now_ns();
     for (unsigned p = 0; p < producers; p++)
-        pthread_join(th[p], NULL);
+        mkrt__thread_join(th[p]);
     c->drop(x.ring);
-    /* Unpin the main thread for the next case. */
-    cpu_set_t all;
-    CPU_ZERO(&all);
-    for (long i = 0; i < sysconf(_SC_NPROCESSORS_ONLN); i++)
-        CPU_SET((int)i, &all);
-    pthread_setaffinity_np(pthread_self(), sizeof all, &all);
+    bench_pin(-1); /* unpin the main thread for the next case */
     return (double)want / ((double)(t1 - t0) / 1e9);
 }
 

@@ -21,6 +21,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
+#include "base/thread.h"
 #include "bench_util.h"
 #include "mkrt/runtime.h"
 
@@ -31,8 +32,8 @@
 /* ---- baseline ------------------------------------------------------- */
 
 typedef struct wq {
-    pthread_mutex_t mu;
-    pthread_cond_t cv, done_cv;
+    mkrt__mutex mu;
+    mkrt__cond cv, done_cv;
     mkrt_item *buf;
     size_t cap, head, len;
     uint64_t completed;
@@ -41,7 +42,7 @@ typedef struct wq {
 
 typedef struct baseline {
     wq q[WORKERS];
-    pthread_t th[WORKERS];
+    mkrt__thread th[WORKERS];
     uint64_t cells[HANDLES];
 } baseline;
 
@@ -56,32 +57,32 @@ typedef struct base_arg {
     unsigned id;
 } base_arg;
 
-static void *base_worker_main(void *p)
+static int base_worker_main(void *p)
 {
     base_arg *a = p;
     wq *q = &a->b->q[a->id];
     mkrt_item local[4096];
     for (;;) {
-        pthread_mutex_lock(&q->mu);
+        mkrt__mutex_lock(&q->mu);
         while (q->len == 0 && !q->stop)
-            pthread_cond_wait(&q->cv, &q->mu);
+            mkrt__cond_wait(&q->cv, &q->mu);
         if (q->len == 0 && q->stop) {
-            pthread_mutex_unlock(&q->mu);
-            return NULL;
+            mkrt__mutex_unlock(&q->mu);
+            return 0;
         }
         size_t n = q->len < 4096 ? q->len : 4096;
         for (size_t i = 0; i < n; i++)
             local[i] = q->buf[(q->head + i) % q->cap];
         q->head = (q->head + n) % q->cap;
         q->len -= n;
-        pthread_cond_broadcast(&q->done_cv); /* room for producers */
-        pthread_mutex_unlock(&q->mu);
+        mkrt__cond_broadcast(&q->done_cv); /* room for producers */
+        mkrt__mutex_unlock(&q->mu);
         for (size_t i = 0; i < n; i++)
             run_item(a->b->cells, &local[i]);
-        pthread_mutex_lock(&q->mu);
+        mkrt__mutex_lock(&q->mu);
         q->completed += n;
-        pthread_cond_broadcast(&q->done_cv);
-        pthread_mutex_unlock(&q->mu);
+        mkrt__cond_broadcast(&q->done_cv);
+        mkrt__mutex_unlock(&q->mu);
     }
 }
 
@@ -92,13 +93,13 @@ static baseline *base_start(void)
     baseline *b = calloc(1, sizeof *b);
     for (unsigned i = 0; i < WORKERS; i++) {
         wq *q = &b->q[i];
-        pthread_mutex_init(&q->mu, NULL);
-        pthread_cond_init(&q->cv, NULL);
-        pthread_cond_init(&q->done_cv, NULL);
+        mkrt__mutex_init(&q->mu);
+        mkrt__cond_init(&q->cv);
+        mkrt__cond_init(&q->done_cv);
         q->cap = 1 << 16;
         q->buf = malloc(q->cap * sizeof *q->buf);
         base_args[i] = (base_arg){b, i};
-        pthread_create(&b->th[i], NULL, base_worker_main, &base_args[i]);
+        mkrt__thread_start(&b->th[i], base_worker_main, &base_args[i]);
     }
     return b;
 }
@@ -108,21 +109,21 @@ static void base_publish(baseline *b, const mkrt_item *items, size_t n, uint64_t
 {
     for (unsigned w = 0; w < WORKERS; w++) {
         wq *q = &b->q[w];
-        pthread_mutex_lock(&q->mu);
+        mkrt__mutex_lock(&q->mu);
         bool any = false;
         for (size_t i = 0; i < n; i++) {
             if (items[i].out % WORKERS != w)
                 continue;
             while (q->len == q->cap)
-                pthread_cond_wait(&q->done_cv, &q->mu);
+                mkrt__cond_wait(&q->done_cv, &q->mu);
             q->buf[(q->head + q->len) % q->cap] = items[i];
             q->len++;
             sent[w]++;
             any = true;
         }
         if (any)
-            pthread_cond_signal(&q->cv);
-        pthread_mutex_unlock(&q->mu);
+            mkrt__cond_signal(&q->cv);
+        mkrt__mutex_unlock(&q->mu);
     }
 }
 
@@ -130,21 +131,21 @@ static void base_wait(baseline *b, const uint64_t target[WORKERS])
 {
     for (unsigned w = 0; w < WORKERS; w++) {
         wq *q = &b->q[w];
-        pthread_mutex_lock(&q->mu);
+        mkrt__mutex_lock(&q->mu);
         while (q->completed < target[w])
-            pthread_cond_wait(&q->done_cv, &q->mu);
-        pthread_mutex_unlock(&q->mu);
+            mkrt__cond_wait(&q->done_cv, &q->mu);
+        mkrt__mutex_unlock(&q->mu);
     }
 }
 
 static void base_stop(baseline *b)
 {
     for (unsigned w = 0; w < WORKERS; w++) {
-        pthread_mutex_lock(&b->q[w].mu);
+        mkrt__mutex_lock(&b->q[w].mu);
         b->q[w].stop = true;
-        pthread_cond_signal(&b->q[w].cv);
-        pthread_mutex_unlock(&b->q[w].mu);
-        pthread_join(b->th[w], NULL);
+        mkrt__cond_signal(&b->q[w].cv);
+        mkrt__mutex_unlock(&b->q[w].mu);
+        mkrt__thread_join(b->th[w]);
         free(b->q[w].buf);
     }
     free(b);
@@ -169,7 +170,7 @@ typedef struct prod_arg {
     unsigned id;
 } prod_arg;
 
-static void *producer_main(void *p)
+static int producer_main(void *p)
 {
     prod_arg *a = p;
     run_ctx *c = a->c;
@@ -195,7 +196,7 @@ static void *producer_main(void *p)
         mkrt_wait(mp, t, UINT64_MAX);
         mkrt_producer_close(mp);
     }
-    return NULL;
+    return 0;
 }
 
 static double throughput(bool use_mkrt, unsigned producers, uint32_t op, uint64_t items)
@@ -208,18 +209,18 @@ static double throughput(bool use_mkrt, unsigned producers, uint32_t op, uint64_
     } else {
         c.base = base_start();
     }
-    pthread_t th[2];
+    mkrt__thread th[2];
     prod_arg args[2];
     for (unsigned i = 0; i < producers; i++) {
         args[i] = (prod_arg){&c, i};
-        pthread_create(&th[i], NULL, producer_main, &args[i]);
+        mkrt__thread_start(&th[i], producer_main, &args[i]);
     }
     while (atomic_load(&c.ready) < producers)
         ;
     uint64_t t0 = bench_now_ns();
     atomic_store_explicit(&c.go, true, memory_order_release);
     for (unsigned i = 0; i < producers; i++)
-        pthread_join(th[i], NULL);
+        mkrt__thread_join(th[i]);
     if (use_mkrt) {
         mkrt_drain(c.rt, UINT64_MAX);
     } else {

@@ -14,6 +14,7 @@
  * failed item, or accounting that does not add up. */
 #include <stdatomic.h>
 
+#include "base/thread.h"
 #include "mkrt/mkrt.h"
 #include "stress_util.h"
 
@@ -44,12 +45,12 @@ static mkrt_status chain(const mkrt_item *it, const mkrt_op_ctx *ctx)
     return mkrt_op_emit(ctx, &next, 1);
 }
 
-static void *producer_main(void *arg)
+static int producer_main(void *arg)
 {
     producer_state *st = arg;
     mkrt_producer *p = mkrt_producer_open(rt, NULL);
     if (p == NULL)
-        return NULL;
+        return 0;
     mkrt_item buf[32];
     for (uint32_t sent = 0; sent < st->round_items;) {
         size_t n = 1 + (size_t)(rand_r(&st->seed) % 32);
@@ -81,7 +82,7 @@ static void *producer_main(void *arg)
         st->published += n;
     }
     mkrt_producer_close(p);
-    return NULL;
+    return 0;
 }
 
 /* Multi-source shortest paths: a FIFO label-correcting pass (exact). */
@@ -198,14 +199,14 @@ int main(int argc, char **argv)
     do {
         for (uint32_t v = 0; v < V; v++)
             mkrt_cell_write(rt, v, UNREACHED); /* quiescent: nothing touches them */
-        pthread_t th[MAX_PRODUCERS];
+        mkrt__thread th[MAX_PRODUCERS];
         for (unsigned i = 0; i < vals[1]; i++) {
             for (uint32_t v = 0; v < V; v++)
                 st[i].best[v] = UNREACHED;
-            pthread_create(&th[i], NULL, producer_main, &st[i]);
+            mkrt__thread_start(&th[i], producer_main, &st[i]);
         }
         for (unsigned i = 0; i < vals[1]; i++)
-            pthread_join(th[i], NULL);
+            mkrt__thread_join(th[i]);
         quiet = mkrt_quiesce(rt, 60000000000ull) == MKRT_OK;
         if (!quiet)
             break;

@@ -18,12 +18,12 @@
  *
  * On a terminal, a progress line every --progress seconds (default 5).
  */
-#include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <string.h>
 
+#include "base/thread.h"
 #include "mkrt/plan_cache.h"
 #include "stress_util.h"
 
@@ -97,7 +97,7 @@ static void check(const mkrt_plan *p, const mkrt_plan_key *k)
     atomic_fetch_add_explicit(&plans_checked, 1, memory_order_relaxed);
 }
 
-static void *reader(void *arg)
+static int reader(void *arg)
 {
     unsigned seed = (unsigned)(uintptr_t)arg;
     uint64_t mine = 0;
@@ -122,10 +122,10 @@ static void *reader(void *arg)
         atomic_fetch_add_explicit(&progress_lookups, 64, memory_order_relaxed);
     }
     atomic_fetch_add(&lookups, mine);
-    return NULL;
+    return 0;
 }
 
-static void *writer(void *arg)
+static int writer(void *arg)
 {
     unsigned seed = (unsigned)(uintptr_t)arg;
     uint64_t mine = 0;
@@ -154,10 +154,10 @@ static void *writer(void *arg)
             sched_yield();
     }
     atomic_fetch_add(&lookups, mine);
-    return NULL;
+    return 0;
 }
 
-static void *monitor(void *arg)
+static int monitor(void *arg)
 {
     (void)arg;
     mkrt_plan_cache_stats last = {0};
@@ -172,7 +172,7 @@ static void *monitor(void *arg)
         struct timespec ts = {0, 1000000};
         nanosleep(&ts, NULL);
     }
-    return NULL;
+    return 0;
 }
 
 static void progress(void *ctx, double elapsed)
@@ -212,20 +212,20 @@ int main(int argc, char **argv)
     }
     uint64_t t0 = stress_now_ns();
     deadline = t0 + (uint64_t)vals[0] * 1000000000u;
-    pthread_t th[2 * MAX_THREADS + 1];
+    mkrt__thread th[2 * MAX_THREADS + 1];
     unsigned n = 0;
-    pthread_create(&th[n++], NULL, monitor, NULL);
+    mkrt__thread_start(&th[n++], monitor, NULL);
     for (unsigned r = 0; r < vals[1]; r++)
-        pthread_create(&th[n++], NULL, reader, (void *)(uintptr_t)(r + 1));
+        mkrt__thread_start(&th[n++], reader, (void *)(uintptr_t)(r + 1));
     for (unsigned w = 0; w < vals[2]; w++)
-        pthread_create(&th[n++], NULL, writer, (void *)(uintptr_t)(w + 1000));
+        mkrt__thread_start(&th[n++], writer, (void *)(uintptr_t)(w + 1000));
     stress_progress pg;
     stress_progress_start(&pg, vals[3], progress, NULL);
     for (unsigned i = 1; i < n; i++)
-        pthread_join(th[i], NULL);
+        mkrt__thread_join(th[i]);
     stress_progress_stop(&pg);
     atomic_store(&stop_monitor, true);
-    pthread_join(th[0], NULL);
+    mkrt__thread_join(th[0]);
     mkrt_plan_cache_stats s;
     mkrt_plan_cache_stats_read(cache, &s);
     mkrt_plan_cache_destroy(cache);

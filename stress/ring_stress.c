@@ -20,11 +20,11 @@
  *   ring_stress [--seconds N] [--producers P] [--consumers C] [--capacity POW2]
  *               [--progress S] [--help]
  */
-#include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 
+#include "base/thread.h"
 #include "mkrt/ring.h"
 #include "stress_util.h"
 
@@ -82,7 +82,7 @@ static mkrt_status do_pop(shared *sh, mkrt_item *b, size_t n, size_t *done)
                     : mkrt_spsc_ring_pop_wait(sh->ring, b, n, 20000000, done);
 }
 
-static void *producer(void *p)
+static int producer(void *p)
 {
     worker *w = p;
     shared *sh = w->sh;
@@ -99,7 +99,7 @@ static void *producer(void *p)
         if (rand_r(&w->seed) % 64 == 0)
             sched_yield();
     }
-    return NULL;
+    return 0;
 }
 
 static void fail(shared *sh, const char *what, const mkrt_item *it)
@@ -109,7 +109,7 @@ static void fail(shared *sh, const char *what, const mkrt_item *it)
                 it->out, it->param);
 }
 
-static void *consumer(void *p)
+static int consumer(void *p)
 {
     worker *w = p;
     shared *sh = w->sh;
@@ -147,7 +147,7 @@ static void *consumer(void *p)
         if (rand_r(&w->seed) % 64 == 0)
             sched_yield();
     }
-    return NULL;
+    return 0;
 }
 
 typedef struct totals {
@@ -173,24 +173,24 @@ static int run_round(bool mpmc, unsigned producers, unsigned consumers, unsigned
             return 1;
         }
     }
-    pthread_t pt[MAX_THREADS], ct[MAX_THREADS];
+    mkrt__thread pt[MAX_THREADS], ct[MAX_THREADS];
     worker pw[MAX_THREADS], cw[MAX_THREADS];
     for (unsigned c = 0; c < consumers; c++) {
         cw[c] = (worker){&sh, c, 1000u + c};
-        pthread_create(&ct[c], NULL, consumer, &cw[c]);
+        mkrt__thread_start(&ct[c], consumer, &cw[c]);
     }
     for (unsigned p = 0; p < producers; p++) {
         pw[p] = (worker){&sh, p, 1u + p};
-        pthread_create(&pt[p], NULL, producer, &pw[p]);
+        mkrt__thread_start(&pt[p], producer, &pw[p]);
     }
     for (unsigned p = 0; p < producers; p++)
-        pthread_join(pt[p], NULL);
+        mkrt__thread_join(pt[p]);
     if (mpmc)
         mkrt_mpmc_ring_close(sh.ring);
     else
         mkrt_spsc_ring_close(sh.ring);
     for (unsigned c = 0; c < consumers; c++)
-        pthread_join(ct[c], NULL);
+        mkrt__thread_join(ct[c]);
 
     uint64_t pushed = 0, missing = 0;
     for (unsigned p = 0; p < producers; p++) {

@@ -19,12 +19,12 @@
  *
  * On a terminal, a progress line every --progress seconds (default 5).
  */
-#include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 
 #include "base/cpus.h"
+#include "base/thread.h"
 #include "mkrt/runtime.h"
 #include "stress_util.h"
 
@@ -52,14 +52,14 @@ static void on_error(void *ctx, const mkrt_item *item, mkrt_status why, const ch
     atomic_fetch_add(&callback_failures, 1);
 }
 
-static void *producer_main(void *arg)
+static int producer_main(void *arg)
 {
     producer_state *st = arg;
     mkrt_error err;
     mkrt_producer *p = mkrt_producer_open(rt, &err);
     if (p == NULL) {
         fprintf(stderr, "runtime_stress: %s\n", err.message);
-        return NULL;
+        return 0;
     }
     unsigned seed = 77u + st->id;
     uint32_t uniq = 0;
@@ -97,7 +97,7 @@ static void *producer_main(void *arg)
     if (mkrt_wait(p, ticket, 30000000000ull) != MKRT_OK)
         fprintf(stderr, "runtime_stress: producer %u fence did not complete\n", st->id);
     mkrt_producer_close(p);
-    return NULL;
+    return 0;
 }
 
 static void progress(void *ctx, double elapsed)
@@ -148,17 +148,17 @@ int main(int argc, char **argv)
     }
     uint64_t t0 = stress_now_ns();
     deadline = t0 + (uint64_t)vals[0] * 1000000000u;
-    pthread_t th[MAX_PRODUCERS];
+    mkrt__thread th[MAX_PRODUCERS];
     producer_state st[MAX_PRODUCERS];
     memset(st, 0, sizeof st);
     stress_progress pg;
     stress_progress_start(&pg, vals[3], progress, NULL);
     for (unsigned i = 0; i < vals[1]; i++) {
         st[i].id = i;
-        pthread_create(&th[i], NULL, producer_main, &st[i]);
+        mkrt__thread_start(&th[i], producer_main, &st[i]);
     }
     for (unsigned i = 0; i < vals[1]; i++)
-        pthread_join(th[i], NULL);
+        mkrt__thread_join(th[i]);
     stress_progress_stop(&pg);
     mkrt_status ds = mkrt_drain(rt, 30000000000ull);
     double secs = (double)(stress_now_ns() - t0) / 1e9;

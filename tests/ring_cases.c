@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* tests/ring_cases.c - ring behaviour shared by the SPSC and MPMC rings. */
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/thread.h"
 #include "mkrt/alloc.h"
 #include "ring_cases.h"
 #include "tap.h"
@@ -191,24 +191,24 @@ typedef struct waiter_arg {
     mkrt_item buf[8];
 } waiter_arg;
 
-static void *pop_waiter(void *p)
+static int pop_waiter(void *p)
 {
     waiter_arg *a = p;
     atomic_store(&a->tid, my_tid());
     a->status = a->ops->pop_wait(a->ring, a->buf, 8,
                                  a->timeout_ns ? a->timeout_ns : MKRT_TIMEOUT_INFINITE, &a->done);
     atomic_store(&a->returned, 1);
-    return NULL;
+    return 0;
 }
 
-static void *push_waiter(void *p)
+static int push_waiter(void *p)
 {
     waiter_arg *a = p;
     atomic_store(&a->tid, my_tid());
     a->status = a->ops->push_wait(a->ring, a->buf, 8,
                                   a->timeout_ns ? a->timeout_ns : MKRT_TIMEOUT_INFINITE, &a->done);
     atomic_store(&a->returned, 1);
-    return NULL;
+    return 0;
 }
 
 static void wakeups(const ring_ops *ops)
@@ -216,14 +216,14 @@ static void wakeups(const ring_ops *ops)
     /* A popper asleep (confirmed, not assumed after a pause) is woken by a
      * push. */
     waiter_arg a = {.ops = ops, .ring = ops->create(8, NULL)};
-    pthread_t t;
-    pthread_create(&t, NULL, pop_waiter, &a);
+    mkrt__thread t;
+    mkrt__thread_start(&t, pop_waiter, &a);
     ok(waiter_asleep(ops, a.ring, &a.tid), "%s: the popper went to sleep in pop_wait on empty",
        ops->name);
     ok(!atomic_load(&a.returned), "%s: ... and is still waiting", ops->name);
     mkrt_item it = ring_test_item(3, 42);
     ops->push(a.ring, &it, 1);
-    pthread_join(t, NULL);
+    mkrt__thread_join(t);
     ok(a.status == MKRT_OK && a.done == 1 && ring_test_seq(&a.buf[0]) == 42,
        "%s: a push wakes a popper asleep in pop_wait", ops->name);
     is(ops->sleepers(a.ring), 0, "%s: ... which left the wait queue", ops->name);
@@ -232,12 +232,12 @@ static void wakeups(const ring_ops *ops)
     /* A timed wait sleeps until the condition comes, rather than giving up
      * early: 60 s is far beyond this test, the push ends it. */
     waiter_arg at = {.ops = ops, .ring = ops->create(8, NULL), .timeout_ns = 60000000000ull};
-    pthread_create(&t, NULL, pop_waiter, &at);
+    mkrt__thread_start(&t, pop_waiter, &at);
     ok(waiter_asleep(ops, at.ring, &at.tid), "%s: a popper with a deadline went to sleep",
        ops->name);
     it = ring_test_item(3, 43);
     ops->push(at.ring, &it, 1);
-    pthread_join(t, NULL);
+    mkrt__thread_join(t);
     ok(at.status == MKRT_OK && at.done == 1 && ring_test_seq(&at.buf[0]) == 43,
        "%s: ... and a push wakes it with the item, not MKRT_ETIMEDOUT", ops->name);
     ops->destroy(at.ring);
@@ -246,7 +246,7 @@ static void wakeups(const ring_ops *ops)
     waiter_arg b = {.ops = ops, .ring = ops->create(4, NULL)};
     for (int i = 0; i < 8; i++)
         b.buf[i] = ring_test_item(0, (uint64_t)i);
-    pthread_create(&t, NULL, push_waiter, &b);
+    mkrt__thread_start(&t, push_waiter, &b);
     ok(waiter_asleep(ops, b.ring, &b.tid), "%s: the pusher went to sleep on a full ring",
        ops->name);
     ok(!atomic_load(&b.returned) && ops->size(b.ring) == 4,
@@ -260,7 +260,7 @@ static void wakeups(const ring_ops *ops)
         if (d == 0)
             break;
     }
-    pthread_join(t, NULL);
+    mkrt__thread_join(t);
     ok(b.status == MKRT_OK && b.done == 8 && got == 8, "%s: pops wake a pusher blocked on full",
        ops->name);
     bool order = true;
@@ -271,18 +271,18 @@ static void wakeups(const ring_ops *ops)
 
     /* close wakes a sleeping popper with MKRT_ECLOSED. */
     waiter_arg c = {.ops = ops, .ring = ops->create(8, NULL)};
-    pthread_create(&t, NULL, pop_waiter, &c);
+    mkrt__thread_start(&t, pop_waiter, &c);
     ok(waiter_asleep(ops, c.ring, &c.tid), "%s: a popper is asleep before the close", ops->name);
     ops->close(c.ring);
-    pthread_join(t, NULL);
+    mkrt__thread_join(t);
     is(c.status, MKRT_ECLOSED, "%s: close wakes a sleeping popper with MKRT_ECLOSED", ops->name);
 
     /* close wakes a sleeping pusher with MKRT_ECLOSED. */
     waiter_arg d = {.ops = ops, .ring = ops->create(2, NULL)};
-    pthread_create(&t, NULL, push_waiter, &d);
+    mkrt__thread_start(&t, push_waiter, &d);
     ok(waiter_asleep(ops, d.ring, &d.tid), "%s: a pusher is asleep before the close", ops->name);
     ops->close(d.ring);
-    pthread_join(t, NULL);
+    mkrt__thread_join(t);
     ok(d.status == MKRT_ECLOSED && d.done == 2,
        "%s: close wakes a blocked pusher with MKRT_ECLOSED (2 accepted before)", ops->name);
     ops->destroy(d.ring);
@@ -297,7 +297,7 @@ typedef struct flow_arg {
     unsigned seed;
 } flow_arg;
 
-static void *flow_producer(void *p)
+static int flow_producer(void *p)
 {
     flow_arg *a = p;
     mkrt_item buf[32];
@@ -316,7 +316,7 @@ static void *flow_producer(void *p)
         }
         next += done;
     }
-    return NULL;
+    return 0;
 }
 
 /* Producers push `count` items each; one consumer checks FIFO per producer
@@ -326,10 +326,10 @@ static void threaded_fifo(const ring_ops *ops, uint32_t producers)
     const uint64_t count = 100000;
     void *r = ops->create(64, NULL);
     flow_arg args[4];
-    pthread_t th[4];
+    mkrt__thread th[4];
     for (uint32_t p = 0; p < producers; p++) {
         args[p] = (flow_arg){ops, r, p, count, 11u + p};
-        pthread_create(&th[p], NULL, flow_producer, &args[p]);
+        mkrt__thread_start(&th[p], flow_producer, &args[p]);
     }
     uint64_t next[4] = {0};
     uint64_t total = 0;
@@ -351,7 +351,7 @@ static void threaded_fifo(const ring_ops *ops, uint32_t producers)
         total += done;
     }
     for (uint32_t p = 0; p < producers; p++)
-        pthread_join(th[p], NULL);
+        mkrt__thread_join(th[p]);
     is(total, count * producers, "%s: %u producer(s) -> 1 consumer moved every item", ops->name,
        producers);
     ok(order, "%s: ... each producer's items arrive in publish order, once", ops->name);

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* tests/shared_gpu.c - see shared_gpu.h. */
 #include <dlfcn.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -12,6 +11,7 @@
 #include <unistd.h>
 
 #include "../src/cuda/driver_api.h"
+#include "base/thread.h"
 #include "mkrt/runtime.h"
 #include "shared_gpu.h"
 #include "tap.h"
@@ -162,7 +162,7 @@ typedef struct worker {
     uint32_t done, bad;
 } worker;
 
-static void *work(void *p)
+static int work(void *p)
 {
     worker *w = p;
     mkrt_producer *pr = mkrt_producer_open(w->rt, NULL);
@@ -171,7 +171,7 @@ static void *work(void *p)
         w->done++;
     }
     mkrt_producer_close(pr);
-    return NULL;
+    return 0;
 }
 
 static int on_cuda(mkrt_runtime *rt)
@@ -223,11 +223,11 @@ void sg_run_all(const char *driver, unsigned long long (*waited)(void))
         bail_out("second runtime: %s", err.message);
     _Atomic int stop = 0;
     worker wa = {a, 300, &stop, 0, 0}, wb = {b, 300, &stop, 0, 0};
-    pthread_t ta, tb;
-    pthread_create(&ta, NULL, work, &wa);
-    pthread_create(&tb, NULL, work, &wb);
-    pthread_join(ta, NULL);
-    pthread_join(tb, NULL);
+    mkrt__thread ta, tb;
+    mkrt__thread_start(&ta, work, &wa);
+    mkrt__thread_start(&tb, work, &wb);
+    mkrt__thread_join(ta);
+    mkrt__thread_join(tb);
     ok(wa.done == 300 && wb.done == 300 && wa.bad == 0 && wb.bad == 0,
        "both runtimes ran 300 batches each at the same time, every result right (%u and %u wrong)", wa.bad,
        wb.bad);
@@ -246,15 +246,15 @@ void sg_run_all(const char *driver, unsigned long long (*waited)(void))
     /* ... and beside a busy one. */
     unsigned long long before = waited ? waited() : 0;
     worker busy = {a, 0, &stop, 0, 0};
-    pthread_t tbusy;
-    pthread_create(&tbusy, NULL, work, &busy);
+    mkrt__thread tbusy;
+    mkrt__thread_start(&tbusy, work, &busy);
     int app_ok = 1;
     for (int i = 0; i < 3; i++) {
         failed = app_work(100u + (unsigned)i);
         app_ok &= failed == NULL;
     }
     atomic_store(&stop, 1);
-    pthread_join(tbusy, NULL);
+    mkrt__thread_join(tbusy);
     ok(app_ok, "beside a busy runtime the application's CUDA work completes, 3 times (%s)",
        failed ? failed : "all done");
     ok(busy.done > 0 && busy.bad == 0 && on_cuda(a), "... while the runtime ran %u batches on the GPU, all right",

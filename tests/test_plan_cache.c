@@ -3,11 +3,11 @@
  * (megakernel_plan_cache, §3.8), the cross-backend parity scenarios (§2.6)
  * on the neutral and the cached path, eviction, invalidation, stats,
  * capacity errors and the insert race. */
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "../src/plan/plan_cache_internal.h"
+#include "base/thread.h"
 #include "count_alloc.h"
 #include "mkrt/plan_cache.h"
 #include "tap.h"
@@ -564,7 +564,7 @@ static void invalidation(void)
  * inside the builder makes sure), one plan is kept, both get it. */
 typedef struct racer {
     mkrt_plan_cache *c;
-    pthread_barrier_t *gate;
+    mkrt__barrier *gate;
     const mkrt_plan *got;
     uint64_t checksum;
     mkrt_wave_topology topology;
@@ -577,12 +577,12 @@ static mkrt_status build_slow(void *p, const mkrt_plan_key *key, mkrt_wave_topol
     (void)prev;
     (void)err;
     racer *r = p;
-    pthread_barrier_wait(r->gate);
+    mkrt__barrier_wait(r->gate);
     plan->decision.topology = r->topology;
     return MKRT_OK;
 }
 
-static void *race_main(void *p)
+static int race_main(void *p)
 {
     racer *r = p;
     mkrt_plan_key k = key_of(77, MKRT_ANALYSIS_DATAFLOW, 0.5, 1000);
@@ -591,25 +591,25 @@ static void *race_main(void *p)
     r->checksum = r->got->checksum == mkrt_plan_checksum(r->got) ? r->got->checksum : 0;
     r->topology = r->got->decision.topology;
     mkrt_plan_cache_read_unlock();
-    return NULL;
+    return 0;
 }
 
 static void insert_race(void)
 {
     mkrt_plan_cache *c = new_cache(256, 0);
-    pthread_barrier_t gate;
-    pthread_barrier_init(&gate, NULL, 2);
+    mkrt__barrier gate;
+    mkrt__barrier_init(&gate, 2);
     racer a = {c, &gate, NULL, 0, MKRT_WAVE_DENSE}, b = {c, &gate, NULL, 0, MKRT_WAVE_HYBRID};
-    pthread_t ta, tb;
-    pthread_create(&ta, NULL, race_main, &a);
-    pthread_create(&tb, NULL, race_main, &b);
-    pthread_join(ta, NULL);
-    pthread_join(tb, NULL);
+    mkrt__thread ta, tb;
+    mkrt__thread_start(&ta, race_main, &a);
+    mkrt__thread_start(&tb, race_main, &b);
+    mkrt__thread_join(ta);
+    mkrt__thread_join(tb);
     mkrt_plan_cache_stats s = stats(c);
     ok(s.entries == 1 && s.misses == 2 && s.insert_races == 1, "two concurrent misses: 1 entry kept, 1 race counted");
     ok(a.checksum != 0 && a.checksum == b.checksum && a.topology == b.topology,
        "... and both callers got the kept plan");
-    pthread_barrier_destroy(&gate);
+    mkrt__barrier_destroy(&gate);
     mkrt_plan_cache_destroy(c);
 }
 

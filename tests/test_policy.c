@@ -2,11 +2,10 @@
 /* tests/test_policy.c - launch policy, sizing, memo and priority accounting:
  * the reference tests (megakernel launch policy, sizing, cache). */
 #include <math.h>
-#include <pthread.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "../src/planlib/policy_cache.h"
+#include "base/thread.h"
 #include "mkrt/policy.h"
 #include "mkrt/priority.h"
 #include "tap.h"
@@ -251,15 +250,14 @@ static void memo(void)
     mkrt_launch_cache_reset();
 }
 
-static void *other_thread(void *arg)
+/* Reports the other thread's memo statistics through arg. */
+static int other_thread(void *arg)
 {
-    (void)arg;
     mkrt_launch_request r = mkrt_launch_request_direct(77, 64, 256);
     mkrt_launch_recommendation c;
     mkrt_launch_recommend(&P, &r, &c, NULL);
-    mkrt_launch_cache_stats *s = malloc(sizeof *s);
-    *s = mkrt_launch_cache_stats_read();
-    return s;
+    *(mkrt_launch_cache_stats *)arg = mkrt_launch_cache_stats_read();
+    return 0;
 }
 
 static void memo_is_per_thread(void)
@@ -267,15 +265,13 @@ static void memo_is_per_thread(void)
     mkrt_launch_cache_reset();
     mkrt_launch_request r = mkrt_launch_request_direct(5, 64, 256);
     rec_of(&r);
-    pthread_t t;
-    void *res;
-    pthread_create(&t, NULL, other_thread, NULL);
-    pthread_join(t, &res);
-    mkrt_launch_cache_stats *o = res;
+    mkrt__thread t;
+    mkrt_launch_cache_stats o = {0};
+    mkrt__thread_start(&t, other_thread, &o);
+    mkrt__thread_join(t);
     mkrt_launch_cache_stats s = mkrt_launch_cache_stats_read();
-    ok(o->entries == 1 && o->misses == 1 && s.entries == 1 && s.misses == 1,
+    ok(o.entries == 1 && o.misses == 1 && s.entries == 1 && s.misses == 1,
        "each thread has its own memo");
-    free(o);
 }
 
 static void sizing(void)

@@ -3,7 +3,6 @@
  * on a GPU machine, or with MKRT_LIBCUDA naming the stand-in driver as
  * `make check` also runs it, the tests that take the default backend run on
  * the CUDA megakernel). */
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +13,7 @@
 #include <time.h>
 
 #include "../src/runtime/runtime_internal.h"
+#include "base/thread.h"
 #include "mkrt/runtime.h"
 #include "tap.h"
 
@@ -322,7 +322,7 @@ typedef struct loader {
     uint32_t id;
 } loader;
 
-static void *load_main(void *arg)
+static int load_main(void *arg)
 {
     loader *l = arg;
     mkrt_item buf[64];
@@ -334,7 +334,7 @@ static void *load_main(void *arg)
         mkrt_status st = mkrt_publish_some(l->p, buf, 64, SEC, &done, NULL);
         l->accepted += done;
         if (st == MKRT_ECLOSED)
-            return NULL;
+            return 0;
     }
 }
 
@@ -350,17 +350,17 @@ static void destroy_under_load(void)
     mkrt_op_desc d = {.fn = count_op, .name = "count"};
     mkrt_op_register(rt, 40, &d, NULL);
     loader l[3];
-    pthread_t th[3];
+    mkrt__thread th[3];
     for (int i = 0; i < 3; i++) {
         l[i] = (loader){rt, mkrt_producer_open(rt, NULL), 0, (uint32_t)i};
-        pthread_create(&th[i], NULL, load_main, &l[i]);
+        mkrt__thread_start(&th[i], load_main, &l[i]);
     }
     struct timespec ts = {0, 100000000};
     nanosleep(&ts, NULL);
     is(mkrt_destroy(rt, 10 * SEC, NULL), MKRT_OK, "destroy while three producers publish");
     uint64_t accepted = 0;
     for (int i = 0; i < 3; i++) {
-        pthread_join(th[i], NULL);
+        mkrt__thread_join(th[i]);
         accepted += l[i].accepted;
         mkrt_producer_close(l[i].p); /* orphans after destroy: their owner frees them */
     }

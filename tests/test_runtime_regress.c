@@ -14,11 +14,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <pthread.h>
 #include <sched.h>
 #include <time.h>
 
 #include "../src/runtime/runtime_internal.h"
+#include "base/thread.h"
 #include "count_alloc.h"
 #include "mkrt/runtime.h"
 #include "tap.h"
@@ -249,15 +249,16 @@ static void test_user_op_handles(mkrt_backend_kind kind, const char *name)
 }
 
 /* Defect 3: mkrt_producer_close racing mkrt_destroy (TSan/ASan see the
- * use-after-free; a lost race used to spin for ever). Test threads are
- * pthreads: glibc's thrd_create bypasses TSan's interceptor (gcc 12). */
+ * use-after-free; a lost race used to spin for ever). The threads come
+ * from base/thread.h, pthreads under TSan (glibc's thrd_create bypasses
+ * TSan's interceptor: see there). */
 typedef struct closer {
     mkrt_producer *p;
     _Atomic int *go;
     int publish;
 } closer;
 
-static void *closer_main(void *arg)
+static int closer_main(void *arg)
 {
     closer *c = arg;
     while (!atomic_load(c->go))
@@ -270,7 +271,7 @@ static void *closer_main(void *arg)
     if (mkrt_fence(c->p, &t) == MKRT_OK)
         (void)mkrt_wait(c->p, t, 1000000);
     mkrt_producer_close(c->p);
-    return NULL;
+    return 0;
 }
 
 /* Admission proves most batches whole from the ORs and ANDs of their ops
@@ -335,12 +336,12 @@ typedef struct late_publisher {
     mkrt_status st;
 } late_publisher;
 
-static void *late_publisher_main(void *arg)
+static int late_publisher_main(void *arg)
 {
     late_publisher *lp = arg;
     atomic_store(&lp->inside, 1);
     lp->st = mkrt_publish(lp->p, &lp->it, 1, SEC, NULL);
-    return NULL;
+    return 0;
 }
 
 typedef struct destroyer {
@@ -348,11 +349,11 @@ typedef struct destroyer {
     mkrt_status st;
 } destroyer;
 
-static void *destroyer_main(void *arg)
+static int destroyer_main(void *arg)
 {
     destroyer *d = arg;
     d->st = mkrt_destroy(d->rt, SEC, NULL);
-    return NULL;
+    return 0;
 }
 
 static void test_publish_outlives_dispatcher_check(void)
@@ -373,21 +374,21 @@ static void test_publish_outlives_dispatcher_check(void)
         if (mkrt_publish(p, fill, CAP, SEC, NULL) != MKRT_OK)
             bail_out("filling the ring");
         late_publisher lp = {p, {OP_TOUCH, 0, 1, CAP}, 0, MKRT_EINVAL};
-        pthread_t pt, dt;
-        pthread_create(&pt, NULL, late_publisher_main, &lp);
+        mkrt__thread pt, dt;
+        mkrt__thread_start(&pt, late_publisher_main, &lp);
         while (!atomic_load(&lp.inside) || !(atomic_load(&p->state) & MKRT__PRODUCER_BUSY))
             sched_yield();
         for (int i = 0; i < 1000; i++) /* into its wait for room */
             sched_yield();
         atomic_store(&rt->destroy_held, true);
         destroyer d = {rt, MKRT_EINVAL};
-        pthread_create(&dt, NULL, destroyer_main, &d);
+        mkrt__thread_start(&dt, destroyer_main, &d);
         while (!atomic_load(&rt->closing))
             sched_yield();
         mkrt__runtime_hold(rt, false);
-        pthread_join(pt, NULL); /* the last item is in the ring (or refused) */
+        mkrt__thread_join(pt); /* the last item is in the ring (or refused) */
         atomic_store(&rt->destroy_held, false);
-        pthread_join(dt, NULL);
+        mkrt__thread_join(dt);
         uint64_t ran = atomic_load(&touch_calls);
         kept += ran == (uint64_t)CAP + (lp.st == MKRT_OK);
         clean += d.st == MKRT_OK;
@@ -411,10 +412,10 @@ static void test_close_races_destroy(void)
             bail_out("create");
         _Atomic int go = 0;
         closer cl[4];
-        pthread_t th[4];
+        mkrt__thread th[4];
         for (int i = 0; i < 4; i++) {
             cl[i] = (closer){mkrt_producer_open(rt, NULL), &go, r % 3 * 20};
-            pthread_create(&th[i], NULL, closer_main, &cl[i]);
+            mkrt__thread_start(&th[i], closer_main, &cl[i]);
         }
         atomic_store(&go, 1);
         if (r % 2)
@@ -422,7 +423,7 @@ static void test_close_races_destroy(void)
         mkrt_error e = {0};
         mkrt_status st = mkrt_destroy(rt, SEC, &e);
         for (int i = 0; i < 4; i++)
-            pthread_join(th[i], NULL);
+            mkrt__thread_join(th[i]);
         if (st != MKRT_OK)
             diag("round %d: mkrt_destroy returned %s: %s", r, mkrt_status_name(st), e.message);
         clean += st == MKRT_OK;
@@ -616,7 +617,7 @@ typedef struct consumer {
     uint32_t next[8]; /* next param expected per handle */
 } consumer;
 
-static void *consumer_main(void *arg)
+static int consumer_main(void *arg)
 {
     consumer *c = arg;
     mkrt_append_entry e[64];
@@ -632,7 +633,7 @@ static void *consumer_main(void *arg)
         }
         c->got += k;
         if (k == 0 && stopping)
-            return NULL;
+            return 0;
         if (k == 0)
             sched_yield();
     }
@@ -665,10 +666,10 @@ static void test_log_consume(mkrt_backend_kind kind, const char *name)
      * order per handle) and 2 consumers. */
     _Atomic int stopflag = 0;
     consumer cs[2];
-    pthread_t th[2];
+    mkrt__thread th[2];
     for (int i = 0; i < 2; i++) {
         cs[i] = (consumer){rt, &stopflag, 0, 0, {0}};
-        pthread_create(&th[i], NULL, consumer_main, &cs[i]);
+        mkrt__thread_start(&th[i], consumer_main, &cs[i]);
     }
     mkrt_producer *q = mkrt_producer_open(rt, NULL);
     uint32_t sent[8] = {0};
@@ -689,7 +690,7 @@ static void test_log_consume(mkrt_backend_kind kind, const char *name)
     mkrt_drain(rt, SEC);
     atomic_store(&stopflag, 1);
     for (int i = 0; i < 2; i++)
-        pthread_join(th[i], NULL);
+        mkrt__thread_join(th[i]);
     uint64_t overflow = failed_with(&f, MKRT_EOVERFLOW);
     is(cs[0].got + cs[1].got + overflow, total,
        "%s: every APPEND was consumed exactly once or overflowed (%llu consumed, %llu overflowed)", name,

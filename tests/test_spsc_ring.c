@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* tests/test_spsc_ring.c - mkrt_spsc_ring behaviour. */
-#include <pthread.h>
 #include <time.h>
 
 #include "../src/queue/ring_internal.h"
+#include "base/thread.h"
 #include "count_alloc.h"
 #include "ring_cases.h"
 #include "tap.h"
@@ -29,13 +29,13 @@ static uint32_t sleepers(const void *r) { return mkrt__spsc_ring_sleepers(r); }
 
 /* The runtime's backpressure wait (queue/spsc_wait.h): a consumer pops
  * after a short delay. */
-static void *pop_later(void *p)
+static int pop_later(void *p)
 {
     struct timespec d = {0, 20000000};
     nanosleep(&d, NULL);
     mkrt_item it;
     mkrt_spsc_ring_pop(p, &it, 1);
-    return NULL;
+    return 0;
 }
 
 static void wait_space_cases(void)
@@ -54,12 +54,12 @@ static void wait_space_cases(void)
         ok(mkrt__now_ns() - t0 >= 30000000u, "... at its deadline, not before");
     }
     for (int spin = 0; spin < 2; spin++) {
-        pthread_t t;
+        mkrt__thread t;
         mkrt__spin_budget_init(&b);
-        pthread_create(&t, NULL, pop_later, r);
+        mkrt__thread_start(&t, pop_later, r);
         is(mkrt__spsc_ring_wait_space(r, &b, spin ? 100000u : 0, mkrt__deadline(5000000000u, &ts)), MKRT_OK,
            "wait_space (spin %s) returns once the consumer pops", spin ? "up to 100 us" : "0");
-        pthread_join(t, NULL);
+        mkrt__thread_join(t);
         is(mkrt_spsc_ring_push(r, it, 4), 1, "... with room for the one item popped");
     }
     mkrt_spsc_ring_close(r);
@@ -75,7 +75,7 @@ typedef struct room_waiter {
     _Atomic int returned;
 } room_waiter;
 
-static void *wait_room(void *p)
+static int wait_room(void *p)
 {
     room_waiter *w = p;
     mkrt__spin_budget b;
@@ -83,13 +83,13 @@ static void *wait_room(void *p)
     struct timespec ts;
     w->st = mkrt__spsc_ring_wait_space(w->r, &b, 0, mkrt__deadline(5000000000u, &ts));
     atomic_store(&w->returned, 1);
-    return NULL;
+    return 0;
 }
 
-static void *push_one(void *p)
+static int push_one(void *p)
 {
     mkrt_item it = {0};
-    return (void *)(uintptr_t)(mkrt_spsc_ring_push_wait(p, &it, 1, 5000000000u, NULL) == MKRT_OK);
+    return mkrt_spsc_ring_push_wait(p, &it, 1, 5000000000u, NULL) == MKRT_OK;
 }
 
 static void half_room_case(void)
@@ -97,8 +97,8 @@ static void half_room_case(void)
     room_waiter w = {mkrt_spsc_ring_create(8, NULL), MKRT_OK, 0};
     mkrt_item it[8] = {{0}};
     mkrt_spsc_ring_push(w.r, it, 8);
-    pthread_t t;
-    pthread_create(&t, NULL, wait_room, &w);
+    mkrt__thread t;
+    mkrt__thread_start(&t, wait_room, &w);
     struct timespec d = {0, 1000000};
     for (int i = 0; i < 2000 && mkrt__spsc_ring_sleepers(w.r) == 0; i++)
         nanosleep(&d, NULL); /* until the producer sleeps */
@@ -108,18 +108,18 @@ static void half_room_case(void)
     ok(atomic_load(&w.returned) == 0 && mkrt__spsc_ring_sleepers(w.r) == 1,
        "a sleeping producer is not woken while less than half the ring is free (3 of 8)");
     mkrt_spsc_ring_pop(w.r, it, 1);
-    pthread_join(t, NULL);
+    mkrt__thread_join(t);
     ok(atomic_load(&w.returned) == 1 && w.st == MKRT_OK, "... and is woken once half is (4 of 8)");
     /* The public push_wait of one item is woken by the pop of one. */
     mkrt_spsc_ring_push(w.r, it, 4);
-    pthread_create(&t, NULL, push_one, w.r);
+    mkrt__thread_start(&t, push_one, w.r);
     d.tv_nsec = 1000000;
     for (int i = 0; i < 2000 && mkrt__spsc_ring_sleepers(w.r) == 0; i++)
         nanosleep(&d, NULL);
     mkrt_spsc_ring_pop(w.r, it, 1);
-    void *res;
-    pthread_join(t, &res);
-    ok(res == (void *)1, "the public push_wait is not held to that threshold: one pop lets one item in");
+    int res = 0;
+    mkrt__thread_join_result(t, &res);
+    ok(res == 1, "the public push_wait is not held to that threshold: one pop lets one item in");
     mkrt_spsc_ring_destroy(w.r);
 }
 

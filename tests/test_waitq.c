@@ -9,11 +9,11 @@
  * checks of the protocol's steps: timeouts, a notify between prepare and
  * sleep, and one wake-up per sleep however many notifies come.
  */
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../src/base/waitq.h"
+#include "base/thread.h"
 #include "mkrt/ring.h"
 #include "tap.h"
 
@@ -53,10 +53,10 @@ static void play(pingpong *g, uint32_t me)
     }
 }
 
-static void *pong(void *p)
+static int pong(void *p)
 {
     play(p, 1);
-    return NULL;
+    return 0;
 }
 
 int main(void)
@@ -70,10 +70,10 @@ int main(void)
         is(mkrt__waitq_asymmetric, 0, "MKRT_WAITQ_SYMMETRIC=1 selects the symmetric (fence) protocol");
     else
         diag("protocol: %s", mkrt__waitq_asymmetric ? "asymmetric (membarrier)" : "symmetric (fence)");
-    pthread_t t;
-    pthread_create(&t, NULL, pong, &g);
+    mkrt__thread t;
+    mkrt__thread_start(&t, pong, &g);
     play(&g, 0);
-    pthread_join(t, NULL);
+    mkrt__thread_join(t);
     is(g.timeouts[0] + g.timeouts[1], 0, "%d token handoffs with no lost wake-up", ROUNDS);
     ok(g.slept[0] + g.slept[1] > 0, "the players really slept (%llu sleeps)",
        (unsigned long long)(g.slept[0] + g.slept[1]));

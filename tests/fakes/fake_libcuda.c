@@ -33,7 +33,6 @@
  *   18  never returns (a hung op), whatever the shutdown flag says
  * fake_cuda_live() returns how many allocations, registrations, streams,
  * modules and context references are outstanding, for teardown tests. */
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -42,6 +41,7 @@
 #include <time.h>
 
 #include "../../src/backend/mk_loop.h"
+#include "base/thread.h"
 
 enum { OK = 0, E_INVALID_VALUE = 1, E_STUB = 34, E_NO_DEVICE = 100, E_INVALID_IMAGE = 200,
        E_NOT_FOUND = 500, E_NOT_READY = 600, E_ILLEGAL_ADDRESS = 700, E_TOO_LARGE = 720,
@@ -305,7 +305,21 @@ typedef struct dev_block {
     uint64_t pad[2]; /* 32 bytes: the memory after the header stays 16-byte aligned */
 } dev_block;
 static dev_block dev_blocks = {&dev_blocks, &dev_blocks, {0, 0}};
-static pthread_mutex_t dev_lock = PTHREAD_MUTEX_INITIALIZER;
+/* C11 has no static mutex initialiser: the first allocation makes it. */
+static mkrt__mutex dev_lock;
+static mkrt__once_flag dev_lock_once = MKRT__ONCE_INIT;
+static void dev_lock_init(void)
+{
+    if (mkrt__mutex_init(&dev_lock) != 0) {
+        fprintf(stderr, "fake libcuda: cannot create the device memory lock\n");
+        abort();
+    }
+}
+static void dev_lock_take(void)
+{
+    mkrt__call_once(&dev_lock_once, dev_lock_init);
+    mkrt__mutex_lock(&dev_lock);
+}
 
 static int fake_mem_alloc(unsigned long long *d, size_t bytes)
 {
@@ -317,12 +331,12 @@ static int fake_mem_alloc(unsigned long long *d, size_t bytes)
     if (b == NULL)
         return 2;
     memset(b + 1, 0xA5, bytes); /* what fresh device memory holds: nothing useful */
-    pthread_mutex_lock(&dev_lock);
+    dev_lock_take();
     b->next = dev_blocks.next;
     b->prev = &dev_blocks;
     dev_blocks.next->prev = b;
     dev_blocks.next = b;
-    pthread_mutex_unlock(&dev_lock);
+    mkrt__mutex_unlock(&dev_lock);
     *d = (unsigned long long)(uintptr_t)(b + 1) ^ DEV_TAG;
     atomic_fetch_add(&live, 1);
     return OK;
@@ -334,10 +348,10 @@ static int fake_mem_free(unsigned long long d)
     if ((d & DEV_TAG) != DEV_TAG)
         return E_INVALID_VALUE;
     dev_block *b = (dev_block *)fake_dev(d) - 1;
-    pthread_mutex_lock(&dev_lock);
+    dev_lock_take();
     b->prev->next = b->next;
     b->next->prev = b->prev;
-    pthread_mutex_unlock(&dev_lock);
+    mkrt__mutex_unlock(&dev_lock);
     free(b);
     atomic_fetch_sub(&live, 1);
     return OK;
@@ -413,7 +427,7 @@ unsigned long long fake_cuda_syncs_waited(void)
  * on it. */
 typedef struct fake_stream fake_stream;
 typedef struct fake_launch_rec {
-    pthread_t thread;
+    mkrt__thread thread;
     struct fake_launch_rec *prev; /* joined by this one's thread; freed with the stream */
     fake_stream *s;
     mkrt__mk_control *ctl;        /* the megakernel's control block, or NULL */
@@ -428,10 +442,10 @@ struct fake_stream {
     _Atomic int inflight;        /* launched, not finished */
     _Atomic int faulted;
     _Atomic(fake_launch_rec *) current; /* running now */
-    pthread_t watch;
+    mkrt__thread watch;
     int watching;
     _Atomic int closing;
-    pthread_mutex_t copy_lock;   /* the copies queued on the stream */
+    mkrt__mutex copy_lock;   /* the copies queued on the stream */
     struct fake_copy *copies, **copies_tail;
 };
 
@@ -447,7 +461,7 @@ typedef struct fake_copy {
 
 static void run_copies(fake_stream *s)
 {
-    pthread_mutex_lock(&s->copy_lock);
+    mkrt__mutex_lock(&s->copy_lock);
     for (fake_copy *c = s->copies, *next; c != NULL; c = next) {
         next = c->next;
         if ((uintptr_t)c->src % 8 == 0 && c->bytes % 8 == 0) {
@@ -468,7 +482,7 @@ static void run_copies(fake_stream *s)
     }
     s->copies = NULL;
     s->copies_tail = &s->copies;
-    pthread_mutex_unlock(&s->copy_lock);
+    mkrt__mutex_unlock(&s->copy_lock);
 }
 
 static int queue_copy(void *stream, void *dst, const void *src, size_t bytes)
@@ -485,10 +499,10 @@ static int queue_copy(void *stream, void *dst, const void *src, size_t bytes)
     if (c == NULL)
         return 2;
     *c = (fake_copy){dst, src, bytes, NULL};
-    pthread_mutex_lock(&s->copy_lock);
+    mkrt__mutex_lock(&s->copy_lock);
     *s->copies_tail = c;
     s->copies_tail = &c->next;
-    pthread_mutex_unlock(&s->copy_lock);
+    mkrt__mutex_unlock(&s->copy_lock);
     return OK;
 }
 
@@ -514,7 +528,7 @@ static int fake_stream_create(void **p, unsigned flags)
     fake_stream *s = calloc(1, sizeof(fake_stream));
     if (s == NULL)
         return 2;
-    pthread_mutex_init(&s->copy_lock, NULL);
+    mkrt__mutex_init(&s->copy_lock);
     s->copies_tail = &s->copies;
     *p = s;
     atomic_fetch_add(&live, 1);
@@ -526,15 +540,15 @@ static int fake_stream_destroy(void *p)
     fake_stream *s = p;
     atomic_store(&s->closing, 1);
     if (s->last != NULL)
-        pthread_join(s->last->thread, NULL);
+        mkrt__thread_join(s->last->thread);
     if (s->watching)
-        pthread_join(s->watch, NULL);
+        mkrt__thread_join(s->watch);
     for (fake_launch_rec *r = s->last, *prev; r != NULL; r = prev) {
         prev = r->prev;
         free(r);
     }
     run_copies(s);
-    pthread_mutex_destroy(&s->copy_lock);
+    mkrt__mutex_destroy(&s->copy_lock);
     free(s);
     atomic_fetch_sub(&live, 1);
     return OK;
@@ -603,12 +617,12 @@ static _Atomic uint64_t level_nap_ns; /* FAKE_CUDA_LEVEL_NAP_US, see fake_launch
 static _Atomic uint64_t fault_batch;
 static _Atomic uint32_t fault_layer;
 
-static void *launch_thread(void *p)
+static int launch_thread(void *p)
 {
     fake_launch_rec *r = p;
     fake_stream *s = r->s;
     if (r->prev != NULL) /* stream order; the record is freed with the stream (fault_watch may read it) */
-        pthread_join(r->prev->thread, NULL);
+        mkrt__thread_join(r->prev->thread);
     if (!atomic_load(&s->faulted)) {
         atomic_store(&s->current, r);
         if (r->ctl != NULL) {
@@ -622,7 +636,7 @@ static void *launch_thread(void *p)
     }
     uncount(r);
     atomic_fetch_sub(&s->inflight, 1);
-    return NULL;
+    return 0;
 }
 
 static int start_launch(fake_stream *s, fake_launch_rec *r)
@@ -634,7 +648,7 @@ static int start_launch(fake_stream *s, fake_launch_rec *r)
     atomic_store(&r->counted, 1);
     atomic_fetch_add(&kernels_running, 1);
     atomic_fetch_add(&s->inflight, 1);
-    if (pthread_create(&r->thread, NULL, launch_thread, r) != 0) {
+    if (mkrt__thread_start(&r->thread, launch_thread, r) != 0) {
         uncount(r);
         atomic_fetch_sub(&s->inflight, 1);
         free(r);
@@ -689,7 +703,7 @@ static int fake_launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned 
 
 /* In fault mode the loop parks in the faulting batch until shutdown; a
  * real faulted kernel is gone at once. Watch for that and end it. */
-static void *fault_watch(void *p)
+static int fault_watch(void *p)
 {
     fake_stream *s = p;
     while (!atomic_load(&s->closing)) {
@@ -700,11 +714,11 @@ static void *fault_watch(void *p)
             atomic_store(&s->faulted, 1); /* the parked loop leaves at shutdown */
             atomic_store(&sticky, 1);
             uncount(r);
-            return NULL;
+            return 0;
         }
         nap_us(200);
     }
-    return NULL;
+    return 0;
 }
 
 static int fake_launch_entry(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
@@ -718,7 +732,7 @@ static int fake_launch_entry(void *f, unsigned gx, unsigned gy, unsigned gz, uns
         atomic_store_explicit(&fault_batch, b ? strtoull(b, NULL, 10) : 3, memory_order_release);
     }
     int r = fake_launch(f, gx, gy, gz, bx, by, bz, smem, stream, params);
-    if (r == OK && is("fault") && !s->watching && pthread_create(&s->watch, NULL, fault_watch, s) == 0)
+    if (r == OK && is("fault") && !s->watching && mkrt__thread_start(&s->watch, fault_watch, s) == 0)
         s->watching = 1;
     return r;
 }
