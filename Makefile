@@ -91,6 +91,13 @@ LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/megakernel_fatbin.
             $(BUILD)/obj/gen/megakernel_link_fatbin.o
 STATIC   := $(BUILD)/libmkrt.a
 SHARED   := $(BUILD)/libmkrt.so.$(VERSION)
+# The test build of the library: the same sources with MKRT_TEST_HOOKS
+# defined (the test hooks: grep MKRT_TEST_HOOKS src), into $(BUILD)/tobj
+# and libmkrt_test.a, which the tests, stress programs and soak link;
+# libmkrt.a and libmkrt.so, the installed ones, hold no hook.
+TEST_DEFS   := -DMKRT_TEST_HOOKS
+TLIB_OBJS   := $(LIB_SRCS:%.c=$(BUILD)/tobj/%.o) $(filter $(BUILD)/obj/gen/%,$(LIB_OBJS))
+TEST_STATIC := $(BUILD)/libmkrt_test.a
 # The shared library exports the public API only (tests link libmkrt.a).
 SYMBOL_MAP := src/libmkrt.map
 HEADERS  := $(sort $(wildcard include/mkrt/*.h))
@@ -119,6 +126,9 @@ help: ## this list: every target, one line each
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+$(BUILD)/tobj/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(TEST_DEFS) $(CFLAGS) -c $< -o $@
 
 # ---- The CUDA megakernel --------------------------------------------------
 # Built by nvcc where there is one (SASS for sm_80 and sm_90, PTX for
@@ -168,6 +178,11 @@ $(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c
 	$(CC) $(CPPFLAGS) $(OPT) $(SAN) -fPIC -c $< -o $@
 
 $(STATIC): $(LIB_OBJS)
+	@mkdir -p $(@D)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+$(TEST_STATIC): $(TLIB_OBJS)
 	@mkdir -p $(@D)
 	rm -f $@
 	$(AR) rcs $@ $^
@@ -249,7 +264,7 @@ clean: ## remove $(BUILD)
 	rm -rf $(BUILD)
 
 # The compiler's dependency files (-MMD), found without a shell.
--include $(wildcard $(addsuffix /*.d,$(BUILD)/obj/src/* $(BUILD)/obj/tests $(BUILD)/obj/tests/* \
-    $(BUILD)/obj/stress $(BUILD)/obj/examples $(BUILD)/obj/examples/* $(BUILD)/examples $(BUILD)/obj/bench \
+-include $(wildcard $(addsuffix /*.d,$(BUILD)/obj/src/* $(BUILD)/tobj/src/* $(BUILD)/tobj/tests \
+    $(BUILD)/obj/tests $(BUILD)/tobj/stress $(BUILD)/obj/examples $(BUILD)/obj/examples/* $(BUILD)/examples $(BUILD)/obj/bench \
     $(BUILD)/obj/mpi/* $(BUILD)/obj/gen $(BUILD)/tests $(BUILD)/mpi/tests))
 .SECONDARY:

@@ -15,13 +15,14 @@ STRESS_SRCS := $(sort $(wildcard stress/*_stress.c))
 STRESS_BINS := $(STRESS_SRCS:stress/%.c=$(BUILD)/stress/%)
 SOAK_BIN    := $(BUILD)/stress/soak
 
-# Tests and stress programs link the static library so they can reach the
-# internal hooks declared in src/ headers.
-$(TEST_HELPLIB): $(TEST_HELP:%.c=$(BUILD)/obj/%.o)
+# Tests, stress programs and the soak are built with the test hooks and
+# link the library's test build (TEST_STATIC), through which they reach
+# the internals declared in src/ headers.
+$(TEST_HELPLIB): $(TEST_HELP:%.c=$(BUILD)/tobj/%.o)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_HELPLIB) $(STATIC)
+$(BUILD)/tests/%: $(BUILD)/tobj/tests/%.o $(TEST_HELPLIB) $(TEST_STATIC)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
@@ -33,7 +34,7 @@ $(NULL_PROBE): $(BUILD)/gen/null_probe.c $(STATIC)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(STATIC) $(LDFLAGS) $(LDLIBS)
 
-$(BUILD)/stress/%: $(BUILD)/obj/stress/%.o $(STATIC)
+$(BUILD)/stress/%: $(BUILD)/tobj/stress/%.o $(TEST_STATIC)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
@@ -158,8 +159,8 @@ $(BUILD)/examples/graph_bfs: $(BUILD)/obj/examples/graph_bfs.o $(G500_OBJS) $(ST
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(GRAPH_BFS_LIBS) $(LDLIBS)
 
-$(BUILD)/tests/test_graph500_kit: $(BUILD)/obj/tests/test_graph500_kit.o $(G500_KIT_OBJS) \
-                                  $(TEST_HELPLIB) $(STATIC)
+$(BUILD)/tests/test_graph500_kit: $(BUILD)/tobj/tests/test_graph500_kit.o $(G500_KIT_OBJS) \
+                                  $(TEST_HELPLIB) $(TEST_STATIC)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 

@@ -294,6 +294,7 @@ mkrt_status mkrt__megakernel_start(mkrt_runtime *rt, mkrt_backend_kind kind, mkr
     return MKRT_OK;
 }
 
+#ifdef MKRT_TEST_HOOKS
 void mkrt__megakernel_inject_hang(mkrt__backend *be, uint64_t batches_from_now, uint32_t layer)
 {
     megakernel *m = (megakernel *)be;
@@ -333,3 +334,4 @@ void mkrt__megakernel_level_nap(mkrt__backend *be, uint64_t ns)
         /* relaxed: a test knob, read by the loop at each level. */
         atomic_store_explicit(&m->sim.level_nap_ns, ns, memory_order_relaxed);
 }
+#endif

@@ -12,7 +12,11 @@
 static void *sim_loop(void *p)
 {
     mkrt__mk_sim *s = p;
+#ifdef MKRT_TEST_HOOKS
     mkrt__mk_loop_hooks hooks = {s->blocks, NULL, &s->hang_batch, &s->hang_after_layer, NULL, &s->level_nap_ns};
+#else
+    mkrt__mk_loop_hooks hooks = {s->blocks, NULL, NULL, NULL, NULL, NULL};
+#endif
     mkrt__mk_loop_run(s->ctl, &hooks);
     return NULL;
 }

@@ -27,9 +27,14 @@ typedef struct mkrt__mk_sim {
     uint64_t append_capacity;
     size_t log_bytes;          /* allocation size of append_log */
     uint32_t blocks;            /* simulated grid size */
-    _Atomic uint64_t hang_batch;       /* 0: never */
+#ifdef MKRT_TEST_HOOKS
+    /* Test hooks (mk_loop.h's hooks): the loop hangs in batch hang_batch
+     * (0: never) once it reaches layer hang_after_layer, and naps
+     * level_nap_ns at each traversal level. */
+    _Atomic uint64_t hang_batch;
     _Atomic uint32_t hang_after_layer;
-    _Atomic uint64_t level_nap_ns;     /* test hook: each traversal level naps this long */
+    _Atomic uint64_t level_nap_ns;
+#endif
     void *frontier;                    /* the traversal's frontier (protocol.h) */
     size_t frontier_bytes;
     pthread_t thread;

@@ -170,7 +170,6 @@ static void free_runtime(mkrt_runtime *rt)
     mkrt__free((void *)rt->append_log, rt->log_bytes);
     mkrt__free(rt->emit_ring, mkrt__emit_ring_slots(&rt->cfg) * sizeof *rt->emit_ring);
     mkrt__free((void *)rt->frontier, 3 * rt->frontier_words * sizeof *rt->frontier);
-    mkrt_dedupe_scratch_destroy(rt->dedupe);
     mkrt_layer_scratch_destroy(rt->layering);
     mkrt_barrier_scratch_destroy(rt->split);
     mkrt__free(rt->waves, rt->cfg.max_batch * sizeof *rt->waves);
@@ -292,7 +291,6 @@ mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **out, mkrt_error *
     rt->emit_ring = mkrt__alloc(mkrt__emit_ring_slots(cfg) * sizeof *rt->emit_ring, MKRT_CACHE_LINE);
     atomic_init(&rt->quiet, true);
     rt->expand_chunk = cfg->max_batch < MKRT__EXPAND_CHUNK_MAX ? (uint32_t)cfg->max_batch : MKRT__EXPAND_CHUNK_MAX;
-    rt->dedupe = mkrt_dedupe_scratch_create(NULL);
     rt->layering = mkrt_layer_scratch_create(NULL);
     rt->split = mkrt_barrier_scratch_create(cfg->max_batch, 0, NULL);
     rt->waves = mkrt__alloc(cfg->max_batch * sizeof *rt->waves, MKRT_CACHE_LINE);
@@ -300,7 +298,7 @@ mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **out, mkrt_error *
     mkrt_plan_cache_config pc = mkrt_plan_cache_config_default();
     if (mkrt_plan_cache_create(&pc, &rt->plans, NULL) != MKRT_OK)
         rt->plans = NULL;
-    if (!ok || !rt->slots || !rt->cells || !rt->append_log || !rt->emit_ring || !rt->dedupe || !rt->layering ||
+    if (!ok || !rt->slots || !rt->cells || !rt->append_log || !rt->emit_ring || !rt->layering ||
         !rt->split || !rt->waves || !rt->dead || !rt->plans) {
         free_runtime(rt);
         return mkrt__error_set(err, MKRT_ENOMEM,
@@ -780,8 +778,11 @@ mkrt_status mkrt_destroy(mkrt_runtime *rt, uint64_t timeout_ns, mkrt_error *err)
     /* seq_cst: the store half of the handshake with owner_enter (store
      * closing, load state here; fetch_or state, load closing there). */
     atomic_store(&rt->closing, true);
-    while (atomic_load(&rt->destroy_held)) /* test hook, see runtime_internal.h */
+#ifdef MKRT_TEST_HOOKS
+    /* acquire: pairs with the release store in mkrt__runtime_destroy_hold. */
+    while (atomic_load_explicit(&rt->destroy_held, memory_order_acquire))
         sched_yield();
+#endif
     /* Producer rings refuse new items from here on; a push that overlapped
      * the close is either refused or in the ring, and the drain below
      * takes it. */
@@ -1058,32 +1059,4 @@ const char *mkrt_backend_describe(mkrt_runtime *rt)
     if (atomic_load_explicit(&rt->backend_failed, memory_order_acquire))
         return rt->backend_failure;
     return rt->backend_desc;
-}
-
-void mkrt__runtime_hold(mkrt_runtime *rt, bool hold)
-{
-    /* seq_cst: a rare test-only switch; no ordering subtleties wanted. */
-    atomic_store(&rt->held, hold);
-    mkrt__waitq_notify(&rt->work_wq);
-    while (hold && !atomic_load(&rt->parked) && !atomic_load(&rt->stopped)) {
-        struct timespec ts = {0, 100000};
-        nanosleep(&ts, NULL);
-    }
-}
-
-void mkrt__runtime_doze(mkrt_runtime *rt, bool doze)
-{
-    /* seq_cst: a rare test-only switch, as in mkrt__runtime_hold. */
-    atomic_store(&rt->dozing, doze);
-    mkrt__waitq_notify(&rt->work_wq);
-    while (doze && !atomic_load(&rt->parked) && !atomic_load(&rt->stopped)) {
-        struct timespec ts = {0, 100000};
-        nanosleep(&ts, NULL);
-    }
-}
-
-void mkrt__runtime_device_hang(mkrt_runtime *rt, uint64_t batches_from_now, uint32_t layer)
-{
-    if (rt->nbackends > 1) /* a megakernel device; the hook ignores a GPU */
-        mkrt__megakernel_inject_hang(rt->backends[0], batches_from_now, layer);
 }
