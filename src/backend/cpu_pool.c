@@ -281,7 +281,7 @@ mkrt_status mkrt__cpu_pool_start(struct mkrt_runtime *rt, uint32_t workers, uint
                                "workers or free memory.",
                                workers);
     }
-    pool->base = (mkrt__backend){&cpu_ops, "cpu", workers, false};
+    pool->base = (mkrt__backend){.ops = &cpu_ops, .name = "cpu", .width = workers, .is_cpu_pool = true};
     pool->rt = rt;
     pool->workers = workers;
     pool->threads = threads;

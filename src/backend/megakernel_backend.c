@@ -283,6 +283,7 @@ mkrt_status mkrt__megakernel_start(mkrt_runtime *rt, mkrt_backend_kind kind, mkr
     m->kind = kind;
     m->base.ops = &megakernel_ops;
     m->base.name = kind == MKRT_BACKEND_CUDA ? "cuda" : "sim";
+    m->base.is_cpu_pool = false; /* a device */
     mkrt_status st = kind == MKRT_BACKEND_CUDA ? start_cuda(rt, m, err) : start_sim(rt, m, err);
     if (st != MKRT_OK) {
         mkrt__free(m, sizeof *m);

@@ -50,7 +50,7 @@ static void backend_failed(mkrt_runtime *rt, mkrt__backend *be, const mkrt_error
     mkrt_error why;
     bool lost = mkrt__state_move(rt, NULL, &why) != NULL || rt->state_lost;
     char now[64];
-    mkrt__backend *next = rt->backends[rt->nbackends - 1];
+    mkrt__backend *next = mkrt__backends_cpu_pool(rt->backends, rt->nbackends);
     next->ops->describe(next, now, sizeof now);
     /* A long message is cut: the reason of the failure comes last. */
     int at = snprintf(rt->backend_failure, sizeof rt->backend_failure,
@@ -144,7 +144,7 @@ static void finish_running(mkrt_runtime *rt, mkrt__batch **running)
     rt->emit_tail = claimed;
     if (st == MKRT_OK) {
         mkrt__stage_take_failures(rt, b, fails, nfails);
-        if (b->plan.backend + 1 < rt->nbackends)
+        if (!be->is_cpu_pool)
             mkrt__stat_add(&rt->device_batches, 1);
     } else {
         mkrt__stage_fail_all(b, st);
@@ -257,7 +257,7 @@ bool mkrt__dispatch_help(mkrt_runtime *rt, _Atomic uint64_t *counter, uint64_t t
      * once shutdown began (the dispatcher finishes alone). relaxed on the
      * token: a hint before the CAS that decides. acquire on closing and
      * aborting: pairs with their release stores in mkrt_destroy. */
-    if (rt->nbackends != 1 || atomic_load_explicit(&rt->dispatch_token, memory_order_relaxed) != 0 ||
+    if (!rt->cpu_only || atomic_load_explicit(&rt->dispatch_token, memory_order_relaxed) != 0 ||
         test_held(rt) || atomic_load_explicit(&rt->closing, memory_order_acquire) ||
         atomic_load_explicit(&rt->aborting, memory_order_acquire) || !token_take(rt))
         return false;

@@ -211,6 +211,7 @@ static mkrt_status start_backends(mkrt_runtime *rt, mkrt_error *err)
     if (device != NULL)
         rt->backends[rt->nbackends++] = device;
     rt->backends[rt->nbackends++] = cpu;
+    rt->cpu_only = mkrt__backends_device(rt->backends, rt->nbackends) == NULL;
     rt->device_state = device != NULL && device->ops->state_in != NULL;
     if (device == NULL && cfg->backend == MKRT_BACKEND_AUTO) {
         /* Not a failure: the reason, without the Fix an explicit CUDA gets. */
@@ -229,7 +230,8 @@ static mkrt_status start_backends(mkrt_runtime *rt, mkrt_error *err)
 void mkrt__runtime_describe_device(mkrt_runtime *rt)
 {
     char dev[MKRT_ERROR_MESSAGE_MAX + 192];
-    rt->backends[0]->ops->describe(rt->backends[0], dev, sizeof dev);
+    mkrt__backend *device = mkrt__backends_device(rt->backends, rt->nbackends);
+    device->ops->describe(device, dev, sizeof dev);
     snprintf(rt->backend_desc, sizeof rt->backend_desc,
              "%.*s; watchdog %u ms; batches with ops the device lacks on %u CPU workers",
              (int)(sizeof rt->backend_desc - 96), dev, rt->cfg.watchdog_ms, rt->workers);
@@ -247,9 +249,9 @@ static bool stop_backends(mkrt_runtime *rt)
         rt->cells = NULL;
         rt->append_log = NULL;
     }
-    /* nbackends stays as it was: it is fixed at create, and a waiter still
+    /* cpu_only stays as it was: it is fixed at create, and a waiter still
      * inside mkrt_wait reads it (mkrt__dispatch_help) until destroy has
-     * seen it leave. */
+     * seen it leave; the backends themselves are gone now. */
     return stopped;
 }
 
@@ -897,7 +899,8 @@ mkrt_status mkrt_stats_read(mkrt_runtime *rt, mkrt_stats *out)
     s.workers = rt->workers;
     /* acquire: pairs with the release in backend_failed (dispatcher.c). */
     bool failed = atomic_load_explicit(&rt->backend_failed, memory_order_acquire);
-    s.backend = rt->backends[failed ? rt->nbackends - 1 : 0]->name;
+    mkrt__backend *device = mkrt__backends_device(rt->backends, rt->nbackends);
+    s.backend = (device != NULL && !failed ? device : mkrt__backends_cpu_pool(rt->backends, rt->nbackends))->name;
     s.backend_detail = mkrt_backend_describe(rt);
     s.device_batches = atomic_load_explicit(&rt->device_batches, memory_order_relaxed);
     s.device_failures = atomic_load_explicit(&rt->device_failures, memory_order_relaxed);

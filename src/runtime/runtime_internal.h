@@ -198,10 +198,15 @@ struct mkrt_runtime {
     bool helping;
     /* The backends the plan stage routes to, in order of preference: the
      * megakernel device when there is one, then the CPU pool, which
-     * accepts every batch and never fails. */
+     * accepts every batch and never fails. Which is which: is_cpu_pool
+     * (backend.h), never the position. */
     mkrt__backend *backends[2];
-    uint32_t nbackends; /* fixed at create (waiters read it while destroy runs) */
-    _Atomic uint64_t device_batches, device_failures; /* batches run on, failures of backends[0] */
+    uint32_t nbackends; /* fixed at create */
+    /* No device among the backends (set at create from is_cpu_pool, then
+     * constant): what mkrt__dispatch_help asks, because a waiter may run
+     * it while destroy stops and frees the backends. */
+    bool cpu_only;
+    _Atomic uint64_t device_batches, device_failures; /* batches run on, failures of the device */
     _Atomic bool backend_failed; /* set once, after backend_failure is written */
     /* Where the cells and the APPEND log live: NULL, the host arrays above;
      * else the backend whose device memory holds them (backend.h,
@@ -238,7 +243,7 @@ struct mkrt_runtime {
 };
 
 int mkrt__dispatcher_main(void *rt);
-/* Writes backend_desc for a runtime with a device (backends[0]): at
+/* Writes backend_desc for a runtime with a device (mkrt__backends_device): at
  * create, and again when the device's description changes (the graph). */
 void mkrt__runtime_describe_device(struct mkrt_runtime *rt);
 /* Dispatcher thread: makes `to` hold the state before it runs a batch

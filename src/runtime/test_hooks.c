@@ -49,8 +49,9 @@ void mkrt__runtime_destroy_hold(mkrt_runtime *rt, bool hold)
 
 void mkrt__runtime_device_hang(mkrt_runtime *rt, uint64_t batches_from_now, uint32_t layer)
 {
-    if (rt->nbackends > 1) /* a megakernel device; the hook ignores a GPU */
-        mkrt__megakernel_inject_hang(rt->backends[0], batches_from_now, layer);
+    mkrt__backend *device = mkrt__backends_device(rt->backends, rt->nbackends);
+    if (device != NULL) /* a megakernel device; the hook ignores a GPU */
+        mkrt__megakernel_inject_hang(device, batches_from_now, layer);
 }
 #else
 /* ISO C wants a translation unit to declare something. */
