@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
+#include "backend/mk_device.h"
 #include "backend/mk_host.h"
 
 typedef struct mkrt__mk_sim {
@@ -57,5 +58,8 @@ extern const mkrt__mk_device_ops mkrt__mk_sim_ops;
 /* Sets shutdown, joins the loop (bounded: a hung sim is told to give up)
  * and frees everything. */
 void mkrt__mk_sim_stop(mkrt__mk_sim *s);
+/* The simulated device behind the megakernel backend (mk_device.h; ctx =
+ * a started sim): the state stays in the runtime's host arrays. */
+extern const mkrt__mk_device mkrt__mk_sim_device;
 
 #endif
