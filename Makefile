@@ -169,7 +169,7 @@ $(BUILD)/gen/megakernel_link_fatbin.c: $(MK_CU_DEPS) $(BIN2C)
 	$(call embed_fatbin,mkrt__megakernel_link_fatbin,$(LINK_FATBIN),-O3 -fatbin -rdc=true -DMKRT_MK_USER_OPS=1 $(CUDA_ARCH) -Isrc -Isrc/cuda)
 
 # The GPU tests' sample of device user ops (nothing to do without nvcc).
-cuda-test-data:
+cuda-test-data: ## the GPU tests' user-op PTX, where nvcc is (part of check)
 	@$(NVCC_BUILD) $(USER_PTX) tests/cuda/user_ops.cu -O3 -rdc=true -ptx -arch=compute_80 tests/cuda/user_ops.cu; \
 	st=$$?; [ $$st = 0 ] || [ $$st = 2 ]
 

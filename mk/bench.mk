@@ -46,7 +46,7 @@ $(BUILD)/bench/cuda_bench: bench/cuda_bench.c bench/bench_util.h $(STATIC)
 BENCH_LAYER := build/cuda/bench_layer.fatbin
 CUDA_BENCH_DATA := bench-cuda-data
 .PHONY: bench-cuda-data
-bench-cuda-data:
+bench-cuda-data: ## the CUDA benchmark's per-layer kernel, where nvcc is (part of bench)
 	@$(NVCC_BUILD) $(BENCH_LAYER) 'bench/cuda/layer_kernel.cu src/cuda/protocol.h src/ops/builtin_ops.h' \
 	    -O3 -fatbin $(CUDA_ARCH) -Isrc bench/cuda/layer_kernel.cu; st=$$?; [ $$st = 0 ] || [ $$st = 2 ]
 
