@@ -229,7 +229,7 @@ static void sim_blocks_follow_the_plan(void)
 {
     mkrt_runtime *rt = start(MKRT_BACKEND_SIM, 2, 0); /* 4 simulated blocks */
     mkrt_producer *p = mkrt_producer_open(rt, NULL);
-    mkrt__backend *dev = rt->backends[0];
+    mkrt__backend *dev = mkrt__backends_device(rt->backends, rt->nbackends);
     ok(dev->width == 4, "the simulated device has 4 blocks");
     static mkrt_item batch[64];
     for (uint32_t i = 0; i < 3; i++)
@@ -264,7 +264,7 @@ static void sim_blocks_follow_the_plan(void)
 
 static uint64_t pool_barriers(mkrt_runtime *rt)
 {
-    return mkrt__cpu_pool_barriers(rt->backends[rt->nbackends - 1]);
+    return mkrt__cpu_pool_barriers(mkrt__backends_cpu_pool(rt->backends, rt->nbackends));
 }
 
 /* A narrow batch crosses no barrier; a wide batch with a run of 20

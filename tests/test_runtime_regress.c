@@ -380,14 +380,14 @@ static void test_publish_outlives_dispatcher_check(void)
             sched_yield();
         for (int i = 0; i < 1000; i++) /* into its wait for room */
             sched_yield();
-        atomic_store(&rt->destroy_held, true);
+        mkrt__runtime_destroy_hold(rt, true);
         destroyer d = {rt, MKRT_EINVAL};
         mkrt__thread_start(&dt, destroyer_main, &d);
         while (!atomic_load(&rt->closing))
             sched_yield();
         mkrt__runtime_hold(rt, false);
         mkrt__thread_join(pt); /* the last item is in the ring (or refused) */
-        atomic_store(&rt->destroy_held, false);
+        mkrt__runtime_destroy_hold(rt, false);
         mkrt__thread_join(dt);
         uint64_t ran = atomic_load(&touch_calls);
         kept += ran == (uint64_t)CAP + (lp.st == MKRT_OK);

@@ -72,6 +72,32 @@ struct mkrt__backend {
     const char *name;  /* "cpu", "sim", "cuda": mkrt_stats.backend */
     uint32_t width;    /* workers or blocks that can take part in a layer */
     bool failed;       /* dispatcher-only: never fed again */
+    /* The one place that says which backend is the CPU pool (set by
+     * mkrt__cpu_pool_create, constant after): it accepts every batch,
+     * never fails, and is every runtime's last resort. The others are
+     * devices (the megakernel: SIM or CUDA). */
+    bool is_cpu_pool;
 };
+
+/* A runtime's backends, bes[0..n) in order of preference, hold exactly
+ * one CPU pool and at most one device. */
+static inline mkrt__backend *mkrt__backends_cpu_pool(mkrt__backend *const *bes, uint32_t n)
+{
+    mkrt__backend *pool = NULL;
+    for (uint32_t i = 0; i < n && pool == NULL; i++)
+        if (bes[i]->is_cpu_pool)
+            pool = bes[i];
+    return pool;
+}
+
+/* The device among them, or NULL (a CPU-only runtime). */
+static inline mkrt__backend *mkrt__backends_device(mkrt__backend *const *bes, uint32_t n)
+{
+    mkrt__backend *dev = NULL;
+    for (uint32_t i = 0; i < n && dev == NULL; i++)
+        if (!bes[i]->is_cpu_pool)
+            dev = bes[i];
+    return dev;
+}
 
 #endif

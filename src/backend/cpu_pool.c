@@ -54,7 +54,9 @@ typedef struct cpu_pool {
     mkrt__waitq done_wq;
     mkrt__fail_list fails;
     bool ran_inline;    /* the last launch ran on the caller's thread */
-    _Atomic uint64_t barriers; /* cross-thread barriers completed (tests) */
+#ifdef MKRT_TEST_HOOKS
+    _Atomic uint64_t barriers; /* test hook: cross-thread barriers completed */
+#endif
 } cpu_pool;
 
 typedef struct worker_arg {
@@ -98,8 +100,11 @@ static void barrier(cpu_pool *pool, uint32_t n)
      * the last arriver; the acquire half gives the last arriver everyone's. */
     if (atomic_fetch_add_explicit(&pool->arrived, 1, memory_order_acq_rel) + 1 == n) {
         atomic_store_explicit(&pool->arrived, 0, memory_order_relaxed); /* ordered by the release below */
-        /* relaxed: a statistic, read by tests after the batch completed. */
+#ifdef MKRT_TEST_HOOKS
+        /* relaxed: a test's statistic, read after the batch completed
+         * (the completion's release/acquire orders it). */
         atomic_fetch_add_explicit(&pool->barriers, 1, memory_order_relaxed);
+#endif
         /* release: pairs with the acquire loads in generation_moved. */
         atomic_store_explicit(&pool->generation, c.gen + 1, memory_order_release);
         mkrt__waitq_notify(&pool->barrier_wq);
@@ -276,7 +281,7 @@ mkrt_status mkrt__cpu_pool_start(struct mkrt_runtime *rt, uint32_t workers, uint
                                "workers or free memory.",
                                workers);
     }
-    pool->base = (mkrt__backend){&cpu_ops, "cpu", workers, false};
+    pool->base = (mkrt__backend){.ops = &cpu_ops, .name = "cpu", .width = workers, .is_cpu_pool = true};
     pool->rt = rt;
     pool->workers = workers;
     pool->threads = threads;
@@ -304,8 +309,10 @@ mkrt_status mkrt__cpu_pool_start(struct mkrt_runtime *rt, uint32_t workers, uint
     return MKRT_OK;
 }
 
+#ifdef MKRT_TEST_HOOKS
 uint64_t mkrt__cpu_pool_barriers(const mkrt__backend *be)
 {
     /* relaxed: see barrier(); the caller drained first, which orders it. */
     return atomic_load_explicit(&((const cpu_pool *)be)->barriers, memory_order_relaxed);
 }
+#endif

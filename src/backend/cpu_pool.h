@@ -11,8 +11,10 @@ struct mkrt_runtime;
 mkrt_status mkrt__cpu_pool_start(struct mkrt_runtime *rt, uint32_t workers, uint32_t max_batch,
                                  mkrt__backend **out, mkrt_error *err);
 
+#ifdef MKRT_TEST_HOOKS
 /* Test hook: cross-thread layer barriers the pool's workers have crossed
  * (one per barrier, however many workers took part). */
 uint64_t mkrt__cpu_pool_barriers(const mkrt__backend *be);
+#endif
 
 #endif

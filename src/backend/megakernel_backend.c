@@ -5,19 +5,27 @@
 #include <string.h>
 
 #include "backend/megakernel_backend.h"
+#include "backend/mk_device.h"
 #include "backend/mk_host.h"
 #include "backend/mk_sim.h"
 #include "base/alloc_internal.h"
 #include "base/error_internal.h"
+#include "cuda/cuda_device.h"
 #include "cuda/cuda_engine.h"
 #include "runtime/runtime_internal.h"
 
+/* The megakernel backend: the host protocol (mk_host.h) and the backend
+ * interface over one device (mk_device.h), the simulated one or the GPU;
+ * past mkrt__megakernel_start nothing here asks which. */
 typedef struct megakernel {
     mkrt__backend base;     /* first: the megakernel is its backend */
     mkrt_runtime *rt;
-    mkrt_backend_kind kind; /* the device: MKRT_BACKEND_SIM or MKRT_BACKEND_CUDA */
-    mkrt__mk_sim sim;
-    mkrt__cuda_engine cuda;
+    const mkrt__mk_device *dev;
+    void *ctx;              /* the device's object: &sim or &cuda below */
+    union {                 /* the device itself, as its start function made it */
+        mkrt__mk_sim sim;
+        mkrt__cuda_engine cuda;
+    } u;
     mkrt__mk_host host;
     uint64_t staged_seq;    /* 0: nothing staged and not rung */
     uint64_t running_seq;   /* 0: nothing in flight */
@@ -32,7 +40,8 @@ typedef struct megakernel {
 static mkrt_status start_sim(mkrt_runtime *rt, megakernel *m, mkrt_error *err)
 {
     uint32_t blocks = rt->workers * 2; /* grid-stride "blocks" of the simulated kernel */
-    mkrt_status st = mkrt__mk_sim_start(&m->sim, 1, (uint32_t)rt->cfg.max_batch, blocks, 1,
+    mkrt__mk_sim *sim = &m->u.sim;
+    mkrt_status st = mkrt__mk_sim_start(sim, 1, (uint32_t)rt->cfg.max_batch, blocks, 1,
                                         (uint64_t)rt->cfg.device_idle_us * 1000u,
                                         (uint64_t)rt->cfg.device_resident_us * 1000u, err);
     if (st != MKRT_OK)
@@ -40,13 +49,15 @@ static mkrt_status start_sim(mkrt_runtime *rt, megakernel *m, mkrt_error *err)
     /* Map the runtime's cells and log for the device: the loop uses what
      * the control block points to. The runtime's APPEND log has the
      * device's layout (ops/builtin_ops.h, mkrt__ops_append_word). */
-    m->sim.ctl->cells = (uint64_t)(uintptr_t)rt->cells;
-    m->sim.ctl->cell_count = rt->cfg.cells;
-    m->sim.ctl->append_log = (uint64_t)(uintptr_t)rt->append_log;
-    m->sim.ctl->append_capacity = rt->cfg.append_log_capacity;
-    m->sim.ctl->append_limit = 0; /* set by each doorbell */
+    sim->ctl->cells = (uint64_t)(uintptr_t)rt->cells;
+    sim->ctl->cell_count = rt->cfg.cells;
+    sim->ctl->append_log = (uint64_t)(uintptr_t)rt->append_log;
+    sim->ctl->append_capacity = rt->cfg.append_log_capacity;
+    sim->ctl->append_limit = 0; /* set by each doorbell */
     m->base.width = blocks;
-    mkrt__mk_host_init(&m->host, m->sim.ctl, &mkrt__mk_sim_ops, &m->sim, m->sim.capacity);
+    m->dev = &mkrt__mk_sim_device;
+    m->ctx = sim;
+    mkrt__mk_host_init(&m->host, sim->ctl, m->dev->protocol, sim, sim->capacity);
     return MKRT_OK;
 }
 
@@ -67,12 +78,15 @@ static mkrt_status start_cuda(mkrt_runtime *rt, megakernel *m, mkrt_error *err)
         .device_state = rt->cfg.cuda_device_state != 0,
         .blocks_per_sm = rt->cfg.cuda_blocks_per_sm,
     };
-    mkrt_status st = mkrt__cuda_engine_start(&m->cuda, &c, err);
+    mkrt__cuda_engine *e = &m->u.cuda;
+    mkrt_status st = mkrt__cuda_engine_start(e, &c, err);
     if (st != MKRT_OK)
         return st;
-    m->user_ops = m->cuda.user_ops;
-    m->base.width = m->cuda.blocks;
-    mkrt__mk_host_init(&m->host, m->cuda.ctl, &mkrt__cuda_engine_ops, &m->cuda, m->cuda.capacity);
+    m->user_ops = e->user_ops;
+    m->base.width = e->blocks;
+    m->dev = e->device_state ? &mkrt__cuda_state_device : &mkrt__cuda_device;
+    m->ctx = e;
+    mkrt__mk_host_init(&m->host, e->ctl, m->dev->protocol, e, e->capacity);
     return MKRT_OK;
 }
 
@@ -160,12 +174,7 @@ static megakernel *_Atomic abandoned;
 static bool mk_stop(mkrt__backend *be, uint64_t timeout_ns)
 {
     megakernel *m = (megakernel *)be;
-    bool freed = true;
-    if (m->kind == MKRT_BACKEND_CUDA)
-        freed = mkrt__cuda_engine_stop(&m->cuda, timeout_ns);
-    else
-        mkrt__mk_sim_stop(&m->sim);
-    if (freed) {
+    if (m->dev->stop(m->ctx, timeout_ns)) {
         mkrt__free(m, sizeof *m);
         return true;
     }
@@ -177,11 +186,11 @@ static bool mk_stop(mkrt__backend *be, uint64_t timeout_ns)
 static void mk_describe(const mkrt__backend *be, char *buf, size_t len)
 {
     const megakernel *m = (const megakernel *)be;
-    if (m->kind == MKRT_BACKEND_CUDA)
-        snprintf(buf, len, "cuda: %s%s", m->cuda.describe, m->graph_note);
-    else
-        snprintf(buf, len, "sim: megakernel protocol against a simulated device (%u blocks, leaves "
-                 "after %u us idle)%s", m->sim.blocks, m->rt->cfg.device_idle_us, m->graph_note);
+    if (len == 0)
+        return;
+    m->dev->describe(m->ctx, buf, len);
+    size_t at = strlen(buf);
+    snprintf(buf + at, len - at, "%s", m->graph_note);
 }
 
 /* Queues of a quarter of the vertices (and at least 256, at most all): a
@@ -201,13 +210,9 @@ static mkrt_status mk_graph_in(mkrt__backend *be, const mkrt_graph *g, mkrt_erro
     megakernel *m = (megakernel *)be;
     const uint32_t cap = frontier_queue(g->vertices);
     m->graph_on = false;
-    mkrt_status st;
-    if (m->kind == MKRT_BACKEND_CUDA) {
-        uint64_t wait = m->rt->cfg.watchdog_ms ? (uint64_t)m->rt->cfg.watchdog_ms * 1000000u : 10000000000u;
-        st = mkrt__cuda_engine_graph(&m->cuda, g->vertices, g->offsets, g->targets, g->weights, cap, wait, err);
-    } else {
-        st = mkrt__mk_sim_graph(&m->sim, g->vertices, g->offsets, g->targets, g->weights, cap, err);
-    }
+    /* How long a running kernel may take to leave the GPU first. */
+    uint64_t wait = m->rt->cfg.watchdog_ms ? (uint64_t)m->rt->cfg.watchdog_ms * 1000000u : 10000000000u;
+    mkrt_status st = m->dev->graph_in(m->ctx, g->vertices, g->offsets, g->targets, g->weights, cap, wait, err);
     if (st != MKRT_OK) {
         snprintf(m->graph_note, sizeof m->graph_note, "; the graph is not on the device, RELAX runs on "
                  "the CPU pool (%s)", err != NULL ? err->message : "copy failed");
@@ -220,32 +225,37 @@ static mkrt_status mk_graph_in(mkrt__backend *be, const mkrt_graph *g, mkrt_erro
     return MKRT_OK;
 }
 
-/* Device-resident state (CUDA with cuda_device_state): the engine's
- * explicit copies (backend.h). */
+/* Device-resident state (a device with state operations: CUDA with
+ * cuda_device_state): the device's explicit copies (backend.h). */
 static mkrt_status mk_state_in(mkrt__backend *be, mkrt_error *err)
 {
-    return mkrt__cuda_engine_state_in(&((megakernel *)be)->cuda, err);
+    const megakernel *m = (const megakernel *)be;
+    return m->dev->state_in(m->ctx, err);
 }
 
 static mkrt_status mk_state_out(mkrt__backend *be, mkrt_error *err)
 {
-    return mkrt__cuda_engine_state_out(&((megakernel *)be)->cuda, err);
+    const megakernel *m = (const megakernel *)be;
+    return m->dev->state_out(m->ctx, err);
 }
 
 static mkrt_status mk_cells_read(mkrt__backend *be, uint32_t first, size_t count, uint64_t *out,
                                  mkrt_error *err)
 {
-    return mkrt__cuda_engine_cells_read(&((megakernel *)be)->cuda, first, count, out, err);
+    const megakernel *m = (const megakernel *)be;
+    return m->dev->cells_read(m->ctx, first, count, out, err);
 }
 
 static mkrt_status mk_cell_write(mkrt__backend *be, uint32_t handle, uint64_t value, mkrt_error *err)
 {
-    return mkrt__cuda_engine_cell_write(&((megakernel *)be)->cuda, handle, value, err);
+    const megakernel *m = (const megakernel *)be;
+    return m->dev->cell_write(m->ctx, handle, value, err);
 }
 
 static mkrt_status mk_log_read(mkrt__backend *be, uint64_t from, size_t n, uint64_t *out, mkrt_error *err)
 {
-    return mkrt__cuda_engine_log_read(&((megakernel *)be)->cuda, from, n, out, err);
+    const megakernel *m = (const megakernel *)be;
+    return m->dev->log_read(m->ctx, from, n, out, err);
 }
 
 static const mkrt__backend_ops megakernel_ops = {
@@ -280,28 +290,25 @@ mkrt_status mkrt__megakernel_start(mkrt_runtime *rt, mkrt_backend_kind kind, mkr
     if (m == NULL)
         return mkrt__error_set(err, MKRT_ENOMEM, "megakernel backend: out of memory. Fix: free memory.");
     m->rt = rt;
-    m->kind = kind;
-    m->base.ops = &megakernel_ops;
-    m->base.name = kind == MKRT_BACKEND_CUDA ? "cuda" : "sim";
+    m->base.is_cpu_pool = false; /* a device */
+    /* The one place that tells the devices apart: which one to start. */
     mkrt_status st = kind == MKRT_BACKEND_CUDA ? start_cuda(rt, m, err) : start_sim(rt, m, err);
     if (st != MKRT_OK) {
         mkrt__free(m, sizeof *m);
         return st;
     }
-    if (kind == MKRT_BACKEND_CUDA && m->cuda.device_state)
-        m->base.ops = &megakernel_state_ops;
+    m->base.name = m->dev->name;
+    m->base.ops = m->dev->state_in != NULL ? &megakernel_state_ops : &megakernel_ops;
     *out = &m->base;
     return MKRT_OK;
 }
 
+#ifdef MKRT_TEST_HOOKS
 void mkrt__megakernel_inject_hang(mkrt__backend *be, uint64_t batches_from_now, uint32_t layer)
 {
     megakernel *m = (megakernel *)be;
-    if (m->kind != MKRT_BACKEND_SIM)
-        return;
-    /* relaxed, then release: the loop reads hang_batch with acquire first. */
-    atomic_store_explicit(&m->sim.hang_after_layer, layer, memory_order_relaxed);
-    atomic_store_explicit(&m->sim.hang_batch, m->host.staged + batches_from_now, memory_order_release);
+    if (m->dev->inject_hang != NULL)
+        m->dev->inject_hang(m->ctx, m->host.staged + batches_from_now, layer);
 }
 
 uint64_t mkrt__megakernel_progress(const mkrt__backend *be, uint32_t block)
@@ -310,8 +317,8 @@ uint64_t mkrt__megakernel_progress(const mkrt__backend *be, uint32_t block)
     if (block >= m->base.width || block >= MKRT_MK_MAX_BLOCKS)
         return 0;
     uint64_t copied[8];
-    if (m->kind == MKRT_BACKEND_CUDA && m->cuda.device_state) /* in device memory: a copy */
-        return block < 8 && mkrt__cuda_engine_ops.read_progress((void *)&m->cuda, copied, block + 1) == MKRT_OK
+    if (m->dev->state_in != NULL && m->host.ops.read_progress != NULL) /* in device memory: a copy */
+        return block < 8 && m->host.ops.read_progress(m->ctx, copied, block + 1) == MKRT_OK
                    ? copied[block]
                    : 0;
     /* acquire: pairs with the device loop's release of its progress word. */
@@ -329,7 +336,7 @@ void mkrt__megakernel_frontier_cap(mkrt__backend *be, uint32_t cap)
 void mkrt__megakernel_level_nap(mkrt__backend *be, uint64_t ns)
 {
     megakernel *m = (megakernel *)be;
-    if (m->kind == MKRT_BACKEND_SIM)
-        /* relaxed: a test knob, read by the loop at each level. */
-        atomic_store_explicit(&m->sim.level_nap_ns, ns, memory_order_relaxed);
+    if (m->dev->level_nap != NULL)
+        m->dev->level_nap(m->ctx, ns);
 }
+#endif

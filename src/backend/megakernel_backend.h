@@ -23,7 +23,8 @@ struct mkrt_runtime;
 mkrt_status mkrt__megakernel_start(struct mkrt_runtime *rt, mkrt_backend_kind kind,
                                    mkrt__backend **out, mkrt_error *err);
 
-/* Test hooks. The simulated device hangs in its n-th batch from now,
+#ifdef MKRT_TEST_HOOKS
+/* Test hooks (test builds only). The simulated device hangs in its n-th batch from now,
  * after `layer` layers (no effect on a GPU). */
 void mkrt__megakernel_inject_hang(mkrt__backend *be, uint64_t batches_from_now, uint32_t layer);
 /* Block `block`'s progress word: (layer << 32) | items it ran in that
@@ -37,5 +38,6 @@ void mkrt__megakernel_frontier_cap(mkrt__backend *be, uint32_t cap);
 /* The simulated device's traversal levels each take at least ns (a long
  * traversal for the watchdog; no effect on a GPU). */
 void mkrt__megakernel_level_nap(mkrt__backend *be, uint64_t ns);
+#endif
 
 #endif

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* src/backend/mk_sim.c - the simulated megakernel (see mk_sim.h). */
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -12,7 +13,11 @@
 static int sim_loop(void *p)
 {
     mkrt__mk_sim *s = p;
+#ifdef MKRT_TEST_HOOKS
     mkrt__mk_loop_hooks hooks = {s->blocks, NULL, &s->hang_batch, &s->hang_after_layer, NULL, &s->level_nap_ns};
+#else
+    mkrt__mk_loop_hooks hooks = {s->blocks, NULL, NULL, NULL, NULL, NULL};
+#endif
     mkrt__mk_loop_run(s->ctl, &hooks);
     return 0;
 }
@@ -143,3 +148,55 @@ void mkrt__mk_sim_stop(mkrt__mk_sim *s)
     mkrt__free(s->frontier, s->frontier_bytes);
     memset(s, 0, sizeof *s);
 }
+
+/* ---- the simulated device behind the megakernel backend (mk_device.h) ---- */
+
+static bool sim_device_stop(void *ctx, uint64_t timeout_ns)
+{
+    (void)timeout_ns; /* the loop is told to give up: it always stops */
+    mkrt__mk_sim_stop(ctx);
+    return true;
+}
+
+static void sim_device_describe(const void *ctx, char *buf, size_t len)
+{
+    const mkrt__mk_sim *s = ctx;
+    snprintf(buf, len, "sim: megakernel protocol against a simulated device (%u blocks, leaves after %llu us idle)",
+             s->blocks, (unsigned long long)(s->ctl->idle_ns / 1000u));
+}
+
+static mkrt_status sim_device_graph_in(void *ctx, uint32_t vertices, const uint64_t *offsets,
+                                       const uint32_t *targets, const uint32_t *weights, uint32_t cap,
+                                       uint64_t timeout_ns, mkrt_error *err)
+{
+    (void)timeout_ns; /* no kernel to wait for: the loop reads the graph between batches */
+    return mkrt__mk_sim_graph(ctx, vertices, offsets, targets, weights, cap, err);
+}
+
+#ifdef MKRT_TEST_HOOKS
+static void sim_device_inject_hang(void *ctx, uint64_t seq, uint32_t layer)
+{
+    mkrt__mk_sim *s = ctx;
+    /* relaxed, then release: the loop reads hang_batch with acquire first. */
+    atomic_store_explicit(&s->hang_after_layer, layer, memory_order_relaxed);
+    atomic_store_explicit(&s->hang_batch, seq, memory_order_release);
+}
+
+static void sim_device_level_nap(void *ctx, uint64_t ns)
+{
+    /* relaxed: a test knob, read by the loop at each level. */
+    atomic_store_explicit(&((mkrt__mk_sim *)ctx)->level_nap_ns, ns, memory_order_relaxed);
+}
+#endif
+
+const mkrt__mk_device mkrt__mk_sim_device = {
+    .name = "sim",
+    .protocol = &mkrt__mk_sim_ops,
+    .stop = sim_device_stop,
+    .describe = sim_device_describe,
+    .graph_in = sim_device_graph_in,
+#ifdef MKRT_TEST_HOOKS
+    .inject_hang = sim_device_inject_hang,
+    .level_nap = sim_device_level_nap,
+#endif
+};

@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
+#include "backend/mk_device.h"
 #include "backend/mk_host.h"
 #include "base/thread.h"
 
@@ -27,9 +28,14 @@ typedef struct mkrt__mk_sim {
     uint64_t append_capacity;
     size_t log_bytes;          /* allocation size of append_log */
     uint32_t blocks;            /* simulated grid size */
-    _Atomic uint64_t hang_batch;       /* 0: never */
+#ifdef MKRT_TEST_HOOKS
+    /* Test hooks (mk_loop.h's hooks): the loop hangs in batch hang_batch
+     * (0: never) once it reaches layer hang_after_layer, and naps
+     * level_nap_ns at each traversal level. */
+    _Atomic uint64_t hang_batch;
     _Atomic uint32_t hang_after_layer;
-    _Atomic uint64_t level_nap_ns;     /* test hook: each traversal level naps this long */
+    _Atomic uint64_t level_nap_ns;
+#endif
     void *frontier;                    /* the traversal's frontier (protocol.h) */
     size_t frontier_bytes;
     mkrt__thread thread;
@@ -53,5 +59,8 @@ extern const mkrt__mk_device_ops mkrt__mk_sim_ops;
 /* Sets shutdown, joins the loop (bounded: a hung sim is told to give up)
  * and frees everything. */
 void mkrt__mk_sim_stop(mkrt__mk_sim *s);
+/* The simulated device behind the megakernel backend (mk_device.h; ctx =
+ * a started sim): the state stays in the runtime's host arrays. */
+extern const mkrt__mk_device mkrt__mk_sim_device;
 
 #endif

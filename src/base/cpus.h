@@ -9,9 +9,11 @@
  * override when one is set. */
 uint32_t mkrt__cpus_available(void);
 
+#ifdef MKRT_TEST_HOOKS
 /* Test hook: mkrt__cpus_available() returns n from now on (0: the machine
  * again). Lets a test check the worker count for a CPU count the test
  * machine does not have, without changing its affinity. */
 void mkrt__cpus_override(uint32_t n);
+#endif
 
 #endif

@@ -23,10 +23,13 @@ static void pick_protocol(void)
         syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0 &&
         syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0)
         mkrt__waitq_asymmetric = 1;
-    /* MKRT_WAITQ_SYMMETRIC=1 forces the symmetric (fence) protocol (for testing both). */
+#ifdef MKRT_TEST_HOOKS
+    /* Test builds only: MKRT_WAITQ_SYMMETRIC=1 forces the symmetric
+     * (fence) protocol, so `make check` runs the tests under both. */
     const char *force = getenv("MKRT_WAITQ_SYMMETRIC");
     if (force != NULL && force[0] == '1')
         mkrt__waitq_asymmetric = 0;
+#endif
 }
 
 void mkrt__waitq_init(mkrt__waitq *q)

@@ -116,6 +116,7 @@ void mkrt__stage_complete(mkrt_runtime *rt, mkrt__batch *b)
      * release: pairs with the acquire loads in the log's readers. */
     atomic_store_explicit(&rt->append_done, mkrt__load_relaxed(&rt->append_len), memory_order_release);
     mkrt__stat_add(&rt->batches, 1);
+#ifdef MKRT_TEST_HOOKS
     if (b->exec_n > 0) {
         rt->last_plan.plan = b->plan;
         rt->last_plan.layers = b->layers;
@@ -124,6 +125,7 @@ void mkrt__stage_complete(mkrt_runtime *rt, mkrt__batch *b)
         for (size_t l = 0; l < b->layers && l < 8; l++)
             rt->last_plan.participants[l] = b->plan.participants[l];
     }
+#endif
     uint64_t now = mkrt__now_ns();
     for (size_t i = 0; i < b->nseg; i++) {
         mkrt_producer *p = b->segs[i].p;

@@ -12,6 +12,31 @@
 #include "pipeline/stages.h"
 #include "runtime/runtime_internal.h"
 
+/* The test hooks the dispatcher obeys (runtime_internal.h); false in the
+ * library as shipped. acquire: pairs with the release stores in
+ * runtime/test_hooks.c. */
+#ifdef MKRT_TEST_HOOKS
+static bool test_held(mkrt_runtime *rt)
+{
+    return atomic_load_explicit(&rt->held, memory_order_acquire);
+}
+static bool test_dozing(mkrt_runtime *rt)
+{
+    return atomic_load_explicit(&rt->dozing, memory_order_acquire);
+}
+#else
+static inline bool test_held(mkrt_runtime *rt)
+{
+    (void)rt;
+    return false;
+}
+static inline bool test_dozing(mkrt_runtime *rt)
+{
+    (void)rt;
+    return false;
+}
+#endif
+
 /* The backend failed for good: it is not fed again, and the runtime says
  * what runs batches now. */
 static void backend_failed(mkrt_runtime *rt, mkrt__backend *be, const mkrt_error *err)
@@ -25,7 +50,7 @@ static void backend_failed(mkrt_runtime *rt, mkrt__backend *be, const mkrt_error
     mkrt_error why;
     bool lost = mkrt__state_move(rt, NULL, &why) != NULL || rt->state_lost;
     char now[64];
-    mkrt__backend *next = rt->backends[rt->nbackends - 1];
+    mkrt__backend *next = mkrt__backends_cpu_pool(rt->backends, rt->nbackends);
     next->ops->describe(next, now, sizeof now);
     /* A long message is cut: the reason of the failure comes last. */
     int at = snprintf(rt->backend_failure, sizeof rt->backend_failure,
@@ -119,7 +144,7 @@ static void finish_running(mkrt_runtime *rt, mkrt__batch **running)
     rt->emit_tail = claimed;
     if (st == MKRT_OK) {
         mkrt__stage_take_failures(rt, b, fails, nfails);
-        if (b->plan.backend + 1 < rt->nbackends)
+        if (!be->is_cpu_pool)
             mkrt__stat_add(&rt->device_batches, 1);
     } else {
         mkrt__stage_fail_all(b, st);
@@ -232,8 +257,8 @@ bool mkrt__dispatch_help(mkrt_runtime *rt, _Atomic uint64_t *counter, uint64_t t
      * once shutdown began (the dispatcher finishes alone). relaxed on the
      * token: a hint before the CAS that decides. acquire on closing and
      * aborting: pairs with their release stores in mkrt_destroy. */
-    if (rt->nbackends != 1 || atomic_load_explicit(&rt->dispatch_token, memory_order_relaxed) != 0 ||
-        atomic_load(&rt->held) || atomic_load_explicit(&rt->closing, memory_order_acquire) ||
+    if (!rt->cpu_only || atomic_load_explicit(&rt->dispatch_token, memory_order_relaxed) != 0 ||
+        test_held(rt) || atomic_load_explicit(&rt->closing, memory_order_acquire) ||
         atomic_load_explicit(&rt->aborting, memory_order_acquire) || !token_take(rt))
         return false;
     /* The plan stage reads the plan cache as an RCU reader: register this
@@ -257,10 +282,19 @@ bool mkrt__dispatch_help(mkrt_runtime *rt, _Atomic uint64_t *counter, uint64_t t
     return ran;
 }
 
+#ifdef MKRT_TEST_HOOKS
 static int released_or_aborting(void *p)
 {
     mkrt_runtime *rt = p;
-    return !atomic_load(&rt->held) || atomic_load_explicit(&rt->aborting, memory_order_acquire);
+    return !test_held(rt) || atomic_load_explicit(&rt->aborting, memory_order_acquire);
+}
+
+/* release: pairs with the acquire load of parked in the hook's setter
+ * (runtime/test_hooks.c), which then reads what the batches before the
+ * park wrote (stats, last_plan). */
+static void set_parked(mkrt_runtime *rt, bool parked)
+{
+    atomic_store_explicit(&rt->parked, parked, memory_order_release);
 }
 
 /* Test hook: park between batches while held (see runtime_internal.h). */
@@ -269,17 +303,17 @@ static void park_while_held(mkrt_runtime *rt)
     if (released_or_aborting(rt))
         return;
     finish_running(rt, &rt->running);
-    atomic_store(&rt->parked, true);
+    set_parked(rt, true);
     mkrt__waitq_notify(&rt->done_wq);
     mkrt__spin_then_sleep(&rt->work_wq, released_or_aborting, rt, NULL);
-    atomic_store(&rt->parked, false);
+    set_parked(rt, false);
     rt->rr = 0;
 }
 
 static int awake_or_aborting(void *p)
 {
     mkrt_runtime *rt = p;
-    return !atomic_load(&rt->dozing) || atomic_load_explicit(&rt->aborting, memory_order_acquire);
+    return !test_dozing(rt) || atomic_load_explicit(&rt->aborting, memory_order_acquire);
 }
 
 /* Test hook: park without the token while dozing (runtime_internal.h). */
@@ -289,12 +323,13 @@ static void doze_while_asked(mkrt_runtime *rt)
         return;
     finish_running(rt, &rt->running);
     token_give(rt);
-    atomic_store(&rt->parked, true);
+    set_parked(rt, true);
     mkrt__waitq_notify(&rt->done_wq);
     mkrt__spin_then_sleep(&rt->work_wq, awake_or_aborting, rt, NULL);
-    atomic_store(&rt->parked, false);
+    set_parked(rt, false);
     token_wait(rt);
 }
+#endif
 
 static int work_or_leave(void *p)
 {
@@ -303,8 +338,7 @@ static int work_or_leave(void *p)
      * of emission_left in token_give. Not mkrt__emission_pending: the
      * caller does not hold the token (a helper may be changing that state). */
     return !mkrt__rings_empty(rt) || atomic_load_explicit(&rt->emission_left, memory_order_acquire) ||
-           atomic_load(&rt->held) ||
-           atomic_load(&rt->dozing) ||
+           test_held(rt) || test_dozing(rt) ||
            atomic_load_explicit(&rt->closing, memory_order_acquire) ||
            atomic_load_explicit(&rt->aborting, memory_order_acquire);
 }
@@ -314,8 +348,10 @@ int mkrt__dispatcher_main(void *arg)
     mkrt_runtime *rt = arg;
     token_wait(rt);
     for (;;) {
+#ifdef MKRT_TEST_HOOKS
         park_while_held(rt);
         doze_while_asked(rt);
+#endif
         bool aborting = atomic_load_explicit(&rt->aborting, memory_order_acquire);
         if (dispatch_step(rt, aborting) > 0)
             continue;

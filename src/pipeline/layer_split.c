@@ -108,7 +108,7 @@ void mkrt__stage_layer_split(mkrt_runtime *rt, mkrt__batch *b)
 
 void mkrt__stage_place(mkrt_runtime *rt, mkrt__batch *b)
 {
-    if (b->layered || (b->plan.backend + 1 == rt->nbackends && b->plan.workers <= 1))
+    if (b->layered || (rt->backends[b->plan.backend]->is_cpu_pool && b->plan.workers <= 1))
         return;
     /* The levels are still the dedupe stage's for this batch: no other
      * batch is levelled between its split and its launch. */

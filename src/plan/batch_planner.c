@@ -67,14 +67,19 @@ static uint32_t spread_of(mkrt_wave_topology t)
     }
 }
 
+/* The first device, in order of preference, that has not failed and
+ * accepts the batch; else the CPU pool, which takes every batch. */
 static uint32_t route(mkrt_runtime *rt, const mkrt__batch *b)
 {
-    for (uint32_t i = 0; i + 1 < rt->nbackends; i++) {
+    uint32_t pool = 0;
+    for (uint32_t i = 0; i < rt->nbackends; i++) {
         const mkrt__backend *be = rt->backends[i];
-        if (!be->failed && be->ops->accepts(be, b->exec, b->exec_n))
+        if (be->is_cpu_pool)
+            pool = i;
+        else if (!be->failed && be->ops->accepts(be, b->exec, b->exec_n))
             return i;
     }
-    return rt->nbackends - 1;
+    return pool;
 }
 
 /* The fewest items one participant of a CPU layer of built-in ops gets:
@@ -117,7 +122,7 @@ void mkrt__stage_plan(mkrt_runtime *rt, mkrt__batch *b)
     plan->backend = route(rt, b);
     const mkrt__backend *be = rt->backends[plan->backend];
     plan->width = be->width ? be->width : 1;
-    if (plan->backend + 1 == rt->nbackends) /* the CPU pool */
+    if (be->is_cpu_pool)
         plan->width = cpu_width(rt, b, plan->width);
     shape x = {b, be, rt->cfg.device_memory_budget};
     const unsigned n_bits = bitlen(b->exec_n), layer_bits = bitlen(b->layers);
@@ -140,7 +145,7 @@ void mkrt__stage_plan(mkrt_runtime *rt, mkrt__batch *b)
     /* Built-in ops cost nanoseconds each; a user op may cost far more, so
      * a batch with user ops keeps the topology's spread alone. */
     uint64_t share_min = MKRT__CPU_SHARE_MIN_ITEMS;
-    if (plan->backend + 1 == rt->nbackends && b->user_ops == 0 && per < share_min)
+    if (be->is_cpu_pool && b->user_ops == 0 && per < share_min)
         per = share_min;
     plan->workers = 1;
     plan->grid_barriers = 0;

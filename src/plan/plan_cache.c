@@ -154,6 +154,7 @@ static void bump(mkrt_plan_cache *c, size_t field)
         atomic_store_explicit(ctr, v + 1, memory_order_relaxed);
 }
 
+#ifdef MKRT_TEST_HOOKS
 void mkrt__plan_cache_force_hits(mkrt_plan_cache *c, uint64_t value)
 {
     mkrt__rcu_thread_enter();
@@ -162,6 +163,7 @@ void mkrt__plan_cache_force_hits(mkrt_plan_cache *c, uint64_t value)
     atomic_store_explicit(&c->stripes[slot < 0 ? MKRT_THREAD_SLOTS : slot].hits, value,
                           memory_order_relaxed);
 }
+#endif
 
 static uint64_t sat_add(uint64_t a, uint64_t b)
 {

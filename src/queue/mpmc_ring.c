@@ -244,6 +244,7 @@ size_t mkrt_mpmc_ring_capacity(const mkrt_mpmc_ring *r)
     return r == NULL ? 0 : r->capacity;
 }
 
+#ifdef MKRT_TEST_HOOKS
 void mkrt__mpmc_ring_seed_index(mkrt_mpmc_ring *r, uint64_t index)
 {
     /* relaxed: test-only, on an empty ring before any sharing. */
@@ -259,3 +260,4 @@ uint32_t mkrt__mpmc_ring_sleepers(const mkrt_mpmc_ring *r)
     return atomic_load_explicit(&r->data_wq.waiters, memory_order_relaxed) +
            atomic_load_explicit(&r->space_wq.waiters, memory_order_relaxed);
 }
+#endif

@@ -35,6 +35,7 @@ static inline mkrt_status mkrt__ring_bad_wait(size_t *done)
     return MKRT_EINVAL;
 }
 
+#ifdef MKRT_TEST_HOOKS
 /* Test hook: threads currently between prepare and finish on either of
  * the ring's wait queues (about to sleep, asleep, or just woken). */
 uint32_t mkrt__spsc_ring_sleepers(const mkrt_spsc_ring *r);
@@ -44,5 +45,6 @@ uint32_t mkrt__mpmc_ring_sleepers(const mkrt_mpmc_ring *r);
  * 2^64) so tests can cross the wrap-around. Not for production use. */
 void mkrt__spsc_ring_seed_index(mkrt_spsc_ring *r, uint64_t index);
 void mkrt__mpmc_ring_seed_index(mkrt_mpmc_ring *r, uint64_t index);
+#endif
 
 #endif

@@ -233,6 +233,7 @@ size_t mkrt_spsc_ring_capacity(const mkrt_spsc_ring *r)
     return r == NULL ? 0 : r->capacity;
 }
 
+#ifdef MKRT_TEST_HOOKS
 void mkrt__spsc_ring_seed_index(mkrt_spsc_ring *r, uint64_t index)
 {
     /* relaxed: test-only, called on an empty ring before any other thread
@@ -242,6 +243,7 @@ void mkrt__spsc_ring_seed_index(mkrt_spsc_ring *r, uint64_t index)
     r->cached_head = index;
     r->cached_tail = index;
 }
+#endif
 
 static bool has_space(mkrt_spsc_ring *r)
 {
@@ -287,6 +289,7 @@ mkrt_status mkrt__spsc_ring_wait_space(mkrt_spsc_ring *r, mkrt__spin_budget *bud
     return got == 2 ? MKRT_ECLOSED : got == 1 ? MKRT_OK : MKRT_ETIMEDOUT;
 }
 
+#ifdef MKRT_TEST_HOOKS
 uint32_t mkrt__spsc_ring_sleepers(const mkrt_spsc_ring *r)
 {
     /* relaxed: a test-only snapshot; the tests poll it together with the
@@ -294,3 +297,4 @@ uint32_t mkrt__spsc_ring_sleepers(const mkrt_spsc_ring *r)
     return atomic_load_explicit(&r->data_wq.waiters, memory_order_relaxed) +
            atomic_load_explicit(&r->space_wq.waiters, memory_order_relaxed);
 }
+#endif

@@ -131,7 +131,7 @@ mkrt_status mkrt_graph_register(mkrt_runtime *rt, const mkrt_graph *g, mkrt_erro
      * the application's state copies out meanwhile. A device that cannot
      * take the graph refuses RELAX (the CPU pool runs it) and says why in
      * mkrt_backend_describe(). */
-    mkrt__backend *dev = rt->nbackends > 1 ? rt->backends[0] : NULL;
+    mkrt__backend *dev = mkrt__backends_device(rt->backends, rt->nbackends);
     if (dev != NULL && dev->ops->graph_in != NULL) {
         mkrt_error why;
         mkrt__mutex_lock(&rt->state_lock);

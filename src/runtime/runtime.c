@@ -170,7 +170,6 @@ static void free_runtime(mkrt_runtime *rt)
     mkrt__free((void *)rt->append_log, rt->log_bytes);
     mkrt__free(rt->emit_ring, mkrt__emit_ring_slots(&rt->cfg) * sizeof *rt->emit_ring);
     mkrt__free((void *)rt->frontier, 3 * rt->frontier_words * sizeof *rt->frontier);
-    mkrt_dedupe_scratch_destroy(rt->dedupe);
     mkrt_layer_scratch_destroy(rt->layering);
     mkrt_barrier_scratch_destroy(rt->split);
     mkrt__free(rt->waves, rt->cfg.max_batch * sizeof *rt->waves);
@@ -212,6 +211,7 @@ static mkrt_status start_backends(mkrt_runtime *rt, mkrt_error *err)
     if (device != NULL)
         rt->backends[rt->nbackends++] = device;
     rt->backends[rt->nbackends++] = cpu;
+    rt->cpu_only = mkrt__backends_device(rt->backends, rt->nbackends) == NULL;
     rt->device_state = device != NULL && device->ops->state_in != NULL;
     if (device == NULL && cfg->backend == MKRT_BACKEND_AUTO) {
         /* Not a failure: the reason, without the Fix an explicit CUDA gets. */
@@ -230,7 +230,8 @@ static mkrt_status start_backends(mkrt_runtime *rt, mkrt_error *err)
 void mkrt__runtime_describe_device(mkrt_runtime *rt)
 {
     char dev[MKRT_ERROR_MESSAGE_MAX + 192];
-    rt->backends[0]->ops->describe(rt->backends[0], dev, sizeof dev);
+    mkrt__backend *device = mkrt__backends_device(rt->backends, rt->nbackends);
+    device->ops->describe(device, dev, sizeof dev);
     snprintf(rt->backend_desc, sizeof rt->backend_desc,
              "%.*s; watchdog %u ms; batches with ops the device lacks on %u CPU workers",
              (int)(sizeof rt->backend_desc - 96), dev, rt->cfg.watchdog_ms, rt->workers);
@@ -248,9 +249,9 @@ static bool stop_backends(mkrt_runtime *rt)
         rt->cells = NULL;
         rt->append_log = NULL;
     }
-    /* nbackends stays as it was: it is fixed at create, and a waiter still
+    /* cpu_only stays as it was: it is fixed at create, and a waiter still
      * inside mkrt_wait reads it (mkrt__dispatch_help) until destroy has
-     * seen it leave. */
+     * seen it leave; the backends themselves are gone now. */
     return stopped;
 }
 
@@ -292,7 +293,6 @@ mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **out, mkrt_error *
     rt->emit_ring = mkrt__alloc(mkrt__emit_ring_slots(cfg) * sizeof *rt->emit_ring, MKRT_CACHE_LINE);
     atomic_init(&rt->quiet, true);
     rt->expand_chunk = cfg->max_batch < MKRT__EXPAND_CHUNK_MAX ? (uint32_t)cfg->max_batch : MKRT__EXPAND_CHUNK_MAX;
-    rt->dedupe = mkrt_dedupe_scratch_create(NULL);
     rt->layering = mkrt_layer_scratch_create(NULL);
     rt->split = mkrt_barrier_scratch_create(cfg->max_batch, 0, NULL);
     rt->waves = mkrt__alloc(cfg->max_batch * sizeof *rt->waves, MKRT_CACHE_LINE);
@@ -300,7 +300,7 @@ mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **out, mkrt_error *
     mkrt_plan_cache_config pc = mkrt_plan_cache_config_default();
     if (mkrt_plan_cache_create(&pc, &rt->plans, NULL) != MKRT_OK)
         rt->plans = NULL;
-    if (!ok || !rt->slots || !rt->cells || !rt->append_log || !rt->emit_ring || !rt->dedupe || !rt->layering ||
+    if (!ok || !rt->slots || !rt->cells || !rt->append_log || !rt->emit_ring || !rt->layering ||
         !rt->split || !rt->waves || !rt->dead || !rt->plans) {
         free_runtime(rt);
         return mkrt__error_set(err, MKRT_ENOMEM,
@@ -780,8 +780,11 @@ mkrt_status mkrt_destroy(mkrt_runtime *rt, uint64_t timeout_ns, mkrt_error *err)
     /* seq_cst: the store half of the handshake with owner_enter (store
      * closing, load state here; fetch_or state, load closing there). */
     atomic_store(&rt->closing, true);
-    while (atomic_load(&rt->destroy_held)) /* test hook, see runtime_internal.h */
+#ifdef MKRT_TEST_HOOKS
+    /* acquire: pairs with the release store in mkrt__runtime_destroy_hold. */
+    while (atomic_load_explicit(&rt->destroy_held, memory_order_acquire))
         sched_yield();
+#endif
     /* Producer rings refuse new items from here on; a push that overlapped
      * the close is either refused or in the ring, and the drain below
      * takes it. */
@@ -896,7 +899,8 @@ mkrt_status mkrt_stats_read(mkrt_runtime *rt, mkrt_stats *out)
     s.workers = rt->workers;
     /* acquire: pairs with the release in backend_failed (dispatcher.c). */
     bool failed = atomic_load_explicit(&rt->backend_failed, memory_order_acquire);
-    s.backend = rt->backends[failed ? rt->nbackends - 1 : 0]->name;
+    mkrt__backend *device = mkrt__backends_device(rt->backends, rt->nbackends);
+    s.backend = (device != NULL && !failed ? device : mkrt__backends_cpu_pool(rt->backends, rt->nbackends))->name;
     s.backend_detail = mkrt_backend_describe(rt);
     s.device_batches = atomic_load_explicit(&rt->device_batches, memory_order_relaxed);
     s.device_failures = atomic_load_explicit(&rt->device_failures, memory_order_relaxed);
@@ -1058,32 +1062,4 @@ const char *mkrt_backend_describe(mkrt_runtime *rt)
     if (atomic_load_explicit(&rt->backend_failed, memory_order_acquire))
         return rt->backend_failure;
     return rt->backend_desc;
-}
-
-void mkrt__runtime_hold(mkrt_runtime *rt, bool hold)
-{
-    /* seq_cst: a rare test-only switch; no ordering subtleties wanted. */
-    atomic_store(&rt->held, hold);
-    mkrt__waitq_notify(&rt->work_wq);
-    while (hold && !atomic_load(&rt->parked) && !atomic_load(&rt->stopped)) {
-        struct timespec ts = {0, 100000};
-        nanosleep(&ts, NULL);
-    }
-}
-
-void mkrt__runtime_doze(mkrt_runtime *rt, bool doze)
-{
-    /* seq_cst: a rare test-only switch, as in mkrt__runtime_hold. */
-    atomic_store(&rt->dozing, doze);
-    mkrt__waitq_notify(&rt->work_wq);
-    while (doze && !atomic_load(&rt->parked) && !atomic_load(&rt->stopped)) {
-        struct timespec ts = {0, 100000};
-        nanosleep(&ts, NULL);
-    }
-}
-
-void mkrt__runtime_device_hang(mkrt_runtime *rt, uint64_t batches_from_now, uint32_t layer)
-{
-    if (rt->nbackends > 1) /* a megakernel device; the hook ignores a GPU */
-        mkrt__megakernel_inject_hang(rt->backends[0], batches_from_now, layer);
 }

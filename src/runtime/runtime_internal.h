@@ -152,10 +152,15 @@ struct mkrt_runtime {
                             * dispatcher may stop once everything completed */
     _Atomic bool aborting; /* destroy timed out: fail what has not started */
     _Atomic bool stopped;  /* dispatcher has exited */
-    _Atomic bool held;     /* test hook: the dispatcher parks between batches */
+#ifdef MKRT_TEST_HOOKS
+    /* Test hooks (test builds only; test_hooks.c). Each flag is stored
+     * with release by its setter and loaded with acquire by the thread
+     * that acts on it. */
+    _Atomic bool held;     /* the dispatcher parks between batches */
     _Atomic bool parked;   /* ... and says so here */
-    _Atomic bool destroy_held; /* test hook: mkrt_destroy waits after setting
-                                * closing, before it closes the rings */
+    _Atomic bool destroy_held; /* mkrt_destroy waits after setting closing,
+                                * before it closes the rings */
+#endif
 
     alignas(MKRT_CACHE_LINE) mkrt__waitq work_wq; /* the dispatcher sleeps here */
     alignas(MKRT_CACHE_LINE) mkrt__waitq done_wq; /* fence and drain waiters sleep here */
@@ -181,7 +186,9 @@ struct mkrt_runtime {
     /* threads inside mkrt_wait or mkrt_drain; its own line: every wait
      * writes it, and waiters read the token above while they spin */
     alignas(MKRT_CACHE_LINE) _Atomic uint32_t waiting;
+#ifdef MKRT_TEST_HOOKS
     _Atomic bool dozing;      /* test hook: the dispatcher parks without the token */
+#endif
     mkrt__batch *running;     /* dispatcher-only: the batch in flight, or NULL */
     unsigned cur;             /* dispatcher-only: the batch the next drain fills */
     /* dispatcher-only: a waiter holds the token. Its drain leaves closed
@@ -191,10 +198,15 @@ struct mkrt_runtime {
     bool helping;
     /* The backends the plan stage routes to, in order of preference: the
      * megakernel device when there is one, then the CPU pool, which
-     * accepts every batch and never fails. */
+     * accepts every batch and never fails. Which is which: is_cpu_pool
+     * (backend.h), never the position. */
     mkrt__backend *backends[2];
-    uint32_t nbackends; /* fixed at create (waiters read it while destroy runs) */
-    _Atomic uint64_t device_batches, device_failures; /* batches run on, failures of backends[0] */
+    uint32_t nbackends; /* fixed at create */
+    /* No device among the backends (set at create from is_cpu_pool, then
+     * constant): what mkrt__dispatch_help asks, because a waiter may run
+     * it while destroy stops and frees the backends. */
+    bool cpu_only;
+    _Atomic uint64_t device_batches, device_failures; /* batches run on, failures of the device */
     _Atomic bool backend_failed; /* set once, after backend_failure is written */
     /* Where the cells and the APPEND log live: NULL, the host arrays above;
      * else the backend whose device memory holds them (backend.h,
@@ -207,7 +219,6 @@ struct mkrt_runtime {
     mkrt__mutex state_lock;
     char backend_failure[MKRT_ERROR_MESSAGE_MAX + 96];
     /* Stage scratch, dispatcher-only, sized at create. */
-    mkrt_dedupe_scratch *dedupe;
     mkrt_layer_scratch *layering;
     mkrt_barrier_scratch *split;  /* the frontier planner's scratch */
     mkrt_frontier_wave *waves;    /* max_batch: one layer's items as waves */
@@ -218,6 +229,7 @@ struct mkrt_runtime {
      * work; and for the token back from a helping waiter. */
     mkrt__spin_budget idle_spin, token_spin;
     mkrt_mpmc_ring *dead;
+#ifdef MKRT_TEST_HOOKS
     /* Test hook: the plan of the last batch that ran (written by the
      * complete stage before it publishes completion; read after a drain). */
     struct {
@@ -226,11 +238,12 @@ struct mkrt_runtime {
         size_t layers, items;
         bool layered; /* exec was moved into layer order (the place stage) */
     } last_plan;
+#endif
     char backend_desc[MKRT_ERROR_MESSAGE_MAX + 288];
 };
 
 int mkrt__dispatcher_main(void *rt);
-/* Writes backend_desc for a runtime with a device (backends[0]): at
+/* Writes backend_desc for a runtime with a device (mkrt__backends_device): at
  * create, and again when the device's description changes (the graph). */
 void mkrt__runtime_describe_device(struct mkrt_runtime *rt);
 /* Dispatcher thread: makes `to` hold the state before it runs a batch
@@ -287,6 +300,7 @@ static inline void mkrt__stat_add(_Atomic uint64_t *v, uint64_t d)
 /* Frees a producer's rings and the producer. */
 void mkrt__producer_free(mkrt_producer *p);
 
+#ifdef MKRT_TEST_HOOKS
 /* Test hook: hold(true) returns once the dispatcher has finished its
  * current batch and parked; items then wait in the rings. Releasing
  * restarts the round robin at slot 0, so items published during the hold
@@ -298,14 +312,19 @@ void mkrt__runtime_hold(mkrt_runtime *rt, bool hold);
  * only helping waiters (mkrt_wait, mkrt_drain) run batches. */
 void mkrt__runtime_doze(mkrt_runtime *rt, bool doze);
 
-/* Runs the dispatcher's loop on the calling thread while the dispatch
- * token is free, until *counter reaches target or nothing is left to run
- * (pipeline/dispatcher.c). Returns whether it ran anything. */
-bool mkrt__dispatch_help(mkrt_runtime *rt, _Atomic uint64_t *counter, uint64_t target);
-
 /* Test hook (MKRT_BACKEND_SIM): the simulated device hangs in its n-th
  * batch from now, after `layer` layers. Call while the runtime is held or
  * idle, before publishing that batch. */
 void mkrt__runtime_device_hang(mkrt_runtime *rt, uint64_t batches_from_now, uint32_t layer);
+
+/* Test hook: mkrt_destroy waits, after it set closing and before it
+ * closes the rings, while the flag is set. */
+void mkrt__runtime_destroy_hold(mkrt_runtime *rt, bool hold);
+#endif
+
+/* Runs the dispatcher's loop on the calling thread while the dispatch
+ * token is free, until *counter reaches target or nothing is left to run
+ * (pipeline/dispatcher.c). Returns whether it ran anything. */
+bool mkrt__dispatch_help(mkrt_runtime *rt, _Atomic uint64_t *counter, uint64_t target);
 
 #endif
