@@ -79,14 +79,14 @@ URCU_CFLAGS = $(eval URCU_CFLAGS := $$(urcu_check)$$(patsubst -I%,-isystem %,$$(
 URCU_LIBS = $(eval URCU_LIBS := $$(urcu_check)$$(shell pkg-config --libs $(URCU_PKGS)))$(URCU_LIBS)
 URCU_STATIC_LIBS = $(eval URCU_STATIC_LIBS := $$(urcu_check)$$(shell pkg-config --static --libs $(URCU_PKGS)))$(URCU_STATIC_LIBS)
 
-CPPFLAGS += -D_GNU_SOURCE -Iinclude -Isrc $(URCU_CFLAGS)
+CPPFLAGS += -D_GNU_SOURCE -Iinclude -Isrc -I. $(URCU_CFLAGS)
 CFLAGS   += $(OPT) $(WARN) $(SAN) -fPIC -pthread -MMD -MP
 LDFLAGS  += $(SAN) -pthread
 # Programs that link libmkrt.a (tests, stress, examples, benchmarks).
 LDLIBS   += $(URCU_STATIC_LIBS) -ldl -lm
 
 # ---- The library ----------------------------------------------------------
-LIB_SRCS := $(sort $(wildcard src/*/*.c))
+LIB_SRCS := $(sort $(wildcard queue/*.c src/*/*.c))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/megakernel_fatbin.o \
             $(BUILD)/obj/gen/megakernel_link_fatbin.o
 STATIC   := $(BUILD)/libmkrt.a

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* tests/test_mpmc_ring.c - mkrt_mpmc_ring behaviour. */
-#include "../src/queue/ring_internal.h"
+#include "queue/ring_internal.h"
 #include "count_alloc.h"
 #include "ring_cases.h"
 #include "tap.h"

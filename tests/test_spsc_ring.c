@@ -2,7 +2,7 @@
 /* tests/test_spsc_ring.c - mkrt_spsc_ring behaviour. */
 #include <time.h>
 
-#include "../src/queue/ring_internal.h"
+#include "queue/ring_internal.h"
 #include "base/thread.h"
 #include "count_alloc.h"
 #include "ring_cases.h"

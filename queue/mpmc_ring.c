@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* src/queue/mpmc_ring.c - bounded multi-producer multi-consumer ring.
+/* queue/mpmc_ring.c - bounded multi-producer multi-consumer ring.
  *
  * Vyukov's bounded queue with burst claims. Every slot has a sequence number
  * that says which position it is ready for (32 bits, compared as a signed

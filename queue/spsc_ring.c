@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* src/queue/spsc_ring.c - wait-free single-producer single-consumer ring.
+/* queue/spsc_ring.c - wait-free single-producer single-consumer ring.
  *
  * head: next index the producer writes; only the producer stores it.
  * tail: next index the consumer reads; only the consumer stores it.

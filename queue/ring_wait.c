@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* src/queue/ring_wait.c - capacity checks and the shared blocking loop. */
+/* queue/ring_wait.c - capacity checks and the shared blocking loop. */
 #include "queue/ring_internal.h"
 #include "base/error_internal.h"
 #include "base/spin_wait.h"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* src/queue/ring_internal.h - what the two rings share, and test-only hooks. */
+/* queue/ring_internal.h - what the two rings share, and test-only hooks. */
 #ifndef MKRT_QUEUE_RING_INTERNAL_H
 #define MKRT_QUEUE_RING_INTERNAL_H
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* src/queue/spsc_wait.h - what the queue layer offers the layers above it
+/* queue/spsc_wait.h - what the queue layer offers the layers above it
  * beyond the public ring API: a producer's blocking wait for room (the
  * runtime's mkrt_publish backpressure). */
 #ifndef MKRT_QUEUE_SPSC_WAIT_H
