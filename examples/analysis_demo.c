@@ -23,7 +23,7 @@
  * cell, read back in one call (mkrt_cells_read). The result is checked
  * against the sequential worklist solver, which also gives the times.
  *
- *   analysis_demo [--blocks B] [--facts F] [--producers N] [--quick]
+ *   analysis_demo [--blocks B] [--facts F] [--producers N] [--workers W] [--quick]
  */
 #include <pthread.h>
 #include <stdbool.h>
@@ -39,16 +39,20 @@
 #define OP_FLOW 17 /* (FLOW, p, s, 0): out[s] |= out[p] & ~kill[s] */
 #define FACTS_MAX 65536u
 #define FN_BLOCKS 128u /* blocks per function */
+#define MAX_SUCC 3
 #define BLOCKS_MAX (1u << 22)
 #define WORDS_MAX ((size_t)1 << 25) /* blocks x words per bitset array (256 MiB) */
 
 /* The program: a CFG in compressed rows (the successors of b are
  * succ[first[b] .. first[b+1]-1]), and three bitsets of `words` words per
- * block. flows[e] is the ready-made FLOW item of edge e, for emission. */
+ * block. flows[e] is the ready-made FLOW item of edge e (its param is e),
+ * for emission. A block has at most MAX_SUCC successors. */
 typedef struct program {
     uint32_t blocks, facts, words, edges;
     uint32_t *first, *succ;
+    uint32_t *defs; /* definitions (facts generated) per block */
     mkrt_item *flows;
+    bool *waiting; /* waiting[e]: edge e's FLOW item is emitted and has not run yet */
     uint64_t *gen, *kill, *out;
 } program;
 
@@ -64,6 +68,15 @@ static uint64_t *bits(const program *g, uint64_t *set, uint32_t b)
     return set + (size_t)b * g->words;
 }
 
+/* Bits set in x (portable: no -mpopcnt needed to make it fast). */
+static uint32_t popcount(uint64_t x)
+{
+    x -= (x >> 1) & 0x5555555555555555u;
+    x = (x & 0x3333333333333333u) + ((x >> 2) & 0x3333333333333333u);
+    x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fu;
+    return (uint32_t)((x * 0x0101010101010101u) >> 56);
+}
+
 /* to |= from & ~kill: how many facts to gained. */
 static uint32_t merge(uint64_t *to, const uint64_t *from, const uint64_t *kill, uint32_t words)
 {
@@ -72,7 +85,7 @@ static uint32_t merge(uint64_t *to, const uint64_t *from, const uint64_t *kill, 
         uint64_t add = from[w] & ~kill[w] & ~to[w];
         if (add != 0) {
             to[w] |= add;
-            gained += (uint32_t)__builtin_popcountll(add);
+            gained += popcount(add);
         }
     }
     return gained;
@@ -91,14 +104,26 @@ static uint32_t add_gen(const program *g, uint32_t b)
 
 /* ---- the ops: what runs on mkrt ---- */
 
-/* Block s gained facts: count them in its cell, emit the transfers out of it. */
+/* Block s gained facts: count them in its cell, and emit the transfers out
+ * of it, except those already waiting to run: they read out[s] when they
+ * run, so they will carry these facts too (the worklist's "already on the
+ * list"). waiting[] of s's edges is touched only by items whose in or out
+ * is s, which the ordering contract runs one at a time. */
 static mkrt_status grew(const program *g, uint32_t s, uint32_t gained, const mkrt_op_ctx *ctx)
 {
     if (gained == 0)
         return MKRT_OK;
     mkrt_op_changed(ctx);
     ctx->cells[s] += gained;
-    return mkrt_op_emit(ctx, g->flows + g->first[s], g->first[s + 1] - g->first[s]);
+    mkrt_item next[MAX_SUCC];
+    size_t n = 0;
+    for (uint32_t e = g->first[s]; e < g->first[s + 1]; e++)
+        if (!g->waiting[e])
+            next[n++] = g->flows[e];
+    mkrt_status st = mkrt_op_emit(ctx, next, n);
+    for (size_t i = 0; i < n && st == MKRT_OK; i++)
+        g->waiting[next[i].param] = true;
+    return st;
 }
 
 static mkrt_status op_gen(const mkrt_item *it, const mkrt_op_ctx *ctx)
@@ -108,6 +133,7 @@ static mkrt_status op_gen(const mkrt_item *it, const mkrt_op_ctx *ctx)
 
 static mkrt_status op_flow(const mkrt_item *it, const mkrt_op_ctx *ctx)
 {
+    ((program *)ctx->user)->waiting[it->param] = false; /* from here on, growth of in emits again */
     return grew(ctx->user, it->out, flow(ctx->user, it->in, it->out), ctx);
 }
 
@@ -119,12 +145,14 @@ static bool make_program(program *g, uint32_t blocks, uint32_t facts)
     *g = (program){.blocks = blocks, .facts = facts, .words = (facts + 63) / 64};
     size_t cells = (size_t)blocks * g->words;
     g->first = calloc((size_t)blocks + 1, sizeof *g->first);
-    g->succ = malloc(sizeof *g->succ * blocks * 3);
-    g->flows = malloc(sizeof *g->flows * blocks * 3);
+    g->succ = malloc(sizeof *g->succ * blocks * MAX_SUCC);
+    g->flows = malloc(sizeof *g->flows * blocks * MAX_SUCC);
+    g->waiting = calloc((size_t)blocks * MAX_SUCC, sizeof *g->waiting);
+    g->defs = calloc(blocks, sizeof *g->defs);
     g->gen = calloc(cells, sizeof(uint64_t));
     g->kill = calloc(cells, sizeof(uint64_t));
     g->out = calloc(cells, sizeof(uint64_t));
-    if (!g->first || !g->succ || !g->flows || !g->gen || !g->kill || !g->out)
+    if (!g->first || !g->succ || !g->flows || !g->waiting || !g->defs || !g->gen || !g->kill || !g->out)
         return false;
     for (uint32_t b = 0; b < blocks; b++) { /* 1-2 forward edges, a back edge now and then */
         uint32_t fn = b - b % FN_BLOCKS, end = fn + FN_BLOCKS < blocks ? fn + FN_BLOCKS : blocks;
@@ -141,7 +169,7 @@ static bool make_program(program *g, uint32_t blocks, uint32_t facts)
     g->first[blocks] = g->edges;
     for (uint32_t b = 0; b < blocks; b++)
         for (uint32_t e = g->first[b]; e < g->first[b + 1]; e++)
-            g->flows[e] = (mkrt_item){OP_FLOW, b, g->succ[e], 0};
+            g->flows[e] = (mkrt_item){OP_FLOW, b, g->succ[e], e};
     /* Each function has its own `facts` definitions: fact f defines
      * variable f / 4 at a random block of the function, and kills the
      * variable's other definitions there. */
@@ -150,6 +178,7 @@ static bool make_program(program *g, uint32_t blocks, uint32_t facts)
         for (uint32_t f = 0; f < facts; f++) {
             uint32_t site = fn + (uint32_t)rand_r(&seed) % len;
             bits(g, g->gen, site)[f / 64] |= (uint64_t)1 << (f % 64);
+            g->defs[site]++;
             for (uint32_t o = f - f % 4; o < f - f % 4 + 4 && o < facts; o++)
                 if (o != f)
                     bits(g, g->kill, site)[o / 64] |= (uint64_t)1 << (o % 64);
@@ -165,6 +194,8 @@ static void free_program(program *g)
     free(g->first);
     free(g->succ);
     free(g->flows);
+    free(g->waiting);
+    free(g->defs);
     free(g->gen);
     free(g->kill);
     free(g->out);
@@ -212,24 +243,25 @@ typedef struct analyst {
     const program *g;
     uint32_t id, count;
     uint64_t published;
+    pthread_barrier_t *start; /* the analysts start together */
 } analyst;
 
-/* Scans two threads' worth of blocks (its own part and the next one's),
- * publishing a GEN item for each block that defines facts. */
+/* Scans two threads' worth of blocks, its own part and the next thread's
+ * side by side (so the next thread finds the same blocks at about the
+ * same time), publishing a GEN item for each block that defines facts. */
 static void *analyst_run(void *arg)
 {
     analyst *a = arg;
     const program *g = a->g;
     uint32_t part = (g->blocks + a->count - 1) / a->count;
     mkrt_producer *p = mkrt_producer_open(a->rt, NULL);
+    pthread_barrier_wait(a->start);
     mkrt_item buf[256];
     size_t n = 0;
     for (uint32_t k = 0; k < 2 * part && p != NULL; k++) {
-        uint32_t b = (uint32_t)(((uint64_t)a->id * part + k) % g->blocks);
-        bool defines = false;
-        for (uint32_t w = 0; w < g->words && !defines; w++)
-            defines = bits(g, g->gen, b)[w] != 0;
-        if (defines)
+        uint64_t at = (uint64_t)(a->id + k % 2) * part + k / 2; /* mine, the next one's, mine, ... */
+        uint32_t b = (uint32_t)(at % g->blocks);
+        if (g->defs[b] > 0)
             buf[n++] = (mkrt_item){OP_GEN, b, b, 0};
         if (n == 256 || (n > 0 && k + 1 == 2 * part)) {
             if (mkrt_publish(p, buf, n, MKRT_TIMEOUT_INFINITE, NULL) == MKRT_OK)
@@ -242,9 +274,10 @@ static void *analyst_run(void *arg)
 }
 
 /* The runtime: one handle (cell) per block, the two ops over g. */
-static mkrt_runtime *analysis_runtime(program *g, mkrt_error *err)
+static mkrt_runtime *analysis_runtime(program *g, uint32_t workers, mkrt_error *err)
 {
     mkrt_config cfg = mkrt_config_default();
+    cfg.workers = workers;         /* 0: the runtime's choice */
     cfg.cells = g->blocks;         /* handles: the blocks, the ordering keys */
     cfg.emit_capacity = 1u << 20; /* room for the transfers a batch emits */
     mkrt_runtime *rt;
@@ -266,15 +299,18 @@ static double solve_mkrt(mkrt_runtime *rt, program *g, uint32_t producers, uint6
         mkrt_cell_write(rt, b, 0);
     analyst as[64];
     pthread_t th[64];
+    pthread_barrier_t start;
+    pthread_barrier_init(&start, NULL, producers);
     uint64_t t0 = now_ns();
     for (uint32_t i = 0; i < producers; i++) {
-        as[i] = (analyst){rt, g, i, producers, 0};
+        as[i] = (analyst){rt, g, i, producers, 0, &start};
         pthread_create(&th[i], NULL, analyst_run, &as[i]);
     }
     for (uint32_t i = 0; i < producers; i++) {
         pthread_join(th[i], NULL);
         *published += as[i].published;
     }
+    pthread_barrier_destroy(&start);
     mkrt_quiesce(rt, MKRT_TIMEOUT_INFINITE);
     return (double)(now_ns() - t0) / 1e9;
 }
@@ -285,10 +321,11 @@ static int usage(const char *argv0, const char *why)
     if (why != NULL)
         fprintf(stderr, "analysis_demo: %s\n", why);
     fprintf(stderr,
-            "usage: %s [--blocks B] [--facts F] [--producers N] [--quick]\n"
+            "usage: %s [--blocks B] [--facts F] [--producers N] [--workers W] [--quick]\n"
             "  --blocks B     basic blocks, 1..%u (default 60000; --quick: 4000)\n"
             "  --facts F      facts (definitions) per bitset, 1..%u (default 1024)\n"
-            "  --producers N  analysis threads, 1..64 (default 4)\n",
+            "  --producers N  analysis threads, 1..64 (default 4)\n"
+            "  --workers W    mkrt's CPU workers, 0..64 (default 0: the runtime's choice)\n",
             argv0, BLOCKS_MAX, FACTS_MAX);
     return 2;
 }
@@ -301,11 +338,12 @@ static int cmp_double(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-    long blocks = 60000, facts = 1024, producers = 4;
+    long blocks = 60000, facts = 1024, producers = 4, workers = 0;
     for (int i = 1; i < argc; i++) {
         long *v = strcmp(argv[i], "--blocks") == 0      ? &blocks
                   : strcmp(argv[i], "--facts") == 0     ? &facts
                   : strcmp(argv[i], "--producers") == 0 ? &producers
+                  : strcmp(argv[i], "--workers") == 0   ? &workers
                                                         : NULL;
         char *end = NULL;
         if (strcmp(argv[i], "--quick") == 0) {
@@ -321,7 +359,7 @@ int main(int argc, char **argv)
             return usage(argv[0], "a number was expected");
     }
     if (blocks < 1 || blocks > BLOCKS_MAX || facts < 1 || facts > FACTS_MAX || producers < 1 ||
-        producers > 64)
+        producers > 64 || workers < 0 || workers > 64)
         return usage(argv[0], "a value is out of range");
     if ((size_t)blocks * (size_t)((facts + 63) / 64) > WORDS_MAX)
         return usage(argv[0], "blocks x facts is too large (at most 2^31 bits per bitset array)");
@@ -332,7 +370,7 @@ int main(int argc, char **argv)
         return 1;
     }
     mkrt_error err;
-    mkrt_runtime *rt = analysis_runtime(&g, &err);
+    mkrt_runtime *rt = analysis_runtime(&g, (uint32_t)workers, &err);
     if (rt == NULL) {
         fprintf(stderr, "analysis_demo: %s\n", err.message);
         return 1;
@@ -371,7 +409,7 @@ int main(int argc, char **argv)
     for (uint32_t b = 0; b < g.blocks; b++) {
         uint64_t *w = want + (size_t)b * g.words, n = 0;
         for (uint32_t k = 0; k < g.words; k++)
-            n += (uint64_t)__builtin_popcountll(w[k]);
+            n += popcount(w[k]);
         wrong += n != counts[b] || memcmp(w, bits(&g, g.out, b), sizeof(uint64_t) * g.words) != 0;
     }
     mkrt_stats s;
@@ -380,11 +418,15 @@ int main(int argc, char **argv)
     qsort(seq_s, RUNS, sizeof(double), cmp_double);
     qsort(mkrt_s, RUNS, sizeof(double), cmp_double);
     double seq = seq_s[RUNS / 2], mk = mkrt_s[RUNS / 2];
-    printf("\n  %-28s %14s\n", "what (last mkrt run)", "value");
+    printf("\n  times: median of %d runs; counts: the last mkrt run\n", RUNS);
+    printf("  %-28s %14s\n", "what", "value");
     printf("  %-28s %14.4f\n", "sequential solver (s)", seq);
     printf("  %-28s %14.4f\n", "mkrt (s)", mk);
     printf("  %-28s %13.2fx\n", "speedup", seq / mk);
-    printf("  %-28s %14.2f\n", "work vs sequential", (double)(s.executed - s0.executed) / (double)(visits ? visits : 1));
+    printf("  %-28s %14.2f\n", "work vs sequential",
+           (double)(s.executed - s0.executed) / (double)(visits ? visits : 1));
+    printf("  %-28s %14.2f\n", "edge transfers vs sequential",
+           (double)(s.emitted - s0.emitted) / (double)(visits ? visits : 1));
     printf("  %-28s %14llu\n", "edge visits (sequential)", (unsigned long long)visits);
     printf("  %-28s %14llu\n", "items published", D(published));
     printf("  %-28s %14llu\n", "items emitted", D(emitted));
