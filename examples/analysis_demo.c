@@ -45,13 +45,12 @@
 
 /* The program: a CFG in compressed rows (the successors of b are
  * succ[first[b] .. first[b+1]-1]), and three bitsets of `words` words per
- * block. flows[e] is the ready-made FLOW item of edge e (its param is e),
- * for emission. A block has at most MAX_SUCC successors. */
+ * block. Edge e = s -> t is the item (FLOW, s, t, e). A block has at most
+ * MAX_SUCC successors. */
 typedef struct program {
     uint32_t blocks, facts, words, edges;
     uint32_t *first, *succ;
     uint32_t *defs; /* definitions (facts generated) per block */
-    mkrt_item *flows;
     bool *waiting; /* waiting[e]: edge e's FLOW item is emitted and has not run yet */
     uint64_t *gen, *kill, *out;
 } program;
@@ -119,7 +118,7 @@ static mkrt_status grew(const program *g, uint32_t s, uint32_t gained, const mkr
     size_t n = 0;
     for (uint32_t e = g->first[s]; e < g->first[s + 1]; e++)
         if (!g->waiting[e])
-            next[n++] = g->flows[e];
+            next[n++] = (mkrt_item){OP_FLOW, s, g->succ[e], e};
     mkrt_status st = mkrt_op_emit(ctx, next, n);
     for (size_t i = 0; i < n && st == MKRT_OK; i++)
         g->waiting[next[i].param] = true;
@@ -146,13 +145,12 @@ static bool make_program(program *g, uint32_t blocks, uint32_t facts)
     size_t cells = (size_t)blocks * g->words;
     g->first = calloc((size_t)blocks + 1, sizeof *g->first);
     g->succ = malloc(sizeof *g->succ * blocks * MAX_SUCC);
-    g->flows = malloc(sizeof *g->flows * blocks * MAX_SUCC);
     g->waiting = calloc((size_t)blocks * MAX_SUCC, sizeof *g->waiting);
     g->defs = calloc(blocks, sizeof *g->defs);
     g->gen = calloc(cells, sizeof(uint64_t));
     g->kill = calloc(cells, sizeof(uint64_t));
     g->out = calloc(cells, sizeof(uint64_t));
-    if (!g->first || !g->succ || !g->flows || !g->waiting || !g->defs || !g->gen || !g->kill || !g->out)
+    if (!g->first || !g->succ || !g->waiting || !g->defs || !g->gen || !g->kill || !g->out)
         return false;
     for (uint32_t b = 0; b < blocks; b++) { /* 1-2 forward edges, a back edge now and then */
         uint32_t fn = b - b % FN_BLOCKS, end = fn + FN_BLOCKS < blocks ? fn + FN_BLOCKS : blocks;
@@ -167,9 +165,6 @@ static bool make_program(program *g, uint32_t blocks, uint32_t facts)
             g->succ[g->edges++] = b - 1 - (uint32_t)rand_r(&seed) % 16;
     }
     g->first[blocks] = g->edges;
-    for (uint32_t b = 0; b < blocks; b++)
-        for (uint32_t e = g->first[b]; e < g->first[b + 1]; e++)
-            g->flows[e] = (mkrt_item){OP_FLOW, b, g->succ[e], e};
     /* Each function has its own `facts` definitions: fact f defines
      * variable f / 4 at a random block of the function, and kills the
      * variable's other definitions there. */
@@ -193,7 +188,6 @@ static void free_program(program *g)
 {
     free(g->first);
     free(g->succ);
-    free(g->flows);
     free(g->waiting);
     free(g->defs);
     free(g->gen);
