@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* examples/analysis_demo.c - a worklist dataflow analysis on mkrt.
  *
- * Reaching definitions over a synthetic program of B basic blocks (a
- * random control-flow graph: forward edges and some loop back edges) and
- * F facts (definitions; four per variable, so a definition kills the
- * other three). Each block's facts are a bitset of F bits (1024 by
- * default: 16 words) in the program's own memory. The analysis computes
- * for every block the facts that reach its end:
+ * Reaching definitions over a synthetic program of B basic blocks
+ * (functions of 128 blocks, each a random control-flow graph of forward
+ * edges and some loop back edges) and F facts (definitions; four per
+ * variable, so a definition kills the other three). Each block's facts
+ * are a bitset of F bits (1024 by default: 16 words) in the program's own
+ * memory. The analysis computes for every block the facts that reach its
+ * end:
  *     out[s] = gen[s] | OR over predecessors p of (out[p] & ~kill[s])
  *
  * On mkrt, a transfer along a CFG edge p -> s is one item
@@ -14,14 +15,15 @@
  * so the handles are the blocks and the runtime orders two items that
  * touch the same block, and runs items on different blocks in parallel.
  * An item emits the transfers out of s (mkrt_op_emit) only when it grew
- * out[s]: work is made where a fact changed, nowhere else. Analysis
- * threads seed the analysis: each scans an overlapping part of the
- * program and publishes one GEN item per block that defines something,
- * so most blocks are found twice and dedupe drops the copies (as it does
- * a transfer emitted twice in one batch). mkrt_quiesce() waits for the
- * fixpoint; every item also leaves its block's fact count in the block's
- * cell, read back in one call (mkrt_cells_read). The result is checked
- * against the sequential worklist solver, which also gives the times.
+ * out[s], and only those not already waiting to run: work is made where
+ * a fact changed, nowhere else. Analysis threads seed the analysis: each
+ * scans an overlapping part of the program and publishes one GEN item per
+ * block that defines something, so blocks are found twice and dedupe
+ * drops the copies that meet in a batch. mkrt_quiesce() waits for the
+ * fixpoint; every item also adds what it gained to its block's cell (the
+ * block's fact count), read back in one call (mkrt_cells_read). The
+ * result is checked against the sequential worklist solver, which also
+ * gives the times.
  *
  *   analysis_demo [--blocks B] [--facts F] [--producers N] [--workers W] [--quick]
  */
@@ -36,7 +38,7 @@
 #include "mkrt/mkrt.h"
 
 #define OP_GEN 16  /* (GEN, b, b, 0):  out[b] |= gen[b] */
-#define OP_FLOW 17 /* (FLOW, p, s, 0): out[s] |= out[p] & ~kill[s] */
+#define OP_FLOW 17 /* (FLOW, p, s, e): out[s] |= out[p] & ~kill[s] along edge e */
 #define FACTS_MAX 65536u
 #define FN_BLOCKS 128u /* blocks per function */
 #define MAX_SUCC 3
@@ -106,8 +108,9 @@ static uint32_t add_gen(const program *g, uint32_t b)
 /* Block s gained facts: count them in its cell, and emit the transfers out
  * of it, except those already waiting to run: they read out[s] when they
  * run, so they will carry these facts too (the worklist's "already on the
- * list"). waiting[] of s's edges is touched only by items whose in or out
- * is s, which the ordering contract runs one at a time. */
+ * list"). waiting[e] of an edge e out of s is touched only by items that
+ * write s (here) and by e's own FLOW item, which reads s: the ordering
+ * contract runs those one after another. */
 static mkrt_status grew(const program *g, uint32_t s, uint32_t gained, const mkrt_op_ctx *ctx)
 {
     if (gained == 0)
@@ -273,7 +276,8 @@ static mkrt_runtime *analysis_runtime(program *g, uint32_t workers, mkrt_error *
     mkrt_config cfg = mkrt_config_default();
     cfg.workers = workers;         /* 0: the runtime's choice */
     cfg.cells = g->blocks;         /* handles: the blocks, the ordering keys */
-    cfg.emit_capacity = 1u << 20; /* room for the transfers a batch emits */
+    /* At most one FLOW item per edge waits at a time (grew): room for all. */
+    cfg.emit_capacity = g->edges > 0 ? g->edges : 1;
     mkrt_runtime *rt;
     if (mkrt_create(&cfg, &rt, err) != MKRT_OK)
         return NULL;
