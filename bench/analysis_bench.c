@@ -257,7 +257,8 @@ int main(int argc, char **argv)
                 "the hand-written worklist runs %u threads. Times include seeding (the gen sets) "
                 "and exclude building the program and the runtime. Work: edge visits (for mkrt, "
                 "items executed: transfers and gens). Every result matched the sequential solver: "
-                "%s.\n\n",
+                "%s. With its default workers the runtime runs each batch on as many threads as "
+                "there are CPUs less one for the dispatching thread: on 2 CPUs, one.\n\n",
                 cmd, FN_BLOCKS, reps, threads, ok ? "yes" : "NO");
         fprintf(w, "| blocks | edges | impl | time (s) | work | work / sequential | "
                    "sequential / impl (speedup) |\n|---|---|---|---|---|---|---|\n");
