@@ -37,6 +37,10 @@ $(BUILD)/bench/peer_bench: bench/peer_bench.c bench/bench_util.h $(STATIC)
 	@mkdir -p $(@D)
 	$(CC) $(BENCH_CFLAGS) $(PEER_CFLAGS) -o $@ bench/peer_bench.c $(STATIC) $(URCU_STATIC_LIBS) $(PEER_LIBS) -lm -pthread
 
+$(BUILD)/bench/analysis_bench: bench/analysis_bench.c examples/analysis_demo.c bench/bench_util.h $(STATIC)
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_CFLAGS) -o $@ bench/analysis_bench.c $(STATIC) $(URCU_STATIC_LIBS) -lm -pthread
+
 # The CUDA benchmark skips (exit 0) without a GPU; its per-layer kernel is
 # built by nvcc when there is one.
 $(BUILD)/bench/cuda_bench: bench/cuda_bench.c bench/bench_util.h $(STATIC)
@@ -70,7 +74,7 @@ $(BUILD)/bench/graph_bench: bench/graph_bench.c bench/bench_util.h bench/graph/p
 
 BENCHES := $(BUILD)/bench/ring_bench $(BUILD)/bench/plan_bench $(BUILD)/bench/cache_bench \
            $(BUILD)/bench/runtime_bench $(BUILD)/bench/peer_bench $(BUILD)/bench/cuda_bench \
-           $(BUILD)/bench/graph_bench $(BUILD)/bench/stage_bench \
+           $(BUILD)/bench/graph_bench $(BUILD)/bench/stage_bench $(BUILD)/bench/analysis_bench \
            $(CUDA_BENCH_DATA)
 # `make bench` prints the figures and writes nothing; `make bench RECORD=1`
 # (also `make bench-cuda RECORD=1`) records them as bench/results/NAME.md
@@ -85,6 +89,7 @@ bench: $(BENCHES) ## benchmarks against peers, printed; RECORD=1 writes bench/re
 	$(BUILD)/bench/peer_bench $(call BENCH_RECORD,peers)
 	$(BUILD)/bench/cuda_bench $(call BENCH_RECORD,cuda)
 	$(BUILD)/bench/graph_bench $(call BENCH_RECORD,graph)
+	$(BUILD)/bench/analysis_bench $(call BENCH_RECORD,analysis)
 
 # On a GPU machine (no peer libraries needed): the CUDA figures alone.
 bench-cuda: $(BUILD)/bench/cuda_bench $(CUDA_BENCH_DATA) ## the GPU benchmark alone; RECORD=1 writes bench/results/cuda.*
@@ -99,6 +104,7 @@ bench-quick: $(BENCHES) ## every benchmark in quick mode (what CI runs); writes 
 	$(BUILD)/bench/peer_bench --quick
 	$(BUILD)/bench/cuda_bench --quick
 	$(BUILD)/bench/graph_bench --quick
+	$(BUILD)/bench/analysis_bench --quick
 
 # Charts of the recorded figures: bench/plots/NAME.gp reads
 # bench/results/NAME.csv and draws bench/results/plots/NAME.png. cuda.gp

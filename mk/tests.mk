@@ -54,6 +54,7 @@ headers-check: ## every public header compiles on its own
 
 check: all $(TEST_BINS) $(EXAMPLES) $(FAKE_CUDA) cuda-test-data headers-check docs-check ## unit tests (TAP, prove), headers, API docs, exported symbols, install, examples
 	prove -f --exec 'timeout -k 5 $(TEST_TIMEOUT)' $(TEST_BINS)
+	ANALYSIS_DEMO=$(BUILD)/examples/analysis_demo prove -f --exec sh tests/examples/check_analysis_demo.sh
 	@echo "== test_runtime again with AUTO on the CUDA megakernel (stand-in driver)"
 	MKRT_LIBCUDA=$(CURDIR)/$(FAKE_CUDA) prove -f --exec 'timeout -k 5 $(TEST_TIMEOUT)' \
 	    $(filter %/test_runtime,$(TEST_BINS))
