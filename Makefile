@@ -422,6 +422,12 @@ $(BUILD)/tests/test_graph500_kit: $(BUILD)/obj/tests/test_graph500_kit.o $(G500_
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+# The four kernels of mkrt's engine (traverse_mkrt.c) on CPU and SIM.
+$(BUILD)/tests/test_graph_kernels: $(BUILD)/obj/tests/test_graph_kernels.o $(G500_OBJS) \
+                                   $(TEST_HELPLIB) $(STATIC)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lm
+
 # ---- The optional MPI layer (libmkrt_mpi) ---------------------------------
 # Built only where `mpicc` is found; the plain library and `make check`
 # never need MPI. Its sources are mpi/src/*.c (not src/*/, which all go
