@@ -382,7 +382,7 @@ bench: $(BENCHES) ## benchmarks against peers, printed; RECORD=1 writes bench/re
 	$(BUILD)/bench/stage_bench $(call BENCH_RECORD,stage_costs)
 	$(BUILD)/bench/peer_bench $(call BENCH_RECORD,peers)
 	$(BUILD)/bench/cuda_bench $(call BENCH_RECORD,cuda)
-	$(BUILD)/bench/graph_bench $(call BENCH_RECORD,graph)
+	$(BUILD)/bench/graph_bench --graph kron,urand $(if $(GAPBS),--gapbs $(GAPBS)) $(call BENCH_RECORD,graph)
 
 # On a GPU machine (no peer libraries needed): the CUDA figures alone.
 bench-cuda: $(BUILD)/bench/cuda_bench $(CUDA_BENCH_DATA) ## the GPU benchmark alone; RECORD=1 writes bench/results/cuda.*
@@ -401,7 +401,7 @@ bench-quick: $(BENCHES) ## every benchmark in quick mode (what CI runs); writes 
 # Charts of the recorded figures: bench/plots/NAME.gp reads
 # bench/results/NAME.csv and draws bench/results/plots/NAME.png. cuda.gp
 # skips, with a note, while there is no bench/results/cuda.csv.
-PLOTS := ring runtime cuda
+PLOTS := ring runtime cuda graph
 plots: ## PNG charts of bench/results/*.csv into bench/results/plots/ (needs gnuplot: make bench-deps)
 	@command -v gnuplot >/dev/null || { echo "plots: no gnuplot (make bench-deps installs gnuplot-nox)"; exit 1; }
 	@mkdir -p bench/results/plots

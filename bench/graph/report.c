@@ -87,8 +87,9 @@ int write_results(const gopts *o, const results *res, const char *machine)
          "(the runtime pulls large BFS levels) but mkrt_stats does not expose the split, so it is "
          "not reported; pulled items count as examined edges. Bytes per edge: 64 per examined "
          "edge item for the push kernels (target and weight 8, the 16-byte item written and read "
-         "32, source cell 8, target cell's atomic minimum 16); PageRank 8 per edge plus 28 per "
-         "vertex per iteration. Estimates from the data structures, not measured traffic.\n");
+         "32, source cell 8, target cell's atomic minimum 16); CC 28 per examined edge (target, "
+         "two labels and their roots, a compare-and-swap) plus 72 per vertex (6 phases); "
+         "PageRank 8 per edge plus 28 per vertex per iteration. Estimates from the data structures, not measured traffic.\n");
     printf("\n%s", report);
     if (write_csv(o, res) != 0)
         return -1;
@@ -107,8 +108,8 @@ int write_results(const gopts *o, const results *res, const char *machine)
              "bfs (direction-optimizing), sssp -d 2 (delta-stepping, the delta of its own "
              "benchmark for kron and urand), cc (Afforest), pr (pull), one process per root for "
              "bfs and sssp (-r root -n 1), one with -n %u for cc and pr; its own per-trial "
-             "times. mkrt: BFS a commuting user op that pulls large levels; SSSP RELAX; CC label "
-             "propagation (a commuting expanding user op); PageRank pull iterations, one item per "
+             "times. mkrt: BFS a commuting user op that pulls large levels; SSSP RELAX; CC "
+             "Afforest-style linking, one item per block of vertices per phase; PageRank pull iterations, one item per "
              "block of vertices. The machine is a 2-CPU VM shared with other work: figures are "
              "noisy (tens of percent between runs).",
              o->families & 1 ? "kron" : "", o->families == 3 ? " and " : "",

@@ -9,17 +9,21 @@
 
 const char *const kernel_name[KERNELS] = {"bfs", "sssp", "cc", "pr"};
 
-/* Bytes one examined edge item touches in mkrt's push kernels (BFS, SSSP,
- * CC): the edge's target and weight (8), the 16-byte item written into a
+/* Bytes one examined edge item touches in mkrt's push kernels (BFS,
+ * SSSP): the edge's target and weight (8), the 16-byte item written into a
  * batch and read back (32), the source cell loaded (8) and the target cell
  * updated by an atomic minimum (16, read and write). PageRank pulls: per
  * edge the target and the neighbour's float contribution (8); per vertex
  * its two offsets (8, counted once), its score read and written (16) and
- * its next contribution (4). An estimate from the data structures, not a
- * measurement of cache traffic. */
+ * its next contribution (4). CC links: per examined edge its target (4),
+ * the two labels and their roots read (16) and a compare-and-swap (8);
+ * per vertex its offsets and label in each of the 6 phases (6 x 12). An
+ * estimate from the data structures, not a measurement of cache traffic. */
 #define PUSH_BYTES_PER_EDGE 64.0
 #define PULL_BYTES_PER_EDGE 8.0
 #define PULL_BYTES_PER_VERTEX 28.0
+#define CC_BYTES_PER_EDGE 28.0
+#define CC_BYTES_PER_VERTEX 72.0
 
 typedef struct world {
     g500_family family;
@@ -165,7 +169,8 @@ typedef struct acc {
 } acc;
 
 static void add_row(results *res, const gopts *o, const world *w, const char *engine,
-                    unsigned threads, int k, const acc *a, bool counters, double bytes_per_edge)
+                    unsigned threads, int k, const acc *a, bool counters, double bytes_per_edge,
+                    double bytes_fixed)
 {
     if (res->n >= ROWS_MAX || a->runs == 0)
         return;
@@ -181,7 +186,7 @@ static void add_row(results *res, const gopts *o, const world *w, const char *en
     if (counters) {
         r->examined_per_edge = a->examined / a->runs;
         r->rounds = a->rounds / a->runs;
-        r->bytes_per_edge = bytes_per_edge * r->examined_per_edge;
+        r->bytes_per_edge = bytes_per_edge * r->examined_per_edge + bytes_fixed;
     }
     (void)o;
 }
@@ -293,12 +298,14 @@ static int run_engine(const gopts *o, world *w, const traverse_ops *ops, unsigne
         return -1;
     }
     const bool counters = ops->counters != NULL;
-    const double pr_bytes = PULL_BYTES_PER_EDGE + PULL_BYTES_PER_VERTEX * g->vertices /
-                                                      (double)g->offsets[g->vertices];
+    const double per_vertex = g->vertices / (double)g->offsets[g->vertices];
+    const double pr_bytes = PULL_BYTES_PER_EDGE + PULL_BYTES_PER_VERTEX * per_vertex;
     for (int k = 0; k < KERNELS; k++) {
         add_row(res, o, w, ops->name, threads, k, &a[k], counters,
-                k == K_PR ? pr_bytes
-                          : PUSH_BYTES_PER_EDGE);
+                k == K_PR   ? pr_bytes
+                : k == K_CC ? CC_BYTES_PER_EDGE
+                            : PUSH_BYTES_PER_EDGE,
+                k == K_CC ? CC_BYTES_PER_VERTEX * per_vertex : 0);
         if (a[k].runs > 0)
             printf("%s %s: %.3f ms per %s, %.1f MTEPS, every result valid\n", ops->name,
                    kernel_name[k], a[k].seconds / a[k].runs * 1e3, k <= K_SSSP ? "search" : "run",
@@ -376,7 +383,7 @@ static int run_gapbs(const gopts *o, world *w, results *res)
     for (int k = 0; k < KERNELS; k++) {
         if (a[k].runs == 0)
             continue;
-        add_row(res, o, w, "gapbs", o->threads, k, &a[k], false, 0);
+        add_row(res, o, w, "gapbs", o->threads, k, &a[k], false, 0, 0);
         printf("gapbs %s: %.3f ms per %s, %.1f MTEPS, every trial passed its verification and "
                "matched the reference\n",
                kernel_name[k], a[k].seconds / a[k].runs * 1e3, k <= K_SSSP ? "search" : "run",

@@ -28,14 +28,18 @@
  * SSSP: the built-in RELAX (cells[v] = min(cells[v], cells[u] + w), and
  * v's edges emitted when it lowered), from RELAX(zero -> root, 0).
  *
- * CC: label propagation. Every cell starts as its own vertex number; a
- * user op LABEL(u -> v) lowers cells[v] to cells[u] with an atomic minimum
- * and, when it lowered it, emits v's edges. One seed item per block of
- * vertices emits the edges of every vertex of the block; at the fixpoint
- * every vertex holds the smallest vertex number of its component. LABEL
- * commutes and is idempotent, so the rounds run it concurrently and the
- * result does not depend on their order. (No pulls: a label may drop
- * several times, so a vertex does not settle when it joins the frontier.)
+ * CC: Afforest-style linking (Sutton et al.) over blocks of vertices: one
+ * item CC(b -> b) per block b and phase, a publish and mkrt_quiesce per
+ * phase. comp[] (a user array of atomics) starts as the identity; a link
+ * hooks the larger of two roots under the smaller with a compare-and-swap
+ * and retries from the new roots when it loses; a compress phase points
+ * every vertex at its root. Phases: link each vertex to its first and
+ * second neighbour (compressing after each), sample 1024 vertices for the
+ * most frequent component, then link the remaining edges of every vertex
+ * outside it (the graph is symmetric, so edges into that component are
+ * seen from their other end), and compress. A hook only ever lowers a
+ * root's entry (comp[x] <= x always), so every vertex then holds the
+ * smallest vertex of its component.
  *
  * PageRank: pull iterations. One item RANK(b -> b) per block b of
  * vertices (blocks of about equal edges + vertices); it sums, for each
@@ -44,6 +48,7 @@
  * the next contribution, and leaves the block's L1 change in cells[b] (a
  * double's bits). The blocks of an iteration are one layer; the host
  * sums the changes after mkrt_quiesce and stops below the tolerance. */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,7 +56,10 @@
 #include "mkrt/mkrt.h"
 #include "traverse.h"
 
-enum { OP_VISIT = MKRT_OP_USER_FIRST, OP_LABEL, OP_RANK };
+enum { OP_VISIT = MKRT_OP_USER_FIRST, OP_CC, OP_RANK };
+/* CC's phases (an item's param): link neighbour 0 or 1, compress, the rest. */
+enum { CC_LINK0 = 0, CC_LINK1 = 1, CC_COMPRESS = 2, CC_FINAL = 3 };
+#define CC_SAMPLES 1024u
 /* Blocks of vertices for CC's seeds and PageRank's items: at most this many. */
 #define BLOCKS_MAX 256u
 /* VISIT's param when it seeds the root: emit its edges, change nothing. */
@@ -70,6 +78,9 @@ struct traverse_engine {
     double *score;         /* PageRank: the current scores */
     float *contrib[2];     /* PageRank: score / degree, previous and next iteration */
     unsigned parity;       /* PageRank: contrib[parity] is read (set before publishing) */
+    _Atomic uint32_t *comp;   /* CC: the forest */
+    uint32_t big;             /* CC: the sampled largest component (set before CC_FINAL) */
+    _Atomic uint64_t scanned; /* CC: edges examined */
     traverse_counters last;
 };
 
@@ -86,22 +97,54 @@ static mkrt_status visit(const mkrt_item *it, const mkrt_op_ctx *ctx)
     return MKRT_OK;
 }
 
-/* CC's op: a seed (param SEED, in = block) emits the edges of its block's
- * vertices; an edge item lowers its target's label to its source's. */
-static mkrt_status label(const mkrt_item *it, const mkrt_op_ctx *ctx)
+/* Hooks the components of u and v together. The comp[] accesses are
+ * relaxed: comp[] publishes no other data, a lost compare-and-swap is
+ * retried from the roots it read, and the phases are ordered by
+ * mkrt_quiesce (publish and quiescence order the items' memory). */
+static void link(_Atomic uint32_t *comp, uint32_t u, uint32_t v)
 {
-    if (it->param == SEED) {
-        const traverse_engine *e = ctx->user;
-        for (uint32_t v = e->block_first[it->in]; v < e->block_first[it->in + 1]; v++) {
-            mkrt_status st = mkrt_op_emit_edges(ctx, v);
-            if (st != MKRT_OK)
-                return st;
-        }
-        return MKRT_OK;
+    uint32_t p1 = atomic_load_explicit(&comp[u], memory_order_relaxed);
+    uint32_t p2 = atomic_load_explicit(&comp[v], memory_order_relaxed);
+    while (p1 != p2) {
+        uint32_t high = p1 > p2 ? p1 : p2, low = p1 + p2 - high;
+        uint32_t ph = atomic_load_explicit(&comp[high], memory_order_relaxed);
+        if (ph == low)
+            return; /* already hooked there */
+        if (ph == high && atomic_compare_exchange_strong_explicit(
+                              &comp[high], &ph, low, memory_order_relaxed, memory_order_relaxed))
+            return;
+        p1 = atomic_load_explicit(&comp[atomic_load_explicit(&comp[high], memory_order_relaxed)],
+                                  memory_order_relaxed);
+        p2 = atomic_load_explicit(&comp[low], memory_order_relaxed);
     }
-    uint64_t from = mkrt_op_cell_load(ctx, it->in); /* a round's other edges may lower it meanwhile */
-    if (mkrt_op_cell_min(ctx, it->out, from))
-        return mkrt_op_emit_edges(ctx, it->out);
+}
+
+/* CC's op: one phase over one block (it->in) of vertices. */
+static mkrt_status cc_block(const mkrt_item *it, const mkrt_op_ctx *ctx)
+{
+    traverse_engine *e = ctx->user;
+    const g500_csr *g = e->g;
+    _Atomic uint32_t *comp = e->comp;
+    uint64_t scanned = 0;
+    for (uint32_t v = e->block_first[it->in]; v < e->block_first[it->in + 1]; v++) {
+        const uint64_t lo = g->offsets[v], hi = g->offsets[v + 1];
+        if (it->param == CC_COMPRESS) {
+            uint32_t c = atomic_load_explicit(&comp[v], memory_order_relaxed), cc;
+            while (c != (cc = atomic_load_explicit(&comp[c], memory_order_relaxed)))
+                c = cc;
+            atomic_store_explicit(&comp[v], c, memory_order_relaxed);
+        } else if (it->param <= CC_LINK1) {
+            if (lo + it->param < hi) {
+                link(comp, v, g->targets[lo + it->param]);
+                scanned++;
+            }
+        } else if (atomic_load_explicit(&comp[v], memory_order_relaxed) != e->big) {
+            for (uint64_t k = lo + 2; k < hi; k++)
+                link(comp, v, g->targets[k]);
+            scanned += hi > lo + 2 ? hi - lo - 2 : 0;
+        }
+    }
+    atomic_fetch_add_explicit(&e->scanned, scanned, memory_order_relaxed); /* read after quiescence */
     return MKRT_OK;
 }
 
@@ -154,6 +197,7 @@ static void free_arrays(traverse_engine *e)
     free(e->score);
     free(e->contrib[0]);
     free(e->contrib[1]);
+    free(e->comp);
     free(e);
 }
 
@@ -185,7 +229,8 @@ static traverse_engine *open_on(const g500_csr *g, unsigned threads, mkrt_backen
         (e->items = malloc(BLOCKS_MAX * sizeof *e->items)) == NULL ||
         (e->score = malloc(n * sizeof *e->score)) == NULL ||
         (e->contrib[0] = malloc(n * sizeof(float))) == NULL ||
-        (e->contrib[1] = malloc(n * sizeof(float))) == NULL) {
+        (e->contrib[1] = malloc(n * sizeof(float))) == NULL ||
+        (e->comp = malloc(n * sizeof *e->comp)) == NULL) {
         if (e != NULL)
             free_arrays(e);
         snprintf(why, len, "mkrt engine: out of memory for %u vertices. Fix: free memory.", g->vertices);
@@ -208,9 +253,8 @@ static traverse_engine *open_on(const g500_csr *g, unsigned threads, mkrt_backen
                       .expands = true, .pulls = true};
     if (mkrt_op_register(e->rt, OP_VISIT, &d, &err) != MKRT_OK)
         return fail_open(e, why, len, "mkrt_op_register", &err);
-    mkrt_op_desc dl = {.fn = label, .user = e, .name = "cc-label", .idempotent = true,
-                       .commutes = true, .expands = true};
-    if (mkrt_op_register(e->rt, OP_LABEL, &dl, &err) != MKRT_OK)
+    mkrt_op_desc dl = {.fn = cc_block, .user = e, .name = "cc-block"};
+    if (mkrt_op_register(e->rt, OP_CC, &dl, &err) != MKRT_OK)
         return fail_open(e, why, len, "mkrt_op_register", &err);
     mkrt_op_desc dr = {.fn = rank, .user = e, .name = "pr-rank"};
     if (mkrt_op_register(e->rt, OP_RANK, &dr, &err) != MKRT_OK)
@@ -253,7 +297,8 @@ static int publish_quiesce(traverse_engine *e, const mkrt_item *items, size_t n,
     e->last.edges_examined += after.emitted - before.emitted;
     e->last.changed += after.changed - before.changed;
     e->last.rounds += after.batches - before.batches;
-    mkrt_cells_read(e->rt, 0, read, e->cells);
+    if (read > 0)
+        mkrt_cells_read(e->rt, 0, read, e->cells);
     return 0;
 }
 
@@ -298,17 +343,53 @@ static int sssp(traverse_engine *e, uint32_t root, uint64_t *dist, char *why, si
     return 0;
 }
 
+/* One CC phase: an item per block, then quiescence. */
+static int cc_phase(traverse_engine *e, uint32_t phase, char *why, size_t len)
+{
+    for (uint32_t b = 0; b < e->blocks; b++)
+        e->items[b] = (mkrt_item){OP_CC, b, b, phase};
+    return publish_quiesce(e, e->items, e->blocks, 0, why, len);
+}
+
+/* The most frequent component among CC_SAMPLES vertices (deterministic). */
+static uint32_t cc_sample(const traverse_engine *e)
+{
+    uint32_t seen[CC_SAMPLES], best = 0, best_n = 0;
+    uint64_t x = 0x9e3779b97f4a7c15u;
+    for (uint32_t i = 0; i < CC_SAMPLES; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        seen[i] = atomic_load_explicit(&e->comp[x % e->vertices], memory_order_relaxed);
+    }
+    for (uint32_t i = 0; i < CC_SAMPLES; i++) { /* quadratic, on 1024: cheap beside the graph */
+        uint32_t n = 0;
+        for (uint32_t j = i; j < CC_SAMPLES; j++)
+            n += seen[j] == seen[i];
+        if (n > best_n) {
+            best_n = n;
+            best = seen[i];
+        }
+        if (best_n > CC_SAMPLES / 2)
+            break;
+    }
+    return best;
+}
+
 static int cc(traverse_engine *e, uint32_t *comp, char *why, size_t len)
 {
     for (uint32_t v = 0; v < e->vertices; v++)
-        mkrt_cell_write(e->rt, v, v); /* quiescent: nothing touches them */
-    for (uint32_t b = 0; b < e->blocks; b++)
-        e->items[b] = (mkrt_item){OP_LABEL, b, b, SEED};
+        atomic_init(&e->comp[v], v); /* quiescent: no op runs */
     e->last = (traverse_counters){0, 0, 0, 0};
-    if (publish_quiesce(e, e->items, e->blocks, e->vertices, why, len) != 0)
+    atomic_store_explicit(&e->scanned, 0, memory_order_relaxed);
+    static const uint32_t first[] = {CC_LINK0, CC_COMPRESS, CC_LINK1, CC_COMPRESS};
+    for (size_t i = 0; i < sizeof first / sizeof *first; i++)
+        if (cc_phase(e, first[i], why, len) != 0)
+            return -1;
+    e->big = cc_sample(e); /* the items of the next phase read it: set before publishing */
+    if (cc_phase(e, CC_FINAL, why, len) != 0 || cc_phase(e, CC_COMPRESS, why, len) != 0)
         return -1;
     for (uint32_t v = 0; v < e->vertices; v++)
-        comp[v] = (uint32_t)e->cells[v];
+        comp[v] = atomic_load_explicit(&e->comp[v], memory_order_relaxed);
+    e->last.edges_examined = atomic_load_explicit(&e->scanned, memory_order_relaxed);
     return 0;
 }
 
