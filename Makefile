@@ -215,6 +215,8 @@ check: all $(TEST_BINS) $(EXAMPLES) $(FAKE_CUDA) $(CUDA_TEST_DATA) headers-check
 	@echo "== again with the RMW wake-up protocol (MKRT_WAITQ_SYMMETRIC=1)"
 	MKRT_WAITQ_SYMMETRIC=1 prove -f --exec 'timeout -k 5 $(TEST_TIMEOUT)' \
 	    $(filter %_ring %_waitq %_runtime,$(TEST_BINS))
+	GRAPH_BFS=$(BUILD)/examples/graph_bfs GRAPH_BENCH=$(BUILD)/bench/graph_bench \
+	    prove -f --exec sh tests/cli/check_graph_cli.sh
 	@$(MAKE) --no-print-directory abi-check
 	@$(MAKE) --no-print-directory install-check
 

@@ -155,6 +155,7 @@ int main(int argc, char **argv)
 {
     gopts o;
     parse(argc, argv, &o);
+    bench_loadavg(o.load_start, sizeof o.load_start);
     char machine[256];
     bench_machine(machine, sizeof machine);
     printf("graph_bench: scale %u, edge factor %u, %u roots, %u trials of CC and PageRank, %u "

@@ -20,7 +20,21 @@ typedef struct gopts {
     unsigned families; /* bit 1 << g500_family */
     unsigned kernels;  /* bit 1 << K_* */
     const char *gapbs; /* GAPBS folder, or NULL */
+    char load_start[64]; /* the 1-minute load average when the run began */
 } gopts;
+
+/* The 1-minute load average (/proc/loadavg) into buf, or "unknown". */
+static inline void bench_loadavg(char *buf, size_t len)
+{
+    snprintf(buf, len, "unknown");
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f == NULL)
+        return;
+    char word[32];
+    if (fscanf(f, "%31s", word) == 1)
+        snprintf(buf, len, "%s", word);
+    fclose(f);
+}
 
 /* One engine's figure for one kernel on one family. */
 typedef struct row {

@@ -93,7 +93,8 @@ int write_results(const gopts *o, const results *res, const char *machine)
     printf("\n%s", report);
     if (write_csv(o, res) != 0)
         return -1;
-    char setup[2048];
+    char setup[3072], load_end[64];
+    bench_loadavg(load_end, sizeof load_end);
     snprintf(setup, sizeof setup,
              "graphs: %s%s%s, scale %u, edge factor %u (Graph500 Kronecker A=%.2f B=%.2f C=%.2f, "
              "vertex ids permuted, or uniform random; seed 1; the simple undirected graph, "
@@ -107,15 +108,19 @@ int write_results(const gopts *o, const results *res, const char *machine)
              "and GraphBLAS ran %u threads; igraph and the reference are sequential. GAPBS: "
              "bfs (direction-optimizing), sssp -d 2 (delta-stepping, the delta of its own "
              "benchmark for kron and urand), cc (Afforest), pr (pull), one process per root for "
-             "bfs and sssp (-r root -n 1), one with -n %u for cc and pr; its own per-trial "
-             "times. mkrt: BFS a commuting user op that pulls large levels; SSSP RELAX; CC "
+             "bfs and sssp (-r root -n 2), one with -n %u for cc and pr; its own per-trial "
+             "times, the first trial of each process dropped as a warm-up (thread start, page "
+             "faults), OpenMP waiting passively (OMP_WAIT_POLICY=passive: spinning waiters lose "
+             "whole time slices on a shared 2-CPU machine). "
+"times. mkrt: BFS a commuting user op that pulls large levels; SSSP RELAX; CC "
              "Afforest-style linking, one item per block of vertices per phase; PageRank pull iterations, one item per "
-             "block of vertices. The machine is a 2-CPU VM shared with other work: figures are "
-             "noisy (tens of percent between runs).",
+             "block of vertices. The machine is a 2-CPU VM shared with other work (load average "
+             "%s at the start, %s at the end): figures are noisy, tens of percent between runs; "
+             "compare engines within this run only.",
              o->families & 1 ? "kron" : "", o->families == 3 ? " and " : "",
              o->families & 2 ? "urand" : "", o->scale, o->edgefactor, G500_A, G500_B, G500_C,
              o->roots, TRAVERSE_PR_DAMPING, TRAVERSE_PR_TOLERANCE, TRAVERSE_PR_MAX_ITERS,
-             o->trials, TRAVERSE_PR_TOLERANCE, o->threads, o->trials);
+             o->trials, TRAVERSE_PR_TOLERANCE, o->threads, o->trials + 1, o->load_start, load_end);
     if (bench_write_report(&o->b, "make bench RECORD=1 GAPBS=DIR",
                            "Graph kernels: mkrt vs GAPBS, GraphBLAS and igraph", machine, setup,
                            report) != 0)
