@@ -107,9 +107,10 @@ int write_results(const gopts *o, const results *res, const char *machine)
              "size, SSSP reach, component count, top-5 scores). mkrt, GAPBS (OMP_NUM_THREADS) "
              "and GraphBLAS ran %u threads; igraph and the reference are sequential. GAPBS: "
              "bfs (direction-optimizing), sssp -d 2 (delta-stepping, the delta of its own "
-             "benchmark for kron and urand), cc (Afforest), pr (pull), one process per root for "
-             "bfs and sssp (-r root -n 2), one with -n %u for cc and pr; its own per-trial "
-             "times, the first trial of each process dropped as a warm-up (thread start, page "
+             "benchmark for kron and urand), cc (Afforest), pr (pull), one process per root "
+             "(-r root -n 2) or per CC and PageRank trial (-n 2), each run right after mkrt's "
+             "run of the same root or trial (so the machine's load falls on both alike); its "
+             "own per-trial times, the first trial of each process dropped as a warm-up (thread start, page "
              "faults), OpenMP waiting passively (OMP_WAIT_POLICY=passive: spinning waiters lose "
              "whole time slices on a shared 2-CPU machine). "
 "times. mkrt: BFS a commuting user op that pulls large levels; SSSP RELAX; CC "
@@ -120,7 +121,7 @@ int write_results(const gopts *o, const results *res, const char *machine)
              o->families & 1 ? "kron" : "", o->families == 3 ? " and " : "",
              o->families & 2 ? "urand" : "", o->scale, o->edgefactor, G500_A, G500_B, G500_C,
              o->roots, TRAVERSE_PR_DAMPING, TRAVERSE_PR_TOLERANCE, TRAVERSE_PR_MAX_ITERS,
-             o->trials, TRAVERSE_PR_TOLERANCE, o->threads, o->trials + 1, o->load_start, load_end);
+             o->trials, TRAVERSE_PR_TOLERANCE, o->threads, o->load_start, load_end);
     if (bench_write_report(&o->b, "make bench RECORD=1 GAPBS=DIR",
                            "Graph kernels: mkrt vs GAPBS, GraphBLAS and igraph", machine, setup,
                            report) != 0)

@@ -201,52 +201,48 @@ static void count(const traverse_ops *ops, const traverse_engine *e, uint64_t di
     a->rounds += (double)c.rounds;
 }
 
-/* BFS and SSSP from every root. */
-static int run_searches(const gopts *o, world *w, const traverse_ops *ops, traverse_engine *e,
-                        bool is_ref, acc *a, char *why, size_t len)
+/* BFS and SSSP from root i. */
+static int search_root(const gopts *o, world *w, const traverse_ops *ops, traverse_engine *e,
+                       bool is_ref, acc *a, uint32_t i, char *why, size_t len)
 {
     /* The reference always runs BFS: its trees give the components. */
     const bool bfs = is_ref || (o->kernels & 1u << K_BFS), sssp = o->kernels & 1u << K_SSSP;
-    for (uint32_t i = 0; i < o->roots; i++) {
-        if (bfs) {
-            double t0 = g500_seconds();
-            if (ops->bfs(e, w->roots[i], w->parent, why, len) != 0)
-                return -1;
-            double t = g500_seconds() - t0;
-            if (check_bfs(w, i, is_ref, why, len) != 0)
-                return -1;
-            count(ops, e, w->dir_edges[i], &a[K_BFS]);
-            t = t > 0 ? t : 1e-9;
-            a[K_BFS].seconds += t;
-            a[K_BFS].inv_teps += t / (double)w->edges[i];
-            a[K_BFS].runs += (o->kernels & 1u << K_BFS) != 0;
-        }
-        if (sssp) {
-            double t0 = g500_seconds();
-            if (ops->sssp(e, w->roots[i], w->dist, why, len) != 0)
-                return -1;
-            double t = g500_seconds() - t0;
-            if (check_sssp(w, i, is_ref, why, len) != 0)
-                return -1;
-            count(ops, e, w->dir_edges[i], &a[K_SSSP]);
-            t = t > 0 ? t : 1e-9;
-            a[K_SSSP].seconds += t;
-            a[K_SSSP].inv_teps += t / (double)w->edges[i];
-            a[K_SSSP].runs++;
-        }
+    if (bfs) {
+        double t0 = g500_seconds();
+        if (ops->bfs(e, w->roots[i], w->parent, why, len) != 0)
+            return -1;
+        double t = g500_seconds() - t0;
+        if (check_bfs(w, i, is_ref, why, len) != 0)
+            return -1;
+        count(ops, e, w->dir_edges[i], &a[K_BFS]);
+        t = t > 0 ? t : 1e-9;
+        a[K_BFS].seconds += t;
+        a[K_BFS].inv_teps += t / (double)w->edges[i];
+        a[K_BFS].runs += (o->kernels & 1u << K_BFS) != 0;
+    }
+    if (sssp) {
+        double t0 = g500_seconds();
+        if (ops->sssp(e, w->roots[i], w->dist, why, len) != 0)
+            return -1;
+        double t = g500_seconds() - t0;
+        if (check_sssp(w, i, is_ref, why, len) != 0)
+            return -1;
+        count(ops, e, w->dir_edges[i], &a[K_SSSP]);
+        t = t > 0 ? t : 1e-9;
+        a[K_SSSP].seconds += t;
+        a[K_SSSP].inv_teps += t / (double)w->edges[i];
+        a[K_SSSP].runs++;
     }
     return 0;
 }
 
-/* CC and PageRank, trials times each. */
-static int run_whole(const gopts *o, world *w, const traverse_ops *ops, traverse_engine *e,
-                     bool is_ref, acc *a, char *why, size_t len)
+/* One CC run (k == K_CC) or one PageRank run, checked. */
+static int whole_once(world *w, const traverse_ops *ops, traverse_engine *e, bool is_ref, int k,
+                      acc *a, char *why, size_t len)
 {
     const g500_csr *g = &w->graph.csr;
     const uint64_t m = g->offsets[g->vertices];
-    /* The reference's PageRank is kept for the others' checks. */
-    const bool cc = o->kernels & 1u << K_CC, pr = o->kernels & 1u << K_PR;
-    for (uint32_t t = 0; cc && ops->cc != NULL && t < o->trials; t++) {
+    if (k == K_CC) {
         double t0 = g500_seconds();
         if (ops->cc(e, w->comp, why, len) != 0)
             return -1;
@@ -256,29 +252,87 @@ static int run_whole(const gopts *o, world *w, const traverse_ops *ops, traverse
         if (g500_validate_cc(g, w->comp, &comps, why, len) != 0)
             return -1;
         if (is_ref)
-            w->components = comps;
+            w->components = comps; /* the reference runs first: the others are checked by it */
         count(ops, e, m, &a[K_CC]);
+        return 0;
     }
-    for (uint32_t t = 0; pr && ops->pr != NULL && t < o->trials; t++) {
-        uint32_t iters = 0;
-        double *out = is_ref ? w->ref_score : w->score;
-        double t0 = g500_seconds();
-        if (ops->pr(e, out, &iters, why, len) != 0)
+    uint32_t iters = 0;
+    double *out = is_ref ? w->ref_score : w->score;
+    double t0 = g500_seconds();
+    if (ops->pr(e, out, &iters, why, len) != 0)
+        return -1;
+    a[K_PR].seconds += g500_seconds() - t0;
+    a[K_PR].runs++;
+    if (!is_ref && g500_validate_pr(g->vertices, out, w->ref_score, TRAVERSE_PR_TOLERANCE, NULL,
+                                    why, len) != 0)
+        return -1;
+    count(ops, e, m, &a[K_PR]);
+    return 0;
+}
+
+/* ---- GAPBS's steps, its answers checked against the reference -------- */
+
+static int gapbs_root(const gopts *o, world *w, gapbs_peer *p, uint32_t i, acc *a, char *why,
+                      size_t len)
+{
+    for (int k = K_BFS; k <= K_SSSP; k++) {
+        if (!(o->kernels & 1u << k))
+            continue;
+        gapbs_result r;
+        if (gapbs_run(p, kernel_name[k], w->roots[i], 1, &r, why, len) != 0)
             return -1;
-        a[K_PR].seconds += g500_seconds() - t0;
-        a[K_PR].runs++;
-        if (!is_ref && g500_validate_pr(g->vertices, out, w->ref_score, TRAVERSE_PR_TOLERANCE,
-                                        NULL, why, len) != 0)
+        if (r.count != w->reached[i]) {
+            snprintf(why, len, "gapbs %s from %u reached %" PRIu64 " vertices, the reference %" PRIu64,
+                     kernel_name[k], w->roots[i], r.count, w->reached[i]);
             return -1;
-        count(ops, e, m, &a[K_PR]);
+        }
+        double s = r.seconds > 0 ? r.seconds : 1e-9;
+        a[k].seconds += s;
+        a[k].inv_teps += s / (double)w->edges[i];
+        a[k].runs++;
     }
     return 0;
 }
 
-static int run_engine(const gopts *o, world *w, const traverse_ops *ops, unsigned threads,
-                      bool is_ref, results *res)
+static int gapbs_whole(world *w, gapbs_peer *p, int k, acc *a, char *why, size_t len)
 {
-    char why[512];
+    const g500_csr *g = &w->graph.csr;
+    gapbs_result r;
+    if (gapbs_run(p, kernel_name[k], UINT32_MAX, 1, &r, why, len) != 0)
+        return -1;
+    a[k].seconds += r.seconds;
+    a[k].runs++;
+    if (k == K_CC) {
+        if (r.count != w->components) {
+            snprintf(why, len, "gapbs cc found %" PRIu64 " components, union-find %u", r.count,
+                     w->components);
+            return -1;
+        }
+        return 0;
+    }
+    /* Its top scores within the tolerance of the reference's (an L1 bound
+     * is a bound on every vertex). */
+    if (r.top_n == 0) {
+        snprintf(why, len, "gapbs pr printed no top scores (-a)");
+        return -1;
+    }
+    for (unsigned t = 0; t < r.top_n; t++)
+        if (r.top_v[t] >= g->vertices ||
+            fabs(r.top_score[t] - w->ref_score[r.top_v[t]]) > TRAVERSE_PR_TOLERANCE) {
+            snprintf(why, len, "gapbs pr: vertex %u scores %g, the reference %g", r.top_v[t],
+                     r.top_score[t], r.top_v[t] < g->vertices ? w->ref_score[r.top_v[t]] : NAN);
+            return -1;
+        }
+    return 0;
+}
+
+/* Every kernel of one engine; with p (GAPBS), GAPBS's run of the same
+ * root or trial right after each of the engine's, so that the load of a
+ * shared machine falls on both alike. */
+static int run_engine(const gopts *o, world *w, const traverse_ops *ops, unsigned threads,
+                      bool is_ref, gapbs_peer *p, results *res)
+{
+    char why[1024];
     const g500_csr *g = &w->graph.csr;
     double t0 = g500_seconds();
     traverse_engine *e = ops->open(g, threads, why, sizeof why);
@@ -286,107 +340,54 @@ static int run_engine(const gopts *o, world *w, const traverse_ops *ops, unsigne
         fprintf(stderr, "graph_bench: FAILED: %s did not open: %s\n", ops->name, why);
         return -1;
     }
-    printf("%s: set up in %.2f s (not timed)\n", ops->name, g500_seconds() - t0);
-    acc a[KERNELS];
+    printf("%s: set up in %.2f s (not timed)%s\n", ops->name, g500_seconds() - t0,
+           p != NULL ? "; GAPBS runs each root and trial right after it" : "");
+    acc a[KERNELS], ga[KERNELS];
     memset(a, 0, sizeof a);
-    int rc = run_searches(o, w, ops, e, is_ref, a, why, sizeof why);
-    if (rc == 0)
-        rc = run_whole(o, w, ops, e, is_ref, a, why, sizeof why);
+    memset(ga, 0, sizeof ga);
+    int rc = 0;
+    const char *who = ops->name;
+    for (uint32_t i = 0; i < o->roots && rc == 0; i++) {
+        rc = search_root(o, w, ops, e, is_ref, a, i, why, sizeof why);
+        if (rc == 0 && p != NULL && (rc = gapbs_root(o, w, p, i, ga, why, sizeof why)) != 0)
+            who = "gapbs";
+    }
+    for (int k = K_CC; k <= K_PR && rc == 0; k++) {
+        if (!(o->kernels & 1u << k) || (k == K_CC ? ops->cc == NULL : ops->pr == NULL))
+            continue;
+        for (uint32_t t = 0; t < o->trials && rc == 0; t++) {
+            rc = whole_once(w, ops, e, is_ref, k, a, why, sizeof why);
+            if (rc == 0 && p != NULL && (rc = gapbs_whole(w, p, k, ga, why, sizeof why)) != 0)
+                who = "gapbs";
+        }
+    }
     ops->close(e);
     if (rc != 0) {
-        fprintf(stderr, "graph_bench: FAILED: %s gave a wrong result: %s\n", ops->name, why);
+        fprintf(stderr, "graph_bench: FAILED: %s gave a wrong result: %s\n", who, why);
         return -1;
     }
     const bool counters = ops->counters != NULL;
     const double per_vertex = g->vertices / (double)g->offsets[g->vertices];
     const double pr_bytes = PULL_BYTES_PER_EDGE + PULL_BYTES_PER_VERTEX * per_vertex;
     for (int k = 0; k < KERNELS; k++) {
+        if (a[k].runs == 0)
+            continue;
         add_row(res, o, w, ops->name, threads, k, &a[k], counters,
                 k == K_PR   ? pr_bytes
                 : k == K_CC ? CC_BYTES_PER_EDGE
                             : PUSH_BYTES_PER_EDGE,
                 k == K_CC ? CC_BYTES_PER_VERTEX * per_vertex : 0);
-        if (a[k].runs > 0)
-            printf("%s %s: %.3f ms per %s, %.1f MTEPS, every result valid\n", ops->name,
-                   kernel_name[k], a[k].seconds / a[k].runs * 1e3, k <= K_SSSP ? "search" : "run",
-                   res->rows[res->n - 1].mteps);
+        printf("%s %s: %.3f ms per %s, %.1f MTEPS, every result valid\n", ops->name,
+               kernel_name[k], a[k].seconds / a[k].runs * 1e3, k <= K_SSSP ? "search" : "run",
+               res->rows[res->n - 1].mteps);
     }
-    fflush(stdout);
-    return 0;
-}
-
-/* GAPBS's four kernels; its answers checked against the reference. */
-static int run_gapbs(const gopts *o, world *w, results *res)
-{
-    char why[1024];
-    const g500_csr *g = &w->graph.csr;
-    double t0 = g500_seconds();
-    gapbs_peer *p = gapbs_open(o->gapbs, g, o->threads, why, sizeof why);
-    if (p == NULL) {
-        fprintf(stderr, "graph_bench: FAILED: gapbs: %s\n", why);
-        return -1;
-    }
-    printf("gapbs: graph written as .el/.wel in %.2f s (not timed)\n", g500_seconds() - t0);
-    acc a[KERNELS];
-    memset(a, 0, sizeof a);
-    gapbs_result r;
-    int rc = 0;
-    for (uint32_t i = 0; i < o->roots && rc == 0; i++)
-        for (int k = K_BFS; k <= K_SSSP && rc == 0; k++) {
-            if (!(o->kernels & 1u << k))
-                continue;
-            rc = gapbs_run(p, kernel_name[k], w->roots[i], 1, &r, why, sizeof why);
-            if (rc == 0 && r.count != w->reached[i]) {
-                snprintf(why, sizeof why, "gapbs %s from %u reached %" PRIu64 " vertices, the "
-                         "reference %" PRIu64, kernel_name[k], w->roots[i], r.count, w->reached[i]);
-                rc = -1;
-            }
-            if (rc == 0) {
-                double s = r.seconds > 0 ? r.seconds : 1e-9;
-                a[k].seconds += s;
-                a[k].inv_teps += s / (double)w->edges[i];
-                a[k].runs++;
-            }
-        }
-    if (rc == 0 && (o->kernels & 1u << K_CC) &&
-        (rc = gapbs_run(p, "cc", UINT32_MAX, o->trials, &r, why, sizeof why)) == 0) {
-        if (r.count != w->components) {
-            snprintf(why, sizeof why, "gapbs cc found %" PRIu64 " components, union-find %u",
-                     r.count, w->components);
-            rc = -1;
-        }
-        a[K_CC] = (acc){r.seconds * o->trials, 0, o->trials, 0, 0};
-    }
-    if (rc == 0 && (o->kernels & 1u << K_PR) &&
-        (rc = gapbs_run(p, "pr", UINT32_MAX, o->trials, &r, why, sizeof why)) == 0) {
-        /* Its top scores within the tolerance of the reference's (an L1
-         * bound is a bound on every vertex). */
-        for (unsigned t = 0; t < r.top_n && rc == 0; t++)
-            if (r.top_v[t] >= g->vertices ||
-                fabs(r.top_score[t] - w->ref_score[r.top_v[t]]) > TRAVERSE_PR_TOLERANCE) {
-                snprintf(why, sizeof why, "gapbs pr: vertex %u scores %g, the reference %g",
-                         r.top_v[t], r.top_score[t],
-                         r.top_v[t] < g->vertices ? w->ref_score[r.top_v[t]] : NAN);
-                rc = -1;
-            }
-        if (rc == 0 && r.top_n == 0) {
-            snprintf(why, sizeof why, "gapbs pr printed no top scores (-a)");
-            rc = -1;
-        }
-        a[K_PR] = (acc){r.seconds * o->trials, 0, o->trials, 0, 0};
-    }
-    gapbs_close(p);
-    if (rc != 0) {
-        fprintf(stderr, "graph_bench: FAILED: %s\n", why);
-        return -1;
-    }
-    for (int k = 0; k < KERNELS; k++) {
-        if (a[k].runs == 0)
+    for (int k = 0; k < KERNELS && p != NULL; k++) {
+        if (ga[k].runs == 0)
             continue;
-        add_row(res, o, w, "gapbs", o->threads, k, &a[k], false, 0, 0);
+        add_row(res, o, w, "gapbs", o->threads, k, &ga[k], false, 0, 0);
         printf("gapbs %s: %.3f ms per %s, %.1f MTEPS, every trial passed its verification and "
                "matched the reference\n",
-               kernel_name[k], a[k].seconds / a[k].runs * 1e3, k <= K_SSSP ? "search" : "run",
+               kernel_name[k], ga[k].seconds / ga[k].runs * 1e3, k <= K_SSSP ? "search" : "run",
                res->rows[res->n - 1].mteps);
     }
     fflush(stdout);
@@ -414,10 +415,23 @@ int bench_family(const gopts *o, g500_family f, results *res)
 #endif
     };
     int rc = 0;
-    for (size_t i = 0; i < sizeof engines / sizeof *engines && rc == 0; i++)
-        rc = run_engine(o, &w, engines[i].ops, engines[i].threads, i == 0, res);
-    if (rc == 0 && o->gapbs != NULL)
-        rc = run_gapbs(o, &w, res);
+    gapbs_peer *p = NULL;
+    for (size_t i = 0; i < sizeof engines / sizeof *engines && rc == 0; i++) {
+        if (engines[i].ops == &traverse_mkrt_ops && o->gapbs != NULL) {
+            char why[1024];
+            double t0 = g500_seconds();
+            if ((p = gapbs_open(o->gapbs, &w.graph.csr, o->threads, why, sizeof why)) == NULL) {
+                fprintf(stderr, "graph_bench: FAILED: gapbs: %s\n", why);
+                rc = -1;
+                break;
+            }
+            printf("gapbs: graph written as .el/.wel in %.2f s (not timed)\n",
+                   g500_seconds() - t0);
+        }
+        rc = run_engine(o, &w, engines[i].ops, engines[i].threads, i == 0,
+                        engines[i].ops == &traverse_mkrt_ops ? p : NULL, res);
+    }
+    gapbs_close(p);
     free_world(o, &w);
     return rc;
 }
