@@ -156,7 +156,7 @@ int main(int argc, char **argv)
     gopts o;
     parse(argc, argv, &o);
     bench_loadavg(o.load_start, sizeof o.load_start);
-    char machine[256];
+    char machine[512];
     bench_machine(machine, sizeof machine);
     printf("graph_bench: scale %u, edge factor %u, %u roots, %u trials of CC and PageRank, %u "
            "threads for mkrt, GAPBS and GraphBLAS; %s\n",
