@@ -527,7 +527,7 @@ mpi check-mpi tsan-mpi install-mpi:
 	@echo "$@: no mpicc found; the MPI layer is optional (make mpi-deps installs Open MPI)"; exit 1
 endif
 
-demo-graph: $(BUILD)/examples/graph_bfs ## the graph example: BFS+SSSP from 16 roots, validated (GRAPH_SCALE=16)
+demo-graph: $(BUILD)/examples/graph_bfs ## the graph example: BFS+SSSP from 16 roots, CC and PageRank, validated (GRAPH_SCALE=16)
 	$(BUILD)/examples/graph_bfs --scale $(GRAPH_SCALE)
 
 # The README's main demo: a dataflow analysis through the runtime (CPU).
