@@ -57,8 +57,9 @@ bench-cuda-data: ## the CUDA benchmark's per-layer kernel, where nvcc is (part o
 # The graph benchmark: mkrt's engine beside GraphBLAS and igraph, each peer
 # built in where a test compile finds it (else the benchmark says it
 # skipped it). G500_OBJS: the Graph500 kit (above).
-GRAPH_PEER_SRCS := bench/graph/graphblas_engine.c bench/graph/igraph_engine.c
-$(BUILD)/bench/graph_bench: bench/graph_bench.c bench/bench_util.h bench/graph/peers.h \
+GRAPH_PEER_SRCS := bench/graph/graphblas_engine.c bench/graph/igraph_engine.c \
+                   bench/graph/gapbs_peer.c bench/graph/run_family.c bench/graph/report.c
+$(BUILD)/bench/graph_bench: bench/graph_bench.c bench/bench_util.h bench/graph/peers.h bench/graph/bench_graph.h \
                             $(GRAPH_PEER_SRCS) $(G500_OBJS) $(STATIC)
 	@mkdir -p $(@D)
 	@peers=""; libs=""; \
@@ -88,7 +89,7 @@ bench: $(BENCHES) ## benchmarks against peers, printed; RECORD=1 writes bench/re
 	$(BUILD)/bench/stage_bench $(call BENCH_RECORD,stage_costs)
 	$(BUILD)/bench/peer_bench $(call BENCH_RECORD,peers)
 	$(BUILD)/bench/cuda_bench $(call BENCH_RECORD,cuda)
-	$(BUILD)/bench/graph_bench $(call BENCH_RECORD,graph)
+	$(BUILD)/bench/graph_bench --graph kron,urand $(if $(GAPBS),--gapbs $(GAPBS)) $(call BENCH_RECORD,graph)
 	$(BUILD)/bench/analysis_bench $(call BENCH_RECORD,analysis)
 
 # On a GPU machine (no peer libraries needed): the CUDA figures alone.
@@ -109,7 +110,7 @@ bench-quick: $(BENCHES) ## every benchmark in quick mode (what CI runs); writes 
 # Charts of the recorded figures: bench/plots/NAME.gp reads
 # bench/results/NAME.csv and draws bench/results/plots/NAME.png. cuda.gp
 # skips, with a note, while there is no bench/results/cuda.csv.
-PLOTS := ring runtime cuda
+PLOTS := ring runtime cuda graph
 plots: ## PNG charts of bench/results/*.csv into bench/results/plots/ (needs gnuplot: make bench-deps)
 	@command -v gnuplot >/dev/null || { echo "plots: no gnuplot (make bench-deps installs gnuplot-nox)"; exit 1; }
 	@mkdir -p bench/results/plots

@@ -52,7 +52,7 @@ headers-check: ## every public header compiles on its own
 	    || { echo "header $$h does not compile on its own"; exit 1; }; \
 	done; echo "headers: $(words $(HEADERS)) public headers compile on their own"
 
-check: all $(TEST_BINS) $(EXAMPLES) $(FAKE_CUDA) cuda-test-data headers-check docs-check ## unit tests (TAP, prove), headers, API docs, exported symbols, install, examples
+check: all $(TEST_BINS) $(EXAMPLES) $(BUILD)/bench/graph_bench $(FAKE_CUDA) cuda-test-data headers-check docs-check ## unit tests (TAP, prove), headers, API docs, exported symbols, install, examples
 	prove -f --exec 'timeout -k 5 $(TEST_TIMEOUT)' $(TEST_BINS)
 	ANALYSIS_DEMO=$(BUILD)/examples/analysis_demo prove -f --exec sh tests/examples/check_analysis_demo.sh
 	@echo "== test_runtime again with AUTO on the CUDA megakernel (stand-in driver)"
@@ -61,6 +61,8 @@ check: all $(TEST_BINS) $(EXAMPLES) $(FAKE_CUDA) cuda-test-data headers-check do
 	@echo "== again with the RMW wake-up protocol (MKRT_WAITQ_SYMMETRIC=1)"
 	MKRT_WAITQ_SYMMETRIC=1 prove -f --exec 'timeout -k 5 $(TEST_TIMEOUT)' \
 	    $(filter %_ring %_waitq %_runtime,$(TEST_BINS))
+	GRAPH_BFS=$(BUILD)/examples/graph_bfs GRAPH_BENCH=$(BUILD)/bench/graph_bench \
+	    prove -f --exec sh tests/cli/check_graph_cli.sh
 	@$(MAKE) --no-print-directory abi-check
 	@$(MAKE) --no-print-directory install-check
 
@@ -165,7 +167,13 @@ $(BUILD)/tests/test_graph500_kit: $(BUILD)/tobj/tests/test_graph500_kit.o $(G500
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-demo-graph: $(BUILD)/examples/graph_bfs ## the graph example: BFS+SSSP from 16 roots, validated (GRAPH_SCALE=16)
+# The four kernels of mkrt's engine (traverse_mkrt.c) on CPU and SIM.
+$(BUILD)/tests/test_graph_kernels: $(BUILD)/tobj/tests/test_graph_kernels.o $(G500_OBJS) \
+                                   $(TEST_HELPLIB) $(TEST_STATIC)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lm
+
+demo-graph: $(BUILD)/examples/graph_bfs ## the graph example: BFS+SSSP from 16 roots, CC and PageRank, validated (GRAPH_SCALE=16)
 	$(BUILD)/examples/graph_bfs --scale $(GRAPH_SCALE)
 
 # The README's main demo: a dataflow analysis through the runtime (CPU).

@@ -183,7 +183,7 @@ fail:
     return -1;
 }
 
-const traverse_ops traverse_graphblas_ops = {"graphblas", gb_open, gb_bfs, gb_sssp, gb_close};
+const traverse_ops traverse_graphblas_ops = {"graphblas", gb_open, gb_bfs, gb_sssp, gb_close, NULL, NULL, NULL};
 
 #else
 /* Built without GraphBLAS: bench/graph_bench.c says it skipped it. */

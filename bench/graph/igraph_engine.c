@@ -121,7 +121,7 @@ static int ig_sssp(traverse_engine *e, uint32_t root, uint64_t *dist, char *why,
     return 0;
 }
 
-const traverse_ops traverse_igraph_ops = {"igraph", ig_open, ig_bfs, ig_sssp, ig_close};
+const traverse_ops traverse_igraph_ops = {"igraph", ig_open, ig_bfs, ig_sssp, ig_close, NULL, NULL, NULL};
 
 #else
 /* Built without igraph: bench/graph_bench.c says it skipped it. */

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* bench/graph/peers.h - the peer engines bench/graph_bench.c runs beside
- * mkrt's, each built only when its library is installed (the Makefile
- * defines HAVE_GRAPHBLAS / HAVE_IGRAPH after a test compile). */
+ * mkrt's: GraphBLAS and igraph each built only when its library is
+ * installed (the Makefile defines HAVE_GRAPHBLAS / HAVE_IGRAPH after a
+ * test compile), and GAPBS run as programs from a folder (gapbs_peer.c). */
 #ifndef MKRT_BENCH_GRAPH_PEERS_H
 #define MKRT_BENCH_GRAPH_PEERS_H
 
-#include "../../examples/graph500/traverse.h"
+#include "../../examples/graph500/graph500.h"
 
 #ifdef HAVE_GRAPHBLAS
 /* SuiteSparse:GraphBLAS (graphblas_engine.c). */
@@ -15,5 +16,38 @@ extern const traverse_ops traverse_graphblas_ops;
 /* igraph (igraph_engine.c), sequential. */
 extern const traverse_ops traverse_igraph_ops;
 #endif
+
+/* ---- GAPBS (gapbs_peer.c) --------------------------------------------- */
+
+/** One GAPBS folder and the graph written for it. */
+typedef struct gapbs_peer gapbs_peer;
+
+#define GAPBS_TOP 5 /* PageRank's -a prints the 5 top scores */
+
+/** What one GAPBS run printed. */
+typedef struct gapbs_result {
+    double seconds;  /* mean "Trial Time" of the trials after the warm-up */
+    unsigned passed; /* trials whose verification said PASS (all, or the run failed) */
+    uint64_t count;  /* bfs: tree vertices; sssp: reached vertices; cc: components */
+    unsigned top_n;  /* pr: the top scores */
+    uint32_t top_v[GAPBS_TOP];
+    double top_score[GAPBS_TOP];
+} gapbs_result;
+
+/** 0 when dir holds executable bfs, sssp, cc and pr; else -1 and why
+ *  names the missing ones and how to build them. */
+int gapbs_check_dir(const char *dir, char *why, size_t len);
+/** Checks dir, writes g as graph.el and graph.wel into a new folder under
+ *  /tmp (and graph.sg with dir's converter, when there is one). NULL and
+ *  why on failure. */
+gapbs_peer *gapbs_open(const char *dir, const g500_csr *g, unsigned threads, char *why, size_t len);
+/** Runs kernel ("bfs", "sssp" with delta 2, "cc", "pr") for one warm-up
+ *  trial and trials timed ones, from root (UINT32_MAX: GAPBS's choice; cc
+ *  and pr take none), with -v and -a, OMP_WAIT_POLICY passive unless set. Returns 0, or -1 with why: the program failed, built another
+ *  graph, or a trial failed its verification. */
+int gapbs_run(gapbs_peer *p, const char *kernel, uint32_t root, unsigned trials, gapbs_result *r,
+              char *why, size_t len);
+/** Removes the written files and folder; NULL-safe. */
+void gapbs_close(gapbs_peer *p);
 
 #endif

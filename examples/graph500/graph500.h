@@ -11,6 +11,10 @@
  *   roots.c        the search keys (g500_sample_roots)
  *   validate_bfs.c Graph500's BFS rules (g500_validate_bfs)
  *   validate_sssp.c the SSSP rules (g500_validate_sssp)
+ *   urand.c        the uniform random edge list (g500_generate_urand)
+ *   edgelist.c     GAPBS's text edge lists: write (.el/.wel) and read
+ *   validate_cc.c  union-find and the components rule (g500_validate_cc)
+ *   validate_pr.c  the PageRank rule (g500_validate_pr)
  *   teps.c         edges traversed and TEPS statistics
  *   reference.c    the sequential reference engine (traverse_reference_ops)
  *
@@ -90,6 +94,46 @@ int g500_generate(uint32_t scale, uint32_t edgefactor, uint64_t seed, g500_edge_
 /** Releases the list (NULL-safe; the struct is zeroed). */
 void g500_edge_list_free(g500_edge_list *el);
 
+/** The uniform random edge list (GAPBS's -u, Erdos-Renyi style): the same
+ *  shape as g500_generate's (edgefactor << scale tuples over 1 << scale
+ *  vertices), each endpoint drawn uniformly; deterministic for seed.
+ *  Returns 0, or -1 with a message in why and *out zeroed. */
+int g500_generate_urand(uint32_t scale, uint32_t edgefactor, uint64_t seed, g500_edge_list *out,
+                        char *why, size_t why_len);
+
+/** The graph families g500_generate_family knows ("kron", "urand"). */
+typedef enum g500_family { G500_KRON = 0, G500_URAND = 1 } g500_family;
+/** The family named name into *out; -1 (and why says which names there
+ *  are) for any other name. */
+int g500_family_parse(const char *name, g500_family *out, char *why, size_t why_len);
+/** "kron" or "urand". */
+const char *g500_family_name(g500_family f);
+/** g500_generate or g500_generate_urand, by family. */
+int g500_generate_family(g500_family f, uint32_t scale, uint32_t edgefactor, uint64_t seed,
+                         g500_edge_list *out, char *why, size_t why_len);
+
+/* ---- GAPBS edge lists (edgelist.c) ----------------------------------- */
+
+/** Writes g's undirected edges to path as GAPBS reads them: one line
+ *  "u v" per edge {u, v} with u < v ("u v w" with the weight when
+ *  weighted: a .wel file), read back with GAPBS's -s (symmetrize) as the
+ *  same undirected graph. GAPBS takes the vertex count from the largest id
+ *  in the file, so when vertex n - 1 has no edge a self loop
+ *  "n-1 n-1" ends the file (GAPBS drops self loops after counting).
+ *  Returns 0, or -1 with a message in why (cannot write). */
+int g500_write_el(const g500_csr *g, const char *path, int weighted, char *why, size_t why_len);
+
+/** Reads a text edge list (GAPBS's .el "u v" or .wel "u v w" lines;
+ *  blank lines and lines starting with '#' skipped; weights are read and
+ *  dropped: the CSR builder derives its own) into *out with seed 1.
+ *  vertices: the vertex count the ids must be below (0: the largest id
+ *  plus one). Returns 0, or -1 with a message in why naming the file, the
+ *  line and the fix: unreadable file, a line with one id (truncated), a
+ *  field that is not a decimal id, an id >= vertices (or above
+ *  UINT32_MAX - 1), no edges, or out of memory; *out zeroed then. */
+int g500_read_el(const char *path, uint32_t vertices, g500_edge_list *out, char *why,
+                 size_t why_len);
+
 /* ---- the CSR graph (csr.c) ------------------------------------------- */
 
 /** A CSR graph the kit owns: the traverse.h view (csr) plus the storage. */
@@ -149,6 +193,25 @@ int g500_validate_bfs(const g500_csr *g, uint32_t root, const uint32_t *parent, 
  *  rule in why, or -1 with a message in why (root out of range). */
 int g500_validate_sssp(const g500_csr *g, uint32_t root, const uint64_t *dist, char *why,
                        size_t why_len);
+
+/** Union-find over g's edges: comp[v] = the smallest vertex of v's
+ *  component (comp has g->vertices entries). */
+void g500_union_find(const g500_csr *g, uint32_t *comp);
+
+/** Checks a component labelling: every label below g->vertices, and two
+ *  vertices share a label exactly when union-find puts them in one
+ *  component. *components receives the number of components (may be
+ *  NULL). Returns 0, 1 with the first broken rule in why, or -1 with a
+ *  message in why (allocation failure). */
+int g500_validate_cc(const g500_csr *g, const uint32_t *comp, uint32_t *components, char *why,
+                     size_t why_len);
+
+/** Checks PageRank scores against the reference's (same damping and
+ *  tolerance): the L1 distance sum |score - ref| is at most tolerance,
+ *  and no score is NaN. *l1 receives the distance (may be NULL). Returns
+ *  0, or 1 with the distance and the worst vertex in why. */
+int g500_validate_pr(uint32_t vertices, const double *score, const double *ref, double tolerance,
+                     double *l1, char *why, size_t why_len);
 
 /* ---- TEPS (teps.c) ---------------------------------------------------- */
 

@@ -2,7 +2,10 @@
 /* examples/graph500/reference.c - the sequential reference engine every
  * other engine's output is compared with: BFS with a FIFO queue, SSSP by
  * Dijkstra with an indexed binary heap (decrease-key, so the heap never
- * holds more than the vertices). All memory is taken in open. */
+ * holds more than the vertices), connected components by union-find
+ * (g500_union_find), PageRank by power iteration in double precision.
+ * All memory is taken in open. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +18,7 @@ struct traverse_engine {
     const g500_csr *g;
     uint32_t *queue; /* BFS FIFO; the heap's vertices in SSSP */
     uint32_t *pos;   /* vertex -> heap slot, or NOT_IN_HEAP */
+    double *contrib; /* PageRank: score / degree of the previous iteration */
 };
 
 static traverse_engine *ref_open(const g500_csr *g, unsigned threads, char *why, size_t why_len)
@@ -23,14 +27,16 @@ static traverse_engine *ref_open(const g500_csr *g, unsigned threads, char *why,
     traverse_engine *e = malloc(sizeof *e);
     uint32_t *queue = malloc(((size_t)g->vertices + 1) * sizeof *queue);
     uint32_t *pos = malloc(((size_t)g->vertices + 1) * sizeof *pos);
-    if (e == NULL || queue == NULL || pos == NULL) {
+    double *contrib = malloc(((size_t)g->vertices + 1) * sizeof *contrib);
+    if (e == NULL || queue == NULL || pos == NULL || contrib == NULL) {
         free(e);
         free(queue);
         free(pos);
+        free(contrib);
         snprintf(why, why_len, "reference engine: out of memory for %u vertices", g->vertices);
         return NULL;
     }
-    *e = (traverse_engine){g, queue, pos};
+    *e = (traverse_engine){g, queue, pos, contrib};
     return e;
 }
 
@@ -160,13 +166,55 @@ static int ref_sssp(traverse_engine *e, uint32_t root, uint64_t *dist, char *why
     return 0;
 }
 
+static int ref_cc(traverse_engine *e, uint32_t *comp, char *why, size_t why_len)
+{
+    (void)why;
+    (void)why_len;
+    g500_union_find(e->g, comp);
+    return 0;
+}
+
+static int ref_pr(traverse_engine *e, double *score, uint32_t *iterations, char *why, size_t why_len)
+{
+    (void)why;
+    (void)why_len;
+    const g500_csr *g = e->g;
+    const uint32_t n = g->vertices;
+    const double base = (1.0 - TRAVERSE_PR_DAMPING) / n;
+    for (uint32_t v = 0; v < n; v++)
+        score[v] = 1.0 / n;
+    uint32_t it = 0;
+    while (it < TRAVERSE_PR_MAX_ITERS) {
+        it++;
+        for (uint32_t v = 0; v < n; v++) {
+            uint64_t deg = g->offsets[v + 1] - g->offsets[v];
+            e->contrib[v] = deg > 0 ? score[v] / (double)deg : 0.0;
+        }
+        double change = 0;
+        for (uint32_t v = 0; v < n; v++) {
+            double sum = 0;
+            for (uint64_t k = g->offsets[v]; k < g->offsets[v + 1]; k++)
+                sum += e->contrib[g->targets[k]];
+            double next = base + TRAVERSE_PR_DAMPING * sum;
+            change += fabs(next - score[v]);
+            score[v] = next;
+        }
+        if (change < TRAVERSE_PR_TOLERANCE)
+            break;
+    }
+    *iterations = it;
+    return 0;
+}
+
 static void ref_close(traverse_engine *e)
 {
     if (e == NULL)
         return;
     free(e->queue);
     free(e->pos);
+    free(e->contrib);
     free(e);
 }
 
-const traverse_ops traverse_reference_ops = {"reference", ref_open, ref_bfs, ref_sssp, ref_close};
+const traverse_ops traverse_reference_ops = {"reference", ref_open, ref_bfs, ref_sssp, ref_close,
+                                             ref_cc, ref_pr, NULL};

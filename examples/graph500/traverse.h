@@ -25,6 +25,23 @@ typedef struct g500_csr {
 #define G500_NO_PARENT UINT32_MAX
 #define G500_INF UINT64_MAX
 
+/** PageRank as GAPBS computes it: scores start at 1/n; each iteration
+ *  every vertex takes (1 - d)/n + d * sum over its neighbours u of
+ *  score(u)/degree(u), all from the previous iteration's scores (Jacobi),
+ *  until the L1 change of an iteration is below the tolerance or after
+ *  the most iterations. */
+#define TRAVERSE_PR_DAMPING 0.85
+#define TRAVERSE_PR_TOLERANCE 1e-4
+#define TRAVERSE_PR_MAX_ITERS 20u
+
+/** What an engine counted for its last call (traverse_ops::counters). */
+typedef struct traverse_counters {
+    uint64_t edges_examined; /* edge items run (pushed or pulled), or edge visits */
+    uint64_t changed;        /* items that changed their output */
+    uint64_t rounds;         /* batches (mkrt) or iterations (PageRank) */
+    uint32_t iterations;     /* PageRank iterations run (0 for the others) */
+} traverse_counters;
+
 /** One engine's state (opaque, defined by each implementation). */
 typedef struct traverse_engine traverse_engine;
 
@@ -46,6 +63,16 @@ typedef struct traverse_ops {
      *  G500_INF where unreached. Returns 0, or -1 with a message in why. */
     int (*sssp)(traverse_engine *e, uint32_t root, uint64_t *dist, char *why, size_t why_len);
     void (*close)(traverse_engine *e);
+    /* The two below may be NULL: the engine does not run that kernel. */
+    /** Connected components: comp[v] the label of v's component (any
+     *  labels below g->vertices: two vertices share one exactly when a path
+     *  joins them). Returns 0, or -1 with a message in why. */
+    int (*cc)(traverse_engine *e, uint32_t *comp, char *why, size_t why_len);
+    /** PageRank (TRAVERSE_PR_*, above): score[v] for every vertex, and the
+     *  iterations run in *iterations. Returns 0, or -1 with a message. */
+    int (*pr)(traverse_engine *e, double *score, uint32_t *iterations, char *why, size_t why_len);
+    /** The work counters of the last call (may be NULL: none counted). */
+    void (*counters)(const traverse_engine *e, traverse_counters *out);
 } traverse_ops;
 
 /* The engines. */

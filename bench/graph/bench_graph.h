@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* bench/graph/bench_graph.h - the parts of bench/graph_bench.c: options
+ * (graph_bench.c), one graph family's runs (run_family.c) and the report
+ * and CSV (report.c). */
+#ifndef MKRT_BENCH_GRAPH_BENCH_H
+#define MKRT_BENCH_GRAPH_BENCH_H
+
+#include <stdbool.h>
+
+#include "../bench_util.h"
+#include "peers.h"
+
+enum { K_BFS, K_SSSP, K_CC, K_PR, KERNELS };
+extern const char *const kernel_name[KERNELS];
+
+typedef struct gopts {
+    bench_opts b;
+    uint32_t scale, edgefactor, roots, trials;
+    unsigned threads;
+    unsigned families; /* bit 1 << g500_family */
+    unsigned kernels;  /* bit 1 << K_* */
+    const char *gapbs; /* GAPBS folder, or NULL */
+    char load_start[64]; /* the 1-minute load average when the run began */
+} gopts;
+
+/* The 1-minute load average (/proc/loadavg) into buf, or "unknown". */
+static inline void bench_loadavg(char *buf, size_t len)
+{
+    snprintf(buf, len, "unknown");
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f == NULL)
+        return;
+    char word[32];
+    if (fscanf(f, "%31s", word) == 1)
+        snprintf(buf, len, "%s", word);
+    fclose(f);
+}
+
+/* One engine's figure for one kernel on one family. */
+typedef struct row {
+    char engine[16];
+    int kernel;
+    g500_family family;
+    unsigned threads;
+    double seconds; /* mean per search or run */
+    double mteps;
+    /* mkrt's work counters (has_counters) */
+    bool has_counters;
+    double examined_per_edge; /* edges examined / directed edges in the component */
+    double rounds;            /* batches (or iterations) per search or run */
+    double bytes_per_edge;    /* estimate, per directed edge in the component */
+} row;
+
+#define ROWS_MAX 64
+
+typedef struct results {
+    row rows[ROWS_MAX];
+    int n;
+} results;
+
+/* Runs every engine on family f's graph, appending rows. Returns 0, or -1
+ * after printing why (a wrong result, an engine that did not run). */
+int bench_family(const gopts *o, g500_family f, results *res);
+
+/* Prints the tables and writes --out and --csv. Returns 0, or -1. */
+int write_results(const gopts *o, const results *res, const char *machine);
+
+#endif

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* bench/graph/report.c - bench/graph_bench.c's tables (stdout and --out)
+ * and its CSV (--csv: engine,kernel,graph,scale,threads,seconds,mteps). */
+#include <inttypes.h>
+
+#include "bench_graph.h"
+
+static const row *find(const results *res, const char *engine, int k, g500_family f)
+{
+    for (int i = 0; i < res->n; i++)
+        if (res->rows[i].kernel == k && res->rows[i].family == f &&
+            strcmp(res->rows[i].engine, engine) == 0)
+            return &res->rows[i];
+    return NULL;
+}
+
+#define EMIT(...) (len += (size_t)snprintf(report + len, cap > len ? cap - len : 0, __VA_ARGS__))
+
+static int write_csv(const gopts *o, const results *res)
+{
+    if (o->b.csv == NULL)
+        return 0;
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp", o->b.csv);
+    FILE *f = fopen(tmp, "w");
+    if (f == NULL) {
+        perror(tmp);
+        return -1;
+    }
+    fputs("engine,kernel,graph,scale,threads,seconds,mteps\n", f);
+    for (int i = 0; i < res->n; i++) {
+        const row *r = &res->rows[i];
+        fprintf(f, "%s,%s,%s,%u,%u,%.6g,%.6g\n", r->engine, kernel_name[r->kernel],
+                g500_family_name(r->family), o->scale, r->threads, r->seconds, r->mteps);
+    }
+    bool bad = ferror(f) != 0;
+    if (fclose(f) != 0 || bad || rename(tmp, o->b.csv) != 0) {
+        perror(o->b.csv);
+        return -1;
+    }
+    return 0;
+}
+
+int write_results(const gopts *o, const results *res, const char *machine)
+{
+    static char report[32768];
+    const size_t cap = sizeof report;
+    size_t len = 0;
+    EMIT("| graph | kernel | engine | threads | ms per search or run | MTEPS | engine time / "
+         "mkrt time |\n|---|---|---|---|---|---|---|\n");
+    for (int i = 0; i < res->n; i++) {
+        const row *r = &res->rows[i];
+        const row *m = find(res, "mkrt-cpu", r->kernel, r->family);
+        EMIT("| %s | %s | %s | %u | %.3f | %.1f | %.2fx |\n", g500_family_name(r->family),
+             kernel_name[r->kernel], r->engine, r->threads, r->seconds * 1e3, r->mteps,
+             m != NULL ? r->seconds / m->seconds : 0);
+    }
+    EMIT("\n| target (2 CPUs, scale 18, both families) | graph | GAPBS time / mkrt time | met "
+         "|\n|---|---|---|---|\n");
+    for (int f = 0; f < 2; f++)
+        for (int k = 0; k < KERNELS && (o->families & (1u << f)); k++) {
+            const row *m = find(res, "mkrt-cpu", k, (g500_family)f);
+            const row *gp = find(res, "gapbs", k, (g500_family)f);
+            if (m == NULL)
+                continue;
+            if (gp == NULL)
+                EMIT("| mkrt %s >= 1.0x GAPBS | %s | not run | no --gapbs |\n", kernel_name[k],
+                     g500_family_name((g500_family)f));
+            else
+                EMIT("| mkrt %s >= 1.0x GAPBS | %s | %.2fx | %s |\n", kernel_name[k],
+                     g500_family_name((g500_family)f), gp->seconds / m->seconds,
+                     o->scale != 18 ? "not at scale 18"
+                     : gp->seconds / m->seconds >= 1.0 ? "yes" : "NO");
+        }
+    EMIT("\nmkrt's work counters (from mkrt_stats around each call; GAPBS, GraphBLAS and igraph "
+         "expose none):\n\n| graph | kernel | edges examined / edges in the component | batches "
+         "per search or run | bytes touched per edge (estimate) |\n|---|---|---|---|---|\n");
+    for (int i = 0; i < res->n; i++) {
+        const row *r = &res->rows[i];
+        if (r->has_counters)
+            EMIT("| %s | %s | %.2f | %.1f | %.0f |\n", g500_family_name(r->family),
+                 kernel_name[r->kernel], r->examined_per_edge, r->rounds, r->bytes_per_edge);
+    }
+    EMIT("\nEdges in the component: the directed (CSR) edges of the root's component for BFS "
+         "and SSSP, all of them for CC and PageRank (PageRank examines each once per iteration, "
+         "so its ratio is its iteration count). Levels pushed vs pulled: mkrt decides per level "
+         "(the runtime pulls large BFS levels) but mkrt_stats does not expose the split, so it is "
+         "not reported; pulled items count as examined edges. Bytes per edge: 64 per examined "
+         "edge item for the push kernels (target and weight 8, the 16-byte item written and read "
+         "32, source cell 8, target cell's atomic minimum 16); CC 28 per examined edge (target, "
+         "two labels and their roots, a compare-and-swap) plus 72 per vertex (6 phases); "
+         "PageRank 8 per edge plus 28 per vertex per iteration. Estimates from the data structures, not measured traffic.\n");
+    printf("\n%s", report);
+    if (write_csv(o, res) != 0)
+        return -1;
+    char setup[3072], load_end[64];
+    bench_loadavg(load_end, sizeof load_end);
+    snprintf(setup, sizeof setup,
+             "graphs: %s%s%s, scale %u, edge factor %u (Graph500 Kronecker A=%.2f B=%.2f C=%.2f, "
+             "vertex ids permuted, or uniform random; seed 1; the simple undirected graph, "
+             "weights 1..255); %u random roots of degree > 0, each searched once per engine (BFS, "
+             "then SSSP); CC and PageRank (damping %.2f, tolerance %g L1, at most %u iterations, "
+             "as GAPBS) %u times each. Every result was checked: BFS and SSSP by the Graph500 "
+             "rules and against the sequential reference, CC against union-find's partition, "
+             "PageRank within %g L1 of the reference power iteration; GAPBS by its own -v on "
+             "every trial and its -a output against the reference (same graph size, BFS tree "
+             "size, SSSP reach, component count, top-5 scores). mkrt, GAPBS (OMP_NUM_THREADS) "
+             "and GraphBLAS ran %u threads; igraph and the reference are sequential. GAPBS: "
+             "bfs (direction-optimizing), sssp -d 2 (delta-stepping, the delta of its own "
+             "benchmark for kron and urand), cc (Afforest), pr (pull), one process per root "
+             "(-r root -n 2) or per CC and PageRank trial (-n 2), each run right after mkrt's "
+             "run of the same root or trial (so the machine's load falls on both alike); its "
+             "own per-trial times, the first trial of each process dropped as a warm-up (thread start, page "
+             "faults), OpenMP waiting passively (OMP_WAIT_POLICY=passive: spinning waiters lose "
+             "whole time slices on a shared 2-CPU machine). "
+"times. mkrt: BFS a commuting user op that pulls large levels; SSSP RELAX; CC "
+             "Afforest-style linking, one item per block of vertices per phase; PageRank pull iterations, one item per "
+             "block of vertices. The machine is a 2-CPU VM shared with other work (load average "
+             "%s at the start, %s at the end): figures are noisy, tens of percent between runs; "
+             "compare engines within this run only.",
+             o->families & 1 ? "kron" : "", o->families == 3 ? " and " : "",
+             o->families & 2 ? "urand" : "", o->scale, o->edgefactor, G500_A, G500_B, G500_C,
+             o->roots, TRAVERSE_PR_DAMPING, TRAVERSE_PR_TOLERANCE, TRAVERSE_PR_MAX_ITERS,
+             o->trials, TRAVERSE_PR_TOLERANCE, o->threads, o->load_start, load_end);
+    if (bench_write_report(&o->b, "make bench RECORD=1 GAPBS=DIR",
+                           "Graph kernels: mkrt vs GAPBS, GraphBLAS and igraph", machine, setup,
+                           report) != 0)
+        return -1;
+    return 0;
+}
