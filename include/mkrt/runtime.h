@@ -302,6 +302,11 @@ typedef struct mkrt_op_ctx {
     /** The runtime's record of this run (emission, change); only for
      *  mkrt_op_emit() and mkrt_op_changed(). */
     struct mkrt__op_run *run;
+    /** Which run of an op this context belongs to (set by the runtime,
+     *  unique per call of an op function). The mkrt_op_* calls accept the
+     *  context only while that run is the live op on the calling thread: a
+     *  copy kept after the op returned is refused (mkrt_op_ctx_check()). */
+    uint64_t generation;
 } mkrt_op_ctx;
 
 /**
@@ -338,8 +343,11 @@ typedef mkrt_status (*mkrt_op_fn)(const mkrt_item *item, const mkrt_op_ctx *ctx)
  *         in this batch (mkrt_config::emit_capacity less what waits);
  *         nothing was queued. Return it from the op to send the item to
  *         the error path, or emit fewer.
- * @retval MKRT_EINVAL ctx is NULL or not an op's context, or items is NULL
- *         with n > 0.
+ * @retval MKRT_EINVAL ctx is NULL or not the context of the op running on
+ *         this thread (a copy used after its op returned, or from another
+ *         thread: nothing is queued, and no other op's emission is
+ *         touched; mkrt_op_ctx_check() says why, with a Fix), or items is
+ *         NULL with n > 0.
  * @return The status, as listed.
  * @par Thread safety
  * Only inside the op the context was given to, on its thread.
@@ -361,8 +369,9 @@ mkrt_status mkrt_op_emit(const mkrt_op_ctx *ctx, const mkrt_item *items, size_t 
  * @param ctx The context the op was called with.
  * @param v A vertex of the registered graph (its cell handle).
  * @retval MKRT_OK Marked (a vertex without edges emits nothing).
- * @retval MKRT_EINVAL ctx is NULL or not an op's context, the op was not
- *         registered with expands, no graph is registered, or v is not
+ * @retval MKRT_EINVAL ctx is NULL or not the context of the op running on
+ *         this thread (see mkrt_op_emit()), the op was not registered with
+ *         expands, no graph is registered, or v is not
  *         below its vertices.
  * @return The status, as listed.
  * @par Thread safety
@@ -372,11 +381,31 @@ mkrt_status mkrt_op_emit_edges(const mkrt_op_ctx *ctx, uint32_t v);
 /**
  * @brief Says that the running op changed its output (counted in mkrt_stats::changed).
  * @param ctx The context the op was called with; NULL or a context that is
- *        not an op's is ignored.
+ *        not the live op's on this thread (mkrt_op_ctx_check()) is ignored.
  * @par Thread safety
  * Only inside the op the context was given to, on its thread.
  */
 void mkrt_op_changed(const mkrt_op_ctx *ctx);
+/**
+ * @brief Whether ctx is the context of the op running on the calling thread.
+ *
+ * Every mkrt_op_* call that takes a context checks this first: a context
+ * belongs to one call of an op function (mkrt_op_ctx::generation) and is
+ * live only until that call returns, on the thread that made it. A copy
+ * used later, or on another thread, is refused (mkrt_op_emit() returns
+ * ::MKRT_EINVAL and queues nothing) even when another op runs there now.
+ * The check is a compare of two 64-bit words.
+ *
+ * @param ctx The context.
+ * @param err Receives what is wrong and a Fix, on failure (may be NULL).
+ * @retval MKRT_OK ctx is the live op's.
+ * @retval MKRT_EINVAL ctx is NULL, or its op returned, or it is another
+ *         thread's.
+ * @return The status, as listed.
+ * @par Thread safety
+ * Any thread (the answer is about the calling thread).
+ */
+mkrt_status mkrt_op_ctx_check(const mkrt_op_ctx *ctx, mkrt_error *err);
 /**
  * @brief Atomically lowers cells[handle] to value if value is smaller.
  *
@@ -387,8 +416,9 @@ void mkrt_op_changed(const mkrt_op_ctx *ctx);
  * @param handle The item's out handle.
  * @param value The candidate.
  * @return true when the cell was lowered (then also mkrt_op_changed()),
- *         false when it already held value or less, or for a NULL ctx or a
- *         handle not below cell_count.
+ *         false when it already held value or less, or for a NULL ctx, a
+ *         ctx that is not the live op's (mkrt_op_ctx_check(); the cell is
+ *         not touched) or a handle not below cell_count.
  * @par Thread safety
  * Inside an op; atomic with respect to other items on the same handle.
  */
@@ -402,7 +432,8 @@ bool mkrt_op_cell_min(const mkrt_op_ctx *ctx, uint32_t handle, uint64_t value);
  *
  * @param ctx The op's context.
  * @param handle A handle below cell_count.
- * @return The value; 0 for a NULL ctx or a handle not below cell_count.
+ * @return The value; 0 for a NULL ctx, a ctx that is not the live op's
+ *         (mkrt_op_ctx_check()) or a handle not below cell_count.
  * @par Thread safety
  * Inside an op.
  */
