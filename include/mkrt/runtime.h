@@ -743,6 +743,12 @@ mkrt_status mkrt_fence(mkrt_producer *p, uint64_t *ticket);
  * itself (the same stages, in the same order: ordering is unchanged)
  * instead of sleeping until the dispatcher wakes.
  *
+ * Deadline: the call returns by timeout_ns, or, when it is running an op
+ * itself at that moment, as soon as that op returns (an op is never
+ * interrupted; the overrun is at most one op's duration). Whatever it has
+ * not run by then (the rest of a batch, a batch drained meanwhile) is left
+ * to the dispatcher and the workers, and runs exactly once, in order.
+ *
  * @param p The producer that issued the ticket.
  * @param ticket From mkrt_fence().
  * @param timeout_ns Relative timeout; 0 checks once,
@@ -761,7 +767,9 @@ mkrt_status mkrt_wait(mkrt_producer *p, uint64_t ticket, uint64_t timeout_ns);
  * @brief Waits until everything published (by any producer) before the call has completed.
  *
  * Like mkrt_wait(), it runs pending batches itself on the CPU backend
- * while the dispatcher is idle. "Published before the call" is meant as
+ * while the dispatcher is idle, and keeps its deadline as mkrt_wait()
+ * does (at worst one op of a batch it runs itself past timeout_ns; the
+ * rest is left to the dispatcher). "Published before the call" is meant as
  * for mkrt_quiesce(): the item's publish call returned before this call
  * began. Items other threads publish meanwhile may or may not be waited
  * for; their completion never stands in for an older item's.
@@ -780,13 +788,26 @@ mkrt_status mkrt_wait(mkrt_producer *p, uint64_t ticket, uint64_t timeout_ns);
  */
 mkrt_status mkrt_drain(mkrt_runtime *rt, uint64_t timeout_ns);
 /**
- * @brief Waits until the runtime is quiescent: nothing published, emitted or running is left.
+ * @brief Waits until everything published before the call, and all it emitted, transitively, completed.
  *
  * Unlike mkrt_drain(), this also waits for the items that ops emitted
- * (mkrt_op_emit(), ::MKRT_OP_RELAX), the items those emitted, and so on,
- * until a moment when no item is queued, emitted or running. After
- * ::MKRT_OK every cell holds the result of everything published before the
- * call and of all it emitted; read them with mkrt_cells_read().
+ * (mkrt_op_emit(), ::MKRT_OP_RELAX), the items those emitted, and so on.
+ * After ::MKRT_OK every cell holds the result of everything published
+ * before the call and of all it emitted (and of whatever ran meanwhile);
+ * read them with mkrt_cells_read().
+ *
+ * It waits for a snapshot, not for a moment when the runtime is idle, so
+ * it ends under any concurrent load (liveness): other producers may keep
+ * publishing items that emit, and the call still returns once the
+ * snapshot's work is done. To that end, while work that descends from the
+ * snapshot is still pending, the runtime takes no new items from the
+ * producers' rings (they wait there, as under backpressure; publishing
+ * goes on into the rings), so that work cannot grow with the new load;
+ * it ends because emission chains end. Emitted work is attributed to the
+ * oldest batch it may descend from, so the call may also wait for some
+ * items published after it began, never for an unbounded amount.
+ * Deadline and helping as for mkrt_drain(): at worst one op past
+ * timeout_ns.
  *
  * "Published before the call" means: the item's mkrt_publish(),
  * mkrt_publish_some() or mkrt_try_publish() call put it in its producer's
@@ -796,8 +817,9 @@ mkrt_status mkrt_drain(mkrt_runtime *rt, uint64_t timeout_ns);
  * release/acquire). Such items run, and everything they emit, transitively,
  * before ::MKRT_OK, whatever other producers publish concurrently. Items
  * published concurrently with the call (their publish call has not
- * returned when it begins) may or may not be waited for; a workload that
- * emits for ever never becomes quiescent (the call then times out).
+ * returned when it begins) may or may not be waited for; a snapshot whose
+ * items emit for ever (a cycle of emissions) never completes (the call then
+ * times out).
  *
  * @param rt The runtime.
  * @param timeout_ns Relative timeout; 0 checks once,
