@@ -799,11 +799,13 @@ mkrt_status mkrt_drain(mkrt_runtime *rt, uint64_t timeout_ns);
  * It waits for a snapshot, not for a moment when the runtime is idle, so
  * it ends under any concurrent load (liveness): other producers may keep
  * publishing items that emit, and the call still returns once the
- * snapshot's work is done. To that end, while work that descends from the
- * snapshot is still pending, the runtime takes no new items from the
- * producers' rings (they wait there, as under backpressure; publishing
- * goes on into the rings), so that work cannot grow with the new load;
- * it ends because emission chains end. Emitted work is attributed to the
+ * snapshot's work is done. To that end, while the call waits and work
+ * that descends from the snapshot is still pending, the runtime takes no
+ * new items from the producers' rings (they wait there, as under
+ * backpressure; publishing goes on into the rings), so that work cannot
+ * grow with the new load; it ends because emission chains end (a chain
+ * that waits for other items to be taken in first, such as an op that
+ * re-emits itself until some later item ran, makes the call time out). Emitted work is attributed to the
  * oldest batch it may descend from, so the call may also wait for some
  * items published after it began, never for an unbounded amount.
  * Deadline and helping as for mkrt_drain(): at worst one op past

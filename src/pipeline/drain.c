@@ -351,12 +351,13 @@ static size_t stamp(mkrt_runtime *rt, mkrt__batch *b, size_t n)
  * number, and work rooted there or below is pending (its emissions, or a
  * batch drained or running). Until that work is done no new item joins
  * it, so it cannot grow with other producers' load (mkrt_quiesce ends).
- * relaxed: both values only decide when new items are taken, never
+ * relaxed: the values only decide when new items are taken, never
  * whether; the holder of the token wrote pending_root itself. */
 static bool intake_paused(mkrt_runtime *rt)
 {
-    return atomic_load_explicit(&rt->pending_root, memory_order_relaxed) <=
-           atomic_load_explicit(&rt->quiesce_target, memory_order_relaxed);
+    return atomic_load_explicit(&rt->quiescing, memory_order_relaxed) != 0 &&
+           atomic_load_explicit(&rt->pending_root, memory_order_relaxed) <=
+               atomic_load_explicit(&rt->quiesce_target, memory_order_relaxed);
 }
 
 /* Emitted items first (or a frontier round), then round-robin passes over

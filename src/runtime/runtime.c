@@ -778,9 +778,9 @@ static mkrt_status wait_producers(mkrt_runtime *rt, uint64_t timeout_ns)
  * everything published before the call completed (per producer,
  * wait_producers); its batches are numbered S or less (S: completed_seq
  * then), and so is the root of everything they emitted, transitively.
- * Then quiesce_target is raised to S, which stops the drain from taking
- * new items from the rings while work rooted at S or below is pending, and
- * the call waits until pending_root passes S. Both waits keep to the
+ * Then quiesce_target is raised to S, which (while this call waits) stops
+ * the drain from taking new items from the rings while work rooted at S
+ * or below is pending, and the call waits until pending_root passes S. Both waits keep to the
  * caller's deadline (helping included). */
 mkrt_status mkrt_quiesce(mkrt_runtime *rt, uint64_t timeout_ns)
 {
@@ -799,8 +799,10 @@ mkrt_status mkrt_quiesce(mkrt_runtime *rt, uint64_t timeout_ns)
     while (t < snap && !atomic_compare_exchange_weak_explicit(&rt->quiesce_target, &t, snap,
                                                               memory_order_relaxed, memory_order_relaxed))
         ;
-    mkrt__waitq_notify(&rt->work_wq);
-    return wait_until(rt, &rt->pending_root, snap + 1, time_left(start, timeout_ns));
+    atomic_fetch_add_explicit(&rt->quiescing, 1, memory_order_relaxed); /* relaxed: as the target */
+    st = wait_until(rt, &rt->pending_root, snap + 1, time_left(start, timeout_ns));
+    atomic_fetch_sub_explicit(&rt->quiescing, 1, memory_order_relaxed); /* as above */
+    return st;
 }
 
 mkrt_status mkrt_destroy(mkrt_runtime *rt, uint64_t timeout_ns, mkrt_error *err)

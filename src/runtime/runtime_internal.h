@@ -147,13 +147,19 @@ struct mkrt_runtime {
      * drained and the running batch), UINT64_MAX when none: it only grows,
      * and is published with completed_seq (the number of the last batch
      * completed) at every completion. quiesce_target is the highest
-     * completed_seq a quiesce waits past: while work rooted at or below it
-     * is pending, the drain takes no new items from the rings, so that
-     * work (finite: emission chains end) cannot grow with new load. */
+     * completed_seq a quiesce waited past, quiescing the calls waiting now:
+     * while one waits and work rooted at or below the target is pending,
+     * the drain takes no new items from the rings, so that work (finite:
+     * emission chains end) cannot grow with new load. Only while one
+     * waits: ops whose emission chains end only once other work is taken
+     * in (an MPI rank's ops re-emit while its outbox is full, and the
+     * outbox drains when other ranks take in what it sends) make progress
+     * between the calls. */
     uint64_t batch_seq, emit_root;
     alignas(MKRT_CACHE_LINE) _Atomic uint64_t pending_root;
     _Atomic uint64_t completed_seq;
     _Atomic uint64_t quiesce_target;
+    _Atomic uint32_t quiescing;
 
     mkrt__mutex producers_lock;
     _Atomic(mkrt_producer *) *slots; /* max_producers */
