@@ -5,7 +5,8 @@
  * 20 ms each return MKRT_ETIMEDOUT soon after 50 ms (at worst after the op
  * the waiter is running returns; the bound allows that op and 500 ms of
  * slack for a loaded machine), and the rest of the batch still runs, each
- * item exactly once. The dispatcher thread dozes (a test hook) so that
+ * item exactly once (also for a batch of 300 shorter ops, which the
+ * helper leaves to the workers whole). The dispatcher thread dozes (a test hook) so that
  * only the waiter can take the batch: the case that ran the whole batch
  * on the waiter. With one worker the batch runs on the waiter's thread
  * (and its rest on the worker); with two it runs on the workers while
@@ -24,19 +25,21 @@
 #define MS 1000000ull
 #define ITEMS 100
 #define OP_MS 20
+#define MANY 300   /* more items of user ops than a helper runs on its thread */
+#define MANY_MS 2
 #define ASK_MS 50
 #define SLACK_MS 500
-#define OP_SLOW 20 /* sleeps OP_MS, counts its run of item `out` */
+#define OP_SLOW 20 /* sleeps param ms, counts its run of item `out` */
 #define OP_FAN 21  /* emits ITEMS OP_SLOW items */
 
-static _Atomic uint32_t runs[ITEMS];
+static _Atomic uint32_t runs[MANY];
 
 static mkrt_status op_slow(const mkrt_item *it, const mkrt_op_ctx *ctx)
 {
     (void)ctx;
-    struct timespec ts = {0, OP_MS * 1000000L};
+    struct timespec ts = {0, (long)it->param * 1000000L};
     nanosleep(&ts, NULL);
-    if (it->out < ITEMS)
+    if (it->out < MANY)
         atomic_fetch_add(&runs[it->out], 1);
     return MKRT_OK;
 }
@@ -46,7 +49,7 @@ static mkrt_status op_fan(const mkrt_item *it, const mkrt_op_ctx *ctx)
     (void)it;
     mkrt_item slow[ITEMS];
     for (uint32_t i = 0; i < ITEMS; i++)
-        slow[i] = (mkrt_item){OP_SLOW, i, i, 0};
+        slow[i] = (mkrt_item){OP_SLOW, i, i, OP_MS};
     return mkrt_op_emit(ctx, slow, ITEMS);
 }
 
@@ -59,18 +62,18 @@ static uint64_t now_ns(void)
 
 static void reset_runs(void)
 {
-    for (int i = 0; i < ITEMS; i++)
+    for (int i = 0; i < MANY; i++)
         atomic_store(&runs[i], 0);
 }
 
-/* Every item ran exactly once, and the counters add up. */
-static void check_once(mkrt_runtime *rt, const char *what)
+/* Each of the n items ran exactly once, and the counters add up. */
+static void check_n(mkrt_runtime *rt, const char *what, int n)
 {
     ok(mkrt_quiesce(rt, 30 * SEC) == MKRT_OK, "%s: the rest of the batch completes", what);
     int once = 0;
-    for (int i = 0; i < ITEMS; i++)
+    for (int i = 0; i < n; i++)
         once += atomic_load(&runs[i]) == 1;
-    is(once, ITEMS, "%s: each of the %d items ran exactly once", what, ITEMS);
+    is(once, n, "%s: each of the %d items ran exactly once", what, n);
     mkrt_stats s;
     mkrt_stats_read(rt, &s);
     is(s.published + s.emitted, s.executed + s.pruned + s.failed,
@@ -97,15 +100,25 @@ static mkrt_runtime *start(uint32_t workers, mkrt_producer **p)
     return rt;
 }
 
-static uint64_t publish_batch(mkrt_producer *p)
+static void check_once(mkrt_runtime *rt, const char *what)
 {
-    mkrt_item items[ITEMS];
-    for (uint32_t i = 0; i < ITEMS; i++)
-        items[i] = (mkrt_item){OP_SLOW, i, i, 0};
+    check_n(rt, what, ITEMS);
+}
+
+static uint64_t publish_n(mkrt_producer *p, uint32_t n, uint32_t ms)
+{
+    mkrt_item items[MANY];
+    for (uint32_t i = 0; i < n; i++)
+        items[i] = (mkrt_item){OP_SLOW, i, i, ms};
     uint64_t t = 0;
-    if (mkrt_publish(p, items, ITEMS, SEC, NULL) != MKRT_OK || mkrt_fence(p, &t) != MKRT_OK)
+    if (mkrt_publish(p, items, n, SEC, NULL) != MKRT_OK || mkrt_fence(p, &t) != MKRT_OK)
         bail_out("publish");
     return t;
+}
+
+static uint64_t publish_batch(mkrt_producer *p)
+{
+    return publish_n(p, ITEMS, OP_MS);
 }
 
 static void within(uint64_t t0, mkrt_status st, const char *what)
@@ -151,6 +164,15 @@ static void run(uint32_t workers)
     snprintf(what, sizeof what, "%u worker(s): mkrt_quiesce", workers);
     within(t0, mkrt_quiesce(rt, ASK_MS * MS), what);
     check_once(rt, what);
+
+    /* A batch of more user ops than a helper runs on its own thread goes
+     * to the workers whole; the waiter still keeps its deadline. */
+    reset_runs();
+    t = publish_n(p, MANY, MANY_MS);
+    t0 = now_ns();
+    snprintf(what, sizeof what, "%u worker(s): mkrt_wait on %d items", workers, MANY);
+    within(t0, mkrt_wait(p, t, ASK_MS * MS), what);
+    check_n(rt, what, MANY);
 
     /* The dispatcher takes over what a waiter leaves. */
     reset_runs();

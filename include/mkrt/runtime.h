@@ -745,7 +745,8 @@ mkrt_status mkrt_fence(mkrt_producer *p, uint64_t *ticket);
  *
  * Deadline: the call returns by timeout_ns, or, when it is running an op
  * itself at that moment, as soon as that op returns (an op is never
- * interrupted; the overrun is at most one op's duration). Whatever it has
+ * interrupted; the overrun is at most one op's duration, or one chunk of
+ * up to 256 edges of a graph traversal's expanding op). Whatever it has
  * not run by then (the rest of a batch, a batch drained meanwhile) is left
  * to the dispatcher and the workers, and runs exactly once, in order.
  *

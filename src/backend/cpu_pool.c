@@ -177,17 +177,34 @@ static mkrt_status cpu_prepare(mkrt__backend *be, mkrt__batch *b, mkrt_error *er
     return MKRT_OK; /* the workers read the batch where it is */
 }
 
-/* Items run between two looks at a helper's deadline: one where an item
- * may be a user op (of unknown cost), else a run of built-ins (each
- * bounded, nanoseconds to a chunk of edges). */
+/* A helper's deadline (b->until) on a one-participant batch. Built-in
+ * items are bounded (nanoseconds, or a chunk of edges): the clock is read
+ * every INLINE_STRIDE_BUILTIN of them. An item of a user op (or a chunk
+ * of a frontier round, whose edges may be user ops) may take any time:
+ * the clock is read after each, so the helper overruns by at most the one
+ * it runs. A clock read costs about as much as a trivial user op, so a
+ * batch of more than INLINE_CHECKED_MAX such items is not run on the
+ * helper's thread at all: worker 0 runs it (one wake-up), and the helper
+ * waits for it until its deadline (cpu_settle). */
 #define INLINE_STRIDE_BUILTIN 256u
+#define INLINE_CHECKED_MAX 256u
+
+/* Worker 0 is to run b from item k of layer l on (the cursors say where;
+ * relaxed: published to it by the launch, release). */
+static void hand_off(mkrt__batch *b, size_t l, uint32_t k)
+{
+    for (size_t j = 0; j < b->layers; j++)
+        atomic_store_explicit(&b->cursors[j],
+                              j < l ? b->layer_offsets[j + 1] - b->layer_offsets[j]
+                                    : j == l ? k - b->layer_offsets[l] : 0,
+                              memory_order_relaxed);
+}
 
 /* Runs a one-participant batch on this thread, layer by layer, in program
- * order. With a deadline (b->until, a helping waiter's), it looks at the
- * clock between items and, once the deadline passed, stops and sets the
- * cursors so that worker 0 runs exactly the rest, in the same order (the
- * plan gives every layer one participant: no barrier). Returns whether it
- * ran everything. */
+ * order. With a deadline it looks at the clock between items (see above)
+ * and, once the deadline passed, stops and sets the cursors so that
+ * worker 0 runs exactly the rest, in the same order (the plan gives every
+ * layer one participant: no barrier). Returns whether it ran everything. */
 static bool run_inline(cpu_pool *pool, mkrt__batch *b)
 {
     const uint64_t until = b->until;
@@ -197,17 +214,17 @@ static bool run_inline(cpu_pool *pool, mkrt__batch *b)
                              &pool->fails);
         return true;
     }
-    const uint32_t stride = b->user_ops > 0 || b->round ? 1u : INLINE_STRIDE_BUILTIN;
+    const bool checked = b->user_ops > 0 || b->round;
+    if (checked && b->exec_n > INLINE_CHECKED_MAX) {
+        hand_off(b, 0, 0);
+        return false;
+    }
+    const uint32_t stride = checked ? 1u : INLINE_STRIDE_BUILTIN;
     for (size_t l = 0; l < b->layers; l++) {
-        const uint32_t from = b->layer_offsets[l], to = b->layer_offsets[l + 1];
-        for (uint32_t k = from; k < to;) {
+        const uint32_t to = b->layer_offsets[l + 1];
+        for (uint32_t k = b->layer_offsets[l]; k < to;) {
             if (mkrt__now_ns() >= until) {
-                /* relaxed: published to worker 0 by the launch (release). */
-                for (size_t j = 0; j < b->layers; j++)
-                    atomic_store_explicit(&b->cursors[j],
-                                          j < l ? b->layer_offsets[j + 1] - b->layer_offsets[j]
-                                                : j == l ? k - from : 0,
-                                          memory_order_relaxed);
+                hand_off(b, l, k);
                 return false;
             }
             uint32_t end = to - k < stride ? to : k + stride;
