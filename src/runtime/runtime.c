@@ -780,8 +780,8 @@ static mkrt_status wait_producers(mkrt_runtime *rt, uint64_t timeout_ns)
  * then), and so is the root of everything they emitted, transitively.
  * Then quiesce_target is raised to S, which (while this call waits) stops
  * the drain from taking new items from the rings while work rooted at S
- * or below is pending, and the call waits until pending_root passes S. Both waits keep to the
- * caller's deadline (helping included). */
+ * or below is pending, and the call waits until pending_root passes S.
+ * Both waits keep to the caller's deadline (helping included). */
 mkrt_status mkrt_quiesce(mkrt_runtime *rt, uint64_t timeout_ns)
 {
     if (rt == NULL)
@@ -790,8 +790,9 @@ mkrt_status mkrt_quiesce(mkrt_runtime *rt, uint64_t timeout_ns)
     mkrt_status st = wait_producers(rt, timeout_ns);
     if (st != MKRT_OK)
         return st;
-    /* acquire: pairs with the release store in the complete stage, after
-     * the completions wait_producers saw (and pending_root's store). */
+    /* acquire: pairs with the release store in publish_roots (complete.c),
+     * made before the producers' completions that wait_producers acquired:
+     * S covers their batches, and pending_root is as recent. */
     uint64_t snap = atomic_load_explicit(&rt->completed_seq, memory_order_acquire);
     /* relaxed: the dispatcher reads the target at each drain; a late look
      * only delays the stop of new items, and the wait below is exact. */
