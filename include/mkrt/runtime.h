@@ -302,6 +302,11 @@ typedef struct mkrt_op_ctx {
     /** The runtime's record of this run (emission, change); only for
      *  mkrt_op_emit() and mkrt_op_changed(). */
     struct mkrt__op_run *run;
+    /** Which run of an op this context belongs to (set by the runtime,
+     *  unique per call of an op function). The mkrt_op_* calls accept the
+     *  context only while that run is the live op on the calling thread: a
+     *  copy kept after the op returned is refused (mkrt_op_ctx_check()). */
+    uint64_t generation;
 } mkrt_op_ctx;
 
 /**
@@ -338,8 +343,11 @@ typedef mkrt_status (*mkrt_op_fn)(const mkrt_item *item, const mkrt_op_ctx *ctx)
  *         in this batch (mkrt_config::emit_capacity less what waits);
  *         nothing was queued. Return it from the op to send the item to
  *         the error path, or emit fewer.
- * @retval MKRT_EINVAL ctx is NULL or not an op's context, or items is NULL
- *         with n > 0.
+ * @retval MKRT_EINVAL ctx is NULL or not the context of the op running on
+ *         this thread (a copy used after its op returned, or from another
+ *         thread: nothing is queued, and no other op's emission is
+ *         touched; mkrt_op_ctx_check() says why, with a Fix), or items is
+ *         NULL with n > 0.
  * @return The status, as listed.
  * @par Thread safety
  * Only inside the op the context was given to, on its thread.
@@ -361,8 +369,9 @@ mkrt_status mkrt_op_emit(const mkrt_op_ctx *ctx, const mkrt_item *items, size_t 
  * @param ctx The context the op was called with.
  * @param v A vertex of the registered graph (its cell handle).
  * @retval MKRT_OK Marked (a vertex without edges emits nothing).
- * @retval MKRT_EINVAL ctx is NULL or not an op's context, the op was not
- *         registered with expands, no graph is registered, or v is not
+ * @retval MKRT_EINVAL ctx is NULL or not the context of the op running on
+ *         this thread (see mkrt_op_emit()), the op was not registered with
+ *         expands, no graph is registered, or v is not
  *         below its vertices.
  * @return The status, as listed.
  * @par Thread safety
@@ -372,11 +381,31 @@ mkrt_status mkrt_op_emit_edges(const mkrt_op_ctx *ctx, uint32_t v);
 /**
  * @brief Says that the running op changed its output (counted in mkrt_stats::changed).
  * @param ctx The context the op was called with; NULL or a context that is
- *        not an op's is ignored.
+ *        not the live op's on this thread (mkrt_op_ctx_check()) is ignored.
  * @par Thread safety
  * Only inside the op the context was given to, on its thread.
  */
 void mkrt_op_changed(const mkrt_op_ctx *ctx);
+/**
+ * @brief Whether ctx is the context of the op running on the calling thread.
+ *
+ * Every mkrt_op_* call that takes a context checks this first: a context
+ * belongs to one call of an op function (mkrt_op_ctx::generation) and is
+ * live only until that call returns, on the thread that made it. A copy
+ * used later, or on another thread, is refused (mkrt_op_emit() returns
+ * ::MKRT_EINVAL and queues nothing) even when another op runs there now.
+ * The check is a compare of two 64-bit words.
+ *
+ * @param ctx The context.
+ * @param err Receives what is wrong and a Fix, on failure (may be NULL).
+ * @retval MKRT_OK ctx is the live op's.
+ * @retval MKRT_EINVAL ctx is NULL, or its op returned, or it is another
+ *         thread's.
+ * @return The status, as listed.
+ * @par Thread safety
+ * Any thread (the answer is about the calling thread).
+ */
+mkrt_status mkrt_op_ctx_check(const mkrt_op_ctx *ctx, mkrt_error *err);
 /**
  * @brief Atomically lowers cells[handle] to value if value is smaller.
  *
@@ -387,8 +416,9 @@ void mkrt_op_changed(const mkrt_op_ctx *ctx);
  * @param handle The item's out handle.
  * @param value The candidate.
  * @return true when the cell was lowered (then also mkrt_op_changed()),
- *         false when it already held value or less, or for a NULL ctx or a
- *         handle not below cell_count.
+ *         false when it already held value or less, or for a NULL ctx, a
+ *         ctx that is not the live op's (mkrt_op_ctx_check(); the cell is
+ *         not touched) or a handle not below cell_count.
  * @par Thread safety
  * Inside an op; atomic with respect to other items on the same handle.
  */
@@ -402,7 +432,8 @@ bool mkrt_op_cell_min(const mkrt_op_ctx *ctx, uint32_t handle, uint64_t value);
  *
  * @param ctx The op's context.
  * @param handle A handle below cell_count.
- * @return The value; 0 for a NULL ctx or a handle not below cell_count.
+ * @return The value; 0 for a NULL ctx, a ctx that is not the live op's
+ *         (mkrt_op_ctx_check()) or a handle not below cell_count.
  * @par Thread safety
  * Inside an op.
  */
@@ -712,6 +743,13 @@ mkrt_status mkrt_fence(mkrt_producer *p, uint64_t *ticket);
  * itself (the same stages, in the same order: ordering is unchanged)
  * instead of sleeping until the dispatcher wakes.
  *
+ * Deadline: the call returns by timeout_ns, or, when it is running an op
+ * itself at that moment, as soon as that op returns (an op is never
+ * interrupted; the overrun is at most one op's duration, or one chunk of
+ * up to 256 edges of a graph traversal's expanding op). Whatever it has
+ * not run by then (the rest of a batch, a batch drained meanwhile) is left
+ * to the dispatcher and the workers, and runs exactly once, in order.
+ *
  * @param p The producer that issued the ticket.
  * @param ticket From mkrt_fence().
  * @param timeout_ns Relative timeout; 0 checks once,
@@ -730,7 +768,9 @@ mkrt_status mkrt_wait(mkrt_producer *p, uint64_t ticket, uint64_t timeout_ns);
  * @brief Waits until everything published (by any producer) before the call has completed.
  *
  * Like mkrt_wait(), it runs pending batches itself on the CPU backend
- * while the dispatcher is idle. "Published before the call" is meant as
+ * while the dispatcher is idle, and keeps its deadline as mkrt_wait()
+ * does (at worst one op of a batch it runs itself past timeout_ns; the
+ * rest is left to the dispatcher). "Published before the call" is meant as
  * for mkrt_quiesce(): the item's publish call returned before this call
  * began. Items other threads publish meanwhile may or may not be waited
  * for; their completion never stands in for an older item's.
@@ -749,13 +789,28 @@ mkrt_status mkrt_wait(mkrt_producer *p, uint64_t ticket, uint64_t timeout_ns);
  */
 mkrt_status mkrt_drain(mkrt_runtime *rt, uint64_t timeout_ns);
 /**
- * @brief Waits until the runtime is quiescent: nothing published, emitted or running is left.
+ * @brief Waits until everything published before the call, and all it emitted, transitively, completed.
  *
  * Unlike mkrt_drain(), this also waits for the items that ops emitted
- * (mkrt_op_emit(), ::MKRT_OP_RELAX), the items those emitted, and so on,
- * until a moment when no item is queued, emitted or running. After
- * ::MKRT_OK every cell holds the result of everything published before the
- * call and of all it emitted; read them with mkrt_cells_read().
+ * (mkrt_op_emit(), ::MKRT_OP_RELAX), the items those emitted, and so on.
+ * After ::MKRT_OK every cell holds the result of everything published
+ * before the call and of all it emitted (and of whatever ran meanwhile);
+ * read them with mkrt_cells_read().
+ *
+ * It waits for a snapshot, not for a moment when the runtime is idle, so
+ * it ends under any concurrent load (liveness): other producers may keep
+ * publishing items that emit, and the call still returns once the
+ * snapshot's work is done. To that end, while the call waits and work
+ * that descends from the snapshot is still pending, the runtime takes no
+ * new items from the producers' rings (they wait there, as under
+ * backpressure; publishing goes on into the rings), so that work cannot
+ * grow with the new load; it ends because emission chains end (a chain
+ * that waits for other items to be taken in first, such as an op that
+ * re-emits itself until some later item ran, makes the call time out). Emitted work is attributed to the
+ * oldest batch it may descend from, so the call may also wait for some
+ * items published after it began, never for an unbounded amount.
+ * Deadline and helping as for mkrt_drain(): at worst one op past
+ * timeout_ns.
  *
  * "Published before the call" means: the item's mkrt_publish(),
  * mkrt_publish_some() or mkrt_try_publish() call put it in its producer's
@@ -765,8 +820,9 @@ mkrt_status mkrt_drain(mkrt_runtime *rt, uint64_t timeout_ns);
  * release/acquire). Such items run, and everything they emit, transitively,
  * before ::MKRT_OK, whatever other producers publish concurrently. Items
  * published concurrently with the call (their publish call has not
- * returned when it begins) may or may not be waited for; a workload that
- * emits for ever never becomes quiescent (the call then times out).
+ * returned when it begins) may or may not be waited for; a snapshot whose
+ * items emit for ever (a cycle of emissions) never completes (the call then
+ * times out).
  *
  * @param rt The runtime.
  * @param timeout_ns Relative timeout; 0 checks once,

@@ -38,6 +38,11 @@ typedef struct mkrt__backend_ops {
     mkrt_status (*launch)(mkrt__backend *be, mkrt__batch *b, uint64_t append_limit, mkrt_error *err);
     mkrt_status (*wait)(mkrt__backend *be, uint64_t timeout_ns, const uint32_t **fails,
                         uint32_t *nfails, mkrt_error *err);
+    /* May be NULL (then wait is the only way to know). Whether the
+     * launched batch is done, waiting for it at most until `until`
+     * (CLOCK_MONOTONIC ns, UINT64_MAX: no limit); false leaves it running
+     * (wait is still to be called). For a helper with a deadline. */
+    bool (*settle)(mkrt__backend *be, uint64_t until);
     /* Stops and frees it. False when a device would not stop: the memory
      * it maps (cells, log) must then be kept. */
     bool (*stop)(mkrt__backend *be, uint64_t timeout_ns);

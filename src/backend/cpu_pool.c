@@ -4,7 +4,8 @@
  *
  * Workers are started once. A batch whose plan gives it one participant
  * (plan.workers == 1) runs on the calling (dispatcher) thread at launch:
- * no hand-off, no barrier. Otherwise the launch publishes the batch and
+ * no hand-off, no barrier; a helping waiter that calls launch stops at its
+ * deadline, between items, and worker 0 runs the rest (run_inline). Otherwise the launch publishes the batch and
  * bumps `launch` (release); workers pick it up (acquire). Workers at or
  * above plan.workers sit the batch out, but still count themselves
  * finished, so that no worker is left reading a batch the next launch
@@ -29,6 +30,7 @@
 #include <stdalign.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "backend/cpu_pool.h"
 #include "base/alloc_internal.h"
@@ -180,6 +182,64 @@ static mkrt_status cpu_prepare(mkrt__backend *be, mkrt__batch *b, mkrt_error *er
     return MKRT_OK; /* the workers read the batch where it is */
 }
 
+/* A helper's deadline (b->until) on a one-participant batch. Built-in
+ * items are bounded (nanoseconds, or a chunk of edges): the clock is read
+ * every INLINE_STRIDE_BUILTIN of them. An item of a user op (or a chunk
+ * of a frontier round, whose edges may be user ops) may take any time:
+ * the clock is read after each, so the helper overruns by at most the one
+ * it runs. A clock read costs about as much as a trivial user op, so a
+ * batch of more than INLINE_CHECKED_MAX such items is not run on the
+ * helper's thread at all: worker 0 runs it (one wake-up), and the helper
+ * waits for it until its deadline (cpu_settle). */
+#define INLINE_STRIDE_BUILTIN 256u
+#define INLINE_CHECKED_MAX 256u
+
+/* Worker 0 is to run b from item k of layer l on (the cursors say where;
+ * relaxed: published to it by the launch, release). */
+static void hand_off(mkrt__batch *b, size_t l, uint32_t k)
+{
+    for (size_t j = 0; j < b->layers; j++)
+        atomic_store_explicit(&b->cursors[j],
+                              j < l ? b->layer_offsets[j + 1] - b->layer_offsets[j]
+                                    : j == l ? k - b->layer_offsets[l] : 0,
+                              memory_order_relaxed);
+}
+
+/* Runs a one-participant batch on this thread, layer by layer, in program
+ * order. With a deadline it looks at the clock between items (see above)
+ * and, once the deadline passed, stops and sets the cursors so that
+ * worker 0 runs exactly the rest, in the same order (the plan gives every
+ * layer one participant: no barrier). Returns whether it ran everything. */
+static bool run_inline(cpu_pool *pool, mkrt__batch *b)
+{
+    const uint64_t until = b->until;
+    if (until == UINT64_MAX) {
+        for (size_t l = 0; l < b->layers; l++)
+            mkrt__exec_range(pool->rt, b->exec, b->layer_offsets[l], b->layer_offsets[l + 1],
+                             &pool->fails);
+        return true;
+    }
+    const bool checked = b->user_ops > 0 || b->round;
+    if (checked && b->exec_n > INLINE_CHECKED_MAX) {
+        hand_off(b, 0, 0);
+        return false;
+    }
+    const uint32_t stride = checked ? 1u : INLINE_STRIDE_BUILTIN;
+    for (size_t l = 0; l < b->layers; l++) {
+        const uint32_t to = b->layer_offsets[l + 1];
+        for (uint32_t k = b->layer_offsets[l]; k < to;) {
+            if (mkrt__now_ns() >= until) {
+                hand_off(b, l, k);
+                return false;
+            }
+            uint32_t end = to - k < stride ? to : k + stride;
+            mkrt__exec_range(pool->rt, b->exec, k, end, &pool->fails);
+            k = end;
+        }
+    }
+    return true;
+}
+
 static mkrt_status cpu_launch(mkrt__backend *be, mkrt__batch *b, uint64_t append_limit, mkrt_error *err)
 {
     (void)append_limit; /* admission reserved the room of every APPEND */
@@ -188,15 +248,17 @@ static mkrt_status cpu_launch(mkrt__backend *be, mkrt__batch *b, uint64_t append
     /* relaxed: the failure list is read by wait after `done` (acquire). */
     atomic_store_explicit(&pool->fails.count, 0, memory_order_relaxed);
     if (b->plan.workers <= 1) {
-        /* One participant: this thread, layer by layer, in program order. */
+        /* One participant: this thread (dispatcher-only flag: the workers
+         * never see it), or past a helper's deadline worker 0 for the rest
+         * (its cursors are set). */
+        if (run_inline(pool, b)) {
+            pool->ran_inline = true;
+            return MKRT_OK;
+        }
+    } else {
         for (size_t l = 0; l < b->layers; l++)
-            mkrt__exec_range(pool->rt, b->exec, b->layer_offsets[l], b->layer_offsets[l + 1],
-                             &pool->fails);
-        pool->ran_inline = true; /* dispatcher-only: the workers never see it */
-        return MKRT_OK;
+            atomic_store_explicit(&b->cursors[l], 0, memory_order_relaxed); /* published by launch */
     }
-    for (size_t l = 0; l < b->layers; l++)
-        atomic_store_explicit(&b->cursors[l], 0, memory_order_relaxed); /* published by launch */
     pool->batch = b;
     /* release: pairs with the acquire in launched_or_stopping; publishes
      * the batch, its plan and zeroed cursors. */
@@ -212,6 +274,22 @@ static int batch_done(void *p)
      * only the waiting thread writes launch. */
     return atomic_load_explicit(&pool->done, memory_order_acquire) ==
            atomic_load_explicit(&pool->launch, memory_order_relaxed);
+}
+
+/* A helper's look at the launched batch: done, or done by `until`. */
+static bool cpu_settle(mkrt__backend *be, uint64_t until)
+{
+    cpu_pool *pool = (cpu_pool *)be;
+    if (pool->ran_inline)
+        return true;
+    struct timespec ts;
+    const struct timespec *deadline = NULL;
+    if (until != UINT64_MAX) {
+        ts.tv_sec = (time_t)(until / 1000000000u);
+        ts.tv_nsec = (long)(until % 1000000000u);
+        deadline = &ts;
+    }
+    return mkrt__spin_then_sleep(&pool->done_wq, batch_done, pool, deadline) != 0;
 }
 
 /* The timeout is not applied: a worker inside an op cannot be abandoned
@@ -261,6 +339,7 @@ static const mkrt__backend_ops cpu_ops = {
     .prepare = cpu_prepare,
     .launch = cpu_launch,
     .wait = cpu_wait,
+    .settle = cpu_settle,
     .stop = cpu_stop,
     .describe = cpu_describe,
 };

@@ -5,13 +5,59 @@
  * All of it runs on the thread that runs the op. */
 #include <string.h>
 
+#include "base/error_internal.h"
 #include "ops/builtin_ops.h"
 #include "ops/op_table.h"
 #include "runtime/runtime_internal.h"
 
+_Thread_local uint64_t mkrt__op_live;
+/* Count 0xffffffff: the thread's first op takes a tag (mkrt__op_begin). */
+_Thread_local uint64_t mkrt__op_last = 0xffffffffu;
+
+/* Tags handed to threads (the high word of their generations); relaxed:
+ * only uniqueness matters. */
+static _Atomic uint64_t op_tags;
+
+uint64_t mkrt__op_generation_refill(void)
+{
+    uint64_t tag = atomic_fetch_add_explicit(&op_tags, 1, memory_order_relaxed) + 1;
+    return tag << 32 | 1u; /* count 1: generation 0 means "no op" */
+}
+
+/* Whether ctx is the live op's on this thread: its generation (unique in
+ * the process) is the one this thread's op call set. ctx->run is read only
+ * after that: it is then the running call's record, on this stack. */
+static inline bool live(const mkrt_op_ctx *ctx)
+{
+    return ctx != NULL && ctx->generation != 0 && ctx->generation == mkrt__op_live && ctx->run != NULL;
+}
+
+mkrt_status mkrt_op_ctx_check(const mkrt_op_ctx *ctx, mkrt_error *err)
+{
+    if (ctx == NULL)
+        return mkrt__error_set(err, MKRT_EINVAL, "the op context is NULL. Fix: pass the mkrt_op_ctx "
+                                                 "your op function was called with.");
+    if (live(ctx))
+        return MKRT_OK;
+    uint64_t now = mkrt__op_live;
+    if (now == 0)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "the op context (generation %llu) is not a live op's: no op runs on "
+                               "this thread (the context was kept after its op returned, or made by "
+                               "hand). Fix: call mkrt_op_emit and the other mkrt_op_* calls only "
+                               "inside the op, with the ctx it was given, before it returns.",
+                               (unsigned long long)ctx->generation);
+    return mkrt__error_set(err, MKRT_EINVAL,
+                           "the op context (generation %llu) is not the live op's: the op running on "
+                           "this thread has generation %llu (the context is an earlier op's or "
+                           "another thread's). Fix: use only the ctx the running op was called "
+                           "with; emit from an op, never from a context saved for later.",
+                           (unsigned long long)ctx->generation, (unsigned long long)now);
+}
+
 mkrt_status mkrt_op_emit(const mkrt_op_ctx *ctx, const mkrt_item *items, size_t n)
 {
-    if (ctx == NULL || ctx->run == NULL || ctx->run->rt == NULL || (items == NULL && n > 0))
+    if (!live(ctx) || (items == NULL && n > 0))
         return MKRT_EINVAL;
     if (n == 0)
         return MKRT_OK;
@@ -34,8 +80,7 @@ mkrt_status mkrt_op_emit(const mkrt_op_ctx *ctx, const mkrt_item *items, size_t 
 
 mkrt_status mkrt_op_emit_edges(const mkrt_op_ctx *ctx, uint32_t v)
 {
-    if (ctx == NULL || ctx->run == NULL || ctx->run->rt == NULL || ctx->run->expand_slot == 0 ||
-        ctx->graph == NULL || v >= ctx->graph->vertices)
+    if (!live(ctx) || ctx->run->expand_slot == 0 || ctx->graph == NULL || v >= ctx->graph->vertices)
         return MKRT_EINVAL;
     (void)mkrt__frontier_add(ctx->run->rt, ctx->run->expand_slot, v); /* no edges: nothing to emit */
     return MKRT_OK;
@@ -43,13 +88,13 @@ mkrt_status mkrt_op_emit_edges(const mkrt_op_ctx *ctx, uint32_t v)
 
 void mkrt_op_changed(const mkrt_op_ctx *ctx)
 {
-    if (ctx != NULL && ctx->run != NULL)
+    if (live(ctx))
         ctx->run->changed = true;
 }
 
 uint64_t mkrt_op_cell_load(const mkrt_op_ctx *ctx, uint32_t handle)
 {
-    if (ctx == NULL || ctx->cells == NULL || handle >= ctx->cell_count)
+    if (!live(ctx) || ctx->cells == NULL || handle >= ctx->cell_count)
         return 0;
     /* relaxed: the value alone matters (a frontier round's concurrent
      * lowering is the mkrt__ops_atomic_min it may race with). */
@@ -58,7 +103,7 @@ uint64_t mkrt_op_cell_load(const mkrt_op_ctx *ctx, uint32_t handle)
 
 bool mkrt_op_cell_min(const mkrt_op_ctx *ctx, uint32_t handle, uint64_t value)
 {
-    if (ctx == NULL || ctx->cells == NULL || handle >= ctx->cell_count)
+    if (!live(ctx) || ctx->cells == NULL || handle >= ctx->cell_count)
         return false;
     if (!mkrt__ops_atomic_min(&ctx->cells[handle], value))
         return false;

@@ -150,12 +150,15 @@ static uint64_t expand_chunk(mkrt_runtime *rt, const mkrt_item *it, size_t k, mk
     }
     const mkrt__op_entry *entry = &rt->ops[op];
     struct mkrt__op_run run = {rt, entry->expand_slot, false};
-    mkrt_op_ctx ctx = {cells, rt->cfg.cells, entry->user, g, &run};
+    mkrt_op_ctx ctx = {cells, rt->cfg.cells, entry->user, g, &run, 0};
+    uint64_t outer;
     for (uint64_t e = from; e < to; e++) {
         ahead_step(rt, ahead);
         mkrt_item edge = {op, v, g->targets[e], g->weights ? g->weights[e] : 1};
         run.changed = false;
+        ctx.generation = mkrt__op_begin(&outer);
         mkrt_status st = entry->fn(&edge, &ctx);
+        mkrt__op_end(outer);
         changed += run.changed;
         if (st != MKRT_OK)
             mkrt__fail_list_add(fails, (uint32_t)k | (uint32_t)(e - from) << 24, (uint32_t)st);
@@ -181,8 +184,8 @@ static uint64_t pull_chunk(mkrt_runtime *rt, const mkrt_item *it, size_t k, mkrt
     if (g->vertices - first < 64)
         todo &= ((uint64_t)1 << (g->vertices - first)) - 1;
     struct mkrt__op_run run = {rt, entry->expand_slot, false};
-    mkrt_op_ctx ctx = {rt->cells, rt->cfg.cells, entry->user, g, &run};
-    uint64_t changed = 0, n = 0;
+    mkrt_op_ctx ctx = {rt->cells, rt->cfg.cells, entry->user, g, &run, 0};
+    uint64_t changed = 0, n = 0, outer;
     for (; todo != 0; todo &= todo - 1) {
         const uint32_t v = first + (uint32_t)__builtin_ctzll(todo);
         for (uint64_t e = g->offsets[v], end = g->offsets[v + 1]; e < end; e++) {
@@ -191,7 +194,9 @@ static uint64_t pull_chunk(mkrt_runtime *rt, const mkrt_item *it, size_t k, mkrt
                 continue;
             mkrt_item edge = {rt->slot_op[slot], u, v, g->weights ? g->weights[e] : 1};
             run.changed = false;
+            ctx.generation = mkrt__op_begin(&outer);
             mkrt_status st = entry->fn(&edge, &ctx);
+            mkrt__op_end(outer);
             n++;
             if (st != MKRT_OK) {
                 mkrt__fail_list_add_edge(fails, (uint32_t)k, (uint32_t)st, e);
@@ -239,8 +244,10 @@ void mkrt__exec_range(mkrt_runtime *rt, const mkrt_item *items, size_t from, siz
         } else if (mkrt__ops_is_user(it->op)) {
             const mkrt__op_entry *op = &rt->ops[it->op];
             struct mkrt__op_run run = {rt, op->expand_slot, false};
-            mkrt_op_ctx ctx = {cells, ncells, op->user, graph, &run};
+            uint64_t outer;
+            mkrt_op_ctx ctx = {cells, ncells, op->user, graph, &run, mkrt__op_begin(&outer)};
             mkrt_status st = op->fn(it, &ctx);
+            mkrt__op_end(outer);
             changed += run.changed;
             if (st != MKRT_OK)
                 mkrt__fail_list_add(fails, (uint32_t)k, (uint32_t)st);

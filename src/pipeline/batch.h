@@ -90,6 +90,14 @@ typedef struct mkrt__batch {
      * after a grid barrier each); 0 otherwise. Zeroed by complete. */
     uint64_t device_edges;
     uint64_t device_levels;
+    /* A helper's deadline for the launch (CLOCK_MONOTONIC ns; UINT64_MAX:
+     * none, the dispatcher's launches): the CPU pool's one-thread run
+     * stops there and leaves the rest to its workers (cpu_pool.c). */
+    uint64_t until;
+    /* Quiescence (runtime_internal.h, pending_root): the batch's number in
+     * drain order (from 1), and its root: the oldest batch number its work
+     * descends from (its own, or the emission's it drained, if older). */
+    uint64_t seq, root;
     mkrt_item *failed;        /* failed items and why (dispatcher-only) */
     mkrt_status *failed_why;
     uint32_t failed_n;

@@ -84,6 +84,30 @@ static void report(mkrt_runtime *rt, const mkrt_item *it, mkrt_status why)
     }
 }
 
+/* b completed: what it emitted (in the queue or the frontier) descends
+ * from its root, so the emission root takes it in while anything emitted
+ * waits. Then the oldest root of the work still pending (the emissions,
+ * the batch drained and not launched, the one running) is published, and
+ * b's number as the last completed; mkrt_quiesce reads them. */
+static void publish_roots(mkrt_runtime *rt, const mkrt__batch *b)
+{
+    if (!mkrt__emission_pending(rt))
+        rt->emit_root = UINT64_MAX;
+    else if (b->root < rt->emit_root)
+        rt->emit_root = b->root;
+    uint64_t root = rt->emit_root;
+    if (rt->drained != NULL && rt->drained != b && rt->drained->root < root)
+        root = rt->drained->root;
+    if (rt->running != NULL && rt->running != b && rt->running->root < root)
+        root = rt->running->root;
+    /* release (both): pairs with the acquire loads in mkrt_quiesce (and
+     * of pending_root in its wait); pending_root first, so a quiesce that
+     * sees b's number sees the roots as they were at b's completion, or
+     * later ones. */
+    atomic_store_explicit(&rt->pending_root, root, memory_order_release);
+    atomic_store_explicit(&rt->completed_seq, b->seq, memory_order_release);
+}
+
 void mkrt__stage_complete(mkrt_runtime *rt, mkrt__batch *b)
 {
     if (b->pull) {
@@ -126,6 +150,9 @@ void mkrt__stage_complete(mkrt_runtime *rt, mkrt__batch *b)
             rt->last_plan.participants[l] = b->plan.participants[l];
     }
 #endif
+    /* Before the producers' completions: a quiesce that acquires one of
+     * them then sees b's number (or a later one) and the roots with it. */
+    publish_roots(rt, b);
     uint64_t now = mkrt__now_ns();
     for (size_t i = 0; i < b->nseg; i++) {
         mkrt_producer *p = b->segs[i].p;

@@ -91,9 +91,11 @@ static void prepare_batch(mkrt_runtime *rt, mkrt__batch *b, uint64_t running_app
 
 /* Launches b on its planned backend. A backend that failed since b was
  * planned (the batch before failed on it), or that cannot launch, is
- * passed over: b is planned and prepared again for the next one. */
-static void launch_batch(mkrt_runtime *rt, mkrt__batch *b)
+ * passed over: b is planned and prepared again for the next one. until:
+ * the launching helper's deadline (b->until, see batch.h). */
+static void launch_batch(mkrt_runtime *rt, mkrt__batch *b, uint64_t until)
 {
+    b->until = until;
     /* The batch's ops may emit into the free part of the emission queue:
      * positions tail .. head + capacity (the drain only takes from below
      * tail meanwhile). relaxed: published to the workers by the launch
@@ -163,8 +165,11 @@ static void finish_running(mkrt_runtime *rt, mkrt__batch **running)
  * (rt->running == NULL); a thread waiting in mkrt_wait or mkrt_drain may
  * then take it and run the pending batches itself (mkrt__dispatch_help)
  * instead of sleeping until the dispatcher wakes: one CPU and no wake-up on
- * the round trip. A helper also finishes what it launched before it gives
- * the token back. The stages are the same whoever runs them, in the same
+ * the round trip. A helper keeps to its caller's deadline: what it has not
+ * finished by then (a batch running on the workers, the rest of a batch it
+ * ran on its own thread, a batch drained and prepared) it leaves in
+ * rt->running and rt->drained, and the dispatcher, woken by batch_left,
+ * takes them over. The stages are the same whoever runs them, in the same
  * order, so the ordering contract and per-producer order do not depend on
  * which thread dispatches. */
 
@@ -182,6 +187,8 @@ static void token_give(mkrt_runtime *rt)
     /* release: pairs with the acquire in work_or_leave (the idle
      * dispatcher, without the token, wakes for work a helper left). */
     atomic_store_explicit(&rt->emission_left, mkrt__emission_pending(rt), memory_order_release);
+    /* release: pairs with the acquire in work_or_leave, as above. */
+    atomic_store_explicit(&rt->batch_left, rt->running != NULL || rt->drained != NULL, memory_order_release);
     /* release: pairs with the acquire CAS in token_take. */
     atomic_store_explicit(&rt->dispatch_token, 0, memory_order_release);
     mkrt__waitq_notify(&rt->work_wq); /* the dispatcher may be waiting for it */
@@ -210,73 +217,100 @@ static void token_wait(mkrt_runtime *rt)
         mkrt__spin_then_sleep(&rt->work_wq, token_taken, rt, NULL);
 }
 
-/* One pass of the loop: drain into the free batch and prepare it, finish
- * the running one, launch the new one. Returns the items drained. */
-static size_t dispatch_step(mkrt_runtime *rt, bool aborting)
+/* The batch to launch next: the one drained earlier and left prepared (a
+ * helper that ran out of time leaves it, rt->drained), or the free batch,
+ * drained and prepared now. Returns its items (0: nothing to run). */
+static size_t drain_next(mkrt_runtime *rt, bool aborting)
 {
+    if (rt->drained != NULL)
+        return rt->drained->n;
     mkrt__batch *b = &rt->batch[rt->cur];
     size_t n = aborting ? 0 : mkrt__stage_drain(rt, b);
     if (n > 0) {
-        /* Not quiet from here until this batch and all it emits are done;
-         * cleared before the batch completes (relaxed: the release of
-         * completed_total in the complete stage publishes it to
-         * mkrt_quiesce, which reads quiet after that). */
-        if (atomic_load_explicit(&rt->quiet, memory_order_relaxed))
-            atomic_store_explicit(&rt->quiet, false, memory_order_relaxed);
+        rt->drained = b;
         prepare_batch(rt, b, rt->running != NULL ? rt->running->appends : 0);
-    }
-    finish_running(rt, &rt->running);
-    if (n > 0) {
-        if (b->exec_n == 0) {
-            mkrt__stage_complete(rt, b); /* everything pruned or refused */
-            return n;
-        }
-        launch_batch(rt, b);
-        rt->running = b;
-        rt->cur ^= 1;
     }
     return n;
 }
 
-/* Called by the token's holder when it is idle: nothing running (finished
- * before), nothing drained, nothing emitted waits. mkrt_quiesce waits for
- * this. release: pairs with the acquire in mkrt_quiesce (relaxed load:
- * quiet is written only by the token's holder). */
-static void note_quiet(mkrt_runtime *rt)
+/* Finishes the running batch, then launches the drained one (if any).
+ * until: a helper's deadline for the launch (UINT64_MAX: none). */
+static void finish_and_launch(mkrt_runtime *rt, uint64_t until)
 {
-    if (!atomic_load_explicit(&rt->quiet, memory_order_relaxed)) {
-        atomic_store_explicit(&rt->quiet, true, memory_order_release);
-        mkrt__waitq_notify(&rt->done_wq);
+    finish_running(rt, &rt->running);
+    mkrt__batch *b = rt->drained;
+    if (b == NULL)
+        return;
+    if (b->exec_n == 0) {
+        mkrt__stage_complete(rt, b); /* everything pruned or refused */
+        rt->drained = NULL;
+        return;
     }
+    launch_batch(rt, b, until);
+    rt->drained = NULL;
+    rt->running = b;
+    rt->cur ^= 1;
 }
 
-bool mkrt__dispatch_help(mkrt_runtime *rt, _Atomic uint64_t *counter, uint64_t target)
+/* One pass of the loop: drain into the free batch and prepare it, finish
+ * the running one, launch the new one. Returns the items drained. */
+static size_t dispatch_step(mkrt_runtime *rt, bool aborting)
+{
+    size_t n = drain_next(rt, aborting);
+    finish_and_launch(rt, UINT64_MAX);
+    return n;
+}
+
+/* Whether the running batch is done by `until` (a helper's deadline); the
+ * backend's wait then returns at once. A backend that cannot tell waits
+ * in its wait (helpers run only on the CPU pool, which can). */
+static bool settled(mkrt_runtime *rt, uint64_t until)
+{
+    mkrt__backend *be = rt->backends[rt->running->plan.backend];
+    return be->ops->settle == NULL || be->ops->settle(be, until);
+}
+
+bool mkrt__dispatch_help(mkrt_runtime *rt, _Atomic uint64_t *counter, uint64_t target, uint64_t until)
 {
     /* Only the CPU pool: a device backend's calls belong to the thread
      * that set up its context. Not while a test holds the dispatcher, nor
-     * once shutdown began (the dispatcher finishes alone). relaxed on the
-     * token: a hint before the CAS that decides. acquire on closing and
-     * aborting: pairs with their release stores in mkrt_destroy. */
+     * once shutdown began (the dispatcher finishes alone), nor past the
+     * caller's deadline. relaxed on the token: a hint before the CAS that
+     * decides. acquire on closing and aborting: pairs with their release
+     * stores in mkrt_destroy. */
     if (!rt->cpu_only || atomic_load_explicit(&rt->dispatch_token, memory_order_relaxed) != 0 ||
         test_held(rt) || atomic_load_explicit(&rt->closing, memory_order_acquire) ||
-        atomic_load_explicit(&rt->aborting, memory_order_acquire) || !token_take(rt))
+        atomic_load_explicit(&rt->aborting, memory_order_acquire) ||
+        (until != UINT64_MAX && mkrt__now_ns() >= until) || !token_take(rt))
         return false;
     /* The plan stage reads the plan cache as an RCU reader: register this
      * thread with liburcu now (once per thread; undone at its exit). */
     mkrt__rcu_thread_enter();
     rt->helping = true; /* closed producers are the dispatcher thread's to free */
     bool ran = false;
-    /* acquire: pairs with the release stores of completion (complete.c). */
+    /* The same steps as the dispatcher's, with the caller's deadline: a
+     * batch still running at the deadline is left running (the backend's
+     * workers finish it), a batch drained meanwhile is left prepared
+     * (rt->drained), and the batch launched here runs on this thread only
+     * until the deadline, its rest on the workers (cpu_pool.c). The
+     * dispatcher takes over what is left (batch_left, token_give), in the
+     * same order: nothing is run twice or skipped. acquire: pairs with the
+     * release stores of completion (complete.c). */
     while (atomic_load_explicit(counter, memory_order_acquire) < target) {
-        if (dispatch_step(rt, false) == 0)
+        size_t n = drain_next(rt, false);
+        if (rt->running != NULL && !settled(rt, until))
+            break; /* past the deadline */
+        finish_and_launch(rt, until);
+        if (n == 0)
             break; /* nothing pending: what it waits for is not published yet */
         ran = true;
+        if (until != UINT64_MAX && mkrt__now_ns() >= until)
+            break;
     }
-    finish_running(rt, &rt->running); /* never leave a batch in flight to a sleeping dispatcher */
-    /* Nothing left for the dispatcher to wake for: then it would not set
-     * quiet either, so the helper does (mkrt_quiesce waits for it). */
-    if (mkrt__rings_empty(rt) && !mkrt__emission_pending(rt))
-        note_quiet(rt);
+    /* A batch it launched is finished here if it is done by the deadline
+     * (so a helper whose items completed leaves nothing behind). */
+    if (rt->running != NULL && rt->drained == NULL && settled(rt, until))
+        finish_running(rt, &rt->running);
     rt->helping = false;
     token_give(rt); /* and wakes the dispatcher if it waits: it retires what was closed */
     return ran;
@@ -335,9 +369,10 @@ static int work_or_leave(void *p)
 {
     mkrt_runtime *rt = p;
     /* acquire: pairs with the release stores of closing and aborting, and
-     * of emission_left in token_give. Not mkrt__emission_pending: the
+     * of emission_left and batch_left in token_give. Not mkrt__emission_pending: the
      * caller does not hold the token (a helper may be changing that state). */
     return !mkrt__rings_empty(rt) || atomic_load_explicit(&rt->emission_left, memory_order_acquire) ||
+           atomic_load_explicit(&rt->batch_left, memory_order_acquire) ||
            test_held(rt) || test_dozing(rt) ||
            atomic_load_explicit(&rt->closing, memory_order_acquire) ||
            atomic_load_explicit(&rt->aborting, memory_order_acquire);
@@ -372,8 +407,6 @@ int mkrt__dispatcher_main(void *arg)
             mkrt__load_relaxed(&rt->emitted_done) == mkrt__load_relaxed(&rt->emitted_total) &&
             mkrt__rings_empty(rt))
             break;
-        if (!pending)
-            note_quiet(rt);
         if (pending)
             continue;
         if (!closing) {

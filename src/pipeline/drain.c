@@ -320,10 +320,57 @@ bool mkrt__emission_pending(mkrt_runtime *rt)
            atomic_load_explicit(&rt->frontier_any, memory_order_relaxed);
 }
 
+/* Numbers a drained batch and gives it its root (runtime_internal.h):
+ * the oldest work it may descend from. The emission root is let go once
+ * nothing emitted waits (all of it is in this batch now). */
+static size_t stamp(mkrt_runtime *rt, mkrt__batch *b, size_t n)
+{
+    if (n == 0) {
+        /* Nothing drained: if nothing is pending at all any more (a
+         * frontier's last level ended without a batch), no completion
+         * will say so: say it here. release: as in publish_roots
+         * (complete.c); relaxed load: the token's holder wrote it. */
+        if (!mkrt__emission_pending(rt)) {
+            rt->emit_root = UINT64_MAX;
+            if (rt->running == NULL && rt->drained == NULL &&
+                atomic_load_explicit(&rt->pending_root, memory_order_relaxed) != UINT64_MAX) {
+                atomic_store_explicit(&rt->pending_root, UINT64_MAX, memory_order_release);
+                mkrt__waitq_notify(&rt->done_wq);
+            }
+        }
+        return 0;
+    }
+    b->seq = ++rt->batch_seq;
+    b->root = rt->emit_root < b->seq ? rt->emit_root : b->seq;
+    if (!mkrt__emission_pending(rt))
+        rt->emit_root = UINT64_MAX;
+    return n;
+}
+
+/* Whether the drain leaves the rings alone: a quiesce waits past a batch
+ * number, and work rooted there or below is pending (its emissions, or a
+ * batch drained or running). Until that work is done no new item joins
+ * it, so it cannot grow with other producers' load (mkrt_quiesce ends).
+ * relaxed: the values only decide when new items are taken, never
+ * whether; the holder of the token wrote pending_root itself. */
+static bool intake_paused(mkrt_runtime *rt)
+{
+    return atomic_load_explicit(&rt->quiescing, memory_order_relaxed) != 0 &&
+           atomic_load_explicit(&rt->pending_root, memory_order_relaxed) <=
+               atomic_load_explicit(&rt->quiesce_target, memory_order_relaxed);
+}
+
 /* Emitted items first (or a frontier round), then round-robin passes over
  * the producer rings, at most burst_per_ring items per ring per pass, until
  * the batch is full or a pass finds nothing. */
+static size_t drain(mkrt_runtime *rt, mkrt__batch *b);
+
 size_t mkrt__stage_drain(mkrt_runtime *rt, mkrt__batch *b)
+{
+    return stamp(rt, b, drain(rt, b));
+}
+
+static size_t drain(mkrt_runtime *rt, mkrt__batch *b)
 {
     const uint32_t slots = rt->cfg.max_producers;
     b->nseg = 0;
@@ -342,7 +389,7 @@ size_t mkrt__stage_drain(mkrt_runtime *rt, mkrt__batch *b)
         return n;
     }
     b->emitted_n = n;
-    bool progress = true;
+    bool progress = !intake_paused(rt);
     while (progress && n < rt->cfg.max_batch) {
         progress = false;
         for (uint32_t i = 0; i < slots && n < rt->cfg.max_batch; i++) {

@@ -291,7 +291,8 @@ mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **out, mkrt_error *
     rt->cells = mkrt__alloc_zeroed(cbytes, PAGE_BYTES);
     rt->append_log = mkrt__alloc_zeroed(lbytes, PAGE_BYTES);
     rt->emit_ring = mkrt__alloc(mkrt__emit_ring_slots(cfg) * sizeof *rt->emit_ring, MKRT_CACHE_LINE);
-    atomic_init(&rt->quiet, true);
+    atomic_init(&rt->pending_root, UINT64_MAX);
+    rt->emit_root = UINT64_MAX;
     rt->expand_chunk = cfg->max_batch < MKRT__EXPAND_CHUNK_MAX ? (uint32_t)cfg->max_batch : MKRT__EXPAND_CHUNK_MAX;
     rt->layering = mkrt_layer_scratch_create(NULL);
     rt->split = mkrt_barrier_scratch_create(cfg->max_batch, 0, NULL);
@@ -592,67 +593,81 @@ mkrt_status mkrt_fence(mkrt_producer *p, uint64_t *ticket)
     return MKRT_OK;
 }
 
-/* counter >= target, and with `quiet` also the dispatcher's quiet flag
- * (read after the counter: see mkrt_quiesce). acquire (all): pairs with
- * the release stores in the complete stage and of quiet. */
-static bool reached(mkrt_runtime *rt, _Atomic uint64_t *counter, uint64_t target, bool quiet)
+/* counter >= target. acquire: pairs with the release stores in the
+ * complete stage. */
+static bool reached(_Atomic uint64_t *counter, uint64_t target)
 {
-    return atomic_load_explicit(counter, memory_order_acquire) >= target &&
-           (!quiet || atomic_load_explicit(&rt->quiet, memory_order_acquire));
+    return atomic_load_explicit(counter, memory_order_acquire) >= target;
+}
+
+/* The deadline of a wait of timeout_ns from now (CLOCK_MONOTONIC ns,
+ * UINT64_MAX: none), and as a timespec in *ts (NULL: none). */
+static uint64_t deadline_ns(uint64_t timeout_ns, struct timespec *ts, const struct timespec **deadline)
+{
+    *deadline = NULL;
+    if (timeout_ns == MKRT_TIMEOUT_INFINITE)
+        return UINT64_MAX;
+    uint64_t now = mkrt__now_ns(), until = now + timeout_ns;
+    if (until < now || until == UINT64_MAX)
+        return UINT64_MAX; /* saturates: for ever */
+    ts->tv_sec = (time_t)(until / 1000000000u);
+    ts->tv_nsec = (long)(until % 1000000000u);
+    *deadline = ts;
+    return until;
 }
 
 /* Waits until reached(): spins a little, runs pending batches itself while
- * the dispatcher is idle (mkrt__dispatch_help), then sleeps on done_wq. */
+ * the dispatcher is idle (mkrt__dispatch_help, which keeps to the
+ * deadline: it returns after the op it runs when the deadline passes),
+ * then sleeps on done_wq. The deadline is fixed on entry, so time spent
+ * helping counts. */
 static mkrt_status wait_loop(mkrt_runtime *rt, _Atomic uint64_t *counter, uint64_t target,
-                             bool quiet, uint64_t timeout_ns)
+                             uint64_t timeout_ns)
 {
+    if (reached(counter, target))
+        return MKRT_OK;
     struct timespec ts;
     const struct timespec *deadline = NULL;
-    bool have_deadline = false;
+    const uint64_t until = timeout_ns == 0 ? 0 : deadline_ns(timeout_ns, &ts, &deadline);
     /* On one CPU, spinning only delays the thread it waits for. */
     const unsigned spins = rt->cpus > 1 ? 256 : 0;
     for (unsigned spin = 0; spin < spins && timeout_ns != 0; spin++) {
         /* A completion is often microseconds away: look before sleeping. */
-        if (reached(rt, counter, target, quiet))
+        if (reached(counter, target))
             return MKRT_OK;
         /* The dispatcher is idle (its token is free): run what is pending
          * here rather than wait for it to wake (pipeline/dispatcher.c). */
-        if (mkrt__dispatch_help(rt, counter, target))
+        if (mkrt__dispatch_help(rt, counter, target, until))
             continue;
         mkrt__cpu_relax();
     }
     for (;;) {
-        if (reached(rt, counter, target, quiet))
+        if (reached(counter, target))
             return MKRT_OK;
         if (atomic_load_explicit(&rt->stopped, memory_order_acquire))
-            return atomic_load_explicit(counter, memory_order_acquire) >= target ? MKRT_OK : MKRT_ECLOSED;
+            return reached(counter, target) ? MKRT_OK : MKRT_ECLOSED;
         if (timeout_ns == 0)
             return MKRT_ETIMEDOUT;
-        if (mkrt__dispatch_help(rt, counter, target))
+        if (mkrt__dispatch_help(rt, counter, target, until))
             continue;
-        if (!have_deadline) {
-            deadline = mkrt__deadline(timeout_ns, &ts);
-            have_deadline = true;
-        }
         uint32_t e = mkrt__waitq_prepare(&rt->done_wq);
-        if (reached(rt, counter, target, quiet) ||
-            atomic_load_explicit(&rt->stopped, memory_order_acquire)) {
+        if (reached(counter, target) || atomic_load_explicit(&rt->stopped, memory_order_acquire)) {
             mkrt__waitq_finish(&rt->done_wq);
             continue;
         }
         mkrt_status st = mkrt__waitq_sleep(&rt->done_wq, e, deadline);
         mkrt__waitq_finish(&rt->done_wq);
         if (st == MKRT_ETIMEDOUT)
-            return reached(rt, counter, target, quiet) ? MKRT_OK : MKRT_ETIMEDOUT;
+            return reached(counter, target) ? MKRT_OK : MKRT_ETIMEDOUT;
     }
 }
 
 static mkrt_status wait_until(mkrt_runtime *rt, _Atomic uint64_t *counter, uint64_t target,
-                              bool quiet, uint64_t timeout_ns)
+                              uint64_t timeout_ns)
 {
     /* relaxed: a count the plan stage reads as a hint (batch_planner.c). */
     atomic_fetch_add_explicit(&rt->waiting, 1, memory_order_relaxed);
-    mkrt_status st = wait_loop(rt, counter, target, quiet, timeout_ns);
+    mkrt_status st = wait_loop(rt, counter, target, timeout_ns);
     atomic_fetch_sub_explicit(&rt->waiting, 1, memory_order_relaxed); /* as above */
     return st;
 }
@@ -667,7 +682,7 @@ mkrt_status mkrt_wait(mkrt_producer *p, uint64_t ticket, uint64_t timeout_ns)
         return MKRT_EINVAL;
     if (!owner_enter(p, MKRT__PRODUCER_WAITING, false))
         return MKRT_ECLOSED;
-    mkrt_status st = wait_until(p->rt, &p->completed, ticket, false, timeout_ns);
+    mkrt_status st = wait_until(p->rt, &p->completed, ticket, timeout_ns);
     owner_leave(p, MKRT__PRODUCER_WAITING);
     return st;
 }
@@ -693,7 +708,7 @@ mkrt_status mkrt_drain(mkrt_runtime *rt, uint64_t timeout_ns)
     uint64_t start = timeout_ns != 0 && timeout_ns != MKRT_TIMEOUT_INFINITE ? mkrt__now_ns() : 0;
     /* acquire: pairs with the release increments in mkrt_publish_some. */
     uint64_t target = atomic_load_explicit(&rt->published_total, memory_order_acquire);
-    mkrt_status st = wait_until(rt, &rt->completed_total, target, false, timeout_ns);
+    mkrt_status st = wait_until(rt, &rt->completed_total, target, timeout_ns);
     return st != MKRT_OK ? st : wait_producers(rt, time_left(start, timeout_ns));
 }
 
@@ -723,6 +738,11 @@ static mkrt_status wait_producers(mkrt_runtime *rt, uint64_t timeout_ns)
 {
     struct timespec ts;
     const struct timespec *deadline = NULL;
+    const uint64_t until = timeout_ns == 0 ? 0 : deadline_ns(timeout_ns, &ts, &deadline);
+    /* What helping runs up to (the totals: a bound for the helper only;
+     * the producers' own counters decide). acquire: pairs with the
+     * release increments in mkrt_publish_some. */
+    const uint64_t total = atomic_load_explicit(&rt->published_total, memory_order_acquire);
     for (uint32_t s = 0; s < rt->cfg.max_producers; s++) {
         mkrt__mutex_lock(&rt->producers_lock);
         mkrt_producer *p = atomic_load_explicit(&rt->slots[s], memory_order_relaxed); /* under the lock */
@@ -737,8 +757,10 @@ static mkrt_status wait_producers(mkrt_runtime *rt, uint64_t timeout_ns)
                 return MKRT_ECLOSED;
             if (timeout_ns == 0)
                 return MKRT_ETIMEDOUT;
-            if (deadline == NULL)
-                deadline = mkrt__deadline(timeout_ns, &ts);
+            /* Runs pending batches (or finishes one a helper left) while
+             * the dispatcher is idle, as wait_loop does. */
+            if (mkrt__dispatch_help(rt, &rt->completed_total, total, until))
+                continue;
             uint32_t e = mkrt__waitq_prepare(&rt->done_wq);
             if (!producer_caught_up(rt, s, p, id, target) &&
                 mkrt__waitq_sleep(&rt->done_wq, e, deadline) == MKRT_ETIMEDOUT &&
@@ -752,14 +774,14 @@ static mkrt_status wait_producers(mkrt_runtime *rt, uint64_t timeout_ns)
     return MKRT_OK;
 }
 
-/* Quiescent: everything published before the call completed (per
- * producer, wait_producers), and after that the dispatcher was idle with
- * nothing queued, emitted or running (quiet, read after those
- * completions). The dispatcher clears quiet when it drains an item, before
- * that item's batch completes, and sets it only once the batch and all it
- * emitted are done: so a quiet read after the completion of the last
- * published item covers its emissions too. The totals' wait then covers
- * what was published meanwhile as far as it can. */
+/* Quiescent for a snapshot (docs/design.md, runtime_internal.h): first
+ * everything published before the call completed (per producer,
+ * wait_producers); its batches are numbered S or less (S: completed_seq
+ * then), and so is the root of everything they emitted, transitively.
+ * Then quiesce_target is raised to S, which (while this call waits) stops
+ * the drain from taking new items from the rings while work rooted at S
+ * or below is pending, and the call waits until pending_root passes S.
+ * Both waits keep to the caller's deadline (helping included). */
 mkrt_status mkrt_quiesce(mkrt_runtime *rt, uint64_t timeout_ns)
 {
     if (rt == NULL)
@@ -768,9 +790,20 @@ mkrt_status mkrt_quiesce(mkrt_runtime *rt, uint64_t timeout_ns)
     mkrt_status st = wait_producers(rt, timeout_ns);
     if (st != MKRT_OK)
         return st;
-    /* acquire: pairs with the release increments in mkrt_publish_some. */
-    uint64_t target = atomic_load_explicit(&rt->published_total, memory_order_acquire);
-    return wait_until(rt, &rt->completed_total, target, true, time_left(start, timeout_ns));
+    /* acquire: pairs with the release store in publish_roots (complete.c),
+     * made before the producers' completions that wait_producers acquired:
+     * S covers their batches, and pending_root is as recent. */
+    uint64_t snap = atomic_load_explicit(&rt->completed_seq, memory_order_acquire);
+    /* relaxed: the dispatcher reads the target at each drain; a late look
+     * only delays the stop of new items, and the wait below is exact. */
+    uint64_t t = atomic_load_explicit(&rt->quiesce_target, memory_order_relaxed);
+    while (t < snap && !atomic_compare_exchange_weak_explicit(&rt->quiesce_target, &t, snap,
+                                                              memory_order_relaxed, memory_order_relaxed))
+        ;
+    atomic_fetch_add_explicit(&rt->quiescing, 1, memory_order_relaxed); /* relaxed: as the target */
+    st = wait_until(rt, &rt->pending_root, snap + 1, time_left(start, timeout_ns));
+    atomic_fetch_sub_explicit(&rt->quiescing, 1, memory_order_relaxed); /* as above */
+    return st;
 }
 
 mkrt_status mkrt_destroy(mkrt_runtime *rt, uint64_t timeout_ns, mkrt_error *err)

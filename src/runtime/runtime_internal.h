@@ -138,9 +138,28 @@ struct mkrt_runtime {
     /* Edges a pulled round ran (workers add per range; the dispatcher takes
      * it after the round's completion). */
     alignas(MKRT_CACHE_LINE) _Atomic uint64_t pulled;
-    /* Set by the dispatcher when it goes idle with nothing queued,
-     * emitted or running; cleared when it drains an item (mkrt_quiesce). */
-    _Atomic bool quiet;
+    /* Quiescence by snapshot (mkrt_quiesce; docs/design.md): batches are
+     * numbered in drain order (batch_seq, dispatcher-only) and each has a
+     * root (batch.h): min(its number, emit_root when it was drained).
+     * emit_root (dispatcher-only) is the oldest root of a completed batch
+     * whose emissions may still wait (reset when none waits). pending_root
+     * is the oldest root of all work not completed (the emissions, the
+     * drained and the running batch), UINT64_MAX when none: it only grows,
+     * and is published with completed_seq (the number of the last batch
+     * completed) at every completion. quiesce_target is the highest
+     * completed_seq a quiesce waited past, quiescing the calls waiting now:
+     * while one waits and work rooted at or below the target is pending,
+     * the drain takes no new items from the rings, so that work (finite:
+     * emission chains end) cannot grow with new load. Only while one
+     * waits: ops whose emission chains end only once other work is taken
+     * in (an MPI rank's ops re-emit while its outbox is full, and the
+     * outbox drains when other ranks take in what it sends) make progress
+     * between the calls. */
+    uint64_t batch_seq, emit_root;
+    alignas(MKRT_CACHE_LINE) _Atomic uint64_t pending_root;
+    _Atomic uint64_t completed_seq;
+    _Atomic uint64_t quiesce_target;
+    _Atomic uint32_t quiescing;
 
     mkrt__mutex producers_lock;
     _Atomic(mkrt_producer *) *slots; /* max_producers */
@@ -183,6 +202,10 @@ struct mkrt_runtime {
      * dispatcher-only emission state, which it must not touch without the
      * token. Written by the holder in token_give. */
     _Atomic bool emission_left;
+    /* A batch left running or drained (running, drained) when the token
+     * was last given back: a helper that reached its deadline leaves them
+     * to the dispatcher. Written by the holder in token_give. */
+    _Atomic bool batch_left;
     /* threads inside mkrt_wait or mkrt_drain; its own line: every wait
      * writes it, and waiters read the token above while they spin */
     alignas(MKRT_CACHE_LINE) _Atomic uint32_t waiting;
@@ -190,6 +213,7 @@ struct mkrt_runtime {
     _Atomic bool dozing;      /* test hook: the dispatcher parks without the token */
 #endif
     mkrt__batch *running;     /* dispatcher-only: the batch in flight, or NULL */
+    mkrt__batch *drained;     /* dispatcher-only: drained and prepared, not launched, or NULL */
     unsigned cur;             /* dispatcher-only: the batch the next drain fills */
     /* dispatcher-only: a waiter holds the token. Its drain leaves closed
      * producers to the dispatcher thread, which reads the rings without the
@@ -300,6 +324,13 @@ static inline void mkrt__stat_add(_Atomic uint64_t *v, uint64_t d)
 /* Frees a producer's rings and the producer. */
 void mkrt__producer_free(mkrt_producer *p);
 
+/* Runs the dispatcher's loop on the calling thread while the dispatch
+ * token is free, until *counter reaches target, nothing is left to run, or
+ * `until` (CLOCK_MONOTONIC ns; UINT64_MAX: none) passes: then it returns
+ * after the op it runs, leaving the rest to the dispatcher and the
+ * workers (pipeline/dispatcher.c). Returns whether it ran anything. */
+bool mkrt__dispatch_help(mkrt_runtime *rt, _Atomic uint64_t *counter, uint64_t target, uint64_t until);
+
 #ifdef MKRT_TEST_HOOKS
 /* Test hook: hold(true) returns once the dispatcher has finished its
  * current batch and parked; items then wait in the rings. Releasing
@@ -321,10 +352,5 @@ void mkrt__runtime_device_hang(mkrt_runtime *rt, uint64_t batches_from_now, uint
  * closes the rings, while the flag is set. */
 void mkrt__runtime_destroy_hold(mkrt_runtime *rt, bool hold);
 #endif
-
-/* Runs the dispatcher's loop on the calling thread while the dispatch
- * token is free, until *counter reaches target or nothing is left to run
- * (pipeline/dispatcher.c). Returns whether it ran anything. */
-bool mkrt__dispatch_help(mkrt_runtime *rt, _Atomic uint64_t *counter, uint64_t target);
 
 #endif
