@@ -81,9 +81,6 @@
 extern "C" {
 #endif
 
-/** @brief A timeout that never expires: wait without a deadline. */
-#define MKRT_TIMEOUT_INFINITE UINT64_MAX
-
 /**
  * @brief Largest ring capacity: 2^30 items (16 GiB of items).
  *

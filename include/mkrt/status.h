@@ -85,6 +85,10 @@ const char *mkrt_status_describe(mkrt_status status);
  */
 void mkrt_error_clear(mkrt_error *err);
 
+/** @brief A timeout that never expires: wait without a deadline (every call
+ * that takes a relative timeout in nanoseconds accepts it). */
+#define MKRT_TIMEOUT_INFINITE UINT64_MAX
+
 #ifdef __cplusplus
 }
 #endif

@@ -72,15 +72,14 @@ mkrt_status mkrt_mpi_publish(mkrt_mpi *m, mkrt_producer *p, const mkrt_item *ite
 }
 
 /* Whether ctx is the context of an op running now on m's runtime: the
- * core refuses a context that is not a live op's (mkrt_op_emit() of no
- * items checks only that), and a runtime with fewer cells than the global
+ * core refuses a context that is not a live op's (mkrt_op_ctx_check(),
+ * a generation check), and a runtime with fewer cells than the global
  * handles cannot be m's (mkrt_mpi_create() refuses it). */
 static mkrt_status check_ctx(const struct mkrt_mpi *m, const mkrt_op_ctx *ctx)
 {
-    if (mkrt_op_emit(ctx, NULL, 0) != MKRT_OK)
-        return mkrt__mpi_fail(NULL, MKRT_EINVAL, "mkrt_mpi_op_emit: ctx is not the context of a "
-                              "running op (mkrt_op_emit refuses it). Fix: pass the ctx your op "
-                              "was called with, only while the op runs.");
+    mkrt_error why = {0};
+    if (mkrt_op_ctx_check(ctx, &why) != MKRT_OK)
+        return mkrt__mpi_fail(NULL, MKRT_EINVAL, "mkrt_mpi_op_emit: %s", why.message);
     if (ctx->cell_count < m->cfg.handles)
         return mkrt__mpi_fail(NULL, MKRT_EINVAL, "mkrt_mpi_op_emit: ctx has %u cells, fewer than "
                               "the layer's %u handles: it is not an op's context of this layer's "

@@ -137,6 +137,18 @@ static inline void mkrt__call_once(mkrt__once_flag *f, void (*fn)(void)) { call_
 
 static inline void mkrt__thread_join(mkrt__thread t) { mkrt__thread_join_result(t, NULL); }
 
+/* Sleeps for about ns nanoseconds (C11 thrd_sleep; nanosleep under TSan,
+ * which needs no interception for it). */
+static inline void mkrt__thread_sleep_ns(uint64_t ns)
+{
+    struct timespec d = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+#ifdef MKRT__THREADS_PTHREAD
+    nanosleep(&d, NULL);
+#else
+    thrd_sleep(&d, NULL);
+#endif
+}
+
 /* A deadline `ns` nanoseconds from now on TIME_UTC, for
  * mkrt__cond_timedwait. */
 static inline struct timespec mkrt__deadline_after(uint64_t ns)
