@@ -1,0 +1,314 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* src/runtime/lifecycle.c - mkrt_create and mkrt_destroy: the runtime's
+ * memory, its backends and its dispatcher thread, and what describes them. */
+#include <stdio.h>
+#include <string.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include "base/cpus.h"
+#include "base/error_internal.h"
+#include "base/spin_wait.h"
+#include "runtime/api_internal.h"
+#include "queue/spsc_wait.h"
+#include "backend/cpu_pool.h"
+#include "backend/megakernel_backend.h"
+
+static void free_batch(mkrt__batch *b, size_t cap)
+{
+    mkrt__free(b->items, cap * sizeof *b->items);
+    mkrt__free(b->segs, cap * sizeof *b->segs);
+    mkrt__free(b->exec_buf, cap * sizeof *b->exec_buf);
+    mkrt__free(b->layer_offsets, (cap + 1) * sizeof *b->layer_offsets);
+    mkrt__free(b->cursors, cap * sizeof *b->cursors);
+    mkrt__free(b->plan.participants, cap * sizeof *b->plan.participants);
+    mkrt__free(b->failed, cap * sizeof *b->failed);
+    mkrt__free(b->failed_why, cap * sizeof *b->failed_why);
+}
+
+static bool alloc_batch(mkrt__batch *b, size_t cap)
+{
+    memset(b, 0, sizeof *b);
+    b->items = mkrt__alloc(cap * sizeof *b->items, MKRT_CACHE_LINE);
+    b->segs = mkrt__alloc(cap * sizeof *b->segs, MKRT_CACHE_LINE);
+    b->exec = b->exec_buf = mkrt__alloc(cap * sizeof *b->exec_buf, MKRT_CACHE_LINE);
+    b->layer_offsets = mkrt__alloc((cap + 1) * sizeof *b->layer_offsets, MKRT_CACHE_LINE);
+    b->cursors = mkrt__alloc(cap * sizeof *b->cursors, MKRT_CACHE_LINE);
+    b->plan.participants = mkrt__alloc(cap * sizeof *b->plan.participants, MKRT_CACHE_LINE);
+    b->failed = mkrt__alloc(cap * sizeof *b->failed, MKRT_CACHE_LINE);
+    b->failed_why = mkrt__alloc(cap * sizeof *b->failed_why, MKRT_CACHE_LINE);
+    return b->items && b->segs && b->exec && b->layer_offsets && b->cursors &&
+           b->plan.participants && b->failed && b->failed_why;
+}
+
+static void free_runtime(mkrt_runtime *rt)
+{
+    for (int i = 0; i < 2; i++)
+        free_batch(&rt->batch[i], rt->cfg.max_batch);
+    mkrt__free(rt->slots, rt->cfg.max_producers * sizeof *rt->slots);
+    mkrt__free(rt->cells, rt->cells_bytes);
+    mkrt__free((void *)rt->append_log, rt->log_bytes);
+    mkrt__free(rt->emit_ring, mkrt__emit_ring_slots(&rt->cfg) * sizeof *rt->emit_ring);
+    mkrt__free((void *)rt->frontier, 3 * rt->frontier_words * sizeof *rt->frontier);
+    mkrt_layer_scratch_destroy(rt->layering);
+    mkrt_barrier_scratch_destroy(rt->split);
+    mkrt__free(rt->waves, rt->cfg.max_batch * sizeof *rt->waves);
+    if (rt->plans != NULL)
+        mkrt_plan_cache_destroy(rt->plans);
+    mkrt_mpmc_ring_destroy(rt->dead);
+    mkrt__mutex_destroy(&rt->producers_lock);
+    mkrt__mutex_destroy(&rt->state_lock);
+    mkrt__free(rt, sizeof *rt);
+}
+
+/* Starts the backends: the megakernel device for SIM, CUDA and AUTO (AUTO
+ * records why it fell back), then the CPU pool, which runs what the
+ * device cannot and takes over if it fails. */
+static mkrt_status start_backends(mkrt_runtime *rt, mkrt_error *err)
+{
+    const mkrt_config *cfg = &rt->cfg;
+    mkrt_error why;
+    mkrt_status st = MKRT_OK;
+    mkrt__backend *device = NULL, *cpu = NULL;
+    if (cfg->backend == MKRT_BACKEND_SIM)
+        st = mkrt__megakernel_start(rt, MKRT_BACKEND_SIM, &device, err);
+    else if (cfg->backend == MKRT_BACKEND_CUDA || cfg->backend == MKRT_BACKEND_AUTO)
+        st = mkrt__megakernel_start(rt, MKRT_BACKEND_CUDA, &device, &why);
+    if (st != MKRT_OK && cfg->backend == MKRT_BACKEND_CUDA)
+        return mkrt__error_set(err, MKRT_EDEVICE,
+                               "CUDA backend requested but unusable: %s (Or use MKRT_BACKEND_AUTO, "
+                               "which falls back to the CPU.)",
+                               why.message);
+    if (st != MKRT_OK && cfg->backend == MKRT_BACKEND_SIM)
+        return st;
+    if ((st = mkrt__cpu_pool_start(rt, rt->workers, (uint32_t)cfg->max_batch, &cpu, err)) != MKRT_OK) {
+        if (device != NULL && !device->ops->stop(device, 5000000000u)) {
+            rt->cells = NULL; /* a GPU that would not stop keeps them */
+            rt->append_log = NULL;
+        }
+        return st;
+    }
+    if (device != NULL)
+        rt->backends[rt->nbackends++] = device;
+    rt->backends[rt->nbackends++] = cpu;
+    rt->cpu_only = mkrt__backends_device(rt->backends, rt->nbackends) == NULL;
+    rt->device_state = device != NULL && device->ops->state_in != NULL;
+    if (device == NULL && cfg->backend == MKRT_BACKEND_AUTO) {
+        /* Not a failure: the reason, without the Fix an explicit CUDA gets. */
+        snprintf(rt->backend_desc, sizeof rt->backend_desc, "cpu: %u workers (auto chose the CPU: %.*s)",
+                 rt->workers, mkrt__error_reason_len(why.message), why.message);
+        return MKRT_OK;
+    }
+    if (device == NULL) {
+        snprintf(rt->backend_desc, sizeof rt->backend_desc, "cpu: %u workers", rt->workers);
+        return MKRT_OK;
+    }
+    mkrt__runtime_describe_device(rt);
+    return MKRT_OK;
+}
+
+void mkrt__runtime_describe_device(mkrt_runtime *rt)
+{
+    char dev[MKRT_ERROR_MESSAGE_MAX + 192];
+    mkrt__backend *device = mkrt__backends_device(rt->backends, rt->nbackends);
+    device->ops->describe(device, dev, sizeof dev);
+    snprintf(rt->backend_desc, sizeof rt->backend_desc,
+             "%.*s; watchdog %u ms; batches with ops the device lacks on %u CPU workers",
+             (int)(sizeof rt->backend_desc - 96), dev, rt->cfg.watchdog_ms, rt->workers);
+}
+
+/* Stops the backends; a GPU kernel that would not stop keeps the cells
+ * and the log (they are leaked rather than freed under it). */
+static bool stop_backends(mkrt_runtime *rt)
+{
+    uint64_t limit = rt->cfg.watchdog_ms ? (uint64_t)rt->cfg.watchdog_ms * 1000000u : 5000000000u;
+    bool stopped = true;
+    for (uint32_t i = 0; i < rt->nbackends; i++)
+        stopped &= rt->backends[i]->ops->stop(rt->backends[i], limit);
+    if (!stopped) {
+        rt->cells = NULL;
+        rt->append_log = NULL;
+    }
+    /* cpu_only stays as it was: it is fixed at create, and a waiter still
+     * inside mkrt_wait reads it (mkrt__dispatch_help) until destroy has
+     * seen it leave; the backends themselves are gone now. */
+    return stopped;
+}
+
+mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **out, mkrt_error *err)
+{
+    mkrt_config d = mkrt_config_default();
+    if (out == NULL)
+        return mkrt__error_set(err, MKRT_EINVAL, "mkrt_create got a NULL result pointer. Fix: pass "
+                                                 "the address of an mkrt_runtime pointer.");
+    *out = NULL;
+    if (cfg == NULL)
+        cfg = &d;
+    size_t cbytes = 0, lbytes = 0;
+    mkrt_status st = mkrt__config_check(cfg, &cbytes, &lbytes, err);
+    if (st != MKRT_OK)
+        return st;
+    mkrt_runtime *rt = mkrt__alloc_zeroed(sizeof *rt, alignof(mkrt_runtime));
+    if (rt == NULL)
+        return mkrt__error_set(err, MKRT_ENOMEM, "mkrt_create could not allocate the runtime (%zu "
+                                                 "bytes). Fix: free memory.",
+                               sizeof *rt);
+    rt->cfg = *cfg;
+    /* The default leaves one of the process's CPUs to the dispatcher; the
+     * plan narrows a batch further while producers are busy (batch_planner.c). */
+    rt->cpus = mkrt__cpus_available();
+    rt->workers = cfg->workers ? cfg->workers : rt->cpus > 1 ? rt->cpus - 1 : 1;
+    bool ok = mkrt__mutex_init(&rt->producers_lock) == 0;
+    ok &= mkrt__mutex_init(&rt->state_lock) == 0;
+    mkrt__waitq_init_symmetric(&rt->work_wq);
+    mkrt__spin_budget_init(&rt->idle_spin);
+    mkrt__spin_budget_init(&rt->token_spin);
+    mkrt__waitq_init_symmetric(&rt->done_wq);
+    ok = alloc_batch(&rt->batch[0], cfg->max_batch) && alloc_batch(&rt->batch[1], cfg->max_batch) && ok;
+    rt->slots = mkrt__alloc_zeroed(cfg->max_producers * sizeof *rt->slots, alignof(mkrt_producer *));
+    rt->cells_bytes = cbytes;
+    rt->log_bytes = lbytes;
+    rt->cells = mkrt__alloc_zeroed(cbytes, MKRT__PAGE_BYTES);
+    rt->append_log = mkrt__alloc_zeroed(lbytes, MKRT__PAGE_BYTES);
+    rt->emit_ring = mkrt__alloc(mkrt__emit_ring_slots(cfg) * sizeof *rt->emit_ring, MKRT_CACHE_LINE);
+    atomic_init(&rt->pending_root, UINT64_MAX);
+    rt->emit_root = UINT64_MAX;
+    rt->expand_chunk = cfg->max_batch < MKRT__EXPAND_CHUNK_MAX ? (uint32_t)cfg->max_batch : MKRT__EXPAND_CHUNK_MAX;
+    rt->layering = mkrt_layer_scratch_create(NULL);
+    rt->split = mkrt_barrier_scratch_create(cfg->max_batch, 0, NULL);
+    rt->waves = mkrt__alloc(cfg->max_batch * sizeof *rt->waves, MKRT_CACHE_LINE);
+    rt->dead = mkrt_mpmc_ring_create(cfg->dead_letter_capacity, NULL);
+    mkrt_plan_cache_config pc = mkrt_plan_cache_config_default();
+    if (mkrt_plan_cache_create(&pc, &rt->plans, NULL) != MKRT_OK)
+        rt->plans = NULL;
+    if (!ok || !rt->slots || !rt->cells || !rt->append_log || !rt->emit_ring || !rt->layering ||
+        !rt->split || !rt->waves || !rt->dead || !rt->plans) {
+        free_runtime(rt);
+        return mkrt__error_set(err, MKRT_ENOMEM,
+                               "mkrt_create could not allocate its buffers (max_batch %zu, cells %u, "
+                               "append log %zu). Fix: lower those sizes or free memory.",
+                               cfg->max_batch, cfg->cells, cfg->append_log_capacity);
+    }
+    if ((st = start_backends(rt, err)) != MKRT_OK) {
+        free_runtime(rt);
+        return st;
+    }
+    if (mkrt__thread_start(&rt->dispatcher, mkrt__dispatcher_main, rt) != 0) {
+        stop_backends(rt);
+        free_runtime(rt);
+        return mkrt__error_set(err, MKRT_ENOMEM,
+                               "mkrt_create could not start the dispatcher thread. Fix: raise the "
+                               "thread limit.");
+    }
+    *out = rt;
+    return MKRT_OK;
+}
+
+
+mkrt_status mkrt_destroy(mkrt_runtime *rt, uint64_t timeout_ns, mkrt_error *err)
+{
+    if (rt == NULL)
+        return MKRT_OK;
+    /* seq_cst: the store half of the handshake with owner_enter (store
+     * closing, load state here; fetch_or state, load closing there). */
+    atomic_store(&rt->closing, true);
+#ifdef MKRT_TEST_HOOKS
+    /* acquire: pairs with the release store in mkrt__runtime_destroy_hold. */
+    while (atomic_load_explicit(&rt->destroy_held, memory_order_acquire))
+        sched_yield();
+#endif
+    /* Producer rings refuse new items from here on; a push that overlapped
+     * the close is either refused or in the ring, and the drain below
+     * takes it. */
+    mkrt__mutex_lock(&rt->producers_lock);
+    for (uint32_t s = 0; s < rt->cfg.max_producers; s++) {
+        mkrt_producer *p = atomic_load_explicit(&rt->slots[s], memory_order_relaxed);
+        if (p != NULL)
+            mkrt_spsc_ring_close(p->ring);
+    }
+    mkrt__mutex_unlock(&rt->producers_lock);
+    mkrt__waitq_notify(&rt->work_wq);
+    /* Wait for publishers and closers still inside (a closed ring wakes any
+     * that sleep on it), so the drain target below covers everything they
+     * published. Producers are retired only by the dispatcher, under the
+     * lock, so a slot's producer stays valid while we look at it. */
+    for (uint32_t s = 0; s < rt->cfg.max_producers; s++) {
+        mkrt__mutex_lock(&rt->producers_lock);
+        mkrt_producer *p = atomic_load_explicit(&rt->slots[s], memory_order_relaxed);
+        /* seq_cst: the load half of the handshake with owner_enter. */
+        while (p != NULL && (atomic_load(&p->state) & MKRT__PRODUCER_BUSY)) {
+            mkrt__mutex_unlock(&rt->producers_lock);
+            sched_yield();
+            mkrt__mutex_lock(&rt->producers_lock);
+            p = atomic_load_explicit(&rt->slots[s], memory_order_relaxed);
+        }
+        mkrt__mutex_unlock(&rt->producers_lock);
+    }
+    /* Only now may the dispatcher stop: a publish that entered before
+     * closing may still have been about to push when the dispatcher found
+     * the rings empty (its push then lands in a ring nobody drains, an
+     * acknowledged item lost). release: pairs with the acquire load in the
+     * dispatcher's shutdown check, which then sees every push those
+     * publishes made (their owner_leave released them to the loads of
+     * state above). */
+    atomic_store_explicit(&rt->sealed, true, memory_order_release);
+    mkrt__waitq_notify(&rt->work_wq);
+    mkrt_status st = mkrt_quiesce(rt, timeout_ns); /* what was published and what it emits */
+    if (st != MKRT_OK) {
+        atomic_store_explicit(&rt->aborting, true, memory_order_release);
+        mkrt__waitq_notify(&rt->work_wq);
+    }
+    mkrt__thread_join(rt->dispatcher);
+    bool device_stopped = stop_backends(rt); /* before the cells they write are freed */
+    /* Producers still in their slots (the dispatcher has stopped: nobody
+     * else retires them now). A closed one is ours to free once its closer
+     * has left; an open one becomes an orphan, by a CAS that succeeds only
+     * while its owner is outside every call (waiters leave: the dispatcher
+     * has stopped), and its owner frees it in mkrt_producer_close. After
+     * the CAS we never touch it again. */
+    for (uint32_t s = 0; s < rt->cfg.max_producers; s++) {
+        mkrt_producer *p = atomic_load_explicit(&rt->slots[s], memory_order_relaxed);
+        if (p == NULL)
+            continue;
+        for (;;) {
+            uint32_t state = atomic_load(&p->state); /* seq_cst: see owner_enter */
+            if (state & (MKRT__PRODUCER_BUSY | MKRT__PRODUCER_WAITING)) {
+                mkrt__waitq_notify(&rt->done_wq);
+                sched_yield();
+                continue;
+            }
+            if (state == MKRT__PRODUCER_CLOSED) {
+                mkrt__producer_free(p);
+                break;
+            }
+            if (atomic_compare_exchange_strong(&p->state, &state, MKRT__PRODUCER_ORPHANED))
+                break;
+        }
+    }
+    uint64_t failed = atomic_load_explicit(&rt->failed, memory_order_relaxed);
+    free_runtime(rt);
+    if (st != MKRT_OK)
+        return mkrt__error_set(err, MKRT_ETIMEDOUT,
+                               "mkrt_destroy timed out after %llu ns; the items that had not started "
+                               "went to the error path (%llu failed in all). Fix: drain before "
+                               "destroying or allow more time.",
+                               (unsigned long long)timeout_ns, (unsigned long long)failed);
+    if (!device_stopped)
+        return mkrt__error_set(err, MKRT_EDEVICE,
+                               "mkrt_destroy: the CUDA megakernel did not stop (an op that never "
+                               "returns); its memory and the runtime's cells stay allocated. Fix: "
+                               "look for the op that hangs; restart the process to free the GPU.");
+    return MKRT_OK;
+}
+
+
+const char *mkrt_backend_describe(mkrt_runtime *rt)
+{
+    if (rt == NULL)
+        return "no runtime: mkrt_backend_describe got NULL (Fix: pass the runtime from mkrt_create)";
+    /* acquire: pairs with the release in backend_failed (dispatcher.c),
+     * after which backend_failure is complete and never written again. */
+    if (atomic_load_explicit(&rt->backend_failed, memory_order_acquire))
+        return rt->backend_failure;
+    return rt->backend_desc;
+}

@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* src/runtime/producer.c - producers (open, close, the life word) and
+ * publishing: mkrt_publish_some, mkrt_publish, mkrt_try_publish, mkrt_fence. */
+#include <stdio.h>
+#include <string.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include "base/cpus.h"
+#include "base/error_internal.h"
+#include "base/spin_wait.h"
+#include "runtime/api_internal.h"
+#include "queue/spsc_wait.h"
+#include "backend/cpu_pool.h"
+#include "backend/megakernel_backend.h"
+
+static mkrt_producer *open_refused(mkrt_error *err, mkrt_status st, const char *why)
+{
+    mkrt__error_set(err, st, "mkrt_producer_open: %s", why);
+    return NULL;
+}
+
+mkrt_producer *mkrt_producer_open(mkrt_runtime *rt, mkrt_error *err)
+{
+    if (rt == NULL)
+        return open_refused(err, MKRT_EINVAL, "the runtime is NULL. Fix: pass the runtime from "
+                                              "mkrt_create.");
+    if (atomic_load_explicit(&rt->closing, memory_order_acquire))
+        return open_refused(err, MKRT_ECLOSED, "mkrt_destroy began. Fix: open producers before "
+                                               "shutting down.");
+    mkrt_producer *p = mkrt__alloc_zeroed(sizeof *p, alignof(mkrt_producer));
+    mkrt_spsc_ring *ring = mkrt_spsc_ring_create(rt->cfg.ring_capacity, NULL);
+    mkrt_spsc_ring *stamps = mkrt_spsc_ring_create(256, NULL);
+    if (p == NULL || ring == NULL || stamps == NULL) {
+        mkrt__free(p, sizeof *p);
+        mkrt_spsc_ring_destroy(ring);
+        mkrt_spsc_ring_destroy(stamps);
+        mkrt__error_set(err, MKRT_ENOMEM,
+                        "mkrt_producer_open could not allocate a %zu-item ring. Fix: lower "
+                        "ring_capacity or free memory.",
+                        rt->cfg.ring_capacity);
+        return NULL;
+    }
+    p->rt = rt;
+    p->ring = ring;
+    p->stamps = stamps;
+    mkrt__spin_budget_init(&p->room_spin);
+    /* A closed producer keeps its slot until the dispatcher retires it
+     * (once its items completed): a full table with closed producers in it
+     * waits for that, up to RETIRE_WAIT_NS, rather than refusing an open
+     * that follows a close. */
+    const uint64_t RETIRE_WAIT_NS = 2000000000u;
+    uint64_t waited_since = 0;
+    uint32_t slot, retiring;
+    bool closing, locked;
+    for (;;) {
+        mkrt__mutex_lock(&rt->producers_lock);
+        locked = true;
+        slot = rt->cfg.max_producers;
+        retiring = 0;
+        for (uint32_t s = 0; s < rt->cfg.max_producers; s++) {
+            mkrt_producer *q = atomic_load_explicit(&rt->slots[s], memory_order_relaxed);
+            if (q == NULL) {
+                slot = s;
+                break;
+            }
+            /* Under producers_lock the dispatcher cannot free q (it
+             * clears the slot under the lock first). relaxed: a stale
+             * OPEN only means one more look. */
+            retiring += (atomic_load_explicit(&q->state, memory_order_relaxed) & MKRT__PRODUCER_LIFE) ==
+                        MKRT__PRODUCER_CLOSED;
+        }
+        /* acquire: pairs with the release store of closing in mkrt_destroy,
+         * which closes the rings of the producers in the slots under this
+         * lock: a producer added after that would have an open ring. */
+        closing = atomic_load_explicit(&rt->closing, memory_order_acquire);
+        if (slot < rt->cfg.max_producers || closing || retiring == 0)
+            break;
+        mkrt__mutex_unlock(&rt->producers_lock);
+        locked = false;
+        uint64_t now = mkrt__now_ns();
+        if (waited_since == 0)
+            waited_since = now;
+        else if (now - waited_since > RETIRE_WAIT_NS)
+            break;
+        mkrt__waitq_notify(&rt->work_wq); /* the dispatcher retires closed producers */
+        mkrt__thread_sleep_ns(100000);
+    }
+    if (slot == rt->cfg.max_producers || closing) {
+        if (locked)
+            mkrt__mutex_unlock(&rt->producers_lock);
+        mkrt__producer_free(p);
+        if (closing)
+            return open_refused(err, MKRT_ECLOSED, "mkrt_destroy began. Fix: open producers "
+                                                   "before shutting down.");
+        mkrt__error_set(err, MKRT_EAGAIN,
+                        "all %u producer slots are in use (%u of them by closed producers whose "
+                        "items had not completed after %llu ms). Fix: close a producer or raise "
+                        "mkrt_config.max_producers.",
+                        rt->cfg.max_producers, retiring,
+                        (unsigned long long)(RETIRE_WAIT_NS / 1000000u));
+        return NULL;
+    }
+    /* Only a successful open freezes the op table and takes an id. */
+    rt->ops_frozen = true;
+    p->slot = slot;
+    p->id = rt->next_producer_id++;
+    atomic_fetch_add_explicit(&rt->producers_open, 1, memory_order_relaxed);
+    /* release: pairs with the dispatcher's acquire load of the slot. */
+    atomic_store_explicit(&rt->slots[slot], p, memory_order_release);
+    mkrt__mutex_unlock(&rt->producers_lock);
+    return p;
+}
+
+void mkrt__producer_free(mkrt_producer *p)
+{
+    mkrt_spsc_ring_destroy(p->ring);
+    mkrt_spsc_ring_destroy(p->stamps);
+    mkrt__free(p, sizeof *p);
+}
+
+void mkrt_producer_close(mkrt_producer *p)
+{
+    if (p == NULL)
+        return;
+    /* seq_cst: against mkrt_destroy's CAS OPEN -> ORPHANED. BUSY is held
+     * across the notify, the last touch of the runtime. */
+    uint32_t expect = MKRT__PRODUCER_OPEN;
+    if (atomic_compare_exchange_strong(&p->state, &expect,
+                                       MKRT__PRODUCER_CLOSED | MKRT__PRODUCER_BUSY)) {
+        mkrt__waitq_notify(&p->rt->work_wq); /* the runtime retires it once drained */
+        mkrt__owner_leave(p, MKRT__PRODUCER_BUSY); /* p may be freed from here on */
+        return;
+    }
+    /* Orphaned by mkrt_destroy, which never looks at p again: ours to free. */
+    mkrt__producer_free(p);
+}
+
+mkrt_status mkrt_publish_some(mkrt_producer *p, const mkrt_item *items, size_t n,
+                              uint64_t timeout_ns, size_t *published, mkrt_error *err)
+{
+    size_t dummy;
+    size_t *done = published ? published : &dummy;
+    *done = 0;
+    if (p == NULL || (n > 0 && items == NULL))
+        return mkrt__error_set(err, MKRT_EINVAL, "mkrt_publish got a NULL producer or items for %zu "
+                                                 "item(s). Fix: pass valid pointers.",
+                               n);
+    if (!mkrt__owner_enter(p, MKRT__PRODUCER_BUSY, true)) {
+        bool orphan = (atomic_load_explicit(&p->state, memory_order_relaxed) & MKRT__PRODUCER_LIFE) ==
+                      MKRT__PRODUCER_ORPHANED; /* relaxed: only the message depends on it */
+        return mkrt__error_set(err, MKRT_ECLOSED,
+                               "mkrt_publish of %zu item(s) after mkrt_destroy %s; nothing was "
+                               "published. Fix: finish publishing before shutting down.",
+                               n, orphan ? "returned" : "began");
+    }
+    mkrt_runtime *rt = p->rt;
+    /* Push what fits, tell the dispatcher, and only then wait for room:
+     * a producer must never sleep on a full ring the dispatcher does not
+     * know about. */
+    mkrt_status st = MKRT_OK;
+    struct timespec tsbuf;
+    const struct timespec *deadline = NULL;
+    bool have_deadline = false;
+    while (*done < n) {
+        size_t k = mkrt_spsc_ring_push(p->ring, items + *done, n - *done);
+        if (k > 0) {
+            *done += k;
+            /* relaxed: only this thread writes published; readers (fence,
+             * stats, the dispatcher after close) get it through their own
+             * edges. */
+            uint64_t total = atomic_load_explicit(&p->published, memory_order_relaxed) + k;
+            atomic_store_explicit(&p->published, total, memory_order_relaxed);
+            /* release: pairs with the acquire loads of published_total in
+             * drain and in the dispatcher's shutdown check. */
+            atomic_fetch_add_explicit(&rt->published_total, k, memory_order_release);
+            uint64_t now = mkrt__now_ns();
+            mkrt_item stamp = {(uint32_t)total, (uint32_t)(total >> 32), (uint32_t)now,
+                               (uint32_t)(now >> 32)};
+            (void)mkrt_spsc_ring_push(p->stamps, &stamp, 1); /* a sample; skipped when full */
+            mkrt__waitq_notify(&rt->work_wq);
+            continue;
+        }
+        if (timeout_ns == 0) {
+            st = mkrt_spsc_ring_is_closed(p->ring) ? MKRT_ECLOSED : MKRT_ETIMEDOUT;
+            break;
+        }
+        if (!have_deadline) {
+            deadline = mkrt__deadline(timeout_ns, &tsbuf);
+            have_deadline = true;
+        }
+        /* The dispatcher frees room within a batch's time: spin for it
+         * (never past the timeout) while every producer and the
+         * dispatcher can have a CPU (relaxed: a count read as a hint). */
+        uint32_t open = atomic_load_explicit(&rt->producers_open, memory_order_relaxed);
+        st = mkrt__spsc_ring_wait_space(p->ring, &p->room_spin, rt->cpus > open ? timeout_ns : 0, deadline);
+        if (st != MKRT_OK)
+            break;
+    }
+    size_t ring_capacity = rt->cfg.ring_capacity; /* for the message below */
+    mkrt__owner_leave(p, MKRT__PRODUCER_BUSY);          /* this call's last touch of the runtime */
+    if (st == MKRT_ECLOSED)
+        return mkrt__error_set(err, MKRT_ECLOSED,
+                               "mkrt_publish: the runtime closed after %zu of %zu item(s) were "
+                               "published. Fix: finish publishing before shutting down.",
+                               *done, n);
+    if (st == MKRT_ETIMEDOUT)
+        return mkrt__error_set(err, MKRT_ETIMEDOUT,
+                               "mkrt_publish timed out after %zu of %zu item(s): the producer ring "
+                               "(%zu items) stayed full. Fix: wait longer, raise ring_capacity, or "
+                               "publish with mkrt_try_publish and back off.",
+                               *done, n, ring_capacity);
+    return st;
+}
+
+mkrt_status mkrt_publish(mkrt_producer *p, const mkrt_item *items, size_t n, uint64_t timeout_ns,
+                         mkrt_error *err)
+{
+    return mkrt_publish_some(p, items, n, timeout_ns, NULL, err);
+}
+
+size_t mkrt_try_publish(mkrt_producer *p, const mkrt_item *items, size_t n)
+{
+    size_t done = 0;
+    mkrt_publish_some(p, items, n, 0, &done, NULL);
+    return done;
+}
+
+mkrt_status mkrt_fence(mkrt_producer *p, uint64_t *ticket)
+{
+    if (p == NULL || ticket == NULL)
+        return MKRT_EINVAL;
+    /* relaxed: the owner's own view; an orphan has everything it will get. */
+    if ((atomic_load_explicit(&p->state, memory_order_relaxed) & MKRT__PRODUCER_LIFE) ==
+        MKRT__PRODUCER_ORPHANED)
+        return MKRT_ECLOSED;
+    /* relaxed: this thread is the only writer of published. */
+    *ticket = atomic_load_explicit(&p->published, memory_order_relaxed);
+    return MKRT_OK;
+}
+
+/* counter >= target. acquire: pairs with the release stores in the
+ * complete stage. */
