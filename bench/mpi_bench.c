@@ -360,19 +360,115 @@ static void print_levels(const tmpi_engine *e, int ranks, uint32_t scale)
 {
     tmpi_level lv[TMPI_LEVELS];
     size_t n = tmpi_levels(e, lv, TMPI_LEVELS);
-    printf("| ranks | scale | level | frontier | edges scanned | arrivals sent | bytes sent | "
-           "messages | level ms |\n|---|---|---|---|---|---|---|---|---|\n");
+    printf("| ranks | scale | level | direction | frontier | edges scanned | arrivals sent | "
+           "bytes sent | messages | level ms |\n|---|---|---|---|---|---|---|---|---|---|\n");
     uint64_t tb = 0, ta = 0, te = 0;
     for (size_t i = 0; i < n; i++) {
-        printf("| %d | %u | %zu | %" PRIu64 " | %" PRIu64 " | %" PRIu64 " | %" PRIu64 " | %" PRIu64
-               " | %.2f |\n", ranks, scale, i, lv[i].frontier, lv[i].scanned, lv[i].arrivals,
+        printf("| %d | %u | %zu | %s | %" PRIu64 " | %" PRIu64 " | %" PRIu64 " | %" PRIu64
+               " | %" PRIu64 " | %.2f |\n", ranks, scale, i, lv[i].bottom_up ? "bottom-up" : "top-down",
+               lv[i].frontier, lv[i].scanned, lv[i].arrivals,
                lv[i].bytes, lv[i].messages, lv[i].seconds * 1e3);
         tb += lv[i].bytes;
         ta += lv[i].arrivals;
         te += lv[i].scanned;
     }
-    printf("| %d | %u | all | | %" PRIu64 " | %" PRIu64 " | %" PRIu64 " | | |\n\n", ranks, scale,
+    printf("| %d | %u | all | | | %" PRIu64 " | %" PRIu64 " | %" PRIu64 " | | |\n\n", ranks, scale,
            te, ta, tb);
+}
+
+/* Part 3's model (docs/mpi-scaling.md): under the block partition of P
+ * ranks, rank s sends reached vertex w (owned elsewhere) one arrival, at
+ * the first top-down level where one of w's neighbours that s owns is in
+ * the frontier (the sent-minimum table drops the later ones; bottom-up
+ * levels send none). Counts those (w, s) pairs per level from a
+ * sequential BFS of the same root; `td` has bit L set when level L ran
+ * top-down (the direction depends on global counts only, so it is the
+ * same at every P); level >= max adds to out[max-1]. Returns the total, 0
+ * when out of memory. */
+static uint64_t model_arrivals(const g500_csr *g, uint32_t root, uint32_t P, uint64_t td,
+                               uint64_t *out, size_t max)
+{
+    const uint32_t n = g->vertices, per = (uint32_t)(((uint64_t)n + P - 1) / P);
+    uint32_t *level = malloc((size_t)n * sizeof *level), *queue = malloc((size_t)n * sizeof *queue);
+    uint32_t *first = malloc((size_t)P * sizeof *first), *stamp = calloc(P, sizeof *stamp);
+    uint64_t total = 0;
+    if (level != NULL && queue != NULL && first != NULL && stamp != NULL) {
+        for (uint32_t v = 0; v < n; v++)
+            level[v] = UINT32_MAX;
+        size_t head = 0, tail = 0;
+        level[root] = 0;
+        queue[tail++] = root;
+        while (head < tail) {
+            uint32_t v = queue[head++];
+            for (uint64_t i = g->offsets[v]; i < g->offsets[v + 1]; i++)
+                if (level[g->targets[i]] == UINT32_MAX) {
+                    level[g->targets[i]] = level[v] + 1;
+                    queue[tail++] = g->targets[i];
+                }
+        }
+        for (size_t k = 0; k < max; k++)
+            out[k] = 0;
+        for (size_t q = 0; q < tail; q++) {
+            const uint32_t w = queue[q], ow = w / per;
+            for (uint64_t i = g->offsets[w]; i < g->offsets[w + 1]; i++) {
+                const uint32_t u = g->targets[i], s = u / per;
+                if (s == ow || level[u] >= 64 || !(td >> level[u] & 1))
+                    continue;
+                if (stamp[s] != w + 1) { /* s's first neighbour of w */
+                    stamp[s] = w + 1;
+                    first[s] = level[u];
+                } else if (level[u] < first[s]) {
+                    first[s] = level[u];
+                }
+            }
+            for (uint64_t i = g->offsets[w]; i < g->offsets[w + 1]; i++) {
+                const uint32_t s = g->targets[i] / per;
+                if (s != ow && stamp[s] == w + 1) {
+                    out[first[s] < max ? first[s] : max - 1]++;
+                    stamp[s] = 0; /* count (w, s) once */
+                    total++;
+                }
+            }
+        }
+    }
+    free(level);
+    free(queue);
+    free(first);
+    free(stamp);
+    return total;
+}
+
+/* The model against the measured levels (rank 0, first root). */
+static void print_model(const tmpi_engine *e, const g500_csr *g, uint32_t root, int ranks,
+                        uint32_t scale)
+{
+    uint64_t per[TMPI_LEVELS], td = 0, all_td = ~0ull;
+    tmpi_level lv[TMPI_LEVELS];
+    const size_t nl = tmpi_levels(e, lv, TMPI_LEVELS);
+    for (size_t l = 0; l < nl; l++)
+        if (!lv[l].bottom_up)
+            td |= 1ull << l;
+    printf("| P (ranks, block) | scale | directions | model arrivals (all levels) | model bytes "
+           "(16 per arrival) | model arrivals per level |\n|---|---|---|---|---|---|\n");
+    const uint32_t ps[] = {(uint32_t)ranks, 2, 4, 64, 1024};
+    for (size_t k = 0; k < 2 * sizeof ps / sizeof ps[0]; k++) {
+        const uint32_t P = ps[k / 2];
+        const uint64_t mask = k % 2 ? all_td : td;
+        if (k / 2 > 0 && P == (uint32_t)ranks)
+            continue;
+        uint64_t a = model_arrivals(g, root, P, mask, per, TMPI_LEVELS);
+        printf("| %u%s | %u | %s | %" PRIu64 " | %" PRIu64 " | ", P, k < 2 ? " (this run)" : "",
+               scale, k % 2 ? "all top-down" : "as run", a, 16 * a);
+        size_t last = 0;
+        for (size_t l = 0; l < TMPI_LEVELS; l++)
+            if (per[l] != 0)
+                last = l + 1;
+        for (size_t l = 0; l < last; l++)
+            printf("%s%" PRIu64, l ? " / " : "", per[l]);
+        printf(" |\n");
+    }
+    printf("\n");
+    fflush(stdout);
 }
 
 int main(int argc, char **argv)
@@ -418,8 +514,10 @@ int main(int argc, char **argv)
         double tb = 0, ts = 0;
         tmpi_counts cb, cs;
         bad |= tmpi_bfs(e, rootv[i], parent, &tb, &cb, why, sizeof why);
-        if (i == 0 && rank == 0)
+        if (i == 0 && rank == 0) {
             print_levels(e, ranks, scale);
+            print_model(e, &g.csr, rootv[0], ranks, scale);
+        }
         uint64_t edges = rank == 0 ? g500_component_edges(&el, parent) : 0;
         bad |= tmpi_sssp(e, rootv[i], dist, &ts, &cs, why, sizeof why);
         bt[i] = (double)edges / (tb > 0 ? tb : 1e-9);

@@ -32,6 +32,7 @@ typedef struct tmpi_level {
     uint64_t arrivals; /* arrivals sent to other ranks (after dedupe) */
     uint64_t bytes;    /* bytes of the MPI messages sent */
     uint64_t messages; /* MPI messages sent */
+    int bottom_up;     /* the level ran bottom-up (PULL items) */
     double seconds;    /* the level's wall time on this rank (rank 0: from its frontier scan to the level's end) */
 } tmpi_level;
 
