@@ -44,12 +44,13 @@
  * again) and the rest of the row as a continuation EXPAND (edge offset in
  * the item's `in`).
  *
- * SSSP is asynchronous (label correcting): an EXPAND of the root on its
- * owner and one mkrt_mpi_quiesce(). EXPAND scans the row with the
- * vertex's current distance: a local target that gets lower gets its own
- * EXPAND item; a remote one an arrival, published into the owner's
- * runtime (the hook declines SSSP batches), where it lowers `best` and,
- * when it did, scans that row at once. */
+ * SSSP is label correcting in rounds: each round, every rank publishes
+ * an EXPAND for each vertex it owns whose distance fell since its row was
+ * last scanned (`done`); EXPAND scans the row with the current distance:
+ * a local target that gets lower gets its own EXPAND item at once (so
+ * local work cascades within the round), a remote one an arrival, which
+ * the owner's receive hook applies to `best` for the next round. Done
+ * when a round finds nothing to expand on any rank. */
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -104,6 +105,9 @@ struct tmpi_engine {
      * quiescence, which orders them through the layer's seq_cst counters
      * and the runtime's quiescence. */
     _Atomic uint64_t *best;
+    /* SSSP: the distance each owned vertex's row was last scanned with
+     * (ops; relaxed like best): a vertex with best < done is due. */
+    _Atomic uint64_t *done;
     atomic_uint_fast64_t scanned; /* edges the row scans read (statistic, relaxed) */
     tmpi_level lv[TMPI_LEVELS]; /* the last BFS's levels (summed over the ranks) */
     size_t nlv;
@@ -128,18 +132,21 @@ static bool min_u64(_Atomic uint64_t *a, uint64_t v)
     return false;
 }
 
-/* The receive hook: BFS arrivals (VISIT | ARRIVE) lower `best`; any
- * other batch (SSSP) is declined, so the layer publishes it. */
+/* The receive hook: arrivals (BFS depth and parent, SSSP distance) lower
+ * `best`; a batch with anything else is declined (the layer publishes
+ * it). The next level or round picks the lowered vertices up. */
 static bool deliver(void *user, int src, const mkrt_item *items, size_t n)
 {
     tmpi_engine *e = user;
     (void)src;
     for (size_t i = 0; i < n; i++)
-        if (items[i].op != OP_VISIT || items[i].param == EXPAND || !(items[i].param & ARRIVE) ||
-            items[i].out >= e->vertices)
+        if ((items[i].op != OP_VISIT && items[i].op != OP_SETTLE) || items[i].param == EXPAND ||
+            items[i].param == PULL || !(items[i].param & ARRIVE) || items[i].out >= e->vertices)
             return false;
-    for (size_t i = 0; i < n; i++)
-        min_u64(&e->best[items[i].out], (uint64_t)(items[i].param & ~ARRIVE) << 32 | items[i].in);
+    for (size_t i = 0; i < n; i++) {
+        const uint64_t x = items[i].param & ~ARRIVE;
+        min_u64(&e->best[items[i].out], items[i].op == OP_VISIT ? x << 32 | items[i].in : x);
+    }
     return true;
 }
 
@@ -183,6 +190,8 @@ static mkrt_status scan(tmpi_engine *e, const mkrt_op_ctx *ctx, uint32_t op, uin
     const uint64_t bfs_val = (uint64_t)depth << 32 | v;
     const uint64_t lo = e->g->offsets[v], hi = e->g->offsets[v + 1];
     const uint32_t *t = e->g->targets, *wt = e->g->weights;
+    if (!bfs && from == 0)
+        atomic_store_explicit(&e->done[v], bv, memory_order_relaxed); /* see the field */
     mkrt_item stage[STAGE];
     size_t n = 0;
     bool full = false;
@@ -276,6 +285,7 @@ static tmpi_engine *fail_open(tmpi_engine *e, char *why, size_t len, const char 
         free(e->seeds);
         free(e->sent_min);
         free(e->best);
+        free(e->done);
         free(e->fbits);
         free(e);
     }
@@ -296,12 +306,14 @@ tmpi_engine *tmpi_open(const g500_csr *g, unsigned threads, mkrt_mpi_partition p
         (e->seeds = malloc((size_t)g->vertices * sizeof *e->seeds)) == NULL ||
         (e->sent_min = malloc((size_t)g->vertices * sizeof *e->sent_min)) == NULL ||
         (e->best = malloc((size_t)g->vertices * sizeof *e->best)) == NULL ||
+        (e->done = malloc((size_t)g->vertices * sizeof *e->done)) == NULL ||
         (e->fbits = malloc(((size_t)g->vertices + 63) / 64 * sizeof *e->fbits)) == NULL) {
         if (e != NULL) {
             free(e->cells);
             free(e->seeds);
             free(e->sent_min);
             free(e->best);
+            free(e->done);
         }
         free(e);
         snprintf(why, len, "mkrt-mpi engine: out of memory for %u vertices.", g->vertices);
@@ -467,6 +479,39 @@ static mkrt_status levels(tmpi_engine *e)
     }
 }
 
+/* SSSP rounds: each rank publishes an EXPAND for every vertex it owns
+ * whose distance fell since its row was last scanned (by arrivals the
+ * hook applied, or the root), then all wait for the round to end (local
+ * lowerings cascade inside a round as EXPAND items). Done when no rank
+ * has such a vertex. */
+static mkrt_status rounds(tmpi_engine *e)
+{
+    const uint32_t lo = e->own_n > 0 ? e->own_lo : 0, hi = e->own_n > 0 ? lo + e->own_n : e->vertices;
+    for (;;) {
+        size_t n = 0;
+        for (uint32_t v = lo; v < hi; v++) {
+            if (!mine(e, v))
+                continue;
+            /* Relaxed: written before the last global quiescence (see the fields). */
+            if (atomic_load_explicit(&e->best[v], memory_order_relaxed) <
+                atomic_load_explicit(&e->done[v], memory_order_relaxed))
+                e->seeds[n++] = (mkrt_item){OP_SETTLE, 0, v, EXPAND};
+        }
+        mkrt_status st = MKRT_OK;
+        if (n > 0)
+            st = mkrt_publish(e->producer, e->seeds, n, MKRT_TIMEOUT_INFINITE, NULL);
+        uint64_t sums[2] = {n, st != MKRT_OK};
+        mkrt_mpi_allreduce_sum(e->mpi, sums, 2);
+        if (sums[1] != 0)
+            return MKRT_ECLOSED;
+        if (sums[0] == 0)
+            return MKRT_OK;
+        st = mkrt_mpi_quiesce(e->mpi, MKRT_TIMEOUT_INFINITE);
+        if (st != MKRT_OK)
+            return st;
+    }
+}
+
 /* Resets the cells and tables, starts together, seeds on the root's
  * owner, runs to global quiescence (BFS: level by level), gathers the
  * cells to rank 0. */
@@ -477,6 +522,7 @@ static int run(tmpi_engine *e, mkrt_item seed, int by_level, double *seconds, tm
         mkrt_cell_write(e->rt, v, UNREACHED); /* quiescent: nothing touches them */
         atomic_store_explicit(&e->sent_min[v], UNREACHED, memory_order_relaxed); /* ordered by the quiescence below */
         atomic_store_explicit(&e->best[v], UNREACHED, memory_order_relaxed);
+        atomic_store_explicit(&e->done[v], UNREACHED, memory_order_relaxed);
     }
     mkrt_stats s0, s1;
     mkrt_mpi_stats m0, m1;
@@ -494,9 +540,9 @@ static int run(tmpi_engine *e, mkrt_item seed, int by_level, double *seconds, tm
         if (st == MKRT_OK)
             q = levels(e);
     } else {
-        if (st == MKRT_OK && mine)
-            st = mkrt_publish(e->producer, &seed, 1, MKRT_TIMEOUT_INFINITE, &err);
-        q = mkrt_mpi_quiesce(e->mpi, MKRT_TIMEOUT_INFINITE);
+        (void)err;
+        if (st == MKRT_OK)
+            q = rounds(e);
         /* The distances into the cells (the runtime is quiescent). */
         for (uint32_t v = 0; st == MKRT_OK && v < e->vertices; v++)
             if (mkrt_mpi_owner(e->mpi, v) == e->rank)
@@ -573,6 +619,7 @@ void tmpi_close(tmpi_engine *e)
     free(e->seeds);
     free(e->sent_min);
     free(e->best);
+    free(e->done);
     free(e->fbits);
     free(e);
 }
