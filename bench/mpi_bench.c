@@ -210,7 +210,7 @@ static int find_g500(bench_args *a)
 static int parse(int argc, char **argv, bench_args *a)
 {
     *a = (bench_args){.scale = 16, .roots = 8, .items = 1000000};
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc; i += 2) { /* each flag takes one value */
         const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int rc = 0;
         if (strcmp(f, "--scale") == 0)
@@ -234,7 +234,6 @@ static int parse(int argc, char **argv, bench_args *a)
         }
         if (rc != 0)
             return rc;
-        i++;
     }
     if (a->g500_dir != NULL && find_g500(a) != 0)
         return 2;
