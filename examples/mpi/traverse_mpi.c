@@ -342,6 +342,7 @@ tmpi_engine *tmpi_open(const g500_csr *g, unsigned threads, mkrt_mpi_partition p
     mkrt_mpi_config mc = mkrt_mpi_config_default();
     mc.handles = g->vertices;
     mc.partition = partition;
+    mc.buffers = 32; /* SSSP rounds send bursts: fewer arrivals wait for room (2 MiB per peer) */
     mc.deliver = deliver; /* BFS arrivals applied in bulk (see the file overview) */
     mc.deliver_user = e;
     if (mkrt_mpi_create(&mc, e->rt, &e->mpi, &err) != MKRT_OK)
