@@ -11,16 +11,46 @@
  *    (what `graph_bfs` runs under mpirun, without its validation):
  *    harmonic-mean TEPS, the share of edge items forwarded, items per
  *    message.
- * Rank 0 prints one Markdown table row per part.
+ * 3. Bytes per BFS level (the first root's BFS): frontier, edges scanned,
+ *    arrivals and bytes sent, summed over the ranks (docs/mpi-scaling.md
+ *    checks its model against these).
+ * Rank 0 prints one Markdown table per part.
  *
  *   mpirun -np N build/bench/mpi_bench [--scale S] [--roots R] [--items N]
+ *                                      [--csv FILE] [--graph500 DIR]
+ *
+ * --csv FILE appends `ranks,kernel,scale,mteps` rows (header written when
+ * the file is new or empty): kernel `bfs` and `sssp` for mkrt, harmonic-
+ * mean MTEPS over the roots as Graph500 counts them (edges of the root's
+ * component over the search's time), so runs at 1, 2 and 4 ranks collect
+ * in one file.
+ *
+ * --graph500 DIR runs the Graph500 reference (DIR/graph500_reference_bfs_sssp,
+ * else DIR/graph500_reference_bfs; DIR may also be the checkout, with the
+ * binaries in DIR/src) after mkrt's run, on the same ranks, scale and edge
+ * factor (16): after MPI_Finalize, rank 0 starts `mpirun -np N BINARY SCALE
+ * 16` as a child (with its own environment stripped of the launcher's
+ * OMPI_/PMIX_/PMI_ variables, so the child job is a new one; the other
+ * ranks have exited, so the reference has the machine to itself), with
+ * SKIP_VALIDATION=1 (validation is not in the timed part), parses its
+ * "harmonic_mean_TEPS" lines and writes them as rows of kernel
+ * `graph500-bfs` and `graph500-sssp` (same four columns). $MPIRUN, when
+ * set, replaces "mpirun --oversubscribe [--allow-run-as-root]".
+ *
+ * Bad arguments (an unknown flag, a number out of range, a DIR without
+ * the binaries, a CSV file that cannot be opened) print what is wrong and
+ * exit 2 on every rank, before any MPI call.
  */
+#include <errno.h>
 #include <inttypes.h>
+#include <spawn.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../examples/graph500/graph500.h"
 #include "../examples/mpi/traverse_mpi.h"
@@ -69,6 +99,8 @@ static double timed_publish(mkrt_mpi *m, mkrt_producer *p, mkrt_item *items, uin
 /* Part 1: local against forwarded items. */
 static void forwarding_cost(uint32_t n)
 {
+    if (n == 0)
+        return; /* --items 0 skips it */
     const uint32_t per = 4096;
     mkrt_config c = mkrt_config_default();
     c.backend = MKRT_BACKEND_CPU;
@@ -125,27 +157,330 @@ static void forwarding_cost(uint32_t n)
     mkrt_destroy(rt, MKRT_TIMEOUT_INFINITE, NULL);
 }
 
-static uint64_t u64_arg(int argc, char **argv, const char *name, uint64_t dflt)
+
+extern char **environ;
+
+typedef struct bench_args {
+    uint32_t scale, roots, items;
+    const char *csv, *g500_dir;
+    char g500_bin[4096];
+} bench_args;
+
+static int usage(const char *what)
 {
-    for (int i = 1; i + 1 < argc; i++)
-        if (strcmp(argv[i], name) == 0)
-            return strtoull(argv[i + 1], NULL, 10);
-    return dflt;
+    fprintf(stderr, "mpi_bench: %s\nusage: mpirun -np N mpi_bench [--scale 1..26] [--roots 1..64] "
+                    "[--items 0..100000000] [--csv FILE] [--graph500 DIR]\n", what);
+    return 2;
+}
+
+/* A decimal number in lo..hi, or -1 with a message. */
+static int num_arg(const char *name, const char *v, uint64_t lo, uint64_t hi, uint32_t *out)
+{
+    char *end = NULL, msg[256];
+    errno = 0;
+    unsigned long long x = v != NULL ? strtoull(v, &end, 10) : 0;
+    if (v == NULL || *v == '\0' || *v == '-' || *end != '\0' || errno != 0 || x < lo || x > hi) {
+        snprintf(msg, sizeof msg, "%s takes a number in %llu..%llu, not \"%s\". Fix: e.g. %s %llu",
+                 name, (unsigned long long)lo, (unsigned long long)hi, v != NULL ? v : "(nothing)",
+                 name, (unsigned long long)lo);
+        return usage(msg);
+    }
+    *out = (uint32_t)x;
+    return 0;
+}
+
+/* The reference binary in dir (or dir/src): bfs_sssp first, else bfs. */
+static int find_g500(bench_args *a)
+{
+    static const char *const subs[] = {"", "/src"};
+    static const char *const bins[] = {"graph500_reference_bfs_sssp", "graph500_reference_bfs"};
+    for (int s = 0; s < 2; s++)
+        for (int b = 0; b < 2; b++) {
+            snprintf(a->g500_bin, sizeof a->g500_bin, "%s%s/%s", a->g500_dir, subs[s], bins[b]);
+            if (access(a->g500_bin, X_OK) == 0)
+                return 0;
+        }
+    char msg[4400];
+    snprintf(msg, sizeof msg, "--graph500 %s: no executable graph500_reference_bfs_sssp or "
+             "graph500_reference_bfs in it or in its src/. Fix: build the reference there (see "
+             "bench/results/mpi.md) or pass the folder that holds the binaries", a->g500_dir);
+    return usage(msg);
+}
+
+static int parse(int argc, char **argv, bench_args *a)
+{
+    *a = (bench_args){.scale = 16, .roots = 8, .items = 1000000};
+    for (int i = 1; i < argc; i += 2) { /* each flag takes one value */
+        const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int rc = 0;
+        if (strcmp(f, "--scale") == 0)
+            rc = num_arg(f, v, 1, 26, &a->scale);
+        else if (strcmp(f, "--roots") == 0)
+            rc = num_arg(f, v, 1, 64, &a->roots);
+        else if (strcmp(f, "--items") == 0)
+            rc = num_arg(f, v, 0, 100000000, &a->items);
+        else if (strcmp(f, "--csv") == 0 || strcmp(f, "--graph500") == 0) {
+            if (v == NULL || *v == '\0') {
+                char msg[128];
+                snprintf(msg, sizeof msg, "%s needs a %s. Fix: %s %s", f,
+                         f[2] == 'c' ? "file name" : "folder", f, f[2] == 'c' ? "mpi.csv" : "DIR");
+                return usage(msg);
+            }
+            *(f[2] == 'c' ? &a->csv : &a->g500_dir) = v;
+        } else {
+            char msg[512];
+            snprintf(msg, sizeof msg, "unknown argument \"%s\". Fix: use the flags below", f);
+            return usage(msg);
+        }
+        if (rc != 0)
+            return rc;
+    }
+    if (a->g500_dir != NULL && find_g500(a) != 0)
+        return 2;
+    if (a->csv != NULL) { /* every rank checks, so every rank exits alike */
+        FILE *f = fopen(a->csv, "a");
+        if (f == NULL) {
+            char msg[4400];
+            snprintf(msg, sizeof msg, "--csv %s: cannot open it for appending (%s). Fix: a "
+                     "writable path", a->csv, strerror(errno));
+            return usage(msg);
+        }
+        fclose(f);
+    }
+    return 0;
+}
+
+/* Appends one row (header first when the file is empty); rank 0 only. */
+static void csv_row(const char *path, int ranks, const char *kernel, uint32_t scale, double mteps)
+{
+    if (path == NULL)
+        return;
+    FILE *f = fopen(path, "a");
+    if (f == NULL) {
+        fprintf(stderr, "mpi_bench: --csv %s: %s\n", path, strerror(errno));
+        return;
+    }
+    if (ftell(f) == 0)
+        fprintf(f, "ranks,kernel,scale,mteps\n");
+    fprintf(f, "%d,%s,%u,%.2f\n", ranks, kernel, scale, mteps);
+    fclose(f);
+}
+
+/* Rank 0, after MPI_Finalize: the reference on `ranks` ranks; prints its
+ * summary lines and writes its rows. Returns 0, or 1 when it failed. */
+static int run_g500(const bench_args *a, int ranks)
+{
+    /* The child's environment: ours without the launcher's variables. */
+    size_t n = 0;
+    while (environ[n] != NULL)
+        n++;
+    char **env = calloc(n + 2, sizeof *env);
+    if (env == NULL)
+        return 1;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(environ[i], "OMPI_", 5) != 0 && strncmp(environ[i], "PMIX_", 5) != 0 &&
+            strncmp(environ[i], "PMI_", 4) != 0 && strncmp(environ[i], "SKIP_VALIDATION=", 16) != 0)
+            env[k++] = environ[i];
+    env[k++] = "SKIP_VALIDATION=1";
+    env[k] = NULL;
+    char np[16], sc[16], cmd[8192];
+    snprintf(np, sizeof np, "%d", ranks);
+    snprintf(sc, sizeof sc, "%u", a->scale);
+    const char *mpirun = getenv("MPIRUN");
+    if (mpirun != NULL && *mpirun != '\0')
+        snprintf(cmd, sizeof cmd, "%s -np %s '%s' %s 16", mpirun, np, a->g500_bin, sc);
+    else
+        snprintf(cmd, sizeof cmd, "mpirun --oversubscribe %s -np %s '%s' %s 16",
+                 geteuid() == 0 ? "--allow-run-as-root" : "", np, a->g500_bin, sc);
+    printf("graph500 reference: %s (SKIP_VALIDATION=1)\n", cmd);
+    fflush(stdout);
+    int fd[2];
+    if (pipe(fd) != 0) {
+        free(env);
+        return 1;
+    }
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
+    posix_spawn_file_actions_adddup2(&fa, fd[1], 2); /* its progress lines: kept for a failure */
+    posix_spawn_file_actions_addclose(&fa, fd[0]);
+    char *argv[] = {"/bin/sh", "-c", cmd, NULL};
+    pid_t pid;
+    int rc = posix_spawn(&pid, "/bin/sh", &fa, NULL, argv, env);
+    posix_spawn_file_actions_destroy(&fa);
+    free(env);
+    close(fd[1]);
+    if (rc != 0) {
+        close(fd[0]);
+        fprintf(stderr, "mpi_bench: starting the reference failed: %s\n", strerror(rc));
+        return 1;
+    }
+    FILE *out = fdopen(fd[0], "r");
+    char line[512], last[512] = "";
+    double teps[2] = {-1, -1};
+    while (out != NULL && fgets(line, sizeof line, out) != NULL) {
+        snprintf(last, sizeof last, "%s", line);
+        const char *h = strstr(line, "harmonic_mean_TEPS:");
+        if (h == NULL)
+            continue;
+        int sssp = strncmp(line, "sssp", 4) == 0;
+        const char *p = h + strlen("harmonic_mean_TEPS:");
+        while (*p == ' ' || *p == '!')
+            p++;
+        teps[sssp] = strtod(p, NULL);
+        printf("graph500 reference: %s", line);
+    }
+    if (out != NULL)
+        fclose(out);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || teps[0] < 0) {
+        fprintf(stderr, "mpi_bench: the Graph500 reference failed (exit status %d) or printed "
+                "no harmonic_mean_TEPS line; its last line: %s. Fix: run the command above by "
+                "hand\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1, last);
+        return 1;
+    }
+    char sssp[32] = "(no SSSP binary)";
+    if (teps[1] >= 0)
+        snprintf(sssp, sizeof sssp, "%.2f", teps[1] / 1e6);
+    printf("| ranks | scale | roots | Graph500 reference BFS MTEPS (harmonic) | SSSP MTEPS "
+           "(harmonic) |\n|---|---|---|---|---|\n| %d | %u | 64 | %.2f | %s |\n\n", ranks,
+           a->scale, teps[0] / 1e6, sssp);
+    csv_row(a->csv, ranks, "graph500-bfs", a->scale, teps[0] / 1e6);
+    if (teps[1] >= 0)
+        csv_row(a->csv, ranks, "graph500-sssp", a->scale, teps[1] / 1e6);
+    fflush(stdout);
+    return 0;
+}
+
+/* Part 3: the first root's BFS level by level. */
+static void print_levels(const tmpi_engine *e, int ranks, uint32_t scale)
+{
+    tmpi_level lv[TMPI_LEVELS];
+    size_t n = tmpi_levels(e, lv, TMPI_LEVELS);
+    printf("| ranks | scale | level | direction | frontier | edges scanned | arrivals sent | "
+           "bytes sent | messages | level ms |\n|---|---|---|---|---|---|---|---|---|---|\n");
+    uint64_t tb = 0, ta = 0, te = 0;
+    for (size_t i = 0; i < n; i++) {
+        printf("| %d | %u | %zu | %s | %" PRIu64 " | %" PRIu64 " | %" PRIu64 " | %" PRIu64
+               " | %" PRIu64 " | %.2f |\n", ranks, scale, i, lv[i].bottom_up ? "bottom-up" : "top-down",
+               lv[i].frontier, lv[i].scanned, lv[i].arrivals,
+               lv[i].bytes, lv[i].messages, lv[i].seconds * 1e3);
+        tb += lv[i].bytes;
+        ta += lv[i].arrivals;
+        te += lv[i].scanned;
+    }
+    printf("| %d | %u | all | | | %" PRIu64 " | %" PRIu64 " | %" PRIu64 " | | |\n\n", ranks, scale,
+           te, ta, tb);
+}
+
+/* Part 3's model (docs/mpi-scaling.md): under the block partition of P
+ * ranks, rank s sends reached vertex w (owned elsewhere) one arrival, at
+ * the first top-down level where one of w's neighbours that s owns is in
+ * the frontier (the sent-minimum table drops the later ones; bottom-up
+ * levels send none). Counts those (w, s) pairs per level from a
+ * sequential BFS of the same root; `td` has bit L set when level L ran
+ * top-down (the direction depends on global counts only, so it is the
+ * same at every P); level >= max adds to out[max-1]. Returns the total, 0
+ * when out of memory. */
+static uint64_t model_arrivals(const g500_csr *g, uint32_t root, uint32_t P, uint64_t td,
+                               uint64_t *out, size_t max)
+{
+    const uint32_t n = g->vertices, per = (uint32_t)(((uint64_t)n + P - 1) / P);
+    uint32_t *level = malloc((size_t)n * sizeof *level), *queue = malloc((size_t)n * sizeof *queue);
+    uint32_t *first = malloc((size_t)P * sizeof *first), *stamp = calloc(P, sizeof *stamp);
+    uint64_t total = 0;
+    if (level != NULL && queue != NULL && first != NULL && stamp != NULL) {
+        for (uint32_t v = 0; v < n; v++)
+            level[v] = UINT32_MAX;
+        size_t head = 0, tail = 0;
+        level[root] = 0;
+        queue[tail++] = root;
+        while (head < tail) {
+            uint32_t v = queue[head++];
+            for (uint64_t i = g->offsets[v]; i < g->offsets[v + 1]; i++)
+                if (level[g->targets[i]] == UINT32_MAX) {
+                    level[g->targets[i]] = level[v] + 1;
+                    queue[tail++] = g->targets[i];
+                }
+        }
+        for (size_t k = 0; k < max; k++)
+            out[k] = 0;
+        for (size_t q = 0; q < tail; q++) {
+            const uint32_t w = queue[q], ow = w / per;
+            for (uint64_t i = g->offsets[w]; i < g->offsets[w + 1]; i++) {
+                const uint32_t u = g->targets[i], s = u / per;
+                if (s == ow || level[u] >= 64 || !(td >> level[u] & 1))
+                    continue;
+                if (stamp[s] != w + 1) { /* s's first neighbour of w */
+                    stamp[s] = w + 1;
+                    first[s] = level[u];
+                } else if (level[u] < first[s]) {
+                    first[s] = level[u];
+                }
+            }
+            for (uint64_t i = g->offsets[w]; i < g->offsets[w + 1]; i++) {
+                const uint32_t s = g->targets[i] / per;
+                if (s != ow && stamp[s] == w + 1) {
+                    out[first[s] < max ? first[s] : max - 1]++;
+                    stamp[s] = 0; /* count (w, s) once */
+                    total++;
+                }
+            }
+        }
+    }
+    free(level);
+    free(queue);
+    free(first);
+    free(stamp);
+    return total;
+}
+
+/* The model against the measured levels (rank 0, first root). */
+static void print_model(const tmpi_engine *e, const g500_csr *g, uint32_t root, int ranks,
+                        uint32_t scale)
+{
+    uint64_t per[TMPI_LEVELS], td = 0, all_td = ~0ull;
+    tmpi_level lv[TMPI_LEVELS];
+    const size_t nl = tmpi_levels(e, lv, TMPI_LEVELS);
+    for (size_t l = 0; l < nl; l++)
+        if (!lv[l].bottom_up)
+            td |= 1ull << l;
+    printf("| P (ranks, block) | scale | directions | model arrivals (all levels) | model bytes "
+           "(16 per arrival) | model arrivals per level |\n|---|---|---|---|---|---|\n");
+    const uint32_t ps[] = {(uint32_t)ranks, 2, 4, 64, 1024};
+    for (size_t k = 0; k < 2 * sizeof ps / sizeof ps[0]; k++) {
+        const uint32_t P = ps[k / 2];
+        const uint64_t mask = k % 2 ? all_td : td;
+        if (k / 2 > 0 && P == (uint32_t)ranks)
+            continue;
+        uint64_t a = model_arrivals(g, root, P, mask, per, TMPI_LEVELS);
+        printf("| %u%s | %u | %s | %" PRIu64 " | %" PRIu64 " | ", P, k < 2 ? " (this run)" : "",
+               scale, k % 2 ? "all top-down" : "as run", a, 16 * a);
+        size_t last = 0;
+        for (size_t l = 0; l < TMPI_LEVELS; l++)
+            if (per[l] != 0)
+                last = l + 1;
+        for (size_t l = 0; l < last; l++)
+            printf("%s%" PRIu64, l ? " / " : "", per[l]);
+        printf(" |\n");
+    }
+    printf("\n");
+    fflush(stdout);
 }
 
 int main(int argc, char **argv)
 {
-    uint32_t scale = (uint32_t)u64_arg(argc, argv, "--scale", 16);
-    uint32_t roots = (uint32_t)u64_arg(argc, argv, "--roots", 8);
-    uint32_t n = (uint32_t)u64_arg(argc, argv, "--items", 1000000);
-    if (scale < 1 || scale > 26 || roots < 1 || roots > 64 || n < 1) {
-        fprintf(stderr, "usage: mpirun -np N mpi_bench [--scale 1..26] [--roots 1..64] [--items N]\n");
-        return 2;
-    }
+    bench_args a;
+    int rc = parse(argc, argv, &a);
+    if (rc != 0)
+        return rc;
+    const uint32_t scale = a.scale, roots = a.roots;
     /* MPI is ours (SERIALIZED), so the two layers below can come and go. */
     int provided = 0;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
-    forwarding_cost(n);
+    forwarding_cost(a.items);
     char why[512];
     g500_edge_list el;
     g500_graph g;
@@ -158,6 +493,10 @@ int main(int argc, char **argv)
     uint32_t *parent = malloc(g.csr.vertices * sizeof *parent);
     uint64_t *dist = malloc(g.csr.vertices * sizeof *dist);
     double *bt = malloc(roots * sizeof *bt), *st = malloc(roots * sizeof *st);
+    if (rootv == NULL || parent == NULL || dist == NULL || bt == NULL || st == NULL) {
+        fprintf(stderr, "mpi_bench: out of memory\n");
+        return 1;
+    }
     if (g500_sample_roots(&g.csr, 1, roots, rootv, why, sizeof why) != 0) {
         fprintf(stderr, "mpi_bench: %s\n", why);
         return 1;
@@ -168,12 +507,16 @@ int main(int argc, char **argv)
         return 1;
     }
     const int rank = tmpi_rank(e), ranks = tmpi_size(e);
-    tmpi_counts tot = {0};
+    tmpi_counts tot = {0}, bfs = {0};
     int bad = 0;
     for (uint32_t i = 0; i < roots; i++) {
         double tb = 0, ts = 0;
         tmpi_counts cb, cs;
         bad |= tmpi_bfs(e, rootv[i], parent, &tb, &cb, why, sizeof why);
+        if (i == 0 && rank == 0) {
+            print_levels(e, ranks, scale);
+            print_model(e, &g.csr, rootv[0], ranks, scale);
+        }
         uint64_t edges = rank == 0 ? g500_component_edges(&el, parent) : 0;
         bad |= tmpi_sssp(e, rootv[i], dist, &ts, &cs, why, sizeof why);
         bt[i] = (double)edges / (tb > 0 ? tb : 1e-9);
@@ -182,17 +525,27 @@ int main(int argc, char **argv)
         tot.forwarded += cb.forwarded + cs.forwarded;
         tot.messages += cb.messages + cs.messages;
         tot.deferred += cb.deferred + cs.deferred;
+        tot.bytes += cb.bytes + cs.bytes;
+        tot.bytes_node += cb.bytes_node + cs.bytes_node;
+        bfs.bytes += cb.bytes;
+        bfs.bytes_node += cb.bytes_node;
+        bfs.forwarded += cb.forwarded;
     }
     if (rank == 0 && !bad) {
         g500_teps_stats b = g500_teps_summary(bt, roots), s = g500_teps_summary(st, roots);
-        printf("| ranks | scale | roots | BFS MTEPS (harmonic) | SSSP MTEPS (harmonic) | edge items "
-               "forwarded | items per message | deferred (outbox full) |\n"
-               "|---|---|---|---|---|---|---|---|\n");
-        printf("| %d | %u | %u | %.2f | %.2f | %.1f%% | %.0f | %" PRIu64 " |\n\n", ranks, scale,
-               roots, b.harmonic_mean / 1e6, s.harmonic_mean / 1e6,
+        printf("| ranks | scale | roots | BFS MTEPS (harmonic) | SSSP MTEPS (harmonic) | arrivals "
+               "per edge | items per message | deferred (outbox full) | BFS bytes sent per root "
+               "(of them within the node) | all bytes sent |\n"
+               "|---|---|---|---|---|---|---|---|---|---|\n");
+        printf("| %d | %u | %u | %.2f | %.2f | %.1f%% | %.0f | %" PRIu64 " | %" PRIu64 " (%" PRIu64
+               ") | %" PRIu64 " |\n\n", ranks, scale, roots, b.harmonic_mean / 1e6,
+               s.harmonic_mean / 1e6,
                tot.edge_items ? 100.0 * (double)tot.forwarded / (double)tot.edge_items : 0.0,
-               tot.messages ? (double)tot.forwarded / (double)tot.messages : 0.0, tot.deferred);
+               tot.messages ? (double)tot.forwarded / (double)tot.messages : 0.0, tot.deferred,
+               bfs.bytes / roots, bfs.bytes_node / roots, tot.bytes);
         fflush(stdout);
+        csv_row(a.csv, ranks, "bfs", scale, b.harmonic_mean / 1e6);
+        csv_row(a.csv, ranks, "sssp", scale, s.harmonic_mean / 1e6);
     } else if (rank == 0) {
         fprintf(stderr, "mpi_bench: %s\n", why);
     }
@@ -205,5 +558,7 @@ int main(int argc, char **argv)
     g500_graph_free(&g);
     g500_edge_list_free(&el);
     MPI_Finalize();
+    if (rank == 0 && !bad && a.g500_dir != NULL && run_g500(&a, ranks) != 0)
+        return 1;
     return bad ? 1 : 0;
 }

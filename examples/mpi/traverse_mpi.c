@@ -1,34 +1,61 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* examples/mpi/traverse_mpi.c - distributed BFS and SSSP over libmkrt_mpi.
  *
- * Every rank holds the whole CSR graph (registered with its runtime) and
+ * Every rank holds the whole CSR graph (the ops read it directly) and
  * owns the vertices the partition gives it; cell v is meaningful on v's
- * owner only. As in examples/graph500/traverse_mkrt.c, a vertex whose cell
- * is lowered emits its edges through the runtime's frontier
- * (mkrt_op_emit_edges), so edge items (op, u, w, weight) run on u's owner
- * and read cells[u] there. An edge item whose target w is owned by another
- * rank is not applied locally: it is forwarded to w's owner as an
- * "arrival" item (op, u, w, ARRIVE | value) carrying the value computed
- * from cells[u] (BFS: the depth, u being the parent; SSSP: the distance),
- * and the arrival lowers cells[w] there and emits w's edges on that rank.
- * Both ops are monotone minima, so the result is the same fixpoint as the
- * single-process engine's whatever the order: BFS cells pack
- * depth << 32 | parent (the smallest parent at the shortest depth), SSSP
- * cells hold distances.
+ * owner only. A value for a vertex another rank owns travels as an
+ * "arrival" item (op, u, w, ARRIVE | value) to w's owner (BFS: the depth,
+ * u being the parent; SSSP: the distance). Both ops are monotone minima,
+ * so the result is the same fixpoint as the single-process engine's
+ * whatever the order: BFS cells pack depth << 32 | parent (the smallest
+ * parent at the shortest depth), SSSP cells hold distances.
  *
- * SSSP is asynchronous: a seed on the root's owner and one
- * mkrt_mpi_quiesce(); arrivals lower cells and expand at once, in whatever
- * order they come (label correcting: a vertex may be lowered, and its edges
- * sent, more than once).
+ * Each rank keeps `sent_min`, the smallest value it has sent for each
+ * remote vertex in this traversal: an arrival that would not lower it is
+ * not sent (an earlier one carried as good a value), so in BFS a target
+ * goes at most once per sender and traversal (sorted rows: the smallest
+ * parent first) instead of once per cut edge.
  *
- * BFS is level-synchronous, one mkrt_mpi_quiesce() per level: the edge
- * items and arrivals only lower cells (they do not expand), and after each
- * level every rank publishes one EXPAND item per vertex it owns at the
- * level's depth; those emit the vertex's edges (the runtime's frontier), so
- * every edge is scanned once per BFS. The traversal ends when a level finds
- * no vertex on any rank (an allreduce of the counts). */
+ * Values live in `best` (one atomic minimum per owned vertex), not in the
+ * runtime's cells: the ops and the receive hook lower `best`, and the host
+ * writes the results into the cells (BFS: each level's frontier as the
+ * level starts; SSSP: every owned vertex at the end), so
+ * mkrt_mpi_gather_cells() collects them. The runtime schedules the work
+ * (one item per frontier vertex, per lowered vertex or per block of
+ * vertices); the edge loops are plain array code inside the ops.
+ *
+ * BFS is level-synchronous, one mkrt_mpi_quiesce() per level, and
+ * direction-optimising (Beamer's rule, ALPHA and BETA below, decided from
+ * counts summed over the ranks so every rank takes the same direction):
+ * - top-down: every rank publishes one EXPAND item per vertex it owns at
+ *   the level's depth; EXPAND scans the vertex's row: local targets are
+ *   lowered in `best`, remote ones are sent as arrivals in runs per owner
+ *   (mkrt_mpi_op_emit: rows are sorted, so with the block partition a run
+ *   is a whole owner's share of the row). Received arrivals never enter
+ *   the owner's runtime: the layer's receive hook (mkrt_mpi_config::deliver)
+ *   applies a whole message as atomic minima into `best`.
+ * - bottom-up: the frontier becomes a bitmap of all vertices (each rank's
+ *   bits, summed over the ranks: the bits are disjoint, so the sum is the
+ *   or), and PULL items over each rank's own vertices let every unvisited
+ *   vertex take its first frontier neighbour as parent (sorted rows: the
+ *   smallest, as top-down's minimum would). No arrival is sent.
+ * When an outbox is full, EXPAND queues the arrivals it could not send as
+ * RESEND items (the arrival itself, run on the sender, which sends it
+ * again) and the rest of the row as a continuation EXPAND (edge offset in
+ * the item's `in`).
+ *
+ * SSSP is label correcting in rounds: each round, every rank publishes
+ * an EXPAND for each vertex it owns whose distance fell since its row was
+ * last scanned (`done`); EXPAND scans the row with the current distance:
+ * a local target that gets lower gets its own EXPAND item at once (so
+ * local work cascades within the round), a remote one an arrival, which
+ * the owner's receive hook applies to `best` for the next round. Done
+ * when a round finds nothing to expand on any rank. */
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "mkrt/mkrt.h"
 #include "../graph500/graph500.h"
@@ -42,72 +69,209 @@ enum { OP_VISIT = MKRT_OP_USER_FIRST, OP_SETTLE };
 #define ARRIVE 0x80000000u
 #define UNREACHED UINT64_MAX
 
+/* Remote arrivals an EXPAND gathers before sending them. */
+#define STAGE 256
+/* VISIT's param on a PULL item (bottom-up BFS over in vertices from out). */
+#define PULL (UINT32_MAX - 1)
+/* Vertices per PULL item. */
+#define PULL_SPAN 2048u
+/* Direction switch (Beamer et al.): bottom-up when the frontier's edges
+ * exceed the unvisited vertices' edges / ALPHA, back top-down when the
+ * frontier has fewer than vertices / BETA vertices. */
+#define ALPHA 14u
+#define BETA 24u
+
 struct tmpi_engine {
     mkrt_runtime *rt;
     mkrt_mpi *mpi;
     mkrt_producer *producer;
+    const g500_csr *g; /* borrowed until tmpi_close */
     uint32_t vertices;
+    uint32_t own_lo, own_n; /* block partition: the owned vertices; hash: own_n = 0 */
+    /* Bottom-up levels: the global frontier (a bit per vertex, or-ed over
+     * the ranks) and its depth, written by the host before it publishes
+     * the PULL items that read them (the publish orders them). */
+    uint64_t *fbits;
+    uint32_t fwords, pull_depth;
     int rank, size;
     uint64_t *cells; /* gathered results (rank 0), scratch elsewhere */
-    uint64_t *local; /* this rank's cells, read once per BFS level */
     mkrt_item *seeds; /* EXPAND items of one level (at most the vertices) */
+    /* Smallest value sent per remote vertex (ops, relaxed: each entry is
+     * its own minimum, no other data hangs on it). */
+    _Atomic uint64_t *sent_min;
+    /* The best value known per owned vertex: lowered by the ops and, for
+     * BFS arrivals, by the receive hook (progress thread). Relaxed: each
+     * entry is its own minimum; the host reads them after a global
+     * quiescence, which orders them through the layer's seq_cst counters
+     * and the runtime's quiescence. */
+    _Atomic uint64_t *best;
+    /* SSSP: the distance each owned vertex's row was last scanned with
+     * (ops; relaxed like best): a vertex with best < done is due. */
+    _Atomic uint64_t *done;
+    atomic_uint_fast64_t scanned; /* edges the row scans read (statistic, relaxed) */
+    tmpi_level lv[TMPI_LEVELS]; /* the last BFS's levels (summed over the ranks) */
+    size_t nlv;
 };
 
-/* Sends an arrival to its owner; when the outbox is full, runs the edge
- * item again in a later batch (an op must not block). */
-static mkrt_status forward(const tmpi_engine *e, const mkrt_op_ctx *ctx, const mkrt_item *edge,
-                           mkrt_item arrival)
+/* Whether this rank owns v (the block partition inline). */
+static inline bool mine(const tmpi_engine *e, uint32_t v)
+{
+    if (e->own_n > 0)
+        return v - e->own_lo < e->own_n;
+    return mkrt_mpi_owner(e->mpi, v) == e->rank;
+}
+
+/* Atomic minimum; true when it lowered *a (relaxed: see the fields). */
+static bool min_u64(_Atomic uint64_t *a, uint64_t v)
+{
+    uint64_t cur = atomic_load_explicit(a, memory_order_relaxed);
+    while (v < cur)
+        if (atomic_compare_exchange_weak_explicit(a, &cur, v, memory_order_relaxed,
+                                                  memory_order_relaxed))
+            return true;
+    return false;
+}
+
+/* The receive hook: arrivals (BFS depth and parent, SSSP distance) lower
+ * `best`; a batch with anything else is declined (the layer publishes
+ * it). The next level or round picks the lowered vertices up. */
+static bool deliver(void *user, int src, const mkrt_item *items, size_t n)
+{
+    tmpi_engine *e = user;
+    (void)src;
+    for (size_t i = 0; i < n; i++)
+        if ((items[i].op != OP_VISIT && items[i].op != OP_SETTLE) || items[i].param == EXPAND ||
+            items[i].param == PULL || !(items[i].param & ARRIVE) || items[i].out >= e->vertices)
+            return false;
+    for (size_t i = 0; i < n; i++) {
+        const uint64_t x = items[i].param & ~ARRIVE;
+        min_u64(&e->best[items[i].out], items[i].op == OP_VISIT ? x << 32 | items[i].in : x);
+    }
+    return true;
+}
+
+/* Sends an arrival to its owner; when the outbox is full, queues it as a
+ * RESEND item (the arrival itself, run again here in a later batch: an op
+ * must not block). */
+static mkrt_status forward(const tmpi_engine *e, const mkrt_op_ctx *ctx, mkrt_item arrival)
 {
     mkrt_status st = mkrt_mpi_op_emit(e->mpi, ctx, &arrival, 1, NULL);
     if (st == MKRT_EAGAIN)
-        st = mkrt_op_emit(ctx, edge, 1);
+        st = mkrt_op_emit(ctx, &arrival, 1);
     return st;
 }
 
-/* Lowers cells[w] to cand; when lowered, w's edges follow. */
-static mkrt_status lower(const mkrt_op_ctx *ctx, uint32_t w, uint64_t cand)
+/* Sends staged arrivals; what an outbox refuses is queued as RESEND
+ * items. Returns the status and whether an outbox was full. */
+static mkrt_status flush(const tmpi_engine *e, const mkrt_op_ctx *ctx, const mkrt_item *stage,
+                         size_t n, bool *full)
 {
-    if (mkrt_op_cell_min(ctx, w, cand))
-        return mkrt_op_emit_edges(ctx, w);
+    size_t done = 0;
+    mkrt_status st = mkrt_mpi_op_emit(e->mpi, ctx, stage, n, &done);
+    if (st != MKRT_EAGAIN)
+        return st;
+    *full = true;
+    return mkrt_op_emit(ctx, stage + done, n - done);
+}
+
+/* Scans v's row from edge offset `from` (see the file overview): BFS
+ * offers every target (depth(v) + 1) << 32 | v, SSSP best(v) + weight. A
+ * local target is lowered in `best` (SSSP: and, when lowered, its own
+ * EXPAND follows as an item); a remote one is staged as an arrival unless
+ * as good a value went to it already. */
+static mkrt_status scan(tmpi_engine *e, const mkrt_op_ctx *ctx, uint32_t op, uint32_t v,
+                        uint32_t from)
+{
+    const uint64_t bv = atomic_load_explicit(&e->best[v], memory_order_relaxed);
+    if (bv == UNREACHED)
+        return MKRT_OK;
+    const bool bfs = op == OP_VISIT;
+    const uint32_t depth = (uint32_t)(bv >> 32) + 1;
+    const uint64_t bfs_val = (uint64_t)depth << 32 | v;
+    const uint64_t lo = e->g->offsets[v], hi = e->g->offsets[v + 1];
+    const uint32_t *t = e->g->targets, *wt = e->g->weights;
+    if (!bfs && from == 0)
+        atomic_store_explicit(&e->done[v], bv, memory_order_relaxed); /* see the field */
+    mkrt_item stage[STAGE];
+    size_t n = 0;
+    bool full = false;
+    mkrt_status st = MKRT_OK;
+    uint64_t i = lo + from;
+    for (; i < hi && st == MKRT_OK && !full; i++) {
+        const uint32_t w = t[i];
+        const uint64_t val = bfs ? bfs_val : bv + wt[i];
+        if (mine(e, w)) {
+            if (min_u64(&e->best[w], val) && !bfs) {
+                mkrt_item x = {OP_SETTLE, 0, w, EXPAND};
+                st = mkrt_op_emit(ctx, &x, 1);
+            }
+            continue;
+        }
+        if (!bfs && val >= ARRIVE - 1) /* ARRIVE | (ARRIVE - 1) would read as EXPAND */
+            return MKRT_EOVERFLOW; /* a distance of 2^31 or more does not fit an arrival */
+        if (!min_u64(&e->sent_min[w], val))
+            continue; /* as good a value went to w's owner already */
+        stage[n++] = (mkrt_item){op, v, w, ARRIVE | (bfs ? depth : (uint32_t)val)};
+        if (n == STAGE) {
+            st = flush(e, ctx, stage, n, &full);
+            n = 0;
+        }
+    }
+    if (st == MKRT_OK && n > 0)
+        st = flush(e, ctx, stage, n, &full);
+    atomic_fetch_add_explicit(&e->scanned, i - lo - from, memory_order_relaxed); /* statistic */
+    if (st == MKRT_OK && i < hi) { /* an outbox is full: the rest of the row later */
+        mkrt_item rest = {op, (uint32_t)(i - lo), v, EXPAND};
+        st = mkrt_op_emit(ctx, &rest, 1);
+    }
+    return st;
+}
+
+/* Bottom-up BFS over the n vertices from first: each unvisited one takes
+ * its first neighbour in the frontier as parent (rows are sorted: the
+ * smallest, as top-down's minimum would pick). */
+static mkrt_status pull(tmpi_engine *e, uint32_t first, uint32_t n)
+{
+    const uint64_t *o = e->g->offsets;
+    const uint32_t *t = e->g->targets;
+    const uint64_t *bits = e->fbits;
+    const uint64_t depth = (uint64_t)e->pull_depth + 1;
+    uint64_t scanned = 0;
+    for (uint32_t v = first; v < first + n && v < e->vertices; v++) {
+        if (atomic_load_explicit(&e->best[v], memory_order_relaxed) != UNREACHED || !mine(e, v))
+            continue;
+        for (uint64_t i = o[v]; i < o[v + 1]; i++) {
+            const uint32_t u = t[i];
+            if (bits[u >> 6] >> (u & 63) & 1) {
+                atomic_store_explicit(&e->best[v], depth << 32 | u, memory_order_relaxed);
+                scanned += i - o[v] + 1;
+                goto next;
+            }
+        }
+        scanned += o[v + 1] - o[v];
+    next:;
+    }
+    atomic_fetch_add_explicit(&e->scanned, scanned, memory_order_relaxed); /* statistic */
     return MKRT_OK;
 }
 
-/* BFS: EXPAND items emit the edges; edge items and arrivals only lower
- * (the host expands the next level). */
+/* Both ops: EXPAND scans a row; an arrival on its owner (SSSP, or BFS
+ * when the hook declined) lowers its vertex (SSSP: and scans its row),
+ * elsewhere it is a RESEND. */
 static mkrt_status visit(const mkrt_item *it, const mkrt_op_ctx *ctx)
 {
-    const tmpi_engine *e = ctx->user;
+    tmpi_engine *e = ctx->user;
     if (it->param == EXPAND)
-        return mkrt_op_emit_edges(ctx, it->out);
-    if (it->param & ARRIVE) {
-        mkrt_op_cell_min(ctx, it->out, (uint64_t)(it->param & ~ARRIVE) << 32 | it->in);
-        return MKRT_OK;
-    }
-    uint64_t from = mkrt_op_cell_load(ctx, it->in);
-    if (from == UNREACHED)
-        return MKRT_OK;
-    uint64_t depth = (from >> 32) + 1;
-    if (mkrt_mpi_owner(e->mpi, it->out) != e->rank)
-        return forward(e, ctx, it, (mkrt_item){OP_VISIT, it->in, it->out, ARRIVE | (uint32_t)depth});
-    mkrt_op_cell_min(ctx, it->out, depth << 32 | it->in);
+        return scan(e, ctx, it->op, it->out, it->in);
+    if (it->param == PULL)
+        return pull(e, it->out, it->in);
+    if (it->out >= e->vertices || !mine(e, it->out))
+        return forward(e, ctx, *it);
+    const uint64_t val = it->op == OP_VISIT ? (uint64_t)(it->param & ~ARRIVE) << 32 | it->in
+                                            : it->param & ~ARRIVE;
+    if (min_u64(&e->best[it->out], val) && it->op == OP_SETTLE)
+        return scan(e, ctx, OP_SETTLE, it->out, 0);
     return MKRT_OK;
-}
-
-static mkrt_status settle(const mkrt_item *it, const mkrt_op_ctx *ctx)
-{
-    const tmpi_engine *e = ctx->user;
-    if (it->param & ARRIVE)
-        return lower(ctx, it->out, it->param & ~ARRIVE);
-    uint64_t from = mkrt_op_cell_load(ctx, it->in);
-    if (from == UNREACHED)
-        return MKRT_OK;
-    uint64_t d = from + it->param;
-    if (mkrt_mpi_owner(e->mpi, it->out) != e->rank) {
-        if (d >= ARRIVE)
-            return MKRT_EOVERFLOW; /* a distance of 2^31 or more does not fit an arrival */
-        return forward(e, ctx, it, (mkrt_item){OP_SETTLE, it->in, it->out, ARRIVE | (uint32_t)d});
-    }
-    return lower(ctx, it->out, d);
 }
 
 static tmpi_engine *fail_open(tmpi_engine *e, char *why, size_t len, const char *what,
@@ -118,8 +282,11 @@ static tmpi_engine *fail_open(tmpi_engine *e, char *why, size_t len, const char 
         mkrt_producer_close(e->producer);
         mkrt_destroy(e->rt, MKRT_TIMEOUT_INFINITE, NULL);
         free(e->cells);
-        free(e->local);
         free(e->seeds);
+        free(e->sent_min);
+        free(e->best);
+        free(e->done);
+        free(e->fbits);
         free(e);
     }
     return NULL;
@@ -136,44 +303,59 @@ tmpi_engine *tmpi_open(const g500_csr *g, unsigned threads, mkrt_mpi_partition p
     }
     tmpi_engine *e = calloc(1, sizeof *e);
     if (e == NULL || (e->cells = malloc((size_t)g->vertices * sizeof *e->cells)) == NULL ||
-        (e->local = malloc((size_t)g->vertices * sizeof *e->local)) == NULL ||
-        (e->seeds = malloc((size_t)g->vertices * sizeof *e->seeds)) == NULL) {
+        (e->seeds = malloc((size_t)g->vertices * sizeof *e->seeds)) == NULL ||
+        (e->sent_min = malloc((size_t)g->vertices * sizeof *e->sent_min)) == NULL ||
+        (e->best = malloc((size_t)g->vertices * sizeof *e->best)) == NULL ||
+        (e->done = malloc((size_t)g->vertices * sizeof *e->done)) == NULL ||
+        (e->fbits = malloc(((size_t)g->vertices + 63) / 64 * sizeof *e->fbits)) == NULL) {
         if (e != NULL) {
             free(e->cells);
-            free(e->local);
+            free(e->seeds);
+            free(e->sent_min);
+            free(e->best);
+            free(e->done);
         }
         free(e);
         snprintf(why, len, "mkrt-mpi engine: out of memory for %u vertices.", g->vertices);
         return NULL;
     }
     e->vertices = g->vertices;
+    e->g = g;
+    for (uint32_t v = 0; v < g->vertices; v++)
+        atomic_init(&e->best[v], UNREACHED); /* before the hook can run */
     mkrt_config c = mkrt_config_default();
     c.backend = MKRT_BACKEND_CPU;
     c.workers = threads > 0 ? threads : 1;
     c.cells = g->vertices;
     c.append_log_capacity = 0;
     c.ring_capacity = 1u << 14;
-    c.emit_capacity = 1u << 20; /* edge items whose arrival waits for outbox room */
+    c.emit_capacity = 1u << 20; /* arrivals (RESEND) that wait for outbox room */
     if (mkrt_create(&c, &e->rt, &err) != MKRT_OK)
         return fail_open(e, why, len, "mkrt_create", &err);
-    mkrt_graph graph = {g->vertices, g->offsets, g->targets, g->weights};
-    if (mkrt_graph_register(e->rt, &graph, &err) != MKRT_OK)
-        return fail_open(e, why, len, "mkrt_graph_register", &err);
     mkrt_op_desc d = {.fn = visit, .user = e, .name = "mpi-bfs-visit", .idempotent = true,
-                      .commutes = true, .expands = true};
+                      .commutes = true};
     if (mkrt_op_register(e->rt, OP_VISIT, &d, &err) != MKRT_OK)
         return fail_open(e, why, len, "mkrt_op_register", &err);
-    d.fn = settle;
     d.name = "mpi-sssp-settle";
     if (mkrt_op_register(e->rt, OP_SETTLE, &d, &err) != MKRT_OK)
         return fail_open(e, why, len, "mkrt_op_register", &err);
     mkrt_mpi_config mc = mkrt_mpi_config_default();
     mc.handles = g->vertices;
     mc.partition = partition;
+    mc.buffers = 32; /* SSSP rounds send bursts: fewer arrivals wait for room (2 MiB per peer) */
+    mc.deliver = deliver; /* BFS arrivals applied in bulk (see the file overview) */
+    mc.deliver_user = e;
     if (mkrt_mpi_create(&mc, e->rt, &e->mpi, &err) != MKRT_OK)
         return fail_open(e, why, len, "mkrt_mpi_create", &err);
     e->rank = mkrt_mpi_rank(e->mpi);
     e->size = mkrt_mpi_size(e->mpi);
+    e->fwords = (g->vertices + 63) / 64;
+    if (partition == MKRT_MPI_BLOCK || e->size == 1) { /* mkrt_mpi.h: rank r owns r*k .. r*k+k-1 */
+        const uint64_t k = ((uint64_t)g->vertices + (uint64_t)e->size - 1) / (uint64_t)e->size;
+        const uint64_t lo = k * (uint64_t)e->rank;
+        e->own_lo = lo < g->vertices ? (uint32_t)lo : g->vertices;
+        e->own_n = (uint32_t)((lo + k < g->vertices ? lo + k : g->vertices) - e->own_lo);
+    }
     if ((e->producer = mkrt_producer_open(e->rt, &err)) == NULL) {
         mkrt_mpi_destroy(e->mpi, NULL);
         return fail_open(e, why, len, "mkrt_producer_open", &err);
@@ -196,61 +378,188 @@ mkrt_mpi *tmpi_layer(tmpi_engine *e)
     return e->mpi;
 }
 
-/* Resets the cells, starts together, seeds on the root's owner, waits for
- * global quiescence, gathers the cells to rank 0. */
-/* BFS levels after the root's: each rank expands the vertices it owns at
- * depth `level`, then all wait for the level to end. Returns the status of
- * the first failure (the same on every rank: the counts are summed). */
+/* Publishes a bottom-up level: the global frontier (each rank's bits;
+ * a sum of disjoint bits is their or) and PULL items over this rank's
+ * vertices. */
+static mkrt_status pull_level(tmpi_engine *e, uint32_t depth)
+{
+    memset(e->fbits, 0, (size_t)e->fwords * sizeof *e->fbits);
+    const uint32_t lo = e->own_n > 0 ? e->own_lo : 0, hi = e->own_n > 0 ? lo + e->own_n : e->vertices;
+    for (uint32_t v = lo; v < hi; v++) {
+        const uint64_t b = atomic_load_explicit(&e->best[v], memory_order_relaxed);
+        if (b != UNREACHED && b >> 32 == depth && mine(e, v))
+            e->fbits[v >> 6] |= 1ull << (v & 63);
+    }
+    mkrt_status st = mkrt_mpi_allreduce_sum(e->mpi, e->fbits, e->fwords);
+    e->pull_depth = depth;
+    size_t n = 0;
+    for (uint32_t v = lo; v < hi; v += PULL_SPAN)
+        e->seeds[n++] = (mkrt_item){OP_VISIT, hi - v < PULL_SPAN ? hi - v : PULL_SPAN, v, PULL};
+    if (st == MKRT_OK && n > 0)
+        st = mkrt_publish(e->producer, e->seeds, n, MKRT_TIMEOUT_INFINITE, NULL);
+    return st;
+}
+
+/* BFS levels: each rank writes the vertices it owns at depth `level`
+ * (their best values: the ops' and the hook's minima) into its cells,
+ * then the level runs top-down (EXPAND items: rows of the frontier) or
+ * bottom-up (PULL items: the unvisited vertices look for a parent in the
+ * frontier), chosen from global counts; all wait for the level to end.
+ * Returns the status of the first failure (the same on every rank: the
+ * counts are summed). */
 static mkrt_status levels(tmpi_engine *e)
 {
+    mkrt_mpi_stats m0, m1;
+    uint64_t scanned0 = atomic_load_explicit(&e->scanned, memory_order_relaxed);
+    mkrt_mpi_stats_read(e->mpi, &m0);
+    double t0 = g500_seconds();
+    e->nlv = 0;
+    int bottom_up = 0;
     for (uint64_t level = 0;; level++) {
-        mkrt_status st = mkrt_cells_read(e->rt, 0, e->vertices, e->local);
+        mkrt_status st = MKRT_OK;
         size_t n = 0;
-        for (uint32_t v = 0; st == MKRT_OK && v < e->vertices; v++)
-            if (e->local[v] != UNREACHED && e->local[v] >> 32 == level &&
-                mkrt_mpi_owner(e->mpi, v) == e->rank)
-                e->seeds[n++] = (mkrt_item){OP_VISIT, v, v, EXPAND};
-        if (st == MKRT_OK && n > 0)
+        uint64_t edges_f = 0, edges_u = 0;
+        /* Block partition: only the owned range (N/P per rank, not N). */
+        const uint32_t lo = e->own_n > 0 ? e->own_lo : 0, hi = e->own_n > 0 ? lo + e->own_n : e->vertices;
+        for (uint32_t v = lo; st == MKRT_OK && v < hi; v++) {
+            if (!mine(e, v))
+                continue;
+            /* Relaxed: written before the last global quiescence (see the field). */
+            const uint64_t b = atomic_load_explicit(&e->best[v], memory_order_relaxed);
+            const uint64_t deg = e->g->offsets[v + 1] - e->g->offsets[v];
+            if (b == UNREACHED) {
+                edges_u += deg;
+                continue;
+            }
+            if (b >> 32 != level)
+                continue;
+            st = mkrt_cell_write(e->rt, v, b); /* quiescent: no op touches cells */
+            e->seeds[n++] = (mkrt_item){OP_VISIT, 0, v, EXPAND};
+            edges_f += deg;
+        }
+        /* The previous level's traffic travels with this level's count. */
+        mkrt_mpi_stats_read(e->mpi, &m1);
+        const uint64_t scanned1 = atomic_load_explicit(&e->scanned, memory_order_relaxed);
+        uint64_t sums[8] = {n, st != MKRT_OK, scanned1 - scanned0, m1.forwarded - m0.forwarded,
+                            m1.bytes_sent - m0.bytes_sent, m1.messages_sent - m0.messages_sent,
+                            edges_f, edges_u};
+        mkrt_mpi_allreduce_sum(e->mpi, sums, 8);
+        m0 = m1;
+        scanned0 = scanned1;
+        if (level > 0) {
+            tmpi_level *l = &e->lv[e->nlv - 1];
+            l->scanned += sums[2];
+            l->arrivals += sums[3];
+            l->bytes += sums[4];
+            l->messages += sums[5];
+            const double t1 = g500_seconds();
+            l->seconds += t1 - t0;
+            t0 = t1;
+        }
+        if (sums[1] != 0)
+            return MKRT_ECLOSED;
+        if (sums[0] == 0)
+            return MKRT_OK; /* no rank has a vertex at this depth */
+        /* Every rank sees the same sums, so all take the same direction. */
+        if (!bottom_up && level > 0 && sums[6] * ALPHA > sums[7])
+            bottom_up = 1;
+        else if (bottom_up && sums[0] * BETA < e->vertices)
+            bottom_up = 0;
+        if (e->nlv < TMPI_LEVELS)
+            e->lv[e->nlv++] = (tmpi_level){0};
+        e->lv[e->nlv - 1].frontier += sums[0];
+        e->lv[e->nlv - 1].bottom_up = bottom_up;
+        if (bottom_up)
+            st = pull_level(e, (uint32_t)level);
+        else if (n > 0)
+            st = mkrt_publish(e->producer, e->seeds, n, MKRT_TIMEOUT_INFINITE, NULL);
+        if (st == MKRT_OK)
+            st = mkrt_mpi_quiesce(e->mpi, MKRT_TIMEOUT_INFINITE);
+        if (st != MKRT_OK)
+            return st; /* the others fail at their next collective's timeout */
+    }
+}
+
+/* SSSP rounds: each rank publishes an EXPAND for every vertex it owns
+ * whose distance fell since its row was last scanned (by arrivals the
+ * hook applied, or the root), then all wait for the round to end (local
+ * lowerings cascade inside a round as EXPAND items). Done when no rank
+ * has such a vertex. */
+static mkrt_status rounds(tmpi_engine *e)
+{
+    const uint32_t lo = e->own_n > 0 ? e->own_lo : 0, hi = e->own_n > 0 ? lo + e->own_n : e->vertices;
+    for (;;) {
+        size_t n = 0;
+        for (uint32_t v = lo; v < hi; v++) {
+            if (!mine(e, v))
+                continue;
+            /* Relaxed: written before the last global quiescence (see the fields). */
+            if (atomic_load_explicit(&e->best[v], memory_order_relaxed) <
+                atomic_load_explicit(&e->done[v], memory_order_relaxed))
+                e->seeds[n++] = (mkrt_item){OP_SETTLE, 0, v, EXPAND};
+        }
+        mkrt_status st = MKRT_OK;
+        if (n > 0)
             st = mkrt_publish(e->producer, e->seeds, n, MKRT_TIMEOUT_INFINITE, NULL);
         uint64_t sums[2] = {n, st != MKRT_OK};
         mkrt_mpi_allreduce_sum(e->mpi, sums, 2);
         if (sums[1] != 0)
             return MKRT_ECLOSED;
         if (sums[0] == 0)
-            return MKRT_OK; /* no rank has a vertex at this depth */
+            return MKRT_OK;
         st = mkrt_mpi_quiesce(e->mpi, MKRT_TIMEOUT_INFINITE);
         if (st != MKRT_OK)
             return st;
     }
 }
 
+/* Resets the cells and tables, starts together, seeds on the root's
+ * owner, runs to global quiescence (BFS: level by level), gathers the
+ * cells to rank 0. */
 static int run(tmpi_engine *e, mkrt_item seed, int by_level, double *seconds, tmpi_counts *c,
                char *why, size_t len)
 {
-    for (uint32_t v = 0; v < e->vertices; v++)
+    for (uint32_t v = 0; v < e->vertices; v++) {
         mkrt_cell_write(e->rt, v, UNREACHED); /* quiescent: nothing touches them */
+        atomic_store_explicit(&e->sent_min[v], UNREACHED, memory_order_relaxed); /* ordered by the quiescence below */
+        atomic_store_explicit(&e->best[v], UNREACHED, memory_order_relaxed);
+        atomic_store_explicit(&e->done[v], UNREACHED, memory_order_relaxed);
+    }
     mkrt_stats s0, s1;
     mkrt_mpi_stats m0, m1;
     mkrt_stats_read(e->rt, &s0);
     mkrt_mpi_stats_read(e->mpi, &m0);
+    const uint64_t scanned0 = atomic_load_explicit(&e->scanned, memory_order_relaxed);
     mkrt_status st = mkrt_mpi_quiesce(e->mpi, MKRT_TIMEOUT_INFINITE); /* everyone is ready */
     double t0 = g500_seconds();
     mkrt_error err = {0};
-    if (st == MKRT_OK && mkrt_mpi_owner(e->mpi, seed.out) == e->rank)
-        st = mkrt_publish(e->producer, &seed, 1, MKRT_TIMEOUT_INFINITE, &err);
-    mkrt_status q = mkrt_mpi_quiesce(e->mpi, MKRT_TIMEOUT_INFINITE);
-    if (q == MKRT_OK && by_level)
-        q = levels(e);
+    mkrt_status q = MKRT_OK;
+    const int mine = mkrt_mpi_owner(e->mpi, seed.out) == e->rank;
+    if (mine) /* the root: BFS depth 0, its own parent; SSSP distance 0 */
+        atomic_store_explicit(&e->best[seed.out], by_level ? seed.out : 0, memory_order_relaxed);
+    if (by_level) {
+        if (st == MKRT_OK)
+            q = levels(e);
+    } else {
+        (void)err;
+        if (st == MKRT_OK)
+            q = rounds(e);
+        /* The distances into the cells (the runtime is quiescent). */
+        for (uint32_t v = 0; st == MKRT_OK && v < e->vertices; v++)
+            if (mkrt_mpi_owner(e->mpi, v) == e->rank)
+                st = mkrt_cell_write(e->rt, v, atomic_load_explicit(&e->best[v], memory_order_relaxed));
+    }
     *seconds = g500_seconds() - t0;
     mkrt_stats_read(e->rt, &s1);
     mkrt_mpi_stats_read(e->mpi, &m1);
-    /* A deferred edge item is emitted again (mkrt_op_emit): not an edge. */
-    uint64_t sums[6] = {s1.emitted - s0.emitted - (m1.deferred - m0.deferred),
-                        m1.forwarded - m0.forwarded, m1.messages_sent - m0.messages_sent,
+    /* Edges: what the row scans read (SSSP: a row again per lowering). */
+    const uint64_t edges = atomic_load_explicit(&e->scanned, memory_order_relaxed) - scanned0;
+    uint64_t sums[8] = {edges, m1.forwarded - m0.forwarded, m1.messages_sent - m0.messages_sent,
                         s1.failed - s0.failed, st != MKRT_OK || q != MKRT_OK,
-                        m1.deferred - m0.deferred};
-    mkrt_mpi_allreduce_sum(e->mpi, sums, 6);
-    *c = (tmpi_counts){sums[0], sums[1], sums[2], sums[3], sums[5]};
+                        m1.deferred - m0.deferred, m1.bytes_sent - m0.bytes_sent,
+                        m1.bytes_sent_node - m0.bytes_sent_node};
+    mkrt_mpi_allreduce_sum(e->mpi, sums, 8);
+    *c = (tmpi_counts){sums[0], sums[1], sums[2], sums[5], sums[3], sums[6], sums[7]};
     mkrt_mpi_gather_cells(e->mpi, 0, e->vertices, e->cells);
     if (sums[4] != 0 || sums[3] != 0) {
         snprintf(why, len, "mkrt-mpi engine: %s; %llu item(s) failed over the ranks",
@@ -274,7 +583,7 @@ int tmpi_bfs(tmpi_engine *e, uint32_t root, uint32_t *parent, double *seconds, t
              char *why, size_t len)
 {
     if (bad_root(e, root, why, len) != 0 ||
-        run(e, (mkrt_item){OP_VISIT, root, root, ARRIVE | 0}, 1, seconds, c, why, len) != 0)
+        run(e, (mkrt_item){OP_VISIT, 0, root, EXPAND}, 1, seconds, c, why, len) != 0)
         return -1;
     for (uint32_t v = 0; e->rank == 0 && v < e->vertices; v++)
         parent[v] = e->cells[v] == UNREACHED ? G500_NO_PARENT : (uint32_t)e->cells[v];
@@ -285,11 +594,19 @@ int tmpi_sssp(tmpi_engine *e, uint32_t root, uint64_t *dist, double *seconds, tm
               char *why, size_t len)
 {
     if (bad_root(e, root, why, len) != 0 ||
-        run(e, (mkrt_item){OP_SETTLE, root, root, ARRIVE | 0}, 0, seconds, c, why, len) != 0)
+        run(e, (mkrt_item){OP_SETTLE, 0, root, EXPAND}, 0, seconds, c, why, len) != 0)
         return -1;
     for (uint32_t v = 0; e->rank == 0 && v < e->vertices; v++)
         dist[v] = e->cells[v] == UNREACHED ? G500_INF : e->cells[v];
     return 0;
+}
+
+size_t tmpi_levels(const tmpi_engine *e, tmpi_level *out, size_t max)
+{
+    size_t n = e->nlv < max ? e->nlv : max;
+    for (size_t i = 0; i < n; i++)
+        out[i] = e->lv[i];
+    return n;
 }
 
 void tmpi_close(tmpi_engine *e)
@@ -300,7 +617,10 @@ void tmpi_close(tmpi_engine *e)
     mkrt_producer_close(e->producer);
     mkrt_destroy(e->rt, MKRT_TIMEOUT_INFINITE, NULL);
     free(e->cells);
-    free(e->local);
     free(e->seeds);
+    free(e->sent_min);
+    free(e->best);
+    free(e->done);
+    free(e->fbits);
     free(e);
 }

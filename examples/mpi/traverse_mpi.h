@@ -16,12 +16,28 @@ typedef struct tmpi_engine tmpi_engine;
 
 /** Counters of one traversal, summed over the ranks. */
 typedef struct tmpi_counts {
-    uint64_t edge_items; /* edge items the frontiers emitted (all ranks), retries excluded */
-    uint64_t forwarded;  /* of them, sent to another rank */
+    uint64_t edge_items; /* edges scanned (BFS) or edge items emitted (SSSP), all ranks, retries excluded */
+    uint64_t forwarded;  /* arrivals sent to another rank (deduplicated per target and sender) */
     uint64_t messages;   /* MPI messages sent */
     uint64_t deferred;   /* edge items run again because an outbox was full */
     uint64_t failed;     /* items that failed (must be 0) */
+    uint64_t bytes;      /* bytes of the MPI messages sent (all ranks) */
+    uint64_t bytes_node; /* of them, to ranks on the sender's node */
 } tmpi_counts;
+
+/** One BFS level of the last tmpi_bfs(), summed over the ranks. */
+typedef struct tmpi_level {
+    uint64_t frontier; /* vertices expanded */
+    uint64_t scanned;  /* edges their rows hold */
+    uint64_t arrivals; /* arrivals sent to other ranks (after dedupe) */
+    uint64_t bytes;    /* bytes of the MPI messages sent */
+    uint64_t messages; /* MPI messages sent */
+    int bottom_up;     /* the level ran bottom-up (PULL items) */
+    double seconds;    /* the level's wall time on this rank (rank 0: from its frontier scan to the level's end) */
+} tmpi_level;
+
+/** Most levels tmpi_levels() reports (deeper levels are summed into the last). */
+#define TMPI_LEVELS 64
 
 /** Opens the engine on every rank for graph g (the same graph everywhere):
  *  one runtime of `threads` workers (0: 1) and the MPI layer, vertices
@@ -41,6 +57,8 @@ int tmpi_bfs(tmpi_engine *e, uint32_t root, uint32_t *parent, double *seconds, t
 /** SSSP from root: on rank 0, dist[] (G500_INF unreached). */
 int tmpi_sssp(tmpi_engine *e, uint32_t root, uint64_t *dist, double *seconds, tmpi_counts *c,
               char *why, size_t why_len);
+/** The levels of the last tmpi_bfs() (at most max, into out); returns how many. */
+size_t tmpi_levels(const tmpi_engine *e, tmpi_level *out, size_t max);
 /** Stops the layer (collective) and the runtime. */
 void tmpi_close(tmpi_engine *e);
 

@@ -110,6 +110,29 @@ typedef enum mkrt_mpi_partition {
 #define MKRT_MPI_TIMEOUT_MAX 3600000u
 
 /**
+ * @brief A receive hook: applies a batch of items that arrived from rank
+ * src itself, instead of publishing them into the runtime.
+ *
+ * Called on the progress thread, once per received message, with the
+ * message's items in order, before they reach the runtime. Return true
+ * when the hook applied all n items (the layer then counts them as run:
+ * mkrt_mpi_quiesce() treats them as done, so the hook must have finished
+ * with them, e.g. with atomic stores into memory the program reads after
+ * the quiescence); return false, with no effect, to decline: the layer
+ * then publishes them into the runtime as without a hook. It must not
+ * block and must not call mkrt_mpi_* functions other than
+ * mkrt_mpi_rank(), mkrt_mpi_size() and mkrt_mpi_owner(). This is how a
+ * program applies a remote frontier in bulk (examples/mpi/traverse_mpi.c:
+ * BFS arrivals become one atomic minimum each, no runtime pipeline).
+ * @param user mkrt_mpi_config::deliver_user.
+ * @param src The sending rank.
+ * @param items The items (valid during the call only).
+ * @param n How many (at least 1).
+ * @return true: applied, all of them; false: declined, none of them.
+ */
+typedef bool (*mkrt_mpi_deliver_fn)(void *user, int src, const mkrt_item *items, size_t n);
+
+/**
  * @brief Configuration of the MPI layer: start from mkrt_mpi_config_default().
  * Each field: meaning (default) [accepted range]. Every rank must pass the
  * same values.
@@ -129,6 +152,10 @@ typedef struct mkrt_mpi_config {
     /** Test hook: the progress thread keeps every message this long
      *  before sending it (0) [0..wait_timeout_ms). */
     uint32_t hold_ms;
+    /** Optional receive hook (NULL): see ::mkrt_mpi_deliver_fn. The one
+     *  field that may differ between ranks (not compared). */
+    mkrt_mpi_deliver_fn deliver;
+    void *deliver_user; /**< Passed to deliver (NULL). */
 } mkrt_mpi_config;
 
 /** @brief Opaque MPI layer of one rank (mkrt_mpi_create()). */
@@ -143,6 +170,13 @@ typedef struct mkrt_mpi_stats {
     uint64_t deferred;         /**< mkrt_mpi_op_emit() calls refused with ::MKRT_EAGAIN. */
     uint64_t publish_waits;    /**< Times mkrt_mpi_publish() waited for outbox room. */
     uint64_t waves;            /**< Quiescence waves this rank joined. */
+    uint64_t bytes_sent;       /**< Bytes of the messages sent (all destinations). */
+    uint64_t bytes_received;   /**< Bytes of the messages received. */
+    /** Of bytes_sent, to ranks on this rank's node (same MPI processor
+     *  name: shared memory); the rest crossed the network. */
+    uint64_t bytes_sent_node;
+    uint64_t messages_sent_node; /**< Of messages_sent, to ranks on this rank's node. */
+    uint64_t delivered;        /**< Of received, items the receive hook applied (mkrt_mpi_config::deliver). */
 } mkrt_mpi_stats;
 
 /**
@@ -375,6 +409,20 @@ mkrt_status mkrt_mpi_gather_cells(mkrt_mpi *m, uint32_t first, uint32_t count, u
  * Any thread; each counter is read atomically, not all together.
  */
 mkrt_status mkrt_mpi_stats_read(const mkrt_mpi *m, mkrt_mpi_stats *out);
+
+/**
+ * @brief Bytes and messages this rank sent to one destination rank.
+ * @param m The layer.
+ * @param dest The destination, 0..ranks-1 (0 for this rank itself).
+ * @param[out] bytes Bytes sent to dest; may be NULL.
+ * @param[out] messages Messages sent to dest; may be NULL.
+ * @retval MKRT_OK Filled.
+ * @retval MKRT_EINVAL m is NULL or dest is not a rank.
+ * @return The status, as listed.
+ * @par Thread safety
+ * Any thread; each counter is read atomically, not both together.
+ */
+mkrt_status mkrt_mpi_peer_sent(const mkrt_mpi *m, int dest, uint64_t *bytes, uint64_t *messages);
 
 /**
  * @brief The error record of this thread's last refused mkrt_mpi_* call.

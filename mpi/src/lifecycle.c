@@ -202,6 +202,7 @@ static void teardown(struct mkrt_mpi *m)
     }
     free(m->out);
     free(m->in);
+    free(m->same_node);
     free(m);
 }
 
@@ -211,7 +212,8 @@ static mkrt_status open_local(struct mkrt_mpi *m, mkrt_error *err)
     const mkrt_mpi_config *cfg = &m->cfg;
     m->out = calloc((size_t)m->size, sizeof *m->out);
     m->in = calloc((size_t)m->size, sizeof *m->in);
-    if (m->out == NULL || m->in == NULL)
+    m->same_node = calloc((size_t)m->size, 1);
+    if (m->out == NULL || m->in == NULL || m->same_node == NULL)
         goto nomem;
     for (int r = 0; r < m->size; r++) {
         if (r == m->rank)
@@ -278,6 +280,32 @@ static mkrt_status agree(struct mkrt_mpi *m, mkrt_status local, mkrt_error *err)
     return MKRT_OK;
 }
 
+/* Which ranks share this rank's node (same MPI processor name), for the
+ * per-class byte counters: an allgather of a hash of the name (FNV-1a; a
+ * collision only files a remote rank's bytes under this node). */
+static mkrt_status find_node(struct mkrt_mpi *m, mkrt_error *err)
+{
+    char name[MPI_MAX_PROCESSOR_NAME];
+    int len = 0;
+    uint64_t h = 1469598103934665603u;
+    if (MPI_Get_processor_name(name, &len) == MPI_SUCCESS)
+        for (int i = 0; i < len; i++)
+            h = (h ^ (unsigned char)name[i]) * 1099511628211u;
+    uint64_t *all = malloc((size_t)m->size * sizeof *all);
+    if (all == NULL)
+        return mkrt__mpi_fail(err, MKRT_ENOMEM, "mkrt_mpi_create: out of memory for %d node "
+                              "names. Fix: free memory.", m->size);
+    MPI_Request req;
+    int rc = MPI_Iallgather(&h, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, m->comm, &req);
+    if (rc == MPI_SUCCESS)
+        rc = wait_bounded(m, &req, "MPI_Iallgather");
+    if (rc == MPI_SUCCESS)
+        for (int r = 0; r < m->size; r++)
+            m->same_node[r] = all[r] == h;
+    free(all);
+    return rc == MPI_SUCCESS ? MKRT_OK : mpi_fail(err, rc, "MPI_Iallgather");
+}
+
 mkrt_status mkrt_mpi_create(const mkrt_mpi_config *cfg, mkrt_runtime *rt, mkrt_mpi **out,
                             mkrt_error *err)
 {
@@ -322,6 +350,8 @@ mkrt_status mkrt_mpi_create(const mkrt_mpi_config *cfg, mkrt_runtime *rt, mkrt_m
     MPI_Comm_set_errhandler(m->comm, MPI_ERRORS_RETURN);
     m->per_rank = (uint32_t)((cfg->handles + (uint64_t)m->size - 1) / (uint64_t)m->size);
     st = agree(m, open_local(m, err), err);
+    if (st == MKRT_OK)
+        st = find_node(m, err); /* every rank got here: the allgather is joined */
     if (st != MKRT_OK)
         goto out_free;
     if (mkrt__mutex_init(&m->coll_lock) != 0)

@@ -134,5 +134,29 @@ mkrt_status mkrt_mpi_stats_read(const mkrt_mpi *m, mkrt_mpi_stats *out)
     out->deferred = atomic_load_explicit(&w->deferred, memory_order_relaxed);
     out->publish_waits = atomic_load_explicit(&w->publish_waits, memory_order_relaxed);
     out->waves = atomic_load_explicit(&w->waves, memory_order_relaxed);
+    out->bytes_sent = atomic_load_explicit(&w->bytes_sent, memory_order_relaxed);
+    out->bytes_received = atomic_load_explicit(&w->bytes_received, memory_order_relaxed);
+    out->bytes_sent_node = atomic_load_explicit(&w->bytes_sent_node, memory_order_relaxed);
+    out->messages_sent_node = atomic_load_explicit(&w->msgs_sent_node, memory_order_relaxed);
+    out->delivered = atomic_load_explicit(&w->delivered, memory_order_relaxed);
+    return MKRT_OK;
+}
+
+mkrt_status mkrt_mpi_peer_sent(const mkrt_mpi *m, int dest, uint64_t *bytes, uint64_t *messages)
+{
+    if (m == NULL || dest < 0 || dest >= m->size)
+        return mkrt__mpi_fail(NULL, MKRT_EINVAL, "mkrt_mpi_peer_sent: %s (dest %d of %d ranks). "
+                              "Fix: pass the layer and a rank 0..ranks-1.",
+                              m == NULL ? "m is NULL" : "dest is not a rank", dest,
+                              m == NULL ? 0 : m->size);
+    struct mkrt_mpi *w = (struct mkrt_mpi *)m; /* atomics are read only */
+    /* Statistics: relaxed; this rank's own outbox is unused (zeros). */
+    if (bytes != NULL)
+        *bytes = dest == m->rank ? 0
+                                 : atomic_load_explicit(&w->out[dest].bytes_sent, memory_order_relaxed);
+    if (messages != NULL)
+        *messages = dest == m->rank
+                        ? 0
+                        : atomic_load_explicit(&w->out[dest].msgs_sent, memory_order_relaxed);
     return MKRT_OK;
 }

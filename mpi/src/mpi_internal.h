@@ -39,6 +39,9 @@ typedef struct mm_outbox {
     MPI_Request *req;      /* per slot */
     double *sealed_at;     /* per slot: when sealed (hold_ms) */
     double oldest_post;    /* when slot `done` was posted (timeout) */
+    /* Written by the progress thread, read by mkrt_mpi_peer_sent()
+     * (relaxed: statistics only). */
+    atomic_uint_fast64_t bytes_sent, msgs_sent;
 } mm_outbox;
 
 /* The receive side from one rank: one posted receive, then its items
@@ -70,6 +73,8 @@ struct mkrt_mpi {
     atomic_uint_fast64_t sent, received;
     /* Statistics (relaxed: counters read for reports only). */
     atomic_uint_fast64_t msgs_sent, msgs_received, deferred, publish_waits, waves;
+    atomic_uint_fast64_t bytes_sent, bytes_received, bytes_sent_node, msgs_sent_node, delivered;
+    unsigned char *same_node; /* size entries: rank r runs on this rank's node (create) */
     /* One collective at a time. */
     mkrt__mutex coll_lock;
     mkrt__cond coll_done;

@@ -89,7 +89,16 @@ static int progress_out(struct mkrt_mpi *m, int dest, double now)
         if (!flag)
             break;
         done++;
-        atomic_fetch_add_explicit(&m->msgs_sent, 1, memory_order_relaxed); /* statistic only */
+        /* Statistics only (relaxed): count[slot] is stable until done moves past it. */
+        const uint64_t bytes = (uint64_t)o->count[slot] * sizeof(mkrt_item);
+        atomic_fetch_add_explicit(&m->msgs_sent, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&m->bytes_sent, bytes, memory_order_relaxed);
+        atomic_fetch_add_explicit(&o->msgs_sent, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&o->bytes_sent, bytes, memory_order_relaxed);
+        if (m->same_node[dest]) {
+            atomic_fetch_add_explicit(&m->msgs_sent_node, 1, memory_order_relaxed);
+            atomic_fetch_add_explicit(&m->bytes_sent_node, bytes, memory_order_relaxed);
+        }
         o->oldest_post = now;
     }
     if (done != o->done) {
@@ -129,8 +138,18 @@ static int progress_in(struct mkrt_mpi *m, int src)
         b->posted = 0;
         b->n = (size_t)bytes / sizeof(mkrt_item);
         b->off = 0;
-        atomic_fetch_add_explicit(&m->msgs_received, 1, memory_order_relaxed); /* statistic only */
+        /* Statistics only (relaxed). */
+        atomic_fetch_add_explicit(&m->msgs_received, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&m->bytes_received, (uint64_t)bytes, memory_order_relaxed);
         moved = 1;
+        /* The receive hook applies the whole batch itself, or declines it. */
+        if (b->n > 0 && m->cfg.deliver != NULL &&
+            m->cfg.deliver(m->cfg.deliver_user, src, b->items, b->n)) {
+            b->off = b->n;
+            /* After the hook applied them: received <= sent holds at every moment. */
+            atomic_fetch_add(&m->received, b->n);
+            atomic_fetch_add_explicit(&m->delivered, b->n, memory_order_relaxed); /* statistic */
+        }
     }
     if (b->off < b->n) {
         size_t k = mkrt_try_publish(b->prod, b->items + b->off, b->n - b->off);

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
 # mpi/tests/check_mpi.sh - the MPI layer's tests on localhost (make check-mpi):
-# the unit tests at 1, 2 and 4 ranks, the life-cycle test (MPI initialised
+# the unit tests (test_mpi, test_mpi_stats) at 1, 2 and 4 ranks, the life-cycle test (MPI initialised
 # by mkrt) at 1, 2 and 3, the distributed BFS at 1, 2 and 4, then the fault
 # tests (killed rank, silent rank, MPI errors) at 3 ranks. Needs MPIRUN
 # (mpirun and its flags) and BUILD.
@@ -14,6 +14,12 @@ for np in 1 2 4; do
   echo "== $BUILD/mpi/tests/test_mpi on $np rank(s)"
   if ! timeout -k 5 300 $MPIRUN -np $np "$BUILD/mpi/tests/test_mpi"; then
     echo "FAIL: test_mpi on $np rank(s)"; fail=1
+  fi
+done
+for np in 1 2 4; do
+  echo "== $BUILD/mpi/tests/test_mpi_stats on $np rank(s)"
+  if ! timeout -k 5 120 $MPIRUN -np $np "$BUILD/mpi/tests/test_mpi_stats"; then
+    echo "FAIL: test_mpi_stats on $np rank(s)"; fail=1
   fi
 done
 # MPI initialised by mkrt: failed creates, create after destroy, finalising.
