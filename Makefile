@@ -5,7 +5,7 @@
 #                   alone, the exported symbols, an install used through
 #                   pkg-config, the examples built
 #   make stress     stress programs, SECONDS=N each (default 3)
-#   make soak       runtimes in rounds with fault injection, SECONDS=N (default 60)
+#   make soak       mkrt-soak: workloads, faults, drift verdicts, SECONDS=N (default 60)
 #   make tsan/asan  unit + stress tests under ThreadSanitizer / ASan+UBSan
 #   make bench      benchmarks vs peers (make bench-deps), printed; RECORD=1 writes bench/results/
 #   make install    PREFIX=/usr/local DESTDIR=
@@ -86,9 +86,14 @@ TEST_HELP   := $(sort $(filter-out tests/test_%.c tests/cuda_%.c,$(wildcard test
 TEST_HELPLIB := $(BUILD)/libtesthelp.a
 STRESS_SRCS := $(sort $(wildcard stress/*_stress.c))
 STRESS_BINS := $(STRESS_SRCS:stress/%.c=$(BUILD)/stress/%)
-SOAK_BIN    := $(BUILD)/stress/soak
+# mkrt-soak (stress/soak/*.c): a test-build program (it uses the runtime's
+# test hooks), installed as $(PREFIX)/bin/mkrt-soak. It exports libmkrt's
+# symbols (whole archive, -rdynamic) to the --plugin objects it loads.
+SOAK_SRCS   := $(sort $(wildcard stress/soak/*.c))
+SOAK_BIN    := $(BUILD)/bin/mkrt-soak
+SOAK_PLUGIN := $(BUILD)/examples/soak_plugin_example.so
 HEADERS     := $(sort $(wildcard include/mkrt/*.h))
-EXAMPLES    := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
+EXAMPLES    := $(patsubst examples/%.c,$(BUILD)/examples/%,$(filter-out examples/soak_plugin_%,$(wildcard examples/*.c)))
 # The Graph500 kit (examples/graph500/*.c): the graph example and the
 # graph benchmark link all of it, mkrt's engine (traverse_mkrt.c)
 # included; the kit's unit test links the rest.
@@ -193,13 +198,23 @@ $(BUILD)/stress/%: $(BUILD)/obj/stress/%.o $(STATIC)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+$(SOAK_BIN): $(SOAK_SRCS:%.c=$(BUILD)/obj/%.o) $(STATIC)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -rdynamic -o $@ $(filter %.o,$^) -Wl,--whole-archive $(STATIC) -Wl,--no-whole-archive $(LDLIBS)
+
+# The example plugin for mkrt-soak --plugin (include/mkrt/soak_plugin.h):
+# no -lmkrt, the soak provides the library.
+$(SOAK_PLUGIN): examples/soak_plugin_example.c include/mkrt/soak_plugin.h
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -shared -o $@ $<
+
 # A stand-in libcuda.so.1 for the loader's failure paths (tests only).
 FAKE_CUDA := $(BUILD)/tests/libfakecuda.so
 $(FAKE_CUDA): tests/fakes/fake_libcuda.c src/backend/mk_loop.h src/cuda/protocol.h src/ops/builtin_ops.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -shared -o $@ $< -lpthread
 
-tests: $(TEST_BINS) $(STRESS_BINS) $(SOAK_BIN) $(FAKE_CUDA) ## build the unit tests, stress programs and soak without running them
+tests: $(TEST_BINS) $(STRESS_BINS) $(SOAK_BIN) $(SOAK_PLUGIN) $(FAKE_CUDA) ## build the unit tests, stress programs and soak without running them
 
 headers-check: ## every public header compiles on its own
 	@for h in $(HEADERS); do \
@@ -207,8 +222,9 @@ headers-check: ## every public header compiles on its own
 	    || { echo "header $$h does not compile on its own"; exit 1; }; \
 	done; echo "headers: $(words $(HEADERS)) public headers compile on their own"
 
-check: all $(TEST_BINS) $(EXAMPLES) $(FAKE_CUDA) $(CUDA_TEST_DATA) headers-check docs-check ## unit tests (TAP, prove), headers, API docs, exported symbols, install, examples
+check: all $(TEST_BINS) $(EXAMPLES) $(FAKE_CUDA) $(CUDA_TEST_DATA) $(SOAK_BIN) $(SOAK_PLUGIN) headers-check docs-check ## unit tests (TAP, prove), headers, API docs, exported symbols, install, examples
 	prove -f --exec 'timeout -k 5 $(TEST_TIMEOUT)' $(TEST_BINS)
+	MKRT_SOAK=$(SOAK_BIN) SOAK_PLUGIN=$(SOAK_PLUGIN) prove -f --exec 'timeout -k 5 $(TEST_TIMEOUT) sh' tests/soak/check_soak.sh
 	@echo "== test_runtime again with AUTO on the CUDA megakernel (stand-in driver)"
 	MKRT_LIBCUDA=$(CURDIR)/$(FAKE_CUDA) prove -f --exec 'timeout -k 5 $(TEST_TIMEOUT)' \
 	    $(filter %/test_runtime,$(TEST_BINS))
@@ -273,11 +289,12 @@ ifneq ($(NVCC),)
 	MKRT_LIBCUDA=$(CURDIR)/$(FAKE_CUDA) $(BUILD)/stress/runtime_stress --seconds $(SECONDS) --want-cuda 1 --device-state 1
 endif
 
-# The soak (stress/soak.c) is not one of the stress programs: it runs for
-# SECONDS when given on the command line, else 60 (or SOAK_SECONDS).
+# The soak (mkrt-soak) is not one of the stress programs: it runs for
+# SECONDS when given on the command line, else 60 (or SOAK_SECONDS);
+# SOAK_ARGS adds options (e.g. SOAK_ARGS="--json soak.json").
 SOAK_SECONDS ?= $(if $(filter command line,$(origin SECONDS)),$(SECONDS),60)
-soak: $(SOAK_BIN) ## the soak: runtimes in rounds with fault injection, SECONDS=N (default 60)
-	$(SOAK_BIN) --seconds $(SOAK_SECONDS)
+soak: $(SOAK_BIN) $(FAKE_CUDA) ## mkrt-soak: every workload and fault mode, drift verdicts, SECONDS=N (default 60)
+	$(SOAK_BIN) --seconds $(SOAK_SECONDS) $(SOAK_ARGS)
 
 # Sanitizer builds live in their own trees; stress and soak runs stay
 # short unless SECONDS is given.
@@ -526,8 +543,11 @@ demo: $(EXAMPLES) ## run the minimal example and the dataflow analysis demo
 	$(BUILD)/examples/minimal
 	$(BUILD)/examples/analysis_demo
 
-install: all ## headers, libmkrt.a, libmkrt.so and mkrt.pc into $(DESTDIR)$(PREFIX) (default /usr/local)
+install: all $(SOAK_BIN) ## headers, libmkrt.a, libmkrt.so, mkrt.pc, mkrt-soak (and its man page) into $(DESTDIR)$(PREFIX)
 	install -d $(DESTDIR)$(INCDIR)/mkrt $(DESTDIR)$(LIBDIR)/pkgconfig
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(MANDIR)/man1
+	install -m 755 $(SOAK_BIN) $(DESTDIR)$(PREFIX)/bin/mkrt-soak
+	install -m 644 docs/mkrt-soak.1 $(DESTDIR)$(MANDIR)/man1/mkrt-soak.1
 	install -m 644 $(HEADERS) $(DESTDIR)$(INCDIR)/mkrt/
 	install -m 644 $(STATIC) $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(SHARED) $(DESTDIR)$(LIBDIR)/
@@ -547,6 +567,7 @@ uninstall: ## remove what `make install` installed (same PREFIX and DESTDIR)
 	rm -f $(DESTDIR)$(LIBDIR)/libmkrt.a $(DESTDIR)$(LIBDIR)/libmkrt.so \
 	    $(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/libmkrt.so.$(VERSION) \
 	    $(DESTDIR)$(LIBDIR)/pkgconfig/mkrt.pc
+	rm -f $(DESTDIR)$(PREFIX)/bin/mkrt-soak $(DESTDIR)$(MANDIR)/man1/mkrt-soak.1
 	rm -f $(DESTDIR)$(MANDIR)/man3/mkrt_*.3 $(DESTDIR)$(MANDIR)/man3/mkrt.h.3 $(DESTDIR)$(MANDIR)/man3/MKRT_*.3
 
 # Debian packages. `deps` is what build + tests need; `bench-deps` adds the

@@ -1,0 +1,399 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* stress/soak/soak_metrics.c - what mkrt-soak measures every --interval,
+ * and the drift verdicts at the end.
+ *
+ * Every interval the sampler thread prints one line and records one row
+ * (CSV as it goes with --csv; every row again in the --json file at the
+ * end): the throughput (items completed, that is executed + pruned +
+ * failed, per second in the interval), the latency p50/p99/p999 of the
+ * interval (publish to completion as the workloads see it: a classic
+ * session's oldest unwaited batch until its mkrt_wait returned, a batch
+ * until mkrt_wait or a traversal until mkrt_quiesce; a histogram with 4
+ * buckets per power of two, so within 19%), RSS, open fds, threads, and
+ * the items published, executed and failed so far.
+ *
+ * Drift (soak_metrics_finish): over the rows after the warm-up (--warmup,
+ * default the first fifth of the run, at least 10 s), the median of the first quarter of
+ * the rows against the median of the last quarter, and the Theil-Sen
+ * slope (the median of the pairwise slopes) per hour, for each metric:
+ *   rss        FAIL when it grew by more than max(8 MiB, 20%)
+ *   fds        FAIL when it grew by more than max(4, 25%)
+ *   threads    FAIL when it grew by more than max(4, 25%)
+ *   throughput FAIL when it fell below a third of the first quarter's
+ *   p99        FAIL when it rose above 4x the first quarter's + 2 ms
+ * Fewer than 8 rows after the warm-up: "not judged" (a short run). RSS
+ * is reported, not judged, under a sanitizer. The leak checks between
+ * rounds (soak_env.c) are exact; these catch what grows slowly while
+ * runtimes are alive, and slowdowns. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "soak.h"
+
+/* ---- the latency histogram ------------------------------------------------ */
+
+#define LAT_BUCKETS 256
+static _Atomic uint64_t lat_hist[LAT_BUCKETS];
+
+static unsigned lat_bucket(uint64_t ns)
+{
+    if (ns < 16)
+        return (unsigned)ns;
+    unsigned e = 63u - (unsigned)__builtin_clzll(ns); /* 4.. */
+    unsigned sub = (unsigned)(ns >> (e - 2)) & 3u;
+    unsigned b = 16 + (e - 4) * 4 + sub;
+    return b < LAT_BUCKETS ? b : LAT_BUCKETS - 1;
+}
+
+static double lat_value(unsigned b) /* the bucket's middle */
+{
+    if (b < 16)
+        return (double)b;
+    unsigned e = (b - 16) / 4 + 4, sub = (b - 16) % 4;
+    double lo = ldexp(1.0, (int)e) * (1.0 + sub / 4.0);
+    return lo * (1.0 + 1.0 / 8.0);
+}
+
+void soak_latency_record(uint64_t ns)
+{
+    /* relaxed: a statistic, taken by the sampler's exchange. */
+    atomic_fetch_add_explicit(&lat_hist[lat_bucket(ns)], 1, memory_order_relaxed);
+}
+
+/* ---- the rows ----------------------------------------------------------------- */
+
+typedef struct row {
+    double t, rate, p50_us, p99_us, p999_us, rss_mib;
+    int fds, threads;
+    uint64_t published, executed, failed, pruned, samples, errors;
+} row;
+
+#define ROWS_MAX 100000
+static row *rows;
+static size_t nrows;
+static pthread_mutex_t rows_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t warm_at;
+static uint64_t rss_max;
+static FILE *csv;
+static pthread_t sampler;
+static bool sampler_running;
+static pthread_mutex_t stop_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t stop_cond;
+static bool stop_flag;
+
+uint64_t soak_metrics_rss_max(void)
+{
+    pthread_mutex_lock(&rows_lock);
+    uint64_t m = rss_max;
+    pthread_mutex_unlock(&rows_lock);
+    return m;
+}
+
+static double pct(const uint64_t *h, uint64_t total, double q)
+{
+    if (total == 0)
+        return 0.0;
+    uint64_t want = (uint64_t)ceil(q * (double)total), seen = 0;
+    for (unsigned b = 0; b < LAT_BUCKETS; b++) {
+        seen += h[b];
+        if (seen >= want && h[b] != 0)
+            return lat_value(b);
+    }
+    return lat_value(LAT_BUCKETS - 1);
+}
+
+static void take_row(uint64_t now, uint64_t *last_ns, uint64_t *last_done)
+{
+    uint64_t h[LAT_BUCKETS], total = 0;
+    for (unsigned b = 0; b < LAT_BUCKETS; b++) {
+        /* relaxed: as in soak_latency_record. */
+        h[b] = atomic_exchange_explicit(&lat_hist[b], 0, memory_order_relaxed);
+        total += h[b];
+    }
+    row r;
+    memset(&r, 0, sizeof r);
+    r.t = (double)(now - t_start) / 1e9;
+    soak_live_totals(&r.executed, &r.failed, &r.pruned);
+    r.published = atomic_load(&g_items);
+    uint64_t done = r.executed + r.failed + r.pruned;
+    double dt = (double)(now - *last_ns) / 1e9;
+    r.rate = dt > 0 && done >= *last_done ? (double)(done - *last_done) / dt : 0.0;
+    *last_ns = now;
+    *last_done = done;
+    r.samples = total;
+    r.p50_us = pct(h, total, 0.50) / 1e3;
+    r.p99_us = pct(h, total, 0.99) / 1e3;
+    r.p999_us = pct(h, total, 0.999) / 1e3;
+    if (sabotage(SAB_RSS_DRIFT) || (opt.sabotage == SAB_RSS_DRIFT && now >= warm_at)) {
+        static char *keep[4096];
+        static unsigned nkeep;
+        if (nkeep < 4096 && (keep[nkeep] = malloc(4u << 20)) != NULL)
+            memset(keep[nkeep++], 1, 4u << 20);
+    }
+    pthread_mutex_lock(&proc_lock);
+    uint64_t rss = rss_bytes();
+    r.fds = open_fds();
+    r.threads = thread_count();
+    pthread_mutex_unlock(&proc_lock);
+    r.rss_mib = (double)rss / 1048576.0;
+    r.errors = atomic_load(&g_errors);
+    printf("soak: %7.1fs rate %8.0f/s lat p50 %8.1fus p99 %9.1fus p999 %9.1fus rss %6.1fMiB fds %3d "
+           "threads %3d published %llu executed %llu failed %llu rounds %llu errors %llu\n",
+           r.t, r.rate, r.p50_us, r.p99_us, r.p999_us, r.rss_mib, r.fds, r.threads,
+           (unsigned long long)r.published, (unsigned long long)r.executed, (unsigned long long)r.failed,
+           (unsigned long long)atomic_load(&g_rounds_done), (unsigned long long)r.errors);
+    fflush(stdout);
+    if (csv != NULL) {
+        fprintf(csv, "%.1f,%.1f,%.1f,%.1f,%.1f,%.2f,%d,%d,%llu,%llu,%llu,%llu,%llu,%llu\n", r.t, r.rate,
+                r.p50_us, r.p99_us, r.p999_us, r.rss_mib, r.fds, r.threads,
+                (unsigned long long)r.published, (unsigned long long)r.executed,
+                (unsigned long long)r.failed, (unsigned long long)r.pruned, (unsigned long long)r.samples,
+                (unsigned long long)r.errors);
+        fflush(csv);
+    }
+    pthread_mutex_lock(&rows_lock);
+    if (rss > rss_max)
+        rss_max = rss;
+    if (nrows < ROWS_MAX)
+        rows[nrows++] = r;
+    pthread_mutex_unlock(&rows_lock);
+}
+
+static void *sampler_main(void *arg)
+{
+    (void)arg;
+    uint64_t last_ns = t_start, last_done = 0;
+    uint64_t next = t_start + (uint64_t)opt.interval * SEC_NS;
+    pthread_mutex_lock(&stop_lock);
+    while (!stop_flag) {
+        struct timespec ts = {(time_t)(next / SEC_NS), (long)(next % SEC_NS)};
+        while (!stop_flag && pthread_cond_timedwait(&stop_cond, &stop_lock, &ts) == 0) {
+        }
+        if (stop_flag)
+            break;
+        pthread_mutex_unlock(&stop_lock);
+        take_row(stress_now_ns(), &last_ns, &last_done);
+        next += (uint64_t)opt.interval * SEC_NS;
+        pthread_mutex_lock(&stop_lock);
+    }
+    pthread_mutex_unlock(&stop_lock);
+    return NULL;
+}
+
+void soak_metrics_start(uint64_t warm_at_ns)
+{
+    warm_at = warm_at_ns;
+    rows = calloc(ROWS_MAX, sizeof *rows);
+    if (opt.csv != NULL) {
+        csv = fopen(opt.csv, "w");
+        if (csv == NULL)
+            soak_error("cannot write --csv %s", opt.csv);
+        else
+            fprintf(csv, "t_s,throughput_per_s,p50_us,p99_us,p999_us,rss_mib,fds,threads,published,"
+                         "executed,failed,pruned,latency_samples,errors\n");
+    }
+    if (opt.interval == 0 || rows == NULL)
+        return;
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&stop_cond, &ca);
+    pthread_condattr_destroy(&ca);
+    sampler_running = pthread_create(&sampler, NULL, sampler_main, NULL) == 0;
+}
+
+void soak_metrics_stop(void)
+{
+    if (!sampler_running)
+        return;
+    pthread_mutex_lock(&stop_lock);
+    stop_flag = true;
+    pthread_cond_signal(&stop_cond);
+    pthread_mutex_unlock(&stop_lock);
+    pthread_join(sampler, NULL);
+    pthread_cond_destroy(&stop_cond);
+    sampler_running = false;
+}
+
+/* ---- drift ------------------------------------------------------------------ */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, size_t n)
+{
+    if (n == 0)
+        return 0.0;
+    qsort(v, n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Theil-Sen: the median of the pairwise slopes, per hour (at most 400
+ * points, evenly picked). */
+static double slope_per_hour(const double *t, const double *y, size_t n)
+{
+    size_t step = n > 400 ? (n + 399) / 400 : 1, m = 0;
+    double *s = malloc(sizeof *s * (n / step + 1) * (n / step + 1) / 2 + sizeof *s);
+    if (s == NULL)
+        return 0.0;
+    for (size_t i = 0; i < n; i += step)
+        for (size_t j = i + step; j < n; j += step)
+            if (t[j] > t[i])
+                s[m++] = (y[j] - y[i]) / (t[j] - t[i]);
+    double r = median(s, m) * 3600.0;
+    free(s);
+    return r;
+}
+
+typedef struct drift {
+    const char *metric, *unit, *rule;
+    double first, last, slope;
+    const char *verdict;
+} drift;
+
+enum { D_RSS, D_FDS, D_THREADS, D_RATE, D_P99, D_N };
+
+static double field(const row *r, int d)
+{
+    switch (d) {
+    case D_RSS:
+        return r->rss_mib;
+    case D_FDS:
+        return r->fds;
+    case D_THREADS:
+        return r->threads;
+    case D_RATE:
+        return r->rate;
+    default:
+        return r->p99_us;
+    }
+}
+
+static void json_out(FILE *f, const drift *d, bool judged, bool pass, double elapsed_s)
+{
+    fprintf(f, "{\n  \"tool\": \"mkrt-soak\",\n  \"config\": {\"seconds\": %u, \"interval\": %u, "
+               "\"seed\": %llu, \"producers\": %u, \"workloads\": [",
+            opt.seconds, opt.interval, (unsigned long long)opt.seed, opt.producers);
+    const char *sep = "";
+    for (int w = 0; w < W_COUNT; w++)
+        if (opt.workloads & (1u << w)) {
+            fprintf(f, "%s\"%s\"", sep, soak_workload_names[w]);
+            sep = ", ";
+        }
+    fprintf(f, "], \"faults\": [%s%s%s%s], \"backends\": [%s%s%s]},\n",
+            opt.faults & F_ALLOC ? "\"alloc\"," : "", opt.faults & F_HANG ? "\"hang\"," : "",
+            opt.faults & F_RACE ? "\"race\"," : "", opt.faults & F_DEVICE ? "\"device\"" : "\"\"",
+            opt.backends & B_CPU ? "\"cpu\"," : "", opt.backends & B_SIM ? "\"sim\"," : "",
+            opt.backends & B_CUDA ? "\"cuda\"" : "\"\"");
+    fprintf(f, "  \"elapsed_s\": %.1f,\n  \"intervals\": [\n", elapsed_s);
+    for (size_t i = 0; i < nrows; i++) {
+        const row *r = &rows[i];
+        fprintf(f, "    {\"t_s\": %.1f, \"throughput_per_s\": %.1f, \"p50_us\": %.1f, \"p99_us\": %.1f, "
+                   "\"p999_us\": %.1f, \"rss_mib\": %.2f, \"fds\": %d, \"threads\": %d, \"published\": %llu, "
+                   "\"executed\": %llu, \"failed\": %llu, \"pruned\": %llu, \"latency_samples\": %llu, "
+                   "\"errors\": %llu}%s\n",
+                r->t, r->rate, r->p50_us, r->p99_us, r->p999_us, r->rss_mib, r->fds, r->threads,
+                (unsigned long long)r->published, (unsigned long long)r->executed,
+                (unsigned long long)r->failed, (unsigned long long)r->pruned,
+                (unsigned long long)r->samples, (unsigned long long)r->errors, i + 1 < nrows ? "," : "");
+    }
+    fprintf(f, "  ],\n  \"workloads\": [\n");
+    sep = "";
+    for (int w = 0; w < W_COUNT; w++) {
+        if (!(opt.workloads & (1u << w)))
+            continue;
+        uint64_t rounds = atomic_load(&g_wstats[w].rounds), errors = atomic_load(&g_wstats[w].errors);
+        fprintf(f, "%s    {\"name\": \"%s\", \"rounds\": %llu, \"errors\": %llu, \"skipped\": %llu, "
+                   "\"verdict\": \"%s\"}",
+                sep, soak_workload_names[w], (unsigned long long)rounds, (unsigned long long)errors,
+                (unsigned long long)atomic_load(&g_wstats[w].skipped),
+                errors ? "FAIL" : rounds ? "PASS" : "NOT RUN");
+        sep = ",\n";
+    }
+    fprintf(f, "\n  ],\n  \"drift\": [\n");
+    for (int i = 0; i < D_N; i++)
+        fprintf(f, "    {\"metric\": \"%s\", \"unit\": \"%s\", \"first_quarter_median\": %.3f, "
+                   "\"last_quarter_median\": %.3f, \"slope_per_hour\": %.3f, \"rule\": \"%s\", "
+                   "\"verdict\": \"%s\"}%s\n",
+                d[i].metric, d[i].unit, d[i].first, d[i].last, d[i].slope, d[i].rule,
+                judged ? d[i].verdict : "not judged", i + 1 < D_N ? "," : "");
+    fprintf(f, "  ],\n  \"errors\": %llu,\n  \"verdict\": \"%s\"\n}\n",
+            (unsigned long long)atomic_load(&g_errors), pass ? "PASS" : "FAIL");
+}
+
+bool soak_metrics_finish(double elapsed_s, bool pass_so_far)
+{
+    drift d[D_N] = {
+        {"rss", "MiB", "FAIL if last - first > max(8 MiB, 20% of first)", 0, 0, 0, "ok"},
+        {"fds", "fds", "FAIL if last - first > max(4, 25% of first)", 0, 0, 0, "ok"},
+        {"threads", "threads", "FAIL if last - first > max(4, 25% of first)", 0, 0, 0, "ok"},
+        {"throughput", "items/s", "FAIL if last < first / 3", 0, 0, 0, "ok"},
+        {"p99", "us", "FAIL if last > 4 x first + 2000 us", 0, 0, 0, "ok"},
+    };
+    pthread_mutex_lock(&rows_lock);
+    size_t from = 0;
+    while (from < nrows && t_start + (uint64_t)(rows[from].t * 1e9) < warm_at)
+        from++;
+    size_t n = nrows - from, q = n / 4;
+    bool judged = n >= 8;
+    bool ok = true;
+    double *t = malloc(sizeof *t * (n + 1)), *y = malloc(sizeof *y * (n + 1)), *tmp = malloc(sizeof *tmp * (n + 1));
+    if (t == NULL || y == NULL || tmp == NULL)
+        judged = false;
+    for (int i = 0; judged && i < D_N; i++) {
+        for (size_t k = 0; k < n; k++) {
+            t[k] = rows[from + k].t;
+            y[k] = field(&rows[from + k], i);
+        }
+        memcpy(tmp, y, sizeof *y * q);
+        d[i].first = median(tmp, q);
+        memcpy(tmp, y + n - q, sizeof *y * q);
+        d[i].last = median(tmp, q);
+        d[i].slope = slope_per_hour(t, y, n);
+        double f = d[i].first, l = d[i].last;
+        bool bad = i == D_RSS       ? l - f > fmax(8.0, 0.2 * f)
+                   : i == D_FDS     ? l - f > fmax(4.0, 0.25 * f)
+                   : i == D_THREADS ? l - f > fmax(4.0, 0.25 * f)
+                   : i == D_RATE    ? l < f / 3.0
+                                    : l > 4.0 * f + 2000.0;
+        if (bad && i == D_RSS && SOAK_SANITIZED)
+            d[i].verdict = "grew (not judged under a sanitizer)";
+        else if (bad) {
+            d[i].verdict = "FAIL";
+            ok = false;
+        }
+    }
+    printf("soak: drift over %zu intervals after the warm-up (%.0f s; first vs last quarter medians, "
+           "Theil-Sen slope):\n",
+           n, (double)(warm_at - t_start) / 1e9);
+    for (int i = 0; i < D_N; i++) {
+        if (judged)
+            printf("soak:   %-10s first %10.2f last %10.2f %s, slope %+.2f %s/h (%s): %s\n", d[i].metric,
+                   d[i].first, d[i].last, d[i].unit, d[i].slope, d[i].unit, d[i].rule, d[i].verdict);
+        else
+            printf("soak:   %-10s not judged: %zu intervals after the warm-up, 8 needed (a longer "
+                   "--seconds or a shorter --interval)\n", d[i].metric, n);
+    }
+    if (opt.json != NULL) {
+        FILE *f = fopen(opt.json, "w");
+        if (f == NULL) {
+            fprintf(stderr, "soak: cannot write --json %s\n", opt.json);
+            ok = false;
+        } else {
+            json_out(f, d, judged, pass_so_far && ok, elapsed_s);
+            fclose(f);
+        }
+    }
+    pthread_mutex_unlock(&rows_lock);
+    if (csv != NULL)
+        fclose(csv);
+    csv = NULL;
+    free(t);
+    free(y);
+    free(tmp);
+    return ok;
+}
