@@ -102,7 +102,7 @@ G500_OBJS     := $(G500_SRCS:%.c=$(BUILD)/obj/%.o)
 G500_KIT_OBJS := $(filter-out %/traverse_mkrt.o,$(G500_OBJS))
 GRAPH_SCALE   ?= 16
 
-.PHONY: all check headers-check abi-check install-check stress soak tsan asan bench bench-quick \
+.PHONY: all check headers-check abi-check install-check stress soak soak-mpi tsan asan bench bench-quick \
         bench-cuda plots demo demo-graph examples install uninstall deps bench-deps clean help tests docs docs-check \
         mpi check-mpi mpi-deps tsan-mpi install-mpi
 .DEFAULT_GOAL := all
@@ -295,6 +295,7 @@ endif
 SOAK_SECONDS ?= $(if $(filter command line,$(origin SECONDS)),$(SECONDS),60)
 soak: $(SOAK_BIN) $(FAKE_CUDA) ## mkrt-soak: every workload and fault mode, drift verdicts, SECONDS=N (default 60)
 	$(SOAK_BIN) --seconds $(SOAK_SECONDS) $(SOAK_ARGS)
+	$(if $(SAN),@echo "soak: the MPI soak is not run under a sanitizer",@$(MAKE) --no-print-directory soak-mpi)
 
 # Sanitizer builds live in their own trees; stress and soak runs stay
 # short unless SECONDS is given.
@@ -497,6 +498,21 @@ $(BUILD)/bench/mpi_bench: $(BUILD)/obj/bench/mpi_bench.o $(MPI_EX_OBJS) $(G500_O
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(STATIC) $(MPI_LIBS) $(LDLIBS)
 
+# mkrt-soak-mpi: the soak's MPI workload (stress/soak/mpi/), run by
+# `make soak` at 2 and 3 ranks (not under a sanitizer: Open MPI is not
+# instrumented).
+SOAK_MPI_BIN := $(BUILD)/bin/mkrt-soak-mpi
+SOAK_MPI_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,stress/soak/soak_globals.c stress/soak/soak_env.c \
+                 stress/soak/soak_metrics.c stress/soak/mpi/soak_mpi.c)
+$(BUILD)/obj/stress/soak/mpi/soak_mpi.o: CPPFLAGS += $(MPI_CFLAGS)
+$(SOAK_MPI_BIN): $(SOAK_MPI_OBJS) $(MPI_STATIC) $(STATIC)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(MPI_LIBS) $(LDLIBS)
+SOAK_MPI_SECONDS = $(shell s=$$(( $(SOAK_SECONDS) / 4 )); [ $$s -lt 5 ] && s=5; echo $$s)
+soak-mpi: $(SOAK_MPI_BIN) ## mkrt-soak-mpi at 2 and 3 ranks, SECONDS/4 each (at least 5 s; needs mpicc)
+	timeout -k 5 $$(( $(SOAK_MPI_SECONDS) + 300 )) $(MPIRUN) -np 2 $(SOAK_MPI_BIN) --seconds $(SOAK_MPI_SECONDS)
+	timeout -k 5 $$(( $(SOAK_MPI_SECONDS) + 300 )) $(MPIRUN) -np 3 $(SOAK_MPI_BIN) --seconds $(SOAK_MPI_SECONDS)
+
 mpi: $(MPI_STATIC) $(MPI_SHARED) ## libmkrt_mpi.a and libmkrt_mpi.so in $(BUILD) (needs mpicc: make mpi-deps)
 
 # The MPI layer's own header, docs and null-argument checks, then
@@ -531,6 +547,8 @@ tsan-mpi: ## the MPI layer's unit tests under ThreadSanitizer at 2 ranks, in $(B
 	TSAN_OPTIONS="suppressions=$(CURDIR)/$(BUILD)/tsan/mpi.supp halt_on_error=1 $(TSAN_OPTIONS)" \
 	    timeout -k 5 600 $(MPIRUN) --mca btl self,vader -x TSAN_OPTIONS -np 2 $(BUILD)/tsan/mpi/tests/test_mpi
 else
+soak-mpi:
+	@echo "soak-mpi: no mpicc found: the MPI soak is skipped (make mpi-deps installs Open MPI)"
 mpi check-mpi tsan-mpi install-mpi:
 	@echo "$@: no mpicc found; the MPI layer is optional (make mpi-deps installs Open MPI)"; exit 1
 endif

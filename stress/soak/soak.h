@@ -41,7 +41,8 @@
 
 /* ---- workloads (torture types), fault modes, backends ------------------- */
 
-enum { W_CLASSIC, W_EMIT, W_COMMUTE, W_GRAPH, W_PLUGIN, W_COUNT };
+/* W_MPI: mkrt-soak-mpi only (stress/soak/mpi/soak_mpi.c). */
+enum { W_CLASSIC, W_EMIT, W_COMMUTE, W_GRAPH, W_PLUGIN, W_MPI, W_COUNT };
 extern const char *const soak_workload_names[W_COUNT];
 
 enum {
@@ -82,6 +83,7 @@ typedef struct soak_options {
 extern soak_options opt;
 
 bool sabotage(int kind); /* true once: the planted defect fires */
+bool sabotage_fired(void);
 
 /* ---- the run's counters (relaxed unless said: statistics) --------------- */
 
@@ -188,6 +190,7 @@ void soak_live_totals(uint64_t *executed, uint64_t *failed, uint64_t *pruned);
 /* ---- metrics (soak_metrics.c) ----------------------------------------------- */
 
 void soak_latency_record(uint64_t ns); /* any thread */
+extern bool g_metrics_quiet; /* rows recorded, not printed (MPI ranks but 0) */
 void soak_metrics_start(uint64_t warm_at_ns);
 void soak_metrics_stop(void);
 /* The drift verdicts and the files; false when a metric drifted. */

@@ -25,7 +25,6 @@
 
 #include "soak.h"
 
-const char *const soak_workload_names[W_COUNT] = {"classic", "emit", "commute", "graph", "plugin"};
 static const char *const workload_help[W_COUNT] = {
     "producer sessions publishing user and built-in ops (ACC, MAX, FAIL, SLOW, ADD, STORE,\n"
     "                  APPEND, NOP, unknown ops, bad handles) checked against per-cell shadows;\n"
@@ -36,43 +35,9 @@ static const char *const workload_help[W_COUNT] = {
     "                  many producers on the same cells; mkrt_quiesce; exact min/or/sum",
     "graph traversals: mkrt_graph_register, SSSP with RELAX and BFS with an expanding\n"
     "                  user op (MIN of depth|parent), checked against Dijkstra / BFS",
-    "your ops: --plugin FILE.so (include/mkrt/soak_plugin.h), its generator and checks"};
-const char *const sabotage_names[] = {"none",     "double-run", "lost-failure", "lost-entry", "leak-fd",
-                                      "leak-thread", "leak-alloc", "rss",       "rss-drift",  "wrong-dist",
-                                      NULL};
-
-soak_options opt = {.seconds = 60,
-                    .warmup = -1,
-                    .interval = 5,
-                    .producers = 4,
-                    .seed = 1,
-                    .workloads = (1u << W_CLASSIC) | (1u << W_EMIT) | (1u << W_COMMUTE) | (1u << W_GRAPH),
-                    .faults = F_ALL,
-                    .backends = B_CPU | B_SIM | B_CUDA,
-                    .sabotage = SAB_NONE};
-static _Atomic bool sabotage_done;
-
-bool sabotage(int kind)
-{
-    return opt.sabotage == kind && !atomic_load(&sabotage_done) && !atomic_exchange(&sabotage_done, true);
-}
-
-uint64_t t_start;
-_Atomic uint64_t g_items;
-_Atomic uint64_t g_runtimes, g_rounds_done, g_race_rounds, g_sim_rounds, g_cuda_rounds;
-_Atomic uint64_t g_enomem_retries, g_eagain_retries, g_backpressure;
-_Atomic uint64_t g_hangs_injected, g_watchdog_trips, g_stray_trips, g_device_faults;
-_Atomic uint64_t g_errors;
-_Atomic uint64_t g_executed, g_pruned, g_failed, g_callbacks, g_emitted;
-_Atomic uint64_t g_appends_consumed, g_append_overflows, g_destroy_timeouts;
-_Atomic uint64_t g_mid_checks, g_sessions;
-_Atomic uint64_t g_quiesce_calls, g_quiesce_timeouts, g_traversals;
-_Atomic unsigned g_round_index;
-_Atomic int g_workload = -1;
-_Atomic uint64_t g_heartbeat_ns;
-_Atomic(const char *) g_phase = "start";
-soak_wstats g_wstats[W_COUNT];
-
+    "your ops: --plugin FILE.so (include/mkrt/soak_plugin.h), its generator and checks",
+    "MPI at 2-3 ranks: a separate program, mpirun -np 3 mkrt-soak-mpi (built where mpicc\n"
+    "                  is found; make soak runs it): hops across ranks, checked per handle"};
 /* ---- hang detection ---------------------------------------------------------- */
 
 static _Atomic bool g_monitor_stop;
@@ -148,7 +113,7 @@ static bool summary(const char *extra)
     }
     if (opt.sabotage != SAB_NONE)
         printf("soak: sabotage %s planted: %s\n", sabotage_names[opt.sabotage],
-               atomic_load(&sabotage_done) ? "yes" : "no (the run was too short)");
+               sabotage_fired() ? "yes" : "no (the run was too short)");
     if (extra == NULL && !soak_metrics_finish(el, pass))
         pass = false;
     uint64_t items = atomic_load(&g_items);
@@ -312,7 +277,7 @@ static int parse_args(int argc, char **argv)
             opt.backends = (unsigned)bits;
             break;
         case 'w':
-            bits = parse_list(optarg, soak_workload_names, W_COUNT, (1l << W_COUNT) - 1);
+            bits = parse_list(optarg, soak_workload_names, W_MPI, (1l << W_MPI) - 1);
             if (bits <= 0) {
                 fprintf(stderr, "%s: --workloads takes classic, emit, commute, graph, plugin "
                                 "(comma-separated) or all, not '%s'\n", argv[0], optarg);

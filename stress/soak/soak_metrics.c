@@ -73,6 +73,7 @@ typedef struct row {
 static row *rows;
 static size_t nrows;
 static pthread_mutex_t rows_lock = PTHREAD_MUTEX_INITIALIZER;
+bool g_metrics_quiet;
 static uint64_t warm_at;
 static uint64_t rss_max;
 static FILE *csv;
@@ -138,7 +139,8 @@ static void take_row(uint64_t now, uint64_t *last_ns, uint64_t *last_done)
     pthread_mutex_unlock(&proc_lock);
     r.rss_mib = (double)rss / 1048576.0;
     r.errors = atomic_load(&g_errors);
-    printf("soak: %7.1fs rate %8.0f/s lat p50 %8.1fus p99 %9.1fus p999 %9.1fus rss %6.1fMiB fds %3d "
+    if (!g_metrics_quiet)
+        printf("soak: %7.1fs rate %8.0f/s lat p50 %8.1fus p99 %9.1fus p999 %9.1fus rss %6.1fMiB fds %3d "
            "threads %3d published %llu executed %llu failed %llu rounds %llu errors %llu\n",
            r.t, r.rate, r.p50_us, r.p99_us, r.p999_us, r.rss_mib, r.fds, r.threads,
            (unsigned long long)r.published, (unsigned long long)r.executed, (unsigned long long)r.failed,
@@ -367,10 +369,14 @@ bool soak_metrics_finish(double elapsed_s, bool pass_so_far)
             ok = false;
         }
     }
-    printf("soak: drift over %zu intervals after the warm-up (%.0f s; first vs last quarter medians, "
+    FILE *out = g_metrics_quiet ? NULL : stdout;
+    if (out != NULL)
+        fprintf(out, "soak: drift over %zu intervals after the warm-up (%.0f s; first vs last quarter medians, "
            "Theil-Sen slope):\n",
            n, (double)(warm_at - t_start) / 1e9);
     for (int i = 0; i < D_N; i++) {
+        if (out == NULL && !(judged && strcmp(d[i].verdict, "FAIL") == 0))
+            continue; /* a quiet rank tells its failures only */
         if (judged)
             printf("soak:   %-10s first %10.2f last %10.2f %s, slope %+.2f %s/h (%s): %s\n", d[i].metric,
                    d[i].first, d[i].last, d[i].unit, d[i].slope, d[i].unit, d[i].rule, d[i].verdict);
