@@ -196,6 +196,11 @@ void soak_metrics_stop(void);
 /* The drift verdicts and the files; false when a metric drifted. */
 bool soak_metrics_finish(double elapsed_s, bool pass_so_far);
 uint64_t soak_metrics_rss_max(void);
+/* Around each round (main thread): its throughput and p99 for the drift
+ * verdicts; the backend is the one the round's plan set. */
+extern _Atomic int g_round_backend;
+void soak_round_begin(void);
+void soak_round_end(int workload);
 
 /* ---- resources between rounds (soak_env.c) ------------------------------- */
 

@@ -176,6 +176,7 @@ void soak_plan_round(soak_plan *p, unsigned index, uint64_t t_now, uint64_t t_st
      * round by round, the backend moves on after a full turn. */
     unsigned nw = (unsigned)__builtin_popcount(opt.workloads);
     p->backend = kinds[(index / nw) % nk];
+    atomic_store(&g_round_backend, (int)p->backend);
     p->calm = index == 0;
     p->race = !p->calm && (opt.faults & F_RACE) && rnd_below(g, 100) < 35;
     p->storms = !p->calm && (opt.faults & F_ALLOC) && rnd_below(g, 100) < 60;

@@ -393,6 +393,7 @@ int main(int argc, char **argv)
         atomic_store(&g_round_index, index);
         int w = order[index % (unsigned)nw];
         atomic_store(&g_workload, w);
+        soak_round_begin();
         switch (w) {
         case W_CLASSIC:
             classic_round(index, now, t_stop);
@@ -410,6 +411,7 @@ int main(int argc, char **argv)
             plugin_round(index, now, t_stop);
             break;
         }
+        soak_round_end(w);
         atomic_fetch_add(&g_wstats[w].rounds, 1);
         if (index == 2)
             plant_leaks();

@@ -12,16 +12,21 @@
  * buckets per power of two, so within 19%), RSS, open fds, threads, and
  * the items published, executed and failed so far.
  *
- * Drift (soak_metrics_finish): over the rows after the warm-up (--warmup,
- * default the first fifth of the run, at least 10 s), the median of the first quarter of
- * the rows against the median of the last quarter, and the Theil-Sen
- * slope (the median of the pairwise slopes) per hour, for each metric:
- *   rss        FAIL when it grew by more than max(8 MiB, 20%)
- *   fds        FAIL when it grew by more than max(4, 25%)
- *   threads    FAIL when it grew by more than max(4, 25%)
- *   throughput FAIL when it fell below a third of the first quarter's
- *   p99        FAIL when it rose above 4x the first quarter's + 2 ms
- * Fewer than 8 rows after the warm-up: "not judged" (a short run). RSS
+ * Drift (soak_metrics_finish), after the warm-up (--warmup, default the
+ * first fifth of the run, at least 10 s): the median of the first quarter
+ * of a metric's points against the median of its last quarter, and the
+ * Theil-Sen slope (the median of the pairwise slopes) per hour:
+ *   rss        (interval rows) FAIL when it grew by more than max(8 MiB, 20%)
+ *   fds        (interval rows) FAIL when it grew by more than max(4, 25%)
+ *   threads    (interval rows) FAIL when it grew by more than max(4, 25%)
+ *   throughput (rounds) FAIL when it fell below a third of the first quarter's
+ *   p99        (rounds) FAIL when it rose above 4x the first quarter's
+ * Throughput and p99 are taken per round (items completed / the round's
+ * wall time; the p99 of the latencies the round recorded) and divided by
+ * the median of the same workload on the same backend over the first
+ * half of the judged rounds: the workloads differ by orders of magnitude,
+ * and the mix within an interval says nothing about drift.
+ * Fewer than 8 points after the warm-up: "not judged" (a short run). RSS
  * is reported, not judged, under a sanitizer. The leak checks between
  * rounds (soak_env.c) are exact; these catch what grows slowly while
  * runtimes are alive, and slowdowns. */
@@ -35,6 +40,7 @@
 
 #define LAT_BUCKETS 256
 static _Atomic uint64_t lat_hist[LAT_BUCKETS];
+static _Atomic uint64_t round_hist[LAT_BUCKETS]; /* the same, per round */
 
 static unsigned lat_bucket(uint64_t ns)
 {
@@ -59,6 +65,7 @@ void soak_latency_record(uint64_t ns)
 {
     /* relaxed: a statistic, taken by the sampler's exchange. */
     atomic_fetch_add_explicit(&lat_hist[lat_bucket(ns)], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&round_hist[lat_bucket(ns)], 1, memory_order_relaxed);
 }
 
 /* ---- the rows ----------------------------------------------------------------- */
@@ -82,6 +89,56 @@ static bool sampler_running;
 static pthread_mutex_t stop_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t stop_cond;
 static bool stop_flag;
+
+/* Per round: its workload and backend, throughput and p99 (the drift of
+ * throughput and latency is judged on these, normalised per workload and
+ * backend, so that the mix of workloads in an interval does not count). */
+typedef struct round_rec {
+    double t, rate, p99_us;
+    int key; /* workload * 3 + backend */
+    uint64_t samples;
+} round_rec;
+
+#define ROUNDS_MAX ROWS_MAX
+static round_rec *recs;
+static size_t nrecs;
+static uint64_t round_t0, round_done0;
+_Atomic int g_round_backend;
+
+void soak_round_begin(void)
+{
+    for (unsigned b = 0; b < LAT_BUCKETS; b++)
+        /* relaxed: as in soak_latency_record. */
+        atomic_store_explicit(&round_hist[b], 0, memory_order_relaxed);
+    uint64_t e, f, p;
+    soak_live_totals(&e, &f, &p);
+    round_done0 = e + f + p;
+    round_t0 = stress_now_ns();
+}
+
+static double pct(const uint64_t *h, uint64_t total, double q);
+
+void soak_round_end(int workload)
+{
+    uint64_t now = stress_now_ns(), e, f, p, h[LAT_BUCKETS], total = 0;
+    soak_live_totals(&e, &f, &p);
+    for (unsigned b = 0; b < LAT_BUCKETS; b++) {
+        /* relaxed: as in soak_latency_record; the round's threads are joined. */
+        h[b] = atomic_load_explicit(&round_hist[b], memory_order_relaxed);
+        total += h[b];
+    }
+    int bk = atomic_load(&g_round_backend);
+    round_rec r = {(double)(now - t_start) / 1e9,
+                   now > round_t0 && e + f + p >= round_done0
+                       ? (double)(e + f + p - round_done0) / ((double)(now - round_t0) / 1e9)
+                       : 0.0,
+                   pct(h, total, 0.99) / 1e3, workload * 3 + (bk == MKRT_BACKEND_SIM ? 1 : bk == MKRT_BACKEND_CUDA ? 2 : 0),
+                   total};
+    pthread_mutex_lock(&rows_lock);
+    if (recs != NULL && nrecs < ROUNDS_MAX)
+        recs[nrecs++] = r;
+    pthread_mutex_unlock(&rows_lock);
+}
 
 uint64_t soak_metrics_rss_max(void)
 {
@@ -187,6 +244,7 @@ void soak_metrics_start(uint64_t warm_at_ns)
 {
     warm_at = warm_at_ns;
     rows = calloc(ROWS_MAX, sizeof *rows);
+    recs = calloc(ROWS_MAX, sizeof *recs);
     if (opt.csv != NULL) {
         csv = fopen(opt.csv, "w");
         if (csv == NULL)
@@ -255,27 +313,63 @@ typedef struct drift {
     const char *metric, *unit, *rule;
     double first, last, slope;
     const char *verdict;
+    size_t n;
+    bool judged;
 } drift;
 
 enum { D_RSS, D_FDS, D_THREADS, D_RATE, D_P99, D_N };
 
 static double field(const row *r, int d)
 {
-    switch (d) {
-    case D_RSS:
-        return r->rss_mib;
-    case D_FDS:
-        return r->fds;
-    case D_THREADS:
-        return r->threads;
-    case D_RATE:
-        return r->rate;
-    default:
-        return r->p99_us;
-    }
+    return d == D_RSS ? r->rss_mib : d == D_FDS ? (double)r->fds : (double)r->threads;
 }
 
-static void json_out(FILE *f, const drift *d, bool judged, bool pass, double elapsed_s)
+/* The series a metric is judged on, after the warm-up: RSS, fds and
+ * threads from the interval rows; throughput and p99 from the rounds,
+ * each divided by the median of its workload and backend over the first
+ * half of the judged rounds (rounds with fewer than 20 latency samples
+ * have no p99; a pair with no round in the first half is left out). */
+static size_t series(int d, double *t, double *y)
+{
+    size_t n = 0;
+    if (d == D_RSS || d == D_FDS || d == D_THREADS) {
+        for (size_t k = 0; k < nrows; k++)
+            if (t_start + (uint64_t)(rows[k].t * 1e9) >= warm_at) {
+                t[n] = rows[k].t;
+                y[n++] = field(&rows[k], d);
+            }
+        return n;
+    }
+    size_t from = 0, m;
+    while (from < nrecs && t_start + (uint64_t)(recs[from].t * 1e9) < warm_at)
+        from++;
+    m = nrecs - from;
+    double ref[W_COUNT * 3];
+    double *tmp = malloc(sizeof *tmp * (m + 1));
+    if (tmp == NULL)
+        return 0;
+    for (int key = 0; key < W_COUNT * 3; key++) {
+        size_t c = 0;
+        for (size_t k = from; k < from + m / 2; k++) {
+            const round_rec *r = &recs[k];
+            if (r->key == key && (d == D_RATE ? r->rate > 0 : r->samples >= 20))
+                tmp[c++] = d == D_RATE ? r->rate : r->p99_us;
+        }
+        ref[key] = c > 0 ? median(tmp, c) : 0.0;
+    }
+    free(tmp);
+    for (size_t k = from; k < nrecs; k++) {
+        const round_rec *r = &recs[k];
+        double v = d == D_RATE ? r->rate : r->p99_us;
+        if (ref[r->key] <= 0 || (d == D_RATE ? r->rate <= 0 : r->samples < 20))
+            continue;
+        t[n] = r->t;
+        y[n++] = v / ref[r->key];
+    }
+    return n;
+}
+
+static void json_out(FILE *f, const drift *d, bool pass, double elapsed_s)
 {
     fprintf(f, "{\n  \"tool\": \"mkrt-soak\",\n  \"config\": {\"seconds\": %u, \"interval\": %u, "
                "\"seed\": %llu, \"producers\": %u, \"workloads\": [",
@@ -286,11 +380,23 @@ static void json_out(FILE *f, const drift *d, bool judged, bool pass, double ela
             fprintf(f, "%s\"%s\"", sep, soak_workload_names[w]);
             sep = ", ";
         }
-    fprintf(f, "], \"faults\": [%s%s%s%s], \"backends\": [%s%s%s]},\n",
-            opt.faults & F_ALLOC ? "\"alloc\"," : "", opt.faults & F_HANG ? "\"hang\"," : "",
-            opt.faults & F_RACE ? "\"race\"," : "", opt.faults & F_DEVICE ? "\"device\"" : "\"\"",
-            opt.backends & B_CPU ? "\"cpu\"," : "", opt.backends & B_SIM ? "\"sim\"," : "",
-            opt.backends & B_CUDA ? "\"cuda\"" : "\"\"");
+    static const char *const fault_names[] = {"alloc", "hang", "race", "device"};
+    static const char *const backend_names[] = {"cpu", "sim", "cuda"};
+    fprintf(f, "], \"faults\": [");
+    sep = "";
+    for (int i = 0; i < 4; i++)
+        if (opt.faults & (1u << i)) {
+            fprintf(f, "%s\"%s\"", sep, fault_names[i]);
+            sep = ", ";
+        }
+    fprintf(f, "], \"backends\": [");
+    sep = "";
+    for (int i = 0; i < 3; i++)
+        if (opt.backends & (1u << i)) {
+            fprintf(f, "%s\"%s\"", sep, backend_names[i]);
+            sep = ", ";
+        }
+    fprintf(f, "]},\n");
     fprintf(f, "  \"elapsed_s\": %.1f,\n  \"intervals\": [\n", elapsed_s);
     for (size_t i = 0; i < nrows; i++) {
         const row *r = &rows[i];
@@ -318,11 +424,11 @@ static void json_out(FILE *f, const drift *d, bool judged, bool pass, double ela
     }
     fprintf(f, "\n  ],\n  \"drift\": [\n");
     for (int i = 0; i < D_N; i++)
-        fprintf(f, "    {\"metric\": \"%s\", \"unit\": \"%s\", \"first_quarter_median\": %.3f, "
+        fprintf(f, "    {\"metric\": \"%s\", \"unit\": \"%s\", \"points\": %zu, \"first_quarter_median\": %.3f, "
                    "\"last_quarter_median\": %.3f, \"slope_per_hour\": %.3f, \"rule\": \"%s\", "
                    "\"verdict\": \"%s\"}%s\n",
-                d[i].metric, d[i].unit, d[i].first, d[i].last, d[i].slope, d[i].rule,
-                judged ? d[i].verdict : "not judged", i + 1 < D_N ? "," : "");
+                d[i].metric, d[i].unit, d[i].n, d[i].first, d[i].last, d[i].slope, d[i].rule,
+                d[i].judged ? d[i].verdict : "not judged", i + 1 < D_N ? "," : "");
     fprintf(f, "  ],\n  \"errors\": %llu,\n  \"verdict\": \"%s\"\n}\n",
             (unsigned long long)atomic_load(&g_errors), pass ? "PASS" : "FAIL");
 }
@@ -330,27 +436,24 @@ static void json_out(FILE *f, const drift *d, bool judged, bool pass, double ela
 bool soak_metrics_finish(double elapsed_s, bool pass_so_far)
 {
     drift d[D_N] = {
-        {"rss", "MiB", "FAIL if last - first > max(8 MiB, 20% of first)", 0, 0, 0, "ok"},
-        {"fds", "fds", "FAIL if last - first > max(4, 25% of first)", 0, 0, 0, "ok"},
-        {"threads", "threads", "FAIL if last - first > max(4, 25% of first)", 0, 0, 0, "ok"},
-        {"throughput", "items/s", "FAIL if last < first / 3", 0, 0, 0, "ok"},
-        {"p99", "us", "FAIL if last > 4 x first + 2000 us", 0, 0, 0, "ok"},
+        {"rss", "MiB", "FAIL if last - first > max(8 MiB, 20% of first)", 0, 0, 0, "ok", 0, false},
+        {"fds", "fds", "FAIL if last - first > max(4, 25% of first)", 0, 0, 0, "ok", 0, false},
+        {"threads", "threads", "FAIL if last - first > max(4, 25% of first)", 0, 0, 0, "ok", 0, false},
+        {"throughput", "x", "per round, / its workload+backend's early median; FAIL if last < first / 3", 0, 0,
+         0, "ok", 0, false},
+        {"p99", "x", "per round, / its workload+backend's early median; FAIL if last > 4 x first", 0, 0, 0,
+         "ok", 0, false},
     };
     pthread_mutex_lock(&rows_lock);
-    size_t from = 0;
-    while (from < nrows && t_start + (uint64_t)(rows[from].t * 1e9) < warm_at)
-        from++;
-    size_t n = nrows - from, q = n / 4;
-    bool judged = n >= 8;
+    size_t cap = (nrows > nrecs ? nrows : nrecs) + 1;
     bool ok = true;
-    double *t = malloc(sizeof *t * (n + 1)), *y = malloc(sizeof *y * (n + 1)), *tmp = malloc(sizeof *tmp * (n + 1));
-    if (t == NULL || y == NULL || tmp == NULL)
-        judged = false;
-    for (int i = 0; judged && i < D_N; i++) {
-        for (size_t k = 0; k < n; k++) {
-            t[k] = rows[from + k].t;
-            y[k] = field(&rows[from + k], i);
-        }
+    double *t = malloc(sizeof *t * cap), *y = malloc(sizeof *y * cap), *tmp = malloc(sizeof *tmp * cap);
+    for (int i = 0; t != NULL && y != NULL && tmp != NULL && i < D_N; i++) {
+        size_t n = series(i, t, y), q = n / 4;
+        d[i].n = n;
+        d[i].judged = n >= 8;
+        if (!d[i].judged)
+            continue;
         memcpy(tmp, y, sizeof *y * q);
         d[i].first = median(tmp, q);
         memcpy(tmp, y + n - q, sizeof *y * q);
@@ -361,7 +464,7 @@ bool soak_metrics_finish(double elapsed_s, bool pass_so_far)
                    : i == D_FDS     ? l - f > fmax(4.0, 0.25 * f)
                    : i == D_THREADS ? l - f > fmax(4.0, 0.25 * f)
                    : i == D_RATE    ? l < f / 3.0
-                                    : l > 4.0 * f + 2000.0;
+                                    : l > 4.0 * f;
         if (bad && i == D_RSS && SOAK_SANITIZED)
             d[i].verdict = "grew (not judged under a sanitizer)";
         else if (bad) {
@@ -371,18 +474,19 @@ bool soak_metrics_finish(double elapsed_s, bool pass_so_far)
     }
     FILE *out = g_metrics_quiet ? NULL : stdout;
     if (out != NULL)
-        fprintf(out, "soak: drift over %zu intervals after the warm-up (%.0f s; first vs last quarter medians, "
-           "Theil-Sen slope):\n",
-           n, (double)(warm_at - t_start) / 1e9);
+        fprintf(out, "soak: drift after the warm-up (%.0f s): first vs last quarter medians, Theil-Sen slope\n",
+                (double)(warm_at - t_start) / 1e9);
     for (int i = 0; i < D_N; i++) {
-        if (out == NULL && !(judged && strcmp(d[i].verdict, "FAIL") == 0))
+        if (out == NULL && !(d[i].judged && strcmp(d[i].verdict, "FAIL") == 0))
             continue; /* a quiet rank tells its failures only */
-        if (judged)
-            printf("soak:   %-10s first %10.2f last %10.2f %s, slope %+.2f %s/h (%s): %s\n", d[i].metric,
-                   d[i].first, d[i].last, d[i].unit, d[i].slope, d[i].unit, d[i].rule, d[i].verdict);
+        if (d[i].judged)
+            printf("soak:   %-10s first %9.2f last %9.2f %s, slope %+.2f %s/h over %zu %s (%s): %s\n",
+                   d[i].metric, d[i].first, d[i].last, d[i].unit, d[i].slope, d[i].unit, d[i].n,
+                   i < D_RATE ? "intervals" : "rounds", d[i].rule, d[i].verdict);
         else
-            printf("soak:   %-10s not judged: %zu intervals after the warm-up, 8 needed (a longer "
-                   "--seconds or a shorter --interval)\n", d[i].metric, n);
+            printf("soak:   %-10s not judged: %zu %s after the warm-up, 8 needed (a longer --seconds%s)\n",
+                   d[i].metric, d[i].n, i < D_RATE ? "intervals" : "rounds",
+                   i < D_RATE ? " or a shorter --interval" : "");
     }
     if (opt.json != NULL) {
         FILE *f = fopen(opt.json, "w");
@@ -390,7 +494,7 @@ bool soak_metrics_finish(double elapsed_s, bool pass_so_far)
             fprintf(stderr, "soak: cannot write --json %s\n", opt.json);
             ok = false;
         } else {
-            json_out(f, d, judged, pass_so_far && ok, elapsed_s);
+            json_out(f, d, pass_so_far && ok, elapsed_s);
             fclose(f);
         }
     }

@@ -87,10 +87,8 @@ static void *producer_main(void *arg)
             done += k;
             if (st == MKRT_OK)
                 break;
-            if (st == MKRT_ETIMEDOUT) {
+            if (st == MKRT_ETIMEDOUT) { /* backpressure: publish the rest */
                 atomic_fetch_add(&g_backpressure, 1);
-                if (atomic_load(&w->stop) && !w->plan.race)
-                    continue; /* the round ends: publish the rest */
                 continue;
             }
             if (st != MKRT_ECLOSED || !w->plan.race)

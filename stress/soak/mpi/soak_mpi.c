@@ -189,6 +189,7 @@ static void mpi_round(unsigned index, int rank, int size, uint64_t len_ns)
     c.on_error = on_error;
     c.error_ctx = &R;
     soak_plan plan = {.index = index, .rng = rng, .backend = c.backend};
+    atomic_store(&g_round_backend, (int)c.backend);
     bool skip;
     R.rt = soak_create(&plan, &c, &skip);
     mkrt_error err;
@@ -376,7 +377,9 @@ int main(int argc, char **argv)
         if (len == 0)
             break;
         atomic_store(&g_round_index, index);
+        soak_round_begin();
         mpi_round(index, rank, size, len);
+        soak_round_end(W_MPI);
         atomic_fetch_add(&g_wstats[W_MPI].rounds, 1);
         atomic_fetch_add(&g_rounds_done, 1);
         check_resources(index);
