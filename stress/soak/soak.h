@@ -199,6 +199,7 @@ uint64_t soak_metrics_rss_max(void);
 /* Around each round (main thread): its throughput and p99 for the drift
  * verdicts; the backend is the one the round's plan set. */
 extern _Atomic int g_round_backend;
+extern _Atomic bool g_round_race;
 void soak_round_begin(void);
 void soak_round_end(int workload);
 

@@ -180,6 +180,7 @@ void soak_plan_round(soak_plan *p, unsigned index, uint64_t t_now, uint64_t t_st
     p->calm = index == 0;
     p->race = !p->calm && (opt.faults & F_RACE) && rnd_below(g, 100) < 35;
     p->storms = !p->calm && (opt.faults & F_ALLOC) && rnd_below(g, 100) < 60;
+    atomic_store(&g_round_race, p->race);
     uint64_t len = (1500 + rnd_below(g, 2500)) * 1000000ull;
     uint64_t cap = (uint64_t)opt.seconds * SEC_NS / 8;
     if (len > cap)

@@ -26,8 +26,10 @@
  * the median of the same workload on the same backend over the first
  * half of the judged rounds: the workloads differ by orders of magnitude,
  * and the mix within an interval says nothing about drift.
- * Fewer than 8 points after the warm-up: "not judged" (a short run). RSS
- * is reported, not judged, under a sanitizer. The leak checks between
+ * Rounds are keyed by workload, backend and race (a race round ends
+ * early). Fewer than 8 intervals or 20 rounds after the warm-up: "not
+ * judged" (a short run); under a sanitizer RSS, throughput and p99 are
+ * reported, not judged. The leak checks between
  * rounds (soak_env.c) are exact; these catch what grows slowly while
  * runtimes are alive, and slowdowns. */
 #include <math.h>
@@ -95,7 +97,7 @@ static bool stop_flag;
  * backend, so that the mix of workloads in an interval does not count). */
 typedef struct round_rec {
     double t, rate, p99_us;
-    int key; /* workload * 3 + backend */
+    int key; /* (workload * 3 + backend) * 2 + race */
     uint64_t samples;
 } round_rec;
 
@@ -104,6 +106,7 @@ static round_rec *recs;
 static size_t nrecs;
 static uint64_t round_t0, round_done0;
 _Atomic int g_round_backend;
+_Atomic bool g_round_race;
 
 void soak_round_begin(void)
 {
@@ -132,7 +135,9 @@ void soak_round_end(int workload)
                    now > round_t0 && e + f + p >= round_done0
                        ? (double)(e + f + p - round_done0) / ((double)(now - round_t0) / 1e9)
                        : 0.0,
-                   pct(h, total, 0.99) / 1e3, workload * 3 + (bk == MKRT_BACKEND_SIM ? 1 : bk == MKRT_BACKEND_CUDA ? 2 : 0),
+                   pct(h, total, 0.99) / 1e3,
+                   (workload * 3 + (bk == MKRT_BACKEND_SIM ? 1 : bk == MKRT_BACKEND_CUDA ? 2 : 0)) * 2 +
+                       atomic_load(&g_round_race),
                    total};
     pthread_mutex_lock(&rows_lock);
     if (recs != NULL && nrecs < ROUNDS_MAX)
@@ -344,11 +349,11 @@ static size_t series(int d, double *t, double *y)
     while (from < nrecs && t_start + (uint64_t)(recs[from].t * 1e9) < warm_at)
         from++;
     m = nrecs - from;
-    double ref[W_COUNT * 3];
+    double ref[W_COUNT * 6];
     double *tmp = malloc(sizeof *tmp * (m + 1));
     if (tmp == NULL)
         return 0;
-    for (int key = 0; key < W_COUNT * 3; key++) {
+    for (int key = 0; key < W_COUNT * 6; key++) {
         size_t c = 0;
         for (size_t k = from; k < from + m / 2; k++) {
             const round_rec *r = &recs[k];
@@ -451,7 +456,7 @@ bool soak_metrics_finish(double elapsed_s, bool pass_so_far)
     for (int i = 0; t != NULL && y != NULL && tmp != NULL && i < D_N; i++) {
         size_t n = series(i, t, y), q = n / 4;
         d[i].n = n;
-        d[i].judged = n >= 8;
+        d[i].judged = n >= (i < D_RATE ? 8u : 20u) && !(i >= D_RATE && SOAK_SANITIZED);
         if (!d[i].judged)
             continue;
         memcpy(tmp, y, sizeof *y * q);
@@ -483,9 +488,11 @@ bool soak_metrics_finish(double elapsed_s, bool pass_so_far)
             printf("soak:   %-10s first %9.2f last %9.2f %s, slope %+.2f %s/h over %zu %s (%s): %s\n",
                    d[i].metric, d[i].first, d[i].last, d[i].unit, d[i].slope, d[i].unit, d[i].n,
                    i < D_RATE ? "intervals" : "rounds", d[i].rule, d[i].verdict);
+        else if (i >= D_RATE && SOAK_SANITIZED)
+            printf("soak:   %-10s not judged under a sanitizer (%zu rounds)\n", d[i].metric, d[i].n);
         else
-            printf("soak:   %-10s not judged: %zu %s after the warm-up, 8 needed (a longer --seconds%s)\n",
-                   d[i].metric, d[i].n, i < D_RATE ? "intervals" : "rounds",
+            printf("soak:   %-10s not judged: %zu %s after the warm-up, %s needed (a longer --seconds%s)\n",
+                   d[i].metric, d[i].n, i < D_RATE ? "intervals" : "rounds", i < D_RATE ? "8" : "20",
                    i < D_RATE ? " or a shorter --interval" : "");
     }
     if (opt.json != NULL) {
