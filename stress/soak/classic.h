@@ -86,6 +86,7 @@ typedef struct round {
     _Atomic bool stop;          /* sessions: finish up */
     _Atomic bool consumer_stop;
     _Atomic bool device_phase;  /* SIM: publish built-in ops only */
+    _Atomic bool values_unchecked; /* a stray device failure: cells undefined */
     slot_state slot[MAX_PRODUCERS];
     session sess[MAX_PRODUCERS];
     cell_shadow cell[TRACKED + 1];
@@ -114,6 +115,7 @@ void on_error(void *ctx, const mkrt_item *it, mkrt_status why, const char *msg);
 void *consumer_main(void *arg);
 
 /* classic_sess.c */
+bool cells_undefined(round *r);
 void check_slot_cells(round *r, unsigned slot, const char *when);
 void start_session(round *r, unsigned slot);
 void join_session(session *s);

@@ -97,6 +97,7 @@ extern _Atomic uint64_t g_executed, g_pruned, g_failed, g_callbacks, g_emitted;
 extern _Atomic uint64_t g_appends_consumed, g_append_overflows, g_destroy_timeouts;
 extern _Atomic uint64_t g_mid_checks, g_sessions;
 extern _Atomic uint64_t g_quiesce_calls, g_quiesce_timeouts, g_traversals;
+extern _Atomic uint64_t g_values_unchecked; /* classic SIM rounds whose cells went undefined */
 extern _Atomic unsigned g_round_index;
 extern _Atomic int g_workload; /* the workload main runs now */
 extern _Atomic uint64_t g_heartbeat_ns; /* main thread: last sign of progress */

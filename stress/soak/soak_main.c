@@ -122,7 +122,7 @@ static bool summary(const char *extra)
            "emitted %llu callbacks %llu appends_consumed %llu append_overflows %llu mid_checks %llu "
            "backpressure %llu alloc_faults %llu enomem_retries %llu eagain_retries %llu "
            "hangs_injected %llu watchdog_trips %llu stray_trips %llu device_faults %llu "
-           "destroy_timeouts %llu quiesce_calls %llu quiesce_timeouts %llu traversals %llu "
+           "destroy_timeouts %llu quiesce_calls %llu quiesce_timeouts %llu traversals %llu values_unchecked %llu "
            "leak_rounds %llu rss_max %.1fMiB errors %llu verdict %s\n",
            el, (unsigned long long)opt.seed, opt.producers, U(g_rounds_done), U(g_sim_rounds),
            U(g_cuda_rounds), U(g_race_rounds), U(g_runtimes), U(g_sessions), (unsigned long long)items,
@@ -131,6 +131,7 @@ static bool summary(const char *extra)
            U(g_backpressure), U(g_alloc_injected), U(g_enomem_retries), U(g_eagain_retries),
            U(g_hangs_injected), U(g_watchdog_trips), U(g_stray_trips), U(g_device_faults),
            U(g_destroy_timeouts), U(g_quiesce_calls), U(g_quiesce_timeouts), U(g_traversals),
+           U(g_values_unchecked),
            (unsigned long long)g_leak_rounds, (double)soak_metrics_rss_max() / 1048576.0, U(g_errors),
            pass ? "PASS" : "FAIL");
     if (extra != NULL)
