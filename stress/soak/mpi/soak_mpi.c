@@ -209,6 +209,12 @@ static void mpi_round(unsigned index, int rank, int size, uint64_t len_ns)
         soak_error("mpi rank %d: mkrt_mpi_create: %s", rank, err.message);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
+    /* Every rank's R.m is set before any item exists: a rank whose create
+     * returned first could otherwise send items that run here (and read
+     * R.m) before this rank's create returned. */
+    uint64_t one = 1;
+    if (mkrt_mpi_allreduce_sum(R.m, &one, 1) != MKRT_OK || one != (uint64_t)size)
+        soak_error("mpi rank %d: the barrier after mkrt_mpi_create failed", rank);
     soak_live_set(R.rt);
     unsigned np = opt.producers;
     for (unsigned s = 0; s < np; s++) {
