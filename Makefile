@@ -5,7 +5,7 @@
 #                   alone, the exported symbols, an install used through
 #                   pkg-config, the examples built
 #   make stress     stress programs, SECONDS=N each (default 3)
-#   make soak       runtimes in rounds with fault injection, SECONDS=N (default 60)
+#   make soak       mkrt-soak: workloads, faults, drift verdicts, SECONDS=N (default 60)
 #   make tsan/asan  unit + stress tests under ThreadSanitizer / ASan+UBSan
 #   make bench      benchmarks vs peers (make bench-deps), printed; RECORD=1 writes bench/results/
 #   make install    PREFIX=/usr/local DESTDIR=
@@ -101,7 +101,7 @@ TEST_STATIC := $(BUILD)/libmkrt_test.a
 # The shared library exports the public API only (tests link libmkrt.a).
 SYMBOL_MAP := src/libmkrt.map
 HEADERS  := $(sort $(wildcard include/mkrt/*.h))
-EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
+EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(filter-out examples/soak_plugin_%,$(wildcard examples/*.c)))
 # The Graph500 kit (examples/graph500/*.c): the graph example and the
 # graph benchmark link all of it, mkrt's engine (traverse_mkrt.c)
 # included; the kit's unit test links the rest.
@@ -110,7 +110,7 @@ G500_OBJS     := $(G500_SRCS:%.c=$(BUILD)/obj/%.o)
 G500_KIT_OBJS := $(filter-out %/traverse_mkrt.o,$(G500_OBJS))
 GRAPH_SCALE   ?= 16
 
-.PHONY: all check headers-check abi-check install-check stress soak tsan asan bench bench-quick \
+.PHONY: all check headers-check abi-check install-check stress soak soak-mpi tsan asan bench bench-quick \
         bench-cuda plots demo demo-graph examples install uninstall deps bench-deps clean help tests docs docs-check \
         mpi check-mpi mpi-deps tsan-mpi install-mpi cuda-test-data
 .DEFAULT_GOAL := all
@@ -212,8 +212,11 @@ sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(call pc_dir,$(LIBDIR))|g' \
 endef
 
 
-install: all ## headers, libmkrt.a, libmkrt.so and mkrt.pc into $(DESTDIR)$(PREFIX) (default /usr/local)
+install: all $(SOAK_BIN) ## headers, libmkrt.a, libmkrt.so, mkrt.pc, mkrt-soak (and its man page) into $(DESTDIR)$(PREFIX)
 	install -d $(DESTDIR)$(INCDIR)/mkrt $(DESTDIR)$(LIBDIR)/pkgconfig
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(MANDIR)/man1
+	install -m 755 $(SOAK_BIN) $(DESTDIR)$(PREFIX)/bin/mkrt-soak
+	install -m 644 docs/mkrt-soak.1 $(DESTDIR)$(MANDIR)/man1/mkrt-soak.1
 	install -m 644 $(HEADERS) $(DESTDIR)$(INCDIR)/mkrt/
 	install -m 644 $(STATIC) $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(SHARED) $(DESTDIR)$(LIBDIR)/
@@ -233,6 +236,7 @@ uninstall: ## remove what `make install` installed (same PREFIX and DESTDIR)
 	rm -f $(DESTDIR)$(LIBDIR)/libmkrt.a $(DESTDIR)$(LIBDIR)/libmkrt.so \
 	    $(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/libmkrt.so.$(VERSION) \
 	    $(DESTDIR)$(LIBDIR)/pkgconfig/mkrt.pc
+	rm -f $(DESTDIR)$(PREFIX)/bin/mkrt-soak $(DESTDIR)$(MANDIR)/man1/mkrt-soak.1
 	rm -f $(DESTDIR)$(MANDIR)/man3/mkrt_*.3 $(DESTDIR)$(MANDIR)/man3/mkrt.h.3 $(DESTDIR)$(MANDIR)/man3/MKRT_*.3
 
 # Debian packages. `deps` is what build + tests need; `bench-deps` adds the

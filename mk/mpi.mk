@@ -12,7 +12,7 @@
 # mpicc is looked for only when a goal builds something of the MPI layer
 # or graph_bfs (MPI_GOALS; `make CC=... MPICC=path` names one): `make` and
 # `make all` run no probe. Its flags are asked once, when first needed.
-MPI_GOALS := check check-mpi mpi tsan-mpi install-mpi examples demo-graph \
+MPI_GOALS := check check-mpi mpi tsan-mpi install-mpi examples demo-graph soak soak-mpi \
              %/graph_bfs %/graph_bfs.o %/mpi_bench %/test_mpi %libmkrt_mpi.a %null_probe
 ifneq ($(filter $(MPI_GOALS),$(MAKECMDGOALS)),)
 MPICC ?= $(shell command -v mpicc 2>/dev/null)
@@ -66,6 +66,21 @@ $(BUILD)/bench/mpi_bench: $(BUILD)/obj/bench/mpi_bench.o $(MPI_EX_OBJS) $(G500_O
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(STATIC) $(MPI_LIBS) $(LDLIBS)
 
+# mkrt-soak-mpi: the soak's MPI workload (stress/soak/mpi/), run by
+# `make soak` at 2 and 3 ranks (not under a sanitizer: Open MPI is not
+# instrumented).
+SOAK_MPI_BIN := $(BUILD)/bin/mkrt-soak-mpi
+SOAK_MPI_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,stress/soak/soak_globals.c stress/soak/soak_env.c \
+                 stress/soak/soak_metrics.c stress/soak/mpi/soak_mpi.c)
+$(BUILD)/obj/stress/soak/mpi/soak_mpi.o: CPPFLAGS += $(MPI_CFLAGS)
+$(SOAK_MPI_BIN): $(SOAK_MPI_OBJS) $(MPI_STATIC) $(STATIC)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(MPI_LIBS) $(LDLIBS)
+SOAK_MPI_SECONDS = $(shell s=$$(( $(SOAK_SECONDS) / 4 )); [ $$s -lt 5 ] && s=5; echo $$s)
+soak-mpi: $(SOAK_MPI_BIN) ## mkrt-soak-mpi at 2 and 3 ranks, SECONDS/4 each (at least 5 s; needs mpicc)
+	timeout -k 5 $$(( $(SOAK_MPI_SECONDS) + 300 )) $(MPIRUN) -np 2 $(SOAK_MPI_BIN) --seconds $(SOAK_MPI_SECONDS)
+	timeout -k 5 $$(( $(SOAK_MPI_SECONDS) + 300 )) $(MPIRUN) -np 3 $(SOAK_MPI_BIN) --seconds $(SOAK_MPI_SECONDS)
+
 mpi: $(MPI_STATIC) $(MPI_SHARED) ## libmkrt_mpi.a and libmkrt_mpi.so in $(BUILD) (needs mpicc: make mpi-deps)
 
 # The MPI layer's own header, docs and null-argument checks, then
@@ -84,7 +99,22 @@ check-mpi: all $(MPI_STATIC) $(MPI_SHARED) $(MPI_TEST_BINS) $(MPI_NULL_PROBE) $(
 	prove -f --exec 'timeout -k 5 $(TEST_TIMEOUT)' $(MPI_NULL_PROBE)
 	MPIRUN='$(MPIRUN)' BUILD='$(BUILD)' sh mpi/tests/check_mpi.sh
 
-install-mpi: $(MPI_STATIC) $(MPI_SHARED) ## install libmkrt_mpi and include/mkrt_mpi/ beside `make install` (same PREFIX, DESTDIR)
+install-# mkrt-soak-mpi: the soak's MPI workload (stress/soak/mpi/), run by
+# `make soak` at 2 and 3 ranks (not under a sanitizer: Open MPI is not
+# instrumented).
+SOAK_MPI_BIN := $(BUILD)/bin/mkrt-soak-mpi
+SOAK_MPI_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,stress/soak/soak_globals.c stress/soak/soak_env.c \
+                 stress/soak/soak_metrics.c stress/soak/mpi/soak_mpi.c)
+$(BUILD)/obj/stress/soak/mpi/soak_mpi.o: CPPFLAGS += $(MPI_CFLAGS)
+$(SOAK_MPI_BIN): $(SOAK_MPI_OBJS) $(MPI_STATIC) $(STATIC)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(MPI_LIBS) $(LDLIBS)
+SOAK_MPI_SECONDS = $(shell s=$$(( $(SOAK_SECONDS) / 4 )); [ $$s -lt 5 ] && s=5; echo $$s)
+soak-mpi: $(SOAK_MPI_BIN) ## mkrt-soak-mpi at 2 and 3 ranks, SECONDS/4 each (at least 5 s; needs mpicc)
+	timeout -k 5 $$(( $(SOAK_MPI_SECONDS) + 300 )) $(MPIRUN) -np 2 $(SOAK_MPI_BIN) --seconds $(SOAK_MPI_SECONDS)
+	timeout -k 5 $$(( $(SOAK_MPI_SECONDS) + 300 )) $(MPIRUN) -np 3 $(SOAK_MPI_BIN) --seconds $(SOAK_MPI_SECONDS)
+
+mpi: $(MPI_STATIC) $(MPI_SHARED) ## install libmkrt_mpi and include/mkrt_mpi/ beside `make install` (same PREFIX, DESTDIR)
 	install -d $(DESTDIR)$(INCDIR)/mkrt_mpi $(DESTDIR)$(LIBDIR)
 	install -m 644 $(MPI_HEADERS) $(DESTDIR)$(INCDIR)/mkrt_mpi/
 	install -m 644 $(MPI_STATIC) $(DESTDIR)$(LIBDIR)/
@@ -104,6 +134,8 @@ tsan-mpi: ## the MPI layer's unit tests under ThreadSanitizer at 2 ranks, in $(B
 	    || exit 1; \
 	done
 else
+soak-mpi:
+	@echo "soak-mpi: no mpicc found: the MPI soak is skipped (make mpi-deps installs Open MPI)"
 mpi check-mpi tsan-mpi install-mpi:
 	@echo "$@: no mpicc found; the MPI layer is optional (make mpi-deps installs Open MPI)"; exit 1
 endif

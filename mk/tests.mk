@@ -13,7 +13,12 @@ TEST_HELP   := $(sort $(filter-out tests/test_%.c tests/cuda_%.c,$(wildcard test
 TEST_HELPLIB := $(BUILD)/libtesthelp.a
 STRESS_SRCS := $(sort $(wildcard stress/*_stress.c))
 STRESS_BINS := $(STRESS_SRCS:stress/%.c=$(BUILD)/stress/%)
-SOAK_BIN    := $(BUILD)/stress/soak
+# mkrt-soak (stress/soak/*.c): a test-build program (it uses the runtime's
+# test hooks), installed as $(PREFIX)/bin/mkrt-soak. It exports libmkrt's
+# symbols (whole archive, -rdynamic) to the --plugin objects it loads.
+SOAK_SRCS   := $(sort $(wildcard stress/soak/*.c))
+SOAK_BIN    := $(BUILD)/bin/mkrt-soak
+SOAK_PLUGIN := $(BUILD)/examples/soak_plugin_example.so
 
 # Tests, stress programs and the soak are built with the test hooks and
 # link the library's test build (TEST_STATIC), through which they reach
@@ -38,13 +43,23 @@ $(BUILD)/stress/%: $(BUILD)/tobj/stress/%.o $(TEST_STATIC)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+$(SOAK_BIN): $(SOAK_SRCS:%.c=$(BUILD)/tobj/%.o) $(TEST_STATIC)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -rdynamic -o $@ $(filter %.o,$^) -Wl,--whole-archive $(TEST_STATIC) -Wl,--no-whole-archive $(LDLIBS)
+
+# The example plugin for mkrt-soak --plugin (include/mkrt/soak_plugin.h):
+# no -lmkrt, the soak provides the library.
+$(SOAK_PLUGIN): examples/soak_plugin_example.c include/mkrt/soak_plugin.h
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -shared -o $@ $<
+
 # A stand-in libcuda.so.1 for the loader's failure paths (tests only).
 FAKE_CUDA := $(BUILD)/tests/libfakecuda.so
 $(FAKE_CUDA): tests/fakes/fake_libcuda.c src/backend/mk_loop.h src/cuda/protocol.h src/ops/builtin_ops.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -shared -o $@ $< -lpthread
 
-tests: $(TEST_BINS) $(STRESS_BINS) $(SOAK_BIN) $(FAKE_CUDA) ## build the unit tests, stress programs and soak without running them
+tests: $(TEST_BINS) $(STRESS_BINS) $(SOAK_BIN) $(SOAK_PLUGIN) $(FAKE_CUDA) ## build the unit tests, stress programs and soak without running them
 
 headers-check: ## every public header compiles on its own
 	@for h in $(HEADERS); do \
@@ -52,9 +67,10 @@ headers-check: ## every public header compiles on its own
 	    || { echo "header $$h does not compile on its own"; exit 1; }; \
 	done; echo "headers: $(words $(HEADERS)) public headers compile on their own"
 
-check: all $(TEST_BINS) $(EXAMPLES) $(BUILD)/bench/graph_bench $(FAKE_CUDA) cuda-test-data headers-check docs-check ## unit tests (TAP, prove), headers, API docs, exported symbols, install, examples
+check: all $(TEST_BINS) $(EXAMPLES) $(BUILD)/bench/graph_bench $(FAKE_CUDA) cuda-test-data $(SOAK_BIN) $(SOAK_PLUGIN) headers-check docs-check ## unit tests (TAP, prove), headers, API docs, exported symbols, install, examples
 	prove -f --exec 'timeout -k 5 $(TEST_TIMEOUT)' $(TEST_BINS)
 	ANALYSIS_DEMO=$(BUILD)/examples/analysis_demo prove -f --exec sh tests/examples/check_analysis_demo.sh
+	MKRT_SOAK=$(SOAK_BIN) SOAK_PLUGIN=$(SOAK_PLUGIN) prove -f --exec 'timeout -k 5 $(TEST_TIMEOUT) sh' tests/soak/check_soak.sh
 	@echo "== test_runtime again with AUTO on the CUDA megakernel (stand-in driver)"
 	MKRT_LIBCUDA=$(CURDIR)/$(FAKE_CUDA) prove -f --exec 'timeout -k 5 $(TEST_TIMEOUT)' \
 	    $(filter %/test_runtime,$(TEST_BINS))
@@ -123,11 +139,13 @@ stress: $(STRESS_BINS) $(FAKE_CUDA)
 	  MKRT_LIBCUDA=$(CURDIR)/$(FAKE_CUDA) $(BUILD)/stress/runtime_stress --seconds $(SECONDS) --want-cuda 1 --device-state 1; \
 	else echo "== (no nvcc: the CUDA backend's stress runs skipped)"; fi
 
-# The soak (stress/soak.c) is not one of the stress programs: it runs for
-# SECONDS when given on the command line, else 60 (or SOAK_SECONDS).
+# The soak (mkrt-soak) is not one of the stress programs: it runs for
+# SECONDS when given on the command line, else 60 (or SOAK_SECONDS);
+# SOAK_ARGS adds options (e.g. SOAK_ARGS="--json soak.json").
 SOAK_SECONDS ?= $(if $(filter command line,$(origin SECONDS)),$(SECONDS),60)
-soak: $(SOAK_BIN) ## the soak: runtimes in rounds with fault injection, SECONDS=N (default 60)
-	$(SOAK_BIN) --seconds $(SOAK_SECONDS)
+soak: $(SOAK_BIN) $(FAKE_CUDA) ## mkrt-soak: every workload and fault mode, drift verdicts, SECONDS=N (default 60)
+	$(SOAK_BIN) --seconds $(SOAK_SECONDS) $(SOAK_ARGS)
+	$(if $(SAN),@echo "soak: the MPI soak is not run under a sanitizer",@$(MAKE) --no-print-directory soak-mpi)
 
 # Sanitizer builds live in their own trees; stress and soak runs stay
 # short unless SECONDS is given.

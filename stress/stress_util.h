@@ -97,7 +97,7 @@ static inline void stress_getopt(int argc, char **argv, const char *what, const 
  * a thread of its own, only when stdout is a terminal (logs and `make
  * stress` output keep just the SUMMARY lines). POSIX threads, as in the
  * programs: this toolchain's ThreadSanitizer does not intercept C11
- * thrd_create or mtx_* (see stress/soak.c). */
+ * thrd_create or mtx_* (see stress/soak/soak_main.c). */
 typedef void (*stress_progress_fn)(void *ctx, double elapsed_s);
 
 typedef struct stress_progress {

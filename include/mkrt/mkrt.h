@@ -21,6 +21,7 @@
 #include "mkrt/ring.h"
 #include "mkrt/runtime.h"
 #include "mkrt/sizing.h"
+#include "mkrt/soak_plugin.h"
 #include "mkrt/status.h"
 #include "mkrt/topology.h"
 #include "mkrt/version.h"
