@@ -99,22 +99,7 @@ check-mpi: all $(MPI_STATIC) $(MPI_SHARED) $(MPI_TEST_BINS) $(MPI_NULL_PROBE) $(
 	prove -f --exec 'timeout -k 5 $(TEST_TIMEOUT)' $(MPI_NULL_PROBE)
 	MPIRUN='$(MPIRUN)' BUILD='$(BUILD)' sh mpi/tests/check_mpi.sh
 
-install-# mkrt-soak-mpi: the soak's MPI workload (stress/soak/mpi/), run by
-# `make soak` at 2 and 3 ranks (not under a sanitizer: Open MPI is not
-# instrumented).
-SOAK_MPI_BIN := $(BUILD)/bin/mkrt-soak-mpi
-SOAK_MPI_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,stress/soak/soak_globals.c stress/soak/soak_env.c \
-                 stress/soak/soak_metrics.c stress/soak/mpi/soak_mpi.c)
-$(BUILD)/obj/stress/soak/mpi/soak_mpi.o: CPPFLAGS += $(MPI_CFLAGS)
-$(SOAK_MPI_BIN): $(SOAK_MPI_OBJS) $(MPI_STATIC) $(STATIC)
-	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ $(MPI_LIBS) $(LDLIBS)
-SOAK_MPI_SECONDS = $(shell s=$$(( $(SOAK_SECONDS) / 4 )); [ $$s -lt 5 ] && s=5; echo $$s)
-soak-mpi: $(SOAK_MPI_BIN) ## mkrt-soak-mpi at 2 and 3 ranks, SECONDS/4 each (at least 5 s; needs mpicc)
-	timeout -k 5 $$(( $(SOAK_MPI_SECONDS) + 300 )) $(MPIRUN) -np 2 $(SOAK_MPI_BIN) --seconds $(SOAK_MPI_SECONDS)
-	timeout -k 5 $$(( $(SOAK_MPI_SECONDS) + 300 )) $(MPIRUN) -np 3 $(SOAK_MPI_BIN) --seconds $(SOAK_MPI_SECONDS)
-
-mpi: $(MPI_STATIC) $(MPI_SHARED) ## install libmkrt_mpi and include/mkrt_mpi/ beside `make install` (same PREFIX, DESTDIR)
+install-mpi: $(MPI_STATIC) $(MPI_SHARED) ## install libmkrt_mpi and include/mkrt_mpi/ beside `make install` (same PREFIX, DESTDIR)
 	install -d $(DESTDIR)$(INCDIR)/mkrt_mpi $(DESTDIR)$(LIBDIR)
 	install -m 644 $(MPI_HEADERS) $(DESTDIR)$(INCDIR)/mkrt_mpi/
 	install -m 644 $(MPI_STATIC) $(DESTDIR)$(LIBDIR)/
