@@ -53,11 +53,14 @@ $(SOAK_PLUGIN): examples/soak_plugin_example.c include/mkrt/soak_plugin.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -shared -o $@ $<
 
-# A stand-in libcuda.so.1 for the loader's failure paths (tests only).
+# A stand-in libcuda.so.1 for the loader's failure paths (tests only),
+# one shared object from tests/fakes/fake_libcuda*.c.
 FAKE_CUDA := $(BUILD)/tests/libfakecuda.so
-$(FAKE_CUDA): tests/fakes/fake_libcuda.c src/backend/mk_loop.h src/cuda/protocol.h src/ops/builtin_ops.h
+FAKE_CUDA_SRCS := $(sort $(wildcard tests/fakes/fake_libcuda*.c))
+$(FAKE_CUDA): $(FAKE_CUDA_SRCS) tests/fakes/fake_libcuda.h src/backend/mk_loop.h src/cuda/protocol.h \
+              src/ops/builtin_ops.h
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -shared -o $@ $< -lpthread
+	$(CC) $(CPPFLAGS) $(CFLAGS) -shared -o $@ $(FAKE_CUDA_SRCS) -lpthread
 
 tests: $(TEST_BINS) $(STRESS_BINS) $(SOAK_BIN) $(SOAK_PLUGIN) $(FAKE_CUDA) ## build the unit tests, stress programs and soak without running them
 

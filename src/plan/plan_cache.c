@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* src/plan/plan_cache.c - the RCU-protected plan cache (see mkrt/plan_cache.h).
+/* src/plan/plan_cache.c - the RCU-protected plan cache (see mkrt/plan_cache.h):
+ * the table, its lifecycle, the read side and inserts; removals are in
+ * plan_cache_evict.c, the layouts in plan_cache_internal.h.
  *
  * Structure:
  *   ht        liburcu rculfhash of plan nodes, keyed by mkrt_plan_key;
@@ -12,74 +14,10 @@
  * Readers touch ht (lookup), the node, and their own stripe. Everything
  * else happens under `writer`, a mutex readers never take.
  */
-#include <stdatomic.h>
-#include <stdalign.h>
 #include <string.h>
 
-#include "base/alloc_internal.h"
 #include "base/error_internal.h"
 #include "plan/plan_cache_internal.h"
-#include "base/rcu.h"
-#include "base/thread.h"
-#include <urcu/rculfhash.h>
-
-typedef struct identity_node {
-    struct cds_lfht_node lfht;
-    struct rcu_head rcu;
-    mkrt_plan_identity id;
-    uint64_t hash;
-    /* (serial << 8) | (topology + 1); 0 = none. Stored under the writer
-     * mutex, read by missing threads. */
-    _Atomic uint64_t latest;
-    size_t live; /* entries of this identity in the ring; writer-only */
-    _Atomic uint8_t published; /* as plan_node.published */
-} identity_node;
-
-typedef struct plan_node {
-    struct cds_lfht_node lfht;
-    struct rcu_head rcu;
-    mkrt_plan plan;              /* immutable once published */
-    /* Set (release) once the node is fully built, read (acquire) by every
-     * reader before it looks at `plan`: the publication edge in terms that
-     * ThreadSanitizer sees (liburcu's own is uninstrumented). */
-    _Atomic uint8_t published;
-    _Atomic uint8_t referenced;  /* CLOCK second-chance bit */
-    uint64_t hash;
-    size_t bytes;                /* the whole allocation */
-    size_t ring_index;           /* writer-only */
-    /* Written by the writer (seq_cst, serial first) once the node is in
-     * the table; read lock-free by hits (identity_note_hit). */
-    _Atomic uint64_t serial;             /* insert order */
-    identity_node *_Atomic identity;
-    struct plan_node *retire_next; /* retirement batch chain; writer-only */
-    size_t tail[];               /* group offsets then group waves */
-} plan_node;
-
-typedef struct stripe {
-    alignas(MKRT_CACHE_LINE) _Atomic uint64_t hits;
-    _Atomic uint64_t misses;
-    _Atomic uint64_t races;
-} stripe;
-
-struct mkrt_plan_cache {
-    struct cds_lfht *ht;
-    struct cds_lfht *ids;
-    size_t max_entries, max_bytes;
-    mkrt__mutex writer;
-    plan_node **ring;
-    size_t *free_slots;
-    size_t free_top, hand;
-    uint64_t serial;
-    /* Unlinked nodes waiting to be handed to call_rcu as one batch: one
-     * grace-period callback per RETIRE_BATCH removals instead of one per
-     * removal (each call_rcu may wake liburcu's worker thread, which then
-     * competes with the readers for the CPUs). */
-    plan_node *retire_head;
-    size_t retire_count;
-    /* Written under `writer`, read by stats readers (relaxed snapshots). */
-    _Atomic uint64_t entries, bytes, evictions, invalidations;
-    stripe stripes[MKRT_THREAD_SLOTS + 1]; /* the last one is shared (RMW) */
-};
 
 /* ---- keys ------------------------------------------------------------ */
 
@@ -89,23 +27,6 @@ static inline uint64_t mix(uint64_t h, uint64_t v)
     return h * 0xBF58476D1CE4E5B9ull;
 }
 
-
-/* Match callbacks run inside liburcu's lookup on nodes other threads
- * published; each reads the node's publication word first (acquire, pairs
- * with the release store made before the node was added). */
-static int match_plan(struct cds_lfht_node *n, const void *key)
-{
-    plan_node *p = caa_container_of(n, plan_node, lfht);
-    (void)atomic_load_explicit(&p->published, memory_order_acquire);
-    return mkrt_plan_key_equal(&p->plan.key, key);
-}
-
-static int match_identity(struct cds_lfht_node *n, const void *key)
-{
-    identity_node *p = caa_container_of(n, identity_node, lfht);
-    (void)atomic_load_explicit(&p->published, memory_order_acquire);
-    return mkrt__plan_identity_equal(&p->id, key);
-}
 
 uint64_t mkrt_plan_checksum(const mkrt_plan *p)
 {
@@ -284,147 +205,7 @@ static void free_plan_node(struct rcu_head *head)
     mkrt__free(n, bytes);
 }
 
-/* Frees a chain of retired nodes linked through retire_next. */
-static void free_plan_chain(struct rcu_head *head)
-{
-    mkrt__rcu_tsan_acquire();
-    plan_node *n = caa_container_of(head, plan_node, rcu);
-    while (n != NULL) {
-        plan_node *next = n->retire_next;
-        size_t bytes = n->bytes;
-        memset(n, 0x5A, bytes);
-        mkrt__free(n, bytes);
-        n = next;
-    }
-}
-
-static void free_identity_node(struct rcu_head *head)
-{
-    mkrt__rcu_tsan_acquire();
-    identity_node *n = caa_container_of(head, identity_node, rcu);
-    mkrt__free(n, sizeof *n);
-}
-
-/* ---- writer side (c->writer held, inside a read-side section) -------- */
-
-#define RETIRE_BATCH 32
-
-/* Hands the pending retirement batch to call_rcu (writer mutex held). */
-static void flush_retired(mkrt_plan_cache *c)
-{
-    if (c->retire_head == NULL)
-        return;
-    mkrt__rcu_call(&c->retire_head->rcu, free_plan_chain);
-    c->retire_head = NULL;
-    c->retire_count = 0;
-}
-
-static void retire(mkrt_plan_cache *c, plan_node *n)
-{
-    n->retire_next = c->retire_head;
-    c->retire_head = n;
-    if (++c->retire_count >= RETIRE_BATCH)
-        flush_retired(c);
-}
-
-static void identity_set(identity_node *id, uint64_t serial, mkrt_wave_topology t)
-{
-    /* release: pairs with the acquire load in identity_previous. */
-    atomic_store_explicit(&id->latest, serial << 8 | ((uint64_t)t + 1), memory_order_release);
-}
-
-/* Unlinks n from ht and the ring and retires it. */
-static void remove_node(mkrt_plan_cache *c, plan_node *n)
-{
-    if (cds_lfht_del(c->ht, &n->lfht) != 0)
-        return; /* already gone (cannot happen under the writer mutex) */
-    c->ring[n->ring_index] = NULL;
-    c->free_slots[c->free_top++] = n->ring_index;
-    /* relaxed: writer-mutex-protected totals, snapshotted by stats. */
-    atomic_store_explicit(&c->entries, atomic_load_explicit(&c->entries, memory_order_relaxed) - 1,
-                          memory_order_relaxed);
-    atomic_store_explicit(&c->bytes, atomic_load_explicit(&c->bytes, memory_order_relaxed) - n->bytes,
-                          memory_order_relaxed);
-    identity_node *id = atomic_load(&n->identity);
-    if (id != NULL) {
-        id->live--;
-        /* relaxed: writer-only re-read of our own store. */
-        uint64_t latest = atomic_load_explicit(&id->latest, memory_order_relaxed);
-        if (latest >> 8 == n->serial) {
-            /* The identity's latest plan leaves: fall back to its newest
-             * remaining entry (O(ring); evictions are misses anyway). */
-            plan_node *best = NULL;
-            for (size_t i = 0; i < c->max_entries && id->live > 0; i++) {
-                plan_node *m = c->ring[i];
-                if (m != NULL && m->identity == id && (best == NULL || m->serial > best->serial))
-                    best = m;
-            }
-            if (best != NULL)
-                identity_set(id, best->serial, best->plan.decision.topology);
-            else
-                atomic_store_explicit(&id->latest, 0, memory_order_release);
-        }
-        if (id->live == 0 && cds_lfht_del(c->ids, &id->lfht) == 0)
-            mkrt__rcu_call(&id->rcu, free_identity_node);
-    }
-    retire(c, n);
-}
-
-static void evict_one(mkrt_plan_cache *c)
-{
-    for (;;) {
-        plan_node *n = c->ring[c->hand];
-        c->hand = c->hand + 1 == c->max_entries ? 0 : c->hand + 1;
-        if (n == NULL)
-            continue;
-        /* relaxed: a usage hint; a lost update only changes who is evicted. */
-        if (atomic_load_explicit(&n->referenced, memory_order_relaxed)) {
-            atomic_store_explicit(&n->referenced, 0, memory_order_relaxed);
-            continue;
-        }
-        remove_node(c, n);
-        atomic_store_explicit(&c->evictions,
-                              atomic_load_explicit(&c->evictions, memory_order_relaxed) + 1,
-                              memory_order_relaxed);
-        return;
-    }
-}
-
-static identity_node *identity_get_or_add(mkrt_plan_cache *c, const mkrt_plan_identity *id,
-                                          uint64_t h)
-{
-    struct cds_lfht_iter it;
-    cds_lfht_lookup(c->ids, h, match_identity, id, &it);
-    struct cds_lfht_node *found = cds_lfht_iter_get_node(&it);
-    if (found != NULL)
-        return caa_container_of(found, identity_node, lfht);
-    identity_node *n = mkrt__alloc_zeroed(sizeof *n, alignof(identity_node));
-    if (n == NULL)
-        return NULL; /* hysteresis is lost for this identity, nothing else */
-    n->id = *id;
-    n->hash = h;
-    cds_lfht_node_init(&n->lfht);
-    /* release: pairs with the acquire load in match_identity. */
-    atomic_store_explicit(&n->published, 1, memory_order_release);
-    cds_lfht_add(c->ids, h, &n->lfht); /* writer mutex held: no duplicate */
-    return n;
-}
-
 /* ---- read side ------------------------------------------------------- */
-
-static plan_node *lookup(mkrt_plan_cache *c, const mkrt_plan_key *key, uint64_t h)
-{
-    struct cds_lfht_iter it;
-    cds_lfht_lookup(c->ht, h, match_plan, key, &it);
-    struct cds_lfht_node *found = cds_lfht_iter_get_node(&it);
-    if (found == NULL)
-        return NULL;
-    plan_node *n = caa_container_of(found, plan_node, lfht);
-    /* acquire: pairs with the release store of `published` before add_unique. */
-    (void)atomic_load_explicit(&n->published, memory_order_acquire);
-    return n;
-}
-
 /* A hit is its identity's most recent use: the hysteresis of the next miss
  * compares against this plan's topology (as the reference updates its
  * identity map on hits). Lock-free; a CAS only when the topology changes,
@@ -605,7 +386,7 @@ mkrt_status mkrt_plan_cache_get_or_plan(mkrt_plan_cache *c, const mkrt_plan_key 
             atomic_load_explicit(&c->bytes, memory_order_relaxed) + n->bytes > c->max_bytes)) {
         if (atomic_load_explicit(&c->entries, memory_order_relaxed) == 0)
             break;
-        evict_one(c);
+        mkrt__plan_cache_evict_one(c);
     }
     n->ring_index = c->free_slots[--c->free_top];
     c->ring[n->ring_index] = n;
@@ -615,7 +396,8 @@ mkrt_status mkrt_plan_cache_get_or_plan(mkrt_plan_cache *c, const mkrt_plan_key 
     atomic_store_explicit(&c->bytes, atomic_load_explicit(&c->bytes, memory_order_relaxed) + n->bytes,
                           memory_order_relaxed);
     mkrt_plan_identity id = mkrt__plan_identity_of(key);
-    identity_node *idn = identity_get_or_add(c, &id, mkrt__plan_identity_hash(&id));
+    identity_node *idn =
+        mkrt__plan_cache_identity_get_or_add(c, &id, mkrt__plan_identity_hash(&id));
     if (idn != NULL) {
         idn->live++;
         identity_set(idn, n->serial, n->plan.decision.topology);
@@ -644,116 +426,4 @@ mkrt_status mkrt_plan_cache_get_or_plan_copy(mkrt_plan_cache *c, const mkrt_plan
     }
     mkrt__rcu_read_unlock();
     return st;
-}
-
-/* ---- invalidation and teardown ---------------------------------------- */
-
-typedef bool (*node_pred)(const plan_node *n, const void *arg);
-
-static size_t remove_where(mkrt_plan_cache *c, node_pred pred, const void *arg)
-{
-    size_t removed = 0;
-    mkrt__rcu_read_lock();
-    mkrt__mutex_lock(&c->writer);
-    for (size_t i = 0; i < c->max_entries; i++) {
-        plan_node *n = c->ring[i];
-        if (n != NULL && pred(n, arg)) {
-            remove_node(c, n);
-            removed++;
-        }
-    }
-    atomic_store_explicit(&c->invalidations,
-                          atomic_load_explicit(&c->invalidations, memory_order_relaxed) + removed,
-                          memory_order_relaxed);
-    flush_retired(c); /* bulk removals free their memory without waiting for more */
-    mkrt__mutex_unlock(&c->writer);
-    mkrt__rcu_read_unlock();
-    return removed;
-}
-
-static bool same_device(const plan_node *n, const void *arg)
-{
-    const mkrt_device_key *d = arg;
-    mkrt_plan_key a = {0}, b = {0};
-    a.device = n->plan.key.device;
-    b.device = *d;
-    return mkrt_plan_key_equal(&a, &b);
-}
-
-static bool older_policy(const plan_node *n, const void *arg)
-{
-    return n->plan.key.policy_fingerprint < *(const uint64_t *)arg;
-}
-
-static bool any_node(const plan_node *n, const void *arg)
-{
-    (void)n;
-    (void)arg;
-    return true;
-}
-
-size_t mkrt_plan_cache_invalidate_device(mkrt_plan_cache *c, const mkrt_device_key *device)
-{
-    if (c == NULL || device == NULL)
-        return 0;
-    return remove_where(c, same_device, device);
-}
-
-size_t mkrt_plan_cache_invalidate_policy_before(mkrt_plan_cache *c, uint64_t current)
-{
-    if (c == NULL)
-        return 0;
-    return remove_where(c, older_policy, &current);
-}
-
-size_t mkrt_plan_cache_remove(mkrt_plan_cache *c, const mkrt_plan_key *key)
-{
-    size_t removed = 0;
-    if (c == NULL || key == NULL)
-        return 0;
-    mkrt__rcu_read_lock();
-    mkrt__mutex_lock(&c->writer);
-    plan_node *n = lookup(c, key, key->hash);
-    if (n != NULL) {
-        remove_node(c, n);
-        removed = 1;
-        atomic_store_explicit(&c->invalidations,
-                              atomic_load_explicit(&c->invalidations, memory_order_relaxed) + 1,
-                              memory_order_relaxed);
-    }
-    mkrt__mutex_unlock(&c->writer);
-    mkrt__rcu_read_unlock();
-    return removed;
-}
-
-size_t mkrt_plan_cache_clear(mkrt_plan_cache *c)
-{
-    if (c == NULL)
-        return 0;
-    return remove_where(c, any_node, NULL);
-}
-
-void mkrt_plan_cache_destroy(mkrt_plan_cache *c)
-{
-    if (c == NULL)
-        return;
-    mkrt_plan_cache_clear(c);
-    /* Identity nodes left without entries were removed with them; any
-     * others (allocation races) go now. */
-    mkrt__rcu_read_lock();
-    struct cds_lfht_iter it;
-    struct cds_lfht_node *node;
-    cds_lfht_for_each(c->ids, &it, node) {
-        if (cds_lfht_del(c->ids, node) == 0)
-            mkrt__rcu_call(&caa_container_of(node, identity_node, lfht)->rcu, free_identity_node);
-    }
-    mkrt__rcu_read_unlock();
-    urcu_memb_barrier(); /* every retired node is freed before we go on */
-    cds_lfht_destroy(c->ht, NULL);
-    cds_lfht_destroy(c->ids, NULL);
-    mkrt__mutex_destroy(&c->writer);
-    size_t slots = c->max_entries ? c->max_entries : 1;
-    mkrt__free(c->ring, slots * sizeof *c->ring);
-    mkrt__free(c->free_slots, slots * sizeof *c->free_slots);
-    mkrt__free(c, sizeof *c);
 }
