@@ -25,10 +25,16 @@ extern "C" {
  * @brief Opens a producer: a ring of its own to publish into.
  * @param rt The runtime.
  * @param err Filled on failure; may be NULL.
+ * A closed producer keeps its slot until the runtime retired it (once its
+ * items completed): when every slot is taken and some are held by closed
+ * producers, the call waits for them (up to 2 s) instead of refusing, so
+ * an open right after a close gets the slot.
+ *
  * @return The producer (close it with mkrt_producer_close()), or NULL with
  *         err set: ::MKRT_EINVAL when rt is NULL, ::MKRT_EAGAIN when
- *         max_producers are open, ::MKRT_ECLOSED when the runtime is
- *         shutting down, ::MKRT_ENOMEM when memory is short.
+ *         max_producers are open (or closed ones did not retire within
+ *         2 s), ::MKRT_ECLOSED when the runtime is shutting down,
+ *         ::MKRT_ENOMEM when memory is short.
  * @par Thread safety
  * Any thread. The producer then belongs to one thread at a time.
  */
