@@ -82,14 +82,14 @@ typedef struct row {
 #define ROWS_MAX 100000
 static row *rows;
 static size_t nrows;
-static mkrt__mutex rows_lock; /* made once by locks_get() */
+static mkrt__mutex rows_lock; /* made once: locks_init() */
 bool g_metrics_quiet;
 static uint64_t warm_at;
 static uint64_t rss_max;
 static FILE *csv;
 static mkrt__thread sampler; /* stays here until joined */
 static bool sampler_running;
-static mkrt__mutex stop_lock; /* made once by locks_get() */
+static mkrt__mutex stop_lock; /* made once: locks_init() */
 static mkrt__cond stop_cond;
 static bool stop_flag;
 
