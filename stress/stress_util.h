@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,6 +14,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "base/thread.h"
 
 static inline uint64_t stress_now_ns(void)
 {
@@ -95,9 +96,8 @@ static inline void stress_getopt(int argc, char **argv, const char *what, const 
 
 /* Progress lines: fn(ctx, seconds since start) every period_s seconds from
  * a thread of its own, only when stdout is a terminal (logs and `make
- * stress` output keep just the SUMMARY lines). POSIX threads, as in the
- * programs: this toolchain's ThreadSanitizer does not intercept C11
- * thrd_create or mtx_* (see stress/soak/soak_main.c). */
+ * stress` output keep just the SUMMARY lines). Threads through
+ * src/base/thread.h, as in the programs. */
 typedef void (*stress_progress_fn)(void *ctx, double elapsed_s);
 
 typedef struct stress_progress {
@@ -105,31 +105,44 @@ typedef struct stress_progress {
     void *ctx;
     unsigned period_s;
     uint64_t t0;
-    pthread_mutex_t lock;
-    pthread_cond_t wake; /* on CLOCK_MONOTONIC */
+    mkrt__mutex lock;
+    mkrt__cond wake;
     bool stop, running;
-    pthread_t thread;
+    mkrt__thread thread; /* stays here until joined (TSan builds keep fn/arg in it) */
 } stress_progress;
 
-static inline void *stress_progress_main(void *arg)
+/* Waits on c under m until *stop or CLOCK_MONOTONIC reaches until_ns; true
+ * when stopped. The condition variable's deadline is TIME_UTC (C11), so it
+ * is derived afresh from the monotonic time left after every wake-up: a
+ * step of the wall clock shortens or stretches one wait, not the schedule. */
+static inline bool stress_wait_until(mkrt__cond *c, mkrt__mutex *m, const bool *stop, uint64_t until_ns)
+{
+    while (!*stop) {
+        uint64_t now = stress_now_ns();
+        if (now >= until_ns)
+            return false;
+        struct timespec deadline = mkrt__deadline_after(until_ns - now);
+        mkrt__cond_timedwait(c, m, &deadline);
+    }
+    return true;
+}
+
+static inline int stress_progress_main(void *arg)
 {
     stress_progress *pg = arg;
-    struct timespec next;
-    clock_gettime(CLOCK_MONOTONIC, &next);
-    pthread_mutex_lock(&pg->lock);
+    uint64_t next = stress_now_ns();
+    mkrt__mutex_lock(&pg->lock);
     while (!pg->stop) {
-        next.tv_sec += (time_t)pg->period_s;
-        while (!pg->stop && pthread_cond_timedwait(&pg->wake, &pg->lock, &next) == 0) {
-        } /* woken early: wait on until the deadline (ETIMEDOUT) or stop */
-        if (pg->stop)
+        next += (uint64_t)pg->period_s * 1000000000u;
+        if (stress_wait_until(&pg->wake, &pg->lock, &pg->stop, next))
             break;
-        pthread_mutex_unlock(&pg->lock);
+        mkrt__mutex_unlock(&pg->lock);
         pg->fn(pg->ctx, (double)(stress_now_ns() - pg->t0) / 1e9);
         fflush(stdout);
-        pthread_mutex_lock(&pg->lock);
+        mkrt__mutex_lock(&pg->lock);
     }
-    pthread_mutex_unlock(&pg->lock);
-    return NULL;
+    mkrt__mutex_unlock(&pg->lock);
+    return 0;
 }
 
 static inline void stress_progress_start(stress_progress *pg, unsigned period_s, stress_progress_fn fn,
@@ -142,15 +155,15 @@ static inline void stress_progress_start(stress_progress *pg, unsigned period_s,
     pg->ctx = ctx;
     pg->period_s = period_s;
     pg->t0 = stress_now_ns();
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_mutex_init(&pg->lock, NULL);
-    pthread_cond_init(&pg->wake, &ca);
-    pthread_condattr_destroy(&ca);
-    if (pthread_create(&pg->thread, NULL, stress_progress_main, pg) != 0) {
-        pthread_cond_destroy(&pg->wake);
-        pthread_mutex_destroy(&pg->lock);
+    if (mkrt__mutex_init(&pg->lock) != 0)
+        return;
+    if (mkrt__cond_init(&pg->wake) != 0) {
+        mkrt__mutex_destroy(&pg->lock);
+        return;
+    }
+    if (mkrt__thread_start(&pg->thread, stress_progress_main, pg) != 0) {
+        mkrt__cond_destroy(&pg->wake);
+        mkrt__mutex_destroy(&pg->lock);
         return;
     }
     pg->running = true;
@@ -160,13 +173,13 @@ static inline void stress_progress_stop(stress_progress *pg)
 {
     if (!pg->running)
         return;
-    pthread_mutex_lock(&pg->lock);
+    mkrt__mutex_lock(&pg->lock);
     pg->stop = true;
-    pthread_cond_signal(&pg->wake);
-    pthread_mutex_unlock(&pg->lock);
-    pthread_join(pg->thread, NULL);
-    pthread_cond_destroy(&pg->wake);
-    pthread_mutex_destroy(&pg->lock);
+    mkrt__cond_signal(&pg->wake);
+    mkrt__mutex_unlock(&pg->lock);
+    mkrt__thread_join(pg->thread);
+    mkrt__cond_destroy(&pg->wake);
+    mkrt__mutex_destroy(&pg->lock);
     pg->running = false;
 }
 

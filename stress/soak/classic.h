@@ -60,7 +60,7 @@ typedef struct session {
     unsigned slot;
     uint32_t id;
     uint64_t rng;
-    pthread_t thread;
+    mkrt__thread thread; /* stays here until joined */
     bool running;
     _Atomic bool finished;
     uint64_t next_start_ns;
@@ -97,7 +97,7 @@ typedef struct round {
     uint32_t last_seq[MAX_PRODUCERS][MAX_SESSIONS]; /* consumer-only: seq + 1 */
     uint64_t probe_published;
     uint64_t consumer_rng; /* the consumer's own */
-    pthread_t consumer;
+    mkrt__thread consumer; /* stays here until joined */
 } round;
 
 
@@ -112,7 +112,7 @@ mkrt_status op_max(const mkrt_item *it, const mkrt_op_ctx *c);
 mkrt_status op_fail(const mkrt_item *it, const mkrt_op_ctx *c);
 mkrt_status op_slow(const mkrt_item *it, const mkrt_op_ctx *c);
 void on_error(void *ctx, const mkrt_item *it, mkrt_status why, const char *msg);
-void *consumer_main(void *arg);
+int consumer_main(void *arg);
 
 /* classic_sess.c */
 bool cells_undefined(round *r);

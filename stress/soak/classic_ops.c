@@ -249,14 +249,14 @@ static void peek_log(round *r)
     }
 }
 
-void *consumer_main(void *arg)
+int consumer_main(void *arg)
 {
     round *r = arg;
     mkrt_append_entry e[256];
     for (unsigned iter = 0;; iter++) {
         bool stopping = atomic_load(&r->consumer_stop);
         if (!gate_enter(r))
-            return NULL;
+            return 0;
         if (iter % 16 == 0)
             peek_log(r);
         size_t n = mkrt_append_log_consume(r->rt, e, 1 + rnd_below(&r->consumer_rng, 256));
@@ -264,7 +264,7 @@ void *consumer_main(void *arg)
         consume_entries(r, e, n);
         if (n == 0) {
             if (stopping)
-                return NULL; /* stopped after the drain, and the log is empty */
+                return 0; /* stopped after the drain, and the log is empty */
             nap_us(200);
         }
     }

@@ -300,7 +300,7 @@ static void end_drained(round *r)
         }
     }
     atomic_store(&r->consumer_stop, true);
-    pthread_join(r->consumer, NULL);
+    mkrt__thread_join(r->consumer);
     heartbeat("check");
     if (mkrt_stats_read(r->rt, &st) != MKRT_OK) {
         soak_error("mkrt_stats_read failed");
@@ -399,7 +399,7 @@ static void end_race(round *r)
 {
     heartbeat("race: close gate");
     gate_close(r); /* no more opens, waits, consumes; publishing goes on */
-    pthread_join(r->consumer, NULL);
+    mkrt__thread_join(r->consumer);
     mkrt_stats st;
     if (mkrt_stats_read(r->rt, &st) == MKRT_OK)
         atomic_fetch_add(r->backend == MKRT_BACKEND_CUDA ? &g_device_faults : &g_watchdog_trips,
@@ -470,8 +470,8 @@ static void run_round(round *r)
         return;
     if (r->race)
         atomic_fetch_add(&g_race_rounds, 1);
-    if (pthread_create(&r->consumer, NULL, consumer_main, r) != 0) {
-        soak_error("pthread_create failed for the consumer");
+    if (mkrt__thread_start(&r->consumer, consumer_main, r) != 0) {
+        soak_error("cannot start the consumer thread");
         soak_live_retire();
         mkrt_destroy(r->rt, LONG_NS, NULL);
         r->rt = NULL;

@@ -308,7 +308,7 @@ static wait_result fence_wait(session *s, mkrt_producer *p)
     return WAIT_OK;
 }
 
-static void *session_main(void *arg)
+static int session_main(void *arg)
 {
     session *s = arg;
     round *r = s->r;
@@ -334,7 +334,7 @@ static void *session_main(void *arg)
     }
     if (p == NULL) {
         atomic_store(&s->finished, true);
-        return NULL;
+        return 0;
     }
     atomic_fetch_add(&g_sessions, 1);
     mkrt_item buf[BATCH_MAX];
@@ -357,7 +357,7 @@ static void *session_main(void *arg)
         sl->unwaited = true;
     mkrt_producer_close(p);
     atomic_store(&s->finished, true);
-    return NULL;
+    return 0;
 }
 
 void start_session(round *r, unsigned slot)
@@ -372,8 +372,8 @@ void start_session(round *r, unsigned slot)
     s->rng = rnd_seed(opt.seed, (uint64_t)r->index << 32 | slot, s->id);
     atomic_store(&s->finished, false);
     s->window_ns = 0;
-    if (pthread_create(&s->thread, NULL, session_main, s) != 0) {
-        soak_error("pthread_create failed for a producer session");
+    if (mkrt__thread_start(&s->thread, session_main, s) != 0) {
+        soak_error("cannot start a thread for a producer session");
         sl->sessions--;
         return;
     }
@@ -383,7 +383,7 @@ void start_session(round *r, unsigned slot)
 void join_session(session *s)
 {
     if (s->running) {
-        pthread_join(s->thread, NULL);
+        mkrt__thread_join(s->thread);
         s->running = false;
     }
 }

@@ -10,13 +10,13 @@
 #ifndef MKRT_SOAK_H
 #define MKRT_SOAK_H
 
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
+#include "base/thread.h"
 #include "mkrt/alloc.h"
 #include "mkrt/runtime.h"
 #include "../stress_util.h"
@@ -149,7 +149,10 @@ void set_fail_ppm(uint32_t ppm); /* 0 when --faults has no alloc */
 
 /* ---- /proc (soak_env.c) ---------------------------------------------------- */
 
-extern pthread_mutex_t proc_lock; /* the /proc reads open fds: not while counting them */
+/* The /proc reads open fds: not while counting them. A mutex made once
+ * (C11 has no static initialiser) on the first lock. */
+void proc_lock_take(void);
+void proc_lock_give(void);
 uint64_t rss_bytes(void);
 int open_fds(void);
 int thread_count(void);

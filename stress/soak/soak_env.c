@@ -100,7 +100,36 @@ void set_fail_ppm(uint32_t ppm)
 
 /* ---- /proc: RSS, fds, threads ------------------------------------------ */
 
-pthread_mutex_t proc_lock = PTHREAD_MUTEX_INITIALIZER; /* the monitor's /proc reads open fds: not while counting them */
+/* proc_lock: the monitor's /proc reads open fds, not while counting them.
+ * live_lock: the live runtime and the retired rounds' totals. C11 has no
+ * static mutex initialiser: the first lock of either makes both, once. */
+static mkrt__mutex proc_lock, live_lock;
+static mkrt__once_flag locks_once = MKRT__ONCE_INIT;
+
+static void locks_init(void)
+{
+    if (mkrt__mutex_init(&proc_lock) != 0 || mkrt__mutex_init(&live_lock) != 0) {
+        fprintf(stderr, "soak: cannot create the /proc and live-runtime locks\n");
+        abort();
+    }
+}
+
+void proc_lock_take(void)
+{
+    mkrt__call_once(&locks_once, locks_init);
+    mkrt__mutex_lock(&proc_lock);
+}
+
+void proc_lock_give(void)
+{
+    mkrt__mutex_unlock(&proc_lock);
+}
+
+static void live_lock_take(void)
+{
+    mkrt__call_once(&locks_once, locks_init);
+    mkrt__mutex_lock(&live_lock);
+}
 
 uint64_t rss_bytes(void)
 {
@@ -315,7 +344,6 @@ bool soak_publish_all(mkrt_producer *p, const mkrt_item *it, size_t n, bool race
 
 /* ---- exactly-once accounting and the live runtime --------------------------- */
 
-static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
 static mkrt_runtime *live_rt;
 static uint64_t base_executed, base_failed, base_pruned; /* under live_lock */
 
@@ -356,14 +384,14 @@ bool soak_check_accounting(mkrt_runtime *rt, const char *what, uint64_t want_pub
 
 void soak_live_set(mkrt_runtime *rt)
 {
-    pthread_mutex_lock(&live_lock);
+    live_lock_take();
     live_rt = rt;
-    pthread_mutex_unlock(&live_lock);
+    mkrt__mutex_unlock(&live_lock);
 }
 
 void soak_live_retire(void)
 {
-    pthread_mutex_lock(&live_lock);
+    live_lock_take();
     mkrt_stats st;
     if (live_rt != NULL && mkrt_stats_read(live_rt, &st) == MKRT_OK) {
         base_executed += st.executed;
@@ -371,12 +399,12 @@ void soak_live_retire(void)
         base_pruned += st.pruned;
     }
     live_rt = NULL;
-    pthread_mutex_unlock(&live_lock);
+    mkrt__mutex_unlock(&live_lock);
 }
 
 void soak_live_totals(uint64_t *executed, uint64_t *failed, uint64_t *pruned)
 {
-    pthread_mutex_lock(&live_lock);
+    live_lock_take();
     mkrt_stats st;
     memset(&st, 0, sizeof st);
     if (live_rt != NULL && mkrt_stats_read(live_rt, &st) != MKRT_OK)
@@ -384,7 +412,7 @@ void soak_live_totals(uint64_t *executed, uint64_t *failed, uint64_t *pruned)
     *executed = base_executed + st.executed;
     *failed = base_failed + st.failed;
     *pruned = base_pruned + st.pruned;
-    pthread_mutex_unlock(&live_lock);
+    mkrt__mutex_unlock(&live_lock);
 }
 
 /* ---- leak checks between rounds ------------------------------------------ */
@@ -397,13 +425,13 @@ typedef struct resources {
 static resources measure(void)
 {
     resources m;
-    pthread_mutex_lock(&proc_lock);
+    proc_lock_take();
     /* relaxed: every library thread has been joined (mkrt_destroy). */
     m.blocks = atomic_load_explicit(&g_alloc_live, memory_order_relaxed);
     m.bytes = atomic_load_explicit(&g_alloc_bytes, memory_order_relaxed);
     m.fds = open_fds();
     m.threads = thread_count();
-    pthread_mutex_unlock(&proc_lock);
+    proc_lock_give();
     return m;
 }
 

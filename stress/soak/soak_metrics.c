@@ -82,16 +82,34 @@ typedef struct row {
 #define ROWS_MAX 100000
 static row *rows;
 static size_t nrows;
-static pthread_mutex_t rows_lock = PTHREAD_MUTEX_INITIALIZER;
+static mkrt__mutex rows_lock; /* made once: locks_init() */
 bool g_metrics_quiet;
 static uint64_t warm_at;
 static uint64_t rss_max;
 static FILE *csv;
-static pthread_t sampler;
+static mkrt__thread sampler; /* stays here until joined */
 static bool sampler_running;
-static pthread_mutex_t stop_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t stop_cond;
+static mkrt__mutex stop_lock; /* made once: locks_init() */
+static mkrt__cond stop_cond;
 static bool stop_flag;
+
+/* C11 has no static mutex initialiser: rows_lock and stop_lock are made on
+ * the first use of either (soak_metrics_start, or a round's record). */
+static mkrt__once_flag locks_once = MKRT__ONCE_INIT;
+
+static void locks_init(void)
+{
+    if (mkrt__mutex_init(&rows_lock) != 0 || mkrt__mutex_init(&stop_lock) != 0) {
+        fprintf(stderr, "soak: cannot create the metrics locks\n");
+        abort();
+    }
+}
+
+static void rows_lock_take(void)
+{
+    mkrt__call_once(&locks_once, locks_init);
+    mkrt__mutex_lock(&rows_lock);
+}
 
 /* Per round: its workload and backend, throughput and p99 (the drift of
  * throughput and latency is judged on these, normalised per workload and
@@ -140,17 +158,17 @@ void soak_round_end(int workload)
                    (workload * 3 + (bk == MKRT_BACKEND_SIM ? 1 : bk == MKRT_BACKEND_CUDA ? 2 : 0)) * 2 +
                        atomic_load(&g_round_race),
                    total};
-    pthread_mutex_lock(&rows_lock);
+    rows_lock_take();
     if (recs != NULL && nrecs < ROUNDS_MAX)
         recs[nrecs++] = r;
-    pthread_mutex_unlock(&rows_lock);
+    mkrt__mutex_unlock(&rows_lock);
 }
 
 uint64_t soak_metrics_rss_max(void)
 {
-    pthread_mutex_lock(&rows_lock);
+    rows_lock_take();
     uint64_t m = rss_max;
-    pthread_mutex_unlock(&rows_lock);
+    mkrt__mutex_unlock(&rows_lock);
     return m;
 }
 
@@ -195,11 +213,11 @@ static void take_row(uint64_t now, uint64_t *last_ns, uint64_t *last_done)
         if (nkeep < 4096 && (keep[nkeep] = malloc(4u << 20)) != NULL)
             memset(keep[nkeep++], 1, 4u << 20);
     }
-    pthread_mutex_lock(&proc_lock);
+    proc_lock_take();
     uint64_t rss = rss_bytes();
     r.fds = open_fds();
     r.threads = thread_count();
-    pthread_mutex_unlock(&proc_lock);
+    proc_lock_give();
     r.rss_mib = (double)rss / 1048576.0;
     r.errors = atomic_load(&g_errors);
     if (!g_metrics_quiet)
@@ -217,33 +235,30 @@ static void take_row(uint64_t now, uint64_t *last_ns, uint64_t *last_done)
                 (unsigned long long)r.errors);
         fflush(csv);
     }
-    pthread_mutex_lock(&rows_lock);
+    rows_lock_take();
     if (rss > rss_max)
         rss_max = rss;
     if (nrows < ROWS_MAX)
         rows[nrows++] = r;
-    pthread_mutex_unlock(&rows_lock);
+    mkrt__mutex_unlock(&rows_lock);
 }
 
-static void *sampler_main(void *arg)
+static int sampler_main(void *arg)
 {
     (void)arg;
     uint64_t last_ns = t_start, last_done = 0;
     uint64_t next = t_start + (uint64_t)opt.interval * SEC_NS;
-    pthread_mutex_lock(&stop_lock);
+    mkrt__mutex_lock(&stop_lock);
     while (!stop_flag) {
-        struct timespec ts = {(time_t)(next / SEC_NS), (long)(next % SEC_NS)};
-        while (!stop_flag && pthread_cond_timedwait(&stop_cond, &stop_lock, &ts) == 0) {
-        }
-        if (stop_flag)
+        if (stress_wait_until(&stop_cond, &stop_lock, &stop_flag, next))
             break;
-        pthread_mutex_unlock(&stop_lock);
+        mkrt__mutex_unlock(&stop_lock);
         take_row(stress_now_ns(), &last_ns, &last_done);
         next += (uint64_t)opt.interval * SEC_NS;
-        pthread_mutex_lock(&stop_lock);
+        mkrt__mutex_lock(&stop_lock);
     }
-    pthread_mutex_unlock(&stop_lock);
-    return NULL;
+    mkrt__mutex_unlock(&stop_lock);
+    return 0;
 }
 
 void soak_metrics_start(uint64_t warm_at_ns)
@@ -261,24 +276,24 @@ void soak_metrics_start(uint64_t warm_at_ns)
     }
     if (opt.interval == 0 || rows == NULL)
         return;
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&stop_cond, &ca);
-    pthread_condattr_destroy(&ca);
-    sampler_running = pthread_create(&sampler, NULL, sampler_main, NULL) == 0;
+    mkrt__call_once(&locks_once, locks_init);
+    if (mkrt__cond_init(&stop_cond) != 0)
+        return;
+    sampler_running = mkrt__thread_start(&sampler, sampler_main, NULL) == 0;
+    if (!sampler_running)
+        mkrt__cond_destroy(&stop_cond);
 }
 
 void soak_metrics_stop(void)
 {
     if (!sampler_running)
         return;
-    pthread_mutex_lock(&stop_lock);
+    mkrt__mutex_lock(&stop_lock);
     stop_flag = true;
-    pthread_cond_signal(&stop_cond);
-    pthread_mutex_unlock(&stop_lock);
-    pthread_join(sampler, NULL);
-    pthread_cond_destroy(&stop_cond);
+    mkrt__cond_signal(&stop_cond);
+    mkrt__mutex_unlock(&stop_lock);
+    mkrt__thread_join(sampler);
+    mkrt__cond_destroy(&stop_cond);
     sampler_running = false;
 }
 
@@ -450,7 +465,7 @@ bool soak_metrics_finish(double elapsed_s, bool pass_so_far)
         {"p99", "x", "per round, / its workload+backend's early median; FAIL if last > 4 x first", 0, 0, 0,
          "ok", 0, false},
     };
-    pthread_mutex_lock(&rows_lock);
+    rows_lock_take();
     size_t cap = (nrows > nrecs ? nrows : nrecs) + 1;
     bool ok = true;
     double *t = malloc(sizeof *t * cap), *y = malloc(sizeof *y * cap), *tmp = malloc(sizeof *tmp * cap);
@@ -506,7 +521,7 @@ bool soak_metrics_finish(double elapsed_s, bool pass_so_far)
             fclose(f);
         }
     }
-    pthread_mutex_unlock(&rows_lock);
+    mkrt__mutex_unlock(&rows_lock);
     if (csv != NULL)
         fclose(csv);
     csv = NULL;

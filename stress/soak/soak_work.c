@@ -54,18 +54,18 @@ typedef struct prod_arg {
 
 static prod_arg args[MAX_PRODUCERS];
 
-static void *producer_main(void *arg)
+static int producer_main(void *arg)
 {
     prod_arg *a = arg;
     work *w = a->w;
     unsigned slot = a->slot;
     uint64_t *rng = &w->rng[slot];
     if (!gate_in(w))
-        return NULL;
+        return 0;
     mkrt_producer *p = soak_open(w->rt, &w->stop);
     gate_out(w);
     if (p == NULL)
-        return NULL;
+        return 0;
     mkrt_item buf[WORK_BATCH];
     uint64_t window = 0;
     for (unsigned b = 0; !atomic_load(&w->stop); b++) {
@@ -122,7 +122,7 @@ static void *producer_main(void *arg)
             nap_us(rnd_below(rng, 1000));
     }
     mkrt_producer_close(p);
-    return NULL;
+    return 0;
 }
 
 static void join_all(work *w)
@@ -130,7 +130,7 @@ static void join_all(work *w)
     atomic_store(&w->stop, true);
     for (unsigned s = 0; s < w->producers; s++)
         if (w->started[s]) {
-            pthread_join(w->thread[s], NULL);
+            mkrt__thread_join(w->thread[s]);
             w->started[s] = false;
         }
 }
@@ -158,9 +158,9 @@ bool work_run(work *w)
     for (unsigned s = 0; s < w->producers; s++) {
         w->rng[s] = rnd_seed(opt.seed, (uint64_t)w->plan.index << 8 | s, 0x5EED);
         args[s] = (prod_arg){w, s};
-        w->started[s] = pthread_create(&w->thread[s], NULL, producer_main, &args[s]) == 0;
+        w->started[s] = mkrt__thread_start(&w->thread[s], producer_main, &args[s]) == 0;
         if (!w->started[s])
-            soak_error("pthread_create failed for a producer");
+            soak_error("cannot start a producer thread");
     }
     uint64_t span = w->plan.t_end - w->plan.t0;
     uint64_t t_race = w->plan.race ? w->plan.t0 + span * (40 + rnd_below(&w->plan.rng, 60)) / 100 : w->plan.t_end;

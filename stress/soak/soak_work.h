@@ -34,7 +34,7 @@ struct work {
     _Atomic int users; /* threads inside calls that take the runtime */
     _Atomic uint64_t callbacks, infra_failures;
     uint64_t published[MAX_PRODUCERS]; /* per slot, its thread's; read after the join */
-    pthread_t thread[MAX_PRODUCERS];
+    mkrt__thread thread[MAX_PRODUCERS]; /* each stays here until joined */
     bool started[MAX_PRODUCERS];
     uint64_t rng[MAX_PRODUCERS];
 };

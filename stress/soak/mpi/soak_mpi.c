@@ -56,7 +56,8 @@ typedef struct mround {
     _Atomic uint64_t lost[H];
     uint64_t expect[MAX_PRODUCERS][H]; /* per producer thread */
     uint64_t published[MAX_PRODUCERS];
-    pthread_t thread[MAX_PRODUCERS];
+    mkrt__thread thread[MAX_PRODUCERS]; /* each stays here until joined */
+    bool started[MAX_PRODUCERS];
     uint64_t rng[MAX_PRODUCERS];
 } mround;
 
@@ -125,13 +126,13 @@ static void on_error(void *ctx, const mkrt_item *it, mkrt_status why, const char
         atomic_fetch_add(&r->lost[it->out], it->param);
 }
 
-static void *producer_main(void *arg)
+static int producer_main(void *arg)
 {
     unsigned s = (unsigned)(uintptr_t)arg;
     mround *r = &R;
     mkrt_producer *p = soak_open(r->rt, &r->stop);
     if (p == NULL)
-        return NULL;
+        return 0;
     uint64_t *rng = &r->rng[s];
     mkrt_item buf[BATCH];
     while (!atomic_load(&r->stop)) {
@@ -169,7 +170,7 @@ static void *producer_main(void *arg)
             soak_latency_record(stress_now_ns() - t0); /* the local part of the batch */
     }
     mkrt_producer_close(p);
-    return NULL;
+    return 0;
 }
 
 /* One round, collective. */
@@ -219,8 +220,9 @@ static void mpi_round(unsigned index, int rank, int size, uint64_t len_ns)
     unsigned np = opt.producers;
     for (unsigned s = 0; s < np; s++) {
         R.rng[s] = rnd_seed(opt.seed, (uint64_t)index << 16 | (uint64_t)rank << 8 | s, 0xABC);
-        if (pthread_create(&R.thread[s], NULL, producer_main, (void *)(uintptr_t)s) != 0)
-            soak_error("mpi: pthread_create failed");
+        R.started[s] = mkrt__thread_start(&R.thread[s], producer_main, (void *)(uintptr_t)s) == 0;
+        if (!R.started[s])
+            soak_error("mpi: cannot start a producer thread");
     }
     uint64_t t0 = stress_now_ns(), storm_at = t0 + len_ns * rnd_below(&rng, 80) / 100;
     while (stress_now_ns() < t0 + len_ns) {
@@ -232,7 +234,8 @@ static void mpi_round(unsigned index, int rank, int size, uint64_t len_ns)
     set_fail_ppm(0);
     atomic_store(&R.stop, true);
     for (unsigned s = 0; s < np; s++)
-        pthread_join(R.thread[s], NULL);
+        if (R.started[s])
+            mkrt__thread_join(R.thread[s]);
     heartbeat("mpi quiesce");
     mkrt_status st = mkrt_mpi_quiesce(R.m, LONG_NS);
     atomic_fetch_add(&g_quiesce_calls, 1);
