@@ -185,14 +185,17 @@ static uint64_t pull_chunk(mkrt_runtime *rt, const mkrt_item *it, size_t k, mkrt
         todo &= ((uint64_t)1 << (g->vertices - first)) - 1;
     struct mkrt__op_run run = {rt, entry->expand_slot, false};
     mkrt_op_ctx ctx = {rt->cells, rt->cfg.cells, entry->user, g, &run, 0};
+    /* Locals: the op's call would make the compiler reload them per edge. */
+    const uint32_t *const targets = g->targets, *const weights = g->weights, op = rt->slot_op[slot];
+    const uint64_t *const off = g->offsets;
     uint64_t changed = 0, n = 0, outer;
     for (; todo != 0; todo &= todo - 1) {
         const uint32_t v = first + (uint32_t)__builtin_ctzll(todo);
-        for (uint64_t e = g->offsets[v], end = g->offsets[v + 1]; e < end; e++) {
-            const uint32_t u = g->targets[e];
+        for (uint64_t e = off[v], end = off[v + 1]; e < end; e++) {
+            const uint32_t u = targets[e];
             if (!(atomic_load_explicit(&level[u / 64], memory_order_relaxed) >> (u % 64) & 1))
                 continue;
-            mkrt_item edge = {rt->slot_op[slot], u, v, g->weights ? g->weights[e] : 1};
+            mkrt_item edge = {op, u, v, weights ? weights[e] : 1};
             run.changed = false;
             ctx.generation = mkrt__op_begin(&outer);
             mkrt_status st = entry->fn(&edge, &ctx);
