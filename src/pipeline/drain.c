@@ -77,7 +77,8 @@ static void end_pulled_level(mkrt_runtime *rt)
  * bucket (of bucket_width) above the nearest vertex of the level and of
  * far (far_min, a lower bound: a vertex leaves far when it is expanded,
  * and far_min keeps its distance until far is emptied). far goes back into
- * the frontier when the frontier runs empty (the bucket is done), when a
+ * the frontier when a level starts with far_min below the bound (the
+ * bucket moved up, or far_min is stale), when the frontier runs empty, when a
  * level and far together hold fewer than bucket_min vertices
  * (runtime_internal.h: deferring saves less than the extra levels cost;
  * the level expands them all), and on abort; the bound is 0 again when
@@ -129,6 +130,11 @@ static void start_bucket(mkrt_runtime *rt)
     if (bound < near) /* wrapped: everything is in the last bucket */
         bound = UINT64_MAX;
     rt->expand.bound = bound > rt->expand.bound ? bound : rt->expand.bound;
+    /* far may hold vertices below the bound now (it moved up, or
+     * far_min is stale): they are this level's (far_min is exact again
+     * once the level deferred the rest). */
+    if (rt->expand.far_min < rt->expand.bound)
+        far_restore(rt, rt->frontier_r);
 }
 
 /* Of RELAX's frontier word w (taken), the vertices of the current bucket;
