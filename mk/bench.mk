@@ -2,7 +2,7 @@
 # mk/bench.mk - the benchmarks and their charts (included by the Makefile).
 
 # Benchmarks compare against peer libraries (make bench-deps).
-BENCH_CFLAGS := $(OPT) -std=gnu11 -Wall -Wextra $(WERROR_FLAG) -pthread -Iinclude -Isrc -I. -D_GNU_SOURCE
+BENCH_CFLAGS := $(OPT) $(SAN) -std=gnu11 -Wall -Wextra $(WERROR_FLAG) -pthread -Iinclude -Isrc -I. -D_GNU_SOURCE
 BENCH_DPDK   := -I/usr/include/dpdk -I/usr/include/x86_64-linux-gnu/dpdk -include rte_config.h -msse4.2
 $(BUILD)/bench/ring_bench: bench/ring_bench.c bench/bench_util.h $(STATIC)
 	@mkdir -p $(@D)

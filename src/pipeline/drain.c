@@ -107,14 +107,13 @@ static void far_restore(mkrt_runtime *rt, _Atomic uint64_t *to)
         }
     }
     rt->expand.far_n = 0;
-    rt->expand.far_min = UINT64_MAX;
 }
 
 static void start_bucket(mkrt_runtime *rt)
 {
     if (rt->graph.weights == NULL)
         return;
-    uint64_t near = rt->expand.far_min, n = rt->expand.far_n;
+    uint64_t near = rt->expand.far_n != 0 ? rt->expand.far_min : UINT64_MAX, n = rt->expand.far_n;
     for (size_t w = 0; w < rt->slot_words; w++)
         for (uint64_t x = atomic_load_explicit(&rt->frontier_r[w], memory_order_relaxed); x != 0; x &= x - 1) {
             uint64_t d = cell_now(rt, (uint32_t)(w * 64 + (size_t)__builtin_ctzll(x)));
@@ -133,7 +132,7 @@ static void start_bucket(mkrt_runtime *rt)
     /* far may hold vertices below the bound now (it moved up, or
      * far_min is stale): they are this level's (far_min is exact again
      * once the level deferred the rest). */
-    if (rt->expand.far_min < rt->expand.bound)
+    if (rt->expand.far_n != 0 && rt->expand.far_min < rt->expand.bound)
         far_restore(rt, rt->frontier_r);
 }
 
@@ -143,7 +142,7 @@ static uint64_t in_bucket(mkrt_runtime *rt, size_t w, uint64_t mask)
 {
     if (rt->expand.bound == 0 || w >= rt->slot_words)
         return mask;
-    uint64_t later = 0, far_min = rt->expand.far_min;
+    uint64_t later = 0, far_min = rt->expand.far_n != 0 ? rt->expand.far_min : UINT64_MAX;
     for (uint64_t x = mask; x != 0; x &= x - 1) {
         uint32_t bit = (uint32_t)__builtin_ctzll(x);
         uint64_t d = cell_now(rt, (uint32_t)(w * 64 + bit));
@@ -158,7 +157,7 @@ static uint64_t in_bucket(mkrt_runtime *rt, size_t w, uint64_t mask)
         atomic_store_explicit(&rt->far[w], now, memory_order_relaxed);
         rt->expand.far_n = rt->expand.far_n + (uint64_t)__builtin_popcountll(now) - (uint64_t)__builtin_popcountll(was);
     }
-    rt->expand.far_min = rt->expand.far_n != 0 ? far_min : UINT64_MAX;
+    rt->expand.far_min = far_min;
     return mask & ~later;
 }
 

@@ -121,9 +121,7 @@ mkrt_status mkrt_graph_register(mkrt_runtime *rt, const mkrt_graph *g, mkrt_erro
     rt->frontier_w = bits;
     rt->frontier_r = bits + words;
     rt->visited = bits + 2 * words;
-    rt->far = bits + 3 * words;
-    rt->expand.far_n = 0;
-    rt->expand.far_min = UINT64_MAX;
+    rt->far = bits + 3 * words; /* zeroed, as expand.far_n (no bit set yet) */
     rt->frontier_words = words;
     rt->slot_words = slot_words;
     rt->slot_op[0] = MKRT_OP_RELAX;

@@ -140,7 +140,7 @@ struct mkrt_runtime {
         uint64_t visited_edges[MKRT__EXPAND_SLOTS]; /* edges of the settled vertices */
         uint64_t bound;     /* RELAX's level expands vertices below it (0: no bucket yet) */
         uint64_t far_n;     /* vertices in far (none while bound is 0) */
-        uint64_t far_min;   /* a lower bound of their distances (UINT64_MAX: none) */
+        uint64_t far_min;   /* a lower bound of their distances (while far_n != 0) */
     } expand;               /* dispatcher-only */
     /* Edges a pulled round ran (workers add per range; the dispatcher takes
      * it after the round's completion). */
