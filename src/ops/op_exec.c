@@ -166,6 +166,15 @@ static uint64_t expand_chunk(mkrt_runtime *rt, const mkrt_item *it, size_t k, mk
     return changed;
 }
 
+#define PULL_AHEAD 4u
+
+static inline void pull_prefetch(const uint32_t *targets, const uint32_t *weights, const uint64_t *off, uint32_t v)
+{
+    __builtin_prefetch(&targets[off[v]], 0, 3);
+    if (weights != NULL)
+        __builtin_prefetch(&weights[off[v]], 0, 3);
+}
+
 /* One chunk of a pulled level (MKRT__EXPAND_PULL): the unsettled vertices
  * of one visited word, each pulling from its frontier neighbours until one
  * changed it. The level's frontier (frontier_r) and the visited words
@@ -185,14 +194,28 @@ static uint64_t pull_chunk(mkrt_runtime *rt, const mkrt_item *it, size_t k, mkrt
         todo &= ((uint64_t)1 << (g->vertices - first)) - 1;
     struct mkrt__op_run run = {rt, entry->expand_slot, false};
     mkrt_op_ctx ctx = {rt->cells, rt->cfg.cells, entry->user, g, &run, 0};
+    /* Locals: the op's call would make the compiler reload them per edge. */
+    const uint32_t *const targets = g->targets, *const weights = g->weights, op = rt->slot_op[slot];
+    const uint64_t *const off = g->offsets;
     uint64_t changed = 0, n = 0, outer;
+    /* A cursor PULL_AHEAD open vertices ahead starts the loads of their
+     * rows' first edges and weights: a pulled vertex mostly stops at one
+     * of its first edges, so its weight (another array, one read per
+     * vertex) is otherwise a cache miss of its own. */
+    uint64_t ahead = todo;
+    for (unsigned i = 0; i < PULL_AHEAD && ahead != 0; i++, ahead &= ahead - 1)
+        pull_prefetch(targets, weights, off, first + (uint32_t)__builtin_ctzll(ahead));
     for (; todo != 0; todo &= todo - 1) {
         const uint32_t v = first + (uint32_t)__builtin_ctzll(todo);
-        for (uint64_t e = g->offsets[v], end = g->offsets[v + 1]; e < end; e++) {
-            const uint32_t u = g->targets[e];
+        if (ahead != 0) {
+            pull_prefetch(targets, weights, off, first + (uint32_t)__builtin_ctzll(ahead));
+            ahead &= ahead - 1;
+        }
+        for (uint64_t e = off[v], end = off[v + 1]; e < end; e++) {
+            const uint32_t u = targets[e];
             if (!(atomic_load_explicit(&level[u / 64], memory_order_relaxed) >> (u % 64) & 1))
                 continue;
-            mkrt_item edge = {rt->slot_op[slot], u, v, g->weights ? g->weights[e] : 1};
+            mkrt_item edge = {op, u, v, weights ? weights[e] : 1};
             run.changed = false;
             ctx.generation = mkrt__op_begin(&outer);
             mkrt_status st = entry->fn(&edge, &ctx);

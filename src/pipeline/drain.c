@@ -70,26 +70,50 @@ static void end_pulled_level(mkrt_runtime *rt)
 
 /* RELAX's distance buckets (delta-stepping's, over levels): a level of
  * RELAX's frontier (slot 0) on a weighted graph expands only its vertices
- * whose distance is below expand.bound, and sends the others on to the
- * next level unexpanded, so a vertex far from the root is not expanded at
- * each of the many distances it passes on the way down. The bound starts
- * at, and moves up to, the bucket (of bucket_width) above the level's
- * nearest vertex; it is 0 again when the frontier runs empty. A level of
- * fewer than bucket_min vertices (runtime_internal.h) expands them all:
- * deferring saves less than the extra levels cost. relaxed (cells): ops
- * lower them concurrently; a stale distance only defers a vertex, which
- * stays in the frontier. */
+ * whose distance is below expand.bound, and sets the others aside in far
+ * (unexpanded), so a vertex far from the root is not expanded at each of
+ * the many distances it passes on the way down, nor looked at again at
+ * each level of the bucket. The bound starts at, and moves up to, the
+ * bucket (of bucket_width) above the nearest vertex of the level and of
+ * far (far_min, a lower bound: a vertex leaves far when it is expanded,
+ * and far_min keeps its distance until far is emptied). far goes back into
+ * the frontier when a level starts with far_min below the bound (the
+ * bucket moved up, or far_min is stale), when the frontier runs empty, when a
+ * level and far together hold fewer than bucket_min vertices
+ * (runtime_internal.h: deferring saves less than the extra levels cost;
+ * the level expands them all), and on abort; the bound is 0 again when
+ * both are empty. A vertex in far that an op lowers is in the frontier
+ * again and is expanded (and leaves far) once below the bound. relaxed
+ * (cells): ops lower them concurrently; a stale distance only defers a
+ * vertex, which stays in far. */
 
 static uint64_t cell_now(const mkrt_runtime *rt, uint32_t v)
 {
     return atomic_load_explicit((_Atomic uint64_t *)&rt->cells[v], memory_order_relaxed);
 }
 
+/* Moves far's vertices into the frontier `to` (frontier_r, or frontier_w
+ * with frontier_any set by the caller). relaxed: far is the dispatcher's
+ * own; to as the frontier's other bits (see take_round). */
+static void far_restore(mkrt_runtime *rt, _Atomic uint64_t *to)
+{
+    if (rt->expand.far_n == 0)
+        return;
+    for (size_t w = 0; w < rt->slot_words; w++) {
+        uint64_t x = atomic_load_explicit(&rt->far[w], memory_order_relaxed);
+        if (x != 0) {
+            atomic_fetch_or_explicit(&to[w], x, memory_order_relaxed);
+            atomic_store_explicit(&rt->far[w], 0, memory_order_relaxed);
+        }
+    }
+    rt->expand.far_n = 0;
+}
+
 static void start_bucket(mkrt_runtime *rt)
 {
     if (rt->graph.weights == NULL)
         return;
-    uint64_t near = UINT64_MAX, n = 0;
+    uint64_t near = rt->expand.far_n != 0 ? rt->expand.far_min : UINT64_MAX, n = rt->expand.far_n;
     for (size_t w = 0; w < rt->slot_words; w++)
         for (uint64_t x = atomic_load_explicit(&rt->frontier_r[w], memory_order_relaxed); x != 0; x &= x - 1) {
             uint64_t d = cell_now(rt, (uint32_t)(w * 64 + (size_t)__builtin_ctzll(x)));
@@ -97,6 +121,7 @@ static void start_bucket(mkrt_runtime *rt)
             n++;
         }
     if (near == UINT64_MAX || n < rt->bucket_min) {
+        far_restore(rt, rt->frontier_r);
         rt->expand.bound = 0;
         return;
     }
@@ -104,24 +129,35 @@ static void start_bucket(mkrt_runtime *rt)
     if (bound < near) /* wrapped: everything is in the last bucket */
         bound = UINT64_MAX;
     rt->expand.bound = bound > rt->expand.bound ? bound : rt->expand.bound;
+    /* far may hold vertices below the bound now (it moved up, or
+     * far_min is stale): they are this level's (far_min is exact again
+     * once the level deferred the rest). */
+    if (rt->expand.far_n != 0 && rt->expand.far_min < rt->expand.bound)
+        far_restore(rt, rt->frontier_r);
 }
 
 /* Of RELAX's frontier word w (taken), the vertices of the current bucket;
- * the others go to the next level. */
+ * the others go to far. Those expanded leave far. */
 static uint64_t in_bucket(mkrt_runtime *rt, size_t w, uint64_t mask)
 {
     if (rt->expand.bound == 0 || w >= rt->slot_words)
         return mask;
-    uint64_t later = 0;
+    uint64_t later = 0, far_min = rt->expand.far_n != 0 ? rt->expand.far_min : UINT64_MAX;
     for (uint64_t x = mask; x != 0; x &= x - 1) {
         uint32_t bit = (uint32_t)__builtin_ctzll(x);
-        if (cell_now(rt, (uint32_t)(w * 64 + bit)) >= rt->expand.bound)
+        uint64_t d = cell_now(rt, (uint32_t)(w * 64 + bit));
+        if (d >= rt->expand.bound) {
             later |= (uint64_t)1 << bit;
+            far_min = d < far_min ? d : far_min;
+        }
     }
-    if (later != 0) {
-        atomic_fetch_or_explicit(&rt->frontier_w[w], later, memory_order_relaxed);
-        atomic_store_explicit(&rt->frontier_any, true, memory_order_relaxed);
+    /* relaxed: far is the dispatcher's own. */
+    uint64_t was = atomic_load_explicit(&rt->far[w], memory_order_relaxed), now = (was | later) & ~(mask & ~later);
+    if (now != was) {
+        atomic_store_explicit(&rt->far[w], now, memory_order_relaxed);
+        rt->expand.far_n = rt->expand.far_n + (uint64_t)__builtin_popcountll(now) - (uint64_t)__builtin_popcountll(was);
     }
+    rt->expand.far_min = far_min;
     return mask & ~later;
 }
 
@@ -246,6 +282,7 @@ static size_t take_round(mkrt_runtime *rt, mkrt__batch *b)
         rt->expand.pull_on = 0;
         rt->expand.pull_pending = false;
         rt->expand.bound = 0;
+        far_restore(rt, rt->frontier_r);
         rt->expand.scanning = true;
         rt->expand.word = 0;
     }
@@ -268,17 +305,21 @@ static size_t take_round(mkrt_runtime *rt, mkrt__batch *b)
             rt->expand.edge = rt->graph.offsets[v];
             rt->expand.end = rt->graph.offsets[v + 1];
         } else if (rt->expand.scanning) {
-            size_t w = rt->expand.word;
-            while (w < rt->frontier_words &&
+            size_t w = rt->expand.word, used = (rt->slots_used + 1) * rt->slot_words;
+            while (w < used &&
                    ((rt->expand.pull_on != 0 && (rt->expand.pull_on >> (w / rt->slot_words) & 1)) ||
                     atomic_load_explicit(&rt->frontier_r[w], memory_order_relaxed) == 0))
                 w++;
-            if (w == rt->frontier_words) {
+            if (w >= used) {
                 rt->expand.scanning = false;
                 continue;
             }
             rt->expand.mask = in_bucket(rt, w, atomic_exchange_explicit(&rt->frontier_r[w], 0, memory_order_relaxed));
             rt->expand.word = w + 1;
+            /* The word's vertices' rows are read one by one below: start
+             * their (random) loads together. */
+            for (uint64_t x = rt->expand.mask; x != 0; x &= x - 1)
+                __builtin_prefetch(&rt->graph.offsets[(w % rt->slot_words) * 64 + (size_t)__builtin_ctzll(x)], 0, 3);
         } else if (rt->expand.pull_pending) {
             if (k > 0)
                 break; /* a pulled round is a round of its own */
@@ -298,6 +339,11 @@ static size_t take_round(mkrt_runtime *rt, mkrt__batch *b)
             /* acquire: as above. */
             start_level(rt, atomic_load_explicit(&rt->aborting, memory_order_acquire));
             started = true;
+        } else if (!started && !rt->batch_running && rt->expand.far_n != 0) {
+            /* The bucket is done: far is the next level (no batch runs,
+             * so no op sets bits now). */
+            far_restore(rt, rt->frontier_w);
+            atomic_store_explicit(&rt->frontier_any, true, memory_order_relaxed);
         } else if (!started && !rt->batch_running && (rt->expand.visited_dirty || rt->expand.bound != 0)) {
             end_pulled_level(rt); /* the last level */
             unsettle(rt);
@@ -316,6 +362,7 @@ bool mkrt__emission_pending(mkrt_runtime *rt)
 {
     return rt->emit_head != rt->emit_tail || rt->expand.edge < rt->expand.end || rt->expand.mask != 0 ||
            rt->expand.scanning || rt->expand.pull_pending || rt->expand.visited_dirty || rt->expand.bound != 0 ||
+           rt->expand.far_n != 0 ||
            /* relaxed: see take_round. */
            atomic_load_explicit(&rt->frontier_any, memory_order_relaxed);
 }

@@ -97,12 +97,13 @@ mkrt_status mkrt_graph_register(mkrt_runtime *rt, const mkrt_graph *g, mkrt_erro
     if (st != MKRT_OK)
         return st;
     size_t slot_words = ((size_t)g->vertices + 63) / 64, words = slot_words * MKRT__EXPAND_SLOTS;
-    _Atomic uint64_t *bits = mkrt__alloc_zeroed(3 * words * sizeof *bits, MKRT_CACHE_LINE); /* w, r, visited */
+    /* w, r, visited, far (mkrt__frontier_alloc_words) */
+    _Atomic uint64_t *bits = mkrt__alloc_zeroed((3 * words + slot_words) * sizeof *bits, MKRT_CACHE_LINE);
     if (bits == NULL)
         return mkrt__error_set(err, MKRT_ENOMEM,
                                "mkrt_graph_register could not allocate the frontier of %u vertices "
                                "(%zu bytes). Fix: free memory.",
-                               g->vertices, 3 * words * sizeof *bits);
+                               g->vertices, (3 * words + slot_words) * sizeof *bits);
     const uint64_t width = bucket_width(g);
     /* Under the lock mkrt_producer_open freezes the op table with: the
      * dispatcher and the ops read the graph only for items of producers
@@ -110,16 +111,17 @@ mkrt_status mkrt_graph_register(mkrt_runtime *rt, const mkrt_graph *g, mkrt_erro
     mkrt__mutex_lock(&rt->producers_lock);
     if (rt->ops_frozen) {
         mkrt__mutex_unlock(&rt->producers_lock);
-        mkrt__free((void *)bits, 3 * words * sizeof *bits);
+        mkrt__free((void *)bits, (3 * words + slot_words) * sizeof *bits);
         return mkrt__error_set(err, MKRT_EINVAL,
                                "mkrt_graph_register after the first producer was opened. Fix: "
                                "register the graph right after mkrt_create.");
     }
-    mkrt__free((void *)rt->frontier, 3 * rt->frontier_words * sizeof *rt->frontier);
+    mkrt__free((void *)rt->frontier, mkrt__frontier_alloc_words(rt) * sizeof *rt->frontier);
     rt->frontier = bits;
     rt->frontier_w = bits;
     rt->frontier_r = bits + words;
     rt->visited = bits + 2 * words;
+    rt->far = bits + 3 * words; /* zeroed, as expand.far_n (no bit set yet) */
     rt->frontier_words = words;
     rt->slot_words = slot_words;
     rt->slot_op[0] = MKRT_OP_RELAX;

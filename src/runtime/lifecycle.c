@@ -49,7 +49,7 @@ static void free_runtime(mkrt_runtime *rt)
     mkrt__free(rt->cells, rt->cells_bytes);
     mkrt__free((void *)rt->append_log, rt->log_bytes);
     mkrt__free(rt->emit_ring, mkrt__emit_ring_slots(&rt->cfg) * sizeof *rt->emit_ring);
-    mkrt__free((void *)rt->frontier, 3 * rt->frontier_words * sizeof *rt->frontier);
+    mkrt__free((void *)rt->frontier, mkrt__frontier_alloc_words(rt) * sizeof *rt->frontier);
     mkrt_layer_scratch_destroy(rt->layering);
     mkrt_barrier_scratch_destroy(rt->split);
     mkrt__free(rt->waves, rt->cfg.max_batch * sizeof *rt->waves);

@@ -114,6 +114,11 @@ struct mkrt_runtime {
      * see mkrt_op_desc.pulls). Written by the dispatcher between batches
      * (no batch runs), read by the pulled rounds' workers. */
     _Atomic uint64_t *visited;
+    /* RELAX's vertices deferred to a later distance bucket (slot_words,
+     * after visited; pipeline/drain.c): kept out of the levels until the
+     * frontier runs empty or the bucket moves. Dispatcher-only (relaxed
+     * accesses, no other thread touches them). */
+    _Atomic uint64_t *far;
     size_t frontier_words, slot_words;
     bool batch_running;          /* dispatcher-only: a batch is launched and not finished */
     uint32_t slot_op[MKRT__EXPAND_SLOTS]; /* the op whose items a slot's edges become */
@@ -134,6 +139,8 @@ struct mkrt_runtime {
         bool visited_dirty; /* a visited bit may be set */
         uint64_t visited_edges[MKRT__EXPAND_SLOTS]; /* edges of the settled vertices */
         uint64_t bound;     /* RELAX's level expands vertices below it (0: no bucket yet) */
+        uint64_t far_n;     /* vertices in far (none while bound is 0) */
+        uint64_t far_min;   /* a lower bound of their distances (while far_n != 0) */
     } expand;               /* dispatcher-only */
     /* Edges a pulled round ran (workers add per range; the dispatcher takes
      * it after the round's completion). */
@@ -302,6 +309,13 @@ void mkrt__state_log_end(mkrt__log_reader *r);
 static inline size_t mkrt__emit_ring_slots(const mkrt_config *c)
 {
     return c->emit_capacity ? c->emit_capacity : 1;
+}
+
+/* Words of the graph's frontier allocation (runtime/graph.c): the two
+ * frontiers and visited (frontier_words each), then far (slot_words). */
+static inline size_t mkrt__frontier_alloc_words(const mkrt_runtime *rt)
+{
+    return 3 * rt->frontier_words + rt->slot_words;
 }
 
 /* Whether emitted items wait: in the emission queue, or as frontier
