@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../examples/graph500/graph500.h"
+#include "edge_degrees.h"
 #include "tap.h"
 
 #define SCALE 10
@@ -43,21 +44,9 @@ static void test_generator(void)
     is(a.edges, (uint64_t)EF << SCALE, "edgefactor * 2^scale tuples");
     ok(memcmp(a.edge, b.edge, a.edges * sizeof *a.edge) == 0, "the same seed gives the same list");
     ok(memcmp(a.edge, c.edge, a.edges * sizeof *a.edge) != 0, "another seed gives another list");
-    bool in_range = true;
-    uint32_t *deg = calloc(a.vertices, sizeof *deg);
-    for (uint64_t i = 0; i < a.edges; i++) {
-        in_range &= a.edge[i].u < a.vertices && a.edge[i].v < a.vertices;
-        if (in_range) {
-            deg[a.edge[i].u]++;
-            deg[a.edge[i].v]++;
-        }
-    }
-    ok(in_range, "every endpoint is a vertex");
-    uint32_t max = 0, isolated = 0;
-    for (uint32_t v = 0; v < a.vertices; v++) {
-        max = deg[v] > max ? deg[v] : max;
-        isolated += deg[v] == 0;
-    }
+    edge_degrees d = edge_degrees_of(&a);
+    uint32_t *deg = d.deg, max = d.max, isolated = d.isolated;
+    ok(deg != NULL && d.in_range, "every endpoint is a vertex");
     /* The initiator's skew: hubs far above the mean degree 2 * EF, and
      * vertices no tuple touches (a uniform generator has neither). */
     ok(max > 8 * 2 * EF, "Kronecker skew: the largest degree %u is over 8x the mean %d", max,

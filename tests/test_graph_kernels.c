@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "../examples/graph500/graph500.h"
+#include "edge_degrees.h"
 #include "tap.h"
 
 #define SCALE 10
@@ -30,21 +31,9 @@ static void test_urand(void)
     ok(g500_generate_urand(SCALE, EF, 3, &b, why, sizeof why) == 0, "and again");
     is(a.edges, (uint64_t)EF << SCALE, "edgefactor * 2^scale tuples");
     ok(memcmp(a.edge, b.edge, a.edges * sizeof *a.edge) == 0, "the same seed gives the same list");
-    uint32_t *deg = calloc(a.vertices, sizeof *deg);
-    bool in_range = true;
-    for (uint64_t i = 0; i < a.edges; i++) {
-        in_range &= a.edge[i].u < a.vertices && a.edge[i].v < a.vertices;
-        if (in_range) {
-            deg[a.edge[i].u]++;
-            deg[a.edge[i].v]++;
-        }
-    }
-    ok(in_range, "every endpoint is a vertex");
-    uint32_t max = 0, isolated = 0;
-    for (uint32_t v = 0; v < a.vertices; v++) {
-        max = deg[v] > max ? deg[v] : max;
-        isolated += deg[v] == 0;
-    }
+    edge_degrees d = edge_degrees_of(&a);
+    uint32_t *deg = d.deg, max = d.max, isolated = d.isolated;
+    ok(deg != NULL && d.in_range, "every endpoint is a vertex");
     /* Binomial degrees around 2 * EF: no hubs, (almost) nobody alone. */
     ok(max < 3 * 2 * EF, "uniform: the largest degree %u is under 3x the mean %d", max, 2 * EF);
     ok(isolated < a.vertices / 100, "uniform: %u of %u vertices isolated", isolated, a.vertices);
