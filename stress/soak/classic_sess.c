@@ -322,14 +322,8 @@ static int session_main(void *arg)
         gate_leave(r);
         if (p != NULL)
             break;
-        if (err.status == MKRT_ENOMEM)
-            atomic_fetch_add(&g_enomem_retries, 1);
-        else if (err.status == MKRT_EAGAIN)
-            atomic_fetch_add(&g_eagain_retries, 1);
-        else {
-            soak_error("mkrt_producer_open: %s: %s", mkrt_status_name(err.status), err.message);
+        if (!soak_open_retry(&err))
             break;
-        }
         nap_us(500);
     }
     if (p == NULL) {

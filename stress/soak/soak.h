@@ -178,6 +178,9 @@ void soak_cuda_env(bool fault, uint64_t *rng);
 mkrt_runtime *soak_create(const soak_plan *p, const mkrt_config *c, bool *skip);
 /* mkrt_producer_open, retrying ENOMEM and EAGAIN; NULL once *stop. */
 mkrt_producer *soak_open(mkrt_runtime *rt, _Atomic bool *stop);
+/* A refused mkrt_producer_open: counts an ENOMEM or EAGAIN as a retry
+ * (true), reports anything else as an error (false). */
+bool soak_open_retry(const mkrt_error *err);
 /* Publishes all n (retrying timeouts); false on ECLOSED or an error. */
 bool soak_publish_all(mkrt_producer *p, const mkrt_item *it, size_t n, bool race);
 /* Exactly once, after mkrt_quiesce returned MKRT_OK: stats published =

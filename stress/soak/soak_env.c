@@ -311,17 +311,24 @@ mkrt_producer *soak_open(mkrt_runtime *rt, _Atomic bool *stop)
             atomic_fetch_add(&g_sessions, 1);
             return p;
         }
-        if (err.status == MKRT_ENOMEM)
-            atomic_fetch_add(&g_enomem_retries, 1);
-        else if (err.status == MKRT_EAGAIN)
-            atomic_fetch_add(&g_eagain_retries, 1);
-        else {
-            soak_error("mkrt_producer_open: %s: %s", mkrt_status_name(err.status), err.message);
+        if (!soak_open_retry(&err))
             return NULL;
-        }
         nap_us(500);
     }
     return NULL;
+}
+
+bool soak_open_retry(const mkrt_error *err)
+{
+    if (err->status == MKRT_ENOMEM)
+        atomic_fetch_add(&g_enomem_retries, 1);
+    else if (err->status == MKRT_EAGAIN)
+        atomic_fetch_add(&g_eagain_retries, 1);
+    else {
+        soak_error("mkrt_producer_open: %s: %s", mkrt_status_name(err->status), err->message);
+        return false;
+    }
+    return true;
 }
 
 bool soak_publish_all(mkrt_producer *p, const mkrt_item *it, size_t n, bool race)
