@@ -20,6 +20,24 @@ static mkrt_producer *open_refused(mkrt_error *err, mkrt_status st, const char *
     return NULL;
 }
 
+/* Under producers_lock: the first free slot (max_producers when none), and
+ * how many taken slots hold closed producers the dispatcher has yet to
+ * retire. The dispatcher cannot free a producer here (it clears the slot
+ * under the lock first). relaxed: the lock orders the slots; a stale OPEN
+ * state only means one more look. */
+static uint32_t free_slot(mkrt_runtime *rt, uint32_t *retiring)
+{
+    *retiring = 0;
+    for (uint32_t s = 0; s < rt->cfg.max_producers; s++) {
+        mkrt_producer *q = atomic_load_explicit(&rt->slots[s], memory_order_relaxed);
+        if (q == NULL)
+            return s;
+        *retiring += (atomic_load_explicit(&q->state, memory_order_relaxed) & MKRT__PRODUCER_LIFE) ==
+                     MKRT__PRODUCER_CLOSED;
+    }
+    return rt->cfg.max_producers;
+}
+
 mkrt_producer *mkrt_producer_open(mkrt_runtime *rt, mkrt_error *err)
 {
     if (rt == NULL)
@@ -48,57 +66,47 @@ mkrt_producer *mkrt_producer_open(mkrt_runtime *rt, mkrt_error *err)
     /* A closed producer keeps its slot until the dispatcher retires it
      * (once its items completed): a full table with closed producers in it
      * waits for that, up to RETIRE_WAIT_NS, rather than refusing an open
-     * that follows a close. */
+     * that follows a close. The loop leaves with producers_lock held. */
     const uint64_t RETIRE_WAIT_NS = 2000000000u;
     uint64_t waited_since = 0;
     uint32_t slot, retiring;
-    bool closing, locked;
+    bool closing;
     for (;;) {
         mkrt__mutex_lock(&rt->producers_lock);
-        locked = true;
-        slot = rt->cfg.max_producers;
-        retiring = 0;
-        for (uint32_t s = 0; s < rt->cfg.max_producers; s++) {
-            mkrt_producer *q = atomic_load_explicit(&rt->slots[s], memory_order_relaxed);
-            if (q == NULL) {
-                slot = s;
-                break;
-            }
-            /* Under producers_lock the dispatcher cannot free q (it
-             * clears the slot under the lock first). relaxed: a stale
-             * OPEN only means one more look. */
-            retiring += (atomic_load_explicit(&q->state, memory_order_relaxed) & MKRT__PRODUCER_LIFE) ==
-                        MKRT__PRODUCER_CLOSED;
-        }
+        slot = free_slot(rt, &retiring);
         /* acquire: pairs with the release store of closing in mkrt_destroy,
          * which closes the rings of the producers in the slots under this
          * lock: a producer added after that would have an open ring. */
         closing = atomic_load_explicit(&rt->closing, memory_order_acquire);
         if (slot < rt->cfg.max_producers || closing || retiring == 0)
             break;
-        mkrt__mutex_unlock(&rt->producers_lock);
-        locked = false;
         uint64_t now = mkrt__now_ns();
         if (waited_since == 0)
             waited_since = now;
         else if (now - waited_since > RETIRE_WAIT_NS)
             break;
+        mkrt__mutex_unlock(&rt->producers_lock);
         mkrt__waitq_notify(&rt->work_wq); /* the dispatcher retires closed producers */
         mkrt__thread_sleep_ns(100000);
     }
     if (slot == rt->cfg.max_producers || closing) {
-        if (locked)
-            mkrt__mutex_unlock(&rt->producers_lock);
+        mkrt__mutex_unlock(&rt->producers_lock);
         mkrt__producer_free(p);
         if (closing)
             return open_refused(err, MKRT_ECLOSED, "mkrt_destroy began. Fix: open producers "
                                                    "before shutting down.");
-        mkrt__error_set(err, MKRT_EAGAIN,
-                        "all %u producer slots are in use (%u of them by closed producers whose "
-                        "items had not completed after %llu ms). Fix: close a producer or raise "
-                        "mkrt_config.max_producers.",
-                        rt->cfg.max_producers, retiring,
-                        (unsigned long long)(RETIRE_WAIT_NS / 1000000u));
+        if (retiring > 0)
+            mkrt__error_set(err, MKRT_EAGAIN,
+                            "all %u producer slots are in use, %u of them by closed producers "
+                            "whose items had not completed after %llu ms. Fix: close a producer "
+                            "or raise mkrt_config.max_producers.",
+                            rt->cfg.max_producers, retiring,
+                            (unsigned long long)(RETIRE_WAIT_NS / 1000000u));
+        else
+            mkrt__error_set(err, MKRT_EAGAIN,
+                            "all %u producer slots are in use. Fix: close a producer or raise "
+                            "mkrt_config.max_producers.",
+                            rt->cfg.max_producers);
         return NULL;
     }
     /* Only a successful open freezes the op table and takes an id. */
