@@ -268,7 +268,10 @@ clean: ## remove $(BUILD)
 	rm -rf $(BUILD)
 
 # The compiler's dependency files (-MMD), found without a shell.
--include $(wildcard $(addsuffix /*.d,$(BUILD)/obj/src/* $(BUILD)/tobj/src/* $(BUILD)/tobj/tests \
-    $(BUILD)/obj/tests $(BUILD)/tobj/stress $(BUILD)/obj/examples $(BUILD)/obj/examples/* $(BUILD)/examples $(BUILD)/obj/bench \
-    $(BUILD)/obj/mpi/* $(BUILD)/obj/gen $(BUILD)/tests $(BUILD)/mpi/tests))
+# Every object's dependency file, at any depth under $(BUILD) down to
+# obj/stress/soak/mpi (queue/, src/*/, tests/, stress/soak/, examples/*/,
+# mpi/*): a folder left out of this list would rebuild nothing when a header
+# it includes changes.
+-include $(wildcard $(BUILD)/*.d $(BUILD)/*/*.d $(BUILD)/*/*/*.d $(BUILD)/*/*/*/*.d \
+    $(BUILD)/*/*/*/*/*.d)
 .SECONDARY:
