@@ -140,6 +140,9 @@ static mkrt_runtime *cuda_runtime(uint32_t idle_us, uint32_t resident_us, uint32
     c.watchdog_ms = watchdog_ms;
     c.device_idle_us = idle_us;
     c.device_resident_us = resident_us;
+    /* These batches are tiny: ROUTE would keep them on the CPU pool, and
+     * what is tested is the megakernel holding the GPU. */
+    c.plan_off = MKRT_PLAN_ROUTE;
     mkrt_runtime *rt = NULL;
     return mkrt_create(&c, &rt, err) == MKRT_OK ? rt : NULL;
 }

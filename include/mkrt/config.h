@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mkrt/explain.h"
 #include "mkrt/item.h"
 #include "mkrt/status.h"
 
@@ -178,6 +179,10 @@ typedef struct mkrt_config {
      *  more fails the emit with ::MKRT_EOVERFLOW. (mkrt_op_emit_edges()
      *  and RELAX do not use it.) */
     size_t emit_capacity;
+    /** The plan's decisions turned off, for A/B runs (0: every decision
+     *  on) [an OR of the MKRT_PLAN_* bits of mkrt/explain.h, at most
+     *  MKRT_PLAN_ALL]. */
+    uint32_t plan_off;
 } mkrt_config;
 
 /**

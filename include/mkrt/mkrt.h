@@ -12,6 +12,7 @@
 #include "mkrt/barrier.h"
 #include "mkrt/config.h"
 #include "mkrt/dedupe.h"
+#include "mkrt/explain.h"
 #include "mkrt/frontier.h"
 #include "mkrt/graph.h"
 #include "mkrt/item.h"

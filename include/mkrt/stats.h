@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "mkrt/config.h"
+#include "mkrt/explain.h"
 #include "mkrt/status.h"
 
 #ifdef __cplusplus
@@ -40,6 +41,8 @@ typedef struct mkrt_stats {
      *  the update built-ins), and the update built-ins and traversal edges
      *  a megakernel device ran. */
     uint64_t changed;
+    /** What the plan decided, per decision (indices: ::mkrt_plan_counter). */
+    uint64_t plan_counts[MKRT_PLAN_COUNTERS];
     /** @var published
      *  @brief Items accepted by mkrt_publish() and friends. */
     /** @var executed

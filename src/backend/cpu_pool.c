@@ -22,7 +22,7 @@
  * How wide a batch runs is the plan's (plan/batch_planner.c): the CPUs
  * producers leave free bound the workers of a default-sized pool, and a
  * layer of built-in ops gets a second participant only when each gets
- * MKRT__CPU_SHARE_MIN_ITEMS, so narrow layers, and runs of them between
+ * WAKE's share_min (plan/decide.h), so narrow layers, and runs of them between
  * wide ones, run on one thread with no barrier. The caller of launch and
  * wait is whoever holds the dispatch token (pipeline/dispatcher.c): the
  * dispatcher thread or a helping waiter, one at a time.

@@ -33,6 +33,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mkrt/explain.h"
 #include "mkrt/item.h"
 #include "mkrt/status.h"
 #include "mkrt/topology.h"
@@ -98,6 +99,11 @@ typedef struct mkrt__batch {
      * drain order (from 1), and its root: the oldest batch number its work
      * descends from (its own, or the emission's it drained, if older). */
     uint64_t seq, root;
+    /* The plan's record of the batch (mkrt/explain.h), filled by the
+     * drain and plan stages, timed from launch (launched_ns) and put in
+     * the EXPLAIN ring at completion (dispatcher-only). */
+    mkrt_plan_record note;
+    uint64_t launched_ns;
     mkrt_item *failed;        /* failed items and why (dispatcher-only) */
     mkrt_status *failed_why;
     uint32_t failed_n;

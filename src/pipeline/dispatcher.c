@@ -114,8 +114,12 @@ static void launch_batch(mkrt_runtime *rt, mkrt__batch *b, uint64_t until)
             mkrt__backend *bad = mkrt__state_move(rt, be, &err);
             if (bad != NULL)
                 backend_failed(rt, bad, &err);
+            b->launched_ns = mkrt__now_ns();
             if (bad != be && be->ops->launch(be, b, limit, &err) == MKRT_OK) {
                 rt->batch_running = true;
+                /* The CPU pool ran a one-participant batch inside launch. */
+                if (be->is_cpu_pool && b->plan.workers == 1)
+                    mkrt__plan_measured(&rt->planner, b, true, mkrt__now_ns() - b->launched_ns);
                 return;
             }
             if (bad != be)
@@ -152,6 +156,9 @@ static void finish_running(mkrt_runtime *rt, mkrt__batch **running)
         mkrt__stage_fail_all(b, st);
         backend_failed(rt, be, &err);
     }
+    if (st == MKRT_OK && !(be->is_cpu_pool && b->plan.workers == 1))
+        mkrt__plan_measured(&rt->planner, b, be->is_cpu_pool, mkrt__now_ns() - b->launched_ns);
+    mkrt__plan_explain_batch(&rt->planner, b);
     mkrt__stage_complete(rt, b);
     *running = NULL;
     rt->batch_running = false;

@@ -44,13 +44,6 @@ static size_t take_emitted(mkrt_runtime *rt, mkrt__batch *b, size_t n)
     return k;
 }
 
-/* Direction-optimizing levels (Beamer, Asanovic and Patterson's
- * heuristic, with their constants): a pulling op's level runs pulled when
- * its frontier's edges exceed 1/ALPHA of the edges not yet settled, and
- * stays pulled while the frontier holds at least 1/BETA of the vertices. */
-#define PULL_ALPHA 14u
-#define PULL_BETA 24u
-
 static bool slot_pulls(const mkrt_runtime *rt, uint32_t slot)
 {
     return slot > 0 && rt->ops[rt->slot_op[slot]].pulls;
@@ -193,7 +186,8 @@ static void start_level(mkrt_runtime *rt, bool aborting)
         rt->expand.visited_dirty = true;
         uint64_t unsettled = all - rt->expand.visited_edges[s];
         rt->expand.visited_edges[s] += mf;
-        bool pull = (was >> s & 1) ? nf * PULL_BETA >= rt->graph.vertices : mf * PULL_ALPHA > unsettled;
+        /* PULL: push or pull for the level (plan/decide.h). */
+        bool pull = mkrt__plan_level(&rt->planner, nf, mf, unsettled, rt->graph.vertices, was >> s & 1);
         /* A pulled round needs room for two failure pairs per vertex of
          * a word (take_pulled). */
         if (pull && !aborting && rt->cfg.max_batch >= 128)
@@ -425,6 +419,7 @@ static size_t drain(mkrt_runtime *rt, mkrt__batch *b)
     b->round = false;
     b->pull = false;
     b->round_edges = 0;
+    memset(&b->note, 0, sizeof b->note);
     size_t n = take_emitted(rt, b, 0);
     /* A frontier round is a batch of its own, after the emitted items and
      * alternating with the producers' items when they have any. */
@@ -437,10 +432,19 @@ static size_t drain(mkrt_runtime *rt, mkrt__batch *b)
     }
     b->emitted_n = n;
     bool progress = !intake_paused(rt);
+    /* DRAIN: the ring the first pass starts at (plan/decide.h), from the
+     * rings' occupancy now. */
+    const bool decide = progress && !(rt->planner.off & MKRT_PLAN_DRAIN);
+    for (uint32_t s = 0; decide && s < slots; s++) {
+        /* acquire: pairs with the release store in mkrt_producer_open. */
+        mkrt_producer *p = atomic_load_explicit(&rt->slots[s], memory_order_acquire);
+        mkrt__plan_ring_seen(&rt->planner, s, p != NULL ? mkrt_spsc_ring_size(p->ring) : 0);
+    }
+    uint32_t rr = decide ? mkrt__plan_drain_first(&rt->planner, rt->rr, &b->note) : rt->rr;
     while (progress && n < rt->cfg.max_batch) {
         progress = false;
         for (uint32_t i = 0; i < slots && n < rt->cfg.max_batch; i++) {
-            uint32_t slot = (rt->rr + i) % slots;
+            uint32_t slot = (rr + i) % slots;
             /* acquire: pairs with the release store in mkrt_producer_open. */
             mkrt_producer *p = atomic_load_explicit(&rt->slots[slot], memory_order_acquire);
             if (p == NULL)
@@ -454,6 +458,7 @@ static size_t drain(mkrt_runtime *rt, mkrt__batch *b)
             size_t want = rt->cfg.max_batch - n;
             want = want < rt->cfg.burst_per_ring ? want : rt->cfg.burst_per_ring;
             size_t k = mkrt_spsc_ring_pop(p->ring, b->items + n, want);
+            mkrt__plan_ring_seen(&rt->planner, slot, waiting > k ? waiting - k : 0);
             if (k > 0) {
                 n += k;
                 p->drained += k;
@@ -469,8 +474,11 @@ static size_t drain(mkrt_runtime *rt, mkrt__batch *b)
                 retire_closed(rt, slot, p);
             }
         }
-        rt->rr = (rt->rr + 1) % slots;
+        rr = (rr + 1) % slots;
     }
+    rt->rr = rr;
+    if (decide && n > b->emitted_n)
+        mkrt__plan_drain_end(&rt->planner, n, rt->cfg.max_batch, &b->note);
     b->n = n;
     return n;
 }

@@ -67,22 +67,60 @@ static uint32_t spread_of(mkrt_wave_topology t)
     }
 }
 
-/* The first device, in order of preference, that has not failed and
- * accepts the batch; else the CPU pool, which takes every batch. */
-static uint32_t route(mkrt_runtime *rt, const mkrt__batch *b)
+static bool plan_on(const mkrt_runtime *rt, uint32_t bit)
 {
-    uint32_t pool = 0;
+    return !(rt->planner.off & bit);
+}
+
+/* The first device, in order of preference, that has not failed and
+ * accepts the batch, unless ROUTE keeps a small batch of built-ins on the
+ * CPU pool (plan/decide.h; not a frontier round, which the device may run
+ * as a traversal, nor with the state in device memory, which would move
+ * for it); else the CPU pool, which takes every batch. */
+static uint32_t route(mkrt_runtime *rt, mkrt__batch *b)
+{
+    uint32_t pool = 0, dev = UINT32_MAX;
     for (uint32_t i = 0; i < rt->nbackends; i++) {
         const mkrt__backend *be = rt->backends[i];
         if (be->is_cpu_pool)
             pool = i;
-        else if (!be->failed && be->ops->accepts(be, b->exec, b->exec_n))
-            return i;
+        else if (dev == UINT32_MAX && !be->failed && be->ops->accepts(be, b->exec, b->exec_n))
+            dev = i;
     }
-    return pool;
+    b->note.route = MKRT_PLAN_ROUTE_CPU_ONLY;
+    if (dev == UINT32_MAX)
+        return pool;
+    b->note.route = mkrt__decide_route(b->exec_n, b->user_ops == 0 && !b->round && !rt->device_state,
+                                       &rt->planner.costs, plan_on(rt, MKRT_PLAN_ROUTE));
+    if (b->note.route == MKRT_PLAN_ROUTE_CPU_SMALL) {
+        mkrt__planner_count(&rt->planner, MKRT_PLAN_N_CPU_ROUTED, 1);
+        return pool;
+    }
+    return dev;
 }
 
-/* The fewest items one participant of a CPU layer of built-in ops gets:
+/* Bytes the batch's work needs against the budget, in bps (0: no
+ * budget): the split's peak layer, the registered graph, and the cells
+ * and APPEND log where they live in device memory. */
+static uint32_t memory_bps(const mkrt_runtime *rt, const mkrt__batch *b)
+{
+    uint64_t budget = rt->cfg.device_memory_budget;
+    if (budget == 0)
+        return 0;
+    uint64_t need = b->plan.peak_frontier_bytes + b->plan.peak_scratch_bytes + b->plan.peak_output_bytes;
+    if (rt->graph.vertices != 0) {
+        uint64_t e = rt->graph.offsets[rt->graph.vertices];
+        need += ((uint64_t)rt->graph.vertices + 1) * 8u + e * (rt->graph.weights ? 8u : 4u);
+    }
+    if (rt->device_state)
+        need += rt->cells_bytes + rt->log_bytes;
+    uint64_t bps = need >= budget ? 10000u : need * 10000u / budget;
+    return (uint32_t)bps;
+}
+
+/* MKRT__SHARE_MIN_DEFAULT (plan/decide.h): the fewest items one participant
+ * of a CPU layer of built-in ops gets before WAKE measured the costs, and with
+ * WAKE off:
  * such a layer narrower than twice this runs on one thread, and a run of
  * them needs no barrier (batch.h). Where the number came from: one hand-off
  * to the workers plus one layer barrier costs 10-50 us on the 2-CPU
@@ -94,7 +132,6 @@ static uint32_t route(mkrt_runtime *rt, const mkrt__batch *b)
  * step-major 16-19 M items/s against 22-40 for the others); 1024..16384
  * were within the VM's noise of each other, so the cost model picks 2048
  * among them. Re-sweep on a quiet machine with more CPUs. */
-#define MKRT__CPU_SHARE_MIN_ITEMS 2048u
 
 /* How many CPUs a batch on the pool may use when the worker count is the
  * default: the process's CPUs less one for the thread that dispatches and
@@ -105,15 +142,14 @@ static uint32_t route(mkrt_runtime *rt, const mkrt__batch *b)
  * (oversubscribing the CPUs with workers was measured slower, issue 13). */
 static uint32_t cpu_width(mkrt_runtime *rt, const mkrt__batch *b, uint32_t width)
 {
-    if (rt->cfg.workers != 0)
-        return width; /* the user chose the workers */
+    if (rt->cfg.workers != 0 || !plan_on(rt, MKRT_PLAN_SHED))
+        return width; /* the user chose the workers, or SHED is off */
     /* relaxed: counts read as hints; a stale one only mis-sizes one batch. */
     uint32_t open = atomic_load_explicit(&rt->producers_open, memory_order_relaxed);
     uint32_t waiting = atomic_load_explicit(&rt->waiting, memory_order_relaxed);
     uint32_t active = b->nseg < open ? (uint32_t)b->nseg : open;
     uint32_t busy = active > waiting ? active - waiting : 0;
-    uint32_t free_cpus = rt->cpus > busy + 1 ? rt->cpus - busy - 1 : 1;
-    return free_cpus < width ? free_cpus : width;
+    return mkrt__decide_cpu_width(rt->cpus, busy, width);
 }
 
 void mkrt__stage_plan(mkrt_runtime *rt, mkrt__batch *b)
@@ -122,8 +158,14 @@ void mkrt__stage_plan(mkrt_runtime *rt, mkrt__batch *b)
     plan->backend = route(rt, b);
     const mkrt__backend *be = rt->backends[plan->backend];
     plan->width = be->width ? be->width : 1;
+    uint32_t full = plan->width;
     if (be->is_cpu_pool)
         plan->width = cpu_width(rt, b, plan->width);
+    const uint32_t mem_bps = memory_bps(rt, b);
+    if (plan_on(rt, MKRT_PLAN_SHED))
+        plan->width = mkrt__decide_shed_memory(plan->width, mem_bps);
+    if (plan->width < full)
+        mkrt__planner_count(&rt->planner, MKRT_PLAN_N_SHED, 1);
     shape x = {b, be, rt->cfg.device_memory_budget};
     const unsigned n_bits = bitlen(b->exec_n), layer_bits = bitlen(b->layers);
     mkrt_device_key dev = mkrt_device_key_cpu();
@@ -143,20 +185,58 @@ void mkrt__stage_plan(mkrt_runtime *rt, mkrt__batch *b)
     }
     uint64_t per = (uint64_t)plan->chunk * spread_of(plan->topology);
     /* Built-in ops cost nanoseconds each; a user op may cost far more, so
-     * a batch with user ops keeps the topology's spread alone. */
-    uint64_t share_min = MKRT__CPU_SHARE_MIN_ITEMS;
+     * a batch with user ops keeps the topology's spread alone. WAKE: the
+     * share from the measured costs (plan/decide.h). */
+    uint32_t share_min = mkrt__decide_share_min(&rt->planner.costs, plan_on(rt, MKRT_PLAN_WAKE));
     if (be->is_cpu_pool && b->user_ops == 0 && per < share_min)
         per = share_min;
     plan->workers = 1;
     plan->grid_barriers = 0;
+    uint64_t narrow = 0, woken = 0;
     for (size_t l = 0; l < b->layers; l++) {
         uint64_t width = b->layer_offsets[l + 1] - b->layer_offsets[l];
         uint64_t p = (width + per - 1) / per;
         p = p < 1 ? 1 : p > plan->width ? plan->width : p;
         plan->participants[l] = (uint32_t)p;
-        if (p > plan->workers)
-            plan->workers = (uint32_t)p;
+        narrow += width <= per;
+        woken += p < plan->width;
     }
+    /* FUSE: FusedWave on the batch's measured shape, with hysteresis. */
+    mkrt_topology_decision fd = {MKRT_WAVE_HYBRID, 0, 0, 0};
+    uint32_t fused = 0;
+    if (plan_on(rt, MKRT_PLAN_FUSE) && b->layers > 1 && plan->width > 1) {
+        fd = mkrt__decide_fuse(b->exec_n, b->layers, narrow, &rt->planner.costs, mem_bps,
+                               rt->planner.fuse_prev);
+        rt->planner.fuse_prev = fd.topology;
+        uint64_t fuse_max = (uint64_t)mkrt__decide_fuse_max((uint32_t)(per < UINT32_MAX / 4 ? per : UINT32_MAX / 4));
+        for (size_t l = 0; fd.topology == MKRT_WAVE_FUSED && l < b->layers; l++)
+            if (plan->participants[l] > 1 && b->layer_offsets[l + 1] - b->layer_offsets[l] <= fuse_max) {
+                plan->participants[l] = 1;
+                fused++;
+            }
+    }
+    for (size_t l = 0; l < b->layers; l++)
+        if (plan->participants[l] > plan->workers)
+            plan->workers = plan->participants[l];
     for (size_t l = 0; l + 1 < b->layers; l++)
         plan->grid_barriers += mkrt__plan_grid_barrier_after(plan, l, b->layers);
+    if (woken)
+        mkrt__planner_count(&rt->planner, MKRT_PLAN_N_WAKE_NARROWED, woken);
+    if (fused)
+        mkrt__planner_count(&rt->planner, MKRT_PLAN_N_FUSED, fused);
+    mkrt_plan_record *r = &b->note;
+    r->items = b->exec_n;
+    r->layers = (uint32_t)b->layers;
+    r->on_device = !be->is_cpu_pool;
+    r->memory_bps = mem_bps;
+    const mkrt__plan_costs *c = &rt->planner.costs;
+    r->cpu_ps_per_item = c->cpu_ns_item.n ? (uint64_t)(c->cpu_ns_item.v * 1000.0) : 0;
+    r->handoff_ns = c->handoff_ns.n ? (uint64_t)c->handoff_ns.v : 0;
+    r->device_trip_ns = c->dev_trip_ns.n ? (uint64_t)c->dev_trip_ns.v : 0;
+    r->width = plan->width;
+    r->workers = plan->workers;
+    r->share_min = (uint32_t)(per < UINT32_MAX ? per : UINT32_MAX);
+    r->grid_barriers = plan->grid_barriers;
+    r->fused_layers = fused;
+    r->topology = (uint32_t)fd.topology;
 }

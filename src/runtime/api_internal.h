@@ -15,6 +15,9 @@
  * the byte sizes computed from them with checked arithmetic. */
 mkrt_status mkrt__config_check(const mkrt_config *c, size_t *cells_bytes, size_t *log_bytes,
                                mkrt_error *err);
+/* MKRT_PLAN_OFF from the environment, when set, replaces *plan_off
+ * (config.c); MKRT_EINVAL with a Fix for a value that names no decision. */
+mkrt_status mkrt__config_plan_env(uint32_t *plan_off, mkrt_error *err);
 
 /* The owner enters a call that touches the runtime: BUSY is set (seq_cst,
  * against mkrt_destroy's store of closing and loads of state, see

@@ -2,6 +2,7 @@
 /* src/runtime/config.c - mkrt_config: the defaults and the one check of
  * every field (mkrt_create). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sched.h>
 #include <unistd.h>
@@ -55,6 +56,52 @@ static bool page_bytes(size_t count, size_t size, size_t *out)
 #define RANGE_FIX(field, value, lo, hi, fix)                                                     \
     mkrt__error_set(err, MKRT_EINVAL, "mkrt_config." field " %llu is outside %llu..%llu. Fix: " fix, \
                     (unsigned long long)(value), (unsigned long long)(lo), (unsigned long long)(hi))
+
+/* MKRT_PLAN_OFF (A/B runs of any program, mkrt/explain.h): "none", "all",
+ * a comma list of decision names, or a number 0..MKRT_PLAN_ALL; it
+ * replaces config.plan_off. Anything else is refused. */
+mkrt_status mkrt__config_plan_env(uint32_t *plan_off, mkrt_error *err)
+{
+    const char *v = getenv("MKRT_PLAN_OFF");
+    if (v == NULL || *v == '\0')
+        return MKRT_OK;
+    static const char *const names[] = {"wake", "shed", "fuse", "route", "drain", "pull"};
+    uint32_t off = 0;
+    const char *at = v;
+    if (*at >= '0' && *at <= '9') {
+        char *end;
+        unsigned long n = strtoul(at, &end, 10);
+        if (*end == '\0' && n <= MKRT_PLAN_ALL) {
+            *plan_off = (uint32_t)n;
+            return MKRT_OK;
+        }
+        at = NULL;
+    }
+    while (at != NULL && *at != '\0') {
+        size_t len = strcspn(at, ",");
+        uint32_t bit = 0;
+        if (len == 3 && strncmp(at, "all", 3) == 0)
+            bit = MKRT_PLAN_ALL;
+        else if (len == 4 && strncmp(at, "none", 4) == 0)
+            bit = 0x80000000u; /* known, adds nothing */
+        for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+            if (strlen(names[i]) == len && strncmp(at, names[i], len) == 0)
+                bit = 1u << i;
+        if (bit == 0)
+            at = NULL;
+        else {
+            off |= bit & MKRT_PLAN_ALL;
+            at += len + (at[len] == ',');
+        }
+    }
+    if (at == NULL)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "MKRT_PLAN_OFF=\"%.64s\" names no decision. Fix: unset it, or use none, all, "
+                               "a comma list of wake, shed, fuse, route, drain and pull, or a number 0..%u.",
+                               v, (unsigned)MKRT_PLAN_ALL);
+    *plan_off = off;
+    return MKRT_OK;
+}
 
 /* Every field against its documented range (runtime.h), and every size
  * computed from the fields with checked arithmetic. */
@@ -113,6 +160,12 @@ mkrt_status mkrt__config_check(const mkrt_config *c, size_t *cells_bytes, size_t
     if (c->device_resident_us > MKRT_CONFIG_DEVICE_US_MAX)
         return RANGE_FIX("device_resident_us", c->device_resident_us, 0, MKRT_CONFIG_DEVICE_US_MAX,
                          "use 10000 (the default), or 0 never to leave while busy.");
+    if (c->plan_off & ~(uint32_t)MKRT_PLAN_ALL)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "mkrt_config.plan_off 0x%x has bits 0x%x that name no decision. Fix: "
+                               "use 0, or an OR of MKRT_PLAN_WAKE, _SHED, _FUSE, _ROUTE, _DRAIN and "
+                               "_PULL (mkrt/explain.h; MKRT_PLAN_ALL is every one).",
+                               c->plan_off, c->plan_off & ~(uint32_t)MKRT_PLAN_ALL);
     if (c->cuda_user_ptx == NULL && c->cuda_user_ptx_size != 0)
         return mkrt__error_set(err, MKRT_EINVAL,
                                "mkrt_config.cuda_user_ptx_size is %zu but cuda_user_ptx is NULL. Fix: "

@@ -58,6 +58,7 @@ static void free_runtime(mkrt_runtime *rt)
     mkrt_mpmc_ring_destroy(rt->dead);
     mkrt__mutex_destroy(&rt->producers_lock);
     mkrt__mutex_destroy(&rt->state_lock);
+    mkrt__planner_fini(&rt->planner);
     mkrt__free(rt, sizeof *rt);
 }
 
@@ -146,6 +147,9 @@ mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **out, mkrt_error *
         cfg = &d;
     size_t cbytes = 0, lbytes = 0;
     mkrt_status st = mkrt__config_check(cfg, &cbytes, &lbytes, err);
+    uint32_t plan_off = cfg->plan_off;
+    if (st == MKRT_OK)
+        st = mkrt__config_plan_env(&plan_off, err);
     if (st != MKRT_OK)
         return st;
     mkrt_runtime *rt = mkrt__alloc_zeroed(sizeof *rt, alignof(mkrt_runtime));
@@ -154,6 +158,7 @@ mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **out, mkrt_error *
                                                  "bytes). Fix: free memory.",
                                sizeof *rt);
     rt->cfg = *cfg;
+    rt->cfg.plan_off = plan_off;
     /* The default leaves one of the process's CPUs to the dispatcher; the
      * plan narrows a batch further while producers are busy (batch_planner.c). */
     rt->cpus = mkrt__cpus_available();
@@ -178,6 +183,7 @@ mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **out, mkrt_error *
     rt->split = mkrt_barrier_scratch_create(cfg->max_batch, 0, NULL);
     rt->waves = mkrt__alloc(cfg->max_batch * sizeof *rt->waves, MKRT_CACHE_LINE);
     rt->dead = mkrt_mpmc_ring_create(cfg->dead_letter_capacity, NULL);
+    ok = mkrt__planner_init(&rt->planner, cfg->max_producers, plan_off) && ok;
     mkrt_plan_cache_config pc = mkrt_plan_cache_config_default();
     if (mkrt_plan_cache_create(&pc, &rt->plans, NULL) != MKRT_OK)
         rt->plans = NULL;

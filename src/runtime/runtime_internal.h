@@ -23,6 +23,7 @@
 #include "ops/builtin_ops.h"
 #include "ops/op_table.h"
 #include "pipeline/batch.h"
+#include "plan/decide.h"
 #include "runtime/latency_hist.h"
 
 /* The producer's life, one word for both parties (owner and runtime):
@@ -271,6 +272,9 @@ struct mkrt_runtime {
     } last_plan;
 #endif
     char backend_desc[MKRT_ERROR_MESSAGE_MAX + 288];
+    /* The plan's measurements, decisions' counters and EXPLAIN ring
+     * (plan/decide.h); dispatcher-only but for what it marks atomic. */
+    mkrt__planner planner;
 };
 
 int mkrt__dispatcher_main(void *rt);

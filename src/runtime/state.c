@@ -51,6 +51,8 @@ mkrt_status mkrt_stats_read(mkrt_runtime *rt, mkrt_stats *out)
     s.device_failures = atomic_load_explicit(&rt->device_failures, memory_order_relaxed);
     s.emitted = atomic_load_explicit(&rt->emitted_total, memory_order_relaxed);
     s.changed = atomic_load_explicit(&rt->changed, memory_order_relaxed);
+    for (size_t i = 0; i < MKRT_PLAN_COUNTERS; i++)
+        s.plan_counts[i] = atomic_load_explicit(&rt->planner.n[i], memory_order_relaxed);
     *out = s;
     return MKRT_OK;
 }

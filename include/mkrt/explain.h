@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/**
+ * @file mkrt/explain.h
+ * @brief What the plan decided for the last batches, and why (the
+ * database world's EXPLAIN ANALYZE: inputs, choice, measured time).
+ *
+ * The plan makes six decisions per batch or frontier level, each a rule
+ * of the seeds' planners fed with what the data path measures:
+ * - ::MKRT_PLAN_WAKE: workers (blocks) per layer; a participant gets at
+ *   least share_min items, the measured hand-off cost over the measured
+ *   ns per item (off: 2048).
+ * - ::MKRT_PLAN_SHED: fewer workers under pressure (producers publishing
+ *   on the CPUs; memory pressure of 8500 bps or more keeps 75% of the
+ *   workers, down to 50% at 10000).
+ * - ::MKRT_PLAN_FUSE: FusedWave, runs of narrow layers on one
+ *   participant without barriers, when the topology selector chooses it.
+ * - ::MKRT_PLAN_ROUTE: on a device runtime, small batches whose CPU cost
+ *   is below the device's measured round trip run on the CPU pool.
+ * - ::MKRT_PLAN_DRAIN: the ring a batch cut by max_batch drains first
+ *   (aged rings first, then the fullest; nothing starves).
+ * - ::MKRT_PLAN_PULL: push or pull per frontier level.
+ *
+ * mkrt_config::plan_off turns decisions off (an OR of these bits) for A/B
+ * runs; any other bit is refused by mkrt_create() with ::MKRT_EINVAL.
+ */
+#ifndef MKRT_EXPLAIN_H
+#define MKRT_EXPLAIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mkrt/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** @brief Off bit: workers per layer from measured costs (off: fixed share of 2048 items). */
+#define MKRT_PLAN_WAKE 1u
+/** @brief Off bit: worker shedding under producer and memory pressure. */
+#define MKRT_PLAN_SHED 2u
+/** @brief Off bit: FusedWave runs of narrow layers. */
+#define MKRT_PLAN_FUSE 4u
+/** @brief Off bit: small batches on the CPU pool instead of the device. */
+#define MKRT_PLAN_ROUTE 8u
+/** @brief Off bit: the drain's choice of the first ring (off: round robin). */
+#define MKRT_PLAN_DRAIN 16u
+/** @brief Off bit: pulled frontier levels (off: every level pushes). */
+#define MKRT_PLAN_PULL 32u
+/** @brief Every decision bit (mkrt_config::plan_off accepts no other). */
+#define MKRT_PLAN_ALL 63u
+
+/** @brief Queue pressure: items queued against the backend's lanes. */
+typedef enum mkrt_plan_pressure {
+    MKRT_PLAN_PRESSURE_EMPTY,     /**< Nothing queued. */
+    MKRT_PLAN_PRESSURE_LIGHT,     /**< Fewer items than lanes. */
+    MKRT_PLAN_PRESSURE_BALANCED,  /**< At least one item per lane. */
+    MKRT_PLAN_PRESSURE_SATURATED  /**< Four or more per lane, or a ring was cut. */
+} mkrt_plan_pressure;
+
+/** @brief Where a batch ran and why. */
+typedef enum mkrt_plan_route {
+    MKRT_PLAN_ROUTE_CPU_ONLY,   /**< No device (or it cannot take the batch). */
+    MKRT_PLAN_ROUTE_DEVICE,     /**< The device. */
+    MKRT_PLAN_ROUTE_CPU_SMALL   /**< A device could, but the batch is cheaper on the CPU pool. */
+} mkrt_plan_route;
+
+/** @brief Why the drain started at its first ring. */
+typedef enum mkrt_plan_first {
+    MKRT_PLAN_FIRST_ROUND_ROBIN, /**< Round robin (DRAIN off, or every ring empty). */
+    MKRT_PLAN_FIRST_AGED,        /**< A ring cut 32 batches in a row. */
+    MKRT_PLAN_FIRST_FULLEST      /**< The ring with the most items waiting. */
+} mkrt_plan_first;
+
+/** @brief GraphBLAS switch class of a frontier level. */
+typedef enum mkrt_plan_frontier {
+    MKRT_PLAN_FRONTIER_NONE,   /**< Not a frontier round. */
+    MKRT_PLAN_FRONTIER_SPARSE, /**< Density at most 500 bps. */
+    MKRT_PLAN_FRONTIER_HYBRID, /**< Between. */
+    MKRT_PLAN_FRONTIER_DENSE   /**< Density at least 4000 bps. */
+} mkrt_plan_frontier;
+
+/** @brief Indices of mkrt_stats::plan_counts. */
+typedef enum mkrt_plan_counter {
+    MKRT_PLAN_N_WAKE_NARROWED, /**< Layers WAKE gave fewer participants than the width. */
+    MKRT_PLAN_N_SHED,          /**< Batches whose width SHED lowered. */
+    MKRT_PLAN_N_FUSED,         /**< Layers FUSE put on one participant. */
+    MKRT_PLAN_N_CPU_ROUTED,    /**< Batches ROUTE kept on the CPU pool. */
+    MKRT_PLAN_N_REQUEUES,      /**< Rings a full batch left items in (requeues). */
+    MKRT_PLAN_N_PROMOTED,      /**< Drains that started at an aged ring. */
+    MKRT_PLAN_N_FULLEST_FIRST, /**< Drains that started at the fullest ring. */
+    MKRT_PLAN_N_PULL_LEVELS,   /**< Frontier levels (per pulling op) that ran pulled. */
+    MKRT_PLAN_N_PUSH_LEVELS,   /**< Frontier levels (per pulling op) that ran pushed. */
+    MKRT_PLAN_COUNTERS         /**< The number of counters. */
+} mkrt_plan_counter;
+
+/** @brief One batch's plan: its inputs, the decisions and the measured time. */
+typedef struct mkrt_plan_record {
+    uint64_t batch;              /**< The batch's number, in drain order (from 1). */
+    uint64_t items;              /**< Items it ran (after dedupe). */
+    uint32_t layers;             /**< Its layers. */
+    uint32_t on_device;          /**< 1: the device ran it; 0: the CPU pool. */
+    /* inputs */
+    uint64_t ring_waiting;       /**< Items left in the rings after its drain. */
+    uint32_t pressure;           /**< ::mkrt_plan_pressure of the queue at its drain. */
+    uint32_t memory_bps;         /**< Memory pressure, 0..10000 bps (0: no budget). */
+    uint64_t cpu_ps_per_item;    /**< Measured CPU cost per item, in ps (0: not measured yet). */
+    uint64_t handoff_ns;         /**< Measured hand-off and barrier cost per layer (0: not yet). */
+    uint64_t device_trip_ns;     /**< Measured device round trip (0: not yet, or no device). */
+    uint32_t frontier_bps;       /**< A frontier round's level density (vertices, bps). */
+    uint32_t frontier_class;     /**< ::mkrt_plan_frontier of that level. */
+    /* decisions */
+    uint32_t width;              /**< Workers or blocks the batch may use (after SHED). */
+    uint32_t workers;            /**< Most participants of any layer. */
+    uint32_t share_min;          /**< WAKE's items per participant. */
+    uint32_t grid_barriers;      /**< Barriers between layers it crossed. */
+    uint32_t fused_layers;       /**< Layers FUSE put on one participant. */
+    uint32_t topology;           /**< ::mkrt_wave_topology of FUSE's selector. */
+    uint32_t route;              /**< ::mkrt_plan_route. */
+    uint32_t first_reason;       /**< ::mkrt_plan_first of its drain. */
+    uint32_t first_slot;         /**< The producer slot its drain started at. */
+    uint32_t pulled;             /**< 1: a pulled frontier round. */
+    /* measured */
+    uint64_t run_ns;             /**< Launch to completion seen by the dispatching thread, in ns. */
+} mkrt_plan_record;
+
+struct mkrt_runtime;
+
+/**
+ * @brief The plans of the last batches, oldest first.
+ *
+ * The runtime keeps the last 64 records (written by the thread that
+ * dispatches, read here without stopping it).
+ *
+ * @param rt The runtime.
+ * @param[out] out Room for max records.
+ * @param max Most records to return.
+ * @return Records written; 0 for a NULL rt, or a NULL out with max > 0.
+ * @par Thread safety
+ * Any thread, before mkrt_destroy().
+ */
+size_t mkrt_plan_explain(struct mkrt_runtime *rt, mkrt_plan_record *out, size_t max);
+
+/**
+ * @brief Name of a decision bit (::MKRT_PLAN_WAKE ...).
+ * @param bit One MKRT_PLAN_* bit.
+ * @return "wake", "shed", "fuse", "route", "drain", "pull", or "unknown".
+ * @par Thread safety
+ * Any thread.
+ */
+const char *mkrt_plan_decision_name(uint32_t bit);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MKRT_EXPLAIN_H */

@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* src/plan/decide.h - the plan's decisions: what the data path measures
+ * (cheap to keep, written by the thread that dispatches) and the pure
+ * functions that turn it into what a batch does. Each rule is one of the
+ * seeds' planners (../shared/reference/vyre-semantics.md), re-stated for
+ * mkrt's path:
+ *
+ *   WAKE   workers (blocks) per layer: a participant gets at least
+ *          share_min items, share_min = the measured hand-off cost over
+ *          the measured ns per item (off: the fixed 2048 of issue 13)
+ *   SHED   fewer workers under pressure: the CPUs producers still publish
+ *          on are left to them, and memory pressure >= 8500 bps keeps 75%
+ *          of the workers, down to 50% at 10000 (the launch policy's rule)
+ *   FUSE   FusedWave: the topology selector, fed the batch's real shape
+ *          (cost of a layer, hand-off cost, the share of narrow layers,
+ *          the items read back), with hysteresis against its last choice;
+ *          when it says FUSED, layers up to 4 x share_min run on one
+ *          participant, so a run of them crosses no barrier
+ *   ROUTE  device or CPU pool on AUTO: a batch whose CPU cost (items x ns
+ *          per item) is below the device's measured round trip stays on
+ *          the CPU pool (off: the device takes every batch it accepts)
+ *   DRAIN  which producer a batch cut by max_batch drains first: a ring
+ *          left behind ages one tick per cut batch (a requeue); at age 32
+ *          it goes first (an aged promotion), else the fullest ring goes
+ *          first (the nearest to blocking its producer); round robin off
+ *   PULL   push or pull per frontier level (Beamer's alpha 14, beta 24),
+ *          and the level's GraphBLAS switch class (sparse <= 500 bps,
+ *          dense >= 4000 bps, 250 bps hysteresis); off: always push
+ *
+ * config.plan_off turns a decision off (MKRT_PLAN_* bits, mkrt/config.h)
+ * for A/B runs. */
+#ifndef MKRT_PLAN_DECIDE_H
+#define MKRT_PLAN_DECIDE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mkrt/config.h"
+#include "mkrt/explain.h"
+#include "mkrt/topology.h"
+
+/* The share of one participant before WAKE has measured anything, and
+ * with WAKE off (batch_planner.c tells where 2048 came from). */
+#define MKRT__SHARE_MIN_DEFAULT 2048u
+#define MKRT__SHARE_MIN_LO 256u
+#define MKRT__SHARE_MIN_HI 65536u
+/* A ring cut this many batches in a row drains first (the launch
+ * policy's priority_age_threshold). */
+#define MKRT__AGE_PROMOTE 32u
+/* Samples a moving average needs before a decision trusts it. */
+#define MKRT__EMA_TRUST 4u
+
+/* An exponentially weighted moving average, weight 1/8. */
+typedef struct mkrt__ema {
+    double v;
+    uint32_t n;
+} mkrt__ema;
+
+static inline void mkrt__ema_add(mkrt__ema *e, double x)
+{
+    e->v = e->n == 0 ? x : e->v + (x - e->v) / 8.0;
+    if (e->n < UINT32_MAX)
+        e->n++;
+}
+
+/* What the path measures (dispatcher-only). */
+typedef struct mkrt__plan_costs {
+    mkrt__ema cpu_ns_item;  /* CPU pool, one participant: run ns / items */
+    mkrt__ema handoff_ns;   /* CPU pool, several: run ns less the work's share, per layer */
+    mkrt__ema dev_trip_ns;  /* device: run ns of its batches below MKRT__DEV_SMALL items */
+} mkrt__plan_costs;
+
+#define MKRT__DEV_SMALL 4096u
+
+/* The seed's queue pressure: queued items against lanes. */
+mkrt_plan_pressure mkrt__decide_pressure(uint64_t queued, uint64_t lanes, uint64_t requeued);
+
+/* WAKE: items one participant of a layer of built-ins gets at least. */
+uint32_t mkrt__decide_share_min(const mkrt__plan_costs *c, bool on);
+
+/* SHED under memory pressure: workers kept of p (at least 1). */
+uint32_t mkrt__decide_shed_memory(uint32_t p, uint32_t memory_bps);
+
+/* SHED under queue pressure (the CPU pool with the default worker count):
+ * the CPUs a batch may use, of width, with busy producers still
+ * publishing on the process's cpus (one CPU for the dispatching thread). */
+uint32_t mkrt__decide_cpu_width(uint32_t cpus, uint32_t busy_producers, uint32_t width);
+
+/* FUSE: the topology selector on the batch's measured shape, with
+ * hysteresis against prev. narrow: layers at most share_min wide. */
+mkrt_topology_decision mkrt__decide_fuse(uint64_t items, uint64_t layers, uint64_t narrow,
+                                         const mkrt__plan_costs *c, uint32_t memory_bps,
+                                         mkrt_wave_topology prev);
+/* FUSE: the widest layer a FUSED batch runs on one participant. */
+uint32_t mkrt__decide_fuse_max(uint32_t share_min);
+
+/* ROUTE: where a batch of n items of built-ins goes when a device could
+ * take it (MKRT_PLAN_ROUTE_*). */
+mkrt_plan_route mkrt__decide_route(uint64_t n, bool builtin_only, const mkrt__plan_costs *c, bool on);
+
+/* DRAIN: the slot a drain starts at. waiting[s] (0: empty, or no
+ * producer) and age[s] per slot; rr the round-robin start. *why:
+ * MKRT_PLAN_FIRST_*. */
+uint32_t mkrt__decide_drain_first(const uint64_t *waiting, const uint32_t *age, uint32_t slots,
+                                  uint32_t rr, bool on, mkrt_plan_first *why);
+
+/* PULL: whether a frontier level of nf vertices and mf edges out runs
+ * pulled (was: the level before did), unsettled edges left, of vertices. */
+bool mkrt__decide_pull(uint64_t nf, uint64_t mf, uint64_t unsettled, uint64_t vertices, bool was, bool on);
+/* The level's GraphBLAS switch class from its density, with hysteresis. */
+mkrt_plan_frontier mkrt__decide_frontier_class(uint32_t density_bps, mkrt_plan_frontier prev);
+
+/* ---- the planner's state, counters and EXPLAIN ring (explain.c) ------- */
+
+/* Words of one record in the ring (a seqlock over relaxed atomics: the
+ * dispatching thread writes, any thread reads). */
+#define MKRT__EXPLAIN_WORDS ((sizeof(mkrt_plan_record) + 7) / 8)
+#define MKRT__EXPLAIN_RING 64u
+
+typedef struct mkrt__explain_slot {
+    _Atomic uint64_t seq; /* odd while written */
+    _Atomic uint64_t w[MKRT__EXPLAIN_WORDS];
+} mkrt__explain_slot;
+
+typedef struct mkrt__planner {
+    uint32_t off;               /* config.plan_off */
+    mkrt__plan_costs costs;     /* dispatcher-only */
+    mkrt_wave_topology fuse_prev; /* dispatcher-only: FUSE's last choice */
+    /* Per producer slot (dispatcher-only, max_producers each): the ring's
+     * items after the last drain, and its age in cut batches. */
+    uint64_t *waiting;
+    uint32_t *age;
+    uint32_t slots;
+    /* The frontier level now (dispatcher-only; drain.c). */
+    uint32_t level_density_bps;
+    mkrt_plan_frontier level_class;
+    bool level_pull;
+    /* Counters, written by the dispatching thread, read by stats. */
+    _Atomic uint64_t n[MKRT_PLAN_COUNTERS];
+    /* The EXPLAIN ring; head counts records written. */
+    _Atomic uint64_t head;
+    mkrt__explain_slot ring[MKRT__EXPLAIN_RING];
+} mkrt__planner;
+
+/* ENOMEM-free: false when the per-slot arrays cannot be allocated. */
+bool mkrt__planner_init(mkrt__planner *p, uint32_t slots, uint32_t off);
+void mkrt__planner_fini(mkrt__planner *p);
+void mkrt__planner_count(mkrt__planner *p, mkrt_plan_counter c, uint64_t d);
+/* Dispatching thread: appends a record. */
+void mkrt__planner_explain_put(mkrt__planner *p, const mkrt_plan_record *r);
+/* Any thread: the last max records, newest last; returns how many. */
+size_t mkrt__planner_explain_get(mkrt__planner *p, mkrt_plan_record *out, size_t max);
+
+/* ---- on the path (measure.c; the dispatching thread) ------------------ */
+struct mkrt__batch;
+/* A batch ran in ns (cpu: on the CPU pool): its cost samples. */
+void mkrt__plan_measured(mkrt__planner *p, struct mkrt__batch *b, bool cpu, uint64_t ns);
+/* A batch completed: its record into the EXPLAIN ring. */
+void mkrt__plan_explain_batch(mkrt__planner *p, struct mkrt__batch *b);
+/* PULL for a frontier level of one pulling op (and its class, counted). */
+bool mkrt__plan_level(mkrt__planner *p, uint64_t nf, uint64_t mf, uint64_t unsettled, uint64_t vertices,
+                      bool was);
+/* DRAIN: the slot the drain starts at (note: the batch's record). */
+uint32_t mkrt__plan_drain_first(mkrt__planner *p, uint32_t rr, mkrt_plan_record *note);
+/* The drain saw `left` items in slot's ring (0: also no producer): before
+ * its first pass, and after each pop. */
+static inline void mkrt__plan_ring_seen(mkrt__planner *p, uint32_t slot, uint64_t left)
+{
+    p->waiting[slot] = left;
+}
+/* The drain took n items: requeues, ages, the queue's pressure. */
+void mkrt__plan_drain_end(mkrt__planner *p, size_t n, size_t max_batch, mkrt_plan_record *note);
+
+#endif

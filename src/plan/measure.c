@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* src/plan/measure.c - the planner's side of the data path: what the
+ * dispatching thread measures (costs, ring occupancy, frontier levels)
+ * and records (the EXPLAIN ring), around the pure rules of decide.c. */
+#include <string.h>
+
+#include "pipeline/batch.h"
+#include "plan/decide.h"
+
+/* Fewer items than this make a CPU cost sample mostly clock reads. */
+#define COST_MIN_ITEMS 16u
+
+void mkrt__plan_measured(mkrt__planner *p, mkrt__batch *b, bool cpu, uint64_t ns)
+{
+    b->note.run_ns = ns;
+    /* Costs of built-ins only: user ops and frontier rounds cost what they
+     * cost, and WAKE and ROUTE decide for built-in batches alone. */
+    if (b->exec_n == 0 || b->user_ops != 0 || b->round)
+        return;
+    mkrt__plan_costs *c = &p->costs;
+    double n = (double)b->exec_n;
+    if (!cpu) {
+        if (b->exec_n <= MKRT__DEV_SMALL)
+            mkrt__ema_add(&c->dev_trip_ns, (double)ns);
+    } else if (b->plan.workers == 1) {
+        if (b->exec_n >= COST_MIN_ITEMS)
+            mkrt__ema_add(&c->cpu_ns_item, (double)ns / n);
+    } else if (c->cpu_ns_item.n != 0) {
+        /* What the layers on several participants cost beyond their
+         * share of the work: the hand-off and the barrier. */
+        uint32_t multi = 0;
+        for (size_t l = 0; l < b->layers; l++)
+            multi += b->plan.participants[l] > 1;
+        double over = (double)ns - n * c->cpu_ns_item.v / (double)b->plan.workers;
+        if (multi > 0)
+            mkrt__ema_add(&c->handoff_ns, over > 0.0 ? over / multi : 0.0);
+    }
+}
+
+void mkrt__plan_explain_batch(mkrt__planner *p, mkrt__batch *b)
+{
+    b->note.batch = b->seq;
+    b->note.pulled = b->pull;
+    if (b->round) {
+        b->note.frontier_bps = p->level_density_bps;
+        b->note.frontier_class = (uint32_t)p->level_class;
+    }
+    mkrt__planner_explain_put(p, &b->note);
+}
+
+bool mkrt__plan_level(mkrt__planner *p, uint64_t nf, uint64_t mf, uint64_t unsettled, uint64_t vertices,
+                      bool was)
+{
+    bool pull = mkrt__decide_pull(nf, mf, unsettled, vertices, was, !(p->off & MKRT_PLAN_PULL));
+    uint64_t bps = vertices ? nf * 10000u / vertices : 0;
+    p->level_density_bps = (uint32_t)(bps < 10000u ? bps : 10000u);
+    p->level_class = mkrt__decide_frontier_class(p->level_density_bps, p->level_class);
+    p->level_pull = pull;
+    mkrt__planner_count(p, pull ? MKRT_PLAN_N_PULL_LEVELS : MKRT_PLAN_N_PUSH_LEVELS, 1);
+    return pull;
+}
+
+uint32_t mkrt__plan_drain_first(mkrt__planner *p, uint32_t rr, mkrt_plan_record *note)
+{
+    mkrt_plan_first why;
+    uint32_t s = mkrt__decide_drain_first(p->waiting, p->age, p->slots, rr, !(p->off & MKRT_PLAN_DRAIN), &why);
+    note->first_slot = s;
+    note->first_reason = (uint32_t)why;
+    if (why == MKRT_PLAN_FIRST_AGED)
+        mkrt__planner_count(p, MKRT_PLAN_N_PROMOTED, 1);
+    else if (why == MKRT_PLAN_FIRST_FULLEST)
+        mkrt__planner_count(p, MKRT_PLAN_N_FULLEST_FIRST, 1);
+    return s;
+}
+
+void mkrt__plan_drain_end(mkrt__planner *p, size_t n, size_t max_batch, mkrt_plan_record *note)
+{
+    /* A full batch cut every ring it left items in: a requeue, one tick
+     * older; a ring it emptied (or a batch that was not full) is young. */
+    bool full = n >= max_batch;
+    uint64_t left = 0, requeued = 0;
+    for (uint32_t s = 0; s < p->slots; s++) {
+        if (!full)
+            p->waiting[s] = 0; /* the passes ran until every ring was empty */
+        if (p->waiting[s] == 0) {
+            p->age[s] = 0;
+        } else {
+            left += p->waiting[s];
+            requeued++;
+            p->age[s] += p->age[s] < UINT32_MAX;
+        }
+    }
+    if (requeued)
+        mkrt__planner_count(p, MKRT_PLAN_N_REQUEUES, requeued);
+    note->ring_waiting = left;
+    note->pressure = (uint32_t)mkrt__decide_pressure(left + n, max_batch, requeued);
+}
