@@ -199,6 +199,7 @@ $(BUILD)/libmkrt.so: $(SHARED)
 include mk/tests.mk
 include mk/bench.mk
 include mk/mpi.mk
+include mk/planlib.mk
 
 # ---- Install --------------------------------------------------------------
 # mkrt.pc is written by `make install`, for the prefix it installs to.

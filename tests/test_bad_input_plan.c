@@ -20,10 +20,7 @@
 #include "mkrt/frontier.h"
 #include "mkrt/layer.h"
 #include "mkrt/plan_cache.h"
-#include "mkrt/policy.h"
-#include "mkrt/priority.h"
 #include "mkrt/ring.h"
-#include "mkrt/sizing.h"
 #include "mkrt/status.h"
 #include "mkrt/topology.h"
 #include "ring_cases.h"
@@ -499,13 +496,6 @@ static void allocation_failures(void)
         {"mkrt_plan_cache_create", try_plan_cache, rel_plan_cache},
         {"mkrt_plan_cache_get_or_plan_copy (publication)", try_plan_publish, rel_plan_cache},
     };
-    /* Warm what allocates once per thread and is never freed on the main
-     * thread (the launch memo), so it does not count against a case. */
-    mkrt_launch_policy p = mkrt_launch_policy_standard();
-    mkrt_launch_request r = mkrt_launch_request_direct(10, 4, 32);
-    mkrt_launch_recommendation rec;
-    mkrt_launch_recommend(&p, &r, &rec, NULL);
-
     count_alloc_install();
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         run_alloc_case(&cases[i]);

@@ -47,7 +47,7 @@
 
 #include "mkrt/barrier.h"
 #include "mkrt/frontier.h"
-#include "mkrt/sizing.h"
+#include "mkrt/geometry.h"
 #include "mkrt/status.h"
 #include "mkrt/topology.h"
 

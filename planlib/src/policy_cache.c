@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* src/planlib/policy_cache.c - per-thread memo of launch recommendations.
+/* planlib/src/policy_cache.c - per-thread memo of launch recommendations.
  *
  * Each thread owns one table (allocated on first use, freed by a
  * thread-specific-storage destructor when the thread exits), so no access is shared and no
@@ -8,9 +8,9 @@
  * last_seen when it would wrap, as the reference does). */
 #include <string.h>
 
-#include "base/alloc_internal.h"
+#include "planlib_base.h"
 #include "base/thread.h"
-#include "planlib/policy_cache.h"
+#include "policy_cache.h"
 
 #define SLOTS (2 * MKRT_LAUNCH_CACHE_CAPACITY)
 
@@ -34,7 +34,7 @@ static _Thread_local memo *tls_memo;
 
 static void memo_free(void *m)
 {
-    mkrt__free(m, sizeof(memo));
+    mkrt__pl_free(m);
 }
 
 static void memo_key_init(void)
@@ -47,7 +47,7 @@ static memo *get_memo(bool create)
     if (tls_memo != NULL || !create)
         return tls_memo;
     mkrt__call_once(&memo_once, memo_key_init);
-    memo *m = mkrt__alloc_zeroed(sizeof *m, _Alignof(memo));
+    memo *m = mkrt__pl_alloc_zeroed(sizeof *m);
     if (m != NULL) {
         mkrt__tss_set(memo_key, m);
         tls_memo = m;

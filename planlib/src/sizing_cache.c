@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* src/planlib/sizing_cache.c - per-thread memos for grid plans and geometries.
+/* planlib/src/sizing_cache.c - per-thread memos for grid plans and geometries.
  *
  * Small fixed tables scanned linearly (128 entries of a few words: the scan
  * is cheaper than hashing would be), recency by a per-table clock that is
@@ -8,8 +8,8 @@
  * no sharing, no locks. */
 #include <string.h>
 
-#include "base/error_internal.h"
-#include "mkrt/sizing.h"
+#include "planlib_base.h"
+#include "mkrt_planlib/sizing.h"
 
 #define KEY_WORDS 14
 

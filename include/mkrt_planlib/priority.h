@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /**
- * @file mkrt/priority.h
+ * @file mkrt_planlib/priority.h
  * @brief Requeue and aging accounting for prioritised work, the drain
  * advice that keeps its counters from overflowing, priority diffusion
  * across siblings, and continuation task records.
@@ -16,8 +16,8 @@
  * Plain values: one thread per accounting object (or per task array) at a
  * time; the functions keep no other state.
  */
-#ifndef MKRT_PRIORITY_H
-#define MKRT_PRIORITY_H
+#ifndef MKRT_PLANLIB_PRIORITY_H
+#define MKRT_PLANLIB_PRIORITY_H
 
 #include <stdbool.h>
 #include <stddef.h>

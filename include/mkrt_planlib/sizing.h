@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /**
- * @file mkrt/sizing.h
+ * @file mkrt_planlib/sizing.h
  * @brief Launch geometry: workgroup width, padded slots, grid.
  *
  * Behaviour (reference: vyre MegakernelSizingPolicy / SchedulingPolicy):
@@ -19,13 +19,14 @@
  * grid a no-op); the status-returning calls return ::MKRT_EINVAL for any
  * NULL pointer but err.
  */
-#ifndef MKRT_SIZING_H
-#define MKRT_SIZING_H
+#ifndef MKRT_PLANLIB_SIZING_H
+#define MKRT_PLANLIB_SIZING_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mkrt/geometry.h"
 #include "mkrt/status.h"
 
 #ifdef __cplusplus
@@ -51,12 +52,6 @@ typedef struct mkrt_sizing_policy {
     uint32_t max_portable_workgroup_x;      /**< Largest portable workgroup width [256]; not read here. */
 } mkrt_sizing_policy;
 
-/** @brief Launch geometry of one dispatch. */
-typedef struct mkrt_launch_geometry {
-    uint32_t workgroup_size_x; /**< Lanes per workgroup. */
-    uint32_t slot_count;       /**< Item slots, padded to a multiple of workgroup_size_x. */
-    uint32_t dispatch_grid[3]; /**< Workgroups per dimension; [1] and [2] are 1. */
-} mkrt_launch_geometry;
 
 /** @brief A device's launch limits. */
 typedef struct mkrt_grid_limits {

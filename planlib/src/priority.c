@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* src/planlib/priority.c - requeue/aging accounting, drain advice, diffusion. */
+/* planlib/src/priority.c - requeue/aging accounting, drain advice, diffusion. */
 #include <string.h>
 
-#include "base/error_internal.h"
-#include "mkrt/priority.h"
+#include "planlib_base.h"
+#include "mkrt_planlib/priority.h"
 
 static void note_age(mkrt_priority_accounting *a, uint32_t age)
 {
@@ -13,7 +13,7 @@ static void note_age(mkrt_priority_accounting *a, uint32_t age)
 
 static mkrt_status null_accounting(mkrt_error *err, const char *fn)
 {
-    return mkrt__error_set(err, MKRT_EINVAL,
+    return mkrt__pl_error_set(err, MKRT_EINVAL,
                            "%s got a NULL accounting object. Fix: pass the "
                            "mkrt_priority_accounting to update.",
                            fn);
@@ -43,7 +43,7 @@ mkrt_status mkrt_priority_try_record_requeue(mkrt_priority_accounting *a, uint32
     if (a == NULL)
         return null_accounting(err, "mkrt_priority_try_record_requeue");
     if (a->requeue_count == UINT64_MAX)
-        return mkrt__error_set(err, MKRT_EOVERFLOW,
+        return mkrt__pl_error_set(err, MKRT_EOVERFLOW,
                                "megakernel priority requeue_count overflowed u64. Fix: "
                                MKRT_PRIORITY_DRAIN_FIX ".");
     a->requeue_count++;
@@ -57,7 +57,7 @@ mkrt_status mkrt_priority_try_record_aged_promotion(mkrt_priority_accounting *a,
     if (a == NULL)
         return null_accounting(err, "mkrt_priority_try_record_aged_promotion");
     if (a->aged_promotions == UINT64_MAX)
-        return mkrt__error_set(err, MKRT_EOVERFLOW,
+        return mkrt__pl_error_set(err, MKRT_EOVERFLOW,
                                "megakernel aged_promotions overflowed u64. Fix: "
                                MKRT_PRIORITY_DRAIN_FIX ".");
     a->aged_promotions++;
@@ -144,7 +144,7 @@ mkrt_status mkrt_task_snapshot_take(const mkrt_task_item *tasks, size_t n,
                                     mkrt_task_snapshot *out, mkrt_error *err)
 {
     if (out == NULL || (tasks == NULL && n > 0))
-        return mkrt__error_set(err, MKRT_EINVAL,
+        return mkrt__pl_error_set(err, MKRT_EINVAL,
                                "mkrt_task_snapshot_take got a NULL %s (%zu tasks). Fix: pass "
                                "valid pointers.",
                                out == NULL ? "snapshot" : "task array", n);
@@ -161,7 +161,7 @@ mkrt_status mkrt_task_snapshot_take(const mkrt_task_item *tasks, size_t n,
         case MKRT_TASK_PAUSED:
         case MKRT_TASK_FAULTED: s.other++; break;
         default:
-            return mkrt__error_set(err, MKRT_EINVAL,
+            return mkrt__pl_error_set(err, MKRT_EINVAL,
                                    "megakernel task %zu (id %u) has unknown state word %u. Fix: "
                                    "write one of the 8 task states (0..7) before snapshotting.",
                                    i, t->task_id, t->state);

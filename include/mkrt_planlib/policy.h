@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /**
- * @file mkrt/policy.h
+ * @file mkrt_planlib/policy.h
  * @brief The launch policy: from queue and workload telemetry to a launch
  * recommendation (topology, workers, geometry, hit capacity, memory
  * envelope, JIT or interpreter).
@@ -36,14 +36,14 @@
  * ::MKRT_EOVERFLOW naming the value. The policy functions are pure apart
  * from the calling thread's memo, and safe from any thread.
  */
-#ifndef MKRT_POLICY_H
-#define MKRT_POLICY_H
+#ifndef MKRT_PLANLIB_POLICY_H
+#define MKRT_PLANLIB_POLICY_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "mkrt/sizing.h"
+#include "mkrt_planlib/sizing.h"
 #include "mkrt/status.h"
 
 #ifdef __cplusplus

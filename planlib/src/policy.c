@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* src/planlib/policy.c - the launch recommendation pipeline. */
+/* planlib/src/policy.c - the launch recommendation pipeline. */
 #include <string.h>
 
-#include "base/error_internal.h"
-#include "mkrt/policy.h"
-#include "mkrt/priority.h"
-#include "planlib/policy_cache.h"
+#include "planlib_base.h"
+#include "mkrt_planlib/policy.h"
+#include "mkrt_planlib/priority.h"
+#include "policy_cache.h"
 
 mkrt_launch_policy mkrt_launch_policy_standard(void)
 {
@@ -43,7 +43,7 @@ mkrt_launch_request mkrt_launch_request_direct(uint32_t queue_len, uint32_t work
 
 static mkrt_status overflow(mkrt_error *err, const char *what, const char *fix)
 {
-    return mkrt__error_set(err, MKRT_EOVERFLOW, "megakernel %s. Fix: %s.", what, fix);
+    return mkrt__pl_error_set(err, MKRT_EOVERFLOW, "megakernel %s. Fix: %s.", what, fix);
 }
 
 static void infer_missing_signals(mkrt_launch_request *r)
@@ -131,7 +131,7 @@ static mkrt_status shed_workers(const mkrt_launch_policy *p, mkrt_dispatch_topol
     if (t == MKRT_TOPOLOGY_MEMORY_CONSTRAINED && r->memory_pressure_bps != 0 &&
         r->requested_worker_groups > 1) {
         if (p->memory_pressure_threshold_bps > 10000)
-            return mkrt__error_set(err, MKRT_EINVAL,
+            return mkrt__pl_error_set(err, MKRT_EINVAL,
                                    "megakernel memory-pressure threshold exceeds 10000 bps. Fix: "
                                    "configure threshold in basis points.");
         uint32_t span = 10000u - p->memory_pressure_threshold_bps;
@@ -203,7 +203,7 @@ static mkrt_status recommend_inner(const mkrt_launch_policy *p, const mkrt_launc
                                    int previous, mkrt_launch_recommendation *rec, mkrt_error *err)
 {
     if (p == NULL || req == NULL || rec == NULL)
-        return mkrt__error_set(err, MKRT_EINVAL,
+        return mkrt__pl_error_set(err, MKRT_EINVAL,
                                "mkrt_launch_recommend got a NULL policy, request or result. Fix: "
                                "pass valid pointers.");
     mkrt__launch_key key;
@@ -248,7 +248,7 @@ static mkrt_status recommend_inner(const mkrt_launch_policy *p, const mkrt_launc
         out.estimated_peak_device_bytes > e.device_memory_budget_bytes) {
         rec->estimated_peak_device_bytes = out.estimated_peak_device_bytes;
         rec->device_memory_budget_bytes = e.device_memory_budget_bytes;
-        return mkrt__error_set(err, MKRT_EBUDGET,
+        return mkrt__pl_error_set(err, MKRT_EBUDGET,
                                "megakernel device out of memory: the launch needs %llu bytes "
                                "(resident %llu + %u hits x %u scratch bytes) but the device memory "
                                "budget allows %llu. Fix: lower the hit capacity or the resident "
@@ -284,7 +284,7 @@ mkrt_status mkrt_launch_recommend_with_previous(const mkrt_launch_policy *p,
                                                 mkrt_launch_recommendation *rec, mkrt_error *err)
 {
     if ((unsigned)previous > MKRT_TOPOLOGY_MEMORY_CONSTRAINED)
-        return mkrt__error_set(err, MKRT_EINVAL,
+        return mkrt__pl_error_set(err, MKRT_EINVAL,
                                "previous topology %d is not an mkrt_dispatch_topology. Fix: pass "
                                "the topology of the last recommendation.",
                                (int)previous);
@@ -311,7 +311,7 @@ static mkrt_status recommend_inferred(const mkrt_launch_policy *p, const mkrt_la
                                       mkrt_launch_recommendation *rec, mkrt_error *err)
 {
     if (p == NULL || req == NULL || rec == NULL || ev == NULL)
-        return mkrt__error_set(err, MKRT_EINVAL,
+        return mkrt__pl_error_set(err, MKRT_EINVAL,
                                "mkrt_launch_recommend_with_*_evidence got a NULL %s. Fix: pass "
                                "valid pointers.",
                                p == NULL     ? "policy"
@@ -432,7 +432,7 @@ mkrt_status mkrt_natural_gradient_step(const double *m, size_t m_len, const doub
                                        mkrt_error *err)
 {
     if (written == NULL)
-        return mkrt__error_set(err, MKRT_EINVAL,
+        return mkrt__pl_error_set(err, MKRT_EINVAL,
                                "mkrt_natural_gradient_step got a NULL `written`. Fix: pass where "
                                "to store the count.");
     *written = 0;
@@ -440,12 +440,12 @@ mkrt_status mkrt_natural_gradient_step(const double *m, size_t m_len, const doub
     if (m_len < need || grad_len < n || n == 0)
         return MKRT_OK;
     if (m == NULL || grad == NULL)
-        return mkrt__error_set(err, MKRT_EINVAL,
+        return mkrt__pl_error_set(err, MKRT_EINVAL,
                                "mkrt_natural_gradient_step got a NULL %s with %zu entries claimed. "
                                "Fix: pass the array or a length of 0.",
                                m == NULL ? "matrix" : "gradient", m == NULL ? m_len : grad_len);
     if (out == NULL || out_cap < n)
-        return mkrt__error_set(err, MKRT_EINVAL,
+        return mkrt__pl_error_set(err, MKRT_EINVAL,
                                "megakernel natural-gradient output holds %zu entries but the "
                                "dimension is %u. Fix: pass an output buffer of n entries.",
                                out_cap, n);
@@ -471,14 +471,14 @@ mkrt_launch_config mkrt_launch_config_default(void)
 mkrt_status mkrt_launch_config_validate(const mkrt_launch_config *c, mkrt_error *err)
 {
     if (c == NULL)
-        return mkrt__error_set(err, MKRT_EINVAL,
+        return mkrt__pl_error_set(err, MKRT_EINVAL,
                                "mkrt_launch_config_validate got a NULL config. Fix: start from "
                                "mkrt_launch_config_default().");
     if (c->worker_count == 0)
-        return mkrt__error_set(err, MKRT_EINVAL,
+        return mkrt__pl_error_set(err, MKRT_EINVAL,
                                "megakernel worker_count is 0. Fix: use at least one worker group.");
     if (c->max_wall_time_ns == 0)
-        return mkrt__error_set(err, MKRT_EINVAL,
+        return mkrt__pl_error_set(err, MKRT_EINVAL,
                                "megakernel max_wall_time is 0. Fix: give the launch a non-zero "
                                "wall-time limit.");
     return MKRT_OK;

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* src/planlib/policy_cache.h - the per-thread launch recommendation memo. */
+/* planlib/src/policy_cache.h - the per-thread launch recommendation memo. */
 #ifndef MKRT_SRC_POLICY_CACHE_H
 #define MKRT_SRC_POLICY_CACHE_H
 
 #include <stdbool.h>
 
-#include "mkrt/policy.h"
+#include "mkrt_planlib/policy.h"
 
 /* Every field of the policy and the request, widened to 64 bits, so that
  * keys compare exactly with memcmp (no padding bytes involved). */

@@ -4,11 +4,11 @@
 #include <math.h>
 #include <string.h>
 
-#include "../src/planlib/policy_cache.h"
+#include "../src/policy_cache.h"
 #include "base/thread.h"
-#include "mkrt/policy.h"
-#include "mkrt/priority.h"
-#include "tap.h"
+#include "mkrt_planlib/policy.h"
+#include "mkrt_planlib/priority.h"
+#include "../../tests/tap.h"
 
 static mkrt_launch_policy P;
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* src/planlib/sizing.c - launch geometry arithmetic. */
-#include "base/error_internal.h"
-#include "mkrt/sizing.h"
+/* planlib/src/sizing.c - launch geometry arithmetic. */
+#include "planlib_base.h"
+#include "mkrt_planlib/sizing.h"
 
 mkrt_sizing_policy mkrt_sizing_policy_standard(void)
 {
@@ -95,18 +95,18 @@ mkrt_status mkrt_geometry_from_item_count(const mkrt_sizing_policy *p, uint64_t 
                                           mkrt_launch_geometry *out, mkrt_error *err)
 {
     if (p == NULL || out == NULL)
-        return mkrt__error_set(err, MKRT_EINVAL,
+        return mkrt__pl_error_set(err, MKRT_EINVAL,
                                "mkrt_geometry_from_item_count got a NULL %s. Fix: pass valid "
                                "pointers.",
                                p == NULL ? "sizing policy" : "result pointer");
     if (n > UINT32_MAX)
-        return mkrt__error_set(err, MKRT_EOVERFLOW,
+        return mkrt__pl_error_set(err, MKRT_EOVERFLOW,
                                "megakernel item count %llu exceeds the u32 slot space. Fix: shard "
                                "the queue before launch.",
                                (unsigned long long)n);
     mkrt_launch_geometry g = mkrt_geometry_from_slots(p, (uint32_t)n, workers, max_x);
     if (g.slot_count < n)
-        return mkrt__error_set(err, MKRT_EOVERFLOW,
+        return mkrt__pl_error_set(err, MKRT_EOVERFLOW,
                                "megakernel slot padding saturated at %u slots for %llu items. Fix: "
                                "shard the queue before launch.",
                                g.slot_count, (unsigned long long)n);
@@ -122,7 +122,7 @@ mkrt_status mkrt_sizing_optimal_grid(const mkrt_sizing_policy *p, uint32_t queue
     static const char *const names[] = {"max_workgroup_size_x", "max_compute_workgroups_per_dimension",
                                         "max_compute_invocations_per_workgroup"};
     if (p == NULL || limits == NULL || geometry == NULL || worker_groups == NULL)
-        return mkrt__error_set(err, MKRT_EINVAL,
+        return mkrt__pl_error_set(err, MKRT_EINVAL,
                                "mkrt_sizing_optimal_grid got a NULL %s. Fix: pass valid pointers.",
                                p == NULL        ? "sizing policy"
                                : limits == NULL ? "grid limits"
@@ -132,7 +132,7 @@ mkrt_status mkrt_sizing_optimal_grid(const mkrt_sizing_policy *p, uint32_t queue
                              limits->max_invocations_per_workgroup};
     for (int i = 0; i < 3; i++)
         if (vals[i] == 0)
-            return mkrt__error_set(err, MKRT_EINVAL,
+            return mkrt__pl_error_set(err, MKRT_EINVAL,
                                    "megakernel %s must be non-zero. Fix: pass the device's real "
                                    "launch limits.",
                                    names[i]);
