@@ -21,6 +21,11 @@ $(BUILD)/bench/runtime_bench: bench/runtime_bench.c bench/bench_util.h $(STATIC)
 	@mkdir -p $(@D)
 	$(CC) $(BENCH_CFLAGS) -o $@ bench/runtime_bench.c $(STATIC) $(URCU_STATIC_LIBS) -lm -pthread
 
+# Producers alternating bursts and silence (issue 23's A/B, bench/plan_ab.sh).
+$(BUILD)/bench/bursty_bench: bench/bursty_bench.c bench/bench_util.h $(STATIC)
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_CFLAGS) -o $@ bench/bursty_bench.c $(STATIC) $(URCU_STATIC_LIBS) -lm -pthread
+
 $(BUILD)/bench/stage_bench: bench/stage_bench.c bench/bench_util.h $(STATIC)
 	@mkdir -p $(@D)
 	$(CC) $(BENCH_CFLAGS) -o $@ bench/stage_bench.c $(STATIC) $(URCU_STATIC_LIBS) -lm -pthread
@@ -73,7 +78,7 @@ $(BUILD)/bench/graph_bench: bench/graph_bench.c bench/bench_util.h bench/graph/p
 	$(CC) $(BENCH_CFLAGS) $$peers -o $@ bench/graph_bench.c $(GRAPH_PEER_SRCS) $(G500_OBJS) $(STATIC) \
 	    $$libs $(URCU_STATIC_LIBS) -lm -pthread
 
-BENCHES := $(BUILD)/bench/ring_bench $(BUILD)/bench/plan_bench $(BUILD)/bench/cache_bench \
+BENCHES := $(BUILD)/bench/ring_bench $(BUILD)/bench/plan_bench $(BUILD)/bench/cache_bench $(BUILD)/bench/bursty_bench \
            $(BUILD)/bench/runtime_bench $(BUILD)/bench/peer_bench $(BUILD)/bench/cuda_bench \
            $(BUILD)/bench/graph_bench $(BUILD)/bench/stage_bench $(BUILD)/bench/analysis_bench \
            $(CUDA_BENCH_DATA)

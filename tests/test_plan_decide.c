@@ -466,15 +466,42 @@ static void pull_decides(mkrt_backend_kind kind)
 
 /* ---- EXPLAIN ------------------------------------------------------------ */
 
+typedef struct reader {
+    mkrt_runtime *rt;
+    _Atomic int stop;
+    size_t reads, torn;
+} reader;
+
+/* Reads the ring while batches complete: every record it gets is whole
+ * (its items and layers as the writer wrote them: 1 and 1). */
+static int read_explain(void *arg)
+{
+    reader *x = arg;
+    mkrt_plan_record r[64];
+    while (!atomic_load(&x->stop)) {
+        size_t n = mkrt_plan_explain(x->rt, r, 64);
+        for (size_t i = 0; i < n; i++)
+            x->torn += r[i].items != 1 || r[i].layers != 1 || r[i].batch == 0;
+        x->reads++;
+    }
+    return 0;
+}
+
 static void explain_ring(void)
 {
     mkrt_runtime *rt = start(conf(MKRT_BACKEND_CPU, 1, 0));
     mkrt_producer *p = mkrt_producer_open(rt, NULL);
+    reader x = {rt, 0, 0, 0};
+    mkrt__thread t;
+    mkrt__thread_start(&t, read_explain, &x);
     for (uint32_t b = 0; b < 100; b++) {
         mkrt_item it = item(MKRT_OP_ADD, 7, 7, 1);
         publish_all(p, &it, 1);
         mkrt_drain(rt, SEC);
     }
+    atomic_store(&x.stop, 1);
+    mkrt__thread_join(t);
+    ok(x.torn == 0, "EXPLAIN: a reader beside the dispatcher got only whole records (%zu reads)", x.reads);
     mkrt_plan_record r[64];
     size_t n = mkrt_plan_explain(rt, r, 64);
     bool ordered = n > 0;

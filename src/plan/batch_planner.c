@@ -99,23 +99,31 @@ static uint32_t route(mkrt_runtime *rt, mkrt__batch *b)
     return dev;
 }
 
-/* Bytes the batch's work needs against the budget, in bps (0: no
- * budget): the split's peak layer, the registered graph, and the cells
- * and APPEND log where they live in device memory. */
+/* Memory pressure of the batch against the budget, in bps (0: no
+ * budget): the execution planner (mkrt_plan_execution: the topology for
+ * the batch's shape fitted to the budget) over the resident graph (its
+ * offsets, targets and weights) and the split's peak layer bytes, plus
+ * the cells and APPEND log where they live in device memory. */
 static uint32_t memory_bps(const mkrt_runtime *rt, const mkrt__batch *b)
 {
     uint64_t budget = rt->cfg.device_memory_budget;
     if (budget == 0)
         return 0;
-    uint64_t need = b->plan.peak_frontier_bytes + b->plan.peak_scratch_bytes + b->plan.peak_output_bytes;
-    if (rt->graph.vertices != 0) {
-        uint64_t e = rt->graph.offsets[rt->graph.vertices];
-        need += ((uint64_t)rt->graph.vertices + 1) * 8u + e * (rt->graph.weights ? 8u : 4u);
-    }
+    uint64_t v = rt->graph.vertices, e = v ? rt->graph.offsets[v] : 0;
+    mkrt_graph_shape g = {v, e};
+    mkrt_byte_layout l = {v ? 8u : 0u, rt->graph.weights ? 8u : 4u, b->plan.peak_frontier_bytes,
+                          b->plan.peak_scratch_bytes, b->plan.peak_output_bytes + (v ? 8u : 0u)};
+    uint64_t layers = b->layers ? b->layers : 1;
+    uint64_t width = b->exec_n / layers;
+    mkrt_exec_sample s = mkrt_exec_sample_from_telemetry(
+        (uint32_t)(b->exec_n ? width * 10000u / b->exec_n : 0), b->exec_n * 16u, (double)width * 8.0);
+    mkrt_exec_plan ep;
+    uint64_t bps = 10000u; /* not even the sparse envelope fits */
+    if (mkrt_plan_execution(&s, &g, &l, budget, 0.0, 0.0, true, &ep, NULL) == MKRT_OK)
+        bps = ep.memory.memory_pressure_bps;
     if (rt->device_state)
-        need += rt->cells_bytes + rt->log_bytes;
-    uint64_t bps = need >= budget ? 10000u : need * 10000u / budget;
-    return (uint32_t)bps;
+        bps += (rt->cells_bytes + rt->log_bytes) >= budget ? 10000u : (rt->cells_bytes + rt->log_bytes) * 10000u / budget;
+    return (uint32_t)(bps < 10000u ? bps : 10000u);
 }
 
 /* MKRT__SHARE_MIN_DEFAULT (plan/decide.h): the fewest items one participant

@@ -69,7 +69,8 @@ mkrt_topology_decision mkrt__decide_fuse(uint64_t items, uint64_t layers, uint64
      * overhead is a hand-off and barrier; fusion pressure the share of
      * layers narrow enough for one participant; read back: the items. */
     double width = (double)items / (double)layers;
-    mkrt_exec_sample s = {width * ns_item, items ? width / (double)items : 0.0, items * 16u};
+    mkrt_exec_sample s = mkrt_exec_sample_from_telemetry(items ? (uint32_t)(width * 10000.0 / (double)items) : 0,
+                                                         items * 16u, width * ns_item);
     mkrt_graph_shape g = {items, items};
     /* required / budget in bps, as the selector computes it */
     mkrt_memory_budget m = {memory_bps, memory_bps ? 10000u : 0u};
