@@ -145,7 +145,7 @@ static void graph_bad_input(void)
     count_alloc_fail_nth(0);
     is(mkrt_graph_register(rt, &g, &err), MKRT_ENOMEM, "graph: allocation failure is MKRT_ENOMEM");
     count_alloc_fail_nth(UINT64_MAX);
-    is(rt->graph.vertices, 0, "... and nothing was registered");
+    is(rt->dispatch.graph_state.graph.vertices, 0, "... and nothing was registered");
     is(mkrt_graph_register(rt, &g, &err), MKRT_OK, "graph: a good graph registers");
     /* Pulling needs expanding and commuting. */
     mkrt_op_desc pd = {.fn = cmin, .commutes = true, .pulls = true};
@@ -337,7 +337,7 @@ static void buckets(mkrt_backend_kind kind)
     mkrt_error err;
     if (mkrt_graph_register(rt, &g, &err) != MKRT_OK)
         bail_out("mkrt_graph_register: %s", err.message);
-    rt->bucket_min = 1; /* buckets for levels of any size (set before the first producer) */
+    rt->dispatch.graph_state.bucket_min = 1; /* buckets for levels of any size (set before the first producer) */
     mkrt_producer *p = mkrt_producer_open(rt, NULL);
     for (uint32_t v = 0; v < 4; v++)
         mkrt_cell_write(rt, v, UINT64_MAX);

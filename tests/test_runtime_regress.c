@@ -247,7 +247,7 @@ static void test_publish_outlives_dispatcher_check(void)
         mkrt__runtime_destroy_hold(rt, true);
         destroyer d = {rt, MKRT_EINVAL};
         mkrt__thread_start(&dt, destroyer_main, &d);
-        while (!atomic_load(&rt->closing))
+        while (!atomic_load(&rt->producers.closing))
             sched_yield();
         mkrt__runtime_hold(rt, false);
         mkrt__thread_join(pt); /* the last item is in the ring (or refused) */

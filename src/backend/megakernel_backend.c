@@ -49,9 +49,9 @@ static mkrt_status start_sim(mkrt_runtime *rt, megakernel *m, mkrt_error *err)
     /* Map the runtime's cells and log for the device: the loop uses what
      * the control block points to. The runtime's APPEND log has the
      * device's layout (ops/builtin_ops.h, mkrt__ops_append_word). */
-    sim->ctl->cells = (uint64_t)(uintptr_t)rt->cells;
+    sim->ctl->cells = (uint64_t)(uintptr_t)rt->state.cells;
     sim->ctl->cell_count = rt->cfg.cells;
-    sim->ctl->append_log = (uint64_t)(uintptr_t)rt->append_log;
+    sim->ctl->append_log = (uint64_t)(uintptr_t)rt->state.append_log;
     sim->ctl->append_capacity = rt->cfg.append_log_capacity;
     sim->ctl->append_limit = 0; /* set by each doorbell */
     m->base.width = blocks;
@@ -63,11 +63,11 @@ static mkrt_status start_sim(mkrt_runtime *rt, megakernel *m, mkrt_error *err)
 
 static mkrt_status start_cuda(mkrt_runtime *rt, megakernel *m, mkrt_error *err)
 {
-    _Static_assert(sizeof(*rt->append_log) == 2 * sizeof(uint32_t), "log entries are pairs");
+    _Static_assert(sizeof(*rt->state.append_log) == 2 * sizeof(uint32_t), "log entries are pairs");
     mkrt__cuda_engine_config c = {
-        .cells = rt->cells,
+        .cells = rt->state.cells,
         .cell_count = rt->cfg.cells,
-        .append_log = (uint32_t *)(uintptr_t)rt->append_log,
+        .append_log = (uint32_t *)(uintptr_t)rt->state.append_log,
         .append_capacity = rt->cfg.append_log_capacity,
         .capacity = (uint32_t)rt->cfg.max_batch,
         .max_blocks = rt->cfg.cuda_max_blocks,
@@ -122,7 +122,7 @@ static mkrt_status mk_launch(mkrt__backend *be, mkrt__batch *b, uint64_t append_
      * release in mkrt__mk_ring, and the previous batch is done, so the
      * device is not claiming positions now. */
     atomic_store_explicit(&m->host.ctl->append_len,
-                          atomic_load_explicit(&m->rt->append_len, memory_order_relaxed),
+                          atomic_load_explicit(&m->rt->state.append_len, memory_order_relaxed),
                           memory_order_relaxed);
     m->host.ctl->append_limit = append_limit;
     mkrt_status st = mkrt__mk_ring(&m->host, err);
@@ -148,7 +148,7 @@ static mkrt_status mk_wait(mkrt__backend *be, uint64_t timeout_ns, const uint32_
     }
     if (changed != 0)
         /* relaxed: a statistic, as the CPU pool's (ops/op_exec.c). */
-        atomic_fetch_add_explicit(&m->rt->changed, changed, memory_order_relaxed);
+        atomic_fetch_add_explicit(&m->rt->state.changed, changed, memory_order_relaxed);
     m->running = NULL;
     m->running_seq = 0;
     /* The device's codes as mkrt_status (protocol.h: a user op's value
@@ -160,7 +160,7 @@ static mkrt_status mk_wait(mkrt__backend *be, uint64_t timeout_ns, const uint32_
     if (st == MKRT_OK)
         /* relaxed (both): the device's length was acquired with done by
          * mkrt__mk_wait; the runtime's is dispatcher-owned between batches. */
-        atomic_store_explicit(&m->rt->append_len,
+        atomic_store_explicit(&m->rt->state.append_len,
                               atomic_load_explicit(&m->host.ctl->append_len, memory_order_relaxed),
                               memory_order_relaxed);
     return st;

@@ -62,19 +62,19 @@ mkrt_status mkrt_op_emit(const mkrt_op_ctx *ctx, const mkrt_item *items, size_t 
     if (n == 0)
         return MKRT_OK;
     mkrt_runtime *rt = ctx->run->rt;
-    const uint64_t cap = rt->cfg.emit_capacity, limit = rt->emit_limit;
+    const uint64_t cap = rt->cfg.emit_capacity, limit = rt->state.emit_limit;
     /* relaxed (load and CAS): the claim only hands out disjoint positions;
      * the items written there reach the dispatcher through the batch's
      * completion (release by the workers, acquire by the dispatcher). */
-    uint64_t at = atomic_load_explicit(&rt->emit_claim, memory_order_relaxed);
+    uint64_t at = atomic_load_explicit(&rt->state.emit_claim, memory_order_relaxed);
     do {
         if (n > limit - at) /* at <= limit always */
             return MKRT_EOVERFLOW;
-    } while (!atomic_compare_exchange_weak_explicit(&rt->emit_claim, &at, at + n, memory_order_relaxed,
+    } while (!atomic_compare_exchange_weak_explicit(&rt->state.emit_claim, &at, at + n, memory_order_relaxed,
                                                     memory_order_relaxed));
     size_t slot = (size_t)(at % cap), first = cap - slot < n ? (size_t)(cap - slot) : n;
-    memcpy(rt->emit_ring + slot, items, first * sizeof *items);
-    memcpy(rt->emit_ring, items + first, (n - first) * sizeof *items);
+    memcpy(rt->state.emit_ring + slot, items, first * sizeof *items);
+    memcpy(rt->state.emit_ring, items + first, (n - first) * sizeof *items);
     return MKRT_OK;
 }
 

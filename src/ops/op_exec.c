@@ -20,7 +20,7 @@ mkrt_status mkrt__item_admit(const mkrt_runtime *rt, const mkrt_item *it)
     const uint32_t cells = rt->cfg.cells;
     if (!mkrt__ops_is_user(it->op)) {
         uint32_t e = mkrt__ops_builtin_check(it->op, it->in, it->out, cells);
-        if (e == MKRT_MK_ERR_NONE && it->op == MKRT_OPS_RELAX && rt->graph.vertices == 0)
+        if (e == MKRT_MK_ERR_NONE && it->op == MKRT_OPS_RELAX && rt->dispatch.graph_state.graph.vertices == 0)
             return MKRT_ENOTSUP; /* RELAX expands over the registered graph */
         return e == MKRT_MK_ERR_NONE ? MKRT_OK : e == MKRT_MK_ERR_HANDLE ? MKRT_EINVAL : MKRT_ENOTSUP;
     }
@@ -60,22 +60,22 @@ uint32_t mkrt__item_commute_key(const mkrt_item *it, void *ctx)
  * the launch orders after this one. */
 bool mkrt__frontier_add(mkrt_runtime *rt, uint32_t slot, uint32_t v)
 {
-    if (v >= rt->graph.vertices || rt->graph.offsets[v] == rt->graph.offsets[v + 1])
+    if (v >= rt->dispatch.graph_state.graph.vertices || rt->dispatch.graph_state.graph.offsets[v] == rt->dispatch.graph_state.graph.offsets[v + 1])
         return false; /* no edges */
     uint64_t bit = (uint64_t)1 << (v % 64);
-    _Atomic uint64_t *word = &rt->frontier_w[(size_t)slot * rt->slot_words + v / 64];
+    _Atomic uint64_t *word = &rt->dispatch.graph_state.frontier_w[(size_t)slot * rt->dispatch.graph_state.slot_words + v / 64];
     if (!(atomic_fetch_or_explicit(word, bit, memory_order_relaxed) & bit))
-        atomic_store_explicit(&rt->frontier_any, true, memory_order_relaxed);
+        atomic_store_explicit(&rt->dispatch.graph_state.frontier_any, true, memory_order_relaxed);
     return true;
 }
 
 /* Edges [from, to) of a chunk item (see MKRT__OP_EXPAND). */
 static void expand_range(const mkrt_runtime *rt, const mkrt_item *it, uint64_t *from, uint64_t *to)
 {
-    const uint64_t *off = rt->graph.offsets;
+    const uint64_t *off = rt->dispatch.graph_state.graph.offsets;
     uint64_t c = it->param & ((1u << MKRT__EXPAND_CHUNK_BITS) - 1);
-    *from = off[it->in] + c * rt->expand_chunk;
-    *to = off[it->in + 1] - *from < rt->expand_chunk ? off[it->in + 1] : *from + rt->expand_chunk;
+    *from = off[it->in] + c * rt->dispatch.graph_state.expand_chunk;
+    *to = off[it->in + 1] - *from < rt->dispatch.graph_state.expand_chunk ? off[it->in + 1] : *from + rt->dispatch.graph_state.expand_chunk;
 }
 
 bool mkrt__expand_edge_exists(const mkrt_runtime *rt, const mkrt_item *chunk, uint32_t j)
@@ -90,8 +90,8 @@ mkrt_item mkrt__expand_edge_item(const mkrt_runtime *rt, const mkrt_item *chunk,
     uint64_t from, to;
     expand_range(rt, chunk, &from, &to);
     uint64_t e = from + j;
-    return (mkrt_item){rt->slot_op[chunk->param >> MKRT__EXPAND_CHUNK_BITS], chunk->in, rt->graph.targets[e],
-                       rt->graph.weights ? rt->graph.weights[e] : 1};
+    return (mkrt_item){rt->dispatch.graph_state.slot_op[chunk->param >> MKRT__EXPAND_CHUNK_BITS], chunk->in, rt->dispatch.graph_state.graph.targets[e],
+                       rt->dispatch.graph_state.graph.weights ? rt->dispatch.graph_state.graph.weights[e] : 1};
 }
 
 /* Prefetching the cells a range's chunks write: a cursor runs
@@ -120,7 +120,7 @@ static inline __attribute__((always_inline)) void ahead_step(const mkrt_runtime 
             return;
         expand_range(rt, &a->items[a->k], &a->e, &a->end);
     }
-    __builtin_prefetch(&rt->cells[rt->graph.targets[a->e++]], 1, 3);
+    __builtin_prefetch(&rt->state.cells[rt->dispatch.graph_state.graph.targets[a->e++]], 1, 3);
 }
 
 /* One chunk of a frontier round: the slot's op on each edge of the chunk.
@@ -129,11 +129,11 @@ static inline __attribute__((always_inline)) void ahead_step(const mkrt_runtime 
 static uint64_t expand_chunk(mkrt_runtime *rt, const mkrt_item *it, size_t k, mkrt__fail_list *fails,
                              expand_ahead *ahead)
 {
-    const mkrt_graph *g = &rt->graph;
+    const mkrt_graph *g = &rt->dispatch.graph_state.graph;
     uint64_t from, to, changed = 0;
     expand_range(rt, it, &from, &to);
-    const uint32_t v = it->in, op = rt->slot_op[it->param >> MKRT__EXPAND_CHUNK_BITS];
-    uint64_t *cells = rt->cells;
+    const uint32_t v = it->in, op = rt->dispatch.graph_state.slot_op[it->param >> MKRT__EXPAND_CHUNK_BITS];
+    uint64_t *cells = rt->state.cells;
     if (op == MKRT_OP_RELAX) {
         uint64_t base = atomic_load_explicit((_Atomic uint64_t *)&cells[v], memory_order_relaxed);
         if (base == UINT64_MAX)
@@ -183,19 +183,19 @@ static inline void pull_prefetch(const uint32_t *targets, const uint32_t *weight
 static uint64_t pull_chunk(mkrt_runtime *rt, const mkrt_item *it, size_t k, mkrt__fail_list *fails,
                            uint64_t *ran)
 {
-    const mkrt_graph *g = &rt->graph;
+    const mkrt_graph *g = &rt->dispatch.graph_state.graph;
     const uint32_t slot = it->param >> MKRT__EXPAND_CHUNK_BITS, first = it->in;
-    const _Atomic uint64_t *level = rt->frontier_r + (size_t)slot * rt->slot_words;
-    const mkrt__op_entry *entry = &rt->ops[rt->slot_op[slot]];
+    const _Atomic uint64_t *level = rt->dispatch.graph_state.frontier_r + (size_t)slot * rt->dispatch.graph_state.slot_words;
+    const mkrt__op_entry *entry = &rt->ops[rt->dispatch.graph_state.slot_op[slot]];
     /* relaxed: written by the dispatcher before the launch (see visited). */
-    uint64_t todo = ~atomic_load_explicit(&rt->visited[(size_t)slot * rt->slot_words + first / 64],
+    uint64_t todo = ~atomic_load_explicit(&rt->dispatch.graph_state.visited[(size_t)slot * rt->dispatch.graph_state.slot_words + first / 64],
                                           memory_order_relaxed);
     if (g->vertices - first < 64)
         todo &= ((uint64_t)1 << (g->vertices - first)) - 1;
     struct mkrt__op_run run = {rt, entry->expand_slot, false};
-    mkrt_op_ctx ctx = {rt->cells, rt->cfg.cells, entry->user, g, &run, 0};
+    mkrt_op_ctx ctx = {rt->state.cells, rt->cfg.cells, entry->user, g, &run, 0};
     /* Locals: the op's call would make the compiler reload them per edge. */
-    const uint32_t *const targets = g->targets, *const weights = g->weights, op = rt->slot_op[slot];
+    const uint32_t *const targets = g->targets, *const weights = g->weights, op = rt->dispatch.graph_state.slot_op[slot];
     const uint64_t *const off = g->offsets;
     uint64_t changed = 0, n = 0, outer;
     /* A cursor PULL_AHEAD open vertices ahead starts the loads of their
@@ -241,9 +241,9 @@ _Static_assert(MKRT_OPS_NOP == 0 && MKRT_OPS_STORE == 1 && MKRT_OPS_ADD == 2,
 void mkrt__exec_range(mkrt_runtime *rt, const mkrt_item *items, size_t from, size_t to,
                       mkrt__fail_list *fails)
 {
-    uint64_t *cells = rt->cells;
+    uint64_t *cells = rt->state.cells;
     const uint32_t ncells = rt->cfg.cells;
-    const mkrt_graph *graph = rt->graph.vertices ? &rt->graph : NULL;
+    const mkrt_graph *graph = rt->dispatch.graph_state.graph.vertices ? &rt->dispatch.graph_state.graph : NULL;
     uint64_t changed = 0;
     /* The cursor starts EXPAND_AHEAD edges ahead (when the range opens
      * with chunk items: a round is nothing else). */
@@ -287,18 +287,18 @@ void mkrt__exec_range(mkrt_runtime *rt, const mkrt_item *items, size_t from, siz
              * different layers, so the barrier between them already orders
              * the claims (modification order follows happens-before).
              * Admission reserved room for it: the slot is not in the log. */
-            uint64_t at = atomic_fetch_add_explicit(&rt->append_len, 1, memory_order_relaxed);
+            uint64_t at = atomic_fetch_add_explicit(&rt->state.append_len, 1, memory_order_relaxed);
             /* release: pairs with the acquire fences of the log's readers
              * (see mkrt_append_log_read). */
-            atomic_store_explicit(&rt->append_log[mkrt__ops_append_slot(at, rt->cfg.append_log_capacity)],
+            atomic_store_explicit(&rt->state.append_log[mkrt__ops_append_slot(at, rt->cfg.append_log_capacity)],
                                   mkrt__ops_append_word(it->out, it->param), memory_order_release);
         }
     }
     if (changed != 0)
         /* relaxed: a statistic, read by stats without ordering. */
-        atomic_fetch_add_explicit(&rt->changed, changed, memory_order_relaxed);
+        atomic_fetch_add_explicit(&rt->state.changed, changed, memory_order_relaxed);
     if (pulled != 0)
         /* relaxed: read by the dispatcher after the round's completion
          * (the backend's release, its acquire). */
-        atomic_fetch_add_explicit(&rt->pulled, pulled, memory_order_relaxed);
+        atomic_fetch_add_explicit(&rt->dispatch.graph_state.pulled, pulled, memory_order_relaxed);
 }

@@ -81,7 +81,7 @@ static bool all_admitted(const mkrt_runtime *rt, mkrt__batch *b, uint64_t room, 
     b->handle_hi = b->n > 0 ? hi : 0;
     uint32_t allowed = HANDLE_RULE_OPS;
     /* RELAX: the handle rule and a registered graph (mkrt__item_admit). */
-    if (rt->graph.vertices != 0)
+    if (rt->dispatch.graph_state.graph.vertices != 0)
         allowed |= 1u << MKRT_OPS_RELAX;
     /* A round's chunks are made by the drain (no one may publish one). */
     if (b->round)
@@ -98,8 +98,8 @@ void mkrt__stage_admit(mkrt_runtime *rt, mkrt__batch *b, uint64_t running_append
     /* acquire: pairs with the release CAS in mkrt_append_log_consume: the
      * consumer's reads of the slots it freed happen before they are reused.
      * relaxed: append_done is written by this thread only. */
-    uint64_t consumed = atomic_load_explicit(&rt->append_consumed, memory_order_acquire);
-    uint64_t used = atomic_load_explicit(&rt->append_done, memory_order_relaxed) - consumed +
+    uint64_t consumed = atomic_load_explicit(&rt->state.append_consumed, memory_order_acquire);
+    uint64_t used = atomic_load_explicit(&rt->state.append_done, memory_order_relaxed) - consumed +
                     running_appends;
     uint64_t cap = rt->cfg.append_log_capacity;
     uint64_t room = cap > used ? cap - used : 0, appends = 0;

@@ -10,11 +10,11 @@
 /* A pulled round's failure: chunk k's vertex whose edge e failed. */
 static mkrt_item pulled_edge_item(const mkrt_runtime *rt, const mkrt_item *chunk, uint64_t e)
 {
-    const mkrt_graph *g = &rt->graph;
+    const mkrt_graph *g = &rt->dispatch.graph_state.graph;
     uint32_t v = chunk->in, last = g->vertices - v < 64 ? g->vertices - 1 : v + 63;
     while (v < last && g->offsets[v + 1] <= e)
         v++;
-    return (mkrt_item){rt->slot_op[chunk->param >> MKRT__EXPAND_CHUNK_BITS], g->targets[e], v,
+    return (mkrt_item){rt->dispatch.graph_state.slot_op[chunk->param >> MKRT__EXPAND_CHUNK_BITS], g->targets[e], v,
                        g->weights ? g->weights[e] : 1};
 }
 
@@ -79,8 +79,8 @@ static void report(mkrt_runtime *rt, const mkrt_item *it, mkrt_status why)
                  name, it->op, it->in, it->out, it->param, rt->cfg.cells, rt->cfg.append_log_capacity,
                  mkrt_status_describe(why), fix_for(why));
         rt->cfg.on_error(rt->cfg.error_ctx, it, why, msg);
-    } else if (mkrt_mpmc_ring_push(rt->dead, it, 1) == 0) {
-        mkrt__stat_add(&rt->dead_dropped, 1);
+    } else if (mkrt_mpmc_ring_push(rt->state.dead, it, 1) == 0) {
+        mkrt__stat_add(&rt->stats.dead_dropped, 1);
     }
 }
 
@@ -92,20 +92,20 @@ static void report(mkrt_runtime *rt, const mkrt_item *it, mkrt_status why)
 static void publish_roots(mkrt_runtime *rt, const mkrt__batch *b)
 {
     if (!mkrt__emission_pending(rt))
-        rt->emit_root = UINT64_MAX;
-    else if (b->root < rt->emit_root)
-        rt->emit_root = b->root;
-    uint64_t root = rt->emit_root;
-    if (rt->drained != NULL && rt->drained != b && rt->drained->root < root)
-        root = rt->drained->root;
-    if (rt->running != NULL && rt->running != b && rt->running->root < root)
-        root = rt->running->root;
+        rt->dispatch.emit_root = UINT64_MAX;
+    else if (b->root < rt->dispatch.emit_root)
+        rt->dispatch.emit_root = b->root;
+    uint64_t root = rt->dispatch.emit_root;
+    if (rt->dispatch.drained != NULL && rt->dispatch.drained != b && rt->dispatch.drained->root < root)
+        root = rt->dispatch.drained->root;
+    if (rt->dispatch.running != NULL && rt->dispatch.running != b && rt->dispatch.running->root < root)
+        root = rt->dispatch.running->root;
     /* release (both): pairs with the acquire loads in mkrt_quiesce (and
      * of pending_root in its wait); pending_root first, so a quiesce that
      * sees b's number sees the roots as they were at b's completion, or
      * later ones. */
-    atomic_store_explicit(&rt->pending_root, root, memory_order_release);
-    atomic_store_explicit(&rt->completed_seq, b->seq, memory_order_release);
+    atomic_store_explicit(&rt->dispatch.pending_root, root, memory_order_release);
+    atomic_store_explicit(&rt->dispatch.completed_seq, b->seq, memory_order_release);
 }
 
 void mkrt__stage_complete(mkrt_runtime *rt, mkrt__batch *b)
@@ -114,40 +114,40 @@ void mkrt__stage_complete(mkrt_runtime *rt, mkrt__batch *b)
         /* The edges a pulled round ran are its emitted items. relaxed: the
          * backend's completion (acquired by its wait) orders the workers'
          * adds; only one batch runs at a time. */
-        b->round_edges = atomic_exchange_explicit(&rt->pulled, 0, memory_order_relaxed);
-        mkrt__stat_add(&rt->emitted_total, b->round_edges);
+        b->round_edges = atomic_exchange_explicit(&rt->dispatch.graph_state.pulled, 0, memory_order_relaxed);
+        mkrt__stat_add(&rt->state.emitted_total, b->round_edges);
     }
     uint32_t failed = b->failed_n;
     for (uint32_t i = 0; i < failed; i++)
         report(rt, &b->failed[i], b->failed_why[i]);
     /* Every drained item in exactly one of the three (see batch.h); a
      * round's items are the edge items its chunks stand for. */
-    mkrt__stat_add(&rt->executed, (b->round ? b->round_edges : b->kept) - (failed - b->refused));
-    mkrt__stat_add(&rt->pruned, b->admitted - b->kept);
-    mkrt__stat_add(&rt->failed, failed);
-    mkrt__stat_add(&rt->layers, b->layers);
-    mkrt__stat_add(&rt->barriers, b->layers ? b->layers - 1 : 0);
+    mkrt__stat_add(&rt->stats.executed, (b->round ? b->round_edges : b->kept) - (failed - b->refused));
+    mkrt__stat_add(&rt->stats.pruned, b->admitted - b->kept);
+    mkrt__stat_add(&rt->stats.failed, failed);
+    mkrt__stat_add(&rt->stats.layers, b->layers);
+    mkrt__stat_add(&rt->stats.barriers, b->layers ? b->layers - 1 : 0);
     /* A device traversal: its edge items were emitted and ran in the
      * batch, and each of its levels is a layer after a grid barrier. */
-    mkrt__stat_add(&rt->executed, b->device_edges);
-    mkrt__stat_add(&rt->emitted_total, b->device_edges);
-    mkrt__stat_add(&rt->emitted_done, b->device_edges);
-    mkrt__stat_add(&rt->layers, b->device_levels);
-    mkrt__stat_add(&rt->barriers, b->device_levels);
+    mkrt__stat_add(&rt->stats.executed, b->device_edges);
+    mkrt__stat_add(&rt->state.emitted_total, b->device_edges);
+    mkrt__stat_add(&rt->state.emitted_done, b->device_edges);
+    mkrt__stat_add(&rt->stats.layers, b->device_levels);
+    mkrt__stat_add(&rt->stats.barriers, b->device_levels);
     b->device_edges = b->device_levels = 0;
     /* The batch's APPENDs are complete (the backend's completion was
      * acquired; a failed device batch left append_len where it was).
      * release: pairs with the acquire loads in the log's readers. */
-    atomic_store_explicit(&rt->append_done, mkrt__load_relaxed(&rt->append_len), memory_order_release);
-    mkrt__stat_add(&rt->batches, 1);
+    atomic_store_explicit(&rt->state.append_done, mkrt__load_relaxed(&rt->state.append_len), memory_order_release);
+    mkrt__stat_add(&rt->stats.batches, 1);
 #ifdef MKRT_TEST_HOOKS
     if (b->exec_n > 0) {
-        rt->last_plan.plan = b->plan;
-        rt->last_plan.layers = b->layers;
-        rt->last_plan.items = b->exec_n;
-        rt->last_plan.layered = b->layered;
+        rt->dispatch.hooks.last_plan.plan = b->plan;
+        rt->dispatch.hooks.last_plan.layers = b->layers;
+        rt->dispatch.hooks.last_plan.items = b->exec_n;
+        rt->dispatch.hooks.last_plan.layered = b->layered;
         for (size_t l = 0; l < b->layers && l < 8; l++)
-            rt->last_plan.participants[l] = b->plan.participants[l];
+            rt->dispatch.hooks.last_plan.participants[l] = b->plan.participants[l];
     }
 #endif
     /* Before the producers' completions: a quiesce that acquires one of
@@ -162,18 +162,18 @@ void mkrt__stage_complete(mkrt_runtime *rt, mkrt__batch *b)
         while (mkrt_spsc_ring_pop(p->stamps, &stamp, 1) == 1) {
             uint64_t end = (uint64_t)stamp.op | (uint64_t)stamp.in << 32;
             uint64_t at = (uint64_t)stamp.out | (uint64_t)stamp.param << 32;
-            mkrt__hist_record(&rt->latency, now > at ? now - at : 0, 1);
+            mkrt__hist_record(&rt->stats.latency, now > at ? now - at : 0, 1);
             if (end >= b->segs[i].end)
                 break; /* later stamps belong to later batches */
         }
     }
     /* Emitted items count apart: completed_total is the published ones,
      * which drain and quiesce compare with published_total. */
-    mkrt__stat_add(&rt->emitted_done, b->round ? b->round_edges : b->emitted_n);
+    mkrt__stat_add(&rt->state.emitted_done, b->round ? b->round_edges : b->emitted_n);
     /* release: pairs with the acquire load in mkrt_drain; every counter
      * above is visible to a drain that returns. */
-    atomic_fetch_add_explicit(&rt->completed_total, b->n - b->emitted_n, memory_order_release);
-    mkrt__waitq_notify(&rt->done_wq);
+    atomic_fetch_add_explicit(&rt->dispatch.completed_total, b->n - b->emitted_n, memory_order_release);
+    mkrt__waitq_notify(&rt->dispatch.done_wq);
 }
 
 void mkrt__stage_fail_remaining(mkrt_runtime *rt, mkrt__batch *b)
@@ -184,7 +184,7 @@ void mkrt__stage_fail_remaining(mkrt_runtime *rt, mkrt__batch *b)
             /* A round fails as the edge items its chunks stand for (at
              * most max_batch), all of them emitted items. */
             for (size_t i = 0; i < b->n; i++)
-                for (uint32_t j = 0; j < rt->expand_chunk; j++) {
+                for (uint32_t j = 0; j < rt->dispatch.graph_state.expand_chunk; j++) {
                     mkrt_item chunk = b->items[i], edge;
                     if (!mkrt__expand_edge_exists(rt, &chunk, j))
                         break;

@@ -18,11 +18,11 @@
 #ifdef MKRT_TEST_HOOKS
 static bool test_held(mkrt_runtime *rt)
 {
-    return atomic_load_explicit(&rt->held, memory_order_acquire);
+    return atomic_load_explicit(&rt->dispatch.hooks.held, memory_order_acquire);
 }
 static bool test_dozing(mkrt_runtime *rt)
 {
-    return atomic_load_explicit(&rt->dozing, memory_order_acquire);
+    return atomic_load_explicit(&rt->dispatch.hooks.dozing, memory_order_acquire);
 }
 #else
 static inline bool test_held(mkrt_runtime *rt)
@@ -44,23 +44,23 @@ static void backend_failed(mkrt_runtime *rt, mkrt__backend *be, const mkrt_error
     if (be->failed)
         return;
     be->failed = true;
-    mkrt__stat_add(&rt->device_failures, 1);
+    mkrt__stat_add(&rt->stats.device_failures, 1);
     /* A failed device's state comes home now, so that reads see it; after
      * a sticky fault it cannot, and the host keeps its last copy. */
     mkrt_error why;
-    bool lost = mkrt__state_move(rt, NULL, &why) != NULL || rt->state_lost;
+    bool lost = mkrt__state_move(rt, NULL, &why) != NULL || rt->dispatch.state_lost;
     char now[64];
-    mkrt__backend *next = mkrt__backends_cpu_pool(rt->backends, rt->nbackends);
+    mkrt__backend *next = mkrt__backends_cpu_pool(rt->dispatch.backends, rt->dispatch.nbackends);
     next->ops->describe(next, now, sizeof now);
     /* A long message is cut: the reason of the failure comes last. */
-    int at = snprintf(rt->backend_failure, sizeof rt->backend_failure,
+    int at = snprintf(rt->dispatch.backend_failure, sizeof rt->dispatch.backend_failure,
                       "%s (%s failed and is not used again%s: ", now, be->name,
                       lost ? "; its cells and APPEND log since their last copy to the host are lost" : "");
-    if (at > 0 && (size_t)at < sizeof rt->backend_failure)
-        snprintf(rt->backend_failure + at, sizeof rt->backend_failure - (size_t)at, "%.*s)",
-                 (int)(sizeof rt->backend_failure - (size_t)at - 2), err->message);
+    if (at > 0 && (size_t)at < sizeof rt->dispatch.backend_failure)
+        snprintf(rt->dispatch.backend_failure + at, sizeof rt->dispatch.backend_failure - (size_t)at, "%.*s)",
+                 (int)(sizeof rt->dispatch.backend_failure - (size_t)at - 2), err->message);
     /* release: pairs with the acquire in mkrt_backend_describe. */
-    atomic_store_explicit(&rt->backend_failed, true, memory_order_release);
+    atomic_store_explicit(&rt->dispatch.backend_failed, true, memory_order_release);
 }
 
 /* Plans b and prepares it on the planned backend (while the batch before
@@ -71,7 +71,7 @@ static void plan_and_prepare(mkrt_runtime *rt, mkrt__batch *b)
     for (;;) {
         mkrt__stage_plan(rt, b);
         mkrt__stage_place(rt, b);
-        mkrt__backend *be = rt->backends[b->plan.backend];
+        mkrt__backend *be = rt->dispatch.backends[b->plan.backend];
         mkrt_error err;
         if (be->ops->prepare(be, b, &err) == MKRT_OK)
             return;
@@ -100,22 +100,22 @@ static void launch_batch(mkrt_runtime *rt, mkrt__batch *b, uint64_t until)
      * positions tail .. head + capacity (the drain only takes from below
      * tail meanwhile). relaxed: published to the workers by the launch
      * (release), or run on this thread. */
-    rt->emit_limit = rt->emit_head + rt->cfg.emit_capacity;
-    atomic_store_explicit(&rt->emit_claim, rt->emit_tail, memory_order_relaxed);
+    rt->state.emit_limit = rt->state.emit_head + rt->cfg.emit_capacity;
+    atomic_store_explicit(&rt->state.emit_claim, rt->state.emit_tail, memory_order_relaxed);
     for (;;) {
-        mkrt__backend *be = rt->backends[b->plan.backend];
+        mkrt__backend *be = rt->dispatch.backends[b->plan.backend];
         if (!be->failed) {
             mkrt_error err;
             /* acquire: pairs with the release CAS in mkrt_append_log_consume
              * (a backend may reuse the slots a consumer freed). */
-            uint64_t limit = atomic_load_explicit(&rt->append_consumed, memory_order_acquire) +
+            uint64_t limit = atomic_load_explicit(&rt->state.append_consumed, memory_order_acquire) +
                              rt->cfg.append_log_capacity;
             /* The state moves to the backend that runs b (device_state). */
             mkrt__backend *bad = mkrt__state_move(rt, be, &err);
             if (bad != NULL)
                 backend_failed(rt, bad, &err);
             if (bad != be && be->ops->launch(be, b, limit, &err) == MKRT_OK) {
-                rt->batch_running = true;
+                rt->dispatch.batch_running = true;
                 return;
             }
             if (bad != be)
@@ -133,7 +133,7 @@ static void finish_running(mkrt_runtime *rt, mkrt__batch **running)
     mkrt__batch *b = *running;
     if (b == NULL)
         return;
-    mkrt__backend *be = rt->backends[b->plan.backend];
+    mkrt__backend *be = rt->dispatch.backends[b->plan.backend];
     uint64_t limit = rt->cfg.watchdog_ms ? (uint64_t)rt->cfg.watchdog_ms * 1000000u : MKRT_TIMEOUT_INFINITE;
     const uint32_t *fails;
     uint32_t nfails;
@@ -141,34 +141,34 @@ static void finish_running(mkrt_runtime *rt, mkrt__batch **running)
     mkrt_status st = be->ops->wait(be, limit, &fails, &nfails, &err);
     /* What the batch emitted can now be drained (relaxed: the backend's
      * completion, acquired by wait, orders the ops' claims and writes). */
-    uint64_t claimed = atomic_load_explicit(&rt->emit_claim, memory_order_relaxed);
-    mkrt__stat_add(&rt->emitted_total, claimed - rt->emit_tail);
-    rt->emit_tail = claimed;
+    uint64_t claimed = atomic_load_explicit(&rt->state.emit_claim, memory_order_relaxed);
+    mkrt__stat_add(&rt->state.emitted_total, claimed - rt->state.emit_tail);
+    rt->state.emit_tail = claimed;
     if (st == MKRT_OK) {
         mkrt__stage_take_failures(rt, b, fails, nfails);
         if (!be->is_cpu_pool)
-            mkrt__stat_add(&rt->device_batches, 1);
+            mkrt__stat_add(&rt->stats.device_batches, 1);
     } else {
         mkrt__stage_fail_all(b, st);
         backend_failed(rt, be, &err);
     }
     mkrt__stage_complete(rt, b);
     *running = NULL;
-    rt->batch_running = false;
+    rt->dispatch.batch_running = false;
 }
 
 /* ---- the dispatch token ---------------------------------------------
  * One thread at a time runs the loop's stages and owns the dispatcher-only
  * state (the batches, the stage scratch, the backends' calls): the holder
- * of rt->dispatch_token. The dispatcher thread holds it while it works and
+ * of rt->dispatch.dispatch_token. The dispatcher thread holds it while it works and
  * gives it back only when it goes to sleep with nothing in flight
- * (rt->running == NULL); a thread waiting in mkrt_wait or mkrt_drain may
+ * (rt->dispatch.running == NULL); a thread waiting in mkrt_wait or mkrt_drain may
  * then take it and run the pending batches itself (mkrt__dispatch_help)
  * instead of sleeping until the dispatcher wakes: one CPU and no wake-up on
  * the round trip. A helper keeps to its caller's deadline: what it has not
  * finished by then (a batch running on the workers, the rest of a batch it
  * ran on its own thread, a batch drained and prepared) it leaves in
- * rt->running and rt->drained, and the dispatcher, woken by batch_left,
+ * rt->dispatch.running and rt->dispatch.drained, and the dispatcher, woken by batch_left,
  * takes them over. The stages are the same whoever runs them, in the same
  * order, so the ordering contract and per-producer order do not depend on
  * which thread dispatches. */
@@ -178,7 +178,7 @@ static bool token_take(mkrt_runtime *rt)
     uint32_t free_token = 0;
     /* acquire: pairs with the release store in token_give: the previous
      * holder's writes to dispatcher-only state happen before ours. */
-    return atomic_compare_exchange_strong_explicit(&rt->dispatch_token, &free_token, 1,
+    return atomic_compare_exchange_strong_explicit(&rt->dispatch.dispatch_token, &free_token, 1,
                                                    memory_order_acquire, memory_order_relaxed);
 }
 
@@ -186,12 +186,12 @@ static void token_give(mkrt_runtime *rt)
 {
     /* release: pairs with the acquire in work_or_leave (the idle
      * dispatcher, without the token, wakes for work a helper left). */
-    atomic_store_explicit(&rt->emission_left, mkrt__emission_pending(rt), memory_order_release);
+    atomic_store_explicit(&rt->dispatch.emission_left, mkrt__emission_pending(rt), memory_order_release);
     /* release: pairs with the acquire in work_or_leave, as above. */
-    atomic_store_explicit(&rt->batch_left, rt->running != NULL || rt->drained != NULL, memory_order_release);
+    atomic_store_explicit(&rt->dispatch.batch_left, rt->dispatch.running != NULL || rt->dispatch.drained != NULL, memory_order_release);
     /* release: pairs with the acquire CAS in token_take. */
-    atomic_store_explicit(&rt->dispatch_token, 0, memory_order_release);
-    mkrt__waitq_notify(&rt->work_wq); /* the dispatcher may be waiting for it */
+    atomic_store_explicit(&rt->dispatch.dispatch_token, 0, memory_order_release);
+    mkrt__waitq_notify(&rt->dispatch.work_wq); /* the dispatcher may be waiting for it */
 }
 
 static int token_taken(void *p)
@@ -213,22 +213,22 @@ static int dispatcher_spin(mkrt_runtime *rt, mkrt__spin_budget *b, mkrt__wait_ch
  * runs at most the batches pending when it took it, and what follows). */
 static void token_wait(mkrt_runtime *rt)
 {
-    if (!dispatcher_spin(rt, &rt->token_spin, token_taken))
-        mkrt__spin_then_sleep(&rt->work_wq, token_taken, rt, NULL);
+    if (!dispatcher_spin(rt, &rt->dispatch.token_spin, token_taken))
+        mkrt__spin_then_sleep(&rt->dispatch.work_wq, token_taken, rt, NULL);
 }
 
 /* The batch to launch next: the one drained earlier and left prepared (a
- * helper that ran out of time leaves it, rt->drained), or the free batch,
+ * helper that ran out of time leaves it, rt->dispatch.drained), or the free batch,
  * drained and prepared now. Returns its items (0: nothing to run). */
 static size_t drain_next(mkrt_runtime *rt, bool aborting)
 {
-    if (rt->drained != NULL)
-        return rt->drained->n;
-    mkrt__batch *b = &rt->batch[rt->cur];
+    if (rt->dispatch.drained != NULL)
+        return rt->dispatch.drained->n;
+    mkrt__batch *b = &rt->dispatch.batch[rt->dispatch.cur];
     size_t n = aborting ? 0 : mkrt__stage_drain(rt, b);
     if (n > 0) {
-        rt->drained = b;
-        prepare_batch(rt, b, rt->running != NULL ? rt->running->appends : 0);
+        rt->dispatch.drained = b;
+        prepare_batch(rt, b, rt->dispatch.running != NULL ? rt->dispatch.running->appends : 0);
     }
     return n;
 }
@@ -237,19 +237,19 @@ static size_t drain_next(mkrt_runtime *rt, bool aborting)
  * until: a helper's deadline for the launch (UINT64_MAX: none). */
 static void finish_and_launch(mkrt_runtime *rt, uint64_t until)
 {
-    finish_running(rt, &rt->running);
-    mkrt__batch *b = rt->drained;
+    finish_running(rt, &rt->dispatch.running);
+    mkrt__batch *b = rt->dispatch.drained;
     if (b == NULL)
         return;
     if (b->exec_n == 0) {
         mkrt__stage_complete(rt, b); /* everything pruned or refused */
-        rt->drained = NULL;
+        rt->dispatch.drained = NULL;
         return;
     }
     launch_batch(rt, b, until);
-    rt->drained = NULL;
-    rt->running = b;
-    rt->cur ^= 1;
+    rt->dispatch.drained = NULL;
+    rt->dispatch.running = b;
+    rt->dispatch.cur ^= 1;
 }
 
 /* One pass of the loop: drain into the free batch and prepare it, finish
@@ -266,7 +266,7 @@ static size_t dispatch_step(mkrt_runtime *rt, bool aborting)
  * in its wait (helpers run only on the CPU pool, which can). */
 static bool settled(mkrt_runtime *rt, uint64_t until)
 {
-    mkrt__backend *be = rt->backends[rt->running->plan.backend];
+    mkrt__backend *be = rt->dispatch.backends[rt->dispatch.running->plan.backend];
     return be->ops->settle == NULL || be->ops->settle(be, until);
 }
 
@@ -278,27 +278,27 @@ bool mkrt__dispatch_help(mkrt_runtime *rt, _Atomic uint64_t *counter, uint64_t t
      * caller's deadline. relaxed on the token: a hint before the CAS that
      * decides. acquire on closing and aborting: pairs with their release
      * stores in mkrt_destroy. */
-    if (!rt->cpu_only || atomic_load_explicit(&rt->dispatch_token, memory_order_relaxed) != 0 ||
-        test_held(rt) || atomic_load_explicit(&rt->closing, memory_order_acquire) ||
-        atomic_load_explicit(&rt->aborting, memory_order_acquire) ||
+    if (!rt->dispatch.cpu_only || atomic_load_explicit(&rt->dispatch.dispatch_token, memory_order_relaxed) != 0 ||
+        test_held(rt) || atomic_load_explicit(&rt->producers.closing, memory_order_acquire) ||
+        atomic_load_explicit(&rt->dispatch.aborting, memory_order_acquire) ||
         (until != UINT64_MAX && mkrt__now_ns() >= until) || !token_take(rt))
         return false;
     /* The plan stage reads the plan cache as an RCU reader: register this
      * thread with liburcu now (once per thread; undone at its exit). */
     mkrt__rcu_thread_enter();
-    rt->helping = true; /* closed producers are the dispatcher thread's to free */
+    rt->dispatch.helping = true; /* closed producers are the dispatcher thread's to free */
     bool ran = false;
     /* The same steps as the dispatcher's, with the caller's deadline: a
      * batch still running at the deadline is left running (the backend's
      * workers finish it), a batch drained meanwhile is left prepared
-     * (rt->drained), and the batch launched here runs on this thread only
+     * (rt->dispatch.drained), and the batch launched here runs on this thread only
      * until the deadline, its rest on the workers (cpu_pool.c). The
      * dispatcher takes over what is left (batch_left, token_give), in the
      * same order: nothing is run twice or skipped. acquire: pairs with the
      * release stores of completion (complete.c). */
     while (atomic_load_explicit(counter, memory_order_acquire) < target) {
         size_t n = drain_next(rt, false);
-        if (rt->running != NULL && !settled(rt, until))
+        if (rt->dispatch.running != NULL && !settled(rt, until))
             break; /* past the deadline */
         finish_and_launch(rt, until);
         if (n == 0)
@@ -309,9 +309,9 @@ bool mkrt__dispatch_help(mkrt_runtime *rt, _Atomic uint64_t *counter, uint64_t t
     }
     /* A batch it launched is finished here if it is done by the deadline
      * (so a helper whose items completed leaves nothing behind). */
-    if (rt->running != NULL && rt->drained == NULL && settled(rt, until))
-        finish_running(rt, &rt->running);
-    rt->helping = false;
+    if (rt->dispatch.running != NULL && rt->dispatch.drained == NULL && settled(rt, until))
+        finish_running(rt, &rt->dispatch.running);
+    rt->dispatch.helping = false;
     token_give(rt); /* and wakes the dispatcher if it waits: it retires what was closed */
     return ran;
 }
@@ -320,7 +320,7 @@ bool mkrt__dispatch_help(mkrt_runtime *rt, _Atomic uint64_t *counter, uint64_t t
 static int released_or_aborting(void *p)
 {
     mkrt_runtime *rt = p;
-    return !test_held(rt) || atomic_load_explicit(&rt->aborting, memory_order_acquire);
+    return !test_held(rt) || atomic_load_explicit(&rt->dispatch.aborting, memory_order_acquire);
 }
 
 /* release: pairs with the acquire load of parked in the hook's setter
@@ -328,7 +328,7 @@ static int released_or_aborting(void *p)
  * park wrote (stats, last_plan). */
 static void set_parked(mkrt_runtime *rt, bool parked)
 {
-    atomic_store_explicit(&rt->parked, parked, memory_order_release);
+    atomic_store_explicit(&rt->dispatch.hooks.parked, parked, memory_order_release);
 }
 
 /* Test hook: park between batches while held (see runtime_internal.h). */
@@ -336,18 +336,18 @@ static void park_while_held(mkrt_runtime *rt)
 {
     if (released_or_aborting(rt))
         return;
-    finish_running(rt, &rt->running);
+    finish_running(rt, &rt->dispatch.running);
     set_parked(rt, true);
-    mkrt__waitq_notify(&rt->done_wq);
-    mkrt__spin_then_sleep(&rt->work_wq, released_or_aborting, rt, NULL);
+    mkrt__waitq_notify(&rt->dispatch.done_wq);
+    mkrt__spin_then_sleep(&rt->dispatch.work_wq, released_or_aborting, rt, NULL);
     set_parked(rt, false);
-    rt->rr = 0;
+    rt->dispatch.rr = 0;
 }
 
 static int awake_or_aborting(void *p)
 {
     mkrt_runtime *rt = p;
-    return !test_dozing(rt) || atomic_load_explicit(&rt->aborting, memory_order_acquire);
+    return !test_dozing(rt) || atomic_load_explicit(&rt->dispatch.aborting, memory_order_acquire);
 }
 
 /* Test hook: park without the token while dozing (runtime_internal.h). */
@@ -355,11 +355,11 @@ static void doze_while_asked(mkrt_runtime *rt)
 {
     if (awake_or_aborting(rt))
         return;
-    finish_running(rt, &rt->running);
+    finish_running(rt, &rt->dispatch.running);
     token_give(rt);
     set_parked(rt, true);
-    mkrt__waitq_notify(&rt->done_wq);
-    mkrt__spin_then_sleep(&rt->work_wq, awake_or_aborting, rt, NULL);
+    mkrt__waitq_notify(&rt->dispatch.done_wq);
+    mkrt__spin_then_sleep(&rt->dispatch.work_wq, awake_or_aborting, rt, NULL);
     set_parked(rt, false);
     token_wait(rt);
 }
@@ -371,11 +371,11 @@ static int work_or_leave(void *p)
     /* acquire: pairs with the release stores of closing and aborting, and
      * of emission_left and batch_left in token_give. Not mkrt__emission_pending: the
      * caller does not hold the token (a helper may be changing that state). */
-    return !mkrt__rings_empty(rt) || atomic_load_explicit(&rt->emission_left, memory_order_acquire) ||
-           atomic_load_explicit(&rt->batch_left, memory_order_acquire) ||
+    return !mkrt__rings_empty(rt) || atomic_load_explicit(&rt->dispatch.emission_left, memory_order_acquire) ||
+           atomic_load_explicit(&rt->dispatch.batch_left, memory_order_acquire) ||
            test_held(rt) || test_dozing(rt) ||
-           atomic_load_explicit(&rt->closing, memory_order_acquire) ||
-           atomic_load_explicit(&rt->aborting, memory_order_acquire);
+           atomic_load_explicit(&rt->producers.closing, memory_order_acquire) ||
+           atomic_load_explicit(&rt->dispatch.aborting, memory_order_acquire);
 }
 
 int mkrt__dispatcher_main(void *arg)
@@ -387,24 +387,24 @@ int mkrt__dispatcher_main(void *arg)
         park_while_held(rt);
         doze_while_asked(rt);
 #endif
-        bool aborting = atomic_load_explicit(&rt->aborting, memory_order_acquire);
+        bool aborting = atomic_load_explicit(&rt->dispatch.aborting, memory_order_acquire);
         if (dispatch_step(rt, aborting) > 0)
             continue;
         if (aborting) {
-            mkrt__stage_fail_remaining(rt, &rt->batch[rt->cur]);
+            mkrt__stage_fail_remaining(rt, &rt->dispatch.batch[rt->dispatch.cur]);
             break;
         }
         /* acquire: pairs with the release stores of closing and sealed in
          * mkrt_destroy (sealed: no publish is inside, and their pushes are
          * visible to the ring loads below). */
-        bool closing = atomic_load_explicit(&rt->closing, memory_order_acquire);
-        bool sealed = atomic_load_explicit(&rt->sealed, memory_order_acquire);
+        bool closing = atomic_load_explicit(&rt->producers.closing, memory_order_acquire);
+        bool sealed = atomic_load_explicit(&rt->producers.sealed, memory_order_acquire);
         bool pending = mkrt__emission_pending(rt);
         /* relaxed: emitted_total is this thread's. */
         if (sealed && !pending &&
-            mkrt__load_relaxed(&rt->completed_total) ==
-                atomic_load_explicit(&rt->published_total, memory_order_acquire) &&
-            mkrt__load_relaxed(&rt->emitted_done) == mkrt__load_relaxed(&rt->emitted_total) &&
+            mkrt__load_relaxed(&rt->dispatch.completed_total) ==
+                atomic_load_explicit(&rt->producers.published_total, memory_order_acquire) &&
+            mkrt__load_relaxed(&rt->state.emitted_done) == mkrt__load_relaxed(&rt->state.emitted_total) &&
             mkrt__rings_empty(rt))
             break;
         if (pending)
@@ -412,21 +412,21 @@ int mkrt__dispatcher_main(void *arg)
         if (!closing) {
             /* Idle, nothing in flight: a waiter may dispatch meanwhile. */
             token_give(rt);
-            if (!dispatcher_spin(rt, &rt->idle_spin, work_or_leave))
-                mkrt__spin_then_sleep(&rt->work_wq, work_or_leave, rt, NULL);
+            if (!dispatcher_spin(rt, &rt->dispatch.idle_spin, work_or_leave))
+                mkrt__spin_then_sleep(&rt->dispatch.work_wq, work_or_leave, rt, NULL);
             token_wait(rt);
         } else {
             /* closing with items still in flight elsewhere: nap briefly */
             struct timespec ts;
-            uint32_t e = mkrt__waitq_prepare(&rt->work_wq);
+            uint32_t e = mkrt__waitq_prepare(&rt->dispatch.work_wq);
             if (mkrt__rings_empty(rt))
-                mkrt__waitq_sleep(&rt->work_wq, e, mkrt__deadline(1000000, &ts));
-            mkrt__waitq_finish(&rt->work_wq);
+                mkrt__waitq_sleep(&rt->dispatch.work_wq, e, mkrt__deadline(1000000, &ts));
+            mkrt__waitq_finish(&rt->dispatch.work_wq);
         }
     }
     /* The token stays taken: no waiter dispatches after the dispatcher
      * stopped. release: pairs with the acquire in mkrt_destroy. */
-    atomic_store_explicit(&rt->stopped, true, memory_order_release);
-    mkrt__waitq_notify(&rt->done_wq);
+    atomic_store_explicit(&rt->dispatch.stopped, true, memory_order_release);
+    mkrt__waitq_notify(&rt->dispatch.done_wq);
     return 0;
 }

@@ -39,9 +39,9 @@ static size_t split_layer(mkrt_runtime *rt, mkrt__batch *b, const mkrt_item *src
     if (budget != 0) {
         for (size_t k = 0; k < width; k++) {
             const mkrt_item *it = &src[idx[k]];
-            rt->waves[k] = mkrt__ops_is_user(it->op) ? rt->ops[it->op].envelope : (mkrt_frontier_wave){0, 0, 0};
+            rt->dispatch.waves[k] = mkrt__ops_is_user(it->op) ? rt->ops[it->op].envelope : (mkrt_frontier_wave){0, 0, 0};
         }
-        planned = mkrt_plan_frontier_memory(rt->split, rt->waves, width, NULL, 0, 0, budget, 0, &fp,
+        planned = mkrt_plan_frontier_memory(rt->dispatch.split, rt->dispatch.waves, width, NULL, 0, 0, budget, 0, &fp,
                                             &err) == MKRT_OK;
     }
     if (!planned) {
@@ -91,14 +91,14 @@ void mkrt__stage_layer_split(mkrt_runtime *rt, mkrt__batch *b)
     } else if (rt->cfg.device_memory_budget == 0) {
         /* No budget, nothing to split: the levels as they are, counted;
          * the items stay in drain order until mkrt__stage_place. */
-        mkrt__layer_count(rt->layering, kept, levels, b->layer_offsets);
+        mkrt__layer_count(rt->dispatch.layering, kept, levels, b->layer_offsets);
         b->exec = b->items;
         b->layered = levels <= 1;
         b->exec_n = kept;
         layers = levels;
     } else {
         mkrt_layer_plan lp;
-        mkrt__layer_plan_csr(rt->layering, kept, levels, &lp);
+        mkrt__layer_plan_csr(rt->dispatch.layering, kept, levels, &lp);
         for (size_t l = 0; l < lp.layer_count; l++)
             layers = split_layer(rt, b, src, lp.layer_items + lp.layer_offsets[l],
                                  lp.layer_offsets[l + 1] - lp.layer_offsets[l], layers);
@@ -108,11 +108,11 @@ void mkrt__stage_layer_split(mkrt_runtime *rt, mkrt__batch *b)
 
 void mkrt__stage_place(mkrt_runtime *rt, mkrt__batch *b)
 {
-    if (b->layered || (rt->backends[b->plan.backend]->is_cpu_pool && b->plan.workers <= 1))
+    if (b->layered || (rt->dispatch.backends[b->plan.backend]->is_cpu_pool && b->plan.workers <= 1))
         return;
     /* The levels are still the dedupe stage's for this batch: no other
      * batch is levelled between its split and its launch. */
-    mkrt__layer_scatter(rt->layering, b->items, b->kept, b->layers, b->exec_buf, b->layer_offsets);
+    mkrt__layer_scatter(rt->dispatch.layering, b->items, b->kept, b->layers, b->exec_buf, b->layer_offsets);
     b->exec = b->exec_buf;
     b->layered = true;
 }

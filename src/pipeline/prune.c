@@ -19,7 +19,7 @@ void mkrt__stage_dedupe(mkrt_runtime *rt, mkrt__batch *b)
     mkrt_error err;
     size_t kept, layers;
     const uint32_t *level;
-    if (mkrt__layer_prune_levels(rt->layering, b->items, b->admitted, &rules, &kept, &layers, &level,
+    if (mkrt__layer_prune_levels(rt->dispatch.layering, b->items, b->admitted, &rules, &kept, &layers, &level,
                                  &err) != MKRT_OK) {
         kept = b->admitted;
         layers = 0;

@@ -72,8 +72,8 @@ static uint32_t spread_of(mkrt_wave_topology t)
 static uint32_t route(mkrt_runtime *rt, const mkrt__batch *b)
 {
     uint32_t pool = 0;
-    for (uint32_t i = 0; i < rt->nbackends; i++) {
-        const mkrt__backend *be = rt->backends[i];
+    for (uint32_t i = 0; i < rt->dispatch.nbackends; i++) {
+        const mkrt__backend *be = rt->dispatch.backends[i];
         if (be->is_cpu_pool)
             pool = i;
         else if (!be->failed && be->ops->accepts(be, b->exec, b->exec_n))
@@ -108,8 +108,8 @@ static uint32_t cpu_width(mkrt_runtime *rt, const mkrt__batch *b, uint32_t width
     if (rt->cfg.workers != 0)
         return width; /* the user chose the workers */
     /* relaxed: counts read as hints; a stale one only mis-sizes one batch. */
-    uint32_t open = atomic_load_explicit(&rt->producers_open, memory_order_relaxed);
-    uint32_t waiting = atomic_load_explicit(&rt->waiting, memory_order_relaxed);
+    uint32_t open = atomic_load_explicit(&rt->producers.producers_open, memory_order_relaxed);
+    uint32_t waiting = atomic_load_explicit(&rt->dispatch.waiting, memory_order_relaxed);
     uint32_t active = b->nseg < open ? (uint32_t)b->nseg : open;
     uint32_t busy = active > waiting ? active - waiting : 0;
     uint32_t free_cpus = rt->cpus > busy + 1 ? rt->cpus - busy - 1 : 1;
@@ -120,7 +120,7 @@ void mkrt__stage_plan(mkrt_runtime *rt, mkrt__batch *b)
 {
     mkrt__batch_plan *plan = &b->plan;
     plan->backend = route(rt, b);
-    const mkrt__backend *be = rt->backends[plan->backend];
+    const mkrt__backend *be = rt->dispatch.backends[plan->backend];
     plan->width = be->width ? be->width : 1;
     if (be->is_cpu_pool)
         plan->width = cpu_width(rt, b, plan->width);
@@ -134,7 +134,7 @@ void mkrt__stage_plan(mkrt_runtime *rt, mkrt__batch *b)
                                            plan->backend, &dev, plan->width, &s, &m, 0, 0);
     mkrt_plan cached;
     mkrt_error err;
-    if (mkrt_plan_cache_get_or_plan_copy(rt->plans, &key, build_plan, &x, &cached, &err) == MKRT_OK) {
+    if (mkrt_plan_cache_get_or_plan_copy(rt->dispatch.plans, &key, build_plan, &x, &cached, &err) == MKRT_OK) {
         plan->topology = cached.decision.topology;
         plan->chunk = cached.geometry.workgroup_size_x;
     } else { /* out of memory in the cache: a plain plan */

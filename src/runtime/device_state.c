@@ -17,32 +17,32 @@
 
 mkrt__backend *mkrt__state_move(mkrt_runtime *rt, mkrt__backend *to, mkrt_error *err)
 {
-    if (!rt->device_state)
+    if (!rt->dispatch.device_state)
         return NULL;
     mkrt__backend *want = to != NULL && to->ops->state_in != NULL && !to->failed ? to : NULL;
     /* relaxed: state_at is written by this thread (the dispatcher) only. */
-    mkrt__backend *at = atomic_load_explicit(&rt->state_at, memory_order_relaxed);
+    mkrt__backend *at = atomic_load_explicit(&rt->dispatch.state_at, memory_order_relaxed);
     if (at == want)
         return NULL;
     mkrt__backend *bad = NULL;
-    mkrt__mutex_lock(&rt->state_lock);
+    mkrt__mutex_lock(&rt->dispatch.state_lock);
     if (at != NULL) {
         if (at->ops->state_out(at, err) != MKRT_OK) {
             bad = at; /* the host arrays keep the last copy */
-            rt->state_lost = true;
+            rt->dispatch.state_lost = true;
         }
         /* release: pairs with the acquire in the readers (under the lock
          * anyway; the atomic keeps unlocked peeks well defined). */
-        atomic_store_explicit(&rt->state_at, NULL, memory_order_release);
+        atomic_store_explicit(&rt->dispatch.state_at, NULL, memory_order_release);
     }
     if (want != NULL && bad == NULL) {
         if (want->ops->state_in(want, err) == MKRT_OK)
             /* release: as above. */
-            atomic_store_explicit(&rt->state_at, want, memory_order_release);
+            atomic_store_explicit(&rt->dispatch.state_at, want, memory_order_release);
         else
             bad = want;
     }
-    mkrt__mutex_unlock(&rt->state_lock);
+    mkrt__mutex_unlock(&rt->dispatch.state_lock);
     return bad;
 }
 
@@ -50,32 +50,32 @@ static mkrt__backend *state_at(mkrt_runtime *rt)
 {
     /* acquire: pairs with the release stores in mkrt__state_move (the
      * lock orders them too). */
-    return atomic_load_explicit(&rt->state_at, memory_order_acquire);
+    return atomic_load_explicit(&rt->dispatch.state_at, memory_order_acquire);
 }
 
 mkrt_status mkrt__state_cells_read(mkrt_runtime *rt, uint32_t first, size_t count, uint64_t *out)
 {
-    mkrt__mutex_lock(&rt->state_lock);
+    mkrt__mutex_lock(&rt->dispatch.state_lock);
     mkrt__backend *at = state_at(rt);
     mkrt_status st = MKRT_OK;
     if (at != NULL)
         st = at->ops->cells_read(at, first, count, out, NULL);
     else
-        memcpy(out, &rt->cells[first], count * sizeof *out);
-    mkrt__mutex_unlock(&rt->state_lock);
+        memcpy(out, &rt->state.cells[first], count * sizeof *out);
+    mkrt__mutex_unlock(&rt->dispatch.state_lock);
     return st;
 }
 
 mkrt_status mkrt__state_cell_write(mkrt_runtime *rt, uint32_t handle, uint64_t value)
 {
-    mkrt__mutex_lock(&rt->state_lock);
+    mkrt__mutex_lock(&rt->dispatch.state_lock);
     mkrt__backend *at = state_at(rt);
     mkrt_status st = MKRT_OK;
     if (at != NULL)
         st = at->ops->cell_write(at, handle, value, NULL);
     else
-        rt->cells[handle] = value;
-    mkrt__mutex_unlock(&rt->state_lock);
+        rt->state.cells[handle] = value;
+    mkrt__mutex_unlock(&rt->dispatch.state_lock);
     return st;
 }
 
@@ -86,9 +86,9 @@ void mkrt__state_log_begin(mkrt_runtime *rt, mkrt__log_reader *r)
     r->base = 0;
     r->n = 0;
     r->failed = false;
-    if (!rt->device_state)
+    if (!rt->dispatch.device_state)
         return;
-    mkrt__mutex_lock(&rt->state_lock);
+    mkrt__mutex_lock(&rt->dispatch.state_lock);
     r->at = state_at(rt);
 }
 
@@ -109,6 +109,6 @@ uint64_t mkrt__state_log_word(mkrt__log_reader *r, uint64_t position)
 
 void mkrt__state_log_end(mkrt__log_reader *r)
 {
-    if (r->rt->device_state)
-        mkrt__mutex_unlock(&r->rt->state_lock);
+    if (r->rt->dispatch.device_state)
+        mkrt__mutex_unlock(&r->rt->dispatch.state_lock);
 }

@@ -15,8 +15,8 @@
  * on stopped: pairs with the release store at the dispatcher's exit. */
 static void wait_parked(mkrt_runtime *rt)
 {
-    while (!atomic_load_explicit(&rt->parked, memory_order_acquire) &&
-           !atomic_load_explicit(&rt->stopped, memory_order_acquire)) {
+    while (!atomic_load_explicit(&rt->dispatch.hooks.parked, memory_order_acquire) &&
+           !atomic_load_explicit(&rt->dispatch.stopped, memory_order_acquire)) {
         struct timespec ts = {0, 100000};
         nanosleep(&ts, NULL);
     }
@@ -26,8 +26,8 @@ void mkrt__runtime_hold(mkrt_runtime *rt, bool hold)
 {
     /* release: pairs with the dispatcher's acquire loads (test_held); the
      * notify wakes it if it sleeps (base/waitq.h: any store, then notify). */
-    atomic_store_explicit(&rt->held, hold, memory_order_release);
-    mkrt__waitq_notify(&rt->work_wq);
+    atomic_store_explicit(&rt->dispatch.hooks.held, hold, memory_order_release);
+    mkrt__waitq_notify(&rt->dispatch.work_wq);
     if (hold)
         wait_parked(rt);
 }
@@ -35,8 +35,8 @@ void mkrt__runtime_hold(mkrt_runtime *rt, bool hold)
 void mkrt__runtime_doze(mkrt_runtime *rt, bool doze)
 {
     /* release: pairs with the dispatcher's acquire loads (test_dozing). */
-    atomic_store_explicit(&rt->dozing, doze, memory_order_release);
-    mkrt__waitq_notify(&rt->work_wq);
+    atomic_store_explicit(&rt->dispatch.hooks.dozing, doze, memory_order_release);
+    mkrt__waitq_notify(&rt->dispatch.work_wq);
     if (doze)
         wait_parked(rt);
 }
@@ -44,12 +44,12 @@ void mkrt__runtime_doze(mkrt_runtime *rt, bool doze)
 void mkrt__runtime_destroy_hold(mkrt_runtime *rt, bool hold)
 {
     /* release: pairs with the acquire load in mkrt_destroy's wait. */
-    atomic_store_explicit(&rt->destroy_held, hold, memory_order_release);
+    atomic_store_explicit(&rt->dispatch.hooks.destroy_held, hold, memory_order_release);
 }
 
 void mkrt__runtime_device_hang(mkrt_runtime *rt, uint64_t batches_from_now, uint32_t layer)
 {
-    mkrt__backend *device = mkrt__backends_device(rt->backends, rt->nbackends);
+    mkrt__backend *device = mkrt__backends_device(rt->dispatch.backends, rt->dispatch.nbackends);
     if (device != NULL) /* a megakernel device; the hook ignores a GPU */
         mkrt__megakernel_inject_hang(device, batches_from_now, layer);
 }
