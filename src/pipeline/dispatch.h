@@ -23,6 +23,7 @@
 #include "mkrt/frontier.h"
 #include "mkrt/layer.h"
 #include "mkrt/plan_cache.h"
+#include "ops/builtin_ops.h"
 #include "ops/graph_block.h"
 #include "ops/op_table.h"
 #include "pipeline/batch.h"
@@ -133,5 +134,45 @@ typedef struct mkrt__dispatch {
      * work; and for the token back from a helping waiter. */
     mkrt__spin_budget idle_spin, token_spin;
 } mkrt__dispatch;
+
+/* The dispatcher thread (pipeline/dispatcher.c); arg: the dispatch group. */
+int mkrt__dispatcher_main(void *arg);
+/* pipeline/device_state.c, dispatcher thread: makes `to` hold the state before it runs a batch
+ * (to == NULL or a backend without state_in, or failed: the host arrays).
+ * Returns NULL, or the backend that failed (err says why): `to` when it
+ * could not take the state in, or the device that held it when its state
+ * could not be copied out (a sticky fault: the host arrays keep what the
+ * last copy brought; the state moves home all the same). */
+mkrt__backend *mkrt__state_move(mkrt__dispatch *dp, mkrt__backend *to, mkrt_error *err);
+/* The application's accesses to the state, where it lives (device_state
+ * runtimes only; the others touch the host arrays directly). */
+mkrt_status mkrt__state_cells_read(mkrt__dispatch *dp, uint32_t first, size_t count, uint64_t *out);
+mkrt_status mkrt__state_cell_write(mkrt__dispatch *dp, uint32_t handle, uint64_t value);
+/* A reader of the APPEND log's ring: between begin and end the state
+ * stays where it is (state_lock, device_state runtimes only); at is the
+ * device that holds it (NULL: read the host ring), words are copied from
+ * it a chunk at a time. failed: a copy failed (the read returns nothing). */
+typedef struct mkrt__log_reader {
+    mkrt__dispatch *dp;
+    mkrt__backend *at;
+    uint64_t base;   /* position of words[0] */
+    size_t n;        /* words held */
+    bool failed;
+    uint64_t words[128];
+} mkrt__log_reader;
+void mkrt__state_log_begin(mkrt__dispatch *dp, mkrt__log_reader *r);
+uint64_t mkrt__state_log_word(mkrt__log_reader *r, uint64_t position);
+void mkrt__state_log_end(mkrt__log_reader *r);
+
+/* Whether emitted items wait: in the emission queue, or as frontier
+ * vertices whose edges are not emitted yet (dispatcher-only). */
+bool mkrt__emission_pending(mkrt__dispatch *dp);
+
+/* Runs the dispatcher's loop on the calling thread while the dispatch
+ * token is free, until *counter reaches target, nothing is left to run, or
+ * `until` (CLOCK_MONOTONIC ns; UINT64_MAX: none) passes: then it returns
+ * after the op it runs, leaving the rest to the dispatcher and the
+ * workers (pipeline/dispatcher.c). Returns whether it ran anything. */
+bool mkrt__dispatch_help(mkrt__dispatch *dp, _Atomic uint64_t *counter, uint64_t target, uint64_t until);
 
 #endif

@@ -14,20 +14,22 @@
 
 #include "pipeline/batch.h"
 
+/* The plan of the last batch that ran (written by the complete stage
+ * before it publishes completion; read after a drain). */
+typedef struct mkrt__last_plan {
+    mkrt__batch_plan plan; /* participants points into the batch: use the copy */
+    uint32_t participants[8];
+    size_t layers, items;
+    bool layered; /* exec was moved into layer order (the place stage) */
+} mkrt__last_plan;
+
 typedef struct mkrt__test_hooks {
     _Atomic bool held;     /* the dispatcher parks between batches */
     _Atomic bool parked;   /* ... and says so here */
     _Atomic bool destroy_held; /* mkrt_destroy waits after setting closing,
                                 * before it closes the rings */
     _Atomic bool dozing;   /* the dispatcher parks without the token */
-    /* The plan of the last batch that ran (written by the complete stage
-     * before it publishes completion; read after a drain). */
-    struct {
-        mkrt__batch_plan plan; /* participants points into the batch: use the copy */
-        uint32_t participants[8];
-        size_t layers, items;
-        bool layered; /* exec was moved into layer order (the place stage) */
-    } last_plan;
+    mkrt__last_plan last_plan;
 } mkrt__test_hooks;
 #endif
 

@@ -71,9 +71,9 @@ static mkrt_status start_backends(mkrt_runtime *rt, mkrt_error *err)
     mkrt_status st = MKRT_OK;
     mkrt__backend *device = NULL, *cpu = NULL;
     if (cfg->backend == MKRT_BACKEND_SIM)
-        st = mkrt__megakernel_start(rt, MKRT_BACKEND_SIM, &device, err);
+        st = mkrt__megakernel_start(&rt->state, rt->workers, MKRT_BACKEND_SIM, &device, err);
     else if (cfg->backend == MKRT_BACKEND_CUDA || cfg->backend == MKRT_BACKEND_AUTO)
-        st = mkrt__megakernel_start(rt, MKRT_BACKEND_CUDA, &device, &why);
+        st = mkrt__megakernel_start(&rt->state, rt->workers, MKRT_BACKEND_CUDA, &device, &why);
     if (st != MKRT_OK && cfg->backend == MKRT_BACKEND_CUDA)
         return mkrt__error_set(err, MKRT_EDEVICE,
                                "CUDA backend requested but unusable: %s (Or use MKRT_BACKEND_AUTO, "
@@ -81,7 +81,7 @@ static mkrt_status start_backends(mkrt_runtime *rt, mkrt_error *err)
                                why.message);
     if (st != MKRT_OK && cfg->backend == MKRT_BACKEND_SIM)
         return st;
-    if ((st = mkrt__cpu_pool_start(rt, rt->workers, (uint32_t)cfg->max_batch, &cpu, err)) != MKRT_OK) {
+    if ((st = mkrt__cpu_pool_start(&rt->state, rt->workers, (uint32_t)cfg->max_batch, &cpu, err)) != MKRT_OK) {
         if (device != NULL && !device->ops->stop(device, 5000000000u)) {
             rt->state.cells = NULL; /* a GPU that would not stop keeps them */
             rt->state.append_log = NULL;
@@ -203,7 +203,7 @@ mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **out, mkrt_error *
         free_runtime(rt);
         return st;
     }
-    if (mkrt__thread_start(&rt->dispatcher, mkrt__dispatcher_main, rt) != 0) {
+    if (mkrt__thread_start(&rt->dispatcher, mkrt__dispatcher_main, &rt->dispatch) != 0) {
         stop_backends(rt);
         free_runtime(rt);
         return mkrt__error_set(err, MKRT_ENOMEM,

@@ -78,7 +78,7 @@ mkrt_status mkrt_cell_read(mkrt_runtime *rt, uint32_t handle, uint64_t *value)
     if (rt == NULL || value == NULL || handle >= rt->cfg.cells)
         return MKRT_EINVAL;
     if (rt->dispatch.device_state)
-        return mkrt__state_cells_read(rt, handle, 1, value);
+        return mkrt__state_cells_read(&rt->dispatch, handle, 1, value);
     *value = rt->state.cells[handle];
     return MKRT_OK;
 }
@@ -89,7 +89,7 @@ mkrt_status mkrt_cells_read(mkrt_runtime *rt, uint32_t first, size_t count, uint
         || count > (size_t)(rt->cfg.cells - first))
         return MKRT_EINVAL;
     if (rt->dispatch.device_state && count > 0)
-        return mkrt__state_cells_read(rt, first, count, out);
+        return mkrt__state_cells_read(&rt->dispatch, first, count, out);
     if (count > 0)
         memcpy(out, &rt->state.cells[first], count * sizeof *out);
     return MKRT_OK;
@@ -100,7 +100,7 @@ mkrt_status mkrt_cell_write(mkrt_runtime *rt, uint32_t handle, uint64_t value)
     if (rt == NULL || handle >= rt->cfg.cells)
         return MKRT_EINVAL;
     if (rt->dispatch.device_state)
-        return mkrt__state_cell_write(rt, handle, value);
+        return mkrt__state_cell_write(&rt->dispatch, handle, value);
     rt->state.cells[handle] = value;
     return MKRT_OK;
 }
@@ -127,7 +127,7 @@ static uint64_t log_slot(mkrt__log_reader *r, uint64_t position)
     if (r->at != NULL)
         return mkrt__state_log_word(r, position); /* an explicit copy from the device */
     /* relaxed: validated by the callers' fence and re-check (see above). */
-    return atomic_load_explicit(&r->rt->state.append_log[position % r->rt->cfg.append_log_capacity],
+    return atomic_load_explicit(&r->dp->state->append_log[position % r->dp->cfg->append_log_capacity],
                                 memory_order_relaxed);
 }
 
@@ -136,7 +136,7 @@ size_t mkrt_append_log_read(mkrt_runtime *rt, uint32_t handle, uint32_t *out, si
     if (rt == NULL || (out == NULL && max > 0))
         return 0;
     mkrt__log_reader r;
-    mkrt__state_log_begin(rt, &r); /* holds the state where it is (device state only) */
+    mkrt__state_log_begin(&rt->dispatch, &r); /* holds the state where it is (device state only) */
     for (;;) {
         uint64_t from;
         r.n = 0; /* words copied in an earlier try may be stale */
@@ -163,7 +163,7 @@ size_t mkrt_append_log_consume(mkrt_runtime *rt, mkrt_append_entry *out, size_t 
     if (rt == NULL || (out == NULL && max > 0))
         return 0;
     mkrt__log_reader r;
-    mkrt__state_log_begin(rt, &r);
+    mkrt__state_log_begin(&rt->dispatch, &r);
     for (;;) {
         uint64_t from;
         r.n = 0;

@@ -57,7 +57,7 @@ static mkrt_status wait_loop(mkrt_runtime *rt, _Atomic uint64_t *counter, uint64
             return MKRT_OK;
         /* The dispatcher is idle (its token is free): run what is pending
          * here rather than wait for it to wake (pipeline/dispatcher.c). */
-        if (mkrt__dispatch_help(rt, counter, target, until))
+        if (mkrt__dispatch_help(&rt->dispatch, counter, target, until))
             continue;
         mkrt__cpu_relax();
     }
@@ -68,7 +68,7 @@ static mkrt_status wait_loop(mkrt_runtime *rt, _Atomic uint64_t *counter, uint64
             return reached(counter, target) ? MKRT_OK : MKRT_ECLOSED;
         if (timeout_ns == 0)
             return MKRT_ETIMEDOUT;
-        if (mkrt__dispatch_help(rt, counter, target, until))
+        if (mkrt__dispatch_help(&rt->dispatch, counter, target, until))
             continue;
         uint32_t e = mkrt__waitq_prepare(&rt->dispatch.done_wq);
         if (reached(counter, target) || atomic_load_explicit(&rt->dispatch.stopped, memory_order_acquire)) {
@@ -179,7 +179,7 @@ static mkrt_status wait_producers(mkrt_runtime *rt, uint64_t timeout_ns)
                 return MKRT_ETIMEDOUT;
             /* Runs pending batches (or finishes one a helper left) while
              * the dispatcher is idle, as wait_loop does. */
-            if (mkrt__dispatch_help(rt, &rt->dispatch.completed_total, total, until))
+            if (mkrt__dispatch_help(&rt->dispatch, &rt->dispatch.completed_total, total, until))
                 continue;
             uint32_t e = mkrt__waitq_prepare(&rt->dispatch.done_wq);
             if (!producer_caught_up(rt, s, p, id, target) &&
@@ -194,7 +194,7 @@ static mkrt_status wait_producers(mkrt_runtime *rt, uint64_t timeout_ns)
     return MKRT_OK;
 }
 
-/* Quiescent for a snapshot (docs/design.md, runtime_internal.h): first
+/* Quiescent for a snapshot (docs/design.md, pipeline/dispatch.h): first
  * everything published before the call completed (per producer,
  * wait_producers); its batches are numbered S or less (S: completed_seq
  * then), and so is the root of everything they emitted, transitively.
