@@ -11,7 +11,9 @@
 
 #include "graph_fixture.h"
 #include "mkrt/mkrt.h"
-#include "runtime/runtime_internal.h"
+#include "base/thread.h"
+#include "plan/decide.h"
+#include "runtime/test_hooks.h"
 #include "tap.h"
 
 #define SEC 10000000000ull
@@ -203,11 +205,11 @@ static void knobs(void)
     is(mkrt_create(&c, &rt, &err), MKRT_EINVAL, "MKRT_PLAN_OFF=64 is refused");
     setenv("MKRT_PLAN_OFF", "wake,pull", 1);
     is(mkrt_create(&c, &rt, &err), MKRT_OK, "MKRT_PLAN_OFF=wake,pull is taken");
-    is(rt->cfg.plan_off, MKRT_PLAN_WAKE | MKRT_PLAN_PULL, "... and replaces plan_off");
+    is(mkrt__test_plan_off(rt), MKRT_PLAN_WAKE | MKRT_PLAN_PULL, "... and replaces plan_off");
     mkrt_destroy(rt, SEC, NULL);
     setenv("MKRT_PLAN_OFF", "all", 1);
     is(mkrt_create(&c, &rt, &err), MKRT_OK, "MKRT_PLAN_OFF=all is taken");
-    is(rt->cfg.plan_off, MKRT_PLAN_ALL, "... every decision off");
+    is(mkrt__test_plan_off(rt), MKRT_PLAN_ALL, "... every decision off");
     mkrt_destroy(rt, SEC, NULL);
     unsetenv("MKRT_PLAN_OFF");
     is_str(mkrt_plan_decision_name(MKRT_PLAN_FUSE), "fuse", "decision names");
@@ -275,12 +277,12 @@ static mkrt_plan_record one_batch(mkrt_runtime *rt, const mkrt_item *items, size
     mkrt_producer *p = mkrt_producer_open(rt, NULL);
     mkrt__runtime_hold(rt, true);
     if (with != NULL)
-        rt->planner.costs = *with; /* the dispatcher is parked */
+        *mkrt__test_plan_costs(rt) = *with; /* the dispatcher is parked */
     publish_all(p, items, n);
     mkrt__runtime_hold(rt, false);
     mkrt_drain(rt, SEC);
     for (size_t l = 0; l < 8; l++)
-        parts[l] = rt->last_plan.participants[l];
+        parts[l] = mkrt__test_last_plan(rt)->participants[l];
     mkrt_producer_close(p);
     return last_record(rt);
 }

@@ -19,7 +19,7 @@
  * barrier). participants = clamp(ceil(width / (chunk x spread)), 1, width
  * of the backend). */
 #include "pipeline/stages.h"
-#include "runtime/runtime_internal.h"
+#include "pipeline/dispatch.h"
 
 static unsigned bitlen(uint64_t v)
 {
@@ -67,9 +67,9 @@ static uint32_t spread_of(mkrt_wave_topology t)
     }
 }
 
-static bool plan_on(const mkrt_runtime *rt, uint32_t bit)
+static bool plan_on(const mkrt__dispatch *dp, uint32_t bit)
 {
-    return !(rt->planner.off & bit);
+    return !(dp->planner.off & bit);
 }
 
 /* The first device, in order of preference, that has not failed and
@@ -77,11 +77,11 @@ static bool plan_on(const mkrt_runtime *rt, uint32_t bit)
  * CPU pool (plan/decide.h; not a frontier round, which the device may run
  * as a traversal, nor with the state in device memory, which would move
  * for it); else the CPU pool, which takes every batch. */
-static uint32_t route(mkrt_runtime *rt, mkrt__batch *b)
+static uint32_t route(mkrt__dispatch *dp, mkrt__batch *b)
 {
     uint32_t pool = 0, dev = UINT32_MAX;
-    for (uint32_t i = 0; i < rt->nbackends; i++) {
-        const mkrt__backend *be = rt->backends[i];
+    for (uint32_t i = 0; i < dp->nbackends; i++) {
+        const mkrt__backend *be = dp->backends[i];
         if (be->is_cpu_pool)
             pool = i;
         else if (dev == UINT32_MAX && !be->failed && be->ops->accepts(be, b->exec, b->exec_n))
@@ -90,10 +90,10 @@ static uint32_t route(mkrt_runtime *rt, mkrt__batch *b)
     b->note.route = MKRT_PLAN_ROUTE_CPU_ONLY;
     if (dev == UINT32_MAX)
         return pool;
-    b->note.route = mkrt__decide_route(b->exec_n, b->user_ops == 0 && !b->round && !rt->device_state,
-                                       &rt->planner.costs, plan_on(rt, MKRT_PLAN_ROUTE));
+    b->note.route = mkrt__decide_route(b->exec_n, b->user_ops == 0 && !b->round && !dp->device_state,
+                                       &dp->planner.costs, plan_on(dp, MKRT_PLAN_ROUTE));
     if (b->note.route == MKRT_PLAN_ROUTE_CPU_SMALL) {
-        mkrt__planner_count(&rt->planner, MKRT_PLAN_N_CPU_ROUTED, 1);
+        mkrt__planner_count(&dp->planner, MKRT_PLAN_N_CPU_ROUTED, 1);
         return pool;
     }
     return dev;
@@ -104,14 +104,14 @@ static uint32_t route(mkrt_runtime *rt, mkrt__batch *b)
  * the batch's shape fitted to the budget) over the resident graph (its
  * offsets, targets and weights) and the split's peak layer bytes, plus
  * the cells and APPEND log where they live in device memory. */
-static uint32_t memory_bps(const mkrt_runtime *rt, const mkrt__batch *b)
+static uint32_t memory_bps(const mkrt__dispatch *dp, const mkrt__batch *b)
 {
-    uint64_t budget = rt->cfg.device_memory_budget;
+    uint64_t budget = dp->cfg->device_memory_budget;
     if (budget == 0)
         return 0;
-    uint64_t v = rt->graph.vertices, e = v ? rt->graph.offsets[v] : 0;
+    uint64_t v = dp->graph_state.graph.vertices, e = v ? dp->graph_state.graph.offsets[v] : 0;
     mkrt_graph_shape g = {v, e};
-    mkrt_byte_layout l = {v ? 8u : 0u, rt->graph.weights ? 8u : 4u, b->plan.peak_frontier_bytes,
+    mkrt_byte_layout l = {v ? 8u : 0u, dp->graph_state.graph.weights ? 8u : 4u, b->plan.peak_frontier_bytes,
                           b->plan.peak_scratch_bytes, b->plan.peak_output_bytes + (v ? 8u : 0u)};
     uint64_t layers = b->layers ? b->layers : 1;
     uint64_t width = b->exec_n / layers;
@@ -121,8 +121,8 @@ static uint32_t memory_bps(const mkrt_runtime *rt, const mkrt__batch *b)
     uint64_t bps = 10000u; /* not even the sparse envelope fits */
     if (mkrt_plan_execution(&s, &g, &l, budget, 0.0, 0.0, true, &ep, NULL) == MKRT_OK)
         bps = ep.memory.memory_pressure_bps;
-    if (rt->device_state)
-        bps += (rt->cells_bytes + rt->log_bytes) >= budget ? 10000u : (rt->cells_bytes + rt->log_bytes) * 10000u / budget;
+    if (dp->device_state)
+        bps += (dp->state->cells_bytes + dp->state->log_bytes) >= budget ? 10000u : (dp->state->cells_bytes + dp->state->log_bytes) * 10000u / budget;
     return (uint32_t)(bps < 10000u ? bps : 10000u);
 }
 
@@ -148,33 +148,33 @@ static uint32_t memory_bps(const mkrt_runtime *rt, const mkrt__batch *b)
  * width follows the producers while the runtime runs; on 2 CPUs with a
  * busy producer it is 1, and the batch runs on the dispatching thread
  * (oversubscribing the CPUs with workers was measured slower, issue 13). */
-static uint32_t cpu_width(mkrt_runtime *rt, const mkrt__batch *b, uint32_t width)
+static uint32_t cpu_width(mkrt__dispatch *dp, const mkrt__batch *b, uint32_t width)
 {
-    if (rt->cfg.workers != 0 || !plan_on(rt, MKRT_PLAN_SHED))
+    if (dp->cfg->workers != 0 || !plan_on(dp, MKRT_PLAN_SHED))
         return width; /* the user chose the workers, or SHED is off */
     /* relaxed: counts read as hints; a stale one only mis-sizes one batch. */
-    uint32_t open = atomic_load_explicit(&rt->producers_open, memory_order_relaxed);
-    uint32_t waiting = atomic_load_explicit(&rt->waiting, memory_order_relaxed);
+    uint32_t open = atomic_load_explicit(&dp->producers->producers_open, memory_order_relaxed);
+    uint32_t waiting = atomic_load_explicit(&dp->waiting, memory_order_relaxed);
     uint32_t active = b->nseg < open ? (uint32_t)b->nseg : open;
     uint32_t busy = active > waiting ? active - waiting : 0;
-    return mkrt__decide_cpu_width(rt->cpus, busy, width);
+    return mkrt__decide_cpu_width(dp->cpus, busy, width);
 }
 
-void mkrt__stage_plan(mkrt_runtime *rt, mkrt__batch *b)
+void mkrt__stage_plan(mkrt__dispatch *dp, mkrt__batch *b)
 {
     mkrt__batch_plan *plan = &b->plan;
-    plan->backend = route(rt, b);
-    const mkrt__backend *be = rt->backends[plan->backend];
+    plan->backend = route(dp, b);
+    const mkrt__backend *be = dp->backends[plan->backend];
     plan->width = be->width ? be->width : 1;
     uint32_t full = plan->width;
     if (be->is_cpu_pool)
-        plan->width = cpu_width(rt, b, plan->width);
-    const uint32_t mem_bps = memory_bps(rt, b);
-    if (plan_on(rt, MKRT_PLAN_SHED))
+        plan->width = cpu_width(dp, b, plan->width);
+    const uint32_t mem_bps = memory_bps(dp, b);
+    if (plan_on(dp, MKRT_PLAN_SHED))
         plan->width = mkrt__decide_shed_memory(plan->width, mem_bps);
     if (plan->width < full)
-        mkrt__planner_count(&rt->planner, MKRT_PLAN_N_SHED, 1);
-    shape x = {b, be, rt->cfg.device_memory_budget};
+        mkrt__planner_count(&dp->planner, MKRT_PLAN_N_SHED, 1);
+    shape x = {b, be, dp->cfg->device_memory_budget};
     const unsigned n_bits = bitlen(b->exec_n), layer_bits = bitlen(b->layers);
     mkrt_device_key dev = mkrt_device_key_cpu();
     dev.max_workgroup_size = plan->width;
@@ -184,7 +184,7 @@ void mkrt__stage_plan(mkrt_runtime *rt, mkrt__batch *b)
                                            plan->backend, &dev, plan->width, &s, &m, 0, 0);
     mkrt_plan cached;
     mkrt_error err;
-    if (mkrt_plan_cache_get_or_plan_copy(rt->plans, &key, build_plan, &x, &cached, &err) == MKRT_OK) {
+    if (mkrt_plan_cache_get_or_plan_copy(dp->plans, &key, build_plan, &x, &cached, &err) == MKRT_OK) {
         plan->topology = cached.decision.topology;
         plan->chunk = cached.geometry.workgroup_size_x;
     } else { /* out of memory in the cache: a plain plan */
@@ -195,7 +195,7 @@ void mkrt__stage_plan(mkrt_runtime *rt, mkrt__batch *b)
     /* Built-in ops cost nanoseconds each; a user op may cost far more, so
      * a batch with user ops keeps the topology's spread alone. WAKE: the
      * share from the measured costs (plan/decide.h). */
-    uint32_t share_min = mkrt__decide_share_min(&rt->planner.costs, plan_on(rt, MKRT_PLAN_WAKE));
+    uint32_t share_min = mkrt__decide_share_min(&dp->planner.costs, plan_on(dp, MKRT_PLAN_WAKE));
     if (be->is_cpu_pool && b->user_ops == 0 && per < share_min)
         per = share_min;
     plan->workers = 1;
@@ -212,10 +212,10 @@ void mkrt__stage_plan(mkrt_runtime *rt, mkrt__batch *b)
     /* FUSE: FusedWave on the batch's measured shape, with hysteresis. */
     mkrt_topology_decision fd = {MKRT_WAVE_HYBRID, 0, 0, 0};
     uint32_t fused = 0;
-    if (plan_on(rt, MKRT_PLAN_FUSE) && b->layers > 1 && plan->width > 1) {
-        fd = mkrt__decide_fuse(b->exec_n, b->layers, narrow, &rt->planner.costs, mem_bps,
-                               rt->planner.fuse_prev);
-        rt->planner.fuse_prev = fd.topology;
+    if (plan_on(dp, MKRT_PLAN_FUSE) && b->layers > 1 && plan->width > 1) {
+        fd = mkrt__decide_fuse(b->exec_n, b->layers, narrow, &dp->planner.costs, mem_bps,
+                               dp->planner.fuse_prev);
+        dp->planner.fuse_prev = fd.topology;
         uint64_t fuse_max = (uint64_t)mkrt__decide_fuse_max((uint32_t)(per < UINT32_MAX / 4 ? per : UINT32_MAX / 4));
         for (size_t l = 0; fd.topology == MKRT_WAVE_FUSED && l < b->layers; l++)
             if (plan->participants[l] > 1 && b->layer_offsets[l + 1] - b->layer_offsets[l] <= fuse_max) {
@@ -229,15 +229,15 @@ void mkrt__stage_plan(mkrt_runtime *rt, mkrt__batch *b)
     for (size_t l = 0; l + 1 < b->layers; l++)
         plan->grid_barriers += mkrt__plan_grid_barrier_after(plan, l, b->layers);
     if (woken)
-        mkrt__planner_count(&rt->planner, MKRT_PLAN_N_WAKE_NARROWED, woken);
+        mkrt__planner_count(&dp->planner, MKRT_PLAN_N_WAKE_NARROWED, woken);
     if (fused)
-        mkrt__planner_count(&rt->planner, MKRT_PLAN_N_FUSED, fused);
+        mkrt__planner_count(&dp->planner, MKRT_PLAN_N_FUSED, fused);
     mkrt_plan_record *r = &b->note;
     r->items = b->exec_n;
     r->layers = (uint32_t)b->layers;
     r->on_device = !be->is_cpu_pool;
     r->memory_bps = mem_bps;
-    const mkrt__plan_costs *c = &rt->planner.costs;
+    const mkrt__plan_costs *c = &dp->planner.costs;
     r->cpu_ps_per_item = c->cpu_ns_item.n ? (uint64_t)(c->cpu_ns_item.v * 1000.0) : 0;
     r->handoff_ns = c->handoff_ns.n ? (uint64_t)c->handoff_ns.v : 0;
     r->device_trip_ns = c->dev_trip_ns.n ? (uint64_t)c->dev_trip_ns.v : 0;

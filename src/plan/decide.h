@@ -19,10 +19,12 @@
  *   ROUTE  device or CPU pool on AUTO: a batch whose CPU cost (items x ns
  *          per item) is below the device's measured round trip stays on
  *          the CPU pool (off: the device takes every batch it accepts)
- *   DRAIN  which producer a batch cut by max_batch drains first: a ring
- *          left behind ages one tick per cut batch (a requeue); at age 32
- *          it goes first (an aged promotion), else the fullest ring goes
- *          first (the nearest to blocking its producer); round robin off
+ *   DRAIN  which producer a batch cut by max_batch drains first: a full
+ *          batch that leaves items in a ring requeues them (counted); a
+ *          ring it took nothing from ages one tick (one served is young
+ *          again); at age 32 it goes first (an aged promotion, the oldest
+ *          first), else the fullest ring goes first (the nearest to
+ *          blocking its producer); round robin off
  *   PULL   push or pull per frontier level (Beamer's alpha 14, beta 24),
  *          and the level's GraphBLAS switch class (sparse <= 500 bps,
  *          dense >= 4000 bps, 250 bps hysteresis); off: always push
@@ -100,7 +102,8 @@ uint32_t mkrt__decide_fuse_max(uint32_t share_min);
 mkrt_plan_route mkrt__decide_route(uint64_t n, bool builtin_only, const mkrt__plan_costs *c, bool on);
 
 /* DRAIN: the slot a drain starts at. waiting[s] (0: empty, or no
- * producer) and age[s] per slot; rr the round-robin start. *why:
+ * producer) and age[s] per slot (full batches in a row that took nothing
+ * from a ring holding items); rr the round-robin start. *why:
  * MKRT_PLAN_FIRST_*. */
 uint32_t mkrt__decide_drain_first(const uint64_t *waiting, const uint32_t *age, uint32_t slots,
                                   uint32_t rr, bool on, mkrt_plan_first *why);
@@ -131,6 +134,7 @@ typedef struct mkrt__planner {
      * items after the last drain, and its age in cut batches. */
     uint64_t *waiting;
     uint32_t *age;
+    bool *served; /* the drain took items from it (this drain) */
     uint32_t slots;
     /* The frontier level now (dispatcher-only; drain.c). */
     uint32_t level_density_bps;
@@ -164,10 +168,11 @@ bool mkrt__plan_level(mkrt__planner *p, uint64_t nf, uint64_t mf, uint64_t unset
 /* DRAIN: the slot the drain starts at (note: the batch's record). */
 uint32_t mkrt__plan_drain_first(mkrt__planner *p, uint32_t rr, mkrt_plan_record *note);
 /* The drain saw `left` items in slot's ring (0: also no producer): before
- * its first pass, and after each pop. */
-static inline void mkrt__plan_ring_seen(mkrt__planner *p, uint32_t slot, uint64_t left)
+ * its first pass, and after each pop (took: the items it popped). */
+static inline void mkrt__plan_ring_seen(mkrt__planner *p, uint32_t slot, uint64_t left, uint64_t took)
 {
     p->waiting[slot] = left;
+    p->served[slot] |= took != 0;
 }
 /* The drain took n items: requeues, ages, the queue's pressure. */
 void mkrt__plan_drain_end(mkrt__planner *p, size_t n, size_t max_batch, mkrt_plan_record *note);

@@ -21,7 +21,8 @@ bool mkrt__planner_init(mkrt__planner *p, uint32_t slots, uint32_t off)
     p->slots = slots;
     p->waiting = mkrt__alloc_zeroed((size_t)slots * sizeof *p->waiting, alignof(uint64_t));
     p->age = mkrt__alloc_zeroed((size_t)slots * sizeof *p->age, alignof(uint32_t));
-    if (p->waiting == NULL || p->age == NULL) {
+    p->served = mkrt__alloc_zeroed((size_t)slots * sizeof *p->served, alignof(bool));
+    if (p->waiting == NULL || p->age == NULL || p->served == NULL) {
         mkrt__planner_fini(p);
         return false;
     }
@@ -32,8 +33,10 @@ void mkrt__planner_fini(mkrt__planner *p)
 {
     mkrt__free(p->waiting, (size_t)p->slots * sizeof *p->waiting);
     mkrt__free(p->age, (size_t)p->slots * sizeof *p->age);
+    mkrt__free(p->served, (size_t)p->slots * sizeof *p->served);
     p->waiting = NULL;
     p->age = NULL;
+    p->served = NULL;
 }
 
 void mkrt__planner_count(mkrt__planner *p, mkrt_plan_counter c, uint64_t d)

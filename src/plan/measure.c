@@ -75,20 +75,23 @@ uint32_t mkrt__plan_drain_first(mkrt__planner *p, uint32_t rr, mkrt_plan_record 
 
 void mkrt__plan_drain_end(mkrt__planner *p, size_t n, size_t max_batch, mkrt_plan_record *note)
 {
-    /* A full batch cut every ring it left items in: a requeue, one tick
-     * older; a ring it emptied (or a batch that was not full) is young. */
+    /* A full batch requeues what it left in the rings; a ring it took
+     * nothing from while it held items is one tick older; a ring it served
+     * (or every ring, after a batch that was not full) is young. */
     bool full = n >= max_batch;
     uint64_t left = 0, requeued = 0;
     for (uint32_t s = 0; s < p->slots; s++) {
         if (!full)
             p->waiting[s] = 0; /* the passes ran until every ring was empty */
-        if (p->waiting[s] == 0) {
-            p->age[s] = 0;
-        } else {
+        if (p->waiting[s] != 0) {
             left += p->waiting[s];
             requeued++;
-            p->age[s] += p->age[s] < UINT32_MAX;
         }
+        if (p->waiting[s] == 0 || p->served[s])
+            p->age[s] = 0;
+        else
+            p->age[s] += p->age[s] < UINT32_MAX;
+        p->served[s] = false;
     }
     if (requeued)
         mkrt__planner_count(p, MKRT_PLAN_N_REQUEUES, requeued);

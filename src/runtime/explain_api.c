@@ -8,7 +8,7 @@ size_t mkrt_plan_explain(mkrt_runtime *rt, mkrt_plan_record *out, size_t max)
 {
     if (rt == NULL || (out == NULL && max > 0))
         return 0;
-    return mkrt__planner_explain_get(&rt->planner, out, max);
+    return mkrt__planner_explain_get(&rt->dispatch.planner, out, max);
 }
 
 const char *mkrt_plan_decision_name(uint32_t bit)
