@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mkrt/plan_cache.h"
 #include "mkrt/status.h"
 #include "pipeline/batch.h"
 
@@ -76,6 +77,10 @@ struct mkrt__backend {
     const mkrt__backend_ops *ops;
     const char *name;  /* "cpu", "sim", "cuda": mkrt_stats.backend */
     uint32_t width;    /* workers or blocks that can take part in a layer */
+    /* What the device can do (the plan's device key, plan_cache.h): the
+     * CPU key for the pool and the simulator, the GPU's compute
+     * capability, cooperative launch and block size for CUDA. */
+    mkrt_device_key key;
     bool failed;       /* dispatcher-only: never fed again */
     /* The one place that says which backend is the CPU pool (set by
      * mkrt__cpu_pool_create, constant after): it accepts every batch,

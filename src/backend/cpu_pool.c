@@ -360,7 +360,8 @@ mkrt_status mkrt__cpu_pool_start(mkrt__state *sg, uint32_t workers, uint32_t max
                                "workers or free memory.",
                                workers);
     }
-    pool->base = (mkrt__backend){.ops = &cpu_ops, .name = "cpu", .width = workers, .is_cpu_pool = true};
+    pool->base = (mkrt__backend){.ops = &cpu_ops, .name = "cpu", .width = workers, .key = mkrt_device_key_cpu(),
+                                 .is_cpu_pool = true};
     pool->state = sg;
     pool->workers = workers;
     pool->threads = threads;

@@ -56,6 +56,7 @@ static mkrt_status start_sim(mkrt__state *sg, uint32_t workers, megakernel *m, m
     sim->ctl->append_capacity = sg->cfg->append_log_capacity;
     sim->ctl->append_limit = 0; /* set by each doorbell */
     m->base.width = blocks;
+    m->base.key = mkrt_device_key_cpu(); /* the simulator is host threads */
     m->dev = &mkrt__mk_sim_device;
     m->ctx = sim;
     mkrt__mk_host_init(&m->host, sim->ctl, m->dev->protocol, sim, sim->capacity);
@@ -85,6 +86,8 @@ static mkrt_status start_cuda(mkrt__state *sg, megakernel *m, mkrt_error *err)
         return st;
     m->user_ops = e->user_ops;
     m->base.width = e->blocks;
+    m->base.key = mkrt_device_key_from_caps((uint32_t)e->cu.cc_major, (uint32_t)e->cu.cc_minor, 32u,
+                                            e->cu.cooperative != 0, MKRT__CUDA_BLOCK_THREADS);
     m->dev = e->device_state ? &mkrt__cuda_state_device : &mkrt__cuda_device;
     m->ctx = e;
     mkrt__mk_host_init(&m->host, e->ctl, m->dev->protocol, e, e->capacity);

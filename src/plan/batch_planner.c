@@ -176,7 +176,7 @@ void mkrt__stage_plan(mkrt__dispatch *dp, mkrt__batch *b)
         mkrt__planner_count(&dp->planner, MKRT_PLAN_N_SHED, 1);
     shape x = {b, be, dp->cfg->device_memory_budget};
     const unsigned n_bits = bitlen(b->exec_n), layer_bits = bitlen(b->layers);
-    mkrt_device_key dev = mkrt_device_key_cpu();
+    mkrt_device_key dev = be->key; /* the device's capabilities (backend.h) */
     dev.max_workgroup_size = plan->width;
     mkrt_exec_sample s = {1000.0, 0.0, 0};
     mkrt_memory_budget m = {0, x.budget};
