@@ -82,7 +82,7 @@ mkrt_status mkrt_op_emit_edges(const mkrt_op_ctx *ctx, uint32_t v)
 {
     if (!live(ctx) || ctx->run->expand_slot == 0 || ctx->graph == NULL || v >= ctx->graph->vertices)
         return MKRT_EINVAL;
-    (void)mkrt__frontier_add(ctx->run->rt, ctx->run->expand_slot, v); /* no edges: nothing to emit */
+    (void)mkrt__graph_mark(ctx->run->graph, ctx->run->expand_slot, v); /* no edges: nothing to emit */
     return MKRT_OK;
 }
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* src/pipeline/drain.c - stage drain: the emitted items first (the
- * emission queue in emission order), or a frontier round (the edges of the
- * frontier's vertices, as chunk items), then items from the producers'
+ * emission queue in emission order), or a frontier round (the graph
+ * engine's chunks, graph/engine.h), then items from the producers'
  * rings. */
 #include <string.h>
 
@@ -44,327 +44,21 @@ static size_t take_emitted(mkrt_runtime *rt, mkrt__batch *b, size_t n)
     return k;
 }
 
-/* Direction-optimizing levels (Beamer, Asanovic and Patterson's
- * heuristic, with their constants): a pulling op's level runs pulled when
- * its frontier's edges exceed 1/ALPHA of the edges not yet settled, and
- * stays pulled while the frontier holds at least 1/BETA of the vertices. */
-#define PULL_ALPHA 14u
-#define PULL_BETA 24u
-
-static bool slot_pulls(const mkrt_runtime *rt, uint32_t slot)
-{
-    return slot > 0 && rt->ops[rt->slot_op[slot]].pulls;
-}
-
-/* The level that ends: its pulled slots' frontier bits were read, not
- * taken; clears them (no batch runs). relaxed: as take_round. */
-static void end_pulled_level(mkrt_runtime *rt)
-{
-    for (uint32_t s = 1; s <= rt->slots_used; s++)
-        if (rt->expand.pull_on >> s & 1)
-            for (size_t w = 0; w < rt->slot_words; w++)
-                atomic_store_explicit(&rt->frontier_r[s * rt->slot_words + w], 0, memory_order_relaxed);
-    rt->expand.pull_on = 0;
-    rt->expand.pull_pending = false;
-}
-
-/* RELAX's distance buckets (delta-stepping's, over levels): a level of
- * RELAX's frontier (slot 0) on a weighted graph expands only its vertices
- * whose distance is below expand.bound, and sets the others aside in far
- * (unexpanded), so a vertex far from the root is not expanded at each of
- * the many distances it passes on the way down, nor looked at again at
- * each level of the bucket. The bound starts at, and moves up to, the
- * bucket (of bucket_width) above the nearest vertex of the level and of
- * far (far_min, a lower bound: a vertex leaves far when it is expanded,
- * and far_min keeps its distance until far is emptied). far goes back into
- * the frontier when a level starts with far_min below the bound (the
- * bucket moved up, or far_min is stale), when the frontier runs empty, when a
- * level and far together hold fewer than bucket_min vertices
- * (runtime_internal.h: deferring saves less than the extra levels cost;
- * the level expands them all), and on abort; the bound is 0 again when
- * both are empty. A vertex in far that an op lowers is in the frontier
- * again and is expanded (and leaves far) once below the bound. relaxed
- * (cells): ops lower them concurrently; a stale distance only defers a
- * vertex, which stays in far. */
-
-static uint64_t cell_now(const mkrt_runtime *rt, uint32_t v)
-{
-    return atomic_load_explicit((_Atomic uint64_t *)&rt->cells[v], memory_order_relaxed);
-}
-
-/* Moves far's vertices into the frontier `to` (frontier_r, or frontier_w
- * with frontier_any set by the caller). relaxed: far is the dispatcher's
- * own; to as the frontier's other bits (see take_round). */
-static void far_restore(mkrt_runtime *rt, _Atomic uint64_t *to)
-{
-    if (rt->expand.far_n == 0)
-        return;
-    for (size_t w = 0; w < rt->slot_words; w++) {
-        uint64_t x = atomic_load_explicit(&rt->far[w], memory_order_relaxed);
-        if (x != 0) {
-            atomic_fetch_or_explicit(&to[w], x, memory_order_relaxed);
-            atomic_store_explicit(&rt->far[w], 0, memory_order_relaxed);
-        }
-    }
-    rt->expand.far_n = 0;
-}
-
-static void start_bucket(mkrt_runtime *rt)
-{
-    if (rt->graph.weights == NULL)
-        return;
-    uint64_t near = rt->expand.far_n != 0 ? rt->expand.far_min : UINT64_MAX, n = rt->expand.far_n;
-    for (size_t w = 0; w < rt->slot_words; w++)
-        for (uint64_t x = atomic_load_explicit(&rt->frontier_r[w], memory_order_relaxed); x != 0; x &= x - 1) {
-            uint64_t d = cell_now(rt, (uint32_t)(w * 64 + (size_t)__builtin_ctzll(x)));
-            near = d < near ? d : near;
-            n++;
-        }
-    if (near == UINT64_MAX || n < rt->bucket_min) {
-        far_restore(rt, rt->frontier_r);
-        rt->expand.bound = 0;
-        return;
-    }
-    uint64_t bound = (near / rt->bucket_width + 1) * rt->bucket_width;
-    if (bound < near) /* wrapped: everything is in the last bucket */
-        bound = UINT64_MAX;
-    rt->expand.bound = bound > rt->expand.bound ? bound : rt->expand.bound;
-    /* far may hold vertices below the bound now (it moved up, or
-     * far_min is stale): they are this level's (far_min is exact again
-     * once the level deferred the rest). */
-    if (rt->expand.far_n != 0 && rt->expand.far_min < rt->expand.bound)
-        far_restore(rt, rt->frontier_r);
-}
-
-/* Of RELAX's frontier word w (taken), the vertices of the current bucket;
- * the others go to far. Those expanded leave far. */
-static uint64_t in_bucket(mkrt_runtime *rt, size_t w, uint64_t mask)
-{
-    if (rt->expand.bound == 0 || w >= rt->slot_words)
-        return mask;
-    uint64_t later = 0, far_min = rt->expand.far_n != 0 ? rt->expand.far_min : UINT64_MAX;
-    for (uint64_t x = mask; x != 0; x &= x - 1) {
-        uint32_t bit = (uint32_t)__builtin_ctzll(x);
-        uint64_t d = cell_now(rt, (uint32_t)(w * 64 + bit));
-        if (d >= rt->expand.bound) {
-            later |= (uint64_t)1 << bit;
-            far_min = d < far_min ? d : far_min;
-        }
-    }
-    /* relaxed: far is the dispatcher's own. */
-    uint64_t was = atomic_load_explicit(&rt->far[w], memory_order_relaxed), now = (was | later) & ~(mask & ~later);
-    if (now != was) {
-        atomic_store_explicit(&rt->far[w], now, memory_order_relaxed);
-        rt->expand.far_n = rt->expand.far_n + (uint64_t)__builtin_popcountll(now) - (uint64_t)__builtin_popcountll(was);
-    }
-    rt->expand.far_min = far_min;
-    return mask & ~later;
-}
-
-/* A new level (frontier_r just swapped in): its vertices settle, and each
- * pulling slot chooses push or pull for it. */
-static void start_level(mkrt_runtime *rt, bool aborting)
-{
-    const uint64_t *off = rt->graph.offsets, all = off[rt->graph.vertices];
-    if (!aborting)
-        start_bucket(rt);
-    uint32_t was = rt->expand.pull_on;
-    rt->expand.pull_on = 0;
-    for (uint32_t s = 1; s <= rt->slots_used; s++) {
-        if (!slot_pulls(rt, s))
-            continue;
-        uint64_t nf = 0, mf = 0;
-        for (size_t w = 0; w < rt->slot_words; w++) {
-            size_t at = s * rt->slot_words + w;
-            uint64_t x = atomic_load_explicit(&rt->frontier_r[at], memory_order_relaxed);
-            if (x == 0)
-                continue;
-            /* relaxed: read by the workers after the launch (release). */
-            atomic_store_explicit(&rt->visited[at], atomic_load_explicit(&rt->visited[at], memory_order_relaxed) | x,
-                                  memory_order_relaxed);
-            nf += (uint64_t)__builtin_popcountll(x);
-            for (; x != 0; x &= x - 1) {
-                uint32_t v = (uint32_t)(w * 64 + (size_t)__builtin_ctzll(x));
-                mf += off[v + 1] - off[v];
-            }
-        }
-        if (nf == 0)
-            continue;
-        rt->expand.visited_dirty = true;
-        uint64_t unsettled = all - rt->expand.visited_edges[s];
-        rt->expand.visited_edges[s] += mf;
-        bool pull = (was >> s & 1) ? nf * PULL_BETA >= rt->graph.vertices : mf * PULL_ALPHA > unsettled;
-        /* A pulled round needs room for two failure pairs per vertex of
-         * a word (take_pulled). */
-        if (pull && !aborting && rt->cfg.max_batch >= 128)
-            rt->expand.pull_on |= 1u << s;
-    }
-    if (rt->expand.pull_on != 0) {
-        rt->expand.pull_pending = true;
-        rt->expand.pull_slot = 0;
-        rt->expand.pull_word = rt->slot_words; /* find the first pulled slot */
-    }
-}
-
-/* The frontiers ran empty: every vertex is unsettled again (no batch runs). */
-static void unsettle(mkrt_runtime *rt)
-{
-    for (uint32_t s = 1; s <= rt->slots_used; s++) {
-        if (!slot_pulls(rt, s))
-            continue;
-        for (size_t w = 0; w < rt->slot_words; w++)
-            atomic_store_explicit(&rt->visited[s * rt->slot_words + w], 0, memory_order_relaxed);
-        rt->expand.visited_edges[s] = 0;
-    }
-    rt->expand.visited_dirty = false;
-}
-
-/* Pulled chunks (MKRT__EXPAND_PULL), one per visited word with an
- * unsettled vertex, at most cap / 2 unsettled vertices (each fails at
- * most once, in two failure pairs). */
-static size_t take_pulled(mkrt_runtime *rt, mkrt__batch *b, size_t k, uint64_t cap)
-{
-    uint64_t vertices = 0;
-    while (rt->expand.pull_pending) {
-        if (rt->expand.pull_word >= rt->slot_words) {
-            uint32_t s = rt->expand.pull_slot + 1;
-            while (s <= rt->slots_used && !(rt->expand.pull_on >> s & 1))
-                s++;
-            if (s > rt->slots_used) {
-                rt->expand.pull_pending = false;
-                break;
-            }
-            rt->expand.pull_slot = s;
-            rt->expand.pull_word = 0;
-        }
-        const uint32_t s = rt->expand.pull_slot;
-        const size_t w = rt->expand.pull_word;
-        uint64_t open = ~atomic_load_explicit(&rt->visited[s * rt->slot_words + w], memory_order_relaxed);
-        if (rt->graph.vertices - w * 64 < 64)
-            open &= ((uint64_t)1 << (rt->graph.vertices - w * 64)) - 1;
-        uint64_t n = (uint64_t)__builtin_popcountll(open);
-        if (n > 0 && vertices + n > cap / 2)
-            break;
-        if (n > 0) {
-            b->items[k++] = (mkrt_item){MKRT__OP_EXPAND, (uint32_t)(w * 64), (uint32_t)(w * 64),
-                                        s << MKRT__EXPAND_CHUNK_BITS | MKRT__EXPAND_PULL};
-            vertices += n;
-        }
-        rt->expand.pull_word++;
-    }
-    return k;
-}
-
-/* A frontier round: the frontier's vertices as EXPAND chunk items (see
- * ops/op_table.h), slot by slot and vertex by vertex, up to max_batch
- * edges (so a round's edge failures fit the failure list); a vertex's
- * bit is taken with its word, and its chunks may span rounds. Levels:
- * rounds take frontier_r, ops mark frontier_w; a scan of the next level
- * starts (the two swap) only once frontier_r is used up and no batch runs,
- * so every round of a level ends before the next level's first starts
- * (level-synchronous: a BFS visits each vertex once). The flag says a bit
- * of frontier_w may be set; at most one scan starts per round, so a
- * vertex appears once in a round. relaxed (all): the bits are hints,
- * see mkrt__frontier_add in ops/op_exec.c. The graph is read only once a
- * bit was set: by an op that ran after mkrt_graph_register (registration
- * precedes the first producer). */
+/* A frontier round (graph/engine.h): the graph engine's chunks, a batch
+ * of their own. Every edge they stand for is an emitted item. */
 static size_t take_round(mkrt_runtime *rt, mkrt__batch *b)
 {
-    const uint64_t cap = rt->cfg.max_batch, chunk = rt->expand_chunk;
-    size_t k = 0;
-    uint64_t edges = 0;
-    bool started = false;
-    /* acquire: pairs with the release store of aborting; then the pulled
-     * slots' bits go out as pushed edges, which fail one by one, and no
-     * vertex waits for a later bucket. */
-    if ((rt->expand.pull_on != 0 || rt->expand.bound != 0) &&
-        atomic_load_explicit(&rt->aborting, memory_order_acquire)) {
-        rt->expand.pull_on = 0;
-        rt->expand.pull_pending = false;
-        rt->expand.bound = 0;
-        far_restore(rt, rt->frontier_r);
-        rt->expand.scanning = true;
-        rt->expand.word = 0;
-    }
-    for (;;) {
-        if (rt->expand.edge < rt->expand.end) {
-            uint64_t len = rt->expand.end - rt->expand.edge < chunk ? rt->expand.end - rt->expand.edge : chunk;
-            if (edges + len > cap)
-                break;
-            uint32_t slot = (uint32_t)((rt->expand.word - 1) / rt->slot_words);
-            uint64_t c = (rt->expand.edge - rt->graph.offsets[rt->expand.v]) / chunk;
-            b->items[k++] = (mkrt_item){MKRT__OP_EXPAND, rt->expand.v, rt->expand.v,
-                                        slot << MKRT__EXPAND_CHUNK_BITS | (uint32_t)c};
-            edges += len;
-            rt->expand.edge += len;
-        } else if (rt->expand.mask != 0) {
-            uint32_t bit = (uint32_t)__builtin_ctzll(rt->expand.mask);
-            rt->expand.mask &= rt->expand.mask - 1;
-            uint32_t v = (uint32_t)(((rt->expand.word - 1) % rt->slot_words) * 64 + bit);
-            rt->expand.v = v;
-            rt->expand.edge = rt->graph.offsets[v];
-            rt->expand.end = rt->graph.offsets[v + 1];
-        } else if (rt->expand.scanning) {
-            size_t w = rt->expand.word, used = (rt->slots_used + 1) * rt->slot_words;
-            while (w < used &&
-                   ((rt->expand.pull_on != 0 && (rt->expand.pull_on >> (w / rt->slot_words) & 1)) ||
-                    atomic_load_explicit(&rt->frontier_r[w], memory_order_relaxed) == 0))
-                w++;
-            if (w >= used) {
-                rt->expand.scanning = false;
-                continue;
-            }
-            rt->expand.mask = in_bucket(rt, w, atomic_exchange_explicit(&rt->frontier_r[w], 0, memory_order_relaxed));
-            rt->expand.word = w + 1;
-            /* The word's vertices' rows are read one by one below: start
-             * their (random) loads together. */
-            for (uint64_t x = rt->expand.mask; x != 0; x &= x - 1)
-                __builtin_prefetch(&rt->graph.offsets[(w % rt->slot_words) * 64 + (size_t)__builtin_ctzll(x)], 0, 3);
-        } else if (rt->expand.pull_pending) {
-            if (k > 0)
-                break; /* a pulled round is a round of its own */
-            k = take_pulled(rt, b, k, cap);
-            b->pull = k > 0;
-            break;
-        } else if (!started && !rt->batch_running &&
-                   atomic_exchange_explicit(&rt->frontier_any, false, memory_order_relaxed)) {
-            /* The next level: no batch runs, so no op sets bits now; the
-             * launch of the round publishes the swap to the workers. */
-            end_pulled_level(rt);
-            _Atomic uint64_t *next = rt->frontier_w;
-            rt->frontier_w = rt->frontier_r;
-            rt->frontier_r = next;
-            rt->expand.scanning = true;
-            rt->expand.word = 0;
-            /* acquire: as above. */
-            start_level(rt, atomic_load_explicit(&rt->aborting, memory_order_acquire));
-            started = true;
-        } else if (!started && !rt->batch_running && rt->expand.far_n != 0) {
-            /* The bucket is done: far is the next level (no batch runs,
-             * so no op sets bits now). */
-            far_restore(rt, rt->frontier_w);
-            atomic_store_explicit(&rt->frontier_any, true, memory_order_relaxed);
-        } else if (!started && !rt->batch_running && (rt->expand.visited_dirty || rt->expand.bound != 0)) {
-            end_pulled_level(rt); /* the last level */
-            unsettle(rt);
-            rt->expand.bound = 0;
-        } else {
-            break;
-        }
-    }
-    b->round = k > 0;
-    b->round_edges = edges; /* a pulled round's: once it ran (complete.c) */
-    mkrt__stat_add(&rt->emitted_total, edges);
-    return k;
+    mkrt__round r = mkrt__graph_round_take(rt->graph, b->items, rt->batch_running);
+    b->round = r.n > 0;
+    b->pull = r.pull;
+    b->round_edges = r.edges; /* a pulled round's: once it ran (complete.c) */
+    mkrt__stat_add(&rt->emitted_total, r.edges);
+    return r.n;
 }
 
 bool mkrt__emission_pending(mkrt_runtime *rt)
 {
-    return rt->emit_head != rt->emit_tail || rt->expand.edge < rt->expand.end || rt->expand.mask != 0 ||
-           rt->expand.scanning || rt->expand.pull_pending || rt->expand.visited_dirty || rt->expand.bound != 0 ||
-           rt->expand.far_n != 0 ||
-           /* relaxed: see take_round. */
-           atomic_load_explicit(&rt->frontier_any, memory_order_relaxed);
+    return rt->emit_head != rt->emit_tail || mkrt__graph_pending(rt->graph);
 }
 
 /* Numbers a drained batch and gives it its root (runtime_internal.h):
@@ -428,10 +122,10 @@ static size_t drain(mkrt_runtime *rt, mkrt__batch *b)
     size_t n = take_emitted(rt, b, 0);
     /* A frontier round is a batch of its own, after the emitted items and
      * alternating with the producers' items when they have any. */
-    bool round_turn = !rt->expand.after_round || mkrt__rings_empty(rt);
-    rt->expand.after_round = false;
+    bool round_turn = !rt->after_round || mkrt__rings_empty(rt);
+    rt->after_round = false;
     if (n == 0 && round_turn && (n = take_round(rt, b)) > 0) {
-        rt->expand.after_round = true;
+        rt->after_round = true;
         b->emitted_n = b->n = n;
         return n;
     }

@@ -49,7 +49,7 @@ static void free_runtime(mkrt_runtime *rt)
     mkrt__free(rt->cells, rt->cells_bytes);
     mkrt__free((void *)rt->append_log, rt->log_bytes);
     mkrt__free(rt->emit_ring, mkrt__emit_ring_slots(&rt->cfg) * sizeof *rt->emit_ring);
-    mkrt__free((void *)rt->frontier, mkrt__frontier_alloc_words(rt) * sizeof *rt->frontier);
+    mkrt__graph_engine_destroy(rt->graph);
     mkrt_layer_scratch_destroy(rt->layering);
     mkrt_barrier_scratch_destroy(rt->split);
     mkrt__free(rt->waves, rt->cfg.max_batch * sizeof *rt->waves);
@@ -173,7 +173,9 @@ mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **out, mkrt_error *
     rt->emit_ring = mkrt__alloc(mkrt__emit_ring_slots(cfg) * sizeof *rt->emit_ring, MKRT_CACHE_LINE);
     atomic_init(&rt->pending_root, UINT64_MAX);
     rt->emit_root = UINT64_MAX;
-    rt->expand_chunk = cfg->max_batch < MKRT__EXPAND_CHUNK_MAX ? (uint32_t)cfg->max_batch : MKRT__EXPAND_CHUNK_MAX;
+    const mkrt__graph_host host = {rt, rt->cells, cfg->cells, rt->ops, cfg->max_batch, &rt->aborting,
+                                   &rt->done_wq, &rt->work_wq};
+    rt->graph = rt->cells != NULL ? mkrt__graph_engine_create(&host) : NULL;
     rt->layering = mkrt_layer_scratch_create(NULL);
     rt->split = mkrt_barrier_scratch_create(cfg->max_batch, 0, NULL);
     rt->waves = mkrt__alloc(cfg->max_batch * sizeof *rt->waves, MKRT_CACHE_LINE);
@@ -181,7 +183,7 @@ mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **out, mkrt_error *
     mkrt_plan_cache_config pc = mkrt_plan_cache_config_default();
     if (mkrt_plan_cache_create(&pc, &rt->plans, NULL) != MKRT_OK)
         rt->plans = NULL;
-    if (!ok || !rt->slots || !rt->cells || !rt->append_log || !rt->emit_ring || !rt->layering ||
+    if (!ok || !rt->slots || !rt->cells || !rt->graph || !rt->append_log || !rt->emit_ring || !rt->layering ||
         !rt->split || !rt->waves || !rt->dead || !rt->plans) {
         free_runtime(rt);
         return mkrt__error_set(err, MKRT_ENOMEM,

@@ -82,7 +82,7 @@ static mkrt_status wait_loop(mkrt_runtime *rt, _Atomic uint64_t *counter, uint64
     }
 }
 
-static mkrt_status wait_until(mkrt_runtime *rt, _Atomic uint64_t *counter, uint64_t target,
+mkrt_status mkrt__wait_until(mkrt_runtime *rt, _Atomic uint64_t *counter, uint64_t target,
                               uint64_t timeout_ns)
 {
     /* relaxed: a count the plan stage reads as a hint (batch_planner.c). */
@@ -102,7 +102,7 @@ mkrt_status mkrt_wait(mkrt_producer *p, uint64_t ticket, uint64_t timeout_ns)
         return MKRT_EINVAL;
     if (!mkrt__owner_enter(p, MKRT__PRODUCER_WAITING, false))
         return MKRT_ECLOSED;
-    mkrt_status st = wait_until(p->rt, &p->completed, ticket, timeout_ns);
+    mkrt_status st = mkrt__wait_until(p->rt, &p->completed, ticket, timeout_ns);
     mkrt__owner_leave(p, MKRT__PRODUCER_WAITING);
     return st;
 }
@@ -128,7 +128,7 @@ mkrt_status mkrt_drain(mkrt_runtime *rt, uint64_t timeout_ns)
     uint64_t start = timeout_ns != 0 && timeout_ns != MKRT_TIMEOUT_INFINITE ? mkrt__now_ns() : 0;
     /* acquire: pairs with the release increments in mkrt_publish_some. */
     uint64_t target = atomic_load_explicit(&rt->published_total, memory_order_acquire);
-    mkrt_status st = wait_until(rt, &rt->completed_total, target, timeout_ns);
+    mkrt_status st = mkrt__wait_until(rt, &rt->completed_total, target, timeout_ns);
     return st != MKRT_OK ? st : wait_producers(rt, time_left(start, timeout_ns));
 }
 
@@ -221,7 +221,7 @@ mkrt_status mkrt_quiesce(mkrt_runtime *rt, uint64_t timeout_ns)
                                                               memory_order_relaxed, memory_order_relaxed))
         ;
     atomic_fetch_add_explicit(&rt->quiescing, 1, memory_order_relaxed); /* relaxed: as the target */
-    st = wait_until(rt, &rt->pending_root, snap + 1, time_left(start, timeout_ns));
+    st = mkrt__wait_until(rt, &rt->pending_root, snap + 1, time_left(start, timeout_ns));
     atomic_fetch_sub_explicit(&rt->quiescing, 1, memory_order_relaxed); /* as above */
     return st;
 }
