@@ -55,6 +55,19 @@ int write_results(const gopts *o, const results *res, const char *machine)
              kernel_name[r->kernel], r->engine, r->threads, r->seconds * 1e3, r->mteps,
              m != NULL ? r->seconds / m->seconds : 0);
     }
+    if (res->nconc > 0)
+        EMIT("\nSeveral searches in one runtime (--concurrent): each a traversal of its own "
+             "(mkrt_traversal_open), run one after another from one thread, then all at once "
+             "from as many threads; every result checked; mean of 3 repetitions.\n\n"
+             "| graph | kernel | searches | one after another, ms | at once, ms | speedup | "
+             "levels pushed | levels pulled | edges examined |\n|---|---|---|---|---|---|---|---|---|\n");
+    for (int i = 0; i < res->nconc; i++) {
+        const conc_row *c = &res->conc[i];
+        EMIT("| %s | %s | %u | %.3f | %.3f | %.2fx | %llu | %llu | %llu |\n", g500_family_name(c->family),
+             kernel_name[c->kernel], c->searches, c->seq_seconds * 1e3, c->conc_seconds * 1e3,
+             c->seq_seconds / c->conc_seconds, (unsigned long long)c->levels_pushed,
+             (unsigned long long)c->levels_pulled, (unsigned long long)c->edges);
+    }
     EMIT("\n| target (2 CPUs, scale 18, both families) | graph | GAPBS time / mkrt time | met "
          "|\n|---|---|---|---|\n");
     for (int f = 0; f < 2; f++)

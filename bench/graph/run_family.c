@@ -432,6 +432,9 @@ int bench_family(const gopts *o, g500_family f, results *res)
                         engines[i].ops == &traverse_mkrt_ops ? p : NULL, res);
     }
     gapbs_close(p);
+    if (rc == 0 && o->concurrent > 0)
+        rc = bench_concurrent(o, f, &w.graph.csr, w.roots, (const uint32_t *const *)w.levels,
+                              (const uint64_t *const *)w.dists, res);
     free_world(o, &w);
     return rc;
 }

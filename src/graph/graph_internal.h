@@ -49,6 +49,7 @@ struct mkrt_traversal {
     alignas(MKRT_CACHE_LINE) struct {
         bool scanning;      /* taking words of r from `word` on */
         bool swapped;       /* r was swapped in during the current round */
+        bool took;          /* chunks of it are in the current round */
         size_t word;
         uint64_t mask;      /* taken bits of word - 1, not yet expanded */
         uint32_t v;         /* the vertex being expanded */

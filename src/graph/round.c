@@ -233,6 +233,7 @@ static int take_lane(mkrt__traversal *t, mkrt_item *items, size_t *k, uint64_t *
             if (*edges + len > cap)
                 return LANE_FULL;
             mkrt__chunk_put(&items[(*k)++], &(mkrt__chunk){t->lane, t->x.v, t->x.edge});
+            t->x.took = true;
             *edges += len;
             t->x.edge += len;
             mkrt__graph_count(&t->edges, len);
@@ -274,15 +275,19 @@ static int take_lane(mkrt__traversal *t, mkrt_item *items, size_t *k, uint64_t *
             t->x.word = 0;
             start_level(t, aborting);
             t->x.swapped = true;
-        } else if (!t->x.swapped && !batch_running && t->x.far_n != 0) {
+        } else if (t->x.took || batch_running) {
+            /* Its chunks of this round (or a batch) have yet to run: what
+             * they mark decides whether the lane's run goes on. */
+            return LANE_DONE;
+        } else if (!t->x.swapped && t->x.far_n != 0) {
             /* The bucket is done: far is the next level. */
             far_restore(t, t->w);
             atomic_store_explicit(&t->any, true, memory_order_relaxed);
-        } else if (!t->x.swapped && !batch_running && (t->x.visited_dirty || t->x.bound != 0 || t->x.pull)) {
+        } else if (!t->x.swapped && (t->x.visited_dirty || t->x.bound != 0 || t->x.pull)) {
             end_pulled_level(t); /* the last level */
             unsettle(t);
             t->x.bound = 0;
-        } else if (t->x.active && !batch_running && lane_idle(t)) {
+        } else if (t->x.active && lane_idle(t)) {
             mkrt__traversal_finish(t, aborting ? MKRT_ETIMEDOUT : MKRT_OK);
             return LANE_DONE;
         } else {
@@ -349,7 +354,7 @@ mkrt__round mkrt__graph_round_take(mkrt__graph_engine *e, mkrt_item *items, bool
     for (uint32_t l = 0; l < n; l++) {
         mkrt__traversal *t = mkrt__lane_at(e, l);
         if (t != NULL)
-            t->x.swapped = false;
+            t->x.swapped = t->x.took = false;
     }
     if (!round.pull && round.edges != 0)
         mkrt__graph_count(&e->edges, round.edges);
