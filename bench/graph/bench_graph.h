@@ -49,6 +49,7 @@ typedef struct row {
     bool has_counters;
     double examined_per_edge; /* edges examined / directed edges in the component */
     double rounds;            /* batches (or iterations) per search or run */
+    double levels_pushed, levels_pulled; /* per search (BFS, SSSP) */
     double bytes_per_edge;    /* estimate, per directed edge in the component */
 } row;
 

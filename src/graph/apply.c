@@ -26,6 +26,29 @@ static inline bool lane_mark(const mkrt__graph_engine *e, mkrt__traversal *t, ui
     return true;
 }
 
+/* The same into far (distance buckets). */
+static inline bool far_mark(const mkrt__graph_engine *e, mkrt__traversal *t, uint32_t v)
+{
+    const uint64_t *off = e->graph.offsets;
+    if (off[v] == off[v + 1])
+        return false;
+    uint64_t bit = (uint64_t)1 << (v % 64);
+    _Atomic uint64_t *word = &t->far[v / 64];
+    if (!(atomic_load_explicit(word, memory_order_relaxed) & bit))
+        atomic_fetch_or_explicit(word, bit, memory_order_relaxed);
+    if (!atomic_load_explicit(&t->far_any, memory_order_relaxed))
+        atomic_store_explicit(&t->far_any, true, memory_order_relaxed);
+    return true;
+}
+
+/* *v = min(*v, x). relaxed: as mkrt__ops_atomic_min. */
+static inline void atomic_lower(_Atomic uint64_t *v, uint64_t x)
+{
+    uint64_t cur = atomic_load_explicit(v, memory_order_relaxed);
+    while (x < cur && !atomic_compare_exchange_weak_explicit(v, &cur, x, memory_order_relaxed, memory_order_relaxed))
+        ;
+}
+
 bool mkrt__graph_mark(mkrt__graph_engine *e, uint32_t lane, uint32_t v)
 {
     mkrt__traversal *t = lane < MKRT__LANES ? mkrt__lane_at(e, lane) : NULL;
@@ -96,14 +119,41 @@ static uint64_t push_builtin(const mkrt__graph_engine *e, mkrt__traversal *t, co
         }
         return changed;
     }
+    if (!t->buckets) {
+        for (uint64_t i = from; i < to; i++) {
+            ahead_step(e, a);
+            uint32_t w = targets[i];
+            if (mkrt__ops_atomic_min(&values[w], mkrt__ops_add_sat(base, weights ? weights[i] : 1))) {
+                changed++;
+                (void)lane_mark(e, t, w);
+            }
+        }
+        return changed;
+    }
+    /* Distance buckets (graph/round.c): a target lowered to the bound or
+     * above waits in far instead of the next level. relaxed (all): the
+     * bound was set before the launch; far, far_min and next_min are read
+     * by the dispatcher after the round's completion. */
+    const uint64_t bound = atomic_load_explicit(&t->bound, memory_order_relaxed);
+    uint64_t least = UINT64_MAX, far_least = UINT64_MAX;
     for (uint64_t i = from; i < to; i++) {
         ahead_step(e, a);
         uint32_t w = targets[i];
-        if (mkrt__ops_atomic_min(&values[w], mkrt__ops_add_sat(base, weights ? weights[i] : 1))) {
+        uint64_t d = mkrt__ops_add_sat(base, weights ? weights[i] : 1);
+        if (mkrt__ops_atomic_min(&values[w], d)) {
             changed++;
-            (void)lane_mark(e, t, w);
+            if (bound != 0 && d >= bound) {
+                if (far_mark(e, t, w))
+                    far_least = d < far_least ? d : far_least;
+            } else if (lane_mark(e, t, w)) {
+                least = d < least ? d : least;
+            }
         }
     }
+    if (least != UINT64_MAX)
+        atomic_lower(&t->next_min, least);
+    if (far_least != UINT64_MAX)
+        atomic_lower(&t->far_min, far_least);
     return changed;
 }
 
@@ -140,6 +190,53 @@ static inline void pull_prefetch(const uint32_t *targets, const uint32_t *weight
     __builtin_prefetch(&targets[off[v]], 0, 3);
     if (weights != NULL)
         __builtin_prefetch(&weights[off[v]], 0, 3);
+}
+
+/* A pulled chunk of a BFS: the unsettled vertices of one visited word,
+ * each taking the first neighbour in the level's frontier as its parent
+ * (GAPBS's bottom-up step). The chunk owns its 64 vertices in this round
+ * (a pulled round has no other chunks of the lane), and the level is
+ * strict (round.c), so the vertex is unreached and the depth is the
+ * level's: a plain store, and one OR into the next frontier per chunk. */
+static uint64_t pull_bfs(mkrt__graph_engine *e, mkrt__traversal *t, const mkrt__chunk *c, uint64_t *ran)
+{
+    const mkrt_graph *g = &e->graph;
+    const uint32_t first = c->v;
+    const _Atomic uint64_t *level = t->r;
+    /* relaxed: written by the dispatcher before the launch. */
+    uint64_t todo = ~atomic_load_explicit(&t->visited[first / 64], memory_order_relaxed);
+    if (g->vertices - first < 64)
+        todo &= ((uint64_t)1 << (g->vertices - first)) - 1;
+    const uint32_t *const targets = g->targets;
+    const uint64_t *const off = g->offsets;
+    _Atomic uint64_t *values = (_Atomic uint64_t *)t->values;
+    const uint64_t depth = (t->depth + 1) << 32;
+    uint64_t n = 0, marked = 0;
+    for (uint64_t x = todo; x != 0; x &= x - 1)
+        __builtin_prefetch(&targets[off[first + (uint32_t)__builtin_ctzll(x)]], 0, 3);
+    for (; todo != 0; todo &= todo - 1) {
+        const uint32_t bit = (uint32_t)__builtin_ctzll(todo), v = first + bit;
+        /* relaxed: this chunk is the only writer of v in the round. */
+        if (atomic_load_explicit(&values[v], memory_order_relaxed) != UNREACHED)
+            continue;
+        for (uint64_t i = off[v], end = off[v + 1]; i < end; i++) {
+            const uint32_t u = targets[i];
+            n++;
+            if (atomic_load_explicit(&level[u / 64], memory_order_relaxed) >> (u % 64) & 1) {
+                atomic_store_explicit(&values[v], depth | u, memory_order_relaxed);
+                marked |= (uint64_t)1 << bit; /* it has edges: it joins the next level */
+                break;
+            }
+        }
+    }
+    if (marked != 0) {
+        /* relaxed: as lane_mark. */
+        atomic_fetch_or_explicit(&t->w[first / 64], marked, memory_order_relaxed);
+        if (!atomic_load_explicit(&t->any, memory_order_relaxed))
+            atomic_store_explicit(&t->any, true, memory_order_relaxed);
+    }
+    *ran += n;
+    return (uint64_t)__builtin_popcountll(marked);
 }
 
 /* A pulled chunk: the unsettled vertices of one visited word, each
@@ -227,7 +324,9 @@ void mkrt__graph_apply(mkrt__graph_engine *e, const mkrt_item *items, size_t fro
         mkrt__chunk c;
         mkrt__chunk_get(&items[k], &c);
         mkrt__traversal *t = mkrt__lane_at(e, c.lane);
-        if (c.first == MKRT__CHUNK_PULL)
+        if (c.first == MKRT__CHUNK_PULL && t->kind == MKRT__LANE_BFS)
+            ch += pull_bfs(e, t, &c, &pulled);
+        else if (c.first == MKRT__CHUNK_PULL)
             ch += pull_chunk(e, t, &c, k, fails, &pulled);
         else if (t->kind == MKRT__LANE_USER)
             ch += push_user(e, t, &c, k, fails, &a);

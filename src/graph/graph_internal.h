@@ -37,6 +37,7 @@ struct mkrt_traversal {
     bool pulls;        /* its levels may run pulled (symmetric graph) */
     bool buckets;      /* distance buckets (weighted RELAX or SSSP) */
     uint64_t *values;  /* the cells, or its own (vertices words) */
+    uint64_t depth;    /* a pulling BFS: its level's depth (dispatcher, before the launch) */
     /* Bitsets of words each: the ops set bits in w (the next level), the
      * rounds take them from r (this level); they swap when r is used up
      * and no batch runs. visited: the vertices settled since the lane
@@ -60,10 +61,17 @@ struct mkrt_traversal {
         bool visited_dirty;
         uint64_t visited_edges; /* edges of the settled vertices */
         uint64_t bound;     /* buckets: the level expands vertices below it (0: none) */
-        uint64_t far_n, far_min;
+        bool filter;        /* buckets: r may hold vertices at or above the bound */
         bool active;        /* public: started and not finished */
         uint64_t seen;      /* public: the start it took up */
     } x;
+    /* Distance buckets, shared with the workers (relaxed; round.c): the
+     * bound (x.bound as of the launch), far's state (a vertex lowered to
+     * the bound or above is marked in far, not w) and the least distance
+     * the level's chunks gave a vertex they marked in w. */
+    alignas(MKRT_CACHE_LINE) _Atomic uint64_t bound;
+    _Atomic bool far_any;
+    _Atomic uint64_t far_min, next_min;
     /* Public traversals. */
     bool open;                       /* under the engine's lock */
     alignas(MKRT_CACHE_LINE) _Atomic uint64_t started;  /* starts (release by the starter) */

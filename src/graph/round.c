@@ -48,74 +48,119 @@ static void end_pulled_level(mkrt__traversal *t)
 
 /* Distance buckets (delta-stepping's, over levels): a level of a
  * weighted RELAX or SSSP lane expands only its vertices whose distance is
- * below x.bound and sets the others aside in far (unexpanded), so a
- * vertex far from the root is not expanded at each of the many distances
- * it passes on the way down. The bound starts at, and moves up to, the
- * bucket above the nearest vertex of the level and of far (far_min, a
- * lower bound). far goes back into the frontier when a level starts with
- * far_min below the bound, when the frontier runs empty, when a level and
- * far together hold fewer than bucket_min vertices (deferring saves less
- * than the extra levels cost), and on abort; the bound is 0 again when
- * both are empty. */
-static void far_restore(mkrt__traversal *t, _Atomic uint64_t *to)
+ * below the bound; a chunk whose vertex is at or above it sets the vertex
+ * aside in far (apply.c, on the worker: the dispatcher reads no distance),
+ * so a vertex far from the root is not expanded at each of the many
+ * distances it passes on the way down. The bound starts at, and moves up
+ * to, the bucket above the nearest vertex of the level and of far
+ * (next_min and far_min: the least distances the chunks wrote or
+ * deferred, lower bounds). far goes back into the frontier when a level
+ * starts with far_min below the bound, when the frontier runs empty, when
+ * a level and far together hold fewer than bucket_min vertices (deferring
+ * saves less than the extra levels cost), and on abort; the bound is 0
+ * again when both are empty. */
+static void set_bound(mkrt__traversal *t, uint64_t bound)
 {
-    if (t->x.far_n == 0)
-        return;
-    for (size_t w = 0; w < t->engine->words; w++) {
-        uint64_t x = atomic_load_explicit(&t->far[w], memory_order_relaxed);
-        if (x != 0) {
-            atomic_fetch_or_explicit(&to[w], x, memory_order_relaxed);
-            atomic_store_explicit(&t->far[w], 0, memory_order_relaxed);
-        }
-    }
-    t->x.far_n = 0;
+    t->x.bound = bound;
+    /* relaxed: read by the workers after the launch (release). */
+    atomic_store_explicit(&t->bound, bound, memory_order_relaxed);
 }
 
+static bool far_any(const mkrt__traversal *t)
+{
+    /* relaxed: set by the workers of completed batches (acquired by the
+     * backend's wait), or of a running one only while aborting. */
+    return atomic_load_explicit((_Atomic bool *)&t->far_any, memory_order_relaxed);
+}
+
+/* Moves far's vertices into the frontier `to`. */
+static void far_restore(mkrt__traversal *t, _Atomic uint64_t *to)
+{
+    if (!far_any(t))
+        return;
+    atomic_store_explicit(&t->far_any, false, memory_order_relaxed);
+    for (size_t w = 0; w < t->engine->words; w++)
+        if (atomic_load_explicit(&t->far[w], memory_order_relaxed) != 0)
+            atomic_fetch_or_explicit(&to[w], atomic_exchange_explicit(&t->far[w], 0, memory_order_relaxed),
+                                     memory_order_relaxed);
+    /* far's least distance is now the frontier's. */
+    uint64_t fm = atomic_exchange_explicit(&t->far_min, UINT64_MAX, memory_order_relaxed);
+    if (fm < atomic_load_explicit(&t->next_min, memory_order_relaxed))
+        atomic_store_explicit(&t->next_min, fm, memory_order_relaxed);
+}
+
+static uint64_t popcount_words(const _Atomic uint64_t *bits, size_t words)
+{
+    uint64_t n = 0;
+    for (size_t w = 0; w < words; w++) {
+        uint64_t x = atomic_load_explicit((_Atomic uint64_t *)&bits[w], memory_order_relaxed);
+        for (; x != 0; x &= x - 1)
+            n++;
+    }
+    return n;
+}
+
+/* At a swap (no batch runs): the level's bound. The workers marked r's
+ * vertices under the old bound (below it, the rest went to far): r needs
+ * no filtering unless the bound moved up or far came back into it. */
 static void start_bucket(mkrt__traversal *t)
 {
     const mkrt__graph_engine *e = t->engine;
-    uint64_t near = t->x.far_n != 0 ? t->x.far_min : UINT64_MAX, n = t->x.far_n;
-    for (size_t w = 0; w < e->words; w++)
-        for (uint64_t x = atomic_load_explicit(&t->r[w], memory_order_relaxed); x != 0; x &= x - 1) {
-            uint64_t d = value_now(t, (uint32_t)(w * 64 + (size_t)__builtin_ctzll(x)));
-            near = d < near ? d : near;
-            n++;
-        }
+    const uint64_t old = t->x.bound;
+    uint64_t near = atomic_load_explicit(&t->next_min, memory_order_relaxed);
+    const bool far = far_any(t);
+    const uint64_t far_min = far ? atomic_load_explicit(&t->far_min, memory_order_relaxed) : UINT64_MAX;
+    near = far_min < near ? far_min : near;
+    uint64_t n = popcount_words(t->r, e->words);
+    if (far && n < e->bucket_min)
+        n += popcount_words(t->far, e->words);
+    t->x.filter = false;
     if (near == UINT64_MAX || n < e->bucket_min) {
         far_restore(t, t->r);
-        t->x.bound = 0;
+        atomic_store_explicit(&t->next_min, UINT64_MAX, memory_order_relaxed);
+        set_bound(t, 0);
         return;
     }
     uint64_t bound = (near / e->bucket_width + 1) * e->bucket_width;
     if (bound < near) /* wrapped: everything is in the last bucket */
         bound = UINT64_MAX;
-    t->x.bound = bound > t->x.bound ? bound : t->x.bound;
-    if (t->x.far_n != 0 && t->x.far_min < t->x.bound)
+    set_bound(t, bound > old ? bound : old);
+    if (far && far_min < t->x.bound) {
         far_restore(t, t->r);
+        t->x.filter = true;
+    }
+    t->x.filter = t->x.filter || t->x.bound > old;
+    atomic_store_explicit(&t->next_min, UINT64_MAX, memory_order_relaxed);
 }
 
-/* Of the lane's frontier word w (taken), the vertices of the current
- * bucket; the others go to far. Those expanded leave far. */
+/* Of the lane's frontier word w (taken), the vertices below the bound
+ * (a filtered level, see start_bucket); the others go back to far. The
+ * vertices expanded leave far. relaxed: far's bits and far_min are also
+ * set by the workers of a running round. */
 static uint64_t in_bucket(mkrt__traversal *t, size_t w, uint64_t mask)
 {
-    if (t->x.bound == 0)
-        return mask;
-    uint64_t later = 0, far_min = t->x.far_n != 0 ? t->x.far_min : UINT64_MAX;
-    for (uint64_t x = mask; x != 0; x &= x - 1) {
-        uint32_t bit = (uint32_t)__builtin_ctzll(x);
-        uint64_t d = value_now(t, (uint32_t)(w * 64 + bit));
-        if (d >= t->x.bound) {
-            later |= (uint64_t)1 << bit;
-            far_min = d < far_min ? d : far_min;
+    uint64_t later = 0, least = UINT64_MAX;
+    if (t->x.filter && t->x.bound != 0)
+        for (uint64_t x = mask; x != 0; x &= x - 1) {
+            uint32_t bit = (uint32_t)__builtin_ctzll(x);
+            uint64_t d = value_now(t, (uint32_t)(w * 64 + bit));
+            if (d >= t->x.bound) {
+                later |= (uint64_t)1 << bit;
+                least = d < least ? d : least;
+            }
         }
+    const uint64_t expand = mask & ~later;
+    if (later != 0) {
+        atomic_fetch_or_explicit(&t->far[w], later, memory_order_relaxed);
+        atomic_store_explicit(&t->far_any, true, memory_order_relaxed);
+        uint64_t cur = atomic_load_explicit(&t->far_min, memory_order_relaxed);
+        while (least < cur && !atomic_compare_exchange_weak_explicit(&t->far_min, &cur, least, memory_order_relaxed,
+                                                                      memory_order_relaxed))
+            ;
     }
-    uint64_t was = atomic_load_explicit(&t->far[w], memory_order_relaxed), now = (was | later) & ~(mask & ~later);
-    if (now != was) {
-        atomic_store_explicit(&t->far[w], now, memory_order_relaxed);
-        t->x.far_n = t->x.far_n + (uint64_t)__builtin_popcountll(now) - (uint64_t)__builtin_popcountll(was);
-    }
-    t->x.far_min = far_min;
-    return mask & ~later;
+    if (expand != 0 && far_any(t) && (atomic_load_explicit(&t->far[w], memory_order_relaxed) & expand))
+        atomic_fetch_and_explicit(&t->far[w], ~expand, memory_order_relaxed);
+    return expand;
 }
 
 /* A new level (r just swapped in): a pulling lane's vertices settle and
@@ -157,6 +202,18 @@ static void start_level(mkrt__traversal *t, bool aborting)
             }
         }
     }
+    if (t->kind == MKRT__LANE_BFS && t->pulls) {
+        /* A pulling BFS's levels are strict (a level's chunks all ran
+         * before it swapped, take_lane): its frontier's vertices share one
+         * depth, which its pulled chunks give their vertices. */
+        for (size_t w = 0; w < e->words; w++) {
+            uint64_t x = atomic_load_explicit(&t->r[w], memory_order_relaxed);
+            if (x != 0) {
+                t->depth = value_now(t, (uint32_t)(w * 64 + (size_t)__builtin_ctzll(x))) >> 32;
+                break;
+            }
+        }
+    }
     mkrt__graph_count(t->x.pull ? &t->levels_pulled : &t->levels_pushed, 1);
     mkrt__graph_count(t->x.pull ? &e->levels_pulled : &e->levels_pushed, 1);
 }
@@ -179,7 +236,7 @@ static size_t take_pulled(mkrt__traversal *t, mkrt_item *items, uint64_t cap)
     const mkrt__graph_engine *e = t->engine;
     uint64_t vertices = 0;
     size_t k = 0;
-    while (t->x.pull_pending) {
+    while (t->x.pull_pending && k < e->host.max_batch) {
         const size_t w = t->x.pull_word;
         if (w >= e->words) {
             t->x.pull_pending = false;
@@ -204,7 +261,7 @@ static size_t take_pulled(mkrt__traversal *t, mkrt_item *items, uint64_t cap)
 static bool lane_idle(const mkrt__traversal *t)
 {
     return !t->x.scanning && t->x.mask == 0 && t->x.edge >= t->x.end && !t->x.pull_pending &&
-           t->x.far_n == 0 && !t->x.visited_dirty && t->x.bound == 0 &&
+           !far_any(t) && !t->x.visited_dirty && t->x.bound == 0 &&
            !atomic_load_explicit(&t->any, memory_order_relaxed);
 }
 
@@ -222,7 +279,7 @@ static int take_lane(mkrt__traversal *t, mkrt_item *items, size_t *k, uint64_t *
          * waits for a later bucket. */
         t->x.pull = false;
         t->x.pull_pending = false;
-        t->x.bound = 0;
+        set_bound(t, 0);
         far_restore(t, t->r);
         t->x.scanning = true;
         t->x.word = 0;
@@ -230,7 +287,7 @@ static int take_lane(mkrt__traversal *t, mkrt_item *items, size_t *k, uint64_t *
     for (;;) {
         if (t->x.edge < t->x.end) {
             uint64_t len = t->x.end - t->x.edge < chunk ? t->x.end - t->x.edge : chunk;
-            if (*edges + len > cap)
+            if (*edges + len > cap || *k >= e->host.max_batch)
                 return LANE_FULL;
             mkrt__chunk_put(&items[(*k)++], &(mkrt__chunk){t->lane, t->x.v, t->x.edge});
             t->x.took = true;
@@ -252,7 +309,12 @@ static int take_lane(mkrt__traversal *t, mkrt_item *items, size_t *k, uint64_t *
                 t->x.scanning = false;
                 continue;
             }
-            t->x.mask = in_bucket(t, w, atomic_exchange_explicit(&t->r[w], 0, memory_order_relaxed));
+            /* Only this thread writes r while the level is pushed (the
+             * workers mark w): a load and a store, no locked exchange. */
+            t->x.mask = atomic_load_explicit(&t->r[w], memory_order_relaxed);
+            atomic_store_explicit(&t->r[w], 0, memory_order_relaxed);
+            if (t->buckets)
+                t->x.mask = in_bucket(t, w, t->x.mask);
             t->x.word = w + 1;
             /* The word's vertices' rows are read one by one: start their
              * (random) loads together. */
@@ -261,10 +323,11 @@ static int take_lane(mkrt__traversal *t, mkrt_item *items, size_t *k, uint64_t *
         } else if (t->x.pull_pending) {
             if (*k > 0)
                 return LANE_PULL_WAITS; /* a pulled round is a round of its own */
-            *k = take_pulled(t, items, cap);
+            *k = take_pulled(t, items, t->kind == MKRT__LANE_USER ? cap : 2 * cap * 64);
             if (*k > 0)
                 return LANE_PULLED;
-        } else if (!t->x.swapped && !batch_running && atomic_exchange_explicit(&t->any, false, memory_order_relaxed)) {
+        } else if (!t->x.swapped && !batch_running && !(t->x.took && t->pulls) &&
+                   atomic_exchange_explicit(&t->any, false, memory_order_relaxed)) {
             /* The next level: no batch runs, so no op sets bits now; the
              * launch of the round publishes the swap to the workers. */
             end_pulled_level(t);
@@ -279,14 +342,14 @@ static int take_lane(mkrt__traversal *t, mkrt_item *items, size_t *k, uint64_t *
             /* Its chunks of this round (or a batch) have yet to run: what
              * they mark decides whether the lane's run goes on. */
             return LANE_DONE;
-        } else if (!t->x.swapped && t->x.far_n != 0) {
+        } else if (!t->x.swapped && far_any(t)) {
             /* The bucket is done: far is the next level. */
             far_restore(t, t->w);
             atomic_store_explicit(&t->any, true, memory_order_relaxed);
         } else if (!t->x.swapped && (t->x.visited_dirty || t->x.bound != 0 || t->x.pull)) {
             end_pulled_level(t); /* the last level */
             unsettle(t);
-            t->x.bound = 0;
+            set_bound(t, 0);
         } else if (t->x.active && lane_idle(t)) {
             mkrt__traversal_finish(t, aborting ? MKRT_ETIMEDOUT : MKRT_OK);
             return LANE_DONE;
@@ -335,7 +398,11 @@ mkrt__round mkrt__graph_round_take(mkrt__graph_engine *e, mkrt_item *items, bool
         mkrt__traversal *t = mkrt__lane_at(e, l);
         if (t == NULL)
             continue;
-        int got = take_lane(t, items, &round.n, &round.edges, cap, batch_running, aborting);
+        /* A round's edges are capped so that their failures fit the
+         * failure list: only user ops fail; a built-in lane's chunks are
+         * capped by the items alone (fewer, larger rounds per level). */
+        const uint64_t lane_cap = t->kind == MKRT__LANE_USER ? cap : cap * e->chunk;
+        int got = take_lane(t, items, &round.n, &round.edges, lane_cap, batch_running, aborting);
         if (got == LANE_PULLED) {
             round.pull = true;
             e->pull_lane = l;

@@ -35,6 +35,8 @@ mkrt__traversal *mkrt__traversal_new(mkrt__graph_engine *e, uint32_t lane, mkrt_
     t->r = t->bits + words;
     t->visited = t->bits + 2 * words;
     t->far = t->bits + 3 * words;
+    atomic_init(&t->far_min, UINT64_MAX);
+    atomic_init(&t->next_min, UINT64_MAX);
     if (own_values)
         for (uint32_t v = 0; v < e->graph.vertices; v++)
             t->values[v] = UNREACHED;
