@@ -150,6 +150,8 @@ static mkrt_status cc_block(const mkrt_item *it, const mkrt_op_ctx *ctx)
     return MKRT_OK;
 }
 
+#define PR_AHEAD 16u
+
 /* PageRank's op: one block of one pull iteration. It reads the engine's
  * arrays (read-only contrib[parity], its own block's entries of the rest),
  * and writes its change into its own out cell. */
@@ -161,11 +163,18 @@ static mkrt_status rank(const mkrt_item *it, const mkrt_op_ctx *ctx)
     float *next = e->contrib[e->parity ^ 1];
     const double base = (1.0 - TRAVERSE_PR_DAMPING) / e->vertices;
     double change = 0;
+    /* The neighbours' contributions are random reads: a cursor PR_AHEAD
+     * edges ahead (targets is read in order) starts their loads early. */
+    const uint32_t *const targets = g->targets;
+    const uint64_t block_end = g->offsets[e->block_first[it->in + 1]];
     for (uint32_t v = e->block_first[it->in]; v < e->block_first[it->in + 1]; v++) {
         const uint64_t lo = g->offsets[v], hi = g->offsets[v + 1];
         float sum = 0;
-        for (uint64_t k = lo; k < hi; k++)
-            sum += in[g->targets[k]];
+        for (uint64_t k = lo; k < hi; k++) {
+            if (k + PR_AHEAD < block_end)
+                __builtin_prefetch(&in[targets[k + PR_AHEAD]], 0, 3);
+            sum += in[targets[k]];
+        }
         const double s = base + TRAVERSE_PR_DAMPING * (double)sum;
         change += s > e->score[v] ? s - e->score[v] : e->score[v] - s;
         e->score[v] = s;
