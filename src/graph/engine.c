@@ -37,6 +37,7 @@ mkrt__graph_engine *mkrt__graph_engine_create(const mkrt__graph_host *host)
         return NULL;
     }
     e->host = *host;
+    mkrt__waitq_init_symmetric(&e->finished_wq);
     e->chunk = host->max_batch < MKRT__CHUNK_EDGES_MAX ? (uint32_t)host->max_batch : MKRT__CHUNK_EDGES_MAX;
     e->lane_op[0] = MKRT_OP_RELAX;
     e->bucket_min = BUCKET_MIN;
@@ -51,6 +52,11 @@ void mkrt__graph_engine_destroy(mkrt__graph_engine *e)
         mkrt__traversal_free(atomic_load_explicit(&e->lanes[l], memory_order_relaxed));
     mkrt__mutex_destroy(&e->lock);
     mkrt__free(e, sizeof *e);
+}
+
+mkrt__waitq *mkrt__graph_finished_wq(mkrt__graph_engine *e)
+{
+    return &e->finished_wq;
 }
 
 const mkrt_graph *mkrt__graph_engine_graph(const mkrt__graph_engine *e)

@@ -60,6 +60,8 @@ void mkrt__graph_engine_destroy(mkrt__graph_engine *e);
 /* mkrt_graph_register's work, after the runtime's checks (the caller
  * holds the lock that freezes the op table). */
 mkrt_status mkrt__graph_engine_set(mkrt__graph_engine *e, const mkrt_graph *g, mkrt_error *err);
+/* Where traversal waiters sleep: notified when one finishes. */
+mkrt__waitq *mkrt__graph_finished_wq(mkrt__graph_engine *e);
 /* The registered graph, or NULL. */
 const mkrt_graph *mkrt__graph_engine_graph(const mkrt__graph_engine *e);
 /* The checks a graph must pass for this engine (degree per chunk). */

@@ -97,6 +97,7 @@ struct mkrt__graph_engine {
     _Atomic(mkrt__traversal *) lanes[MKRT__LANES];
     _Atomic uint32_t nlanes;      /* lanes in use: 0 .. nlanes - 1 */
     mkrt__mutex lock;             /* opening and closing public traversals */
+    alignas(MKRT_CACHE_LINE) mkrt__waitq finished_wq; /* traversal waiters (mkrt__traversal_finish) */
     alignas(MKRT_CACHE_LINE) _Atomic uint64_t starts; /* traversal starts (any thread) */
     _Atomic uint64_t starts_seen; /* ... the dispatcher has looked at */
     /* Dispatcher-only. */

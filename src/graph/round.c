@@ -470,7 +470,7 @@ void mkrt__traversal_finish(mkrt__traversal *t, mkrt_status st)
     atomic_store_explicit(&t->status, (int32_t)st, memory_order_relaxed);
     /* release: pairs with the acquire in the waits (the values are final). */
     atomic_store_explicit(&t->finished, t->x.seen, memory_order_release);
-    mkrt__waitq_notify(t->engine->host.done_wq);
+    mkrt__waitq_notify(&t->engine->finished_wq);
 }
 
 void mkrt__graph_counters_read(const mkrt__graph_engine *e, mkrt__graph_counters *out)

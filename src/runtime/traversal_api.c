@@ -46,7 +46,10 @@ mkrt_status mkrt_traversal_wait(mkrt_traversal *t, uint64_t timeout_ns)
     _Atomic uint64_t *counter;
     uint64_t target;
     mkrt__traversal_wait_target(t, &counter, &target);
-    mkrt_status st = mkrt__wait_until(mkrt__traversal_runtime(t), counter, target, timeout_ns);
+    /* On the engine's queue: it is notified when a traversal finishes,
+     * not at every batch (eight waiters would wake for each). */
+    mkrt_runtime *rt = mkrt__traversal_runtime(t);
+    mkrt_status st = mkrt__wait_until_on(rt, counter, target, timeout_ns, mkrt__graph_finished_wq(rt->graph));
     return st == MKRT_OK ? mkrt__traversal_status(t) : st;
 }
 
