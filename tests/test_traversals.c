@@ -4,6 +4,7 @@
  * eight threads at once while a producer's items run, each result equal
  * to the sequential reference; reuse, the work counters, and bad input. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <threads.h>
 

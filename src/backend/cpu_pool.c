@@ -41,7 +41,7 @@
 
 typedef struct cpu_pool {
     mkrt__backend base; /* first: the pool is its backend */
-    struct mkrt_runtime *rt;
+    mkrt__state *state; /* what the ops run against (state/state.h) */
     uint32_t workers;
     mkrt__thread *threads;
     alignas(MKRT_CACHE_LINE) _Atomic uint64_t launch; /* batches launched */
@@ -121,9 +121,9 @@ static void barrier(cpu_pool *pool, uint32_t n)
 static inline void run_range(cpu_pool *pool, const mkrt__batch *b, size_t from, size_t to)
 {
     if (b->round)
-        mkrt__exec_round(pool->rt, b->exec, from, to, &pool->fails);
+        mkrt__exec_round(pool->state, b->exec, from, to, &pool->fails);
     else
-        mkrt__exec_range(pool->rt, b->exec, from, to, &pool->fails);
+        mkrt__exec_range(pool->state, b->exec, from, to, &pool->fails);
 }
 
 static void run_share(cpu_pool *pool, mkrt__batch *b, uint32_t w)
@@ -353,7 +353,7 @@ static const mkrt__backend_ops cpu_ops = {
     .describe = cpu_describe,
 };
 
-mkrt_status mkrt__cpu_pool_start(struct mkrt_runtime *rt, uint32_t workers, uint32_t max_batch,
+mkrt_status mkrt__cpu_pool_start(mkrt__state *sg, uint32_t workers, uint32_t max_batch,
                                  mkrt__backend **out, mkrt_error *err)
 {
     cpu_pool *pool = mkrt__alloc_zeroed(sizeof *pool, alignof(cpu_pool));
@@ -370,7 +370,7 @@ mkrt_status mkrt__cpu_pool_start(struct mkrt_runtime *rt, uint32_t workers, uint
                                workers);
     }
     pool->base = (mkrt__backend){.ops = &cpu_ops, .name = "cpu", .width = workers, .is_cpu_pool = true};
-    pool->rt = rt;
+    pool->state = sg;
     pool->workers = workers;
     pool->threads = threads;
     pool->fails.pairs = pairs;

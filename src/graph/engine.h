@@ -39,14 +39,14 @@ typedef struct mkrt__chunk {
 
 /* What the engine borrows from the runtime (fixed at create). */
 typedef struct mkrt__graph_host {
-    struct mkrt_runtime *rt;       /* opaque: given to user ops (mkrt__op_run) */
+    struct mkrt_runtime *rt;       /* opaque: what the public traversal calls return to */
+    struct mkrt__state *state;     /* the state group user ops run against (mkrt__op_run) */
     uint64_t *cells;               /* the cells the cell traversals work on */
     uint32_t ncells;
     const mkrt__op_entry *ops;     /* the op table (MKRT_OP_MAX entries) */
     size_t max_batch;
     _Atomic bool *aborting;        /* destroy timed out */
-    mkrt__waitq *done_wq;          /* traversal waiters sleep here */
-    mkrt__waitq *work_wq;          /* the dispatcher sleeps here */
+    mkrt__waitq *work_wq;          /* the dispatcher sleeps here (a start wakes it) */
 } mkrt__graph_host;
 
 /* Cell traversals: lane 0 is RELAX's, lanes 1 .. MKRT_OP_EXPANDING_MAX are

@@ -323,7 +323,7 @@ static int take_lane(mkrt__traversal *t, mkrt_item *items, size_t *k, uint64_t *
         } else if (t->x.pull_pending) {
             if (*k > 0)
                 return LANE_PULL_WAITS; /* a pulled round is a round of its own */
-            *k = take_pulled(t, items, t->kind == MKRT__LANE_USER ? cap : 2 * cap * 64);
+            *k = take_pulled(t, items, t->lane < MKRT__LANE_PUBLIC ? cap : 2 * cap * 64);
             if (*k > 0)
                 return LANE_PULLED;
         } else if (!t->x.swapped && !batch_running && !(t->x.took && t->pulls) &&
@@ -399,9 +399,11 @@ mkrt__round mkrt__graph_round_take(mkrt__graph_engine *e, mkrt_item *items, bool
         if (t == NULL)
             continue;
         /* A round's edges are capped so that their failures fit the
-         * failure list: only user ops fail; a built-in lane's chunks are
-         * capped by the items alone (fewer, larger rounds per level). */
-        const uint64_t lane_cap = t->kind == MKRT__LANE_USER ? cap : cap * e->chunk;
+         * failure list (and, on abort, the failed items: the cell lanes'
+         * edges are items); a public traversal's chunks are capped by
+         * the items alone (fewer, larger rounds per level): its edges
+         * never fail one by one. */
+        const uint64_t lane_cap = l < MKRT__LANE_PUBLIC ? cap : cap * e->chunk;
         int got = take_lane(t, items, &round.n, &round.edges, lane_cap, batch_running, aborting);
         if (got == LANE_PULLED) {
             round.pull = true;

@@ -6,7 +6,8 @@
  * from ops/builtin_ops.h, shared with the device. */
 #include "ops/builtin_ops.h"
 #include "ops/op_table.h"
-#include "runtime/runtime_internal.h"
+#include "graph/engine.h"
+#include "state/state.h"
 
 _Static_assert((int)MKRT_OPS_NOP == (int)MKRT_OP_NOP && (int)MKRT_OPS_STORE == (int)MKRT_OP_STORE &&
                    (int)MKRT_OPS_ADD == (int)MKRT_OP_ADD && (int)MKRT_OPS_APPEND == (int)MKRT_OP_APPEND &&
@@ -15,51 +16,51 @@ _Static_assert((int)MKRT_OPS_NOP == (int)MKRT_OP_NOP && (int)MKRT_OPS_STORE == (
                    (int)MKRT_OPS_USER_FIRST == (int)MKRT_OP_USER_FIRST,
                "ops/builtin_ops.h and mkrt/item.h agree on the op codes");
 
-mkrt_status mkrt__item_admit(const mkrt_runtime *rt, const mkrt_item *it)
+mkrt_status mkrt__item_admit(const mkrt__state *sg, const mkrt_item *it)
 {
-    const uint32_t cells = rt->cfg.cells;
+    const uint32_t cells = sg->cfg->cells;
     if (!mkrt__ops_is_user(it->op)) {
         uint32_t e = mkrt__ops_builtin_check(it->op, it->in, it->out, cells);
-        if (e == MKRT_MK_ERR_NONE && it->op == MKRT_OPS_RELAX && mkrt__graph_engine_graph(rt->graph) == NULL)
+        if (e == MKRT_MK_ERR_NONE && it->op == MKRT_OPS_RELAX && mkrt__graph_engine_graph(sg->graph) == NULL)
             return MKRT_ENOTSUP; /* RELAX expands over the registered graph */
         return e == MKRT_MK_ERR_NONE ? MKRT_OK : e == MKRT_MK_ERR_HANDLE ? MKRT_EINVAL : MKRT_ENOTSUP;
     }
-    if (it->op >= MKRT_OP_MAX || rt->ops[it->op].fn == NULL)
+    if (it->op >= MKRT_OP_MAX || sg->ops[it->op].fn == NULL)
         return MKRT_ENOTSUP;
     /* runtime.h promises a user op cells[in] and cells[out]. */
     if (it->in >= cells || it->out >= cells)
         return MKRT_EINVAL;
-    uint64_t budget = rt->cfg.device_memory_budget;
-    if (budget != 0 && rt->ops[it->op].fused_bytes > budget)
+    uint64_t budget = sg->cfg->device_memory_budget;
+    if (budget != 0 && sg->ops[it->op].fused_bytes > budget)
         return MKRT_EBUDGET;
     return MKRT_OK;
 }
 
 bool mkrt__item_idempotent(const mkrt_item *it, void *ctx)
 {
-    const mkrt_runtime *rt = ctx;
+    const mkrt__state *sg = ctx;
     if (!mkrt__ops_is_user(it->op))
         return mkrt__ops_builtin_idempotent(it->op, it->in, it->out);
-    return it->op < MKRT_OP_MAX && rt->ops[it->op].idempotent;
+    return it->op < MKRT_OP_MAX && sg->ops[it->op].idempotent;
 }
 
 uint32_t mkrt__item_commute_key(const mkrt_item *it, void *ctx)
 {
-    const mkrt_runtime *rt = ctx;
+    const mkrt__state *sg = ctx;
     if (!mkrt__ops_is_user(it->op))
         return mkrt__ops_builtin_commute_key(it->op, it->in, it->out);
-    return it->op < MKRT_OP_MAX && rt->ops[it->op].commutes && it->in != it->out ? it->op : 0;
+    return it->op < MKRT_OP_MAX && sg->ops[it->op].commutes && it->in != it->out ? it->op : 0;
 }
 
 _Static_assert(MKRT_OPS_NOP == 0 && MKRT_OPS_STORE == 1 && MKRT_OPS_ADD == 2,
                "mkrt__exec_range's first test takes ops 0..2 as NOP, STORE and ADD");
 
-void mkrt__exec_range(mkrt_runtime *rt, const mkrt_item *items, size_t from, size_t to,
+void mkrt__exec_range(mkrt__state *sg, const mkrt_item *items, size_t from, size_t to,
                       mkrt__fail_list *fails)
 {
-    uint64_t *cells = rt->cells;
-    const uint32_t ncells = rt->cfg.cells;
-    const mkrt_graph *graph = mkrt__graph_engine_graph(rt->graph);
+    uint64_t *cells = sg->cells;
+    const uint32_t ncells = sg->cfg->cells;
+    const mkrt_graph *graph = mkrt__graph_engine_graph(sg->graph);
     uint64_t changed = 0;
     for (size_t k = from; k < to; k++) {
         const mkrt_item *it = &items[k];
@@ -68,8 +69,8 @@ void mkrt__exec_range(mkrt_runtime *rt, const mkrt_item *items, size_t from, siz
              * or claim (their handles were admitted). */
             mkrt__ops_run_admitted(it->op, it->in, it->out, it->param, cells);
         } else if (mkrt__ops_is_user(it->op)) {
-            const mkrt__op_entry *op = &rt->ops[it->op];
-            struct mkrt__op_run run = {rt, rt->graph, op->expand_slot, false};
+            const mkrt__op_entry *op = &sg->ops[it->op];
+            struct mkrt__op_run run = {sg, op->expand_slot, false};
             uint64_t outer;
             mkrt_op_ctx ctx = {cells, ncells, op->user, graph, &run, mkrt__op_begin(&outer)};
             mkrt_status st = op->fn(it, &ctx);
@@ -81,7 +82,7 @@ void mkrt__exec_range(mkrt_runtime *rt, const mkrt_item *items, size_t from, siz
             if (mkrt__ops_run_update(it->op, it->in, it->out, it->param, cells)) { /* admitted */
                 changed++;
                 if (it->op == MKRT_OPS_RELAX)
-                    (void)mkrt__graph_mark(rt->graph, 0, it->out); /* RELAX's lane */
+                    (void)mkrt__graph_mark(sg->graph, 0, it->out); /* RELAX's lane */
             }
         } else if (it->op != MKRT_OPS_APPEND) {
             (void)mkrt__ops_run_builtin(it->op, it->in, it->out, it->param, cells, ncells); /* admitted */
@@ -90,23 +91,23 @@ void mkrt__exec_range(mkrt_runtime *rt, const mkrt_item *items, size_t from, siz
              * different layers, so the barrier between them already orders
              * the claims (modification order follows happens-before).
              * Admission reserved room for it: the slot is not in the log. */
-            uint64_t at = atomic_fetch_add_explicit(&rt->append_len, 1, memory_order_relaxed);
+            uint64_t at = atomic_fetch_add_explicit(&sg->append_len, 1, memory_order_relaxed);
             /* release: pairs with the acquire fences of the log's readers
              * (see mkrt_append_log_read). */
-            atomic_store_explicit(&rt->append_log[mkrt__ops_append_slot(at, rt->cfg.append_log_capacity)],
+            atomic_store_explicit(&sg->append_log[mkrt__ops_append_slot(at, sg->cfg->append_log_capacity)],
                                   mkrt__ops_append_word(it->out, it->param), memory_order_release);
         }
     }
     if (changed != 0)
         /* relaxed: a statistic, read by stats without ordering. */
-        atomic_fetch_add_explicit(&rt->changed, changed, memory_order_relaxed);
+        atomic_fetch_add_explicit(&sg->changed, changed, memory_order_relaxed);
 }
 
-void mkrt__exec_round(mkrt_runtime *rt, const mkrt_item *items, size_t from, size_t to, mkrt__fail_list *fails)
+void mkrt__exec_round(mkrt__state *sg, const mkrt_item *items, size_t from, size_t to, mkrt__fail_list *fails)
 {
     uint64_t changed = 0;
-    mkrt__graph_apply(rt->graph, items, from, to, fails, &changed);
+    mkrt__graph_apply(sg->graph, items, from, to, fails, &changed);
     if (changed != 0)
         /* relaxed: a statistic, read by stats without ordering. */
-        atomic_fetch_add_explicit(&rt->changed, changed, memory_order_relaxed);
+        atomic_fetch_add_explicit(&sg->changed, changed, memory_order_relaxed);
 }

@@ -16,6 +16,7 @@
 
 #include "mkrt/frontier.h"
 #include "mkrt/runtime.h"
+#include "state/state.h"
 
 typedef struct mkrt__op_entry {
     mkrt_op_fn fn;          /* NULL: not registered (built-ins are not in the table) */
@@ -33,9 +34,8 @@ typedef struct mkrt__op_entry {
 /* One run of an op on the host (mkrt_op_ctx.run): what mkrt_op_emit and
  * mkrt_op_changed need. Lives on the running thread's stack. */
 struct mkrt__op_run {
-    struct mkrt_runtime *rt;
-    struct mkrt__graph_engine *graph; /* where mkrt_op_emit_edges marks (graph/engine.h) */
-    uint32_t expand_slot; /* the op's frontier lane; 0: it does not expand */
+    mkrt__state *state;
+    uint32_t expand_slot; /* the op's frontier lane (graph/engine.h); 0: it does not expand */
     bool changed;
 };
 
@@ -111,14 +111,12 @@ static inline mkrt_status mkrt__fail_status(uint32_t v)
     return s <= MKRT_EAGAIN && s >= MKRT_ESTATE ? (mkrt_status)s : MKRT_EDEVICE;
 }
 
-struct mkrt_runtime;
-
 /* Why item it cannot run here, or MKRT_OK: the op is known, its handles are
  * below the cell count, and its fused bytes fit the device budget. The one
  * admission rule of every backend (the pipeline's admit stage). */
-mkrt_status mkrt__item_admit(const struct mkrt_runtime *rt, const mkrt_item *it);
+mkrt_status mkrt__item_admit(const mkrt__state *sg, const mkrt_item *it);
 /* Whether an exact duplicate of it may be pruned (the op is idempotent for
- * it); ctx is the runtime. The one rule of the dedupe stage. */
+ * it); ctx is the state group. The one rule of the dedupe stage. */
 bool mkrt__item_idempotent(const mkrt_item *it, void *ctx);
 /* The item's commuting group (0: none), for the layering
  * (pipeline/layer_internal.h): the built-ins' rule, and for user ops
@@ -128,11 +126,11 @@ uint32_t mkrt__item_commute_key(const mkrt_item *it, void *ctx);
  * cells and APPEND log; a user op's failure goes to fails. The layering
  * and the barriers guarantee that no two items of one layer touch the
  * same cell in conflicting ways, so cells are plain memory. */
-void mkrt__exec_range(struct mkrt_runtime *rt, const mkrt_item *items, size_t from, size_t to,
+void mkrt__exec_range(mkrt__state *sg, const mkrt_item *items, size_t from, size_t to,
                       mkrt__fail_list *fails);
 /* The same for a frontier round's chunks (mkrt__batch.round): the graph
  * engine runs them (graph/engine.h, mkrt__graph_apply). */
-void mkrt__exec_round(struct mkrt_runtime *rt, const mkrt_item *items, size_t from, size_t to,
+void mkrt__exec_round(mkrt__state *sg, const mkrt_item *items, size_t from, size_t to,
                       mkrt__fail_list *fails);
 
 #endif

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "pipeline/stages.h"
-#include "runtime/runtime_internal.h"
+#include "pipeline/dispatch.h"
 
 static void note_segment(mkrt__batch *b, mkrt_producer *p)
 {
@@ -17,74 +17,74 @@ static void note_segment(mkrt__batch *b, mkrt_producer *p)
 }
 
 /* Frees producers that were closed and whose every item has completed. */
-static void retire_closed(mkrt_runtime *rt, uint32_t slot, mkrt_producer *p)
+static void retire_closed(mkrt__dispatch *dp, uint32_t slot, mkrt_producer *p)
 {
-    mkrt__mutex_lock(&rt->producers_lock);
+    mkrt__mutex_lock(&dp->producers->producers_lock);
     /* release: pairs with acquire loads of slots (drain, stats). */
-    atomic_store_explicit(&rt->slots[slot], NULL, memory_order_release);
-    atomic_fetch_sub_explicit(&rt->producers_open, 1, memory_order_relaxed);
-    mkrt__mutex_unlock(&rt->producers_lock);
+    atomic_store_explicit(&dp->producers->slots[slot], NULL, memory_order_release);
+    atomic_fetch_sub_explicit(&dp->producers->producers_open, 1, memory_order_relaxed);
+    mkrt__mutex_unlock(&dp->producers->producers_lock);
     mkrt__producer_free(p);
 }
 
 /* Items emitted by completed batches, [head, tail) of the emission queue. */
-static size_t take_emitted(mkrt_runtime *rt, mkrt__batch *b, size_t n)
+static size_t take_emitted(mkrt__dispatch *dp, mkrt__batch *b, size_t n)
 {
-    const uint64_t cap = rt->cfg.emit_capacity;
-    size_t k = 0, want = rt->cfg.max_batch - n;
-    while (rt->emit_head < rt->emit_tail && k < want) {
-        size_t slot = (size_t)(rt->emit_head % cap);
-        uint64_t run = cap - slot, left = rt->emit_tail - rt->emit_head;
+    const uint64_t cap = dp->cfg->emit_capacity;
+    size_t k = 0, want = dp->cfg->max_batch - n;
+    while (dp->state->emit_head < dp->state->emit_tail && k < want) {
+        size_t slot = (size_t)(dp->state->emit_head % cap);
+        uint64_t run = cap - slot, left = dp->state->emit_tail - dp->state->emit_head;
         run = run < left ? run : left;
         run = run < want - k ? run : want - k;
-        memcpy(b->items + n + k, rt->emit_ring + slot, (size_t)run * sizeof *b->items);
+        memcpy(b->items + n + k, dp->state->emit_ring + slot, (size_t)run * sizeof *b->items);
         k += (size_t)run;
-        rt->emit_head += run;
+        dp->state->emit_head += run;
     }
     return k;
 }
 
 /* A frontier round (graph/engine.h): the graph engine's chunks, a batch
  * of their own. Every edge they stand for is an emitted item. */
-static size_t take_round(mkrt_runtime *rt, mkrt__batch *b)
+static size_t take_round(mkrt__dispatch *dp, mkrt__batch *b)
 {
-    mkrt__round r = mkrt__graph_round_take(rt->graph, b->items, rt->batch_running);
+    mkrt__round r = mkrt__graph_round_take(dp->state->graph, b->items, dp->batch_running);
     b->round = r.n > 0;
     b->pull = r.pull;
     b->round_edges = r.edges; /* a pulled round's: once it ran (complete.c) */
-    mkrt__stat_add(&rt->emitted_total, r.edges);
+    mkrt__stat_add(&dp->state->emitted_total, r.edges);
     return r.n;
 }
 
-bool mkrt__emission_pending(mkrt_runtime *rt)
+bool mkrt__emission_pending(mkrt__dispatch *dp)
 {
-    return rt->emit_head != rt->emit_tail || mkrt__graph_pending(rt->graph);
+    return dp->state->emit_head != dp->state->emit_tail || mkrt__graph_pending(dp->state->graph);
 }
 
-/* Numbers a drained batch and gives it its root (runtime_internal.h):
+/* Numbers a drained batch and gives it its root (pipeline/dispatch.h):
  * the oldest work it may descend from. The emission root is let go once
  * nothing emitted waits (all of it is in this batch now). */
-static size_t stamp(mkrt_runtime *rt, mkrt__batch *b, size_t n)
+static size_t stamp(mkrt__dispatch *dp, mkrt__batch *b, size_t n)
 {
     if (n == 0) {
         /* Nothing drained: if nothing is pending at all any more (a
          * frontier's last level ended without a batch), no completion
          * will say so: say it here. release: as in publish_roots
          * (complete.c); relaxed load: the token's holder wrote it. */
-        if (!mkrt__emission_pending(rt)) {
-            rt->emit_root = UINT64_MAX;
-            if (rt->running == NULL && rt->drained == NULL &&
-                atomic_load_explicit(&rt->pending_root, memory_order_relaxed) != UINT64_MAX) {
-                atomic_store_explicit(&rt->pending_root, UINT64_MAX, memory_order_release);
-                mkrt__waitq_notify(&rt->done_wq);
+        if (!mkrt__emission_pending(dp)) {
+            dp->emit_root = UINT64_MAX;
+            if (dp->running == NULL && dp->drained == NULL &&
+                atomic_load_explicit(&dp->pending_root, memory_order_relaxed) != UINT64_MAX) {
+                atomic_store_explicit(&dp->pending_root, UINT64_MAX, memory_order_release);
+                mkrt__waitq_notify(&dp->done_wq);
             }
         }
         return 0;
     }
-    b->seq = ++rt->batch_seq;
-    b->root = rt->emit_root < b->seq ? rt->emit_root : b->seq;
-    if (!mkrt__emission_pending(rt))
-        rt->emit_root = UINT64_MAX;
+    b->seq = ++dp->batch_seq;
+    b->root = dp->emit_root < b->seq ? dp->emit_root : b->seq;
+    if (!mkrt__emission_pending(dp))
+        dp->emit_root = UINT64_MAX;
     return n;
 }
 
@@ -94,86 +94,86 @@ static size_t stamp(mkrt_runtime *rt, mkrt__batch *b, size_t n)
  * it, so it cannot grow with other producers' load (mkrt_quiesce ends).
  * relaxed: the values only decide when new items are taken, never
  * whether; the holder of the token wrote pending_root itself. */
-static bool intake_paused(mkrt_runtime *rt)
+static bool intake_paused(mkrt__dispatch *dp)
 {
-    return atomic_load_explicit(&rt->quiescing, memory_order_relaxed) != 0 &&
-           atomic_load_explicit(&rt->pending_root, memory_order_relaxed) <=
-               atomic_load_explicit(&rt->quiesce_target, memory_order_relaxed);
+    return atomic_load_explicit(&dp->quiescing, memory_order_relaxed) != 0 &&
+           atomic_load_explicit(&dp->pending_root, memory_order_relaxed) <=
+               atomic_load_explicit(&dp->quiesce_target, memory_order_relaxed);
 }
 
 /* Emitted items first (or a frontier round), then round-robin passes over
  * the producer rings, at most burst_per_ring items per ring per pass, until
  * the batch is full or a pass finds nothing. */
-static size_t drain(mkrt_runtime *rt, mkrt__batch *b);
+static size_t drain(mkrt__dispatch *dp, mkrt__batch *b);
 
-size_t mkrt__stage_drain(mkrt_runtime *rt, mkrt__batch *b)
+size_t mkrt__stage_drain(mkrt__dispatch *dp, mkrt__batch *b)
 {
-    return stamp(rt, b, drain(rt, b));
+    return stamp(dp, b, drain(dp, b));
 }
 
-static size_t drain(mkrt_runtime *rt, mkrt__batch *b)
+static size_t drain(mkrt__dispatch *dp, mkrt__batch *b)
 {
-    const uint32_t slots = rt->cfg.max_producers;
+    const uint32_t slots = dp->cfg->max_producers;
     b->nseg = 0;
     b->n = 0;
     b->round = false;
     b->pull = false;
     b->round_edges = 0;
-    size_t n = take_emitted(rt, b, 0);
+    size_t n = take_emitted(dp, b, 0);
     /* A frontier round is a batch of its own, after the emitted items and
      * alternating with the producers' items when they have any. */
-    bool round_turn = !rt->after_round || mkrt__rings_empty(rt);
-    rt->after_round = false;
-    if (n == 0 && round_turn && (n = take_round(rt, b)) > 0) {
-        rt->after_round = true;
+    bool round_turn = !dp->after_round || mkrt__rings_empty(dp);
+    dp->after_round = false;
+    if (n == 0 && round_turn && (n = take_round(dp, b)) > 0) {
+        dp->after_round = true;
         b->emitted_n = b->n = n;
         return n;
     }
     b->emitted_n = n;
-    bool progress = !intake_paused(rt);
-    while (progress && n < rt->cfg.max_batch) {
+    bool progress = !intake_paused(dp);
+    while (progress && n < dp->cfg->max_batch) {
         progress = false;
-        for (uint32_t i = 0; i < slots && n < rt->cfg.max_batch; i++) {
-            uint32_t slot = (rt->rr + i) % slots;
+        for (uint32_t i = 0; i < slots && n < dp->cfg->max_batch; i++) {
+            uint32_t slot = (dp->rr + i) % slots;
             /* acquire: pairs with the release store in mkrt_producer_open. */
-            mkrt_producer *p = atomic_load_explicit(&rt->slots[slot], memory_order_acquire);
+            mkrt_producer *p = atomic_load_explicit(&dp->producers->slots[slot], memory_order_acquire);
             if (p == NULL)
                 continue;
             size_t waiting = mkrt_spsc_ring_size(p->ring);
             if (waiting > p->high_water) {
                 p->high_water = waiting;
-                if (waiting > mkrt__load_relaxed(&rt->high_water))
-                    atomic_store_explicit(&rt->high_water, waiting, memory_order_relaxed);
+                if (waiting > mkrt__load_relaxed(&dp->stats->high_water))
+                    atomic_store_explicit(&dp->stats->high_water, waiting, memory_order_relaxed);
             }
-            size_t want = rt->cfg.max_batch - n;
-            want = want < rt->cfg.burst_per_ring ? want : rt->cfg.burst_per_ring;
+            size_t want = dp->cfg->max_batch - n;
+            want = want < dp->cfg->burst_per_ring ? want : dp->cfg->burst_per_ring;
             size_t k = mkrt_spsc_ring_pop(p->ring, b->items + n, want);
             if (k > 0) {
                 n += k;
                 p->drained += k;
                 note_segment(b, p);
                 progress = true;
-            } else if (!rt->helping && atomic_load(&p->state) == MKRT__PRODUCER_CLOSED &&
+            } else if (!dp->helping && atomic_load(&p->state) == MKRT__PRODUCER_CLOSED &&
                        /* relaxed: published is final once the state is
                         * CLOSED with BUSY clear (seq_cst load above, after
                         * the closer's release), and only this thread
                         * writes completed and drained. */
                        mkrt__load_relaxed(&p->completed) == mkrt__load_relaxed(&p->published) &&
                        p->drained == mkrt__load_relaxed(&p->published)) {
-                retire_closed(rt, slot, p);
+                retire_closed(dp, slot, p);
             }
         }
-        rt->rr = (rt->rr + 1) % slots;
+        dp->rr = (dp->rr + 1) % slots;
     }
     b->n = n;
     return n;
 }
 
-bool mkrt__rings_empty(mkrt_runtime *rt)
+bool mkrt__rings_empty(mkrt__dispatch *dp)
 {
-    for (uint32_t s = 0; s < rt->cfg.max_producers; s++) {
+    for (uint32_t s = 0; s < dp->cfg->max_producers; s++) {
         /* acquire: pairs with the release store in mkrt_producer_open. */
-        mkrt_producer *p = atomic_load_explicit(&rt->slots[s], memory_order_acquire);
+        mkrt_producer *p = atomic_load_explicit(&dp->producers->slots[s], memory_order_acquire);
         if (p != NULL && (mkrt_spsc_ring_size(p->ring) > 0 ||
                           ((atomic_load(&p->state) & MKRT__PRODUCER_LIFE) == MKRT__PRODUCER_CLOSED &&
                            mkrt__load_relaxed(&p->completed) == mkrt__load_relaxed(&p->published))))

@@ -27,7 +27,7 @@ static mkrt_status check_graph(const mkrt_runtime *rt, const mkrt_graph *g, mkrt
                                "mkrt_graph_register: offsets[0] is %llu, not 0. Fix: start the CSR "
                                "rows at 0.",
                                (unsigned long long)g->offsets[0]);
-    mkrt_status st = mkrt__graph_engine_check(rt->graph, g, err);
+    mkrt_status st = mkrt__graph_engine_check(rt->state.graph, g, err);
     if (st != MKRT_OK)
         return st;
     uint64_t edges = g->offsets[g->vertices];
@@ -63,21 +63,21 @@ mkrt_status mkrt_graph_register(mkrt_runtime *rt, const mkrt_graph *g, mkrt_erro
     /* Under the lock mkrt_producer_open freezes the op table with: the
      * dispatcher and the ops read the graph only for items of producers
      * opened later (as in mkrt_op_register). */
-    mkrt__mutex_lock(&rt->producers_lock);
+    mkrt__mutex_lock(&rt->producers.producers_lock);
     if (rt->ops_frozen) {
-        mkrt__mutex_unlock(&rt->producers_lock);
+        mkrt__mutex_unlock(&rt->producers.producers_lock);
         return mkrt__error_set(err, MKRT_EINVAL,
                                "mkrt_graph_register after the first producer was opened. Fix: "
                                "register the graph right after mkrt_create.");
     }
-    if (mkrt__graph_engine_traversals(rt->graph) != 0) {
-        mkrt__mutex_unlock(&rt->producers_lock);
+    if (mkrt__graph_engine_traversals(rt->state.graph) != 0) {
+        mkrt__mutex_unlock(&rt->producers.producers_lock);
         return mkrt__error_set(err, MKRT_EINVAL,
                                "mkrt_graph_register after mkrt_traversal_open. Fix: register the "
                                "graph before opening traversals.");
     }
-    if ((st = mkrt__graph_engine_set(rt->graph, g, err)) != MKRT_OK) {
-        mkrt__mutex_unlock(&rt->producers_lock);
+    if ((st = mkrt__graph_engine_set(rt->state.graph, g, err)) != MKRT_OK) {
+        mkrt__mutex_unlock(&rt->producers.producers_lock);
         return st;
     }
     /* The device's copy (cuda/protocol.h, "Traversals on the device"): no
@@ -85,14 +85,14 @@ mkrt_status mkrt_graph_register(mkrt_runtime *rt, const mkrt_graph *g, mkrt_erro
      * the application's state copies out meanwhile. A device that cannot
      * take the graph refuses RELAX (the CPU pool runs it) and says why in
      * mkrt_backend_describe(). */
-    mkrt__backend *dev = mkrt__backends_device(rt->backends, rt->nbackends);
+    mkrt__backend *dev = mkrt__backends_device(rt->dispatch.backends, rt->dispatch.nbackends);
     if (dev != NULL && dev->ops->graph_in != NULL) {
         mkrt_error why;
-        mkrt__mutex_lock(&rt->state_lock);
+        mkrt__mutex_lock(&rt->dispatch.state_lock);
         (void)dev->ops->graph_in(dev, g, &why);
-        mkrt__mutex_unlock(&rt->state_lock);
+        mkrt__mutex_unlock(&rt->dispatch.state_lock);
         mkrt__runtime_describe_device(rt);
     }
-    mkrt__mutex_unlock(&rt->producers_lock);
+    mkrt__mutex_unlock(&rt->producers.producers_lock);
     return MKRT_OK;
 }
