@@ -4,7 +4,7 @@
  * (mkrt_traversal_open), run one after another from one thread and then
  * all at once from N threads; every result checked against the
  * reference's. Reports both wall times per batch of N searches. */
-#include <threads.h>
+#include <pthread.h>
 
 #include "bench_graph.h"
 #include "mkrt/mkrt.h"
@@ -18,14 +18,14 @@ typedef struct conc_job {
     int rc;
 } conc_job;
 
-static int conc_search(void *arg)
+static void *conc_search(void *arg)
 {
     conc_job *j = arg;
     j->rc = mkrt_traversal_start(j->t, j->root, NULL) == MKRT_OK &&
                     mkrt_traversal_wait(j->t, MKRT_TIMEOUT_INFINITE) == MKRT_OK
                 ? 0
                 : -1;
-    return 0;
+    return NULL;
 }
 
 /* Every traversal's values against the reference's levels or distances. */
@@ -72,7 +72,8 @@ int bench_concurrent(const gopts *o, g500_family f, const g500_csr *g, const uin
             continue; /* the reference's answers are there for the kernels run */
         mkrt_traversal *t[CONC_MAX];
         conc_job jobs[CONC_MAX];
-        thrd_t th[CONC_MAX];
+        pthread_t th[CONC_MAX];
+        bool started[CONC_MAX] = {false};
         mkrt_traversal_desc d = {k == K_BFS ? MKRT_TRAVERSAL_BFS : MKRT_TRAVERSAL_SSSP, true};
         uint32_t opened = 0;
         for (; opened < n; opened++)
@@ -97,13 +98,16 @@ int bench_concurrent(const gopts *o, g500_family f, const g500_csr *g, const uin
             t0 = g500_seconds();
             for (uint32_t i = 0; i < n && rc == 0; i++) {
                 jobs[i] = (conc_job){t[i], roots[i % o->roots], 0};
-                if (thrd_create(&th[i], conc_search, &jobs[i]) != thrd_success)
+                started[i] = pthread_create(&th[i], NULL, conc_search, &jobs[i]) == 0;
+                if (!started[i])
                     rc = -1;
             }
-            for (uint32_t i = 0; i < n; i++) {
-                thrd_join(th[i], NULL);
-                rc |= jobs[i].rc;
-            }
+            for (uint32_t i = 0; i < n; i++)
+                if (started[i]) {
+                    pthread_join(th[i], NULL);
+                    started[i] = false;
+                    rc |= jobs[i].rc;
+                }
             conc += g500_seconds() - t0;
             if (rc == 0)
                 rc = conc_check(t, n, g, levels, dists, o->roots, k == K_BFS, buf);

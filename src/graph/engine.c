@@ -50,6 +50,11 @@ void mkrt__graph_engine_destroy(mkrt__graph_engine *e)
         return;
     for (uint32_t l = 0; l < MKRT__LANES; l++)
         mkrt__traversal_free(atomic_load_explicit(&e->lanes[l], memory_order_relaxed));
+    while (e->retired != NULL) {
+        mkrt__traversal *t = e->retired;
+        e->retired = t->retired_next;
+        mkrt__traversal_free(t);
+    }
     mkrt__mutex_destroy(&e->lock);
     mkrt__free(e, sizeof *e);
 }
@@ -115,7 +120,11 @@ mkrt_status mkrt__graph_engine_set(mkrt__graph_engine *e, const mkrt_graph *g, m
     /* Registration precedes the first producer: no round runs. Public
      * traversals of an earlier graph are closed by the runtime's check. */
     for (uint32_t l = 0; l < MKRT__LANE_PUBLIC; l++) {
-        mkrt__traversal_free(atomic_load_explicit(&e->lanes[l], memory_order_relaxed));
+        mkrt__traversal *old = atomic_load_explicit(&e->lanes[l], memory_order_relaxed);
+        if (old != NULL) {
+            old->retired_next = e->retired;
+            e->retired = old;
+        }
         fresh[l]->buckets = l == 0 && g->weights != NULL;
         /* release: pairs with the acquire in mkrt__lane_at. */
         atomic_store_explicit(&e->lanes[l], fresh[l], memory_order_release);
@@ -123,6 +132,8 @@ mkrt_status mkrt__graph_engine_set(mkrt__graph_engine *e, const mkrt_graph *g, m
     uint32_t n = atomic_load_explicit(&e->nlanes, memory_order_relaxed);
     if (n < MKRT__LANE_PUBLIC)
         atomic_store_explicit(&e->nlanes, MKRT__LANE_PUBLIC, memory_order_release);
+    /* release: pairs with the dispatcher's acquire loads (round.c). */
+    atomic_store_explicit(&e->ready, true, memory_order_release);
     return MKRT_OK;
 }
 

@@ -81,11 +81,21 @@ struct mkrt_traversal {
     /* Counters of its runs (written by the dispatcher, relaxed). */
     _Atomic uint64_t levels_pushed, levels_pulled, edges;
     uint64_t run_edges_base;
+    mkrt__traversal *retired_next; /* the engine's retired lanes (engine.c) */
+    size_t words;                  /* of each bitset (the graph's when it was made) */
+    uint32_t vertices;             /* of its own values */
 };
 
 struct mkrt__graph_engine {
     mkrt__graph_host host;
     mkrt_graph graph;       /* vertices 0: none registered */
+    /* The graph and the cell lanes are set (release by registration): the
+     * dispatcher, which runs from create on, reads them only after an
+     * acquire load of this. */
+    _Atomic bool ready;
+    /* Cell lanes of a graph registered before (a second registration):
+     * the dispatcher may still look at them, so they are freed at destroy. */
+    mkrt__traversal *retired;
     uint32_t chunk;         /* edges per chunk: min(MKRT__CHUNK_EDGES_MAX, max_batch) */
     uint64_t bucket_width;  /* distance buckets (round.c) */
     uint64_t bucket_min;    /* ... for levels of this many vertices or more */

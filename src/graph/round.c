@@ -377,6 +377,11 @@ static void take_starts(mkrt__graph_engine *e, uint32_t n)
         if (started != t->x.seen) {
             t->x.seen = started;
             t->x.active = true;
+            const uint64_t *off = e->graph.offsets;
+            if (off[t->root] != off[t->root + 1]) {
+                atomic_fetch_or_explicit(&t->w[t->root / 64], (uint64_t)1 << (t->root % 64), memory_order_relaxed);
+                atomic_store_explicit(&t->any, true, memory_order_relaxed);
+            }
             t->run_edges_base = atomic_load_explicit(&t->edges, memory_order_relaxed);
         }
     }
@@ -385,7 +390,8 @@ static void take_starts(mkrt__graph_engine *e, uint32_t n)
 mkrt__round mkrt__graph_round_take(mkrt__graph_engine *e, mkrt_item *items, bool batch_running)
 {
     mkrt__round round = {0, 0, false};
-    if (e->graph.vertices == 0)
+    /* acquire: pairs with the release store in mkrt__graph_engine_set. */
+    if (!atomic_load_explicit(&e->ready, memory_order_acquire))
         return round;
     /* acquire: pairs with the release store of aborting. */
     const bool aborting = atomic_load_explicit(e->host.aborting, memory_order_acquire);
@@ -440,7 +446,8 @@ bool mkrt__graph_wants(mkrt__graph_engine *e)
 
 bool mkrt__graph_pending(mkrt__graph_engine *e)
 {
-    if (e == NULL || e->graph.vertices == 0)
+    /* acquire: as in mkrt__graph_round_take. */
+    if (e == NULL || !atomic_load_explicit(&e->ready, memory_order_acquire))
         return false;
     if (mkrt__graph_wants(e))
         return true;

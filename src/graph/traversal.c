@@ -29,6 +29,8 @@ mkrt__traversal *mkrt__traversal_new(mkrt__graph_engine *e, uint32_t lane, mkrt_
         return NULL;
     }
     t->engine = e;
+    t->words = words;
+    t->vertices = own_values ? e->graph.vertices : 0;
     t->lane = lane;
     t->kind = kind;
     t->w = t->bits;
@@ -48,9 +50,9 @@ void mkrt__traversal_free(mkrt__traversal *t)
     if (t == NULL)
         return;
     const mkrt__graph_engine *e = t->engine;
-    mkrt__free((void *)t->bits, 4 * e->words * sizeof *t->bits);
+    mkrt__free((void *)t->bits, 4 * t->words * sizeof *t->bits);
     if (t->values != e->host.cells)
-        mkrt__free(t->values, (size_t)e->graph.vertices * sizeof *t->values);
+        mkrt__free(t->values, (size_t)t->vertices * sizeof *t->values);
     mkrt__free(t, sizeof *t);
 }
 
@@ -143,13 +145,9 @@ mkrt_status mkrt__traversal_start(mkrt__traversal *t, uint32_t root, mkrt_error 
         t->values[v] = UNREACHED;
     t->values[root] = t->kind == MKRT__LANE_BFS ? (uint64_t)root : 0;
     t->root = root;
-    const uint64_t *off = e->graph.offsets;
-    if (off[root] != off[root + 1]) {
-        atomic_fetch_or_explicit(&t->w[root / 64], (uint64_t)1 << (root % 64), memory_order_relaxed);
-        atomic_store_explicit(&t->any, true, memory_order_relaxed);
-    }
     /* release (both): pair with the dispatcher's acquire loads (starts,
-     * then started): it sees the values and the root's bit. */
+     * then started): it sees the values and the root, and puts the root
+     * into the frontier itself (round.c, take_starts). */
     atomic_store_explicit(&t->started, atomic_load_explicit(&t->started, memory_order_relaxed) + 1,
                           memory_order_release);
     atomic_fetch_add_explicit(&e->starts, 1, memory_order_release);
