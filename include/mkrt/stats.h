@@ -40,6 +40,14 @@ typedef struct mkrt_stats {
      *  the update built-ins), and the update built-ins and traversal edges
      *  a megakernel device ran. */
     uint64_t changed;
+    /** Frontier levels run top-down (the frontier's edges pushed), over
+     *  the host's traversals: RELAX, expanding user ops, mkrt_traversal_open(). */
+    uint64_t levels_pushed;
+    /** Frontier levels run bottom-up (unvisited vertices pulled from the
+     *  frontier; mkrt_op_desc::pulls, a symmetric BFS traversal). */
+    uint64_t levels_pulled;
+    /** Edges the host's frontier rounds looked at, pushed and pulled. */
+    uint64_t edges_examined;
     /** @var published
      *  @brief Items accepted by mkrt_publish() and friends. */
     /** @var executed

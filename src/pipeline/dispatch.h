@@ -2,8 +2,7 @@
 /* src/pipeline/dispatch.h - the dispatch group of the runtime, owned by
  * the pipeline: the batches and the stage scratch, the dispatch token,
  * the batch running and the one drained, the backends the plan routes to
- * and where the state lives, the quiescence snapshot, and the graph
- * block. Every stage takes this group and the batch (pipeline/stages.h);
+ * and where the state lives, the quiescence snapshot. Every stage takes this group and the batch (pipeline/stages.h);
  * the groups it points at (producers, state, stats) are the runtime's,
  * which composes them all (runtime/runtime_internal.h). */
 #ifndef MKRT_PIPELINE_DISPATCH_H
@@ -24,7 +23,7 @@
 #include "mkrt/layer.h"
 #include "mkrt/plan_cache.h"
 #include "ops/builtin_ops.h"
-#include "ops/graph_block.h"
+#include "graph/engine.h"
 #include "ops/op_table.h"
 #include "pipeline/batch.h"
 #include "pipeline/test_hooks.h"
@@ -41,9 +40,10 @@ typedef struct mkrt__dispatch {
     uint32_t workers;
     uint32_t cpus;   /* CPUs available to the process at create (base/cpus.h) */
 
-    /* The graph and its traversal (ops/graph_block.h), one block. */
-    struct mkrt__graph_block graph_state;
+    /* The graph engine is the state group's (state->graph, graph/engine.h):
+     * the drain takes its frontier rounds. */
     bool batch_running;          /* dispatcher-only: a batch is launched and not finished */
+    bool after_round;            /* dispatcher-only: the last batch drained was a frontier round */
     /* Quiescence by snapshot (mkrt_quiesce; docs/design.md): batches are
      * numbered in drain order (batch_seq, dispatcher-only) and each has a
      * root (batch.h): min(its number, emit_root when it was drained).

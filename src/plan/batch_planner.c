@@ -76,7 +76,8 @@ static uint32_t route(mkrt__dispatch *dp, const mkrt__batch *b)
         const mkrt__backend *be = dp->backends[i];
         if (be->is_cpu_pool)
             pool = i;
-        else if (!be->failed && be->ops->accepts(be, b->exec, b->exec_n))
+        /* A frontier round runs where its graph engine is: the host. */
+        else if (!be->failed && !b->round && be->ops->accepts(be, b->exec, b->exec_n))
             return i;
     }
     return pool;

@@ -51,6 +51,11 @@ mkrt_status mkrt_stats_read(mkrt_runtime *rt, mkrt_stats *out)
     s.device_failures = atomic_load_explicit(&rt->stats.device_failures, memory_order_relaxed);
     s.emitted = atomic_load_explicit(&rt->state.emitted_total, memory_order_relaxed);
     s.changed = atomic_load_explicit(&rt->state.changed, memory_order_relaxed);
+    mkrt__graph_counters gc;
+    mkrt__graph_counters_read(rt->state.graph, &gc);
+    s.levels_pushed = gc.levels_pushed;
+    s.levels_pulled = gc.levels_pulled;
+    s.edges_examined = gc.edges_examined;
     *out = s;
     return MKRT_OK;
 }
