@@ -43,7 +43,7 @@ static void usage(const char *argv0)
 {
     fprintf(stderr,
             "usage: %s " BENCH_USAGE " [--gapbs DIR] [--graph kron|urand|kron,urand] [--scale N] "
-            "[--edgefactor N] [--roots N] [--trials N] [--threads N] [--kernel bfs,sssp,cc,pr]\n",
+            "[--edgefactor N] [--roots N] [--trials N] [--threads N] [--kernel bfs,sssp,cc,pr] [--concurrent N]\n",
             argv0);
     exit(2);
 }
@@ -116,13 +116,15 @@ static void parse(int argc, char **argv, gopts *o)
     o->families = 1u << G500_KRON;
     o->kernels = (1u << KERNELS) - 1;
     o->gapbs = NULL;
+    o->concurrent = 0;
     for (int i = 1; i < argc; i++) {
         if (bench_common_arg(argc, argv, &i, &o->b) ||
             arg_u32(argc, argv, &i, "--scale", 1, G500_MAX_SCALE, &scale) ||
             arg_u32(argc, argv, &i, "--edgefactor", 1, 1u << 16, &o->edgefactor) ||
             arg_u32(argc, argv, &i, "--roots", 1, 1024, &roots) ||
             arg_u32(argc, argv, &i, "--trials", 1, 1024, &trials) ||
-            arg_u32(argc, argv, &i, "--threads", 1, 4096, &threads))
+            arg_u32(argc, argv, &i, "--threads", 1, 4096, &threads) ||
+            arg_u32(argc, argv, &i, "--concurrent", 1, 64, &o->concurrent))
             continue;
         if (strcmp(argv[i], "--gapbs") == 0 && i + 1 < argc) {
             o->gapbs = argv[++i];

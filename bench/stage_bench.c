@@ -24,7 +24,6 @@
 #include "bench_util.h"
 #include "mkrt/layer.h"
 #include "mkrt/runtime.h"
-#include "ops/graph_block.h"
 #include "ops/op_table.h"
 #include "pipeline/layer_internal.h"
 
@@ -133,8 +132,7 @@ int main(int argc, char **argv)
     /* exec runs on a state group of its own (state/state.h): the cells,
      * no user op, no graph; no runtime needed. */
     static mkrt__op_entry ops[MKRT_OP_MAX];
-    static struct mkrt__graph_block graph;
-    mkrt__state sg = {.cfg = &cfg, .ops = ops, .graph_state = &graph};
+    mkrt__state sg = {.cfg = &cfg, .ops = ops, .graph = NULL}; /* no graph engine: no RELAX */
     sg.cells = calloc(CELLS, sizeof *sg.cells);
     const size_t cap = 65536;
     mkrt_item *src = malloc(cap * sizeof *src), *items = malloc(cap * sizeof *items),

@@ -231,7 +231,7 @@ static void kernels_on(const traverse_ops *ops, const g500_graph *gr, const char
            "%s %s: PageRank within %g L1 of the reference (%.2g; %u iterations, reference %u)",
            ops->name, family, TRAVERSE_PR_TOLERANCE, l1, it, ref_it);
     }
-    traverse_counters c = {0, 0, 0, 0};
+    traverse_counters c = {0, 0, 0, 0, 0, 0};
     if (ops->counters != NULL)
         ops->counters(e, &c);
     ok(c.iterations > 0 && c.edges_examined == g->offsets[n] * c.iterations,

@@ -20,6 +20,7 @@ typedef struct gopts {
     unsigned families; /* bit 1 << g500_family */
     unsigned kernels;  /* bit 1 << K_* */
     const char *gapbs; /* GAPBS folder, or NULL */
+    uint32_t concurrent; /* --concurrent N: N searches at once vs one after another (0: not run) */
     char load_start[64]; /* the 1-minute load average when the run began */
 } gopts;
 
@@ -48,19 +49,37 @@ typedef struct row {
     bool has_counters;
     double examined_per_edge; /* edges examined / directed edges in the component */
     double rounds;            /* batches (or iterations) per search or run */
+    double levels_pushed, levels_pulled; /* per search (BFS, SSSP) */
     double bytes_per_edge;    /* estimate, per directed edge in the component */
 } row;
 
 #define ROWS_MAX 64
 
+/* --concurrent: N searches in one runtime, one after another and at once. */
+typedef struct conc_row {
+    g500_family family;
+    int kernel;
+    uint32_t searches;
+    double seq_seconds, conc_seconds; /* per batch of `searches` */
+    uint64_t levels_pushed, levels_pulled, edges; /* over all of them (mkrt_stats) */
+} conc_row;
+
+#define CONC_ROWS_MAX 4
+
 typedef struct results {
     row rows[ROWS_MAX];
     int n;
+    conc_row conc[CONC_ROWS_MAX];
+    int nconc;
 } results;
 
 /* Runs every engine on family f's graph, appending rows. Returns 0, or -1
  * after printing why (a wrong result, an engine that did not run). */
 int bench_family(const gopts *o, g500_family f, results *res);
+
+/* --concurrent (concurrent.c): appends conc rows. Returns 0, or -1. */
+int bench_concurrent(const gopts *o, g500_family f, const g500_csr *g, const uint32_t *roots,
+                     const uint32_t *const *levels, const uint64_t *const *dists, results *res);
 
 /* Prints the tables and writes --out and --csv. Returns 0, or -1. */
 int write_results(const gopts *o, const results *res, const char *machine);

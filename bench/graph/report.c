@@ -55,6 +55,19 @@ int write_results(const gopts *o, const results *res, const char *machine)
              kernel_name[r->kernel], r->engine, r->threads, r->seconds * 1e3, r->mteps,
              m != NULL ? r->seconds / m->seconds : 0);
     }
+    if (res->nconc > 0)
+        EMIT("\nSeveral searches in one runtime (--concurrent): each a traversal of its own "
+             "(mkrt_traversal_open), run one after another from one thread, then all at once "
+             "from as many threads; every result checked; mean of 3 repetitions.\n\n"
+             "| graph | kernel | searches | one after another, ms | at once, ms | speedup | "
+             "levels pushed | levels pulled | edges examined |\n|---|---|---|---|---|---|---|---|---|\n");
+    for (int i = 0; i < res->nconc; i++) {
+        const conc_row *c = &res->conc[i];
+        EMIT("| %s | %s | %u | %.3f | %.3f | %.2fx | %llu | %llu | %llu |\n", g500_family_name(c->family),
+             kernel_name[c->kernel], c->searches, c->seq_seconds * 1e3, c->conc_seconds * 1e3,
+             c->seq_seconds / c->conc_seconds, (unsigned long long)c->levels_pushed,
+             (unsigned long long)c->levels_pulled, (unsigned long long)c->edges);
+    }
     EMIT("\n| target (2 CPUs, scale 18, both families) | graph | GAPBS time / mkrt time | met "
          "|\n|---|---|---|---|\n");
     for (int f = 0; f < 2; f++)
@@ -74,20 +87,22 @@ int write_results(const gopts *o, const results *res, const char *machine)
         }
     EMIT("\nmkrt's work counters (from mkrt_stats around each call; GAPBS, GraphBLAS and igraph "
          "expose none):\n\n| graph | kernel | edges examined / edges in the component | batches "
-         "per search or run | bytes touched per edge (estimate) |\n|---|---|---|---|---|\n");
+         "per search or run | levels pushed / pulled per search | bytes touched per edge (estimate) "
+         "|\n|---|---|---|---|---|---|\n");
     for (int i = 0; i < res->n; i++) {
         const row *r = &res->rows[i];
         if (r->has_counters)
-            EMIT("| %s | %s | %.2f | %.1f | %.0f |\n", g500_family_name(r->family),
-                 kernel_name[r->kernel], r->examined_per_edge, r->rounds, r->bytes_per_edge);
+            EMIT("| %s | %s | %.2f | %.1f | %.1f / %.1f | %.0f |\n", g500_family_name(r->family),
+                 kernel_name[r->kernel], r->examined_per_edge, r->rounds, r->levels_pushed, r->levels_pulled,
+                 r->bytes_per_edge);
     }
     EMIT("\nEdges in the component: the directed (CSR) edges of the root's component for BFS "
          "and SSSP, all of them for CC and PageRank (PageRank examines each once per iteration, "
-         "so its ratio is its iteration count). Levels pushed vs pulled: mkrt decides per level "
-         "(the runtime pulls large BFS levels) but mkrt_stats does not expose the split, so it is "
-         "not reported; pulled items count as examined edges. Bytes per edge: 64 per examined "
-         "edge item for the push kernels (target and weight 8, the 16-byte item written and read "
-         "32, source cell 8, target cell's atomic minimum 16); CC 28 per examined edge (target, "
+         "so its ratio is its iteration count). Levels pushed vs pulled: per search, from "
+         "mkrt_traversal_stats (BFS pulls its large levels bottom-up; SSSP never pulls); a pulled "
+         "level's examined edges are those its unvisited vertices looked at. Bytes per edge: 24 per "
+         "examined edge for BFS and SSSP (target and weight 8, the target's value read and written "
+         "by an atomic minimum 16); CC 28 per examined edge (target, "
          "two labels and their roots, a compare-and-swap) plus 72 per vertex (6 phases); "
          "PageRank 8 per edge plus 28 per vertex per iteration. Estimates from the data structures, not measured traffic.\n");
     printf("\n%s", report);
@@ -113,7 +128,8 @@ int write_results(const gopts *o, const results *res, const char *machine)
              "own per-trial times, the first trial of each process dropped as a warm-up (thread start, page "
              "faults), OpenMP waiting passively (OMP_WAIT_POLICY=passive: spinning waiters lose "
              "whole time slices on a shared 2-CPU machine). "
-"times. mkrt: BFS a commuting user op that pulls large levels; SSSP RELAX; CC "
+"times. mkrt: BFS and SSSP public traversals (mkrt_traversal_open: values of their own; BFS "
+             "direction-optimizing, SSSP distance buckets); CC "
              "Afforest-style linking, one item per block of vertices per phase; PageRank pull iterations, one item per "
              "block of vertices. The machine is a 2-CPU VM shared with other work (load average "
              "%s at the start, %s at the end): figures are noisy, tens of percent between runs; "

@@ -19,7 +19,7 @@ const char *const kernel_name[KERNELS] = {"bfs", "sssp", "cc", "pr"};
  * the two labels and their roots read (16) and a compare-and-swap (8);
  * per vertex its offsets and label in each of the 6 phases (6 x 12). An
  * estimate from the data structures, not a measurement of cache traffic. */
-#define PUSH_BYTES_PER_EDGE 64.0
+#define PUSH_BYTES_PER_EDGE 24.0
 #define PULL_BYTES_PER_EDGE 8.0
 #define PULL_BYTES_PER_VERTEX 28.0
 #define CC_BYTES_PER_EDGE 28.0
@@ -166,6 +166,7 @@ typedef struct acc {
     unsigned runs;
     double examined;   /* sum of edges examined / directed edges in the component */
     double rounds;     /* sum of batches per run */
+    double pushed, pulled; /* sums of levels per run */
 } acc;
 
 static void add_row(results *res, const gopts *o, const world *w, const char *engine,
@@ -186,6 +187,8 @@ static void add_row(results *res, const gopts *o, const world *w, const char *en
     if (counters) {
         r->examined_per_edge = a->examined / a->runs;
         r->rounds = a->rounds / a->runs;
+        r->levels_pushed = a->pushed / a->runs;
+        r->levels_pulled = a->pulled / a->runs;
         r->bytes_per_edge = bytes_per_edge * r->examined_per_edge + bytes_fixed;
     }
     (void)o;
@@ -199,6 +202,8 @@ static void count(const traverse_ops *ops, const traverse_engine *e, uint64_t di
     ops->counters(e, &c);
     a->examined += dir_edges ? (double)c.edges_examined / (double)dir_edges : 0;
     a->rounds += (double)c.rounds;
+    a->pushed += (double)c.levels_pushed;
+    a->pulled += (double)c.levels_pulled;
 }
 
 /* BFS and SSSP from root i. */
@@ -432,6 +437,9 @@ int bench_family(const gopts *o, g500_family f, results *res)
                         engines[i].ops == &traverse_mkrt_ops ? p : NULL, res);
     }
     gapbs_close(p);
+    if (rc == 0 && o->concurrent > 0)
+        rc = bench_concurrent(o, f, &w.graph.csr, w.roots, (const uint32_t *const *)w.levels,
+                              (const uint64_t *const *)w.dists, res);
     free_world(o, &w);
     return rc;
 }

@@ -40,6 +40,8 @@ typedef struct traverse_counters {
     uint64_t changed;        /* items that changed their output */
     uint64_t rounds;         /* batches (mkrt) or iterations (PageRank) */
     uint32_t iterations;     /* PageRank iterations run (0 for the others) */
+    uint64_t levels_pushed;  /* BFS and SSSP levels run top-down, and bottom-up (mkrt) */
+    uint64_t levels_pulled;
 } traverse_counters;
 
 /** One engine's state (opaque, defined by each implementation). */

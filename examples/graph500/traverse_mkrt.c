@@ -7,26 +7,25 @@
  * runtime's frontier emits the rest, level after level, with no host
  * round trip in between.
  *
- * BFS: a user op VISIT(u -> v) lowers cells[v] to (depth(u) + 1) << 32 | u
+ * BFS and SSSP (the CPU engine): public traversals (mkrt_traversal_open,
+ * mkrt/graph.h), one of each, opened with the runtime: each search is a
+ * start and a wait, and the runtime's frontier rounds run its levels with
+ * values of the traversal's own (not the cells). The BFS is
+ * direction-optimizing (the kit's CSR is symmetric: large levels are
+ * pulled bottom-up), the SSSP uses distance buckets.
+ *
+ * The SIM engine keeps the older path, the one the device runs: BFS is a
+ * user op VISIT(u -> v) that lowers cells[v] to (depth(u) + 1) << 32 | u
  * with an atomic minimum and, when it lowered it, emits v's edges as VISIT
  * items (mkrt_op_emit_edges). The cell packs (depth, parent): the minimum
  * is the shortest depth, and among the parents at that depth the smallest
- * vertex number. That makes the result independent of the order in which
- * the items run (VISIT commutes with itself; the runtime runs a frontier's
- * edges as rounds, one layer each), and every edge is re-examined after
- * its source's last change, so the fixpoint is a BFS tree whatever order
- * the levels take through the rounds: mostly level by level, since the
- * frontier of a level is expanded after the level ran. VISIT is registered
- * with pulls (mkrt_op_desc): the graph is symmetric, a vertex changes only
- * at the level it is reached (before it joins the frontier), and over
- * rows sorted by target (the kit's CSR) the first frontier neighbour that
- * lowers a vertex is its smallest parent at that depth, so the runtime may
- * run the large middle levels bottom-up and the tree is the same. (Over
- * unsorted rows a pulled vertex takes its first frontier neighbour in row
- * order: still a BFS tree, parent not the smallest.)
- *
- * SSSP: the built-in RELAX (cells[v] = min(cells[v], cells[u] + w), and
- * v's edges emitted when it lowered), from RELAX(zero -> root, 0).
+ * vertex number, whatever order the items run in (VISIT commutes with
+ * itself). VISIT is registered with pulls (mkrt_op_desc): the graph is
+ * symmetric and a vertex changes only at the level it is reached, so the
+ * runtime may run the large middle levels bottom-up. SSSP there is the
+ * built-in RELAX (cells[v] = min(cells[v], cells[u] + w), and v's edges
+ * emitted when it lowered), from RELAX(zero -> root, 0), which the
+ * simulated device runs as one traversal.
  *
  * CC: Afforest-style linking (Sutton et al.) over blocks of vertices: one
  * item CC(b -> b) per block b and phase, a publish and mkrt_quiesce per
@@ -82,6 +81,9 @@ struct traverse_engine {
     uint32_t big;             /* CC: the sampled largest component (set before CC_FINAL) */
     _Atomic uint64_t scanned; /* CC: edges examined */
     traverse_counters last;
+    /* The CPU engine's BFS and SSSP: traversals with state of their own
+     * (mkrt_traversal_open; NULL on SIM, which runs VISIT and RELAX). */
+    mkrt_traversal *bfs_t, *sssp_t;
 };
 
 static mkrt_status visit(const mkrt_item *it, const mkrt_op_ctx *ctx)
@@ -148,6 +150,8 @@ static mkrt_status cc_block(const mkrt_item *it, const mkrt_op_ctx *ctx)
     return MKRT_OK;
 }
 
+#define PR_AHEAD 16u
+
 /* PageRank's op: one block of one pull iteration. It reads the engine's
  * arrays (read-only contrib[parity], its own block's entries of the rest),
  * and writes its change into its own out cell. */
@@ -159,11 +163,18 @@ static mkrt_status rank(const mkrt_item *it, const mkrt_op_ctx *ctx)
     float *next = e->contrib[e->parity ^ 1];
     const double base = (1.0 - TRAVERSE_PR_DAMPING) / e->vertices;
     double change = 0;
+    /* The neighbours' contributions are random reads: a cursor PR_AHEAD
+     * edges ahead (targets is read in order) starts their loads early. */
+    const uint32_t *const targets = g->targets;
+    const uint64_t block_end = g->offsets[e->block_first[it->in + 1]];
     for (uint32_t v = e->block_first[it->in]; v < e->block_first[it->in + 1]; v++) {
         const uint64_t lo = g->offsets[v], hi = g->offsets[v + 1];
         float sum = 0;
-        for (uint64_t k = lo; k < hi; k++)
-            sum += in[g->targets[k]];
+        for (uint64_t k = lo; k < hi; k++) {
+            if (k + PR_AHEAD < block_end)
+                __builtin_prefetch(&in[targets[k + PR_AHEAD]], 0, 3);
+            sum += in[targets[k]];
+        }
         const double s = base + TRAVERSE_PR_DAMPING * (double)sum;
         change += s > e->score[v] ? s - e->score[v] : e->score[v] - s;
         e->score[v] = s;
@@ -214,7 +225,7 @@ static traverse_engine *fail_open(traverse_engine *e, char *why, size_t len, con
 }
 
 static traverse_engine *open_on(const g500_csr *g, unsigned threads, mkrt_backend_kind backend,
-                                char *why, size_t len)
+                                bool traversals, char *why, size_t len)
 {
     mkrt_error err = {0};
     if (g == NULL || g->vertices == 0 || g->vertices >= MKRT_CONFIG_CELLS_MAX) {
@@ -261,17 +272,23 @@ static traverse_engine *open_on(const g500_csr *g, unsigned threads, mkrt_backen
         return fail_open(e, why, len, "mkrt_op_register", &err);
     if ((e->producer = mkrt_producer_open(e->rt, &err)) == NULL)
         return fail_open(e, why, len, "mkrt_producer_open", &err);
+    /* The kit's CSR is symmetric (both directions of every edge): the BFS
+     * may pull its large levels. */
+    mkrt_traversal_desc db = {MKRT_TRAVERSAL_BFS, true}, ds = {MKRT_TRAVERSAL_SSSP, true};
+    if (traversals && (mkrt_traversal_open(e->rt, &db, &e->bfs_t, &err) != MKRT_OK ||
+                       mkrt_traversal_open(e->rt, &ds, &e->sssp_t, &err) != MKRT_OK))
+        return fail_open(e, why, len, "mkrt_traversal_open", &err);
     return e;
 }
 
 static traverse_engine *open_cpu(const g500_csr *g, unsigned threads, char *why, size_t len)
 {
-    return open_on(g, threads, MKRT_BACKEND_CPU, why, len);
+    return open_on(g, threads, MKRT_BACKEND_CPU, true, why, len);
 }
 
 static traverse_engine *open_sim(const g500_csr *g, unsigned threads, char *why, size_t len)
 {
-    return open_on(g, threads, MKRT_BACKEND_SIM, why, len);
+    return open_on(g, threads, MKRT_BACKEND_SIM, false, why, len);
 }
 
 /* Publishes n items, waits for quiescence and counts the work; then reads
@@ -311,8 +328,34 @@ static int run(traverse_engine *e, mkrt_item seed, uint64_t root_value, char *wh
     mkrt_cell_write(e->rt, e->vertices, 0);
     if (root_value != UNREACHED)
         mkrt_cell_write(e->rt, seed.out, root_value);
-    e->last = (traverse_counters){0, 0, 0, 0};
+    e->last = (traverse_counters){0, 0, 0, 0, 0, 0};
     return publish_quiesce(e, &seed, 1, e->vertices, why, len);
+}
+
+/* One search of a traversal: start, wait, and the work it did. */
+static int search(traverse_engine *e, mkrt_traversal *t, uint32_t root, char *why, size_t len)
+{
+    mkrt_error err = {0};
+    mkrt_stats before, after;
+    mkrt_traversal_stats tb, ta;
+    mkrt_stats_read(e->rt, &before);
+    mkrt_traversal_stats_read(t, &tb);
+    mkrt_status st = mkrt_traversal_start(t, root, &err);
+    if (st == MKRT_OK)
+        st = mkrt_traversal_wait(t, MKRT_TIMEOUT_INFINITE);
+    if (st != MKRT_OK) {
+        snprintf(why, len, "mkrt engine: search from %u: %s (%d)", root, err.message, (int)st);
+        return -1;
+    }
+    mkrt_stats_read(e->rt, &after);
+    mkrt_traversal_stats_read(t, &ta);
+    e->last = (traverse_counters){0, 0, 0, 0, 0, 0};
+    e->last.edges_examined = ta.edges_examined - tb.edges_examined;
+    e->last.changed = after.changed - before.changed;
+    e->last.rounds = after.batches - before.batches;
+    e->last.levels_pushed = ta.levels_pushed - tb.levels_pushed;
+    e->last.levels_pulled = ta.levels_pulled - tb.levels_pulled;
+    return 0;
 }
 
 static int bfs(traverse_engine *e, uint32_t root, uint32_t *parent, char *why, size_t len)
@@ -321,6 +364,16 @@ static int bfs(traverse_engine *e, uint32_t root, uint32_t *parent, char *why, s
         snprintf(why, len, "mkrt engine: root %u is not a vertex (%u). Fix: a root below it.", root,
                  e->vertices);
         return -1;
+    }
+    if (e->bfs_t != NULL) {
+        mkrt_error err = {0};
+        if (search(e, e->bfs_t, root, why, len) != 0)
+            return -1;
+        if (mkrt_traversal_parents(e->bfs_t, 0, e->vertices, parent, &err) != MKRT_OK) {
+            snprintf(why, len, "mkrt engine: %s", err.message);
+            return -1;
+        }
+        return 0; /* UINT32_MAX is G500_NO_PARENT */
     }
     if (run(e, (mkrt_item){OP_VISIT, root, root, SEED}, (uint64_t)root, why, len) != 0)
         return -1;
@@ -335,6 +388,16 @@ static int sssp(traverse_engine *e, uint32_t root, uint64_t *dist, char *why, si
         snprintf(why, len, "mkrt engine: root %u is not a vertex (%u). Fix: a root below it.", root,
                  e->vertices);
         return -1;
+    }
+    if (e->sssp_t != NULL) {
+        mkrt_error err = {0};
+        if (search(e, e->sssp_t, root, why, len) != 0)
+            return -1;
+        if (mkrt_traversal_read(e->sssp_t, 0, e->vertices, dist, &err) != MKRT_OK) {
+            snprintf(why, len, "mkrt engine: %s", err.message);
+            return -1;
+        }
+        return 0; /* UINT64_MAX is G500_INF */
     }
     if (run(e, (mkrt_item){MKRT_OP_RELAX, e->vertices, root, 0}, UNREACHED, why, len) != 0)
         return -1;
@@ -378,7 +441,7 @@ static int cc(traverse_engine *e, uint32_t *comp, char *why, size_t len)
 {
     for (uint32_t v = 0; v < e->vertices; v++)
         atomic_init(&e->comp[v], v); /* quiescent: no op runs */
-    e->last = (traverse_counters){0, 0, 0, 0};
+    e->last = (traverse_counters){0, 0, 0, 0, 0, 0};
     atomic_store_explicit(&e->scanned, 0, memory_order_relaxed);
     static const uint32_t first[] = {CC_LINK0, CC_COMPRESS, CC_LINK1, CC_COMPRESS};
     for (size_t i = 0; i < sizeof first / sizeof *first; i++)
@@ -404,7 +467,7 @@ static int pr(traverse_engine *e, double *score, uint32_t *iterations, char *why
     }
     for (uint32_t b = 0; b < e->blocks; b++)
         e->items[b] = (mkrt_item){OP_RANK, b, b, 0};
-    e->last = (traverse_counters){0, 0, 0, 0};
+    e->last = (traverse_counters){0, 0, 0, 0, 0, 0};
     e->parity = 0;
     uint32_t it = 0;
     while (it < TRAVERSE_PR_MAX_ITERS) {

@@ -17,6 +17,8 @@
 #ifndef MKRT_GRAPH_H
 #define MKRT_GRAPH_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "mkrt/runtime.h"
@@ -73,6 +75,171 @@ typedef struct mkrt_graph {
  * mkrt_backend_describe() returns: not concurrently with that call.
  */
 mkrt_status mkrt_graph_register(mkrt_runtime *rt, const mkrt_graph *g, mkrt_error *err);
+
+
+/** @brief Most traversals (mkrt_traversal_open()) one runtime holds open. */
+#define MKRT_TRAVERSALS_MAX 64u
+
+/**
+ * @brief A traversal of the registered graph with state of its own.
+ *
+ * Its values and frontier are its own (not the cells), so several run at
+ * once in one runtime, beside the producers' items: the dispatcher's
+ * frontier rounds take the edges of every running traversal in turn, and
+ * each moves from level to level on its own. Open one per concurrent
+ * search; a traversal runs one search at a time and is reused with
+ * mkrt_traversal_start().
+ */
+typedef struct mkrt_traversal mkrt_traversal;
+
+/** @brief What a traversal computes. */
+typedef enum mkrt_traversal_kind {
+    /** Breadth-first search: depth (edges from the root) and a BFS tree. */
+    MKRT_TRAVERSAL_BFS = 1,
+    /** Single-source shortest paths over the graph's weights (1 without). */
+    MKRT_TRAVERSAL_SSSP = 2
+} mkrt_traversal_kind;
+
+/** @brief How to open a traversal. */
+typedef struct mkrt_traversal_desc {
+    mkrt_traversal_kind kind; /**< BFS or SSSP. */
+    /** The registered graph holds v -> u for every edge u -> v: a BFS may
+     *  then run large levels bottom-up (direction-optimizing). */
+    bool symmetric;
+} mkrt_traversal_desc;
+
+/** @brief Work counters of a traversal's searches since it was opened. */
+typedef struct mkrt_traversal_stats {
+    uint64_t levels_pushed;  /**< Levels run top-down (edges of the frontier). */
+    uint64_t levels_pulled;  /**< Levels run bottom-up (unvisited vertices pull). */
+    uint64_t edges_examined; /**< Edges looked at (pushed and pulled). */
+} mkrt_traversal_stats;
+
+/**
+ * @brief Opens a traversal of the registered graph.
+ *
+ * Any time after mkrt_graph_register(), also while producers publish.
+ * Allocates its values (8 bytes per vertex) and frontier (four bits per
+ * vertex); a closed traversal's memory is reused.
+ *
+ * @param rt The runtime.
+ * @param d What to compute.
+ * @param out Receives the traversal (NULL on failure).
+ * @param err Filled on failure; may be NULL.
+ * @retval MKRT_OK *out is the traversal.
+ * @retval MKRT_EINVAL rt, d or out is NULL; the kind is unknown; no graph
+ *         is registered.
+ * @retval MKRT_EAGAIN ::MKRT_TRAVERSALS_MAX traversals are open.
+ * @retval MKRT_ECLOSED The runtime is being destroyed.
+ * @retval MKRT_ENOMEM Nothing was allocated.
+ * @return The status, as listed.
+ * @par Thread safety
+ * Any thread.
+ */
+mkrt_status mkrt_traversal_open(mkrt_runtime *rt, const mkrt_traversal_desc *d, mkrt_traversal **out,
+                                mkrt_error *err);
+
+/**
+ * @brief Starts a search from root; returns at once.
+ *
+ * Every vertex is unreached but the root; the dispatcher takes the search
+ * up with the rest of the runtime's work. Wait for it with
+ * mkrt_traversal_wait().
+ *
+ * @param t The traversal.
+ * @param root The vertex to start from.
+ * @param err Filled on failure; may be NULL.
+ * @retval MKRT_OK Started.
+ * @retval MKRT_EINVAL t is NULL, or root is not a vertex.
+ * @retval MKRT_ESTATE The previous search has not finished.
+ * @retval MKRT_ECLOSED The runtime is being destroyed.
+ * @return The status, as listed.
+ * @par Thread safety
+ * One thread at a time per traversal; different traversals from any
+ * threads at once.
+ */
+mkrt_status mkrt_traversal_start(mkrt_traversal *t, uint32_t root, mkrt_error *err);
+
+/**
+ * @brief Waits until the search started last has finished.
+ *
+ * Helps the dispatcher while it is idle (as mkrt_wait()).
+ *
+ * @param t The traversal.
+ * @param timeout_ns Nanoseconds; ::MKRT_TIMEOUT_INFINITE waits for ever, 0 polls.
+ * @retval MKRT_OK Finished: mkrt_traversal_read() sees the result.
+ * @retval MKRT_ETIMEDOUT Not finished by the deadline (it goes on), or
+ *         mkrt_destroy() timed out and cut the search short.
+ * @retval MKRT_ECLOSED The runtime stopped before it finished.
+ * @retval MKRT_EINVAL t is NULL.
+ * @return The status, as listed.
+ */
+mkrt_status mkrt_traversal_wait(mkrt_traversal *t, uint64_t timeout_ns);
+
+/**
+ * @brief Copies the result of the finished search for count vertices
+ *        from first on.
+ *
+ * BFS: depths; SSSP: distances; UINT64_MAX for a vertex not reached.
+ *
+ * @param t The traversal.
+ * @param first The first vertex.
+ * @param count How many.
+ * @param out Room for count values.
+ * @param err Filled on failure; may be NULL.
+ * @retval MKRT_OK Copied.
+ * @retval MKRT_EINVAL A NULL argument, or the range is not within the graph.
+ * @retval MKRT_ESTATE Never started, or still running.
+ * @return The status, as listed.
+ */
+mkrt_status mkrt_traversal_read(const mkrt_traversal *t, uint32_t first, size_t count, uint64_t *out,
+                                mkrt_error *err);
+
+/**
+ * @brief Copies the BFS tree of the finished search.
+ *
+ * Each vertex's parent (the root's is itself), UINT32_MAX where not reached.
+ *
+ * @param t The traversal (a BFS).
+ * @param first The first vertex.
+ * @param count How many.
+ * @param out Room for count parents.
+ * @param err Filled on failure; may be NULL.
+ * @retval MKRT_OK Copied.
+ * @retval MKRT_ENOTSUP An SSSP traversal.
+ * @retval MKRT_EINVAL A NULL argument, or the range is not within the graph.
+ * @retval MKRT_ESTATE Never started, or still running.
+ * @return The status, as listed.
+ */
+mkrt_status mkrt_traversal_parents(const mkrt_traversal *t, uint32_t first, size_t count, uint32_t *out,
+                                   mkrt_error *err);
+
+/**
+ * @brief The traversal's work counters since it was opened.
+ *
+ * @param t The traversal.
+ * @param out Filled with relaxed snapshots (any time).
+ * @retval MKRT_OK Filled.
+ * @retval MKRT_EINVAL t or out is NULL.
+ * @return The status, as listed.
+ */
+mkrt_status mkrt_traversal_stats_read(const mkrt_traversal *t, mkrt_traversal_stats *out);
+
+/**
+ * @brief Closes a finished traversal.
+ *
+ * Its memory is kept for the next mkrt_traversal_open() and freed by
+ * mkrt_destroy() (as are traversals left open); the handle is not used
+ * again.
+ *
+ * @param t The traversal.
+ * @param err Filled on failure; may be NULL.
+ * @retval MKRT_OK Closed.
+ * @retval MKRT_ESTATE Its search is still running (wait for it first).
+ * @retval MKRT_EINVAL t is NULL.
+ * @return The status, as listed.
+ */
+mkrt_status mkrt_traversal_close(mkrt_traversal *t, mkrt_error *err);
 
 #ifdef __cplusplus
 }

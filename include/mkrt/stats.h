@@ -43,6 +43,14 @@ typedef struct mkrt_stats {
     uint64_t changed;
     /** What the plan decided, per decision (indices: ::mkrt_plan_counter). */
     uint64_t plan_counts[MKRT_PLAN_COUNTERS];
+    /** Frontier levels run top-down (the frontier's edges pushed), over
+     *  the host's traversals: RELAX, expanding user ops, mkrt_traversal_open(). */
+    uint64_t levels_pushed;
+    /** Frontier levels run bottom-up (unvisited vertices pulled from the
+     *  frontier; mkrt_op_desc::pulls, a symmetric BFS traversal). */
+    uint64_t levels_pulled;
+    /** Edges the host's frontier rounds looked at, pushed and pulled. */
+    uint64_t edges_examined;
     /** @var published
      *  @brief Items accepted by mkrt_publish() and friends. */
     /** @var executed

@@ -116,6 +116,16 @@ static void barrier(cpu_pool *pool, uint32_t n)
 }
 
 /* Worker `w` of the batch's plan.workers runs its share of every layer. */
+/* Items [from, to) of b: a frontier round's chunks go to the graph
+ * engine (ops/op_table.h, mkrt__exec_round). */
+static inline void run_range(cpu_pool *pool, const mkrt__batch *b, size_t from, size_t to)
+{
+    if (b->round)
+        mkrt__exec_round(pool->state, b->exec, from, to, &pool->fails);
+    else
+        mkrt__exec_range(pool->state, b->exec, from, to, &pool->fails);
+}
+
 static void run_share(cpu_pool *pool, mkrt__batch *b, uint32_t w)
 {
     const mkrt__batch_plan *plan = &b->plan;
@@ -129,7 +139,7 @@ static void run_share(cpu_pool *pool, mkrt__batch *b, uint32_t w)
                 if (start >= len)
                     break;
                 uint32_t end = len - start < plan->chunk ? len : start + plan->chunk;
-                mkrt__exec_range(pool->state, b->exec, from + start, from + end, &pool->fails);
+                run_range(pool, b, from + start, from + end);
             }
         }
         if (mkrt__plan_grid_barrier_after(plan, l, b->layers))
@@ -215,8 +225,7 @@ static bool run_inline(cpu_pool *pool, mkrt__batch *b)
     const uint64_t until = b->until;
     if (until == UINT64_MAX) {
         for (size_t l = 0; l < b->layers; l++)
-            mkrt__exec_range(pool->state, b->exec, b->layer_offsets[l], b->layer_offsets[l + 1],
-                             &pool->fails);
+            run_range(pool, b, b->layer_offsets[l], b->layer_offsets[l + 1]);
         return true;
     }
     const bool checked = b->user_ops > 0 || b->round;
@@ -233,7 +242,7 @@ static bool run_inline(cpu_pool *pool, mkrt__batch *b)
                 return false;
             }
             uint32_t end = to - k < stride ? to : k + stride;
-            mkrt__exec_range(pool->state, b->exec, k, end, &pool->fails);
+            run_range(pool, b, k, end);
             k = end;
         }
     }

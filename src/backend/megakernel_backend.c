@@ -12,7 +12,7 @@
 #include "base/error_internal.h"
 #include "cuda/cuda_device.h"
 #include "cuda/cuda_engine.h"
-#include "ops/graph_block.h"
+#include "graph/engine.h"
 #include "state/state.h"
 
 /* The megakernel backend: the host protocol (mk_host.h) and the backend
@@ -96,14 +96,14 @@ static mkrt_status start_cuda(mkrt__state *sg, megakernel *m, mkrt_error *err)
 
 /* Built-in ops; RELAX when the graph is on the device (the batch then runs
  * its traversal there, protocol.h); user ops only those the linked PTX
- * defines. Not the host's frontier rounds (EXPAND): a frontier that began
- * on the CPU pool (a batch the device refused) is finished there. */
+ * defines. Not the host's frontier rounds (the plan stage keeps those on
+ * the CPU pool): a frontier that began there is finished there. */
 static bool mk_accepts(const mkrt__backend *be, const mkrt_item *items, size_t n)
 {
     const megakernel *m = (const megakernel *)be;
     for (size_t i = 0; i < n; i++) {
         uint32_t op = items[i].op;
-        if ((op == MKRT_OP_RELAX && !m->graph_on) || op == MKRT__OP_EXPAND ||
+        if ((op == MKRT_OP_RELAX && !m->graph_on) ||
             (mkrt__ops_is_user(op) && !(m->user_ops && m->state->ops[op].device)))
             return false;
     }

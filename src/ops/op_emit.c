@@ -8,7 +8,7 @@
 #include "base/error_internal.h"
 #include "ops/builtin_ops.h"
 #include "ops/op_table.h"
-#include "ops/graph_block.h"
+#include "graph/engine.h"
 #include "state/state.h"
 
 _Thread_local uint64_t mkrt__op_live;
@@ -83,7 +83,7 @@ mkrt_status mkrt_op_emit_edges(const mkrt_op_ctx *ctx, uint32_t v)
 {
     if (!live(ctx) || ctx->run->expand_slot == 0 || ctx->graph == NULL || v >= ctx->graph->vertices)
         return MKRT_EINVAL;
-    (void)mkrt__frontier_add(ctx->run->state, ctx->run->expand_slot, v); /* no edges: nothing to emit */
+    (void)mkrt__graph_mark(ctx->run->state->graph, ctx->run->expand_slot, v); /* no edges: nothing to emit */
     return MKRT_OK;
 }
 

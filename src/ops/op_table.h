@@ -31,36 +31,11 @@ typedef struct mkrt__op_entry {
     bool pulls;             /* its levels may run pulled (mkrt_op_desc.pulls) */
 } mkrt__op_entry;
 
-/* Frontier slots (one bitset each over the graph's vertices): RELAX's and
- * MKRT_OP_EXPANDING_MAX user ops'. */
-#define MKRT__EXPAND_SLOTS (1u + MKRT_OP_EXPANDING_MAX)
-
-/* A frontier round (pipeline/drain.c) is a batch of EXPAND items, an op
- * number no one may publish: EXPAND(in = out = v, param = slot << 29 |
- * chunk) runs the slot's op on the edges of v in
- * [offsets[v] + chunk x C, + C), C = the graph block's expand_chunk, reading
- * cells[v] once (RELAX) or as the op does, concurrently with the round's
- * other chunks: all of them commute (one op on every handle they write).
- * A failing edge is reported as (k | j << 24, status): chunk item k, its
- * edge j (C <= 256). */
-#define MKRT__OP_EXPAND 15u
-#define MKRT__EXPAND_CHUNK_MAX 256u
-#define MKRT__EXPAND_CHUNK_BITS 29u
-/* A pulled level (pipeline/drain.c) runs as EXPAND items whose chunk field
- * is MKRT__EXPAND_PULL (no vertex has that many chunks, graph.c): EXPAND(in
- * = out = 64 x word, param = slot << 29 | MKRT__EXPAND_PULL) runs the
- * slot's op, for each vertex v of the word's 64 that is not settled, on
- * v's edges u -> v (the graph is symmetric) whose u is in the level's
- * frontier, in v's edge order, until one changed v. A failing edge is
- * reported as two pairs (mkrt__fail_list_add_edge): (k, status) and the
- * edge's index in the graph (low, high word). */
-#define MKRT__EXPAND_PULL ((1u << MKRT__EXPAND_CHUNK_BITS) - 1u)
-
 /* One run of an op on the host (mkrt_op_ctx.run): what mkrt_op_emit and
  * mkrt_op_changed need. Lives on the running thread's stack. */
 struct mkrt__op_run {
     mkrt__state *state;
-    uint32_t expand_slot; /* the op's frontier slot; 0: it does not expand */
+    uint32_t expand_slot; /* the op's frontier lane (graph/engine.h); 0: it does not expand */
     bool changed;
 };
 
@@ -93,14 +68,6 @@ static inline void mkrt__op_end(uint64_t outer)
     mkrt__op_live = outer;
 }
 
-/* v's edges are to be emitted as items of the slot's op (a frontier bit);
- * false when v is not a vertex with edges. */
-bool mkrt__frontier_add(mkrt__state *sg, uint32_t slot, uint32_t v);
-/* Whether chunk item `chunk` (an EXPAND) has an edge j. */
-bool mkrt__expand_edge_exists(const mkrt__state *sg, const mkrt_item *chunk, uint32_t j);
-/* The edge item that chunk item `chunk` (an EXPAND) ran as its edge j. */
-mkrt_item mkrt__expand_edge_item(const mkrt__state *sg, const mkrt_item *chunk, uint32_t j);
-
 /* Failures of a batch's items: (index into the batch's items, the op's
  * mkrt_status as uint32_t) pairs. Writers claim slots with one relaxed fetch-add; the
  * reader reads after the batch's completion (acquire), which orders them. */
@@ -120,8 +87,8 @@ static inline void mkrt__fail_list_add(mkrt__fail_list *l, uint32_t index, uint3
     }
 }
 
-/* A failure of a pulled edge: two consecutive pairs claimed at once (see
- * MKRT__EXPAND_PULL). A pulled round has at most capacity / 2 vertices,
+/* A failure of a pulled edge (graph/apply.c): two consecutive pairs
+ * claimed at once. A pulled round has at most capacity / 2 vertices,
  * each failing at most once. */
 static inline void mkrt__fail_list_add_edge(mkrt__fail_list *l, uint32_t index, uint32_t status, uint64_t edge)
 {
@@ -160,6 +127,10 @@ uint32_t mkrt__item_commute_key(const mkrt_item *it, void *ctx);
  * and the barriers guarantee that no two items of one layer touch the
  * same cell in conflicting ways, so cells are plain memory. */
 void mkrt__exec_range(mkrt__state *sg, const mkrt_item *items, size_t from, size_t to,
+                      mkrt__fail_list *fails);
+/* The same for a frontier round's chunks (mkrt__batch.round): the graph
+ * engine runs them (graph/engine.h, mkrt__graph_apply). */
+void mkrt__exec_round(mkrt__state *sg, const mkrt_item *items, size_t from, size_t to,
                       mkrt__fail_list *fails);
 
 #endif

@@ -81,11 +81,8 @@ static bool all_admitted(const mkrt__dispatch *dp, mkrt__batch *b, uint64_t room
     b->handle_hi = b->n > 0 ? hi : 0;
     uint32_t allowed = HANDLE_RULE_OPS;
     /* RELAX: the handle rule and a registered graph (mkrt__item_admit). */
-    if (dp->graph_state.graph.vertices != 0)
+    if (mkrt__graph_engine_graph(dp->state->graph) != NULL)
         allowed |= 1u << MKRT_OPS_RELAX;
-    /* A round's chunks are made by the drain (no one may publish one). */
-    if (b->round)
-        allowed |= 1u << MKRT__OP_EXPAND;
     *appends = app[LANE_OP];
     return (ops & ~allowed) == 0 && hi < dp->cfg->cells && app[LANE_OP] <= room;
 }
@@ -115,8 +112,7 @@ void mkrt__stage_admit(mkrt__dispatch *dp, mkrt__batch *b, uint64_t running_appe
     uint32_t user = 0, lo = UINT32_MAX, hi = 0;
     for (size_t i = 0; i < b->n; i++) {
         mkrt_item it = b->items[i];
-        /* A round's chunks are made by the drain (no one may publish one). */
-        mkrt_status st = b->round && it.op == MKRT__OP_EXPAND ? MKRT_OK : mkrt__item_admit(dp->state, &it);
+        mkrt_status st = mkrt__item_admit(dp->state, &it);
         if (st == MKRT_OK && it.op == MKRT_OP_APPEND)
             st = appends < room ? (appends++, MKRT_OK) : MKRT_EOVERFLOW;
         if (st != MKRT_OK) {

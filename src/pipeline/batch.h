@@ -64,9 +64,9 @@ typedef struct mkrt__batch_plan {
 typedef struct mkrt__batch {
     size_t n;                 /* items drained */
     size_t emitted_n;         /* of which emitted by ops (items[0..emitted_n) as drained) */
-    bool round;               /* a frontier round: items are EXPAND chunks (ops/op_table.h) */
+    bool round;               /* a frontier round: items are the graph engine's chunks (graph/engine.h) */
     uint64_t round_edges;     /* the edge items its chunks stand for (each an emitted item) */
-    bool pull;                /* a pulled round: its chunks are MKRT__EXPAND_PULL items, and
+    bool pull;                /* a pulled round: its chunks are pulled ones, and
                                * round_edges is known once it ran (the edges it ran) */
     mkrt_item *items;         /* drained; admitted, then kept, compacted in front */
     mkrt__segment *segs;

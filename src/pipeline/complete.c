@@ -7,25 +7,15 @@
 #include "pipeline/stages.h"
 #include "pipeline/dispatch.h"
 
-/* A pulled round's failure: chunk k's vertex whose edge e failed. */
-static mkrt_item pulled_edge_item(const mkrt__dispatch *dp, const mkrt_item *chunk, uint64_t e)
-{
-    const mkrt_graph *g = &dp->graph_state.graph;
-    uint32_t v = chunk->in, last = g->vertices - v < 64 ? g->vertices - 1 : v + 63;
-    while (v < last && g->offsets[v + 1] <= e)
-        v++;
-    return (mkrt_item){dp->graph_state.slot_op[chunk->param >> MKRT__EXPAND_CHUNK_BITS], g->targets[e], v,
-                       g->weights ? g->weights[e] : 1};
-}
-
 void mkrt__stage_take_failures(mkrt__dispatch *dp, mkrt__batch *b, const uint32_t *fails, uint32_t nfails)
 {
-    if (b->pull) { /* pairs of pairs: (k, status), (edge low, high); see MKRT__EXPAND_PULL */
+    if (b->pull) { /* pairs of pairs: (k, status), (edge low, high); see graph/apply.c */
         for (uint32_t i = 0; i + 1 < nfails; i += 2) {
             uint32_t k = fails[2 * i];
             if (k >= b->exec_n)
                 continue;
-            mkrt_item edge = pulled_edge_item(dp, &b->exec[k], (uint64_t)fails[2 * i + 3] << 32 | fails[2 * i + 2]);
+            mkrt_item edge = mkrt__graph_edge_item(dp->state->graph, &b->exec[k],
+                                                   (uint64_t)fails[2 * i + 3] << 32 | fails[2 * i + 2], true);
             mkrt__batch_fail(b, &edge, (mkrt_status)(int32_t)fails[2 * i + 1]);
         }
         return;
@@ -35,8 +25,11 @@ void mkrt__stage_take_failures(mkrt__dispatch *dp, mkrt__batch *b, const uint32_
         if (k >= b->exec_n)
             continue;
         mkrt_status why = (mkrt_status)(int32_t)fails[2 * i + 1];
-        if (b->round) { /* the failed edge item of a chunk */
-            mkrt_item edge = mkrt__expand_edge_item(dp->state, &b->exec[k], fails[2 * i] >> 24);
+        if (b->round) { /* the failed edge item of a chunk: (k | j << 24, status) */
+            bool exists;
+            uint64_t e = mkrt__graph_chunk_edge(dp->state->graph, &b->exec[k], fails[2 * i] >> 24, &exists);
+            (void)exists; /* the backend ran it */
+            mkrt_item edge = mkrt__graph_edge_item(dp->state->graph, &b->exec[k], e, false);
             mkrt__batch_fail(b, &edge, why);
         } else {
             mkrt__batch_fail(b, &b->exec[k], why);
@@ -111,10 +104,8 @@ static void publish_roots(mkrt__dispatch *dp, const mkrt__batch *b)
 void mkrt__stage_complete(mkrt__dispatch *dp, mkrt__batch *b)
 {
     if (b->pull) {
-        /* The edges a pulled round ran are its emitted items. relaxed: the
-         * backend's completion (acquired by its wait) orders the workers'
-         * adds; only one batch runs at a time. */
-        b->round_edges = atomic_exchange_explicit(&dp->graph_state.pulled, 0, memory_order_relaxed);
+        /* The edges a pulled round ran are its emitted items. */
+        b->round_edges = mkrt__graph_pulled_take(dp->state->graph);
         mkrt__stat_add(&dp->state->emitted_total, b->round_edges);
     }
     uint32_t failed = b->failed_n;
@@ -183,14 +174,19 @@ void mkrt__stage_fail_remaining(mkrt__dispatch *dp, mkrt__batch *b)
         if (b->round) {
             /* A round fails as the edge items its chunks stand for (at
              * most max_batch), all of them emitted items. */
-            for (size_t i = 0; i < b->n; i++)
-                for (uint32_t j = 0; j < dp->graph_state.expand_chunk; j++) {
-                    mkrt_item chunk = b->items[i], edge;
-                    if (!mkrt__expand_edge_exists(dp->state, &chunk, j))
+            for (size_t i = 0; i < b->n; i++) {
+                mkrt_item chunk = b->items[i];
+                if (!mkrt__graph_chunk_abandon(dp->state->graph, &chunk))
+                    continue; /* a public traversal's: it ends MKRT_ETIMEDOUT */
+                for (uint32_t j = 0;; j++) {
+                    bool exists;
+                    uint64_t e = mkrt__graph_chunk_edge(dp->state->graph, &chunk, j, &exists);
+                    if (!exists)
                         break;
-                    edge = mkrt__expand_edge_item(dp->state, &chunk, j);
+                    mkrt_item edge = mkrt__graph_edge_item(dp->state->graph, &chunk, e, false);
                     mkrt__batch_fail(b, &edge, MKRT_ETIMEDOUT);
                 }
+            }
             b->round = false;
             b->n = b->emitted_n = b->failed_n;
         } else {

@@ -2,8 +2,7 @@
 /* src/pipeline/dispatch.h - the dispatch group of the runtime, owned by
  * the pipeline: the batches and the stage scratch, the dispatch token,
  * the batch running and the one drained, the backends the plan routes to
- * and where the state lives, the quiescence snapshot, and the graph
- * block. Every stage takes this group and the batch (pipeline/stages.h);
+ * and where the state lives, the quiescence snapshot. Every stage takes this group and the batch (pipeline/stages.h);
  * the groups it points at (producers, state, stats) are the runtime's,
  * which composes them all (runtime/runtime_internal.h). */
 #ifndef MKRT_PIPELINE_DISPATCH_H
@@ -24,7 +23,7 @@
 #include "mkrt/layer.h"
 #include "mkrt/plan_cache.h"
 #include "ops/builtin_ops.h"
-#include "ops/graph_block.h"
+#include "graph/engine.h"
 #include "ops/op_table.h"
 #include "pipeline/batch.h"
 #include "pipeline/test_hooks.h"
@@ -42,9 +41,10 @@ typedef struct mkrt__dispatch {
     uint32_t workers;
     uint32_t cpus;   /* CPUs available to the process at create (base/cpus.h) */
 
-    /* The graph and its traversal (ops/graph_block.h), one block. */
-    struct mkrt__graph_block graph_state;
+    /* The graph engine is the state group's (state->graph, graph/engine.h):
+     * the drain takes its frontier rounds. */
     bool batch_running;          /* dispatcher-only: a batch is launched and not finished */
+    bool after_round;            /* dispatcher-only: the last batch drained was a frontier round */
     /* Quiescence by snapshot (mkrt_quiesce; docs/design.md): batches are
      * numbered in drain order (batch_seq, dispatcher-only) and each has a
      * root (batch.h): min(its number, emit_root when it was drained).
@@ -141,8 +141,9 @@ typedef struct mkrt__dispatch {
 
 /* The dispatcher thread (pipeline/dispatcher.c); arg: the dispatch group. */
 int mkrt__dispatcher_main(void *arg);
-/* pipeline/device_state.c, dispatcher thread: makes `to` hold the state before it runs a batch
- * (to == NULL or a backend without state_in, or failed: the host arrays).
+/* pipeline/device_state.c. Dispatcher thread: makes `to` hold the state
+ * before it runs a batch (to == NULL or a backend without state_in, or
+ * failed: the host arrays).
  * Returns NULL, or the backend that failed (err says why): `to` when it
  * could not take the state in, or the device that held it when its state
  * could not be copied out (a sticky fault: the host arrays keep what the

@@ -79,12 +79,37 @@ static void plan_and_prepare(mkrt__dispatch *dp, mkrt__batch *b)
     }
 }
 
+/* A frontier round's chunks (graph/engine.h) were made by the graph
+ * engine: all admitted, distinct, and commuting (one op per lane, every
+ * write an atomic minimum or the op's own commuting update): one layer. */
+static void admit_round(mkrt__batch *b)
+{
+    b->failed_n = 0;
+    b->refused = 0;
+    b->appends = 0;
+    b->user_ops = 0;
+    b->handle_lo = 0;
+    b->handle_hi = 0;
+    b->admitted = b->kept = b->exec_n = b->n;
+    b->exec = b->items;
+    b->layered = true;
+    b->layers = 1;
+    b->layer_offsets[0] = 0;
+    b->layer_offsets[1] = (uint32_t)b->n;
+    b->plan.split_layers = 0;
+    b->plan.peak_frontier_bytes = b->plan.peak_scratch_bytes = b->plan.peak_output_bytes = 0;
+}
+
 /* Stages admit .. place, and the backend's prepare. */
 static void prepare_batch(mkrt__dispatch *dp, mkrt__batch *b, uint64_t running_appends)
 {
-    mkrt__stage_admit(dp, b, running_appends);
-    mkrt__stage_dedupe(dp, b);
-    mkrt__stage_layer_split(dp, b);
+    if (b->round) {
+        admit_round(b);
+    } else {
+        mkrt__stage_admit(dp, b, running_appends);
+        mkrt__stage_dedupe(dp, b);
+        mkrt__stage_layer_split(dp, b);
+    }
     if (b->exec_n > 0)
         plan_and_prepare(dp, b);
 }
@@ -378,7 +403,8 @@ static int work_or_leave(void *p)
     /* acquire: pairs with the release stores of closing and aborting, and
      * of emission_left and batch_left in token_give. Not mkrt__emission_pending: the
      * caller does not hold the token (a helper may be changing that state). */
-    return !mkrt__rings_empty(dp) || atomic_load_explicit(&dp->emission_left, memory_order_acquire) ||
+    return !mkrt__rings_empty(dp) ||
+           mkrt__graph_wants(dp->state->graph) || atomic_load_explicit(&dp->emission_left, memory_order_acquire) ||
            atomic_load_explicit(&dp->batch_left, memory_order_acquire) ||
            test_held(dp) || test_dozing(dp) ||
            atomic_load_explicit(&dp->producers->closing, memory_order_acquire) ||

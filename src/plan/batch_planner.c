@@ -84,7 +84,8 @@ static uint32_t route(mkrt__dispatch *dp, mkrt__batch *b)
         const mkrt__backend *be = dp->backends[i];
         if (be->is_cpu_pool)
             pool = i;
-        else if (dev == UINT32_MAX && !be->failed && be->ops->accepts(be, b->exec, b->exec_n))
+        /* A frontier round runs where its graph engine is: the host. */
+        else if (dev == UINT32_MAX && !be->failed && !b->round && be->ops->accepts(be, b->exec, b->exec_n))
             dev = i;
     }
     b->note.route = MKRT_PLAN_ROUTE_CPU_ONLY;
@@ -109,9 +110,10 @@ static uint32_t memory_bps(const mkrt__dispatch *dp, const mkrt__batch *b)
     uint64_t budget = dp->cfg->device_memory_budget;
     if (budget == 0)
         return 0;
-    uint64_t v = dp->graph_state.graph.vertices, e = v ? dp->graph_state.graph.offsets[v] : 0;
+    const mkrt_graph *reg = dp->state->graph != NULL ? mkrt__graph_engine_graph(dp->state->graph) : NULL;
+    uint64_t v = reg != NULL ? reg->vertices : 0, e = v ? reg->offsets[v] : 0;
     mkrt_graph_shape g = {v, e};
-    mkrt_byte_layout l = {v ? 8u : 0u, dp->graph_state.graph.weights ? 8u : 4u, b->plan.peak_frontier_bytes,
+    mkrt_byte_layout l = {v ? 8u : 0u, v && reg->weights ? 8u : 4u, b->plan.peak_frontier_bytes,
                           b->plan.peak_scratch_bytes, b->plan.peak_output_bytes + (v ? 8u : 0u)};
     uint64_t layers = b->layers ? b->layers : 1;
     uint64_t width = b->exec_n / layers;

@@ -19,6 +19,14 @@ mkrt_status mkrt__config_check(const mkrt_config *c, size_t *cells_bytes, size_t
  * (config.c); MKRT_EINVAL with a Fix for a value that names no decision. */
 mkrt_status mkrt__config_plan_env(uint32_t *plan_off, mkrt_error *err);
 
+/* wait.c: waits until *counter reaches target, helping the dispatcher
+ * while it is idle (the waits' one loop). */
+mkrt_status mkrt__wait_until(mkrt_runtime *rt, _Atomic uint64_t *counter, uint64_t target, uint64_t timeout_ns);
+/* The same, sleeping on wq (notified when the counter moves), a slice at
+ * a time (it does not hear the dispatcher stop). */
+mkrt_status mkrt__wait_until_on(mkrt_runtime *rt, _Atomic uint64_t *counter, uint64_t target,
+                                uint64_t timeout_ns, mkrt__waitq *wq);
+
 /* The owner enters a call that touches the runtime: BUSY is set (seq_cst,
  * against mkrt_destroy's store of closing and loads of state, see
  * runtime_internal.h). False when the producer is orphaned or the runtime

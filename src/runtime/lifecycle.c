@@ -49,7 +49,7 @@ static void free_runtime(mkrt_runtime *rt)
     mkrt__free(rt->state.cells, rt->state.cells_bytes);
     mkrt__free((void *)rt->state.append_log, rt->state.log_bytes);
     mkrt__free(rt->state.emit_ring, mkrt__emit_ring_slots(&rt->cfg) * sizeof *rt->state.emit_ring);
-    mkrt__free((void *)rt->dispatch.graph_state.frontier, mkrt__frontier_alloc_words(&rt->dispatch.graph_state) * sizeof *rt->dispatch.graph_state.frontier);
+    mkrt__graph_engine_destroy(rt->state.graph);
     mkrt_layer_scratch_destroy(rt->dispatch.layering);
     mkrt_barrier_scratch_destroy(rt->dispatch.split);
     mkrt__free(rt->dispatch.waves, rt->cfg.max_batch * sizeof *rt->dispatch.waves);
@@ -166,7 +166,6 @@ mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **out, mkrt_error *
     /* The groups (runtime_internal.h) point at what they share. */
     rt->state.cfg = &rt->cfg;
     rt->state.ops = rt->ops;
-    rt->state.graph_state = &rt->dispatch.graph_state;
     rt->dispatch.cfg = &rt->cfg;
     rt->dispatch.producers = &rt->producers;
     rt->dispatch.state = &rt->state;
@@ -188,7 +187,9 @@ mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **out, mkrt_error *
     rt->state.emit_ring = mkrt__alloc(mkrt__emit_ring_slots(cfg) * sizeof *rt->state.emit_ring, MKRT_CACHE_LINE);
     atomic_init(&rt->dispatch.pending_root, UINT64_MAX);
     rt->dispatch.emit_root = UINT64_MAX;
-    rt->dispatch.graph_state.expand_chunk = cfg->max_batch < MKRT__EXPAND_CHUNK_MAX ? (uint32_t)cfg->max_batch : MKRT__EXPAND_CHUNK_MAX;
+    const mkrt__graph_host host = {rt, &rt->state, rt->state.cells, cfg->cells, rt->ops, cfg->max_batch,
+                                   &rt->dispatch.aborting, &rt->dispatch.work_wq, &rt->dispatch.planner};
+    rt->state.graph = rt->state.cells != NULL ? mkrt__graph_engine_create(&host) : NULL;
     rt->dispatch.layering = mkrt_layer_scratch_create(NULL);
     rt->dispatch.split = mkrt_barrier_scratch_create(cfg->max_batch, 0, NULL);
     rt->dispatch.waves = mkrt__alloc(cfg->max_batch * sizeof *rt->dispatch.waves, MKRT_CACHE_LINE);
@@ -197,7 +198,7 @@ mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **out, mkrt_error *
     mkrt_plan_cache_config pc = mkrt_plan_cache_config_default();
     if (mkrt_plan_cache_create(&pc, &rt->dispatch.plans, NULL) != MKRT_OK)
         rt->dispatch.plans = NULL;
-    if (!ok || !rt->producers.slots || !rt->state.cells || !rt->state.append_log || !rt->state.emit_ring || !rt->dispatch.layering ||
+    if (!ok || !rt->producers.slots || !rt->state.cells || !rt->state.graph || !rt->state.append_log || !rt->state.emit_ring || !rt->dispatch.layering ||
         !rt->dispatch.split || !rt->dispatch.waves || !rt->state.dead || !rt->dispatch.plans) {
         free_runtime(rt);
         return mkrt__error_set(err, MKRT_ENOMEM,

@@ -50,15 +50,14 @@ mkrt_status mkrt_op_register(mkrt_runtime *rt, uint32_t op, const mkrt_op_desc *
     }
     uint32_t slot = rt->ops[op].fn != NULL ? rt->ops[op].expand_slot : 0;
     if (desc->expands && slot == 0) {
-        if (rt->dispatch.graph_state.slots_used == MKRT_OP_EXPANDING_MAX) {
+        slot = mkrt__graph_lane_claim(rt->state.graph, op);
+        if (slot == 0) {
             mkrt__mutex_unlock(&rt->producers.producers_lock);
             return mkrt__error_set(err, MKRT_EINVAL,
                                    "op %u cannot expand: %u user ops already do (the most there "
                                    "may be). Fix: let one op expand and tell cases apart by param.",
                                    op, MKRT_OP_EXPANDING_MAX);
         }
-        slot = ++rt->dispatch.graph_state.slots_used;
-        rt->dispatch.graph_state.slot_op[slot] = op;
     }
     rt->ops[op] = (mkrt__op_entry){desc->fn, desc->user, envelope, fused, desc->name, desc->device,
                                    desc->idempotent, desc->commutes, desc->expands ? slot : 0,

@@ -36,8 +36,9 @@
  *   state      state/state.h       cells, APPEND log, emission queue, dead letters
  *   stats      state/stats.h       the dispatcher's counters, the latency histogram
  *   dispatch   pipeline/dispatch.h the batches, stage scratch, the token, the
- *                                  backends, the graph block (ops/graph_block.h)
- *                                  and, in test builds, the test hooks
+ *                                  backends and, in test builds, the test hooks
+ * The graph engine (graph/engine.h) is an object of its own, created with
+ * the runtime; the state group points at it (state->graph).
  * What stays here is the API's: the config, the op table, the dispatcher
  * thread and what describes the backends. */
 struct mkrt_runtime {

@@ -53,6 +53,11 @@ mkrt_status mkrt_stats_read(mkrt_runtime *rt, mkrt_stats *out)
     s.changed = atomic_load_explicit(&rt->state.changed, memory_order_relaxed);
     for (size_t i = 0; i < MKRT_PLAN_COUNTERS; i++)
         s.plan_counts[i] = atomic_load_explicit(&rt->dispatch.planner.n[i], memory_order_relaxed);
+    mkrt__graph_counters gc;
+    mkrt__graph_counters_read(rt->state.graph, &gc);
+    s.levels_pushed = gc.levels_pushed;
+    s.levels_pulled = gc.levels_pulled;
+    s.edges_examined = gc.edges_examined;
     *out = s;
     return MKRT_OK;
 }

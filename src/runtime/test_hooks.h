@@ -54,8 +54,8 @@ uint32_t mkrt__test_graph_vertices(mkrt_runtime *rt);
 /* RELAX's distance buckets are used by levels of this many vertices or
  * more (set before the first producer opens). */
 void mkrt__test_set_bucket_min(mkrt_runtime *rt, uint64_t min);
-/* As an op that set v's frontier bit in the slot would (ops/op_table.h,
- * mkrt__frontier_add). */
+/* As an op that set v's frontier bit in the lane would (graph/engine.h,
+ * mkrt__graph_mark). */
 bool mkrt__test_frontier_add(mkrt_runtime *rt, uint32_t slot, uint32_t v);
 /* The host's cells array. */
 uint64_t *mkrt__test_cells(mkrt_runtime *rt);

@@ -41,8 +41,11 @@ static uint64_t deadline_ns(uint64_t timeout_ns, struct timespec *ts, const stru
  * deadline: it returns after the op it runs when the deadline passes),
  * then sleeps on done_wq. The deadline is fixed on entry, so time spent
  * helping counts. */
+/* Longest sleep on a queue the dispatcher's stop does not notify. */
+#define WAIT_SLICE_NS 10000000u
+
 static mkrt_status wait_loop(mkrt_runtime *rt, _Atomic uint64_t *counter, uint64_t target,
-                             uint64_t timeout_ns)
+                             uint64_t timeout_ns, mkrt__waitq *wq)
 {
     if (reached(counter, target))
         return MKRT_OK;
@@ -70,26 +73,45 @@ static mkrt_status wait_loop(mkrt_runtime *rt, _Atomic uint64_t *counter, uint64
             return MKRT_ETIMEDOUT;
         if (mkrt__dispatch_help(&rt->dispatch, counter, target, until))
             continue;
-        uint32_t e = mkrt__waitq_prepare(&rt->dispatch.done_wq);
+        /* A queue other than done_wq is not notified when the dispatcher
+         * stops: sleep there a slice at a time (WAIT_SLICE_NS). */
+        struct timespec slice;
+        const struct timespec *until_ts = deadline;
+        if (wq != &rt->dispatch.done_wq) {
+            uint64_t s = mkrt__now_ns() + WAIT_SLICE_NS;
+            if (until_ts == NULL || s < until) {
+                slice.tv_sec = (time_t)(s / 1000000000u);
+                slice.tv_nsec = (long)(s % 1000000000u);
+                until_ts = &slice;
+            }
+        }
+        uint32_t e = mkrt__waitq_prepare(wq);
         if (reached(counter, target) || atomic_load_explicit(&rt->dispatch.stopped, memory_order_acquire)) {
-            mkrt__waitq_finish(&rt->dispatch.done_wq);
+            mkrt__waitq_finish(wq);
             continue;
         }
-        mkrt_status st = mkrt__waitq_sleep(&rt->dispatch.done_wq, e, deadline);
-        mkrt__waitq_finish(&rt->dispatch.done_wq);
+        mkrt_status st = mkrt__waitq_sleep(wq, e, until_ts);
+        mkrt__waitq_finish(wq);
+        if (st == MKRT_ETIMEDOUT && until_ts != deadline)
+            continue; /* a slice, not the deadline */
         if (st == MKRT_ETIMEDOUT)
             return reached(counter, target) ? MKRT_OK : MKRT_ETIMEDOUT;
     }
 }
 
-static mkrt_status wait_until(mkrt_runtime *rt, _Atomic uint64_t *counter, uint64_t target,
-                              uint64_t timeout_ns)
+mkrt_status mkrt__wait_until_on(mkrt_runtime *rt, _Atomic uint64_t *counter, uint64_t target,
+                                 uint64_t timeout_ns, mkrt__waitq *wq)
 {
     /* relaxed: a count the plan stage reads as a hint (batch_planner.c). */
     atomic_fetch_add_explicit(&rt->dispatch.waiting, 1, memory_order_relaxed);
-    mkrt_status st = wait_loop(rt, counter, target, timeout_ns);
+    mkrt_status st = wait_loop(rt, counter, target, timeout_ns, wq);
     atomic_fetch_sub_explicit(&rt->dispatch.waiting, 1, memory_order_relaxed); /* as above */
     return st;
+}
+
+mkrt_status mkrt__wait_until(mkrt_runtime *rt, _Atomic uint64_t *counter, uint64_t target, uint64_t timeout_ns)
+{
+    return mkrt__wait_until_on(rt, counter, target, timeout_ns, &rt->dispatch.done_wq);
 }
 
 mkrt_status mkrt_wait(mkrt_producer *p, uint64_t ticket, uint64_t timeout_ns)
@@ -102,7 +124,7 @@ mkrt_status mkrt_wait(mkrt_producer *p, uint64_t ticket, uint64_t timeout_ns)
         return MKRT_EINVAL;
     if (!mkrt__owner_enter(p, MKRT__PRODUCER_WAITING, false))
         return MKRT_ECLOSED;
-    mkrt_status st = wait_until(p->rt, &p->completed, ticket, timeout_ns);
+    mkrt_status st = mkrt__wait_until(p->rt, &p->completed, ticket, timeout_ns);
     mkrt__owner_leave(p, MKRT__PRODUCER_WAITING);
     return st;
 }
@@ -128,7 +150,7 @@ mkrt_status mkrt_drain(mkrt_runtime *rt, uint64_t timeout_ns)
     uint64_t start = timeout_ns != 0 && timeout_ns != MKRT_TIMEOUT_INFINITE ? mkrt__now_ns() : 0;
     /* acquire: pairs with the release increments in mkrt_publish_some. */
     uint64_t target = atomic_load_explicit(&rt->producers.published_total, memory_order_acquire);
-    mkrt_status st = wait_until(rt, &rt->dispatch.completed_total, target, timeout_ns);
+    mkrt_status st = mkrt__wait_until(rt, &rt->dispatch.completed_total, target, timeout_ns);
     return st != MKRT_OK ? st : wait_producers(rt, time_left(start, timeout_ns));
 }
 
@@ -221,7 +243,7 @@ mkrt_status mkrt_quiesce(mkrt_runtime *rt, uint64_t timeout_ns)
                                                               memory_order_relaxed, memory_order_relaxed))
         ;
     atomic_fetch_add_explicit(&rt->dispatch.quiescing, 1, memory_order_relaxed); /* relaxed: as the target */
-    st = wait_until(rt, &rt->dispatch.pending_root, snap + 1, time_left(start, timeout_ns));
+    st = mkrt__wait_until(rt, &rt->dispatch.pending_root, snap + 1, time_left(start, timeout_ns));
     atomic_fetch_sub_explicit(&rt->dispatch.quiescing, 1, memory_order_relaxed); /* as above */
     return st;
 }

@@ -1,0 +1,379 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* src/graph/apply.c - where a round's chunks run (any worker of the
+ * backend that runs the round): a pushed chunk runs its lane's op on each
+ * of its edges; a pulled chunk runs it, for each unsettled vertex of its
+ * word, on the edges from the level's frontier until one changed it. */
+#include "graph/graph_internal.h"
+#include "ops/builtin_ops.h"
+
+#define UNREACHED UINT64_MAX
+
+/* relaxed (both): the bit and the flag are read by the dispatcher after
+ * the batch's completion (acquire), or earlier with no harm: the items it
+ * makes from them run in a later batch, which the launch orders after
+ * this one. */
+static inline bool lane_mark(const mkrt__graph_engine *e, mkrt__traversal *t, uint32_t v)
+{
+    const uint64_t *off = e->graph.offsets;
+    if (v >= e->graph.vertices || off[v] == off[v + 1])
+        return false; /* no edges */
+    uint64_t bit = (uint64_t)1 << (v % 64);
+    _Atomic uint64_t *word = &t->w[v / 64];
+    if (!(atomic_load_explicit(word, memory_order_relaxed) & bit) &&
+        !(atomic_fetch_or_explicit(word, bit, memory_order_relaxed) & bit) &&
+        !atomic_load_explicit(&t->any, memory_order_relaxed))
+        atomic_store_explicit(&t->any, true, memory_order_relaxed);
+    return true;
+}
+
+/* The same into far (distance buckets). */
+static inline bool far_mark(const mkrt__graph_engine *e, mkrt__traversal *t, uint32_t v)
+{
+    const uint64_t *off = e->graph.offsets;
+    if (off[v] == off[v + 1])
+        return false;
+    uint64_t bit = (uint64_t)1 << (v % 64);
+    _Atomic uint64_t *word = &t->far[v / 64];
+    if (!(atomic_load_explicit(word, memory_order_relaxed) & bit))
+        atomic_fetch_or_explicit(word, bit, memory_order_relaxed);
+    if (!atomic_load_explicit(&t->far_any, memory_order_relaxed))
+        atomic_store_explicit(&t->far_any, true, memory_order_relaxed);
+    return true;
+}
+
+/* *v = min(*v, x). relaxed: as mkrt__ops_atomic_min. */
+static inline void atomic_lower(_Atomic uint64_t *v, uint64_t x)
+{
+    uint64_t cur = atomic_load_explicit(v, memory_order_relaxed);
+    while (x < cur && !atomic_compare_exchange_weak_explicit(v, &cur, x, memory_order_relaxed, memory_order_relaxed))
+        ;
+}
+
+bool mkrt__graph_mark(mkrt__graph_engine *e, uint32_t lane, uint32_t v)
+{
+    mkrt__traversal *t = lane < MKRT__LANES ? mkrt__lane_at(e, lane) : NULL;
+    return t != NULL && lane_mark(e, t, v);
+}
+
+/* Edges [from, to) of a pushed chunk. */
+static inline void chunk_range(const mkrt__graph_engine *e, const mkrt__chunk *c, uint64_t *from, uint64_t *to)
+{
+    const uint64_t end = e->graph.offsets[c->v + 1];
+    *from = c->first;
+    *to = end - c->first < e->chunk ? end : c->first + e->chunk;
+}
+
+/* Prefetching the values a range's chunks write: a cursor runs
+ * EXPAND_AHEAD edges ahead of the one being run, across the chunks of the
+ * range, and touches the target's value of each edge it passes, so the
+ * random reads of a round overlap instead of queueing behind the op. */
+#define EXPAND_AHEAD 16u
+
+typedef struct push_ahead {
+    const mkrt_item *items;
+    size_t k, to;
+    uint64_t e, end;
+    const uint64_t *values;
+} push_ahead;
+
+static inline __attribute__((always_inline)) void ahead_step(const mkrt__graph_engine *e, push_ahead *a)
+{
+    while (a->e >= a->end) {
+        if (++a->k >= a->to)
+            return;
+        mkrt__chunk c;
+        mkrt__chunk_get(&a->items[a->k], &c);
+        if (c.first == MKRT__CHUNK_PULL)
+            return;
+        mkrt__traversal *t = mkrt__lane_at(e, c.lane);
+        a->values = t->values;
+        chunk_range(e, &c, &a->e, &a->end);
+    }
+    __builtin_prefetch(&a->values[e->graph.targets[a->e++]], 1, 3);
+}
+
+/* A pushed chunk of a lane whose op is built in (RELAX, BFS, SSSP): one
+ * atomic minimum per edge; the source's value is read once, relaxed
+ * (other chunks of the round may lower it meanwhile; then it is in the
+ * frontier again and expands later). */
+static uint64_t push_builtin(const mkrt__graph_engine *e, mkrt__traversal *t, const mkrt__chunk *c, push_ahead *a)
+{
+    uint64_t from, to, changed = 0;
+    chunk_range(e, c, &from, &to);
+    uint64_t *values = t->values;
+    const uint32_t *targets = e->graph.targets, *weights = e->graph.weights;
+    uint64_t base = atomic_load_explicit((_Atomic uint64_t *)&values[c->v], memory_order_relaxed);
+    if (base == UNREACHED)
+        return 0;
+    if (t->kind == MKRT__LANE_BFS) {
+        const uint64_t nv = ((base >> 32) + 1) << 32 | c->v;
+        for (uint64_t i = from; i < to; i++) {
+            ahead_step(e, a);
+            uint32_t w = targets[i];
+            /* relaxed: as mkrt__ops_atomic_min; most targets are settled. */
+            if (atomic_load_explicit((_Atomic uint64_t *)&values[w], memory_order_relaxed) > nv &&
+                mkrt__ops_atomic_min(&values[w], nv)) {
+                changed++;
+                (void)lane_mark(e, t, w);
+            }
+        }
+        return changed;
+    }
+    if (!t->buckets) {
+        for (uint64_t i = from; i < to; i++) {
+            ahead_step(e, a);
+            uint32_t w = targets[i];
+            if (mkrt__ops_atomic_min(&values[w], mkrt__ops_add_sat(base, weights ? weights[i] : 1))) {
+                changed++;
+                (void)lane_mark(e, t, w);
+            }
+        }
+        return changed;
+    }
+    /* Distance buckets (graph/round.c): a target lowered to the bound or
+     * above waits in far instead of the next level. relaxed (all): the
+     * bound was set before the launch; far, far_min and next_min are read
+     * by the dispatcher after the round's completion. */
+    const uint64_t bound = atomic_load_explicit(&t->bound, memory_order_relaxed);
+    uint64_t least = UINT64_MAX, far_least = UINT64_MAX;
+    for (uint64_t i = from; i < to; i++) {
+        ahead_step(e, a);
+        uint32_t w = targets[i];
+        uint64_t d = mkrt__ops_add_sat(base, weights ? weights[i] : 1);
+        if (mkrt__ops_atomic_min(&values[w], d)) {
+            changed++;
+            if (bound != 0 && d >= bound) {
+                if (far_mark(e, t, w))
+                    far_least = d < far_least ? d : far_least;
+            } else if (lane_mark(e, t, w)) {
+                least = d < least ? d : least;
+            }
+        }
+    }
+    if (least != UINT64_MAX)
+        atomic_lower(&t->next_min, least);
+    if (far_least != UINT64_MAX)
+        atomic_lower(&t->far_min, far_least);
+    return changed;
+}
+
+/* A pushed chunk of an expanding user op: the op on each edge. A failing
+ * edge is reported as (k | j << 24, status): chunk k, its edge j. */
+static uint64_t push_user(mkrt__graph_engine *e, mkrt__traversal *t, const mkrt__chunk *c, size_t k,
+                          mkrt__fail_list *fails, push_ahead *a)
+{
+    uint64_t from, to, changed = 0, outer;
+    chunk_range(e, c, &from, &to);
+    const uint32_t op = e->lane_op[t->lane];
+    const mkrt__op_entry *entry = &e->host.ops[op];
+    struct mkrt__op_run run = {e->host.state, t->lane, false};
+    mkrt_op_ctx ctx = {e->host.cells, e->host.ncells, entry->user, &e->graph, &run, 0};
+    const uint32_t *targets = e->graph.targets, *weights = e->graph.weights;
+    for (uint64_t i = from; i < to; i++) {
+        ahead_step(e, a);
+        mkrt_item edge = {op, c->v, targets[i], weights ? weights[i] : 1};
+        run.changed = false;
+        ctx.generation = mkrt__op_begin(&outer);
+        mkrt_status st = entry->fn(&edge, &ctx);
+        mkrt__op_end(outer);
+        changed += run.changed;
+        if (st != MKRT_OK)
+            mkrt__fail_list_add(fails, (uint32_t)k | (uint32_t)(i - from) << 24, (uint32_t)st);
+    }
+    return changed;
+}
+
+#define PULL_AHEAD 4u
+
+static inline void pull_prefetch(const uint32_t *targets, const uint32_t *weights, const uint64_t *off, uint32_t v)
+{
+    __builtin_prefetch(&targets[off[v]], 0, 3);
+    if (weights != NULL)
+        __builtin_prefetch(&weights[off[v]], 0, 3);
+}
+
+/* A pulled chunk of a BFS: the unsettled vertices of one visited word,
+ * each taking the first neighbour in the level's frontier as its parent
+ * (GAPBS's bottom-up step). The chunk owns its 64 vertices in this round
+ * (a pulled round has no other chunks of the lane), and the level is
+ * strict (round.c), so the vertex is unreached and the depth is the
+ * level's: a plain store, and one OR into the next frontier per chunk. */
+static uint64_t pull_bfs(mkrt__graph_engine *e, mkrt__traversal *t, const mkrt__chunk *c, uint64_t *ran)
+{
+    const mkrt_graph *g = &e->graph;
+    const uint32_t first = c->v;
+    const _Atomic uint64_t *level = t->r;
+    /* relaxed: written by the dispatcher before the launch. */
+    uint64_t todo = ~atomic_load_explicit(&t->visited[first / 64], memory_order_relaxed);
+    if (g->vertices - first < 64)
+        todo &= ((uint64_t)1 << (g->vertices - first)) - 1;
+    const uint32_t *const targets = g->targets;
+    const uint64_t *const off = g->offsets;
+    _Atomic uint64_t *values = (_Atomic uint64_t *)t->values;
+    const uint64_t depth = (t->depth + 1) << 32;
+    uint64_t n = 0, marked = 0;
+    for (uint64_t x = todo; x != 0; x &= x - 1)
+        __builtin_prefetch(&targets[off[first + (uint32_t)__builtin_ctzll(x)]], 0, 3);
+    for (; todo != 0; todo &= todo - 1) {
+        const uint32_t bit = (uint32_t)__builtin_ctzll(todo), v = first + bit;
+        /* relaxed: this chunk is the only writer of v in the round. */
+        if (atomic_load_explicit(&values[v], memory_order_relaxed) != UNREACHED)
+            continue;
+        for (uint64_t i = off[v], end = off[v + 1]; i < end; i++) {
+            const uint32_t u = targets[i];
+            n++;
+            if (atomic_load_explicit(&level[u / 64], memory_order_relaxed) >> (u % 64) & 1) {
+                atomic_store_explicit(&values[v], depth | u, memory_order_relaxed);
+                marked |= (uint64_t)1 << bit; /* it has edges: it joins the next level */
+                break;
+            }
+        }
+    }
+    if (marked != 0) {
+        /* relaxed: as lane_mark. */
+        atomic_fetch_or_explicit(&t->w[first / 64], marked, memory_order_relaxed);
+        if (!atomic_load_explicit(&t->any, memory_order_relaxed))
+            atomic_store_explicit(&t->any, true, memory_order_relaxed);
+    }
+    *ran += n;
+    return (uint64_t)__builtin_popcountll(marked);
+}
+
+/* A pulled chunk: the unsettled vertices of one visited word, each
+ * pulling from its frontier neighbours until one changed it. The level's
+ * frontier (r) and the visited words change only between batches; relaxed
+ * loads, as the ops only set bits of w meanwhile. A failing edge is
+ * reported as two pairs (mkrt__fail_list_add_edge). Adds the edges it ran
+ * to *ran. */
+static uint64_t pull_chunk(mkrt__graph_engine *e, mkrt__traversal *t, const mkrt__chunk *c, size_t k,
+                           mkrt__fail_list *fails, uint64_t *ran)
+{
+    const mkrt_graph *g = &e->graph;
+    const uint32_t first = c->v;
+    const _Atomic uint64_t *level = t->r;
+    /* relaxed: written by the dispatcher before the launch. */
+    uint64_t todo = ~atomic_load_explicit(&t->visited[first / 64], memory_order_relaxed);
+    if (g->vertices - first < 64)
+        todo &= ((uint64_t)1 << (g->vertices - first)) - 1;
+    const bool user = t->kind == MKRT__LANE_USER;
+    const uint32_t op = user ? e->lane_op[t->lane] : 0;
+    const mkrt__op_entry *entry = user ? &e->host.ops[op] : NULL;
+    struct mkrt__op_run run = {e->host.state, t->lane, false};
+    mkrt_op_ctx ctx = {e->host.cells, e->host.ncells, user ? entry->user : NULL, g, &run, 0};
+    const uint32_t *const targets = g->targets, *const weights = g->weights;
+    const uint64_t *const off = g->offsets;
+    uint64_t *values = t->values;
+    uint64_t changed = 0, n = 0, outer;
+    uint64_t ahead = todo;
+    for (unsigned i = 0; i < PULL_AHEAD && ahead != 0; i++, ahead &= ahead - 1)
+        pull_prefetch(targets, weights, off, first + (uint32_t)__builtin_ctzll(ahead));
+    for (; todo != 0; todo &= todo - 1) {
+        const uint32_t v = first + (uint32_t)__builtin_ctzll(todo);
+        if (ahead != 0) {
+            pull_prefetch(targets, weights, off, first + (uint32_t)__builtin_ctzll(ahead));
+            ahead &= ahead - 1;
+        }
+        for (uint64_t i = off[v], end = off[v + 1]; i < end; i++) {
+            const uint32_t u = targets[i];
+            if (!(atomic_load_explicit(&level[u / 64], memory_order_relaxed) >> (u % 64) & 1))
+                continue;
+            n++;
+            if (!user) { /* BFS: u is at the level's depth */
+                uint64_t du = atomic_load_explicit((_Atomic uint64_t *)&values[u], memory_order_relaxed);
+                if (mkrt__ops_atomic_min(&values[v], ((du >> 32) + 1) << 32 | u)) {
+                    changed++;
+                    (void)lane_mark(e, t, v);
+                }
+                break;
+            }
+            mkrt_item edge = {op, u, v, weights ? weights[i] : 1};
+            run.changed = false;
+            ctx.generation = mkrt__op_begin(&outer);
+            mkrt_status st = entry->fn(&edge, &ctx);
+            mkrt__op_end(outer);
+            if (st != MKRT_OK) {
+                mkrt__fail_list_add_edge(fails, (uint32_t)k, (uint32_t)st, i);
+                break;
+            }
+            if (run.changed) {
+                changed++;
+                break;
+            }
+        }
+    }
+    *ran += n;
+    return changed;
+}
+
+void mkrt__graph_apply(mkrt__graph_engine *e, const mkrt_item *items, size_t from, size_t to,
+                       mkrt__fail_list *fails, uint64_t *changed)
+{
+    uint64_t ch = 0, pulled = 0;
+    push_ahead a = {items, from, to, 0, 0, NULL};
+    if (from < to) {
+        mkrt__chunk c;
+        mkrt__chunk_get(&items[from], &c);
+        if (c.first != MKRT__CHUNK_PULL) {
+            a.values = mkrt__lane_at(e, c.lane)->values;
+            chunk_range(e, &c, &a.e, &a.end);
+            for (unsigned i = 0; i < EXPAND_AHEAD; i++)
+                ahead_step(e, &a);
+        }
+    }
+    for (size_t k = from; k < to; k++) {
+        mkrt__chunk c;
+        mkrt__chunk_get(&items[k], &c);
+        mkrt__traversal *t = mkrt__lane_at(e, c.lane);
+        if (c.first == MKRT__CHUNK_PULL && t->kind == MKRT__LANE_BFS)
+            ch += pull_bfs(e, t, &c, &pulled);
+        else if (c.first == MKRT__CHUNK_PULL)
+            ch += pull_chunk(e, t, &c, k, fails, &pulled);
+        else if (t->kind == MKRT__LANE_USER)
+            ch += push_user(e, t, &c, k, fails, &a);
+        else
+            ch += push_builtin(e, t, &c, &a);
+    }
+    *changed += ch;
+    if (pulled != 0)
+        /* relaxed: read by the dispatcher after the round's completion
+         * (the backend's release, its acquire). */
+        atomic_fetch_add_explicit(&e->pulled, pulled, memory_order_relaxed);
+}
+
+uint64_t mkrt__graph_chunk_edge(const mkrt__graph_engine *e, const mkrt_item *chunk, uint32_t j, bool *exists)
+{
+    mkrt__chunk c;
+    mkrt__chunk_get(chunk, &c);
+    uint64_t from, to;
+    chunk_range(e, &c, &from, &to);
+    *exists = c.first != MKRT__CHUNK_PULL && from + j < to;
+    return from + j;
+}
+
+mkrt_item mkrt__graph_edge_item(const mkrt__graph_engine *e, const mkrt_item *chunk, uint64_t edge, bool pulled)
+{
+    mkrt__chunk c;
+    mkrt__chunk_get(chunk, &c);
+    const mkrt_graph *g = &e->graph;
+    const uint32_t op = c.lane < MKRT__LANE_PUBLIC ? e->lane_op[c.lane] : MKRT_OP_NOP;
+    const uint32_t w = g->weights ? g->weights[edge] : 1;
+    if (!pulled)
+        return (mkrt_item){op, c.v, g->targets[edge], w};
+    /* The pulled vertex whose row holds the edge. */
+    uint32_t v = c.v, last = g->vertices - v < 64 ? g->vertices - 1 : v + 63;
+    while (v < last && g->offsets[v + 1] <= edge)
+        v++;
+    return (mkrt_item){op, g->targets[edge], v, w};
+}
+
+bool mkrt__graph_chunk_abandon(mkrt__graph_engine *e, const mkrt_item *chunk)
+{
+    mkrt__chunk c;
+    mkrt__chunk_get(chunk, &c);
+    mkrt__traversal *t = mkrt__lane_at(e, c.lane);
+    if (t == NULL || c.lane < MKRT__LANE_PUBLIC)
+        return t != NULL;
+    /* relaxed: published by the finish's release store of finished. */
+    atomic_store_explicit(&t->status, (int32_t)MKRT_ETIMEDOUT, memory_order_relaxed);
+    return false;
+}

@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* src/graph/graph_internal.h - the graph engine's own structures, for the
+ * files of src/graph/ only: the engine (the graph, its lanes) and the
+ * traversal object (mkrt__traversal), one per lane.
+ *
+ * A traversal is a frontier over the graph's vertices and the values it
+ * lowers: the runtime's cells (RELAX's lane and the expanding user ops'),
+ * or an array of its own (a public BFS or SSSP, mkrt_traversal_open). Its
+ * state is its own, so several run at once: the dispatcher's rounds take
+ * chunks of every lane in turn, and each lane moves from level to level on
+ * its own (a level ends when its frontier is used up and no batch runs). */
+#ifndef MKRT_SRC_GRAPH_INTERNAL_H
+#define MKRT_SRC_GRAPH_INTERNAL_H
+
+#include <stdalign.h>
+#include <string.h>
+
+#include "base/alloc_internal.h"
+#include "base/thread.h"
+#include "graph/engine.h"
+#include "mkrt/graph.h"
+
+typedef struct mkrt_traversal mkrt__traversal;
+
+/* What a lane's edges run. */
+typedef enum mkrt__lane_kind {
+    MKRT__LANE_RELAX, /* the built-in RELAX on the cells (lane 0) */
+    MKRT__LANE_USER,  /* an expanding user op on the cells */
+    MKRT__LANE_BFS,   /* a public BFS: values are depth << 32 | parent */
+    MKRT__LANE_SSSP   /* a public SSSP: values are distances */
+} mkrt__lane_kind;
+
+struct mkrt_traversal {
+    mkrt__graph_engine *engine;
+    uint32_t lane;
+    mkrt__lane_kind kind;
+    bool pulls;        /* its levels may run pulled (symmetric graph) */
+    bool buckets;      /* distance buckets (weighted RELAX or SSSP) */
+    uint64_t *values;  /* the cells, or its own (vertices words) */
+    uint64_t depth;    /* a pulling BFS: its level's depth (dispatcher, before the launch) */
+    /* Bitsets of words each: the ops set bits in w (the next level), the
+     * rounds take them from r (this level); they swap when r is used up
+     * and no batch runs. visited: the vertices settled since the lane
+     * last ran empty (pulled levels); far: vertices deferred to a later
+     * distance bucket (dispatcher-only, relaxed). */
+    _Atomic uint64_t *bits; /* all four, one allocation */
+    _Atomic uint64_t *w, *r, *visited, *far;
+    alignas(MKRT_CACHE_LINE) _Atomic bool any; /* a bit of w may be set */
+    /* The dispatcher's cursor over r and the level's state (dispatcher-only). */
+    alignas(MKRT_CACHE_LINE) struct {
+        bool scanning;      /* taking words of r from `word` on */
+        bool swapped;       /* r was swapped in during the current round */
+        bool took;          /* chunks of it are in the current round */
+        size_t word;
+        uint64_t mask;      /* taken bits of word - 1, not yet expanded */
+        uint32_t v;         /* the vertex being expanded */
+        uint64_t edge, end; /* its edges still to emit */
+        bool pull;          /* this level runs pulled */
+        bool pull_pending;  /* pulled chunks of the level remain */
+        size_t pull_word;
+        bool visited_dirty;
+        uint64_t visited_edges; /* edges of the settled vertices */
+        uint64_t bound;     /* buckets: the level expands vertices below it (0: none) */
+        bool filter;        /* buckets: r may hold vertices at or above the bound */
+        bool active;        /* public: started and not finished */
+        uint64_t seen;      /* public: the start it took up */
+    } x;
+    /* Distance buckets, shared with the workers (relaxed; round.c): the
+     * bound (x.bound as of the launch), far's state (a vertex lowered to
+     * the bound or above is marked in far, not w) and the least distance
+     * the level's chunks gave a vertex they marked in w. */
+    alignas(MKRT_CACHE_LINE) _Atomic uint64_t bound;
+    _Atomic bool far_any;
+    _Atomic uint64_t far_min, next_min;
+    /* Public traversals. */
+    bool open;                       /* under the engine's lock */
+    alignas(MKRT_CACHE_LINE) _Atomic uint64_t started;  /* starts (release by the starter) */
+    _Atomic uint64_t finished;       /* starts finished (release by the dispatcher) */
+    _Atomic int32_t status;          /* MKRT_OK, or why the last run failed */
+    uint32_t root;
+    /* Counters of its runs (written by the dispatcher, relaxed). */
+    _Atomic uint64_t levels_pushed, levels_pulled, edges;
+    uint64_t run_edges_base;
+    mkrt__traversal *retired_next; /* the engine's retired lanes (engine.c) */
+    size_t words;                  /* of each bitset (the graph's when it was made) */
+    uint32_t vertices;             /* of its own values */
+};
+
+struct mkrt__graph_engine {
+    mkrt__graph_host host;
+    mkrt_graph graph;       /* vertices 0: none registered */
+    /* The graph and the cell lanes are set (release by registration): the
+     * dispatcher, which runs from create on, reads them only after an
+     * acquire load of this. */
+    _Atomic bool ready;
+    /* Cell lanes of a graph registered before (a second registration):
+     * the dispatcher may still look at them, so they are freed at destroy. */
+    mkrt__traversal *retired;
+    uint32_t chunk;         /* edges per chunk: min(MKRT__CHUNK_EDGES_MAX, max_batch) */
+    uint64_t bucket_width;  /* distance buckets (round.c) */
+    uint64_t bucket_min;    /* ... for levels of this many vertices or more */
+    size_t words;           /* words of one bitset */
+    uint32_t lane_op[MKRT__LANE_PUBLIC]; /* the cell lanes' ops */
+    uint32_t lanes_used;    /* user lanes claimed (1..) */
+    /* The lanes; public ones published with release (mkrt_traversal_open),
+     * never taken back before destroy (close keeps the object for reuse). */
+    _Atomic(mkrt__traversal *) lanes[MKRT__LANES];
+    _Atomic uint32_t nlanes;      /* lanes in use: 0 .. nlanes - 1 */
+    mkrt__mutex lock;             /* opening and closing public traversals */
+    alignas(MKRT_CACHE_LINE) mkrt__waitq finished_wq; /* traversal waiters (mkrt__traversal_finish) */
+    alignas(MKRT_CACHE_LINE) _Atomic uint64_t starts; /* traversal starts (any thread) */
+    _Atomic uint64_t starts_seen; /* ... the dispatcher has looked at */
+    /* Dispatcher-only. */
+    alignas(MKRT_CACHE_LINE) uint32_t next_lane; /* where the next round starts */
+    uint32_t pull_lane;                          /* the lane of the pulled round */
+    /* Edges pulled rounds ran (workers add; the dispatcher takes). */
+    alignas(MKRT_CACHE_LINE) _Atomic uint64_t pulled;
+    _Atomic uint64_t levels_pushed, levels_pulled, edges; /* counters (dispatcher, relaxed) */
+};
+
+/* Edges per chunk item, at most (and the cap on max_batch's share). */
+#define MKRT__CHUNK_EDGES_MAX 256u
+
+static inline mkrt__traversal *mkrt__lane_at(const mkrt__graph_engine *e, uint32_t lane)
+{
+    /* acquire: pairs with the release store that published the lane. */
+    return atomic_load_explicit((_Atomic(mkrt__traversal *) *)&e->lanes[lane], memory_order_acquire);
+}
+
+static inline void mkrt__chunk_get(const mkrt_item *it, mkrt__chunk *c)
+{
+    _Static_assert(sizeof(mkrt__chunk) == sizeof(mkrt_item), "a chunk fills an item's slot");
+    memcpy(c, it, sizeof *c);
+}
+
+static inline void mkrt__chunk_put(mkrt_item *it, const mkrt__chunk *c)
+{
+    memcpy(it, c, sizeof *c);
+}
+
+/* A dispatcher-only counter (relaxed: stats readers need no ordering). */
+static inline void mkrt__graph_count(_Atomic uint64_t *v, uint64_t d)
+{
+    atomic_store_explicit(v, atomic_load_explicit(v, memory_order_relaxed) + d, memory_order_relaxed);
+}
+
+/* traversal.c: allocates a traversal's bitsets (and values when own). */
+mkrt__traversal *mkrt__traversal_new(mkrt__graph_engine *e, uint32_t lane, mkrt__lane_kind kind, bool own_values);
+void mkrt__traversal_free(mkrt__traversal *t);
+/* round.c: the traversal finished a run (dispatcher; no batch runs). */
+void mkrt__traversal_finish(mkrt__traversal *t, mkrt_status st);
+
+#endif
