@@ -268,7 +268,10 @@ static int take_lane(mkrt__traversal *t, mkrt_item *items, size_t *k, uint64_t *
                      bool batch_running, bool aborting)
 {
     mkrt__graph_engine *e = t->engine;
-    const uint64_t chunk = e->chunk, *off = e->graph.offsets;
+    /* The graph's rows are read only for a vertex taken from the frontier
+     * (its bit set by an op that ran after registration): an idle lane
+     * reads nothing a re-registration rewrites. */
+    const uint64_t chunk = e->chunk;
     if (aborting && (t->x.pull || t->x.bound != 0)) {
         /* The pulled level's bits go out as pushed edges, and no vertex
          * waits for a later bucket. */
@@ -294,8 +297,8 @@ static int take_lane(mkrt__traversal *t, mkrt_item *items, size_t *k, uint64_t *
             t->x.mask &= t->x.mask - 1;
             uint32_t v = (uint32_t)((t->x.word - 1) * 64 + bit);
             t->x.v = v;
-            t->x.edge = off[v];
-            t->x.end = off[v + 1];
+            t->x.edge = e->graph.offsets[v];
+            t->x.end = e->graph.offsets[v + 1];
         } else if (t->x.scanning && !t->x.pull) {
             size_t w = t->x.word;
             while (w < e->words && atomic_load_explicit(&t->r[w], memory_order_relaxed) == 0)
@@ -314,7 +317,7 @@ static int take_lane(mkrt__traversal *t, mkrt_item *items, size_t *k, uint64_t *
             /* The word's vertices' rows are read one by one: start their
              * (random) loads together. */
             for (uint64_t x = t->x.mask; x != 0; x &= x - 1)
-                __builtin_prefetch(&off[w * 64 + (size_t)__builtin_ctzll(x)], 0, 3);
+                __builtin_prefetch(&e->graph.offsets[w * 64 + (size_t)__builtin_ctzll(x)], 0, 3);
         } else if (t->x.pull_pending) {
             if (*k > 0)
                 return LANE_PULL_WAITS; /* a pulled round is a round of its own */
