@@ -19,6 +19,7 @@ mkrt_status mkrt__mpi_collective(struct mkrt_mpi *m, int kind, uint64_t *buf, in
     m->coll_n = n;
     m->coll_what = what;
     m->coll_state = MM_POSTED;
+    mkrt__cond_signal(&m->coll_post); /* an idle progress thread starts it now, not after its nap */
     while (m->coll_state != MM_DONE)
         mkrt__cond_wait(&m->coll_done, &m->coll_lock); /* the progress thread aborts rather than hang */
     m->coll_state = MM_IDLE;

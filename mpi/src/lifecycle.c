@@ -360,7 +360,13 @@ mkrt_status mkrt_mpi_create(const mkrt_mpi_config *cfg, mkrt_runtime *rt, mkrt_m
         mkrt__mutex_destroy(&m->coll_lock);
         goto nomem;
     }
+    if (mkrt__cond_init(&m->coll_post) != 0) {
+        mkrt__cond_destroy(&m->coll_done);
+        mkrt__mutex_destroy(&m->coll_lock);
+        goto nomem;
+    }
     if (mkrt__thread_start(&m->thread, mkrt__mpi_progress_main, m) != 0) {
+        mkrt__cond_destroy(&m->coll_post);
         mkrt__cond_destroy(&m->coll_done);
         mkrt__mutex_destroy(&m->coll_lock);
         goto nomem;
@@ -395,6 +401,7 @@ mkrt_status mkrt_mpi_destroy(mkrt_mpi *m, mkrt_error *err)
      * create initialised state_lock. */
     mkrt__mutex_lock(&state_lock);
     MPI_Comm_free(&m->comm);
+    mkrt__cond_destroy(&m->coll_post);
     mkrt__cond_destroy(&m->coll_done);
     mkrt__mutex_destroy(&m->coll_lock);
     teardown(m);

@@ -78,6 +78,7 @@ struct mkrt_mpi {
     /* One collective at a time. */
     mkrt__mutex coll_lock;
     mkrt__cond coll_done;
+    mkrt__cond coll_post; /* signalled when a collective is posted: wakes an idle progress thread */
     int coll_state, coll_kind;
     uint64_t *coll_buf;
     int coll_n;

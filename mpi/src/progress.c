@@ -236,10 +236,21 @@ int mkrt__mpi_progress_main(void *arg)
             sched_yield();
             continue;
         }
-        /* Idle: sleep 20..200 us, longer the longer nothing happens. */
+        /* Idle: sleep 20..200 us, longer the longer nothing happens, or
+         * until the host posts a collective (coll_post): the collectives
+         * of level-synchronous work then start at once. */
         long ns = idle < 64 ? 20000 : 200000;
-        struct timespec ts = {0, ns};
-        nanosleep(&ts, NULL);
+        struct timespec ts;
+        timespec_get(&ts, TIME_UTC); /* the clock mkrt__cond_timedwait's deadline is on */
+        ts.tv_nsec += ns;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        mkrt__mutex_lock(&m->coll_lock);
+        if (m->coll_state != MM_POSTED)
+            mkrt__cond_timedwait(&m->coll_post, &m->coll_lock, &ts);
+        mkrt__mutex_unlock(&m->coll_lock);
     }
     /* Global quiescence was reached: no item in flight, so every posted
      * receive is unmatched; cancel them. */
