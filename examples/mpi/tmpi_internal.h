@@ -22,10 +22,12 @@ enum { OP_VISIT = MKRT_OP_USER_FIRST, OP_SETTLE };
  * chunk_lo[]; SSSP: every nth seed from `in`), one runtime item for many
  * vertices. */
 #define CHUNK (UINT32_MAX - 2)
-/* Arrival items carry a value below ARRIVE - 3 in param with this bit
- * set (so it never reads as EXPAND, PULL or CHUNK). */
+/* Param of a HUB item: this rank's slice of hub `in`'s row (BFS top-down). */
+#define HUB (UINT32_MAX - 3)
+/* Arrival items carry a value up to ARRIVE_MAX in param with this bit
+ * set (so it never reads as EXPAND, PULL, CHUNK or HUB). */
 #define ARRIVE 0x80000000u
-#define ARRIVE_MAX (ARRIVE - 4u)
+#define ARRIVE_MAX (ARRIVE - 5u)
 #define UNREACHED UINT64_MAX
 /* Remote arrivals a scan gathers before sending them. */
 #define STAGE 256
@@ -40,6 +42,14 @@ enum { OP_VISIT = MKRT_OP_USER_FIRST, OP_SETTLE };
 enum { TMPI_ALL, TMPI_LIGHT, TMPI_HEAVY };
 /* Windows counted per round (the last counts every farther one). */
 #define TMPI_BINS 62u
+
+/* Delegated vertices (BFS top-down): at most TMPI_HUBS (a bit each in the
+ * level's count), those of degree TMPI_HUB_DEGREE or more (raised until
+ * they fit); every rank scans a 1/P slice of a frontier hub's row. */
+#define TMPI_HUBS 1024u
+#define TMPI_HUB_WORDS (TMPI_HUBS / 64u)
+#define TMPI_HUB_DEGREE 512u
+#define TMPI_NO_HUB UINT16_MAX
 
 /* One SSSP op's bucket queue (tmpi_sssp.c): TMPI_WMAX + 1 buckets, kept
  * between runs (grown, never shrunk: no allocation in steady state). */
@@ -73,7 +83,7 @@ struct tmpi_engine {
     uint32_t fwords, pull_depth;
     int rank, size;
     uint64_t *cells; /* gathered results (rank 0), scratch elsewhere */
-    mkrt_item *seeds; /* the items of one level or round (at most the vertices + 1) */
+    mkrt_item *seeds; /* the items of one level or round (at most the vertices + 1 + TMPI_HUBS) */
     /* BFS frontiers as vertex lists: `front` the level's (host), `next`
      * the vertices reached during it (appended by the ops and the receive
      * hook when a vertex leaves UNREACHED, so each once; relaxed index:
@@ -81,6 +91,10 @@ struct tmpi_engine {
     uint32_t *front, *next;
     uint32_t front_n;
     atomic_uint_fast32_t next_n;
+    uint16_t *hub_idx;  /* per vertex: its hub index, or TMPI_NO_HUB */
+    uint32_t *hubs;     /* the hubs, by index */
+    uint32_t nhubs, hub_degree, hub_depth; /* hub_depth: the level of the HUB items published */
+    uint64_t hbits[TMPI_HUB_WORDS]; /* the level's frontier hubs (every rank's, or-ed) */
     uint32_t *chunk_lo; /* top-down: chunk i is front[chunk_lo[i] .. chunk_lo[i + 1]) */
     uint64_t owned_edges; /* edges of the owned vertices' rows */
     /* SSSP: the due vertices of a round, sorted by distance, and the

@@ -166,6 +166,38 @@ static mkrt_status scan(tmpi_engine *e, const mkrt_op_ctx *ctx, uint32_t v, uint
     return st;
 }
 
+/* BFS top-down: this rank's slice of frontier hub h's row (a delegate:
+ * every rank scans 1/P of it, whoever owns the hub), offering
+ * (hub_depth + 1) << 32 | hub like scan(). */
+static mkrt_status hub_slice(tmpi_engine *e, const mkrt_op_ctx *ctx, uint32_t h)
+{
+    const uint32_t v = e->hubs[h], depth = e->hub_depth + 1;
+    const uint64_t val = (uint64_t)depth << 32 | v, o = e->g->offsets[v];
+    const uint64_t len = e->g->offsets[v + 1] - o, p = (uint64_t)e->size, r = (uint64_t)e->rank;
+    const uint64_t lo = o + r * len / p, hi = o + (r + 1) * len / p;
+    mkrt_item stage[STAGE];
+    size_t n = 0;
+    bool full = false;
+    mkrt_status st = MKRT_OK;
+    for (uint64_t i = lo; i < hi && st == MKRT_OK; i++) {
+        const uint32_t w = e->g->targets[i];
+        if (mine(e, w)) {
+            if (tmpi_min(&e->best[w], val) == UNREACHED)
+                tmpi_reached(e, w);
+        } else if (tmpi_min(&e->sent_min[w], val) > val) {
+            stage[n++] = (mkrt_item){OP_VISIT, v, w, ARRIVE | depth};
+            if (n == STAGE) {
+                st = tmpi_flush(e, ctx, stage, n, &full); /* a full outbox: RESEND items */
+                n = 0;
+            }
+        }
+    }
+    if (st == MKRT_OK && n > 0)
+        st = tmpi_flush(e, ctx, stage, n, &full);
+    atomic_fetch_add_explicit(&e->scanned, hi - lo, memory_order_relaxed); /* statistic */
+    return st;
+}
+
 /* Bottom-up BFS over the n vertices from first: each unvisited one takes
  * its first neighbour in the frontier as parent (rows are sorted: the
  * smallest, as top-down's minimum would pick). */
@@ -211,6 +243,8 @@ static mkrt_status visit(const mkrt_item *it, const mkrt_op_ctx *ctx)
             st = scan(e, ctx, e->front[k], 0);
         return st;
     }
+    if (it->param == HUB)
+        return hub_slice(e, ctx, it->in);
     if (it->param == EXPAND)
         return scan(e, ctx, it->out, it->in);
     if (it->param == PULL)
@@ -225,8 +259,35 @@ static mkrt_status visit(const mkrt_item *it, const mkrt_op_ctx *ctx)
     return MKRT_OK;
 }
 
+/* The hubs (delegates): degree hub_degree or more, hub_degree doubled
+ * from TMPI_HUB_DEGREE until at most TMPI_HUBS qualify. The same on every
+ * rank (every rank holds the graph). One rank: none (nothing to split). */
+static void pick_hubs(tmpi_engine *e)
+{
+    const uint64_t *o = e->g->offsets;
+    e->hub_degree = TMPI_HUB_DEGREE;
+    for (;;) {
+        uint32_t n = 0;
+        for (uint32_t v = 0; v < e->vertices; v++)
+            n += o[v + 1] - o[v] >= e->hub_degree;
+        if (n <= TMPI_HUBS)
+            break;
+        e->hub_degree *= 2;
+    }
+    e->nhubs = 0;
+    for (uint32_t v = 0; v < e->vertices; v++) {
+        e->hub_idx[v] = TMPI_NO_HUB;
+        if (e->size > 1 && o[v + 1] - o[v] >= e->hub_degree) {
+            e->hub_idx[v] = (uint16_t)e->nhubs;
+            e->hubs[e->nhubs++] = v;
+        }
+    }
+}
+
 static void free_engine(tmpi_engine *e)
 {
+    free(e->hub_idx);
+    free(e->hubs);
     tmpi_sssp_close(e);
     free(e->cells);
     free(e->seeds);
@@ -271,14 +332,16 @@ tmpi_engine *tmpi_open(const g500_csr *g, unsigned threads, mkrt_mpi_partition p
         e->delta = d != NULL && atoi(d) > 0 ? (uint64_t)atoi(d) : TMPI_DELTA;
     }
     if (e == NULL || (e->cells = malloc(nv * sizeof *e->cells)) == NULL ||
-        (e->seeds = malloc((nv + 1) * sizeof *e->seeds)) == NULL ||
+        (e->seeds = malloc((nv + 1 + TMPI_HUBS) * sizeof *e->seeds)) == NULL ||
         (e->sent_min = malloc(nv * sizeof *e->sent_min)) == NULL ||
         (e->best = malloc(nv * sizeof *e->best)) == NULL ||
         (e->done = malloc(nv * sizeof *e->done)) == NULL ||
         (e->fbits = malloc((nv + 63) / 64 * sizeof *e->fbits)) == NULL ||
         (e->front = malloc(nv * sizeof *e->front)) == NULL ||
         (e->next = malloc(nv * sizeof *e->next)) == NULL ||
-        (e->chunk_lo = malloc((nv + 2) * sizeof *e->chunk_lo)) == NULL || tmpi_sssp_open(e) != 0) {
+        (e->chunk_lo = malloc((nv + 2) * sizeof *e->chunk_lo)) == NULL ||
+        (e->hub_idx = malloc(nv * sizeof *e->hub_idx)) == NULL ||
+        (e->hubs = malloc(TMPI_HUBS * sizeof *e->hubs)) == NULL || tmpi_sssp_open(e) != 0) {
         if (e != NULL)
             free_engine(e);
         snprintf(why, len, "mkrt-mpi engine: out of memory for %u vertices. Fix: a smaller scale "
@@ -326,6 +389,7 @@ tmpi_engine *tmpi_open(const g500_csr *g, unsigned threads, mkrt_mpi_partition p
     for (uint32_t v = 0; v < g->vertices; v++)
         if (mine(e, v))
             e->owned_edges += g->offsets[v + 1] - g->offsets[v];
+    pick_hubs(e);
     tmpi_sssp_rows(e);
     if ((e->producer = mkrt_producer_open(e->rt, &err)) == NULL) {
         mkrt_mpi_destroy(e->mpi, NULL);
@@ -374,6 +438,11 @@ static mkrt_status chunk_level(tmpi_engine *e)
 {
     size_t n = 0;
     uint64_t edges = 0;
+    uint32_t m = 0;
+    for (uint32_t k = 0; k < e->front_n; k++) /* the hubs go as HUB items (below) */
+        if (e->hub_idx[e->front[k]] == TMPI_NO_HUB)
+            e->front[m++] = e->front[k];
+    e->front_n = m;
     e->chunk_lo[0] = 0;
     for (uint32_t k = 0; k < e->front_n; k++) {
         const uint32_t v = e->front[k];
@@ -384,6 +453,9 @@ static mkrt_status chunk_level(tmpi_engine *e)
             edges = 0;
         }
     }
+    for (uint32_t h = 0; h < e->nhubs; h++) /* every rank: its slice of each frontier hub */
+        if (e->hbits[h / 64] >> (h % 64) & 1)
+            e->seeds[n++] = (mkrt_item){OP_VISIT, h, e->hubs[h], HUB};
     return n > 0 ? mkrt_publish(e->producer, e->seeds, n, MKRT_TIMEOUT_INFINITE, NULL) : MKRT_OK;
 }
 
@@ -414,8 +486,11 @@ static mkrt_status levels(tmpi_engine *e)
         e->front_n = n;
         atomic_store_explicit(&e->next_n, 0, memory_order_relaxed); /* no op runs */
         uint64_t edges_f = 0;
+        memset(e->hbits, 0, sizeof e->hbits);
         for (uint32_t k = 0; st == MKRT_OK && k < n; k++) {
             const uint32_t v = e->front[k];
+            if (e->hub_idx[v] != TMPI_NO_HUB)
+                e->hbits[e->hub_idx[v] / 64] |= 1ull << (e->hub_idx[v] % 64);
             edges_f += e->g->offsets[v + 1] - e->g->offsets[v];
             st = mkrt_cell_write(e->rt, v, atomic_load_explicit(&e->best[v], memory_order_relaxed));
         }
@@ -423,10 +498,14 @@ static mkrt_status levels(tmpi_engine *e)
         /* The previous level's traffic travels with this level's count. */
         mkrt_mpi_stats_read(e->mpi, &m1);
         const uint64_t scanned1 = atomic_load_explicit(&e->scanned, memory_order_relaxed);
-        uint64_t sums[8] = {n, st != MKRT_OK, scanned1 - scanned0, m1.forwarded - m0.forwarded,
-                            m1.bytes_sent - m0.bytes_sent, m1.messages_sent - m0.messages_sent,
-                            edges_f, edges_u};
-        mkrt_mpi_allreduce_sum(e->mpi, sums, 8);
+        /* With the frontier hubs' bits (disjoint: a sum is their or). */
+        uint64_t sums[8 + TMPI_HUB_WORDS] = {n, st != MKRT_OK, scanned1 - scanned0,
+                                             m1.forwarded - m0.forwarded, m1.bytes_sent - m0.bytes_sent,
+                                             m1.messages_sent - m0.messages_sent, edges_f, edges_u};
+        memcpy(sums + 8, e->hbits, sizeof e->hbits);
+        mkrt_mpi_allreduce_sum(e->mpi, sums, 8 + TMPI_HUB_WORDS);
+        memcpy(e->hbits, sums + 8, sizeof e->hbits);
+        e->hub_depth = (uint32_t)level;
         m0 = m1;
         scanned0 = scanned1;
         if (level > 0) {
@@ -553,6 +632,11 @@ int tmpi_sssp(tmpi_engine *e, uint32_t root, uint64_t *dist, double *seconds, tm
     for (uint32_t v = 0; e->rank == 0 && v < e->vertices; v++)
         dist[v] = e->cells[v] == UNREACHED ? G500_INF : e->cells[v];
     return 0;
+}
+
+uint32_t tmpi_hub_degree(const tmpi_engine *e)
+{
+    return e->nhubs > 0 ? e->hub_degree : 0;
 }
 
 size_t tmpi_levels(const tmpi_engine *e, tmpi_level *out, size_t max)
