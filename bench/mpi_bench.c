@@ -561,7 +561,12 @@ int main(int argc, char **argv)
         bad |= tmpi_bfs(e, rootv[i], parent, &tb, &cb, why, sizeof why);
         if (i == 0 && rank == 0) {
             print_levels(e, ranks, scale);
-            print_model(e, &g.csr, rootv[0], ranks, scale, hub_degree(&g.csr));
+            const uint32_t hd = hub_degree(&g.csr);
+            uint32_t nh = 0;
+            for (uint32_t v = 0; v < g.csr.vertices; v++)
+                nh += g.csr.offsets[v + 1] - g.csr.offsets[v] >= hd;
+            printf("hubs (delegates at 2 ranks or more): %u vertices of degree >= %u\n\n", nh, hd);
+            print_model(e, &g.csr, rootv[0], ranks, scale, hd);
         }
         uint64_t edges = rank == 0 ? g500_component_edges(&el, parent) : 0;
         bad |= tmpi_sssp(e, rootv[i], dist, &ts, &cs, why, sizeof why);
