@@ -40,6 +40,10 @@ enum { OP_VISIT = MKRT_OP_USER_FIRST, OP_SETTLE };
 /* SSSP round kinds: all edges, the light ones (weight <= delta) of a
  * window's due vertices, the heavy ones of a settled window's vertices. */
 enum { TMPI_ALL, TMPI_LIGHT, TMPI_HEAVY };
+/* A window covers further windows of delta while the global count of
+ * their due vertices stays at most this (TMPI_WIDEN overrides): the
+ * sparse tail of a search takes a few rounds, not three per window. */
+#define TMPI_WIDEN 4096u
 /* Windows counted per round (the last counts every farther one). */
 #define TMPI_BINS 62u
 
@@ -125,6 +129,10 @@ struct tmpi_engine {
     /* SSSP: the distance each owned vertex's row was last scanned with
      * (ops; relaxed like best): a vertex with best < done is due. */
     _Atomic uint64_t *done;
+    /* SSSP: the distance each owned vertex's heavy edges were last
+     * scanned with (heavy rounds and all-edge rounds; relaxed like best). */
+    _Atomic uint64_t *hdone;
+    uint64_t widen; /* a window spans windows of delta while the due count stays below this */
     atomic_uint_fast64_t scanned; /* edges the row scans read (statistic, relaxed) */
     tmpi_level lv[TMPI_LEVELS]; /* the last BFS's levels (summed over the ranks) */
     size_t nlv;

@@ -36,7 +36,9 @@ int tmpi_sssp_open(tmpi_engine *e)
     const uint64_t m = e->g->offsets[e->vertices];
     e->wrow = malloc((m > 0 ? m : 1) * sizeof *e->wrow);
     e->nlight = calloc(e->vertices, sizeof *e->nlight);
-    if (e->scratch == NULL || e->due == NULL || e->wrow == NULL || e->nlight == NULL)
+    e->hdone = malloc((size_t)e->vertices * sizeof *e->hdone);
+    if (e->scratch == NULL || e->due == NULL || e->wrow == NULL || e->nlight == NULL ||
+        e->hdone == NULL)
         return -1;
     for (unsigned i = 0; i < e->nscratch; i++)
         atomic_init(&e->scratch[i].busy, 0);
@@ -70,6 +72,7 @@ void tmpi_sssp_close(tmpi_engine *e)
     free(e->due);
     free(e->wrow);
     free(e->nlight);
+    free(e->hdone);
 }
 
 /* Queues v in bucket b; false when out of memory. */
@@ -158,6 +161,8 @@ static mkrt_status dial(tmpi_engine *e, const mkrt_op_ctx *ctx, tmpi_scratch *s,
             if (atomic_load_explicit(&e->best[v], memory_order_relaxed) != cur ||
                 tmpi_min(&e->done[v], cur) <= cur)
                 continue; /* stale (a lower distance is queued) or scanned at cur already */
+            if (e->due_mode == TMPI_ALL)
+                tmpi_min(&e->hdone[v], cur); /* its heavy edges too */
             st = relax(e, ctx, s, v, cur, &queued);
         }
         queued -= b->n;
@@ -176,7 +181,8 @@ mkrt_status tmpi_sssp_chunk(tmpi_engine *e, const mkrt_op_ctx *ctx, const mkrt_i
     if (e->due_mode == TMPI_HEAVY) { /* settled vertices: their heavy edges, once */
         mkrt_status st = MKRT_OK;
         for (uint32_t k = it->in; k < e->due_n && st == MKRT_OK; k += e->due_stride)
-            st = relax(e, ctx, NULL, e->due[k].v, e->due[k].d, NULL);
+            if (tmpi_min(&e->hdone[e->due[k].v], e->due[k].d) > e->due[k].d)
+                st = relax(e, ctx, NULL, e->due[k].v, e->due[k].d, NULL);
         return st;
     }
     for (unsigned i = 0; i < e->nscratch; i++) {
@@ -210,7 +216,8 @@ static mkrt_status round_of(tmpi_engine *e, int mode, uint64_t lo_d, uint64_t hi
         /* Relaxed: written before the last global quiescence (see the fields). */
         const uint64_t b = atomic_load_explicit(&e->best[v], memory_order_relaxed);
         if (b >= lo_d && b < hi_d &&
-            (mode == TMPI_HEAVY || b < atomic_load_explicit(&e->done[v], memory_order_relaxed)))
+            b < atomic_load_explicit(mode == TMPI_HEAVY ? &e->hdone[v] : &e->done[v],
+                                     memory_order_relaxed))
             e->due[n++] = (tmpi_seed){b, v};
     }
     if (mode != TMPI_HEAVY)
@@ -227,19 +234,23 @@ static mkrt_status round_of(tmpi_engine *e, int mode, uint64_t lo_d, uint64_t hi
 }
 
 /* Delta-stepping between the ranks: the due vertices are counted per
- * window of delta distances from `base` (summed over the ranks, so every
- * rank takes the same window: the first non-empty one). Light rounds scan
- * the window's due vertices' light edges (weight <= delta: their targets
- * may fall in the same window), as often as arrivals lower some again;
- * when the window has nothing due on any rank its distances are final and
- * one heavy round scans their other edges once. One rank (or a window
- * past the counted ones): all edges, no bound, Dijkstra by buckets. */
+ * bin of delta distances from `base` (summed over the ranks, so every
+ * rank takes the same window): the window starts at the first non-empty
+ * bin and covers the next ones while their due count stays at most
+ * `widen`. Light rounds scan the window's due vertices' light edges
+ * (weight <= delta), as often as arrivals lower some again; when nothing
+ * is due below the window's end on any rank its distances are final and a
+ * heavy round scans the heavy edges of the vertices below the end whose
+ * heavy edges were not scanned at their distance (`hdone`). One rank (or
+ * a window past the counted bins): all edges, no bound, Dijkstra by
+ * buckets. */
 mkrt_status tmpi_sssp_rounds(tmpi_engine *e)
 {
     const uint32_t lo = e->own_n > 0 ? e->own_lo : 0, hi = e->own_n > 0 ? lo + e->own_n : e->vertices;
     uint64_t base = 0; /* no due distance is below it (arrivals come from scans at base or more) */
+    uint64_t win_hi = 0; /* the end of the last light window */
     uint64_t failed = 0;
-    int heavy_due = 0; /* a light round ran in the window at base */
+    int heavy_due = 0; /* a light round ran in the window ending at win_hi */
     for (;;) {
         uint64_t sums[2 + TMPI_BINS] = {0};
         sums[1] = failed;
@@ -261,18 +272,23 @@ mkrt_status tmpi_sssp_rounds(tmpi_engine *e)
         while (sums[0] > 0 && sums[2 + j] == 0)
             j++;
         mkrt_status st;
-        if (heavy_due && (sums[0] == 0 || j > 0)) { /* the window at base is final */
-            heavy_due = 0;
-            st = round_of(e, TMPI_HEAVY, base, base + e->delta, &failed);
+        if (heavy_due && (sums[0] == 0 || base + j * e->delta >= win_hi)) {
+            heavy_due = 0; /* nothing due below win_hi: those distances are final */
+            st = round_of(e, TMPI_HEAVY, 0, win_hi, &failed);
         } else if (sums[0] == 0) {
             return MKRT_OK;
         } else if (e->size == 1 || j == TMPI_BINS - 1) {
             base += j * e->delta;
             st = round_of(e, TMPI_ALL, 0, UINT64_MAX, &failed);
         } else {
+            uint64_t acc = sums[2 + j];
+            unsigned k = 1;
+            while (j + k < TMPI_BINS - 1 && acc + sums[2 + j + k] <= e->widen)
+                acc += sums[2 + j + k++];
             base += j * e->delta;
+            win_hi = base + k * e->delta;
             heavy_due = 1;
-            st = round_of(e, TMPI_LIGHT, base, base + e->delta, &failed);
+            st = round_of(e, TMPI_LIGHT, base, win_hi, &failed);
         }
         if (st != MKRT_OK)
             return st;

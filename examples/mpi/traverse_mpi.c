@@ -330,6 +330,8 @@ tmpi_engine *tmpi_open(const g500_csr *g, unsigned threads, mkrt_mpi_partition p
         e->g = g;
         const char *d = getenv("TMPI_DELTA");
         e->delta = d != NULL && atoi(d) > 0 ? (uint64_t)atoi(d) : TMPI_DELTA;
+        const char *w = getenv("TMPI_WIDEN");
+        e->widen = w != NULL && atoi(w) >= 0 ? (uint64_t)atoi(w) : TMPI_WIDEN;
     }
     if (e == NULL || (e->cells = malloc(nv * sizeof *e->cells)) == NULL ||
         (e->seeds = malloc((nv + 1 + TMPI_HUBS) * sizeof *e->seeds)) == NULL ||
@@ -553,6 +555,7 @@ static int run(tmpi_engine *e, mkrt_item seed, int by_level, double *seconds, tm
         atomic_store_explicit(&e->sent_min[v], UNREACHED, memory_order_relaxed); /* ordered by the quiescence below */
         atomic_store_explicit(&e->best[v], UNREACHED, memory_order_relaxed);
         atomic_store_explicit(&e->done[v], UNREACHED, memory_order_relaxed);
+        atomic_store_explicit(&e->hdone[v], UNREACHED, memory_order_relaxed);
     }
     mkrt_stats s0, s1;
     mkrt_mpi_stats m0, m1;
