@@ -43,7 +43,7 @@ enum { TMPI_ALL, TMPI_LIGHT, TMPI_HEAVY };
 /* A window covers further windows of delta while the global count of
  * their due vertices stays at most this (TMPI_WIDEN overrides): the
  * sparse tail of a search takes a few rounds, not three per window. */
-#define TMPI_WIDEN 4096u
+#define TMPI_WIDEN 16384u
 /* Windows counted per round (the last counts every farther one). */
 #define TMPI_BINS 62u
 
