@@ -73,6 +73,7 @@ headers-check: ## every public header compiles on its own
 check: all $(TEST_BINS) $(EXAMPLES) $(BUILD)/bench/graph_bench $(FAKE_CUDA) cuda-test-data $(SOAK_BIN) $(SOAK_PLUGIN) headers-check docs-check ## unit tests (TAP, prove), headers, API docs, exported symbols, install, examples
 	prove -f --exec 'timeout -k 5 $(TEST_TIMEOUT)' $(TEST_BINS)
 	ANALYSIS_DEMO=$(BUILD)/examples/analysis_demo prove -f --exec sh tests/examples/check_analysis_demo.sh
+	STREAM_GRAPH=$(BUILD)/examples/stream_graph prove -f --exec sh tests/examples/check_stream_graph.sh
 	MKRT_SOAK=$(SOAK_BIN) SOAK_PLUGIN=$(SOAK_PLUGIN) prove -f --exec 'timeout -k 5 $(TEST_TIMEOUT) sh' tests/soak/check_soak.sh
 	@echo "== test_runtime again with AUTO on the CUDA megakernel (stand-in driver)"
 	MKRT_LIBCUDA=$(CURDIR)/$(FAKE_CUDA) prove -f --exec 'timeout -k 5 $(TEST_TIMEOUT)' \
