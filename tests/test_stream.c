@@ -19,7 +19,7 @@
 #include "mkrt/stream.h"
 #include "tap.h"
 
-#define N 300u
+#define N 600u
 #define ROUNDS 12
 #define PER_PRODUCER 400
 
@@ -132,8 +132,9 @@ static int open_fixture(fixture *f, mkrt_backend_kind kind)
         diag("%s", err.message);
         return 0;
     }
-    /* A sparse start: a path with a few chords, so deletions cut it. */
-    uint32_t src[2 * N], dst[2 * N], w[2 * N];
+    /* A sparse start: a path with a few chords, so deletions cut it, and a
+     * hub (vertex 5, joined to the first 450: its row gets a hash index). */
+    uint32_t src[3 * N], dst[3 * N], w[3 * N];
     size_t m = 0;
     for (uint32_t v = 1; v < N; v++, m++) {
         src[m] = v - 1;
@@ -144,6 +145,11 @@ static int open_fixture(fixture *f, mkrt_backend_kind kind)
         src[m] = v;
         dst[m] = v + 37;
         w[m] = 3;
+    }
+    for (uint32_t v = 0; v < 450; v++, m++) {
+        src[m] = 5;
+        dst[m] = v;
+        w[m] = 7;
     }
     if (mkrt_stream_load(f->s, src, dst, w, m, NULL, &err) != MKRT_OK) {
         diag("%s", err.message);
@@ -240,17 +246,17 @@ static void test_bad_input(void)
     mkrt_stream_insert_item(f.s, 5, N + 3, 2, &it);
     ok(one(&f, p, it) != MKRT_OK, "inserting {5, %u} beyond %u vertices fails", N + 3, N);
     like(f.last, "Fix:", "with a Fix: %s", f.last);
-    like(f.last, "303", "naming the vertex");
+    like(f.last, "603", "naming the vertex");
     mkrt_stream_insert_item(f.s, 7, 7, 2, &it);
     ok(one(&f, p, it) != MKRT_OK, "a self-loop fails");
     like(f.last, "self-loop", "said so: %s", f.last);
-    mkrt_stream_insert_item(f.s, 5, 200, 0, &it);
+    mkrt_stream_insert_item(f.s, 6, 200, 0, &it);
     ok(one(&f, p, it) != MKRT_OK, "weight 0 fails");
-    mkrt_stream_insert_item(f.s, 5, 200, 21, &it);
+    mkrt_stream_insert_item(f.s, 6, 200, 21, &it);
     ok(one(&f, p, it) != MKRT_OK, "weight 21 above weight_max 20 fails");
     like(f.last, "outside 1..20", "naming the range: %s", f.last);
-    mkrt_stream_delete_item(f.s, 5, 200, &it);
-    ok(one(&f, p, it) != MKRT_OK, "deleting the absent edge {5, 200} fails");
+    mkrt_stream_delete_item(f.s, 6, 200, &it);
+    ok(one(&f, p, it) != MKRT_OK, "deleting the absent edge {6, 200} fails");
     like(f.last, "no such edge", "said so: %s", f.last);
     mkrt_stream_insert_item(f.s, 0, 1, 2, &it); /* loaded with weight 2 */
     ok(one(&f, p, it) == MKRT_OK, "inserting {0, 1} again with its weight is a duplicate, not a failure");

@@ -13,6 +13,9 @@
 #include "base/error_internal.h"
 #include "stream/stream_internal.h"
 
+static size_t block_bytes(uint32_t cap);
+static void index_build(mkrt__sadj *a);
+
 int mkrt__sgraph_init(mkrt_stream *s)
 {
     size_t n = s->n;
@@ -30,7 +33,7 @@ void mkrt__sgraph_free(mkrt_stream *s)
 {
     if (s->adj != NULL)
         for (uint32_t i = 0; i < s->n; i++)
-            mkrt__free(s->adj[i].e, (size_t)s->adj[i].cap * sizeof(mkrt__sedge));
+            mkrt__free(s->adj[i].e, block_bytes(s->adj[i].cap));
     mkrt__free(s->adj, (size_t)s->n * sizeof *s->adj);
     mkrt__free(s->lock, (size_t)s->n * sizeof *s->lock);
     s->adj = NULL;
@@ -62,18 +65,102 @@ void mkrt__sgraph_unlock2(mkrt_stream *s, uint32_t u, uint32_t v)
     unlock1(s, v);
 }
 
+/* ---- Large vertices: a hash index over the array ------------------------
+ * A vertex with HUB_MIN or more slots gets, in the same block after
+ * its edges, an open-addressing table (linear probing, at most 3/4 full)
+ * from target to position, so finding an edge of a hub costs O(1) instead
+ * of a scan of its row. */
+#define HUB_MIN 384u
+#define EMPTY UINT32_MAX
+
+static uint32_t index_size(uint32_t cap)
+{
+    return cap < HUB_MIN ? 0 : cap + cap / 4 + 1; /* at most 4/5 full */
+}
+
+static size_t block_bytes(uint32_t cap)
+{
+    return (size_t)cap * sizeof(mkrt__sedge) + (size_t)index_size(cap) * sizeof(uint32_t);
+}
+
+static uint32_t *index_of(const mkrt__sadj *a)
+{
+    return (uint32_t *)(void *)(a->e + a->cap);
+}
+
+/* Multiply-shift onto 0..size-1 (any size, no modulo). */
+static uint32_t hash_slot(uint32_t to, uint32_t size)
+{
+    return (uint32_t)(((uint64_t)(to * 0x9E3779B1u) * size) >> 32);
+}
+
+static uint32_t next_slot(uint32_t s, uint32_t size)
+{
+    return s + 1 == size ? 0 : s + 1;
+}
+
+/* The slot holding position p's target, or of target `to` (EMPTY: absent). */
+static uint32_t index_find(const mkrt__sadj *a, uint32_t to, uint32_t *slot)
+{
+    const uint32_t *ix = index_of(a);
+    uint32_t size = index_size(a->cap);
+    for (uint32_t s = hash_slot(to, size);; s = next_slot(s, size)) {
+        if (ix[s] == EMPTY || a->e[ix[s]].to == to) {
+            *slot = s;
+            return ix[s];
+        }
+    }
+}
+
+static void index_put(mkrt__sadj *a, uint32_t to, uint32_t pos)
+{
+    uint32_t slot;
+    index_find(a, to, &slot);
+    index_of(a)[slot] = pos;
+}
+
+/* Empties slot s, shifting later entries of its run back (no tombstones). */
+static void index_drop(mkrt__sadj *a, uint32_t s)
+{
+    uint32_t *ix = index_of(a), size = index_size(a->cap);
+    ix[s] = EMPTY;
+    for (uint32_t j = next_slot(s, size); ix[j] != EMPTY; j = next_slot(j, size)) {
+        uint32_t k = hash_slot(a->e[ix[j]].to, size);
+        int stays = s <= j ? (k > s && k <= j) : (k > s || k <= j);
+        if (!stays) {
+            ix[s] = ix[j];
+            ix[j] = EMPTY;
+            s = j;
+        }
+    }
+}
+
+static void index_build(mkrt__sadj *a)
+{
+    uint32_t n = index_size(a->cap);
+    if (n == 0)
+        return;
+    memset(index_of(a), 0xff, (size_t)n * sizeof(uint32_t));
+    for (uint32_t i = 0; i < a->deg; i++)
+        index_put(a, a->e[i].to, i);
+}
+
 static uint32_t find(const mkrt__sadj *a, uint32_t to)
 {
+    if (index_size(a->cap) != 0) {
+        uint32_t slot;
+        return index_find(a, to, &slot); /* EMPTY is MKRT__SNONE */
+    }
     for (uint32_t i = 0; i < a->deg; i++)
         if (a->e[i].to == to)
             return i;
     return MKRT__SNONE;
 }
 
-/* A new array for a, of cap entries holding a's edges; NULL on failure. */
+/* A new block for a, of cap slots holding a's edges; NULL on failure. */
 static mkrt__sedge *resized(const mkrt__sadj *a, uint32_t cap)
 {
-    mkrt__sedge *e = mkrt__alloc((size_t)cap * sizeof *e, 8);
+    mkrt__sedge *e = mkrt__alloc(block_bytes(cap), 8);
     if (e != NULL && a->deg > 0)
         memcpy(e, a->e, (size_t)a->deg * sizeof *e);
     return e;
@@ -81,14 +168,16 @@ static mkrt__sedge *resized(const mkrt__sadj *a, uint32_t cap)
 
 static void replace(mkrt_stream *s, mkrt__sadj *a, mkrt__sedge *e, uint32_t cap)
 {
-    mkrt__free(a->e, (size_t)a->cap * sizeof *a->e);
+    size_t was = a->e == NULL ? 0 : block_bytes(a->cap), now = block_bytes(cap);
+    mkrt__free(a->e, was);
     /* relaxed: a byte count read by stats only. */
-    if (cap > a->cap)
-        atomic_fetch_add_explicit(&s->graph_bytes, (uint64_t)(cap - a->cap) * sizeof *e, memory_order_relaxed);
+    if (now > was)
+        atomic_fetch_add_explicit(&s->graph_bytes, now - was, memory_order_relaxed);
     else
-        atomic_fetch_sub_explicit(&s->graph_bytes, (uint64_t)(a->cap - cap) * sizeof *e, memory_order_relaxed);
+        atomic_fetch_sub_explicit(&s->graph_bytes, was - now, memory_order_relaxed);
     a->e = e;
     a->cap = cap;
+    index_build(a);
 }
 
 static uint32_t grown(uint32_t cap)
@@ -96,10 +185,18 @@ static uint32_t grown(uint32_t cap)
     return cap < 4 ? 4 : cap + (cap >> 1);
 }
 
+static void append(mkrt__sadj *a, uint32_t to, uint32_t w)
+{
+    a->e[a->deg] = (mkrt__sedge){to, w};
+    if (index_size(a->cap) != 0)
+        index_put(a, to, a->deg);
+    a->deg++;
+}
+
 int mkrt__sgraph_insert(mkrt_stream *s, uint32_t u, uint32_t v, uint32_t w)
 {
     mkrt__sadj *a = &s->adj[u], *b = &s->adj[v];
-    const mkrt__sadj *small = a->deg <= b->deg ? a : b;
+    const mkrt__sadj *small = (index_size(a->cap) != 0 || a->deg <= b->deg) ? a : b;
     uint32_t at = find(small, small == a ? v : u);
     if (at != MKRT__SNONE)
         return small->e[at].w == w ? 1 : MKRT_EINVAL;
@@ -107,15 +204,15 @@ int mkrt__sgraph_insert(mkrt_stream *s, uint32_t u, uint32_t v, uint32_t w)
     uint32_t ca = a->deg == a->cap ? grown(a->cap) : a->cap;
     uint32_t cb = b->deg == b->cap ? grown(b->cap) : b->cap;
     if ((ca != a->cap && (na = resized(a, ca)) == NULL) || (cb != b->cap && (nb = resized(b, cb)) == NULL)) {
-        mkrt__free(na, (size_t)ca * sizeof *na);
+        mkrt__free(na, block_bytes(ca));
         return MKRT_ENOMEM;
     }
     if (na != NULL)
         replace(s, a, na, ca);
     if (nb != NULL)
         replace(s, b, nb, cb);
-    a->e[a->deg++] = (mkrt__sedge){v, w};
-    b->e[b->deg++] = (mkrt__sedge){u, w};
+    append(a, v, w);
+    append(b, u, w);
     atomic_fetch_add_explicit(&s->edges, 1, memory_order_relaxed); /* relaxed: a count for stats */
     return 0;
 }
@@ -123,11 +220,22 @@ int mkrt__sgraph_insert(mkrt_stream *s, uint32_t u, uint32_t v, uint32_t w)
 /* Removes entry i of a; gives memory back when a is a quarter full. */
 static void remove_at(mkrt_stream *s, mkrt__sadj *a, uint32_t i)
 {
-    a->e[i] = a->e[--a->deg];
+    uint32_t last = a->deg - 1;
+    if (index_size(a->cap) != 0) {
+        uint32_t slot;
+        index_find(a, a->e[i].to, &slot);
+        index_drop(a, slot);
+        if (i != last) {
+            index_find(a, a->e[last].to, &slot);
+            index_of(a)[slot] = i;
+        }
+    }
+    a->e[i] = a->e[last];
+    a->deg = last;
     if (a->cap > 8 && a->deg < a->cap / 4) {
         uint32_t cap = a->cap / 2;
         mkrt__sedge *e = resized(a, cap);
-        if (e != NULL) /* else keep the larger array: still correct */
+        if (e != NULL) /* else keep the larger block: still correct */
             replace(s, a, e, cap);
     }
 }
@@ -135,12 +243,13 @@ static void remove_at(mkrt_stream *s, mkrt__sadj *a, uint32_t i)
 mkrt_status mkrt__sgraph_delete(mkrt_stream *s, uint32_t u, uint32_t v)
 {
     mkrt__sadj *a = &s->adj[u], *b = &s->adj[v];
-    uint32_t i = find(a, v);
+    int a_first = index_size(a->cap) != 0 || (index_size(b->cap) == 0 && a->deg <= b->deg);
+    uint32_t i = find(a_first ? a : b, a_first ? v : u);
     if (i == MKRT__SNONE)
         return MKRT_ESTATE;
-    uint32_t j = find(b, u);
-    remove_at(s, a, i);
-    remove_at(s, b, j);
+    uint32_t j = find(a_first ? b : a, a_first ? u : v);
+    remove_at(s, a_first ? a : b, i);
+    remove_at(s, a_first ? b : a, j);
     atomic_fetch_sub_explicit(&s->edges, 1, memory_order_relaxed); /* relaxed: a count for stats */
     return MKRT_OK;
 }
@@ -200,16 +309,16 @@ mkrt_status mkrt__sgraph_load(mkrt_stream *s, const uint32_t *src, const uint32_
     for (uint32_t v = 0; v < s->n && st == MKRT_OK; v++) {
         if (deg[v] == 0)
             continue;
-        s->adj[v].e = mkrt__alloc((size_t)deg[v] * sizeof(mkrt__sedge), 8);
+        s->adj[v].e = mkrt__alloc(block_bytes(deg[v]), 8);
         if (s->adj[v].e == NULL)
             st = MKRT_ENOMEM;
         else
             s->adj[v].cap = deg[v];
-        bytes += (uint64_t)deg[v] * sizeof(mkrt__sedge);
+        bytes += block_bytes(deg[v]);
     }
     if (st != MKRT_OK) {
         for (uint32_t v = 0; v < s->n; v++) {
-            mkrt__free(s->adj[v].e, (size_t)s->adj[v].cap * sizeof(mkrt__sedge));
+            mkrt__free(s->adj[v].e, block_bytes(s->adj[v].cap));
             s->adj[v] = (mkrt__sadj){0};
         }
         free(e);
@@ -222,6 +331,8 @@ mkrt_status mkrt__sgraph_load(mkrt_stream *s, const uint32_t *src, const uint32_
         s->adj[a].e[s->adj[a].deg++] = (mkrt__sedge){b, e[i].w};
         s->adj[b].e[s->adj[b].deg++] = (mkrt__sedge){a, e[i].w};
     }
+    for (uint32_t v = 0; v < s->n; v++)
+        index_build(&s->adj[v]);
     atomic_fetch_add_explicit(&s->graph_bytes, bytes, memory_order_relaxed); /* relaxed: stats */
     atomic_store_explicit(&s->edges, u, memory_order_relaxed);                 /* relaxed: stats */
     if (skipped != NULL)
