@@ -21,6 +21,7 @@
  * exist and are exact; the rest is relaxed to a fixpoint from upper
  * bounds, so the result equals a recompute (KickStarter's trimming; the
  * deletions of non-tree edges are RisGraph's safe updates). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/alloc_internal.h"
@@ -144,13 +145,30 @@ static const mkrt__slog_entry *entry(mkrt_stream *s, uint64_t i)
     return ch == NULL ? NULL : &ch[i % MKRT__SLOG_CHUNK];
 }
 
-static void seed(mkrt_stream *s, const mkrt__squery *q, uint32_t child, uint32_t parent, uint32_t stamp,
-                 uint32_t *qn)
+/* Seeds sort by value, smallest first (qsort_r's context: the values). */
+static int by_value(const void *a, const void *b, void *ctx)
 {
-    if (q->parent[child] == parent && s->mark[child] != stamp) {
-        s->mark[child] = stamp;
-        s->queue[(*qn)++] = child;
+    const uint64_t *val = ctx;
+    uint64_t x = val[*(const uint32_t *)a], y = val[*(const uint32_t *)b];
+    return x < y ? -1 : x > y;
+}
+
+/* BFS, SSSP: a seed that another neighbour gives the same value keeps it
+ * (a safe deletion). That neighbour has a smaller value, so it is not
+ * below the seed; seeds go smallest first, so any reset above it is
+ * already marked (in_s). */
+static bool replaced(mkrt_stream *s, mkrt__squery *q, uint32_t v, uint32_t in_s, uint64_t *scanned)
+{
+    const mkrt__sadj *a = &s->adj[v];
+    *scanned += a->deg;
+    for (uint32_t i = 0; i < a->deg; i++) {
+        uint32_t x = a->e[i].to;
+        if (s->mark[x] != in_s && q->val[x] < q->val[v] && mkrt__sstep(q->q.kind, q->val[x], a->e[i].w) == q->val[v]) {
+            q->parent[v] = x;
+            return true;
+        }
     }
+    return false;
 }
 
 static void apply_query(mkrt_stream *s, mkrt__squery *q, uint64_t n)
@@ -165,21 +183,40 @@ static void apply_query(mkrt_stream *s, mkrt__squery *q, uint64_t n)
             relaxed += 2;
         }
     }
-    /* 2. Deleted tree edges: their subtrees, reset. */
-    uint32_t stamp = next_stamp(s), qn = 0;
+    /* 2. Deleted tree edges seed; a seed that cannot keep its value takes
+     *    its subtree with it into the reset set (queue[0..qn)). */
+    uint32_t seeded = next_stamp(s), stamp = next_stamp(s), ns = 0, qn = 0;
     for (uint64_t i = 0; i < n; i++) {
         const mkrt__slog_entry *e = entry(s, i);
-        if (e != NULL && e->kind == MKRT__SOP_DELETE) {
-            seed(s, q, e->v, e->u, stamp, &qn);
-            seed(s, q, e->u, e->v, stamp, &qn);
+        if (e == NULL || e->kind != MKRT__SOP_DELETE)
+            continue;
+        uint32_t child = q->parent[e->v] == e->u ? e->v : q->parent[e->u] == e->v ? e->u : MKRT__SNONE;
+        if (child != MKRT__SNONE && s->mark[child] != seeded) {
+            s->mark[child] = seeded;
+            s->seeds[ns++] = child;
         }
     }
-    for (uint32_t k = 0; k < qn; k++) {
-        uint32_t y = s->queue[k];
-        const mkrt__sadj *a = &s->adj[y];
-        relaxed += a->deg;
-        for (uint32_t i = 0; i < a->deg; i++)
-            seed(s, q, a->e[i].to, y, stamp, &qn);
+    bool ordered = q->q.kind != MKRT_STREAM_CC;
+    if (ordered && ns > 1)
+        qsort_r(s->seeds, ns, sizeof *s->seeds, by_value, q->val);
+    for (uint32_t k = 0, head = 0; k < ns; k++) {
+        uint32_t v = s->seeds[k];
+        if (s->mark[v] == stamp || (ordered && replaced(s, q, v, stamp, &relaxed)))
+            continue;
+        s->mark[v] = stamp;
+        s->queue[qn++] = v;
+        for (; head < qn; head++) {
+            uint32_t y = s->queue[head];
+            const mkrt__sadj *a = &s->adj[y];
+            relaxed += a->deg;
+            for (uint32_t i = 0; i < a->deg; i++) {
+                uint32_t x = a->e[i].to;
+                if (q->parent[x] == y && s->mark[x] != stamp) {
+                    s->mark[x] = stamp;
+                    s->queue[qn++] = x;
+                }
+            }
+        }
     }
     if (qn > 0) {
         /* The heap may hold reset vertices with lowered keys: rebuild it
@@ -285,7 +322,8 @@ int mkrt__sincr_init(mkrt_stream *s)
     s->hpos = mkrt__alloc(n * sizeof(uint32_t), MKRT_CACHE_LINE);
     s->mark = mkrt__alloc_zeroed(n * sizeof(uint32_t), MKRT_CACHE_LINE);
     s->queue = mkrt__alloc(n * sizeof(uint32_t), MKRT_CACHE_LINE);
-    if (s->heap == NULL || s->hpos == NULL || s->mark == NULL || s->queue == NULL)
+    s->seeds = mkrt__alloc(n * sizeof(uint32_t), MKRT_CACHE_LINE);
+    if (s->heap == NULL || s->hpos == NULL || s->mark == NULL || s->queue == NULL || s->seeds == NULL)
         return -1;
     memset(s->hpos, 0xff, n * sizeof(uint32_t));
     for (uint32_t k = 0; k < s->cfg.queries; k++) {
@@ -313,6 +351,7 @@ void mkrt__sincr_free(mkrt_stream *s)
     mkrt__free(s->hpos, n * sizeof(uint32_t));
     mkrt__free(s->mark, n * sizeof(uint32_t));
     mkrt__free(s->queue, n * sizeof(uint32_t));
+    mkrt__free(s->seeds, n * sizeof(uint32_t));
     for (uint32_t k = 0; k < s->cfg.queries; k++) {
         mkrt__squery *q = &s->qs[k];
         mkrt__free(q->val, n * sizeof(uint64_t));

@@ -67,7 +67,7 @@ struct mkrt_stream {
     _Atomic uint64_t inserted, deleted, duplicates, failed_invalid, failed_absent, failed_resource,
         failed_queries, applies, position, reset, relaxed;
     /* Repair scratch (apply op only). */
-    uint32_t *heap, *hpos, *mark, *queue;
+    uint32_t *heap, *hpos, *mark, *queue, *seeds;
     uint32_t heap_n, stamp, apply_no;
     /* Queries and their published copies. */
     mkrt__squery qs[MKRT_STREAM_QUERIES_MAX];

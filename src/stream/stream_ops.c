@@ -189,11 +189,11 @@ size_t mkrt_stream_ops(const mkrt_stream *s, uint32_t *ops, mkrt_op_desc *descs,
     for (uint32_t i = 0; i < MKRT_STREAM_OPS; i++) {
         ops[i] = s->cfg.op_base + i;
         descs[i] = (mkrt_op_desc){.fn = fns[i], .user = (void *)s, .name = names[i]};
-        /* An exact duplicate insertion leaves the graph as one does; the
-         * updates of one kind on one vertex commute (their locks and the
-         * log order them), so a hub's updates share a layer. */
+        /* An exact duplicate insertion leaves the graph as one does. The
+         * updates do not commute: two insertions of one edge with other
+         * weights give another graph in the other order, so updates on
+         * one vertex (out, the smaller endpoint) keep their drain order. */
         descs[i].idempotent = i == MKRT__SOP_INSERT;
-        descs[i].commutes = i != MKRT__SOP_APPLY;
     }
     return MKRT_STREAM_OPS;
 }
