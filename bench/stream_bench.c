@@ -23,8 +23,9 @@
  *                     undirected edge; csr_bytes_per_edge beside it
  *
  *   stream_bench [--scale N] [--producers P] [--delete-ratio R] [--updates U]
- *                [--checkpoints K] [--batch B (runtime max_batch, 8192)] [--workers W]
- *                [--seed S] [--csv FILE]
+ *                [--checkpoints K] [--batch B (runtime max_batch, 2048)] [--ring R (ring_capacity,
+ *                512)] [--workers W]
+ *                [--queries MASK: 1 BFS + 2 SSSP + 4 CC, default 7] [--seed S] [--csv FILE]
  */
 #include <errno.h>
 #include <pthread.h>
@@ -45,10 +46,11 @@
 #define PROBES_MAX 200000
 
 typedef struct opts {
-    uint32_t scale, producers, checkpoints, batch, workers;
+    uint32_t scale, producers, checkpoints, batch, workers, ring;
     double delete_ratio;
     uint64_t updates, seed;
     const char *csv;
+    unsigned mask; /* queries kept: 1 BFS, 2 SSSP, 4 CC */
 } opts;
 
 static mkrt_stream *g_stream;
@@ -57,6 +59,7 @@ static _Atomic int g_phase_on, g_stop;
 static _Atomic uint64_t g_phase_id;
 static double g_probe_ms[PROBES_MAX];
 static size_t g_probes;
+static uint32_t g_queries;
 
 static void on_error(void *ctx, const mkrt_item *it, mkrt_status why, const char *msg)
 {
@@ -69,14 +72,14 @@ static void on_error(void *ctx, const mkrt_item *it, mkrt_status why, const char
 static int usage(const char *why)
 {
     fprintf(stderr, "stream_bench: %s\nusage: stream_bench [--scale 1..26] [--producers 1..16] "
-            "[--delete-ratio 0..1] [--updates N] [--checkpoints 1..100] [--batch 1..65536] [--workers 0..64] "
-            "[--seed S] [--csv FILE]\n", why);
+            "[--delete-ratio 0..1] [--updates N] [--checkpoints 1..100] [--batch 1..65536] [--ring 2^k] [--workers 0..64] "
+            "[--queries MASK (1 BFS, 2 SSSP, 4 CC; 7)] [--seed S] [--csv FILE]\n", why);
     return 2;
 }
 
 static int parse(int argc, char **argv, opts *o)
 {
-    *o = (opts){18, 2, 2, 8192, 0, 0.5, 0, 1, NULL};
+    *o = (opts){18, 2, 2, 2048, 0, 512, 0.5, 0, 1, NULL, 7};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (i + 1 >= argc)
@@ -105,10 +108,14 @@ static int parse(int argc, char **argv, opts *o)
             o->checkpoints = (uint32_t)n;
         else if (strcmp(a, "--batch") == 0 && n >= 1 && n <= 65536)
             o->batch = (uint32_t)n;
+        else if (strcmp(a, "--ring") == 0 && n >= 2 && n <= 65536 && (n & (n - 1)) == 0)
+            o->ring = (uint32_t)n;
         else if (strcmp(a, "--workers") == 0 && n <= 64)
             o->workers = (uint32_t)n;
         else if (strcmp(a, "--updates") == 0 && n >= 1)
             o->updates = n;
+        else if (strcmp(a, "--queries") == 0 && n >= 1 && n <= 7)
+            o->mask = (unsigned)n;
         else if (strcmp(a, "--seed") == 0)
             o->seed = n;
         else
@@ -209,7 +216,7 @@ static int validate(uint32_t n)
     int good = got != NULL && want != NULL;
     mkrt_stream_view view;
     mkrt_stream_view_open(g_stream, &view);
-    for (uint32_t q = 0; q < 3 && good; q++) {
+    for (uint32_t q = 0; q < g_queries && good; q++) {
         good = mkrt_stream_view_read(&view, q, 0, n, got, NULL) == MKRT_OK &&
                mkrt_stream_recompute(g_stream, q, want, NULL) == MKRT_OK &&
                memcmp(got, want, (size_t)n * sizeof *got) == 0;
@@ -293,10 +300,11 @@ int main(int argc, char **argv)
         root = deg[v] > deg[root] ? v : root;
     mkrt_stream_config sc = mkrt_stream_config_default();
     sc.vertices = n;
-    sc.queries = 3;
-    sc.query[0] = (mkrt_stream_query){MKRT_STREAM_BFS, root};
-    sc.query[1] = (mkrt_stream_query){MKRT_STREAM_SSSP, root};
-    sc.query[2] = (mkrt_stream_query){MKRT_STREAM_CC, 0};
+    const mkrt_stream_query all[3] = {{MKRT_STREAM_BFS, root}, {MKRT_STREAM_SSSP, root}, {MKRT_STREAM_CC, 0}};
+    for (unsigned k = 0; k < 3; k++)
+        if (o.mask & (1u << k))
+            sc.query[sc.queries++] = all[k];
+    g_queries = sc.queries;
     mkrt_error err;
     uint64_t skipped = 0, t_load = bench_now_ns();
     if (mkrt_stream_create(&sc, &g_stream, &err) != MKRT_OK ||
@@ -307,6 +315,7 @@ int main(int argc, char **argv)
     mkrt_config c = mkrt_config_default();
     c.cells = n;
     c.max_batch = o.batch;
+    c.ring_capacity = o.ring; /* a short ring: backpressure, not queueing, when producers outrun */
     c.workers = o.workers;
     c.on_error = on_error;
     mkrt_runtime *rt;
@@ -382,10 +391,10 @@ int main(int argc, char **argv)
         fprintf(f, "metric,value\nupdates_per_s,%.0f\nlatency_p50_ms,%.3f\nlatency_p99_ms,%.3f\n"
                    "latency_p999_ms,%.3f\nspeedup_vs_recompute,%.1f\nvalidated,%s\nbytes_per_edge,%.2f\n"
                    "csr_bytes_per_edge,%.2f\nscale,%u\nproducers,%u\ndelete_ratio,%.2f\nupdates,%llu\n"
-                   "recompute_ms,%.2f\nprobes,%zu\nmax_batch,%u\n",
+                   "recompute_ms,%.2f\nprobes,%zu\nmax_batch,%u\nring_capacity,%u\n",
                 ups, pct(g_probe_ms, g_probes, 0.5), pct(g_probe_ms, g_probes, 0.99),
                 pct(g_probe_ms, g_probes, 0.999), speedup, valid ? "yes" : "no", bpe, cpe, o.scale, o.producers,
-                o.delete_ratio, (unsigned long long)total, rec_s * 1e3, g_probes, o.batch);
+                o.delete_ratio, (unsigned long long)total, rec_s * 1e3, g_probes, o.batch, o.ring);
         fclose(f);
     }
     mkrt_stream_destroy(g_stream);
