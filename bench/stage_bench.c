@@ -24,6 +24,7 @@
 #include "bench_util.h"
 #include "mkrt/layer.h"
 #include "mkrt/runtime.h"
+#include "ops/graph_block.h"
 #include "ops/op_table.h"
 #include "pipeline/layer_internal.h"
 
@@ -73,7 +74,7 @@ typedef struct costs {
     size_t layers;
 } costs;
 
-static costs measure(const workload *w, int reps, mkrt_layer_scratch *s, mkrt_runtime *rt,
+static costs measure(const workload *w, int reps, mkrt_layer_scratch *s, mkrt__state *sg,
                      mkrt_item *src, mkrt_item *items, mkrt_item *out, uint32_t *offsets,
                      mkrt__fail_list *fails)
 {
@@ -99,7 +100,7 @@ static costs measure(const workload *w, int reps, mkrt_layer_scratch *s, mkrt_ru
         mkrt__layer_count(s, kept, layers, offsets);
         mkrt__layer_scatter(s, items, kept, layers, out, offsets);
         uint64_t t2 = bench_now_ns();
-        mkrt__exec_range(rt, items, 0, kept, fails);
+        mkrt__exec_range(sg, items, 0, kept, fails);
         uint64_t t3 = bench_now_ns();
         c.pass = (double)(t1 - t0) < c.pass ? (double)(t1 - t0) : c.pass;
         c.place = (double)(t2 - t1) < c.place ? (double)(t2 - t1) : c.place;
@@ -129,18 +130,18 @@ int main(int argc, char **argv)
     mkrt_config cfg = mkrt_config_default();
     cfg.cells = CELLS;
     cfg.backend = MKRT_BACKEND_CPU;
-    mkrt_runtime *rt = NULL;
-    mkrt_error err;
-    if (mkrt_create(&cfg, &rt, &err) != MKRT_OK) {
-        fprintf(stderr, "stage_bench: mkrt_create: %s\n", err.message);
-        return 1;
-    }
+    /* exec runs on a state group of its own (state/state.h): the cells,
+     * no user op, no graph; no runtime needed. */
+    static mkrt__op_entry ops[MKRT_OP_MAX];
+    static struct mkrt__graph_block graph;
+    mkrt__state sg = {.cfg = &cfg, .ops = ops, .graph_state = &graph};
+    sg.cells = calloc(CELLS, sizeof *sg.cells);
     const size_t cap = 65536;
     mkrt_item *src = malloc(cap * sizeof *src), *items = malloc(cap * sizeof *items),
               *out = malloc(cap * sizeof *out);
     uint32_t *offsets = malloc((cap + 1) * sizeof *offsets), *pairs = malloc(2 * cap * sizeof *pairs);
     mkrt_layer_scratch *s = mkrt_layer_scratch_create(NULL);
-    if (!src || !items || !out || !offsets || !pairs || !s) {
+    if (!src || !items || !out || !offsets || !pairs || !s || !sg.cells) {
         fprintf(stderr, "stage_bench: out of memory\n");
         return 1;
     }
@@ -150,7 +151,7 @@ int main(int argc, char **argv)
          "one thread (pass + exec) | shared (pass + place + exec) |\n|---|---|---|---|---|---|---|---|\n");
     for (size_t k = 0; k < NWORK; k++) {
         const workload *w = &workloads[k];
-        costs c = measure(w, reps, s, rt, src, items, out, offsets, &fails);
+        costs c = measure(w, reps, s, &sg, src, items, out, offsets, &fails);
         EMIT("| %s | %zu | %zu | %.2f | %.2f | %.2f | %.2f | %.2f |\n", w->name, w->n, c.layers, c.pass,
              c.place, c.exec, c.pass + c.exec, c.pass + c.place + c.exec);
         printf("%s, %zu items: pass %.2f, place %.2f, exec %.2f ns per item (%zu layers)\n", w->name, w->n,
@@ -174,6 +175,6 @@ int main(int argc, char **argv)
                                 setup, report);
     mkrt_layer_scratch_destroy(s);
     free(src), free(items), free(out), free(offsets), free(pairs);
-    mkrt_destroy(rt, UINT64_MAX, NULL);
+    free(sg.cells);
     return rc;
 }

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../src/runtime/runtime_internal.h"
+#include "../src/runtime/test_hooks.h"
 #include "backend_compare.h"
 #include "tap.h"
 

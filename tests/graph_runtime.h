@@ -7,7 +7,7 @@
 #ifndef MKRT_TESTS_GRAPH_RUNTIME_H
 #define MKRT_TESTS_GRAPH_RUNTIME_H
 
-#include "../src/runtime/runtime_internal.h"
+#include "../src/runtime/test_hooks.h"
 #include "mkrt/mkrt.h"
 #include "tap.h"
 

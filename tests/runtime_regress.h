@@ -13,7 +13,7 @@
 #include <sched.h>
 #include <time.h>
 
-#include "../src/runtime/runtime_internal.h"
+#include "../src/runtime/test_hooks.h"
 #include "base/thread.h"
 #include "count_alloc.h"
 #include "mkrt/runtime.h"

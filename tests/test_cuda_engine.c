@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "../src/cuda/cuda_loader.h"
-#include "../src/runtime/runtime_internal.h"
+#include "../src/runtime/test_hooks.h"
 #include "mkrt/runtime.h"
 #include "backend_compare.h"
 #include "tap.h"
@@ -116,7 +116,7 @@ static void state_workload(mkrt_backend_kind kind, state_run *out)
     mkrt_fence(p, &ticket);
     mkrt_wait(p, ticket, SEC);
     mkrt_cell_read(rt, 100, &out->cell_seen);
-    out->host_array = rt->cells[100];
+    out->host_array = mkrt__test_cells(rt)[100];
     mkrt_cells_read(rt, 0, CELLS, out->cells);
     out->log_n += mkrt_append_log_consume(rt, out->log + out->log_n, 4096 - out->log_n);
     mkrt_producer_close(p);

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../src/runtime/runtime_internal.h"
+#include "../src/runtime/test_hooks.h"
 #include "mkrt/runtime.h"
 #include "tap.h"
 

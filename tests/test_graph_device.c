@@ -19,7 +19,7 @@
 
 #include "../src/backend/megakernel_backend.h"
 #include "../src/cuda/cuda_loader.h"
-#include "../src/runtime/runtime_internal.h"
+#include "../src/runtime/test_hooks.h"
 #include "mkrt/mkrt.h"
 #include "graph_fixture.h"
 #include "tap.h"
@@ -115,7 +115,7 @@ static void traversals(const setup *s, const test_graph *g, bool weighted, uint3
     setup cpu_setup = {MKRT_BACKEND_CPU, false, 0, 0, NULL, NULL};
     mkrt_runtime *cpu = start(&cpu_setup, g, weighted);
     if (cap != 0)
-        mkrt__megakernel_frontier_cap(mkrt__backends_device(rt->backends, rt->nbackends), cap);
+        mkrt__megakernel_frontier_cap(mkrt__test_device(rt), cap);
     like(mkrt_backend_describe(rt), "on the device: RELAX traversals run there",
          "%s: the registered graph is on the device", k);
     mkrt_producer *p = mkrt_producer_open(rt, NULL), *pc = mkrt_producer_open(cpu, NULL);
@@ -267,7 +267,7 @@ static void watchdog(void)
     test_graph g = test_graph_path(60);
     setup s = {MKRT_BACKEND_SIM, false, 30, 0, NULL, NULL};
     mkrt_runtime *rt = start(&s, &g, false);
-    mkrt__megakernel_level_nap(mkrt__backends_device(rt->backends, rt->nbackends), 2000000); /* 59 levels of 2 ms: >= 118 ms */
+    mkrt__megakernel_level_nap(mkrt__test_device(rt), 2000000); /* 59 levels of 2 ms: >= 118 ms */
     mkrt_producer *p = mkrt_producer_open(rt, NULL);
     uint64_t dist[60];
     is(sssp(rt, p, &g, 0, dist), MKRT_OK, "sim: a traversal of 59 levels of 2 ms under a 30 ms watchdog completes");

@@ -145,7 +145,7 @@ static void graph_bad_input(void)
     count_alloc_fail_nth(0);
     is(mkrt_graph_register(rt, &g, &err), MKRT_ENOMEM, "graph: allocation failure is MKRT_ENOMEM");
     count_alloc_fail_nth(UINT64_MAX);
-    is(rt->graph.vertices, 0, "... and nothing was registered");
+    is(mkrt__test_graph_vertices(rt), 0, "... and nothing was registered");
     is(mkrt_graph_register(rt, &g, &err), MKRT_OK, "graph: a good graph registers");
     /* Pulling needs expanding and commuting. */
     mkrt_op_desc pd = {.fn = cmin, .commutes = true, .pulls = true};
@@ -337,7 +337,7 @@ static void buckets(mkrt_backend_kind kind)
     mkrt_error err;
     if (mkrt_graph_register(rt, &g, &err) != MKRT_OK)
         bail_out("mkrt_graph_register: %s", err.message);
-    rt->bucket_min = 1; /* buckets for levels of any size (set before the first producer) */
+    mkrt__test_set_bucket_min(rt, 1); /* buckets for levels of any size (set before the first producer) */
     mkrt_producer *p = mkrt_producer_open(rt, NULL);
     for (uint32_t v = 0; v < 4; v++)
         mkrt_cell_write(rt, v, UINT64_MAX);
@@ -505,7 +505,7 @@ static void destroy_with_frontier(void)
         bail_out("setup: %s", err.message);
     mkrt_producer *p = mkrt_producer_open(rt, NULL);
     mkrt__runtime_hold(rt, true);
-    (void)mkrt__frontier_add(rt, 0, 0); /* as a RELAX that lowered vertex 0 would */
+    (void)mkrt__test_frontier_add(rt, 0, 0); /* as a RELAX that lowered vertex 0 would */
     mkrt_item nop = {MKRT_OP_NOP, 0, 0, 0};
     publish(p, &nop, 1); /* waits behind the held dispatcher: destroy times out */
     mkrt_producer_close(p);

@@ -23,7 +23,7 @@
 #include "backend/megakernel_backend.h"
 #include "base/cpus.h"
 #include "mkrt/runtime.h"
-#include "runtime/runtime_internal.h"
+#include "runtime/test_hooks.h"
 #include "tap.h"
 
 #define SEC 5000000000ull
@@ -130,9 +130,9 @@ static void cpu_topology_sets_participants(void)
     for (uint32_t i = 0; i < 65; i++)
         batch[i] = item(16, 0, 100 + i, 0);
     one_batch(rt, p, batch, 65);
-    mkrt__batch_plan dense = rt->last_plan.plan;
-    uint32_t dense_p = rt->last_plan.participants[0];
-    ok(rt->last_plan.layers == 1 && dense.topology == MKRT_WAVE_HYBRID && dense_p == 4,
+    mkrt__batch_plan dense = mkrt__test_last_plan(rt)->plan;
+    uint32_t dense_p = mkrt__test_last_plan(rt)->participants[0];
+    ok(mkrt__test_last_plan(rt)->layers == 1 && dense.topology == MKRT_WAVE_HYBRID && dense_p == 4,
        "a dense 65-wide layer: topology %s, %u of 4 workers take part",
        mkrt_wave_topology_name(dense.topology), dense_p);
     ok(distinct(rt, 100, 165) <= dense_p, "... and no more threads than that ran it (%zu)",
@@ -145,9 +145,9 @@ static void cpu_topology_sets_participants(void)
     for (uint32_t i = 0; i < 59; i++)
         batch[n++] = item(MKRT_OP_ADD, 2000, 2000, 1);
     one_batch(rt, p, batch, n);
-    mkrt__batch_plan sparse = rt->last_plan.plan;
-    uint32_t sparse_p = rt->last_plan.participants[0];
-    ok(rt->last_plan.layers == 59 && sparse.topology == MKRT_WAVE_WARP_SPARSE && sparse_p == 2,
+    mkrt__batch_plan sparse = mkrt__test_last_plan(rt)->plan;
+    uint32_t sparse_p = mkrt__test_last_plan(rt)->participants[0];
+    ok(mkrt__test_last_plan(rt)->layers == 59 && sparse.topology == MKRT_WAVE_WARP_SPARSE && sparse_p == 2,
        "the same layer in a long sparse batch: topology %s, %u workers take part",
        mkrt_wave_topology_name(sparse.topology), sparse_p);
     ok(distinct(rt, 300, 365) <= sparse_p, "... and no more threads than that ran it (%zu)",
@@ -167,9 +167,9 @@ static void cpu_one_or_many(void)
     for (uint32_t i = 0; i < 8; i++)
         batch[i] = item(16, 0, 10 + i, 0);
     one_batch(rt, p, batch, 8);
-    ok(rt->last_plan.plan.workers == 1 && distinct(rt, 10, 18) == 1,
+    ok(mkrt__test_last_plan(rt)->plan.workers == 1 && distinct(rt, 10, 18) == 1,
        "a narrow batch is planned for one participant and runs on one thread (%u planned, %zu ran)",
-       rt->last_plan.plan.workers, distinct(rt, 10, 18));
+       mkrt__test_last_plan(rt)->plan.workers, distinct(rt, 10, 18));
     /* Chains on 4 cells, interleaved (4 layers of 4): one thread runs
      * them in drain order, and the items are never moved into layers. */
     for (uint32_t i = 0; i < 16; i++)
@@ -177,20 +177,20 @@ static void cpu_one_or_many(void)
     one_batch(rt, p, batch, 16);
     uint64_t sums[4] = {0};
     mkrt_cells_read(rt, 40, 4, sums);
-    ok(rt->last_plan.layers == 4 && !rt->last_plan.layered && sums[0] == 1 + 5 + 9 + 13 &&
+    ok(mkrt__test_last_plan(rt)->layers == 4 && !mkrt__test_last_plan(rt)->layered && sums[0] == 1 + 5 + 9 + 13 &&
            sums[3] == 4 + 8 + 12 + 16,
        "a batch of 4 layers on one thread runs in drain order, not moved into layers (%zu layers, "
        "layered %d, sums %llu %llu)",
-       rt->last_plan.layers, rt->last_plan.layered, (unsigned long long)sums[0],
+       mkrt__test_last_plan(rt)->layers, mkrt__test_last_plan(rt)->layered, (unsigned long long)sums[0],
        (unsigned long long)sums[3]);
     atomic_store(&inside_mask, 0);
     for (uint32_t i = 0; i < 512; i++)
         batch[i] = item(17, 0, 1000 + i, 0);
     one_batch(rt, p, batch, 512);
     size_t d = distinct(rt, 1000, 1512);
-    ok(rt->last_plan.plan.workers == 2 && d == 2,
+    ok(mkrt__test_last_plan(rt)->plan.workers == 2 && d == 2,
        "a wide layer is planned for 2 workers and 2 threads run it at once (%u planned, %zu ran)",
-       rt->last_plan.plan.workers, d);
+       mkrt__test_last_plan(rt)->plan.workers, d);
     /* The same wide layer, then chains behind it: the workers run it, so
      * the items are moved into layer order first. */
     for (uint32_t i = 0; i < 16; i++)
@@ -198,9 +198,9 @@ static void cpu_one_or_many(void)
     atomic_store(&inside_mask, 0);
     one_batch(rt, p, batch, 512);
     mkrt_cells_read(rt, 40, 4, sums);
-    ok(rt->last_plan.plan.workers == 2 && rt->last_plan.layered && sums[0] == 28 + 4,
+    ok(mkrt__test_last_plan(rt)->plan.workers == 2 && mkrt__test_last_plan(rt)->layered && sums[0] == 28 + 4,
        "a wide batch for 2 workers is moved into layer order first (workers %u, layered %d, sum %llu)",
-       rt->last_plan.plan.workers, rt->last_plan.layered, (unsigned long long)sums[0]);
+       mkrt__test_last_plan(rt)->plan.workers, mkrt__test_last_plan(rt)->layered, (unsigned long long)sums[0]);
     mkrt_producer_close(p);
     mkrt_destroy(rt, SEC, NULL);
 }
@@ -214,13 +214,13 @@ static void cpu_memory_split(void)
     for (uint32_t i = 0; i < 10; i++)
         batch[i] = item(16, 0, 50 + i, 0);
     one_batch(rt, p, batch, 10);
-    ok(rt->last_plan.layers == 4 && rt->last_plan.plan.split_layers == 3,
+    ok(mkrt__test_last_plan(rt)->layers == 4 && mkrt__test_last_plan(rt)->plan.split_layers == 3,
        "the frontier planner splits a 300-byte layer into 4 under a 100-byte budget (%zu layers)",
-       rt->last_plan.layers);
-    ok(rt->last_plan.plan.peak_frontier_bytes == 30 && rt->last_plan.plan.peak_scratch_bytes == 15,
+       mkrt__test_last_plan(rt)->layers);
+    ok(mkrt__test_last_plan(rt)->plan.peak_frontier_bytes == 30 && mkrt__test_last_plan(rt)->plan.peak_scratch_bytes == 15,
        "... and the plan carries its peaks (frontier %llu, scratch %llu)",
-       (unsigned long long)rt->last_plan.plan.peak_frontier_bytes,
-       (unsigned long long)rt->last_plan.plan.peak_scratch_bytes);
+       (unsigned long long)mkrt__test_last_plan(rt)->plan.peak_frontier_bytes,
+       (unsigned long long)mkrt__test_last_plan(rt)->plan.peak_scratch_bytes);
     mkrt_producer_close(p);
     mkrt_destroy(rt, SEC, NULL);
 }
@@ -229,20 +229,20 @@ static void sim_blocks_follow_the_plan(void)
 {
     mkrt_runtime *rt = start(MKRT_BACKEND_SIM, 2, 0); /* 4 simulated blocks */
     mkrt_producer *p = mkrt_producer_open(rt, NULL);
-    mkrt__backend *dev = mkrt__backends_device(rt->backends, rt->nbackends);
+    mkrt__backend *dev = mkrt__test_device(rt);
     ok(dev->width == 4, "the simulated device has 4 blocks");
     static mkrt_item batch[64];
     for (uint32_t i = 0; i < 3; i++)
         batch[i] = item(MKRT_OP_STORE, 0, 20 + i, i + 1);
     one_batch(rt, p, batch, 3);
     uint64_t b0 = mkrt__megakernel_progress(dev, 0), b1 = mkrt__megakernel_progress(dev, 1);
-    ok(rt->last_plan.plan.backend == 0 && rt->last_plan.participants[0] == 1 && b0 == 3 && b1 == 0,
+    ok(mkrt__test_last_plan(rt)->plan.backend == 0 && mkrt__test_last_plan(rt)->participants[0] == 1 && b0 == 3 && b1 == 0,
        "a 3-wide layer is planned for 1 block: block 0 ran 3 items, block 1 none (%llx, %llx)",
        (unsigned long long)b0, (unsigned long long)b1);
     for (uint32_t i = 0; i < 64; i++)
         batch[i] = item(MKRT_OP_STORE, 0, 200 + i, i);
     one_batch(rt, p, batch, 64);
-    uint32_t part = rt->last_plan.participants[0];
+    uint32_t part = mkrt__test_last_plan(rt)->participants[0];
     uint64_t ran = 0;
     bool each = true;
     for (uint32_t b = 0; b < 4; b++) {
@@ -264,7 +264,7 @@ static void sim_blocks_follow_the_plan(void)
 
 static uint64_t pool_barriers(mkrt_runtime *rt)
 {
-    return mkrt__cpu_pool_barriers(mkrt__backends_cpu_pool(rt->backends, rt->nbackends));
+    return mkrt__cpu_pool_barriers(mkrt__test_cpu_pool(rt));
 }
 
 /* A narrow batch crosses no barrier; a wide batch with a run of 20
@@ -283,11 +283,11 @@ static void cpu_narrow_runs_inline(void)
         batch[n++] = item(16, 17 + k, 18 + k, 0);
     uint64_t before = pool_barriers(rt);
     one_batch(rt, p, batch, n);
-    ok(rt->last_plan.layers == 13 && rt->last_plan.plan.workers == 1 && pool_barriers(rt) == before &&
+    ok(mkrt__test_last_plan(rt)->layers == 13 && mkrt__test_last_plan(rt)->plan.workers == 1 && pool_barriers(rt) == before &&
            distinct(rt, 10, 30) == 1,
        "a narrow batch (13 layers) runs on one thread with no cross-thread barrier (%zu layers, %u "
        "workers, %llu barriers, %zu threads)",
-       rt->last_plan.layers, rt->last_plan.plan.workers,
+       mkrt__test_last_plan(rt)->layers, mkrt__test_last_plan(rt)->plan.workers,
        (unsigned long long)(pool_barriers(rt) - before), distinct(rt, 10, 30));
 
     atomic_store(&inside_mask, 0);
@@ -302,16 +302,16 @@ static void cpu_narrow_runs_inline(void)
     one_batch(rt, p, batch, n);
     bool narrow = true;
     for (size_t l = 1; l < 8; l++)
-        narrow = narrow && rt->last_plan.participants[l] == 1;
+        narrow = narrow && mkrt__test_last_plan(rt)->participants[l] == 1;
     size_t wide = distinct(rt, 1000, 1512), run = distinct(rt, 3000, 3020);
-    ok(rt->last_plan.layers == 22 && rt->last_plan.participants[0] == 2 && narrow && wide == 2,
+    ok(mkrt__test_last_plan(rt)->layers == 22 && mkrt__test_last_plan(rt)->participants[0] == 2 && narrow && wide == 2,
        "a wide batch: its wide layer is planned for 2 workers and 2 threads ran it (%zu layers, %u "
        "planned, %zu ran)",
-       rt->last_plan.layers, rt->last_plan.participants[0], wide);
+       mkrt__test_last_plan(rt)->layers, mkrt__test_last_plan(rt)->participants[0], wide);
     ok(run == 1, "... its run of 20 one-item layers ran on one thread (%zu)", run);
-    ok(rt->last_plan.plan.grid_barriers == 2 && pool_barriers(rt) - before == 2,
+    ok(mkrt__test_last_plan(rt)->plan.grid_barriers == 2 && pool_barriers(rt) - before == 2,
        "... crossing 2 barriers, into and out of the run, not 21 (planned %u, crossed %llu)",
-       rt->last_plan.plan.grid_barriers, (unsigned long long)(pool_barriers(rt) - before));
+       mkrt__test_last_plan(rt)->plan.grid_barriers, (unsigned long long)(pool_barriers(rt) - before));
     mkrt_producer_close(p);
     mkrt_destroy(rt, SEC, NULL);
 }
@@ -343,12 +343,12 @@ static void cpu_workers_follow_cpus(void)
     mkrt__runtime_doze(rt, true);
     mkrt_publish(a, batch, 1024, SEC, NULL);
     mkrt_drain(rt, SEC); /* a's producer (this thread) waits: nobody publishes */
-    uint32_t alone = rt->last_plan.plan.width;
+    uint32_t alone = mkrt__test_last_plan(rt)->plan.width;
     mkrt_publish(a, batch, 1024, SEC, NULL);
     mkrt_publish(b, batch + 1024, 1024, SEC, NULL);
     mkrt_drain(rt, SEC); /* two producers in the batch, one thread waiting */
     mkrt__runtime_doze(rt, false);
-    uint32_t busy = rt->last_plan.plan.width;
+    uint32_t busy = mkrt__test_last_plan(rt)->plan.width;
     ok(alone == 3 && busy == 2,
        "4 CPUs: a batch gets 3 workers while its producer waits, 2 while one of two still "
        "publishes (%u, %u)",

@@ -12,7 +12,7 @@
 #include <dirent.h>
 #include <time.h>
 
-#include "../src/runtime/runtime_internal.h"
+#include "../src/runtime/test_hooks.h"
 #include "base/thread.h"
 #include "mkrt/runtime.h"
 #include "tap.h"
@@ -527,7 +527,7 @@ static void helping_waits(void)
     uint64_t t;
     mkrt_fence(b, &t);
     is(mkrt_wait(b, t, SEC), MKRT_OK, "... and mkrt_wait runs b's");
-    ok(atomic_load(&rt->parked) && atomic_load(&rt->dozing), "... while the dispatcher stayed parked");
+    ok(mkrt__test_parked(rt) && mkrt__test_dozing(rt), "... while the dispatcher stayed parked");
     is(cell(rt, 2), 8, "RAW across producers: b's ADD reads a's STORE (8)");
     is(cell(rt, 3), 2, "WAW across producers: b's STORE lands last (2)");
     ok(cell(rt, 5) == 10 && cell(rt, 4) == 99, "WAR across producers: a's read sees 10 before b writes 99");
@@ -549,7 +549,7 @@ static void helping_waits(void)
     ok(order && next_a == 300 && next_b == 1300, "... every producer's publish order is kept");
     mkrt_stats s;
     mkrt_stats_read(rt, &s);
-    ok(s.published == 606 && s.executed == 606 && atomic_load(&rt->parked),
+    ok(s.published == 606 && s.executed == 606 && mkrt__test_parked(rt),
        "published = executed (606), the dispatcher still parked");
     /* A producer closed while only waiters dispatch: they leave freeing it
      * to the dispatcher thread (which reads the rings without the token). */

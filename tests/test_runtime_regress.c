@@ -240,14 +240,14 @@ static void test_publish_outlives_dispatcher_check(void)
         late_publisher lp = {p, {OP_TOUCH, 0, 1, CAP}, 0, MKRT_EINVAL};
         mkrt__thread pt, dt;
         mkrt__thread_start(&pt, late_publisher_main, &lp);
-        while (!atomic_load(&lp.inside) || !(atomic_load(&p->state) & MKRT__PRODUCER_BUSY))
+        while (!atomic_load(&lp.inside) || !mkrt__test_producer_busy(p))
             sched_yield();
         for (int i = 0; i < 1000; i++) /* into its wait for room */
             sched_yield();
         mkrt__runtime_destroy_hold(rt, true);
         destroyer d = {rt, MKRT_EINVAL};
         mkrt__thread_start(&dt, destroyer_main, &d);
-        while (!atomic_load(&rt->closing))
+        while (!mkrt__test_closing(rt))
             sched_yield();
         mkrt__runtime_hold(rt, false);
         mkrt__thread_join(pt); /* the last item is in the ring (or refused) */

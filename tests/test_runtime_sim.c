@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../src/runtime/runtime_internal.h"
+#include "../src/runtime/test_hooks.h"
 #include "mkrt/runtime.h"
 #include "tap.h"
 

@@ -56,7 +56,7 @@ typedef struct mkrt__backend_ops {
     /* Device-resident state: the cells and the APPEND log in the device's
      * memory. All NULL for a backend that runs on the runtime's host arrays
      * (the CPU pool, the simulated device, a GPU with host-mapped state).
-     * Called with the runtime's state_lock held (runtime_internal.h), no
+     * Called with the runtime's state_lock held (pipeline/dispatch.h), no
      * batch of this backend in flight for state_in/state_out:
      *   state_in    copies the host arrays in; the device holds the state;
      *   state_out   copies the device's state back into the host arrays;

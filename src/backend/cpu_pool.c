@@ -41,7 +41,7 @@
 
 typedef struct cpu_pool {
     mkrt__backend base; /* first: the pool is its backend */
-    struct mkrt_runtime *rt;
+    mkrt__state *state; /* what the ops run against (state/state.h) */
     uint32_t workers;
     mkrt__thread *threads;
     alignas(MKRT_CACHE_LINE) _Atomic uint64_t launch; /* batches launched */
@@ -129,7 +129,7 @@ static void run_share(cpu_pool *pool, mkrt__batch *b, uint32_t w)
                 if (start >= len)
                     break;
                 uint32_t end = len - start < plan->chunk ? len : start + plan->chunk;
-                mkrt__exec_range(pool->rt, b->exec, from + start, from + end, &pool->fails);
+                mkrt__exec_range(pool->state, b->exec, from + start, from + end, &pool->fails);
             }
         }
         if (mkrt__plan_grid_barrier_after(plan, l, b->layers))
@@ -215,7 +215,7 @@ static bool run_inline(cpu_pool *pool, mkrt__batch *b)
     const uint64_t until = b->until;
     if (until == UINT64_MAX) {
         for (size_t l = 0; l < b->layers; l++)
-            mkrt__exec_range(pool->rt, b->exec, b->layer_offsets[l], b->layer_offsets[l + 1],
+            mkrt__exec_range(pool->state, b->exec, b->layer_offsets[l], b->layer_offsets[l + 1],
                              &pool->fails);
         return true;
     }
@@ -233,7 +233,7 @@ static bool run_inline(cpu_pool *pool, mkrt__batch *b)
                 return false;
             }
             uint32_t end = to - k < stride ? to : k + stride;
-            mkrt__exec_range(pool->rt, b->exec, k, end, &pool->fails);
+            mkrt__exec_range(pool->state, b->exec, k, end, &pool->fails);
             k = end;
         }
     }
@@ -344,7 +344,7 @@ static const mkrt__backend_ops cpu_ops = {
     .describe = cpu_describe,
 };
 
-mkrt_status mkrt__cpu_pool_start(struct mkrt_runtime *rt, uint32_t workers, uint32_t max_batch,
+mkrt_status mkrt__cpu_pool_start(mkrt__state *sg, uint32_t workers, uint32_t max_batch,
                                  mkrt__backend **out, mkrt_error *err)
 {
     cpu_pool *pool = mkrt__alloc_zeroed(sizeof *pool, alignof(cpu_pool));
@@ -361,7 +361,7 @@ mkrt_status mkrt__cpu_pool_start(struct mkrt_runtime *rt, uint32_t workers, uint
                                workers);
     }
     pool->base = (mkrt__backend){.ops = &cpu_ops, .name = "cpu", .width = workers, .is_cpu_pool = true};
-    pool->rt = rt;
+    pool->state = sg;
     pool->workers = workers;
     pool->threads = threads;
     pool->fails.pairs = pairs;

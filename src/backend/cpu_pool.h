@@ -4,11 +4,11 @@
 #define MKRT_BACKEND_CPU_POOL_H
 
 #include "backend/backend.h"
+#include "state/state.h"
 
-struct mkrt_runtime;
 
 /* Starts `workers` threads for batches of up to max_batch items. */
-mkrt_status mkrt__cpu_pool_start(struct mkrt_runtime *rt, uint32_t workers, uint32_t max_batch,
+mkrt_status mkrt__cpu_pool_start(mkrt__state *sg, uint32_t workers, uint32_t max_batch,
                                  mkrt__backend **out, mkrt_error *err);
 
 #ifdef MKRT_TEST_HOOKS

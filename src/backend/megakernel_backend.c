@@ -12,14 +12,15 @@
 #include "base/error_internal.h"
 #include "cuda/cuda_device.h"
 #include "cuda/cuda_engine.h"
-#include "runtime/runtime_internal.h"
+#include "ops/graph_block.h"
+#include "state/state.h"
 
 /* The megakernel backend: the host protocol (mk_host.h) and the backend
  * interface over one device (mk_device.h), the simulated one or the GPU;
  * past mkrt__megakernel_start nothing here asks which. */
 typedef struct megakernel {
     mkrt__backend base;     /* first: the megakernel is its backend */
-    mkrt_runtime *rt;
+    mkrt__state *state; /* what the ops run against (state/state.h) */
     const mkrt__mk_device *dev;
     void *ctx;              /* the device's object: &sim or &cuda below */
     union {                 /* the device itself, as its start function made it */
@@ -37,22 +38,22 @@ typedef struct megakernel {
     struct megakernel *next_abandoned;
 } megakernel;
 
-static mkrt_status start_sim(mkrt_runtime *rt, megakernel *m, mkrt_error *err)
+static mkrt_status start_sim(mkrt__state *sg, uint32_t workers, megakernel *m, mkrt_error *err)
 {
-    uint32_t blocks = rt->workers * 2; /* grid-stride "blocks" of the simulated kernel */
+    uint32_t blocks = workers * 2; /* grid-stride "blocks" of the simulated kernel */
     mkrt__mk_sim *sim = &m->u.sim;
-    mkrt_status st = mkrt__mk_sim_start(sim, 1, (uint32_t)rt->cfg.max_batch, blocks, 1,
-                                        (uint64_t)rt->cfg.device_idle_us * 1000u,
-                                        (uint64_t)rt->cfg.device_resident_us * 1000u, err);
+    mkrt_status st = mkrt__mk_sim_start(sim, 1, (uint32_t)sg->cfg->max_batch, blocks, 1,
+                                        (uint64_t)sg->cfg->device_idle_us * 1000u,
+                                        (uint64_t)sg->cfg->device_resident_us * 1000u, err);
     if (st != MKRT_OK)
         return st;
     /* Map the runtime's cells and log for the device: the loop uses what
      * the control block points to. The runtime's APPEND log has the
      * device's layout (ops/builtin_ops.h, mkrt__ops_append_word). */
-    sim->ctl->cells = (uint64_t)(uintptr_t)rt->cells;
-    sim->ctl->cell_count = rt->cfg.cells;
-    sim->ctl->append_log = (uint64_t)(uintptr_t)rt->append_log;
-    sim->ctl->append_capacity = rt->cfg.append_log_capacity;
+    sim->ctl->cells = (uint64_t)(uintptr_t)sg->cells;
+    sim->ctl->cell_count = sg->cfg->cells;
+    sim->ctl->append_log = (uint64_t)(uintptr_t)sg->append_log;
+    sim->ctl->append_capacity = sg->cfg->append_log_capacity;
     sim->ctl->append_limit = 0; /* set by each doorbell */
     m->base.width = blocks;
     m->dev = &mkrt__mk_sim_device;
@@ -61,22 +62,22 @@ static mkrt_status start_sim(mkrt_runtime *rt, megakernel *m, mkrt_error *err)
     return MKRT_OK;
 }
 
-static mkrt_status start_cuda(mkrt_runtime *rt, megakernel *m, mkrt_error *err)
+static mkrt_status start_cuda(mkrt__state *sg, megakernel *m, mkrt_error *err)
 {
-    _Static_assert(sizeof(*rt->append_log) == 2 * sizeof(uint32_t), "log entries are pairs");
+    _Static_assert(sizeof(*sg->append_log) == 2 * sizeof(uint32_t), "log entries are pairs");
     mkrt__cuda_engine_config c = {
-        .cells = rt->cells,
-        .cell_count = rt->cfg.cells,
-        .append_log = (uint32_t *)(uintptr_t)rt->append_log,
-        .append_capacity = rt->cfg.append_log_capacity,
-        .capacity = (uint32_t)rt->cfg.max_batch,
-        .max_blocks = rt->cfg.cuda_max_blocks,
-        .user_ptx = rt->cfg.cuda_user_ptx,
-        .user_ptx_size = rt->cfg.cuda_user_ptx_size,
-        .idle_ns = (uint64_t)rt->cfg.device_idle_us * 1000u,
-        .resident_ns = (uint64_t)rt->cfg.device_resident_us * 1000u,
-        .device_state = rt->cfg.cuda_device_state != 0,
-        .blocks_per_sm = rt->cfg.cuda_blocks_per_sm,
+        .cells = sg->cells,
+        .cell_count = sg->cfg->cells,
+        .append_log = (uint32_t *)(uintptr_t)sg->append_log,
+        .append_capacity = sg->cfg->append_log_capacity,
+        .capacity = (uint32_t)sg->cfg->max_batch,
+        .max_blocks = sg->cfg->cuda_max_blocks,
+        .user_ptx = sg->cfg->cuda_user_ptx,
+        .user_ptx_size = sg->cfg->cuda_user_ptx_size,
+        .idle_ns = (uint64_t)sg->cfg->device_idle_us * 1000u,
+        .resident_ns = (uint64_t)sg->cfg->device_resident_us * 1000u,
+        .device_state = sg->cfg->cuda_device_state != 0,
+        .blocks_per_sm = sg->cfg->cuda_blocks_per_sm,
     };
     mkrt__cuda_engine *e = &m->u.cuda;
     mkrt_status st = mkrt__cuda_engine_start(e, &c, err);
@@ -100,7 +101,7 @@ static bool mk_accepts(const mkrt__backend *be, const mkrt_item *items, size_t n
     for (size_t i = 0; i < n; i++) {
         uint32_t op = items[i].op;
         if ((op == MKRT_OP_RELAX && !m->graph_on) || op == MKRT__OP_EXPAND ||
-            (mkrt__ops_is_user(op) && !(m->user_ops && m->rt->ops[op].device)))
+            (mkrt__ops_is_user(op) && !(m->user_ops && m->state->ops[op].device)))
             return false;
     }
     return true;
@@ -122,7 +123,7 @@ static mkrt_status mk_launch(mkrt__backend *be, mkrt__batch *b, uint64_t append_
      * release in mkrt__mk_ring, and the previous batch is done, so the
      * device is not claiming positions now. */
     atomic_store_explicit(&m->host.ctl->append_len,
-                          atomic_load_explicit(&m->rt->append_len, memory_order_relaxed),
+                          atomic_load_explicit(&m->state->append_len, memory_order_relaxed),
                           memory_order_relaxed);
     m->host.ctl->append_limit = append_limit;
     mkrt_status st = mkrt__mk_ring(&m->host, err);
@@ -148,7 +149,7 @@ static mkrt_status mk_wait(mkrt__backend *be, uint64_t timeout_ns, const uint32_
     }
     if (changed != 0)
         /* relaxed: a statistic, as the CPU pool's (ops/op_exec.c). */
-        atomic_fetch_add_explicit(&m->rt->changed, changed, memory_order_relaxed);
+        atomic_fetch_add_explicit(&m->state->changed, changed, memory_order_relaxed);
     m->running = NULL;
     m->running_seq = 0;
     /* The device's codes as mkrt_status (protocol.h: a user op's value
@@ -160,7 +161,7 @@ static mkrt_status mk_wait(mkrt__backend *be, uint64_t timeout_ns, const uint32_
     if (st == MKRT_OK)
         /* relaxed (both): the device's length was acquired with done by
          * mkrt__mk_wait; the runtime's is dispatcher-owned between batches. */
-        atomic_store_explicit(&m->rt->append_len,
+        atomic_store_explicit(&m->state->append_len,
                               atomic_load_explicit(&m->host.ctl->append_len, memory_order_relaxed),
                               memory_order_relaxed);
     return st;
@@ -211,7 +212,7 @@ static mkrt_status mk_graph_in(mkrt__backend *be, const mkrt_graph *g, mkrt_erro
     const uint32_t cap = frontier_queue(g->vertices);
     m->graph_on = false;
     /* How long a running kernel may take to leave the GPU first. */
-    uint64_t wait = m->rt->cfg.watchdog_ms ? (uint64_t)m->rt->cfg.watchdog_ms * 1000000u : 10000000000u;
+    uint64_t wait = m->state->cfg->watchdog_ms ? (uint64_t)m->state->cfg->watchdog_ms * 1000000u : 10000000000u;
     mkrt_status st = m->dev->graph_in(m->ctx, g->vertices, g->offsets, g->targets, g->weights, cap, wait, err);
     if (st != MKRT_OK) {
         snprintf(m->graph_note, sizeof m->graph_note, "; the graph is not on the device, RELAX runs on "
@@ -283,16 +284,16 @@ static const mkrt__backend_ops megakernel_state_ops = {
     .log_read = mk_log_read,
 };
 
-mkrt_status mkrt__megakernel_start(mkrt_runtime *rt, mkrt_backend_kind kind, mkrt__backend **out,
+mkrt_status mkrt__megakernel_start(mkrt__state *sg, uint32_t workers, mkrt_backend_kind kind, mkrt__backend **out,
                                    mkrt_error *err)
 {
     megakernel *m = mkrt__alloc_zeroed(sizeof *m, alignof(megakernel));
     if (m == NULL)
         return mkrt__error_set(err, MKRT_ENOMEM, "megakernel backend: out of memory. Fix: free memory.");
-    m->rt = rt;
+    m->state = sg;
     m->base.is_cpu_pool = false; /* a device */
     /* The one place that tells the devices apart: which one to start. */
-    mkrt_status st = kind == MKRT_BACKEND_CUDA ? start_cuda(rt, m, err) : start_sim(rt, m, err);
+    mkrt_status st = kind == MKRT_BACKEND_CUDA ? start_cuda(sg, m, err) : start_sim(sg, workers, m, err);
     if (st != MKRT_OK) {
         mkrt__free(m, sizeof *m);
         return st;

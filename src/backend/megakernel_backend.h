@@ -15,12 +15,12 @@
 #define MKRT_BACKEND_MEGAKERNEL_BACKEND_H
 
 #include "backend/backend.h"
+#include "state/state.h"
 #include "mkrt/runtime.h"
 
-struct mkrt_runtime;
 
 /* kind: MKRT_BACKEND_SIM or MKRT_BACKEND_CUDA. */
-mkrt_status mkrt__megakernel_start(struct mkrt_runtime *rt, mkrt_backend_kind kind,
+mkrt_status mkrt__megakernel_start(mkrt__state *sg, uint32_t workers, mkrt_backend_kind kind,
                                    mkrt__backend **out, mkrt_error *err);
 
 #ifdef MKRT_TEST_HOOKS

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* src/ops/op_emit.c - what a running op may do besides its cells: emit
- * follow-up items into the emission queue (see runtime_internal.h for its
+ * follow-up items into the emission queue (see state/state.h for its
  * positions), say that it changed its output, and lower a cell atomically.
  * All of it runs on the thread that runs the op. */
 #include <string.h>
@@ -8,7 +8,8 @@
 #include "base/error_internal.h"
 #include "ops/builtin_ops.h"
 #include "ops/op_table.h"
-#include "runtime/runtime_internal.h"
+#include "ops/graph_block.h"
+#include "state/state.h"
 
 _Thread_local uint64_t mkrt__op_live;
 /* Count 0xffffffff: the thread's first op takes a tag (mkrt__op_begin). */
@@ -61,20 +62,20 @@ mkrt_status mkrt_op_emit(const mkrt_op_ctx *ctx, const mkrt_item *items, size_t 
         return MKRT_EINVAL;
     if (n == 0)
         return MKRT_OK;
-    mkrt_runtime *rt = ctx->run->rt;
-    const uint64_t cap = rt->cfg.emit_capacity, limit = rt->emit_limit;
+    mkrt__state *sg = ctx->run->state;
+    const uint64_t cap = sg->cfg->emit_capacity, limit = sg->emit_limit;
     /* relaxed (load and CAS): the claim only hands out disjoint positions;
      * the items written there reach the dispatcher through the batch's
      * completion (release by the workers, acquire by the dispatcher). */
-    uint64_t at = atomic_load_explicit(&rt->emit_claim, memory_order_relaxed);
+    uint64_t at = atomic_load_explicit(&sg->emit_claim, memory_order_relaxed);
     do {
         if (n > limit - at) /* at <= limit always */
             return MKRT_EOVERFLOW;
-    } while (!atomic_compare_exchange_weak_explicit(&rt->emit_claim, &at, at + n, memory_order_relaxed,
+    } while (!atomic_compare_exchange_weak_explicit(&sg->emit_claim, &at, at + n, memory_order_relaxed,
                                                     memory_order_relaxed));
     size_t slot = (size_t)(at % cap), first = cap - slot < n ? (size_t)(cap - slot) : n;
-    memcpy(rt->emit_ring + slot, items, first * sizeof *items);
-    memcpy(rt->emit_ring, items + first, (n - first) * sizeof *items);
+    memcpy(sg->emit_ring + slot, items, first * sizeof *items);
+    memcpy(sg->emit_ring, items + first, (n - first) * sizeof *items);
     return MKRT_OK;
 }
 
@@ -82,7 +83,7 @@ mkrt_status mkrt_op_emit_edges(const mkrt_op_ctx *ctx, uint32_t v)
 {
     if (!live(ctx) || ctx->run->expand_slot == 0 || ctx->graph == NULL || v >= ctx->graph->vertices)
         return MKRT_EINVAL;
-    (void)mkrt__frontier_add(ctx->run->rt, ctx->run->expand_slot, v); /* no edges: nothing to emit */
+    (void)mkrt__frontier_add(ctx->run->state, ctx->run->expand_slot, v); /* no edges: nothing to emit */
     return MKRT_OK;
 }
 

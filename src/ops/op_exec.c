@@ -6,7 +6,8 @@
  * from ops/builtin_ops.h, shared with the device. */
 #include "ops/builtin_ops.h"
 #include "ops/op_table.h"
-#include "runtime/runtime_internal.h"
+#include "ops/graph_block.h"
+#include "state/state.h"
 
 _Static_assert((int)MKRT_OPS_NOP == (int)MKRT_OP_NOP && (int)MKRT_OPS_STORE == (int)MKRT_OP_STORE &&
                    (int)MKRT_OPS_ADD == (int)MKRT_OP_ADD && (int)MKRT_OPS_APPEND == (int)MKRT_OP_APPEND &&
@@ -15,42 +16,42 @@ _Static_assert((int)MKRT_OPS_NOP == (int)MKRT_OP_NOP && (int)MKRT_OPS_STORE == (
                    (int)MKRT_OPS_USER_FIRST == (int)MKRT_OP_USER_FIRST,
                "ops/builtin_ops.h and mkrt/item.h agree on the op codes");
 
-mkrt_status mkrt__item_admit(const mkrt_runtime *rt, const mkrt_item *it)
+mkrt_status mkrt__item_admit(const mkrt__state *sg, const mkrt_item *it)
 {
-    const uint32_t cells = rt->cfg.cells;
+    const uint32_t cells = sg->cfg->cells;
     if (!mkrt__ops_is_user(it->op)) {
         uint32_t e = mkrt__ops_builtin_check(it->op, it->in, it->out, cells);
-        if (e == MKRT_MK_ERR_NONE && it->op == MKRT_OPS_RELAX && rt->graph.vertices == 0)
+        if (e == MKRT_MK_ERR_NONE && it->op == MKRT_OPS_RELAX && sg->graph_state->graph.vertices == 0)
             return MKRT_ENOTSUP; /* RELAX expands over the registered graph */
         return e == MKRT_MK_ERR_NONE ? MKRT_OK : e == MKRT_MK_ERR_HANDLE ? MKRT_EINVAL : MKRT_ENOTSUP;
     }
-    if (it->op >= MKRT_OP_MAX || rt->ops[it->op].fn == NULL)
+    if (it->op >= MKRT_OP_MAX || sg->ops[it->op].fn == NULL)
         return MKRT_ENOTSUP;
     /* runtime.h promises a user op cells[in] and cells[out]. */
     if (it->in >= cells || it->out >= cells)
         return MKRT_EINVAL;
-    uint64_t budget = rt->cfg.device_memory_budget;
-    if (budget != 0 && rt->ops[it->op].fused_bytes > budget)
+    uint64_t budget = sg->cfg->device_memory_budget;
+    if (budget != 0 && sg->ops[it->op].fused_bytes > budget)
         return MKRT_EBUDGET;
     return MKRT_OK;
 }
 
 bool mkrt__item_idempotent(const mkrt_item *it, void *ctx)
 {
-    const mkrt_runtime *rt = ctx;
+    const mkrt__state *sg = ctx;
     if (!mkrt__ops_is_user(it->op))
         return mkrt__ops_builtin_idempotent(it->op, it->in, it->out);
-    return it->op < MKRT_OP_MAX && rt->ops[it->op].idempotent;
+    return it->op < MKRT_OP_MAX && sg->ops[it->op].idempotent;
 }
 
 uint32_t mkrt__item_commute_key(const mkrt_item *it, void *ctx)
 {
-    const mkrt_runtime *rt = ctx;
+    const mkrt__state *sg = ctx;
     if (it->op == MKRT__OP_EXPAND)
         return MKRT__OP_EXPAND; /* a round's chunks of one vertex share its layer */
     if (!mkrt__ops_is_user(it->op))
         return mkrt__ops_builtin_commute_key(it->op, it->in, it->out);
-    return it->op < MKRT_OP_MAX && rt->ops[it->op].commutes && it->in != it->out ? it->op : 0;
+    return it->op < MKRT_OP_MAX && sg->ops[it->op].commutes && it->in != it->out ? it->op : 0;
 }
 
 /* RELAX lowered cells[v] (slot 0), or an op emitted v's edges: v joins the next frontier, whose edges the dispatcher
@@ -58,40 +59,40 @@ uint32_t mkrt__item_commute_key(const mkrt_item *it, void *ctx)
  * by the dispatcher after the batch's completion (acquire), or earlier
  * with no harm: the items it makes from them run in a later batch, which
  * the launch orders after this one. */
-bool mkrt__frontier_add(mkrt_runtime *rt, uint32_t slot, uint32_t v)
+bool mkrt__frontier_add(mkrt__state *sg, uint32_t slot, uint32_t v)
 {
-    if (v >= rt->graph.vertices || rt->graph.offsets[v] == rt->graph.offsets[v + 1])
+    if (v >= sg->graph_state->graph.vertices || sg->graph_state->graph.offsets[v] == sg->graph_state->graph.offsets[v + 1])
         return false; /* no edges */
     uint64_t bit = (uint64_t)1 << (v % 64);
-    _Atomic uint64_t *word = &rt->frontier_w[(size_t)slot * rt->slot_words + v / 64];
+    _Atomic uint64_t *word = &sg->graph_state->frontier_w[(size_t)slot * sg->graph_state->slot_words + v / 64];
     if (!(atomic_fetch_or_explicit(word, bit, memory_order_relaxed) & bit))
-        atomic_store_explicit(&rt->frontier_any, true, memory_order_relaxed);
+        atomic_store_explicit(&sg->graph_state->frontier_any, true, memory_order_relaxed);
     return true;
 }
 
 /* Edges [from, to) of a chunk item (see MKRT__OP_EXPAND). */
-static void expand_range(const mkrt_runtime *rt, const mkrt_item *it, uint64_t *from, uint64_t *to)
+static void expand_range(const mkrt__state *sg, const mkrt_item *it, uint64_t *from, uint64_t *to)
 {
-    const uint64_t *off = rt->graph.offsets;
+    const uint64_t *off = sg->graph_state->graph.offsets;
     uint64_t c = it->param & ((1u << MKRT__EXPAND_CHUNK_BITS) - 1);
-    *from = off[it->in] + c * rt->expand_chunk;
-    *to = off[it->in + 1] - *from < rt->expand_chunk ? off[it->in + 1] : *from + rt->expand_chunk;
+    *from = off[it->in] + c * sg->graph_state->expand_chunk;
+    *to = off[it->in + 1] - *from < sg->graph_state->expand_chunk ? off[it->in + 1] : *from + sg->graph_state->expand_chunk;
 }
 
-bool mkrt__expand_edge_exists(const mkrt_runtime *rt, const mkrt_item *chunk, uint32_t j)
+bool mkrt__expand_edge_exists(const mkrt__state *sg, const mkrt_item *chunk, uint32_t j)
 {
     uint64_t from, to;
-    expand_range(rt, chunk, &from, &to);
+    expand_range(sg, chunk, &from, &to);
     return from + j < to;
 }
 
-mkrt_item mkrt__expand_edge_item(const mkrt_runtime *rt, const mkrt_item *chunk, uint32_t j)
+mkrt_item mkrt__expand_edge_item(const mkrt__state *sg, const mkrt_item *chunk, uint32_t j)
 {
     uint64_t from, to;
-    expand_range(rt, chunk, &from, &to);
+    expand_range(sg, chunk, &from, &to);
     uint64_t e = from + j;
-    return (mkrt_item){rt->slot_op[chunk->param >> MKRT__EXPAND_CHUNK_BITS], chunk->in, rt->graph.targets[e],
-                       rt->graph.weights ? rt->graph.weights[e] : 1};
+    return (mkrt_item){sg->graph_state->slot_op[chunk->param >> MKRT__EXPAND_CHUNK_BITS], chunk->in, sg->graph_state->graph.targets[e],
+                       sg->graph_state->graph.weights ? sg->graph_state->graph.weights[e] : 1};
 }
 
 /* Prefetching the cells a range's chunks write: a cursor runs
@@ -113,47 +114,47 @@ static bool is_pull(const mkrt_item *it)
 }
 
 /* Inlined: a call per edge cost more than the prefetch saved on small graphs. */
-static inline __attribute__((always_inline)) void ahead_step(const mkrt_runtime *rt, expand_ahead *a)
+static inline __attribute__((always_inline)) void ahead_step(const mkrt__state *sg, expand_ahead *a)
 {
     while (a->e >= a->end) {
         if (++a->k >= a->to || a->items[a->k].op != MKRT__OP_EXPAND || is_pull(&a->items[a->k]))
             return;
-        expand_range(rt, &a->items[a->k], &a->e, &a->end);
+        expand_range(sg, &a->items[a->k], &a->e, &a->end);
     }
-    __builtin_prefetch(&rt->cells[rt->graph.targets[a->e++]], 1, 3);
+    __builtin_prefetch(&sg->cells[sg->graph_state->graph.targets[a->e++]], 1, 3);
 }
 
 /* One chunk of a frontier round: the slot's op on each edge of the chunk.
  * RELAX reads cells[v] once, relaxed: other chunks of the round may lower
  * it meanwhile (then v is in the frontier again and expands later). */
-static uint64_t expand_chunk(mkrt_runtime *rt, const mkrt_item *it, size_t k, mkrt__fail_list *fails,
+static uint64_t expand_chunk(mkrt__state *sg, const mkrt_item *it, size_t k, mkrt__fail_list *fails,
                              expand_ahead *ahead)
 {
-    const mkrt_graph *g = &rt->graph;
+    const mkrt_graph *g = &sg->graph_state->graph;
     uint64_t from, to, changed = 0;
-    expand_range(rt, it, &from, &to);
-    const uint32_t v = it->in, op = rt->slot_op[it->param >> MKRT__EXPAND_CHUNK_BITS];
-    uint64_t *cells = rt->cells;
+    expand_range(sg, it, &from, &to);
+    const uint32_t v = it->in, op = sg->graph_state->slot_op[it->param >> MKRT__EXPAND_CHUNK_BITS];
+    uint64_t *cells = sg->cells;
     if (op == MKRT_OP_RELAX) {
         uint64_t base = atomic_load_explicit((_Atomic uint64_t *)&cells[v], memory_order_relaxed);
         if (base == UINT64_MAX)
             return 0;
         for (uint64_t e = from; e < to; e++) {
-            ahead_step(rt, ahead);
+            ahead_step(sg, ahead);
             uint32_t w = g->targets[e];
             if (mkrt__ops_atomic_min(&cells[w], mkrt__ops_add_sat(base, g->weights ? g->weights[e] : 1))) {
                 changed++;
-                (void)mkrt__frontier_add(rt, 0, w);
+                (void)mkrt__frontier_add(sg, 0, w);
             }
         }
         return changed;
     }
-    const mkrt__op_entry *entry = &rt->ops[op];
-    struct mkrt__op_run run = {rt, entry->expand_slot, false};
-    mkrt_op_ctx ctx = {cells, rt->cfg.cells, entry->user, g, &run, 0};
+    const mkrt__op_entry *entry = &sg->ops[op];
+    struct mkrt__op_run run = {sg, entry->expand_slot, false};
+    mkrt_op_ctx ctx = {cells, sg->cfg->cells, entry->user, g, &run, 0};
     uint64_t outer;
     for (uint64_t e = from; e < to; e++) {
-        ahead_step(rt, ahead);
+        ahead_step(sg, ahead);
         mkrt_item edge = {op, v, g->targets[e], g->weights ? g->weights[e] : 1};
         run.changed = false;
         ctx.generation = mkrt__op_begin(&outer);
@@ -180,22 +181,22 @@ static inline void pull_prefetch(const uint32_t *targets, const uint32_t *weight
  * changed it. The level's frontier (frontier_r) and the visited words
  * change only between batches; relaxed loads, as the ops only set bits of
  * frontier_w meanwhile. Adds the edges it ran to *ran. */
-static uint64_t pull_chunk(mkrt_runtime *rt, const mkrt_item *it, size_t k, mkrt__fail_list *fails,
+static uint64_t pull_chunk(mkrt__state *sg, const mkrt_item *it, size_t k, mkrt__fail_list *fails,
                            uint64_t *ran)
 {
-    const mkrt_graph *g = &rt->graph;
+    const mkrt_graph *g = &sg->graph_state->graph;
     const uint32_t slot = it->param >> MKRT__EXPAND_CHUNK_BITS, first = it->in;
-    const _Atomic uint64_t *level = rt->frontier_r + (size_t)slot * rt->slot_words;
-    const mkrt__op_entry *entry = &rt->ops[rt->slot_op[slot]];
+    const _Atomic uint64_t *level = sg->graph_state->frontier_r + (size_t)slot * sg->graph_state->slot_words;
+    const mkrt__op_entry *entry = &sg->ops[sg->graph_state->slot_op[slot]];
     /* relaxed: written by the dispatcher before the launch (see visited). */
-    uint64_t todo = ~atomic_load_explicit(&rt->visited[(size_t)slot * rt->slot_words + first / 64],
+    uint64_t todo = ~atomic_load_explicit(&sg->graph_state->visited[(size_t)slot * sg->graph_state->slot_words + first / 64],
                                           memory_order_relaxed);
     if (g->vertices - first < 64)
         todo &= ((uint64_t)1 << (g->vertices - first)) - 1;
-    struct mkrt__op_run run = {rt, entry->expand_slot, false};
-    mkrt_op_ctx ctx = {rt->cells, rt->cfg.cells, entry->user, g, &run, 0};
+    struct mkrt__op_run run = {sg, entry->expand_slot, false};
+    mkrt_op_ctx ctx = {sg->cells, sg->cfg->cells, entry->user, g, &run, 0};
     /* Locals: the op's call would make the compiler reload them per edge. */
-    const uint32_t *const targets = g->targets, *const weights = g->weights, op = rt->slot_op[slot];
+    const uint32_t *const targets = g->targets, *const weights = g->weights, op = sg->graph_state->slot_op[slot];
     const uint64_t *const off = g->offsets;
     uint64_t changed = 0, n = 0, outer;
     /* A cursor PULL_AHEAD open vertices ahead starts the loads of their
@@ -238,21 +239,21 @@ static uint64_t pull_chunk(mkrt_runtime *rt, const mkrt_item *it, size_t k, mkrt
 _Static_assert(MKRT_OPS_NOP == 0 && MKRT_OPS_STORE == 1 && MKRT_OPS_ADD == 2,
                "mkrt__exec_range's first test takes ops 0..2 as NOP, STORE and ADD");
 
-void mkrt__exec_range(mkrt_runtime *rt, const mkrt_item *items, size_t from, size_t to,
+void mkrt__exec_range(mkrt__state *sg, const mkrt_item *items, size_t from, size_t to,
                       mkrt__fail_list *fails)
 {
-    uint64_t *cells = rt->cells;
-    const uint32_t ncells = rt->cfg.cells;
-    const mkrt_graph *graph = rt->graph.vertices ? &rt->graph : NULL;
+    uint64_t *cells = sg->cells;
+    const uint32_t ncells = sg->cfg->cells;
+    const mkrt_graph *graph = sg->graph_state->graph.vertices ? &sg->graph_state->graph : NULL;
     uint64_t changed = 0;
     /* The cursor starts EXPAND_AHEAD edges ahead (when the range opens
      * with chunk items: a round is nothing else). */
     expand_ahead ahead = {items, from, to, 0, 0};
     uint64_t pulled = 0;
     if (from < to && items[from].op == MKRT__OP_EXPAND && !is_pull(&items[from])) {
-        expand_range(rt, &items[from], &ahead.e, &ahead.end);
+        expand_range(sg, &items[from], &ahead.e, &ahead.end);
         for (unsigned i = 0; i < EXPAND_AHEAD; i++)
-            ahead_step(rt, &ahead);
+            ahead_step(sg, &ahead);
     }
     for (size_t k = from; k < to; k++) {
         const mkrt_item *it = &items[k];
@@ -261,12 +262,12 @@ void mkrt__exec_range(mkrt_runtime *rt, const mkrt_item *items, size_t from, siz
              * or claim (their handles were admitted). */
             mkrt__ops_run_admitted(it->op, it->in, it->out, it->param, cells);
         } else if (is_pull(it)) {
-            changed += pull_chunk(rt, it, k, fails, &pulled);
+            changed += pull_chunk(sg, it, k, fails, &pulled);
         } else if (it->op == MKRT__OP_EXPAND) {
-            changed += expand_chunk(rt, it, k, fails, &ahead);
+            changed += expand_chunk(sg, it, k, fails, &ahead);
         } else if (mkrt__ops_is_user(it->op)) {
-            const mkrt__op_entry *op = &rt->ops[it->op];
-            struct mkrt__op_run run = {rt, op->expand_slot, false};
+            const mkrt__op_entry *op = &sg->ops[it->op];
+            struct mkrt__op_run run = {sg, op->expand_slot, false};
             uint64_t outer;
             mkrt_op_ctx ctx = {cells, ncells, op->user, graph, &run, mkrt__op_begin(&outer)};
             mkrt_status st = op->fn(it, &ctx);
@@ -278,7 +279,7 @@ void mkrt__exec_range(mkrt_runtime *rt, const mkrt_item *items, size_t from, siz
             if (mkrt__ops_run_update(it->op, it->in, it->out, it->param, cells)) { /* admitted */
                 changed++;
                 if (it->op == MKRT_OPS_RELAX)
-                    (void)mkrt__frontier_add(rt, 0, it->out);
+                    (void)mkrt__frontier_add(sg, 0, it->out);
             }
         } else if (it->op != MKRT_OPS_APPEND) {
             (void)mkrt__ops_run_builtin(it->op, it->in, it->out, it->param, cells, ncells); /* admitted */
@@ -287,18 +288,18 @@ void mkrt__exec_range(mkrt_runtime *rt, const mkrt_item *items, size_t from, siz
              * different layers, so the barrier between them already orders
              * the claims (modification order follows happens-before).
              * Admission reserved room for it: the slot is not in the log. */
-            uint64_t at = atomic_fetch_add_explicit(&rt->append_len, 1, memory_order_relaxed);
+            uint64_t at = atomic_fetch_add_explicit(&sg->append_len, 1, memory_order_relaxed);
             /* release: pairs with the acquire fences of the log's readers
              * (see mkrt_append_log_read). */
-            atomic_store_explicit(&rt->append_log[mkrt__ops_append_slot(at, rt->cfg.append_log_capacity)],
+            atomic_store_explicit(&sg->append_log[mkrt__ops_append_slot(at, sg->cfg->append_log_capacity)],
                                   mkrt__ops_append_word(it->out, it->param), memory_order_release);
         }
     }
     if (changed != 0)
         /* relaxed: a statistic, read by stats without ordering. */
-        atomic_fetch_add_explicit(&rt->changed, changed, memory_order_relaxed);
+        atomic_fetch_add_explicit(&sg->changed, changed, memory_order_relaxed);
     if (pulled != 0)
         /* relaxed: read by the dispatcher after the round's completion
          * (the backend's release, its acquire). */
-        atomic_fetch_add_explicit(&rt->pulled, pulled, memory_order_relaxed);
+        atomic_fetch_add_explicit(&sg->graph_state->pulled, pulled, memory_order_relaxed);
 }

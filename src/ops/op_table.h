@@ -16,6 +16,7 @@
 
 #include "mkrt/frontier.h"
 #include "mkrt/runtime.h"
+#include "state/state.h"
 
 typedef struct mkrt__op_entry {
     mkrt_op_fn fn;          /* NULL: not registered (built-ins are not in the table) */
@@ -37,7 +38,7 @@ typedef struct mkrt__op_entry {
 /* A frontier round (pipeline/drain.c) is a batch of EXPAND items, an op
  * number no one may publish: EXPAND(in = out = v, param = slot << 29 |
  * chunk) runs the slot's op on the edges of v in
- * [offsets[v] + chunk x C, + C), C = mkrt__expand_chunk(rt), reading
+ * [offsets[v] + chunk x C, + C), C = the graph block's expand_chunk, reading
  * cells[v] once (RELAX) or as the op does, concurrently with the round's
  * other chunks: all of them commute (one op on every handle they write).
  * A failing edge is reported as (k | j << 24, status): chunk item k, its
@@ -58,7 +59,7 @@ typedef struct mkrt__op_entry {
 /* One run of an op on the host (mkrt_op_ctx.run): what mkrt_op_emit and
  * mkrt_op_changed need. Lives on the running thread's stack. */
 struct mkrt__op_run {
-    struct mkrt_runtime *rt;
+    mkrt__state *state;
     uint32_t expand_slot; /* the op's frontier slot; 0: it does not expand */
     bool changed;
 };
@@ -94,11 +95,11 @@ static inline void mkrt__op_end(uint64_t outer)
 
 /* v's edges are to be emitted as items of the slot's op (a frontier bit);
  * false when v is not a vertex with edges. */
-bool mkrt__frontier_add(struct mkrt_runtime *rt, uint32_t slot, uint32_t v);
+bool mkrt__frontier_add(mkrt__state *sg, uint32_t slot, uint32_t v);
 /* Whether chunk item `chunk` (an EXPAND) has an edge j. */
-bool mkrt__expand_edge_exists(const struct mkrt_runtime *rt, const mkrt_item *chunk, uint32_t j);
+bool mkrt__expand_edge_exists(const mkrt__state *sg, const mkrt_item *chunk, uint32_t j);
 /* The edge item that chunk item `chunk` (an EXPAND) ran as its edge j. */
-mkrt_item mkrt__expand_edge_item(const struct mkrt_runtime *rt, const mkrt_item *chunk, uint32_t j);
+mkrt_item mkrt__expand_edge_item(const mkrt__state *sg, const mkrt_item *chunk, uint32_t j);
 
 /* Failures of a batch's items: (index into the batch's items, the op's
  * mkrt_status as uint32_t) pairs. Writers claim slots with one relaxed fetch-add; the
@@ -143,14 +144,12 @@ static inline mkrt_status mkrt__fail_status(uint32_t v)
     return s <= MKRT_EAGAIN && s >= MKRT_ESTATE ? (mkrt_status)s : MKRT_EDEVICE;
 }
 
-struct mkrt_runtime;
-
 /* Why item it cannot run here, or MKRT_OK: the op is known, its handles are
  * below the cell count, and its fused bytes fit the device budget. The one
  * admission rule of every backend (the pipeline's admit stage). */
-mkrt_status mkrt__item_admit(const struct mkrt_runtime *rt, const mkrt_item *it);
+mkrt_status mkrt__item_admit(const mkrt__state *sg, const mkrt_item *it);
 /* Whether an exact duplicate of it may be pruned (the op is idempotent for
- * it); ctx is the runtime. The one rule of the dedupe stage. */
+ * it); ctx is the state group. The one rule of the dedupe stage. */
 bool mkrt__item_idempotent(const mkrt_item *it, void *ctx);
 /* The item's commuting group (0: none), for the layering
  * (pipeline/layer_internal.h): the built-ins' rule, and for user ops
@@ -160,7 +159,7 @@ uint32_t mkrt__item_commute_key(const mkrt_item *it, void *ctx);
  * cells and APPEND log; a user op's failure goes to fails. The layering
  * and the barriers guarantee that no two items of one layer touch the
  * same cell in conflicting ways, so cells are plain memory. */
-void mkrt__exec_range(struct mkrt_runtime *rt, const mkrt_item *items, size_t from, size_t to,
+void mkrt__exec_range(mkrt__state *sg, const mkrt_item *items, size_t from, size_t to,
                       mkrt__fail_list *fails);
 
 #endif

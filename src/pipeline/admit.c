@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "pipeline/stages.h"
-#include "runtime/runtime_internal.h"
+#include "pipeline/dispatch.h"
 
 /* The built-in ops whose rule is "every handle below the cell count"
  * (ops/builtin_ops.h, mkrt__ops_builtin_check; NOP needs less): a batch of
@@ -54,7 +54,7 @@ static uint32_t exact_scan(const mkrt__batch *b, uint32_t *lo, uint32_t *hi)
  * handles bounds the highest (lowest) handle. Only a batch those bounds
  * cannot prove (handles near the cell count, a wide spread, ops from 8 up)
  * takes the exact scan. */
-static bool all_admitted(const mkrt_runtime *rt, mkrt__batch *b, uint64_t room, uint64_t *appends)
+static bool all_admitted(const mkrt__dispatch *dp, mkrt__batch *b, uint64_t room, uint64_t *appends)
 {
     const item_lanes append_op = {MKRT_OP_APPEND, 0, 0, 0}, relax_op = {MKRT_OP_RELAX, 0, 0, 0};
     item_lanes any = {0, 0, 0, 0}, all = {UINT32_MAX, UINT32_MAX, UINT32_MAX, UINT32_MAX};
@@ -70,7 +70,7 @@ static bool all_admitted(const mkrt_runtime *rt, mkrt__batch *b, uint64_t room, 
     uint32_t ops_or = any[LANE_OP];
     uint32_t hi = any[LANE_IN] | any[LANE_OUT], lo = all[LANE_IN] & all[LANE_OUT];
     uint32_t ops;
-    if (ops_or < 8 && hi < rt->cfg.cells && hi - lo < 65536) {
+    if (ops_or < 8 && hi < dp->cfg->cells && hi - lo < 65536) {
         ops = relax[LANE_OP] != 0 ? 1u << MKRT_OPS_RELAX : 0; /* what the mask below asks */
     } else {
         if (ops_or >= MKRT_OPS_USER_FIRST)
@@ -81,29 +81,29 @@ static bool all_admitted(const mkrt_runtime *rt, mkrt__batch *b, uint64_t room, 
     b->handle_hi = b->n > 0 ? hi : 0;
     uint32_t allowed = HANDLE_RULE_OPS;
     /* RELAX: the handle rule and a registered graph (mkrt__item_admit). */
-    if (rt->graph.vertices != 0)
+    if (dp->graph_state.graph.vertices != 0)
         allowed |= 1u << MKRT_OPS_RELAX;
     /* A round's chunks are made by the drain (no one may publish one). */
     if (b->round)
         allowed |= 1u << MKRT__OP_EXPAND;
     *appends = app[LANE_OP];
-    return (ops & ~allowed) == 0 && hi < rt->cfg.cells && app[LANE_OP] <= room;
+    return (ops & ~allowed) == 0 && hi < dp->cfg->cells && app[LANE_OP] <= room;
 }
 
 /* Room: the log's capacity less what is in it (done - consumed) less what
  * the running batch reserved. */
-void mkrt__stage_admit(mkrt_runtime *rt, mkrt__batch *b, uint64_t running_appends)
+void mkrt__stage_admit(mkrt__dispatch *dp, mkrt__batch *b, uint64_t running_appends)
 {
     b->failed_n = 0;
     /* acquire: pairs with the release CAS in mkrt_append_log_consume: the
      * consumer's reads of the slots it freed happen before they are reused.
      * relaxed: append_done is written by this thread only. */
-    uint64_t consumed = atomic_load_explicit(&rt->append_consumed, memory_order_acquire);
-    uint64_t used = atomic_load_explicit(&rt->append_done, memory_order_relaxed) - consumed +
+    uint64_t consumed = atomic_load_explicit(&dp->state->append_consumed, memory_order_acquire);
+    uint64_t used = atomic_load_explicit(&dp->state->append_done, memory_order_relaxed) - consumed +
                     running_appends;
-    uint64_t cap = rt->cfg.append_log_capacity;
+    uint64_t cap = dp->cfg->append_log_capacity;
     uint64_t room = cap > used ? cap - used : 0, appends = 0;
-    if (all_admitted(rt, b, room, &appends)) {
+    if (all_admitted(dp, b, room, &appends)) {
         b->user_ops = 0;
         b->admitted = b->n;
         b->appends = appends;
@@ -116,7 +116,7 @@ void mkrt__stage_admit(mkrt_runtime *rt, mkrt__batch *b, uint64_t running_append
     for (size_t i = 0; i < b->n; i++) {
         mkrt_item it = b->items[i];
         /* A round's chunks are made by the drain (no one may publish one). */
-        mkrt_status st = b->round && it.op == MKRT__OP_EXPAND ? MKRT_OK : mkrt__item_admit(rt, &it);
+        mkrt_status st = b->round && it.op == MKRT__OP_EXPAND ? MKRT_OK : mkrt__item_admit(dp->state, &it);
         if (st == MKRT_OK && it.op == MKRT_OP_APPEND)
             st = appends < room ? (appends++, MKRT_OK) : MKRT_EOVERFLOW;
         if (st != MKRT_OK) {

@@ -94,7 +94,7 @@ typedef struct mkrt__batch {
      * none, the dispatcher's launches): the CPU pool's one-thread run
      * stops there and leaves the rest to its workers (cpu_pool.c). */
     uint64_t until;
-    /* Quiescence (runtime_internal.h, pending_root): the batch's number in
+    /* Quiescence (pipeline/dispatch.h, pending_root): the batch's number in
      * drain order (from 1), and its root: the oldest batch number its work
      * descends from (its own, or the emission's it drained, if older). */
     uint64_t seq, root;

@@ -5,27 +5,27 @@
 #include <stdio.h>
 
 #include "pipeline/stages.h"
-#include "runtime/runtime_internal.h"
+#include "pipeline/dispatch.h"
 
 /* A pulled round's failure: chunk k's vertex whose edge e failed. */
-static mkrt_item pulled_edge_item(const mkrt_runtime *rt, const mkrt_item *chunk, uint64_t e)
+static mkrt_item pulled_edge_item(const mkrt__dispatch *dp, const mkrt_item *chunk, uint64_t e)
 {
-    const mkrt_graph *g = &rt->graph;
+    const mkrt_graph *g = &dp->graph_state.graph;
     uint32_t v = chunk->in, last = g->vertices - v < 64 ? g->vertices - 1 : v + 63;
     while (v < last && g->offsets[v + 1] <= e)
         v++;
-    return (mkrt_item){rt->slot_op[chunk->param >> MKRT__EXPAND_CHUNK_BITS], g->targets[e], v,
+    return (mkrt_item){dp->graph_state.slot_op[chunk->param >> MKRT__EXPAND_CHUNK_BITS], g->targets[e], v,
                        g->weights ? g->weights[e] : 1};
 }
 
-void mkrt__stage_take_failures(mkrt_runtime *rt, mkrt__batch *b, const uint32_t *fails, uint32_t nfails)
+void mkrt__stage_take_failures(mkrt__dispatch *dp, mkrt__batch *b, const uint32_t *fails, uint32_t nfails)
 {
     if (b->pull) { /* pairs of pairs: (k, status), (edge low, high); see MKRT__EXPAND_PULL */
         for (uint32_t i = 0; i + 1 < nfails; i += 2) {
             uint32_t k = fails[2 * i];
             if (k >= b->exec_n)
                 continue;
-            mkrt_item edge = pulled_edge_item(rt, &b->exec[k], (uint64_t)fails[2 * i + 3] << 32 | fails[2 * i + 2]);
+            mkrt_item edge = pulled_edge_item(dp, &b->exec[k], (uint64_t)fails[2 * i + 3] << 32 | fails[2 * i + 2]);
             mkrt__batch_fail(b, &edge, (mkrt_status)(int32_t)fails[2 * i + 1]);
         }
         return;
@@ -36,7 +36,7 @@ void mkrt__stage_take_failures(mkrt_runtime *rt, mkrt__batch *b, const uint32_t 
             continue;
         mkrt_status why = (mkrt_status)(int32_t)fails[2 * i + 1];
         if (b->round) { /* the failed edge item of a chunk */
-            mkrt_item edge = mkrt__expand_edge_item(rt, &b->exec[k], fails[2 * i] >> 24);
+            mkrt_item edge = mkrt__expand_edge_item(dp->state, &b->exec[k], fails[2 * i] >> 24);
             mkrt__batch_fail(b, &edge, why);
         } else {
             mkrt__batch_fail(b, &b->exec[k], why);
@@ -69,18 +69,18 @@ static const char *fix_for(mkrt_status why)
     }
 }
 
-static void report(mkrt_runtime *rt, const mkrt_item *it, mkrt_status why)
+static void report(mkrt__dispatch *dp, const mkrt_item *it, mkrt_status why)
 {
-    if (rt->cfg.on_error != NULL) {
+    if (dp->cfg->on_error != NULL) {
         char msg[MKRT_ERROR_MESSAGE_MAX];
-        const char *name = it->op < MKRT_OP_MAX && rt->ops[it->op].name ? rt->ops[it->op].name : "op";
+        const char *name = it->op < MKRT_OP_MAX && dp->state->ops[it->op].name ? dp->state->ops[it->op].name : "op";
         snprintf(msg, sizeof msg,
                  "%s %u (in %u, out %u, param %u; %u cells, APPEND log of %zu) failed: %s. Fix: %s.",
-                 name, it->op, it->in, it->out, it->param, rt->cfg.cells, rt->cfg.append_log_capacity,
+                 name, it->op, it->in, it->out, it->param, dp->cfg->cells, dp->cfg->append_log_capacity,
                  mkrt_status_describe(why), fix_for(why));
-        rt->cfg.on_error(rt->cfg.error_ctx, it, why, msg);
-    } else if (mkrt_mpmc_ring_push(rt->dead, it, 1) == 0) {
-        mkrt__stat_add(&rt->dead_dropped, 1);
+        dp->cfg->on_error(dp->cfg->error_ctx, it, why, msg);
+    } else if (mkrt_mpmc_ring_push(dp->state->dead, it, 1) == 0) {
+        mkrt__stat_add(&dp->stats->dead_dropped, 1);
     }
 }
 
@@ -89,70 +89,70 @@ static void report(mkrt_runtime *rt, const mkrt_item *it, mkrt_status why)
  * waits. Then the oldest root of the work still pending (the emissions,
  * the batch drained and not launched, the one running) is published, and
  * b's number as the last completed; mkrt_quiesce reads them. */
-static void publish_roots(mkrt_runtime *rt, const mkrt__batch *b)
+static void publish_roots(mkrt__dispatch *dp, const mkrt__batch *b)
 {
-    if (!mkrt__emission_pending(rt))
-        rt->emit_root = UINT64_MAX;
-    else if (b->root < rt->emit_root)
-        rt->emit_root = b->root;
-    uint64_t root = rt->emit_root;
-    if (rt->drained != NULL && rt->drained != b && rt->drained->root < root)
-        root = rt->drained->root;
-    if (rt->running != NULL && rt->running != b && rt->running->root < root)
-        root = rt->running->root;
+    if (!mkrt__emission_pending(dp))
+        dp->emit_root = UINT64_MAX;
+    else if (b->root < dp->emit_root)
+        dp->emit_root = b->root;
+    uint64_t root = dp->emit_root;
+    if (dp->drained != NULL && dp->drained != b && dp->drained->root < root)
+        root = dp->drained->root;
+    if (dp->running != NULL && dp->running != b && dp->running->root < root)
+        root = dp->running->root;
     /* release (both): pairs with the acquire loads in mkrt_quiesce (and
      * of pending_root in its wait); pending_root first, so a quiesce that
      * sees b's number sees the roots as they were at b's completion, or
      * later ones. */
-    atomic_store_explicit(&rt->pending_root, root, memory_order_release);
-    atomic_store_explicit(&rt->completed_seq, b->seq, memory_order_release);
+    atomic_store_explicit(&dp->pending_root, root, memory_order_release);
+    atomic_store_explicit(&dp->completed_seq, b->seq, memory_order_release);
 }
 
-void mkrt__stage_complete(mkrt_runtime *rt, mkrt__batch *b)
+void mkrt__stage_complete(mkrt__dispatch *dp, mkrt__batch *b)
 {
     if (b->pull) {
         /* The edges a pulled round ran are its emitted items. relaxed: the
          * backend's completion (acquired by its wait) orders the workers'
          * adds; only one batch runs at a time. */
-        b->round_edges = atomic_exchange_explicit(&rt->pulled, 0, memory_order_relaxed);
-        mkrt__stat_add(&rt->emitted_total, b->round_edges);
+        b->round_edges = atomic_exchange_explicit(&dp->graph_state.pulled, 0, memory_order_relaxed);
+        mkrt__stat_add(&dp->state->emitted_total, b->round_edges);
     }
     uint32_t failed = b->failed_n;
     for (uint32_t i = 0; i < failed; i++)
-        report(rt, &b->failed[i], b->failed_why[i]);
+        report(dp, &b->failed[i], b->failed_why[i]);
     /* Every drained item in exactly one of the three (see batch.h); a
      * round's items are the edge items its chunks stand for. */
-    mkrt__stat_add(&rt->executed, (b->round ? b->round_edges : b->kept) - (failed - b->refused));
-    mkrt__stat_add(&rt->pruned, b->admitted - b->kept);
-    mkrt__stat_add(&rt->failed, failed);
-    mkrt__stat_add(&rt->layers, b->layers);
-    mkrt__stat_add(&rt->barriers, b->layers ? b->layers - 1 : 0);
+    mkrt__stat_add(&dp->stats->executed, (b->round ? b->round_edges : b->kept) - (failed - b->refused));
+    mkrt__stat_add(&dp->stats->pruned, b->admitted - b->kept);
+    mkrt__stat_add(&dp->stats->failed, failed);
+    mkrt__stat_add(&dp->stats->layers, b->layers);
+    mkrt__stat_add(&dp->stats->barriers, b->layers ? b->layers - 1 : 0);
     /* A device traversal: its edge items were emitted and ran in the
      * batch, and each of its levels is a layer after a grid barrier. */
-    mkrt__stat_add(&rt->executed, b->device_edges);
-    mkrt__stat_add(&rt->emitted_total, b->device_edges);
-    mkrt__stat_add(&rt->emitted_done, b->device_edges);
-    mkrt__stat_add(&rt->layers, b->device_levels);
-    mkrt__stat_add(&rt->barriers, b->device_levels);
+    mkrt__stat_add(&dp->stats->executed, b->device_edges);
+    mkrt__stat_add(&dp->state->emitted_total, b->device_edges);
+    mkrt__stat_add(&dp->state->emitted_done, b->device_edges);
+    mkrt__stat_add(&dp->stats->layers, b->device_levels);
+    mkrt__stat_add(&dp->stats->barriers, b->device_levels);
     b->device_edges = b->device_levels = 0;
     /* The batch's APPENDs are complete (the backend's completion was
      * acquired; a failed device batch left append_len where it was).
      * release: pairs with the acquire loads in the log's readers. */
-    atomic_store_explicit(&rt->append_done, mkrt__load_relaxed(&rt->append_len), memory_order_release);
-    mkrt__stat_add(&rt->batches, 1);
+    atomic_store_explicit(&dp->state->append_done, mkrt__load_relaxed(&dp->state->append_len), memory_order_release);
+    mkrt__stat_add(&dp->stats->batches, 1);
 #ifdef MKRT_TEST_HOOKS
     if (b->exec_n > 0) {
-        rt->last_plan.plan = b->plan;
-        rt->last_plan.layers = b->layers;
-        rt->last_plan.items = b->exec_n;
-        rt->last_plan.layered = b->layered;
+        dp->hooks.last_plan.plan = b->plan;
+        dp->hooks.last_plan.layers = b->layers;
+        dp->hooks.last_plan.items = b->exec_n;
+        dp->hooks.last_plan.layered = b->layered;
         for (size_t l = 0; l < b->layers && l < 8; l++)
-            rt->last_plan.participants[l] = b->plan.participants[l];
+            dp->hooks.last_plan.participants[l] = b->plan.participants[l];
     }
 #endif
     /* Before the producers' completions: a quiesce that acquires one of
      * them then sees b's number (or a later one) and the roots with it. */
-    publish_roots(rt, b);
+    publish_roots(dp, b);
     uint64_t now = mkrt__now_ns();
     for (size_t i = 0; i < b->nseg; i++) {
         mkrt_producer *p = b->segs[i].p;
@@ -162,33 +162,33 @@ void mkrt__stage_complete(mkrt_runtime *rt, mkrt__batch *b)
         while (mkrt_spsc_ring_pop(p->stamps, &stamp, 1) == 1) {
             uint64_t end = (uint64_t)stamp.op | (uint64_t)stamp.in << 32;
             uint64_t at = (uint64_t)stamp.out | (uint64_t)stamp.param << 32;
-            mkrt__hist_record(&rt->latency, now > at ? now - at : 0, 1);
+            mkrt__hist_record(&dp->stats->latency, now > at ? now - at : 0, 1);
             if (end >= b->segs[i].end)
                 break; /* later stamps belong to later batches */
         }
     }
     /* Emitted items count apart: completed_total is the published ones,
      * which drain and quiesce compare with published_total. */
-    mkrt__stat_add(&rt->emitted_done, b->round ? b->round_edges : b->emitted_n);
+    mkrt__stat_add(&dp->state->emitted_done, b->round ? b->round_edges : b->emitted_n);
     /* release: pairs with the acquire load in mkrt_drain; every counter
      * above is visible to a drain that returns. */
-    atomic_fetch_add_explicit(&rt->completed_total, b->n - b->emitted_n, memory_order_release);
-    mkrt__waitq_notify(&rt->done_wq);
+    atomic_fetch_add_explicit(&dp->completed_total, b->n - b->emitted_n, memory_order_release);
+    mkrt__waitq_notify(&dp->done_wq);
 }
 
-void mkrt__stage_fail_remaining(mkrt_runtime *rt, mkrt__batch *b)
+void mkrt__stage_fail_remaining(mkrt__dispatch *dp, mkrt__batch *b)
 {
-    while (mkrt__stage_drain(rt, b) > 0) {
+    while (mkrt__stage_drain(dp, b) > 0) {
         b->failed_n = 0;
         if (b->round) {
             /* A round fails as the edge items its chunks stand for (at
              * most max_batch), all of them emitted items. */
             for (size_t i = 0; i < b->n; i++)
-                for (uint32_t j = 0; j < rt->expand_chunk; j++) {
+                for (uint32_t j = 0; j < dp->graph_state.expand_chunk; j++) {
                     mkrt_item chunk = b->items[i], edge;
-                    if (!mkrt__expand_edge_exists(rt, &chunk, j))
+                    if (!mkrt__expand_edge_exists(dp->state, &chunk, j))
                         break;
-                    edge = mkrt__expand_edge_item(rt, &chunk, j);
+                    edge = mkrt__expand_edge_item(dp->state, &chunk, j);
                     mkrt__batch_fail(b, &edge, MKRT_ETIMEDOUT);
                 }
             b->round = false;
@@ -200,6 +200,6 @@ void mkrt__stage_fail_remaining(mkrt_runtime *rt, mkrt__batch *b)
         b->admitted = b->kept = 0;
         b->exec_n = b->layers = 0;
         b->refused = (uint32_t)b->n;
-        mkrt__stage_complete(rt, b);
+        mkrt__stage_complete(dp, b);
     }
 }

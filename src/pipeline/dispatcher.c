@@ -10,188 +10,188 @@
 #include "base/rcu.h"
 #include "base/spin_wait.h"
 #include "pipeline/stages.h"
-#include "runtime/runtime_internal.h"
+#include "pipeline/dispatch.h"
 
-/* The test hooks the dispatcher obeys (runtime_internal.h); false in the
+/* The test hooks the dispatcher obeys (pipeline/test_hooks.h, runtime/test_hooks.h); false in the
  * library as shipped. acquire: pairs with the release stores in
  * runtime/test_hooks.c. */
 #ifdef MKRT_TEST_HOOKS
-static bool test_held(mkrt_runtime *rt)
+static bool test_held(mkrt__dispatch *dp)
 {
-    return atomic_load_explicit(&rt->held, memory_order_acquire);
+    return atomic_load_explicit(&dp->hooks.held, memory_order_acquire);
 }
-static bool test_dozing(mkrt_runtime *rt)
+static bool test_dozing(mkrt__dispatch *dp)
 {
-    return atomic_load_explicit(&rt->dozing, memory_order_acquire);
+    return atomic_load_explicit(&dp->hooks.dozing, memory_order_acquire);
 }
 #else
-static inline bool test_held(mkrt_runtime *rt)
+static inline bool test_held(mkrt__dispatch *dp)
 {
-    (void)rt;
+    (void)dp;
     return false;
 }
-static inline bool test_dozing(mkrt_runtime *rt)
+static inline bool test_dozing(mkrt__dispatch *dp)
 {
-    (void)rt;
+    (void)dp;
     return false;
 }
 #endif
 
 /* The backend failed for good: it is not fed again, and the runtime says
  * what runs batches now. */
-static void backend_failed(mkrt_runtime *rt, mkrt__backend *be, const mkrt_error *err)
+static void backend_failed(mkrt__dispatch *dp, mkrt__backend *be, const mkrt_error *err)
 {
     if (be->failed)
         return;
     be->failed = true;
-    mkrt__stat_add(&rt->device_failures, 1);
+    mkrt__stat_add(&dp->stats->device_failures, 1);
     /* A failed device's state comes home now, so that reads see it; after
      * a sticky fault it cannot, and the host keeps its last copy. */
     mkrt_error why;
-    bool lost = mkrt__state_move(rt, NULL, &why) != NULL || rt->state_lost;
+    bool lost = mkrt__state_move(dp, NULL, &why) != NULL || dp->state_lost;
     char now[64];
-    mkrt__backend *next = mkrt__backends_cpu_pool(rt->backends, rt->nbackends);
+    mkrt__backend *next = mkrt__backends_cpu_pool(dp->backends, dp->nbackends);
     next->ops->describe(next, now, sizeof now);
     /* A long message is cut: the reason of the failure comes last. */
-    int at = snprintf(rt->backend_failure, sizeof rt->backend_failure,
+    int at = snprintf(dp->backend_failure, sizeof dp->backend_failure,
                       "%s (%s failed and is not used again%s: ", now, be->name,
                       lost ? "; its cells and APPEND log since their last copy to the host are lost" : "");
-    if (at > 0 && (size_t)at < sizeof rt->backend_failure)
-        snprintf(rt->backend_failure + at, sizeof rt->backend_failure - (size_t)at, "%.*s)",
-                 (int)(sizeof rt->backend_failure - (size_t)at - 2), err->message);
+    if (at > 0 && (size_t)at < sizeof dp->backend_failure)
+        snprintf(dp->backend_failure + at, sizeof dp->backend_failure - (size_t)at, "%.*s)",
+                 (int)(sizeof dp->backend_failure - (size_t)at - 2), err->message);
     /* release: pairs with the acquire in mkrt_backend_describe. */
-    atomic_store_explicit(&rt->backend_failed, true, memory_order_release);
+    atomic_store_explicit(&dp->backend_failed, true, memory_order_release);
 }
 
 /* Plans b and prepares it on the planned backend (while the batch before
  * may still run); a backend that cannot prepare fails, and b is planned
  * again for the next one (the CPU pool always prepares). */
-static void plan_and_prepare(mkrt_runtime *rt, mkrt__batch *b)
+static void plan_and_prepare(mkrt__dispatch *dp, mkrt__batch *b)
 {
     for (;;) {
-        mkrt__stage_plan(rt, b);
-        mkrt__stage_place(rt, b);
-        mkrt__backend *be = rt->backends[b->plan.backend];
+        mkrt__stage_plan(dp, b);
+        mkrt__stage_place(dp, b);
+        mkrt__backend *be = dp->backends[b->plan.backend];
         mkrt_error err;
         if (be->ops->prepare(be, b, &err) == MKRT_OK)
             return;
-        backend_failed(rt, be, &err); /* nothing of b ran there */
+        backend_failed(dp, be, &err); /* nothing of b ran there */
     }
 }
 
 /* Stages admit .. place, and the backend's prepare. */
-static void prepare_batch(mkrt_runtime *rt, mkrt__batch *b, uint64_t running_appends)
+static void prepare_batch(mkrt__dispatch *dp, mkrt__batch *b, uint64_t running_appends)
 {
-    mkrt__stage_admit(rt, b, running_appends);
-    mkrt__stage_dedupe(rt, b);
-    mkrt__stage_layer_split(rt, b);
+    mkrt__stage_admit(dp, b, running_appends);
+    mkrt__stage_dedupe(dp, b);
+    mkrt__stage_layer_split(dp, b);
     if (b->exec_n > 0)
-        plan_and_prepare(rt, b);
+        plan_and_prepare(dp, b);
 }
 
 /* Launches b on its planned backend. A backend that failed since b was
  * planned (the batch before failed on it), or that cannot launch, is
  * passed over: b is planned and prepared again for the next one. until:
  * the launching helper's deadline (b->until, see batch.h). */
-static void launch_batch(mkrt_runtime *rt, mkrt__batch *b, uint64_t until)
+static void launch_batch(mkrt__dispatch *dp, mkrt__batch *b, uint64_t until)
 {
     b->until = until;
     /* The batch's ops may emit into the free part of the emission queue:
      * positions tail .. head + capacity (the drain only takes from below
      * tail meanwhile). relaxed: published to the workers by the launch
      * (release), or run on this thread. */
-    rt->emit_limit = rt->emit_head + rt->cfg.emit_capacity;
-    atomic_store_explicit(&rt->emit_claim, rt->emit_tail, memory_order_relaxed);
+    dp->state->emit_limit = dp->state->emit_head + dp->cfg->emit_capacity;
+    atomic_store_explicit(&dp->state->emit_claim, dp->state->emit_tail, memory_order_relaxed);
     for (;;) {
-        mkrt__backend *be = rt->backends[b->plan.backend];
+        mkrt__backend *be = dp->backends[b->plan.backend];
         if (!be->failed) {
             mkrt_error err;
             /* acquire: pairs with the release CAS in mkrt_append_log_consume
              * (a backend may reuse the slots a consumer freed). */
-            uint64_t limit = atomic_load_explicit(&rt->append_consumed, memory_order_acquire) +
-                             rt->cfg.append_log_capacity;
+            uint64_t limit = atomic_load_explicit(&dp->state->append_consumed, memory_order_acquire) +
+                             dp->cfg->append_log_capacity;
             /* The state moves to the backend that runs b (device_state). */
-            mkrt__backend *bad = mkrt__state_move(rt, be, &err);
+            mkrt__backend *bad = mkrt__state_move(dp, be, &err);
             if (bad != NULL)
-                backend_failed(rt, bad, &err);
+                backend_failed(dp, bad, &err);
             if (bad != be && be->ops->launch(be, b, limit, &err) == MKRT_OK) {
-                rt->batch_running = true;
+                dp->batch_running = true;
                 return;
             }
             if (bad != be)
-                backend_failed(rt, be, &err);
+                backend_failed(dp, be, &err);
         }
-        plan_and_prepare(rt, b);
+        plan_and_prepare(dp, b);
     }
 }
 
 /* Waits for the batch in flight (if any) and completes it. A backend that
  * fails or trips the watchdog fails every item of its batch (some may
  * have run; none is lost) and is not used again. */
-static void finish_running(mkrt_runtime *rt, mkrt__batch **running)
+static void finish_running(mkrt__dispatch *dp, mkrt__batch **running)
 {
     mkrt__batch *b = *running;
     if (b == NULL)
         return;
-    mkrt__backend *be = rt->backends[b->plan.backend];
-    uint64_t limit = rt->cfg.watchdog_ms ? (uint64_t)rt->cfg.watchdog_ms * 1000000u : MKRT_TIMEOUT_INFINITE;
+    mkrt__backend *be = dp->backends[b->plan.backend];
+    uint64_t limit = dp->cfg->watchdog_ms ? (uint64_t)dp->cfg->watchdog_ms * 1000000u : MKRT_TIMEOUT_INFINITE;
     const uint32_t *fails;
     uint32_t nfails;
     mkrt_error err;
     mkrt_status st = be->ops->wait(be, limit, &fails, &nfails, &err);
     /* What the batch emitted can now be drained (relaxed: the backend's
      * completion, acquired by wait, orders the ops' claims and writes). */
-    uint64_t claimed = atomic_load_explicit(&rt->emit_claim, memory_order_relaxed);
-    mkrt__stat_add(&rt->emitted_total, claimed - rt->emit_tail);
-    rt->emit_tail = claimed;
+    uint64_t claimed = atomic_load_explicit(&dp->state->emit_claim, memory_order_relaxed);
+    mkrt__stat_add(&dp->state->emitted_total, claimed - dp->state->emit_tail);
+    dp->state->emit_tail = claimed;
     if (st == MKRT_OK) {
-        mkrt__stage_take_failures(rt, b, fails, nfails);
+        mkrt__stage_take_failures(dp, b, fails, nfails);
         if (!be->is_cpu_pool)
-            mkrt__stat_add(&rt->device_batches, 1);
+            mkrt__stat_add(&dp->stats->device_batches, 1);
     } else {
         mkrt__stage_fail_all(b, st);
-        backend_failed(rt, be, &err);
+        backend_failed(dp, be, &err);
     }
-    mkrt__stage_complete(rt, b);
+    mkrt__stage_complete(dp, b);
     *running = NULL;
-    rt->batch_running = false;
+    dp->batch_running = false;
 }
 
 /* ---- the dispatch token ---------------------------------------------
  * One thread at a time runs the loop's stages and owns the dispatcher-only
  * state (the batches, the stage scratch, the backends' calls): the holder
- * of rt->dispatch_token. The dispatcher thread holds it while it works and
+ * of dp->dispatch_token. The dispatcher thread holds it while it works and
  * gives it back only when it goes to sleep with nothing in flight
- * (rt->running == NULL); a thread waiting in mkrt_wait or mkrt_drain may
+ * (dp->running == NULL); a thread waiting in mkrt_wait or mkrt_drain may
  * then take it and run the pending batches itself (mkrt__dispatch_help)
  * instead of sleeping until the dispatcher wakes: one CPU and no wake-up on
  * the round trip. A helper keeps to its caller's deadline: what it has not
  * finished by then (a batch running on the workers, the rest of a batch it
  * ran on its own thread, a batch drained and prepared) it leaves in
- * rt->running and rt->drained, and the dispatcher, woken by batch_left,
+ * dp->running and dp->drained, and the dispatcher, woken by batch_left,
  * takes them over. The stages are the same whoever runs them, in the same
  * order, so the ordering contract and per-producer order do not depend on
  * which thread dispatches. */
 
-static bool token_take(mkrt_runtime *rt)
+static bool token_take(mkrt__dispatch *dp)
 {
     uint32_t free_token = 0;
     /* acquire: pairs with the release store in token_give: the previous
      * holder's writes to dispatcher-only state happen before ours. */
-    return atomic_compare_exchange_strong_explicit(&rt->dispatch_token, &free_token, 1,
+    return atomic_compare_exchange_strong_explicit(&dp->dispatch_token, &free_token, 1,
                                                    memory_order_acquire, memory_order_relaxed);
 }
 
-static void token_give(mkrt_runtime *rt)
+static void token_give(mkrt__dispatch *dp)
 {
     /* release: pairs with the acquire in work_or_leave (the idle
      * dispatcher, without the token, wakes for work a helper left). */
-    atomic_store_explicit(&rt->emission_left, mkrt__emission_pending(rt), memory_order_release);
+    atomic_store_explicit(&dp->emission_left, mkrt__emission_pending(dp), memory_order_release);
     /* release: pairs with the acquire in work_or_leave, as above. */
-    atomic_store_explicit(&rt->batch_left, rt->running != NULL || rt->drained != NULL, memory_order_release);
+    atomic_store_explicit(&dp->batch_left, dp->running != NULL || dp->drained != NULL, memory_order_release);
     /* release: pairs with the acquire CAS in token_take. */
-    atomic_store_explicit(&rt->dispatch_token, 0, memory_order_release);
-    mkrt__waitq_notify(&rt->work_wq); /* the dispatcher may be waiting for it */
+    atomic_store_explicit(&dp->dispatch_token, 0, memory_order_release);
+    mkrt__waitq_notify(&dp->work_wq); /* the dispatcher may be waiting for it */
 }
 
 static int token_taken(void *p)
@@ -204,73 +204,73 @@ static int token_taken(void *p)
  * it sleeps: a producer that publishes to a sleeping dispatcher, or a
  * helper that gives the token back to one, pays a futex wake
  * (base/spin_wait.h has the measurements). Returns check's last value. */
-static int dispatcher_spin(mkrt_runtime *rt, mkrt__spin_budget *b, mkrt__wait_check check)
+static int dispatcher_spin(mkrt__dispatch *dp, mkrt__spin_budget *b, mkrt__wait_check check)
 {
-    return mkrt__spin_adaptive(b, check, rt, rt->cpus < 2 ? 0 : MKRT__SPIN_BUDGET_NS);
+    return mkrt__spin_adaptive(b, check, dp, dp->cpus < 2 ? 0 : MKRT__SPIN_BUDGET_NS);
 }
 
 /* The dispatcher thread takes the token back (a helper gives it soon: it
  * runs at most the batches pending when it took it, and what follows). */
-static void token_wait(mkrt_runtime *rt)
+static void token_wait(mkrt__dispatch *dp)
 {
-    if (!dispatcher_spin(rt, &rt->token_spin, token_taken))
-        mkrt__spin_then_sleep(&rt->work_wq, token_taken, rt, NULL);
+    if (!dispatcher_spin(dp, &dp->token_spin, token_taken))
+        mkrt__spin_then_sleep(&dp->work_wq, token_taken, dp, NULL);
 }
 
 /* The batch to launch next: the one drained earlier and left prepared (a
- * helper that ran out of time leaves it, rt->drained), or the free batch,
+ * helper that ran out of time leaves it, dp->drained), or the free batch,
  * drained and prepared now. Returns its items (0: nothing to run). */
-static size_t drain_next(mkrt_runtime *rt, bool aborting)
+static size_t drain_next(mkrt__dispatch *dp, bool aborting)
 {
-    if (rt->drained != NULL)
-        return rt->drained->n;
-    mkrt__batch *b = &rt->batch[rt->cur];
-    size_t n = aborting ? 0 : mkrt__stage_drain(rt, b);
+    if (dp->drained != NULL)
+        return dp->drained->n;
+    mkrt__batch *b = &dp->batch[dp->cur];
+    size_t n = aborting ? 0 : mkrt__stage_drain(dp, b);
     if (n > 0) {
-        rt->drained = b;
-        prepare_batch(rt, b, rt->running != NULL ? rt->running->appends : 0);
+        dp->drained = b;
+        prepare_batch(dp, b, dp->running != NULL ? dp->running->appends : 0);
     }
     return n;
 }
 
 /* Finishes the running batch, then launches the drained one (if any).
  * until: a helper's deadline for the launch (UINT64_MAX: none). */
-static void finish_and_launch(mkrt_runtime *rt, uint64_t until)
+static void finish_and_launch(mkrt__dispatch *dp, uint64_t until)
 {
-    finish_running(rt, &rt->running);
-    mkrt__batch *b = rt->drained;
+    finish_running(dp, &dp->running);
+    mkrt__batch *b = dp->drained;
     if (b == NULL)
         return;
     if (b->exec_n == 0) {
-        mkrt__stage_complete(rt, b); /* everything pruned or refused */
-        rt->drained = NULL;
+        mkrt__stage_complete(dp, b); /* everything pruned or refused */
+        dp->drained = NULL;
         return;
     }
-    launch_batch(rt, b, until);
-    rt->drained = NULL;
-    rt->running = b;
-    rt->cur ^= 1;
+    launch_batch(dp, b, until);
+    dp->drained = NULL;
+    dp->running = b;
+    dp->cur ^= 1;
 }
 
 /* One pass of the loop: drain into the free batch and prepare it, finish
  * the running one, launch the new one. Returns the items drained. */
-static size_t dispatch_step(mkrt_runtime *rt, bool aborting)
+static size_t dispatch_step(mkrt__dispatch *dp, bool aborting)
 {
-    size_t n = drain_next(rt, aborting);
-    finish_and_launch(rt, UINT64_MAX);
+    size_t n = drain_next(dp, aborting);
+    finish_and_launch(dp, UINT64_MAX);
     return n;
 }
 
 /* Whether the running batch is done by `until` (a helper's deadline); the
  * backend's wait then returns at once. A backend that cannot tell waits
  * in its wait (helpers run only on the CPU pool, which can). */
-static bool settled(mkrt_runtime *rt, uint64_t until)
+static bool settled(mkrt__dispatch *dp, uint64_t until)
 {
-    mkrt__backend *be = rt->backends[rt->running->plan.backend];
+    mkrt__backend *be = dp->backends[dp->running->plan.backend];
     return be->ops->settle == NULL || be->ops->settle(be, until);
 }
 
-bool mkrt__dispatch_help(mkrt_runtime *rt, _Atomic uint64_t *counter, uint64_t target, uint64_t until)
+bool mkrt__dispatch_help(mkrt__dispatch *dp, _Atomic uint64_t *counter, uint64_t target, uint64_t until)
 {
     /* Only the CPU pool: a device backend's calls belong to the thread
      * that set up its context. Not while a test holds the dispatcher, nor
@@ -278,29 +278,29 @@ bool mkrt__dispatch_help(mkrt_runtime *rt, _Atomic uint64_t *counter, uint64_t t
      * caller's deadline. relaxed on the token: a hint before the CAS that
      * decides. acquire on closing and aborting: pairs with their release
      * stores in mkrt_destroy. */
-    if (!rt->cpu_only || atomic_load_explicit(&rt->dispatch_token, memory_order_relaxed) != 0 ||
-        test_held(rt) || atomic_load_explicit(&rt->closing, memory_order_acquire) ||
-        atomic_load_explicit(&rt->aborting, memory_order_acquire) ||
-        (until != UINT64_MAX && mkrt__now_ns() >= until) || !token_take(rt))
+    if (!dp->cpu_only || atomic_load_explicit(&dp->dispatch_token, memory_order_relaxed) != 0 ||
+        test_held(dp) || atomic_load_explicit(&dp->producers->closing, memory_order_acquire) ||
+        atomic_load_explicit(&dp->aborting, memory_order_acquire) ||
+        (until != UINT64_MAX && mkrt__now_ns() >= until) || !token_take(dp))
         return false;
     /* The plan stage reads the plan cache as an RCU reader: register this
      * thread with liburcu now (once per thread; undone at its exit). */
     mkrt__rcu_thread_enter();
-    rt->helping = true; /* closed producers are the dispatcher thread's to free */
+    dp->helping = true; /* closed producers are the dispatcher thread's to free */
     bool ran = false;
     /* The same steps as the dispatcher's, with the caller's deadline: a
      * batch still running at the deadline is left running (the backend's
      * workers finish it), a batch drained meanwhile is left prepared
-     * (rt->drained), and the batch launched here runs on this thread only
+     * (dp->drained), and the batch launched here runs on this thread only
      * until the deadline, its rest on the workers (cpu_pool.c). The
      * dispatcher takes over what is left (batch_left, token_give), in the
      * same order: nothing is run twice or skipped. acquire: pairs with the
      * release stores of completion (complete.c). */
     while (atomic_load_explicit(counter, memory_order_acquire) < target) {
-        size_t n = drain_next(rt, false);
-        if (rt->running != NULL && !settled(rt, until))
+        size_t n = drain_next(dp, false);
+        if (dp->running != NULL && !settled(dp, until))
             break; /* past the deadline */
-        finish_and_launch(rt, until);
+        finish_and_launch(dp, until);
         if (n == 0)
             break; /* nothing pending: what it waits for is not published yet */
         ran = true;
@@ -309,124 +309,124 @@ bool mkrt__dispatch_help(mkrt_runtime *rt, _Atomic uint64_t *counter, uint64_t t
     }
     /* A batch it launched is finished here if it is done by the deadline
      * (so a helper whose items completed leaves nothing behind). */
-    if (rt->running != NULL && rt->drained == NULL && settled(rt, until))
-        finish_running(rt, &rt->running);
-    rt->helping = false;
-    token_give(rt); /* and wakes the dispatcher if it waits: it retires what was closed */
+    if (dp->running != NULL && dp->drained == NULL && settled(dp, until))
+        finish_running(dp, &dp->running);
+    dp->helping = false;
+    token_give(dp); /* and wakes the dispatcher if it waits: it retires what was closed */
     return ran;
 }
 
 #ifdef MKRT_TEST_HOOKS
 static int released_or_aborting(void *p)
 {
-    mkrt_runtime *rt = p;
-    return !test_held(rt) || atomic_load_explicit(&rt->aborting, memory_order_acquire);
+    mkrt__dispatch *dp = p;
+    return !test_held(dp) || atomic_load_explicit(&dp->aborting, memory_order_acquire);
 }
 
 /* release: pairs with the acquire load of parked in the hook's setter
  * (runtime/test_hooks.c), which then reads what the batches before the
  * park wrote (stats, last_plan). */
-static void set_parked(mkrt_runtime *rt, bool parked)
+static void set_parked(mkrt__dispatch *dp, bool parked)
 {
-    atomic_store_explicit(&rt->parked, parked, memory_order_release);
+    atomic_store_explicit(&dp->hooks.parked, parked, memory_order_release);
 }
 
-/* Test hook: park between batches while held (see runtime_internal.h). */
-static void park_while_held(mkrt_runtime *rt)
+/* Test hook: park between batches while held (see runtime/test_hooks.h). */
+static void park_while_held(mkrt__dispatch *dp)
 {
-    if (released_or_aborting(rt))
+    if (released_or_aborting(dp))
         return;
-    finish_running(rt, &rt->running);
-    set_parked(rt, true);
-    mkrt__waitq_notify(&rt->done_wq);
-    mkrt__spin_then_sleep(&rt->work_wq, released_or_aborting, rt, NULL);
-    set_parked(rt, false);
-    rt->rr = 0;
+    finish_running(dp, &dp->running);
+    set_parked(dp, true);
+    mkrt__waitq_notify(&dp->done_wq);
+    mkrt__spin_then_sleep(&dp->work_wq, released_or_aborting, dp, NULL);
+    set_parked(dp, false);
+    dp->rr = 0;
 }
 
 static int awake_or_aborting(void *p)
 {
-    mkrt_runtime *rt = p;
-    return !test_dozing(rt) || atomic_load_explicit(&rt->aborting, memory_order_acquire);
+    mkrt__dispatch *dp = p;
+    return !test_dozing(dp) || atomic_load_explicit(&dp->aborting, memory_order_acquire);
 }
 
-/* Test hook: park without the token while dozing (runtime_internal.h). */
-static void doze_while_asked(mkrt_runtime *rt)
+/* Test hook: park without the token while dozing (runtime/test_hooks.h). */
+static void doze_while_asked(mkrt__dispatch *dp)
 {
-    if (awake_or_aborting(rt))
+    if (awake_or_aborting(dp))
         return;
-    finish_running(rt, &rt->running);
-    token_give(rt);
-    set_parked(rt, true);
-    mkrt__waitq_notify(&rt->done_wq);
-    mkrt__spin_then_sleep(&rt->work_wq, awake_or_aborting, rt, NULL);
-    set_parked(rt, false);
-    token_wait(rt);
+    finish_running(dp, &dp->running);
+    token_give(dp);
+    set_parked(dp, true);
+    mkrt__waitq_notify(&dp->done_wq);
+    mkrt__spin_then_sleep(&dp->work_wq, awake_or_aborting, dp, NULL);
+    set_parked(dp, false);
+    token_wait(dp);
 }
 #endif
 
 static int work_or_leave(void *p)
 {
-    mkrt_runtime *rt = p;
+    mkrt__dispatch *dp = p;
     /* acquire: pairs with the release stores of closing and aborting, and
      * of emission_left and batch_left in token_give. Not mkrt__emission_pending: the
      * caller does not hold the token (a helper may be changing that state). */
-    return !mkrt__rings_empty(rt) || atomic_load_explicit(&rt->emission_left, memory_order_acquire) ||
-           atomic_load_explicit(&rt->batch_left, memory_order_acquire) ||
-           test_held(rt) || test_dozing(rt) ||
-           atomic_load_explicit(&rt->closing, memory_order_acquire) ||
-           atomic_load_explicit(&rt->aborting, memory_order_acquire);
+    return !mkrt__rings_empty(dp) || atomic_load_explicit(&dp->emission_left, memory_order_acquire) ||
+           atomic_load_explicit(&dp->batch_left, memory_order_acquire) ||
+           test_held(dp) || test_dozing(dp) ||
+           atomic_load_explicit(&dp->producers->closing, memory_order_acquire) ||
+           atomic_load_explicit(&dp->aborting, memory_order_acquire);
 }
 
 int mkrt__dispatcher_main(void *arg)
 {
-    mkrt_runtime *rt = arg;
-    token_wait(rt);
+    mkrt__dispatch *dp = arg;
+    token_wait(dp);
     for (;;) {
 #ifdef MKRT_TEST_HOOKS
-        park_while_held(rt);
-        doze_while_asked(rt);
+        park_while_held(dp);
+        doze_while_asked(dp);
 #endif
-        bool aborting = atomic_load_explicit(&rt->aborting, memory_order_acquire);
-        if (dispatch_step(rt, aborting) > 0)
+        bool aborting = atomic_load_explicit(&dp->aborting, memory_order_acquire);
+        if (dispatch_step(dp, aborting) > 0)
             continue;
         if (aborting) {
-            mkrt__stage_fail_remaining(rt, &rt->batch[rt->cur]);
+            mkrt__stage_fail_remaining(dp, &dp->batch[dp->cur]);
             break;
         }
         /* acquire: pairs with the release stores of closing and sealed in
          * mkrt_destroy (sealed: no publish is inside, and their pushes are
          * visible to the ring loads below). */
-        bool closing = atomic_load_explicit(&rt->closing, memory_order_acquire);
-        bool sealed = atomic_load_explicit(&rt->sealed, memory_order_acquire);
-        bool pending = mkrt__emission_pending(rt);
+        bool closing = atomic_load_explicit(&dp->producers->closing, memory_order_acquire);
+        bool sealed = atomic_load_explicit(&dp->producers->sealed, memory_order_acquire);
+        bool pending = mkrt__emission_pending(dp);
         /* relaxed: emitted_total is this thread's. */
         if (sealed && !pending &&
-            mkrt__load_relaxed(&rt->completed_total) ==
-                atomic_load_explicit(&rt->published_total, memory_order_acquire) &&
-            mkrt__load_relaxed(&rt->emitted_done) == mkrt__load_relaxed(&rt->emitted_total) &&
-            mkrt__rings_empty(rt))
+            mkrt__load_relaxed(&dp->completed_total) ==
+                atomic_load_explicit(&dp->producers->published_total, memory_order_acquire) &&
+            mkrt__load_relaxed(&dp->state->emitted_done) == mkrt__load_relaxed(&dp->state->emitted_total) &&
+            mkrt__rings_empty(dp))
             break;
         if (pending)
             continue;
         if (!closing) {
             /* Idle, nothing in flight: a waiter may dispatch meanwhile. */
-            token_give(rt);
-            if (!dispatcher_spin(rt, &rt->idle_spin, work_or_leave))
-                mkrt__spin_then_sleep(&rt->work_wq, work_or_leave, rt, NULL);
-            token_wait(rt);
+            token_give(dp);
+            if (!dispatcher_spin(dp, &dp->idle_spin, work_or_leave))
+                mkrt__spin_then_sleep(&dp->work_wq, work_or_leave, dp, NULL);
+            token_wait(dp);
         } else {
             /* closing with items still in flight elsewhere: nap briefly */
             struct timespec ts;
-            uint32_t e = mkrt__waitq_prepare(&rt->work_wq);
-            if (mkrt__rings_empty(rt))
-                mkrt__waitq_sleep(&rt->work_wq, e, mkrt__deadline(1000000, &ts));
-            mkrt__waitq_finish(&rt->work_wq);
+            uint32_t e = mkrt__waitq_prepare(&dp->work_wq);
+            if (mkrt__rings_empty(dp))
+                mkrt__waitq_sleep(&dp->work_wq, e, mkrt__deadline(1000000, &ts));
+            mkrt__waitq_finish(&dp->work_wq);
         }
     }
     /* The token stays taken: no waiter dispatches after the dispatcher
      * stopped. release: pairs with the acquire in mkrt_destroy. */
-    atomic_store_explicit(&rt->stopped, true, memory_order_release);
-    mkrt__waitq_notify(&rt->done_wq);
+    atomic_store_explicit(&dp->stopped, true, memory_order_release);
+    mkrt__waitq_notify(&dp->done_wq);
     return 0;
 }

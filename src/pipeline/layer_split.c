@@ -25,23 +25,23 @@
  * contract. */
 #include "pipeline/layer_internal.h"
 #include "pipeline/stages.h"
-#include "runtime/runtime_internal.h"
+#include "pipeline/dispatch.h"
 
 /* Appends the items of one layer to exec, split as the frontier planner
  * says; returns the new layer count. */
-static size_t split_layer(mkrt_runtime *rt, mkrt__batch *b, const mkrt_item *src, const uint32_t *idx,
+static size_t split_layer(mkrt__dispatch *dp, mkrt__batch *b, const mkrt_item *src, const uint32_t *idx,
                           size_t width, size_t layers)
 {
-    const uint64_t budget = rt->cfg.device_memory_budget;
+    const uint64_t budget = dp->cfg->device_memory_budget;
     mkrt_frontier_plan fp;
     mkrt_error err;
     bool planned = false;
     if (budget != 0) {
         for (size_t k = 0; k < width; k++) {
             const mkrt_item *it = &src[idx[k]];
-            rt->waves[k] = mkrt__ops_is_user(it->op) ? rt->ops[it->op].envelope : (mkrt_frontier_wave){0, 0, 0};
+            dp->waves[k] = mkrt__ops_is_user(it->op) ? dp->state->ops[it->op].envelope : (mkrt_frontier_wave){0, 0, 0};
         }
-        planned = mkrt_plan_frontier_memory(rt->split, rt->waves, width, NULL, 0, 0, budget, 0, &fp,
+        planned = mkrt_plan_frontier_memory(dp->split, dp->waves, width, NULL, 0, 0, budget, 0, &fp,
                                             &err) == MKRT_OK;
     }
     if (!planned) {
@@ -71,7 +71,7 @@ static size_t split_layer(mkrt_runtime *rt, mkrt__batch *b, const mkrt_item *src
     return layers;
 }
 
-void mkrt__stage_layer_split(mkrt_runtime *rt, mkrt__batch *b)
+void mkrt__stage_layer_split(mkrt__dispatch *dp, mkrt__batch *b)
 {
     const mkrt_item *src = b->items;
     const size_t kept = b->kept, levels = b->layers;
@@ -88,31 +88,31 @@ void mkrt__stage_layer_split(mkrt_runtime *rt, mkrt__batch *b)
             b->exec[b->exec_n++] = src[k];
             b->layer_offsets[++layers] = (uint32_t)b->exec_n;
         }
-    } else if (rt->cfg.device_memory_budget == 0) {
+    } else if (dp->cfg->device_memory_budget == 0) {
         /* No budget, nothing to split: the levels as they are, counted;
          * the items stay in drain order until mkrt__stage_place. */
-        mkrt__layer_count(rt->layering, kept, levels, b->layer_offsets);
+        mkrt__layer_count(dp->layering, kept, levels, b->layer_offsets);
         b->exec = b->items;
         b->layered = levels <= 1;
         b->exec_n = kept;
         layers = levels;
     } else {
         mkrt_layer_plan lp;
-        mkrt__layer_plan_csr(rt->layering, kept, levels, &lp);
+        mkrt__layer_plan_csr(dp->layering, kept, levels, &lp);
         for (size_t l = 0; l < lp.layer_count; l++)
-            layers = split_layer(rt, b, src, lp.layer_items + lp.layer_offsets[l],
+            layers = split_layer(dp, b, src, lp.layer_items + lp.layer_offsets[l],
                                  lp.layer_offsets[l + 1] - lp.layer_offsets[l], layers);
     }
     b->layers = layers;
 }
 
-void mkrt__stage_place(mkrt_runtime *rt, mkrt__batch *b)
+void mkrt__stage_place(mkrt__dispatch *dp, mkrt__batch *b)
 {
-    if (b->layered || (rt->backends[b->plan.backend]->is_cpu_pool && b->plan.workers <= 1))
+    if (b->layered || (dp->backends[b->plan.backend]->is_cpu_pool && b->plan.workers <= 1))
         return;
     /* The levels are still the dedupe stage's for this batch: no other
      * batch is levelled between its split and its launch. */
-    mkrt__layer_scatter(rt->layering, b->items, b->kept, b->layers, b->exec_buf, b->layer_offsets);
+    mkrt__layer_scatter(dp->layering, b->items, b->kept, b->layers, b->exec_buf, b->layer_offsets);
     b->exec = b->exec_buf;
     b->layered = true;
 }

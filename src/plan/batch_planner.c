@@ -19,7 +19,7 @@
  * barrier). participants = clamp(ceil(width / (chunk x spread)), 1, width
  * of the backend). */
 #include "pipeline/stages.h"
-#include "runtime/runtime_internal.h"
+#include "pipeline/dispatch.h"
 
 static unsigned bitlen(uint64_t v)
 {
@@ -69,11 +69,11 @@ static uint32_t spread_of(mkrt_wave_topology t)
 
 /* The first device, in order of preference, that has not failed and
  * accepts the batch; else the CPU pool, which takes every batch. */
-static uint32_t route(mkrt_runtime *rt, const mkrt__batch *b)
+static uint32_t route(mkrt__dispatch *dp, const mkrt__batch *b)
 {
     uint32_t pool = 0;
-    for (uint32_t i = 0; i < rt->nbackends; i++) {
-        const mkrt__backend *be = rt->backends[i];
+    for (uint32_t i = 0; i < dp->nbackends; i++) {
+        const mkrt__backend *be = dp->backends[i];
         if (be->is_cpu_pool)
             pool = i;
         else if (!be->failed && be->ops->accepts(be, b->exec, b->exec_n))
@@ -103,28 +103,28 @@ static uint32_t route(mkrt_runtime *rt, const mkrt__batch *b)
  * width follows the producers while the runtime runs; on 2 CPUs with a
  * busy producer it is 1, and the batch runs on the dispatching thread
  * (oversubscribing the CPUs with workers was measured slower, issue 13). */
-static uint32_t cpu_width(mkrt_runtime *rt, const mkrt__batch *b, uint32_t width)
+static uint32_t cpu_width(mkrt__dispatch *dp, const mkrt__batch *b, uint32_t width)
 {
-    if (rt->cfg.workers != 0)
+    if (dp->cfg->workers != 0)
         return width; /* the user chose the workers */
     /* relaxed: counts read as hints; a stale one only mis-sizes one batch. */
-    uint32_t open = atomic_load_explicit(&rt->producers_open, memory_order_relaxed);
-    uint32_t waiting = atomic_load_explicit(&rt->waiting, memory_order_relaxed);
+    uint32_t open = atomic_load_explicit(&dp->producers->producers_open, memory_order_relaxed);
+    uint32_t waiting = atomic_load_explicit(&dp->waiting, memory_order_relaxed);
     uint32_t active = b->nseg < open ? (uint32_t)b->nseg : open;
     uint32_t busy = active > waiting ? active - waiting : 0;
-    uint32_t free_cpus = rt->cpus > busy + 1 ? rt->cpus - busy - 1 : 1;
+    uint32_t free_cpus = dp->cpus > busy + 1 ? dp->cpus - busy - 1 : 1;
     return free_cpus < width ? free_cpus : width;
 }
 
-void mkrt__stage_plan(mkrt_runtime *rt, mkrt__batch *b)
+void mkrt__stage_plan(mkrt__dispatch *dp, mkrt__batch *b)
 {
     mkrt__batch_plan *plan = &b->plan;
-    plan->backend = route(rt, b);
-    const mkrt__backend *be = rt->backends[plan->backend];
+    plan->backend = route(dp, b);
+    const mkrt__backend *be = dp->backends[plan->backend];
     plan->width = be->width ? be->width : 1;
     if (be->is_cpu_pool)
-        plan->width = cpu_width(rt, b, plan->width);
-    shape x = {b, be, rt->cfg.device_memory_budget};
+        plan->width = cpu_width(dp, b, plan->width);
+    shape x = {b, be, dp->cfg->device_memory_budget};
     const unsigned n_bits = bitlen(b->exec_n), layer_bits = bitlen(b->layers);
     mkrt_device_key dev = mkrt_device_key_cpu();
     dev.max_workgroup_size = plan->width;
@@ -134,7 +134,7 @@ void mkrt__stage_plan(mkrt_runtime *rt, mkrt__batch *b)
                                            plan->backend, &dev, plan->width, &s, &m, 0, 0);
     mkrt_plan cached;
     mkrt_error err;
-    if (mkrt_plan_cache_get_or_plan_copy(rt->plans, &key, build_plan, &x, &cached, &err) == MKRT_OK) {
+    if (mkrt_plan_cache_get_or_plan_copy(dp->plans, &key, build_plan, &x, &cached, &err) == MKRT_OK) {
         plan->topology = cached.decision.topology;
         plan->chunk = cached.geometry.workgroup_size_x;
     } else { /* out of memory in the cache: a plain plan */

@@ -24,7 +24,7 @@ static inline bool mkrt__owner_enter(mkrt_producer *p, uint32_t bit, bool refuse
 {
     uint32_t s = atomic_fetch_or(&p->state, bit);
     if ((s & MKRT__PRODUCER_LIFE) == MKRT__PRODUCER_ORPHANED ||
-        (refuse_closing && atomic_load(&p->rt->closing))) {
+        (refuse_closing && atomic_load(&p->rt->producers.closing))) {
         /* release: pairs with destroy's loads of state; nothing touched. */
         atomic_fetch_and_explicit(&p->state, ~bit, memory_order_release);
         return false;

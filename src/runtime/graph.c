@@ -28,7 +28,7 @@ static mkrt_status check_graph(const mkrt_runtime *rt, const mkrt_graph *g, mkrt
                                "rows at 0.",
                                (unsigned long long)g->offsets[0]);
     /* A frontier round numbers a vertex's chunks in MKRT__EXPAND_CHUNK_BITS. */
-    const uint64_t max_degree = (uint64_t)rt->expand_chunk * MKRT__EXPAND_PULL; /* the last is the pull mark */
+    const uint64_t max_degree = (uint64_t)rt->dispatch.graph_state.expand_chunk * MKRT__EXPAND_PULL; /* the last is the pull mark */
     for (uint32_t v = 0; v < g->vertices; v++) {
         if (g->offsets[v + 1] < g->offsets[v])
             return mkrt__error_set(err, MKRT_EINVAL,
@@ -108,39 +108,39 @@ mkrt_status mkrt_graph_register(mkrt_runtime *rt, const mkrt_graph *g, mkrt_erro
     /* Under the lock mkrt_producer_open freezes the op table with: the
      * dispatcher and the ops read the graph only for items of producers
      * opened later (as in mkrt_op_register). */
-    mkrt__mutex_lock(&rt->producers_lock);
+    mkrt__mutex_lock(&rt->producers.producers_lock);
     if (rt->ops_frozen) {
-        mkrt__mutex_unlock(&rt->producers_lock);
+        mkrt__mutex_unlock(&rt->producers.producers_lock);
         mkrt__free((void *)bits, (3 * words + slot_words) * sizeof *bits);
         return mkrt__error_set(err, MKRT_EINVAL,
                                "mkrt_graph_register after the first producer was opened. Fix: "
                                "register the graph right after mkrt_create.");
     }
-    mkrt__free((void *)rt->frontier, mkrt__frontier_alloc_words(rt) * sizeof *rt->frontier);
-    rt->frontier = bits;
-    rt->frontier_w = bits;
-    rt->frontier_r = bits + words;
-    rt->visited = bits + 2 * words;
-    rt->far = bits + 3 * words; /* zeroed, as expand.far_n (no bit set yet) */
-    rt->frontier_words = words;
-    rt->slot_words = slot_words;
-    rt->slot_op[0] = MKRT_OP_RELAX;
-    rt->graph = *g;
-    rt->bucket_width = width;
-    rt->bucket_min = BUCKET_MIN;
+    mkrt__free((void *)rt->dispatch.graph_state.frontier, mkrt__frontier_alloc_words(&rt->dispatch.graph_state) * sizeof *rt->dispatch.graph_state.frontier);
+    rt->dispatch.graph_state.frontier = bits;
+    rt->dispatch.graph_state.frontier_w = bits;
+    rt->dispatch.graph_state.frontier_r = bits + words;
+    rt->dispatch.graph_state.visited = bits + 2 * words;
+    rt->dispatch.graph_state.far = bits + 3 * words; /* zeroed, as expand.far_n (no bit set yet) */
+    rt->dispatch.graph_state.frontier_words = words;
+    rt->dispatch.graph_state.slot_words = slot_words;
+    rt->dispatch.graph_state.slot_op[0] = MKRT_OP_RELAX;
+    rt->dispatch.graph_state.graph = *g;
+    rt->dispatch.graph_state.bucket_width = width;
+    rt->dispatch.graph_state.bucket_min = BUCKET_MIN;
     /* The device's copy (cuda/protocol.h, "Traversals on the device"): no
      * batch has run, so the dispatcher is not using it; state_lock keeps
      * the application's state copies out meanwhile. A device that cannot
      * take the graph refuses RELAX (the CPU pool runs it) and says why in
      * mkrt_backend_describe(). */
-    mkrt__backend *dev = mkrt__backends_device(rt->backends, rt->nbackends);
+    mkrt__backend *dev = mkrt__backends_device(rt->dispatch.backends, rt->dispatch.nbackends);
     if (dev != NULL && dev->ops->graph_in != NULL) {
         mkrt_error why;
-        mkrt__mutex_lock(&rt->state_lock);
+        mkrt__mutex_lock(&rt->dispatch.state_lock);
         (void)dev->ops->graph_in(dev, g, &why);
-        mkrt__mutex_unlock(&rt->state_lock);
+        mkrt__mutex_unlock(&rt->dispatch.state_lock);
         mkrt__runtime_describe_device(rt);
     }
-    mkrt__mutex_unlock(&rt->producers_lock);
+    mkrt__mutex_unlock(&rt->producers.producers_lock);
     return MKRT_OK;
 }

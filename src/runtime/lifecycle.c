@@ -44,20 +44,20 @@ static bool alloc_batch(mkrt__batch *b, size_t cap)
 static void free_runtime(mkrt_runtime *rt)
 {
     for (int i = 0; i < 2; i++)
-        free_batch(&rt->batch[i], rt->cfg.max_batch);
-    mkrt__free(rt->slots, rt->cfg.max_producers * sizeof *rt->slots);
-    mkrt__free(rt->cells, rt->cells_bytes);
-    mkrt__free((void *)rt->append_log, rt->log_bytes);
-    mkrt__free(rt->emit_ring, mkrt__emit_ring_slots(&rt->cfg) * sizeof *rt->emit_ring);
-    mkrt__free((void *)rt->frontier, mkrt__frontier_alloc_words(rt) * sizeof *rt->frontier);
-    mkrt_layer_scratch_destroy(rt->layering);
-    mkrt_barrier_scratch_destroy(rt->split);
-    mkrt__free(rt->waves, rt->cfg.max_batch * sizeof *rt->waves);
-    if (rt->plans != NULL)
-        mkrt_plan_cache_destroy(rt->plans);
-    mkrt_mpmc_ring_destroy(rt->dead);
-    mkrt__mutex_destroy(&rt->producers_lock);
-    mkrt__mutex_destroy(&rt->state_lock);
+        free_batch(&rt->dispatch.batch[i], rt->cfg.max_batch);
+    mkrt__free(rt->producers.slots, rt->cfg.max_producers * sizeof *rt->producers.slots);
+    mkrt__free(rt->state.cells, rt->state.cells_bytes);
+    mkrt__free((void *)rt->state.append_log, rt->state.log_bytes);
+    mkrt__free(rt->state.emit_ring, mkrt__emit_ring_slots(&rt->cfg) * sizeof *rt->state.emit_ring);
+    mkrt__free((void *)rt->dispatch.graph_state.frontier, mkrt__frontier_alloc_words(&rt->dispatch.graph_state) * sizeof *rt->dispatch.graph_state.frontier);
+    mkrt_layer_scratch_destroy(rt->dispatch.layering);
+    mkrt_barrier_scratch_destroy(rt->dispatch.split);
+    mkrt__free(rt->dispatch.waves, rt->cfg.max_batch * sizeof *rt->dispatch.waves);
+    if (rt->dispatch.plans != NULL)
+        mkrt_plan_cache_destroy(rt->dispatch.plans);
+    mkrt_mpmc_ring_destroy(rt->state.dead);
+    mkrt__mutex_destroy(&rt->producers.producers_lock);
+    mkrt__mutex_destroy(&rt->dispatch.state_lock);
     mkrt__free(rt, sizeof *rt);
 }
 
@@ -71,9 +71,9 @@ static mkrt_status start_backends(mkrt_runtime *rt, mkrt_error *err)
     mkrt_status st = MKRT_OK;
     mkrt__backend *device = NULL, *cpu = NULL;
     if (cfg->backend == MKRT_BACKEND_SIM)
-        st = mkrt__megakernel_start(rt, MKRT_BACKEND_SIM, &device, err);
+        st = mkrt__megakernel_start(&rt->state, rt->workers, MKRT_BACKEND_SIM, &device, err);
     else if (cfg->backend == MKRT_BACKEND_CUDA || cfg->backend == MKRT_BACKEND_AUTO)
-        st = mkrt__megakernel_start(rt, MKRT_BACKEND_CUDA, &device, &why);
+        st = mkrt__megakernel_start(&rt->state, rt->workers, MKRT_BACKEND_CUDA, &device, &why);
     if (st != MKRT_OK && cfg->backend == MKRT_BACKEND_CUDA)
         return mkrt__error_set(err, MKRT_EDEVICE,
                                "CUDA backend requested but unusable: %s (Or use MKRT_BACKEND_AUTO, "
@@ -81,18 +81,18 @@ static mkrt_status start_backends(mkrt_runtime *rt, mkrt_error *err)
                                why.message);
     if (st != MKRT_OK && cfg->backend == MKRT_BACKEND_SIM)
         return st;
-    if ((st = mkrt__cpu_pool_start(rt, rt->workers, (uint32_t)cfg->max_batch, &cpu, err)) != MKRT_OK) {
+    if ((st = mkrt__cpu_pool_start(&rt->state, rt->workers, (uint32_t)cfg->max_batch, &cpu, err)) != MKRT_OK) {
         if (device != NULL && !device->ops->stop(device, 5000000000u)) {
-            rt->cells = NULL; /* a GPU that would not stop keeps them */
-            rt->append_log = NULL;
+            rt->state.cells = NULL; /* a GPU that would not stop keeps them */
+            rt->state.append_log = NULL;
         }
         return st;
     }
     if (device != NULL)
-        rt->backends[rt->nbackends++] = device;
-    rt->backends[rt->nbackends++] = cpu;
-    rt->cpu_only = mkrt__backends_device(rt->backends, rt->nbackends) == NULL;
-    rt->device_state = device != NULL && device->ops->state_in != NULL;
+        rt->dispatch.backends[rt->dispatch.nbackends++] = device;
+    rt->dispatch.backends[rt->dispatch.nbackends++] = cpu;
+    rt->dispatch.cpu_only = mkrt__backends_device(rt->dispatch.backends, rt->dispatch.nbackends) == NULL;
+    rt->dispatch.device_state = device != NULL && device->ops->state_in != NULL;
     if (device == NULL && cfg->backend == MKRT_BACKEND_AUTO) {
         /* Not a failure: the reason, without the Fix an explicit CUDA gets. */
         snprintf(rt->backend_desc, sizeof rt->backend_desc, "cpu: %u workers (auto chose the CPU: %.*s)",
@@ -110,7 +110,7 @@ static mkrt_status start_backends(mkrt_runtime *rt, mkrt_error *err)
 void mkrt__runtime_describe_device(mkrt_runtime *rt)
 {
     char dev[MKRT_ERROR_MESSAGE_MAX + 192];
-    mkrt__backend *device = mkrt__backends_device(rt->backends, rt->nbackends);
+    mkrt__backend *device = mkrt__backends_device(rt->dispatch.backends, rt->dispatch.nbackends);
     device->ops->describe(device, dev, sizeof dev);
     snprintf(rt->backend_desc, sizeof rt->backend_desc,
              "%.*s; watchdog %u ms; batches with ops the device lacks on %u CPU workers",
@@ -123,11 +123,11 @@ static bool stop_backends(mkrt_runtime *rt)
 {
     uint64_t limit = rt->cfg.watchdog_ms ? (uint64_t)rt->cfg.watchdog_ms * 1000000u : 5000000000u;
     bool stopped = true;
-    for (uint32_t i = 0; i < rt->nbackends; i++)
-        stopped &= rt->backends[i]->ops->stop(rt->backends[i], limit);
+    for (uint32_t i = 0; i < rt->dispatch.nbackends; i++)
+        stopped &= rt->dispatch.backends[i]->ops->stop(rt->dispatch.backends[i], limit);
     if (!stopped) {
-        rt->cells = NULL;
-        rt->append_log = NULL;
+        rt->state.cells = NULL;
+        rt->state.append_log = NULL;
     }
     /* cpu_only stays as it was: it is fixed at create, and a waiter still
      * inside mkrt_wait reads it (mkrt__dispatch_help) until destroy has
@@ -158,31 +158,41 @@ mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **out, mkrt_error *
      * plan narrows a batch further while producers are busy (batch_planner.c). */
     rt->cpus = mkrt__cpus_available();
     rt->workers = cfg->workers ? cfg->workers : rt->cpus > 1 ? rt->cpus - 1 : 1;
-    bool ok = mkrt__mutex_init(&rt->producers_lock) == 0;
-    ok &= mkrt__mutex_init(&rt->state_lock) == 0;
-    mkrt__waitq_init_symmetric(&rt->work_wq);
-    mkrt__spin_budget_init(&rt->idle_spin);
-    mkrt__spin_budget_init(&rt->token_spin);
-    mkrt__waitq_init_symmetric(&rt->done_wq);
-    ok = alloc_batch(&rt->batch[0], cfg->max_batch) && alloc_batch(&rt->batch[1], cfg->max_batch) && ok;
-    rt->slots = mkrt__alloc_zeroed(cfg->max_producers * sizeof *rt->slots, alignof(mkrt_producer *));
-    rt->cells_bytes = cbytes;
-    rt->log_bytes = lbytes;
-    rt->cells = mkrt__alloc_zeroed(cbytes, MKRT__PAGE_BYTES);
-    rt->append_log = mkrt__alloc_zeroed(lbytes, MKRT__PAGE_BYTES);
-    rt->emit_ring = mkrt__alloc(mkrt__emit_ring_slots(cfg) * sizeof *rt->emit_ring, MKRT_CACHE_LINE);
-    atomic_init(&rt->pending_root, UINT64_MAX);
-    rt->emit_root = UINT64_MAX;
-    rt->expand_chunk = cfg->max_batch < MKRT__EXPAND_CHUNK_MAX ? (uint32_t)cfg->max_batch : MKRT__EXPAND_CHUNK_MAX;
-    rt->layering = mkrt_layer_scratch_create(NULL);
-    rt->split = mkrt_barrier_scratch_create(cfg->max_batch, 0, NULL);
-    rt->waves = mkrt__alloc(cfg->max_batch * sizeof *rt->waves, MKRT_CACHE_LINE);
-    rt->dead = mkrt_mpmc_ring_create(cfg->dead_letter_capacity, NULL);
+    /* The groups (runtime_internal.h) point at what they share. */
+    rt->state.cfg = &rt->cfg;
+    rt->state.ops = rt->ops;
+    rt->state.graph_state = &rt->dispatch.graph_state;
+    rt->dispatch.cfg = &rt->cfg;
+    rt->dispatch.producers = &rt->producers;
+    rt->dispatch.state = &rt->state;
+    rt->dispatch.stats = &rt->stats;
+    rt->dispatch.workers = rt->workers;
+    rt->dispatch.cpus = rt->cpus;
+    bool ok = mkrt__mutex_init(&rt->producers.producers_lock) == 0;
+    ok &= mkrt__mutex_init(&rt->dispatch.state_lock) == 0;
+    mkrt__waitq_init_symmetric(&rt->dispatch.work_wq);
+    mkrt__spin_budget_init(&rt->dispatch.idle_spin);
+    mkrt__spin_budget_init(&rt->dispatch.token_spin);
+    mkrt__waitq_init_symmetric(&rt->dispatch.done_wq);
+    ok = alloc_batch(&rt->dispatch.batch[0], cfg->max_batch) && alloc_batch(&rt->dispatch.batch[1], cfg->max_batch) && ok;
+    rt->producers.slots = mkrt__alloc_zeroed(cfg->max_producers * sizeof *rt->producers.slots, alignof(mkrt_producer *));
+    rt->state.cells_bytes = cbytes;
+    rt->state.log_bytes = lbytes;
+    rt->state.cells = mkrt__alloc_zeroed(cbytes, MKRT__PAGE_BYTES);
+    rt->state.append_log = mkrt__alloc_zeroed(lbytes, MKRT__PAGE_BYTES);
+    rt->state.emit_ring = mkrt__alloc(mkrt__emit_ring_slots(cfg) * sizeof *rt->state.emit_ring, MKRT_CACHE_LINE);
+    atomic_init(&rt->dispatch.pending_root, UINT64_MAX);
+    rt->dispatch.emit_root = UINT64_MAX;
+    rt->dispatch.graph_state.expand_chunk = cfg->max_batch < MKRT__EXPAND_CHUNK_MAX ? (uint32_t)cfg->max_batch : MKRT__EXPAND_CHUNK_MAX;
+    rt->dispatch.layering = mkrt_layer_scratch_create(NULL);
+    rt->dispatch.split = mkrt_barrier_scratch_create(cfg->max_batch, 0, NULL);
+    rt->dispatch.waves = mkrt__alloc(cfg->max_batch * sizeof *rt->dispatch.waves, MKRT_CACHE_LINE);
+    rt->state.dead = mkrt_mpmc_ring_create(cfg->dead_letter_capacity, NULL);
     mkrt_plan_cache_config pc = mkrt_plan_cache_config_default();
-    if (mkrt_plan_cache_create(&pc, &rt->plans, NULL) != MKRT_OK)
-        rt->plans = NULL;
-    if (!ok || !rt->slots || !rt->cells || !rt->append_log || !rt->emit_ring || !rt->layering ||
-        !rt->split || !rt->waves || !rt->dead || !rt->plans) {
+    if (mkrt_plan_cache_create(&pc, &rt->dispatch.plans, NULL) != MKRT_OK)
+        rt->dispatch.plans = NULL;
+    if (!ok || !rt->producers.slots || !rt->state.cells || !rt->state.append_log || !rt->state.emit_ring || !rt->dispatch.layering ||
+        !rt->dispatch.split || !rt->dispatch.waves || !rt->state.dead || !rt->dispatch.plans) {
         free_runtime(rt);
         return mkrt__error_set(err, MKRT_ENOMEM,
                                "mkrt_create could not allocate its buffers (max_batch %zu, cells %u, "
@@ -193,7 +203,7 @@ mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **out, mkrt_error *
         free_runtime(rt);
         return st;
     }
-    if (mkrt__thread_start(&rt->dispatcher, mkrt__dispatcher_main, rt) != 0) {
+    if (mkrt__thread_start(&rt->dispatcher, mkrt__dispatcher_main, &rt->dispatch) != 0) {
         stop_backends(rt);
         free_runtime(rt);
         return mkrt__error_set(err, MKRT_ENOMEM,
@@ -211,38 +221,38 @@ mkrt_status mkrt_destroy(mkrt_runtime *rt, uint64_t timeout_ns, mkrt_error *err)
         return MKRT_OK;
     /* seq_cst: the store half of the handshake with owner_enter (store
      * closing, load state here; fetch_or state, load closing there). */
-    atomic_store(&rt->closing, true);
+    atomic_store(&rt->producers.closing, true);
 #ifdef MKRT_TEST_HOOKS
     /* acquire: pairs with the release store in mkrt__runtime_destroy_hold. */
-    while (atomic_load_explicit(&rt->destroy_held, memory_order_acquire))
+    while (atomic_load_explicit(&rt->dispatch.hooks.destroy_held, memory_order_acquire))
         sched_yield();
 #endif
     /* Producer rings refuse new items from here on; a push that overlapped
      * the close is either refused or in the ring, and the drain below
      * takes it. */
-    mkrt__mutex_lock(&rt->producers_lock);
+    mkrt__mutex_lock(&rt->producers.producers_lock);
     for (uint32_t s = 0; s < rt->cfg.max_producers; s++) {
-        mkrt_producer *p = atomic_load_explicit(&rt->slots[s], memory_order_relaxed);
+        mkrt_producer *p = atomic_load_explicit(&rt->producers.slots[s], memory_order_relaxed);
         if (p != NULL)
             mkrt_spsc_ring_close(p->ring);
     }
-    mkrt__mutex_unlock(&rt->producers_lock);
-    mkrt__waitq_notify(&rt->work_wq);
+    mkrt__mutex_unlock(&rt->producers.producers_lock);
+    mkrt__waitq_notify(&rt->dispatch.work_wq);
     /* Wait for publishers and closers still inside (a closed ring wakes any
      * that sleep on it), so the drain target below covers everything they
      * published. Producers are retired only by the dispatcher, under the
      * lock, so a slot's producer stays valid while we look at it. */
     for (uint32_t s = 0; s < rt->cfg.max_producers; s++) {
-        mkrt__mutex_lock(&rt->producers_lock);
-        mkrt_producer *p = atomic_load_explicit(&rt->slots[s], memory_order_relaxed);
+        mkrt__mutex_lock(&rt->producers.producers_lock);
+        mkrt_producer *p = atomic_load_explicit(&rt->producers.slots[s], memory_order_relaxed);
         /* seq_cst: the load half of the handshake with owner_enter. */
         while (p != NULL && (atomic_load(&p->state) & MKRT__PRODUCER_BUSY)) {
-            mkrt__mutex_unlock(&rt->producers_lock);
+            mkrt__mutex_unlock(&rt->producers.producers_lock);
             sched_yield();
-            mkrt__mutex_lock(&rt->producers_lock);
-            p = atomic_load_explicit(&rt->slots[s], memory_order_relaxed);
+            mkrt__mutex_lock(&rt->producers.producers_lock);
+            p = atomic_load_explicit(&rt->producers.slots[s], memory_order_relaxed);
         }
-        mkrt__mutex_unlock(&rt->producers_lock);
+        mkrt__mutex_unlock(&rt->producers.producers_lock);
     }
     /* Only now may the dispatcher stop: a publish that entered before
      * closing may still have been about to push when the dispatcher found
@@ -251,12 +261,12 @@ mkrt_status mkrt_destroy(mkrt_runtime *rt, uint64_t timeout_ns, mkrt_error *err)
      * dispatcher's shutdown check, which then sees every push those
      * publishes made (their owner_leave released them to the loads of
      * state above). */
-    atomic_store_explicit(&rt->sealed, true, memory_order_release);
-    mkrt__waitq_notify(&rt->work_wq);
+    atomic_store_explicit(&rt->producers.sealed, true, memory_order_release);
+    mkrt__waitq_notify(&rt->dispatch.work_wq);
     mkrt_status st = mkrt_quiesce(rt, timeout_ns); /* what was published and what it emits */
     if (st != MKRT_OK) {
-        atomic_store_explicit(&rt->aborting, true, memory_order_release);
-        mkrt__waitq_notify(&rt->work_wq);
+        atomic_store_explicit(&rt->dispatch.aborting, true, memory_order_release);
+        mkrt__waitq_notify(&rt->dispatch.work_wq);
     }
     mkrt__thread_join(rt->dispatcher);
     bool device_stopped = stop_backends(rt); /* before the cells they write are freed */
@@ -267,13 +277,13 @@ mkrt_status mkrt_destroy(mkrt_runtime *rt, uint64_t timeout_ns, mkrt_error *err)
      * has stopped), and its owner frees it in mkrt_producer_close. After
      * the CAS we never touch it again. */
     for (uint32_t s = 0; s < rt->cfg.max_producers; s++) {
-        mkrt_producer *p = atomic_load_explicit(&rt->slots[s], memory_order_relaxed);
+        mkrt_producer *p = atomic_load_explicit(&rt->producers.slots[s], memory_order_relaxed);
         if (p == NULL)
             continue;
         for (;;) {
             uint32_t state = atomic_load(&p->state); /* seq_cst: see owner_enter */
             if (state & (MKRT__PRODUCER_BUSY | MKRT__PRODUCER_WAITING)) {
-                mkrt__waitq_notify(&rt->done_wq);
+                mkrt__waitq_notify(&rt->dispatch.done_wq);
                 sched_yield();
                 continue;
             }
@@ -285,7 +295,7 @@ mkrt_status mkrt_destroy(mkrt_runtime *rt, uint64_t timeout_ns, mkrt_error *err)
                 break;
         }
     }
-    uint64_t failed = atomic_load_explicit(&rt->failed, memory_order_relaxed);
+    uint64_t failed = atomic_load_explicit(&rt->stats.failed, memory_order_relaxed);
     free_runtime(rt);
     if (st != MKRT_OK)
         return mkrt__error_set(err, MKRT_ETIMEDOUT,
@@ -308,7 +318,7 @@ const char *mkrt_backend_describe(mkrt_runtime *rt)
         return "no runtime: mkrt_backend_describe got NULL (Fix: pass the runtime from mkrt_create)";
     /* acquire: pairs with the release in backend_failed (dispatcher.c),
      * after which backend_failure is complete and never written again. */
-    if (atomic_load_explicit(&rt->backend_failed, memory_order_acquire))
-        return rt->backend_failure;
+    if (atomic_load_explicit(&rt->dispatch.backend_failed, memory_order_acquire))
+        return rt->dispatch.backend_failure;
     return rt->backend_desc;
 }

@@ -40,9 +40,9 @@ mkrt_status mkrt_op_register(mkrt_runtime *rt, uint32_t op, const mkrt_op_desc *
     /* Under the lock that mkrt_producer_open freezes the table with: the
      * dispatcher reads an entry only for items of a producer opened after
      * (the slot's release store orders this write before its reads). */
-    mkrt__mutex_lock(&rt->producers_lock);
+    mkrt__mutex_lock(&rt->producers.producers_lock);
     if (rt->ops_frozen) {
-        mkrt__mutex_unlock(&rt->producers_lock);
+        mkrt__mutex_unlock(&rt->producers.producers_lock);
         return mkrt__error_set(err, MKRT_EINVAL,
                                "op %u registered after the first producer was opened. Fix: register "
                                "every op right after mkrt_create.",
@@ -50,19 +50,19 @@ mkrt_status mkrt_op_register(mkrt_runtime *rt, uint32_t op, const mkrt_op_desc *
     }
     uint32_t slot = rt->ops[op].fn != NULL ? rt->ops[op].expand_slot : 0;
     if (desc->expands && slot == 0) {
-        if (rt->slots_used == MKRT_OP_EXPANDING_MAX) {
-            mkrt__mutex_unlock(&rt->producers_lock);
+        if (rt->dispatch.graph_state.slots_used == MKRT_OP_EXPANDING_MAX) {
+            mkrt__mutex_unlock(&rt->producers.producers_lock);
             return mkrt__error_set(err, MKRT_EINVAL,
                                    "op %u cannot expand: %u user ops already do (the most there "
                                    "may be). Fix: let one op expand and tell cases apart by param.",
                                    op, MKRT_OP_EXPANDING_MAX);
         }
-        slot = ++rt->slots_used;
-        rt->slot_op[slot] = op;
+        slot = ++rt->dispatch.graph_state.slots_used;
+        rt->dispatch.graph_state.slot_op[slot] = op;
     }
     rt->ops[op] = (mkrt__op_entry){desc->fn, desc->user, envelope, fused, desc->name, desc->device,
                                    desc->idempotent, desc->commutes, desc->expands ? slot : 0,
                                    desc->pulls};
-    mkrt__mutex_unlock(&rt->producers_lock);
+    mkrt__mutex_unlock(&rt->producers.producers_lock);
     return MKRT_OK;
 }

@@ -29,7 +29,7 @@ static uint32_t free_slot(mkrt_runtime *rt, uint32_t *retiring)
 {
     *retiring = 0;
     for (uint32_t s = 0; s < rt->cfg.max_producers; s++) {
-        mkrt_producer *q = atomic_load_explicit(&rt->slots[s], memory_order_relaxed);
+        mkrt_producer *q = atomic_load_explicit(&rt->producers.slots[s], memory_order_relaxed);
         if (q == NULL)
             return s;
         *retiring += (atomic_load_explicit(&q->state, memory_order_relaxed) & MKRT__PRODUCER_LIFE) ==
@@ -43,7 +43,7 @@ mkrt_producer *mkrt_producer_open(mkrt_runtime *rt, mkrt_error *err)
     if (rt == NULL)
         return open_refused(err, MKRT_EINVAL, "the runtime is NULL. Fix: pass the runtime from "
                                               "mkrt_create.");
-    if (atomic_load_explicit(&rt->closing, memory_order_acquire))
+    if (atomic_load_explicit(&rt->producers.closing, memory_order_acquire))
         return open_refused(err, MKRT_ECLOSED, "mkrt_destroy began. Fix: open producers before "
                                                "shutting down.");
     mkrt_producer *p = mkrt__alloc_zeroed(sizeof *p, alignof(mkrt_producer));
@@ -72,12 +72,12 @@ mkrt_producer *mkrt_producer_open(mkrt_runtime *rt, mkrt_error *err)
     uint32_t slot, retiring;
     bool closing;
     for (;;) {
-        mkrt__mutex_lock(&rt->producers_lock);
+        mkrt__mutex_lock(&rt->producers.producers_lock);
         slot = free_slot(rt, &retiring);
         /* acquire: pairs with the release store of closing in mkrt_destroy,
          * which closes the rings of the producers in the slots under this
          * lock: a producer added after that would have an open ring. */
-        closing = atomic_load_explicit(&rt->closing, memory_order_acquire);
+        closing = atomic_load_explicit(&rt->producers.closing, memory_order_acquire);
         if (slot < rt->cfg.max_producers || closing || retiring == 0)
             break;
         uint64_t now = mkrt__now_ns();
@@ -85,12 +85,12 @@ mkrt_producer *mkrt_producer_open(mkrt_runtime *rt, mkrt_error *err)
             waited_since = now;
         else if (now - waited_since > RETIRE_WAIT_NS)
             break;
-        mkrt__mutex_unlock(&rt->producers_lock);
-        mkrt__waitq_notify(&rt->work_wq); /* the dispatcher retires closed producers */
+        mkrt__mutex_unlock(&rt->producers.producers_lock);
+        mkrt__waitq_notify(&rt->dispatch.work_wq); /* the dispatcher retires closed producers */
         mkrt__thread_sleep_ns(100000);
     }
     if (slot == rt->cfg.max_producers || closing) {
-        mkrt__mutex_unlock(&rt->producers_lock);
+        mkrt__mutex_unlock(&rt->producers.producers_lock);
         mkrt__producer_free(p);
         if (closing)
             return open_refused(err, MKRT_ECLOSED, "mkrt_destroy began. Fix: open producers "
@@ -112,19 +112,12 @@ mkrt_producer *mkrt_producer_open(mkrt_runtime *rt, mkrt_error *err)
     /* Only a successful open freezes the op table and takes an id. */
     rt->ops_frozen = true;
     p->slot = slot;
-    p->id = rt->next_producer_id++;
-    atomic_fetch_add_explicit(&rt->producers_open, 1, memory_order_relaxed);
+    p->id = rt->producers.next_producer_id++;
+    atomic_fetch_add_explicit(&rt->producers.producers_open, 1, memory_order_relaxed);
     /* release: pairs with the dispatcher's acquire load of the slot. */
-    atomic_store_explicit(&rt->slots[slot], p, memory_order_release);
-    mkrt__mutex_unlock(&rt->producers_lock);
+    atomic_store_explicit(&rt->producers.slots[slot], p, memory_order_release);
+    mkrt__mutex_unlock(&rt->producers.producers_lock);
     return p;
-}
-
-void mkrt__producer_free(mkrt_producer *p)
-{
-    mkrt_spsc_ring_destroy(p->ring);
-    mkrt_spsc_ring_destroy(p->stamps);
-    mkrt__free(p, sizeof *p);
 }
 
 void mkrt_producer_close(mkrt_producer *p)
@@ -136,7 +129,7 @@ void mkrt_producer_close(mkrt_producer *p)
     uint32_t expect = MKRT__PRODUCER_OPEN;
     if (atomic_compare_exchange_strong(&p->state, &expect,
                                        MKRT__PRODUCER_CLOSED | MKRT__PRODUCER_BUSY)) {
-        mkrt__waitq_notify(&p->rt->work_wq); /* the runtime retires it once drained */
+        mkrt__waitq_notify(&p->rt->dispatch.work_wq); /* the runtime retires it once drained */
         mkrt__owner_leave(p, MKRT__PRODUCER_BUSY); /* p may be freed from here on */
         return;
     }
@@ -181,12 +174,12 @@ mkrt_status mkrt_publish_some(mkrt_producer *p, const mkrt_item *items, size_t n
             atomic_store_explicit(&p->published, total, memory_order_relaxed);
             /* release: pairs with the acquire loads of published_total in
              * drain and in the dispatcher's shutdown check. */
-            atomic_fetch_add_explicit(&rt->published_total, k, memory_order_release);
+            atomic_fetch_add_explicit(&rt->producers.published_total, k, memory_order_release);
             uint64_t now = mkrt__now_ns();
             mkrt_item stamp = {(uint32_t)total, (uint32_t)(total >> 32), (uint32_t)now,
                                (uint32_t)(now >> 32)};
             (void)mkrt_spsc_ring_push(p->stamps, &stamp, 1); /* a sample; skipped when full */
-            mkrt__waitq_notify(&rt->work_wq);
+            mkrt__waitq_notify(&rt->dispatch.work_wq);
             continue;
         }
         if (timeout_ns == 0) {
@@ -200,7 +193,7 @@ mkrt_status mkrt_publish_some(mkrt_producer *p, const mkrt_item *items, size_t n
         /* The dispatcher frees room within a batch's time: spin for it
          * (never past the timeout) while every producer and the
          * dispatcher can have a CPU (relaxed: a count read as a hint). */
-        uint32_t open = atomic_load_explicit(&rt->producers_open, memory_order_relaxed);
+        uint32_t open = atomic_load_explicit(&rt->producers.producers_open, memory_order_relaxed);
         st = mkrt__spsc_ring_wait_space(p->ring, &p->room_spin, rt->cpus > open ? timeout_ns : 0, deadline);
         if (st != MKRT_OK)
             break;

@@ -22,35 +22,35 @@ mkrt_status mkrt_stats_read(mkrt_runtime *rt, mkrt_stats *out)
     memset(&s, 0, sizeof s);
     /* acquire: completed_total first, so the counters below include at
      * least every batch it counts. */
-    (void)atomic_load_explicit(&rt->completed_total, memory_order_acquire);
-    s.published = atomic_load_explicit(&rt->published_total, memory_order_relaxed);
-    s.executed = atomic_load_explicit(&rt->executed, memory_order_relaxed);
-    s.pruned = atomic_load_explicit(&rt->pruned, memory_order_relaxed);
-    s.failed = atomic_load_explicit(&rt->failed, memory_order_relaxed);
-    s.batches = atomic_load_explicit(&rt->batches, memory_order_relaxed);
-    s.layers = atomic_load_explicit(&rt->layers, memory_order_relaxed);
-    s.global_barriers = atomic_load_explicit(&rt->barriers, memory_order_relaxed);
-    s.ring_high_water = atomic_load_explicit(&rt->high_water, memory_order_relaxed);
-    s.dead_letters_dropped = atomic_load_explicit(&rt->dead_dropped, memory_order_relaxed);
+    (void)atomic_load_explicit(&rt->dispatch.completed_total, memory_order_acquire);
+    s.published = atomic_load_explicit(&rt->producers.published_total, memory_order_relaxed);
+    s.executed = atomic_load_explicit(&rt->stats.executed, memory_order_relaxed);
+    s.pruned = atomic_load_explicit(&rt->stats.pruned, memory_order_relaxed);
+    s.failed = atomic_load_explicit(&rt->stats.failed, memory_order_relaxed);
+    s.batches = atomic_load_explicit(&rt->stats.batches, memory_order_relaxed);
+    s.layers = atomic_load_explicit(&rt->stats.layers, memory_order_relaxed);
+    s.global_barriers = atomic_load_explicit(&rt->stats.barriers, memory_order_relaxed);
+    s.ring_high_water = atomic_load_explicit(&rt->stats.high_water, memory_order_relaxed);
+    s.dead_letters_dropped = atomic_load_explicit(&rt->stats.dead_dropped, memory_order_relaxed);
     mkrt_plan_cache_stats pc;
-    mkrt_plan_cache_stats_read(rt->plans, &pc);
+    mkrt_plan_cache_stats_read(rt->dispatch.plans, &pc);
     s.plan_cache_hits = pc.hits;
     s.plan_cache_misses = pc.misses;
-    s.latency_samples = atomic_load_explicit(&rt->latency.samples, memory_order_relaxed);
-    s.latency_p50_ns = mkrt__hist_percentile(&rt->latency, 5000);
-    s.latency_p99_ns = mkrt__hist_percentile(&rt->latency, 9900);
-    s.latency_p999_ns = mkrt__hist_percentile(&rt->latency, 9990);
-    s.producers_open = atomic_load_explicit(&rt->producers_open, memory_order_relaxed);
+    s.latency_samples = atomic_load_explicit(&rt->stats.latency.samples, memory_order_relaxed);
+    s.latency_p50_ns = mkrt__hist_percentile(&rt->stats.latency, 5000);
+    s.latency_p99_ns = mkrt__hist_percentile(&rt->stats.latency, 9900);
+    s.latency_p999_ns = mkrt__hist_percentile(&rt->stats.latency, 9990);
+    s.producers_open = atomic_load_explicit(&rt->producers.producers_open, memory_order_relaxed);
     s.workers = rt->workers;
     /* acquire: pairs with the release in backend_failed (dispatcher.c). */
-    bool failed = atomic_load_explicit(&rt->backend_failed, memory_order_acquire);
-    mkrt__backend *device = mkrt__backends_device(rt->backends, rt->nbackends);
-    s.backend = (device != NULL && !failed ? device : mkrt__backends_cpu_pool(rt->backends, rt->nbackends))->name;
+    bool failed = atomic_load_explicit(&rt->dispatch.backend_failed, memory_order_acquire);
+    mkrt__backend *device = mkrt__backends_device(rt->dispatch.backends, rt->dispatch.nbackends);
+    s.backend = (device != NULL && !failed ? device : mkrt__backends_cpu_pool(rt->dispatch.backends, rt->dispatch.nbackends))->name;
     s.backend_detail = mkrt_backend_describe(rt);
-    s.device_batches = atomic_load_explicit(&rt->device_batches, memory_order_relaxed);
-    s.device_failures = atomic_load_explicit(&rt->device_failures, memory_order_relaxed);
-    s.emitted = atomic_load_explicit(&rt->emitted_total, memory_order_relaxed);
-    s.changed = atomic_load_explicit(&rt->changed, memory_order_relaxed);
+    s.device_batches = atomic_load_explicit(&rt->stats.device_batches, memory_order_relaxed);
+    s.device_failures = atomic_load_explicit(&rt->stats.device_failures, memory_order_relaxed);
+    s.emitted = atomic_load_explicit(&rt->state.emitted_total, memory_order_relaxed);
+    s.changed = atomic_load_explicit(&rt->state.changed, memory_order_relaxed);
     *out = s;
     return MKRT_OK;
 }
@@ -60,16 +60,16 @@ size_t mkrt_stats_producers(mkrt_runtime *rt, mkrt_producer_stats *out, size_t m
     size_t n = 0;
     if (rt == NULL || (out == NULL && max > 0))
         return 0;
-    mkrt__mutex_lock(&rt->producers_lock);
+    mkrt__mutex_lock(&rt->producers.producers_lock);
     for (uint32_t s = 0; s < rt->cfg.max_producers && n < max; s++) {
-        mkrt_producer *p = atomic_load_explicit(&rt->slots[s], memory_order_relaxed);
+        mkrt_producer *p = atomic_load_explicit(&rt->producers.slots[s], memory_order_relaxed);
         if (p == NULL)
             continue;
         /* relaxed: statistics snapshots. */
         out[n++] = (mkrt_producer_stats){p->id, atomic_load_explicit(&p->published, memory_order_relaxed),
                                          atomic_load_explicit(&p->completed, memory_order_relaxed)};
     }
-    mkrt__mutex_unlock(&rt->producers_lock);
+    mkrt__mutex_unlock(&rt->producers.producers_lock);
     return n;
 }
 
@@ -77,9 +77,9 @@ mkrt_status mkrt_cell_read(mkrt_runtime *rt, uint32_t handle, uint64_t *value)
 {
     if (rt == NULL || value == NULL || handle >= rt->cfg.cells)
         return MKRT_EINVAL;
-    if (rt->device_state)
-        return mkrt__state_cells_read(rt, handle, 1, value);
-    *value = rt->cells[handle];
+    if (rt->dispatch.device_state)
+        return mkrt__state_cells_read(&rt->dispatch, handle, 1, value);
+    *value = rt->state.cells[handle];
     return MKRT_OK;
 }
 
@@ -88,10 +88,10 @@ mkrt_status mkrt_cells_read(mkrt_runtime *rt, uint32_t first, size_t count, uint
     if (rt == NULL || (out == NULL && count > 0) || first > rt->cfg.cells
         || count > (size_t)(rt->cfg.cells - first))
         return MKRT_EINVAL;
-    if (rt->device_state && count > 0)
-        return mkrt__state_cells_read(rt, first, count, out);
+    if (rt->dispatch.device_state && count > 0)
+        return mkrt__state_cells_read(&rt->dispatch, first, count, out);
     if (count > 0)
-        memcpy(out, &rt->cells[first], count * sizeof *out);
+        memcpy(out, &rt->state.cells[first], count * sizeof *out);
     return MKRT_OK;
 }
 
@@ -99,9 +99,9 @@ mkrt_status mkrt_cell_write(mkrt_runtime *rt, uint32_t handle, uint64_t value)
 {
     if (rt == NULL || handle >= rt->cfg.cells)
         return MKRT_EINVAL;
-    if (rt->device_state)
-        return mkrt__state_cell_write(rt, handle, value);
-    rt->cells[handle] = value;
+    if (rt->dispatch.device_state)
+        return mkrt__state_cell_write(&rt->dispatch, handle, value);
+    rt->state.cells[handle] = value;
     return MKRT_OK;
 }
 
@@ -117,8 +117,8 @@ static size_t log_window(mkrt_runtime *rt, uint64_t *from)
 {
     /* acquire: pairs with the release CAS of a consumer (first) and the
      * dispatcher's release store of append_done (second). */
-    *from = atomic_load_explicit(&rt->append_consumed, memory_order_acquire);
-    uint64_t done = atomic_load_explicit(&rt->append_done, memory_order_acquire);
+    *from = atomic_load_explicit(&rt->state.append_consumed, memory_order_acquire);
+    uint64_t done = atomic_load_explicit(&rt->state.append_done, memory_order_acquire);
     return (size_t)(done - *from);
 }
 
@@ -127,7 +127,7 @@ static uint64_t log_slot(mkrt__log_reader *r, uint64_t position)
     if (r->at != NULL)
         return mkrt__state_log_word(r, position); /* an explicit copy from the device */
     /* relaxed: validated by the callers' fence and re-check (see above). */
-    return atomic_load_explicit(&r->rt->append_log[position % r->rt->cfg.append_log_capacity],
+    return atomic_load_explicit(&r->dp->state->append_log[position % r->dp->cfg->append_log_capacity],
                                 memory_order_relaxed);
 }
 
@@ -136,7 +136,7 @@ size_t mkrt_append_log_read(mkrt_runtime *rt, uint32_t handle, uint32_t *out, si
     if (rt == NULL || (out == NULL && max > 0))
         return 0;
     mkrt__log_reader r;
-    mkrt__state_log_begin(rt, &r); /* holds the state where it is (device state only) */
+    mkrt__state_log_begin(&rt->dispatch, &r); /* holds the state where it is (device state only) */
     for (;;) {
         uint64_t from;
         r.n = 0; /* words copied in an earlier try may be stale */
@@ -151,7 +151,7 @@ size_t mkrt_append_log_read(mkrt_runtime *rt, uint32_t handle, uint32_t *out, si
         }
         atomic_thread_fence(memory_order_acquire); /* see log_window's comment */
         /* relaxed: ordered after the slot loads by the fence above. */
-        if (atomic_load_explicit(&rt->append_consumed, memory_order_relaxed) == from) {
+        if (atomic_load_explicit(&rt->state.append_consumed, memory_order_relaxed) == from) {
             mkrt__state_log_end(&r);
             return r.failed ? 0 : n;
         }
@@ -163,7 +163,7 @@ size_t mkrt_append_log_consume(mkrt_runtime *rt, mkrt_append_entry *out, size_t 
     if (rt == NULL || (out == NULL && max > 0))
         return 0;
     mkrt__log_reader r;
-    mkrt__state_log_begin(rt, &r);
+    mkrt__state_log_begin(&rt->dispatch, &r);
     for (;;) {
         uint64_t from;
         r.n = 0;
@@ -182,7 +182,7 @@ size_t mkrt_append_log_consume(mkrt_runtime *rt, mkrt_append_entry *out, size_t 
          * dispatcher's admission: the slots are read before they are
          * handed out again. Failure: another consumer took them; retry. */
         uint64_t expect = from;
-        if (!r.failed && atomic_compare_exchange_strong_explicit(&rt->append_consumed, &expect, from + k,
+        if (!r.failed && atomic_compare_exchange_strong_explicit(&rt->state.append_consumed, &expect, from + k,
                                                                  memory_order_release,
                                                                  memory_order_relaxed)) {
             mkrt__state_log_end(&r);
@@ -195,5 +195,5 @@ size_t mkrt_dead_letters_pop(mkrt_runtime *rt, mkrt_item *out, size_t max)
 {
     if (rt == NULL || (out == NULL && max > 0))
         return 0;
-    return mkrt_mpmc_ring_pop(rt->dead, out, max);
+    return mkrt_mpmc_ring_pop(rt->state.dead, out, max);
 }

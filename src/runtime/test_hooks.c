@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* src/runtime/test_hooks.c - the runtime's test hooks (runtime_internal.h),
+/* src/runtime/test_hooks.c - the runtime's test hooks (runtime/test_hooks.h),
  * compiled into the test build only (MKRT_TEST_HOOKS: libmkrt_test.a, which
  * the tests, stress programs and soak link); libmkrt.a and libmkrt.so
  * have none of them. */
@@ -15,8 +15,8 @@
  * on stopped: pairs with the release store at the dispatcher's exit. */
 static void wait_parked(mkrt_runtime *rt)
 {
-    while (!atomic_load_explicit(&rt->parked, memory_order_acquire) &&
-           !atomic_load_explicit(&rt->stopped, memory_order_acquire)) {
+    while (!atomic_load_explicit(&rt->dispatch.hooks.parked, memory_order_acquire) &&
+           !atomic_load_explicit(&rt->dispatch.stopped, memory_order_acquire)) {
         struct timespec ts = {0, 100000};
         nanosleep(&ts, NULL);
     }
@@ -26,8 +26,8 @@ void mkrt__runtime_hold(mkrt_runtime *rt, bool hold)
 {
     /* release: pairs with the dispatcher's acquire loads (test_held); the
      * notify wakes it if it sleeps (base/waitq.h: any store, then notify). */
-    atomic_store_explicit(&rt->held, hold, memory_order_release);
-    mkrt__waitq_notify(&rt->work_wq);
+    atomic_store_explicit(&rt->dispatch.hooks.held, hold, memory_order_release);
+    mkrt__waitq_notify(&rt->dispatch.work_wq);
     if (hold)
         wait_parked(rt);
 }
@@ -35,8 +35,8 @@ void mkrt__runtime_hold(mkrt_runtime *rt, bool hold)
 void mkrt__runtime_doze(mkrt_runtime *rt, bool doze)
 {
     /* release: pairs with the dispatcher's acquire loads (test_dozing). */
-    atomic_store_explicit(&rt->dozing, doze, memory_order_release);
-    mkrt__waitq_notify(&rt->work_wq);
+    atomic_store_explicit(&rt->dispatch.hooks.dozing, doze, memory_order_release);
+    mkrt__waitq_notify(&rt->dispatch.work_wq);
     if (doze)
         wait_parked(rt);
 }
@@ -44,14 +44,78 @@ void mkrt__runtime_doze(mkrt_runtime *rt, bool doze)
 void mkrt__runtime_destroy_hold(mkrt_runtime *rt, bool hold)
 {
     /* release: pairs with the acquire load in mkrt_destroy's wait. */
-    atomic_store_explicit(&rt->destroy_held, hold, memory_order_release);
+    atomic_store_explicit(&rt->dispatch.hooks.destroy_held, hold, memory_order_release);
 }
 
 void mkrt__runtime_device_hang(mkrt_runtime *rt, uint64_t batches_from_now, uint32_t layer)
 {
-    mkrt__backend *device = mkrt__backends_device(rt->backends, rt->nbackends);
+    mkrt__backend *device = mkrt__backends_device(rt->dispatch.backends, rt->dispatch.nbackends);
     if (device != NULL) /* a megakernel device; the hook ignores a GPU */
         mkrt__megakernel_inject_hang(device, batches_from_now, layer);
+}
+const mkrt__last_plan *mkrt__test_last_plan(mkrt_runtime *rt)
+{
+    return &rt->dispatch.hooks.last_plan;
+}
+
+mkrt__backend *mkrt__test_device(mkrt_runtime *rt)
+{
+    return mkrt__backends_device(rt->dispatch.backends, rt->dispatch.nbackends);
+}
+
+mkrt__backend *mkrt__test_cpu_pool(mkrt_runtime *rt)
+{
+    return mkrt__backends_cpu_pool(rt->dispatch.backends, rt->dispatch.nbackends);
+}
+
+/* acquire (the three below): pairs with the release stores of their
+ * writers (the dispatcher's set_parked, the doze hook, mkrt_destroy). */
+bool mkrt__test_parked(mkrt_runtime *rt)
+{
+    return atomic_load_explicit(&rt->dispatch.hooks.parked, memory_order_acquire);
+}
+
+bool mkrt__test_dozing(mkrt_runtime *rt)
+{
+    return atomic_load_explicit(&rt->dispatch.hooks.dozing, memory_order_acquire);
+}
+
+bool mkrt__test_closing(mkrt_runtime *rt)
+{
+    return atomic_load_explicit(&rt->producers.closing, memory_order_acquire);
+}
+
+void mkrt__test_completed_add(mkrt_runtime *rt, int64_t delta)
+{
+    /* seq_cst, as the test's own atomic_fetch_add was: it stands in for a
+     * completion the waiters read with acquire. */
+    atomic_fetch_add(&rt->dispatch.completed_total, (uint64_t)delta);
+}
+
+uint32_t mkrt__test_graph_vertices(mkrt_runtime *rt)
+{
+    return rt->dispatch.graph_state.graph.vertices;
+}
+
+void mkrt__test_set_bucket_min(mkrt_runtime *rt, uint64_t min)
+{
+    rt->dispatch.graph_state.bucket_min = min;
+}
+
+bool mkrt__test_frontier_add(mkrt_runtime *rt, uint32_t slot, uint32_t v)
+{
+    return mkrt__frontier_add(&rt->state, slot, v);
+}
+
+uint64_t *mkrt__test_cells(mkrt_runtime *rt)
+{
+    return rt->state.cells;
+}
+
+bool mkrt__test_producer_busy(mkrt_producer *p)
+{
+    /* seq_cst: as the owner's fetch_or of BUSY (api_internal.h). */
+    return (atomic_load(&p->state) & MKRT__PRODUCER_BUSY) != 0;
 }
 #else
 /* ISO C wants a translation unit to declare something. */

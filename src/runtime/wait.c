@@ -57,26 +57,26 @@ static mkrt_status wait_loop(mkrt_runtime *rt, _Atomic uint64_t *counter, uint64
             return MKRT_OK;
         /* The dispatcher is idle (its token is free): run what is pending
          * here rather than wait for it to wake (pipeline/dispatcher.c). */
-        if (mkrt__dispatch_help(rt, counter, target, until))
+        if (mkrt__dispatch_help(&rt->dispatch, counter, target, until))
             continue;
         mkrt__cpu_relax();
     }
     for (;;) {
         if (reached(counter, target))
             return MKRT_OK;
-        if (atomic_load_explicit(&rt->stopped, memory_order_acquire))
+        if (atomic_load_explicit(&rt->dispatch.stopped, memory_order_acquire))
             return reached(counter, target) ? MKRT_OK : MKRT_ECLOSED;
         if (timeout_ns == 0)
             return MKRT_ETIMEDOUT;
-        if (mkrt__dispatch_help(rt, counter, target, until))
+        if (mkrt__dispatch_help(&rt->dispatch, counter, target, until))
             continue;
-        uint32_t e = mkrt__waitq_prepare(&rt->done_wq);
-        if (reached(counter, target) || atomic_load_explicit(&rt->stopped, memory_order_acquire)) {
-            mkrt__waitq_finish(&rt->done_wq);
+        uint32_t e = mkrt__waitq_prepare(&rt->dispatch.done_wq);
+        if (reached(counter, target) || atomic_load_explicit(&rt->dispatch.stopped, memory_order_acquire)) {
+            mkrt__waitq_finish(&rt->dispatch.done_wq);
             continue;
         }
-        mkrt_status st = mkrt__waitq_sleep(&rt->done_wq, e, deadline);
-        mkrt__waitq_finish(&rt->done_wq);
+        mkrt_status st = mkrt__waitq_sleep(&rt->dispatch.done_wq, e, deadline);
+        mkrt__waitq_finish(&rt->dispatch.done_wq);
         if (st == MKRT_ETIMEDOUT)
             return reached(counter, target) ? MKRT_OK : MKRT_ETIMEDOUT;
     }
@@ -86,9 +86,9 @@ static mkrt_status wait_until(mkrt_runtime *rt, _Atomic uint64_t *counter, uint6
                               uint64_t timeout_ns)
 {
     /* relaxed: a count the plan stage reads as a hint (batch_planner.c). */
-    atomic_fetch_add_explicit(&rt->waiting, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&rt->dispatch.waiting, 1, memory_order_relaxed);
     mkrt_status st = wait_loop(rt, counter, target, timeout_ns);
-    atomic_fetch_sub_explicit(&rt->waiting, 1, memory_order_relaxed); /* as above */
+    atomic_fetch_sub_explicit(&rt->dispatch.waiting, 1, memory_order_relaxed); /* as above */
     return st;
 }
 
@@ -127,8 +127,8 @@ mkrt_status mkrt_drain(mkrt_runtime *rt, uint64_t timeout_ns)
         return MKRT_EINVAL;
     uint64_t start = timeout_ns != 0 && timeout_ns != MKRT_TIMEOUT_INFINITE ? mkrt__now_ns() : 0;
     /* acquire: pairs with the release increments in mkrt_publish_some. */
-    uint64_t target = atomic_load_explicit(&rt->published_total, memory_order_acquire);
-    mkrt_status st = wait_until(rt, &rt->completed_total, target, timeout_ns);
+    uint64_t target = atomic_load_explicit(&rt->producers.published_total, memory_order_acquire);
+    mkrt_status st = wait_until(rt, &rt->dispatch.completed_total, target, timeout_ns);
     return st != MKRT_OK ? st : wait_producers(rt, time_left(start, timeout_ns));
 }
 
@@ -140,12 +140,12 @@ mkrt_status mkrt_drain(mkrt_runtime *rt, uint64_t timeout_ns)
 static bool producer_caught_up(mkrt_runtime *rt, uint32_t s, const mkrt_producer *p, uint32_t id,
                                uint64_t target)
 {
-    mkrt__mutex_lock(&rt->producers_lock);
+    mkrt__mutex_lock(&rt->producers.producers_lock);
     /* relaxed: the slot is written under the lock held here. acquire:
      * pairs with the release store of completed in the complete stage. */
-    bool done = atomic_load_explicit(&rt->slots[s], memory_order_relaxed) != p || p->id != id ||
+    bool done = atomic_load_explicit(&rt->producers.slots[s], memory_order_relaxed) != p || p->id != id ||
                 atomic_load_explicit(&p->completed, memory_order_acquire) >= target;
-    mkrt__mutex_unlock(&rt->producers_lock);
+    mkrt__mutex_unlock(&rt->producers.producers_lock);
     return done;
 }
 
@@ -162,39 +162,39 @@ static mkrt_status wait_producers(mkrt_runtime *rt, uint64_t timeout_ns)
     /* What helping runs up to (the totals: a bound for the helper only;
      * the producers' own counters decide). acquire: pairs with the
      * release increments in mkrt_publish_some. */
-    const uint64_t total = atomic_load_explicit(&rt->published_total, memory_order_acquire);
+    const uint64_t total = atomic_load_explicit(&rt->producers.published_total, memory_order_acquire);
     for (uint32_t s = 0; s < rt->cfg.max_producers; s++) {
-        mkrt__mutex_lock(&rt->producers_lock);
-        mkrt_producer *p = atomic_load_explicit(&rt->slots[s], memory_order_relaxed); /* under the lock */
+        mkrt__mutex_lock(&rt->producers.producers_lock);
+        mkrt_producer *p = atomic_load_explicit(&rt->producers.slots[s], memory_order_relaxed); /* under the lock */
         uint32_t id = p != NULL ? p->id : 0;
         /* relaxed: written by the producer only; a publish that happens
          * before this call is seen (coherence). */
         uint64_t target = p != NULL ? atomic_load_explicit(&p->published, memory_order_relaxed) : 0;
-        mkrt__mutex_unlock(&rt->producers_lock);
+        mkrt__mutex_unlock(&rt->producers.producers_lock);
         while (p != NULL && !producer_caught_up(rt, s, p, id, target)) {
             /* acquire: pairs with the dispatcher's release store of stopped. */
-            if (atomic_load_explicit(&rt->stopped, memory_order_acquire))
+            if (atomic_load_explicit(&rt->dispatch.stopped, memory_order_acquire))
                 return MKRT_ECLOSED;
             if (timeout_ns == 0)
                 return MKRT_ETIMEDOUT;
             /* Runs pending batches (or finishes one a helper left) while
              * the dispatcher is idle, as wait_loop does. */
-            if (mkrt__dispatch_help(rt, &rt->completed_total, total, until))
+            if (mkrt__dispatch_help(&rt->dispatch, &rt->dispatch.completed_total, total, until))
                 continue;
-            uint32_t e = mkrt__waitq_prepare(&rt->done_wq);
+            uint32_t e = mkrt__waitq_prepare(&rt->dispatch.done_wq);
             if (!producer_caught_up(rt, s, p, id, target) &&
-                mkrt__waitq_sleep(&rt->done_wq, e, deadline) == MKRT_ETIMEDOUT &&
+                mkrt__waitq_sleep(&rt->dispatch.done_wq, e, deadline) == MKRT_ETIMEDOUT &&
                 !producer_caught_up(rt, s, p, id, target)) {
-                mkrt__waitq_finish(&rt->done_wq);
+                mkrt__waitq_finish(&rt->dispatch.done_wq);
                 return MKRT_ETIMEDOUT;
             }
-            mkrt__waitq_finish(&rt->done_wq);
+            mkrt__waitq_finish(&rt->dispatch.done_wq);
         }
     }
     return MKRT_OK;
 }
 
-/* Quiescent for a snapshot (docs/design.md, runtime_internal.h): first
+/* Quiescent for a snapshot (docs/design.md, pipeline/dispatch.h): first
  * everything published before the call completed (per producer,
  * wait_producers); its batches are numbered S or less (S: completed_seq
  * then), and so is the root of everything they emitted, transitively.
@@ -213,15 +213,15 @@ mkrt_status mkrt_quiesce(mkrt_runtime *rt, uint64_t timeout_ns)
     /* acquire: pairs with the release store in publish_roots (complete.c),
      * made before the producers' completions that wait_producers acquired:
      * S covers their batches, and pending_root is as recent. */
-    uint64_t snap = atomic_load_explicit(&rt->completed_seq, memory_order_acquire);
+    uint64_t snap = atomic_load_explicit(&rt->dispatch.completed_seq, memory_order_acquire);
     /* relaxed: the dispatcher reads the target at each drain; a late look
      * only delays the stop of new items, and the wait below is exact. */
-    uint64_t t = atomic_load_explicit(&rt->quiesce_target, memory_order_relaxed);
-    while (t < snap && !atomic_compare_exchange_weak_explicit(&rt->quiesce_target, &t, snap,
+    uint64_t t = atomic_load_explicit(&rt->dispatch.quiesce_target, memory_order_relaxed);
+    while (t < snap && !atomic_compare_exchange_weak_explicit(&rt->dispatch.quiesce_target, &t, snap,
                                                               memory_order_relaxed, memory_order_relaxed))
         ;
-    atomic_fetch_add_explicit(&rt->quiescing, 1, memory_order_relaxed); /* relaxed: as the target */
-    st = wait_until(rt, &rt->pending_root, snap + 1, time_left(start, timeout_ns));
-    atomic_fetch_sub_explicit(&rt->quiescing, 1, memory_order_relaxed); /* as above */
+    atomic_fetch_add_explicit(&rt->dispatch.quiescing, 1, memory_order_relaxed); /* relaxed: as the target */
+    st = wait_until(rt, &rt->dispatch.pending_root, snap + 1, time_left(start, timeout_ns));
+    atomic_fetch_sub_explicit(&rt->dispatch.quiescing, 1, memory_order_relaxed); /* as above */
     return st;
 }

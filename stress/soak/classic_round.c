@@ -47,7 +47,7 @@
 #include <string.h>
 
 #include "classic.h"
-#include "../../src/runtime/runtime_internal.h" /* mkrt__runtime_hold, mkrt__runtime_device_hang */
+#include "../../src/runtime/test_hooks.h" /* mkrt__runtime_hold, mkrt__runtime_device_hang */
 
 static round g_round; /* large: static, reused and cleared every round */
 _Atomic uint64_t g_values_unchecked;

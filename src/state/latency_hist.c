@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* src/runtime/latency_hist.c - see latency_hist.h. */
-#include "runtime/latency_hist.h"
+/* src/state/latency_hist.c - see latency_hist.h. */
+#include "state/latency_hist.h"
 
 static unsigned bucket_of(uint64_t v)
 {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* src/runtime/latency_hist.h - log-linear latency histogram: one writer, readers
+/* src/state/latency_hist.h - log-linear latency histogram: one writer, readers
  * take snapshots at any time. 16 sub-buckets per power of two: a reported
  * percentile is within 6.25% of the true value. */
 #ifndef MKRT_SRC_LATENCY_HIST_H

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* src/state/state.h - the state group of the runtime: what the ops run
+ * against (ops/op_exec.c, op_emit.c, the megakernel) and what the
+ * application reads back: the cells, the APPEND log, the emission queue,
+ * the dead letters. The runtime owns the op table and the graph block;
+ * the group points at them, so that the floors below the runtime reach
+ * them without the runtime struct. */
+#ifndef MKRT_STATE_STATE_H
+#define MKRT_STATE_STATE_H
+
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/alloc_internal.h"
+#include "mkrt/item.h"
+#include "mkrt/ring.h"
+#include "mkrt/runtime.h"
+
+struct mkrt__op_entry;    /* ops/op_table.h */
+struct mkrt__graph_block; /* ops/graph_block.h */
+
+typedef struct mkrt__state {
+    const mkrt_config *cfg;                 /* the runtime's (constant after create) */
+    const struct mkrt__op_entry *ops;       /* MKRT_OP_MAX entries, the runtime's table */
+    struct mkrt__graph_block *graph_state;  /* the dispatch group's graph block */
+    uint64_t *cells;
+    size_t cells_bytes, log_bytes;   /* allocation sizes (checked at create) */
+    /* The APPEND log, a ring of append_log_capacity words (positions grow
+     * for ever, slot = position % capacity):
+     *   consumed <= done <= len, len - consumed <= capacity.
+     * len: positions claimed by running APPENDs (workers, or the device);
+     * done: everything below is complete (the dispatcher, after a batch);
+     * consumed: everything below was taken by mkrt_append_log_consume.
+     * Admission reserves room for a batch's APPENDs against consumed, so a
+     * claimed position never overwrites an entry that is still in the log. */
+    _Atomic uint64_t *append_log;
+    alignas(MKRT_CACHE_LINE) _Atomic uint64_t append_len;
+    alignas(MKRT_CACHE_LINE) _Atomic uint64_t append_done;
+    alignas(MKRT_CACHE_LINE) _Atomic uint64_t append_consumed;
+
+    /* The emission queue (mkrt_op_emit), a ring of emit_capacity items
+     * with positions that grow for ever (slot = position % capacity):
+     *   emit_head <= emit_tail <= emit_claim <= emit_limit.
+     * head: the next emitted item to drain; tail: everything below was
+     * emitted by a completed batch (both dispatcher-only); claim: positions
+     * ops of the running batch took (CAS below limit = head at its launch
+     * + capacity, so a claim never overwrites an item not yet drained).
+     * The dispatcher drains [head, tail) while the next batch claims at
+     * tail and above: they never share a slot. */
+    mkrt_item *emit_ring;
+    uint64_t emit_head, emit_tail, emit_limit;
+    alignas(MKRT_CACHE_LINE) _Atomic uint64_t emit_claim;
+    alignas(MKRT_CACHE_LINE) _Atomic uint64_t changed; /* items that changed their output (stats) */
+    _Atomic uint64_t emitted_total; /* written by the dispatcher only (stats) */
+    _Atomic uint64_t emitted_done;  /* emitted items completed (dispatcher only) */
+    mkrt_mpmc_ring *dead;           /* dead letters: the dispatcher's, for the application */
+} mkrt__state;
+
+/* Slots allocated for the emission queue (at least one: capacity 0 is a
+ * queue that refuses every emit). */
+static inline size_t mkrt__emit_ring_slots(const mkrt_config *c)
+{
+    return c->emit_capacity ? c->emit_capacity : 1;
+}
+
+/* A relaxed load; each caller says why relaxed is enough there. */
+static inline uint64_t mkrt__load_relaxed(_Atomic uint64_t *v)
+{
+    return atomic_load_explicit(v, memory_order_relaxed);
+}
+
+/* Adds to a counter only the dispatcher writes (a store, not an RMW);
+ * relaxed: stats readers snapshot it and need no ordering with other data. */
+static inline void mkrt__stat_add(_Atomic uint64_t *v, uint64_t d)
+{
+    atomic_store_explicit(v, mkrt__load_relaxed(v) + d, memory_order_relaxed);
+}
+
+#endif
