@@ -157,6 +157,14 @@ static uint32_t find(const mkrt__sadj *a, uint32_t to)
     return MKRT__SNONE;
 }
 
+uint32_t mkrt__sgraph_weight(const mkrt_stream *s, uint32_t u, uint32_t v)
+{
+    const mkrt__sadj *a = &s->adj[u], *b = &s->adj[v];
+    const mkrt__sadj *r = (index_size(a->cap) != 0 || (index_size(b->cap) == 0 && a->deg <= b->deg)) ? a : b;
+    uint32_t at = find(r, r == a ? v : u);
+    return at == MKRT__SNONE ? 0 : r->e[at].w;
+}
+
 /* A new block for a, of cap slots holding a's edges; NULL on failure. */
 static mkrt__sedge *resized(const mkrt__sadj *a, uint32_t cap)
 {

@@ -98,6 +98,7 @@ static void set(mkrt_stream *s, mkrt__squery *q, uint32_t v, uint64_t value, uin
 {
     q->val[v] = value;
     q->parent[v] = parent;
+    q->depth[v] = parent == MKRT__SNONE ? 0 : q->depth[parent] + 1;
     dirty(s, q, v);
 }
 
@@ -153,18 +154,34 @@ static int by_value(const void *a, const void *b, void *ctx)
     return x < y ? -1 : x > y;
 }
 
-/* BFS, SSSP: a seed that another neighbour gives the same value keeps it
- * (a safe deletion). That neighbour has a smaller value, so it is not
- * below the seed; seeds go smallest first, so any reset above it is
+/* Seeds sort by depth in the dependency tree, smallest first. */
+static int by_depth(const void *a, const void *b, void *ctx)
+{
+    const uint32_t *depth = ctx;
+    uint32_t x = depth[*(const uint32_t *)a], y = depth[*(const uint32_t *)b];
+    return x < y ? -1 : x > y;
+}
+
+/* A seed that another neighbour gives the same value keeps it (a safe
+ * deletion), re-parented. The neighbour must not hang below the seed: for
+ * BFS and SSSP its value is smaller (values grow down the tree); for CC,
+ * whose labels are equal down the tree, its depth is smaller (depths grow
+ * down the tree at a fixpoint, KickStarter's level). Seeds go smallest
+ * value (depth) first, so a reset subtree holding the neighbour is
  * already marked (in_s). */
 static bool replaced(mkrt_stream *s, mkrt__squery *q, uint32_t v, uint32_t in_s, uint64_t *scanned)
 {
     const mkrt__sadj *a = &s->adj[v];
+    bool cc = q->q.kind == MKRT_STREAM_CC;
     *scanned += a->deg;
     for (uint32_t i = 0; i < a->deg; i++) {
         uint32_t x = a->e[i].to;
-        if (s->mark[x] != in_s && q->val[x] < q->val[v] && mkrt__sstep(q->q.kind, q->val[x], a->e[i].w) == q->val[v]) {
+        if (s->mark[x] == in_s || q->val[x] == MKRT_STREAM_UNREACHED)
+            continue;
+        if (cc ? (q->val[x] == q->val[v] && q->depth[x] < q->depth[v])
+               : (q->val[x] < q->val[v] && mkrt__sstep(q->q.kind, q->val[x], a->e[i].w) == q->val[v])) {
             q->parent[v] = x;
+            q->depth[v] = q->depth[x] + 1; /* no deeper than before */
             return true;
         }
     }
@@ -174,16 +191,8 @@ static bool replaced(mkrt_stream *s, mkrt__squery *q, uint32_t v, uint32_t in_s,
 static void apply_query(mkrt_stream *s, mkrt__squery *q, uint64_t n)
 {
     uint64_t relaxed = 0;
-    /* 1. Insertions relax their edge; the heap holds what improved. */
-    for (uint64_t i = 0; i < n; i++) {
-        const mkrt__slog_entry *e = entry(s, i);
-        if (e != NULL && e->kind == MKRT__SOP_INSERT) {
-            relax(s, q, e->u, e->v, e->w);
-            relax(s, q, e->v, e->u, e->w);
-            relaxed += 2;
-        }
-    }
-    /* 2. Deleted tree edges seed; a seed that cannot keep its value takes
+    /* 1. Deleted tree edges seed (on the values and tree of the last
+     *    fixpoint, where values and depths grow down the tree); a seed that cannot keep its value takes
      *    its subtree with it into the reset set (queue[0..qn)). */
     uint32_t seeded = next_stamp(s), stamp = next_stamp(s), ns = 0, qn = 0;
     for (uint64_t i = 0; i < n; i++) {
@@ -196,12 +205,13 @@ static void apply_query(mkrt_stream *s, mkrt__squery *q, uint64_t n)
             s->seeds[ns++] = child;
         }
     }
-    bool ordered = q->q.kind != MKRT_STREAM_CC;
-    if (ordered && ns > 1)
+    if (ns > 1 && q->q.kind == MKRT_STREAM_CC)
+        qsort_r(s->seeds, ns, sizeof *s->seeds, by_depth, q->depth);
+    else if (ns > 1)
         qsort_r(s->seeds, ns, sizeof *s->seeds, by_value, q->val);
     for (uint32_t k = 0, head = 0; k < ns; k++) {
         uint32_t v = s->seeds[k];
-        if (s->mark[v] == stamp || (ordered && replaced(s, q, v, stamp, &relaxed)))
+        if (s->mark[v] == stamp || replaced(s, q, v, stamp, &relaxed))
             continue;
         s->mark[v] = stamp;
         s->queue[qn++] = v;
@@ -219,21 +229,12 @@ static void apply_query(mkrt_stream *s, mkrt__squery *q, uint64_t n)
         }
     }
     if (qn > 0) {
-        /* The heap may hold reset vertices with lowered keys: rebuild it
-         * after the reset from what it held. */
-        uint32_t held = s->heap_n;
         for (uint32_t k = 0; k < qn; k++) {
             uint32_t y = s->queue[k];
             set(s, q, y, start_value(q, y), MKRT__SNONE);
         }
-        s->heap_n = 0;
-        for (uint32_t k = 0; k < held; k++) {
-            uint32_t v = s->heap[k];
-            s->hpos[v] = MKRT__SNONE;
-            if (q->val[v] != MKRT_STREAM_UNREACHED)
-                push(s, q->val, v);
-        }
-        /* 3. Each reset vertex pulls from its neighbours. */
+        /* 2. Each reset vertex pulls from its neighbours (the graph as it
+         *    is now, insertions included). */
         for (uint32_t k = 0; k < qn; k++) {
             uint32_t y = s->queue[k], best_from = MKRT__SNONE;
             const mkrt__sadj *a = &s->adj[y];
@@ -252,6 +253,16 @@ static void apply_query(mkrt_stream *s, mkrt__squery *q, uint64_t n)
                 push(s, q->val, y);
         }
         atomic_fetch_add_explicit(&s->reset, qn, memory_order_relaxed); /* relaxed: a counter */
+    }
+    /* 3. Insertions relax their edge, if it is still there with that
+     *    weight (one inserted and deleted again in the batch is not). */
+    for (uint64_t i = 0; i < n; i++) {
+        const mkrt__slog_entry *e = entry(s, i);
+        if (e != NULL && e->kind == MKRT__SOP_INSERT && mkrt__sgraph_weight(s, e->u, e->v) == e->w) {
+            relax(s, q, e->u, e->v, e->w);
+            relax(s, q, e->v, e->u, e->w);
+            relaxed += 2;
+        }
     }
     /* 4. Propagate to the fixpoint. */
     relaxed += propagate(s, q);
@@ -285,6 +296,7 @@ void mkrt__sincr_full(mkrt_stream *s, uint32_t qi)
     for (uint32_t v = 0; v < s->n; v++) {
         q->val[v] = start_value(q, v);
         q->parent[v] = MKRT__SNONE;
+        q->depth[v] = 0;
     }
     s->heap_n = 0;
     if (q->q.kind != MKRT_STREAM_CC) {
@@ -306,6 +318,7 @@ void mkrt__sincr_full(mkrt_stream *s, uint32_t qi)
                     if (q->val[y] > r) {
                         q->val[y] = r;
                         q->parent[y] = x;
+                        q->depth[y] = q->depth[x] + 1;
                         s->queue[tail++] = y;
                     }
                 }
@@ -331,12 +344,13 @@ int mkrt__sincr_init(mkrt_stream *s)
         q->q = s->cfg.query[k];
         q->val = mkrt__alloc(n * sizeof(uint64_t), MKRT_CACHE_LINE);
         q->parent = mkrt__alloc(n * sizeof(uint32_t), MKRT_CACHE_LINE);
+        q->depth = mkrt__alloc(n * sizeof(uint32_t), MKRT_CACHE_LINE);
         q->dstamp = mkrt__alloc_zeroed(n * sizeof(uint32_t), MKRT_CACHE_LINE);
         q->cur = mkrt__alloc(n * sizeof(uint32_t), MKRT_CACHE_LINE);
         q->prev = mkrt__alloc(n * sizeof(uint32_t), MKRT_CACHE_LINE);
         q->copy[0] = mkrt__alloc(n * sizeof(uint64_t), MKRT_CACHE_LINE);
         q->copy[1] = mkrt__alloc(n * sizeof(uint64_t), MKRT_CACHE_LINE);
-        if (q->val == NULL || q->parent == NULL || q->dstamp == NULL || q->cur == NULL || q->prev == NULL ||
+        if (q->val == NULL || q->parent == NULL || q->depth == NULL || q->dstamp == NULL || q->cur == NULL || q->prev == NULL ||
             q->copy[0] == NULL || q->copy[1] == NULL)
             return -1;
         mkrt__sincr_full(s, k);
@@ -356,6 +370,7 @@ void mkrt__sincr_free(mkrt_stream *s)
         mkrt__squery *q = &s->qs[k];
         mkrt__free(q->val, n * sizeof(uint64_t));
         mkrt__free(q->parent, n * sizeof(uint32_t));
+        mkrt__free(q->depth, n * sizeof(uint32_t));
         mkrt__free(q->dstamp, n * sizeof(uint32_t));
         mkrt__free(q->cur, n * sizeof(uint32_t));
         mkrt__free(q->prev, n * sizeof(uint32_t));

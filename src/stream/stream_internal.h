@@ -44,6 +44,7 @@ typedef struct mkrt__squery {
     mkrt_stream_query q;
     uint64_t *val;
     uint32_t *parent;
+    uint32_t *depth;  /* hops from the root of the vertex's tree (a bound: grows down the tree) */
     uint32_t *dstamp; /* apply number that last listed the vertex */
     uint32_t *cur, *prev;
     uint32_t cur_n, prev_n;
@@ -86,6 +87,8 @@ int mkrt__sgraph_insert(mkrt_stream *s, uint32_t u, uint32_t v, uint32_t w);
 mkrt_status mkrt__sgraph_delete(mkrt_stream *s, uint32_t u, uint32_t v);
 void mkrt__sgraph_lock2(mkrt_stream *s, uint32_t u, uint32_t v);
 void mkrt__sgraph_unlock2(mkrt_stream *s, uint32_t u, uint32_t v);
+/* The weight of edge {u, v}, 0 when absent (no update running). */
+uint32_t mkrt__sgraph_weight(const mkrt_stream *s, uint32_t u, uint32_t v);
 mkrt_status mkrt__sgraph_load(mkrt_stream *s, const uint32_t *src, const uint32_t *dst, const uint32_t *w,
                               size_t n, uint64_t *skipped, mkrt_error *err);
 
