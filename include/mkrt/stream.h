@@ -23,11 +23,14 @@
  *   with another weight it fails with ::MKRT_EINVAL (delete it first).
  * - The first update after an apply emits one apply item. The apply op
  *   takes the update log exclusively (updates running meanwhile wait for
- *   it), and repairs the results incrementally: an insertion relaxes its
- *   edge and propagates only improvements; a deletion of a tree edge of a
- *   query's dependency tree (KickStarter's trimming) resets only the
- *   subtree below it, which pulls from its neighbours and propagates; a
- *   deletion of a non-tree edge is safe (RisGraph) and costs nothing.
+ *   it) and repairs every query incrementally, deletions first: a deleted
+ *   edge that is not in a query's dependency tree is safe (RisGraph) and
+ *   costs nothing; a deleted tree edge's child keeps its value when
+ *   another neighbour gives it the same (a smaller BFS/SSSP value, or for
+ *   CC a smaller depth, KickStarter's level), else the subtree below it is
+ *   reset (KickStarter's trimming), pulls from its neighbours and
+ *   propagates; then each insertion relaxes its edge and propagates only
+ *   improvements.
  * - The apply op publishes the results for readers in one of two copies
  *   (left-right: the writer updates the copy nobody reads, flips, and
  *   before it next writes that copy waits for the readers still on it),

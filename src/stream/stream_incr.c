@@ -8,19 +8,24 @@
  * (parent): the dependency tree. A value is only ever set on a strict
  * improvement, so parents form a forest whose roots hold their start
  * values. The apply op runs, per query, over the log of a batch (the
- * graph already holds all of it):
- *  1. insertions relax their edge both ways (improvements only);
- *  2. a deletion of a tree edge (parent[v] == u) marks v, and the subtree
- *     below it (the neighbours whose parent is a marked vertex) is reset
- *     to start values; a deletion of any other edge is safe and costs
- *     nothing. Vertices improved in step 1 through an edge deleted later
- *     in the batch hang below it too, so they are reset as well;
- *  3. each reset vertex pulls the best value its neighbours offer;
+ * graph already holds all of it), starting from the last fixpoint, where
+ * values (BFS, SSSP) and depths (hops from the root, kept by every query)
+ * grow strictly down the tree:
+ *  1. a deletion of a tree edge (parent[v] == u) seeds v; a deletion of
+ *     any other edge is safe and costs nothing. Seeds go in value (CC:
+ *     depth) order; a seed that a neighbour gives the same value (BFS,
+ *     SSSP: from a smaller value; CC: from a smaller depth, so never from
+ *     below it) and that is not in a subtree reset before it is
+ *     re-parented; otherwise it and the subtree below it (the neighbours
+ *     whose parent is in it) are reset to start values;
+ *  2. each reset vertex pulls the best value its neighbours offer;
+ *  3. insertions whose edge is still there with that weight relax it
+ *     both ways (improvements only);
  *  4. everything improved or pulled propagates, smallest value first.
  * Values outside the reset subtrees keep a parent chain of edges that
- * exist and are exact; the rest is relaxed to a fixpoint from upper
- * bounds, so the result equals a recompute (KickStarter's trimming; the
- * deletions of non-tree edges are RisGraph's safe updates). */
+ * exist, so they are upper bounds, and every edge that may relax has its
+ * source queued: the fixpoint reached equals a recompute (KickStarter's
+ * trimming; the safe deletions are RisGraph's safe updates). */
 #include <stdlib.h>
 #include <string.h>
 
