@@ -260,10 +260,18 @@ static void apply_query(mkrt_stream *s, mkrt__squery *q, uint64_t n)
         atomic_fetch_add_explicit(&s->reset, qn, memory_order_relaxed); /* relaxed: a counter */
     }
     /* 3. Insertions relax their edge, if it is still there with that
-     *    weight (one inserted and deleted again in the batch is not). */
+     *    weight (one inserted and deleted again in the batch is not): the
+     *    graph is asked only when both ends had a deletion in the batch. */
+    uint32_t touched = next_stamp(s);
     for (uint64_t i = 0; i < n; i++) {
         const mkrt__slog_entry *e = entry(s, i);
-        if (e != NULL && e->kind == MKRT__SOP_INSERT && mkrt__sgraph_weight(s, e->u, e->v) == e->w) {
+        if (e != NULL && e->kind == MKRT__SOP_DELETE)
+            s->mark[e->u] = s->mark[e->v] = touched;
+    }
+    for (uint64_t i = 0; i < n; i++) {
+        const mkrt__slog_entry *e = entry(s, i);
+        if (e != NULL && e->kind == MKRT__SOP_INSERT &&
+            (s->mark[e->u] != touched || s->mark[e->v] != touched || mkrt__sgraph_weight(s, e->u, e->v) == e->w)) {
             relax(s, q, e->u, e->v, e->w);
             relax(s, q, e->v, e->u, e->w);
             relaxed += 2;
