@@ -137,8 +137,9 @@ typedef struct mkrt__dispatch {
 
 /* The dispatcher thread (pipeline/dispatcher.c); arg: the dispatch group. */
 int mkrt__dispatcher_main(void *arg);
-/* pipeline/device_state.c, dispatcher thread: makes `to` hold the state before it runs a batch
- * (to == NULL or a backend without state_in, or failed: the host arrays).
+/* pipeline/device_state.c. Dispatcher thread: makes `to` hold the state
+ * before it runs a batch (to == NULL or a backend without state_in, or
+ * failed: the host arrays).
  * Returns NULL, or the backend that failed (err says why): `to` when it
  * could not take the state in, or the device that held it when its state
  * could not be copied out (a sticky fault: the host arrays keep what the

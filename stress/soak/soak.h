@@ -4,7 +4,7 @@
  * readings, the metrics feed and the workloads' entry points.
  *
  * mkrt-soak is a test-build program: it links libmkrt.a and uses the
- * runtime's test hooks (src/runtime/runtime_internal.h: holding the
+ * runtime's test hooks (src/runtime/test_hooks.h: holding the
  * dispatcher, injecting a device hang). See soak_main.c for the layout of
  * a run and docs/mkrt-soak.1 for the user's view. */
 #ifndef MKRT_SOAK_H
