@@ -26,7 +26,6 @@
  * exist, so they are upper bounds, and every edge that may relax has its
  * source queued: the fixpoint reached equals a recompute (KickStarter's
  * trimming; the safe deletions are RisGraph's safe updates). */
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,7 +41,7 @@ static uint64_t start_value(const mkrt__squery *q, uint32_t v)
 
 /* ---- An indexed binary min-heap keyed by the query's values ------------- */
 
-static void sift_up(mkrt__squery *s, const uint64_t *val, uint32_t i)
+static void sift_up(mkrt_stream *s, const uint64_t *val, uint32_t i)
 {
     uint32_t v = s->heap[i];
     while (i > 0) {
@@ -57,7 +56,7 @@ static void sift_up(mkrt__squery *s, const uint64_t *val, uint32_t i)
     s->hpos[v] = i;
 }
 
-static void push(mkrt__squery *s, const uint64_t *val, uint32_t v)
+static void push(mkrt_stream *s, const uint64_t *val, uint32_t v)
 {
     if (s->hpos[v] == MKRT__SNONE) {
         s->heap[s->heap_n] = v;
@@ -66,7 +65,7 @@ static void push(mkrt__squery *s, const uint64_t *val, uint32_t v)
     sift_up(s, val, s->hpos[v]); /* values only decrease while queued */
 }
 
-static uint32_t pop(mkrt__squery *s, const uint64_t *val)
+static uint32_t pop(mkrt_stream *s, const uint64_t *val)
 {
     uint32_t top = s->heap[0], v = s->heap[--s->heap_n];
     s->hpos[top] = MKRT__SNONE;
@@ -92,7 +91,7 @@ static uint32_t pop(mkrt__squery *s, const uint64_t *val)
 
 /* ---- Changes --------------------------------------------------------------- */
 
-static void dirty(const mkrt_stream *s, mkrt__squery *q, uint32_t v)
+static void dirty(mkrt_stream *s, mkrt__squery *q, uint32_t v)
 {
     if (q->dstamp[v] != s->apply_no) {
         q->dstamp[v] = s->apply_no;
@@ -100,7 +99,7 @@ static void dirty(const mkrt_stream *s, mkrt__squery *q, uint32_t v)
     }
 }
 
-static void set(const mkrt_stream *s, mkrt__squery *q, uint32_t v, uint64_t value, uint32_t parent)
+static void set(mkrt_stream *s, mkrt__squery *q, uint32_t v, uint64_t value, uint32_t parent)
 {
     q->val[v] = value;
     q->parent[v] = parent;
@@ -108,20 +107,20 @@ static void set(const mkrt_stream *s, mkrt__squery *q, uint32_t v, uint64_t valu
     dirty(s, q, v);
 }
 
-static uint32_t next_stamp(const mkrt_stream *s, mkrt__squery *q)
+static uint32_t next_stamp(mkrt_stream *s)
 {
-    if (++q->stamp == 0) {
-        memset(q->mark, 0, (size_t)s->n * sizeof *q->mark);
-        q->stamp = 1;
+    if (++s->stamp == 0) {
+        memset(s->mark, 0, (size_t)s->n * sizeof *s->mark);
+        s->stamp = 1;
     }
-    return q->stamp;
+    return s->stamp;
 }
 
-static uint64_t propagate(const mkrt_stream *s, mkrt__squery *q)
+static uint64_t propagate(mkrt_stream *s, mkrt__squery *q)
 {
     uint64_t relaxed = 0;
-    while (q->heap_n > 0) {
-        uint32_t x = pop(q, q->val);
+    while (s->heap_n > 0) {
+        uint32_t x = pop(s, q->val);
         const mkrt__sadj *a = &s->adj[x];
         relaxed += a->deg;
         for (uint32_t i = 0; i < a->deg; i++) {
@@ -129,23 +128,23 @@ static uint64_t propagate(const mkrt_stream *s, mkrt__squery *q)
             uint64_t c = mkrt__sstep(q->q.kind, q->val[x], a->e[i].w);
             if (c < q->val[y]) {
                 set(s, q, y, c, x);
-                push(q, q->val, y);
+                push(s, q->val, y);
             }
         }
     }
     return relaxed;
 }
 
-static void relax(const mkrt_stream *s, mkrt__squery *q, uint32_t x, uint32_t y, uint32_t w)
+static void relax(mkrt_stream *s, mkrt__squery *q, uint32_t x, uint32_t y, uint32_t w)
 {
     uint64_t c = mkrt__sstep(q->q.kind, q->val[x], w);
     if (c < q->val[y]) {
         set(s, q, y, c, x);
-        push(q, q->val, y);
+        push(s, q->val, y);
     }
 }
 
-static const mkrt__slog_entry *entry(const mkrt_stream *s, uint64_t i)
+static const mkrt__slog_entry *entry(mkrt_stream *s, uint64_t i)
 {
     /* relaxed: the apply op entered the gate with acquire. */
     const mkrt__slog_entry *ch = atomic_load_explicit(&s->chunk[i / MKRT__SLOG_CHUNK], memory_order_relaxed);
@@ -175,14 +174,14 @@ static int by_depth(const void *a, const void *b, void *ctx)
  * down the tree at a fixpoint, KickStarter's level). Seeds go smallest
  * value (depth) first, so a reset subtree holding the neighbour is
  * already marked (in_s). */
-static bool replaced(const mkrt_stream *s, mkrt__squery *q, uint32_t v, uint32_t in_s, uint64_t *scanned)
+static bool replaced(mkrt_stream *s, mkrt__squery *q, uint32_t v, uint32_t in_s, uint64_t *scanned)
 {
     const mkrt__sadj *a = &s->adj[v];
     bool cc = q->q.kind == MKRT_STREAM_CC;
     *scanned += a->deg;
     for (uint32_t i = 0; i < a->deg; i++) {
         uint32_t x = a->e[i].to;
-        if (q->mark[x] == in_s || q->val[x] == MKRT_STREAM_UNREACHED)
+        if (s->mark[x] == in_s || q->val[x] == MKRT_STREAM_UNREACHED)
             continue;
         if (cc ? (q->val[x] == q->val[v] && q->depth[x] < q->depth[v])
                : (q->val[x] < q->val[v] && mkrt__sstep(q->q.kind, q->val[x], a->e[i].w) == q->val[v])) {
@@ -200,49 +199,49 @@ static void apply_query(mkrt_stream *s, mkrt__squery *q, uint64_t n)
     /* 1. Deleted tree edges seed (on the values and tree of the last
      *    fixpoint, where values and depths grow down the tree); a seed that cannot keep its value takes
      *    its subtree with it into the reset set (queue[0..qn)). */
-    uint32_t seeded = next_stamp(s, q), stamp = next_stamp(s, q), ns = 0, qn = 0;
+    uint32_t seeded = next_stamp(s), stamp = next_stamp(s), ns = 0, qn = 0;
     for (uint64_t i = 0; i < n; i++) {
         const mkrt__slog_entry *e = entry(s, i);
         if (e == NULL || e->kind != MKRT__SOP_DELETE)
             continue;
         uint32_t child = q->parent[e->v] == e->u ? e->v : q->parent[e->u] == e->v ? e->u : MKRT__SNONE;
-        if (child != MKRT__SNONE && q->mark[child] != seeded) {
-            q->mark[child] = seeded;
-            q->seeds[ns++] = child;
+        if (child != MKRT__SNONE && s->mark[child] != seeded) {
+            s->mark[child] = seeded;
+            s->seeds[ns++] = child;
         }
     }
     if (ns > 1 && q->q.kind == MKRT_STREAM_CC)
-        qsort_r(q->seeds, ns, sizeof *q->seeds, by_depth, q->depth);
+        qsort_r(s->seeds, ns, sizeof *s->seeds, by_depth, q->depth);
     else if (ns > 1)
-        qsort_r(q->seeds, ns, sizeof *q->seeds, by_value, q->val);
+        qsort_r(s->seeds, ns, sizeof *s->seeds, by_value, q->val);
     for (uint32_t k = 0, head = 0; k < ns; k++) {
-        uint32_t v = q->seeds[k];
-        if (q->mark[v] == stamp || replaced(s, q, v, stamp, &relaxed))
+        uint32_t v = s->seeds[k];
+        if (s->mark[v] == stamp || replaced(s, q, v, stamp, &relaxed))
             continue;
-        q->mark[v] = stamp;
-        q->queue[qn++] = v;
+        s->mark[v] = stamp;
+        s->queue[qn++] = v;
         for (; head < qn; head++) {
-            uint32_t y = q->queue[head];
+            uint32_t y = s->queue[head];
             const mkrt__sadj *a = &s->adj[y];
             relaxed += a->deg;
             for (uint32_t i = 0; i < a->deg; i++) {
                 uint32_t x = a->e[i].to;
-                if (q->parent[x] == y && q->mark[x] != stamp) {
-                    q->mark[x] = stamp;
-                    q->queue[qn++] = x;
+                if (q->parent[x] == y && s->mark[x] != stamp) {
+                    s->mark[x] = stamp;
+                    s->queue[qn++] = x;
                 }
             }
         }
     }
     if (qn > 0) {
         for (uint32_t k = 0; k < qn; k++) {
-            uint32_t y = q->queue[k];
+            uint32_t y = s->queue[k];
             set(s, q, y, start_value(q, y), MKRT__SNONE);
         }
         /* 2. Each reset vertex pulls from its neighbours (the graph as it
          *    is now, insertions included). */
         for (uint32_t k = 0; k < qn; k++) {
-            uint32_t y = q->queue[k], best_from = MKRT__SNONE;
+            uint32_t y = s->queue[k], best_from = MKRT__SNONE;
             const mkrt__sadj *a = &s->adj[y];
             uint64_t best = q->val[y];
             relaxed += a->deg;
@@ -256,23 +255,23 @@ static void apply_query(mkrt_stream *s, mkrt__squery *q, uint64_t n)
             if (best_from != MKRT__SNONE)
                 set(s, q, y, best, best_from);
             if (q->val[y] != MKRT_STREAM_UNREACHED)
-                push(q, q->val, y);
+                push(s, q->val, y);
         }
         atomic_fetch_add_explicit(&s->reset, qn, memory_order_relaxed); /* relaxed: a counter */
     }
     /* 3. Insertions relax their edge, if it is still there with that
      *    weight (one inserted and deleted again in the batch is not): the
      *    graph is asked only when both ends had a deletion in the batch. */
-    uint32_t touched = next_stamp(s, q);
+    uint32_t touched = next_stamp(s);
     for (uint64_t i = 0; i < n; i++) {
         const mkrt__slog_entry *e = entry(s, i);
         if (e != NULL && e->kind == MKRT__SOP_DELETE)
-            q->mark[e->u] = q->mark[e->v] = touched;
+            s->mark[e->u] = s->mark[e->v] = touched;
     }
     for (uint64_t i = 0; i < n; i++) {
         const mkrt__slog_entry *e = entry(s, i);
         if (e != NULL && e->kind == MKRT__SOP_INSERT &&
-            (q->mark[e->u] != touched || q->mark[e->v] != touched || mkrt__sgraph_weight(s, e->u, e->v) == e->w)) {
+            (s->mark[e->u] != touched || s->mark[e->v] != touched || mkrt__sgraph_weight(s, e->u, e->v) == e->w)) {
             relax(s, q, e->u, e->v, e->w);
             relax(s, q, e->v, e->u, e->w);
             relaxed += 2;
@@ -281,40 +280,6 @@ static void apply_query(mkrt_stream *s, mkrt__squery *q, uint64_t n)
     /* 4. Propagate to the fixpoint. */
     relaxed += propagate(s, q);
     atomic_fetch_add_explicit(&s->relaxed, relaxed, memory_order_relaxed); /* relaxed: a counter */
-}
-
-/* The job word: the apply's number above, the next query to claim below. */
-static uint64_t job_word(uint32_t apply_no, uint32_t next)
-{
-    return (uint64_t)apply_no << 32 | next;
-}
-
-/* Claims the next query of the open job and repairs it; false when none
- * is left. The queries share only the read-only adjacency and log; each
- * has its own values, tree and scratch. */
-static bool claim_one(mkrt_stream *s)
-{
-    /* acquire: pairs with the release store in mkrt__sincr_apply (and the
-     * release sequence of claims after it), so the claimer sees the log,
-     * the adjacency and the query as the apply op does. */
-    uint64_t j = atomic_load_explicit(&s->job, memory_order_acquire);
-    for (;;) {
-        uint32_t next = (uint32_t)j;
-        if (next >= s->cfg.queries)
-            return false;
-        if (atomic_compare_exchange_weak_explicit(&s->job, &j, j + 1, memory_order_acquire, memory_order_acquire))
-            break;
-    }
-    apply_query(s, &s->qs[(uint32_t)j], s->job_n);
-    /* release: pairs with the acquire load in mkrt__sincr_apply's wait, so
-     * the apply op publishes this query's repaired values. */
-    atomic_fetch_add_explicit(&s->job_done, 1, memory_order_release);
-    return true;
-}
-
-bool mkrt__sincr_help(mkrt_stream *s)
-{
-    return claim_one(s);
 }
 
 void mkrt__sincr_apply(mkrt_stream *s, uint64_t n)
@@ -329,18 +294,8 @@ void mkrt__sincr_apply(mkrt_stream *s, uint64_t n)
         const mkrt__slog_entry *e = entry(s, i);
         ok += e != NULL && e->kind != MKRT__SNONE;
     }
-    /* Shares the queries out: updates waiting at the gate claim some
-     * (mkrt__sincr_help), this op the rest, then it waits for them all. */
-    s->job_n = n;
-    atomic_store_explicit(&s->job_done, 0, memory_order_relaxed); /* relaxed: the release below orders it */
-    /* release: pairs with claim_one's acquire (job_n, the log, the values). */
-    atomic_store_explicit(&s->job, job_word(s->apply_no, 0), memory_order_release);
-    while (claim_one(s))
-        ;
-    /* acquire: pairs with claim_one's release increment (the repairs). */
-    for (unsigned spins = 0; atomic_load_explicit(&s->job_done, memory_order_acquire) != s->cfg.queries; spins++)
-        if (spins > 64)
-            sched_yield();
+    for (uint32_t k = 0; k < s->cfg.queries; k++)
+        apply_query(s, &s->qs[k], n);
     /* relaxed: the view's own protocol publishes; this is the counter. */
     uint64_t pos = atomic_load_explicit(&s->position, memory_order_relaxed) + ok;
     mkrt__sview_publish(s, pos);
@@ -356,9 +311,9 @@ void mkrt__sincr_full(mkrt_stream *s, uint32_t qi)
         q->parent[v] = MKRT__SNONE;
         q->depth[v] = 0;
     }
-    q->heap_n = 0;
+    s->heap_n = 0;
     if (q->q.kind != MKRT_STREAM_CC) {
-        push(q, q->val, q->q.source);
+        push(s, q->val, q->q.source);
         propagate(s, q);
     } else {
         /* Ascending order: the first vertex met of a component is its
@@ -367,9 +322,9 @@ void mkrt__sincr_full(mkrt_stream *s, uint32_t qi)
             if (q->parent[r] != MKRT__SNONE || q->val[r] != r)
                 continue;
             uint32_t head = 0, tail = 0;
-            q->queue[tail++] = r;
+            s->queue[tail++] = r;
             while (head < tail) {
-                uint32_t x = q->queue[head++];
+                uint32_t x = s->queue[head++];
                 const mkrt__sadj *a = &s->adj[x];
                 for (uint32_t i = 0; i < a->deg; i++) {
                     uint32_t y = a->e[i].to;
@@ -377,7 +332,7 @@ void mkrt__sincr_full(mkrt_stream *s, uint32_t qi)
                         q->val[y] = r;
                         q->parent[y] = x;
                         q->depth[y] = q->depth[x] + 1;
-                        q->queue[tail++] = y;
+                        s->queue[tail++] = y;
                     }
                 }
             }
@@ -389,19 +344,17 @@ void mkrt__sincr_full(mkrt_stream *s, uint32_t qi)
 int mkrt__sincr_init(mkrt_stream *s)
 {
     size_t n = s->n;
-    /* No job open: every query claimed. */
-    atomic_store_explicit(&s->job, job_word(0, s->cfg.queries), memory_order_relaxed); /* relaxed: before any op */
+    s->heap = mkrt__alloc(n * sizeof(uint32_t), MKRT_CACHE_LINE);
+    s->hpos = mkrt__alloc(n * sizeof(uint32_t), MKRT_CACHE_LINE);
+    s->mark = mkrt__alloc_zeroed(n * sizeof(uint32_t), MKRT_CACHE_LINE);
+    s->queue = mkrt__alloc(n * sizeof(uint32_t), MKRT_CACHE_LINE);
+    s->seeds = mkrt__alloc(n * sizeof(uint32_t), MKRT_CACHE_LINE);
+    if (s->heap == NULL || s->hpos == NULL || s->mark == NULL || s->queue == NULL || s->seeds == NULL)
+        return -1;
+    memset(s->hpos, 0xff, n * sizeof(uint32_t));
     for (uint32_t k = 0; k < s->cfg.queries; k++) {
         mkrt__squery *q = &s->qs[k];
         q->q = s->cfg.query[k];
-        q->heap = mkrt__alloc(n * sizeof(uint32_t), MKRT_CACHE_LINE);
-        q->hpos = mkrt__alloc(n * sizeof(uint32_t), MKRT_CACHE_LINE);
-        q->mark = mkrt__alloc_zeroed(n * sizeof(uint32_t), MKRT_CACHE_LINE);
-        q->queue = mkrt__alloc(n * sizeof(uint32_t), MKRT_CACHE_LINE);
-        q->seeds = mkrt__alloc(n * sizeof(uint32_t), MKRT_CACHE_LINE);
-        if (q->heap == NULL || q->hpos == NULL || q->mark == NULL || q->queue == NULL || q->seeds == NULL)
-            return -1;
-        memset(q->hpos, 0xff, n * sizeof(uint32_t));
         q->val = mkrt__alloc(n * sizeof(uint64_t), MKRT_CACHE_LINE);
         q->parent = mkrt__alloc(n * sizeof(uint32_t), MKRT_CACHE_LINE);
         q->depth = mkrt__alloc(n * sizeof(uint32_t), MKRT_CACHE_LINE);
@@ -421,13 +374,13 @@ int mkrt__sincr_init(mkrt_stream *s)
 void mkrt__sincr_free(mkrt_stream *s)
 {
     size_t n = s->n;
+    mkrt__free(s->heap, n * sizeof(uint32_t));
+    mkrt__free(s->hpos, n * sizeof(uint32_t));
+    mkrt__free(s->mark, n * sizeof(uint32_t));
+    mkrt__free(s->queue, n * sizeof(uint32_t));
+    mkrt__free(s->seeds, n * sizeof(uint32_t));
     for (uint32_t k = 0; k < s->cfg.queries; k++) {
         mkrt__squery *q = &s->qs[k];
-        mkrt__free(q->heap, n * sizeof(uint32_t));
-        mkrt__free(q->hpos, n * sizeof(uint32_t));
-        mkrt__free(q->mark, n * sizeof(uint32_t));
-        mkrt__free(q->queue, n * sizeof(uint32_t));
-        mkrt__free(q->seeds, n * sizeof(uint32_t));
         mkrt__free(q->val, n * sizeof(uint64_t));
         mkrt__free(q->parent, n * sizeof(uint32_t));
         mkrt__free(q->depth, n * sizeof(uint32_t));

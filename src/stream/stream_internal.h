@@ -42,9 +42,6 @@ typedef struct mkrt__slog_entry {
  * current and the previous apply changed, and the two published copies. */
 typedef struct mkrt__squery {
     mkrt_stream_query q;
-    /* Repair scratch, one set per query so queries repair in parallel. */
-    uint32_t *heap, *hpos, *mark, *queue, *seeds;
-    uint32_t heap_n, stamp;
     uint64_t *val;
     uint32_t *parent;
     uint32_t *depth;  /* hops from the root of the vertex's tree (a bound: grows down the tree) */
@@ -70,13 +67,9 @@ struct mkrt_stream {
     /* Counters. */
     _Atomic uint64_t inserted, deleted, duplicates, failed_invalid, failed_absent, failed_resource,
         failed_queries, applies, position, reset, relaxed;
-    /* The apply's number (apply op only). */
-    uint32_t apply_no;
-    /* The apply's query repairs, shared out (stream_incr.c): job is
-     * (apply number << 32) | next query to claim; job_n the log length. */
-    _Atomic uint64_t job;
-    _Atomic uint32_t job_done;
-    uint64_t job_n;
+    /* Repair scratch (apply op only). */
+    uint32_t *heap, *hpos, *mark, *queue, *seeds;
+    uint32_t heap_n, stamp, apply_no;
     /* Queries and their published copies. */
     mkrt__squery qs[MKRT_STREAM_QUERIES_MAX];
     _Atomic uint32_t front;
@@ -102,9 +95,6 @@ mkrt_status mkrt__sgraph_load(mkrt_stream *s, const uint32_t *src, const uint32_
 /* stream_incr.c */
 /* Inside the gate, alone: repairs every query for log entries 0..n-1. */
 void mkrt__sincr_apply(mkrt_stream *s, uint64_t n);
-/* Outside the gate, while an apply holds it: repairs a query of it, if one
- * is left to claim. true when it did one. */
-bool mkrt__sincr_help(mkrt_stream *s);
 void mkrt__sincr_full(mkrt_stream *s, uint32_t qi);
 int mkrt__sincr_init(mkrt_stream *s);
 void mkrt__sincr_free(mkrt_stream *s);

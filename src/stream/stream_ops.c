@@ -26,11 +26,7 @@ static void gate_enter(mkrt_stream *s)
         if ((g & MKRT__SGATE_WRITER) == 0 &&
             atomic_compare_exchange_weak_explicit(&s->gate, &g, g + 1, memory_order_acquire, memory_order_relaxed))
             return;
-        /* An apply holds the gate: repair one of its queries meanwhile
-         * instead of spinning (the second CPU's share of the apply). */
-        if ((g & MKRT__SGATE_WRITER) != 0 && mkrt__sincr_help(s))
-            spins = 0;
-        else if (spins > 64)
+        if (spins > 64)
             sched_yield();
     }
 }
