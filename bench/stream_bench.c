@@ -23,8 +23,8 @@
  *                     undirected edge; csr_bytes_per_edge beside it
  *
  *   stream_bench [--scale N] [--producers P] [--delete-ratio R] [--updates U]
- *                [--checkpoints K] [--batch B (runtime max_batch, 2048)] [--ring R (ring_capacity,
- *                512)] [--workers W]
+ *                [--checkpoints K] [--batch B (runtime max_batch, 1024)] [--ring R (ring_capacity,
+ *                256)] [--workers W]
  *                [--queries MASK: 1 BFS + 2 SSSP + 4 CC, default 7] [--seed S] [--csv FILE]
  */
 #include <errno.h>
@@ -79,7 +79,7 @@ static int usage(const char *why)
 
 static int parse(int argc, char **argv, opts *o)
 {
-    *o = (opts){18, 2, 2, 2048, 0, 512, 0.5, 0, 1, NULL, 7};
+    *o = (opts){18, 2, 2, 1024, 0, 256, 0.5, 0, 1, NULL, 7};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (i + 1 >= argc)
