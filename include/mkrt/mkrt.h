@@ -26,6 +26,7 @@
 #include "mkrt/sizing.h"
 #include "mkrt/soak_plugin.h"
 #include "mkrt/stats.h"
+#include "mkrt/stream.h"
 #include "mkrt/status.h"
 #include "mkrt/topology.h"
 #include "mkrt/version.h"
