@@ -384,8 +384,33 @@ static void print_levels(const tmpi_engine *e, int ranks, uint32_t scale)
  * top-down (the direction depends on global counts only, so it is the
  * same at every P); level >= max adds to out[max-1]. Returns the total, 0
  * when out of memory. */
+/* The rank that scans edge u -> w (at index i of u's row) in a top-down
+ * level: u's owner, or for a hub (degree hub or more, hub > 0) the rank
+ * whose 1/P slice of u's row holds it (traverse_mpi.c's delegates). */
+static uint32_t edge_rank(const g500_csr *g, uint32_t u, uint32_t w, uint32_t P, uint32_t per,
+                          uint32_t hub)
+{
+    const uint64_t o = g->offsets[u], len = g->offsets[u + 1] - o;
+    if (P == 1 || hub == 0 || len < hub)
+        return u / per;
+    uint64_t lo = 0, hi = len; /* rows are sorted: w's position by binary search */
+    while (lo < hi) {
+        const uint64_t mid = (lo + hi) / 2;
+        if (g->targets[o + mid] < w)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    uint64_t s = lo * P / len;
+    while (s + 1 < P && (s + 1) * len / P <= lo)
+        s++;
+    while (s > 0 && s * len / P > lo)
+        s--;
+    return (uint32_t)s;
+}
+
 static uint64_t model_arrivals(const g500_csr *g, uint32_t root, uint32_t P, uint64_t td,
-                               uint64_t *out, size_t max)
+                               uint32_t hub, uint64_t *out, size_t max)
 {
     const uint32_t n = g->vertices, per = (uint32_t)(((uint64_t)n + P - 1) / P);
     uint32_t *level = malloc((size_t)n * sizeof *level), *queue = malloc((size_t)n * sizeof *queue);
@@ -410,8 +435,11 @@ static uint64_t model_arrivals(const g500_csr *g, uint32_t root, uint32_t P, uin
         for (size_t q = 0; q < tail; q++) {
             const uint32_t w = queue[q], ow = w / per;
             for (uint64_t i = g->offsets[w]; i < g->offsets[w + 1]; i++) {
-                const uint32_t u = g->targets[i], s = u / per;
-                if (s == ow || level[u] >= 64 || !(td >> level[u] & 1))
+                const uint32_t u = g->targets[i];
+                if (level[u] >= 64 || !(td >> level[u] & 1))
+                    continue;
+                const uint32_t s = edge_rank(g, u, w, P, per, hub);
+                if (s == ow)
                     continue;
                 if (stamp[s] != w + 1) { /* s's first neighbour of w */
                     stamp[s] = w + 1;
@@ -421,7 +449,10 @@ static uint64_t model_arrivals(const g500_csr *g, uint32_t root, uint32_t P, uin
                 }
             }
             for (uint64_t i = g->offsets[w]; i < g->offsets[w + 1]; i++) {
-                const uint32_t s = g->targets[i] / per;
+                const uint32_t u = g->targets[i];
+                if (level[u] >= 64 || !(td >> level[u] & 1))
+                    continue;
+                const uint32_t s = edge_rank(g, u, w, P, per, hub);
                 if (s != ow && stamp[s] == w + 1) {
                     out[first[s] < max ? first[s] : max - 1]++;
                     stamp[s] = 0; /* count (w, s) once */
@@ -437,9 +468,23 @@ static uint64_t model_arrivals(const g500_csr *g, uint32_t root, uint32_t P, uin
     return total;
 }
 
+/* The engine's hub rule (traverse_mpi.c, pick_hubs) for P > 1, which a
+ * 1-rank engine does not report: degree 512, doubled until at most 1024
+ * vertices qualify. */
+static uint32_t hub_degree(const g500_csr *g)
+{
+    for (uint32_t d = 512;; d *= 2) {
+        uint32_t n = 0;
+        for (uint32_t v = 0; v < g->vertices; v++)
+            n += g->offsets[v + 1] - g->offsets[v] >= d;
+        if (n <= 1024)
+            return d;
+    }
+}
+
 /* The model against the measured levels (rank 0, first root). */
 static void print_model(const tmpi_engine *e, const g500_csr *g, uint32_t root, int ranks,
-                        uint32_t scale)
+                        uint32_t scale, uint32_t hub)
 {
     uint64_t per[TMPI_LEVELS], td = 0, all_td = ~0ull;
     tmpi_level lv[TMPI_LEVELS];
@@ -455,7 +500,8 @@ static void print_model(const tmpi_engine *e, const g500_csr *g, uint32_t root, 
         const uint64_t mask = k % 2 ? all_td : td;
         if (k / 2 > 0 && P == (uint32_t)ranks)
             continue;
-        uint64_t a = model_arrivals(g, root, P, mask, per, TMPI_LEVELS);
+        uint64_t a = model_arrivals(g, root, P, mask, tmpi_hub_degree(e) ? tmpi_hub_degree(e) : hub,
+                                    per, TMPI_LEVELS);
         printf("| %u%s | %u | %s | %" PRIu64 " | %" PRIu64 " | ", P, k < 2 ? " (this run)" : "",
                scale, k % 2 ? "all top-down" : "as run", a, 16 * a);
         size_t last = 0;
@@ -515,7 +561,12 @@ int main(int argc, char **argv)
         bad |= tmpi_bfs(e, rootv[i], parent, &tb, &cb, why, sizeof why);
         if (i == 0 && rank == 0) {
             print_levels(e, ranks, scale);
-            print_model(e, &g.csr, rootv[0], ranks, scale);
+            const uint32_t hd = hub_degree(&g.csr);
+            uint32_t nh = 0;
+            for (uint32_t v = 0; v < g.csr.vertices; v++)
+                nh += g.csr.offsets[v + 1] - g.csr.offsets[v] >= hd;
+            printf("hubs (delegates at 2 ranks or more): %u vertices of degree >= %u\n\n", nh, hd);
+            print_model(e, &g.csr, rootv[0], ranks, scale, hd);
         }
         uint64_t edges = rank == 0 ? g500_component_edges(&el, parent) : 0;
         bad |= tmpi_sssp(e, rootv[i], dist, &ts, &cs, why, sizeof why);

@@ -79,7 +79,12 @@ $(BUILD)/bench/graph_bench: bench/graph_bench.c bench/bench_util.h bench/graph/p
 	$(CC) $(BENCH_CFLAGS) $$peers -o $@ bench/graph_bench.c $(GRAPH_PEER_SRCS) $(G500_OBJS) $(STATIC) \
 	    $$libs $(URCU_STATIC_LIBS) -lm -pthread
 
-BENCHES := $(BUILD)/bench/ring_bench $(BUILD)/bench/plan_bench $(BUILD)/bench/cache_bench $(BUILD)/bench/bursty_bench \
+# The streaming graph benchmark (bench/stream_bench.c), on the Graph500 kit.
+$(BUILD)/bench/stream_bench: bench/stream_bench.c bench/bench_util.h $(G500_OBJS) $(STATIC)
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_CFLAGS) -o $@ bench/stream_bench.c $(G500_OBJS) $(STATIC) $(URCU_STATIC_LIBS) -lm -pthread
+
+BENCHES := $(BUILD)/bench/stream_bench $(BUILD)/bench/ring_bench $(BUILD)/bench/plan_bench $(BUILD)/bench/cache_bench $(BUILD)/bench/bursty_bench \
            $(BUILD)/bench/runtime_bench $(BUILD)/bench/peer_bench $(BUILD)/bench/cuda_bench \
            $(BUILD)/bench/graph_bench $(BUILD)/bench/stage_bench $(BUILD)/bench/analysis_bench \
            $(CUDA_BENCH_DATA)
@@ -97,6 +102,7 @@ bench: $(BENCHES) ## benchmarks against peers, printed; RECORD=1 writes bench/re
 	$(BUILD)/bench/cuda_bench $(call BENCH_RECORD,cuda)
 	$(BUILD)/bench/graph_bench --graph kron,urand $(if $(GAPBS),--gapbs $(GAPBS)) $(call BENCH_RECORD,graph)
 	$(BUILD)/bench/analysis_bench $(call BENCH_RECORD,analysis)
+	$(BUILD)/bench/stream_bench --scale 18 $(if $(filter-out 0,$(RECORD)),--csv bench/results/stream.csv)
 
 # On a GPU machine (no peer libraries needed): the CUDA figures alone.
 bench-cuda: $(BUILD)/bench/cuda_bench $(CUDA_BENCH_DATA) ## the GPU benchmark alone; RECORD=1 writes bench/results/cuda.*

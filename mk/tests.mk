@@ -19,6 +19,7 @@ STRESS_BINS := $(STRESS_SRCS:stress/%.c=$(BUILD)/stress/%)
 SOAK_SRCS   := $(sort $(wildcard stress/soak/*.c))
 SOAK_BIN    := $(BUILD)/bin/mkrt-soak
 SOAK_PLUGIN := $(BUILD)/examples/soak_plugin_example.so
+SOAK_STREAM := $(BUILD)/examples/soak_plugin_stream.so
 
 # Tests, stress programs and the soak are built with the test hooks and
 # link the library's test build (TEST_STATIC), through which they reach
@@ -52,6 +53,10 @@ $(SOAK_BIN): $(SOAK_SRCS:%.c=$(BUILD)/tobj/%.o) $(TEST_STATIC)
 $(SOAK_PLUGIN): examples/soak_plugin_example.c include/mkrt/soak_plugin.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -shared -o $@ $<
+# The streaming graph plugin (examples/soak_plugin_stream.c): `make soak` runs it.
+$(SOAK_STREAM): examples/soak_plugin_stream.c include/mkrt/soak_plugin.h include/mkrt/stream.h
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -shared -o $@ $<
 
 # A stand-in libcuda.so.1 for the loader's failure paths (tests only),
 # one shared object from tests/fakes/fake_libcuda*.c.
@@ -62,7 +67,7 @@ $(FAKE_CUDA): $(FAKE_CUDA_SRCS) tests/fakes/fake_libcuda.h src/backend/mk_loop.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -shared -o $@ $(FAKE_CUDA_SRCS) -lpthread
 
-tests: $(TEST_BINS) $(STRESS_BINS) $(SOAK_BIN) $(SOAK_PLUGIN) $(FAKE_CUDA) ## build the unit tests, stress programs and soak without running them
+tests: $(TEST_BINS) $(STRESS_BINS) $(SOAK_BIN) $(SOAK_PLUGIN) $(SOAK_STREAM) $(FAKE_CUDA) ## build the unit tests, stress programs and soak without running them
 
 headers-check: ## every public header compiles on its own
 	@for h in $(HEADERS); do \
@@ -70,11 +75,13 @@ headers-check: ## every public header compiles on its own
 	    || { echo "header $$h does not compile on its own"; exit 1; }; \
 	done; echo "headers: $(words $(HEADERS)) public headers compile on their own"
 
-check: all $(TEST_BINS) $(EXAMPLES) $(BUILD)/bench/graph_bench $(FAKE_CUDA) cuda-test-data $(SOAK_BIN) $(SOAK_PLUGIN) headers-check docs-check ## unit tests (TAP, prove), headers, API docs, exported symbols, install, examples
+check: all $(TEST_BINS) $(EXAMPLES) $(BUILD)/bench/graph_bench $(FAKE_CUDA) cuda-test-data $(SOAK_BIN) $(SOAK_PLUGIN) $(SOAK_STREAM) headers-check docs-check ## unit tests (TAP, prove), headers, API docs, exported symbols, install, examples
 	prove -f --exec 'timeout -k 5 $(TEST_TIMEOUT)' $(TEST_BINS)
 	@$(MAKE) --no-print-directory check-planlib
 	ANALYSIS_DEMO=$(BUILD)/examples/analysis_demo prove -f --exec sh tests/examples/check_analysis_demo.sh
+	STREAM_GRAPH=$(BUILD)/examples/stream_graph prove -f --exec sh tests/examples/check_stream_graph.sh
 	MKRT_SOAK=$(SOAK_BIN) SOAK_PLUGIN=$(SOAK_PLUGIN) prove -f --exec 'timeout -k 5 $(TEST_TIMEOUT) sh' tests/soak/check_soak.sh
+	timeout -k 5 $(TEST_TIMEOUT) $(SOAK_BIN) --plugin $(SOAK_STREAM) --workloads plugin --seconds 3 --interval 1
 	@echo "== test_runtime again with AUTO on the CUDA megakernel (stand-in driver)"
 	MKRT_LIBCUDA=$(CURDIR)/$(FAKE_CUDA) prove -f --exec 'timeout -k 5 $(TEST_TIMEOUT)' \
 	    $(filter %/test_runtime,$(TEST_BINS))
@@ -132,6 +139,8 @@ stress: $(STRESS_BINS) $(FAKE_CUDA)
 	@set -e; for s in $(STRESS_BINS); do echo "== $$s $(SECONDS)s"; $$s --seconds $(SECONDS); done
 	@echo "== $(BUILD)/stress/graph_stress $(SECONDS)s on the SIM backend (traversals on the device)"
 	$(BUILD)/stress/graph_stress --seconds $(SECONDS) --sim 1
+	@echo "== $(BUILD)/stress/stream_stress $(SECONDS)s on the SIM backend"
+	$(BUILD)/stress/stream_stress --seconds $(SECONDS) --sim 1
 	@echo "== $(BUILD)/stress/runtime_stress $(SECONDS)s sized as on a 16-CPU machine (15 default workers, wide plans)"
 	$(BUILD)/stress/runtime_stress --seconds $(SECONDS) --cpus 16
 	@if $(NVCC_BUILD) >/dev/null; then \
@@ -147,8 +156,10 @@ stress: $(STRESS_BINS) $(FAKE_CUDA)
 # SECONDS when given on the command line, else 60 (or SOAK_SECONDS);
 # SOAK_ARGS adds options (e.g. SOAK_ARGS="--json soak.json").
 SOAK_SECONDS ?= $(if $(filter command line,$(origin SECONDS)),$(SECONDS),60)
-soak: $(SOAK_BIN) $(FAKE_CUDA) ## mkrt-soak: every workload and fault mode, drift verdicts, SECONDS=N (default 60)
+soak: $(SOAK_BIN) $(SOAK_STREAM) $(FAKE_CUDA) ## mkrt-soak: every workload and fault mode, drift verdicts, SECONDS=N (default 60)
 	$(SOAK_BIN) --seconds $(SOAK_SECONDS) $(SOAK_ARGS)
+	@echo "== mkrt-soak: the streaming graph plugin ($(SOAK_STREAM))"
+	$(SOAK_BIN) --plugin $(SOAK_STREAM) --workloads plugin --seconds $(SOAK_SECONDS) $(SOAK_ARGS)
 	$(if $(SAN),@echo "soak: the MPI soak is not run under a sanitizer",@$(MAKE) --no-print-directory soak-mpi)
 
 # Sanitizer builds live in their own trees; stress and soak runs stay

@@ -12,9 +12,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <pthread.h>
 #include <time.h>
 
+#include "base/thread.h"
 #include "mkrt/runtime.h"
 #include "tap.h"
 
@@ -58,13 +58,13 @@ typedef struct loader {
 } loader;
 
 /* Publishes chains (and built-in ADDs) until told to stop. */
-static void *load(void *arg)
+static int load(void *arg)
 {
     loader *l = arg;
     mkrt_error err;
     mkrt_producer *p = mkrt_producer_open(l->rt, &err);
     if (p == NULL)
-        return NULL;
+        return 1;
     mkrt_item items[128];
     uint32_t k = 0;
     while (!atomic_load(&stop)) {
@@ -80,7 +80,7 @@ static void *load(void *arg)
     if (mkrt_fence(p, &t) == MKRT_OK)
         mkrt_wait(p, t, 30 * SEC);
     mkrt_producer_close(p);
-    return NULL;
+    return 0;
 }
 
 static void run(mkrt_backend_kind kind, const char *name)
@@ -101,11 +101,11 @@ static void run(mkrt_backend_kind kind, const char *name)
     if (p == NULL)
         bail_out("%s: open: %s", name, err.message);
     atomic_store(&stop, 0);
-    pthread_t th[LOADERS];
+    mkrt__thread th[LOADERS];
     loader ls[LOADERS];
     for (int i = 0; i < LOADERS; i++) {
         ls[i] = (loader){rt, i, 0};
-        if (pthread_create(&th[i], NULL, load, &ls[i]) != 0)
+        if (mkrt__thread_start(&th[i], load, &ls[i]) != 0)
             bail_out("thread");
     }
     /* Let the load build up. */
@@ -135,7 +135,7 @@ static void run(mkrt_backend_kind kind, const char *name)
     atomic_store(&stop, 1);
     uint64_t loaded = 0;
     for (int i = 0; i < LOADERS; i++) {
-        pthread_join(th[i], NULL);
+        mkrt__thread_join(th[i]);
         loaded += ls[i].published;
     }
     ok(loaded > 0, "%s: the other producers published meanwhile (%llu items)", name,

@@ -103,7 +103,7 @@ int write_results(const gopts *o, const results *res, const char *machine)
          "level's examined edges are those its unvisited vertices looked at. Bytes per edge: 24 per "
          "examined edge for BFS and SSSP (target and weight 8, the target's value read and written "
          "by an atomic minimum 16); CC 28 per examined edge (target, "
-         "two labels and their roots, a compare-and-swap) plus 72 per vertex (6 phases); "
+         "two labels and their roots, a compare-and-swap) plus 48 per vertex (4 phases); "
          "PageRank 8 per edge plus 28 per vertex per iteration. Estimates from the data structures, not measured traffic.\n");
     printf("\n%s", report);
     if (write_csv(o, res) != 0)

@@ -33,7 +33,9 @@
  * hooks the larger of two roots under the smaller with a compare-and-swap
  * and retries from the new roots when it loses; a compress phase points
  * every vertex at its root. Phases: link each vertex to its first and
- * second neighbour (compressing after each), sample 1024 vertices for the
+ * second neighbour (one phase: a compress between the two rounds, as
+ * Afforest has, cost a publish and a quiescence more per run and the
+ * sample found the same component), compress, sample 1024 vertices for the
  * most frequent component, then link the remaining edges of every vertex
  * outside it (the graph is symmetric, so edges into that component are
  * seen from their other end), and compress. A hook only ever lowers a
@@ -56,8 +58,8 @@
 #include "traverse.h"
 
 enum { OP_VISIT = MKRT_OP_USER_FIRST, OP_CC, OP_RANK };
-/* CC's phases (an item's param): link neighbour 0 or 1, compress, the rest. */
-enum { CC_LINK0 = 0, CC_LINK1 = 1, CC_COMPRESS = 2, CC_FINAL = 3 };
+/* CC's phases (an item's param): link neighbours 0 and 1, compress, the rest. */
+enum { CC_LINK = 0, CC_COMPRESS = 2, CC_FINAL = 3 };
 #define CC_SAMPLES 1024u
 /* Blocks of vertices for CC's seeds and PageRank's items: at most this many. */
 #define BLOCKS_MAX 256u
@@ -135,11 +137,10 @@ static mkrt_status cc_block(const mkrt_item *it, const mkrt_op_ctx *ctx)
             while (c != (cc = atomic_load_explicit(&comp[c], memory_order_relaxed)))
                 c = cc;
             atomic_store_explicit(&comp[v], c, memory_order_relaxed);
-        } else if (it->param <= CC_LINK1) {
-            if (lo + it->param < hi) {
-                link(comp, v, g->targets[lo + it->param]);
-                scanned++;
-            }
+        } else if (it->param == CC_LINK) {
+            for (uint64_t k = lo; k < hi && k < lo + 2; k++)
+                link(comp, v, g->targets[k]);
+            scanned += hi - lo < 2 ? hi - lo : 2;
         } else if (atomic_load_explicit(&comp[v], memory_order_relaxed) != e->big) {
             for (uint64_t k = lo + 2; k < hi; k++)
                 link(comp, v, g->targets[k]);
@@ -443,7 +444,7 @@ static int cc(traverse_engine *e, uint32_t *comp, char *why, size_t len)
         atomic_init(&e->comp[v], v); /* quiescent: no op runs */
     e->last = (traverse_counters){0, 0, 0, 0, 0, 0};
     atomic_store_explicit(&e->scanned, 0, memory_order_relaxed);
-    static const uint32_t first[] = {CC_LINK0, CC_COMPRESS, CC_LINK1, CC_COMPRESS};
+    static const uint32_t first[] = {CC_LINK, CC_COMPRESS};
     for (size_t i = 0; i < sizeof first / sizeof *first; i++)
         if (cc_phase(e, first[i], why, len) != 0)
             return -1;

@@ -21,14 +21,18 @@
  * writes the results into the cells (BFS: each level's frontier as the
  * level starts; SSSP: every owned vertex at the end), so
  * mkrt_mpi_gather_cells() collects them. The runtime schedules the work
- * (one item per frontier vertex, per lowered vertex or per block of
- * vertices); the edge loops are plain array code inside the ops.
+ * in bulk (one item per chunk of the frontier, per block of vertices or
+ * per worker), never one item per vertex or edge; the edge loops are
+ * plain array code inside the ops. The frontier of a BFS level is a list
+ * (`next`: each vertex appended once, by whoever lowered it from
+ * UNREACHED: an op or the receive hook), so the host never scans all
+ * vertices between levels.
  *
  * BFS is level-synchronous, one mkrt_mpi_quiesce() per level, and
  * direction-optimising (Beamer's rule, ALPHA and BETA below, decided from
  * counts summed over the ranks so every rank takes the same direction):
- * - top-down: every rank publishes one EXPAND item per vertex it owns at
- *   the level's depth; EXPAND scans the vertex's row: local targets are
+ * - top-down: every rank publishes CHUNK items over its frontier list
+ *   (about CHUNK_EDGES edges each); a CHUNK scans its vertices' rows: local targets are
  *   lowered in `best`, remote ones are sent as arrivals in runs per owner
  *   (mkrt_mpi_op_emit: rows are sorted, so with the block partition a run
  *   is a whole owner's share of the row). Received arrivals never enter
@@ -39,18 +43,13 @@
  *   or), and PULL items over each rank's own vertices let every unvisited
  *   vertex take its first frontier neighbour as parent (sorted rows: the
  *   smallest, as top-down's minimum would). No arrival is sent.
- * When an outbox is full, EXPAND queues the arrivals it could not send as
+ * When an outbox is full, a scan queues the arrivals it could not send as
  * RESEND items (the arrival itself, run on the sender, which sends it
  * again) and the rest of the row as a continuation EXPAND (edge offset in
  * the item's `in`).
  *
- * SSSP is label correcting in rounds: each round, every rank publishes
- * an EXPAND for each vertex it owns whose distance fell since its row was
- * last scanned (`done`); EXPAND scans the row with the current distance:
- * a local target that gets lower gets its own EXPAND item at once (so
- * local work cascades within the round), a remote one an arrival, which
- * the owner's receive hook applies to `best` for the next round. Done
- * when a round finds nothing to expand on any rank. */
+ * SSSP (tmpi_sssp.c): delta-stepping between the ranks and Dial's
+ * bucket queue inside each op; at one rank, one round of Dijkstra. */
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -59,78 +58,21 @@
 
 #include "mkrt/mkrt.h"
 #include "../graph500/graph500.h"
-#include "traverse_mpi.h"
+#include "tmpi_internal.h"
 
-enum { OP_VISIT = MKRT_OP_USER_FIRST, OP_SETTLE };
-/* VISIT's param on an EXPAND item: emit the vertex's edges. */
-#define EXPAND UINT32_MAX
-/* Arrival items carry a value below 2^31 in param with this bit set; the
- * frontier's edge items carry the edge weight (1..255). */
-#define ARRIVE 0x80000000u
-#define UNREACHED UINT64_MAX
-
-/* Remote arrivals an EXPAND gathers before sending them. */
-#define STAGE 256
-/* VISIT's param on a PULL item (bottom-up BFS over in vertices from out). */
-#define PULL (UINT32_MAX - 1)
 /* Vertices per PULL item. */
 #define PULL_SPAN 2048u
+/* Top-down chunks: a CHUNK item covers frontier vertices until their rows
+ * hold this many edges (or CHUNK_VERTICES vertices). */
+#define CHUNK_EDGES 8192u
+#define CHUNK_VERTICES 1024u
 /* Direction switch (Beamer et al.): bottom-up when the frontier's edges
  * exceed the unvisited vertices' edges / ALPHA, back top-down when the
  * frontier has fewer than vertices / BETA vertices. */
 #define ALPHA 14u
 #define BETA 24u
 
-struct tmpi_engine {
-    mkrt_runtime *rt;
-    mkrt_mpi *mpi;
-    mkrt_producer *producer;
-    const g500_csr *g; /* borrowed until tmpi_close */
-    uint32_t vertices;
-    uint32_t own_lo, own_n; /* block partition: the owned vertices; hash: own_n = 0 */
-    /* Bottom-up levels: the global frontier (a bit per vertex, or-ed over
-     * the ranks) and its depth, written by the host before it publishes
-     * the PULL items that read them (the publish orders them). */
-    uint64_t *fbits;
-    uint32_t fwords, pull_depth;
-    int rank, size;
-    uint64_t *cells; /* gathered results (rank 0), scratch elsewhere */
-    mkrt_item *seeds; /* EXPAND items of one level (at most the vertices) */
-    /* Smallest value sent per remote vertex (ops, relaxed: each entry is
-     * its own minimum, no other data hangs on it). */
-    _Atomic uint64_t *sent_min;
-    /* The best value known per owned vertex: lowered by the ops and, for
-     * BFS arrivals, by the receive hook (progress thread). Relaxed: each
-     * entry is its own minimum; the host reads them after a global
-     * quiescence, which orders them through the layer's seq_cst counters
-     * and the runtime's quiescence. */
-    _Atomic uint64_t *best;
-    /* SSSP: the distance each owned vertex's row was last scanned with
-     * (ops; relaxed like best): a vertex with best < done is due. */
-    _Atomic uint64_t *done;
-    atomic_uint_fast64_t scanned; /* edges the row scans read (statistic, relaxed) */
-    tmpi_level lv[TMPI_LEVELS]; /* the last BFS's levels (summed over the ranks) */
-    size_t nlv;
-};
-
-/* Whether this rank owns v (the block partition inline). */
-static inline bool mine(const tmpi_engine *e, uint32_t v)
-{
-    if (e->own_n > 0)
-        return v - e->own_lo < e->own_n;
-    return mkrt_mpi_owner(e->mpi, v) == e->rank;
-}
-
-/* Atomic minimum; true when it lowered *a (relaxed: see the fields). */
-static bool min_u64(_Atomic uint64_t *a, uint64_t v)
-{
-    uint64_t cur = atomic_load_explicit(a, memory_order_relaxed);
-    while (v < cur)
-        if (atomic_compare_exchange_weak_explicit(a, &cur, v, memory_order_relaxed,
-                                                  memory_order_relaxed))
-            return true;
-    return false;
-}
+#define mine tmpi_mine
 
 /* The receive hook: arrivals (BFS depth and parent, SSSP distance) lower
  * `best`; a batch with anything else is declined (the layer publishes
@@ -140,12 +82,17 @@ static bool deliver(void *user, int src, const mkrt_item *items, size_t n)
     tmpi_engine *e = user;
     (void)src;
     for (size_t i = 0; i < n; i++)
-        if ((items[i].op != OP_VISIT && items[i].op != OP_SETTLE) || items[i].param == EXPAND ||
-            items[i].param == PULL || !(items[i].param & ARRIVE) || items[i].out >= e->vertices)
+        if ((items[i].op != OP_VISIT && items[i].op != OP_SETTLE) || !(items[i].param & ARRIVE) ||
+            (items[i].param & ~ARRIVE) > ARRIVE_MAX || items[i].out >= e->vertices ||
+            !mine(e, items[i].out))
             return false;
     for (size_t i = 0; i < n; i++) {
         const uint64_t x = items[i].param & ~ARRIVE;
-        min_u64(&e->best[items[i].out], items[i].op == OP_VISIT ? x << 32 | items[i].in : x);
+        if (items[i].op == OP_SETTLE) {
+            tmpi_min(&e->best[items[i].out], x); /* the next round scans it */
+        } else if (tmpi_min(&e->best[items[i].out], x << 32 | items[i].in) == UNREACHED) {
+            tmpi_reached(e, items[i].out);
+        }
     }
     return true;
 }
@@ -163,8 +110,8 @@ static mkrt_status forward(const tmpi_engine *e, const mkrt_op_ctx *ctx, mkrt_it
 
 /* Sends staged arrivals; what an outbox refuses is queued as RESEND
  * items. Returns the status and whether an outbox was full. */
-static mkrt_status flush(const tmpi_engine *e, const mkrt_op_ctx *ctx, const mkrt_item *stage,
-                         size_t n, bool *full)
+mkrt_status tmpi_flush(const tmpi_engine *e, const mkrt_op_ctx *ctx, const mkrt_item *stage,
+                       size_t n, bool *full)
 {
     size_t done = 0;
     mkrt_status st = mkrt_mpi_op_emit(e->mpi, ctx, stage, n, &done);
@@ -174,24 +121,21 @@ static mkrt_status flush(const tmpi_engine *e, const mkrt_op_ctx *ctx, const mkr
     return mkrt_op_emit(ctx, stage + done, n - done);
 }
 
-/* Scans v's row from edge offset `from` (see the file overview): BFS
- * offers every target (depth(v) + 1) << 32 | v, SSSP best(v) + weight. A
- * local target is lowered in `best` (SSSP: and, when lowered, its own
- * EXPAND follows as an item); a remote one is staged as an arrival unless
- * as good a value went to it already. */
-static mkrt_status scan(tmpi_engine *e, const mkrt_op_ctx *ctx, uint32_t op, uint32_t v,
-                        uint32_t from)
+/* BFS: scans v's row from edge offset `from` (see the file overview),
+ * offering every target (depth(v) + 1) << 32 | v. A local target is
+ * lowered in `best` (and joins the next frontier when it was unreached);
+ * a remote one is staged as an arrival unless as good a value went to it
+ * already. When an outbox is full, the rest of the row follows as an
+ * EXPAND item. */
+static mkrt_status scan(tmpi_engine *e, const mkrt_op_ctx *ctx, uint32_t v, uint32_t from)
 {
     const uint64_t bv = atomic_load_explicit(&e->best[v], memory_order_relaxed);
     if (bv == UNREACHED)
         return MKRT_OK;
-    const bool bfs = op == OP_VISIT;
     const uint32_t depth = (uint32_t)(bv >> 32) + 1;
-    const uint64_t bfs_val = (uint64_t)depth << 32 | v;
+    const uint64_t val = (uint64_t)depth << 32 | v;
     const uint64_t lo = e->g->offsets[v], hi = e->g->offsets[v + 1];
-    const uint32_t *t = e->g->targets, *wt = e->g->weights;
-    if (!bfs && from == 0)
-        atomic_store_explicit(&e->done[v], bv, memory_order_relaxed); /* see the field */
+    const uint32_t *t = e->g->targets;
     mkrt_item stage[STAGE];
     size_t n = 0;
     bool full = false;
@@ -199,31 +143,58 @@ static mkrt_status scan(tmpi_engine *e, const mkrt_op_ctx *ctx, uint32_t op, uin
     uint64_t i = lo + from;
     for (; i < hi && st == MKRT_OK && !full; i++) {
         const uint32_t w = t[i];
-        const uint64_t val = bfs ? bfs_val : bv + wt[i];
         if (mine(e, w)) {
-            if (min_u64(&e->best[w], val) && !bfs) {
-                mkrt_item x = {OP_SETTLE, 0, w, EXPAND};
-                st = mkrt_op_emit(ctx, &x, 1);
-            }
+            if (tmpi_min(&e->best[w], val) == UNREACHED)
+                tmpi_reached(e, w);
             continue;
         }
-        if (!bfs && val >= ARRIVE - 1) /* ARRIVE | (ARRIVE - 1) would read as EXPAND */
-            return MKRT_EOVERFLOW; /* a distance of 2^31 or more does not fit an arrival */
-        if (!min_u64(&e->sent_min[w], val))
+        if (tmpi_min(&e->sent_min[w], val) <= val)
             continue; /* as good a value went to w's owner already */
-        stage[n++] = (mkrt_item){op, v, w, ARRIVE | (bfs ? depth : (uint32_t)val)};
+        stage[n++] = (mkrt_item){OP_VISIT, v, w, ARRIVE | depth};
         if (n == STAGE) {
-            st = flush(e, ctx, stage, n, &full);
+            st = tmpi_flush(e, ctx, stage, n, &full);
             n = 0;
         }
     }
     if (st == MKRT_OK && n > 0)
-        st = flush(e, ctx, stage, n, &full);
+        st = tmpi_flush(e, ctx, stage, n, &full);
     atomic_fetch_add_explicit(&e->scanned, i - lo - from, memory_order_relaxed); /* statistic */
     if (st == MKRT_OK && i < hi) { /* an outbox is full: the rest of the row later */
-        mkrt_item rest = {op, (uint32_t)(i - lo), v, EXPAND};
+        mkrt_item rest = {OP_VISIT, (uint32_t)(i - lo), v, EXPAND};
         st = mkrt_op_emit(ctx, &rest, 1);
     }
+    return st;
+}
+
+/* BFS top-down: this rank's slice of frontier hub h's row (a delegate:
+ * every rank scans 1/P of it, whoever owns the hub), offering
+ * (hub_depth + 1) << 32 | hub like scan(). */
+static mkrt_status hub_slice(tmpi_engine *e, const mkrt_op_ctx *ctx, uint32_t h)
+{
+    const uint32_t v = e->hubs[h], depth = e->hub_depth + 1;
+    const uint64_t val = (uint64_t)depth << 32 | v, o = e->g->offsets[v];
+    const uint64_t len = e->g->offsets[v + 1] - o, p = (uint64_t)e->size, r = (uint64_t)e->rank;
+    const uint64_t lo = o + r * len / p, hi = o + (r + 1) * len / p;
+    mkrt_item stage[STAGE];
+    size_t n = 0;
+    bool full = false;
+    mkrt_status st = MKRT_OK;
+    for (uint64_t i = lo; i < hi && st == MKRT_OK; i++) {
+        const uint32_t w = e->g->targets[i];
+        if (mine(e, w)) {
+            if (tmpi_min(&e->best[w], val) == UNREACHED)
+                tmpi_reached(e, w);
+        } else if (tmpi_min(&e->sent_min[w], val) > val) {
+            stage[n++] = (mkrt_item){OP_VISIT, v, w, ARRIVE | depth};
+            if (n == STAGE) {
+                st = tmpi_flush(e, ctx, stage, n, &full); /* a full outbox: RESEND items */
+                n = 0;
+            }
+        }
+    }
+    if (st == MKRT_OK && n > 0)
+        st = tmpi_flush(e, ctx, stage, n, &full);
+    atomic_fetch_add_explicit(&e->scanned, hi - lo, memory_order_relaxed); /* statistic */
     return st;
 }
 
@@ -243,7 +214,9 @@ static mkrt_status pull(tmpi_engine *e, uint32_t first, uint32_t n)
         for (uint64_t i = o[v]; i < o[v + 1]; i++) {
             const uint32_t u = t[i];
             if (bits[u >> 6] >> (u & 63) & 1) {
+                /* Only this item looks at v in a bottom-up level (no arrival travels). */
                 atomic_store_explicit(&e->best[v], depth << 32 | u, memory_order_relaxed);
+                tmpi_reached(e, v);
                 scanned += i - o[v] + 1;
                 goto next;
             }
@@ -255,23 +228,77 @@ static mkrt_status pull(tmpi_engine *e, uint32_t first, uint32_t n)
     return MKRT_OK;
 }
 
-/* Both ops: EXPAND scans a row; an arrival on its owner (SSSP, or BFS
- * when the hook declined) lowers its vertex (SSSP: and scans its row),
- * elsewhere it is a RESEND. */
+/* The ops: CHUNK scans a slice of the frontier (BFS) or runs a bucket
+ * queue (SSSP, tmpi_sssp.c); EXPAND the rest of a row; PULL a block
+ * bottom-up; an arrival on its owner (when the hook declined its batch)
+ * lowers its vertex; elsewhere it is a RESEND. */
 static mkrt_status visit(const mkrt_item *it, const mkrt_op_ctx *ctx)
 {
     tmpi_engine *e = ctx->user;
+    if (it->param == CHUNK && it->op == OP_SETTLE)
+        return tmpi_sssp_chunk(e, ctx, it);
+    if (it->param == CHUNK) {
+        mkrt_status st = MKRT_OK;
+        for (uint32_t k = e->chunk_lo[it->in]; k < e->chunk_lo[it->in + 1] && st == MKRT_OK; k++)
+            st = scan(e, ctx, e->front[k], 0);
+        return st;
+    }
+    if (it->param == HUB)
+        return hub_slice(e, ctx, it->in);
     if (it->param == EXPAND)
-        return scan(e, ctx, it->op, it->out, it->in);
+        return scan(e, ctx, it->out, it->in);
     if (it->param == PULL)
         return pull(e, it->out, it->in);
     if (it->out >= e->vertices || !mine(e, it->out))
         return forward(e, ctx, *it);
-    const uint64_t val = it->op == OP_VISIT ? (uint64_t)(it->param & ~ARRIVE) << 32 | it->in
-                                            : it->param & ~ARRIVE;
-    if (min_u64(&e->best[it->out], val) && it->op == OP_SETTLE)
-        return scan(e, ctx, OP_SETTLE, it->out, 0);
+    const uint64_t x = it->param & ~ARRIVE;
+    if (it->op == OP_SETTLE)
+        tmpi_min(&e->best[it->out], x); /* the next round scans it */
+    else if (tmpi_min(&e->best[it->out], x << 32 | it->in) == UNREACHED)
+        tmpi_reached(e, it->out);
     return MKRT_OK;
+}
+
+/* The hubs (delegates): degree hub_degree or more, hub_degree doubled
+ * from TMPI_HUB_DEGREE until at most TMPI_HUBS qualify. The same on every
+ * rank (every rank holds the graph). One rank: none (nothing to split). */
+static void pick_hubs(tmpi_engine *e)
+{
+    const uint64_t *o = e->g->offsets;
+    e->hub_degree = TMPI_HUB_DEGREE;
+    for (;;) {
+        uint32_t n = 0;
+        for (uint32_t v = 0; v < e->vertices; v++)
+            n += o[v + 1] - o[v] >= e->hub_degree;
+        if (n <= TMPI_HUBS)
+            break;
+        e->hub_degree *= 2;
+    }
+    e->nhubs = 0;
+    for (uint32_t v = 0; v < e->vertices; v++) {
+        e->hub_idx[v] = TMPI_NO_HUB;
+        if (e->size > 1 && o[v + 1] - o[v] >= e->hub_degree) {
+            e->hub_idx[v] = (uint16_t)e->nhubs;
+            e->hubs[e->nhubs++] = v;
+        }
+    }
+}
+
+static void free_engine(tmpi_engine *e)
+{
+    free(e->hub_idx);
+    free(e->hubs);
+    tmpi_sssp_close(e);
+    free(e->cells);
+    free(e->seeds);
+    free(e->sent_min);
+    free(e->best);
+    free(e->done);
+    free(e->fbits);
+    free(e->front);
+    free(e->next);
+    free(e->chunk_lo);
+    free(e);
 }
 
 static tmpi_engine *fail_open(tmpi_engine *e, char *why, size_t len, const char *what,
@@ -281,13 +308,7 @@ static tmpi_engine *fail_open(tmpi_engine *e, char *why, size_t len, const char 
     if (e != NULL) {
         mkrt_producer_close(e->producer);
         mkrt_destroy(e->rt, MKRT_TIMEOUT_INFINITE, NULL);
-        free(e->cells);
-        free(e->seeds);
-        free(e->sent_min);
-        free(e->best);
-        free(e->done);
-        free(e->fbits);
-        free(e);
+        free_engine(e);
     }
     return NULL;
 }
@@ -301,22 +322,32 @@ tmpi_engine *tmpi_open(const g500_csr *g, unsigned threads, mkrt_mpi_partition p
                  "smaller scale.", g != NULL ? g->vertices : 0, MKRT_CONFIG_CELLS_MAX - 1);
         return NULL;
     }
+    const size_t nv = g->vertices;
     tmpi_engine *e = calloc(1, sizeof *e);
-    if (e == NULL || (e->cells = malloc((size_t)g->vertices * sizeof *e->cells)) == NULL ||
-        (e->seeds = malloc((size_t)g->vertices * sizeof *e->seeds)) == NULL ||
-        (e->sent_min = malloc((size_t)g->vertices * sizeof *e->sent_min)) == NULL ||
-        (e->best = malloc((size_t)g->vertices * sizeof *e->best)) == NULL ||
-        (e->done = malloc((size_t)g->vertices * sizeof *e->done)) == NULL ||
-        (e->fbits = malloc(((size_t)g->vertices + 63) / 64 * sizeof *e->fbits)) == NULL) {
-        if (e != NULL) {
-            free(e->cells);
-            free(e->seeds);
-            free(e->sent_min);
-            free(e->best);
-            free(e->done);
-        }
-        free(e);
-        snprintf(why, len, "mkrt-mpi engine: out of memory for %u vertices.", g->vertices);
+    if (e != NULL) {
+        e->workers = threads > 0 ? threads : 1;
+        e->vertices = g->vertices; /* tmpi_sssp_open sizes by them */
+        e->g = g;
+        const char *d = getenv("TMPI_DELTA");
+        e->delta = d != NULL && atoi(d) > 0 ? (uint64_t)atoi(d) : TMPI_DELTA;
+        const char *w = getenv("TMPI_WIDEN");
+        e->widen = w != NULL && atoi(w) >= 0 ? (uint64_t)atoi(w) : TMPI_WIDEN;
+    }
+    if (e == NULL || (e->cells = malloc(nv * sizeof *e->cells)) == NULL ||
+        (e->seeds = malloc((nv + 1 + TMPI_HUBS) * sizeof *e->seeds)) == NULL ||
+        (e->sent_min = malloc(nv * sizeof *e->sent_min)) == NULL ||
+        (e->best = malloc(nv * sizeof *e->best)) == NULL ||
+        (e->done = malloc(nv * sizeof *e->done)) == NULL ||
+        (e->fbits = malloc((nv + 63) / 64 * sizeof *e->fbits)) == NULL ||
+        (e->front = malloc(nv * sizeof *e->front)) == NULL ||
+        (e->next = malloc(nv * sizeof *e->next)) == NULL ||
+        (e->chunk_lo = malloc((nv + 2) * sizeof *e->chunk_lo)) == NULL ||
+        (e->hub_idx = malloc(nv * sizeof *e->hub_idx)) == NULL ||
+        (e->hubs = malloc(TMPI_HUBS * sizeof *e->hubs)) == NULL || tmpi_sssp_open(e) != 0) {
+        if (e != NULL)
+            free_engine(e);
+        snprintf(why, len, "mkrt-mpi engine: out of memory for %u vertices. Fix: a smaller scale "
+                 "or more memory.", g->vertices);
         return NULL;
     }
     e->vertices = g->vertices;
@@ -325,7 +356,7 @@ tmpi_engine *tmpi_open(const g500_csr *g, unsigned threads, mkrt_mpi_partition p
         atomic_init(&e->best[v], UNREACHED); /* before the hook can run */
     mkrt_config c = mkrt_config_default();
     c.backend = MKRT_BACKEND_CPU;
-    c.workers = threads > 0 ? threads : 1;
+    c.workers = e->workers;
     c.cells = g->vertices;
     c.append_log_capacity = 0;
     c.ring_capacity = 1u << 14;
@@ -350,12 +381,18 @@ tmpi_engine *tmpi_open(const g500_csr *g, unsigned threads, mkrt_mpi_partition p
     e->rank = mkrt_mpi_rank(e->mpi);
     e->size = mkrt_mpi_size(e->mpi);
     e->fwords = (g->vertices + 63) / 64;
+    atomic_init(&e->next_n, 0);
     if (partition == MKRT_MPI_BLOCK || e->size == 1) { /* mkrt_mpi.h: rank r owns r*k .. r*k+k-1 */
         const uint64_t k = ((uint64_t)g->vertices + (uint64_t)e->size - 1) / (uint64_t)e->size;
         const uint64_t lo = k * (uint64_t)e->rank;
         e->own_lo = lo < g->vertices ? (uint32_t)lo : g->vertices;
         e->own_n = (uint32_t)((lo + k < g->vertices ? lo + k : g->vertices) - e->own_lo);
     }
+    for (uint32_t v = 0; v < g->vertices; v++)
+        if (mine(e, v))
+            e->owned_edges += g->offsets[v + 1] - g->offsets[v];
+    pick_hubs(e);
+    tmpi_sssp_rows(e);
     if ((e->producer = mkrt_producer_open(e->rt, &err)) == NULL) {
         mkrt_mpi_destroy(e->mpi, NULL);
         return fail_open(e, why, len, "mkrt_producer_open", &err);
@@ -385,11 +422,8 @@ static mkrt_status pull_level(tmpi_engine *e, uint32_t depth)
 {
     memset(e->fbits, 0, (size_t)e->fwords * sizeof *e->fbits);
     const uint32_t lo = e->own_n > 0 ? e->own_lo : 0, hi = e->own_n > 0 ? lo + e->own_n : e->vertices;
-    for (uint32_t v = lo; v < hi; v++) {
-        const uint64_t b = atomic_load_explicit(&e->best[v], memory_order_relaxed);
-        if (b != UNREACHED && b >> 32 == depth && mine(e, v))
-            e->fbits[v >> 6] |= 1ull << (v & 63);
-    }
+    for (uint32_t k = 0; k < e->front_n; k++)
+        e->fbits[e->front[k] >> 6] |= 1ull << (e->front[k] & 63);
     mkrt_status st = mkrt_mpi_allreduce_sum(e->mpi, e->fbits, e->fwords);
     e->pull_depth = depth;
     size_t n = 0;
@@ -400,9 +434,37 @@ static mkrt_status pull_level(tmpi_engine *e, uint32_t depth)
     return st;
 }
 
-/* BFS levels: each rank writes the vertices it owns at depth `level`
- * (their best values: the ops' and the hook's minima) into its cells,
- * then the level runs top-down (EXPAND items: rows of the frontier) or
+/* Top-down: CHUNK items over the frontier, cut by edges so that a
+ * chunk's rows hold about CHUNK_EDGES edges. */
+static mkrt_status chunk_level(tmpi_engine *e)
+{
+    size_t n = 0;
+    uint64_t edges = 0;
+    uint32_t m = 0;
+    for (uint32_t k = 0; k < e->front_n; k++) /* the hubs go as HUB items (below) */
+        if (e->hub_idx[e->front[k]] == TMPI_NO_HUB)
+            e->front[m++] = e->front[k];
+    e->front_n = m;
+    e->chunk_lo[0] = 0;
+    for (uint32_t k = 0; k < e->front_n; k++) {
+        const uint32_t v = e->front[k];
+        edges += e->g->offsets[v + 1] - e->g->offsets[v];
+        if (edges >= CHUNK_EDGES || k + 1 - e->chunk_lo[n] >= CHUNK_VERTICES || k + 1 == e->front_n) {
+            e->seeds[n] = (mkrt_item){OP_VISIT, (uint32_t)n, (uint32_t)n, CHUNK};
+            e->chunk_lo[++n] = k + 1;
+            edges = 0;
+        }
+    }
+    for (uint32_t h = 0; h < e->nhubs; h++) /* every rank: its slice of each frontier hub */
+        if (e->hbits[h / 64] >> (h % 64) & 1)
+            e->seeds[n++] = (mkrt_item){OP_VISIT, h, e->hubs[h], HUB};
+    return n > 0 ? mkrt_publish(e->producer, e->seeds, n, MKRT_TIMEOUT_INFINITE, NULL) : MKRT_OK;
+}
+
+/* BFS levels: the vertices reached in the last level (`next`, filled by
+ * the ops and the hook) become the frontier; each rank writes their best
+ * values (depth and parent) into its cells, then the level runs top-down
+ * (CHUNK items: rows of the frontier) or
  * bottom-up (PULL items: the unvisited vertices look for a parent in the
  * frontier), chosen from global counts; all wait for the level to end.
  * Returns the status of the first failure (the same on every rank: the
@@ -415,35 +477,37 @@ static mkrt_status levels(tmpi_engine *e)
     double t0 = g500_seconds();
     e->nlv = 0;
     int bottom_up = 0;
+    uint64_t edges_u = e->owned_edges; /* edges of the unvisited owned vertices */
     for (uint64_t level = 0;; level++) {
         mkrt_status st = MKRT_OK;
-        size_t n = 0;
-        uint64_t edges_f = 0, edges_u = 0;
-        /* Block partition: only the owned range (N/P per rank, not N). */
-        const uint32_t lo = e->own_n > 0 ? e->own_lo : 0, hi = e->own_n > 0 ? lo + e->own_n : e->vertices;
-        for (uint32_t v = lo; st == MKRT_OK && v < hi; v++) {
-            if (!mine(e, v))
-                continue;
-            /* Relaxed: written before the last global quiescence (see the field). */
-            const uint64_t b = atomic_load_explicit(&e->best[v], memory_order_relaxed);
-            const uint64_t deg = e->g->offsets[v + 1] - e->g->offsets[v];
-            if (b == UNREACHED) {
-                edges_u += deg;
-                continue;
-            }
-            if (b >> 32 != level)
-                continue;
-            st = mkrt_cell_write(e->rt, v, b); /* quiescent: no op touches cells */
-            e->seeds[n++] = (mkrt_item){OP_VISIT, 0, v, EXPAND};
-            edges_f += deg;
+        /* Relaxed: written before the last global quiescence (see the fields). */
+        const uint32_t n = (uint32_t)atomic_load_explicit(&e->next_n, memory_order_relaxed);
+        uint32_t *f = e->front;
+        e->front = e->next;
+        e->next = f;
+        e->front_n = n;
+        atomic_store_explicit(&e->next_n, 0, memory_order_relaxed); /* no op runs */
+        uint64_t edges_f = 0;
+        memset(e->hbits, 0, sizeof e->hbits);
+        for (uint32_t k = 0; st == MKRT_OK && k < n; k++) {
+            const uint32_t v = e->front[k];
+            if (e->hub_idx[v] != TMPI_NO_HUB)
+                e->hbits[e->hub_idx[v] / 64] |= 1ull << (e->hub_idx[v] % 64);
+            edges_f += e->g->offsets[v + 1] - e->g->offsets[v];
+            st = mkrt_cell_write(e->rt, v, atomic_load_explicit(&e->best[v], memory_order_relaxed));
         }
+        edges_u -= edges_f;
         /* The previous level's traffic travels with this level's count. */
         mkrt_mpi_stats_read(e->mpi, &m1);
         const uint64_t scanned1 = atomic_load_explicit(&e->scanned, memory_order_relaxed);
-        uint64_t sums[8] = {n, st != MKRT_OK, scanned1 - scanned0, m1.forwarded - m0.forwarded,
-                            m1.bytes_sent - m0.bytes_sent, m1.messages_sent - m0.messages_sent,
-                            edges_f, edges_u};
-        mkrt_mpi_allreduce_sum(e->mpi, sums, 8);
+        /* With the frontier hubs' bits (disjoint: a sum is their or). */
+        uint64_t sums[8 + TMPI_HUB_WORDS] = {n, st != MKRT_OK, scanned1 - scanned0,
+                                             m1.forwarded - m0.forwarded, m1.bytes_sent - m0.bytes_sent,
+                                             m1.messages_sent - m0.messages_sent, edges_f, edges_u};
+        memcpy(sums + 8, e->hbits, sizeof e->hbits);
+        mkrt_mpi_allreduce_sum(e->mpi, sums, 8 + TMPI_HUB_WORDS);
+        memcpy(e->hbits, sums + 8, sizeof e->hbits);
+        e->hub_depth = (uint32_t)level;
         m0 = m1;
         scanned0 = scanned1;
         if (level > 0) {
@@ -471,45 +535,12 @@ static mkrt_status levels(tmpi_engine *e)
         e->lv[e->nlv - 1].bottom_up = bottom_up;
         if (bottom_up)
             st = pull_level(e, (uint32_t)level);
-        else if (n > 0)
-            st = mkrt_publish(e->producer, e->seeds, n, MKRT_TIMEOUT_INFINITE, NULL);
+        else
+            st = chunk_level(e);
         if (st == MKRT_OK)
             st = mkrt_mpi_quiesce(e->mpi, MKRT_TIMEOUT_INFINITE);
         if (st != MKRT_OK)
             return st; /* the others fail at their next collective's timeout */
-    }
-}
-
-/* SSSP rounds: each rank publishes an EXPAND for every vertex it owns
- * whose distance fell since its row was last scanned (by arrivals the
- * hook applied, or the root), then all wait for the round to end (local
- * lowerings cascade inside a round as EXPAND items). Done when no rank
- * has such a vertex. */
-static mkrt_status rounds(tmpi_engine *e)
-{
-    const uint32_t lo = e->own_n > 0 ? e->own_lo : 0, hi = e->own_n > 0 ? lo + e->own_n : e->vertices;
-    for (;;) {
-        size_t n = 0;
-        for (uint32_t v = lo; v < hi; v++) {
-            if (!mine(e, v))
-                continue;
-            /* Relaxed: written before the last global quiescence (see the fields). */
-            if (atomic_load_explicit(&e->best[v], memory_order_relaxed) <
-                atomic_load_explicit(&e->done[v], memory_order_relaxed))
-                e->seeds[n++] = (mkrt_item){OP_SETTLE, 0, v, EXPAND};
-        }
-        mkrt_status st = MKRT_OK;
-        if (n > 0)
-            st = mkrt_publish(e->producer, e->seeds, n, MKRT_TIMEOUT_INFINITE, NULL);
-        uint64_t sums[2] = {n, st != MKRT_OK};
-        mkrt_mpi_allreduce_sum(e->mpi, sums, 2);
-        if (sums[1] != 0)
-            return MKRT_ECLOSED;
-        if (sums[0] == 0)
-            return MKRT_OK;
-        st = mkrt_mpi_quiesce(e->mpi, MKRT_TIMEOUT_INFINITE);
-        if (st != MKRT_OK)
-            return st;
     }
 }
 
@@ -524,6 +555,7 @@ static int run(tmpi_engine *e, mkrt_item seed, int by_level, double *seconds, tm
         atomic_store_explicit(&e->sent_min[v], UNREACHED, memory_order_relaxed); /* ordered by the quiescence below */
         atomic_store_explicit(&e->best[v], UNREACHED, memory_order_relaxed);
         atomic_store_explicit(&e->done[v], UNREACHED, memory_order_relaxed);
+        atomic_store_explicit(&e->hdone[v], UNREACHED, memory_order_relaxed);
     }
     mkrt_stats s0, s1;
     mkrt_mpi_stats m0, m1;
@@ -534,16 +566,20 @@ static int run(tmpi_engine *e, mkrt_item seed, int by_level, double *seconds, tm
     double t0 = g500_seconds();
     mkrt_error err = {0};
     mkrt_status q = MKRT_OK;
-    const int mine = mkrt_mpi_owner(e->mpi, seed.out) == e->rank;
-    if (mine) /* the root: BFS depth 0, its own parent; SSSP distance 0 */
+    const int has_root = mkrt_mpi_owner(e->mpi, seed.out) == e->rank;
+    atomic_store_explicit(&e->next_n, 0, memory_order_relaxed); /* quiescent */
+    if (has_root) { /* the root: BFS depth 0, its own parent (the first frontier); SSSP distance 0 */
         atomic_store_explicit(&e->best[seed.out], by_level ? seed.out : 0, memory_order_relaxed);
+        if (by_level)
+            tmpi_reached(e, seed.out);
+    }
     if (by_level) {
         if (st == MKRT_OK)
             q = levels(e);
     } else {
         (void)err;
         if (st == MKRT_OK)
-            q = rounds(e);
+            q = tmpi_sssp_rounds(e);
         /* The distances into the cells (the runtime is quiescent). */
         for (uint32_t v = 0; st == MKRT_OK && v < e->vertices; v++)
             if (mkrt_mpi_owner(e->mpi, v) == e->rank)
@@ -601,6 +637,11 @@ int tmpi_sssp(tmpi_engine *e, uint32_t root, uint64_t *dist, double *seconds, tm
     return 0;
 }
 
+uint32_t tmpi_hub_degree(const tmpi_engine *e)
+{
+    return e->nhubs > 0 ? e->hub_degree : 0;
+}
+
 size_t tmpi_levels(const tmpi_engine *e, tmpi_level *out, size_t max)
 {
     size_t n = e->nlv < max ? e->nlv : max;
@@ -616,11 +657,5 @@ void tmpi_close(tmpi_engine *e)
     mkrt_mpi_destroy(e->mpi, NULL);
     mkrt_producer_close(e->producer);
     mkrt_destroy(e->rt, MKRT_TIMEOUT_INFINITE, NULL);
-    free(e->cells);
-    free(e->seeds);
-    free(e->sent_min);
-    free(e->best);
-    free(e->done);
-    free(e->fbits);
-    free(e);
+    free_engine(e);
 }

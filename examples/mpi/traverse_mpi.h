@@ -57,6 +57,9 @@ int tmpi_bfs(tmpi_engine *e, uint32_t root, uint32_t *parent, double *seconds, t
 /** SSSP from root: on rank 0, dist[] (G500_INF unreached). */
 int tmpi_sssp(tmpi_engine *e, uint32_t root, uint64_t *dist, double *seconds, tmpi_counts *c,
               char *why, size_t why_len);
+/** The degree from which a vertex is a hub (its top-down row scan is split
+ *  over the ranks, a 1/P slice each), or 0 when there are none (1 rank). */
+uint32_t tmpi_hub_degree(const tmpi_engine *e);
 /** The levels of the last tmpi_bfs() (at most max, into out); returns how many. */
 size_t tmpi_levels(const tmpi_engine *e, tmpi_level *out, size_t max);
 /** Stops the layer (collective) and the runtime. */

@@ -25,6 +25,7 @@
 #include "mkrt/runtime.h"
 #include "mkrt/soak_plugin.h"
 #include "mkrt/stats.h"
+#include "mkrt/stream.h"
 #include "mkrt/status.h"
 #include "mkrt/topology.h"
 #include "mkrt/version.h"

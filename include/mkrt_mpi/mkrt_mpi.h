@@ -13,7 +13,9 @@
  * Routing: an item goes to the owner of its out handle. mkrt_mpi_publish()
  * (host threads) and mkrt_mpi_op_emit() (inside ops) put local items into
  * the local runtime and remote ones into a bounded outbox per destination
- * rank. One progress thread per rank makes every MPI call: it sends full
+ * rank. One progress thread per rank makes the MPI calls of the item
+ * traffic (the collectives are made by the thread that calls them, one MPI
+ * call at a time with the progress thread's under an internal lock): it sends full
  * outbox buffers (and a partial one whenever nothing is in flight to that
  * rank) with MPI_Isend as arrays of 16-byte items, keeps one MPI_Irecv
  * posted per source rank, and publishes what arrives into the local
@@ -67,7 +69,8 @@
  * and the same counts.
  *
  * Faults: MPI errors are returned (MPI_ERRORS_RETURN on the duplicated
- * communicator), and the progress thread ends the job with MPI_Abort and
+ * communicator), and the layer (the progress thread, or the thread in a
+ * collective) ends the job with MPI_Abort and
  * a message on stderr naming the rank, the call and the error (mpirun
  * then exits with a failure; mpi/tests/test_mpi_fault.c checks it). A rank
  * that waits longer than mkrt_mpi_config::wait_timeout_ms for a peer (a

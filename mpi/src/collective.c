@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* mpi/src/collective.c - collectives the host asks for, run by the
- * progress thread (which keeps sending and receiving items meanwhile), and
- * the public ones built on them. */
+/* mpi/src/collective.c - collectives the host asks for, started and
+ * tested on the host's thread (taking turns with the progress thread's
+ * passes, which keep sending and receiving items meanwhile), and the
+ * public ones built on them. */
+#include <sched.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "mpi_internal.h"
 
@@ -13,15 +16,44 @@ mkrt_status mkrt__mpi_collective(struct mkrt_mpi *m, int kind, uint64_t *buf, in
      * (the fault hook is for jobs of several ranks). */
     if (m->size == 1 && m->fault != MM_FAULT_COLL)
         return MKRT_OK;
-    mkrt__mutex_lock(&m->coll_lock);
-    m->coll_kind = kind;
-    m->coll_buf = buf;
-    m->coll_n = n;
-    m->coll_what = what;
-    m->coll_state = MM_POSTED;
-    while (m->coll_state != MM_DONE)
-        mkrt__cond_wait(&m->coll_done, &m->coll_lock); /* the progress thread aborts rather than hang */
-    m->coll_state = MM_IDLE;
+    mkrt__mutex_lock(&m->coll_lock); /* one collective at a time */
+    const int count = m->fault == MM_FAULT_COLL ? -n : n;
+    MPI_Request req;
+    mkrt__mutex_lock(&m->mpi_lock);
+    if (kind == MM_COLL_SUM)
+        mkrt__mpi_check(m, MPI_Iallreduce(MPI_IN_PLACE, buf, count, MPI_UINT64_T, MPI_SUM, m->comm,
+                                          &req),
+                        "MPI_Iallreduce", -1);
+    else
+        mkrt__mpi_check(m, MPI_Ireduce(m->rank == 0 ? MPI_IN_PLACE : buf, buf, count, MPI_UINT64_T,
+                                       MPI_BOR, 0, m->comm, &req),
+                        "MPI_Ireduce", -1);
+    mkrt__mutex_unlock(&m->mpi_lock);
+    /* Test it on this thread (no hand-off to the progress thread and back):
+     * yield between tests at first, then nap 10 us, so a rank that waits
+     * for a slow peer leaves the CPU to the others. */
+    const double start = mkrt__mpi_now();
+    for (unsigned spins = 0;; spins++) {
+        int flag = 0;
+        mkrt__mutex_lock(&m->mpi_lock);
+        mkrt__mpi_check(m, MPI_Test(&req, &flag, MPI_STATUS_IGNORE), "MPI_Test (collective)", -1);
+        if (!flag && mkrt__mpi_now() - start > m->cfg.wait_timeout_ms * 1e-3)
+            mkrt__mpi_fatal(m,  /* with mpi_lock held: MPI_Abort is an MPI call */
+                            "%s waited %u ms for the other ranks to join (a rank died, hangs, or "
+                            "skipped the collective call). Fix: every rank must make the same "
+                            "collective calls; raise mkrt_mpi_config::wait_timeout_ms if a rank "
+                            "legitimately needs longer",
+                            what, m->cfg.wait_timeout_ms);
+        mkrt__mutex_unlock(&m->mpi_lock);
+        if (flag)
+            break;
+        if (spins < 64) {
+            sched_yield();
+        } else {
+            struct timespec ts = {0, 10000};
+            nanosleep(&ts, NULL);
+        }
+    }
     mkrt__mutex_unlock(&m->coll_lock);
     return MKRT_OK;
 }

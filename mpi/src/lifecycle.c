@@ -356,12 +356,12 @@ mkrt_status mkrt_mpi_create(const mkrt_mpi_config *cfg, mkrt_runtime *rt, mkrt_m
         goto out_free;
     if (mkrt__mutex_init(&m->coll_lock) != 0)
         goto nomem;
-    if (mkrt__cond_init(&m->coll_done) != 0) {
+    if (mkrt__mutex_init(&m->mpi_lock) != 0) {
         mkrt__mutex_destroy(&m->coll_lock);
         goto nomem;
     }
     if (mkrt__thread_start(&m->thread, mkrt__mpi_progress_main, m) != 0) {
-        mkrt__cond_destroy(&m->coll_done);
+        mkrt__mutex_destroy(&m->mpi_lock);
         mkrt__mutex_destroy(&m->coll_lock);
         goto nomem;
     }
@@ -395,7 +395,7 @@ mkrt_status mkrt_mpi_destroy(mkrt_mpi *m, mkrt_error *err)
      * create initialised state_lock. */
     mkrt__mutex_lock(&state_lock);
     MPI_Comm_free(&m->comm);
-    mkrt__cond_destroy(&m->coll_done);
+    mkrt__mutex_destroy(&m->mpi_lock);
     mkrt__mutex_destroy(&m->coll_lock);
     teardown(m);
     live_layers--;

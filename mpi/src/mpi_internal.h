@@ -2,11 +2,11 @@
 /* mpi/src/mpi_internal.h - libmkrt_mpi's internals: the layer, its outboxes
  * and its progress thread.
  *
- * Threads: the progress thread makes every MPI call while it runs
- * (mkrt_mpi_create() and mkrt_mpi_destroy() make the others, before it
- * starts and after it is joined: MPI_THREAD_SERIALIZED). Host threads and
- * ops append to outboxes under the outbox's mutex; host threads hand
- * collectives to the progress thread through `coll` under coll_lock.
+ * Threads: while the layer runs, the progress thread (sends, receives)
+ * and the host thread in a collective make MPI calls, one at a time under
+ * mpi_lock (mkrt_mpi_create() and mkrt_mpi_destroy() make the others,
+ * before the thread starts and after it is joined: MPI_THREAD_SERIALIZED).
+ * Host threads and ops append to outboxes under the outbox's mutex.
  * Threads and locks are C11 ones through src/base/thread.h (header-only,
  * so libmkrt_mpi needs no internal symbol of libmkrt.so; it maps them to
  * the pthread calls ThreadSanitizer intercepts in TSan builds only). */
@@ -54,9 +54,8 @@ typedef struct mm_inbox {
     int posted;    /* a receive is posted */
 } mm_inbox;
 
-/* Collectives the host hands to the progress thread. */
+/* Collective kinds. */
 enum { MM_COLL_NONE, MM_COLL_SUM, MM_COLL_BOR_ROOT0 };
-enum { MM_IDLE, MM_POSTED, MM_RUNNING, MM_DONE };
 
 struct mkrt_mpi {
     mkrt_mpi_config cfg;
@@ -75,15 +74,12 @@ struct mkrt_mpi {
     atomic_uint_fast64_t msgs_sent, msgs_received, deferred, publish_waits, waves;
     atomic_uint_fast64_t bytes_sent, bytes_received, bytes_sent_node, msgs_sent_node, delivered;
     unsigned char *same_node; /* size entries: rank r runs on this rank's node (create) */
-    /* One collective at a time. */
+    /* MPI calls while the progress thread runs: its passes and the host's
+     * collectives take turns (a collective is then started and completed
+     * by the host thread itself, with no hand-off to the progress thread). */
+    mkrt__mutex mpi_lock;
+    /* One collective at a time (held by the host thread making it). */
     mkrt__mutex coll_lock;
-    mkrt__cond coll_done;
-    int coll_state, coll_kind;
-    uint64_t *coll_buf;
-    int coll_n;
-    const char *coll_what;
-    MPI_Request coll_req;
-    double coll_started;
 };
 
 /* Test hook (mpi/tests/test_mpi_fault.c; libmkrt_mpi.so does not export
@@ -111,7 +107,10 @@ void mkrt__mpi_outbox_fini(mm_outbox *o);
 int mkrt__mpi_progress_main(void *arg);
 void mkrt__mpi_fatal(struct mkrt_mpi *m, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
 double mkrt__mpi_now(void);
-/* collective.c: runs one collective through the progress thread. */
+/* progress.c: an MPI call's result; anything but success ends the job
+ * with MPI's words (call with mpi_lock held, or before/after the thread). */
+void mkrt__mpi_check(struct mkrt_mpi *m, int rc, const char *call, int peer);
+/* collective.c: runs one collective on the calling (host) thread. */
 mkrt_status mkrt__mpi_collective(struct mkrt_mpi *m, int kind, uint64_t *buf, int n,
                                  const char *what);
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* mpi/src/progress.c - the progress thread: the only maker of MPI calls
- * while the layer runs. Each pass sends sealed outbox slots, completes
- * sends, receives and publishes items, and advances the collective the
- * host asked for; a pass that did nothing sleeps a little (up to 200 us),
+/* mpi/src/progress.c - the progress thread: it makes the layer's MPI calls
+ * while the layer runs, except the collectives (collective.c: the host
+ * thread makes those, taking turns with the passes under mpi_lock). Each
+ * pass sends sealed outbox slots, completes sends, and receives and
+ * publishes items; a pass that did nothing sleeps a little (up to 200 us),
  * so an idle rank costs little on an oversubscribed machine. Waiting
  * longer than wait_timeout_ms for a peer ends the job (MPI_Abort). */
 #include <stdarg.h>
@@ -37,8 +38,7 @@ void mkrt__mpi_fatal(struct mkrt_mpi *m, const char *fmt, ...)
         sched_yield();
 }
 
-/* An MPI call's result: anything but success ends the job with MPI's words. */
-static void check(struct mkrt_mpi *m, int rc, const char *call, int peer)
+void mkrt__mpi_check(struct mkrt_mpi *m, int rc, const char *call, int peer)
 {
     if (rc == MPI_SUCCESS)
         return;
@@ -72,7 +72,7 @@ static int progress_out(struct mkrt_mpi *m, int dest, double now)
         uint32_t slot = (uint32_t)(o->posted % bufs);
         if (hold > 0 && now - o->sealed_at[slot] < hold)
             break;
-        check(m, MPI_Isend(o->items + (size_t)slot * batch, (int)(o->count[slot] * sizeof(mkrt_item)),
+        mkrt__mpi_check(m, MPI_Isend(o->items + (size_t)slot * batch, (int)(o->count[slot] * sizeof(mkrt_item)),
                            MPI_BYTE, dest, m->fault == MM_FAULT_SEND ? -MM_TAG_ITEMS : MM_TAG_ITEMS,
                            m->comm, &o->req[slot]),
               "MPI_Isend", dest);
@@ -85,7 +85,7 @@ static int progress_out(struct mkrt_mpi *m, int dest, double now)
     while (done < o->posted) {
         int flag = 0;
         uint32_t slot = (uint32_t)(done % bufs);
-        check(m, MPI_Test(&o->req[slot], &flag, MPI_STATUS_IGNORE), "MPI_Test (send)", dest);
+        mkrt__mpi_check(m, MPI_Test(&o->req[slot], &flag, MPI_STATUS_IGNORE), "MPI_Test (send)", dest);
         if (!flag)
             break;
         done++;
@@ -126,11 +126,11 @@ static int progress_in(struct mkrt_mpi *m, int src)
     if (b->posted) {
         int flag = 0;
         MPI_Status st;
-        check(m, MPI_Test(&b->req, &flag, &st), "MPI_Test (receive)", src);
+        mkrt__mpi_check(m, MPI_Test(&b->req, &flag, &st), "MPI_Test (receive)", src);
         if (!flag)
             return 0;
         int bytes = 0;
-        check(m, MPI_Get_count(&st, MPI_BYTE, &bytes), "MPI_Get_count", src);
+        mkrt__mpi_check(m, MPI_Get_count(&st, MPI_BYTE, &bytes), "MPI_Get_count", src);
         if (bytes < 0 || bytes % (int)sizeof(mkrt_item) != 0)
             mkrt__mpi_fatal(m, "a message from rank %d has %d bytes, not whole 16-byte items "
                                "(another program on the communicator?). Fix: give mkrt_mpi its own "
@@ -161,56 +161,10 @@ static int progress_in(struct mkrt_mpi *m, int src)
         }
     }
     if (b->off == b->n && !atomic_load(&m->stop)) {
-        check(m, MPI_Irecv(b->items, (int)(m->cfg.batch_items * sizeof(mkrt_item)), MPI_BYTE, src,
+        mkrt__mpi_check(m, MPI_Irecv(b->items, (int)(m->cfg.batch_items * sizeof(mkrt_item)), MPI_BYTE, src,
                            MM_TAG_ITEMS, m->comm, &b->req),
               "MPI_Irecv", src);
         b->posted = 1;
-    }
-    return moved;
-}
-
-/* The host's collective: posts it, then tests it. */
-static int progress_coll(struct mkrt_mpi *m, double now)
-{
-    int moved = 0;
-    mkrt__mutex_lock(&m->coll_lock);
-    int state = m->coll_state;
-    mkrt__mutex_unlock(&m->coll_lock);
-    if (state == MM_POSTED) {
-        /* coll_* were written under coll_lock before POSTED: read now. */
-        void *buf = m->coll_buf;
-        const int n = m->fault == MM_FAULT_COLL ? -m->coll_n : m->coll_n;
-        if (m->coll_kind == MM_COLL_SUM)
-            check(m, MPI_Iallreduce(MPI_IN_PLACE, buf, n, MPI_UINT64_T, MPI_SUM, m->comm,
-                                    &m->coll_req),
-                  "MPI_Iallreduce", -1);
-        else
-            check(m, MPI_Ireduce(m->rank == 0 ? MPI_IN_PLACE : buf, buf, n, MPI_UINT64_T,
-                                 MPI_BOR, 0, m->comm, &m->coll_req),
-                  "MPI_Ireduce", -1);
-        m->coll_started = now;
-        mkrt__mutex_lock(&m->coll_lock);
-        m->coll_state = state = MM_RUNNING;
-        mkrt__mutex_unlock(&m->coll_lock);
-        moved = 1;
-    }
-    if (state == MM_RUNNING) {
-        int flag = 0;
-        check(m, MPI_Test(&m->coll_req, &flag, MPI_STATUS_IGNORE), "MPI_Test (collective)", -1);
-        if (flag) {
-            mkrt__mutex_lock(&m->coll_lock);
-            m->coll_state = MM_DONE;
-            mkrt__cond_broadcast(&m->coll_done);
-            mkrt__mutex_unlock(&m->coll_lock);
-            return 1;
-        }
-        if (now - m->coll_started > m->cfg.wait_timeout_ms * 1e-3)
-            mkrt__mpi_fatal(m,
-                            "%s waited %u ms for the other ranks to join (a rank died, hangs, or "
-                            "skipped the collective call). Fix: every rank must make the same "
-                            "collective calls; raise mkrt_mpi_config::wait_timeout_ms if a rank "
-                            "legitimately needs longer",
-                            m->coll_what, m->cfg.wait_timeout_ms);
     }
     return moved;
 }
@@ -222,10 +176,11 @@ int mkrt__mpi_progress_main(void *arg)
     for (;;) {
         double now = mkrt__mpi_now();
         int moved = 0;
+        mkrt__mutex_lock(&m->mpi_lock); /* the host's collectives take turns with us */
         for (int r = 0; r < m->size; r++)
             if (r != m->rank)
                 moved |= progress_out(m, r, now) | progress_in(m, r);
-        moved |= progress_coll(m, now);
+        mkrt__mutex_unlock(&m->mpi_lock);
         if (atomic_load(&m->stop))
             break; /* the host stops us only after a global quiescence */
         if (moved) {
@@ -246,8 +201,8 @@ int mkrt__mpi_progress_main(void *arg)
     for (int r = 0; r < m->size; r++) {
         if (r == m->rank || !m->in[r].posted)
             continue;
-        check(m, MPI_Cancel(&m->in[r].req), "MPI_Cancel", r);
-        check(m, MPI_Wait(&m->in[r].req, MPI_STATUS_IGNORE), "MPI_Wait (cancelled receive)", r);
+        mkrt__mpi_check(m, MPI_Cancel(&m->in[r].req), "MPI_Cancel", r);
+        mkrt__mpi_check(m, MPI_Wait(&m->in[r].req, MPI_STATUS_IGNORE), "MPI_Wait (cancelled receive)", r);
         m->in[r].posted = 0;
     }
     /* After a global quiescence every item was received, so the last
@@ -257,7 +212,7 @@ int mkrt__mpi_progress_main(void *arg)
         mm_outbox *o = &m->out[r];
         while (r != m->rank && o->done < o->posted) {
             int flag = 0;
-            check(m, MPI_Test(&o->req[o->done % m->cfg.buffers], &flag, MPI_STATUS_IGNORE),
+            mkrt__mpi_check(m, MPI_Test(&o->req[o->done % m->cfg.buffers], &flag, MPI_STATUS_IGNORE),
                   "MPI_Test (send at shutdown)", r);
             if (flag) {
                 o->done++;

@@ -11,20 +11,6 @@
 #include "graph/engine.h"
 #include "state/state.h"
 
-_Thread_local uint64_t mkrt__op_live;
-/* Count 0xffffffff: the thread's first op takes a tag (mkrt__op_begin). */
-_Thread_local uint64_t mkrt__op_last = 0xffffffffu;
-
-/* Tags handed to threads (the high word of their generations); relaxed:
- * only uniqueness matters. */
-static _Atomic uint64_t op_tags;
-
-uint64_t mkrt__op_generation_refill(void)
-{
-    uint64_t tag = atomic_fetch_add_explicit(&op_tags, 1, memory_order_relaxed) + 1;
-    return tag << 32 | 1u; /* count 1: generation 0 means "no op" */
-}
-
 /* Whether ctx is the live op's on this thread: its generation (unique in
  * the process) is the one this thread's op call set. ctx->run is read only
  * after that: it is then the running call's record, on this stack. */

@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* examples/mpi/tmpi_sssp.c - SSSP rounds of the distributed engine.
+ *
+ * A round: the host lists the owned vertices whose distance fell since
+ * their row was last scanned (best < done: the root, or vertices the
+ * receive hook lowered), sorts them by distance and publishes one CHUNK
+ * item per worker (every workers-th seed from its index). A CHUNK op runs
+ * Dial's algorithm on its own bucket queue (weights 1..TMPI_WMAX, so the
+ * queued distances lie within TMPI_WMAX of the current one: a circle of
+ * TMPI_WMAX + 1 buckets): it pops the smallest distance, scans the row of
+ * each vertex still at that distance and not yet scanned at it (`done`,
+ * an atomic minimum, so two ops never scan a row at the same distance),
+ * lowers local targets in `best` and queues them, and sends remote ones
+ * as arrivals (deduplicated by sent_min). At one rank and one worker that
+ * is Dijkstra with a bucket queue: every row once, no runtime item per
+ * vertex. Arrivals lower `best` on their owner (receive hook) and are
+ * picked up by the next round; done when no rank has a due vertex. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tmpi_internal.h"
+
+/* Weight order for one row's copy (insertion sort: rows are short, and a
+ * hub's row is sorted once per open). */
+static int by_weight(const void *a, const void *b)
+{
+    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+int tmpi_sssp_open(tmpi_engine *e)
+{
+    e->nscratch = e->workers + 2;
+    e->scratch = calloc(e->nscratch, sizeof *e->scratch);
+    e->due = malloc((size_t)e->vertices * sizeof *e->due);
+    const uint64_t m = e->g->offsets[e->vertices];
+    e->wrow = malloc((m > 0 ? m : 1) * sizeof *e->wrow);
+    e->nlight = calloc(e->vertices, sizeof *e->nlight);
+    e->hdone = malloc((size_t)e->vertices * sizeof *e->hdone);
+    if (e->scratch == NULL || e->due == NULL || e->wrow == NULL || e->nlight == NULL ||
+        e->hdone == NULL)
+        return -1;
+    for (unsigned i = 0; i < e->nscratch; i++)
+        atomic_init(&e->scratch[i].busy, 0);
+    return 0;
+}
+
+/* After the partition is known: the owned rows by weight (weight << 32 |
+ * target), and how many of each are light (weight <= delta). */
+void tmpi_sssp_rows(tmpi_engine *e)
+{
+    for (uint32_t v = 0; v < e->vertices; v++) {
+        if (!tmpi_mine(e, v))
+            continue;
+        const uint64_t lo = e->g->offsets[v], hi = e->g->offsets[v + 1];
+        uint32_t light = 0;
+        for (uint64_t i = lo; i < hi; i++) {
+            e->wrow[i] = (uint64_t)e->g->weights[i] << 32 | e->g->targets[i];
+            light += e->g->weights[i] <= e->delta;
+        }
+        qsort(e->wrow + lo, hi - lo, sizeof *e->wrow, by_weight);
+        e->nlight[v] = light;
+    }
+}
+
+void tmpi_sssp_close(tmpi_engine *e)
+{
+    for (unsigned i = 0; e->scratch != NULL && i < e->nscratch; i++)
+        for (unsigned b = 0; b <= TMPI_WMAX; b++)
+            free(e->scratch[i].b[b].v);
+    free(e->scratch);
+    free(e->due);
+    free(e->wrow);
+    free(e->nlight);
+    free(e->hdone);
+}
+
+/* Queues v in bucket b; false when out of memory. */
+static bool push(tmpi_bucket *b, uint32_t v)
+{
+    if (b->n == b->cap) {
+        size_t cap = b->cap ? 2 * b->cap : 256;
+        uint32_t *p = realloc(b->v, cap * sizeof *p);
+        if (p == NULL)
+            return false;
+        b->v = p;
+        b->cap = cap;
+    }
+    b->v[b->n++] = v;
+    return true;
+}
+
+/* Scans v's row at distance d (the edges `mode` takes): local targets
+ * lowered (and queued, except in TMPI_HEAVY mode: they are due for a later
+ * round), remote ones sent as arrivals. Adds the queued count to *queued. */
+static mkrt_status relax(tmpi_engine *e, const mkrt_op_ctx *ctx, tmpi_scratch *s, uint32_t v,
+                         uint64_t d, size_t *queued)
+{
+    /* The row by weight: light edges (<= delta) first. */
+    uint64_t lo = e->g->offsets[v], hi = e->g->offsets[v + 1];
+    if (e->due_mode == TMPI_LIGHT)
+        hi = lo + e->nlight[v];
+    else if (e->due_mode == TMPI_HEAVY)
+        lo += e->nlight[v];
+    const uint64_t *row = e->wrow;
+    mkrt_item stage[STAGE];
+    size_t n = 0;
+    bool full = false;
+    mkrt_status st = MKRT_OK;
+    for (uint64_t i = lo; i < hi && st == MKRT_OK; i++) {
+        const uint32_t w = (uint32_t)row[i];
+        const uint64_t nd = d + (row[i] >> 32);
+        if (tmpi_mine(e, w)) {
+            if (tmpi_min(&e->best[w], nd) > nd && s != NULL) {
+                if (!push(&s->b[nd % (TMPI_WMAX + 1)], w))
+                    st = MKRT_ENOMEM;
+                ++*queued;
+            }
+            continue;
+        }
+        if (nd > ARRIVE_MAX)
+            st = MKRT_EOVERFLOW; /* a distance of 2^31 - 4 or more does not fit an arrival */
+        else if (tmpi_min(&e->sent_min[w], nd) > nd) {
+            stage[n++] = (mkrt_item){OP_SETTLE, v, w, ARRIVE | (uint32_t)nd};
+            if (n == STAGE) {
+                st = tmpi_flush(e, ctx, stage, n, &full); /* a full outbox: RESEND items */
+                n = 0;
+            }
+        }
+    }
+    if (st == MKRT_OK && n > 0)
+        st = tmpi_flush(e, ctx, stage, n, &full);
+    atomic_fetch_add_explicit(&e->scanned, hi - lo, memory_order_relaxed); /* statistic */
+    return st;
+}
+
+/* Dial's algorithm over every stride-th seed from first (see the top). */
+static mkrt_status dial(tmpi_engine *e, const mkrt_op_ctx *ctx, tmpi_scratch *s, uint32_t first)
+{
+    const uint32_t stride = e->due_stride, nseeds = e->due_n;
+    uint32_t si = first;
+    size_t queued = 0; /* entries in the buckets */
+    uint64_t cur = 0;
+    mkrt_status st = MKRT_OK;
+    for (;;) {
+        if (queued == 0) {
+            if (si >= nseeds)
+                break;
+            cur = e->due[si].d;
+        }
+        if (cur >= e->due_bound)
+            break; /* the rest stays due (best < done) for a later round */
+        /* Seeds are sorted: those within the circle's span join now. */
+        for (; si < nseeds && e->due[si].d <= cur + TMPI_WMAX; si += stride, queued++)
+            if (!push(&s->b[e->due[si].d % (TMPI_WMAX + 1)], e->due[si].v))
+                return MKRT_ENOMEM;
+        tmpi_bucket *b = &s->b[cur % (TMPI_WMAX + 1)];
+        /* Weights are at least 1: nothing joins this bucket while it runs. */
+        for (size_t k = 0; k < b->n && st == MKRT_OK; k++) {
+            const uint32_t v = b->v[k];
+            if (atomic_load_explicit(&e->best[v], memory_order_relaxed) != cur ||
+                tmpi_min(&e->done[v], cur) <= cur)
+                continue; /* stale (a lower distance is queued) or scanned at cur already */
+            if (e->due_mode == TMPI_ALL)
+                tmpi_min(&e->hdone[v], cur); /* its heavy edges too */
+            st = relax(e, ctx, s, v, cur, &queued);
+        }
+        queued -= b->n;
+        b->n = 0;
+        if (st != MKRT_OK)
+            break;
+        cur++;
+    }
+    for (unsigned k = 0; k <= TMPI_WMAX; k++)
+        s->b[k].n = 0; /* after a failure or the bound: start clean next time */
+    return st;
+}
+
+mkrt_status tmpi_sssp_chunk(tmpi_engine *e, const mkrt_op_ctx *ctx, const mkrt_item *it)
+{
+    if (e->due_mode == TMPI_HEAVY) { /* settled vertices: their heavy edges, once */
+        mkrt_status st = MKRT_OK;
+        for (uint32_t k = it->in; k < e->due_n && st == MKRT_OK; k += e->due_stride)
+            if (tmpi_min(&e->hdone[e->due[k].v], e->due[k].d) > e->due[k].d)
+                st = relax(e, ctx, NULL, e->due[k].v, e->due[k].d, NULL);
+        return st;
+    }
+    for (unsigned i = 0; i < e->nscratch; i++) {
+        tmpi_scratch *s = &e->scratch[i];
+        if (atomic_exchange_explicit(&s->busy, 1, memory_order_acq_rel) != 0)
+            continue;
+        mkrt_status st = dial(e, ctx, s, it->in);
+        atomic_store_explicit(&s->busy, 0, memory_order_release); /* pairs with the exchange */
+        return st;
+    }
+    return mkrt_op_emit(ctx, it, 1); /* every queue in use: run it again later */
+}
+
+static int by_distance(const void *a, const void *b)
+{
+    const tmpi_seed *x = a, *y = b;
+    return x->d < y->d ? -1 : x->d > y->d ? 1 : (x->v > y->v) - (x->v < y->v);
+}
+
+/* One round: the owned vertices `take` picks (best in [lo_d, hi_d), and
+ * due unless heavy), sorted by distance, as CHUNK items (one per worker);
+ * then the global quiescence. A publish failure is told to every rank with
+ * the next counts (*failed). */
+static mkrt_status round_of(tmpi_engine *e, int mode, uint64_t lo_d, uint64_t hi_d, uint64_t *failed)
+{
+    const uint32_t lo = e->own_n > 0 ? e->own_lo : 0, hi = e->own_n > 0 ? lo + e->own_n : e->vertices;
+    uint32_t n = 0;
+    for (uint32_t v = lo; v < hi; v++) {
+        if (!tmpi_mine(e, v))
+            continue;
+        /* Relaxed: written before the last global quiescence (see the fields). */
+        const uint64_t b = atomic_load_explicit(&e->best[v], memory_order_relaxed);
+        if (b >= lo_d && b < hi_d &&
+            b < atomic_load_explicit(mode == TMPI_HEAVY ? &e->hdone[v] : &e->done[v],
+                                     memory_order_relaxed))
+            e->due[n++] = (tmpi_seed){b, v};
+    }
+    if (mode != TMPI_HEAVY)
+        qsort(e->due, n, sizeof *e->due, by_distance);
+    e->due_n = n;
+    e->due_mode = mode;
+    e->due_bound = hi_d;
+    e->due_stride = e->workers < n ? e->workers : (n > 0 ? n : 1);
+    for (uint32_t k = 0; k < e->due_stride && n > 0; k++)
+        e->seeds[k] = (mkrt_item){OP_SETTLE, k, k, CHUNK};
+    if (n > 0 && mkrt_publish(e->producer, e->seeds, e->due_stride, MKRT_TIMEOUT_INFINITE, NULL) != MKRT_OK)
+        *failed = 1;
+    return mkrt_mpi_quiesce(e->mpi, MKRT_TIMEOUT_INFINITE);
+}
+
+/* Delta-stepping between the ranks: the due vertices are counted per
+ * bin of delta distances from `base` (summed over the ranks, so every
+ * rank takes the same window): the window starts at the first non-empty
+ * bin and covers the next ones while their due count stays at most
+ * `widen`. Light rounds scan the window's due vertices' light edges
+ * (weight <= delta), as often as arrivals lower some again; when nothing
+ * is due below the window's end on any rank its distances are final and a
+ * heavy round scans the heavy edges of the vertices below the end whose
+ * heavy edges were not scanned at their distance (`hdone`). One rank (or
+ * a window past the counted bins): all edges, no bound, Dijkstra by
+ * buckets. */
+mkrt_status tmpi_sssp_rounds(tmpi_engine *e)
+{
+    const uint32_t lo = e->own_n > 0 ? e->own_lo : 0, hi = e->own_n > 0 ? lo + e->own_n : e->vertices;
+    uint64_t base = 0; /* no due distance is below it (arrivals come from scans at base or more) */
+    uint64_t win_hi = 0; /* the end of the last light window */
+    uint64_t failed = 0;
+    int heavy_due = 0; /* a light round ran in the window ending at win_hi */
+    for (;;) {
+        uint64_t sums[2 + TMPI_BINS] = {0};
+        sums[1] = failed;
+        for (uint32_t v = lo; v < hi; v++) {
+            if (!tmpi_mine(e, v))
+                continue;
+            /* Relaxed: written before the last global quiescence (see the fields). */
+            const uint64_t b = atomic_load_explicit(&e->best[v], memory_order_relaxed);
+            if (b >= atomic_load_explicit(&e->done[v], memory_order_relaxed))
+                continue;
+            const uint64_t bin = (b - base) / e->delta;
+            sums[0]++;
+            sums[2 + (bin < TMPI_BINS - 1 ? bin : TMPI_BINS - 1)]++;
+        }
+        mkrt_mpi_allreduce_sum(e->mpi, sums, 2 + TMPI_BINS);
+        if (sums[1] != 0)
+            return MKRT_ECLOSED;
+        unsigned j = 0;
+        while (sums[0] > 0 && sums[2 + j] == 0)
+            j++;
+        mkrt_status st;
+        if (heavy_due && (sums[0] == 0 || base + j * e->delta >= win_hi)) {
+            heavy_due = 0; /* nothing due below win_hi: those distances are final */
+            st = round_of(e, TMPI_HEAVY, 0, win_hi, &failed);
+        } else if (sums[0] == 0) {
+            return MKRT_OK;
+        } else if (e->size == 1 || j == TMPI_BINS - 1) {
+            base += j * e->delta;
+            st = round_of(e, TMPI_ALL, 0, UINT64_MAX, &failed);
+        } else {
+            uint64_t acc = sums[2 + j];
+            unsigned k = 1;
+            while (j + k < TMPI_BINS - 1 && acc + sums[2 + j + k] <= e->widen)
+                acc += sums[2 + j + k++];
+            base += j * e->delta;
+            win_hi = base + k * e->delta;
+            heavy_due = 1;
+            st = round_of(e, TMPI_LIGHT, base, win_hi, &failed);
+        }
+        if (st != MKRT_OK)
+            return st;
+    }
+}
