@@ -89,6 +89,11 @@ static void plan_round(round *r, unsigned index, uint64_t t_now, uint64_t t_stop
     static const uint64_t budgets[] = {0, 0, 256, 4096};
     c.device_memory_budget = budgets[rnd_below(g, 4)];
     c.watchdog_ms = 200;
+    /* A round that injects a device hang needs its probe (one built-in
+     * item) to reach the device: the plan's ROUTE decision would keep such
+     * a small batch on the CPU pool, and the hang would never be met. */
+    if (r->hang_planned)
+        c.plan_off |= MKRT_PLAN_ROUTE;
     c.cells = CELLS;
     /* Mostly room enough while the consumer keeps up; now and then a tiny
      * log, so that APPENDs fail with MKRT_EOVERFLOW (and are accounted). */
