@@ -169,6 +169,35 @@ static inline void tmpi_reached(tmpi_engine *e, uint32_t v)
  * as RESEND items (*full set). */
 mkrt_status tmpi_flush(const tmpi_engine *e, const mkrt_op_ctx *ctx, const mkrt_item *stage,
                        size_t n, bool *full);
+
+/* Arrivals staged for tmpi_flush, a full stage at a time: a scan adds
+ * with tmpi_stage_add and sends the rest with tmpi_stage_end. full: an
+ * outbox refused items (they were queued as RESEND items). */
+typedef struct tmpi_stage {
+    mkrt_item item[STAGE];
+    size_t n;
+    bool full;
+} tmpi_stage;
+
+static inline mkrt_status tmpi_stage_add(const tmpi_engine *e, const mkrt_op_ctx *ctx, tmpi_stage *s,
+                                         mkrt_item it)
+{
+    s->item[s->n++] = it;
+    if (s->n < STAGE)
+        return MKRT_OK;
+    s->n = 0;
+    return tmpi_flush(e, ctx, s->item, STAGE, &s->full);
+}
+
+/* Sends what is staged when st is MKRT_OK; returns the scan's status. */
+static inline mkrt_status tmpi_stage_end(const tmpi_engine *e, const mkrt_op_ctx *ctx, tmpi_stage *s,
+                                         mkrt_status st)
+{
+    if (st == MKRT_OK && s->n > 0)
+        st = tmpi_flush(e, ctx, s->item, s->n, &s->full);
+    s->n = 0;
+    return st;
+}
 /* tmpi_sssp.c: the per-op queues (open, close); the SSSP CHUNK op; the
  * rounds of one SSSP from the root already seeded in best. */
 int tmpi_sssp_open(tmpi_engine *e);

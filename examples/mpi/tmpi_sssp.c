@@ -103,9 +103,7 @@ static mkrt_status relax(tmpi_engine *e, const mkrt_op_ctx *ctx, tmpi_scratch *s
     else if (e->due_mode == TMPI_HEAVY)
         lo += e->nlight[v];
     const uint64_t *row = e->wrow;
-    mkrt_item stage[STAGE];
-    size_t n = 0;
-    bool full = false;
+    tmpi_stage stage = {.n = 0};
     mkrt_status st = MKRT_OK;
     for (uint64_t i = lo; i < hi && st == MKRT_OK; i++) {
         const uint32_t w = (uint32_t)row[i];
@@ -121,15 +119,10 @@ static mkrt_status relax(tmpi_engine *e, const mkrt_op_ctx *ctx, tmpi_scratch *s
         if (nd > ARRIVE_MAX)
             st = MKRT_EOVERFLOW; /* a distance of 2^31 - 4 or more does not fit an arrival */
         else if (tmpi_min(&e->sent_min[w], nd) > nd) {
-            stage[n++] = (mkrt_item){OP_SETTLE, v, w, ARRIVE | (uint32_t)nd};
-            if (n == STAGE) {
-                st = tmpi_flush(e, ctx, stage, n, &full); /* a full outbox: RESEND items */
-                n = 0;
-            }
+            st = tmpi_stage_add(e, ctx, &stage, (mkrt_item){OP_SETTLE, v, w, ARRIVE | (uint32_t)nd});
         }
     }
-    if (st == MKRT_OK && n > 0)
-        st = tmpi_flush(e, ctx, stage, n, &full);
+    st = tmpi_stage_end(e, ctx, &stage, st);
     atomic_fetch_add_explicit(&e->scanned, hi - lo, memory_order_relaxed); /* statistic */
     return st;
 }

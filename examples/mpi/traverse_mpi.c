@@ -136,12 +136,10 @@ static mkrt_status scan(tmpi_engine *e, const mkrt_op_ctx *ctx, uint32_t v, uint
     const uint64_t val = (uint64_t)depth << 32 | v;
     const uint64_t lo = e->g->offsets[v], hi = e->g->offsets[v + 1];
     const uint32_t *t = e->g->targets;
-    mkrt_item stage[STAGE];
-    size_t n = 0;
-    bool full = false;
+    tmpi_stage stage = {.n = 0};
     mkrt_status st = MKRT_OK;
     uint64_t i = lo + from;
-    for (; i < hi && st == MKRT_OK && !full; i++) {
+    for (; i < hi && st == MKRT_OK && !stage.full; i++) {
         const uint32_t w = t[i];
         if (mine(e, w)) {
             if (tmpi_min(&e->best[w], val) == UNREACHED)
@@ -150,14 +148,9 @@ static mkrt_status scan(tmpi_engine *e, const mkrt_op_ctx *ctx, uint32_t v, uint
         }
         if (tmpi_min(&e->sent_min[w], val) <= val)
             continue; /* as good a value went to w's owner already */
-        stage[n++] = (mkrt_item){OP_VISIT, v, w, ARRIVE | depth};
-        if (n == STAGE) {
-            st = tmpi_flush(e, ctx, stage, n, &full);
-            n = 0;
-        }
+        st = tmpi_stage_add(e, ctx, &stage, (mkrt_item){OP_VISIT, v, w, ARRIVE | depth});
     }
-    if (st == MKRT_OK && n > 0)
-        st = tmpi_flush(e, ctx, stage, n, &full);
+    st = tmpi_stage_end(e, ctx, &stage, st);
     atomic_fetch_add_explicit(&e->scanned, i - lo - from, memory_order_relaxed); /* statistic */
     if (st == MKRT_OK && i < hi) { /* an outbox is full: the rest of the row later */
         mkrt_item rest = {OP_VISIT, (uint32_t)(i - lo), v, EXPAND};
@@ -175,9 +168,7 @@ static mkrt_status hub_slice(tmpi_engine *e, const mkrt_op_ctx *ctx, uint32_t h)
     const uint64_t val = (uint64_t)depth << 32 | v, o = e->g->offsets[v];
     const uint64_t len = e->g->offsets[v + 1] - o, p = (uint64_t)e->size, r = (uint64_t)e->rank;
     const uint64_t lo = o + r * len / p, hi = o + (r + 1) * len / p;
-    mkrt_item stage[STAGE];
-    size_t n = 0;
-    bool full = false;
+    tmpi_stage stage = {.n = 0};
     mkrt_status st = MKRT_OK;
     for (uint64_t i = lo; i < hi && st == MKRT_OK; i++) {
         const uint32_t w = e->g->targets[i];
@@ -185,15 +176,10 @@ static mkrt_status hub_slice(tmpi_engine *e, const mkrt_op_ctx *ctx, uint32_t h)
             if (tmpi_min(&e->best[w], val) == UNREACHED)
                 tmpi_reached(e, w);
         } else if (tmpi_min(&e->sent_min[w], val) > val) {
-            stage[n++] = (mkrt_item){OP_VISIT, v, w, ARRIVE | depth};
-            if (n == STAGE) {
-                st = tmpi_flush(e, ctx, stage, n, &full); /* a full outbox: RESEND items */
-                n = 0;
-            }
+            st = tmpi_stage_add(e, ctx, &stage, (mkrt_item){OP_VISIT, v, w, ARRIVE | depth});
         }
     }
-    if (st == MKRT_OK && n > 0)
-        st = tmpi_flush(e, ctx, stage, n, &full);
+    st = tmpi_stage_end(e, ctx, &stage, st);
     atomic_fetch_add_explicit(&e->scanned, hi - lo, memory_order_relaxed); /* statistic */
     return st;
 }
