@@ -44,7 +44,12 @@ extern "C" __device__ unsigned mkrt_user_op(unsigned op, unsigned in, unsigned o
                                             unsigned long long *cells, unsigned cell_count);
 #endif
 
-__device__ uint64_t g_bell; // batch range published by the poller, read after grid.sync()
+// The batch range (g_last, g_bell] published by the poller, read by every
+// block after grid.sync(). g_last too: block 0 alone ran the narrow batches
+// before it, and a block that started the range from its own stale `last`
+// would run batches twice and call grid.sync() more often than block 0,
+// which desynchronises the grid barrier (the others then wait in it forever).
+__device__ uint64_t g_bell, g_last;
 
 template <typename T> __device__ __forceinline__ T load_acquire(T *p)
 {
@@ -335,8 +340,10 @@ extern "C" __global__ void __launch_bounds__(256) mkrt_megakernel(mkrt__mk_contr
                     narrow = mkrt__mk_desc_of(ctl, seq, desc_dev)->one_block != 0;
                 __syncthreads(); // every thread read s_bell before thread 0 writes it again
                 if (!narrow) {
-                    if (threadIdx.x == 0)
+                    if (threadIdx.x == 0) {
+                        g_last = last;
                         g_bell = bell;
+                    }
                     break;
                 }
                 const mk_graph gr = graph_of(ctl);
@@ -358,6 +365,7 @@ extern "C" __global__ void __launch_bounds__(256) mkrt_megakernel(mkrt__mk_contr
         const uint64_t bell = *(volatile uint64_t *)&g_bell;
         if (bell == 0)
             return;
+        last = *(volatile uint64_t *)&g_last; // block 0 ran the narrow batches up to it
         const mk_graph gr = graph_of(ctl);
         for (uint64_t seq = last + 1; seq <= bell; seq++) {
             mkrt__mk_desc *d = mkrt__mk_desc_of(ctl, seq, desc_dev);
