@@ -6,8 +6,8 @@
 # calls; the plan's decisions are src/plan/decide.c). Its sources are
 # planlib/src/*.c (not src/*/, which all go into libmkrt), its headers
 # include/mkrt_planlib/*.h, its tests planlib/tests/test_*.c (run by
-# `make check`). It needs libmkrt's public headers only, and links
-# nothing but libc and libm.
+# `make check`). It needs libmkrt's public headers only, and links libc,
+# libm and libmkrt (planners.c composes libmkrt's public planners).
 
 PL_SRCS      := $(sort $(wildcard planlib/src/*.c))
 PL_OBJS      := $(PL_SRCS:%.c=$(BUILD)/obj/%.o)
@@ -26,9 +26,9 @@ $(PL_STATIC): $(PL_OBJS)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-$(PL_SHARED): $(PL_OBJS) planlib/src/libmkrt_planlib.map
+$(PL_SHARED): $(PL_OBJS) planlib/src/libmkrt_planlib.map $(SHARED)
 	$(CC) -shared -Wl,-soname,libmkrt_planlib.so.$(SOVERSION) -Wl,--version-script=planlib/src/libmkrt_planlib.map \
-	    -Wl,--no-undefined $(LDFLAGS) -o $@ $(PL_OBJS) -lm
+	    -Wl,--no-undefined $(LDFLAGS) -o $@ $(PL_OBJS) -L$(BUILD) -lmkrt -lm
 	ln -sf libmkrt_planlib.so.$(VERSION) $(BUILD)/libmkrt_planlib.so.$(SOVERSION)
 	ln -sf libmkrt_planlib.so.$(VERSION) $(BUILD)/libmkrt_planlib.so
 
@@ -41,9 +41,9 @@ $(BUILD)/gen/planlib_null_probe.c: tests/probe/gen_null_probe.pl $(PL_HEADERS)
 	perl tests/probe/gen_null_probe.pl $(PL_HEADERS) | \
 	    sed 's|#include "mkrt/|#include "mkrt_planlib/|' > $@.tmp && mv $@.tmp $@
 
-$(PL_NULL_PROBE): $(BUILD)/gen/planlib_null_probe.c $(PL_STATIC)
+$(PL_NULL_PROBE): $(BUILD)/gen/planlib_null_probe.c $(PL_STATIC) $(STATIC)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(PL_STATIC) $(LDFLAGS) -lm
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(PL_STATIC) $(STATIC) $(LDFLAGS) $(LDLIBS)
 
 # `make check` runs these too (mk/tests.mk).
 check: $(PL_TEST_BINS) $(PL_NULL_PROBE) $(PL_SHARED)

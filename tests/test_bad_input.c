@@ -251,11 +251,7 @@ static void frontier_bad_input(void)
     mkrt_frontier_wave huge = {0, UINT64_MAX / 2, 0};
     mkrt_wave_dep deps[1] = {{0, 1}};
     mkrt_frontier_plan fp;
-    mkrt_exec_plan xp;
     uint64_t bytes;
-    mkrt_exec_sample sample = {1000.0, 0.5, 4096};
-    mkrt_graph_shape graph = {100, 400};
-    mkrt_byte_layout layout = {8, 8, 0, 0, 0};
 
     CHECK(MKRT_EINVAL, mkrt_frontier_fused_wave_bytes(NULL, &bytes, E),
           "frontier_fused_wave_bytes(NULL wave)");
@@ -279,28 +275,6 @@ static void frontier_bad_input(void)
     is(mkrt_plan_frontier_memory(s, NULL, 0, NULL, 0, 0, 0, 0, &fp, NULL), MKRT_OK,
        "plan_frontier_memory(no waves, NULL arrays) is OK");
 
-#define FX(S, SA, G, L, W, WN, D, DN, X, P)                                                   \
-    mkrt_plan_frontier_execution(S, SA, G, L, W, WN, D, DN, 1u << 30, 100.0, 0.5, true, X, P, E)
-    CHECK(MKRT_EINVAL, FX(NULL, &sample, &graph, &layout, w, 3, deps, 1, &xp, &fp),
-          "plan_frontier_execution(NULL scratch)");
-    CHECK(MKRT_EINVAL, FX(s, NULL, &graph, &layout, w, 3, deps, 1, &xp, &fp),
-          "plan_frontier_execution(NULL sample)");
-    CHECK(MKRT_EINVAL, FX(s, &sample, NULL, &layout, w, 3, deps, 1, &xp, &fp),
-          "plan_frontier_execution(NULL graph)");
-    CHECK(MKRT_EINVAL, FX(s, &sample, &graph, NULL, w, 3, deps, 1, &xp, &fp),
-          "plan_frontier_execution(NULL layout)");
-    CHECK(MKRT_EINVAL, FX(s, &sample, &graph, &layout, NULL, 3, deps, 1, &xp, &fp),
-          "plan_frontier_execution(NULL waves, 3)");
-    CHECK(MKRT_EINVAL, FX(s, &sample, &graph, &layout, w, 3, NULL, 1, &xp, &fp),
-          "plan_frontier_execution(NULL deps, 1)");
-    CHECK(MKRT_EINVAL, FX(s, &sample, &graph, &layout, w, 3, deps, 1, NULL, &fp),
-          "plan_frontier_execution(NULL execution)");
-    CHECK(MKRT_EINVAL, FX(s, &sample, &graph, &layout, w, 3, deps, 1, &xp, NULL),
-          "plan_frontier_execution(NULL plan)");
-#undef FX
-    is(mkrt_plan_frontier_execution(s, &sample, &graph, &layout, w, 3, deps, 1, 1u << 30, 100.0,
-                                    0.5, true, &xp, &fp, NULL),
-       MKRT_OK, "plan_frontier_execution with good input still plans");
     mkrt_barrier_scratch_destroy(s);
 }
 

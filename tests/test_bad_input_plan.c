@@ -51,16 +51,6 @@ static void topology_bad_input(void)
     got = mkrt_select_topology_stable(&sample, &graph, &zm, NAN, NAN, (mkrt_wave_topology)99, true);
     ok(decision_equal(&got, &want), "select_topology_stable(previous 99) gives the plain decision");
 
-    char buf[256] = "x";
-    is(mkrt_topology_explain(NULL, buf, sizeof buf), 0, "topology_explain(NULL decision) is 0 ...");
-    is_str(buf, "", "... with an empty buffer");
-    size_t full = mkrt_topology_explain(&want, NULL, 100);
-    ok(full > 0, "topology_explain(NULL buf, len 100) returns the length without writing");
-    is(mkrt_topology_explain(&want, buf, 0), full, "topology_explain(len 0) too");
-    mkrt_topology_decision bad = want;
-    bad.topology = (mkrt_wave_topology)99;
-    mkrt_topology_explain(&bad, buf, sizeof buf);
-    like(buf, "topology=Unknown", "topology_explain(topology 99) names it Unknown");
     is_str(mkrt_wave_topology_name((mkrt_wave_topology)99), "Unknown", "wave_topology_name(99)");
     is_str(mkrt_wave_topology_name(MKRT_WAVE_NONE), "Unknown", "wave_topology_name(NONE)");
 
@@ -102,22 +92,6 @@ static void topology_bad_input(void)
     mkrt_exec_sample tel = mkrt_exec_sample_from_telemetry(UINT32_MAX, UINT64_MAX, NAN);
     ok(tel.frontier_density > 1, "exec_sample_from_telemetry(huge) returns a value");
 
-    double fp[2];
-    mkrt_exec_sample two[2] = {sample, sample}, nan_cost[1] = {{NAN, 0.5, 0}};
-    CHECK(MKRT_EINVAL, mkrt_schedule_fusion_pressure(NULL, 2, 10.0, 4, 0.5, fp, E),
-          "schedule_fusion_pressure(NULL samples, 2)");
-    CHECK(MKRT_EINVAL, mkrt_schedule_fusion_pressure(two, 2, 10.0, 4, 0.5, NULL, E),
-          "schedule_fusion_pressure(NULL out, 2)");
-    CHECK(MKRT_EINVAL, mkrt_schedule_fusion_pressure(NULL, SIZE_MAX, 10.0, 4, 0.5, NULL, E),
-          "schedule_fusion_pressure(NULL arrays, SIZE_MAX)");
-    CHECK(MKRT_EINVAL, mkrt_schedule_fusion_pressure(two, 2, 10.0, 4, NAN, fp, E),
-          "schedule_fusion_pressure(dt NaN)");
-    CHECK(MKRT_EINVAL, mkrt_schedule_fusion_pressure(two, 2, -1.0, 4, 0.5, fp, E),
-          "schedule_fusion_pressure(overhead -1)");
-    CHECK(MKRT_EINVAL, mkrt_schedule_fusion_pressure(nan_cost, 1, 10.0, 4, 0.5, fp, E),
-          "schedule_fusion_pressure(cost NaN)");
-    is(mkrt_schedule_fusion_pressure(NULL, 0, 10.0, UINT32_MAX, 0.5, NULL, NULL), MKRT_OK,
-       "schedule_fusion_pressure(no candidates, NULL arrays) is OK");
 }
 
 /* ---- plan_cache.h ------------------------------------------------------- */

@@ -201,8 +201,8 @@ static void knobs(void)
     c.plan_off = 0;
     is(mkrt_create(&c, &rt, &err), MKRT_EINVAL, "MKRT_PLAN_OFF naming no decision is refused");
     like(err.message, "Fix:", "... with a Fix (%s)", err.message);
-    setenv("MKRT_PLAN_OFF", "64", 1);
-    is(mkrt_create(&c, &rt, &err), MKRT_EINVAL, "MKRT_PLAN_OFF=64 is refused");
+    setenv("MKRT_PLAN_OFF", "128", 1);
+    is(mkrt_create(&c, &rt, &err), MKRT_EINVAL, "MKRT_PLAN_OFF=128 is refused");
     setenv("MKRT_PLAN_OFF", "wake,pull", 1);
     is(mkrt_create(&c, &rt, &err), MKRT_OK, "MKRT_PLAN_OFF=wake,pull is taken");
     is(mkrt__test_plan_off(rt), MKRT_PLAN_WAKE | MKRT_PLAN_PULL, "... and replaces plan_off");

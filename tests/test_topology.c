@@ -27,12 +27,9 @@ static mkrt_wave_topology stable(double density, uint64_t readback, double launc
 static void selector(void)
 {
     mkrt_topology_decision d = sel(1000, 0.01, 256, 100, 0, true);
-    char buf[256];
-    mkrt_topology_explain(&d, buf, sizeof buf);
-    is_str(buf,
-           "megakernel-topology-v1|topology=WarpSparseFrontier|memory_pressure_bps=1000|"
-           "average_degree_bps=40000|launch_pressure_bps=1000|reason=ultra_sparse_warp_specialized",
-           "selector bands: ultra sparse -> warp sparse, with the stable explanation");
+    ok(d.topology == MKRT_WAVE_WARP_SPARSE && d.memory_pressure_bps == 1000 && d.average_degree_bps == 40000 &&
+           d.launch_pressure_bps == 1000,
+       "selector bands: ultra sparse -> warp sparse (1000, 40000, 1000 bps; the text: planlib's test_planners)");
     is(sel(1000, 0.90, 512, 100, 0, true).topology, MKRT_WAVE_BLOCK_DENSE, "selector bands: 0.90 -> block dense");
     is(sel(1000, 0.75, 512, 100, 0, true).topology, MKRT_WAVE_DENSE, "selector bands: 0.75 -> dense");
     is(sel(1000, 0.35, 512, 100, 0, true).topology, MKRT_WAVE_HYBRID, "selector bands: 0.35 -> hybrid");
@@ -49,8 +46,6 @@ static void selector(void)
     mkrt_memory_budget red = {95, 100};
     d = mkrt_select_topology(&s, &G, &red, 500, 1.0, true);
     ok(d.topology == MKRT_WAVE_SPARSE && d.memory_pressure_bps == 9500, "memory red zone forces sparse (9500 bps)");
-    mkrt_topology_explain(&d, buf, sizeof buf);
-    ok(strstr(buf, "reason=memory_pressure_sparse_safety") != NULL, "... for memory safety");
     s = (mkrt_exec_sample){1000, 0.95, UINT64_MAX};
     g = (mkrt_graph_shape){1ull << 60, 1ull << 62};
     mkrt_memory_budget big = {1ull << 62, 1ull << 63};
@@ -152,20 +147,6 @@ static void scheduler(void)
     mkrt_exec_sample t = mkrt_exec_sample_from_telemetry(3750, 4096, 123);
     ok(t.dispatch_cost_ns == 123.0 && t.frontier_density == 0.375 && t.readback_bytes == 4096,
        "telemetry_snapshot_maps_onto_a_scheduler_sample");
-    mkrt_exec_sample s[2] = {{10, 0.0, 0}, {20, 1.0, 4096}};
-    double out[2];
-    is(mkrt_schedule_fusion_pressure(s, 2, 5, 8, 0.25, out, NULL), MKRT_OK, "scheduling runs");
-    ok(out[1] > out[0] && fabs(out[0] - 0.151556561) < 1e-6 && fabs(out[1] - 0.583037262) < 1e-6,
-       "scheduling_reuses_caller_owned_output_capacity: [%.9f, %.9f]", out[0], out[1]);
-    mkrt_exec_sample bad[1] = {{10, 1.5, 0}};
-    mkrt_error err;
-    is(mkrt_schedule_fusion_pressure(bad, 1, 5, 8, 0.25, out, &err), MKRT_EINVAL,
-       "scheduling_preserves_sample_validation_errors");
-    like(err.message, "sample 0 has an invalid frontier density", "... naming the sample");
-    is(mkrt_schedule_fusion_pressure(s, 2, 5, 8, NAN, out, &err), MKRT_EINVAL, "a NaN step is refused");
-    mkrt_exec_sample zero[1] = {{0, 0.5, 0}};
-    mkrt_schedule_fusion_pressure(zero, 1, 0, 8, 0.5, out, NULL);
-    is(out[0], 0, "no cost, readback or launch overhead: zero pressure");
 }
 
 int main(void)

@@ -4,7 +4,7 @@
  * @brief What the plan decided for the last batches, and why (the
  * database world's EXPLAIN ANALYZE: inputs, choice, measured time).
  *
- * The plan makes six decisions per batch or frontier level, each a rule
+ * The plan makes seven decisions per batch or frontier level, each a rule
  * of the seeds' planners fed with what the data path measures:
  * - ::MKRT_PLAN_WAKE: workers (blocks) per layer; a participant gets at
  *   least share_min items, the measured hand-off cost over the measured
@@ -19,6 +19,10 @@
  * - ::MKRT_PLAN_DRAIN: the ring a batch cut by max_batch drains first
  *   (aged rings first, then the fullest; nothing starves).
  * - ::MKRT_PLAN_PULL: push or pull per frontier level.
+ * - ::MKRT_PLAN_QUEUE: the next frontier of a level as a sparse queue of
+ *   vertices or a dense bitset: the plan cache's frontier planner
+ *   (mkrt_plan_cache_plan_frontier(): the topology selector's sparse
+ *   topologies, with its hysteresis) on the level's measured density.
  *
  * mkrt_config::plan_off turns decisions off (an OR of these bits) for A/B
  * runs; any other bit is refused by mkrt_create() with ::MKRT_EINVAL.
@@ -47,8 +51,10 @@ extern "C" {
 #define MKRT_PLAN_DRAIN 16u
 /** @brief Off bit: pulled frontier levels (off: every level pushes). */
 #define MKRT_PLAN_PULL 32u
+/** @brief Off bit: sparse-queue frontiers (off: every level scans its bitset). */
+#define MKRT_PLAN_QUEUE 64u
 /** @brief Every decision bit (mkrt_config::plan_off accepts no other). */
-#define MKRT_PLAN_ALL 63u
+#define MKRT_PLAN_ALL 127u
 
 /** @brief Queue pressure: items queued against the backend's lanes. */
 typedef enum mkrt_plan_pressure {
@@ -91,6 +97,8 @@ typedef enum mkrt_plan_counter {
     MKRT_PLAN_N_FULLEST_FIRST, /**< Drains that started at the fullest ring. */
     MKRT_PLAN_N_PULL_LEVELS,   /**< Frontier levels (per pulling op) that ran pulled. */
     MKRT_PLAN_N_PUSH_LEVELS,   /**< Frontier levels (per pulling op) that ran pushed. */
+    MKRT_PLAN_N_QUEUE_LEVELS,  /**< Frontier levels whose vertices the rounds took from the sparse queue. */
+    MKRT_PLAN_N_BITSET_LEVELS, /**< Frontier levels whose vertices the rounds took by scanning the bitset. */
     MKRT_PLAN_COUNTERS         /**< The number of counters. */
 } mkrt_plan_counter;
 
@@ -120,6 +128,7 @@ typedef struct mkrt_plan_record {
     uint32_t first_reason;       /**< ::mkrt_plan_first of its drain. */
     uint32_t first_slot;         /**< The producer slot its drain started at. */
     uint32_t pulled;             /**< 1: a pulled frontier round. */
+    uint32_t frontier_queue;     /**< QUEUE for the last frontier level: 1 sparse queue, 0 bitset. */
     /* measured */
     uint64_t run_ns;             /**< Launch to completion seen by the dispatching thread, in ns. */
 } mkrt_plan_record;
@@ -144,7 +153,7 @@ size_t mkrt_plan_explain(struct mkrt_runtime *rt, mkrt_plan_record *out, size_t 
 /**
  * @brief Name of a decision bit (::MKRT_PLAN_WAKE ...).
  * @param bit One MKRT_PLAN_* bit.
- * @return "wake", "shed", "fuse", "route", "drain", "pull", or "unknown".
+ * @return "wake", "shed", "fuse", "route", "drain", "pull", "queue", or "unknown".
  * @par Thread safety
  * Any thread.
  */

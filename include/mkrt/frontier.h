@@ -111,56 +111,6 @@ mkrt_status mkrt_plan_frontier_memory(mkrt_barrier_scratch *s, const mkrt_fronti
                                       uint64_t budget_bytes, uint64_t readback_bytes,
                                       mkrt_frontier_plan *plan, mkrt_error *err);
 
-/**
- * @brief Frontier execution planning: memory plan, then topology.
- *
- * Graph bytes from the layout's per-node and per-edge sizes
- * (mkrt_graph_resident_bytes()), the memory plan above (readback = the
- * sample's), then mkrt_plan_execution() with the three peaks as the wave
- * bytes and the amortized readback in the sample. The layout's
- * frontier/scratch/output fields are ignored.
- *
- * @param s Barrier scratch; the frontier plan's arrays point into it.
- * @param sample Schedule sample (cost, density, readback).
- * @param graph Graph shape.
- * @param layout Bytes per node and per edge.
- * @param waves wave_count waves; may be NULL when wave_count is 0.
- * @param wave_count Number of waves.
- * @param deps Dependency edges; may be NULL when dep_count is 0.
- * @param dep_count Number of edges.
- * @param budget_bytes Total device budget.
- * @param launch_overhead_ns Launch overhead per dispatch.
- * @param fusion_pressure Fusion pressure in [0, 1] (see
- *        mkrt_schedule_fusion_pressure()).
- * @param device_wide_barrier Whether the device has a device-wide barrier
- *        (without one, fusion pressure counts as 0).
- * @param[out] execution The execution plan.
- * @param[out] plan The frontier memory plan.
- * @param err Filled on failure; may be NULL.
- * @retval MKRT_OK Both plans are filled.
- * @retval MKRT_EINVAL Any pointer but err is NULL (deps and waves may be
- *         NULL when their count is 0), or as for
- *         mkrt_plan_frontier_memory().
- * @retval MKRT_ECYCLE The dependencies contain a cycle.
- * @retval MKRT_EBUDGET As for mkrt_plan_frontier_memory(), or not even
- *         the sparse topology fits (mkrt_plan_execution()).
- * @retval MKRT_EOVERFLOW Byte arithmetic overflowed (the message names it).
- * @retval MKRT_ENOMEM Scratch growth failed.
- * @return The status, as listed. `*plan` is written as soon as the memory
- *         planning succeeds, even when the execution planning then fails.
- * @par Thread safety
- * The thread that owns the scratch.
- */
-mkrt_status mkrt_plan_frontier_execution(mkrt_barrier_scratch *s, const mkrt_exec_sample *sample,
-                                         const mkrt_graph_shape *graph,
-                                         const mkrt_byte_layout *layout,
-                                         const mkrt_frontier_wave *waves, size_t wave_count,
-                                         const mkrt_wave_dep *deps, size_t dep_count,
-                                         uint64_t budget_bytes, double launch_overhead_ns,
-                                         double fusion_pressure, bool device_wide_barrier,
-                                         mkrt_exec_plan *execution, mkrt_frontier_plan *plan,
-                                         mkrt_error *err);
-
 #ifdef __cplusplus
 }
 #endif

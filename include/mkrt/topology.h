@@ -161,22 +161,6 @@ mkrt_topology_decision mkrt_select_topology_stable(const mkrt_exec_sample *s,
                                                    bool device_wide_barrier);
 
 /**
- * @brief Formats a decision as one line of key=value fields.
- *
- * The text is "megakernel-topology-v1|topology=...|memory_pressure_bps=...|
- * average_degree_bps=...|launch_pressure_bps=...|reason=...", written with
- * snprintf semantics (truncated, NUL-terminated when len > 0).
- *
- * @param d The decision.
- * @param buf Where to write; NULL counts as len 0.
- * @param len Size of buf.
- * @return The full length of the text (excluding the NUL), as snprintf;
- *         0 (and an empty buf) for a NULL d.
- * @par Thread safety
- * Any thread.
- */
-size_t mkrt_topology_explain(const mkrt_topology_decision *d, char *buf, size_t len);
-/**
  * @brief Name of a topology.
  * @param t The topology.
  * @return A static string: "WarpSparseFrontier", "SparseFrontier",
@@ -285,38 +269,6 @@ mkrt_status mkrt_plan_execution(const mkrt_exec_sample *s, const mkrt_graph_shap
  */
 mkrt_exec_sample mkrt_exec_sample_from_telemetry(uint32_t logical_thread_utilization_bps,
                                                  uint64_t readback_bytes, double dispatch_cost_ns);
-
-/**
- * @brief Scale-aware fusion pressure per candidate.
- *
- * Reference: the megakernel schedule homotopy; the result is what callers
- * pass as fusion_pressure. Starting from 0, for steps k = 0..n_steps-1 with
- * a = (k+1)/n_steps, each out[i] moves by clamp(dt, 0, 1) towards
- * a * clamp(0.55 cp (0.65 + 0.35 d) + 0.25 rp + 0.15 lp + 0.05 d, 0, 1),
- * where cp and rp are the cost and readback relative to the largest, d the
- * density and lp = L / (L + cost); the result is clamped to [0, 1]. With
- * n = 0, n_steps = 0, or all costs, readbacks and L zero, every out[i]
- * is 0.
- *
- * @param samples n candidates; may be NULL when n is 0.
- * @param n Number of candidates.
- * @param launch_overhead_ns L, finite and >= 0.
- * @param n_steps Number of homotopy steps.
- * @param dt Step size, finite and >= 0 (values above 1 act as 1).
- * @param[out] out n entries (caller-owned).
- * @param err Filled on failure; may be NULL.
- * @retval MKRT_OK out[0..n) is set.
- * @retval MKRT_EINVAL Naming the first bad value: samples or out NULL with
- *         n > 0, dt or the launch overhead not finite or negative, a cost
- *         not finite or negative, a density outside [0, 1]. out is not
- *         written.
- * @return The status, as listed.
- * @par Thread safety
- * Any thread (pure).
- */
-mkrt_status mkrt_schedule_fusion_pressure(const mkrt_exec_sample *samples, size_t n,
-                                          double launch_overhead_ns, uint32_t n_steps, double dt,
-                                          double *out, mkrt_error *err);
 
 #ifdef __cplusplus
 }

@@ -20,9 +20,11 @@ static inline bool lane_mark(const mkrt__graph_engine *e, mkrt__traversal *t, ui
     uint64_t bit = (uint64_t)1 << (v % 64);
     _Atomic uint64_t *word = &t->w[v / 64];
     if (!(atomic_load_explicit(word, memory_order_relaxed) & bit) &&
-        !(atomic_fetch_or_explicit(word, bit, memory_order_relaxed) & bit) &&
-        !atomic_load_explicit(&t->any, memory_order_relaxed))
-        atomic_store_explicit(&t->any, true, memory_order_relaxed);
+        !(atomic_fetch_or_explicit(word, bit, memory_order_relaxed) & bit)) {
+        mkrt__queue_add(t, v); /* QUEUE: this OR set it */
+        if (!atomic_load_explicit(&t->any, memory_order_relaxed))
+            atomic_store_explicit(&t->any, true, memory_order_relaxed);
+    }
     return true;
 }
 
@@ -231,7 +233,9 @@ static uint64_t pull_bfs(mkrt__graph_engine *e, mkrt__traversal *t, const mkrt__
     }
     if (marked != 0) {
         /* relaxed: as lane_mark. */
-        atomic_fetch_or_explicit(&t->w[first / 64], marked, memory_order_relaxed);
+        uint64_t fresh = marked & ~atomic_fetch_or_explicit(&t->w[first / 64], marked, memory_order_relaxed);
+        for (; fresh != 0; fresh &= fresh - 1)
+            mkrt__queue_add(t, first + (uint32_t)__builtin_ctzll(fresh)); /* QUEUE */
         if (!atomic_load_explicit(&t->any, memory_order_relaxed))
             atomic_store_explicit(&t->any, true, memory_order_relaxed);
     }

@@ -46,6 +46,20 @@ struct mkrt_traversal {
     _Atomic uint64_t *bits; /* all four, one allocation */
     _Atomic uint64_t *w, *r, *visited, *far;
     alignas(MKRT_CACHE_LINE) _Atomic bool any; /* a bit of w may be set */
+    /* QUEUE (plan/decide.h): while qon, the op whose OR set a bit of w
+     * also appends its vertex to wq (mkrt__queue_add), so wq lists w's
+     * vertices, each once; at the swap wq becomes rq, and the level's
+     * rounds take rq[0 .. rq_n) instead of scanning r's words. qcap
+     * entries each; more (wq_n > qcap), or a bit set in w without an
+     * append (far coming back, wq_bad), leave the level to the scan.
+     * relaxed (all): qon and the pointers are set by the dispatcher
+     * before a launch (which publishes them); the entries and wq_n are
+     * read by it after the batch completed (the backend's wait acquires). */
+    _Atomic uint32_t *queues; /* both, one allocation */
+    _Atomic uint32_t *wq, *rq;
+    size_t qcap;
+    _Atomic bool qon, wq_bad;
+    _Atomic uint64_t wq_n;
     /* The dispatcher's cursor over r and the level's state (dispatcher-only). */
     alignas(MKRT_CACHE_LINE) struct {
         bool scanning;      /* taking words of r from `word` on */
@@ -56,6 +70,8 @@ struct mkrt_traversal {
         uint32_t v;         /* the vertex being expanded */
         uint64_t edge, end; /* its edges still to emit */
         bool pull;          /* this level runs pulled */
+        bool queued;        /* this level's vertices come from rq (QUEUE) */
+        uint64_t rq_n, rq_pos;
         bool pull_pending;  /* pulled chunks of the level remain */
         size_t pull_word;
         bool visited_dirty;
@@ -142,6 +158,25 @@ static inline void mkrt__chunk_put(mkrt_item *it, const mkrt__chunk *c)
 static inline void mkrt__graph_count(_Atomic uint64_t *v, uint64_t d)
 {
     atomic_store_explicit(v, atomic_load_explicit(v, memory_order_relaxed) + d, memory_order_relaxed);
+}
+
+/* QUEUE: v's bit was just set in w by this thread's OR: list it. */
+static inline void mkrt__queue_add(mkrt__traversal *t, uint32_t v)
+{
+    /* relaxed: see the fields. */
+    if (atomic_load_explicit(&t->qon, memory_order_relaxed)) {
+        uint64_t i = atomic_fetch_add_explicit(&t->wq_n, 1, memory_order_relaxed);
+        if (i < t->qcap)
+            atomic_store_explicit(&t->wq[i], v, memory_order_relaxed);
+    }
+}
+
+/* Entries of one sparse queue for a traversal of `words` bitset words:
+ * an eighth of the vertices (QUEUE keeps levels of at most 15% in the
+ * queue; a larger next level overflows it and is scanned). */
+static inline size_t mkrt__queue_cap(size_t words)
+{
+    return words * 8 + 64;
 }
 
 /* traversal.c: allocates a traversal's bitsets (and values when own). */

@@ -71,6 +71,11 @@ static void far_restore(mkrt__traversal *t, _Atomic uint64_t *to)
 {
     if (!far_any(t))
         return;
+    /* QUEUE: far's vertices are in no queue; the frontier is scanned. */
+    if (to == t->r)
+        t->x.queued = false;
+    else
+        atomic_store_explicit(&t->wq_bad, true, memory_order_relaxed);
     atomic_store_explicit(&t->far_any, false, memory_order_relaxed);
     for (size_t w = 0; w < t->engine->words; w++)
         if (atomic_load_explicit(&t->far[w], memory_order_relaxed) != 0)
@@ -104,7 +109,7 @@ static void start_bucket(mkrt__traversal *t)
     const bool far = far_any(t);
     const uint64_t far_min = far ? atomic_load_explicit(&t->far_min, memory_order_relaxed) : UINT64_MAX;
     near = far_min < near ? far_min : near;
-    uint64_t n = popcount_words(t->r, e->words);
+    uint64_t n = t->x.queued ? t->x.rq_n : popcount_words(t->r, e->words);
     if (far && n < e->bucket_min)
         n += popcount_words(t->far, e->words);
     t->x.filter = false;
@@ -156,8 +161,48 @@ static uint64_t in_bucket(mkrt__traversal *t, size_t w, uint64_t mask)
     return expand;
 }
 
+/* QUEUE: the vertex of r's queue at i. relaxed: see the fields. */
+static uint32_t rq_at(const mkrt__traversal *t, uint64_t i)
+{
+    return atomic_load_explicit(&t->rq[i], memory_order_relaxed);
+}
+
+/* A pulling lane's level settles its vertices (visited) and counts them
+ * and their edges out, from the queue or the bitset. */
+static void settle_level(mkrt__traversal *t, uint64_t *nf, uint64_t *mf)
+{
+    const mkrt__graph_engine *e = t->engine;
+    const uint64_t *off = e->graph.offsets;
+    /* relaxed (visited): read by the workers after the launch (release). */
+    if (t->x.queued) {
+        for (uint64_t i = 0; i < t->x.rq_n; i++) {
+            const uint32_t v = rq_at(t, i);
+            const uint64_t bit = (uint64_t)1 << (v % 64);
+            atomic_store_explicit(&t->visited[v / 64],
+                                  atomic_load_explicit(&t->visited[v / 64], memory_order_relaxed) | bit,
+                                  memory_order_relaxed);
+            *mf += off[v + 1] - off[v];
+        }
+        *nf = t->x.rq_n;
+        return;
+    }
+    for (size_t w = 0; w < e->words; w++) {
+        uint64_t x = atomic_load_explicit(&t->r[w], memory_order_relaxed);
+        if (x == 0)
+            continue;
+        atomic_store_explicit(&t->visited[w], atomic_load_explicit(&t->visited[w], memory_order_relaxed) | x,
+                              memory_order_relaxed);
+        *nf += (uint64_t)__builtin_popcountll(x);
+        for (; x != 0; x &= x - 1) {
+            uint32_t v = (uint32_t)(w * 64 + (size_t)__builtin_ctzll(x));
+            *mf += off[v + 1] - off[v];
+        }
+    }
+}
+
 /* A new level (r just swapped in): a pulling lane's vertices settle and
- * the lane chooses push or pull for it. */
+ * the lane chooses push or pull for it; QUEUE chooses how the next
+ * frontier (w) is kept. */
 static void start_level(mkrt__traversal *t, bool aborting)
 {
     mkrt__graph_engine *e = t->engine;
@@ -165,22 +210,10 @@ static void start_level(mkrt__traversal *t, bool aborting)
         start_bucket(t);
     bool was = t->x.pull;
     t->x.pull = false;
+    const uint64_t all = e->graph.offsets[e->graph.vertices];
+    uint64_t nf = 0, mf = 0;
     if (lane_pulls(t)) {
-        const uint64_t *off = e->graph.offsets, all = off[e->graph.vertices];
-        uint64_t nf = 0, mf = 0;
-        for (size_t w = 0; w < e->words; w++) {
-            uint64_t x = atomic_load_explicit(&t->r[w], memory_order_relaxed);
-            if (x == 0)
-                continue;
-            /* relaxed: read by the workers after the launch (release). */
-            atomic_store_explicit(&t->visited[w], atomic_load_explicit(&t->visited[w], memory_order_relaxed) | x,
-                                  memory_order_relaxed);
-            nf += (uint64_t)__builtin_popcountll(x);
-            for (; x != 0; x &= x - 1) {
-                uint32_t v = (uint32_t)(w * 64 + (size_t)__builtin_ctzll(x));
-                mf += off[v + 1] - off[v];
-            }
-        }
+        settle_level(t, &nf, &mf);
         if (nf != 0) {
             t->x.visited_dirty = true;
             uint64_t unsettled = all - t->x.visited_edges;
@@ -196,21 +229,33 @@ static void start_level(mkrt__traversal *t, bool aborting)
                 t->x.pull_word = 0;
             }
         }
+    } else {
+        nf = t->x.queued ? t->x.rq_n : popcount_words(t->r, e->words);
+        mf = e->graph.vertices ? nf * (all / e->graph.vertices) : 0;
     }
     if (t->kind == MKRT__LANE_BFS && t->pulls) {
         /* A pulling BFS's levels are strict (a level's chunks all ran
          * before it swapped, take_lane): its frontier's vertices share one
          * depth, which its pulled chunks give their vertices. */
-        for (size_t w = 0; w < e->words; w++) {
-            uint64_t x = atomic_load_explicit(&t->r[w], memory_order_relaxed);
-            if (x != 0) {
-                t->depth = value_now(t, (uint32_t)(w * 64 + (size_t)__builtin_ctzll(x))) >> 32;
-                break;
+        if (t->x.queued && t->x.rq_n != 0)
+            t->depth = value_now(t, rq_at(t, 0)) >> 32;
+        else
+            for (size_t w = 0; w < e->words; w++) {
+                uint64_t x = atomic_load_explicit(&t->r[w], memory_order_relaxed);
+                if (x != 0) {
+                    t->depth = value_now(t, (uint32_t)(w * 64 + (size_t)__builtin_ctzll(x))) >> 32;
+                    break;
+                }
             }
-        }
     }
     mkrt__graph_count(t->x.pull ? &t->levels_pulled : &t->levels_pushed, 1);
     mkrt__graph_count(t->x.pull ? &e->levels_pulled : &e->levels_pushed, 1);
+    /* QUEUE (plan/decide.h): the next frontier as a queue, or the bitset
+     * alone (no planner: the bitset). relaxed: published by the launch. */
+    bool q = e->host.planner != NULL &&
+             mkrt__plan_frontier_queue(e->host.planner, nf, mf, e->graph.vertices, all, e->graph.weights != NULL,
+                                       t->lane, t->x.queued);
+    atomic_store_explicit(&t->qon, q && !aborting, memory_order_relaxed);
 }
 
 /* The lane ran empty: every vertex is unsettled again (no batch runs). */
@@ -279,6 +324,7 @@ static int take_lane(mkrt__traversal *t, mkrt_item *items, size_t *k, uint64_t *
         t->x.pull_pending = false;
         set_bound(t, 0);
         far_restore(t, t->r);
+        t->x.queued = false; /* what is left of r: by the scan */
         t->x.scanning = true;
         t->x.word = 0;
     }
@@ -299,6 +345,23 @@ static int take_lane(mkrt__traversal *t, mkrt_item *items, size_t *k, uint64_t *
             t->x.v = v;
             t->x.edge = e->graph.offsets[v];
             t->x.end = e->graph.offsets[v + 1];
+        } else if (t->x.scanning && !t->x.pull && t->x.queued) {
+            /* QUEUE: the level's vertices from its queue; each clears its
+             * bit of r (only this thread writes r while it is pushed). */
+            if (t->x.rq_pos >= t->x.rq_n) {
+                t->x.scanning = false;
+                continue;
+            }
+            if (t->x.rq_pos + 8 < t->x.rq_n)
+                __builtin_prefetch(&e->graph.offsets[rq_at(t, t->x.rq_pos + 8)], 0, 3);
+            const uint32_t v = rq_at(t, t->x.rq_pos++);
+            const size_t w = v / 64;
+            const uint64_t bit = (uint64_t)1 << (v % 64), word = atomic_load_explicit(&t->r[w], memory_order_relaxed);
+            atomic_store_explicit(&t->r[w], word & ~bit, memory_order_relaxed);
+            t->x.mask = word & bit;
+            if (t->buckets && t->x.mask != 0)
+                t->x.mask = in_bucket(t, w, t->x.mask);
+            t->x.word = w + 1;
         } else if (t->x.scanning && !t->x.pull) {
             size_t w = t->x.word;
             while (w < e->words && atomic_load_explicit(&t->r[w], memory_order_relaxed) == 0)
@@ -332,6 +395,19 @@ static int take_lane(mkrt__traversal *t, mkrt_item *items, size_t *k, uint64_t *
             _Atomic uint64_t *next = t->w;
             t->w = t->r;
             t->r = next;
+            /* QUEUE: w's queue lists all of r's vertices unless it
+             * overflowed or a bit came in without it; relaxed: see the
+             * fields (no batch runs). */
+            const uint64_t qn = atomic_load_explicit(&t->wq_n, memory_order_relaxed);
+            t->x.queued = atomic_load_explicit(&t->qon, memory_order_relaxed) && qn <= t->qcap &&
+                          !atomic_load_explicit(&t->wq_bad, memory_order_relaxed);
+            t->x.rq_n = qn;
+            t->x.rq_pos = 0;
+            _Atomic uint32_t *q = t->wq;
+            t->wq = t->rq;
+            t->rq = q;
+            atomic_store_explicit(&t->wq_n, 0, memory_order_relaxed);
+            atomic_store_explicit(&t->wq_bad, false, memory_order_relaxed);
             t->x.scanning = true;
             t->x.word = 0;
             start_level(t, aborting);
@@ -377,7 +453,9 @@ static void take_starts(mkrt__graph_engine *e, uint32_t n)
             t->x.active = true;
             const uint64_t *off = e->graph.offsets;
             if (off[t->root] != off[t->root + 1]) {
-                atomic_fetch_or_explicit(&t->w[t->root / 64], (uint64_t)1 << (t->root % 64), memory_order_relaxed);
+                const uint64_t bit = (uint64_t)1 << (t->root % 64);
+                if (!(atomic_fetch_or_explicit(&t->w[t->root / 64], bit, memory_order_relaxed) & bit))
+                    mkrt__queue_add(t, t->root); /* QUEUE */
                 atomic_store_explicit(&t->any, true, memory_order_relaxed);
             }
             t->run_edges_base = atomic_load_explicit(&t->edges, memory_order_relaxed);

@@ -17,12 +17,15 @@ mkrt__traversal *mkrt__traversal_new(mkrt__graph_engine *e, uint32_t lane, mkrt_
         return NULL;
     const size_t words = e->words;
     t->bits = mkrt__alloc_zeroed(4 * words * sizeof *t->bits, MKRT_CACHE_LINE);
+    t->qcap = mkrt__queue_cap(words);
+    t->queues = mkrt__alloc(2 * t->qcap * sizeof *t->queues, MKRT_CACHE_LINE);
     if (own_values)
         t->values = mkrt__alloc((size_t)e->graph.vertices * sizeof *t->values, MKRT_CACHE_LINE);
     else
         t->values = e->host.cells;
-    if (t->bits == NULL || t->values == NULL) {
+    if (t->bits == NULL || t->values == NULL || t->queues == NULL) {
         mkrt__free((void *)t->bits, 4 * words * sizeof *t->bits);
+        mkrt__free((void *)t->queues, 2 * t->qcap * sizeof *t->queues);
         if (own_values)
             mkrt__free(t->values, (size_t)e->graph.vertices * sizeof *t->values);
         mkrt__free(t, sizeof *t);
@@ -37,6 +40,8 @@ mkrt__traversal *mkrt__traversal_new(mkrt__graph_engine *e, uint32_t lane, mkrt_
     t->r = t->bits + words;
     t->visited = t->bits + 2 * words;
     t->far = t->bits + 3 * words;
+    t->wq = t->queues;
+    t->rq = t->queues + t->qcap;
     atomic_init(&t->far_min, UINT64_MAX);
     atomic_init(&t->next_min, UINT64_MAX);
     if (own_values)
@@ -51,6 +56,7 @@ void mkrt__traversal_free(mkrt__traversal *t)
         return;
     const mkrt__graph_engine *e = t->engine;
     mkrt__free((void *)t->bits, 4 * t->words * sizeof *t->bits);
+    mkrt__free((void *)t->queues, 2 * t->qcap * sizeof *t->queues);
     if (t->values != e->host.cells)
         mkrt__free(t->values, (size_t)t->vertices * sizeof *t->values);
     mkrt__free(t, sizeof *t);
@@ -95,7 +101,8 @@ mkrt_status mkrt__traversal_open(mkrt__graph_engine *e, const mkrt_traversal_des
                                "mkrt_traversal_open: no memory for a traversal of %u vertices (%zu "
                                "bytes). Fix: free memory.",
                                e->graph.vertices,
-                               (size_t)e->graph.vertices * 8 + 4 * e->words * sizeof(uint64_t));
+                               (size_t)e->graph.vertices * 8 + 4 * e->words * sizeof(uint64_t) +
+                                   2 * mkrt__queue_cap(e->words) * sizeof(uint32_t));
     }
     /* A reused traversal is finished (close needs it): the dispatcher does
      * not touch its fields now. */

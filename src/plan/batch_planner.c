@@ -4,12 +4,17 @@
  *
  * Route: the first backend that has not failed and accepts every item
  * (the CPU pool, last, accepts all).
- * Shape: the batch's size and layer count (as bit lengths) and the
- * backend's width key the RCU plan cache; on a miss the topology planner
- * (mkrt_select_topology_stable, hysteresis against the identity's last
- * decision) chooses the execution topology for the typical layer: its
- * frontier density is layer width / batch size, the graph is the batch's
- * items, the memory the split's peak bytes against the budget. The claim
+ * Shape: the RCU plan cache's topology selector
+ * (mkrt_plan_cache_select_topology: on a miss mkrt_select_topology_stable,
+ * hysteresis against the identity's last decision; the identity is the
+ * batch's size and layer count as bit lengths, the backend's device key
+ * and width) chooses the execution topology for the typical layer, fed
+ * what the path measured: its frontier density is layer width / batch
+ * size, its cost the layer's items at the measured ns per item, the
+ * launch overhead the backend's measured hand-off (CPU pool) or round
+ * trip (device), the items read back 16 bytes each, the graph the
+ * batch's items, the memory the split's peak bytes against the budget
+ * (fusion is FUSE's decision below, not the spread's). The claim
  * size is about four claims per participant of a typical layer, 16..1024
  * items, and never below the backend's grain.
  * Per layer: a participant should get at least `spread` claims, where the
@@ -26,33 +31,19 @@ static unsigned bitlen(uint64_t v)
     return v == 0 ? 0 : 64u - (unsigned)__builtin_clzll(v);
 }
 
-typedef struct shape {
-    const mkrt__batch *b;
-    const mkrt__backend *be;
-    uint64_t budget;
-} shape;
-
-/* The cache's builder: the topology planner's decision and the claim size
- * for a batch shape. */
-static mkrt_status build_plan(void *p, const mkrt_plan_key *key, mkrt_wave_topology prev,
-                              mkrt_plan *plan, mkrt_error *err)
+/* What the path measured for the plan's inputs: ns per item on the CPU
+ * pool (built-ins cost about 8 before a sample) and the launch overhead
+ * of a layer on the backend: the CPU pool's hand-off and barrier, the
+ * device's round trip (20 us before a sample, issue 13's order). */
+static double ns_per_item(const mkrt__plan_costs *c)
 {
-    (void)key;
-    (void)err;
-    const shape *x = p;
-    const mkrt__batch *b = x->b;
-    uint64_t n = b->exec_n, layers = b->layers ? b->layers : 1, width = n / layers;
-    uint64_t peak = b->plan.peak_frontier_bytes + b->plan.peak_scratch_bytes + b->plan.peak_output_bytes;
-    mkrt_exec_sample s = {1000.0, n ? (double)width / (double)n : 0.0, 0};
-    mkrt_graph_shape g = {n, n};
-    mkrt_memory_budget m = {peak, x->budget};
-    plan->decision = prev == MKRT_WAVE_NONE ? mkrt_select_topology(&s, &g, &m, 0, 0, true)
-                                            : mkrt_select_topology_stable(&s, &g, &m, 0, 0, prev, true);
-    uint64_t chunk = width / ((uint64_t)x->be->width * 4);
-    chunk = chunk < 16 ? 16 : chunk > 1024 ? 1024 : chunk;
-    plan->geometry.workgroup_size_x = (uint32_t)chunk;
-    plan->worker_groups = x->be->width;
-    return MKRT_OK;
+    return c->cpu_ns_item.n ? c->cpu_ns_item.v : 8.0;
+}
+
+static double launch_ns(const mkrt__plan_costs *c, const mkrt__backend *be)
+{
+    const mkrt__ema *e = be->is_cpu_pool ? &c->handoff_ns : &c->dev_trip_ns;
+    return e->n ? e->v : 20000.0;
 }
 
 static uint32_t spread_of(mkrt_wave_topology t)
@@ -124,11 +115,12 @@ static uint32_t memory_bps(const mkrt__dispatch *dp, const mkrt__batch *b)
                           b->plan.peak_scratch_bytes, b->plan.peak_output_bytes + (v ? 8u : 0u)};
     uint64_t layers = b->layers ? b->layers : 1;
     uint64_t width = b->exec_n / layers;
-    mkrt_exec_sample s = mkrt_exec_sample_from_telemetry(
-        (uint32_t)(b->exec_n ? width * 10000u / b->exec_n : 0), b->exec_n * 16u, (double)width * 8.0);
+    mkrt_exec_sample s = mkrt_exec_sample_from_telemetry((uint32_t)(b->exec_n ? width * 10000u / b->exec_n : 0),
+                                                         b->exec_n * 16u, (double)width * ns_per_item(&dp->planner.costs));
     mkrt_exec_plan ep;
     uint64_t bps = 10000u; /* not even the sparse envelope fits */
-    if (mkrt_plan_execution(&s, &g, &l, budget, 0.0, 0.0, true, &ep, NULL) == MKRT_OK)
+    const mkrt__backend *be = dp->backends[b->plan.backend];
+    if (mkrt_plan_execution(&s, &g, &l, budget, launch_ns(&dp->planner.costs, be), 0.0, true, &ep, NULL) == MKRT_OK)
         bps = ep.memory.memory_pressure_bps;
     if (dp->device_state)
         bps += (dp->state->cells_bytes + dp->state->log_bytes) >= budget ? 10000u : (dp->state->cells_bytes + dp->state->log_bytes) * 10000u / budget;
@@ -183,23 +175,24 @@ void mkrt__stage_plan(mkrt__dispatch *dp, mkrt__batch *b)
         plan->width = mkrt__decide_shed_memory(plan->width, mem_bps);
     if (plan->width < full)
         mkrt__planner_count(&dp->planner, MKRT_PLAN_N_SHED, 1);
-    shape x = {b, be, dp->cfg->device_memory_budget};
     const unsigned n_bits = bitlen(b->exec_n), layer_bits = bitlen(b->layers);
-    mkrt_device_key dev = be->key; /* the device's capabilities (backend.h) */
-    dev.max_workgroup_size = plan->width;
-    mkrt_exec_sample s = {1000.0, 0.0, 0};
-    mkrt_memory_budget m = {0, x.budget};
-    mkrt_plan_key key = mkrt_plan_key_make((uint64_t)n_bits << 8 | layer_bits, MKRT_ANALYSIS_DATAFLOW,
-                                           plan->backend, &dev, plan->width, &s, &m, 0, 0);
-    mkrt_plan cached;
+    const uint64_t n = b->exec_n, typical = n / (b->layers ? b->layers : 1);
+    mkrt_plan_identity id = {(uint64_t)n_bits << 8 | layer_bits, MKRT_ANALYSIS_DATAFLOW, 0, be->key, plan->width};
+    id.device.max_workgroup_size = plan->width; /* be->key: the device's capabilities (backend.h) */
+    mkrt_exec_sample s = mkrt_exec_sample_from_telemetry((uint32_t)(n ? typical * 10000u / n : 0), n * 16u,
+                                                         (double)typical * ns_per_item(&dp->planner.costs));
+    mkrt_graph_shape g = {n, n};
+    mkrt_memory_budget m = {plan->peak_frontier_bytes + plan->peak_scratch_bytes + plan->peak_output_bytes,
+                            dp->cfg->device_memory_budget};
+    mkrt_topology_decision td;
     mkrt_error err;
-    if (mkrt_plan_cache_get_or_plan_copy(dp->plans, &key, build_plan, &x, &cached, &err) == MKRT_OK) {
-        plan->topology = cached.decision.topology;
-        plan->chunk = cached.geometry.workgroup_size_x;
-    } else { /* out of memory in the cache: a plain plan */
+    if (mkrt_plan_cache_select_topology(dp->plans, &id, &s, &g, &m, launch_ns(&dp->planner.costs, be), 0.0, &td,
+                                        &err) == MKRT_OK)
+        plan->topology = td.topology;
+    else /* out of memory in the cache: a plain plan */
         plan->topology = MKRT_WAVE_HYBRID;
-        plan->chunk = 64;
-    }
+    uint64_t chunk = typical / ((uint64_t)be->width * 4);
+    plan->chunk = (uint32_t)(chunk < 16 ? 16 : chunk > 1024 ? 1024 : chunk);
     uint64_t per = (uint64_t)plan->chunk * spread_of(plan->topology);
     /* Built-in ops cost nanoseconds each; a user op may cost far more, so
      * a batch with user ops keeps the topology's spread alone. WAKE: the

@@ -28,6 +28,16 @@
  *   PULL   push or pull per frontier level (Beamer's alpha 14, beta 24),
  *          and the level's GraphBLAS switch class (sparse <= 500 bps,
  *          dense >= 4000 bps, 250 bps hysteresis); off: always push
+ *   QUEUE  the next frontier of a level as a sparse queue of vertices (the
+ *          ops append each vertex they mark first; the next level's rounds
+ *          take it from the queue, no scan of the bitset) or the dense
+ *          bitset alone: the plan cache's frontier planner
+ *          (mkrt_plan_cache_plan_frontier) on the level's measured shape
+ *          (its vertices and edges out, the graph, the resident bytes
+ *          against the budget, the measured costs, the CPU device key:
+ *          rounds run on the CPU pool) says a sparse topology (warp-sparse
+ *          or sparse: density <= 12.5%, held to 15% by the selector's
+ *          hysteresis against the lane's last choice); off: the bitset
  *
  * config.plan_off turns a decision off (MKRT_PLAN_* bits, mkrt/config.h)
  * for A/B runs. */
@@ -40,6 +50,7 @@
 
 #include "mkrt/config.h"
 #include "mkrt/explain.h"
+#include "mkrt/plan_cache.h"
 #include "mkrt/topology.h"
 
 /* The share of one participant before WAKE has measured anything, and
@@ -140,6 +151,13 @@ typedef struct mkrt__planner {
     uint32_t level_density_bps;
     mkrt_plan_frontier level_class;
     bool level_pull;
+    bool level_queue; /* QUEUE's last choice (dispatcher-only) */
+    /* QUEUE's planner (set once at create; dispatcher-only use): the
+     * runtime's plan cache, a barrier scratch the token's holder owns, the
+     * device memory budget (0: none). */
+    mkrt_plan_cache *plans;
+    mkrt_barrier_scratch *scratch;
+    uint64_t budget;
     /* Counters, written by the dispatching thread, read by stats. */
     _Atomic uint64_t n[MKRT_PLAN_COUNTERS];
     /* The EXPLAIN ring; head counts records written. */
@@ -165,6 +183,11 @@ void mkrt__plan_explain_batch(mkrt__planner *p, struct mkrt__batch *b);
 /* PULL for a frontier level of one pulling op (and its class, counted). */
 bool mkrt__plan_level(mkrt__planner *p, uint64_t nf, uint64_t mf, uint64_t unsettled, uint64_t vertices,
                       bool was);
+/* QUEUE for the next frontier of a level of nf vertices and mf edges out
+ * of a graph of vertices and edges (weighted: 8 more bytes an edge); tag:
+ * the lane (the plan identity's, for the hysteresis); counts the level. */
+bool mkrt__plan_frontier_queue(mkrt__planner *p, uint64_t nf, uint64_t mf, uint64_t vertices, uint64_t edges,
+                               bool weighted, uint32_t tag, bool queued);
 /* DRAIN: the slot the drain starts at (note: the batch's record). */
 uint32_t mkrt__plan_drain_first(mkrt__planner *p, uint32_t rr, mkrt_plan_record *note);
 /* The drain saw `left` items in slot's ring (0: also no producer): before

@@ -149,26 +149,3 @@ mkrt_status mkrt__frontier_envelope(mkrt_barrier_scratch *s, const mkrt_exec_sam
     return MKRT_OK;
 }
 
-mkrt_status mkrt_plan_frontier_execution(mkrt_barrier_scratch *s, const mkrt_exec_sample *sample,
-                                         const mkrt_graph_shape *graph,
-                                         const mkrt_byte_layout *layout,
-                                         const mkrt_frontier_wave *waves, size_t wave_count,
-                                         const mkrt_wave_dep *deps, size_t dep_count,
-                                         uint64_t budget_bytes, double launch_overhead_ns,
-                                         double fusion_pressure, bool device_wide_barrier,
-                                         mkrt_exec_plan *execution, mkrt_frontier_plan *plan,
-                                         mkrt_error *err)
-{
-    if (execution == NULL)
-        return mkrt__error_set(err, MKRT_EINVAL,
-                               "mkrt_plan_frontier_execution got a NULL execution plan. Fix: "
-                               "pass valid pointers.");
-    mkrt_exec_sample topo;
-    mkrt_byte_layout peaks;
-    mkrt_status st = mkrt__frontier_envelope(s, sample, graph, layout, waves, wave_count, deps,
-                                             dep_count, budget_bytes, plan, &topo, &peaks, err);
-    if (st != MKRT_OK)
-        return st;
-    return mkrt_plan_execution(&topo, graph, &peaks, budget_bytes, launch_overhead_ns,
-                               fusion_pressure, device_wide_barrier, execution, err);
-}

@@ -198,6 +198,11 @@ mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **out, mkrt_error *
     mkrt_plan_cache_config pc = mkrt_plan_cache_config_default();
     if (mkrt_plan_cache_create(&pc, &rt->dispatch.plans, NULL) != MKRT_OK)
         rt->dispatch.plans = NULL;
+    /* QUEUE's frontier planner: the cache, and the split's scratch (both
+     * used by the token's holder only, one stage at a time). */
+    rt->dispatch.planner.plans = rt->dispatch.plans;
+    rt->dispatch.planner.scratch = rt->dispatch.split;
+    rt->dispatch.planner.budget = cfg->device_memory_budget;
     if (!ok || !rt->producers.slots || !rt->state.cells || !rt->state.graph || !rt->state.append_log || !rt->state.emit_ring || !rt->dispatch.layering ||
         !rt->dispatch.split || !rt->dispatch.waves || !rt->state.dead || !rt->dispatch.plans) {
         free_runtime(rt);
