@@ -17,7 +17,7 @@
 set -u
 R=${1:-5}
 B=${BUILD:-build}
-CONFS="none all wake shed fuse route drain pull"
+CONFS="none all wake shed fuse route drain pull queue"
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
@@ -68,10 +68,10 @@ echo "Change = on against all off: for a rate (Mitems/s) higher is better, for t
 echo "positive means the decisions pay."
 echo
 printf '| workload | metric | on | all off | change |'
-for c in wake shed fuse route drain pull; do printf ' -%s |' "$c"; done
+for c in wake shed fuse route drain pull queue; do printf ' -%s |' "$c"; done
 echo
 printf '|---|---|---|---|---|'
-for c in wake shed fuse route drain pull; do printf -- '---|'; done
+for c in wake shed fuse route drain pull queue; do printf -- '---|'; done
 echo
 awk '{ key = $1 " " $2 "|" $3; val[key, $4] = $5; keys[key] = 1 }
      END { for (k in keys) print k }' "$tmp/medians" | sort | while IFS='|' read -r wl metric; do
@@ -81,7 +81,7 @@ awk '{ key = $1 " " $2 "|" $3; val[key, $4] = $5; keys[key] = 1 }
               rate = metric ~ /\/s$/
               ch = (off > 0) ? (rate ? (on / off - 1) * 100 : (off / on - 1) * 100) : 0
               printf "| %s | %s | %s | %s | %+.1f%% |", wl, metric, on, off, ch
-              n = split("wake shed fuse route drain pull", d, " ")
+              n = split("wake shed fuse route drain pull queue", d, " ")
               for (i = 1; i <= n; i++) printf " %s |", v[d[i]]
               printf "\n" }' "$tmp/medians"
 done

@@ -26,6 +26,11 @@ $(BUILD)/bench/bursty_bench: bench/bursty_bench.c bench/bench_util.h $(STATIC)
 	@mkdir -p $(@D)
 	$(CC) $(BENCH_CFLAGS) -o $@ bench/bursty_bench.c $(STATIC) $(URCU_STATIC_LIBS) -lm -pthread
 
+# QUEUE's A/B on a high-diameter grid (issue 23, bench/results/plan_decisions.md).
+$(BUILD)/bench/frontier_bench: bench/frontier_bench.c bench/bench_util.h $(STATIC)
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_CFLAGS) -o $@ bench/frontier_bench.c $(STATIC) $(URCU_STATIC_LIBS) -lm -pthread
+
 $(BUILD)/bench/stage_bench: bench/stage_bench.c bench/bench_util.h $(STATIC)
 	@mkdir -p $(@D)
 	$(CC) $(BENCH_CFLAGS) -o $@ bench/stage_bench.c $(STATIC) $(URCU_STATIC_LIBS) -lm -pthread

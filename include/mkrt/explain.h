@@ -22,7 +22,8 @@
  * - ::MKRT_PLAN_QUEUE: the next frontier of a level as a sparse queue of
  *   vertices or a dense bitset: the plan cache's frontier planner
  *   (mkrt_plan_cache_plan_frontier(): the topology selector's sparse
- *   topologies, with its hysteresis) on the level's measured density.
+ *   topologies, with its hysteresis) on the level's measured density;
+ *   SSSP and weighted RELAX levels (distance buckets) keep the bitset.
  *
  * mkrt_config::plan_off turns decisions off (an OR of these bits) for A/B
  * runs; any other bit is refused by mkrt_create() with ::MKRT_EINVAL.

@@ -8,6 +8,33 @@
 
 #define UNREACHED UINT64_MAX
 
+/* QUEUE (graph_internal.h): v's bit was just set in w by this thread's
+ * OR: its entry in this thread's block of the level's queue. */
+static _Thread_local struct {
+    const mkrt__traversal *t;
+    uint64_t epoch, next, end;
+} qblock;
+
+static inline void queue_add(mkrt__traversal *t, uint32_t v)
+{
+    /* relaxed: see the fields. */
+    if (!atomic_load_explicit(&t->qon, memory_order_relaxed))
+        return;
+    const uint64_t epoch = atomic_load_explicit(&t->qepoch, memory_order_relaxed);
+    if (qblock.t != t || qblock.epoch != epoch || qblock.next == qblock.end) {
+        const uint64_t i = atomic_fetch_add_explicit(&t->wq_n, MKRT__QUEUE_BLOCK, memory_order_relaxed);
+        qblock.t = t;
+        qblock.epoch = epoch;
+        qblock.next = i;
+        qblock.end = i + MKRT__QUEUE_BLOCK;
+    }
+    const uint64_t i = qblock.next++;
+    if (i < t->qcap)
+        atomic_store_explicit(&t->wq[i], v, memory_order_relaxed);
+    else /* full (wq_n says so at the swap): no more appends this level */
+        atomic_store_explicit(&t->qon, false, memory_order_relaxed);
+}
+
 /* relaxed (both): the bit and the flag are read by the dispatcher after
  * the batch's completion (acquire), or earlier with no harm: the items it
  * makes from them run in a later batch, which the launch orders after
@@ -21,7 +48,7 @@ static inline bool lane_mark(const mkrt__graph_engine *e, mkrt__traversal *t, ui
     _Atomic uint64_t *word = &t->w[v / 64];
     if (!(atomic_load_explicit(word, memory_order_relaxed) & bit) &&
         !(atomic_fetch_or_explicit(word, bit, memory_order_relaxed) & bit)) {
-        mkrt__queue_add(t, v); /* QUEUE: this OR set it */
+        queue_add(t, v); /* QUEUE: this OR set it */
         if (!atomic_load_explicit(&t->any, memory_order_relaxed))
             atomic_store_explicit(&t->any, true, memory_order_relaxed);
     }
@@ -235,7 +262,7 @@ static uint64_t pull_bfs(mkrt__graph_engine *e, mkrt__traversal *t, const mkrt__
         /* relaxed: as lane_mark. */
         uint64_t fresh = marked & ~atomic_fetch_or_explicit(&t->w[first / 64], marked, memory_order_relaxed);
         for (; fresh != 0; fresh &= fresh - 1)
-            mkrt__queue_add(t, first + (uint32_t)__builtin_ctzll(fresh)); /* QUEUE */
+            queue_add(t, first + (uint32_t)__builtin_ctzll(fresh)); /* QUEUE */
         if (!atomic_load_explicit(&t->any, memory_order_relaxed))
             atomic_store_explicit(&t->any, true, memory_order_relaxed);
     }

@@ -47,19 +47,27 @@ struct mkrt_traversal {
     _Atomic uint64_t *w, *r, *visited, *far;
     alignas(MKRT_CACHE_LINE) _Atomic bool any; /* a bit of w may be set */
     /* QUEUE (plan/decide.h): while qon, the op whose OR set a bit of w
-     * also appends its vertex to wq (mkrt__queue_add), so wq lists w's
-     * vertices, each once; at the swap wq becomes rq, and the level's
-     * rounds take rq[0 .. rq_n) instead of scanning r's words. qcap
-     * entries each; more (wq_n > qcap), or a bit set in w without an
-     * append (far coming back, wq_bad), leave the level to the scan.
-     * relaxed (all): qon and the pointers are set by the dispatcher
-     * before a launch (which publishes them); the entries and wq_n are
-     * read by it after the batch completed (the backend's wait acquires). */
+     * also appends its vertex to wq (apply.c), so wq lists w's vertices,
+     * each once; at the swap wq becomes rq, and the level's rounds take
+     * rq[0 .. rq_n) instead of scanning r's words. An appender reserves
+     * MKRT__QUEUE_BLOCK entries at a time (one fetch-add per block, not
+     * per vertex); entries it did not fill stay MKRT__QUEUE_EMPTY, which
+     * the readers skip, and every entry is EMPTY again before its queue
+     * becomes wq. qcap entries each; more (wq_n > qcap), or a bit set in w
+     * without an append (far coming back, wq_bad), leave the level to the
+     * scan. qepoch names the level's queue (a new number at each swap):
+     * an appender's block is its own only within one. relaxed (all): qon,
+     * qepoch and the pointers are set by the dispatcher before a launch
+     * (which publishes them); the entries and wq_n are read by it after
+     * the batch completed (the backend's wait acquires). */
     _Atomic uint32_t *queues; /* both, one allocation */
     _Atomic uint32_t *wq, *rq;
     size_t qcap;
     _Atomic bool qon, wq_bad;
-    _Atomic uint64_t wq_n;
+    _Atomic uint64_t qepoch;
+    /* Its own line: the appenders' fetch-add must not evict the line
+     * every marking op reads qon and wq from. */
+    alignas(MKRT_CACHE_LINE) _Atomic uint64_t wq_n;
     /* The dispatcher's cursor over r and the level's state (dispatcher-only). */
     alignas(MKRT_CACHE_LINE) struct {
         bool scanning;      /* taking words of r from `word` on */
@@ -160,14 +168,20 @@ static inline void mkrt__graph_count(_Atomic uint64_t *v, uint64_t d)
     atomic_store_explicit(v, atomic_load_explicit(v, memory_order_relaxed) + d, memory_order_relaxed);
 }
 
-/* QUEUE: v's bit was just set in w by this thread's OR: list it. */
-static inline void mkrt__queue_add(mkrt__traversal *t, uint32_t v)
+#define MKRT__QUEUE_EMPTY UINT32_MAX
+#define MKRT__QUEUE_BLOCK 16u
+
+/* QUEUE: v's bit was just set in w by this thread's OR: list it in an
+ * entry of its own (the dispatcher's roots; apply.c reserves blocks). */
+static inline void mkrt__queue_add_one(mkrt__traversal *t, uint32_t v)
 {
     /* relaxed: see the fields. */
     if (atomic_load_explicit(&t->qon, memory_order_relaxed)) {
         uint64_t i = atomic_fetch_add_explicit(&t->wq_n, 1, memory_order_relaxed);
         if (i < t->qcap)
             atomic_store_explicit(&t->wq[i], v, memory_order_relaxed);
+        else /* full (wq_n says so at the swap): no more appends this level */
+            atomic_store_explicit(&t->qon, false, memory_order_relaxed);
     }
 }
 

@@ -161,11 +161,15 @@ static uint64_t in_bucket(mkrt__traversal *t, size_t w, uint64_t mask)
     return expand;
 }
 
-/* QUEUE: the vertex of r's queue at i. relaxed: see the fields. */
+/* QUEUE: the vertex of r's queue at i (MKRT__QUEUE_EMPTY: none).
+ * relaxed: see the fields. */
 static uint32_t rq_at(const mkrt__traversal *t, uint64_t i)
 {
     return atomic_load_explicit(&t->rq[i], memory_order_relaxed);
 }
+
+/* Numbers for the levels' queues, unique in the process (qepoch). */
+static _Atomic uint64_t queue_epochs;
 
 /* A pulling lane's level settles its vertices (visited) and counts them
  * and their edges out, from the queue or the bitset. */
@@ -177,13 +181,15 @@ static void settle_level(mkrt__traversal *t, uint64_t *nf, uint64_t *mf)
     if (t->x.queued) {
         for (uint64_t i = 0; i < t->x.rq_n; i++) {
             const uint32_t v = rq_at(t, i);
+            if (v == MKRT__QUEUE_EMPTY)
+                continue;
             const uint64_t bit = (uint64_t)1 << (v % 64);
             atomic_store_explicit(&t->visited[v / 64],
                                   atomic_load_explicit(&t->visited[v / 64], memory_order_relaxed) | bit,
                                   memory_order_relaxed);
             *mf += off[v + 1] - off[v];
+            ++*nf;
         }
-        *nf = t->x.rq_n;
         return;
     }
     for (size_t w = 0; w < e->words; w++) {
@@ -237,8 +243,11 @@ static void start_level(mkrt__traversal *t, bool aborting)
         /* A pulling BFS's levels are strict (a level's chunks all ran
          * before it swapped, take_lane): its frontier's vertices share one
          * depth, which its pulled chunks give their vertices. */
-        if (t->x.queued && t->x.rq_n != 0)
-            t->depth = value_now(t, rq_at(t, 0)) >> 32;
+        uint64_t i = 0;
+        while (t->x.queued && i < t->x.rq_n && rq_at(t, i) == MKRT__QUEUE_EMPTY)
+            i++;
+        if (t->x.queued && i < t->x.rq_n)
+            t->depth = value_now(t, rq_at(t, i)) >> 32;
         else
             for (size_t w = 0; w < e->words; w++) {
                 uint64_t x = atomic_load_explicit(&t->r[w], memory_order_relaxed);
@@ -251,10 +260,11 @@ static void start_level(mkrt__traversal *t, bool aborting)
     mkrt__graph_count(t->x.pull ? &t->levels_pulled : &t->levels_pushed, 1);
     mkrt__graph_count(t->x.pull ? &e->levels_pulled : &e->levels_pushed, 1);
     /* QUEUE (plan/decide.h): the next frontier as a queue, or the bitset
-     * alone (no planner: the bitset). relaxed: published by the launch. */
+     * alone (no planner: the bitset; a lane with distance buckets: the
+     * bitset, see decide.h). relaxed: published by the launch. */
     bool q = e->host.planner != NULL &&
              mkrt__plan_frontier_queue(e->host.planner, nf, mf, e->graph.vertices, all, e->graph.weights != NULL,
-                                       t->lane, t->x.queued);
+                                       t->lane, t->x.queued, !t->buckets);
     atomic_store_explicit(&t->qon, q && !aborting, memory_order_relaxed);
 }
 
@@ -352,9 +362,13 @@ static int take_lane(mkrt__traversal *t, mkrt_item *items, size_t *k, uint64_t *
                 t->x.scanning = false;
                 continue;
             }
-            if (t->x.rq_pos + 8 < t->x.rq_n)
+            if (t->x.rq_pos + 8 < t->x.rq_n && rq_at(t, t->x.rq_pos + 8) != MKRT__QUEUE_EMPTY)
                 __builtin_prefetch(&e->graph.offsets[rq_at(t, t->x.rq_pos + 8)], 0, 3);
-            const uint32_t v = rq_at(t, t->x.rq_pos++);
+            const uint32_t v = rq_at(t, t->x.rq_pos);
+            /* Taken: empty again for when this queue is the next wq. */
+            atomic_store_explicit(&t->rq[t->x.rq_pos++], MKRT__QUEUE_EMPTY, memory_order_relaxed);
+            if (v == MKRT__QUEUE_EMPTY)
+                continue; /* an entry its block left unused */
             const size_t w = v / 64;
             const uint64_t bit = (uint64_t)1 << (v % 64), word = atomic_load_explicit(&t->r[w], memory_order_relaxed);
             atomic_store_explicit(&t->r[w], word & ~bit, memory_order_relaxed);
@@ -401,13 +415,19 @@ static int take_lane(mkrt__traversal *t, mkrt_item *items, size_t *k, uint64_t *
             const uint64_t qn = atomic_load_explicit(&t->wq_n, memory_order_relaxed);
             t->x.queued = atomic_load_explicit(&t->qon, memory_order_relaxed) && qn <= t->qcap &&
                           !atomic_load_explicit(&t->wq_bad, memory_order_relaxed);
-            t->x.rq_n = qn;
+            /* The old rq becomes wq: what its level did not take goes
+             * back to empty. */
+            for (uint64_t i = t->x.rq_pos; i < t->x.rq_n; i++)
+                atomic_store_explicit(&t->rq[i], MKRT__QUEUE_EMPTY, memory_order_relaxed);
+            t->x.rq_n = qn < t->qcap ? qn : t->qcap;
             t->x.rq_pos = 0;
             _Atomic uint32_t *q = t->wq;
             t->wq = t->rq;
             t->rq = q;
             atomic_store_explicit(&t->wq_n, 0, memory_order_relaxed);
             atomic_store_explicit(&t->wq_bad, false, memory_order_relaxed);
+            atomic_store_explicit(&t->qepoch, atomic_fetch_add_explicit(&queue_epochs, 1, memory_order_relaxed) + 1,
+                                  memory_order_relaxed);
             t->x.scanning = true;
             t->x.word = 0;
             start_level(t, aborting);
@@ -455,7 +475,7 @@ static void take_starts(mkrt__graph_engine *e, uint32_t n)
             if (off[t->root] != off[t->root + 1]) {
                 const uint64_t bit = (uint64_t)1 << (t->root % 64);
                 if (!(atomic_fetch_or_explicit(&t->w[t->root / 64], bit, memory_order_relaxed) & bit))
-                    mkrt__queue_add(t, t->root); /* QUEUE */
+                    mkrt__queue_add_one(t, t->root); /* QUEUE */
                 atomic_store_explicit(&t->any, true, memory_order_relaxed);
             }
             t->run_edges_base = atomic_load_explicit(&t->edges, memory_order_relaxed);

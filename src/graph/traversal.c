@@ -42,6 +42,8 @@ mkrt__traversal *mkrt__traversal_new(mkrt__graph_engine *e, uint32_t lane, mkrt_
     t->far = t->bits + 3 * words;
     t->wq = t->queues;
     t->rq = t->queues + t->qcap;
+    for (size_t i = 0; i < 2 * t->qcap; i++)
+        atomic_init(&t->queues[i], MKRT__QUEUE_EMPTY);
     atomic_init(&t->far_min, UINT64_MAX);
     atomic_init(&t->next_min, UINT64_MAX);
     if (own_values)

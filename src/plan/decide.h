@@ -37,7 +37,11 @@
  *          against the budget, the measured costs, the CPU device key:
  *          rounds run on the CPU pool) says a sparse topology (warp-sparse
  *          or sparse: density <= 12.5%, held to 15% by the selector's
- *          hysteresis against the lane's last choice); off: the bitset
+ *          hysteresis against the lane's last choice); off: the bitset.
+ *          Not for a lane with distance buckets (weighted RELAX, SSSP):
+ *          there the queue's discovery order examined 1% more edges and
+ *          ran 4-5% slower on a 500 x 500 grid (bench/frontier_bench),
+ *          while BFS ran 9% faster; those lanes keep the bitset
  *
  * config.plan_off turns a decision off (MKRT_PLAN_* bits, mkrt/config.h)
  * for A/B runs. */
@@ -185,9 +189,10 @@ bool mkrt__plan_level(mkrt__planner *p, uint64_t nf, uint64_t mf, uint64_t unset
                       bool was);
 /* QUEUE for the next frontier of a level of nf vertices and mf edges out
  * of a graph of vertices and edges (weighted: 8 more bytes an edge); tag:
- * the lane (the plan identity's, for the hysteresis); counts the level. */
+ * the lane (the plan identity's, for the hysteresis); may: false for a lane
+ * QUEUE leaves to the bitset (distance buckets); counts the level. */
 bool mkrt__plan_frontier_queue(mkrt__planner *p, uint64_t nf, uint64_t mf, uint64_t vertices, uint64_t edges,
-                               bool weighted, uint32_t tag, bool queued);
+                               bool weighted, uint32_t tag, bool queued, bool may);
 /* DRAIN: the slot the drain starts at (note: the batch's record). */
 uint32_t mkrt__plan_drain_first(mkrt__planner *p, uint32_t rr, mkrt_plan_record *note);
 /* The drain saw `left` items in slot's ring (0: also no producer): before

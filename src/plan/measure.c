@@ -62,12 +62,12 @@ bool mkrt__plan_level(mkrt__planner *p, uint64_t nf, uint64_t mf, uint64_t unset
 }
 
 bool mkrt__plan_frontier_queue(mkrt__planner *p, uint64_t nf, uint64_t mf, uint64_t vertices, uint64_t edges,
-                               bool weighted, uint32_t tag, bool queued)
+                               bool weighted, uint32_t tag, bool queued, bool may)
 {
     /* The level just started took its vertices from the queue or not. */
     mkrt__planner_count(p, queued ? MKRT_PLAN_N_QUEUE_LEVELS : MKRT_PLAN_N_BITSET_LEVELS, 1);
     bool queue = false;
-    if (!(p->off & MKRT_PLAN_QUEUE) && p->plans != NULL && p->scratch != NULL && vertices != 0 && nf != 0) {
+    if (may && !(p->off & MKRT_PLAN_QUEUE) && p->plans != NULL && p->scratch != NULL && vertices != 0 && nf != 0) {
         const mkrt__plan_costs *c = &p->costs;
         const double ns_item = c->cpu_ns_item.n ? c->cpu_ns_item.v : 8.0;
         const double handoff = c->handoff_ns.n ? c->handoff_ns.v : 20000.0;
