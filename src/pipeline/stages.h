@@ -31,6 +31,15 @@ void mkrt__stage_admit(mkrt__dispatch *dp, mkrt__batch *b, uint64_t running_appe
  * pass (b->layers: the levels); out of memory keeps them all, unlevelled
  * (b->layers 0). */
 void mkrt__stage_dedupe(mkrt__dispatch *dp, mkrt__batch *b);
+/* arms.c, called by the dedupe stage: ARMS (plan/decide.h) skips the
+ * redundant arms of items[0..admitted) where that is legal, compacting
+ * in place; returns the items left (counted as pruned: admitted - kept). */
+size_t mkrt__stage_arms(mkrt__dispatch *dp, mkrt__batch *b);
+/* prune.c, before the plan stage: the levels the place stage reads are
+ * in the planning thread's scratch (a batch a helper levelled and left
+ * prepared is levelled again there, or, out of memory, run one item a
+ * layer). */
+void mkrt__stage_own_levels(mkrt__dispatch *dp, mkrt__batch *b);
 
 /* layer_split.c: the layers of items[0..kept) (the levels of the dedupe
  * stage), every layer whose bytes exceed the memory budget split with the

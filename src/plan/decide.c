@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* src/plan/decide.c - the plan's decisions as pure functions of what the
  * data path measured (plan/decide.h says each rule and where it is from). */
+#include "mkrt/op.h"
 #include "plan/decide.h"
 
 /* The launch policy's thresholds (vyre-semantics.md, launch policy). */
@@ -145,4 +146,19 @@ mkrt_plan_frontier mkrt__decide_frontier_class(uint32_t bps, mkrt_plan_frontier 
     return bps <= SPARSE_BPS ? MKRT_PLAN_FRONTIER_SPARSE
            : bps >= DENSE_BPS ? MKRT_PLAN_FRONTIER_DENSE
                               : MKRT_PLAN_FRONTIER_HYBRID;
+}
+
+bool mkrt__decide_arm_covered(uint32_t op, uint32_t p_early, uint32_t p_late)
+{
+    switch (op) {
+    case MKRT_OP_NOP:
+        return true;
+    case MKRT_OP_MIN:
+    case MKRT_OP_RELAX:
+        return p_late >= p_early; /* the saturating add is monotone in param */
+    case MKRT_OP_OR:
+        return (p_late & ~p_early) == 0;
+    default:
+        return false;
+    }
 }

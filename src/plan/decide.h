@@ -28,6 +28,12 @@
  *   PULL   push or pull per frontier level (Beamer's alpha 14, beta 24),
  *          and the level's GraphBLAS switch class (sparse <= 500 bps,
  *          dense >= 4000 bps, 250 bps hysteresis); off: always push
+ *   ARMS   skip redundant arms (pipeline/arms.c): the seed's cross-arm
+ *          detector names items whose (op, in, out) an earlier arm (a
+ *          producer's run of the batch) has; one is not run where its
+ *          effect is covered by the last writer of its out, which has its
+ *          op and in, with nothing written to in since
+ *          (mkrt__decide_arm_covered); off: all run
  *
  * config.plan_off turns a decision off (MKRT_PLAN_* bits, mkrt/config.h)
  * for A/B runs. */
@@ -113,6 +119,15 @@ uint32_t mkrt__decide_drain_first(const uint64_t *waiting, const uint32_t *age, 
 bool mkrt__decide_pull(uint64_t nf, uint64_t mf, uint64_t unsettled, uint64_t vertices, bool was, bool on);
 /* The level's GraphBLAS switch class from its density, with hysteresis. */
 mkrt_plan_frontier mkrt__decide_frontier_class(uint32_t density_bps, mkrt_plan_frontier prev);
+
+/* ARMS: whether an item of op with param p_late, run right after one
+ * with the same op, in and out and param p_early (in != out, nothing
+ * between them writing in or out), changes nothing: NOP always; MIN and
+ * RELAX when p_late >= p_early (cells[out] is already at most
+ * cells[in] + p_early); OR when p_late's bits are among p_early's. Never
+ * STORE or ADD (the later value stays), APPEND or ACC (every one counts),
+ * or a user op (the op table does not say what param does). */
+bool mkrt__decide_arm_covered(uint32_t op, uint32_t p_early, uint32_t p_late);
 
 /* ---- the planner's state, counters and EXPLAIN ring (explain.c) ------- */
 

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* src/pipeline/arms.c - ARMS, the plan's decision to skip redundant arms
+ * (plan/decide.h), run by the dedupe stage (pipeline/prune.c) before its
+ * prune-and-level pass.
+ *
+ * The seed's rule (vyre-semantics.md 5.7, detect_cross_arm_redundancy):
+ * split the work into arms; an item whose (op, in, out) - param ignored -
+ * was first seen in an earlier arm is redundant. Here an arm is one
+ * producer's contiguous run of the batch (a segment, pipeline/batch.h),
+ * and the emitted items drained first are one more; arms are numbered in
+ * drain order, so "an earlier arm" is earlier in the order the contract
+ * runs the batch in. mkrt_dedupe_cross_arm gives the candidates. A
+ * candidate is not run only where the ordering contract allows it
+ * (mkrt__dedupe_skip_marked, mkrt__decide_arm_covered): the last item
+ * before it that wrote its out has its op and in, nothing wrote its in in
+ * between, and that item's effect covers its own. Exact duplicates
+ * (param equal too) stay the dedupe's rule, counted there.
+ *
+ * Cost: nothing for a batch with one arm, a frontier round, a batch with
+ * refused items (admission moved items across arm boundaries: it runs
+ * whole), or one without an op ARMS could ever skip (NOP, MIN, RELAX,
+ * OR): a scan of the ops. Otherwise one pass of the detector's hash table
+ * over the batch, and the skip pass only when it found candidates. */
+#include <string.h>
+
+#include "pipeline/dedupe_internal.h"
+#include "pipeline/stages.h"
+#include "pipeline/dispatch.h"
+
+/* The ops ARMS could skip (mkrt__decide_arm_covered is true for some
+ * params). */
+#define COVERABLE_OPS (1u << MKRT_OP_NOP | 1u << MKRT_OP_MIN | 1u << MKRT_OP_RELAX | 1u << MKRT_OP_OR)
+
+static bool covered(const mkrt_item *early, const mkrt_item *late)
+{
+    return mkrt__decide_arm_covered(late->op, early->param, late->param);
+}
+
+static bool any_coverable(const mkrt_item *items, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (items[i].op < 32 && (COVERABLE_OPS >> items[i].op & 1u))
+            return true;
+    return false;
+}
+
+/* The arms of b (emitted items, then its segments) into s; returns how
+ * many. */
+static size_t arms_of(const mkrt__batch *b, mkrt__dispatch_scratch *s)
+{
+    size_t na = 0;
+    if (b->emitted_n > 0) {
+        s->arm[na] = b->items;
+        s->arm_len[na++] = b->emitted_n;
+    }
+    for (size_t k = 0; k < b->nseg; k++) {
+        size_t end = k + 1 < b->nseg ? b->segs[k + 1].at : b->n;
+        s->arm[na] = b->items + b->segs[k].at;
+        s->arm_len[na++] = end - b->segs[k].at;
+    }
+    return na;
+}
+
+size_t mkrt__stage_arms(mkrt__dispatch *dp, mkrt__batch *b)
+{
+    const size_t n = b->admitted;
+    const size_t arms = b->nseg + (b->emitted_n > 0);
+    if ((dp->planner.off & MKRT_PLAN_ARMS) || b->round || arms < 2 || n != b->n || !any_coverable(b->items, n))
+        return n;
+    mkrt__dispatch_scratch *s = dp->scratch;
+    mkrt_error err;
+    /* Grown to a power of two at least n (so a growing load reallocates
+     * a few times, then never). Out of memory anywhere: every item runs
+     * (legal, only slower). */
+    size_t cap = 64;
+    while (cap < n)
+        cap *= 2;
+    if (mkrt__dispatch_scratch_reserve_arms(s, cap, cap + 1, &err) != MKRT_OK)
+        return n;
+    size_t na = arms_of(b, s);
+    mkrt_cross_arm_report rep = {s->pairs, s->item_cap, 0};
+    b->note.arms = (uint32_t)na;
+    if (mkrt_dedupe_cross_arm(s->dedupe, s->arm, s->arm_len, na, &rep, &err) != MKRT_OK || rep.count == 0)
+        return n;
+    size_t marks = rep.count < rep.capacity ? rep.count : rep.capacity;
+    for (size_t k = 0; k < marks; k++)
+        s->mark[s->arm[rep.pairs[k].late_arm] - b->items + rep.pairs[k].index_in_late_arm] = 1;
+    size_t kept = n;
+    mkrt__dedupe_skip_marked(s->dedupe, b->items, n, s->mark, covered, &kept, &err);
+    /* The marks go back to zero for the next batch (only those set). */
+    for (size_t k = 0; k < marks; k++)
+        s->mark[s->arm[rep.pairs[k].late_arm] - b->items + rep.pairs[k].index_in_late_arm] = 0;
+    if (kept < n) {
+        b->note.arm_skipped = (uint32_t)(n - kept);
+        mkrt__planner_count(&dp->planner, MKRT_PLAN_N_ARMS_SKIPPED, n - kept);
+    }
+    return kept;
+}
