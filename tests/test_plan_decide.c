@@ -53,6 +53,30 @@ static void arm_rules(void)
            !mkrt__decide_arm_covered(MKRT_OP_APPEND, 7, 8) && !mkrt__decide_arm_covered(MKRT_OP_ACC, 7, 7) &&
            !mkrt__decide_arm_covered(OP_STAMP, 7, 8),
        "ARMS: never STORE, ADD, APPEND, ACC or a user op");
+
+    mkrt__plan_costs c;
+    memset(&c, 0, sizeof c);
+    ok(mkrt__decide_arms_look(&c, 1000, 1) && mkrt__decide_arms_look(&c, 1000, 1 + MKRT__ARMS_PROBE),
+       "ARMS looks: batch 1 and every %u-th probe", MKRT__ARMS_PROBE);
+    ok(!mkrt__decide_arms_look(&c, 1000, 2), "ARMS looks: not before the slack is measured");
+    for (int i = 0; i < 8; i++)
+        mkrt__ema_add(&c.slack_ns, 1e6);
+    ok(mkrt__decide_arms_look(&c, 1000, 2), "ARMS looks: to measure its cost and yield");
+    for (int i = 0; i < 8; i++) {
+        mkrt__ema_add(&c.arms_ns_item, 10);
+        mkrt__ema_add(&c.arms_yield, 0.5);
+    }
+    ok(mkrt__decide_arms_look(&c, 1000, 2), "ARMS looks: 10 us of detector fit in 1 ms of slack");
+    memset(&c.slack_ns, 0, sizeof c.slack_ns);
+    for (int i = 0; i < 8; i++)
+        mkrt__ema_add(&c.slack_ns, 100);
+    ok(!mkrt__decide_arms_look(&c, 1000, 2), "ARMS looks: not in 100 ns of slack");
+    for (int i = 0; i < 8; i++)
+        mkrt__ema_add(&c.cpu_ns_item, 100);
+    ok(mkrt__decide_arms_look(&c, 1000, 2), "ARMS looks: ... unless half the items at 100 ns each pay for it");
+    for (int i = 0; i < 64; i++)
+        mkrt__ema_add(&c.arms_yield, 0);
+    ok(!mkrt__decide_arms_look(&c, 1000, 2), "ARMS looks: not when it skips nothing");
 }
 
 static void rules(void)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* src/pipeline/arms.c - ARMS, the plan's decision to skip redundant arms
  * (plan/decide.h), run by the dedupe stage (pipeline/prune.c) before its
- * prune-and-level pass.
+ * prune-and-level pass, which skips what it marks.
  *
  * The seed's rule (vyre-semantics.md 5.7, detect_cross_arm_redundancy):
  * split the work into arms; an item whose (op, in, out) - param ignored -
@@ -10,20 +10,23 @@
  * and the emitted items drained first are one more; arms are numbered in
  * drain order, so "an earlier arm" is earlier in the order the contract
  * runs the batch in. mkrt_dedupe_cross_arm gives the candidates. A
- * candidate is not run only where the ordering contract allows it
- * (mkrt__dedupe_skip_marked, mkrt__decide_arm_covered): the last item
- * before it that wrote its out has its op and in, nothing wrote its in in
- * between, and that item's effect covers its own. Exact duplicates
- * (param equal too) stay the dedupe's rule, counted there.
+ * candidate is marked, and the dedupe stage's prune-and-level pass
+ * (pipeline/layer.c) does not run it where the ordering contract allows
+ * (mkrt__decide_arm_covered): the last kept item before it that wrote its
+ * out has its op and in, nothing wrote its in in between, and that item's
+ * effect covers its own. Exact duplicates (param equal too) stay the
+ * dedupe's rule, counted there.
  *
  * Cost: nothing for a batch with one arm, a frontier round, a batch with
  * refused items (admission moved items across arm boundaries: it runs
  * whole), or one without an op ARMS could ever skip (NOP, MIN, RELAX,
- * OR): a scan of the ops. Otherwise one pass of the detector's hash table
- * over the batch, and the skip pass only when it found candidates. */
-#include <string.h>
-
-#include "pipeline/dedupe_internal.h"
+ * OR): a scan of the ops; nor a batch where looking does not pay
+ * (mkrt__decide_arms_look: the detector's measured cost against the
+ * dispatching thread's measured slack, or against what its yield saves
+ * a one-thread run; batch 1 and every 64th look all the same). Otherwise
+ * one pass of the detector's hash table over the batch (measured); the
+ * legality check is a branch of the levelling pass, taken by marked
+ * items only. */
 #include "pipeline/stages.h"
 #include "pipeline/dispatch.h"
 
@@ -31,7 +34,7 @@
  * params). */
 #define COVERABLE_OPS (1u << MKRT_OP_NOP | 1u << MKRT_OP_MIN | 1u << MKRT_OP_RELAX | 1u << MKRT_OP_OR)
 
-static bool covered(const mkrt_item *early, const mkrt_item *late)
+bool mkrt__arm_covered(const mkrt_item *early, const mkrt_item *late)
 {
     return mkrt__decide_arm_covered(late->op, early->param, late->param);
 }
@@ -61,13 +64,23 @@ static size_t arms_of(const mkrt__batch *b, mkrt__dispatch_scratch *s)
     return na;
 }
 
-size_t mkrt__stage_arms(mkrt__dispatch *dp, mkrt__batch *b)
+/* The index in b->items of report pair k. */
+static size_t marked_at(const mkrt__dispatch_scratch *s, const mkrt__batch *b, size_t k)
+{
+    return (size_t)(s->arm[s->pairs[k].late_arm] - b->items) + s->pairs[k].index_in_late_arm;
+}
+
+const uint8_t *mkrt__stage_arms(mkrt__dispatch *dp, mkrt__batch *b)
 {
     const size_t n = b->admitted;
     const size_t arms = b->nseg + (b->emitted_n > 0);
-    if ((dp->planner.off & MKRT_PLAN_ARMS) || b->round || arms < 2 || n != b->n || !any_coverable(b->items, n))
-        return n;
     mkrt__dispatch_scratch *s = dp->scratch;
+    s->marked = 0;
+    s->looked = 0;
+    if ((dp->planner.off & MKRT_PLAN_ARMS) || b->round || arms < 2 || n != b->n || !any_coverable(b->items, n) ||
+        !mkrt__decide_arms_look(&dp->planner.costs, n, b->seq))
+        return NULL;
+    const uint64_t t0 = mkrt__now_ns();
     mkrt_error err;
     /* Grown to a power of two at least n (so a growing load reallocates
      * a few times, then never). Out of memory anywhere: every item runs
@@ -76,23 +89,34 @@ size_t mkrt__stage_arms(mkrt__dispatch *dp, mkrt__batch *b)
     while (cap < n)
         cap *= 2;
     if (mkrt__dispatch_scratch_reserve_arms(s, cap, cap + 1, &err) != MKRT_OK)
-        return n;
+        return NULL;
     size_t na = arms_of(b, s);
     mkrt_cross_arm_report rep = {s->pairs, s->item_cap, 0};
     b->note.arms = (uint32_t)na;
-    if (mkrt_dedupe_cross_arm(s->dedupe, s->arm, s->arm_len, na, &rep, &err) != MKRT_OK || rep.count == 0)
-        return n;
-    size_t marks = rep.count < rep.capacity ? rep.count : rep.capacity;
-    for (size_t k = 0; k < marks; k++)
-        s->mark[s->arm[rep.pairs[k].late_arm] - b->items + rep.pairs[k].index_in_late_arm] = 1;
-    size_t kept = n;
-    mkrt__dedupe_skip_marked(s->dedupe, b->items, n, s->mark, covered, &kept, &err);
+    s->looked = n;
+    if (mkrt_dedupe_cross_arm(s->dedupe, s->arm, s->arm_len, na, &rep, &err) != MKRT_OK)
+        rep.count = 0;
+    s->marked = rep.count < rep.capacity ? rep.count : rep.capacity;
+    for (size_t k = 0; k < s->marked; k++)
+        s->mark[marked_at(s, b, k)] = 1;
+    const uint64_t spent = mkrt__now_ns() - t0;
+    dp->planner.costs.arms_pending_ns = spent;
+    mkrt__ema_add(&dp->planner.costs.arms_ns_item, (double)spent / (double)n);
+    return s->marked > 0 ? s->mark : NULL;
+}
+
+void mkrt__stage_arms_end(mkrt__dispatch *dp, mkrt__batch *b, size_t skipped)
+{
+    mkrt__dispatch_scratch *s = dp->scratch;
     /* The marks go back to zero for the next batch (only those set). */
-    for (size_t k = 0; k < marks; k++)
-        s->mark[s->arm[rep.pairs[k].late_arm] - b->items + rep.pairs[k].index_in_late_arm] = 0;
-    if (kept < n) {
-        b->note.arm_skipped = (uint32_t)(n - kept);
-        mkrt__planner_count(&dp->planner, MKRT_PLAN_N_ARMS_SKIPPED, n - kept);
+    for (size_t k = 0; k < s->marked; k++)
+        s->mark[marked_at(s, b, k)] = 0;
+    s->marked = 0;
+    if (s->looked > 0)
+        mkrt__ema_add(&dp->planner.costs.arms_yield, (double)skipped / (double)s->looked);
+    s->looked = 0;
+    if (skipped > 0) {
+        b->note.arm_skipped = (uint32_t)skipped;
+        mkrt__planner_count(&dp->planner, MKRT_PLAN_N_ARMS_SKIPPED, skipped);
     }
-    return kept;
 }

@@ -4,7 +4,6 @@
 
 #include "base/alloc_internal.h"
 #include "base/error_internal.h"
-#include "pipeline/dedupe_internal.h"
 #include "pipeline/item_table.h"
 #include "pipeline/prune_rule.h"
 #include "mkrt/dedupe.h"
@@ -275,41 +274,6 @@ mkrt_status mkrt_dedupe_prune_ordered(mkrt_dedupe_scratch *s, const mkrt_item *i
         compact_keep(&c, it);
     }
     compact_end(&c, n, kept, pruned);
-    return MKRT_OK;
-}
-
-mkrt_status mkrt__dedupe_skip_marked(mkrt_dedupe_scratch *s, mkrt_item *items, size_t n, const uint8_t *mark,
-                                     mkrt__covered_fn covered, size_t *kept, mkrt_error *err)
-{
-    *kept = n;
-    if (n > (size_t)UINT32_MAX - 1)
-        return mkrt__error_set(err, MKRT_EINVAL,
-                               "the cross-arm skip got a batch of %zu items, above the %u-item limit of "
-                               "its table. Fix: lower max_batch.",
-                               n, UINT32_MAX - 1);
-    if (!mkrt__item_table_prepare(&s->writes, 2 * n))
-        return mkrt__error_set(err, MKRT_ENOMEM,
-                               "the cross-arm skip could not reserve a table for %zu handle(s). Fix: "
-                               "lower max_batch or free memory.",
-                               2 * n);
-    /* Writers are named by their position among the kept items (w), where
-     * they stay: the compaction only writes at w, after them. */
-    size_t w = 0;
-    for (size_t i = 0; i < n; i++) {
-        const mkrt_item it = items[i];
-        mkrt__item_slot *wout = writer_slot(&s->writes, it.out);
-        if (mark[i] && wout->value != NO_WRITER) {
-            /* (slots never move: the table was prepared for 2 n keys) */
-            const mkrt_item *last = &items[wout->value];
-            const mkrt__item_slot *win = writer_slot(&s->writes, it.in);
-            if ((win->value == NO_WRITER || win->value < wout->value) && last->op == it.op &&
-                last->in == it.in && last->param != it.param && covered(last, &it))
-                continue; /* skipped: it would change nothing */
-        }
-        wout->value = (uint32_t)w;
-        items[w++] = it;
-    }
-    *kept = w;
     return MKRT_OK;
 }
 

@@ -168,7 +168,9 @@ static void finish_running(mkrt__dispatch *dp, mkrt__batch **running)
     const uint32_t *fails;
     uint32_t nfails;
     mkrt_error err;
+    const uint64_t t0 = mkrt__now_ns();
     mkrt_status st = be->ops->wait(be, limit, &fails, &nfails, &err);
+    mkrt__plan_waited(&dp->planner, mkrt__now_ns() - t0); /* ARMS's slack */
     /* What the batch emitted can now be drained (relaxed: the backend's
      * completion, acquired by wait, orders the ops' claims and writes). */
     uint64_t claimed = atomic_load_explicit(&dp->state->emit_claim, memory_order_relaxed);

@@ -14,9 +14,9 @@
  *             layer_internal.h) and the levels the split and place
  *             stages read back
  *   dedupe    ARMS (pipeline/arms.c): the seed's cross-arm detector
- *             (mkrt_dedupe_cross_arm) and the skip pass, with their
- *             report, arm and mark arrays, grown on ARMS's first use and
- *             only when a batch outgrows them (no allocation per batch)
+ *             (mkrt_dedupe_cross_arm), with its report, arm and mark
+ *             arrays, grown on ARMS's first use and only when a batch
+ *             outgrows them (no allocation per batch)
  *
  * The levels a batch's place stage reads are the scratch's that levelled
  * it: the batch notes which (levelled_by, level_seq), and a batch placed
@@ -40,6 +40,8 @@ typedef struct mkrt__dispatch_scratch {
     const mkrt_item **arm;      /* arm_cap */
     size_t *arm_len;            /* arm_cap */
     size_t item_cap, arm_cap;
+    size_t marked; /* report pairs whose marks are set (pipeline/arms.c) */
+    size_t looked; /* items the detector looked at in this batch (0: none) */
     /* Whose levels the layering holds: the dispatch group and its
      * levelling number (dispatch.h, level_seq) of the last batch levelled. */
     const void *levelled_for;
