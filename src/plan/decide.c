@@ -169,7 +169,7 @@ bool mkrt__decide_arms_look(const mkrt__plan_costs *c, uint64_t n, uint64_t seq)
         return true;
     if (c->slack_ns.n < MKRT__EMA_TRUST)
         return false;
-    if (c->arms_ns_item.n < 2 || c->arms_yield.n < 2)
+    if (c->arms_ns_item.n == 0 || c->arms_yield.n == 0)
         return true;
     double cost = c->arms_ns_item.v * (double)n;
     double saved = c->cpu_ns_item.n ? c->arms_yield.v * (double)n * c->cpu_ns_item.v : 0.0;

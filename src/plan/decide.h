@@ -144,7 +144,7 @@ bool mkrt__decide_arm_covered(uint32_t op, uint32_t p_early, uint32_t p_late);
 /* ARMS: whether the detector looks at batch seq of n items: batch 1 and
  * every MKRT__ARMS_PROBE-th after it (probes); otherwise not before the
  * dispatching thread's slack is measured; then, once its cost and yield
- * are (two looks), when it skips anything (yield >= 1%) and its cost (ns
+ * are (one look), when it skips anything (yield >= 1%) and its cost (ns
  * per item looked at x n) fits in the slack (the thread would wait that
  * long for the running batch anyway) or is below the run time it saves
  * where one thread runs the batch (yield x n x CPU ns per item). */
