@@ -87,6 +87,29 @@ static void make_batch(const shape *s, mkrt_item *items, uint32_t *offsets)
         offsets[l] = l * s->per_layer;
 }
 
+
+/* When the megakernel does not stop: the control block as the host sees
+ * it, to say where the kernel is (CUDA_BENCH_HOLD=N: then wait N seconds
+ * so that cuda-gdb can attach). */
+static void stuck(const mkrt__cuda_engine *e, const char *when)
+{
+    mkrt__mk_control *c = e->ctl;
+    fprintf(stderr,
+            "cuda_bench: the megakernel did not stop (%s): doorbell %llu done %llu shutdown %u evict %u "
+            "parked %u error %u levels_run %llu blocks %u\n",
+            when, (unsigned long long)atomic_load(&c->doorbell), (unsigned long long)atomic_load(&c->done),
+            (unsigned)atomic_load(&c->shutdown), (unsigned)atomic_load(&c->evict),
+            (unsigned)atomic_load(&c->parked), (unsigned)atomic_load(&c->error),
+            (unsigned long long)atomic_load(&c->levels_run), e->blocks);
+    for (uint32_t b = 0; b < e->blocks && b < 8; b++)
+        fprintf(stderr, "  block %u progress %#llx\n", b, (unsigned long long)atomic_load(&c->progress[b]));
+    const char *hold = getenv("CUDA_BENCH_HOLD");
+    if (hold != NULL) {
+        fprintf(stderr, "cuda_bench: HOLD pid %d for %s s\n", (int)getpid(), hold);
+        sleep((unsigned)atoi(hold));
+    }
+}
+
 static result bench_megakernel(mkrt__cuda_engine *e, const shape *s, mkrt_item *items, uint32_t *offsets,
                                double *us)
 {
@@ -262,9 +285,11 @@ int main(int argc, char **argv)
     for (int i = 0; i < nshapes; i++) {
         make_batch(&shapes[i], items, offsets);
         mk[i] = bench_megakernel(&e, &shapes[i], items, offsets, us);
+        if (getenv("CUDA_BENCH_HOLD") != NULL)
+            fprintf(stderr, "cuda_bench: %s: p50 %.1f us\n", shapes[i].name, mk[i].p50);
     }
     if (!mkrt__cuda_engine_stop(&e, 5000000000u)) {
-        fprintf(stderr, "cuda_bench: the megakernel did not stop\n");
+        stuck(&e, "after the main shapes");
         return 1;
     }
     /* The sweep: [device state][1, 2, max blocks per SM][shape], p50. */
@@ -286,7 +311,7 @@ int main(int argc, char **argv)
                 sw[ds][k][i] = bench_megakernel(&e, &quick_shape, items, offsets, us);
             }
             if (!mkrt__cuda_engine_stop(&e, 5000000000u)) {
-                fprintf(stderr, "cuda_bench: the megakernel did not stop\n");
+                stuck(&e, "after a sweep");
                 return 1;
             }
         }

@@ -43,7 +43,7 @@ static void usage(const char *argv0)
 {
     fprintf(stderr,
             "usage: %s " BENCH_USAGE " [--gapbs DIR] [--graph kron|urand|kron,urand] [--scale N] "
-            "[--edgefactor N] [--roots N] [--trials N] [--threads N] [--kernel bfs,sssp,cc,pr] [--concurrent N]\n",
+            "[--edgefactor N] [--roots N] [--trials N] [--threads N] [--kernel bfs,sssp,cc,pr] [--concurrent N] [--device]\n",
             argv0);
     exit(2);
 }
@@ -117,6 +117,7 @@ static void parse(int argc, char **argv, gopts *o)
     o->kernels = (1u << KERNELS) - 1;
     o->gapbs = NULL;
     o->concurrent = 0;
+    o->device = false;
     for (int i = 1; i < argc; i++) {
         if (bench_common_arg(argc, argv, &i, &o->b) ||
             arg_u32(argc, argv, &i, "--scale", 1, G500_MAX_SCALE, &scale) ||
@@ -126,6 +127,10 @@ static void parse(int argc, char **argv, gopts *o)
             arg_u32(argc, argv, &i, "--threads", 1, 4096, &threads) ||
             arg_u32(argc, argv, &i, "--concurrent", 1, 64, &o->concurrent))
             continue;
+        if (strcmp(argv[i], "--device") == 0) {
+            o->device = true;
+            continue;
+        }
         if (strcmp(argv[i], "--gapbs") == 0 && i + 1 < argc) {
             o->gapbs = argv[++i];
             continue;

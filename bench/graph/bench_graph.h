@@ -12,6 +12,8 @@
 
 enum { K_BFS, K_SSSP, K_CC, K_PR, KERNELS };
 extern const char *const kernel_name[KERNELS];
+/* The mkrt engine on a CUDA GPU (examples/graph500/traverse_mkrt.c; --device). */
+extern const traverse_ops traverse_mkrt_cuda_ops;
 
 typedef struct gopts {
     bench_opts b;
@@ -21,6 +23,7 @@ typedef struct gopts {
     unsigned kernels;  /* bit 1 << K_* */
     const char *gapbs; /* GAPBS folder, or NULL */
     uint32_t concurrent; /* --concurrent N: N searches at once vs one after another (0: not run) */
+    bool device;         /* --device: also the mkrt-cuda engine (skipped, with a note, without a GPU) */
     char load_start[64]; /* the 1-minute load average when the run began */
 } gopts;
 

@@ -421,7 +421,18 @@ int bench_family(const gopts *o, g500_family f, results *res)
     };
     int rc = 0;
     gapbs_peer *p = NULL;
-    for (size_t i = 0; i < sizeof engines / sizeof *engines && rc == 0; i++) {
+    for (size_t i = 0; i < sizeof engines / sizeof *engines + (o->device ? 1 : 0) && rc == 0; i++) {
+        if (i == sizeof engines / sizeof *engines) { /* --device: the same kernels on a CUDA GPU */
+            char why[1024];
+            traverse_engine *probe = traverse_mkrt_cuda_ops.open(&w.graph.csr, o->threads, why, sizeof why);
+            if (probe == NULL) {
+                printf("mkrt-cuda: skipped: %s\n", why);
+                break;
+            }
+            traverse_mkrt_cuda_ops.close(probe);
+            rc = run_engine(o, &w, &traverse_mkrt_cuda_ops, o->threads, false, NULL, res);
+            break;
+        }
         if (engines[i].ops == &traverse_mkrt_ops && o->gapbs != NULL) {
             char why[1024];
             double t0 = g500_seconds();

@@ -93,6 +93,13 @@ static uint32_t route(mkrt__dispatch *dp, mkrt__batch *b)
         return pool;
     b->note.route = mkrt__decide_route(b->exec_n, b->user_ops == 0 && !b->round && !dp->device_state,
                                        &dp->planner.costs, plan_on(dp, MKRT_PLAN_ROUTE));
+    /* A RELAX item the device accepted starts a whole traversal there (the
+     * graph is resident): its cost is the traversal's, not n items', so the
+     * batch is never "small". Scanned only when ROUTE would keep it, which
+     * is a few items. */
+    for (size_t i = 0; b->note.route == MKRT_PLAN_ROUTE_CPU_SMALL && i < b->exec_n; i++)
+        if (b->exec[i].op == MKRT_OP_RELAX)
+            b->note.route = MKRT_PLAN_ROUTE_DEVICE;
     if (b->note.route == MKRT_PLAN_ROUTE_CPU_SMALL) {
         mkrt__planner_count(&dp->planner, MKRT_PLAN_N_CPU_ROUTED, 1);
         return pool;
