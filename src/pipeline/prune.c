@@ -6,8 +6,9 @@
  * levels the kept items in the same pass (pipeline/layer_internal.h: both
  * need the last writer of each handle; one table, one pass). Out of
  * memory (the layering scratch could not grow) runs the batch unpruned
- * and unskipped, b->layers 0: the split stage then runs every item as a layer of its
- * own. The scratch is the token holder's own (pipeline/scratch.h). */
+ * and unskipped, b->layers 0: the split stage then runs every item as a
+ * layer of its own. The scratch is the token holder's own (pipeline/
+ * scratch.h). */
 #include "pipeline/layer_internal.h"
 #include "pipeline/stages.h"
 #include "pipeline/dispatch.h"
