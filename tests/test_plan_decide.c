@@ -56,27 +56,29 @@ static void arm_rules(void)
 
     mkrt__plan_costs c;
     memset(&c, 0, sizeof c);
-    ok(mkrt__decide_arms_look(&c, 1000, 1) && mkrt__decide_arms_look(&c, 1000, 1 + MKRT__ARMS_PROBE),
-       "ARMS looks: batch 1 and every %u-th probe", MKRT__ARMS_PROBE);
-    ok(!mkrt__decide_arms_look(&c, 1000, 2), "ARMS looks: not before the slack is measured");
+    const uint64_t n = 100000, probe = MKRT__ARMS_PROBE_ITEMS;
+    ok(mkrt__decide_arms_look(&c, n, 1) == probe && mkrt__decide_arms_look(&c, n, 1 + MKRT__ARMS_PROBE) == probe &&
+           mkrt__decide_arms_look(&c, 18, 1) == 18,
+       "ARMS looks: a probe of %llu items at batch 1 and every %u-th", (unsigned long long)probe, MKRT__ARMS_PROBE);
+    is(mkrt__decide_arms_look(&c, n, 2), 0, "ARMS looks: not before the slack is measured");
     for (int i = 0; i < 8; i++)
-        mkrt__ema_add(&c.slack_ns, 1e6);
-    ok(mkrt__decide_arms_look(&c, 1000, 2), "ARMS looks: to measure its cost and yield");
+        mkrt__ema_add(&c.slack_ns, 1e7);
+    is(mkrt__decide_arms_look(&c, n, 2), probe, "ARMS looks: a probe to measure its cost and yield");
     for (int i = 0; i < 8; i++) {
         mkrt__ema_add(&c.arms_ns_item, 10);
         mkrt__ema_add(&c.arms_yield, 0.5);
     }
-    ok(mkrt__decide_arms_look(&c, 1000, 2), "ARMS looks: 10 us of detector fit in 1 ms of slack");
+    is(mkrt__decide_arms_look(&c, n, 2), n, "ARMS looks: 1 ms of detector fit in 10 ms of slack");
     memset(&c.slack_ns, 0, sizeof c.slack_ns);
     for (int i = 0; i < 8; i++)
         mkrt__ema_add(&c.slack_ns, 100);
-    ok(!mkrt__decide_arms_look(&c, 1000, 2), "ARMS looks: not in 100 ns of slack");
+    is(mkrt__decide_arms_look(&c, n, 2), 0, "ARMS looks: not in 100 ns of slack");
     for (int i = 0; i < 8; i++)
         mkrt__ema_add(&c.cpu_ns_item, 100);
-    ok(mkrt__decide_arms_look(&c, 1000, 2), "ARMS looks: ... unless half the items at 100 ns each pay for it");
+    is(mkrt__decide_arms_look(&c, n, 2), n, "ARMS looks: ... unless half the items at 100 ns each pay for it");
     for (int i = 0; i < 64; i++)
         mkrt__ema_add(&c.arms_yield, 0);
-    ok(!mkrt__decide_arms_look(&c, 1000, 2), "ARMS looks: not when it skips nothing");
+    is(mkrt__decide_arms_look(&c, n, 2), 0, "ARMS looks: not when it skips nothing");
 }
 
 static void rules(void)
@@ -537,6 +539,52 @@ static void arms_decides(mkrt_backend_kind kind)
         ok(ron.on_device && roff.on_device, "ARMS (sim): the device ran both batches");
 }
 
+/* A first batch larger than a probe: two arms of 5000 MIN items, b's on
+ * a's pairs with larger params. The probe looks at the first 2048 of
+ * each arm (4096 in all), so b's first 2048 are skipped, the rest run. */
+static void arms_probe(void)
+{
+    const uint32_t per = 5000, sample = MKRT__ARMS_PROBE_ITEMS / 2;
+    static mkrt_item a_items[5000], b_items[5000];
+    for (uint32_t j = 0; j < per; j++) {
+        a_items[j] = item(MKRT_OP_MIN, 20000 + j, 30000 + j, 5);
+        b_items[j] = item(MKRT_OP_MIN, 20000 + j, 30000 + j, 9);
+    }
+    uint64_t skipped[2], sum[2], executed[2];
+    for (int off = 0; off < 2; off++) {
+        mkrt_config c = conf(MKRT_BACKEND_CPU, 2, off ? MKRT_PLAN_ARMS : 0);
+        c.cells = 65536;
+        c.burst_per_ring = 8192; /* each producer one arm */
+        mkrt_runtime *rt = start(c);
+        for (uint32_t j = 0; j < per; j++)
+            mkrt_cell_write(rt, 30000 + j, 1000);
+        mkrt_producer *a = mkrt_producer_open(rt, NULL), *b = mkrt_producer_open(rt, NULL);
+        mkrt__runtime_hold(rt, true);
+        publish_all(a, a_items, per);
+        publish_all(b, b_items, per);
+        mkrt__runtime_hold(rt, false);
+        mkrt_drain(rt, SEC);
+        mkrt_stats st;
+        mkrt_stats_read(rt, &st);
+        skipped[off] = st.plan_counts[MKRT_PLAN_N_ARMS_SKIPPED];
+        executed[off] = st.executed;
+        sum[off] = 0;
+        for (uint32_t j = 0; j < per; j++) {
+            uint64_t v = 0;
+            mkrt_cell_read(rt, 30000 + j, &v);
+            sum[off] += v;
+        }
+        mkrt_producer_close(a);
+        mkrt_producer_close(b);
+        mkrt_destroy(rt, SEC, NULL);
+    }
+    ok(skipped[0] == sample && executed[0] == 2 * per - sample,
+       "ARMS probe: batch 1 of 2 x %u items samples %u of each arm: %llu skipped, %llu ran", per, sample,
+       (unsigned long long)skipped[0], (unsigned long long)executed[0]);
+    ok(skipped[1] == 0 && executed[1] == 2 * per, "ARMS probe off: all %llu ran", (unsigned long long)executed[1]);
+    ok(sum[0] == sum[1] && sum[0] == 5ull * per, "ARMS probe: the cells are the same on and off (every out 5)");
+}
+
 /* ---- the dedupe scratch of each thread that dispatches ----------------- */
 
 typedef struct helper_arg {
@@ -702,6 +750,7 @@ int main(void)
     pull_decides(MKRT_BACKEND_SIM);
     arms_decides(MKRT_BACKEND_CPU);
     arms_decides(MKRT_BACKEND_SIM);
+    arms_probe();
     helper_scratch();
     explain_ring();
     return done_testing();

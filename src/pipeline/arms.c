@@ -23,10 +23,10 @@
  * OR): a scan of the ops; nor a batch where looking does not pay
  * (mkrt__decide_arms_look: the detector's measured cost against the
  * dispatching thread's measured slack, or against what its yield saves
- * a one-thread run; batch 1 and every 64th look all the same). Otherwise
- * one pass of the detector's hash table over the batch (measured); the
- * legality check is a branch of the levelling pass, taken by marked
- * items only. */
+ * a one-thread run; batch 1 and every 64th are probed all the same, the
+ * detector on a sample of 4096 items: the first items of every arm). Otherwise one pass of the
+ * detector's hash table over the batch (measured); the legality check is
+ * a branch of the levelling pass, taken by marked items only. */
 #include "pipeline/stages.h"
 #include "pipeline/dispatch.h"
 
@@ -48,18 +48,20 @@ static bool any_coverable(const mkrt_item *items, size_t n)
 }
 
 /* The arms of b (emitted items, then its segments) into s; returns how
- * many. */
-static size_t arms_of(const mkrt__batch *b, mkrt__dispatch_scratch *s)
+ * many. With look < b->n (a probe), every arm is cut to its first
+ * look / arms items (at least one): a sample of every arm. */
+static size_t arms_of(const mkrt__batch *b, mkrt__dispatch_scratch *s, size_t arms, size_t look)
 {
-    size_t na = 0;
+    size_t na = 0, quota = look < b->n ? look / arms : b->n;
+    quota = quota > 0 ? quota : 1;
     if (b->emitted_n > 0) {
         s->arm[na] = b->items;
-        s->arm_len[na++] = b->emitted_n;
+        s->arm_len[na++] = b->emitted_n < quota ? b->emitted_n : quota;
     }
     for (size_t k = 0; k < b->nseg; k++) {
-        size_t end = k + 1 < b->nseg ? b->segs[k + 1].at : b->n;
+        size_t end = k + 1 < b->nseg ? b->segs[k + 1].at : b->n, len = end - b->segs[k].at;
         s->arm[na] = b->items + b->segs[k].at;
-        s->arm_len[na++] = end - b->segs[k].at;
+        s->arm_len[na++] = len < quota ? len : quota;
     }
     return na;
 }
@@ -77,8 +79,10 @@ const uint8_t *mkrt__stage_arms(mkrt__dispatch *dp, mkrt__batch *b)
     mkrt__dispatch_scratch *s = dp->scratch;
     s->marked = 0;
     s->looked = 0;
-    if ((dp->planner.off & MKRT_PLAN_ARMS) || b->round || arms < 2 || n != b->n || !any_coverable(b->items, n) ||
-        !mkrt__decide_arms_look(&dp->planner.costs, n, b->seq))
+    if ((dp->planner.off & MKRT_PLAN_ARMS) || b->round || arms < 2 || n != b->n || !any_coverable(b->items, n))
+        return NULL;
+    const size_t look = (size_t)mkrt__decide_arms_look(&dp->planner.costs, n, b->seq);
+    if (look == 0)
         return NULL;
     const uint64_t t0 = mkrt__now_ns();
     mkrt_error err;
@@ -86,14 +90,16 @@ const uint8_t *mkrt__stage_arms(mkrt__dispatch *dp, mkrt__batch *b)
      * a few times, then never). Out of memory anywhere: every item runs
      * (legal, only slower). */
     size_t cap = 64;
-    while (cap < n)
+    while (cap < n) /* n, not look: the levelling pass reads mark[0..n) */
         cap *= 2;
-    if (mkrt__dispatch_scratch_reserve_arms(s, cap, cap + 1, &err) != MKRT_OK)
+    if (mkrt__dispatch_scratch_reserve_arms(s, cap, arms, &err) != MKRT_OK)
         return NULL;
-    size_t na = arms_of(b, s);
+    size_t na = arms_of(b, s, arms, look);
     mkrt_cross_arm_report rep = {s->pairs, s->item_cap, 0};
     b->note.arms = (uint32_t)na;
-    s->looked = n;
+    s->looked = 0;
+    for (size_t a = 0; a < na; a++)
+        s->looked += s->arm_len[a];
     if (mkrt_dedupe_cross_arm(s->dedupe, s->arm, s->arm_len, na, &rep, &err) != MKRT_OK)
         rep.count = 0;
     s->marked = rep.count < rep.capacity ? rep.count : rep.capacity;
@@ -101,7 +107,7 @@ const uint8_t *mkrt__stage_arms(mkrt__dispatch *dp, mkrt__batch *b)
         s->mark[marked_at(s, b, k)] = 1;
     const uint64_t spent = mkrt__now_ns() - t0;
     dp->planner.costs.arms_pending_ns = spent;
-    mkrt__ema_add(&dp->planner.costs.arms_ns_item, (double)spent / (double)n);
+    mkrt__ema_add(&dp->planner.costs.arms_ns_item, (double)spent / (double)s->looked);
     return s->marked > 0 ? s->mark : NULL;
 }
 

@@ -163,15 +163,16 @@ bool mkrt__decide_arm_covered(uint32_t op, uint32_t p_early, uint32_t p_late)
     }
 }
 
-bool mkrt__decide_arms_look(const mkrt__plan_costs *c, uint64_t n, uint64_t seq)
+uint64_t mkrt__decide_arms_look(const mkrt__plan_costs *c, uint64_t n, uint64_t seq)
 {
+    const uint64_t probe = n < MKRT__ARMS_PROBE_ITEMS ? n : MKRT__ARMS_PROBE_ITEMS;
     if (seq % MKRT__ARMS_PROBE == 1)
-        return true;
+        return probe;
     if (c->slack_ns.n < MKRT__EMA_TRUST)
-        return false;
+        return 0;
     if (c->arms_ns_item.n == 0 || c->arms_yield.n == 0)
-        return true;
+        return probe;
     double cost = c->arms_ns_item.v * (double)n;
     double saved = c->cpu_ns_item.n ? c->arms_yield.v * (double)n * c->cpu_ns_item.v : 0.0;
-    return c->arms_yield.v >= 0.01 && (cost <= c->slack_ns.v || saved >= cost);
+    return c->arms_yield.v >= 0.01 && (cost <= c->slack_ns.v || saved >= cost) ? n : 0;
 }

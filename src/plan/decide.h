@@ -88,9 +88,12 @@ typedef struct mkrt__plan_costs {
     uint64_t arms_pending_ns; /* the detector's ns on the batch prepared now (dispatcher-only) */
 } mkrt__plan_costs;
 
-/* ARMS looks at batch 1 and every MKRT__ARMS_PROBE-th batch after it
- * even where it does not pay (the workload may change). */
+/* ARMS probes batch 1 and every MKRT__ARMS_PROBE-th batch after it even
+ * where looking does not pay (the workload may change); a probe looks at
+ * MKRT__ARMS_PROBE_ITEMS items only, the first of every arm (its yield
+ * and cost per item are a sample of the batch's). */
 #define MKRT__ARMS_PROBE 64u
+#define MKRT__ARMS_PROBE_ITEMS 4096u
 
 #define MKRT__DEV_SMALL 4096u
 
@@ -141,14 +144,15 @@ mkrt_plan_frontier mkrt__decide_frontier_class(uint32_t density_bps, mkrt_plan_f
  * STORE or ADD (the later value stays), APPEND or ACC (every one counts),
  * or a user op (the op table does not say what param does). */
 bool mkrt__decide_arm_covered(uint32_t op, uint32_t p_early, uint32_t p_late);
-/* ARMS: whether the detector looks at batch seq of n items: batch 1 and
- * every MKRT__ARMS_PROBE-th after it (probes); otherwise not before the
- * dispatching thread's slack is measured; then, once its cost and yield
- * are (one look), when it skips anything (yield >= 1%) and its cost (ns
- * per item looked at x n) fits in the slack (the thread would wait that
- * long for the running batch anyway) or is below the run time it saves
- * where one thread runs the batch (yield x n x CPU ns per item). */
-bool mkrt__decide_arms_look(const mkrt__plan_costs *c, uint64_t n, uint64_t seq);
+/* ARMS: how many items of batch seq (n items) the detector looks at:
+ * a probe's (at most MKRT__ARMS_PROBE_ITEMS) at batch 1 and every
+ * MKRT__ARMS_PROBE-th after it, and until its cost and yield are
+ * measured; none before the dispatching thread's slack is measured; then
+ * all n when it skips anything (yield >= 1%) and its cost (ns per item
+ * looked at x n) fits in the slack (the thread would wait that long for
+ * the running batch anyway) or is below the run time it saves where one
+ * thread runs the batch (yield x n x CPU ns per item); else none. */
+uint64_t mkrt__decide_arms_look(const mkrt__plan_costs *c, uint64_t n, uint64_t seq);
 
 /* ---- the planner's state, counters and EXPLAIN ring (explain.c) ------- */
 
