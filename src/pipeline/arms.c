@@ -20,7 +20,8 @@
  * Cost: nothing for a batch with one arm, a frontier round, a batch with
  * refused items (admission moved items across arm boundaries: it runs
  * whole), or one without an op ARMS could ever skip (NOP, MIN, RELAX,
- * OR): a scan of the ops; nor a batch where looking does not pay
+ * OR) among the items it would look at: a scan of their ops; nor a batch
+ * where looking does not pay
  * (mkrt__decide_arms_look: the detector's measured cost against the
  * dispatching thread's measured slack, or against what its yield saves
  * a one-thread run; batch 1 and every 64th are probed all the same, the
@@ -79,10 +80,12 @@ const uint8_t *mkrt__stage_arms(mkrt__dispatch *dp, mkrt__batch *b)
     mkrt__dispatch_scratch *s = dp->scratch;
     s->marked = 0;
     s->looked = 0;
-    if ((dp->planner.off & MKRT_PLAN_ARMS) || b->round || arms < 2 || n != b->n || !any_coverable(b->items, n))
+    if ((dp->planner.off & MKRT_PLAN_ARMS) || b->round || arms < 2 || n != b->n)
         return NULL;
     const size_t look = (size_t)mkrt__decide_arms_look(&dp->planner.costs, n, b->seq);
-    if (look == 0)
+    /* No op it could skip among the items it would look at (the first
+     * `look` of a probe stand for the batch): nothing to do. */
+    if (look == 0 || !any_coverable(b->items, look))
         return NULL;
     const uint64_t t0 = mkrt__now_ns();
     mkrt_error err;
