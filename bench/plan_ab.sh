@@ -10,14 +10,15 @@
 #
 # Workloads: peer_bench's four (--quick --mkrt-only, mkrt with 2
 # workers and with its default), graph_bench's four kernels (Kronecker,
-# scale 14, 2 threads), the analysis demo (--quick), and bursty_bench on
+# scale GSCALE (default 18), 4 roots, 2 trials, 2 threads), the analysis demo (--quick), and bursty_bench on
 # the CPU pool and on the simulated device. Needs the binaries built:
 #   make build/bench/peer_bench build/bench/graph_bench \
 #        build/examples/analysis_demo build/bench/bursty_bench
 set -u
 R=${1:-5}
 B=${BUILD:-build}
-CONFS="none all wake shed fuse route drain pull queue"
+GSCALE=${GSCALE:-18} # the graph kernels' Kronecker scale (18: runs of 5-60 ms, not 1-6 ms)
+CONFS="none all wake shed fuse route drain pull arms queue"
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
@@ -32,7 +33,7 @@ run_round() {
                 split($0, a, "mkrt default "); split(a[2], d, " "); 
                 split($0, b, "2 workers "); split(b[2], w, " ")
                 print "peer " name " default_Mitems/s " d[1]; print "peer " name " 2workers_Mitems/s " w[1] }' >> "$tmp/$c"
-        "$B/bench/graph_bench" --quick --graph kron --scale 14 --roots 4 --trials 1 --threads 2 2>/dev/null |
+        "$B/bench/graph_bench" --quick --graph kron --scale "$GSCALE" --roots 4 --trials 2 --threads 2 2>/dev/null |
             awk '/^mkrt-cpu (bfs|sssp|cc|pr): / { k = $2; sub(/:/, "", k); print "graph " k " ms " $3 }' >> "$tmp/$c"
         "$B/examples/analysis_demo" --quick 2>/dev/null |
             awk '/^  mkrt \(s\)/ { print "analysis demo ms " $3 * 1000 }' >> "$tmp/$c"
@@ -61,17 +62,17 @@ done > "$tmp/medians"
 
 echo "# The plan's decisions, on vs forced off (issue 23)"
 echo
-echo "Made by \`sh bench/plan_ab.sh $R\` on $(uname -m), $(nproc) CPUs ($(date -u +%Y-%m-%d), commit $(git rev-parse --short HEAD 2>/dev/null))."
+echo "Made by \`GSCALE=$GSCALE sh bench/plan_ab.sh $R\` on $(uname -m), $(nproc) CPUs ($(date -u +%Y-%m-%d), commit $(git rev-parse --short HEAD 2>/dev/null))."
 echo "Median of $R rounds; each round runs every configuration once, interleaved."
 echo "\"on\": every decision (MKRT_PLAN_OFF=none); \"all off\": MKRT_PLAN_OFF=all; \"-X\": only X off."
 echo "Change = on against all off: for a rate (Mitems/s) higher is better, for times lower is better;"
 echo "positive means the decisions pay."
 echo
 printf '| workload | metric | on | all off | change |'
-for c in wake shed fuse route drain pull queue; do printf ' -%s |' "$c"; done
+for c in wake shed fuse route drain pull arms queue; do printf ' -%s |' "$c"; done
 echo
 printf '|---|---|---|---|---|'
-for c in wake shed fuse route drain pull queue; do printf -- '---|'; done
+for c in wake shed fuse route drain pull arms queue; do printf -- '---|'; done
 echo
 awk '{ key = $1 " " $2 "|" $3; val[key, $4] = $5; keys[key] = 1 }
      END { for (k in keys) print k }' "$tmp/medians" | sort | while IFS='|' read -r wl metric; do
@@ -81,7 +82,7 @@ awk '{ key = $1 " " $2 "|" $3; val[key, $4] = $5; keys[key] = 1 }
               rate = metric ~ /\/s$/
               ch = (off > 0) ? (rate ? (on / off - 1) * 100 : (off / on - 1) * 100) : 0
               printf "| %s | %s | %s | %s | %+.1f%% |", wl, metric, on, off, ch
-              n = split("wake shed fuse route drain pull queue", d, " ")
+              n = split("wake shed fuse route drain pull arms queue", d, " ")
               for (i = 1; i <= n; i++) printf " %s |", v[d[i]]
               printf "\n" }' "$tmp/medians"
 done

@@ -128,16 +128,20 @@ int write_results(const gopts *o, const results *res, const char *machine)
              "own per-trial times, the first trial of each process dropped as a warm-up (thread start, page "
              "faults), OpenMP waiting passively (OMP_WAIT_POLICY=passive: spinning waiters lose "
              "whole time slices on a shared 2-CPU machine). "
-"times. mkrt: BFS and SSSP public traversals (mkrt_traversal_open: values of their own; BFS "
+"mkrt: BFS and SSSP public traversals (mkrt_traversal_open: values of their own; BFS "
              "direction-optimizing, SSSP distance buckets); CC "
              "Afforest-style linking, one item per block of vertices per phase; PageRank pull iterations, one item per "
-             "block of vertices. The machine is a 2-CPU VM shared with other work (load average "
-             "%s at the start, %s at the end): figures are noisy, tens of percent between runs; "
-             "compare engines within this run only.",
+             "block of vertices%s. The machine has %ld CPUs (load average "
+             "%s at the start, %s at the end): figures move tens of percent between runs on a "
+             "shared machine; compare engines within this run only.",
              o->families & 1 ? "kron" : "", o->families == 3 ? " and " : "",
              o->families & 2 ? "urand" : "", o->scale, o->edgefactor, G500_A, G500_B, G500_C,
              o->roots, TRAVERSE_PR_DAMPING, TRAVERSE_PR_TOLERANCE, TRAVERSE_PR_MAX_ITERS,
-             o->trials, TRAVERSE_PR_TOLERANCE, o->threads, o->load_start, load_end);
+             o->trials, TRAVERSE_PR_TOLERANCE, o->threads,
+             o->device ? "; mkrt-cuda (--device): the same on MKRT_BACKEND_CUDA with the cells in device memory, "
+                         "SSSP's traversal on the megakernel, the rest on the CPU pool"
+                       : "",
+             sysconf(_SC_NPROCESSORS_ONLN), o->load_start, load_end);
     if (bench_write_report(&o->b, "make bench RECORD=1 GAPBS=DIR",
                            "Graph kernels: mkrt vs GAPBS, GraphBLAS and igraph", machine, setup,
                            report) != 0)

@@ -6,8 +6,9 @@
 // doorbell (system-scope acquire, __nanosleep backoff, every spin
 // re-checks the shutdown flag). A batch whose every layer fits one block
 // runs in block 0 alone with block-local barriers while the other blocks
-// stay parked in the grid barrier; a wide batch is broadcast through the
-// grid barrier, every block runs each layer's items grid-stride, records
+// wait for an epoch word in device memory with a backoff (g_epoch); a wide
+// batch's range is published with it, every block runs each layer's items
+// grid-stride, records
 // its progress word, and the grid synchronises between layers. The plan says
 // how many blocks take part in each layer and which layer boundaries need
 // the grid-wide barrier (protocol.h, mkrt__mk_layer_blocks). Completion is a
@@ -50,6 +51,51 @@ extern "C" __device__ unsigned mkrt_user_op(unsigned op, unsigned in, unsigned o
 // would run batches twice and call grid.sync() more often than block 0,
 // which desynchronises the grid barrier (the others then wait in it forever).
 __device__ uint64_t g_bell, g_last;
+// Bumped by block 0 (thread 0) after it wrote g_last and g_bell: the other
+// blocks wait for it with a backoff instead of spinning in grid.sync(). A
+// grid barrier's 500-odd spinning blocks hammer one L2 line, and measured
+// on an H100 that made block 0's narrow batches 3-7x slower (cuda_bench's
+// sweep: 16 one-item layers took 32 us at 1 block per SM, 224 us at 4).
+// Monotonic across launches: each block reads it before the launch's first
+// grid.sync, and block 0 bumps it only after.
+__device__ unsigned g_epoch;
+
+// What a kernel instance reads once, at its start: the host changes none of
+// it while the kernel is on the GPU (protocol.h). In shared memory, so that
+// no layer pays a read over the bus for it.
+struct mk_env {
+    void *desc_dev; // 0: the descriptors in the control block
+    uint64_t *cells;
+    uint32_t *append_log;
+    uint64_t append_capacity;
+    uint64_t *progress_dev; // 0: the mapped progress words
+    mkrt__mk_counters *counters;
+    uint32_t cell_count;
+};
+
+// The batch being run, in shared memory: its descriptor, and its layer
+// offsets and blocks when it has at most MK_SHARED_LAYERS layers (read
+// once, in parallel, instead of twice per layer over the bus).
+#define MK_SHARED_LAYERS 256u
+struct mk_batch {
+    mkrt__mk_desc d;
+    uint32_t off[MK_SHARED_LAYERS + 1];
+    uint32_t lb[MK_SHARED_LAYERS];
+    uint32_t *offp;     // off, or the descriptor's offsets in global memory
+    uint32_t *lbp;      // lb, the descriptor's blocks, or null (all blocks)
+};
+
+// Block 0's copy, in device memory, of a wide range's batches for the
+// other blocks: the descriptor with its offsets and blocks pointing at the
+// arrays beside it (when they fit). Only block 0 reads host memory for
+// control: hundreds of blocks each reading the same words over the bus
+// cost tens of microseconds per batch (measured on the H100).
+struct mk_mirror {
+    mkrt__mk_desc d;
+    uint32_t off[MK_SHARED_LAYERS + 1];
+    uint32_t lb[MK_SHARED_LAYERS];
+};
+__device__ mk_mirror g_mirror[2]; // [seq & 1]
 
 template <typename T> __device__ __forceinline__ T load_acquire(T *p)
 {
@@ -125,7 +171,7 @@ __device__ uint64_t poll(mkrt__mk_control *ctl, uint64_t last, uint64_t launched
             park(ctl, last, false))
             return 0;
         __nanosleep(ns);
-        ns = ns < 2048 ? ns * 2 : ns;
+        ns = ns < 256 ? ns * 2 : ns; // a read over the bus takes about 1 us anyway
         if (ctl->idle_ns != 0 && now_ns() - idle_since >= ctl->idle_ns && park(ctl, last, false))
             return 0;
     }
@@ -133,10 +179,10 @@ __device__ uint64_t poll(mkrt__mk_control *ctl, uint64_t last, uint64_t launched
 }
 
 // Block blockIdx.x's progress word (thread 0): (layer << 32) | items.
-__device__ void record_progress(mkrt__mk_control *ctl, uint32_t l, uint32_t ran)
+__device__ void record_progress(mkrt__mk_control *ctl, const mk_env &env, uint32_t l, uint32_t ran)
 {
-    if (threadIdx.x == 0 && ctl->progress_dev != 0)
-        cuda::atomic_ref<uint64_t, cuda::thread_scope_device>(reinterpret_cast<uint64_t *>(ctl->progress_dev)[blockIdx.x])
+    if (threadIdx.x == 0 && env.progress_dev != nullptr)
+        cuda::atomic_ref<uint64_t, cuda::thread_scope_device>(env.progress_dev[blockIdx.x])
             .store(((uint64_t)l << 32) | ran, cuda::memory_order_relaxed);
     else if (threadIdx.x == 0)
         cuda::atomic_ref<uint64_t, cuda::thread_scope_system>(ctl->progress[blockIdx.x])
@@ -165,11 +211,16 @@ __device__ mk_graph graph_of(const mkrt__mk_control *ctl)
     return m;
 }
 
+// Set by block 0 at the kernel's start, read by every block after the
+// first grid barrier (device memory, not the control block over the bus).
+__device__ mk_env g_env;
+__device__ mk_graph g_graph;
+
 // Adds a thread's counts to the batch's device counters (once per layer
 // or traversal, only when it has something to add).
-__device__ void add_counts(const mkrt__mk_control *ctl, uint64_t edges, uint64_t changed)
+__device__ void add_counts(const mk_env &env, uint64_t edges, uint64_t changed)
 {
-    mkrt__mk_counters *c = reinterpret_cast<mkrt__mk_counters *>(ctl->counters);
+    mkrt__mk_counters *c = env.counters;
     if (c == nullptr)
         return;
     if (edges != 0)
@@ -183,16 +234,17 @@ __device__ void add_counts(const mkrt__mk_control *ctl, uint64_t edges, uint64_t
 // the watchdog's copy only when it needs it; else mapped). An update op
 // that changes its cell is counted; a RELAX that does marks its out for
 // the traversal's first level (parity 0, len[0]).
-__device__ void run_layer(mkrt__mk_control *ctl, mkrt__mk_desc *d, uint64_t seq, uint32_t l, uint32_t part,
-                          const mk_graph &gr)
+__device__ void run_layer(mkrt__mk_control *ctl, const mk_env &env, mk_batch *b, uint64_t seq, uint32_t l,
+                          uint32_t part, const mk_graph &gr)
 {
     if (blockIdx.x >= part)
         return;
-    uint64_t *cells = reinterpret_cast<uint64_t *>(ctl->cells);
-    uint32_t *append_log = reinterpret_cast<uint32_t *>(ctl->append_log);
-    const uint32_t cell_count = ctl->cell_count;
+    mkrt__mk_desc *d = &b->d;
+    uint64_t *cells = env.cells;
+    uint32_t *append_log = env.append_log;
+    const uint32_t cell_count = env.cell_count;
     const mk_item *items = reinterpret_cast<const mk_item *>(d->items);
-    const uint32_t *off = reinterpret_cast<const uint32_t *>(d->layer_offsets);
+    const uint32_t *off = b->offp;
     uint32_t ran = 0;
     uint64_t changed = 0;
     const uint64_t stride = (uint64_t)part * blockDim.x;
@@ -222,7 +274,7 @@ __device__ void run_layer(mkrt__mk_control *ctl, mkrt__mk_desc *d, uint64_t seq,
         } else if ((e = mkrt__ops_builtin_check(it.op, it.in, it.out, cell_count)) == MKRT_MK_ERR_NONE) {
             unsigned long long at = atomicAdd_system(reinterpret_cast<unsigned long long *>(&ctl->append_len), 1ull);
             if (at < ctl->append_limit)
-                reinterpret_cast<unsigned long long *>(append_log)[mkrt__ops_append_slot(at, ctl->append_capacity)] =
+                reinterpret_cast<unsigned long long *>(append_log)[mkrt__ops_append_slot(at, env.append_capacity)] =
                     mkrt__ops_append_word(it.out, it.param);
             else
                 list_failure(ctl, d, seq, (uint32_t)k, MKRT_MK_FAIL_OVERFLOW);
@@ -231,8 +283,8 @@ __device__ void run_layer(mkrt__mk_control *ctl, mkrt__mk_desc *d, uint64_t seq,
             report_error(ctl, e, (uint32_t)k, seq);
         ran++;
     }
-    add_counts(ctl, 0, changed);
-    record_progress(ctl, l, ran);
+    add_counts(env, 0, changed);
+    record_progress(ctl, env, l, ran);
 }
 
 // The traversal after a batch's layers (protocol.h, "Traversals on the
@@ -240,9 +292,10 @@ __device__ void run_layer(mkrt__mk_control *ctl, mkrt__mk_desc *d, uint64_t seq,
 // word of its bitset when the queue overflowed) and its lanes share the
 // vertex's edges; a grid barrier ends each level. Words other blocks wrote
 // in the level before are read past L1 (__ldcg, volatile, atomics).
-__device__ uint32_t traverse(mkrt__mk_control *ctl, mkrt__mk_desc *d, cg::grid_group &grid, const mk_graph &gr)
+__device__ uint32_t traverse(mkrt__mk_control *ctl, const mk_env &env, uint32_t layers, cg::grid_group &grid,
+                             const mk_graph &gr)
 {
-    uint64_t *cells = reinterpret_cast<uint64_t *>(ctl->cells);
+    uint64_t *cells = env.cells;
     const mkrt__mk_frontier_view &f = gr.f;
     const uint64_t words = mkrt__mk_frontier_words(gr.g.vertices);
     const uint32_t lane = threadIdx.x & 31u;
@@ -282,21 +335,21 @@ __device__ uint32_t traverse(mkrt__mk_control *ctl, mkrt__mk_desc *d, cg::grid_g
                 }
             }
         }
-        record_progress(ctl, d->layers + level - 1, ran);
+        record_progress(ctl, env, layers + level - 1, ran);
         grid.sync();
         if (grid.thread_rank() == 0) // the watchdog's sign of life (protocol.h)
             run.store(run0 + level, cuda::memory_order_relaxed);
     }
-    add_counts(ctl, edges, changed);
+    add_counts(env, edges, changed);
     grid.sync(); // the counts are in before the batch's result is taken
     return level - 1;
 }
 
 // One thread: the batch's counts into result[] (zeroing the counters and
 // the frontier's lengths for the next batch), before done.
-__device__ void take_result(mkrt__mk_control *ctl, uint64_t seq, uint32_t levels)
+__device__ void take_result(mkrt__mk_control *ctl, const mk_env &env, uint64_t seq, uint32_t levels)
 {
-    mkrt__mk_counters *c = reinterpret_cast<mkrt__mk_counters *>(ctl->counters);
+    mkrt__mk_counters *c = env.counters;
     const bool traversed = levels != 0;
     ctl->result[seq & 1].levels = levels;
     ctl->result[seq & 1].edges =
@@ -317,63 +370,162 @@ __device__ void publish_done(mkrt__mk_control *ctl, uint64_t seq)
     store_release(&ctl->done, seq);
 }
 
+// The whole block: a batch's descriptor into b (16 threads, one read),
+// then its layer offsets and blocks when they fit (in parallel). __ldcg:
+// past L1, which may hold the buffer's previous batch.
+__device__ void load_batch(const mkrt__mk_desc *desc, mk_batch *b)
+{
+    __syncthreads(); // every thread is done with the batch before
+    const unsigned long long *src = reinterpret_cast<const unsigned long long *>(desc);
+    if (threadIdx.x < sizeof(mkrt__mk_desc) / 8)
+        reinterpret_cast<unsigned long long *>(&b->d)[threadIdx.x] = __ldcg(src + threadIdx.x);
+    __syncthreads();
+    const uint32_t layers = b->d.layers;
+    const uint32_t *off = reinterpret_cast<const uint32_t *>(b->d.layer_offsets);
+    const uint32_t *lb = reinterpret_cast<const uint32_t *>(b->d.layer_blocks);
+    if (layers <= MK_SHARED_LAYERS) {
+        for (uint32_t i = threadIdx.x; i <= layers; i += blockDim.x)
+            b->off[i] = __ldcg(off + i);
+        if (lb != nullptr)
+            for (uint32_t i = threadIdx.x; i < layers; i += blockDim.x)
+                b->lb[i] = __ldcg(lb + i);
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        b->offp = layers <= MK_SHARED_LAYERS ? b->off : const_cast<uint32_t *>(off);
+        b->lbp = lb == nullptr ? nullptr : layers <= MK_SHARED_LAYERS ? b->lb : const_cast<uint32_t *>(lb);
+    }
+    __syncthreads();
+}
+
+// Block 0, the whole block: batch seq (read from the host's descriptor)
+// into g_mirror[seq & 1] for the other blocks. The caller releases it.
+__device__ void mirror_batch(mkrt__mk_control *ctl, const mk_env &env, uint64_t seq, mk_batch *b)
+{
+    load_batch(mkrt__mk_desc_of(ctl, seq, env.desc_dev), b);
+    mk_mirror *m = &g_mirror[seq & 1];
+    const uint32_t layers = b->d.layers;
+    if (layers <= MK_SHARED_LAYERS) {
+        for (uint32_t i = threadIdx.x; i <= layers; i += blockDim.x)
+            m->off[i] = b->off[i];
+        if (b->lbp != nullptr)
+            for (uint32_t i = threadIdx.x; i < layers; i += blockDim.x)
+                m->lb[i] = b->lb[i];
+    }
+    if (threadIdx.x == 0) {
+        m->d = b->d;
+        if (layers <= MK_SHARED_LAYERS) {
+            m->d.layer_offsets = reinterpret_cast<uint64_t>(m->off);
+            m->d.layer_blocks = b->lbp != nullptr ? reinterpret_cast<uint64_t>(m->lb) : 0;
+        }
+    }
+    __threadfence(); // each writer's part is in before thread 0's release (after a __syncthreads)
+}
+
 extern "C" __global__ void __launch_bounds__(256) mkrt_megakernel(mkrt__mk_control *ctl)
 {
     cg::grid_group grid = cg::this_grid();
-    __shared__ uint64_t s_bell;
-    void *const desc_dev = reinterpret_cast<void *>(ctl->desc_dev);
-    uint64_t last = load_acquire(&ctl->done);
+    __shared__ uint64_t s_bell, s_last;
+    __shared__ uint32_t s_narrow;
+    __shared__ mk_env s_env;
+    __shared__ mk_batch s_b;
+    // Only block 0 reads the control block (host memory); the others learn
+    // `last` with each range (g_last).
+    uint64_t last = blockIdx.x == 0 ? load_acquire(&ctl->done) : 0;
     const uint64_t launched = grid.thread_rank() == 0 ? now_ns() : 0;
+    unsigned epoch = 0; // thread 0 of each block: g_epoch as this block last saw it
+    if (threadIdx.x == 0)
+        epoch = cuda::atomic_ref<unsigned, cuda::thread_scope_device>(g_epoch).load(cuda::memory_order_relaxed);
+    if (grid.thread_rank() == 0) { // set by the host while the kernel is off the GPU
+        mk_env e;
+        e.desc_dev = reinterpret_cast<void *>(ctl->desc_dev);
+        e.cells = reinterpret_cast<uint64_t *>(ctl->cells);
+        e.append_log = reinterpret_cast<uint32_t *>(ctl->append_log);
+        e.append_capacity = ctl->append_capacity;
+        e.progress_dev = reinterpret_cast<uint64_t *>(ctl->progress_dev);
+        e.counters = reinterpret_cast<mkrt__mk_counters *>(ctl->counters);
+        e.cell_count = ctl->cell_count;
+        g_env = e;
+        g_graph = graph_of(ctl);
+    }
+    grid.sync(); // g_env and g_graph are in; every block has its epoch before block 0 can bump it
+    if (threadIdx.x == 0)
+        s_env = g_env;
+    const mk_graph gr = g_graph;
+    __syncthreads();
+    const mk_env &env = s_env;
     for (;;) {
+        uint64_t bell;
         if (blockIdx.x == 0) {
             // Block 0 runs the batches whose every layer fits one block (the
             // plan says so: desc.one_block) by itself, with block-local
-            // barriers; the other blocks stay parked in the grid barrier below
-            // (a word in device memory) until a wide batch comes, or leaving.
+            // barriers; the other blocks wait for the epoch (below) until a
+            // wide batch comes, or leaving.
             for (;;) {
-                if (threadIdx.x == 0)
-                    s_bell = poll(ctl, last, launched);
+                if (threadIdx.x == 0) {
+                    const uint64_t b = poll(ctl, last, launched);
+                    bool narrow = b != 0;
+                    for (uint64_t seq = last + 1; narrow && seq <= b; seq++)
+                        narrow = __ldcg(reinterpret_cast<const unsigned *>(&mkrt__mk_desc_of(ctl, seq, env.desc_dev)->one_block)) != 0;
+                    s_bell = b;
+                    s_narrow = narrow;
+                }
                 __syncthreads();
-                const uint64_t bell = s_bell;
-                bool narrow = bell != 0;
-                for (uint64_t seq = last + 1; narrow && seq <= bell; seq++)
-                    narrow = mkrt__mk_desc_of(ctl, seq, desc_dev)->one_block != 0;
-                __syncthreads(); // every thread read s_bell before thread 0 writes it again
+                bell = s_bell;
+                const bool narrow = s_narrow != 0;
                 if (!narrow) {
+                    for (uint64_t seq = last + 1; seq <= bell; seq++)
+                        mirror_batch(ctl, env, seq, &s_b);
+                    __syncthreads(); // the mirror is in before thread 0's release
                     if (threadIdx.x == 0) {
                         g_last = last;
                         g_bell = bell;
+                        // release: pairs with the other blocks' acquire below;
+                        // g_last and g_bell are theirs to read after it.
+                        cuda::atomic_ref<unsigned, cuda::thread_scope_device>(g_epoch).store(
+                            ++epoch, cuda::memory_order_release);
                     }
                     break;
                 }
-                const mk_graph gr = graph_of(ctl);
                 for (uint64_t seq = last + 1; seq <= bell; seq++) {
-                    mkrt__mk_desc *d = mkrt__mk_desc_of(ctl, seq, desc_dev);
-                    for (uint32_t l = 0; l < d->layers; l++) {
-                        run_layer(ctl, d, seq, l, 1, gr);
+                    load_batch(mkrt__mk_desc_of(ctl, seq, env.desc_dev), &s_b);
+                    for (uint32_t l = 0; l < s_b.d.layers; l++) {
+                        run_layer(ctl, env, &s_b, seq, l, 1, gr);
                         __syncthreads();
                     }
                     if (threadIdx.x == 0) { // one_block: never a traversal
-                        take_result(ctl, seq, 0);
+                        take_result(ctl, env, seq, 0);
                         publish_done(ctl, seq);
                     }
                 }
                 last = bell;
             }
+        } else {
+            if (threadIdx.x == 0) {
+                cuda::atomic_ref<unsigned, cuda::thread_scope_device> ep(g_epoch);
+                unsigned ns = 64;
+                // acquire: pairs with block 0's release store of the epoch.
+                while (ep.load(cuda::memory_order_acquire) == epoch) {
+                    __nanosleep(ns);
+                    ns = ns < 1024 ? ns * 2 : ns;
+                }
+                epoch++; // block 0 bumps once per range, and waits in the range's barriers
+                s_last = *(volatile uint64_t *)&g_last;
+                s_bell = *(volatile uint64_t *)&g_bell;
+            }
+            __syncthreads();
+            bell = s_bell;
+            last = s_last; // block 0 ran the narrow batches up to it
         }
-        grid.sync();
-        const uint64_t bell = *(volatile uint64_t *)&g_bell;
         if (bell == 0)
             return;
-        last = *(volatile uint64_t *)&g_last; // block 0 ran the narrow batches up to it
-        const mk_graph gr = graph_of(ctl);
         for (uint64_t seq = last + 1; seq <= bell; seq++) {
-            mkrt__mk_desc *d = mkrt__mk_desc_of(ctl, seq, desc_dev);
-            const uint32_t layers = d->layers;
-            const uint32_t *lb = reinterpret_cast<const uint32_t *>(d->layer_blocks);
+            load_batch(&g_mirror[seq & 1].d, &s_b); // block 0's copy (mirror_batch)
+            const uint32_t layers = s_b.d.layers;
+            const uint32_t *lb = s_b.lbp;
             for (uint32_t l = 0; l < layers; l++) {
                 // The plan's blocks for this layer (the others skip it).
-                run_layer(ctl, d, seq, l, mkrt__mk_layer_blocks(lb, l, gridDim.x), gr);
+                run_layer(ctl, env, &s_b, seq, l, mkrt__mk_layer_blocks(lb, l, gridDim.x), gr);
                 // The plan's barrier: grid-wide, or block-local where block 0
                 // alone runs this layer and the next. Every block takes the
                 // same decision from the same plan, so grid.sync stays uniform.
@@ -384,9 +536,13 @@ extern "C" __global__ void __launch_bounds__(256) mkrt_megakernel(mkrt__mk_contr
             }
             // The traversal: every block takes the same decision (the
             // descriptor), so its grid barriers stay uniform.
-            const uint32_t levels = d->traverse && gr.on ? traverse(ctl, d, grid, gr) : 0;
+            const bool trav = s_b.d.traverse && gr.on;
+            if (layers == 0 && !trav)
+                grid.sync(); // at least one barrier per batch: block 0 cannot bump the epoch twice
+                             // before every block took the first
+            const uint32_t levels = trav ? traverse(ctl, env, layers, grid, gr) : 0;
             if (grid.thread_rank() == 0) {
-                take_result(ctl, seq, levels);
+                take_result(ctl, env, seq, levels);
                 publish_done(ctl, seq);
             }
         }

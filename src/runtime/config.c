@@ -65,7 +65,7 @@ mkrt_status mkrt__config_plan_env(uint32_t *plan_off, mkrt_error *err)
     const char *v = getenv("MKRT_PLAN_OFF");
     if (v == NULL || *v == '\0')
         return MKRT_OK;
-    static const char *const names[] = {"wake", "shed", "fuse", "route", "drain", "pull", "queue"};
+    static const char *const names[] = {"wake", "shed", "fuse", "route", "drain", "pull", "arms", "queue"};
     uint32_t off = 0;
     const char *at = v;
     if (*at >= '0' && *at <= '9') {
@@ -97,7 +97,7 @@ mkrt_status mkrt__config_plan_env(uint32_t *plan_off, mkrt_error *err)
     if (at == NULL)
         return mkrt__error_set(err, MKRT_EINVAL,
                                "MKRT_PLAN_OFF=\"%.64s\" names no decision. Fix: unset it, or use none, all, "
-                               "a comma list of wake, shed, fuse, route, drain, pull and queue, or a number 0..%u.",
+                               "a comma list of wake, shed, fuse, route, drain, pull, arms and queue, or a number 0..%u.",
                                v, (unsigned)MKRT_PLAN_ALL);
     *plan_off = off;
     return MKRT_OK;
@@ -164,7 +164,7 @@ mkrt_status mkrt__config_check(const mkrt_config *c, size_t *cells_bytes, size_t
         return mkrt__error_set(err, MKRT_EINVAL,
                                "mkrt_config.plan_off 0x%x has bits 0x%x that name no decision. Fix: "
                                "use 0, or an OR of MKRT_PLAN_WAKE, _SHED, _FUSE, _ROUTE, _DRAIN, "
-                               "_PULL and _QUEUE (mkrt/explain.h; MKRT_PLAN_ALL is every one).",
+                               "_PULL, _ARMS and _QUEUE (mkrt/explain.h; MKRT_PLAN_ALL is every one).",
                                c->plan_off, c->plan_off & ~(uint32_t)MKRT_PLAN_ALL);
     if (c->cuda_user_ptx == NULL && c->cuda_user_ptx_size != 0)
         return mkrt__error_set(err, MKRT_EINVAL,
