@@ -14,6 +14,11 @@
  * 3. Bytes per BFS level (the first root's BFS): frontier, edges scanned,
  *    arrivals and bytes sent, summed over the ranks (docs/mpi-scaling.md
  *    checks its model against these).
+ * 4. At one rank: mkrt without MPI, the one-process engine of
+ *    examples/graph500/traverse_mkrt.c (1 worker, the runtime's public
+ *    traversals, timed as graph_bfs times it), on the same graph and
+ *    roots, after MPI_Finalize: the "1 rank against no MPI" ratio in one
+ *    run (rows of kernel `nompi-bfs` and `nompi-sssp`).
  * Rank 0 prints one Markdown table per part.
  *
  *   mpirun -np N build/bench/mpi_bench [--scale S] [--roots R] [--items N]
@@ -354,6 +359,51 @@ static int run_g500(const bench_args *a, int ranks)
     return 0;
 }
 
+/* Part 4 (rank 0, one rank, after MPI_Finalize): mkrt without MPI on the
+ * same graph and roots; prints it beside the 1-rank figures and writes
+ * `nompi-bfs` / `nompi-sssp` rows. Returns 0, or 1 when a search failed. */
+static int run_nompi(const bench_args *a, const g500_edge_list *el, const g500_csr *g,
+                     const uint32_t *rootv, double bfs_mteps, double sssp_mteps)
+{
+    char why[512];
+    traverse_engine *t = traverse_mkrt_ops.open(g, 1, why, sizeof why);
+    uint32_t *parent = malloc(g->vertices * sizeof *parent);
+    uint64_t *dist = malloc(g->vertices * sizeof *dist);
+    double *bt = malloc(a->roots * sizeof *bt), *st = malloc(a->roots * sizeof *st);
+    int bad = t == NULL || parent == NULL || dist == NULL || bt == NULL || st == NULL;
+    if (t == NULL)
+        fprintf(stderr, "mpi_bench: one-process engine: %s\n", why);
+    for (uint32_t i = 0; !bad && i < a->roots; i++) {
+        double t0 = g500_seconds();
+        bad |= traverse_mkrt_ops.bfs(t, rootv[i], parent, why, sizeof why) != 0;
+        double t1 = g500_seconds();
+        bad |= traverse_mkrt_ops.sssp(t, rootv[i], dist, why, sizeof why) != 0;
+        double t2 = g500_seconds();
+        const double edges = (double)g500_component_edges(el, parent);
+        bt[i] = edges / (t1 - t0 > 0 ? t1 - t0 : 1e-9);
+        st[i] = edges / (t2 - t1 > 0 ? t2 - t1 : 1e-9);
+        if (bad)
+            fprintf(stderr, "mpi_bench: one-process engine: %s\n", why);
+    }
+    if (!bad) {
+        g500_teps_stats b = g500_teps_summary(bt, a->roots), s = g500_teps_summary(st, a->roots);
+        printf("| scale | roots | no MPI: BFS MTEPS (harmonic) | SSSP MTEPS | 1 rank / no MPI: BFS "
+               "| SSSP |\n|---|---|---|---|---|---|\n| %u | %u | %.2f | %.2f | %.2fx | %.2fx |\n\n",
+               a->scale, a->roots, b.harmonic_mean / 1e6, s.harmonic_mean / 1e6,
+               bfs_mteps / (b.harmonic_mean / 1e6), sssp_mteps / (s.harmonic_mean / 1e6));
+        fflush(stdout);
+        csv_row(a->csv, 1, "nompi-bfs", a->scale, b.harmonic_mean / 1e6);
+        csv_row(a->csv, 1, "nompi-sssp", a->scale, s.harmonic_mean / 1e6);
+    }
+    if (t != NULL)
+        traverse_mkrt_ops.close(t);
+    free(parent);
+    free(dist);
+    free(bt);
+    free(st);
+    return bad;
+}
+
 /* Part 3: the first root's BFS level by level. */
 static void print_levels(const tmpi_engine *e, int ranks, uint32_t scale)
 {
@@ -555,6 +605,7 @@ int main(int argc, char **argv)
     const int rank = tmpi_rank(e), ranks = tmpi_size(e);
     tmpi_counts tot = {0}, bfs = {0};
     int bad = 0;
+    double bfs_mteps = 0, sssp_mteps = 0; /* rank 0: this run's harmonic means */
     for (uint32_t i = 0; i < roots; i++) {
         double tb = 0, ts = 0;
         tmpi_counts cb, cs;
@@ -595,20 +646,24 @@ int main(int argc, char **argv)
                tot.messages ? (double)tot.forwarded / (double)tot.messages : 0.0, tot.deferred,
                bfs.bytes / roots, bfs.bytes_node / roots, tot.bytes);
         fflush(stdout);
+        bfs_mteps = b.harmonic_mean / 1e6;
+        sssp_mteps = s.harmonic_mean / 1e6;
         csv_row(a.csv, ranks, "bfs", scale, b.harmonic_mean / 1e6);
         csv_row(a.csv, ranks, "sssp", scale, s.harmonic_mean / 1e6);
     } else if (rank == 0) {
         fprintf(stderr, "mpi_bench: %s\n", why);
     }
     tmpi_close(e);
-    free(rootv);
     free(parent);
     free(dist);
     free(bt);
     free(st);
+    MPI_Finalize();
+    if (rank == 0 && !bad && ranks == 1)
+        bad |= run_nompi(&a, &el, &g.csr, rootv, bfs_mteps, sssp_mteps);
+    free(rootv);
     g500_graph_free(&g);
     g500_edge_list_free(&el);
-    MPI_Finalize();
     if (rank == 0 && !bad && a.g500_dir != NULL && run_g500(&a, ranks) != 0)
         return 1;
     return bad ? 1 : 0;

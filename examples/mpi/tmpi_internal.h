@@ -134,6 +134,8 @@ struct tmpi_engine {
     _Atomic uint64_t *hdone;
     uint64_t widen; /* a window spans windows of delta while the due count stays below this */
     atomic_uint_fast64_t scanned; /* edges the row scans read (statistic, relaxed) */
+    /* One rank: the runtime's traversals (tmpi_local.c); NULL elsewhere. */
+    mkrt_traversal *bfs_t, *sssp_t;
     tmpi_level lv[TMPI_LEVELS]; /* the last BFS's levels (summed over the ranks) */
     size_t nlv;
 };
@@ -205,5 +207,13 @@ void tmpi_sssp_rows(tmpi_engine *e);
 void tmpi_sssp_close(tmpi_engine *e);
 mkrt_status tmpi_sssp_chunk(tmpi_engine *e, const mkrt_op_ctx *ctx, const mkrt_item *it);
 mkrt_status tmpi_sssp_rounds(tmpi_engine *e);
+
+/* tmpi_local.c: the graph registered with the runtime (before the
+ * layer opens its producers); at one rank, the traversals; one search
+ * through them (parent: BFS, else dist: SSSP). */
+mkrt_status tmpi_local_register(tmpi_engine *e, mkrt_error *err);
+mkrt_status tmpi_local_open(tmpi_engine *e, mkrt_error *err);
+int tmpi_local_search(tmpi_engine *e, uint32_t root, uint32_t *parent, uint64_t *dist,
+                      double *seconds, tmpi_counts *c, char *why, size_t len);
 
 #endif

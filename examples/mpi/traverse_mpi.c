@@ -49,7 +49,11 @@
  * the item's `in`).
  *
  * SSSP (tmpi_sssp.c): delta-stepping between the ranks and Dial's
- * bucket queue inside each op; at one rank, one round of Dijkstra. */
+ * bucket queue inside each op; at one rank, one round of Dijkstra.
+ *
+ * One rank (tmpi_local.c): no arrival can come, so BFS and SSSP run as
+ * the runtime's own traversals (mkrt_traversal_*), the one-process
+ * engine; TMPI_LOCAL=0 keeps the rounds above. */
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -356,6 +360,8 @@ tmpi_engine *tmpi_open(const g500_csr *g, unsigned threads, mkrt_mpi_partition p
     d.name = "mpi-sssp-settle";
     if (mkrt_op_register(e->rt, OP_SETTLE, &d, &err) != MKRT_OK)
         return fail_open(e, why, len, "mkrt_op_register", &err);
+    if (tmpi_local_register(e, &err) != MKRT_OK)
+        return fail_open(e, why, len, "mkrt_graph_register", &err);
     mkrt_mpi_config mc = mkrt_mpi_config_default();
     mc.handles = g->vertices;
     mc.partition = partition;
@@ -379,9 +385,11 @@ tmpi_engine *tmpi_open(const g500_csr *g, unsigned threads, mkrt_mpi_partition p
             e->owned_edges += g->offsets[v + 1] - g->offsets[v];
     pick_hubs(e);
     tmpi_sssp_rows(e);
-    if ((e->producer = mkrt_producer_open(e->rt, &err)) == NULL) {
+    if ((e->producer = mkrt_producer_open(e->rt, &err)) == NULL ||
+        tmpi_local_open(e, &err) != MKRT_OK) {
         mkrt_mpi_destroy(e->mpi, NULL);
-        return fail_open(e, why, len, "mkrt_producer_open", &err);
+        return fail_open(e, why, len,
+                         e->producer == NULL ? "mkrt_producer_open" : "mkrt_traversal_open", &err);
     }
     return e;
 }
@@ -604,8 +612,11 @@ static int bad_root(const tmpi_engine *e, uint32_t root, char *why, size_t len)
 int tmpi_bfs(tmpi_engine *e, uint32_t root, uint32_t *parent, double *seconds, tmpi_counts *c,
              char *why, size_t len)
 {
-    if (bad_root(e, root, why, len) != 0 ||
-        run(e, (mkrt_item){OP_VISIT, 0, root, EXPAND}, 1, seconds, c, why, len) != 0)
+    if (bad_root(e, root, why, len) != 0)
+        return -1;
+    if (e->bfs_t != NULL) /* one rank: the runtime's traversal (tmpi_local.c) */
+        return tmpi_local_search(e, root, parent, NULL, seconds, c, why, len);
+    if (run(e, (mkrt_item){OP_VISIT, 0, root, EXPAND}, 1, seconds, c, why, len) != 0)
         return -1;
     for (uint32_t v = 0; e->rank == 0 && v < e->vertices; v++)
         parent[v] = e->cells[v] == UNREACHED ? G500_NO_PARENT : (uint32_t)e->cells[v];
@@ -615,8 +626,11 @@ int tmpi_bfs(tmpi_engine *e, uint32_t root, uint32_t *parent, double *seconds, t
 int tmpi_sssp(tmpi_engine *e, uint32_t root, uint64_t *dist, double *seconds, tmpi_counts *c,
               char *why, size_t len)
 {
-    if (bad_root(e, root, why, len) != 0 ||
-        run(e, (mkrt_item){OP_SETTLE, 0, root, EXPAND}, 0, seconds, c, why, len) != 0)
+    if (bad_root(e, root, why, len) != 0)
+        return -1;
+    if (e->sssp_t != NULL) /* one rank: the runtime's traversal (tmpi_local.c) */
+        return tmpi_local_search(e, root, NULL, dist, seconds, c, why, len);
+    if (run(e, (mkrt_item){OP_SETTLE, 0, root, EXPAND}, 0, seconds, c, why, len) != 0)
         return -1;
     for (uint32_t v = 0; e->rank == 0 && v < e->vertices; v++)
         dist[v] = e->cells[v] == UNREACHED ? G500_INF : e->cells[v];
