@@ -629,6 +629,8 @@ int main(int argc, char **argv)
         tot.deferred += cb.deferred + cs.deferred;
         tot.bytes += cb.bytes + cs.bytes;
         tot.bytes_node += cb.bytes_node + cs.bytes_node;
+        tot.collectives += cs.collectives;
+        bfs.collectives += cb.collectives;
         bfs.bytes += cb.bytes;
         bfs.bytes_node += cb.bytes_node;
         bfs.forwarded += cb.forwarded;
@@ -637,14 +639,15 @@ int main(int argc, char **argv)
         g500_teps_stats b = g500_teps_summary(bt, roots), s = g500_teps_summary(st, roots);
         printf("| ranks | scale | roots | BFS MTEPS (harmonic) | SSSP MTEPS (harmonic) | arrivals "
                "per edge | items per message | deferred (outbox full) | BFS bytes sent per root "
-               "(of them within the node) | all bytes sent |\n"
-               "|---|---|---|---|---|---|---|---|---|---|\n");
+               "(of them within the node) | all bytes sent | collectives per BFS / SSSP |\n"
+               "|---|---|---|---|---|---|---|---|---|---|---|\n");
         printf("| %d | %u | %u | %.2f | %.2f | %.1f%% | %.0f | %" PRIu64 " | %" PRIu64 " (%" PRIu64
-               ") | %" PRIu64 " |\n\n", ranks, scale, roots, b.harmonic_mean / 1e6,
+               ") | %" PRIu64 " | %.1f / %.1f |\n\n", ranks, scale, roots, b.harmonic_mean / 1e6,
                s.harmonic_mean / 1e6,
                tot.edge_items ? 100.0 * (double)tot.forwarded / (double)tot.edge_items : 0.0,
                tot.messages ? (double)tot.forwarded / (double)tot.messages : 0.0, tot.deferred,
-               bfs.bytes / roots, bfs.bytes_node / roots, tot.bytes);
+               bfs.bytes / roots, bfs.bytes_node / roots, tot.bytes,
+               (double)bfs.collectives / roots, (double)tot.collectives / roots);
         fflush(stdout);
         bfs_mteps = b.harmonic_mean / 1e6;
         sssp_mteps = s.harmonic_mean / 1e6;

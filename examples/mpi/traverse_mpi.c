@@ -106,7 +106,9 @@ static bool deliver(void *user, int src, const mkrt_item *items, size_t n)
  * must not block). */
 static mkrt_status forward(const tmpi_engine *e, const mkrt_op_ctx *ctx, mkrt_item arrival)
 {
-    mkrt_status st = mkrt_mpi_op_emit(e->mpi, ctx, &arrival, 1, NULL);
+    size_t done = 0;
+    mkrt_status st = mkrt_mpi_op_emit(e->mpi, ctx, &arrival, 1, &done);
+    tmpi_count_sent(e, &arrival, done);
     if (st == MKRT_EAGAIN)
         st = mkrt_op_emit(ctx, &arrival, 1);
     return st;
@@ -119,6 +121,7 @@ mkrt_status tmpi_flush(const tmpi_engine *e, const mkrt_op_ctx *ctx, const mkrt_
 {
     size_t done = 0;
     mkrt_status st = mkrt_mpi_op_emit(e->mpi, ctx, stage, n, &done);
+    tmpi_count_sent(e, stage, done);
     if (st != MKRT_EAGAIN)
         return st;
     *full = true;
@@ -379,6 +382,14 @@ tmpi_engine *tmpi_open(const g500_csr *g, unsigned threads, mkrt_mpi_partition p
         const uint64_t lo = k * (uint64_t)e->rank;
         e->own_lo = lo < g->vertices ? (uint32_t)lo : g->vertices;
         e->own_n = (uint32_t)((lo + k < g->vertices ? lo + k : g->vertices) - e->own_lo);
+        e->block_k = k;
+    }
+    if (tmpi_sssp_ranks(e) != 0) {
+        mkrt_mpi_destroy(e->mpi, NULL);
+        err = (mkrt_error){MKRT_ENOMEM, ""};
+        snprintf(err.message, sizeof err.message, "out of memory for %d ranks' counters. Fix: "
+                 "fewer ranks or more memory.", e->size);
+        return fail_open(e, why, len, "tmpi_open", &err);
     }
     for (uint32_t v = 0; v < g->vertices; v++)
         if (mine(e, v))
@@ -419,6 +430,7 @@ static mkrt_status pull_level(tmpi_engine *e, uint32_t depth)
     for (uint32_t k = 0; k < e->front_n; k++)
         e->fbits[e->front[k] >> 6] |= 1ull << (e->front[k] & 63);
     mkrt_status st = mkrt_mpi_allreduce_sum(e->mpi, e->fbits, e->fwords);
+    e->coll++;
     e->pull_depth = depth;
     size_t n = 0;
     for (uint32_t v = lo; v < hi; v += PULL_SPAN)
@@ -500,6 +512,7 @@ static mkrt_status levels(tmpi_engine *e)
                                              m1.messages_sent - m0.messages_sent, edges_f, edges_u};
         memcpy(sums + 8, e->hbits, sizeof e->hbits);
         mkrt_mpi_allreduce_sum(e->mpi, sums, 8 + TMPI_HUB_WORDS);
+        e->coll++;
         memcpy(e->hbits, sums + 8, sizeof e->hbits);
         e->hub_depth = (uint32_t)level;
         m0 = m1;
@@ -558,6 +571,8 @@ static int run(tmpi_engine *e, mkrt_item seed, int by_level, double *seconds, tm
     const uint64_t scanned0 = atomic_load_explicit(&e->scanned, memory_order_relaxed);
     mkrt_status st = mkrt_mpi_quiesce(e->mpi, MKRT_TIMEOUT_INFINITE); /* everyone is ready */
     double t0 = g500_seconds();
+    const uint64_t coll0 = e->coll;
+    mkrt_mpi_stats_read(e->mpi, &m0); /* the waves from here */
     mkrt_error err = {0};
     mkrt_status q = MKRT_OK;
     const int has_root = mkrt_mpi_owner(e->mpi, seed.out) == e->rank;
@@ -589,7 +604,8 @@ static int run(tmpi_engine *e, mkrt_item seed, int by_level, double *seconds, tm
                         m1.deferred - m0.deferred, m1.bytes_sent - m0.bytes_sent,
                         m1.bytes_sent_node - m0.bytes_sent_node};
     mkrt_mpi_allreduce_sum(e->mpi, sums, 8);
-    *c = (tmpi_counts){sums[0], sums[1], sums[2], sums[5], sums[3], sums[6], sums[7]};
+    *c = (tmpi_counts){sums[0], sums[1], sums[2], sums[5], sums[3], sums[6], sums[7],
+                       e->coll - coll0 + m1.waves - m0.waves};
     mkrt_mpi_gather_cells(e->mpi, 0, e->vertices, e->cells);
     if (sums[4] != 0 || sums[3] != 0) {
         snprintf(why, len, "mkrt-mpi engine: %s; %llu item(s) failed over the ranks",

@@ -23,6 +23,7 @@ typedef struct tmpi_counts {
     uint64_t failed;     /* items that failed (must be 0) */
     uint64_t bytes;      /* bytes of the MPI messages sent (all ranks) */
     uint64_t bytes_node; /* of them, to ranks on the sender's node */
+    uint64_t collectives; /* rank 0's collective calls between the start and the end (waves and sums) */
 } tmpi_counts;
 
 /** One BFS level of the last tmpi_bfs(), summed over the ranks. */
