@@ -47,6 +47,12 @@ mkrt_status tmpi_local_open(tmpi_engine *e, mkrt_error *err)
     mkrt_status st = mkrt_traversal_open(e->rt, &db, &e->bfs_t, err);
     if (st == MKRT_OK)
         st = mkrt_traversal_open(e->rt, &ds, &e->sssp_t, err);
+    /* Nothing of the layer is used from here on: stop it (its progress
+     * thread would wake every 200 us beside the search). */
+    if (st == MKRT_OK) {
+        st = mkrt_mpi_destroy(e->mpi, err);
+        e->mpi = NULL;
+    }
     return st;
 }
 

@@ -398,9 +398,10 @@ tmpi_engine *tmpi_open(const g500_csr *g, unsigned threads, mkrt_mpi_partition p
     tmpi_sssp_rows(e);
     if ((e->producer = mkrt_producer_open(e->rt, &err)) == NULL ||
         tmpi_local_open(e, &err) != MKRT_OK) {
-        mkrt_mpi_destroy(e->mpi, NULL);
+        if (e->mpi != NULL)
+            mkrt_mpi_destroy(e->mpi, NULL);
         return fail_open(e, why, len,
-                         e->producer == NULL ? "mkrt_producer_open" : "mkrt_traversal_open", &err);
+                         e->producer == NULL ? "mkrt_producer_open" : "tmpi_local_open", &err);
     }
     return e;
 }
@@ -670,7 +671,8 @@ void tmpi_close(tmpi_engine *e)
 {
     if (e == NULL)
         return;
-    mkrt_mpi_destroy(e->mpi, NULL);
+    if (e->mpi != NULL) /* one rank: stopped after the open (tmpi_local.c) */
+        mkrt_mpi_destroy(e->mpi, NULL);
     mkrt_producer_close(e->producer);
     mkrt_destroy(e->rt, MKRT_TIMEOUT_INFINITE, NULL);
     free_engine(e);

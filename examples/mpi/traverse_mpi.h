@@ -48,7 +48,8 @@ tmpi_engine *tmpi_open(const g500_csr *g, unsigned threads, mkrt_mpi_partition p
 /** This rank and the ranks. */
 int tmpi_rank(const tmpi_engine *e);
 int tmpi_size(const tmpi_engine *e);
-/** The layer, for reductions. */
+/** The layer, for reductions; NULL at one rank, where the engine runs the
+ *  runtime's traversals and stops the layer after tmpi_open(). */
 mkrt_mpi *tmpi_layer(tmpi_engine *e);
 /** BFS from root: on rank 0, parent[] of every vertex (scratch elsewhere);
  *  *seconds the traversal's time (seed to global quiescence). 0, or -1
