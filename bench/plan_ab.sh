@@ -18,7 +18,7 @@ set -u
 R=${1:-5}
 B=${BUILD:-build}
 GSCALE=${GSCALE:-18} # the graph kernels' Kronecker scale (18: runs of 5-60 ms, not 1-6 ms)
-CONFS="none all wake shed fuse route drain pull"
+CONFS="none all wake shed fuse route drain pull arms"
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
@@ -69,10 +69,10 @@ echo "Change = on against all off: for a rate (Mitems/s) higher is better, for t
 echo "positive means the decisions pay."
 echo
 printf '| workload | metric | on | all off | change |'
-for c in wake shed fuse route drain pull; do printf ' -%s |' "$c"; done
+for c in wake shed fuse route drain pull arms; do printf ' -%s |' "$c"; done
 echo
 printf '|---|---|---|---|---|'
-for c in wake shed fuse route drain pull; do printf -- '---|'; done
+for c in wake shed fuse route drain pull arms; do printf -- '---|'; done
 echo
 awk '{ key = $1 " " $2 "|" $3; val[key, $4] = $5; keys[key] = 1 }
      END { for (k in keys) print k }' "$tmp/medians" | sort | while IFS='|' read -r wl metric; do

@@ -87,7 +87,7 @@ static costs measure(const workload *w, int reps, mkrt_layer_scratch *s, mkrt__s
         lo = a < lo ? a : lo;
         hi = b > hi ? b : hi;
     }
-    const mkrt__layer_rules rules = {NULL, NULL, NULL, true, true, true, lo, hi};
+    const mkrt__layer_rules rules = {NULL, NULL, NULL, true, true, true, lo, hi, NULL, NULL, NULL};
     costs c = {1e30, 1e30, 1e30, 0};
     for (int r = 0; r < reps; r++) {
         memcpy(items, src, w->n * sizeof *items);

@@ -26,6 +26,11 @@ $(BUILD)/bench/bursty_bench: bench/bursty_bench.c bench/bench_util.h $(STATIC)
 	@mkdir -p $(@D)
 	$(CC) $(BENCH_CFLAGS) -o $@ bench/bursty_bench.c $(STATIC) $(URCU_STATIC_LIBS) -lm -pthread
 
+# ARMS on and off (MKRT_PLAN_OFF=arms): producers repeating each other's MIN/OR items.
+$(BUILD)/bench/arms_bench: bench/arms_bench.c bench/bench_util.h $(STATIC)
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_CFLAGS) -o $@ bench/arms_bench.c $(STATIC) $(URCU_STATIC_LIBS) -lm -pthread
+
 $(BUILD)/bench/stage_bench: bench/stage_bench.c bench/bench_util.h $(STATIC)
 	@mkdir -p $(@D)
 	$(CC) $(BENCH_CFLAGS) -o $@ bench/stage_bench.c $(STATIC) $(URCU_STATIC_LIBS) -lm -pthread
@@ -84,7 +89,7 @@ $(BUILD)/bench/stream_bench: bench/stream_bench.c bench/bench_util.h $(G500_OBJS
 	@mkdir -p $(@D)
 	$(CC) $(BENCH_CFLAGS) -o $@ bench/stream_bench.c $(G500_OBJS) $(STATIC) $(URCU_STATIC_LIBS) -lm -pthread
 
-BENCHES := $(BUILD)/bench/stream_bench $(BUILD)/bench/ring_bench $(BUILD)/bench/plan_bench $(BUILD)/bench/cache_bench $(BUILD)/bench/bursty_bench \
+BENCHES := $(BUILD)/bench/stream_bench $(BUILD)/bench/ring_bench $(BUILD)/bench/plan_bench $(BUILD)/bench/cache_bench $(BUILD)/bench/bursty_bench $(BUILD)/bench/arms_bench \
            $(BUILD)/bench/runtime_bench $(BUILD)/bench/peer_bench $(BUILD)/bench/cuda_bench \
            $(BUILD)/bench/graph_bench $(BUILD)/bench/stage_bench $(BUILD)/bench/analysis_bench \
            $(CUDA_BENCH_DATA)

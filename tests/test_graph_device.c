@@ -265,12 +265,14 @@ static void note_fail(void *ctx, const mkrt_item *item, mkrt_status why, const c
 static void watchdog(void)
 {
     test_graph g = test_graph_path(60);
-    setup s = {MKRT_BACKEND_SIM, false, 30, 0, NULL, NULL};
+    /* 100 ms, not less: a loaded machine under TSan can stall one level
+     * for tens of ms, which is a real missing sign of life. */
+    setup s = {MKRT_BACKEND_SIM, false, 100, 0, NULL, NULL};
     mkrt_runtime *rt = start(&s, &g, false);
-    mkrt__megakernel_level_nap(mkrt__test_device(rt), 2000000); /* 59 levels of 2 ms: >= 118 ms */
+    mkrt__megakernel_level_nap(mkrt__test_device(rt), 5000000); /* 59 levels of 5 ms: >= 295 ms */
     mkrt_producer *p = mkrt_producer_open(rt, NULL);
     uint64_t dist[60];
-    is(sssp(rt, p, &g, 0, dist), MKRT_OK, "sim: a traversal of 59 levels of 2 ms under a 30 ms watchdog completes");
+    is(sssp(rt, p, &g, 0, dist), MKRT_OK, "sim: a traversal of 59 levels of 5 ms under a 100 ms watchdog completes");
     bool right = true;
     for (uint32_t v = 0; v < 60; v++)
         right &= dist[v] == v;
@@ -307,19 +309,19 @@ static void watchdog(void)
 
 static int (*fake_live)(void);
 
-/* The stand-in driver's kernel with 2 ms levels (FAKE_CUDA_LEVEL_NAP_US):
+/* The stand-in driver's kernel with 5 ms levels (FAKE_CUDA_LEVEL_NAP_US):
  * a traversal longer than the watchdog completes, levels being progress
  * (the words the watchdog reads are in mapped memory either way). */
 static void cuda_long_traversal(bool device_state)
 {
     test_graph g = test_graph_path(60);
-    setup s = {MKRT_BACKEND_CUDA, device_state, 30, 0, NULL, NULL};
-    setenv("FAKE_CUDA_LEVEL_NAP_US", "2000", 1);
+    setup s = {MKRT_BACKEND_CUDA, device_state, 100, 0, NULL, NULL};
+    setenv("FAKE_CUDA_LEVEL_NAP_US", "5000", 1);
     mkrt_runtime *rt = start(&s, &g, false);
     mkrt_producer *p = mkrt_producer_open(rt, NULL);
     uint64_t dist[60];
     const char *k = name_of(&s);
-    is(sssp(rt, p, &g, 0, dist), MKRT_OK, "%s: 59 levels of 2 ms under a 30 ms watchdog complete", k);
+    is(sssp(rt, p, &g, 0, dist), MKRT_OK, "%s: 59 levels of 5 ms under a 100 ms watchdog complete", k);
     bool right = true;
     for (uint32_t v = 0; v < 60; v++)
         right &= dist[v] == v;

@@ -219,7 +219,7 @@ static void fused_equivalence(mkrt_layer_scratch *s)
         mkrt__layer_batch_commuting(ref, k_items, kept, model_key, NULL, &want, NULL);
         memcpy(fused, batch, n * sizeof *batch);
         mkrt__layer_rules rl = {model_key, model_idempotent, NULL, true, r % 2 == 0, r % 4 == 1, 0,
-                                UINT32_MAX};
+                                UINT32_MAX, NULL, NULL, NULL};
         size_t fk, layers;
         const uint32_t *level;
         mkrt_status st = mkrt__layer_prune_levels(s, fused, n, &rl, &fk, &layers, &level, NULL);

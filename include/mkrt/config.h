@@ -181,7 +181,9 @@ typedef struct mkrt_config {
     size_t emit_capacity;
     /** The plan's decisions turned off, for A/B runs (0: every decision
      *  on) [an OR of the MKRT_PLAN_* bits of mkrt/explain.h, at most
-     *  MKRT_PLAN_ALL]. */
+     *  MKRT_PLAN_ALL]. The environment variable MKRT_PLAN_OFF, when set,
+     *  replaces it: "none", "all", a comma list of wake, shed, fuse,
+     *  route, drain, pull and arms, or a number. */
     uint32_t plan_off;
 } mkrt_config;
 

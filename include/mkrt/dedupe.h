@@ -192,7 +192,9 @@ mkrt_status mkrt_dedupe_prune_ordered(mkrt_dedupe_scratch *s, const mkrt_item *i
  * arms[a][0..arm_len[a]) are the arms. An item whose (op, in, out) triple -
  * param ignored - was first seen in an earlier arm is reported as (first
  * arm, this arm, index in this arm). Repeats within one arm are not
- * reported. Nothing is removed.
+ * reported. Nothing is removed. The runtime's ARMS decision
+ * (::MKRT_PLAN_ARMS in mkrt/explain.h) takes the report as candidates and
+ * skips only those the ordering contract allows (docs/design.md).
  *
  * @param s The scratch.
  * @param arms arm_count arm pointers; arms[a] must hold arm_len[a] items.

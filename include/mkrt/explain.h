@@ -4,7 +4,7 @@
  * @brief What the plan decided for the last batches, and why (the
  * database world's EXPLAIN ANALYZE: inputs, choice, measured time).
  *
- * The plan makes six decisions per batch or frontier level, each a rule
+ * The plan makes seven decisions per batch or frontier level, each a rule
  * of the seeds' planners fed with what the data path measures:
  * - ::MKRT_PLAN_WAKE: workers (blocks) per layer; a participant gets at
  *   least share_min items, the measured hand-off cost over the measured
@@ -19,6 +19,21 @@
  * - ::MKRT_PLAN_DRAIN: the ring a batch cut by max_batch drains first
  *   (aged rings first, then the fullest; nothing starves).
  * - ::MKRT_PLAN_PULL: push or pull per frontier level.
+ * - ::MKRT_PLAN_ARMS: redundant arms skipped. An arm is one producer's
+ *   run of items in a batch (the emitted items are one more); the seed's
+ *   cross-arm detector (mkrt_dedupe_cross_arm(): same op, in and out as
+ *   an item of an earlier arm, param ignored) names candidates, and a
+ *   candidate is not run only where that is legal under the ordering
+ *   contract: the last item before it that wrote its out is an item with
+ *   its op and in, nothing wrote its in since, and that item's effect
+ *   covers its own - NOP always, MIN and RELAX with a param at least as
+ *   large, OR with param bits a subset. Never STORE, ADD, APPEND, ACC or
+ *   a user op (see docs/design.md, "Skipping redundant arms"). Skipped
+ *   items count as pruned. The detector costs more than the built-ins
+ *   it skips, so it looks at a whole batch only where its measured cost
+ *   fits in the dispatching thread's measured idle time (or is below the
+ *   run time it saves), and otherwise probes 4096 items of batch 1 and
+ *   of every 64th batch.
  *
  * mkrt_config::plan_off turns decisions off (an OR of these bits) for A/B
  * runs; any other bit is refused by mkrt_create() with ::MKRT_EINVAL.
@@ -47,8 +62,10 @@ extern "C" {
 #define MKRT_PLAN_DRAIN 16u
 /** @brief Off bit: pulled frontier levels (off: every level pushes). */
 #define MKRT_PLAN_PULL 32u
+/** @brief Off bit: skipping redundant arms (off: every candidate runs). */
+#define MKRT_PLAN_ARMS 64u
 /** @brief Every decision bit (mkrt_config::plan_off accepts no other). */
-#define MKRT_PLAN_ALL 63u
+#define MKRT_PLAN_ALL 127u
 
 /** @brief Queue pressure: items queued against the backend's lanes. */
 typedef enum mkrt_plan_pressure {
@@ -91,6 +108,7 @@ typedef enum mkrt_plan_counter {
     MKRT_PLAN_N_FULLEST_FIRST, /**< Drains that started at the fullest ring. */
     MKRT_PLAN_N_PULL_LEVELS,   /**< Frontier levels (per pulling op) that ran pulled. */
     MKRT_PLAN_N_PUSH_LEVELS,   /**< Frontier levels (per pulling op) that ran pushed. */
+    MKRT_PLAN_N_ARMS_SKIPPED,  /**< Items ARMS did not run (redundant arms; also in mkrt_stats::pruned). */
     MKRT_PLAN_COUNTERS         /**< The number of counters. */
 } mkrt_plan_counter;
 
@@ -120,6 +138,8 @@ typedef struct mkrt_plan_record {
     uint32_t first_reason;       /**< ::mkrt_plan_first of its drain. */
     uint32_t first_slot;         /**< The producer slot its drain started at. */
     uint32_t pulled;             /**< 1: a pulled frontier round. */
+    uint32_t arms;               /**< Input of ARMS: the batch's arms (0: ARMS did not look). */
+    uint32_t arm_skipped;        /**< Items ARMS did not run. */
     /* measured */
     uint64_t run_ns;             /**< Launch to completion seen by the dispatching thread, in ns. */
 } mkrt_plan_record;
@@ -144,7 +164,7 @@ size_t mkrt_plan_explain(struct mkrt_runtime *rt, mkrt_plan_record *out, size_t 
 /**
  * @brief Name of a decision bit (::MKRT_PLAN_WAKE ...).
  * @param bit One MKRT_PLAN_* bit.
- * @return "wake", "shed", "fuse", "route", "drain", "pull", or "unknown".
+ * @return "wake", "shed", "fuse", "route", "drain", "pull", "arms", or "unknown".
  * @par Thread safety
  * Any thread.
  */

@@ -6,21 +6,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/error_fill.h"
 #include "planlib_base.h"
 
 mkrt_status mkrt__pl_error_set(mkrt_error *err, mkrt_status status, const char *fmt, ...)
 {
-    if (err == NULL)
-        return status;
-    err->status = status;
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(err->message, sizeof err->message, fmt, ap);
+    mkrt__error_vfill(err, status, fmt, ap);
     va_end(ap);
-    if (n < 0)
-        err->message[0] = '\0';
-    else if ((size_t)n >= sizeof err->message)
-        memcpy(err->message + sizeof err->message - 4, "...", 4);
     return status;
 }
 

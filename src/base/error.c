@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/error_fill.h"
 #include "base/error_internal.h"
 
 const char *mkrt_status_name(mkrt_status status)
@@ -55,19 +56,10 @@ void mkrt_error_clear(mkrt_error *err)
 
 mkrt_status mkrt__error_set(mkrt_error *err, mkrt_status status, const char *fmt, ...)
 {
-    if (err == NULL)
-        return status;
-    err->status = status;
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(err->message, sizeof err->message, fmt, ap);
+    mkrt__error_vfill(err, status, fmt, ap);
     va_end(ap);
-    if (n < 0) {
-        err->message[0] = '\0';
-    } else if ((size_t)n >= sizeof err->message) {
-        /* Cut: mark it so a reader knows the sentence was longer. */
-        memcpy(err->message + sizeof err->message - 4, "...", 4);
-    }
     return status;
 }
 

@@ -44,6 +44,7 @@ typedef struct mkrt_producer mkrt_producer;
 typedef struct mkrt__segment {
     mkrt_producer *p;
     uint64_t end; /* p->drained after this segment */
+    size_t at;    /* its first item's index in items as drained */
 } mkrt__segment;
 
 /* What the backend does with the batch (written by the plan stage, read
@@ -77,6 +78,7 @@ typedef struct mkrt__batch {
     uint32_t handle_lo, handle_hi; /* lowest and highest handle (in or out) admitted */
     uint32_t refused;         /* failure-list entries written by admission */
     size_t kept;              /* items left after dedupe */
+    uint64_t level_seq;       /* its levelling (dispatch.h; 0: not levelled) */
     mkrt_item *exec;          /* the kept items, in layer order when `layered`; else
                                * items[0..kept) in drain order (pipeline/stages.h) */
     mkrt_item *exec_buf;      /* where exec is in layer order (max_batch items) */

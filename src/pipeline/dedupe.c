@@ -277,6 +277,30 @@ mkrt_status mkrt_dedupe_prune_ordered(mkrt_dedupe_scratch *s, const mkrt_item *i
     return MKRT_OK;
 }
 
+/* The cross-arm key: (op | in << 32), out; param ignored by contract. */
+static inline void cross_arm_key(const mkrt_item *it, uint64_t *k0, uint64_t *k1)
+{
+    *k0 = (uint64_t)it->op | (uint64_t)it->in << 32;
+    *k1 = (uint64_t)it->out;
+}
+
+/* Prefetches the slot of the item at (*a, *i), then moves the cursor to
+ * the next item (past empty arms); nothing once past the last arm. */
+static inline void cross_arm_prefetch(const mkrt__item_table *t, const mkrt_item *const *arms,
+                                      const size_t *arm_len, size_t arm_count, size_t *a, size_t *i)
+{
+    while (*a < arm_count && *i >= arm_len[*a]) {
+        (*a)++;
+        *i = 0;
+    }
+    if (*a >= arm_count)
+        return;
+    uint64_t k0, k1;
+    cross_arm_key(&arms[*a][*i], &k0, &k1);
+    mkrt__item_table_prefetch(t, mkrt__mix64(k0, k1));
+    (*i)++;
+}
+
 mkrt_status mkrt_dedupe_cross_arm(mkrt_dedupe_scratch *s, const mkrt_item *const *arms,
                                   const size_t *arm_len, size_t arm_count,
                                   mkrt_cross_arm_report *report, mkrt_error *err)
@@ -309,11 +333,19 @@ mkrt_status mkrt_dedupe_cross_arm(mkrt_dedupe_scratch *s, const mkrt_item *const
                                "additional entry slot(s). Fix: shard the work batch before "
                                "whole-megakernel optimization.",
                                total);
+    /* As in mkrt_dedupe_prune, the slot of the item PREFETCH_AHEAD ahead
+     * (across arms) starts loading while this one is looked up: the table
+     * of a large batch does not fit in the cache. */
+    enum { PREFETCH_AHEAD = 16 };
+    size_t pa = 0, pi = 0; /* the item ahead: arm, index */
+    for (size_t k = 0; k < PREFETCH_AHEAD; k++)
+        cross_arm_prefetch(&s->table, arms, arm_len, arm_count, &pa, &pi);
     for (size_t a = 0; a < arm_count; a++) {
         for (size_t i = 0; i < arm_len[a]; i++) {
+            cross_arm_prefetch(&s->table, arms, arm_len, arm_count, &pa, &pi);
             const mkrt_item *it = &arms[a][i];
-            uint64_t k0 = (uint64_t)it->op | (uint64_t)it->in << 32;
-            uint64_t k1 = (uint64_t)it->out; /* param ignored by contract */
+            uint64_t k0, k1;
+            cross_arm_key(it, &k0, &k1);
             bool inserted;
             mkrt__item_slot *slot = mkrt__item_table_upsert(&s->table, mkrt__mix64(k0, k1), k0, k1,
                                                             (uint32_t)a, &inserted);

@@ -15,6 +15,7 @@
 
 #include "backend/backend.h"
 #include "base/alloc_internal.h"
+#include "base/rcu.h"
 #include "base/spin_wait.h"
 #include "base/thread.h"
 #include "base/waitq.h"
@@ -26,6 +27,7 @@
 #include "graph/engine.h"
 #include "ops/op_table.h"
 #include "pipeline/batch.h"
+#include "pipeline/scratch.h"
 #include "pipeline/test_hooks.h"
 #include "plan/decide.h"
 #include "state/producers.h"
@@ -124,8 +126,17 @@ typedef struct mkrt__dispatch {
     bool state_lost;   /* dispatcher-only: a device's state could not come home */
     mkrt__mutex state_lock;
     char backend_failure[MKRT_ERROR_MESSAGE_MAX + 96];
+    /* The dedupe scratch of the thread that holds the token (pipeline/
+     * scratch.h): own_scratch, the dispatcher thread's (made at create),
+     * or a helping waiter's own while it helps. level_seq numbers the
+     * levellings (a batch's level_seq says which levels it needs). */
+    mkrt__dispatch_scratch *own_scratch;
+    mkrt__dispatch_scratch *scratch; /* dispatcher-only */
+    uint64_t level_seq;              /* dispatcher-only */
+    /* dispatcher-only: the helping waiters' own, by thread slot (NULL
+     * until that slot's thread first helps); freed by mkrt_destroy. */
+    mkrt__dispatch_scratch *helper_scratch[MKRT_THREAD_SLOTS];
     /* Stage scratch, dispatcher-only, sized at create. */
-    mkrt_layer_scratch *layering;
     mkrt_barrier_scratch *split;  /* the frontier planner's scratch */
     mkrt_frontier_wave *waves;    /* max_batch: one layer's items as waves */
     mkrt_plan_cache *plans;

@@ -69,6 +69,7 @@ static void backend_failed(mkrt__dispatch *dp, mkrt__backend *be, const mkrt_err
 static void plan_and_prepare(mkrt__dispatch *dp, mkrt__batch *b)
 {
     for (;;) {
+        mkrt__stage_own_levels(dp, b);
         mkrt__stage_plan(dp, b);
         mkrt__stage_place(dp, b);
         mkrt__backend *be = dp->backends[b->plan.backend];
@@ -167,7 +168,9 @@ static void finish_running(mkrt__dispatch *dp, mkrt__batch **running)
     const uint32_t *fails;
     uint32_t nfails;
     mkrt_error err;
+    const uint64_t t0 = mkrt__now_ns();
     mkrt_status st = be->ops->wait(be, limit, &fails, &nfails, &err);
+    mkrt__plan_waited(&dp->planner, mkrt__now_ns() - t0); /* ARMS's slack */
     /* What the batch emitted can now be drained (relaxed: the backend's
      * completion, acquired by wait, orders the ops' claims and writes). */
     uint64_t claimed = atomic_load_explicit(&dp->state->emit_claim, memory_order_relaxed);
@@ -302,6 +305,19 @@ static bool settled(mkrt__dispatch *dp, uint64_t until)
     return be->ops->settle == NULL || be->ops->settle(be, until);
 }
 
+/* The calling waiter's scratch in this runtime: its thread slot's (base/
+ * rcu.h, taken by mkrt__rcu_thread_enter), made on first use; NULL when
+ * it has no slot or memory. Token holder only. */
+static mkrt__dispatch_scratch *helper_scratch(mkrt__dispatch *dp)
+{
+    int slot = mkrt__thread_slot();
+    if (slot < 0)
+        return NULL;
+    if (dp->helper_scratch[slot] == NULL)
+        dp->helper_scratch[slot] = mkrt__dispatch_scratch_create(NULL);
+    return dp->helper_scratch[slot];
+}
+
 bool mkrt__dispatch_help(mkrt__dispatch *dp, _Atomic uint64_t *counter, uint64_t target, uint64_t until)
 {
     /* Only the CPU pool: a device backend's calls belong to the thread
@@ -318,6 +334,15 @@ bool mkrt__dispatch_help(mkrt__dispatch *dp, _Atomic uint64_t *counter, uint64_t
     /* The plan stage reads the plan cache as an RCU reader: register this
      * thread with liburcu now (once per thread; undone at its exit). */
     mkrt__rcu_thread_enter();
+    /* This thread's own dedupe scratch (pipeline/scratch.h), by its slot,
+     * made at its first help: without one (no slot, or out of memory) it
+     * does not help, and the dispatcher does the work. */
+    mkrt__dispatch_scratch *mine = helper_scratch(dp);
+    if (mine == NULL) {
+        token_give(dp);
+        return false;
+    }
+    dp->scratch = mine;
     dp->helping = true; /* closed producers are the dispatcher thread's to free */
     bool ran = false;
     /* The same steps as the dispatcher's, with the caller's deadline: a
@@ -344,6 +369,7 @@ bool mkrt__dispatch_help(mkrt__dispatch *dp, _Atomic uint64_t *counter, uint64_t
     if (dp->running != NULL && dp->drained == NULL && settled(dp, until))
         finish_running(dp, &dp->running);
     dp->helping = false;
+    dp->scratch = dp->own_scratch;
     token_give(dp); /* and wakes the dispatcher if it waits: it retires what was closed */
     return ran;
 }

@@ -8,12 +8,13 @@
 #include "pipeline/stages.h"
 #include "pipeline/dispatch.h"
 
-static void note_segment(mkrt__batch *b, mkrt_producer *p)
+/* p's items items[at..) just drained. */
+static void note_segment(mkrt__batch *b, mkrt_producer *p, size_t at)
 {
     if (b->nseg > 0 && b->segs[b->nseg - 1].p == p)
         b->segs[b->nseg - 1].end = p->drained;
     else
-        b->segs[b->nseg++] = (mkrt__segment){p, p->drained};
+        b->segs[b->nseg++] = (mkrt__segment){p, p->drained, at};
 }
 
 /* Frees producers that were closed and whose every item has completed. */
@@ -160,9 +161,9 @@ static size_t drain(mkrt__dispatch *dp, mkrt__batch *b)
             size_t k = mkrt_spsc_ring_pop(p->ring, b->items + n, want);
             mkrt__plan_ring_seen(&dp->planner, slot, waiting > k ? waiting - k : 0, k);
             if (k > 0) {
-                n += k;
                 p->drained += k;
-                note_segment(b, p);
+                note_segment(b, p, n);
+                n += k;
                 progress = true;
             } else if (!dp->helping && atomic_load(&p->state) == MKRT__PRODUCER_CLOSED &&
                        /* relaxed: published is final once the state is

@@ -238,6 +238,14 @@ assign_levels(mkrt_layer_scratch *s, mkrt_item *items, size_t n, int direct, uin
             mkrt__prune_copy_of_last(&it, &items[out->writer - 1], out->writer, in->writer) &&
             (rules == RULES_BUILTIN || idempotent(&it, rules, r)))
             continue;
+        /* ARMS: a marked item whose effect its out's last writer covers
+         * (the same op, in and out; nothing wrote in since). */
+        if (prune && r->mark != NULL && r->mark[i] && out->writer != 0 && out->wparam != it.param &&
+            in->writer < out->writer && items[out->writer - 1].op == it.op &&
+            items[out->writer - 1].in == it.in && r->covered(&items[out->writer - 1], &it)) {
+            (*r->skipped)++;
+            continue;
+        }
         uint32_t g = group_of(&it, rules, r);
         uint32_t lv;
         if (g != 0) {
@@ -476,7 +484,7 @@ mkrt_status mkrt__layer_batch_commuting(mkrt_layer_scratch *s, const mkrt_item *
     }
     /* Without pruning the items are only read (the pass writes items[]
      * only when it prunes). */
-    const mkrt__layer_rules r = {key, NULL, key_ctx, false, false, false, 0, 0};
+    const mkrt__layer_rules r = {key, NULL, key_ctx, false, false, false, 0, 0, NULL, NULL, NULL};
     int direct;
     uint32_t lo;
     size_t mask;

@@ -44,6 +44,13 @@ typedef struct mkrt__layer_rules {
      * the pass that would find the range is skipped. */
     bool bounded;
     uint32_t lo, hi;
+    /* ARMS (pipeline/arms.c), with prune: item i with mark[i] != 0 is
+     * skipped when the last kept writer W of its out has its op and in
+     * and another param, no kept item wrote its in after W (so in != out),
+     * and covered(W, item); *skipped counts them. NULL: nothing marked. */
+    const uint8_t *mark;
+    bool (*covered)(const mkrt_item *early, const mkrt_item *late);
+    size_t *skipped;
 } mkrt__layer_rules;
 
 /* Levels items[0..n) (and prunes them first, with rules->prune) in one

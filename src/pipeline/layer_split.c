@@ -91,14 +91,14 @@ void mkrt__stage_layer_split(mkrt__dispatch *dp, mkrt__batch *b)
     } else if (dp->cfg->device_memory_budget == 0) {
         /* No budget, nothing to split: the levels as they are, counted;
          * the items stay in drain order until mkrt__stage_place. */
-        mkrt__layer_count(dp->layering, kept, levels, b->layer_offsets);
+        mkrt__layer_count(dp->scratch->layering, kept, levels, b->layer_offsets);
         b->exec = b->items;
         b->layered = levels <= 1;
         b->exec_n = kept;
         layers = levels;
     } else {
         mkrt_layer_plan lp;
-        mkrt__layer_plan_csr(dp->layering, kept, levels, &lp);
+        mkrt__layer_plan_csr(dp->scratch->layering, kept, levels, &lp);
         for (size_t l = 0; l < lp.layer_count; l++)
             layers = split_layer(dp, b, src, lp.layer_items + lp.layer_offsets[l],
                                  lp.layer_offsets[l + 1] - lp.layer_offsets[l], layers);
@@ -110,9 +110,11 @@ void mkrt__stage_place(mkrt__dispatch *dp, mkrt__batch *b)
 {
     if (b->layered || (dp->backends[b->plan.backend]->is_cpu_pool && b->plan.workers <= 1))
         return;
-    /* The levels are still the dedupe stage's for this batch: no other
-     * batch is levelled between its split and its launch. */
-    mkrt__layer_scatter(dp->layering, b->items, b->kept, b->layers, b->exec_buf, b->layer_offsets);
+    /* The levels are still the dedupe stage's for this batch, in this
+     * thread's scratch: no other batch is levelled between its split and
+     * its launch, and mkrt__stage_own_levels levelled it here if another
+     * thread did. */
+    mkrt__layer_scatter(dp->scratch->layering, b->items, b->kept, b->layers, b->exec_buf, b->layer_offsets);
     b->exec = b->exec_buf;
     b->layered = true;
 }

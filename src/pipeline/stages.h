@@ -31,6 +31,21 @@ void mkrt__stage_admit(mkrt__dispatch *dp, mkrt__batch *b, uint64_t running_appe
  * pass (b->layers: the levels); out of memory keeps them all, unlevelled
  * (b->layers 0). */
 void mkrt__stage_dedupe(mkrt__dispatch *dp, mkrt__batch *b);
+/* arms.c, called by the dedupe stage: ARMS (plan/decide.h) marks the
+ * seed detector's candidates among items[0..admitted) (NULL: none, or
+ * ARMS does not look at this batch), for the levelling pass, which skips
+ * those the contract allows (counted as pruned: admitted - kept); end
+ * clears the marks and counts what was skipped. */
+const uint8_t *mkrt__stage_arms(mkrt__dispatch *dp, mkrt__batch *b);
+void mkrt__stage_arms_end(mkrt__dispatch *dp, mkrt__batch *b, size_t skipped);
+/* Whether late, right after early (same op, in and out), changes nothing
+ * (mkrt__decide_arm_covered on their params). */
+bool mkrt__arm_covered(const mkrt_item *early, const mkrt_item *late);
+/* prune.c, before the plan stage: the levels the place stage reads are
+ * in the planning thread's scratch (a batch a helper levelled and left
+ * prepared is levelled again there, or, out of memory, run one item a
+ * layer). */
+void mkrt__stage_own_levels(mkrt__dispatch *dp, mkrt__batch *b);
 
 /* layer_split.c: the layers of items[0..kept) (the levels of the dedupe
  * stage), every layer whose bytes exceed the memory budget split with the

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* src/plan/decide.c - the plan's decisions as pure functions of what the
  * data path measured (plan/decide.h says each rule and where it is from). */
+#include "mkrt/op.h"
 #include "plan/decide.h"
 
 /* The launch policy's thresholds (vyre-semantics.md, launch policy). */
@@ -145,4 +146,33 @@ mkrt_plan_frontier mkrt__decide_frontier_class(uint32_t bps, mkrt_plan_frontier 
     return bps <= SPARSE_BPS ? MKRT_PLAN_FRONTIER_SPARSE
            : bps >= DENSE_BPS ? MKRT_PLAN_FRONTIER_DENSE
                               : MKRT_PLAN_FRONTIER_HYBRID;
+}
+
+bool mkrt__decide_arm_covered(uint32_t op, uint32_t p_early, uint32_t p_late)
+{
+    switch (op) {
+    case MKRT_OP_NOP:
+        return true;
+    case MKRT_OP_MIN:
+    case MKRT_OP_RELAX:
+        return p_late >= p_early; /* the saturating add is monotone in param */
+    case MKRT_OP_OR:
+        return (p_late & ~p_early) == 0;
+    default:
+        return false;
+    }
+}
+
+uint64_t mkrt__decide_arms_look(const mkrt__plan_costs *c, uint64_t n, uint64_t seq)
+{
+    const uint64_t probe = n < MKRT__ARMS_PROBE_ITEMS ? n : MKRT__ARMS_PROBE_ITEMS;
+    if (seq % MKRT__ARMS_PROBE == 1)
+        return probe;
+    if (c->slack_ns.n < MKRT__EMA_TRUST)
+        return 0;
+    if (c->arms_ns_item.n == 0 || c->arms_yield.n == 0)
+        return probe;
+    double cost = c->arms_ns_item.v * (double)n;
+    double saved = c->cpu_ns_item.n ? c->arms_yield.v * (double)n * c->cpu_ns_item.v : 0.0;
+    return c->arms_yield.v >= 0.01 && (cost <= c->slack_ns.v || saved >= cost) ? n : 0;
 }

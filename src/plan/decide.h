@@ -28,6 +28,14 @@
  *   PULL   push or pull per frontier level (Beamer's alpha 14, beta 24),
  *          and the level's GraphBLAS switch class (sparse <= 500 bps,
  *          dense >= 4000 bps, 250 bps hysteresis); off: always push
+ *   ARMS   skip redundant arms (pipeline/arms.c): the seed's cross-arm
+ *          detector names items whose (op, in, out) an earlier arm (a
+ *          producer's run of the batch) has; one is not run where its
+ *          effect is covered by the last writer of its out, which has its
+ *          op and in, with nothing written to in since
+ *          (mkrt__decide_arm_covered); it looks only while what it
+ *          skips pays for the detector (mkrt__decide_arms_look); off: all
+ *          run
  *
  * config.plan_off turns a decision off (MKRT_PLAN_* bits, mkrt/config.h)
  * for A/B runs. */
@@ -71,7 +79,21 @@ typedef struct mkrt__plan_costs {
     mkrt__ema cpu_ns_item;  /* CPU pool, one participant: run ns / items */
     mkrt__ema handoff_ns;   /* CPU pool, several: run ns less the work's share, per layer */
     mkrt__ema dev_trip_ns;  /* device: run ns of its batches below MKRT__DEV_SMALL items */
+    /* The dispatching thread's slack per batch: ns it waited for the
+     * running batch, plus the ns ARMS's detector spent meanwhile (what it
+     * would have waited without looking). */
+    mkrt__ema slack_ns;
+    mkrt__ema arms_ns_item; /* ARMS: the detector's ns per item it looked at */
+    mkrt__ema arms_yield;   /* ARMS: items skipped / items looked at, per batch */
+    uint64_t arms_pending_ns; /* the detector's ns on the batch prepared now (dispatcher-only) */
 } mkrt__plan_costs;
+
+/* ARMS probes batch 1 and every MKRT__ARMS_PROBE-th batch after it even
+ * where looking does not pay (the workload may change); a probe looks at
+ * MKRT__ARMS_PROBE_ITEMS items only, the first of every arm (its yield
+ * and cost per item are a sample of the batch's). */
+#define MKRT__ARMS_PROBE 64u
+#define MKRT__ARMS_PROBE_ITEMS 4096u
 
 #define MKRT__DEV_SMALL 4096u
 
@@ -113,6 +135,24 @@ uint32_t mkrt__decide_drain_first(const uint64_t *waiting, const uint32_t *age, 
 bool mkrt__decide_pull(uint64_t nf, uint64_t mf, uint64_t unsettled, uint64_t vertices, bool was, bool on);
 /* The level's GraphBLAS switch class from its density, with hysteresis. */
 mkrt_plan_frontier mkrt__decide_frontier_class(uint32_t density_bps, mkrt_plan_frontier prev);
+
+/* ARMS: whether an item of op with param p_late, run right after one
+ * with the same op, in and out and param p_early (in != out, nothing
+ * between them writing in or out), changes nothing: NOP always; MIN and
+ * RELAX when p_late >= p_early (cells[out] is already at most
+ * cells[in] + p_early); OR when p_late's bits are among p_early's. Never
+ * STORE or ADD (the later value stays), APPEND or ACC (every one counts),
+ * or a user op (the op table does not say what param does). */
+bool mkrt__decide_arm_covered(uint32_t op, uint32_t p_early, uint32_t p_late);
+/* ARMS: how many items of batch seq (n items) the detector looks at:
+ * a probe's (at most MKRT__ARMS_PROBE_ITEMS) at batch 1 and every
+ * MKRT__ARMS_PROBE-th after it, and until its cost and yield are
+ * measured; none before the dispatching thread's slack is measured; then
+ * all n when it skips anything (yield >= 1%) and its cost (ns per item
+ * looked at x n) fits in the slack (the thread would wait that long for
+ * the running batch anyway) or is below the run time it saves where one
+ * thread runs the batch (yield x n x CPU ns per item); else none. */
+uint64_t mkrt__decide_arms_look(const mkrt__plan_costs *c, uint64_t n, uint64_t seq);
 
 /* ---- the planner's state, counters and EXPLAIN ring (explain.c) ------- */
 
@@ -160,6 +200,9 @@ size_t mkrt__planner_explain_get(mkrt__planner *p, mkrt_plan_record *out, size_t
 struct mkrt__batch;
 /* A batch ran in ns (cpu: on the CPU pool): its cost samples. */
 void mkrt__plan_measured(mkrt__planner *p, struct mkrt__batch *b, bool cpu, uint64_t ns);
+/* The dispatching thread waited ns for a batch (finish_running): a slack
+ * sample, with what ARMS's detector spent on the batch prepared meanwhile. */
+void mkrt__plan_waited(mkrt__planner *p, uint64_t ns);
 /* A batch completed: its record into the EXPLAIN ring. */
 void mkrt__plan_explain_batch(mkrt__planner *p, struct mkrt__batch *b);
 /* PULL for a frontier level of one pulling op (and its class, counted). */

@@ -37,6 +37,12 @@ void mkrt__plan_measured(mkrt__planner *p, mkrt__batch *b, bool cpu, uint64_t ns
     }
 }
 
+void mkrt__plan_waited(mkrt__planner *p, uint64_t ns)
+{
+    mkrt__ema_add(&p->costs.slack_ns, (double)(ns + p->costs.arms_pending_ns));
+    p->costs.arms_pending_ns = 0;
+}
+
 void mkrt__plan_explain_batch(mkrt__planner *p, mkrt__batch *b)
 {
     b->note.batch = b->seq;

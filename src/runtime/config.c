@@ -65,7 +65,7 @@ mkrt_status mkrt__config_plan_env(uint32_t *plan_off, mkrt_error *err)
     const char *v = getenv("MKRT_PLAN_OFF");
     if (v == NULL || *v == '\0')
         return MKRT_OK;
-    static const char *const names[] = {"wake", "shed", "fuse", "route", "drain", "pull"};
+    static const char *const names[] = {"wake", "shed", "fuse", "route", "drain", "pull", "arms"};
     uint32_t off = 0;
     const char *at = v;
     if (*at >= '0' && *at <= '9') {
@@ -97,7 +97,7 @@ mkrt_status mkrt__config_plan_env(uint32_t *plan_off, mkrt_error *err)
     if (at == NULL)
         return mkrt__error_set(err, MKRT_EINVAL,
                                "MKRT_PLAN_OFF=\"%.64s\" names no decision. Fix: unset it, or use none, all, "
-                               "a comma list of wake, shed, fuse, route, drain and pull, or a number 0..%u.",
+                               "a comma list of wake, shed, fuse, route, drain, pull and arms, or a number 0..%u.",
                                v, (unsigned)MKRT_PLAN_ALL);
     *plan_off = off;
     return MKRT_OK;

@@ -20,6 +20,7 @@ const char *mkrt_plan_decision_name(uint32_t bit)
     case MKRT_PLAN_ROUTE: return "route";
     case MKRT_PLAN_DRAIN: return "drain";
     case MKRT_PLAN_PULL: return "pull";
+    case MKRT_PLAN_ARMS: return "arms";
     default: return "unknown";
     }
 }

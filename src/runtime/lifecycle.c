@@ -50,7 +50,9 @@ static void free_runtime(mkrt_runtime *rt)
     mkrt__free((void *)rt->state.append_log, rt->state.log_bytes);
     mkrt__free(rt->state.emit_ring, mkrt__emit_ring_slots(&rt->cfg) * sizeof *rt->state.emit_ring);
     mkrt__graph_engine_destroy(rt->state.graph);
-    mkrt_layer_scratch_destroy(rt->dispatch.layering);
+    mkrt__dispatch_scratch_destroy(rt->dispatch.own_scratch);
+    for (size_t i = 0; i < MKRT_THREAD_SLOTS; i++)
+        mkrt__dispatch_scratch_destroy(rt->dispatch.helper_scratch[i]);
     mkrt_barrier_scratch_destroy(rt->dispatch.split);
     mkrt__free(rt->dispatch.waves, rt->cfg.max_batch * sizeof *rt->dispatch.waves);
     if (rt->dispatch.plans != NULL)
@@ -190,7 +192,8 @@ mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **out, mkrt_error *
     const mkrt__graph_host host = {rt, &rt->state, rt->state.cells, cfg->cells, rt->ops, cfg->max_batch,
                                    &rt->dispatch.aborting, &rt->dispatch.work_wq, &rt->dispatch.planner};
     rt->state.graph = rt->state.cells != NULL ? mkrt__graph_engine_create(&host) : NULL;
-    rt->dispatch.layering = mkrt_layer_scratch_create(NULL);
+    rt->dispatch.own_scratch = mkrt__dispatch_scratch_create(NULL);
+    rt->dispatch.scratch = rt->dispatch.own_scratch;
     rt->dispatch.split = mkrt_barrier_scratch_create(cfg->max_batch, 0, NULL);
     rt->dispatch.waves = mkrt__alloc(cfg->max_batch * sizeof *rt->dispatch.waves, MKRT_CACHE_LINE);
     rt->state.dead = mkrt_mpmc_ring_create(cfg->dead_letter_capacity, NULL);
@@ -198,7 +201,7 @@ mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **out, mkrt_error *
     mkrt_plan_cache_config pc = mkrt_plan_cache_config_default();
     if (mkrt_plan_cache_create(&pc, &rt->dispatch.plans, NULL) != MKRT_OK)
         rt->dispatch.plans = NULL;
-    if (!ok || !rt->producers.slots || !rt->state.cells || !rt->state.graph || !rt->state.append_log || !rt->state.emit_ring || !rt->dispatch.layering ||
+    if (!ok || !rt->producers.slots || !rt->state.cells || !rt->state.graph || !rt->state.append_log || !rt->state.emit_ring || !rt->dispatch.own_scratch ||
         !rt->dispatch.split || !rt->dispatch.waves || !rt->state.dead || !rt->dispatch.plans) {
         free_runtime(rt);
         return mkrt__error_set(err, MKRT_ENOMEM,

@@ -38,14 +38,19 @@ static uint32_t free_slot(mkrt_runtime *rt, uint32_t *retiring)
     return rt->cfg.max_producers;
 }
 
+/* The refusal once mkrt_destroy began (checked before and under the lock). */
+static mkrt_producer *refused_closing(mkrt_error *err)
+{
+    return open_refused(err, MKRT_ECLOSED, "mkrt_destroy began. Fix: open producers before shutting down.");
+}
+
 mkrt_producer *mkrt_producer_open(mkrt_runtime *rt, mkrt_error *err)
 {
     if (rt == NULL)
         return open_refused(err, MKRT_EINVAL, "the runtime is NULL. Fix: pass the runtime from "
                                               "mkrt_create.");
     if (atomic_load_explicit(&rt->producers.closing, memory_order_acquire))
-        return open_refused(err, MKRT_ECLOSED, "mkrt_destroy began. Fix: open producers before "
-                                               "shutting down.");
+        return refused_closing(err);
     mkrt_producer *p = mkrt__alloc_zeroed(sizeof *p, alignof(mkrt_producer));
     mkrt_spsc_ring *ring = mkrt_spsc_ring_create(rt->cfg.ring_capacity, NULL);
     mkrt_spsc_ring *stamps = mkrt_spsc_ring_create(256, NULL);
@@ -93,8 +98,7 @@ mkrt_producer *mkrt_producer_open(mkrt_runtime *rt, mkrt_error *err)
         mkrt__mutex_unlock(&rt->producers.producers_lock);
         mkrt__producer_free(p);
         if (closing)
-            return open_refused(err, MKRT_ECLOSED, "mkrt_destroy began. Fix: open producers "
-                                                   "before shutting down.");
+            return refused_closing(err);
         if (retiring > 0)
             mkrt__error_set(err, MKRT_EAGAIN,
                             "all %u producer slots are in use, %u of them by closed producers "

@@ -14,7 +14,6 @@
 #include "base/spin_wait.h"
 #include "base/waitq.h"
 #include "mkrt/barrier.h"
-#include "mkrt/dedupe.h"
 #include "mkrt/frontier.h"
 #include "mkrt/graph.h"
 #include "mkrt/layer.h"

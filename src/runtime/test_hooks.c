@@ -128,6 +128,17 @@ uint32_t mkrt__test_plan_off(mkrt_runtime *rt)
 {
     return rt->dispatch.planner.off;
 }
+
+struct mkrt__dispatch_scratch *mkrt__test_own_scratch(mkrt_runtime *rt)
+{
+    return rt->dispatch.own_scratch;
+}
+
+struct mkrt__dispatch_scratch *mkrt__test_helper_scratch(mkrt_runtime *rt)
+{
+    int slot = mkrt__thread_slot();
+    return slot < 0 ? NULL : rt->dispatch.helper_scratch[slot];
+}
 #else
 /* ISO C wants a translation unit to declare something. */
 typedef int mkrt__no_test_hooks;

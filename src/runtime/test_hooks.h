@@ -65,6 +65,10 @@ bool mkrt__test_producer_busy(mkrt_producer *p);
  * dispatcher is held, and the decisions turned off. */
 struct mkrt__plan_costs *mkrt__test_plan_costs(mkrt_runtime *rt);
 uint32_t mkrt__test_plan_off(mkrt_runtime *rt);
+/* The dispatcher thread's own dedupe scratch (pipeline/scratch.h), and
+ * the calling thread's as a helping waiter (NULL: it never helped). */
+struct mkrt__dispatch_scratch *mkrt__test_own_scratch(mkrt_runtime *rt);
+struct mkrt__dispatch_scratch *mkrt__test_helper_scratch(mkrt_runtime *rt);
 #endif
 
 #endif
