@@ -14,6 +14,13 @@
  * 3. Bytes per BFS level (the first root's BFS): frontier, edges scanned,
  *    arrivals and bytes sent, summed over the ranks (docs/mpi-scaling.md
  *    checks its model against these).
+ * 4. At one rank: mkrt without MPI, the one-process engine of
+ *    examples/graph500/traverse_mkrt.c (1 worker, the runtime's public
+ *    traversals, timed as graph_bfs times it), on the same graph and
+ *    roots, each root's BFS and SSSP right after the engine's (the
+ *    engine has stopped its MPI layer by then: tmpi_open at one rank):
+ *    the "1 rank against no MPI" ratio in one run (rows of kernel
+ *    `nompi-bfs` and `nompi-sssp`).
  * Rank 0 prints one Markdown table per part.
  *
  *   mpirun -np N build/bench/mpi_bench [--scale S] [--roots R] [--items N]
@@ -354,6 +361,70 @@ static int run_g500(const bench_args *a, int ranks)
     return 0;
 }
 
+/* Part 4 (one rank): mkrt without MPI on the same graph and roots, each
+ * root's searches right after the engine's (the load of the machine
+ * changes by the second: interleaved, both sides see the same). */
+typedef struct nompi {
+    traverse_engine *t;
+    uint32_t *parent;
+    uint64_t *dist;
+    double *bt, *st;
+    double edges; /* the last BFS's component edges */
+    int bad;
+} nompi;
+
+static void nompi_open(nompi *n, const g500_csr *g, uint32_t roots)
+{
+    char why[512];
+    *n = (nompi){traverse_mkrt_ops.open(g, 1, why, sizeof why), malloc(g->vertices * sizeof *n->parent),
+                 malloc(g->vertices * sizeof *n->dist), calloc(roots, sizeof *n->bt),
+                 calloc(roots, sizeof *n->st), 0, 0};
+    if (n->t == NULL)
+        fprintf(stderr, "mpi_bench: one-process engine: %s\n", why);
+    n->bad = n->t == NULL || n->parent == NULL || n->dist == NULL || n->bt == NULL || n->st == NULL;
+}
+
+/* Root i's BFS (first: its tree gives the edges) or SSSP, timed as
+ * graph_bfs times the one-process engine. */
+static void nompi_root(nompi *n, const g500_edge_list *el, uint32_t root, uint32_t i, int sssp)
+{
+    char why[512];
+    if (n->bad)
+        return;
+    const double t0 = g500_seconds();
+    n->bad |= sssp ? traverse_mkrt_ops.sssp(n->t, root, n->dist, why, sizeof why) != 0
+                   : traverse_mkrt_ops.bfs(n->t, root, n->parent, why, sizeof why) != 0;
+    const double t = g500_seconds() - t0;
+    if (n->bad) {
+        fprintf(stderr, "mpi_bench: one-process engine: %s\n", why);
+        return;
+    }
+    if (!sssp)
+        n->edges = (double)g500_component_edges(el, n->parent);
+    (sssp ? n->st : n->bt)[i] = n->edges / (t > 0 ? t : 1e-9);
+}
+
+/* Prints the comparison and writes `nompi-bfs` / `nompi-sssp` rows. */
+static void nompi_close(nompi *n, const bench_args *a, double bfs_mteps, double sssp_mteps)
+{
+    if (!n->bad) {
+        g500_teps_stats b = g500_teps_summary(n->bt, a->roots), s = g500_teps_summary(n->st, a->roots);
+        printf("| scale | roots | no MPI: BFS MTEPS (harmonic) | SSSP MTEPS | 1 rank / no MPI: BFS "
+               "| SSSP |\n|---|---|---|---|---|---|\n| %u | %u | %.2f | %.2f | %.2fx | %.2fx |\n\n",
+               a->scale, a->roots, b.harmonic_mean / 1e6, s.harmonic_mean / 1e6,
+               bfs_mteps / (b.harmonic_mean / 1e6), sssp_mteps / (s.harmonic_mean / 1e6));
+        fflush(stdout);
+        csv_row(a->csv, 1, "nompi-bfs", a->scale, b.harmonic_mean / 1e6);
+        csv_row(a->csv, 1, "nompi-sssp", a->scale, s.harmonic_mean / 1e6);
+    }
+    if (n->t != NULL)
+        traverse_mkrt_ops.close(n->t);
+    free(n->parent);
+    free(n->dist);
+    free(n->bt);
+    free(n->st);
+}
+
 /* Part 3: the first root's BFS level by level. */
 static void print_levels(const tmpi_engine *e, int ranks, uint32_t scale)
 {
@@ -555,10 +626,16 @@ int main(int argc, char **argv)
     const int rank = tmpi_rank(e), ranks = tmpi_size(e);
     tmpi_counts tot = {0}, bfs = {0};
     int bad = 0;
+    double bfs_mteps = 0, sssp_mteps = 0; /* rank 0: this run's harmonic means */
+    nompi np1 = {0};
+    if (ranks == 1)
+        nompi_open(&np1, &g.csr, roots);
     for (uint32_t i = 0; i < roots; i++) {
         double tb = 0, ts = 0;
         tmpi_counts cb, cs;
         bad |= tmpi_bfs(e, rootv[i], parent, &tb, &cb, why, sizeof why);
+        if (ranks == 1)
+            nompi_root(&np1, &el, rootv[i], i, 0);
         if (i == 0 && rank == 0) {
             print_levels(e, ranks, scale);
             const uint32_t hd = hub_degree(&g.csr);
@@ -570,6 +647,8 @@ int main(int argc, char **argv)
         }
         uint64_t edges = rank == 0 ? g500_component_edges(&el, parent) : 0;
         bad |= tmpi_sssp(e, rootv[i], dist, &ts, &cs, why, sizeof why);
+        if (ranks == 1)
+            nompi_root(&np1, &el, rootv[i], i, 1);
         bt[i] = (double)edges / (tb > 0 ? tb : 1e-9);
         st[i] = (double)edges / (ts > 0 ? ts : 1e-9);
         tot.edge_items += cb.edge_items + cs.edge_items;
@@ -578,6 +657,8 @@ int main(int argc, char **argv)
         tot.deferred += cb.deferred + cs.deferred;
         tot.bytes += cb.bytes + cs.bytes;
         tot.bytes_node += cb.bytes_node + cs.bytes_node;
+        tot.collectives += cs.collectives;
+        bfs.collectives += cb.collectives;
         bfs.bytes += cb.bytes;
         bfs.bytes_node += cb.bytes_node;
         bfs.forwarded += cb.forwarded;
@@ -586,29 +667,38 @@ int main(int argc, char **argv)
         g500_teps_stats b = g500_teps_summary(bt, roots), s = g500_teps_summary(st, roots);
         printf("| ranks | scale | roots | BFS MTEPS (harmonic) | SSSP MTEPS (harmonic) | arrivals "
                "per edge | items per message | deferred (outbox full) | BFS bytes sent per root "
-               "(of them within the node) | all bytes sent |\n"
-               "|---|---|---|---|---|---|---|---|---|---|\n");
+               "(of them within the node) | all bytes sent | collectives per BFS / SSSP |\n"
+               "|---|---|---|---|---|---|---|---|---|---|---|\n");
         printf("| %d | %u | %u | %.2f | %.2f | %.1f%% | %.0f | %" PRIu64 " | %" PRIu64 " (%" PRIu64
-               ") | %" PRIu64 " |\n\n", ranks, scale, roots, b.harmonic_mean / 1e6,
+               ") | %" PRIu64 " | %.1f / %.1f |\n\n", ranks, scale, roots, b.harmonic_mean / 1e6,
                s.harmonic_mean / 1e6,
                tot.edge_items ? 100.0 * (double)tot.forwarded / (double)tot.edge_items : 0.0,
                tot.messages ? (double)tot.forwarded / (double)tot.messages : 0.0, tot.deferred,
-               bfs.bytes / roots, bfs.bytes_node / roots, tot.bytes);
+               bfs.bytes / roots, bfs.bytes_node / roots, tot.bytes,
+               (double)bfs.collectives / roots, (double)tot.collectives / roots);
         fflush(stdout);
+        bfs_mteps = b.harmonic_mean / 1e6;
+        sssp_mteps = s.harmonic_mean / 1e6;
         csv_row(a.csv, ranks, "bfs", scale, b.harmonic_mean / 1e6);
         csv_row(a.csv, ranks, "sssp", scale, s.harmonic_mean / 1e6);
     } else if (rank == 0) {
         fprintf(stderr, "mpi_bench: %s\n", why);
     }
+    if (ranks == 1) {
+        const int nbad = np1.bad;
+        np1.bad |= bad; /* no comparison with a failed run */
+        nompi_close(&np1, &a, bfs_mteps, sssp_mteps);
+        bad |= nbad;
+    }
     tmpi_close(e);
-    free(rootv);
     free(parent);
     free(dist);
     free(bt);
     free(st);
+    MPI_Finalize();
+    free(rootv);
     g500_graph_free(&g);
     g500_edge_list_free(&el);
-    MPI_Finalize();
     if (rank == 0 && !bad && a.g500_dir != NULL && run_g500(&a, ranks) != 0)
         return 1;
     return bad ? 1 : 0;

@@ -104,7 +104,8 @@ struct tmpi_engine {
     /* SSSP: the due vertices of a round, sorted by distance, and the
      * per-op bucket queues (workers + 2: ops also run on the dispatcher
      * and on a helping host thread). */
-    tmpi_seed *due;
+    tmpi_seed *due, *due2; /* due2, csort: the counting sort's output and counts */
+    uint32_t *csort;
     uint32_t due_n, due_stride;
     /* A round scans distances below due_bound only (the smallest due
      * distance + delta): farther vertices wait for the arrivals that may
@@ -133,7 +134,20 @@ struct tmpi_engine {
      * scanned with (heavy rounds and all-edge rounds; relaxed like best). */
     _Atomic uint64_t *hdone;
     uint64_t widen; /* a window spans windows of delta while the due count stays below this */
+    /* SSSP termination (tmpi_sssp.c): per rank, the arrivals this rank's
+     * outboxes accepted for it; per window of delta from arr_base, the
+     * arrivals sent at distances in it (ops, relaxed: the host reads them
+     * after its runtime's quiescence, which orders the ops' writes).
+     * arr_base is written by the host before it publishes a round. */
+    _Atomic uint64_t *sent_to, *arr_bins;
+    uint64_t arr_base;
+    uint64_t *wave;   /* one round's counts: 3 + TMPI_BINS + size values */
+    uint64_t *sent0;  /* sent_to when the SSSP's rounds began */
+    uint64_t block_k; /* block partition: vertices per rank */
+    uint64_t coll;    /* the engine's own collectives (statistic, host only) */
     atomic_uint_fast64_t scanned; /* edges the row scans read (statistic, relaxed) */
+    /* One rank: the runtime's traversals (tmpi_local.c); NULL elsewhere. */
+    mkrt_traversal *bfs_t, *sssp_t;
     tmpi_level lv[TMPI_LEVELS]; /* the last BFS's levels (summed over the ranks) */
     size_t nlv;
 };
@@ -205,5 +219,18 @@ void tmpi_sssp_rows(tmpi_engine *e);
 void tmpi_sssp_close(tmpi_engine *e);
 mkrt_status tmpi_sssp_chunk(tmpi_engine *e, const mkrt_op_ctx *ctx, const mkrt_item *it);
 mkrt_status tmpi_sssp_rounds(tmpi_engine *e);
+/* tmpi_sssp.c: the layer is up (size known): the per-rank counters. */
+int tmpi_sssp_ranks(tmpi_engine *e);
+/* Counts the arrivals an outbox accepted (n of them, from it), per
+ * destination rank and, for SSSP's, per window of their distance. */
+void tmpi_count_sent(const tmpi_engine *e, const mkrt_item *it, size_t n);
+
+/* tmpi_local.c: the graph registered with the runtime (before the
+ * layer opens its producers); at one rank, the traversals; one search
+ * through them (parent: BFS, else dist: SSSP). */
+mkrt_status tmpi_local_register(tmpi_engine *e, mkrt_error *err);
+mkrt_status tmpi_local_open(tmpi_engine *e, mkrt_error *err);
+int tmpi_local_search(tmpi_engine *e, uint32_t root, uint32_t *parent, uint64_t *dist,
+                      double *seconds, tmpi_counts *c, char *why, size_t len);
 
 #endif

@@ -14,9 +14,23 @@
  * as arrivals (deduplicated by sent_min). At one rank and one worker that
  * is Dijkstra with a bucket queue: every row once, no runtime item per
  * vertex. Arrivals lower `best` on their owner (receive hook) and are
- * picked up by the next round; done when no rank has a due vertex. */
+ * picked up by the next round; done when no rank has a due vertex.
+ *
+ * One collective per round (tmpi_sssp_rounds): when its runtime is
+ * quiescent, a rank contributes its due vertices per window of distance,
+ * the arrivals it sent per destination rank, and the arrivals it sent per
+ * window of their distance (counted by the senders: tmpi_count_sent). The
+ * sum is the next round's plan: every rank knows how many arrivals will
+ * reach it and waits for them locally (no second wave), and the windows
+ * that hold a due vertex or an arrival are an over-estimate of those
+ * that will hold a due vertex once the arrivals are in (an arrival that
+ * does not lower its target is counted and not due): a window empty in
+ * the sum is empty, so no round and no collective is spent on it, and
+ * none is ended too early. */
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "tmpi_internal.h"
 
@@ -33,12 +47,14 @@ int tmpi_sssp_open(tmpi_engine *e)
     e->nscratch = e->workers + 2;
     e->scratch = calloc(e->nscratch, sizeof *e->scratch);
     e->due = malloc((size_t)e->vertices * sizeof *e->due);
+    e->due2 = malloc((size_t)e->vertices * sizeof *e->due2);
+    e->csort = malloc(((size_t)e->vertices + 4097u) * sizeof *e->csort);
     const uint64_t m = e->g->offsets[e->vertices];
     e->wrow = malloc((m > 0 ? m : 1) * sizeof *e->wrow);
     e->nlight = calloc(e->vertices, sizeof *e->nlight);
     e->hdone = malloc((size_t)e->vertices * sizeof *e->hdone);
-    if (e->scratch == NULL || e->due == NULL || e->wrow == NULL || e->nlight == NULL ||
-        e->hdone == NULL)
+    if (e->scratch == NULL || e->due == NULL || e->due2 == NULL || e->csort == NULL ||
+        e->wrow == NULL || e->nlight == NULL || e->hdone == NULL)
         return -1;
     for (unsigned i = 0; i < e->nscratch; i++)
         atomic_init(&e->scratch[i].busy, 0);
@@ -63,13 +79,61 @@ void tmpi_sssp_rows(tmpi_engine *e)
     }
 }
 
+int tmpi_sssp_ranks(tmpi_engine *e)
+{
+    const size_t size = (size_t)e->size;
+    e->sent_to = malloc(size * sizeof *e->sent_to);
+    e->arr_bins = malloc(TMPI_BINS * sizeof *e->arr_bins);
+    e->wave = malloc((3 + TMPI_BINS + size) * sizeof *e->wave);
+    e->sent0 = malloc(size * sizeof *e->sent0);
+    if (e->sent_to == NULL || e->arr_bins == NULL || e->wave == NULL || e->sent0 == NULL)
+        return -1;
+    for (size_t r = 0; r < size; r++)
+        atomic_init(&e->sent_to[r], 0);
+    for (unsigned b = 0; b < TMPI_BINS; b++)
+        atomic_init(&e->arr_bins[b], 0);
+    return 0;
+}
+
+/* The window of distance x from arr_base (the last counts every farther one). */
+static unsigned bin_of(const tmpi_engine *e, uint64_t x)
+{
+    const uint64_t b = x > e->arr_base ? (x - e->arr_base) / e->delta : 0;
+    return b < TMPI_BINS - 1 ? (unsigned)b : TMPI_BINS - 1;
+}
+
+void tmpi_count_sent(const tmpi_engine *e, const mkrt_item *it, size_t n)
+{
+    /* Runs of one owner (rows are sorted): one add per run. */
+    for (size_t i = 0; i < n;) {
+        const int r = e->own_n > 0 ? (int)(it[i].out / e->block_k) : mkrt_mpi_owner(e->mpi, it[i].out);
+        size_t k = i + 1;
+        while (k < n && (e->own_n > 0 ? (int)(it[k].out / e->block_k)
+                                      : mkrt_mpi_owner(e->mpi, it[k].out)) == r)
+            k++;
+        /* Relaxed: read by the host after the runtime's quiescence. */
+        atomic_fetch_add_explicit(&e->sent_to[r], k - i, memory_order_relaxed);
+        i = k;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (it[i].op == OP_SETTLE) /* relaxed, as above */
+            atomic_fetch_add_explicit(&e->arr_bins[bin_of(e, it[i].param & ~ARRIVE)], 1,
+                                      memory_order_relaxed);
+}
+
 void tmpi_sssp_close(tmpi_engine *e)
 {
+    free(e->sent_to);
+    free(e->arr_bins);
+    free(e->wave);
+    free(e->sent0);
     for (unsigned i = 0; e->scratch != NULL && i < e->nscratch; i++)
         for (unsigned b = 0; b <= TMPI_WMAX; b++)
             free(e->scratch[i].b[b].v);
     free(e->scratch);
     free(e->due);
+    free(e->due2);
+    free(e->csort);
     free(e->wrow);
     free(e->nlight);
     free(e->hdone);
@@ -195,11 +259,41 @@ static int by_distance(const void *a, const void *b)
     return x->d < y->d ? -1 : x->d > y->d ? 1 : (x->v > y->v) - (x->v < y->v);
 }
 
+/* Sorts the n due vertices by distance, then vertex (they were listed by
+ * vertex): a stable counting sort when their distances span at most
+ * vertices + 4096 values (a window's do), else qsort. */
+static void sort_due(tmpi_engine *e, uint32_t n)
+{
+    if (n < 2)
+        return;
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        lo = e->due[k].d < lo ? e->due[k].d : lo;
+        hi = e->due[k].d > hi ? e->due[k].d : hi;
+    }
+    const uint64_t span = hi - lo + 1;
+    if (span > (uint64_t)e->vertices + 4096u) {
+        qsort(e->due, n, sizeof *e->due, by_distance);
+        return;
+    }
+    uint32_t *at = e->csort;
+    memset(at, 0, (size_t)(span + 1) * sizeof *at);
+    for (uint32_t k = 0; k < n; k++)
+        at[e->due[k].d - lo + 1]++;
+    for (uint64_t i = 1; i <= span; i++)
+        at[i] += at[i - 1];
+    for (uint32_t k = 0; k < n; k++)
+        e->due2[at[e->due[k].d - lo]++] = e->due[k];
+    tmpi_seed *t = e->due;
+    e->due = e->due2;
+    e->due2 = t;
+}
+
 /* One round: the owned vertices `take` picks (best in [lo_d, hi_d), and
- * due unless heavy), sorted by distance, as CHUNK items (one per worker);
- * then the global quiescence. A publish failure is told to every rank with
- * the next counts (*failed). */
-static mkrt_status round_of(tmpi_engine *e, int mode, uint64_t lo_d, uint64_t hi_d, uint64_t *failed)
+ * due unless heavy), sorted by distance, published as CHUNK items (one
+ * per worker). A publish failure is told to every rank with the next
+ * counts (*failed). */
+static void round_of(tmpi_engine *e, int mode, uint64_t lo_d, uint64_t hi_d, uint64_t *failed)
 {
     const uint32_t lo = e->own_n > 0 ? e->own_lo : 0, hi = e->own_n > 0 ? lo + e->own_n : e->vertices;
     uint32_t n = 0;
@@ -214,7 +308,7 @@ static mkrt_status round_of(tmpi_engine *e, int mode, uint64_t lo_d, uint64_t hi
             e->due[n++] = (tmpi_seed){b, v};
     }
     if (mode != TMPI_HEAVY)
-        qsort(e->due, n, sizeof *e->due, by_distance);
+        sort_due(e, n);
     e->due_n = n;
     e->due_mode = mode;
     e->due_bound = hi_d;
@@ -223,67 +317,150 @@ static mkrt_status round_of(tmpi_engine *e, int mode, uint64_t lo_d, uint64_t hi
         e->seeds[k] = (mkrt_item){OP_SETTLE, k, k, CHUNK};
     if (n > 0 && mkrt_publish(e->producer, e->seeds, e->due_stride, MKRT_TIMEOUT_INFINITE, NULL) != MKRT_OK)
         *failed = 1;
-    return mkrt_mpi_quiesce(e->mpi, MKRT_TIMEOUT_INFINITE);
+}
+
+/* How long a rank waits for its runtime before it joins the next count
+ * (a busy rank still joins: a dead peer is caught by the layer's
+ * collective timeout), and for the arrivals the count promised it. */
+#define SLICE_NS 20000000u
+#define ARRIVAL_WAIT_NS 30000000000u
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Waits until the layer has applied `want` arrivals in all (its received
+ * count) and the runtime is quiescent; false after ARRIVAL_WAIT_NS. */
+static bool await_arrivals(tmpi_engine *e, uint64_t want)
+{
+    const uint64_t t0 = mono_ns();
+    mkrt_mpi_stats ms;
+    for (unsigned spins = 0;; spins++) {
+        mkrt_mpi_stats_read(e->mpi, &ms);
+        if (ms.received >= want)
+            break;
+        if (mono_ns() - t0 > ARRIVAL_WAIT_NS)
+            return false;
+        if (spins < 64) {
+            sched_yield();
+        } else {
+            struct timespec ts = {0, 10000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    /* A batch the receive hook declined was published into the runtime. */
+    return mkrt_quiesce(e->rt, ARRIVAL_WAIT_NS) == MKRT_OK;
+}
+
+/* One count: this rank's part (when its runtime is quiescent within a
+ * slice), summed over the ranks into e->wave: [0] due vertices and
+ * arrivals, [1] failed, [2] busy ranks, [3 ..] per window of delta from
+ * base, then the arrivals sent to each rank since recv0/sent0. */
+static void count_round(tmpi_engine *e, uint64_t base, uint64_t failed, const uint64_t *sent0)
+{
+    const uint32_t lo = e->own_n > 0 ? e->own_lo : 0, hi = e->own_n > 0 ? lo + e->own_n : e->vertices;
+    uint64_t *w = e->wave;
+    const size_t nw = 3 + TMPI_BINS + (size_t)e->size;
+    memset(w, 0, nw * sizeof *w);
+    const mkrt_status q = mkrt_quiesce(e->rt, SLICE_NS);
+    w[1] = failed || (q != MKRT_OK && q != MKRT_ETIMEDOUT);
+    w[2] = q != MKRT_OK;
+    if (q == MKRT_OK) { /* no op runs: the counters and best are stable here */
+        uint64_t *bins = w + 3;
+        for (unsigned b = 0; b < TMPI_BINS; b++) {
+            /* Relaxed: ordered by the quiescence (see the fields). */
+            bins[b] = atomic_load_explicit(&e->arr_bins[b], memory_order_relaxed);
+            w[0] += bins[b];
+        }
+        for (uint32_t v = lo; v < hi; v++) {
+            if (!tmpi_mine(e, v))
+                continue;
+            /* Relaxed: the ops are quiescent; arrivals may still lower
+             * best (hook): then the sender counted the new value. */
+            const uint64_t b = atomic_load_explicit(&e->best[v], memory_order_relaxed);
+            if (b >= atomic_load_explicit(&e->done[v], memory_order_relaxed))
+                continue;
+            const uint64_t bin = (b > base ? b - base : 0) / e->delta;
+            w[0]++;
+            bins[bin < TMPI_BINS - 1 ? bin : TMPI_BINS - 1]++;
+        }
+        for (int r = 0; r < e->size; r++) /* relaxed, as above */
+            w[3 + TMPI_BINS + r] = atomic_load_explicit(&e->sent_to[r], memory_order_relaxed) - sent0[r];
+    }
+    mkrt_mpi_allreduce_sum(e->mpi, w, nw);
+    e->coll++;
 }
 
 /* Delta-stepping between the ranks: the due vertices are counted per
- * bin of delta distances from `base` (summed over the ranks, so every
- * rank takes the same window): the window starts at the first non-empty
- * bin and covers the next ones while their due count stays at most
- * `widen`. Light rounds scan the window's due vertices' light edges
- * (weight <= delta), as often as arrivals lower some again; when nothing
- * is due below the window's end on any rank its distances are final and a
- * heavy round scans the heavy edges of the vertices below the end whose
- * heavy edges were not scanned at their distance (`hdone`). One rank (or
- * a window past the counted bins): all edges, no bound, Dijkstra by
- * buckets. */
+ * bin of delta distances from `base` (summed over the ranks, with the
+ * arrivals on their way: see the top, so every rank takes the same
+ * window): the window starts at the first non-empty bin and covers the
+ * next ones while their count stays at most `widen`. Light rounds scan
+ * the window's due vertices' light edges (weight <= delta), as often as
+ * arrivals lower some again; when nothing is due below the window's end
+ * on any rank its distances are final and a heavy round scans the heavy
+ * edges of the vertices below the end whose heavy edges were not scanned
+ * at their distance (`hdone`). One rank (or a window past the counted
+ * bins): all edges, no bound, Dijkstra by buckets. The arrivals of a
+ * round are in (await_arrivals) before the next one is published. */
 mkrt_status tmpi_sssp_rounds(tmpi_engine *e)
 {
-    const uint32_t lo = e->own_n > 0 ? e->own_lo : 0, hi = e->own_n > 0 ? lo + e->own_n : e->vertices;
     uint64_t base = 0; /* no due distance is below it (arrivals come from scans at base or more) */
     uint64_t win_hi = 0; /* the end of the last light window */
     uint64_t failed = 0;
     int heavy_due = 0; /* a light round ran in the window ending at win_hi */
+    mkrt_mpi_stats ms;
+    mkrt_mpi_stats_read(e->mpi, &ms); /* globally quiescent: nothing in flight */
+    const uint64_t recv0 = ms.received;
+    for (int r = 0; r < e->size; r++) /* relaxed: no op runs */
+        e->sent0[r] = atomic_load_explicit(&e->sent_to[r], memory_order_relaxed);
+    for (unsigned b = 0; b < TMPI_BINS; b++)
+        atomic_store_explicit(&e->arr_bins[b], 0, memory_order_relaxed);
+    e->arr_base = base;
     for (;;) {
-        uint64_t sums[2 + TMPI_BINS] = {0};
-        sums[1] = failed;
-        for (uint32_t v = lo; v < hi; v++) {
-            if (!tmpi_mine(e, v))
-                continue;
-            /* Relaxed: written before the last global quiescence (see the fields). */
-            const uint64_t b = atomic_load_explicit(&e->best[v], memory_order_relaxed);
-            if (b >= atomic_load_explicit(&e->done[v], memory_order_relaxed))
-                continue;
-            const uint64_t bin = (b - base) / e->delta;
-            sums[0]++;
-            sums[2 + (bin < TMPI_BINS - 1 ? bin : TMPI_BINS - 1)]++;
-        }
-        mkrt_mpi_allreduce_sum(e->mpi, sums, 2 + TMPI_BINS);
+        count_round(e, base, failed, e->sent0);
+        const uint64_t *sums = e->wave;
         if (sums[1] != 0)
             return MKRT_ECLOSED;
+        if (sums[2] != 0)
+            continue; /* a rank's runtime is still busy: count again */
+        /* Every rank is idle: the arrivals the count promised this rank. */
+        if (!await_arrivals(e, recv0 + sums[3 + TMPI_BINS + e->rank])) {
+            failed = 1; /* told to every rank by the next count */
+            continue;
+        }
         unsigned j = 0;
-        while (sums[0] > 0 && sums[2 + j] == 0)
+        while (sums[0] > 0 && sums[3 + j] == 0)
             j++;
-        mkrt_status st;
+        /* The next round's arrivals are counted from its base. */
+        for (unsigned b = 0; b < TMPI_BINS; b++) /* relaxed: no op runs */
+            atomic_store_explicit(&e->arr_bins[b], 0, memory_order_relaxed);
         if (heavy_due && (sums[0] == 0 || base + j * e->delta >= win_hi)) {
             heavy_due = 0; /* nothing due below win_hi: those distances are final */
-            st = round_of(e, TMPI_HEAVY, 0, win_hi, &failed);
+            round_of(e, TMPI_HEAVY, 0, win_hi, &failed);
         } else if (sums[0] == 0) {
             return MKRT_OK;
         } else if (e->size == 1 || j == TMPI_BINS - 1) {
             base += j * e->delta;
-            st = round_of(e, TMPI_ALL, 0, UINT64_MAX, &failed);
+            e->arr_base = base;
+            round_of(e, TMPI_ALL, 0, UINT64_MAX, &failed);
         } else {
-            uint64_t acc = sums[2 + j];
+            uint64_t acc = sums[3 + j];
             unsigned k = 1;
-            while (j + k < TMPI_BINS - 1 && acc + sums[2 + j + k] <= e->widen)
-                acc += sums[2 + j + k++];
+            while (j + k < TMPI_BINS - 1 && acc + sums[3 + j + k] <= e->widen)
+                acc += sums[3 + j + k++];
             base += j * e->delta;
+            e->arr_base = base;
             win_hi = base + k * e->delta;
             heavy_due = 1;
-            st = round_of(e, TMPI_LIGHT, base, win_hi, &failed);
+            /* From 0, not base: a heavy round may have lowered a vertex
+             * below base (a heavy edge of a vertex of an earlier window
+             * that base passed before its heavy round); it counts in
+             * window 0 and is scanned now. */
+            round_of(e, TMPI_LIGHT, 0, win_hi, &failed);
         }
-        if (st != MKRT_OK)
-            return st;
     }
 }

@@ -49,7 +49,11 @@
  * the item's `in`).
  *
  * SSSP (tmpi_sssp.c): delta-stepping between the ranks and Dial's
- * bucket queue inside each op; at one rank, one round of Dijkstra. */
+ * bucket queue inside each op; at one rank, one round of Dijkstra.
+ *
+ * One rank (tmpi_local.c): no arrival can come, so BFS and SSSP run as
+ * the runtime's own traversals (mkrt_traversal_*), the one-process
+ * engine; TMPI_LOCAL=0 keeps the rounds above. */
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -102,7 +106,9 @@ static bool deliver(void *user, int src, const mkrt_item *items, size_t n)
  * must not block). */
 static mkrt_status forward(const tmpi_engine *e, const mkrt_op_ctx *ctx, mkrt_item arrival)
 {
-    mkrt_status st = mkrt_mpi_op_emit(e->mpi, ctx, &arrival, 1, NULL);
+    size_t done = 0;
+    mkrt_status st = mkrt_mpi_op_emit(e->mpi, ctx, &arrival, 1, &done);
+    tmpi_count_sent(e, &arrival, done);
     if (st == MKRT_EAGAIN)
         st = mkrt_op_emit(ctx, &arrival, 1);
     return st;
@@ -115,6 +121,7 @@ mkrt_status tmpi_flush(const tmpi_engine *e, const mkrt_op_ctx *ctx, const mkrt_
 {
     size_t done = 0;
     mkrt_status st = mkrt_mpi_op_emit(e->mpi, ctx, stage, n, &done);
+    tmpi_count_sent(e, stage, done);
     if (st != MKRT_EAGAIN)
         return st;
     *full = true;
@@ -356,6 +363,8 @@ tmpi_engine *tmpi_open(const g500_csr *g, unsigned threads, mkrt_mpi_partition p
     d.name = "mpi-sssp-settle";
     if (mkrt_op_register(e->rt, OP_SETTLE, &d, &err) != MKRT_OK)
         return fail_open(e, why, len, "mkrt_op_register", &err);
+    if (tmpi_local_register(e, &err) != MKRT_OK)
+        return fail_open(e, why, len, "mkrt_graph_register", &err);
     mkrt_mpi_config mc = mkrt_mpi_config_default();
     mc.handles = g->vertices;
     mc.partition = partition;
@@ -373,15 +382,26 @@ tmpi_engine *tmpi_open(const g500_csr *g, unsigned threads, mkrt_mpi_partition p
         const uint64_t lo = k * (uint64_t)e->rank;
         e->own_lo = lo < g->vertices ? (uint32_t)lo : g->vertices;
         e->own_n = (uint32_t)((lo + k < g->vertices ? lo + k : g->vertices) - e->own_lo);
+        e->block_k = k;
+    }
+    if (tmpi_sssp_ranks(e) != 0) {
+        mkrt_mpi_destroy(e->mpi, NULL);
+        err = (mkrt_error){MKRT_ENOMEM, ""};
+        snprintf(err.message, sizeof err.message, "out of memory for %d ranks' counters. Fix: "
+                 "fewer ranks or more memory.", e->size);
+        return fail_open(e, why, len, "tmpi_open", &err);
     }
     for (uint32_t v = 0; v < g->vertices; v++)
         if (mine(e, v))
             e->owned_edges += g->offsets[v + 1] - g->offsets[v];
     pick_hubs(e);
     tmpi_sssp_rows(e);
-    if ((e->producer = mkrt_producer_open(e->rt, &err)) == NULL) {
-        mkrt_mpi_destroy(e->mpi, NULL);
-        return fail_open(e, why, len, "mkrt_producer_open", &err);
+    if ((e->producer = mkrt_producer_open(e->rt, &err)) == NULL ||
+        tmpi_local_open(e, &err) != MKRT_OK) {
+        if (e->mpi != NULL)
+            mkrt_mpi_destroy(e->mpi, NULL);
+        return fail_open(e, why, len,
+                         e->producer == NULL ? "mkrt_producer_open" : "tmpi_local_open", &err);
     }
     return e;
 }
@@ -411,6 +431,7 @@ static mkrt_status pull_level(tmpi_engine *e, uint32_t depth)
     for (uint32_t k = 0; k < e->front_n; k++)
         e->fbits[e->front[k] >> 6] |= 1ull << (e->front[k] & 63);
     mkrt_status st = mkrt_mpi_allreduce_sum(e->mpi, e->fbits, e->fwords);
+    e->coll++;
     e->pull_depth = depth;
     size_t n = 0;
     for (uint32_t v = lo; v < hi; v += PULL_SPAN)
@@ -492,6 +513,7 @@ static mkrt_status levels(tmpi_engine *e)
                                              m1.messages_sent - m0.messages_sent, edges_f, edges_u};
         memcpy(sums + 8, e->hbits, sizeof e->hbits);
         mkrt_mpi_allreduce_sum(e->mpi, sums, 8 + TMPI_HUB_WORDS);
+        e->coll++;
         memcpy(e->hbits, sums + 8, sizeof e->hbits);
         e->hub_depth = (uint32_t)level;
         m0 = m1;
@@ -550,6 +572,8 @@ static int run(tmpi_engine *e, mkrt_item seed, int by_level, double *seconds, tm
     const uint64_t scanned0 = atomic_load_explicit(&e->scanned, memory_order_relaxed);
     mkrt_status st = mkrt_mpi_quiesce(e->mpi, MKRT_TIMEOUT_INFINITE); /* everyone is ready */
     double t0 = g500_seconds();
+    const uint64_t coll0 = e->coll;
+    mkrt_mpi_stats_read(e->mpi, &m0); /* the waves from here */
     mkrt_error err = {0};
     mkrt_status q = MKRT_OK;
     const int has_root = mkrt_mpi_owner(e->mpi, seed.out) == e->rank;
@@ -581,7 +605,8 @@ static int run(tmpi_engine *e, mkrt_item seed, int by_level, double *seconds, tm
                         m1.deferred - m0.deferred, m1.bytes_sent - m0.bytes_sent,
                         m1.bytes_sent_node - m0.bytes_sent_node};
     mkrt_mpi_allreduce_sum(e->mpi, sums, 8);
-    *c = (tmpi_counts){sums[0], sums[1], sums[2], sums[5], sums[3], sums[6], sums[7]};
+    *c = (tmpi_counts){sums[0], sums[1], sums[2], sums[5], sums[3], sums[6], sums[7],
+                       e->coll - coll0 + m1.waves - m0.waves};
     mkrt_mpi_gather_cells(e->mpi, 0, e->vertices, e->cells);
     if (sums[4] != 0 || sums[3] != 0) {
         snprintf(why, len, "mkrt-mpi engine: %s; %llu item(s) failed over the ranks",
@@ -604,8 +629,11 @@ static int bad_root(const tmpi_engine *e, uint32_t root, char *why, size_t len)
 int tmpi_bfs(tmpi_engine *e, uint32_t root, uint32_t *parent, double *seconds, tmpi_counts *c,
              char *why, size_t len)
 {
-    if (bad_root(e, root, why, len) != 0 ||
-        run(e, (mkrt_item){OP_VISIT, 0, root, EXPAND}, 1, seconds, c, why, len) != 0)
+    if (bad_root(e, root, why, len) != 0)
+        return -1;
+    if (e->bfs_t != NULL) /* one rank: the runtime's traversal (tmpi_local.c) */
+        return tmpi_local_search(e, root, parent, NULL, seconds, c, why, len);
+    if (run(e, (mkrt_item){OP_VISIT, 0, root, EXPAND}, 1, seconds, c, why, len) != 0)
         return -1;
     for (uint32_t v = 0; e->rank == 0 && v < e->vertices; v++)
         parent[v] = e->cells[v] == UNREACHED ? G500_NO_PARENT : (uint32_t)e->cells[v];
@@ -615,8 +643,11 @@ int tmpi_bfs(tmpi_engine *e, uint32_t root, uint32_t *parent, double *seconds, t
 int tmpi_sssp(tmpi_engine *e, uint32_t root, uint64_t *dist, double *seconds, tmpi_counts *c,
               char *why, size_t len)
 {
-    if (bad_root(e, root, why, len) != 0 ||
-        run(e, (mkrt_item){OP_SETTLE, 0, root, EXPAND}, 0, seconds, c, why, len) != 0)
+    if (bad_root(e, root, why, len) != 0)
+        return -1;
+    if (e->sssp_t != NULL) /* one rank: the runtime's traversal (tmpi_local.c) */
+        return tmpi_local_search(e, root, NULL, dist, seconds, c, why, len);
+    if (run(e, (mkrt_item){OP_SETTLE, 0, root, EXPAND}, 0, seconds, c, why, len) != 0)
         return -1;
     for (uint32_t v = 0; e->rank == 0 && v < e->vertices; v++)
         dist[v] = e->cells[v] == UNREACHED ? G500_INF : e->cells[v];
@@ -640,7 +671,8 @@ void tmpi_close(tmpi_engine *e)
 {
     if (e == NULL)
         return;
-    mkrt_mpi_destroy(e->mpi, NULL);
+    if (e->mpi != NULL) /* one rank: stopped after the open (tmpi_local.c) */
+        mkrt_mpi_destroy(e->mpi, NULL);
     mkrt_producer_close(e->producer);
     mkrt_destroy(e->rt, MKRT_TIMEOUT_INFINITE, NULL);
     free_engine(e);

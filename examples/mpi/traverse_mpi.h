@@ -23,6 +23,7 @@ typedef struct tmpi_counts {
     uint64_t failed;     /* items that failed (must be 0) */
     uint64_t bytes;      /* bytes of the MPI messages sent (all ranks) */
     uint64_t bytes_node; /* of them, to ranks on the sender's node */
+    uint64_t collectives; /* rank 0's collective calls between the start and the end (waves and sums) */
 } tmpi_counts;
 
 /** One BFS level of the last tmpi_bfs(), summed over the ranks. */
@@ -47,7 +48,8 @@ tmpi_engine *tmpi_open(const g500_csr *g, unsigned threads, mkrt_mpi_partition p
 /** This rank and the ranks. */
 int tmpi_rank(const tmpi_engine *e);
 int tmpi_size(const tmpi_engine *e);
-/** The layer, for reductions. */
+/** The layer, for reductions; NULL at one rank, where the engine runs the
+ *  runtime's traversals and stops the layer after tmpi_open(). */
 mkrt_mpi *tmpi_layer(tmpi_engine *e);
 /** BFS from root: on rank 0, parent[] of every vertex (scratch elsewhere);
  *  *seconds the traversal's time (seed to global quiescence). 0, or -1

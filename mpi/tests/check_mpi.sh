@@ -35,6 +35,12 @@ for np in 1 2 4; do
     echo "FAIL: graph_bfs on $np rank(s)"; fail=1
   fi
 done
+# One rank runs the runtime's traversals (examples/mpi/tmpi_local.c);
+# TMPI_LOCAL=0 keeps the engine's own rounds there: both are checked.
+echo "== distributed graph_bfs on 1 rank with the engine's own rounds (TMPI_LOCAL=0)"
+if ! TMPI_LOCAL=0 timeout -k 5 300 $MPIRUN -x TMPI_LOCAL -np 1 "$BUILD/examples/graph_bfs" --scale 12 --roots 4; then
+  echo "FAIL: graph_bfs on 1 rank, TMPI_LOCAL=0"; fail=1
+fi
 echo "== distributed graph_bfs on 4 ranks, hash partition"
 if ! MKRT_MPI_PARTITION=hash timeout -k 5 300 $MPIRUN -x MKRT_MPI_PARTITION -np 4 \
     "$BUILD/examples/graph_bfs" --scale 12 --roots 2; then
