@@ -21,7 +21,10 @@
 #     a caller's own batch (mkrt_layer_batch: layer.c's level pass, which
 #     the dedupe stage runs as mkrt__layer_prune_levels;
 #     mkrt_dedupe_prune_ordered: prune_rule.h's rule, which that pass
-#     applies).
+#     applies), and the dedupe concept's set form on a caller's own batch
+#     (mkrt_dedupe_prune: every exact duplicate dropped, for callers whose
+#     items form a set; it decides nothing about how a batch runs, and the
+#     runtime's batches are sequences, so no stage may call it).
 #   - Every planner must be reachable from the data path: from a function
 #     the runtime's API exports (mkrt_create starts the dispatcher, whose
 #     stages call the planners; mkrt_publish, mkrt_wait, ...) through calls
@@ -61,6 +64,7 @@ mkrt_barrier_scratch_destroy
 mkrt_barrier_scratch_wave_capacity
 mkrt_dedupe_scratch_capacity
 mkrt_dedupe_scratch_create
+mkrt_dedupe_prune
 mkrt_dedupe_prune_ordered
 mkrt_dedupe_scratch_destroy
 mkrt_device_key_cpu
@@ -97,8 +101,8 @@ mkrt_wave_topology_name
 EOF
 sort -o "$tmp/api" "$tmp/api"
 # Planners not on the data path yet, left to the change that owns them
-# (dedupe.c: the unordered pruner, which no stage runs; to call or move).
-TODO="mkrt_dedupe_prune"
+# (none today).
+TODO=""
 
 # Functions a header declares (comments removed; "name(" that is not a
 # function-pointer typedef's "(*").
