@@ -18,7 +18,7 @@ set -u
 R=${1:-5}
 B=${BUILD:-build}
 GSCALE=${GSCALE:-18} # the graph kernels' Kronecker scale (18: runs of 5-60 ms, not 1-6 ms)
-CONFS="none all wake shed fuse route drain pull arms queue"
+CONFS=${CONFS:-"none all wake shed fuse route drain pull arms queue"} # a subset: CONFS="none all fuse"
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
