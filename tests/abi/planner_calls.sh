@@ -38,7 +38,7 @@
 #     take it off the list then).
 #
 # How the calls are found: each file under src/ with its comments removed
-# (cc -fpreprocessed -E), strings and characters blanked; a function body
+# (perl, see uncomment below), strings and characters blanked; a function body
 # is the brace block after a name and its parameters at file scope; an
 # identifier inside it is an edge from that function (a call, or a
 # function pointer it passes). References at file scope (initialisers of
@@ -48,7 +48,6 @@
 #   MKRT_SO=build/libmkrt.so.X.Y.Z CC=cc sh tests/abi/planner_calls.sh
 set -u
 so=${MKRT_SO:?set MKRT_SO to the libmkrt.so.X.Y.Z to check}
-cc=${CC:-cc}
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
@@ -104,10 +103,17 @@ sort -o "$tmp/api" "$tmp/api"
 # (none today).
 TODO=""
 
+# A C file with its comments removed, strings and characters kept, no
+# macro expanded (perl, which prove needs anyway: gcc's -fpreprocessed has
+# no clang equivalent, and the check must not depend on $CC).
+uncomment() {
+    perl -0777 -pe 's{/\*.*?\*/|//[^\n]*|("(?:\\.|[^"\\\n])*"|'"'"'(?:\\.|[^'"'"'\\\n])*'"'"')}{defined $1 ? $1 : " "}gse' "$1"
+}
+
 # Functions a header declares (comments removed; "name(" that is not a
 # function-pointer typedef's "(*").
 declared_in() {
-    "$cc" -fpreprocessed -E -P "$1" 2> /dev/null | tr '\n\t' '  ' |
+    uncomment "$1" | tr '\n\t' '  ' |
         grep -o 'mkrt_[a-z0-9][a-z0-9_]* *( *[^* ]' | sed 's/ *(.*$//' | sort -u
 }
 
@@ -143,7 +149,8 @@ ok $? "every name of the API list is an exported function"
 # The call graph: "caller callee" per reference.
 find src -type f \( -name '*.c' -o -name '*.h' -o -name '*.cu' \) ! -path src/runtime/test_hooks.c | sort > "$tmp/files"
 while read -r f; do
-    "$cc" -fpreprocessed -E -P -x c "$f" 2> /dev/null
+    uncomment "$f"
+    echo
     echo "@@END_OF_FILE@@"
 done < "$tmp/files" | awk '
 function emit(to) { if (to != "") print cur, to }
