@@ -341,6 +341,10 @@ static int run_engine(const gopts *o, world *w, const traverse_ops *ops, unsigne
     const g500_csr *g = &w->graph.csr;
     double t0 = g500_seconds();
     traverse_engine *e = ops->open(g, threads, why, sizeof why);
+    if (e == NULL && ops == &traverse_mkrt_cuda_ops) { /* --device without a usable GPU */
+        printf("%s: skipped: %s\n", ops->name, why);
+        return 0;
+    }
     if (e == NULL) {
         fprintf(stderr, "graph_bench: FAILED: %s did not open: %s\n", ops->name, why);
         return -1;
@@ -423,13 +427,6 @@ int bench_family(const gopts *o, g500_family f, results *res)
     gapbs_peer *p = NULL;
     for (size_t i = 0; i < sizeof engines / sizeof *engines + (o->device ? 1 : 0) && rc == 0; i++) {
         if (i == sizeof engines / sizeof *engines) { /* --device: the same kernels on a CUDA GPU */
-            char why[1024];
-            traverse_engine *probe = traverse_mkrt_cuda_ops.open(&w.graph.csr, o->threads, why, sizeof why);
-            if (probe == NULL) {
-                printf("mkrt-cuda: skipped: %s\n", why);
-                break;
-            }
-            traverse_mkrt_cuda_ops.close(probe);
             rc = run_engine(o, &w, &traverse_mkrt_cuda_ops, o->threads, false, NULL, res);
             break;
         }
