@@ -65,9 +65,8 @@ static bool plan_on(const mkrt__dispatch *dp, uint32_t bit)
 
 /* The first device, in order of preference, that has not failed and
  * accepts the batch, unless ROUTE keeps a small batch of built-ins on the
- * CPU pool (plan/decide.h; not a frontier round, which the device may run
- * as a traversal, nor with the state in device memory, which would move
- * for it); else the CPU pool, which takes every batch. */
+ * CPU pool (plan/decide.h; not a batch of a made source, nor with the
+ * state in device memory, which would move for it); else the CPU pool, which takes every batch. */
 static uint32_t route(mkrt__dispatch *dp, mkrt__batch *b)
 {
     uint32_t pool = 0, dev = UINT32_MAX;
@@ -75,14 +74,14 @@ static uint32_t route(mkrt__dispatch *dp, mkrt__batch *b)
         const mkrt__backend *be = dp->backends[i];
         if (be->is_cpu_pool)
             pool = i;
-        /* A frontier round runs where its graph engine is: the host. */
-        else if (dev == UINT32_MAX && !be->failed && !b->round && be->ops->accepts(be, b->exec, b->exec_n))
+        /* A made source's items run where the source is: the host. */
+        else if (dev == UINT32_MAX && !be->failed && !b->source->made && be->ops->accepts(be, b->exec, b->exec_n))
             dev = i;
     }
     b->note.route = MKRT_PLAN_ROUTE_CPU_ONLY;
     if (dev == UINT32_MAX)
         return pool;
-    b->note.route = mkrt__decide_route(b->exec_n, b->user_ops == 0 && !b->round && !dp->device_state,
+    b->note.route = mkrt__decide_route(b->exec_n, b->user_ops == 0 && !b->source->made && !dp->device_state,
                                        &dp->planner.costs, plan_on(dp, MKRT_PLAN_ROUTE));
     /* A RELAX item the device accepted starts a whole traversal there (the
      * graph is resident): its cost is the traversal's, not n items', so the
@@ -99,32 +98,24 @@ static uint32_t route(mkrt__dispatch *dp, mkrt__batch *b)
 }
 
 /* Memory pressure of the batch against the budget, in bps (0: no
- * budget): the execution planner (mkrt_plan_execution: the topology for
- * the batch's shape fitted to the budget) over the resident graph (its
- * offsets, targets and weights) and the split's peak layer bytes, plus
- * the cells and APPEND log where they live in device memory. */
+ * budget): what is resident for the sources' items (the graph engine's
+ * graph, pipeline/source.h), the split's peak layer bytes, and the cells
+ * and APPEND log where they live in device memory, all of it measured or
+ * counted, against the budget. */
 static uint32_t memory_bps(const mkrt__dispatch *dp, const mkrt__batch *b)
 {
-    uint64_t budget = dp->cfg->device_memory_budget;
+    const uint64_t budget = dp->cfg->device_memory_budget;
     if (budget == 0)
         return 0;
-    const mkrt_graph *reg = dp->state->graph != NULL ? mkrt__graph_engine_graph(dp->state->graph) : NULL;
-    uint64_t v = reg != NULL ? reg->vertices : 0, e = v ? reg->offsets[v] : 0;
-    mkrt_graph_shape g = {v, e};
-    mkrt_byte_layout l = {v ? 8u : 0u, v && reg->weights ? 8u : 4u, b->plan.peak_frontier_bytes,
-                          b->plan.peak_scratch_bytes, b->plan.peak_output_bytes + (v ? 8u : 0u)};
-    uint64_t layers = b->layers ? b->layers : 1;
-    uint64_t width = b->exec_n / layers;
-    mkrt_exec_sample s = mkrt_exec_sample_from_telemetry((uint32_t)(b->exec_n ? width * 10000u / b->exec_n : 0),
-                                                         b->exec_n * 16u, (double)width * ns_per_item(&dp->planner.costs));
-    mkrt_exec_plan ep;
-    uint64_t bps = 10000u; /* not even the sparse envelope fits */
-    const mkrt__backend *be = dp->backends[b->plan.backend];
-    if (mkrt_plan_execution(&s, &g, &l, budget, launch_ns(&dp->planner.costs, be), 0.0, true, &ep, NULL) == MKRT_OK)
-        bps = ep.memory.memory_pressure_bps;
+    unsigned __int128 need = (unsigned __int128)b->plan.peak_frontier_bytes + b->plan.peak_scratch_bytes +
+                             b->plan.peak_output_bytes;
+    for (uint32_t i = 0; i < dp->nsources; i++)
+        if (dp->sources[i]->resident_bytes != NULL)
+            need += dp->sources[i]->resident_bytes(dp->sources[i]->ctx);
     if (dp->device_state)
-        bps += (dp->state->cells_bytes + dp->state->log_bytes) >= budget ? 10000u : (dp->state->cells_bytes + dp->state->log_bytes) * 10000u / budget;
-    return (uint32_t)(bps < 10000u ? bps : 10000u);
+        need += (unsigned __int128)dp->state->cells_bytes + dp->state->log_bytes;
+    const unsigned __int128 bps = need * 10000u / budget;
+    return bps < 10000u ? (uint32_t)bps : 10000u;
 }
 
 /* MKRT__SHARE_MIN_DEFAULT (plan/decide.h): the fewest items one participant

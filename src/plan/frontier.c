@@ -17,7 +17,7 @@ static mkrt_status over_budget(mkrt_error *err, uint64_t required, uint64_t budg
 {
     return mkrt__error_set(err, MKRT_EBUDGET,
                            "megakernel frontier memory planner requires %llu bytes for %s but "
-                           "budget allows %llu. Fix: shard the graph/frontier waves or raise the "
+                           "budget allows %llu. Fix: shard the graph or the frontier waves or raise the "
                            "explicit megakernel budget.",
                            (unsigned long long)required, field, (unsigned long long)budget);
 }

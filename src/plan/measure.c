@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "pipeline/batch.h"
+#include "pipeline/source.h"
 #include "plan/decide.h"
 
 /* Fewer items than this make a CPU cost sample mostly clock reads. */
@@ -13,9 +14,9 @@
 void mkrt__plan_measured(mkrt__planner *p, mkrt__batch *b, bool cpu, uint64_t ns)
 {
     b->note.run_ns = ns;
-    /* Costs of built-ins only: user ops and frontier rounds cost what they
+    /* Costs of built-ins only: user ops and made sources' items cost what they
      * cost, and WAKE and ROUTE decide for built-in batches alone. */
-    if (b->exec_n == 0 || b->user_ops != 0 || b->round)
+    if (b->exec_n == 0 || b->user_ops != 0 || b->source->made)
         return;
     mkrt__plan_costs *c = &p->costs;
     double n = (double)b->exec_n;
@@ -46,8 +47,11 @@ void mkrt__plan_waited(mkrt__planner *p, uint64_t ns)
 void mkrt__plan_explain_batch(mkrt__planner *p, mkrt__batch *b)
 {
     b->note.batch = b->seq;
-    b->note.pulled = b->pull;
-    if (b->round) {
+    b->note.pulled = false;
+    const mkrt__source *src = b->source;
+    if (src->note != NULL)
+        src->note(src->ctx, b->exec, b->exec_n, &b->note); /* e.g. pulled */
+    if (src->made) {
         b->note.frontier_bps = p->level_density_bps;
         b->note.frontier_class = (uint32_t)p->level_class;
         b->note.frontier_queue = p->level_queue;

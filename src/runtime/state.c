@@ -54,7 +54,7 @@ mkrt_status mkrt_stats_read(mkrt_runtime *rt, mkrt_stats *out)
     for (size_t i = 0; i < MKRT_PLAN_COUNTERS; i++)
         s.plan_counts[i] = atomic_load_explicit(&rt->dispatch.planner.n[i], memory_order_relaxed);
     mkrt__graph_counters gc;
-    mkrt__graph_counters_read(rt->state.graph, &gc);
+    mkrt__graph_counters_read(rt->graph, &gc);
     s.levels_pushed = gc.levels_pushed;
     s.levels_pulled = gc.levels_pulled;
     s.edges_examined = gc.edges_examined;
