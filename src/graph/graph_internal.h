@@ -78,6 +78,7 @@ struct mkrt_traversal {
         uint32_t v;         /* the vertex being expanded */
         uint64_t edge, end; /* its edges still to emit */
         bool pull;          /* this level runs pulled */
+        bool queue_chosen;  /* QUEUE's last choice for the lane (its hysteresis) */
         bool queued;        /* this level's vertices come from rq (QUEUE) */
         uint64_t rq_n, rq_pos;
         bool pull_pending;  /* pulled chunks of the level remain */
@@ -141,6 +142,11 @@ struct mkrt__graph_engine {
     alignas(MKRT_CACHE_LINE) _Atomic uint64_t pulled;
     _Atomic uint64_t levels_pushed, levels_pulled, edges; /* counters (dispatcher, relaxed) */
     mkrt__source source; /* the engine as a source of work (source.c) */
+    /* The level started last (dispatcher-only; round.c), for EXPLAIN: its
+     * density, GraphBLAS class (PULL's lanes) and whether it was queued. */
+    uint32_t level_density_bps;
+    mkrt_plan_frontier level_class;
+    bool level_queue;
 };
 
 /* Edges per chunk item, at most (and the cap on max_batch's share). */

@@ -94,10 +94,14 @@ static uint64_t resident_bytes(void *ctx)
     return (v + 1) * sizeof(uint64_t) + m * sizeof(uint32_t) * (e->graph.weights != NULL ? 2u : 1u);
 }
 
+/* The round's level as the engine decided it (round.c). */
 static void note(void *ctx, const mkrt_item *items, size_t n, mkrt_plan_record *r)
 {
-    (void)ctx;
+    const mkrt__graph_engine *e = ctx;
     r->pulled = n > 0 && mkrt__graph_chunk_pulled(&items[0]);
+    r->frontier_bps = e->level_density_bps;
+    r->frontier_class = (uint32_t)e->level_class;
+    r->frontier_queue = e->level_queue;
 }
 
 const mkrt__source *mkrt__graph_source(mkrt__graph_engine *e)

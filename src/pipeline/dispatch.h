@@ -145,7 +145,6 @@ typedef struct mkrt__dispatch {
     /* Stage scratch, dispatcher-only, sized at create. */
     mkrt_barrier_scratch *split;  /* the frontier planner's scratch */
     mkrt_frontier_wave *waves;    /* max_batch: one layer's items as waves */
-    mkrt_plan_cache *plans;
     mkrt__batch batch[2];
     uint32_t rr;             /* round-robin start */
     /* The dispatcher thread's spin budgets (base/spin_wait.h): idle, for

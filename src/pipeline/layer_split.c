@@ -6,13 +6,13 @@
  * of a layer touch one cell in a conflicting way); this stage gathers
  * items[0..kept) into exec[] layer by layer.
  * split: with a memory budget, every layer goes through the frontier
- * planner (mkrt_plan_frontier_memory) as one barrier group of waves, one
- * wave per item with its op's envelope (user ops; built-ins need no
- * bytes); the planner splits the group greedily into chunks whose fused
- * bytes fit the budget less the resident bytes, and reports its peaks.
- * Each chunk becomes a layer of its own, run behind one more barrier.
- * The runtime keeps no graph resident on the device (cells and the log
- * are host memory the device maps), so the resident term is 0. Without a
+ * planner's greedy split (plan/split.h; no barrier planning: a layer's
+ * items are conflict-free) as waves, one wave per item with its op's
+ * envelope (user ops; built-ins need no bytes); it splits the layer into
+ * chunks whose fused bytes fit the budget, and reports its peaks. Each
+ * chunk becomes a layer of its own, run behind one more barrier. What is
+ * resident (the sources' bytes, pipeline/source.h, and device state) is
+ * not split: the plan stage counts it in the memory pressure (SHED). Without a
  * budget (0, unbounded) nothing is split: the layers are only counted,
  * and the place stage, once the plan says who runs the batch, moves the
  * items into exec by a counting sort on their levels (one copy, no index
@@ -26,6 +26,7 @@
 #include "pipeline/layer_internal.h"
 #include "pipeline/stages.h"
 #include "pipeline/dispatch.h"
+#include "plan/split.h"
 
 /* Appends the items of one layer to exec, split as the frontier planner
  * says; returns the new layer count. */
@@ -41,8 +42,7 @@ static size_t split_layer(mkrt__dispatch *dp, mkrt__batch *b, const mkrt_item *s
             const mkrt_item *it = &src[idx[k]];
             dp->waves[k] = mkrt__ops_is_user(it->op) ? dp->state->ops[it->op].envelope : (mkrt_frontier_wave){0, 0, 0};
         }
-        planned = mkrt_plan_frontier_memory(dp->split, dp->waves, width, NULL, 0, 0, budget, 0, &fp,
-                                            &err) == MKRT_OK;
+        planned = mkrt__plan_split_layer(dp->split, dp->waves, width, 0, budget, &fp, &err) == MKRT_OK;
     }
     if (!planned) {
         /* No budget: the layer as it is. Out of memory: item by item (an

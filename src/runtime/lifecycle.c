@@ -55,8 +55,6 @@ static void free_runtime(mkrt_runtime *rt)
         mkrt__dispatch_scratch_destroy(rt->dispatch.helper_scratch[i]);
     mkrt_barrier_scratch_destroy(rt->dispatch.split);
     mkrt__free(rt->dispatch.waves, rt->cfg.max_batch * sizeof *rt->dispatch.waves);
-    if (rt->dispatch.plans != NULL)
-        mkrt_plan_cache_destroy(rt->dispatch.plans);
     mkrt_mpmc_ring_destroy(rt->state.dead);
     mkrt__mutex_destroy(&rt->producers.producers_lock);
     mkrt__mutex_destroy(&rt->dispatch.state_lock);
@@ -206,16 +204,8 @@ mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **out, mkrt_error *
     rt->dispatch.waves = mkrt__alloc(cfg->max_batch * sizeof *rt->dispatch.waves, MKRT_CACHE_LINE);
     rt->state.dead = mkrt_mpmc_ring_create(cfg->dead_letter_capacity, NULL);
     ok = mkrt__planner_init(&rt->dispatch.planner, cfg->max_producers, plan_off) && ok;
-    mkrt_plan_cache_config pc = mkrt_plan_cache_config_default();
-    if (mkrt_plan_cache_create(&pc, &rt->dispatch.plans, NULL) != MKRT_OK)
-        rt->dispatch.plans = NULL;
-    /* QUEUE's frontier planner: the cache, and the split's scratch (both
-     * used by the token's holder only, one stage at a time). */
-    rt->dispatch.planner.plans = rt->dispatch.plans;
-    rt->dispatch.planner.scratch = rt->dispatch.split;
-    rt->dispatch.planner.budget = cfg->device_memory_budget;
     if (!ok || !rt->producers.slots || !rt->state.cells || !rt->graph || !rt->state.append_log || !rt->state.emit_ring || !rt->dispatch.own_scratch ||
-        !rt->dispatch.split || !rt->dispatch.waves || !rt->state.dead || !rt->dispatch.plans) {
+        !rt->dispatch.split || !rt->dispatch.waves || !rt->state.dead) {
         free_runtime(rt);
         return mkrt__error_set(err, MKRT_ENOMEM,
                                "mkrt_create could not allocate its buffers (max_batch %zu, cells %u, "
