@@ -58,3 +58,9 @@ check-planlib: $(PL_TEST_BINS) $(PL_NULL_PROBE) $(PL_SHARED) ## libmkrt_planlib'
 	  grep -v '^mkrt_[a-z0-9]' | grep -v '^$$' | grep -v '^MKRT' > $(BUILD)/planlib_extra_exports.txt || true; \
 	if [ -s $(BUILD)/planlib_extra_exports.txt ]; then echo "libmkrt_planlib exports non-public symbols:"; \
 	  cat $(BUILD)/planlib_extra_exports.txt; exit 1; fi; echo "exports: libmkrt_planlib.so exports mkrt_* only"
+
+# libmkrt's plan cache tests also test the cached planners, which live in
+# libmkrt_planlib (mkrt_planlib/cached.h): they link it before libmkrt.
+$(BUILD)/tests/test_plan_cache $(BUILD)/tests/test_bad_input_plan: $(BUILD)/tests/%: $(BUILD)/tobj/tests/%.o $(PL_STATIC) $(TEST_HELPLIB) $(TEST_STATIC)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)

@@ -38,7 +38,7 @@
 #include "base/spin_wait.h"
 #include "base/thread.h"
 #include "ops/op_table.h"
-#include "pipeline/source.h"
+#include "plan/source.h"
 
 typedef struct cpu_pool {
     mkrt__backend base; /* first: the pool is its backend */
@@ -117,7 +117,7 @@ static void barrier(cpu_pool *pool, uint32_t n)
 }
 
 /* Worker `w` of the batch's plan.workers runs its share of every layer. */
-/* Items [from, to) of b, run by the batch's source (pipeline/source.h). */
+/* Items [from, to) of b, run by the batch's source (plan/source.h). */
 static inline void run_range(cpu_pool *pool, const mkrt__batch *b, size_t from, size_t to)
 {
     b->source->run(b->source->ctx, b->exec, from, to, &pool->fails);

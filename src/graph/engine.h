@@ -3,7 +3,7 @@
  * calls. The engine is a client of the core: it owns the registered graph
  * and its traversals (graph/traversal.h) and reaches the pipeline and the
  * ops only through their tables. To the pipeline it is a made source of
- * work (pipeline/source.h, mkrt__graph_source): the drain takes frontier
+ * work (plan/source.h, mkrt__graph_source): the drain takes frontier
  * rounds from it and the CPU pool hands a round's items back to it to run.
  * To the ops it fills the rows of the ops it claims (RELAX, the expanding
  * user ops: mkrt__op_entry.mark). The runtime registers both at create.
@@ -26,7 +26,7 @@
 #include "mkrt/item.h"
 #include "mkrt/status.h"
 #include "ops/op_table.h"
-#include "pipeline/source.h"
+#include "plan/source.h"
 
 typedef struct mkrt__graph_engine mkrt__graph_engine;
 
@@ -81,7 +81,7 @@ uint32_t mkrt__graph_lane_claim(mkrt__graph_engine *e, uint32_t op);
  * row->expand_slot (0: RELAX's). At create for RELAX's row, and for an
  * expanding user op's once its row is written (under the same lock). */
 void mkrt__graph_row_claim(mkrt__graph_engine *e, mkrt__op_entry *row);
-/* The engine as a source of work (pipeline/source.h), for the runtime to
+/* The engine as a source of work (plan/source.h), for the runtime to
  * register with the dispatch group at create. */
 const mkrt__source *mkrt__graph_source(mkrt__graph_engine *e);
 /* Test hook: levels of fewer vertices than this expand every vertex. */

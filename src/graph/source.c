@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* src/graph/source.c - the graph engine as a client of the core: its row
- * in the pipeline's table of work sources (pipeline/source.h) and its
+ * in the pipeline's table of work sources (plan/source.h) and its
  * expansion in the op table's rows (ops/op_table.h, mkrt__op_entry.mark).
  * The core calls these and knows nothing of frontiers, chunks or lanes. */
 #include "graph/graph_internal.h"

@@ -10,7 +10,7 @@
 void mkrt__stage_take_failures(mkrt__dispatch *dp, mkrt__batch *b, const uint32_t *fails, uint32_t nfails)
 {
     (void)dp;
-    /* The batch's source says which item each failure is (pipeline/source.h). */
+    /* The batch's source says which item each failure is (plan/source.h). */
     const mkrt__source *src = b->source;
     for (uint32_t i = 0; i < nfails;) {
         uint32_t used = 1;

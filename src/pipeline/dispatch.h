@@ -27,7 +27,7 @@
 #include "ops/op_table.h"
 #include "pipeline/batch.h"
 #include "pipeline/scratch.h"
-#include "pipeline/source.h"
+#include "plan/source.h"
 #include "pipeline/test_hooks.h"
 #include "plan/decide.h"
 #include "state/producers.h"
@@ -43,7 +43,7 @@ typedef struct mkrt__dispatch {
     uint32_t workers;
     uint32_t cpus;   /* CPUs available to the process at create (base/cpus.h) */
 
-    /* The sources of work (pipeline/source.h): the rings (the pipeline's
+    /* The sources of work (plan/source.h): the rings (the pipeline's
      * own) and the made sources registered at create (before the
      * dispatcher starts; constant after), drained in turn from
      * source_turn. */

@@ -80,7 +80,7 @@ static void plan_and_prepare(mkrt__dispatch *dp, mkrt__batch *b)
     }
 }
 
-/* A made source's items (pipeline/source.h) are all admitted, distinct
+/* A made source's items (plan/source.h) are all admitted, distinct
  * and commuting: one layer. */
 static void admit_made(mkrt__batch *b)
 {

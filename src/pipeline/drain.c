@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* src/pipeline/drain.c - stage drain: the emitted items first (the
  * emission queue in emission order), or a batch of a made source
- * (pipeline/source.h), then items from the producers' rings. The rings'
+ * (plan/source.h), then items from the producers' rings. The rings'
  * source table is here too. */
 #include <string.h>
 
@@ -92,7 +92,7 @@ bool mkrt__dispatch_source_add(mkrt__dispatch *dp, const mkrt__source *s)
     return true;
 }
 
-/* A batch of a made source (pipeline/source.h), the first that has items
+/* A batch of a made source (plan/source.h), the first that has items
  * from source_turn on. Every item they stand for is an emitted item. */
 static size_t take_made(mkrt__dispatch *dp, mkrt__batch *b)
 {

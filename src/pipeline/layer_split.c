@@ -11,7 +11,7 @@
  * envelope (user ops; built-ins need no bytes); it splits the layer into
  * chunks whose fused bytes fit the budget, and reports its peaks. Each
  * chunk becomes a layer of its own, run behind one more barrier. What is
- * resident (the sources' bytes, pipeline/source.h, and device state) is
+ * resident (the sources' bytes, plan/source.h, and device state) is
  * not split: the plan stage counts it in the memory pressure (SHED). Without a
  * budget (0, unbounded) nothing is split: the layers are only counted,
  * and the place stage, once the plan says who runs the batch, moves the

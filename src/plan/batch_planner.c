@@ -72,7 +72,7 @@ static uint32_t route(mkrt__dispatch *dp, mkrt__batch *b)
 
 /* Memory pressure of the batch against the budget, in bps (0: no
  * budget): what is resident for the sources' items (the graph engine's
- * graph, pipeline/source.h), the split's peak layer bytes, and the cells
+ * graph, plan/source.h), the split's peak layer bytes, and the cells
  * and APPEND log where they live in device memory, all of it measured or
  * counted, against the budget. */
 static uint32_t memory_bps(const mkrt__dispatch *dp, const mkrt__batch *b)

@@ -44,7 +44,7 @@
  *          measured density (its frontier vertices over the graph's:
  *          at most 12.5%, held to 15% against the lane's last choice);
  *          off: the bitset. The graph engine decides it (and PULL) per
- *          level, in src/graph/round.c, with the rules below.
+ *          level (its round.c), with the rules below.
  *          Not for a lane with distance buckets (weighted RELAX, SSSP):
  *          there the queue's discovery order examined 1% more edges and
  *          ran 4-5% slower on a 500 x 500 grid (bench/frontier_bench),

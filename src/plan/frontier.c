@@ -152,31 +152,3 @@ mkrt_status mkrt__plan_split_layer(mkrt_barrier_scratch *s, const mkrt_frontier_
                         budget_bytes, 0, plan, err);
 }
 
-mkrt_status mkrt__frontier_envelope(mkrt_barrier_scratch *s, const mkrt_exec_sample *sample,
-                                    const mkrt_graph_shape *graph, const mkrt_byte_layout *layout,
-                                    const mkrt_frontier_wave *waves, size_t wave_count,
-                                    const mkrt_wave_dep *deps, size_t dep_count,
-                                    uint64_t budget_bytes, mkrt_frontier_plan *plan,
-                                    mkrt_exec_sample *topo_sample, mkrt_byte_layout *peaks,
-                                    mkrt_error *err)
-{
-    if (sample == NULL || plan == NULL)
-        return mkrt__error_set(err, MKRT_EINVAL,
-                               "frontier execution planning got a NULL %s. Fix: pass valid "
-                               "pointers.",
-                               sample == NULL ? "schedule sample" : "frontier plan");
-    uint64_t graph_bytes;
-    mkrt_status st = mkrt_graph_resident_bytes(graph, layout, &graph_bytes, err);
-    if (st == MKRT_OK)
-        st = mkrt_plan_frontier_memory(s, waves, wave_count, deps, dep_count, graph_bytes,
-                                       budget_bytes, sample->readback_bytes, plan, err);
-    if (st != MKRT_OK)
-        return st;
-    *topo_sample = *sample;
-    topo_sample->readback_bytes = plan->amortized_readback_bytes;
-    *peaks = (mkrt_byte_layout){layout->bytes_per_node, layout->bytes_per_edge,
-                                plan->peak_frontier_bytes, plan->peak_scratch_bytes,
-                                plan->peak_output_bytes};
-    return MKRT_OK;
-}
-

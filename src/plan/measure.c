@@ -2,12 +2,12 @@
 /* src/plan/measure.c - the planner's side of the data path: what the
  * dispatching thread measures (costs, ring occupancy) and records (the
  * EXPLAIN ring), around the pure rules of decide.c. The frontier levels'
- * decisions (PULL, QUEUE) are the graph engine's (src/graph/round.c),
+ * decisions (PULL, QUEUE) are the graph engine's (its round.c),
  * which calls the same pure rules. */
 #include <string.h>
 
 #include "pipeline/batch.h"
-#include "pipeline/source.h"
+#include "plan/source.h"
 #include "plan/decide.h"
 
 /* Fewer items than this make a CPU cost sample mostly clock reads. */

@@ -39,7 +39,7 @@
  *                                  backends and, in test builds, the test hooks
  * The graph engine (graph/engine.h) is an object of its own, created with
  * the runtime, which wires it in: a source of work of the dispatch group
- * (pipeline/source.h) and the owner of the rows of the ops it claims;
+ * (plan/source.h) and the owner of the rows of the ops it claims;
  * the state group holds only the registered graph (state->graph).
  * What stays here is the API's: the config, the op table, the dispatcher
  * thread and what describes the backends. */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* src/pipeline/source.h - the sources of work the pipeline drains, as one
+/* src/plan/source.h - the sources of work the pipeline drains, as one
  * small table of calls: the core runs a source's items without knowing
  * what they are, the way libuv's threadpool runs the callbacks it was
  * given without naming fs or dns.
@@ -21,8 +21,8 @@
  * A batch holds items of one source (mkrt__batch.source). Made sources
  * are drained in turn, each batch of theirs alternating with the rings'
  * batches while the rings hold items. */
-#ifndef MKRT_PIPELINE_SOURCE_H
-#define MKRT_PIPELINE_SOURCE_H
+#ifndef MKRT_PLAN_SOURCE_H
+#define MKRT_PLAN_SOURCE_H
 
 #include <stdbool.h>
 #include <stddef.h>
