@@ -117,10 +117,14 @@ static void barrier(cpu_pool *pool, uint32_t n)
 }
 
 /* Worker `w` of the batch's plan.workers runs its share of every layer. */
-/* Items [from, to) of b, run by the batch's source (plan/source.h). */
+/* Items [from, to) of b: ops on the pool's state group, or a made
+ * source's items, which its source runs (plan/source.h). */
 static inline void run_range(cpu_pool *pool, const mkrt__batch *b, size_t from, size_t to)
 {
-    b->source->run(b->source->ctx, b->exec, from, to, &pool->fails);
+    if (b->source->made)
+        b->source->run(b->source->ctx, b->exec, from, to, &pool->fails);
+    else
+        mkrt__exec_range(pool->state, b->exec, from, to, &pool->fails);
 }
 
 static void run_share(cpu_pool *pool, mkrt__batch *b, uint32_t w)
