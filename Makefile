@@ -86,7 +86,7 @@ LDFLAGS  += $(SAN) -pthread
 LDLIBS   += $(URCU_STATIC_LIBS) -ldl -lm
 
 # ---- The library ----------------------------------------------------------
-LIB_SRCS := $(sort $(wildcard queue/*.c src/*/*.c))
+LIB_SRCS := $(sort $(wildcard base/*.c queue/*.c src/*/*.c))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/megakernel_fatbin.o \
             $(BUILD)/obj/gen/megakernel_link_fatbin.o
 STATIC   := $(BUILD)/libmkrt.a
@@ -110,7 +110,7 @@ G500_OBJS     := $(G500_SRCS:%.c=$(BUILD)/obj/%.o)
 G500_KIT_OBJS := $(filter-out %/traverse_mkrt.o,$(G500_OBJS))
 GRAPH_SCALE   ?= 16
 
-.PHONY: all check headers-check abi-check install-check stress soak soak-mpi tsan asan bench bench-quick \
+.PHONY: all check floors-check headers-check abi-check install-check stress soak soak-mpi tsan asan bench bench-quick \
         bench-cuda plots demo demo-graph examples install uninstall deps bench-deps clean help tests docs docs-check \
         mpi check-mpi mpi-deps tsan-mpi install-mpi cuda-test-data
 .DEFAULT_GOAL := all
@@ -129,6 +129,23 @@ $(BUILD)/obj/%.o: %.c
 $(BUILD)/tobj/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(TEST_DEFS) $(CFLAGS) -c $< -o $@
+
+# ---- The floor rule --------------------------------------------------------
+# tools/floors.txt declares the order of the source folders (base < queue
+# < state < ops < plan < cuda < backend < pipeline < graph < runtime) and
+# the layers on the public API; a floor includes and calls only the floors
+# below it (docs/design.md, "Source floors"). tools/floors.py checks every
+# #include of those folders before any object of the library is compiled,
+# so an upward include fails `make` with the rule's name; `make
+# floors-check` (part of `make check`) checks the calls, from the objects.
+FLOOR_SRCS := $(sort $(filter %.c %.h %.cu,$(wildcard base/* queue/* src/*/* mpi/src/* planlib/src/*)))
+FLOORS_OK  := $(BUILD)/floors.ok
+$(FLOORS_OK): tools/floors.txt tools/floors.py $(FLOOR_SRCS)
+	@mkdir -p $(@D)
+	@command -v python3 >/dev/null 2>&1 || { echo "floors: python3 not found: the floor check" \
+	    "(tools/floors.py) needs it. Fix: make deps (installs python3)" >&2; exit 1; }
+	python3 tools/floors.py includes
+	@touch $@
 
 # ---- The CUDA megakernel --------------------------------------------------
 # Built by nvcc where there is one (SASS for sm_80 and sm_90, PTX for
@@ -201,6 +218,17 @@ include mk/bench.mk
 include mk/mpi.mk
 include mk/planlib.mk
 
+# Every object of the library and of its layers is compiled after the
+# include check passed (order-only: a passing check rebuilds nothing).
+$(LIB_OBJS) $(TLIB_OBJS) $(PL_OBJS) $(MPI_OBJS): | $(FLOORS_OK)
+
+# The calls between floors from the library's objects, then tests/floors/
+# check_floors.sh, which breaks the rule in a copy of the tree and expects
+# `make` and the call check to fail naming it.
+floors-check: $(FLOORS_OK) $(STATIC) $(PL_OBJS) ## the floor rule: includes (before every build) and calls between floors go downward only
+	python3 tools/floors.py calls $(filter-out $(BUILD)/obj/gen/%,$(LIB_OBJS)) $(PL_OBJS)
+	CC='$(CC)' prove -f --exec sh tests/floors/check_floors.sh
+
 # ---- Install --------------------------------------------------------------
 # mkrt.pc is written by `make install`, for the prefix it installs to.
 # libdir and includedir are given relative to ${prefix} when they are under
@@ -242,7 +270,7 @@ uninstall: ## remove what `make install` installed (same PREFIX and DESTDIR)
 
 # Debian packages. `deps` is what build + tests need; `bench-deps` adds the
 # peer libraries the benchmarks compare against and gnuplot for `make plots`.
-DEPS_PKGS       := make gcc clang perl pkg-config liburcu-dev libclang-rt-dev doxygen
+DEPS_PKGS       := make gcc clang perl python3 pkg-config liburcu-dev libclang-rt-dev doxygen
 # MPI is optional (`make mpi-deps`; .ci/run installs it and runs check-mpi).
 MPI_DEPS_PKGS   := libopenmpi-dev openmpi-bin
 BENCH_DEPS_PKGS := libck-dev dpdk-dev liburcu-dev libstarpu-dev gnuplot-nox libgraphblas-dev libigraph-dev

@@ -75,7 +75,7 @@ headers-check: ## every public header compiles on its own
 	    || { echo "header $$h does not compile on its own"; exit 1; }; \
 	done; echo "headers: $(words $(HEADERS)) public headers compile on their own"
 
-check: all $(TEST_BINS) $(EXAMPLES) $(BUILD)/bench/graph_bench $(FAKE_CUDA) cuda-test-data $(SOAK_BIN) $(SOAK_PLUGIN) $(SOAK_STREAM) headers-check docs-check ## unit tests (TAP, prove), headers, API docs, exported symbols, install, examples
+check: all $(TEST_BINS) $(EXAMPLES) $(BUILD)/bench/graph_bench $(FAKE_CUDA) cuda-test-data $(SOAK_BIN) $(SOAK_PLUGIN) $(SOAK_STREAM) headers-check docs-check floors-check ## unit tests (TAP, prove), headers, API docs, exported symbols, floors, install, examples
 	prove -f --exec 'timeout -k 5 $(TEST_TIMEOUT)' $(TEST_BINS)
 	@$(MAKE) --no-print-directory check-planlib
 	ANALYSIS_DEMO=$(BUILD)/examples/analysis_demo prove -f --exec sh tests/examples/check_analysis_demo.sh

@@ -16,7 +16,7 @@
  * leaked and no metric drifted; exit 0, else 1 (2: bad usage).
  *
  * Threads, mutexes and condition variables are C11 <threads.h> through
- * src/base/thread.h (which maps them to their POSIX base only under
+ * base/thread.h (which maps them to their POSIX base only under
  * ThreadSanitizer, whose interceptors do not see glibc's C11 threads).
  */
 #include <getopt.h>

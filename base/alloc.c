@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* src/base/alloc.c - the process-wide allocator hook. */
+/* base/alloc.c - the process-wide allocator hook. */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
