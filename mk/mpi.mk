@@ -99,13 +99,14 @@ check-mpi: all $(MPI_STATIC) $(MPI_SHARED) $(MPI_TEST_BINS) $(MPI_NULL_PROBE) $(
 	prove -f --exec 'timeout -k 5 $(TEST_TIMEOUT)' $(MPI_NULL_PROBE)
 	MPIRUN='$(MPIRUN)' BUILD='$(BUILD)' sh mpi/tests/check_mpi.sh
 
-install-mpi: $(MPI_STATIC) $(MPI_SHARED) ## install libmkrt_mpi and include/mkrt_mpi/ beside `make install` (same PREFIX, DESTDIR)
-	install -d $(DESTDIR)$(INCDIR)/mkrt_mpi $(DESTDIR)$(LIBDIR)
+install-mpi: $(MPI_STATIC) $(MPI_SHARED) ## install libmkrt_mpi, include/mkrt_mpi/ and mkrt-mpi.pc beside `make install` (same PREFIX, DESTDIR)
+	install -d $(DESTDIR)$(INCDIR)/mkrt_mpi $(DESTDIR)$(LIBDIR)/pkgconfig
 	install -m 644 $(MPI_HEADERS) $(DESTDIR)$(INCDIR)/mkrt_mpi/
 	install -m 644 $(MPI_STATIC) $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(MPI_SHARED) $(DESTDIR)$(LIBDIR)/
 	ln -sf libmkrt_mpi.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libmkrt_mpi.so.$(SOVERSION)
 	ln -sf libmkrt_mpi.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libmkrt_mpi.so
+	$(call write_pc,pkgconfig/mkrt-mpi.pc.in,$(DESTDIR)$(LIBDIR)/pkgconfig/mkrt-mpi.pc)
 
 # The MPI unit tests under ThreadSanitizer at 2 ranks (libmkrt and
 # libmkrt_mpi instrumented; Open MPI is not: mpi/tests/tsan-mpi.supp).

@@ -17,7 +17,7 @@ PL_HEADERS   := $(sort $(wildcard include/mkrt_planlib/*.h))
 PL_TEST_BINS := $(patsubst planlib/tests/%.c,$(BUILD)/planlib/tests/%,$(sort $(wildcard planlib/tests/test_*.c)))
 PL_NULL_PROBE := $(BUILD)/planlib/tests/null_probe
 
-.PHONY: planlib check-planlib
+.PHONY: planlib check-planlib install-planlib
 
 planlib: $(PL_STATIC) $(PL_SHARED) ## the optional planning library libmkrt_planlib (.a and .so)
 
@@ -58,3 +58,12 @@ check-planlib: $(PL_TEST_BINS) $(PL_NULL_PROBE) $(PL_SHARED) ## libmkrt_planlib'
 	  grep -v '^mkrt_[a-z0-9]' | grep -v '^$$' | grep -v '^MKRT' > $(BUILD)/planlib_extra_exports.txt || true; \
 	if [ -s $(BUILD)/planlib_extra_exports.txt ]; then echo "libmkrt_planlib exports non-public symbols:"; \
 	  cat $(BUILD)/planlib_extra_exports.txt; exit 1; fi; echo "exports: libmkrt_planlib.so exports mkrt_* only"
+
+install-planlib: $(PL_STATIC) $(PL_SHARED) ## libmkrt_planlib, include/mkrt_planlib/ and mkrt-planlib.pc into $(DESTDIR)$(PREFIX)
+	install -d $(DESTDIR)$(INCDIR)/mkrt_planlib $(DESTDIR)$(LIBDIR)/pkgconfig
+	install -m 644 $(PL_HEADERS) $(DESTDIR)$(INCDIR)/mkrt_planlib/
+	install -m 644 $(PL_STATIC) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(PL_SHARED) $(DESTDIR)$(LIBDIR)/
+	ln -sf libmkrt_planlib.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libmkrt_planlib.so.$(SOVERSION)
+	ln -sf libmkrt_planlib.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libmkrt_planlib.so
+	$(call write_pc,pkgconfig/mkrt-planlib.pc.in,$(DESTDIR)$(LIBDIR)/pkgconfig/mkrt-planlib.pc)

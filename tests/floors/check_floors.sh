@@ -11,9 +11,12 @@ CC=${CC:-cc}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/mkrt-floors.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 out=$tmp/out.txt
+# The top-level folders of the floors and layers tools/floors.txt declares.
+dirs=$(awk '$1 == "floor" || $1 == "layer" { sub(/\/.*/, "", $3); print $3 }' tools/floors.txt | sort -u)
 fresh() { # fresh: a clean copy of what the rule and the Makefile read
     rm -rf "$tmp/tree" && mkdir -p "$tmp/tree" &&
-    cp -R Makefile mk tools base queue src include mpi planlib "$tmp/tree/"
+    # shellcheck disable=SC2086 # a word list
+    cp -R Makefile mk tools include $dirs "$tmp/tree/"
 }
 # names_rule FILE HEADER: the output names the rule, the file and the header
 names_rule() {
