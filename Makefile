@@ -217,7 +217,43 @@ $(BUILD)/libmkrt.so: $(SHARED)
 
 # ---- The layers, tests, benchmarks -----------------------------------------
 # Each layer on the public API is a library of its own (docs/design.md,
-# "Packaging"): mk/stream.mk, mk/mpi.mk, mk/planlib.mk.
+# "Packaging"): mk/stream.mk, mk/mpi.mk, mk/planlib.mk. What every layer
+# has is written once here:
+# $(call install_layer,LAYER,HEADERS,STATIC,SHARED) (recipe lines): its
+# headers into include/mkrt_LAYER/, libmkrt_LAYER.a and .so with its
+# SONAME links, mkrt-LAYER.pc from pkgconfig/mkrt-LAYER.pc.in.
+define install_layer
+	install -d $(DESTDIR)$(INCDIR)/mkrt_$(1) $(DESTDIR)$(LIBDIR)/pkgconfig
+	install -m 644 $(2) $(DESTDIR)$(INCDIR)/mkrt_$(1)/
+	install -m 644 $(3) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(4) $(DESTDIR)$(LIBDIR)/
+	ln -sf libmkrt_$(1).so.$(VERSION) $(DESTDIR)$(LIBDIR)/libmkrt_$(1).so.$(SOVERSION)
+	ln -sf libmkrt_$(1).so.$(VERSION) $(DESTDIR)$(LIBDIR)/libmkrt_$(1).so
+	$(call write_pc,pkgconfig/mkrt-$(1).pc.in,$(DESTDIR)$(LIBDIR)/pkgconfig/mkrt-$(1).pc)
+endef
+# $(call layer_docs_check,LAYER) (a recipe line): doxygen over
+# include/mkrt_LAYER/, failing on any warning (skipped without doxygen).
+define layer_docs_check
+	@if command -v $(DOXYGEN) >/dev/null 2>&1; then \
+	  rm -rf $(BUILD)/docs-$(1) && mkdir -p $(BUILD)/docs-$(1) && \
+	  { cat docs/Doxyfile; echo "INPUT = include/mkrt_$(1)"; echo "OUTPUT_DIRECTORY = $(BUILD)/docs-$(1)"; \
+	    echo "GENERATE_MAN = NO"; echo "WARN_LOGFILE = $(BUILD)/docs-$(1)/warnings.log"; } | $(DOXYGEN) - >/dev/null && \
+	  if [ -s $(BUILD)/docs-$(1)/warnings.log ]; then cat $(BUILD)/docs-$(1)/warnings.log; exit 1; fi; \
+	  echo "docs: include/mkrt_$(1)/: 0 doxygen warnings"; \
+	else echo "docs check skipped: doxygen not installed"; fi
+endef
+# $(eval $(call layer_null_probe,LAYER,HEADERS,STATIC,PROBE)): the rules
+# that build PROBE, every function of HEADERS called with zero arguments
+# (tests/probe/gen_null_probe.pl), linked with STATIC and libmkrt.a.
+define layer_null_probe
+$(BUILD)/gen/$(1)_null_probe.c: tests/probe/gen_null_probe.pl $(2)
+	@mkdir -p $$(@D)
+	perl tests/probe/gen_null_probe.pl $(2) | \
+	    sed 's|#include "mkrt/|#include "mkrt_$(1)/|' > $$@.tmp && mv $$@.tmp $$@
+$(4): $(BUILD)/gen/$(1)_null_probe.c $(3) $(STATIC)
+	@mkdir -p $$(@D)
+	$$(CC) $$(CPPFLAGS) $$(CFLAGS) -o $$@ $$< $(3) $$(STATIC) $$(LDFLAGS) $$(LDLIBS)
+endef
 include mk/stream.mk
 include mk/tests.mk
 include mk/bench.mk

@@ -36,14 +36,7 @@ $(BUILD)/planlib/tests/%: $(BUILD)/tobj/planlib/tests/%.o $(PL_STATIC) $(TEST_HE
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/gen/planlib_null_probe.c: tests/probe/gen_null_probe.pl $(PL_HEADERS)
-	@mkdir -p $(@D)
-	perl tests/probe/gen_null_probe.pl $(PL_HEADERS) | \
-	    sed 's|#include "mkrt/|#include "mkrt_planlib/|' > $@.tmp && mv $@.tmp $@
-
-$(PL_NULL_PROBE): $(BUILD)/gen/planlib_null_probe.c $(PL_STATIC) $(STATIC)
-	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(PL_STATIC) $(STATIC) $(LDFLAGS) $(LDLIBS)
+$(eval $(call layer_null_probe,planlib,$(PL_HEADERS),$(PL_STATIC),$(PL_NULL_PROBE)))
 
 # `make check` runs these too (mk/tests.mk).
 check: $(PL_TEST_BINS) $(PL_NULL_PROBE) $(PL_SHARED)
@@ -60,10 +53,4 @@ check-planlib: $(PL_TEST_BINS) $(PL_NULL_PROBE) $(PL_SHARED) ## libmkrt_planlib'
 	  cat $(BUILD)/planlib_extra_exports.txt; exit 1; fi; echo "exports: libmkrt_planlib.so exports mkrt_* only"
 
 install-planlib: $(PL_STATIC) $(PL_SHARED) ## libmkrt_planlib, include/mkrt_planlib/ and mkrt-planlib.pc into $(DESTDIR)$(PREFIX)
-	install -d $(DESTDIR)$(INCDIR)/mkrt_planlib $(DESTDIR)$(LIBDIR)/pkgconfig
-	install -m 644 $(PL_HEADERS) $(DESTDIR)$(INCDIR)/mkrt_planlib/
-	install -m 644 $(PL_STATIC) $(DESTDIR)$(LIBDIR)/
-	install -m 755 $(PL_SHARED) $(DESTDIR)$(LIBDIR)/
-	ln -sf libmkrt_planlib.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libmkrt_planlib.so.$(SOVERSION)
-	ln -sf libmkrt_planlib.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libmkrt_planlib.so
-	$(call write_pc,pkgconfig/mkrt-planlib.pc.in,$(DESTDIR)$(LIBDIR)/pkgconfig/mkrt-planlib.pc)
+	$(call install_layer,planlib,$(PL_HEADERS),$(PL_STATIC),$(PL_SHARED))

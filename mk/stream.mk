@@ -47,13 +47,7 @@ $(BUILD)/examples/stream_graph: examples/stream_graph.c $(STREAM_STATIC) $(STATI
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(STREAM_STATIC) $(STATIC) $(LDFLAGS) $(LDLIBS)
 
-$(BUILD)/gen/stream_null_probe.c: tests/probe/gen_null_probe.pl $(STREAM_HEADERS)
-	@mkdir -p $(@D)
-	perl tests/probe/gen_null_probe.pl $(STREAM_HEADERS) | \
-	    sed 's|#include "mkrt/|#include "mkrt_stream/|' > $@.tmp && mv $@.tmp $@
-$(STREAM_NULL_PROBE): $(BUILD)/gen/stream_null_probe.c $(STREAM_STATIC) $(STATIC)
-	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(STREAM_STATIC) $(STATIC) $(LDFLAGS) $(LDLIBS)
+$(eval $(call layer_null_probe,stream,$(STREAM_HEADERS),$(STREAM_STATIC),$(STREAM_NULL_PROBE)))
 
 check-stream: $(STREAM_NULL_PROBE) $(STREAM_SHARED) ## libmkrt_stream: null probe, header alone, API docs, exports
 	prove -f --exec 'timeout -k 5 $(TEST_TIMEOUT)' $(STREAM_NULL_PROBE)
@@ -61,13 +55,7 @@ check-stream: $(STREAM_NULL_PROBE) $(STREAM_SHARED) ## libmkrt_stream: null prob
 	  echo "#include \"$${h#include/}\"" | $(CC) $(CPPFLAGS) $(WARN) -fsyntax-only -x c - \
 	    || { echo "header $$h does not compile on its own"; exit 1; }; \
 	done; echo "headers: $(STREAM_HEADERS) compiles on its own"
-	@if command -v $(DOXYGEN) >/dev/null 2>&1; then \
-	  rm -rf $(BUILD)/docs-stream && mkdir -p $(BUILD)/docs-stream && \
-	  { cat docs/Doxyfile; echo "INPUT = include/mkrt_stream"; echo "OUTPUT_DIRECTORY = $(BUILD)/docs-stream"; \
-	    echo "GENERATE_MAN = NO"; echo "WARN_LOGFILE = $(BUILD)/docs-stream/warnings.log"; } | $(DOXYGEN) - >/dev/null && \
-	  if [ -s $(BUILD)/docs-stream/warnings.log ]; then cat $(BUILD)/docs-stream/warnings.log; exit 1; fi; \
-	  echo "docs: $(STREAM_HEADERS): 0 doxygen warnings"; \
-	else echo "docs check skipped: doxygen not installed"; fi
+	$(call layer_docs_check,stream)
 	@nm -D --defined-only $(STREAM_SHARED) | awk '{ sub(/@.*/, "", $$NF); print $$NF }' | \
 	  grep -v '^mkrt_stream_' | grep -v '^$$' > $(BUILD)/stream_extra_exports.txt || true; \
 	if [ -s $(BUILD)/stream_extra_exports.txt ]; then echo "libmkrt_stream exports more than mkrt_stream_*:"; \
@@ -77,10 +65,4 @@ check-stream: $(STREAM_NULL_PROBE) $(STREAM_SHARED) ## libmkrt_stream: null prob
 	echo "exports: libmkrt_stream.so exports mkrt_stream_* only"
 
 install-stream: $(STREAM_STATIC) $(STREAM_SHARED) ## libmkrt_stream, include/mkrt_stream/ and mkrt-stream.pc into $(DESTDIR)$(PREFIX)
-	install -d $(DESTDIR)$(INCDIR)/mkrt_stream $(DESTDIR)$(LIBDIR)/pkgconfig
-	install -m 644 $(STREAM_HEADERS) $(DESTDIR)$(INCDIR)/mkrt_stream/
-	install -m 644 $(STREAM_STATIC) $(DESTDIR)$(LIBDIR)/
-	install -m 755 $(STREAM_SHARED) $(DESTDIR)$(LIBDIR)/
-	ln -sf libmkrt_stream.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libmkrt_stream.so.$(SOVERSION)
-	ln -sf libmkrt_stream.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libmkrt_stream.so
-	$(call write_pc,pkgconfig/mkrt-stream.pc.in,$(DESTDIR)$(LIBDIR)/pkgconfig/mkrt-stream.pc)
+	$(call install_layer,stream,$(STREAM_HEADERS),$(STREAM_STATIC),$(STREAM_SHARED))
