@@ -27,7 +27,7 @@
 
 #include "mkrt/plan_cache.h"
 #include "mkrt/status.h"
-#include "pipeline/batch.h"
+#include "plan/batch.h"
 
 typedef struct mkrt__backend mkrt__backend;
 struct mkrt_graph;

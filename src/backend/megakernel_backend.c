@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "backend/megakernel_backend.h"
-#include "backend/mk_device.h"
+#include "cuda/mk_device.h"
 #include "backend/mk_host.h"
 #include "backend/mk_sim.h"
 #include "base/alloc_internal.h"

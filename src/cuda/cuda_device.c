@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* src/cuda/cuda_device.c - the CUDA engine (cuda_engine.h) behind the
- * megakernel device interface (backend/mk_device.h): each entry calls the
+ * megakernel device interface (mk_device.h): each entry calls the
  * engine's function of the same job. */
 #include <stdio.h>
 

@@ -32,7 +32,7 @@
 #include <stdbool.h>
 
 #include "cuda/cuda_loader.h"
-#include "backend/mk_host.h"
+#include "cuda/mk_device_ops.h"
 
 #define MKRT__CUDA_ZERO_COPY_MAX 4096u
 #define MKRT__CUDA_BLOCK_THREADS 256u

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* src/plan/batch_planner.c - stage plan: which backend runs the batch and
+/* src/pipeline/batch_planner.c - stage plan: which backend runs the batch and
  * how (pipeline/batch.h, mkrt__batch_plan).
  *
  * Route: the first backend that has not failed and accepts every item
