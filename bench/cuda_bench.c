@@ -280,7 +280,7 @@ int main(int argc, char **argv)
         mkrt__cuda_engine_stop(&e, 5000000000u);
         return 0;
     }
-    char gpu[320];
+    char gpu[sizeof e.describe];
     snprintf(gpu, sizeof gpu, "%s", e.describe);
     mkrt__cuda_api cu = e.cu; /* the entry points outlive the engine (the library stays loaded) */
     const uint32_t max_bps = e.blocks_per_sm;
