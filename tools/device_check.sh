@@ -53,9 +53,12 @@ if [ -n "${P:-}" ]; then
     pcdir=$(find "$P" -name liburcu-cds.pc 2>/dev/null | head -n 1)
     inc=$(dirname "$(find "$P" -path '*/include/urcu.h' 2>/dev/null | head -n 1)")
     lib=$(dirname "$(find "$P" -name 'liburcu-cds.so*' 2>/dev/null | head -n 1)")
-    [ -n "$pcdir" ] && export PKG_CONFIG_PATH="$(dirname "$pcdir")${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+    if [ -n "$pcdir" ]; then
+        PKG_CONFIG_PATH="$(dirname "$pcdir")${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+        export PKG_CONFIG_PATH
+    fi
     if [ -n "$pcdir" ] && grep -q '^prefix=/usr$' "$pcdir" && [ -d "$P/usr" ]; then
-        export PKG_CONFIG_SYSROOT_DIR=$P
+        export PKG_CONFIG_SYSROOT_DIR="$P"
     fi
     [ -n "$lib" ] && export LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
     for pc in "$P/usr/bin/pkg-config" "$P/usr/bin/pkgconf" "$P/bin/pkg-config" "$P/bin/pkgconf"; do
@@ -124,8 +127,11 @@ step() {
     if [ $rc -eq 0 ]; then
         say "PASS $name (${d}s, $out/$name.log)"
     else
-        [ $rc -eq 124 ] && say "TIMEOUT $name after ${d}s (limit ${most}s, $out/$name.log)" ||
+        if [ $rc -eq 124 ]; then
+            say "TIMEOUT $name after ${d}s (limit ${most}s, $out/$name.log)"
+        else
             say "FAIL $name: exit $rc after ${d}s ($out/$name.log)"
+        fi
         failed=1
     fi
     return $rc
@@ -133,6 +139,7 @@ step() {
 
 # sm_90 code and compute_90 PTX only (the Makefile's default adds sm_80).
 arch='-gencode arch=compute_90,code=[sm_90,compute_90]'
+# shellcheck disable=SC2016 # expanded by the sh -c that runs it
 # The cuda_* tests without MKRT_LIBCUDA: the real driver (make check
 # points the other tests at the stand-in).
 cuda_tests='unset MKRT_LIBCUDA FAKE_CUDA_MODE; st=0
