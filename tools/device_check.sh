@@ -49,10 +49,13 @@ left() { echo $((budget - ($(date +%s) - start))); }
 # .pc files say prefix=/usr), or a shim that answers for liburcu alone when
 # the machine has no pkg-config (the install check's pkg-config cases then
 # fail for that reason only; unpack pkgconf into P as well to run them).
+inc='' lib=''
 if [ -n "${P:-}" ]; then
     pcdir=$(find "$P" -name liburcu-cds.pc 2>/dev/null | head -n 1)
-    inc=$(dirname "$(find "$P" -path '*/include/urcu.h' 2>/dev/null | head -n 1)")
-    lib=$(dirname "$(find "$P" -name 'liburcu-cds.so*' 2>/dev/null | head -n 1)")
+    inc=$(find "$P" -path '*/include/urcu.h' 2>/dev/null | head -n 1)
+    lib=$(find "$P" -name 'liburcu-cds.so*' 2>/dev/null | head -n 1)
+    inc=${inc:+$(dirname "$inc")}
+    lib=${lib:+$(dirname "$lib")}
     if [ -n "$pcdir" ]; then
         PKG_CONFIG_PATH="$(dirname "$pcdir")${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
         export PKG_CONFIG_PATH
@@ -68,30 +71,30 @@ if [ -n "${P:-}" ]; then
             export PATH="$out/bin:$PATH"
         fi
     done
-    if ! command -v pkg-config > /dev/null 2>&1; then
-        mkdir -p "$out/bin"
-        cat > "$out/bin/pkg-config" << EOF
+fi
+if ! command -v pkg-config > /dev/null 2>&1; then
+    mkdir -p "$out/bin"
+    cat > "$out/bin/pkg-config" << EOF
 #!/bin/sh
 # liburcu only (tools/device_check.sh: the machine has no pkg-config)
 c= l= m=
 for a; do
-    case \$a in
-    --exists|--static|--print-errors|--short-errors) ;;
-    --cflags) c=1 ;;
-    --libs) l=1 ;;
-    --modversion) m=1 ;;
-    liburcu-cds|liburcu-memb) ;;
-    *) exit 1 ;;
-    esac
+case \$a in
+--exists|--static|--print-errors|--short-errors) ;;
+--cflags) c=1 ;;
+--libs) l=1 ;;
+--modversion) m=1 ;;
+liburcu-cds|liburcu-memb) ;;
+*) exit 1 ;;
+esac
 done
 [ -n "\$m" ] && { echo 0.14; exit 0; }
 [ -n "\$c\$l" ] || exit 0
-echo \${c:+-I$inc} \${l:+-L$lib -Wl,-rpath,$lib -lurcu-cds -lurcu-common -lurcu-memb}
+echo \${c:+${inc:+-I$inc}} \${l:+${lib:+-L$lib -Wl,-rpath,$lib} -lurcu-cds -lurcu-common -lurcu-memb}
 EOF
-        chmod +x "$out/bin/pkg-config"
-        export PATH="$out/bin:$PATH"
-        say "note: no pkg-config here: a liburcu-only shim ($out/bin/pkg-config) answers; the install check's pkg-config cases will fail for that reason"
-    fi
+    chmod +x "$out/bin/pkg-config"
+    export PATH="$out/bin:$PATH"
+    say "note: no pkg-config here: a liburcu-only shim ($out/bin/pkg-config) answers; the install check's pkg-config cases will fail for that reason"
 fi
 
 # The GPU, if any.
