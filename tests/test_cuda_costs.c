@@ -7,9 +7,6 @@
  * registered buffer, not through a host copy (and through the host copy
  * where registration fails); with the state in device memory a small
  * batch costs no copy and no stream synchronisation. */
-#include <dlfcn.h>
-#include <libgen.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +14,7 @@
 #include "../src/backend/mk_host.h"
 #include "../src/backend/mk_sim.h"
 #include "../src/cuda/cuda_engine.h"
+#include "fake_cuda.h"
 #include "tap.h"
 
 #define WAIT_NS 5000000000ull
@@ -239,16 +237,10 @@ int main(int argc, char **argv)
     (void)argc;
     decision_table();
     sim_barriers();
-    char self[PATH_MAX], fake[PATH_MAX + 32];
-    snprintf(self, sizeof self, "%s", argv[0]);
-    snprintf(fake, sizeof fake, "%s/libfakecuda.so", dirname(self));
-    setenv("MKRT_LIBCUDA", fake, 1);
-    setenv("FAKE_CUDA_MODE", "ok", 1);
-    void *lib = dlopen(fake, RTLD_NOW | RTLD_LOCAL);
-    if (lib == NULL || (*(void **)&fake_copies = dlsym(lib, "fake_cuda_copies")) == NULL ||
-        (*(void **)&fake_syncs = dlsym(lib, "fake_cuda_syncs")) == NULL ||
-        (*(void **)&fake_live = dlsym(lib, "fake_cuda_live")) == NULL)
-        bail_out("stand-in driver %s: %s", fake, dlerror());
+    void *lib = fake_cuda_open(argv[0]);
+    *(void **)&fake_copies = fake_cuda_probe(lib, "fake_cuda_copies");
+    *(void **)&fake_syncs = fake_cuda_probe(lib, "fake_cuda_syncs");
+    *(void **)&fake_live = fake_cuda_probe(lib, "fake_cuda_live");
     if (!mkrt__cuda_megakernel_built()) {
         skip(16, "the megakernel was not built (no nvcc): the engine will not start");
         return done_testing();

@@ -10,9 +10,6 @@
  * device whose free memory went to others meanwhile fails the graph's
  * allocation cleanly; a start that does not fit is refused; EXPLAIN
  * shows the budget, the resident bytes and the split. */
-#include <dlfcn.h>
-#include <libgen.h>
-#include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +19,7 @@
 #include "../src/runtime/test_hooks.h"
 #include "mkrt/mkrt.h"
 #include "graph_fixture.h"
+#include "fake_cuda.h"
 #include "tap.h"
 
 #define SEC 10000000000ull
@@ -305,14 +303,7 @@ int main(int argc, char **argv)
 {
     (void)argc;
     resident_counted();
-    char self[PATH_MAX], fake[PATH_MAX + 32];
-    snprintf(self, sizeof self, "%s", argv[0]);
-    snprintf(fake, sizeof fake, "%s/libfakecuda.so", dirname(self));
-    setenv("MKRT_LIBCUDA", fake, 1);
-    setenv("FAKE_CUDA_MODE", "ok", 1);
-    void *lib = dlopen(fake, RTLD_NOW | RTLD_LOCAL);
-    if (lib == NULL || (*(void **)&fake_live = dlsym(lib, "fake_cuda_live")) == NULL)
-        bail_out("stand-in driver %s: %s", fake, dlerror());
+    *(void **)&fake_live = fake_cuda_probe(fake_cuda_open(argv[0]), "fake_cuda_live");
     default_budget();
     graph_over_budget();
     start_refused();

@@ -238,8 +238,10 @@ static mkrt_status mk_graph_in(mkrt__backend *be, const mkrt_graph *g, mkrt_erro
     megakernel *m = (megakernel *)be;
     const uint32_t cap = frontier_queue(g->vertices);
     const uint64_t budget = m->state->cfg->device_memory_budget;
-    /* relaxed: as in update_resident. */
-    const uint64_t resident = atomic_load_explicit(&m->state->device_resident, memory_order_relaxed) - m->graph_bytes;
+    /* What stays resident once the graph before is gone (relaxed: as in
+     * update_resident). */
+    const uint64_t now = atomic_load_explicit(&m->state->device_resident, memory_order_relaxed);
+    const uint64_t resident = now > m->graph_bytes ? now - m->graph_bytes : 0;
     const uint64_t need = graph_device_bytes(g, cap);
     if (budget != 0 && (resident >= budget || need > budget - resident)) {
         mkrt_status st = mkrt__error_set(
