@@ -170,6 +170,25 @@ static void graph_over_budget(void)
     mkrt_destroy(cpu, SEC, NULL);
     test_graph_free(&g);
 
+    /* A graph that fits: on the device, and EXPLAIN of its traversal shows
+     * the graph resident beside the device's budget. */
+    g = test_graph_random(1500, 4000, 7);
+    set_memory(1024 * MIB, 512 * MIB);
+    rt = graph_runtime(MKRT_BACKEND_CUDA, &g, 0);
+    cpu = graph_runtime(MKRT_BACKEND_CPU, &g, 0);
+    ok(sssp_matches(rt, cpu, &g, 2), "cuda: a graph within the budget: its SSSP on the device, right");
+    mkrt_plan_record rec[64];
+    size_t got = mkrt_plan_explain(rt, rec, 64);
+    const uint64_t graph = (g.v + 1) * 8ull + g.off[g.v] * 8ull + mkrt__mk_frontier_bytes(g.v, g.v / 4 + 256);
+    ok(got > 0 && rec[got - 1].on_device == 1 && rec[got - 1].resident_bytes == graph &&
+           rec[got - 1].budget_from_device == 1 && rec[got - 1].memory_budget > 400 * MIB,
+       "cuda: ... EXPLAIN of the traversal: on the device, %llu bytes resident (CSR and frontier), budget %llu MiB",
+       got ? (unsigned long long)rec[got - 1].resident_bytes : 0ull,
+       got ? (unsigned long long)(rec[got - 1].memory_budget >> 20) : 0ull);
+    mkrt_destroy(rt, SEC, NULL);
+    mkrt_destroy(cpu, SEC, NULL);
+    test_graph_free(&g);
+
     /* Within the budget when the runtime started, but others took the
      * memory since: the allocation fails cleanly, no crash. */
     g = test_graph_random(1500, 4000, 7);
