@@ -14,6 +14,9 @@
 #   CPPFLAGS, LDFLAGS, LD_LIBRARY_PATH  passed through to make and the tests.
 #   STEPS      the steps to run, in order (default: "info build cuda bench
 #              check"); e.g. STEPS="bench" to rerun the benchmark alone.
+#              "graph" (not in the default): graph_bench --device at scale
+#              SCALE (default 20) on kron and urand, 16 threads, beside GAPBS
+#              when GAPBS names its built directory.
 #   BUDGET_S   seconds for the whole run (default 560): a step gets at most
 #              what is left (the device tool allows 600 per command).
 #   JOBS       make's -j (default: the CPUs, at most 16).
@@ -178,7 +181,13 @@ for s in $steps; do
         fi
         ;;
     check) step check 420 make -j"$jobs" CUDA_ARCH="$arch" check ;;
-    *) say "unknown step $s (info, build, cuda, bench, check)"; failed=1 ;;
+    graph)
+        step graph_build 120 make -j"$jobs" CUDA_ARCH="$arch" build/bench/graph_bench &&
+            step graph_device 300 build/bench/graph_bench --device ${GAPBS:+--gapbs "$GAPBS"} --graph kron,urand \
+                --scale "${SCALE:-20}" --threads 16 --roots 8 --trials 2 \
+                --out "$out/results/graph_device.md" --csv "$out/results/graph_device.csv"
+        ;;
+    *) say "unknown step $s (info, build, cuda, bench, check, graph)"; failed=1 ;;
     esac
 done
 say "elapsed $(($(date +%s) - start))s; figures (when a GPU ran them): $out/results/"
