@@ -62,6 +62,9 @@ uint32_t mkrt__mk_failures(const mkrt__mk_host *h, uint64_t seq, const uint32_t 
  * device (protocol.h, result[]): the edge items its traversal ran, the
  * update items that changed their output, and the traversal's levels. */
 void mkrt__mk_result(const mkrt__mk_host *h, uint64_t seq, uint64_t *edges, uint64_t *changed, uint64_t *levels);
+/* ... and the barriers the device took after its layers: grid-wide, and
+ * among a layer's blocks only (protocol.h, mkrt__mk_barrier_after). */
+void mkrt__mk_barriers(const mkrt__mk_host *h, uint64_t seq, uint32_t *grid, uint32_t *layer);
 /* Tells the device loop to leave. */
 void mkrt__mk_shutdown(mkrt__mk_host *h);
 

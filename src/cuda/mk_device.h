@@ -38,6 +38,10 @@ typedef struct mkrt__mk_device {
      * running kernel to leave the GPU first. */
     mkrt_status (*graph_in)(void *ctx, uint32_t vertices, const uint64_t *offsets, const uint32_t *targets,
                             const uint32_t *weights, uint32_t cap, uint64_t timeout_ns, mkrt_error *err);
+    /* Device memory: the bytes it holds for the runtime now (*resident)
+     * and the budget it reported at start (*budget, 0: none, for a device
+     * without memory of its own to report). */
+    void (*memory)(const void *ctx, uint64_t *resident, uint64_t *budget);
     /* All NULL for a device that runs on the runtime's host arrays (the
      * simulated device, a GPU with host-mapped state); else backend.h's
      * state operations, with the same contracts. */
