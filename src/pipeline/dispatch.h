@@ -25,7 +25,7 @@
 #include "mkrt/plan_cache.h"
 #include "ops/builtin_ops.h"
 #include "ops/op_table.h"
-#include "pipeline/batch.h"
+#include "plan/batch.h"
 #include "pipeline/scratch.h"
 #include "plan/source.h"
 #include "pipeline/test_hooks.h"

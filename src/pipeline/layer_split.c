@@ -9,10 +9,12 @@
  * planner's greedy split (plan/split.h; no barrier planning: a layer's
  * items are conflict-free) as waves, one wave per item with its op's
  * envelope (user ops; built-ins need no bytes); it splits the layer into
- * chunks whose fused bytes fit the budget, and reports its peaks. Each
- * chunk becomes a layer of its own, run behind one more barrier. What is
- * resident (the sources' bytes, plan/source.h, and device state) is
- * not split: the plan stage counts it in the memory pressure (SHED). Without a
+ * chunks whose fused bytes fit the budget less the resident bytes, and
+ * reports its peaks. Each chunk becomes a layer of its own, run behind
+ * one more barrier. The resident term is the runtime's data on the
+ * device (state.h, device_resident: the graph and its frontier, the
+ * cells and the log where they live in device memory). The budget is the
+ * user's, or by default the device's (runtime/lifecycle.c). Without a
  * budget (0, unbounded) nothing is split: the layers are only counted,
  * and the place stage, once the plan says who runs the batch, moves the
  * items into exec by a counting sort on their levels (one copy, no index
@@ -42,7 +44,9 @@ static size_t split_layer(mkrt__dispatch *dp, mkrt__batch *b, const mkrt_item *s
             const mkrt_item *it = &src[idx[k]];
             dp->waves[k] = mkrt__ops_is_user(it->op) ? dp->state->ops[it->op].envelope : (mkrt_frontier_wave){0, 0, 0};
         }
-        planned = mkrt__plan_split_layer(dp->split, dp->waves, width, 0, budget, &fp, &err) == MKRT_OK;
+        /* relaxed: a size (state.h). */
+        const uint64_t resident = atomic_load_explicit(&dp->state->device_resident, memory_order_relaxed);
+        planned = mkrt__plan_split_layer(dp->split, dp->waves, width, resident, budget, &fp, &err) == MKRT_OK;
     }
     if (!planned) {
         /* No budget: the layer as it is. Out of memory: item by item (an

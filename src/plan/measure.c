@@ -6,7 +6,7 @@
  * which calls the same pure rules. */
 #include <string.h>
 
-#include "pipeline/batch.h"
+#include "plan/batch.h"
 #include "plan/source.h"
 #include "plan/decide.h"
 

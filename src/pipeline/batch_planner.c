@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* src/plan/batch_planner.c - stage plan: which backend runs the batch and
- * how (pipeline/batch.h, mkrt__batch_plan).
+/* src/pipeline/batch_planner.c - stage plan: which backend runs the batch and
+ * how (plan/batch.h, mkrt__batch_plan).
  *
  * Route: the first backend that has not failed and accepts every item
  * (the CPU pool, last, accepts all).
@@ -71,10 +71,9 @@ static uint32_t route(mkrt__dispatch *dp, mkrt__batch *b)
 }
 
 /* Memory pressure of the batch against the budget, in bps (0: no
- * budget): what is resident for the sources' items (the graph engine's
- * graph, plan/source.h), the split's peak layer bytes, and the cells
- * and APPEND log where they live in device memory, all of it measured or
- * counted, against the budget. */
+ * budget): the split's peak layer bytes and what is resident (the
+ * device's count, or the sources' resident bytes and the device state),
+ * all of it measured or counted, against the budget. */
 static uint32_t memory_bps(const mkrt__dispatch *dp, const mkrt__batch *b)
 {
     const uint64_t budget = dp->cfg->device_memory_budget;
@@ -82,11 +81,20 @@ static uint32_t memory_bps(const mkrt__dispatch *dp, const mkrt__batch *b)
         return 0;
     unsigned __int128 need = (unsigned __int128)b->plan.peak_frontier_bytes + b->plan.peak_scratch_bytes +
                              b->plan.peak_output_bytes;
+    /* What is resident: the device's own count where a device holds the
+     * runtime's data (state.h, device_resident: the graph and its
+     * frontier, the cells and the log in device memory), else what the
+     * sources keep resident for their items (plan/source.h) and the
+     * device state's cells and log; the larger, so nothing counts twice.
+     * relaxed: a size. */
+    unsigned __int128 host = 0;
     for (uint32_t i = 0; i < dp->nsources; i++)
         if (dp->sources[i]->resident_bytes != NULL)
-            need += dp->sources[i]->resident_bytes(dp->sources[i]->ctx);
+            host += dp->sources[i]->resident_bytes(dp->sources[i]->ctx);
     if (dp->device_state)
-        need += (unsigned __int128)dp->state->cells_bytes + dp->state->log_bytes;
+        host += (unsigned __int128)dp->state->cells_bytes + dp->state->log_bytes;
+    const uint64_t device = atomic_load_explicit(&dp->state->device_resident, memory_order_relaxed);
+    need += host > device ? host : device;
     const unsigned __int128 bps = need * 10000u / budget;
     return bps < 10000u ? (uint32_t)bps : 10000u;
 }
@@ -191,6 +199,12 @@ void mkrt__stage_plan(mkrt__dispatch *dp, mkrt__batch *b)
     r->layers = (uint32_t)b->layers;
     r->on_device = !be->is_cpu_pool;
     r->memory_bps = mem_bps;
+    r->memory_budget = dp->cfg->device_memory_budget;
+    r->budget_from_device = dp->state->budget_from_device;
+    /* relaxed: a size (state.h). */
+    r->resident_bytes = atomic_load_explicit(&dp->state->device_resident, memory_order_relaxed);
+    r->split_layers = b->plan.split_layers;
+    r->peak_layer_bytes = b->plan.peak_frontier_bytes + b->plan.peak_scratch_bytes + b->plan.peak_output_bytes;
     const mkrt__plan_costs *c = &dp->planner.costs;
     r->cpu_ps_per_item = c->cpu_ns_item.n ? (uint64_t)(c->cpu_ns_item.v * 1000.0) : 0;
     r->handoff_ns = c->handoff_ns.n ? (uint64_t)c->handoff_ns.v : 0;
