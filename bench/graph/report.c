@@ -117,7 +117,8 @@ int write_results(const gopts *o, const results *res, const char *machine)
              "then SSSP); CC and PageRank (damping %.2f, tolerance %g L1, at most %u iterations, "
              "as GAPBS) %u times each. Every result was checked: BFS and SSSP by the Graph500 "
              "rules and against the sequential reference, CC against union-find's partition, "
-             "PageRank within %g L1 of the reference power iteration; GAPBS by its own -v on "
+             "PageRank within %.3g L1 of the fixed point (2 d / (1 - d) times the tolerance; the fixed point "
+             "by Jacobi iterations to 1%% of that), not of another engine's iterate; GAPBS by its own -v on "
              "every trial and its -a output against the reference (same graph size, BFS tree "
              "size, SSSP reach, component count, top-5 scores). mkrt, GAPBS (OMP_NUM_THREADS) "
              "and GraphBLAS ran %u threads; igraph and the reference are sequential. GAPBS: "
@@ -130,14 +131,14 @@ int write_results(const gopts *o, const results *res, const char *machine)
              "whole time slices on a shared 2-CPU machine). "
 "mkrt: BFS and SSSP public traversals (mkrt_traversal_open: values of their own; BFS "
              "direction-optimizing, SSSP distance buckets); CC "
-             "Afforest-style linking, one item per block of vertices per phase; PageRank pull iterations, one item per "
-             "block of vertices%s. The machine has %ld CPUs (load average "
+             "and PageRank the library's kinds (MKRT_TRAVERSAL_CC: Afforest, 4 phases over blocks of vertices; "
+             "MKRT_TRAVERSAL_PAGERANK: Gauss-Seidel pull iterations in place over blocks of vertices)%s. The machine has %ld CPUs (load average "
              "%s at the start, %s at the end): figures move tens of percent between runs on a "
              "shared machine; compare engines within this run only.",
              o->families & 1 ? "kron" : "", o->families == 3 ? " and " : "",
              o->families & 2 ? "urand" : "", o->scale, o->edgefactor, G500_A, G500_B, G500_C,
              o->roots, TRAVERSE_PR_DAMPING, TRAVERSE_PR_TOLERANCE, TRAVERSE_PR_MAX_ITERS,
-             o->trials, TRAVERSE_PR_TOLERANCE, o->threads,
+             o->trials, TRAVERSE_PR_CHECK_L1(TRAVERSE_PR_TOLERANCE), o->threads,
              o->device ? "; mkrt-cuda (--device): the same on MKRT_BACKEND_CUDA with the cells in device memory, "
                          "SSSP's traversal on the megakernel, the rest on the CPU pool"
                        : "",
