@@ -11,9 +11,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
+
+/* CPU seconds (user + system) of every thread of this process (who =
+ * RUSAGE_SELF: the runtime's workers and dispatcher, spinning included)
+ * or of its children waited for (RUSAGE_CHILDREN: a peer run as a
+ * program); take the difference around what is measured. */
+static inline double bench_cpu_seconds(int who)
+{
+    struct rusage u;
+    if (getrusage(who, &u) != 0)
+        return 0;
+    return (double)u.ru_utime.tv_sec + (double)u.ru_stime.tv_sec +
+           ((double)u.ru_utime.tv_usec + (double)u.ru_stime.tv_usec) / 1e6;
+}
 
 static inline uint64_t bench_now_ns(void)
 {

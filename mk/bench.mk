@@ -73,7 +73,7 @@ bench-cuda-data: ## the CUDA benchmark's per-layer kernel, where nvcc is (part o
 # skipped it). G500_OBJS: the Graph500 kit (above).
 GRAPH_PEER_SRCS := bench/graph/graphblas_engine.c bench/graph/igraph_engine.c \
                    bench/graph/gapbs_peer.c bench/graph/run_family.c bench/graph/report.c \
-                   bench/graph/concurrent.c
+                   bench/graph/concurrent.c bench/graph/level_probe.c
 $(BUILD)/bench/graph_bench: bench/graph_bench.c bench/bench_util.h bench/graph/peers.h bench/graph/bench_graph.h \
                             $(GRAPH_PEER_SRCS) $(G500_OBJS) $(STATIC)
 	@mkdir -p $(@D)

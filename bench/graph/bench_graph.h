@@ -54,7 +54,17 @@ typedef struct row {
     double rounds;            /* batches (or iterations) per search or run */
     double levels_pushed, levels_pulled; /* per search (BFS, SSSP) */
     double bytes_per_edge;    /* estimate, per directed edge in the component */
+    /* CPU time per search or run (all of the engine's threads; GAPBS:
+     * per trial, gapbs_cpu) and levels per search (mkrt: pushed + pulled,
+     * CC's phases, PageRank's iterations); cpu_seconds < 0: not measured. */
+    double cpu_seconds;
+    double levels;
 } row;
+
+/* A level transition of mkrt's engine, measured directly: BFS on a path
+ * (one vertex per level), wall time / levels, at the benchmark's threads
+ * (level_probe.c). Returns microseconds, or -1 after printing why. */
+double mkrt_level_transition_us(unsigned threads);
 
 #define ROWS_MAX 64
 
@@ -70,6 +80,7 @@ typedef struct conc_row {
 #define CONC_ROWS_MAX 4
 
 typedef struct results {
+    double level_us; /* mkrt_level_transition_us at the benchmark's threads (< 0: not measured) */
     row rows[ROWS_MAX];
     int n;
     conc_row conc[CONC_ROWS_MAX];

@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* bench/graph/report.c - bench/graph_bench.c's tables (stdout and --out)
- * and its CSV (--csv: engine,kernel,graph,scale,threads,seconds,mteps). */
+ * and its CSV (--csv: engine,kernel,graph,scale,threads,seconds,mteps,
+ * cpu_seconds,cpu_per_wall,levels,level_us,idle_per_level_us,
+ * transition_share,planner_share; an empty field: not measured for that
+ * engine). */
 #include <inttypes.h>
 
 #include "bench_graph.h"
@@ -16,6 +19,17 @@ static const row *find(const results *res, const char *engine, int k, g500_famil
 
 #define EMIT(...) (len += (size_t)snprintf(report + len, cap > len ? cap - len : 0, __VA_ARGS__))
 
+/* Wall time per level beyond the level's work spread over the threads:
+ * (wall - CPU / threads) / levels, seconds (an estimate: spinning counts
+ * as work). */
+static double idle_per_level(const row *r)
+{
+    if (r->cpu_seconds < 0 || r->levels <= 0)
+        return 0;
+    const double idle = r->seconds - r->cpu_seconds / r->threads;
+    return (idle > 0 ? idle : 0) / r->levels;
+}
+
 static int write_csv(const gopts *o, const results *res)
 {
     if (o->b.csv == NULL)
@@ -27,11 +41,25 @@ static int write_csv(const gopts *o, const results *res)
         perror(tmp);
         return -1;
     }
-    fputs("engine,kernel,graph,scale,threads,seconds,mteps\n", f);
+    fputs("engine,kernel,graph,scale,threads,seconds,mteps,cpu_seconds,cpu_per_wall,levels,level_us,"
+          "idle_per_level_us,transition_share,planner_share\n",
+          f);
     for (int i = 0; i < res->n; i++) {
         const row *r = &res->rows[i];
-        fprintf(f, "%s,%s,%s,%u,%u,%.6g,%.6g\n", r->engine, kernel_name[r->kernel],
-                g500_family_name(r->family), o->scale, r->threads, r->seconds, r->mteps);
+        fprintf(f, "%s,%s,%s,%u,%u,%.6g,%.6g,", r->engine, kernel_name[r->kernel], g500_family_name(r->family),
+                o->scale, r->threads, r->seconds, r->mteps);
+        if (r->cpu_seconds >= 0)
+            fprintf(f, "%.6g,%.4g", r->cpu_seconds, r->cpu_seconds / (r->seconds * r->threads));
+        else
+            fputs(",", f);
+        const bool mkrt = r->has_counters && strncmp(r->engine, "mkrt", 4) == 0;
+        if (mkrt && res->level_us > 0)
+            fprintf(f, ",%.4g,%.4g,%.4g,%.4g,\n", r->levels, res->level_us, idle_per_level(r) * 1e6,
+                    r->levels * res->level_us / 1e6 / r->seconds);
+        else if (r->has_counters)
+            fprintf(f, ",%.4g,,%.4g,,\n", r->levels, idle_per_level(r) * 1e6);
+        else
+            fputs(",,,,,\n", f);
     }
     bool bad = ferror(f) != 0;
     if (fclose(f) != 0 || bad || rename(tmp, o->b.csv) != 0) {
@@ -85,6 +113,39 @@ int write_results(const gopts *o, const results *res, const char *machine)
                      o->scale != 18 ? "not at scale 18"
                      : gp->seconds / m->seconds >= 1.0 ? "yes" : "NO");
         }
+    EMIT("\nTime and CPU per search or run: wall; CPU of all the engine's threads (getrusage RUSAGE_SELF "
+         "around the call: workers, dispatcher and the waiting caller, spinning included; GAPBS: its "
+         "children's CPU time, a run of 3 trials less a run of 1, halved: no load, no verification); CPU / "
+         "(wall x threads) (1.0: every thread busy the whole time); levels per search (CC: phases; "
+         "PageRank: iterations); a level transition of mkrt's engine measured directly (BFS along a path of "
+         "4096 vertices, one vertex per level: wall / levels, median of 5, at these threads: %.1f us; a "
+         "level that small runs on one thread, no worker wakes) and the share of the wall time that many "
+         "transitions take (levels x transition / wall); and the wall time per level beyond its work spread "
+         "over the threads, (wall - CPU / threads) / levels (an estimate of what a level costs in wake-ups, "
+         "hand-offs and imbalance; spinning counts as work, so it is a lower bound). The share of "
+         "items run by the thread that planned is not measurable in this runtime (mkrt_stats has no "
+         "per-thread count; the planning thread is the dispatcher, which runs only one-participant "
+         "batches itself): its CSV column planner_share stays empty until the runtime counts it.\n\n"
+         "| graph | kernel | engine | threads | wall ms | CPU ms | CPU / (wall x threads) | levels | "
+         "transitions' share of wall | idle us per level |\n|---|---|---|---|---|---|---|---|---|---|\n",
+         res->level_us);
+    for (int i = 0; i < res->n; i++) {
+        const row *r = &res->rows[i];
+        const bool mkrt = r->has_counters && strncmp(r->engine, "mkrt", 4) == 0;
+        char cpu[64] = "-", util[32] = "-", lv[32] = "-", share[32] = "-", idle[32] = "-";
+        if (r->cpu_seconds >= 0) {
+            snprintf(cpu, sizeof cpu, "%.3f", r->cpu_seconds * 1e3);
+            snprintf(util, sizeof util, "%.2f", r->cpu_seconds / (r->seconds * r->threads));
+        }
+        if (r->has_counters) {
+            snprintf(lv, sizeof lv, "%.1f", r->levels);
+            snprintf(idle, sizeof idle, "%.1f", idle_per_level(r) * 1e6);
+        }
+        if (mkrt && res->level_us > 0)
+            snprintf(share, sizeof share, "%.1f%%", 100 * r->levels * res->level_us / 1e6 / r->seconds);
+        EMIT("| %s | %s | %s | %u | %.3f | %s | %s | %s | %s | %s |\n", g500_family_name(r->family),
+             kernel_name[r->kernel], r->engine, r->threads, r->seconds * 1e3, cpu, util, lv, share, idle);
+    }
     EMIT("\nmkrt's work counters (from mkrt_stats around each call; GAPBS, GraphBLAS and igraph "
          "expose none):\n\n| graph | kernel | edges examined / edges in the component | batches "
          "per search or run | levels pushed / pulled per search | bytes touched per edge (estimate) "

@@ -175,6 +175,7 @@ typedef struct acc {
     double examined;   /* sum of edges examined / directed edges in the component */
     double rounds;     /* sum of batches per run */
     double pushed, pulled; /* sums of levels per run */
+    double cpu;        /* CPU seconds, total (RUSAGE_SELF around the calls; GAPBS: gapbs_cpu per trial x runs) */
 } acc;
 
 static void add_row(results *res, const gopts *o, const world *w, const char *engine,
@@ -192,6 +193,8 @@ static void add_row(results *res, const gopts *o, const world *w, const char *en
     r->seconds = a->seconds / a->runs;
     r->mteps = k <= K_SSSP ? a->runs / a->inv_teps / 1e6 : (double)w->el.edges / r->seconds / 1e6;
     r->has_counters = counters;
+    r->cpu_seconds = a->cpu / a->runs;
+    r->levels = (a->pushed + a->pulled) / a->runs;
     if (counters) {
         r->examined_per_edge = a->examined / a->runs;
         r->rounds = a->rounds / a->runs;
@@ -221,10 +224,11 @@ static int search_root(const gopts *o, world *w, const traverse_ops *ops, traver
     /* The reference always runs BFS: its trees give the components. */
     const bool bfs = is_ref || (o->kernels & 1u << K_BFS), sssp = o->kernels & 1u << K_SSSP;
     if (bfs) {
-        double t0 = g500_seconds();
+        const double c0 = bench_cpu_seconds(RUSAGE_SELF), t0 = g500_seconds();
         if (ops->bfs(e, w->roots[i], w->parent, why, len) != 0)
             return -1;
         double t = g500_seconds() - t0;
+        a[K_BFS].cpu += bench_cpu_seconds(RUSAGE_SELF) - c0;
         if (check_bfs(w, i, is_ref, why, len) != 0)
             return -1;
         count(ops, e, w->dir_edges[i], &a[K_BFS]);
@@ -234,10 +238,11 @@ static int search_root(const gopts *o, world *w, const traverse_ops *ops, traver
         a[K_BFS].runs += (o->kernels & 1u << K_BFS) != 0;
     }
     if (sssp) {
-        double t0 = g500_seconds();
+        const double c0 = bench_cpu_seconds(RUSAGE_SELF), t0 = g500_seconds();
         if (ops->sssp(e, w->roots[i], w->dist, why, len) != 0)
             return -1;
         double t = g500_seconds() - t0;
+        a[K_SSSP].cpu += bench_cpu_seconds(RUSAGE_SELF) - c0;
         if (check_sssp(w, i, is_ref, why, len) != 0)
             return -1;
         count(ops, e, w->dir_edges[i], &a[K_SSSP]);
@@ -256,10 +261,11 @@ static int whole_once(world *w, const traverse_ops *ops, traverse_engine *e, boo
     const g500_csr *g = &w->graph.csr;
     const uint64_t m = g->offsets[g->vertices];
     if (k == K_CC) {
-        double t0 = g500_seconds();
+        const double c0 = bench_cpu_seconds(RUSAGE_SELF), t0 = g500_seconds();
         if (ops->cc(e, w->comp, why, len) != 0)
             return -1;
         a[K_CC].seconds += g500_seconds() - t0;
+        a[K_CC].cpu += bench_cpu_seconds(RUSAGE_SELF) - c0;
         a[K_CC].runs++;
         uint32_t comps = 0;
         if (g500_validate_cc(g, w->comp, &comps, why, len) != 0)
@@ -270,10 +276,11 @@ static int whole_once(world *w, const traverse_ops *ops, traverse_engine *e, boo
         return 0;
     }
     uint32_t iters = 0;
-    double t0 = g500_seconds();
+    const double c0 = bench_cpu_seconds(RUSAGE_SELF), t0 = g500_seconds();
     if (ops->pr(e, w->score, &iters, why, len) != 0)
         return -1;
     a[K_PR].seconds += g500_seconds() - t0;
+    a[K_PR].cpu += bench_cpu_seconds(RUSAGE_SELF) - c0;
     a[K_PR].runs++;
     if (g500_validate_pr(g->vertices, w->score, w->ref_score, TRAVERSE_PR_CHECK_L1(TRAVERSE_PR_TOLERANCE), NULL,
                          why, len) != 0)
@@ -378,6 +385,15 @@ static int run_engine(const gopts *o, world *w, const traverse_ops *ops, unsigne
         }
     }
     ops->close(e);
+    /* GAPBS's CPU time per trial: a run of its own per kernel (its main
+     * runs include the graph's load and -v's verification). */
+    for (int k = 0; k < KERNELS && rc == 0 && p != NULL; k++)
+        if (ga[k].runs > 0) {
+            double s = 0;
+            if ((rc = gapbs_cpu(p, kernel_name[k], k <= K_SSSP ? w->roots[0] : UINT32_MAX, &s, why, sizeof why)) != 0)
+                who = "gapbs";
+            ga[k].cpu = s * ga[k].runs;
+        }
     if (rc != 0) {
         fprintf(stderr, "graph_bench: FAILED: %s gave a wrong result: %s\n", who, why);
         return -1;
@@ -432,6 +448,11 @@ int bench_family(const gopts *o, g500_family f, results *res)
     };
     int rc = 0;
     gapbs_peer *p = NULL;
+    if (res->level_us == 0) { /* once per run, before the first family's engines */
+        res->level_us = mkrt_level_transition_us(o->threads);
+        printf("mkrt level transition: %.1f us (BFS along a path, one vertex per level, %u threads)\n",
+               res->level_us, o->threads);
+    }
     for (size_t i = 0; i < sizeof engines / sizeof *engines + (o->device ? 1 : 0) && rc == 0; i++) {
         if (i == sizeof engines / sizeof *engines) { /* --device: the same kernels on a CUDA GPU */
             rc = run_engine(o, &w, &traverse_mkrt_cuda_ops, o->threads, false, NULL, res);
