@@ -143,6 +143,23 @@ static inline bool bench_common_arg(int argc, char **argv, int *i, bench_opts *o
     return false;
 }
 
+/* --threads N (1..64) for the benchmarks that take it: consumes it and
+ * returns true; exits 2 on a bad value. */
+static inline bool bench_threads_arg(int argc, char **argv, int *i, unsigned *threads)
+{
+    if (strcmp(argv[*i], "--threads") != 0)
+        return false;
+    const char *s = *i + 1 < argc ? argv[++*i] : "";
+    char *end;
+    unsigned long v = strtoul(s, &end, 10);
+    if (*s == '\0' || *end != '\0' || s[0] == '-' || v < 1 || v > 64) {
+        fprintf(stderr, "%s: --threads '%s': not a number in 1..64\n", argv[0], s);
+        exit(2);
+    }
+    *threads = (unsigned)v;
+    return true;
+}
+
 static inline void bench_opts_init(bench_opts *o, int argc, char **argv)
 {
     *o = (bench_opts){false, NULL, NULL, argc, argv};
