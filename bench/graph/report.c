@@ -8,11 +8,12 @@
 
 #include "bench_graph.h"
 
-static const row *find(const results *res, const char *engine, int k, g500_family f)
+/* threads 0: any. */
+static const row *find(const results *res, const char *engine, int k, g500_family f, unsigned threads)
 {
     for (int i = 0; i < res->n; i++)
         if (res->rows[i].kernel == k && res->rows[i].family == f &&
-            strcmp(res->rows[i].engine, engine) == 0)
+            (threads == 0 || res->rows[i].threads == threads) && strcmp(res->rows[i].engine, engine) == 0)
             return &res->rows[i];
     return NULL;
 }
@@ -53,9 +54,9 @@ static int write_csv(const gopts *o, const results *res)
         else
             fputs(",", f);
         const bool mkrt = r->has_counters && strncmp(r->engine, "mkrt", 4) == 0;
-        if (mkrt && res->level_us > 0)
-            fprintf(f, ",%.4g,%.4g,%.4g,%.4g,\n", r->levels, res->level_us, idle_per_level(r) * 1e6,
-                    r->levels * res->level_us / 1e6 / r->seconds);
+        if (mkrt && r->level_us > 0)
+            fprintf(f, ",%.4g,%.4g,%.4g,%.4g,\n", r->levels, r->level_us, idle_per_level(r) * 1e6,
+                    r->levels * r->level_us / 1e6 / r->seconds);
         else if (r->has_counters)
             fprintf(f, ",%.4g,,%.4g,,\n", r->levels, idle_per_level(r) * 1e6);
         else
@@ -78,7 +79,7 @@ int write_results(const gopts *o, const results *res, const char *machine)
          "mkrt time |\n|---|---|---|---|---|---|---|\n");
     for (int i = 0; i < res->n; i++) {
         const row *r = &res->rows[i];
-        const row *m = find(res, "mkrt-cpu", r->kernel, r->family);
+        const row *m = find(res, "mkrt-cpu", r->kernel, r->family, r->engine[0] == 'r' ? 0 : r->threads);
         EMIT("| %s | %s | %s | %u | %.3f | %.1f | %.2fx |\n", g500_family_name(r->family),
              kernel_name[r->kernel], r->engine, r->threads, r->seconds * 1e3, r->mteps,
              m != NULL ? r->seconds / m->seconds : 0);
@@ -98,37 +99,40 @@ int write_results(const gopts *o, const results *res, const char *machine)
     }
     EMIT("\n| target (2 CPUs, scale 18, both families) | graph | GAPBS time / mkrt time | met "
          "|\n|---|---|---|---|\n");
+    for (unsigned t = 0; t < o->nthreads; t++)
     for (int f = 0; f < 2; f++)
         for (int k = 0; k < KERNELS && (o->families & (1u << f)); k++) {
-            const row *m = find(res, "mkrt-cpu", k, (g500_family)f);
-            const row *gp = find(res, "gapbs", k, (g500_family)f);
+            const row *m = find(res, "mkrt-cpu", k, (g500_family)f, o->thread_list[t]);
+            const row *gp = find(res, "gapbs", k, (g500_family)f, o->thread_list[t]);
             if (m == NULL)
                 continue;
             if (gp == NULL)
-                EMIT("| mkrt %s >= 1.0x GAPBS | %s | not run | no --gapbs |\n", kernel_name[k],
-                     g500_family_name((g500_family)f));
+                EMIT("| mkrt %s >= 1.0x GAPBS, %u threads | %s | not run | no --gapbs |\n", kernel_name[k],
+                     o->thread_list[t], g500_family_name((g500_family)f));
             else
-                EMIT("| mkrt %s >= 1.0x GAPBS | %s | %.2fx | %s |\n", kernel_name[k],
+                EMIT("| mkrt %s >= 1.0x GAPBS, %u threads | %s | %.2fx | %s |\n", kernel_name[k], o->thread_list[t],
                      g500_family_name((g500_family)f), gp->seconds / m->seconds,
                      o->scale != 18 ? "not at scale 18"
                      : gp->seconds / m->seconds >= 1.0 ? "yes" : "NO");
         }
     EMIT("\nTime and CPU per search or run: wall; CPU of all the engine's threads (getrusage RUSAGE_SELF "
          "around the call: workers, dispatcher and the waiting caller, spinning included; GAPBS: its "
-         "children's CPU time, a run of 3 trials less a run of 1, halved: no load, no verification); CPU / "
+         "children's CPU time, a run of 5 trials less a run of 1, over 4: no load, no verification); CPU / "
          "(wall x threads) (1.0: every thread busy the whole time); levels per search (CC: phases; "
          "PageRank: iterations); a level transition of mkrt's engine measured directly (BFS along a path of "
-         "4096 vertices, one vertex per level: wall / levels, median of 5, at these threads: %.1f us; a "
+         "4096 vertices, one vertex per level: wall / levels, median of 5, at each thread count (below); a "
          "level that small runs on one thread, no worker wakes) and the share of the wall time that many "
          "transitions take (levels x transition / wall); and the wall time per level beyond its work spread "
          "over the threads, (wall - CPU / threads) / levels (an estimate of what a level costs in wake-ups, "
          "hand-offs and imbalance; spinning counts as work, so it is a lower bound). The share of "
          "items run by the thread that planned is not measurable in this runtime (mkrt_stats has no "
          "per-thread count; the planning thread is the dispatcher, which runs only one-participant "
-         "batches itself): its CSV column planner_share stays empty until the runtime counts it.\n\n"
-         "| graph | kernel | engine | threads | wall ms | CPU ms | CPU / (wall x threads) | levels | "
-         "transitions' share of wall | idle us per level |\n|---|---|---|---|---|---|---|---|---|---|\n",
-         res->level_us);
+         "batches itself): its CSV column planner_share stays empty until the runtime counts it. Level "
+         "transition, us, at");
+    for (unsigned t = 0; t < o->nthreads; t++)
+        EMIT(" %u threads: %.1f%s", o->thread_list[t], res->level_us[t], t + 1 < o->nthreads ? ";" : ".\n\n");
+    EMIT("| graph | kernel | engine | threads | wall ms | CPU ms | CPU / (wall x threads) | levels | "
+         "transitions' share of wall | idle us per level |\n|---|---|---|---|---|---|---|---|---|---|\n");
     for (int i = 0; i < res->n; i++) {
         const row *r = &res->rows[i];
         const bool mkrt = r->has_counters && strncmp(r->engine, "mkrt", 4) == 0;
@@ -141,8 +145,8 @@ int write_results(const gopts *o, const results *res, const char *machine)
             snprintf(lv, sizeof lv, "%.1f", r->levels);
             snprintf(idle, sizeof idle, "%.1f", idle_per_level(r) * 1e6);
         }
-        if (mkrt && res->level_us > 0)
-            snprintf(share, sizeof share, "%.1f%%", 100 * r->levels * res->level_us / 1e6 / r->seconds);
+        if (mkrt && r->level_us > 0)
+            snprintf(share, sizeof share, "%.1f%%", 100 * r->levels * r->level_us / 1e6 / r->seconds);
         EMIT("| %s | %s | %s | %u | %.3f | %s | %s | %s | %s | %s |\n", g500_family_name(r->family),
              kernel_name[r->kernel], r->engine, r->threads, r->seconds * 1e3, cpu, util, lv, share, idle);
     }

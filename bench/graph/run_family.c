@@ -349,7 +349,7 @@ static int gapbs_whole(world *w, gapbs_peer *p, int k, acc *a, char *why, size_t
  * root or trial right after each of the engine's, so that the load of a
  * shared machine falls on both alike. */
 static int run_engine(const gopts *o, world *w, const traverse_ops *ops, unsigned threads,
-                      bool is_ref, gapbs_peer *p, results *res)
+                      bool is_ref, gapbs_peer *p, double level_us, results *res)
 {
     char why[1024];
     const g500_csr *g = &w->graph.csr;
@@ -409,6 +409,7 @@ static int run_engine(const gopts *o, world *w, const traverse_ops *ops, unsigne
                 : k == K_CC ? CC_BYTES_PER_EDGE
                             : PUSH_BYTES_PER_EDGE,
                 k == K_CC ? CC_BYTES_PER_VERTEX * per_vertex : 0);
+        res->rows[res->n - 1].level_us = level_us;
         printf("%s %s: %.3f ms per %s, %.1f MTEPS, every result valid\n", ops->name,
                kernel_name[k], a[k].seconds / a[k].runs * 1e3, k <= K_SSSP ? "search" : "run",
                res->rows[res->n - 1].mteps);
@@ -416,7 +417,7 @@ static int run_engine(const gopts *o, world *w, const traverse_ops *ops, unsigne
     for (int k = 0; k < KERNELS && p != NULL; k++) {
         if (ga[k].runs == 0)
             continue;
-        add_row(res, o, w, "gapbs", o->threads, k, &ga[k], false, 0, 0);
+        add_row(res, o, w, "gapbs", threads, k, &ga[k], false, 0, 0);
         printf("gapbs %s: %.3f ms per %s, %.1f MTEPS, every trial passed its verification and "
                "matched the reference\n",
                kernel_name[k], ga[k].seconds / ga[k].runs * 1e3, k <= K_SSSP ? "search" : "run",
@@ -448,14 +449,15 @@ int bench_family(const gopts *o, g500_family f, results *res)
     };
     int rc = 0;
     gapbs_peer *p = NULL;
-    if (res->level_us == 0) { /* once per run, before the first family's engines */
-        res->level_us = mkrt_level_transition_us(o->threads);
-        printf("mkrt level transition: %.1f us (BFS along a path, one vertex per level, %u threads)\n",
-               res->level_us, o->threads);
-    }
+    for (unsigned t = 0; t < o->nthreads; t++)
+        if (res->level_us[t] == 0) { /* once per run, before the first family's engines */
+            res->level_us[t] = mkrt_level_transition_us(o->thread_list[t]);
+            printf("mkrt level transition: %.1f us (BFS along a path, one vertex per level, %u threads)\n",
+                   res->level_us[t], o->thread_list[t]);
+        }
     for (size_t i = 0; i < sizeof engines / sizeof *engines + (o->device ? 1 : 0) && rc == 0; i++) {
         if (i == sizeof engines / sizeof *engines) { /* --device: the same kernels on a CUDA GPU */
-            rc = run_engine(o, &w, &traverse_mkrt_cuda_ops, o->threads, false, NULL, res);
+            rc = run_engine(o, &w, &traverse_mkrt_cuda_ops, o->threads, false, NULL, 0, res);
             break;
         }
         if (engines[i].ops == &traverse_mkrt_ops && o->gapbs != NULL) {
@@ -469,8 +471,16 @@ int bench_family(const gopts *o, g500_family f, results *res)
             printf("gapbs: graph written as .el/.wel in %.2f s (not timed)\n",
                    g500_seconds() - t0);
         }
-        rc = run_engine(o, &w, engines[i].ops, engines[i].threads, i == 0,
-                        engines[i].ops == &traverse_mkrt_ops ? p : NULL, res);
+        if (engines[i].ops != &traverse_mkrt_ops) {
+            rc = run_engine(o, &w, engines[i].ops, engines[i].threads, i == 0, NULL, 0, res);
+            continue;
+        }
+        /* mkrt and GAPBS at each of --threads's counts, on this graph. */
+        for (unsigned t = 0; t < o->nthreads && rc == 0; t++) {
+            if (p != NULL)
+                gapbs_set_threads(p, o->thread_list[t]);
+            rc = run_engine(o, &w, engines[i].ops, o->thread_list[t], false, p, res->level_us[t], res);
+        }
     }
     gapbs_close(p);
     if (rc == 0 && o->concurrent > 0)
