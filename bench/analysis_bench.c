@@ -227,7 +227,7 @@ int main(int argc, char **argv)
             return 2;
         }
     if (opt_threads) {
-        snprintf(mkrt_n_name, sizeof mkrt_n_name, "mkrt, workers = %u", opt_threads);
+        snprintf(mkrt_n_name, sizeof mkrt_n_name, "mkrt with %u workers", opt_threads); /* no comma: CSV */
         impl_name[MKRT2] = mkrt_n_name;
     }
     /* The development machine is shared: say how busy it was. */

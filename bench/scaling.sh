@@ -118,7 +118,7 @@ seconds=$(( $(date +%s) - start ))
     echo "|---|---|---|---|---|---|"
     for t in $(echo "$list" | tr , ' '); do
         awk -F, -v t="$t" 'NR > 1 && $3 == "15000" { v[$2 " " $4] = $5 } END {
-            w = "mkrt, workers = " t
+            w = "mkrt with " t " workers"
             printf "| %s | %.4f | %.4f | %.4f | %.4f | %.4f |\n", t, v["time sequential (block order)"],
                 v["time " w], v["cpu " w], v["time hand-written parallel"], v["cpu hand-written parallel"] }' \
             "$tmp/analysis_$t.csv"

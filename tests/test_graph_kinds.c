@@ -65,6 +65,18 @@ static test_graph parts_graph(uint32_t v, uint32_t edges, uint32_t parts, unsign
     return g;
 }
 
+/* A runtime with g registered and, with t, a PageRank traversal opened. */
+static mkrt_runtime *with_graph(mkrt_backend_kind kind, const test_graph *g, mkrt_traversal **t)
+{
+    mkrt_runtime *rt = start_cells(kind, g->v);
+    mkrt_graph graph = {g->v, g->off, g->dst, NULL};
+    mkrt_traversal_desc d = {MKRT_TRAVERSAL_PAGERANK, true};
+    mkrt_error err;
+    if (mkrt_graph_register(rt, &graph, &err) != MKRT_OK || (t != NULL && mkrt_traversal_open(rt, &d, t, &err) != MKRT_OK))
+        bail_out("setup: %s", err.message);
+    return rt;
+}
+
 /* Union-find: label[v] = the smallest vertex of v's component. */
 static uint32_t find(uint32_t *p, uint32_t x)
 {
@@ -212,11 +224,8 @@ static void at_once(mkrt_backend_kind backend, const test_graph *g, const char *
         depth[v] = level[v] == UINT32_MAX ? UINT64_MAX : level[v];
     memcpy(dist, depth, n * sizeof *dist); /* no weights: every edge 1 */
 
-    mkrt_runtime *rt = start_cells(backend, n);
-    mkrt_graph graph = {n, g->off, g->dst, NULL};
+    mkrt_runtime *rt = with_graph(backend, g, NULL);
     mkrt_error err;
-    if (mkrt_graph_register(rt, &graph, &err) != MKRT_OK)
-        bail_out("register: %s", err.message);
     mkrt_producer *p = mkrt_producer_open(rt, &err);
     if (p == NULL)
         bail_out("producer: %s", err.message);
@@ -291,13 +300,9 @@ static void at_once(mkrt_backend_kind backend, const test_graph *g, const char *
  * (d / (1 - d) * 1e-4, twice for the in-place iteration's slack). */
 static void pagerank_defaults(const test_graph *g)
 {
-    mkrt_runtime *rt = start_cells(MKRT_BACKEND_CPU, g->v);
-    mkrt_graph graph = {g->v, g->off, g->dst, NULL};
-    mkrt_error err;
     mkrt_traversal *t;
-    mkrt_traversal_desc d = {MKRT_TRAVERSAL_PAGERANK, true};
-    if (mkrt_graph_register(rt, &graph, &err) != MKRT_OK || mkrt_traversal_open(rt, &d, &t, &err) != MKRT_OK)
-        bail_out("setup: %s", err.message);
+    mkrt_runtime *rt = with_graph(MKRT_BACKEND_CPU, g, &t);
+    mkrt_error err;
     double *got = malloc(g->v * sizeof *got), *want = malloc(g->v * sizeof *want);
     ref_pr(g, 0.85, want);
     uint32_t iters = 0;
@@ -329,12 +334,9 @@ static void pagerank_defaults(const test_graph *g)
 
 static void bad_input(const test_graph *g)
 {
-    mkrt_runtime *rt = start_cells(MKRT_BACKEND_CPU, g->v);
+    mkrt_runtime *rt = with_graph(MKRT_BACKEND_CPU, g, NULL);
     mkrt_error err;
     mkrt_traversal *t = NULL;
-    mkrt_graph graph = {g->v, g->off, g->dst, NULL};
-    if (mkrt_graph_register(rt, &graph, &err) != MKRT_OK)
-        bail_out("register: %s", err.message);
     mkrt_traversal_desc bogus = {(mkrt_traversal_kind)5, true};
     is(mkrt_traversal_open(rt, &bogus, &t, &err), MKRT_EINVAL, "open: kind 5");
     like(err.message, "kind 5 is not a traversal. Fix:", "... named, with a fix");
@@ -437,13 +439,9 @@ static void bad_input(const test_graph *g)
 /* mkrt_destroy with a run going on: no hang, no leak. */
 static void destroy_while_running(const test_graph *g)
 {
-    mkrt_runtime *rt = start_cells(MKRT_BACKEND_CPU, g->v);
-    mkrt_graph graph = {g->v, g->off, g->dst, NULL};
-    mkrt_error err;
     mkrt_traversal *t;
-    mkrt_traversal_desc d = {MKRT_TRAVERSAL_PAGERANK, true};
-    if (mkrt_graph_register(rt, &graph, &err) != MKRT_OK || mkrt_traversal_open(rt, &d, &t, &err) != MKRT_OK)
-        bail_out("setup: %s", err.message);
+    mkrt_runtime *rt = with_graph(MKRT_BACKEND_CPU, g, &t);
+    mkrt_error err;
     const mkrt_pagerank_params forever = {0, 1e-300, 100000};
     is(mkrt_traversal_start_pagerank(t, &forever, &err), MKRT_OK, "a PageRank of 100000 iterations starts");
     /* The runtime's drain does not wait for traversals: destroy stops
