@@ -9,14 +9,16 @@
 #
 #   bench/scaling.sh GAPBS_DIR [SCALE] [ROOTS] [TRIALS]
 #
-# Defaults: scale 20, 4 roots, 2 trials of CC and PageRank (the sizes the
-# 16-CPU run is budgeted for: under 4 minutes). The benchmarks must be
+# Defaults: scale 20, 2 roots, 2 trials of CC and PageRank (the sizes the
+# 16-CPU run is budgeted for, about 4 minutes: the sequential reference
+# answers, GAPBS's converted files and its -v at the first count are the
+# serial part). The benchmarks must be
 # built (the make target builds them). Every graph result is validated by
 # graph_bench (a wrong answer fails the run and nothing is written).
 set -eu
 gapbs=${1:-}
 scale=${2:-20}
-roots=${3:-4}
+roots=${3:-2}
 trials=${4:-2}
 res=bench/results
 if [ -z "$gapbs" ] || [ ! -x "$gapbs/bfs" ]; then
@@ -70,9 +72,10 @@ seconds=$(( $(date +%s) - start ))
     echo "graph_bench: Kronecker and uniform random graphs of scale $scale (edge factor 16), $roots roots"
     echo "(BFS, SSSP) and $trials trials (CC, PageRank) per thread count, every answer validated (BFS and SSSP"
     echo "against the sequential reference, CC against union-find, PageRank against the fixed point);"
-    echo "GAPBS's own per-trial times; one graph per family for all thread counts. Speedup: the 1-thread"
+    echo "GAPBS's own per-trial times (its -v verification at the first count, its -a answers checked at all);"
+    echo "one graph per family for all thread counts. Speedup: the 1-thread"
     echo "time over this one, per engine. CPU / (wall x threads): CPU time of all the engine's threads"
-    echo "(mkrt: getrusage around the call; GAPBS: its own runs, 5 trials less 1) over the wall time and"
+    echo "(mkrt: getrusage around the call; GAPBS: its own runs, 3 trials less 1) over the wall time and"
     echo "threads (1.0: every thread busy)."
     echo
     echo "| graph | kernel | threads | mkrt ms | GAPBS ms | GAPBS / mkrt | mkrt speedup | GAPBS speedup | mkrt CPU / (wall x threads) | GAPBS CPU / (wall x threads) |"

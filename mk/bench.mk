@@ -141,5 +141,5 @@ plots: ## PNG charts of bench/results/*.csv into bench/results/plots/ (needs gnu
 # runtime_bench at 1, 2, 4, 8 and 16 threads (capped to the CPUs present);
 # writes bench/results/scaling.md, scaling.csv and plots/scaling.png.
 .PHONY: bench-scaling
-bench-scaling: $(BUILD)/bench/graph_bench $(BUILD)/bench/analysis_bench $(BUILD)/bench/runtime_bench ## make bench-scaling GAPBS=DIR [SCALE=20]: threads 1..16 beside GAPBS
-	bench/scaling.sh "$(GAPBS)" $(if $(SCALE),$(SCALE),20) $(if $(ROOTS),$(ROOTS),4) $(if $(TRIALS),$(TRIALS),2)
+bench-scaling: $(BUILD)/bench/graph_bench $(BUILD)/bench/analysis_bench $(BUILD)/bench/runtime_bench ## make bench-scaling GAPBS=DIR [SCALE=20] [ROOTS=2] [TRIALS=2]: threads 1..16 beside GAPBS
+	bench/scaling.sh "$(GAPBS)" $(if $(SCALE),$(SCALE),20) $(if $(ROOTS),$(ROOTS),2) $(if $(TRIALS),$(TRIALS),2)

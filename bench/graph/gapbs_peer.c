@@ -30,6 +30,7 @@ struct gapbs_peer {
     int graph_needs_s;  /* the text list needs -s (a .sg is symmetric already) */
     int wgraph_needs_s; /* the same for sssp's .wel (a .wsg is symmetric already) */
     unsigned threads;
+    bool no_verify;     /* runs without -v (gapbs_set_threads) */
     uint32_t vertices;
     uint64_t edges; /* undirected */
 };
@@ -135,9 +136,10 @@ gapbs_peer *gapbs_open(const char *dir, const g500_csr *g, unsigned threads, cha
     return p;
 }
 
-void gapbs_set_threads(gapbs_peer *p, unsigned threads)
+void gapbs_set_threads(gapbs_peer *p, unsigned threads, bool verify)
 {
     p->threads = threads;
+    p->no_verify = !verify;
 }
 
 void gapbs_close(gapbs_peer *p)
@@ -177,9 +179,10 @@ int gapbs_run(gapbs_peer *p, const char *kernel, uint32_t root, unsigned trials,
      * time slices at every barrier. */
     snprintf(cmd, sizeof cmd,
              "OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive} OMP_NUM_THREADS=%u '%s/%s' -f '%s'%s "
-             "-n %u%s%s -v -a 2>&1",
+             "-n %u%s%s%s -a 2>&1",
              p->threads, p->dir, kernel, sssp ? p->wgraph : p->graph,
-             (sssp ? p->wgraph_needs_s : p->graph_needs_s) ? " -s" : "", trials + 1, rootarg, sssp ? " -d 2" : "");
+             (sssp ? p->wgraph_needs_s : p->graph_needs_s) ? " -s" : "", trials + 1, rootarg, sssp ? " -d 2" : "",
+             p->no_verify ? "" : " -v");
     static char out[1 << 16];
     int st = run_cmd(cmd, out, sizeof out);
     if (st != 0) {
@@ -203,7 +206,7 @@ int gapbs_run(gapbs_peer *p, const char *kernel, uint32_t root, unsigned trials,
         if (timed++ > 0) /* the warm-up is not counted */
             sum += strtod(s + 11, NULL);
     r->seconds = timed > 1 ? sum / (timed - 1) : -1;
-    if (passed != trials + 1 || timed != trials + 1 || r->seconds < 0) {
+    if ((!p->no_verify && passed != trials + 1) || timed != trials + 1 || r->seconds < 0) {
         snprintf(why, len, "gapbs %s: %u of %u trials timed, %u passed its verification (-v): "
                  "%.400s", kernel, timed, trials + 1, passed, out);
         return -1;
@@ -244,7 +247,7 @@ int gapbs_cpu(gapbs_peer *p, const char *kernel, uint32_t root, double *seconds,
     if (root != UINT32_MAX)
         snprintf(rootarg, sizeof rootarg, " -r %u", root);
     double cpu[2];
-    static const unsigned trials[2] = {1, 5};
+    static const unsigned trials[2] = {1, 3};
     for (int i = 0; i < 2; i++) {
         char cmd[3000];
         snprintf(cmd, sizeof cmd,

@@ -117,7 +117,7 @@ int write_results(const gopts *o, const results *res, const char *machine)
         }
     EMIT("\nTime and CPU per search or run: wall; CPU of all the engine's threads (getrusage RUSAGE_SELF "
          "around the call: workers, dispatcher and the waiting caller, spinning included; GAPBS: its "
-         "children's CPU time, a run of 5 trials less a run of 1, over 4: no load, no verification); CPU / "
+         "children's CPU time, a run of 3 trials less a run of 1, halved: no load, no verification); CPU / "
          "(wall x threads) (1.0: every thread busy the whole time); levels per search (CC: phases; "
          "PageRank: iterations); a level transition of mkrt's engine measured directly (BFS along a path of "
          "4096 vertices, one vertex per level: wall / levels, median of 5, at each thread count (below); a "
@@ -184,7 +184,7 @@ int write_results(const gopts *o, const results *res, const char *machine)
              "rules and against the sequential reference, CC against union-find's partition, "
              "PageRank within %.3g L1 of the fixed point (2 d / (1 - d) times the tolerance; the fixed point "
              "by Jacobi iterations to 1%% of that), not of another engine's iterate; GAPBS by its own -v on "
-             "every trial and its -a output against the reference (same graph size, BFS tree "
+             "every trial (at the first thread count of --threads) and its -a output against the reference (same graph size, BFS tree "
              "size, SSSP reach, component count, top-5 scores). mkrt, GAPBS (OMP_NUM_THREADS) "
              "and GraphBLAS ran %u threads; igraph and the reference are sequential. GAPBS: "
              "bfs (direction-optimizing), sssp -d 2 (delta-stepping, the delta of its own "
