@@ -61,9 +61,12 @@ def as_uint(x, dtype, name, fix, ndim=1, limit=None):
 
 def as_index(x, name, fix, limit=0xFFFFFFFF):
     """x as a Python int in 0..limit (a vertex, handle or op); numpy integers accepted."""
-    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
+    if type(x) is int:  # the common case, first
+        v = x
+    elif isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
         raise InvalidType("%s is %r (%s); an integer is needed. Fix: %s" % (name, x, type(x).__name__, fix))
-    v = int(x)
+    else:
+        v = int(x)
     if v < 0:
         raise InvalidArgument("%s is %d: ids cannot be negative. Fix: %s" % (name, v, fix))
     if v > limit:

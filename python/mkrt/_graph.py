@@ -9,6 +9,7 @@ import numpy as np
 from ._arrays import as_index, as_uint, timeout_ns
 from ._errors import InvalidArgument, InvalidType, StateError, TimedOut, raise_err, raise_status
 from ._mkrt import ffi, lib
+from ._state import no_view_held
 
 #: A vertex a search did not reach (its depth or distance).
 UNREACHED = 2**64 - 1
@@ -228,9 +229,8 @@ class Traversal:
 
     def wait(self, timeout=None):
         """Waits until the search started last finished; TimedOut when not by timeout seconds."""
-        from ._runtime import _no_view_held
         tns = timeout_ns(timeout)
-        _no_view_held("Traversal.wait()")
+        no_view_held("Traversal.wait()")
         with self._rt._use("Traversal.wait()"), self._lock:
             st = lib.mkrt_traversal_wait(self._ptr("Traversal.wait()"), tns)
         if st != lib.MKRT_OK:

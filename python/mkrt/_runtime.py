@@ -3,15 +3,18 @@
 publish.h, stats.h, explain.h) with NumPy in and out."""
 import collections
 import threading
-import weakref
+import time
 
 import numpy as np
 
 from . import _arrays
-from ._arrays import ITEM_DTYPE, as_index, timeout_ns
+from ._arrays import as_index, timeout_ns
 from ._errors import Closed, InvalidArgument, InvalidType, StateError, TimedOut, make_error, raise_err, \
     raise_status
 from ._mkrt import ffi, lib
+from ._graph import Graph, Traversal
+from ._state import no_view_held
+from ._stream import Stream
 
 _BACKENDS = {"auto": lib.MKRT_BACKEND_AUTO, "cpu": lib.MKRT_BACKEND_CPU, "cuda": lib.MKRT_BACKEND_CUDA,
              "sim": lib.MKRT_BACKEND_SIM}
@@ -29,44 +32,60 @@ Failure = collections.namedtuple("Failure", "op in_ out param status status_name
 Failure.error = lambda f: make_error(f.status, f.message)
 Failure.error.__doc__ = "The exception (an mkrt.MkrtError subclass) this failure stands for."
 
-# Views of a stream open on each thread (mkrt/_stream.py): waiting for the
-# runtime while holding one would wait for ever (stream.h), so it is refused.
-_views = threading.local()
+class _Guard:
+    """Keeps a C handle alive while calls use it, without a lock per call.
 
+    A call enters (appends to a deque, then reads the handle) and leaves
+    (pops); shut() clears the handle, then waits until no call is inside.
+    deque.append/pop and attribute stores are atomic under the GIL, so a
+    call either entered before shut() looked (shut() waits for it) or reads
+    the cleared handle (and raises): a C call never gets a freed handle.
+    A lock per call costs more than the C call here (a microsecond where
+    locks are system calls, as on this project's machines).
+    """
+    __slots__ = ("handle", "_calls", "_shut_lock")
 
-def views_open_here():
-    return getattr(_views, "n", 0)
+    def __init__(self, handle):
+        self.handle = handle
+        self._calls = collections.deque()
+        self._shut_lock = threading.Lock()
 
+    def enter(self):
+        self._calls.append(None)
+        h = self.handle
+        if h is None:
+            self._calls.pop()
+        return h
 
-def _no_view_held(what):
-    if views_open_here():
-        raise StateError("%s: this thread holds %d open stream view(s), and the apply op waits for views "
-                         "before it rewrites their copy, so the wait could never end. Fix: close the "
-                         "view (leave its `with` block) before waiting" % (what, views_open_here()))
+    def leave(self):
+        self._calls.pop()
+
+    def shut(self):
+        """Clears the handle and returns it once no call uses it (None if already shut)."""
+        with self._shut_lock:
+            h, self.handle = self.handle, None
+        if h is not None:
+            while self._calls:
+                time.sleep(0.0002)
+        return h
 
 
 class _Use:
-    """`with rt._use(what):` keeps the runtime from being destroyed during a C call."""
-    __slots__ = ("rt", "what")
+    """`with rt._use(what) as ptr:` keeps the runtime from being destroyed during a C call."""
+    __slots__ = ("g", "what")
 
-    def __init__(self, rt, what):
-        self.rt, self.what = rt, what
+    def __init__(self, guard, what):
+        self.g, self.what = guard, what
 
     def __enter__(self):
-        rt = self.rt
-        with rt._lock:
-            if rt._ptr is None:
-                raise Closed("%s: the runtime is closed. Fix: call it before Runtime.close() (or inside the "
-                             "`with mkrt.Runtime(...)` block)" % self.what)
-            rt._active += 1
-        return rt._ptr
+        ptr = self.g.enter()
+        if ptr is None:
+            raise Closed("%s: the runtime is closed. Fix: call it before Runtime.close() (or inside the "
+                         "`with mkrt.Runtime(...)` block)" % self.what)
+        return ptr
 
     def __exit__(self, *exc):
-        rt = self.rt
-        with rt._lock:
-            rt._active -= 1
-            if rt._active == 0:
-                rt._idle.notify_all()
+        self.g.leave()
         return False
 
 
@@ -82,23 +101,29 @@ class Producer:
     def __init__(self, rt):
         self._rt = rt
         self._owner = threading.get_ident()
-        self._lock = threading.Lock()
         err = ffi.new("mkrt_error *")
         with rt._use("Runtime.producer()") as ptr:
             p = lib.mkrt_producer_open(ptr, err)
         if p == ffi.NULL:
             raise_err(err.status, err)
-        self._p = p
+        self._g = _Guard(p)
         with rt._lock:
             rt._producers.add(self)
 
-    def _check(self, what):
+    def _enter(self, what):
         if self._owner != threading.get_ident():
             raise StateError("%s: this producer belongs to another thread (a producer is one thread's at a "
                              "time). Fix: open one per thread (Runtime.producer(), or Runtime.publish(), "
                              "which keeps one per thread)" % what)
-        if self._p is None:
+        p = self._g.enter()
+        if p is None:
             raise Closed("%s: the producer is closed. Fix: open another with Runtime.producer()" % what)
+        return p
+
+    @property
+    def closed(self):
+        """True once closed (by close() or by Runtime.close())."""
+        return self._g.handle is None
 
     def publish(self, items=None, *, op=None, in_=None, out=None, param=None, timeout=None):
         """Publishes items, waiting for ring space up to timeout seconds (None: for ever).
@@ -117,9 +142,11 @@ class Producer:
         n = arr.shape[0]
         published = ffi.new("size_t *")
         err = ffi.new("mkrt_error *")
-        with self._lock:
-            self._check(what)
-            st = lib.mkrt_publish_some(self._p, ffi.from_buffer("mkrt_item[]", arr), n, tns, published, err)
+        p = self._enter(what)
+        try:
+            st = lib.mkrt_publish_some(p, ffi.from_buffer("mkrt_item[]", arr), n, tns, published, err)
+        finally:
+            self._g.leave()
         if st != lib.MKRT_OK:
             if st == lib.MKRT_ETIMEDOUT:
                 e = TimedOut("%s: the ring stayed full; %d of %d items were published. Fix: publish the rest "
@@ -137,9 +164,11 @@ class Producer:
     def fence(self):
         """A ticket (int) covering everything this producer published so far."""
         t = ffi.new("uint64_t *")
-        with self._lock:
-            self._check("Producer.fence()")
-            st = lib.mkrt_fence(self._p, t)
+        p = self._enter("Producer.fence()")
+        try:
+            st = lib.mkrt_fence(p, t)
+        finally:
+            self._g.leave()
         if st != lib.MKRT_OK:
             raise_status(st, "Producer.fence()", "fence before Runtime.close()")
         return int(t[0])
@@ -152,10 +181,12 @@ class Producer:
         """
         ticket = as_index(ticket, "ticket", "pass a ticket from Producer.fence()", limit=2**64 - 1)
         tns = timeout_ns(timeout)
-        _no_view_held("Producer.wait()")
-        with self._lock:
-            self._check("Producer.wait()")
-            st = lib.mkrt_wait(self._p, ticket, tns)
+        no_view_held("Producer.wait()")
+        p = self._enter("Producer.wait()")
+        try:
+            st = lib.mkrt_wait(p, ticket, tns)
+        finally:
+            self._g.leave()
         if st != lib.MKRT_OK:
             if st == lib.MKRT_EINVAL:
                 raise InvalidArgument("Producer.wait(%d): this producer never issued that ticket (it has "
@@ -167,10 +198,16 @@ class Producer:
 
     def close(self):
         """Closes the producer (what it published still runs). A second close does nothing."""
-        with self._lock:
-            p, self._p = self._p, None
-            if p is not None:
-                lib.mkrt_producer_close(p)
+        if self._owner != threading.get_ident() and not self._rt.closed:
+            raise StateError("Producer.close(): the producer belongs to another thread. Fix: close it on the "
+                             "thread that opened it (Runtime.close() closes the ones left open)")
+        self._close_any()
+
+    def _close_any(self):
+        # Any thread: its owner is gone (the thread ended) or cannot be in a call (Runtime.close()).
+        p = self._g.shut()
+        if p is not None:
+            lib.mkrt_producer_close(p)
         rt = self._rt
         with rt._lock:
             rt._producers.discard(self)
@@ -191,7 +228,7 @@ class _ThreadProducer:
 
     def __del__(self):
         try:
-            self.p.close()
+            self.p._close_any()
         except Exception:
             pass
 
@@ -230,10 +267,8 @@ class Runtime:
 
     def __init__(self, backend="auto", workers=0, cells=None, *, graph=None, streams=(), plan_off=0,
                  failures_kept=1024, **config):
-        self._lock = threading.Lock()
-        self._idle = threading.Condition(self._lock)
-        self._active = 0
-        self._ptr = None
+        self._lock = threading.Lock()  # the producer set
+        self._g = _Guard(None)
         self._log = ffi.NULL
         self._producers = set()
         self._local = threading.local()
@@ -282,7 +317,7 @@ class Runtime:
             lib.mkrtpy_log_free(self._log)
             self._log = ffi.NULL
             raise_err(st, err)
-        self._ptr = out[0]
+        self._g.handle = out[0]
         try:
             if graph is not None:
                 self.register_graph(graph)
@@ -294,12 +329,16 @@ class Runtime:
 
     # ---- lifecycle -------------------------------------------------------
     def _use(self, what):
-        return _Use(self, what)
+        return _Use(self._g, what)
+
+    @property
+    def _ptr(self):
+        return self._g.handle
 
     @property
     def closed(self):
         """True once close() began."""
-        return self._ptr is None
+        return self._g.handle is None
 
     def close(self, timeout=None):
         """Stops intake, runs everything published, and frees the runtime.
@@ -311,18 +350,17 @@ class Runtime:
         runtime is gone either way. A second close() does nothing.
         """
         tns = timeout_ns(timeout)
-        with self._lock:
-            ptr, self._ptr = self._ptr, None
-            if ptr is None:
-                return
-            while self._active:
-                self._idle.wait()
+        if self._ptr is not None:
+            no_view_held("Runtime.close()")
+        ptr = self._g.shut()
+        if ptr is None:
+            return
         err = ffi.new("mkrt_error *")
         st = lib.mkrt_destroy(ptr, tns, err)
         with self._lock:
             producers = list(self._producers)
         for p in producers:
-            p.close()
+            p._close_any()
         for s in self._streams:
             s._runtime_closed()
         self._close_status = st
@@ -332,7 +370,7 @@ class Runtime:
 
     def __del__(self):
         try:
-            if self._ptr is not None:
+            if getattr(self, "_g", None) is not None and self._g.handle is not None:
                 self.close()
         except Exception:
             pass
@@ -358,7 +396,6 @@ class Runtime:
 
         The runtime keeps the graph's arrays until it is closed.
         """
-        from ._graph import Graph
         if not isinstance(graph, Graph):
             raise InvalidType("register_graph(%r): an mkrt.Graph is needed. Fix: build one with "
                               "mkrt.Graph(indptr, indices) or mkrt.Graph.from_scipy(matrix)" % (graph,))
@@ -377,7 +414,6 @@ class Runtime:
 
     def attach_stream(self, stream):
         """Registers an mkrt.Stream's ops on this runtime (before the first producer opens)."""
-        from ._stream import Stream
         if not isinstance(stream, Stream):
             raise InvalidType("attach_stream(%r): an mkrt.Stream is needed. Fix: create one with "
                               "mkrt.Stream(vertices, queries)" % (stream,))
@@ -398,7 +434,7 @@ class Runtime:
 
     def _thread_producer(self):
         tp = getattr(self._local, "tp", None)
-        if tp is None or tp.p._p is None:
+        if tp is None or tp.p.closed:
             tp = _ThreadProducer(Producer(self))
             self._local.tp = tp
         return tp.p
@@ -440,7 +476,7 @@ class Runtime:
     def _wait_call(self, fn, name, timeout):
         tns = timeout_ns(timeout)
         what = "%s(timeout=%s)" % (name, timeout)
-        _no_view_held(what)
+        no_view_held(what)
         with self._use(what) as ptr:
             st = fn(ptr, tns)
         if st != lib.MKRT_OK:
@@ -588,7 +624,6 @@ class Runtime:
 
         Each thread that runs searches at once opens its own.
         """
-        from ._graph import Traversal
         return Traversal(self, kind)
 
     def traverse(self, kind, root, timeout=None):

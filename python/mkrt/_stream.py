@@ -5,8 +5,8 @@ import weakref
 
 import numpy as np
 
-from . import _runtime
-from ._arrays import ITEM_DTYPE, as_index, as_uint, timeout_ns
+from . import _state
+from ._arrays import ITEM_DTYPE, as_index, as_uint
 from ._errors import Closed, InvalidArgument, InvalidType, StateError, raise_err, raise_status
 from ._mkrt import ffi, lib
 
@@ -38,7 +38,7 @@ class View:
         if st != lib.MKRT_OK:
             raise_status(st, "Stream.view()", "pass an open stream")
         self._open = True
-        _runtime._views.n = _runtime.views_open_here() + 1
+        _state.view_opened(1)
         self.position = int(self._v.position)
 
     def _check(self, what):
@@ -87,7 +87,7 @@ class View:
                                  "thread that opened it")
             lib.mkrt_stream_view_close(self._v)
             self._open = False
-            _runtime._views.n = _runtime.views_open_here() - 1
+            _state.view_opened(-1)
 
     def __enter__(self):
         return self
