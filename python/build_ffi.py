@@ -7,7 +7,8 @@ the real header when the extension is built (a field, type or constant that
 does not match fails the build), and structs end in `...;` so that fields
 the C library adds later do not break it. Constants of the traversal kinds
 are read from include/mkrt/graph.h, so a kind the C library gains appears
-in `lib` without an edit here (mkrt/graph.py then names it in one line).
+in `lib` without an edit here (mkrt/_graph.py then names it in one line);
+PageRank's calls are declared where the header has them.
 
 Linking: libmkrt.a (position-independent, the whole public API) is linked
 into the extension, its internal symbols kept local (--exclude-libs); the
@@ -446,10 +447,27 @@ static mkrt_status mkrtpy_nop_calls(size_t n)
 """
 
 
+# PageRank's own calls, declared where include/mkrt/graph.h has them.
+CDEF_PAGERANK = r"""
+typedef struct mkrt_pagerank_params { double damping; double tolerance; uint32_t max_iterations; ...; }
+    mkrt_pagerank_params;
+mkrt_status mkrt_traversal_start_pagerank(mkrt_traversal *t, const mkrt_pagerank_params *p, mkrt_error *err);
+mkrt_status mkrt_traversal_read_ranks(const mkrt_traversal *t, uint32_t first, size_t count, double *out,
+                                      uint32_t *iterations, mkrt_error *err);
+"""
+
+
+def graph_header_has(name):
+    with open(os.path.join(ROOT, "include", "mkrt", "graph.h")) as f:
+        return re.search(r"\b%s\b" % re.escape(name), f.read()) is not None
+
+
 def make_ffibuilder():
     names, libdirs, _ = urcu_shared_objects()
     kinds = traversal_kinds()
     cdef = CDEF_HEAD + "".join("#define %s ...\n" % k for k in kinds)
+    if graph_header_has("mkrt_traversal_read_ranks"):
+        cdef += CDEF_PAGERANK
     ffi = FFI()
     ffi.cdef(cdef)
     ffi.set_source(

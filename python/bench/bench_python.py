@@ -157,24 +157,17 @@ def bench_static(args, chk, rows, notes):
         nk.setNumberOfThreads(args.threads)
         G = nk.GraphFromCoo((lo, hi), n=n, directed=False)
         Gw = nk.GraphFromCoo((w.astype(np.float64), (lo, hi)), n=n, weighted=True, directed=False)
-        tot = []
-        for r in roots:
-            t0 = time.perf_counter()
-            b = nk.distance.BFS(G, int(r), storePaths=False)
-            b.run()
-            d = b.getDistances(asarray=True)
-            tot.append(time.perf_counter() - t0)
-            chk.same("BFS depths mkrt vs NetworKit (root %d)" % r, ref_bfs[int(r)], as_depth(d, 1e300))
-        rows.append(("BFS", "NetworKit %s" % nk.__version__, med(tot), "BFS(storePaths=False) + getDistances(asarray)"))
-        tot = []
-        for r in roots:
-            t0 = time.perf_counter()
-            b = nk.distance.Dijkstra(Gw, int(r), storePaths=False)
-            b.run()
-            d = b.getDistances(asarray=True)
-            tot.append(time.perf_counter() - t0)
-            chk.same("SSSP mkrt vs NetworKit (root %d)" % r, ref_sssp[int(r)], as_depth(d, 1e300))
-        rows.append(("SSSP", "NetworKit %s" % nk.__version__, med(tot), "Dijkstra(storePaths=False) + getDistances"))
+        for kernel, algo, graph, ref in (("BFS", nk.distance.BFS, G, ref_bfs), ("SSSP", nk.distance.Dijkstra, Gw, ref_sssp)):
+            tot = []
+            for r in roots:
+                t0 = time.perf_counter()
+                b = algo(graph, int(r), storePaths=False)
+                b.run()
+                d = b.getDistances(asarray=True)
+                tot.append(time.perf_counter() - t0)
+                chk.same("%s mkrt vs NetworKit (root %d)" % (kernel, r), ref[int(r)], as_depth(d, 1e300))
+            rows.append((kernel, "NetworKit %s" % nk.__version__, med(tot),
+                         "%s(storePaths=False) + getDistances(asarray)" % algo.__name__))
 
     # ---- python-igraph
     try:
@@ -264,7 +257,7 @@ def bench_stream(args, chk, rows, notes):
     root = int(np.argmax(deg))
     ndel = args.batch // 4
     notes.append("stream: Kronecker scale %d: %d vertices, %d edges loaded, then %d batches of %d insertions "
-                 "+ %d deletions; standing BFS and SSSP (weights 1..255) from vertex %d"
+                 "+ %d deletions; standing BFS and SSSP (weights 1..255) from vertex %d, and connected components"
                  % (args.stream_scale, n, base.shape[0], args.batches, args.batch, ndel, root))
     # The same update batches for both: insert held edges, delete random present ones.
     batches = []
@@ -279,7 +272,7 @@ def bench_stream(args, chk, rows, notes):
         batches.append((ins, dels))
 
     # mkrt
-    s = mkrt.Stream(n, [("bfs", root), ("sssp", root)])
+    s = mkrt.Stream(n, [("bfs", root), ("sssp", root), "cc"])
     s.load(lo[base], hi[base], w[base])
     mk_ans = []
     times = []
@@ -296,7 +289,7 @@ def bench_stream(args, chk, rows, notes):
         fails = rt.failures()
     if fails:
         chk.bad.append("mkrt stream: %d failed updates, first: %s" % (len(fails), fails[0].message))
-    rows.append(("stream batch", "mkrt", med(times), "insert + delete + quiesce + view of both queries"))
+    rows.append(("stream batch", "mkrt", med(times), "insert + delete + quiesce + a view of the three queries"))
     s.close()
 
     try:
@@ -310,12 +303,14 @@ def bench_stream(args, chk, rows, notes):
     dbfs.run()
     ddij = nk.distance.DynDijkstra(G, root)
     ddij.run()
+    dcc = nk.components.DynConnectedComponents(G)
+    dcc.run()
     E = nk.dynamics.GraphEvent
     ADD, REM = nk.dynamics.GraphEventType.EDGE_ADDITION, nk.dynamics.GraphEventType.EDGE_REMOVAL
     # DynDijkstra gets one update() per event: with updateBatch() of the
     # insertions, NetworKit 11.3's distances differ from its own static
     # Dijkstra (and from scipy's and mkrt's) from the second batch on.
-    times = []
+    times, split = [], {"graph + DynDijkstra": [], "DynBFS": [], "DynConnectedComponents": []}
     for i, (ins, dels) in enumerate(batches):
         t0 = time.perf_counter()
         ev = []
@@ -329,10 +324,22 @@ def bench_stream(args, chk, rows, notes):
             e = E(REM, a, b, float(c))
             ddij.update(e)
             ev.append(e)
+        dd = ddij.getDistances(asarray=True)
+        t1 = time.perf_counter()
         dbfs.updateBatch(ev)
         db = dbfs.getDistances(asarray=True)
-        dd = ddij.getDistances(asarray=True)
-        times.append(time.perf_counter() - t0)
+        t2 = time.perf_counter()
+        dcc.updateBatch(ev)
+        part = np.asarray(dcc.getPartition().getVector())
+        t3 = time.perf_counter()
+        times.append(t3 - t0)
+        for k, dt in zip(split, (t1 - t0, t2 - t1, t3 - t2)):
+            split[k].append(dt)
+        # Components as mkrt labels them: the smallest vertex of each.
+        smallest = np.full(int(part.max()) + 1, n, dtype=np.int64)
+        np.minimum.at(smallest, part, np.arange(n))
+        chk.same("stream CC mkrt vs DynConnectedComponents (batch %d)" % i, mk_ans[i][2].astype(np.int64),
+                 smallest[part])
         # The arbiter, neither side's incremental code: NetworKit's static
         # BFS and Dijkstra on the graph as it now is. mkrt must equal it;
         # a dynamic peer that does not is reported, not fatal.
@@ -347,8 +354,11 @@ def bench_stream(args, chk, rows, notes):
         chk.same("NetworKit DynBFS vs static BFS (batch %d)" % i, as_depth(db, 1e300), want_b, peer_only=True)
         chk.same("NetworKit DynDijkstra vs static Dijkstra (batch %d)" % i, as_depth(dd, 1e300), want_d,
                  peer_only=True)
+    notes.append("NetworKit per batch, split (medians): " + ", ".join("%s %s ms" % (k, fmt_ms(med(v)))
+                                                              for k, v in split.items()))
     rows.append(("stream batch", "NetworKit %s" % nk.__version__, med(times),
-                 "addEdge/removeEdge + DynDijkstra update per event + DynBFS updateBatch + getDistances"))
+                 "addEdge/removeEdge + DynDijkstra update per event + DynBFS and DynConnectedComponents "
+                 "updateBatch + the three answers"))
 
 
 def alternate(fns, k, rounds=7):
@@ -379,15 +389,18 @@ def bench_binding(args, out):
         raw, full = alternate([lambda: lib.mkrt_cell_read(p, 5, v), lambda: rt.cell(5)], 20000)
         out.append(("mkrt_cell_read through cffi, raw", raw, "ns/call"))
         out.append(("Runtime.cell(h): the same with its checks and the runtime guard", full, "ns/call"))
-        one = mkrt.items(op=mkrt.OP_STORE, out=7, param=1)
-        rt.publish(one)
         prod = rt._thread_producer()._g.handle
         pub = ffi.new("size_t *")
-        buf = ffi.from_buffer("mkrt_item[]", one)
-        raw, full = alternate([lambda: lib.mkrt_publish_some(prod, buf, 1, 0, pub, ffi.NULL),
-                               lambda: rt.publish(one)], 5000)
-        out.append(("mkrt_publish_some of 1 item through cffi, raw", raw, "ns/call"))
-        out.append(("Runtime.publish(1 item): the same with item checks and the thread's producer", full, "ns/call"))
+        err = ffi.new("mkrt_error *")
+        for size in (1, 1024):
+            batch = mkrt.items(op=mkrt.OP_STORE, out=np.arange(size) % 64, param=1)
+            buf = ffi.from_buffer("mkrt_item[]", batch)
+            raw, full = alternate([lambda: lib.mkrt_publish_some(prod, buf, size, lib.MKRT_TIMEOUT_INFINITE, pub,
+                                                                 err),
+                                   lambda: rt.publish(batch)], 2000 if size == 1 else 200)
+            out.append(("mkrt_publish_some of %d item(s) through cffi, raw" % size, raw / size, "ns/item"))
+            out.append(("Runtime.publish(%d item(s)): the same with item checks and the thread's producer" % size,
+                        full / size, "ns/item"))
         rt.quiesce()
         n = 1 << 20
         items = mkrt.items(op=mkrt.OP_STORE, out=np.arange(n) % (1 << 20), param=np.arange(n))

@@ -10,8 +10,9 @@ A cffi (API mode) binding of the public C API (include/mkrt/):
 - mkrt.Runtime: producers publish NumPy arrays of 16-byte items (op, in,
   out, param); fences, waits, drain and quiesce with timeouts; cells read
   into arrays; stats() and explain() as plain Python objects.
-- mkrt.Graph and Runtime.traversal(): BFS (depths, parents) and SSSP on
-  the CPU pool, several at once from threads (TRAVERSAL_KINDS lists them).
+- mkrt.Graph and Runtime.traversal(): BFS (depths, parents), SSSP, and CC
+  and PageRank where the C library has them, on the CPU pool, several at
+  once from threads (TRAVERSAL_KINDS lists this build's kinds).
 - mkrt.Stream: a streaming graph with standing BFS/SSSP/CC queries,
   updates published from arrays, consistent views.
 
@@ -26,7 +27,7 @@ from ._errors import (MkrtError, WouldBlock, InvalidArgument, InvalidType, OutOf
                       TimedOut, Cycle, OverBudget, DeviceError, NotSupported, StateError, error_class)
 from ._arrays import ITEM_DTYPE, items
 from ._runtime import Runtime, Producer, Failure
-from ._graph import Graph, Traversal, BFSResult, TRAVERSAL_KINDS, UNREACHED, NO_PARENT, bfs, sssp
+from ._graph import Graph, Traversal, BFSResult, PageRankResult, TRAVERSAL_KINDS, UNREACHED, NO_PARENT, bfs, sssp
 from ._stream import Stream, View
 
 #: The C library's version ("MAJOR.MINOR.PATCH"); the package has the same.
@@ -37,7 +38,7 @@ OP_NOP, OP_STORE, OP_ADD, OP_APPEND = _lib.MKRT_OP_NOP, _lib.MKRT_OP_STORE, _lib
 OP_MIN, OP_RELAX, OP_OR, OP_ACC = _lib.MKRT_OP_MIN, _lib.MKRT_OP_RELAX, _lib.MKRT_OP_OR, _lib.MKRT_OP_ACC
 OP_USER_FIRST = _lib.MKRT_OP_USER_FIRST
 
-__all__ = ["Runtime", "Producer", "Failure", "Graph", "Traversal", "BFSResult", "Stream", "View",
+__all__ = ["Runtime", "Producer", "Failure", "Graph", "Traversal", "BFSResult", "PageRankResult", "Stream", "View",
            "ITEM_DTYPE", "items", "bfs", "sssp", "TRAVERSAL_KINDS", "UNREACHED", "NO_PARENT",
            "MkrtError", "WouldBlock", "InvalidArgument", "InvalidType", "OutOfMemory", "Overflow", "Closed",
            "TimedOut", "Cycle", "OverBudget", "DeviceError", "NotSupported", "StateError", "error_class",

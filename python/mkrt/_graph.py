@@ -20,12 +20,20 @@ NO_PARENT = 2**32 - 1
 BFSResult = collections.namedtuple("BFSResult", "depth parent")
 
 
+#: PageRank result: score (float64 array) per vertex and the iterations it took.
+PageRankResult = collections.namedtuple("PageRankResult", "score iterations")
+
+
 def _read_values(t):
     return t.values()
 
 
 def _read_depth_parent(t):
     return BFSResult(t.values(), t.parents())
+
+
+def _read_ranks(t):
+    return PageRankResult(*t.ranks())
 
 
 # The traversal kinds: name -> (C enumerator of include/mkrt/graph.h, how a
@@ -35,8 +43,11 @@ def _read_depth_parent(t):
 _KIND_TABLE = {
     "bfs": ("MKRT_TRAVERSAL_BFS", _read_depth_parent),
     "sssp": ("MKRT_TRAVERSAL_SSSP", _read_values),
+    "cc": ("MKRT_TRAVERSAL_CC", _read_values),
+    "pagerank": ("MKRT_TRAVERSAL_PAGERANK", _read_ranks),
 }
-_KINDS = {k: (getattr(lib, e), r) for k, (e, r) in _KIND_TABLE.items() if hasattr(lib, e)}
+_KINDS = {k: (getattr(lib, e), r) for k, (e, r) in _KIND_TABLE.items()
+          if hasattr(lib, e) and (k != "pagerank" or hasattr(lib, "mkrt_traversal_read_ranks"))}
 #: The traversal kinds this build binds (Runtime.traversal(kind)).
 TRAVERSAL_KINDS = tuple(_KINDS)
 
@@ -182,7 +193,8 @@ class Graph:
 class Traversal:
     """A search of a runtime's registered graph with state of its own.
 
-    rt.traversal(kind) opens one (kind: one of mkrt.TRAVERSAL_KINDS).
+    rt.traversal(kind) opens one (kind: one of mkrt.TRAVERSAL_KINDS: "bfs",
+    "sssp", and "cc" and "pagerank" where the C library has them).
     Several run at once in one runtime, from any threads (one thread at a
     time per traversal). start(root) returns at once; wait() waits (the GIL
     released); values() and parents() read the result into NumPy arrays;
@@ -217,12 +229,34 @@ class Traversal:
             raise StateError("%s: the traversal is closed. Fix: open another with Runtime.traversal()" % what)
         return self._t
 
-    def start(self, root):
-        """Starts a search from root (a vertex); returns at once."""
+    def start(self, root=0, **params):
+        """Starts a search from root (a vertex; CC and PageRank have none: 0); returns at once.
+
+        PageRank takes damping (0.85), tolerance (1e-4, L1) and
+        max_iterations (20) as keywords; the C library checks their ranges.
+        """
         root = as_index(root, "root", "pass a vertex id in 0..%d" % (self.vertices - 1))
         err = ffi.new("mkrt_error *")
-        with self._rt._use("Traversal.start()"), self._lock:
-            st = lib.mkrt_traversal_start(self._ptr("Traversal.start()"), root, err)
+        if params:
+            if self.kind != "pagerank":
+                raise InvalidType("Traversal.start(%s): a %s search takes no parameters. Fix: pass the root only"
+                                  % (", ".join(params), self.kind))
+            p = ffi.new("mkrt_pagerank_params *")
+            for k, v in params.items():
+                if k not in ("damping", "tolerance", "max_iterations"):
+                    raise InvalidType("Traversal.start(%s=...): PageRank takes damping, tolerance and "
+                                      "max_iterations. Fix: use those names" % k)
+                if k == "max_iterations":
+                    v = as_index(v, k, "pass a positive number of iterations")
+                elif isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+                    raise InvalidType("Traversal.start(%s=%r): a number is needed. Fix: e.g. damping=0.85"
+                                      % (k, v))
+                setattr(p, k, v)
+            with self._rt._use("Traversal.start()"), self._lock:
+                st = lib.mkrt_traversal_start_pagerank(self._ptr("Traversal.start()"), p, err)
+        else:
+            with self._rt._use("Traversal.start()"), self._lock:
+                st = lib.mkrt_traversal_start(self._ptr("Traversal.start()"), root, err)
         if st != lib.MKRT_OK:
             raise_err(st, err)
         self._started = True
@@ -273,13 +307,26 @@ class Traversal:
             raise_err(st, err)
         return out
 
+    def ranks(self):
+        """The finished PageRank's scores (float64 per vertex) and the iterations it took."""
+        out = self._out(None, np.float64, "Traversal.ranks")
+        it = ffi.new("uint32_t *")
+        err = ffi.new("mkrt_error *")
+        with self._rt._use("Traversal.ranks()"), self._lock:
+            st = lib.mkrt_traversal_read_ranks(self._ptr("Traversal.ranks()"), 0, self.vertices,
+                                               ffi.from_buffer("double[]", out), it, err)
+        if st != lib.MKRT_OK:
+            raise_err(st, err)
+        return out, int(it[0])
+
     def result(self):
-        """The finished search's result in the kind's form (BFS: BFSResult; SSSP: distances)."""
+        """The finished search's result in the kind's form (BFS: BFSResult; SSSP: distances;
+        CC: labels, the smallest vertex of each component; PageRank: PageRankResult)."""
         return _KINDS[self.kind][1](self)
 
-    def run(self, root, timeout=None):
-        """start(root), wait(timeout), result()."""
-        self.start(root)
+    def run(self, root=0, timeout=None, **params):
+        """start(root, **params), wait(timeout), result()."""
+        self.start(root, **params)
         self.wait(timeout)
         return self.result()
 

@@ -13,7 +13,7 @@ from ._errors import Closed, InvalidArgument, InvalidType, StateError, TimedOut,
     raise_status
 from ._mkrt import ffi, lib
 from ._graph import Graph, Traversal
-from ._state import no_view_held
+from ._state import Closing, no_view_held
 from ._stream import Stream
 
 _BACKENDS = {"auto": lib.MKRT_BACKEND_AUTO, "cpu": lib.MKRT_BACKEND_CPU, "cuda": lib.MKRT_BACKEND_CUDA,
@@ -89,7 +89,7 @@ class _Use:
         return False
 
 
-class Producer:
+class Producer(Closing):
     """A producer: a lock-free ring of its own to publish items into.
 
     It belongs to the thread that opened it (using it from another thread
@@ -212,13 +212,6 @@ class Producer:
         with rt._lock:
             rt._producers.discard(self)
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-        return False
-
 
 class _ThreadProducer:
     """The producer Runtime.publish() keeps for one thread; closed when the thread ends."""
@@ -233,7 +226,7 @@ class _ThreadProducer:
             pass
 
 
-class Runtime:
+class Runtime(Closing):
     """An mkrt runtime: producers -> dispatcher -> CPU worker pool (or a device).
 
     Runtime(backend="auto", workers=0, cells=None, *, graph=None, streams=(),
@@ -377,13 +370,6 @@ class Runtime:
         if getattr(self, "_log", ffi.NULL) != ffi.NULL:
             lib.mkrtpy_log_free(self._log)
             self._log = ffi.NULL
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-        return False
 
     def __repr__(self):
         if self._ptr is None:
@@ -626,10 +612,10 @@ class Runtime:
         """
         return Traversal(self, kind)
 
-    def traverse(self, kind, root, timeout=None):
+    def traverse(self, kind, root=0, timeout=None, **params):
         """One search of the registered graph from root; the result of that kind (see TRAVERSAL_KINDS)."""
         with self.traversal(kind) as t:
-            return t.run(root, timeout)
+            return t.run(root, timeout, **params)
 
     def bfs(self, root, timeout=None):
         """BFS from root: an mkrt.BFSResult(depth, parent) of arrays over the vertices.
@@ -643,6 +629,19 @@ class Runtime:
     def sssp(self, root, timeout=None):
         """Shortest-path distances from root over the graph's weights (uint64, mkrt.UNREACHED where not reached)."""
         return self.traverse("sssp", root, timeout)
+
+    def cc(self, timeout=None):
+        """Connected components (weakly, on a directed graph): each vertex's label, the smallest
+        vertex of its component (uint64). Where the C library has the CC kind."""
+        return self.traverse("cc", 0, timeout)
+
+    def pagerank(self, timeout=None, **params):
+        """PageRank (GAPBS's definition; a symmetric graph): mkrt.PageRankResult(score, iterations).
+
+        params: damping (0.85), tolerance (1e-4, L1 change), max_iterations
+        (20). Where the C library has the PageRank kind.
+        """
+        return self.traverse("pagerank", 0, timeout, **params)
 
 
 def _field_size(name):

@@ -24,3 +24,14 @@ def no_view_held(what):
         raise StateError("%s: this thread holds %d open stream view(s), and the apply op waits for views "
                          "before it rewrites their copy, so the wait could never end. Fix: close the "
                          "view (leave its `with` block) before waiting" % (what, n))
+
+
+class Closing:
+    """A context manager whose exit calls close() (Runtime, Producer, Stream, View)."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False

@@ -6,6 +6,7 @@ import weakref
 import numpy as np
 
 from . import _state
+from ._state import Closing
 from ._arrays import ITEM_DTYPE, as_index, as_uint
 from ._errors import Closed, InvalidArgument, InvalidType, StateError, raise_err, raise_status
 from ._mkrt import ffi, lib
@@ -15,7 +16,7 @@ _FIX_Q = "pass queries like [(\"bfs\", 0), (\"sssp\", 0), \"cc\"]: BFS and SSSP 
 _FIX_E = "pass equal-length arrays of non-negative integer vertex ids below the stream's vertices"
 
 
-class View:
+class View(Closing):
     """A consistent read of every query's results at one point of the update stream.
 
     position: how many updates (that changed the graph, in apply order)
@@ -89,15 +90,8 @@ class View:
             self._open = False
             _state.view_opened(-1)
 
-    def __enter__(self):
-        return self
 
-    def __exit__(self, *exc):
-        self.close()
-        return False
-
-
-class Stream:
+class Stream(Closing):
     """A mutable undirected weighted graph whose standing queries stay exact under updates.
 
     Stream(vertices, queries, *, weight_max=255, op_base=4000)
@@ -282,13 +276,6 @@ class Stream:
             self.close()
         except Exception:
             pass  # still attached to an open runtime: leaked rather than freed under it
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-        return False
 
     def __repr__(self):
         return "<mkrt.Stream %d vertices, queries %s%s>" % (self.vertices, self.query_kinds,

@@ -59,6 +59,20 @@ def cc(adj):
     return label
 
 
+def pagerank(adj, damping=0.85, tolerance=1e-12, max_iterations=1000):
+    """GAPBS's PageRank (Jacobi): score(v) = (1 - d)/n + d * sum over v's row u of score(u)/deg(u)."""
+    n = len(adj)
+    score = [1.0 / n] * n
+    for _ in range(max_iterations):
+        contrib = [score[u] / len(adj[u]) if adj[u] else 0.0 for u in range(n)]
+        new = [(1 - damping) / n + damping * sum(contrib[u] for u, _ in adj[v]) for v in range(n)]
+        change = sum(abs(a - b) for a, b in zip(new, score))
+        score = new
+        if change < tolerance:
+            break
+    return score
+
+
 def run_items(cells, items, log):
     """Runs items one after another as mkrt's built-ins define them (op.h)."""
     for op, i, o, p in items:

@@ -54,6 +54,37 @@ def test_sssp_equals_reference():
                 assert rt.sssp(root, timeout=30).tolist() == reference.sssp(adj, root)
 
 
+@pytest.mark.skipif("cc" not in mkrt.TRAVERSAL_KINDS, reason="this build's include/mkrt/graph.h has no CC kind")
+def test_cc_equals_reference():
+    for seed in range(3):
+        g, adj = random_graph(seed, n=400, m=300)  # sparse: many components
+        with mkrt.Runtime(workers=2, graph=g) as rt:
+            labels = rt.cc(timeout=30)
+            assert labels.tolist() == reference.cc(adj)
+            with rt.traversal("cc") as t:
+                with pytest.raises(mkrt.InvalidType):
+                    t.start(0, damping=0.5)  # CC takes no parameters
+
+
+@pytest.mark.skipif("pagerank" not in mkrt.TRAVERSAL_KINDS,
+                    reason="this build's include/mkrt/graph.h has no PageRank kind")
+def test_pagerank_equals_reference():
+    g, adj = random_graph(4, n=300, m=1500)
+    want = reference.pagerank(adj)
+    with mkrt.Runtime(workers=2, graph=g) as rt:
+        score, iterations = rt.pagerank(tolerance=1e-9, max_iterations=1000, timeout=30)
+        assert score.dtype == np.float64 and iterations > 1
+        assert float(np.abs(score - np.array(want)).sum()) < 1e-6
+        with pytest.raises(mkrt.InvalidArgument) as ei:
+            rt.pagerank(damping=1.5)  # the C library's range check
+        assert "Fix:" in ei.value.message
+    gd = mkrt.Graph.from_edges([0, 1], [1, 2], undirected=False)
+    with mkrt.Runtime(workers=1, graph=gd) as rt:
+        with pytest.raises(mkrt.InvalidArgument) as ei:
+            rt.pagerank()  # needs a symmetric graph
+        assert "Fix:" in ei.value.message
+
+
 def test_scipy_input_and_one_shot_helpers():
     sp = pytest.importorskip("scipy.sparse")  # make check-python checks scipy is there first
     rng = np.random.default_rng(5)
