@@ -31,9 +31,14 @@ import statistics
 import sys
 import time
 
-import numpy as np
+# OpenMP peers (NetworKit, SuiteSparse:GraphBLAS) sleep rather than spin
+# while they wait: on a shared 2-CPU machine spinning threads lose their
+# CPU to other work and the peer's time balloons (set it to compare spinning).
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-import mkrt
+import numpy as np  # noqa: E402
+
+import mkrt  # noqa: E402
 
 INF = np.iinfo(np.int64).max
 
@@ -148,6 +153,12 @@ def bench_static(args, chk, rows, notes):
             ref_sssp[int(r)] = as_depth(d, mkrt.UNREACHED)
         rows.append(("SSSP", "mkrt", med(tot), "distances into NumPy"))
 
+    if "cc" in mkrt.TRAVERSAL_KINDS or "pagerank" in mkrt.TRAVERSAL_KINDS:
+        bench_cc_pr(args, chk, rows, notes, n, lo, hi, g)
+    else:
+        notes.append("CC and PageRank: this build's mkrt has no such traversal kinds (include/mkrt/graph.h), "
+                     "so they are not compared")
+
     # ---- NetworKit
     try:
         import networkit as nk
@@ -245,6 +256,102 @@ def bench_static(args, chk, rows, notes):
             rows.append(("SSSP", "python-graphblas %s" % gb.__version__, med(tot), "Bellman-Ford, min_plus vxm"))
 
 
+def pagerank_arbiter(n, indptr, indices, damping=0.85, tol=1e-10):
+    """GAPBS's PageRank by Jacobi iteration in NumPy: the arbiter of the scores."""
+    deg = np.diff(indptr).astype(np.float64)
+    rows = np.repeat(np.arange(n), np.diff(indptr))
+    score = np.full(n, 1.0 / n)
+    for _ in range(1000):
+        contrib = np.divide(score, deg, out=np.zeros(n), where=deg > 0)
+        new = (1 - damping) / n + damping * np.bincount(rows, weights=contrib[indices], minlength=n)
+        done = np.abs(new - score).sum() < tol
+        score = new
+        if done:
+            break
+    return score
+
+
+def bench_cc_pr(args, chk, rows, notes, n, lo, hi, g):
+    """CC and PageRank, where mkrt has the kinds: beside NetworKit and igraph."""
+    try:
+        import networkit as nk
+        nk.setNumberOfThreads(args.threads)
+        G = nk.GraphFromCoo((lo, hi), n=n, directed=False)
+    except ImportError:
+        nk = None
+    try:
+        import igraph as ig
+        IG = ig.Graph(n=n, edges=np.column_stack([lo, hi]), directed=False)
+    except ImportError:
+        ig = None
+    reps = 3
+    with mkrt.Runtime(workers=args.threads, graph=g) as rt:
+        if "cc" in mkrt.TRAVERSAL_KINDS:
+            rt.cc()
+            tot = []
+            for _ in range(reps):
+                t0 = time.perf_counter()
+                labels = rt.cc().astype(np.int64)
+                tot.append(time.perf_counter() - t0)
+            rows.append(("CC", "mkrt", med(tot), "labels (smallest vertex of each component) into NumPy"))
+
+            def smallest_of(part):
+                part = np.asarray(part, dtype=np.int64)
+                sm = np.full(int(part.max()) + 1, n, dtype=np.int64)
+                np.minimum.at(sm, part, np.arange(n))
+                return sm[part]
+            if nk is not None:
+                tot = []
+                for _ in range(reps):
+                    t0 = time.perf_counter()
+                    c = nk.components.ParallelConnectedComponents(G)
+                    c.run()
+                    part = c.getPartition().getVector()
+                    tot.append(time.perf_counter() - t0)
+                chk.same("CC mkrt vs NetworKit", labels, smallest_of(part))
+                rows.append(("CC", "NetworKit %s" % nk.__version__, med(tot),
+                             "ParallelConnectedComponents + getPartition"))
+            if ig is not None:
+                tot = []
+                for _ in range(reps):
+                    t0 = time.perf_counter()
+                    memb = IG.connected_components().membership
+                    tot.append(time.perf_counter() - t0)
+                chk.same("CC mkrt vs igraph", labels, smallest_of(memb))
+                rows.append(("CC", "igraph %s" % ig.__version__, med(tot), "connected_components (one thread)"))
+        if "pagerank" in mkrt.TRAVERSAL_KINDS:
+            indptr = g.indptr.astype(np.int64)
+            want = pagerank_arbiter(n, indptr, g.indices.astype(np.int64))
+            rt.pagerank()
+            tot = []
+            for _ in range(reps):
+                t0 = time.perf_counter()
+                score, iters = rt.pagerank(tolerance=1e-4)
+                tot.append(time.perf_counter() - t0)
+            err = float(np.abs(score - want).sum())
+            if err > 1e-3:
+                chk.bad.append("PageRank mkrt vs the NumPy Jacobi arbiter: L1 %.2e" % err)
+            rows.append(("PageRank", "mkrt", med(tot), "d 0.85, L1 tolerance 1e-4 (%d iterations; L1 %.1e from "
+                         "the converged scores)" % (iters, err)))
+            if nk is not None:
+                tot = []
+                for _ in range(reps):
+                    t0 = time.perf_counter()
+                    pr = nk.centrality.PageRank(G, damp=0.85, tol=1e-4)
+                    pr.norm = nk.centrality.Norm.L1_NORM
+                    pr.run()
+                    sc = np.asarray(pr.scores())
+                    tot.append(time.perf_counter() - t0)
+                err = float(np.abs(sc - want).sum())
+                if err > 1e-3:
+                    chk.peer_bad.append("PageRank NetworKit vs the arbiter: L1 %.2e" % err)
+                rows.append(("PageRank", "NetworKit %s" % nk.__version__, med(tot),
+                             "PageRank(damp 0.85, tol 1e-4, L1 norm), no sink handling (GAPBS's definition); "
+                             "L1 %.1e from the converged scores" % err))
+            notes.append("PageRank: mkrt and NetworKit compute GAPBS's definition (vertices without edges give "
+                         "nothing); igraph's PRPACK redistributes them, another definition, so it is not compared")
+
+
 def bench_stream(args, chk, rows, notes):
     n, lo, hi = kronecker(args.stream_scale, args.edgefactor, args.seed + 7)
     rng = np.random.default_rng(args.seed + 8)
@@ -336,10 +443,16 @@ def bench_stream(args, chk, rows, notes):
         for k, dt in zip(split, (t1 - t0, t2 - t1, t3 - t2)):
             split[k].append(dt)
         # Components as mkrt labels them: the smallest vertex of each.
-        smallest = np.full(int(part.max()) + 1, n, dtype=np.int64)
-        np.minimum.at(smallest, part, np.arange(n))
-        chk.same("stream CC mkrt vs DynConnectedComponents (batch %d)" % i, mk_ans[i][2].astype(np.int64),
-                 smallest[part])
+        def smallest_of(part):
+            sm = np.full(int(part.max()) + 1, n, dtype=np.int64)
+            np.minimum.at(sm, part, np.arange(n))
+            return sm[part]
+        sc = nk.components.ConnectedComponents(G)
+        sc.run()
+        want_c = smallest_of(np.asarray(sc.getPartition().getVector()))
+        chk.same("stream CC mkrt vs static CC (batch %d)" % i, mk_ans[i][2].astype(np.int64), want_c)
+        chk.same("NetworKit DynConnectedComponents vs static CC (batch %d)" % i, smallest_of(part), want_c,
+                 peer_only=True)
         # The arbiter, neither side's incremental code: NetworKit's static
         # BFS and Dijkstra on the graph as it now is. mkrt must equal it;
         # a dynamic peer that does not is reported, not fatal.
@@ -462,6 +575,7 @@ def main():
     ap.add_argument("--gb-sssp", action="store_true", help="also graphblas Bellman-Ford SSSP (slow)")
     ap.add_argument("--quick", action="store_true", help="small sizes: a smoke run")
     ap.add_argument("--record", metavar="FILE", help="write the results as Markdown to FILE")
+    ap.add_argument("--append", metavar="TITLE", help="with --record: append to FILE under this heading")
     args = ap.parse_args()
     if args.quick:
         args.scale, args.stream_scale, args.roots, args.batches, args.batch = 12, 11, 3, 3, 200
@@ -504,14 +618,23 @@ def main():
                                                  else "MISMATCH: " + "; ".join(chk.bad[:5])))
     if chk.peer_bad:
         lines.append("")
-        lines.append("Peers that disagree with the arbiter (mkrt agrees with it): %d checks; %s"
-                     % (len(chk.peer_bad), "; ".join(chk.peer_bad[:3])))
+        lines.append("Peers that disagree with the arbiter (mkrt agrees with it): %d checks:" % len(chk.peer_bad))
+        lines.append("")
+        kinds = {}
+        for m in chk.peer_bad:
+            kinds.setdefault(m.split(" (batch")[0].split(":")[0], []).append(m)
+        for k, ms in kinds.items():
+            lines.append("- %s: %d times; first: %s" % (k, len(ms), ms[0]))
     text = "\n".join(lines)
     print(text)
     if args.record:
-        with open(args.record, "w") as f:
-            f.write("# mkrt from Python beside NetworKit, python-igraph and python-graphblas\n\n")
-            f.write("Recorded by `python/bench/bench_python.py` (issue 35).\n\n")
+        with open(args.record, "a" if args.append else "w") as f:
+            if args.append:
+                f.write("\n## %s\n\n" % args.append)
+            else:
+                f.write("# mkrt from Python beside NetworKit, python-igraph and python-graphblas\n\n")
+                f.write("Recorded by `python/bench/bench_python.py` (issue 35). OMP_WAIT_POLICY=%s for the "
+                        "OpenMP peers.\n\n" % os.environ["OMP_WAIT_POLICY"])
             f.write(text + "\n")
     return 1 if chk.bad else 0
 
