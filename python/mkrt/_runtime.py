@@ -527,6 +527,7 @@ class Runtime(Closing):
     def append_log(self, handle, max=4096):
         """The params APPENDed to handle that are in the log (oldest first), as a uint32 array."""
         handle = as_index(handle, "handle", "pass a cell index")
+        max = as_index(max, "max", "pass how many params to return at most", limit=1 << 30)
         out = np.empty(max, dtype=np.uint32)
         with self._use("Runtime.append_log()") as ptr:
             n = lib.mkrt_append_log_read(ptr, handle, ffi.from_buffer("uint32_t[]", out), max)
@@ -534,6 +535,7 @@ class Runtime(Closing):
 
     def consume_append_log(self, max=4096):
         """Takes the oldest completed APPEND entries out of the log: (handles, params) arrays."""
+        max = as_index(max, "max", "pass how many entries to take at most", limit=1 << 30)
         buf = np.empty((max, 2), dtype=np.uint32)
         with self._use("Runtime.consume_append_log()") as ptr:
             n = lib.mkrt_append_log_consume(ptr, ffi.from_buffer("mkrt_append_entry[]", buf), max)

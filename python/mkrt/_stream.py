@@ -58,6 +58,9 @@ class View(Closing):
         if count is None:
             count = max(n - first, 0)
         count = as_index(count, "count", "pass how many vertices to read")
+        if first + count > n:
+            raise InvalidArgument("View.read(first=%d, count=%d): the range ends at %d, past the %d vertices. "
+                                  "Fix: read vertices below %d" % (first, count, first + count, n, n))
         if out is None:
             out = np.empty(count, dtype=np.uint64)
         elif not (isinstance(out, np.ndarray) and out.dtype == np.uint64 and out.ndim == 1

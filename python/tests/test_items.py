@@ -113,3 +113,15 @@ def test_stats_and_explain_are_plain_python():
     assert all(type(v) in (int, str, dict) for v in st.values())
     assert ex and isinstance(ex[-1], dict) and sum(r["items"] for r in ex) == 64
     assert all(type(v) is int for r in ex for v in r.values())
+
+
+def test_append_log_read_and_consume():
+    with mkrt.Runtime(workers=1, cells=8) as rt:
+        rt.publish(op=mkrt.OP_APPEND, out=[3, 5, 3], param=[10, 20, 30])
+        rt.drain(timeout=10)
+        assert rt.append_log(3).tolist() == [10, 30]
+        handles, params = rt.consume_append_log()
+        assert list(zip(handles.tolist(), params.tolist())) == [(3, 10), (5, 20), (3, 30)]
+        assert rt.append_log(3).tolist() == []
+        with pytest.raises(mkrt.InvalidArgument):
+            rt.append_log(3, max=-1)
