@@ -13,7 +13,7 @@ from ._errors import Closed, InvalidArgument, InvalidType, StateError, TimedOut,
     raise_status
 from ._mkrt import ffi, lib
 from ._graph import Graph, Traversal
-from ._state import Closing, no_view_held
+from ._state import Closing, no_view_held, views_open_here
 from ._stream import Stream
 
 _BACKENDS = {"auto": lib.MKRT_BACKEND_AUTO, "cpu": lib.MKRT_BACKEND_CPU, "cuda": lib.MKRT_BACKEND_CUDA,
@@ -142,11 +142,21 @@ class Producer(Closing):
         n = arr.shape[0]
         published = ffi.new("size_t *")
         err = ffi.new("mkrt_error *")
+        # A thread that holds a stream view must not wait for ring space: the
+        # dispatcher may be in the apply op, waiting for that very view.
+        held = views_open_here()
         p = self._enter(what)
         try:
-            st = lib.mkrt_publish_some(p, ffi.from_buffer("mkrt_item[]", arr), n, tns, published, err)
+            st = lib.mkrt_publish_some(p, ffi.from_buffer("mkrt_item[]", arr), n, 0 if held else tns, published,
+                                       err)
         finally:
             self._g.leave()
+        if st == lib.MKRT_ETIMEDOUT and held:
+            e = StateError("%s: the ring is full and this thread holds %d open stream view(s), which the "
+                           "apply op may be waiting for; %d of %d items were published. Fix: close the view "
+                           "before publishing more" % (what, held, published[0], n))
+            e.published = published[0]
+            raise e
         if st != lib.MKRT_OK:
             if st == lib.MKRT_ETIMEDOUT:
                 e = TimedOut("%s: the ring stayed full; %d of %d items were published. Fix: publish the rest "

@@ -153,3 +153,23 @@ def test_stream_bad_input():
     s.close()
     with pytest.raises(mkrt.Closed):
         s.view()
+
+
+def test_publishing_into_a_full_ring_while_holding_a_view_raises():
+    n = 16
+    s = mkrt.Stream(n, [("bfs", 0)])
+    s.load(np.arange(n - 1), np.arange(1, n))
+    with mkrt.Runtime(workers=1, streams=[s], ring_capacity=64) as rt:
+        with s.view():
+            # Insert and delete one edge again and again: the first apply
+            # takes the free copy, the next waits for this view, and the
+            # ring then fills. Without the check this thread would wait for
+            # ring space for ever.
+            with pytest.raises(mkrt.StateError) as ei:
+                for _ in range(200):
+                    s.insert([0], [5])
+                    s.delete([0], [5])
+            assert "Fix:" in ei.value.message and ei.value.published < 2
+        rt.quiesce(timeout=30)
+        with s.view() as v:
+            assert v[0].tolist() == s.recompute(0).tolist()  # every update that went in is applied
