@@ -9,8 +9,8 @@ import numpy as np
 
 from . import _arrays
 from ._arrays import as_index, timeout_ns
-from ._errors import Closed, InvalidArgument, InvalidType, StateError, TimedOut, make_error, raise_err, \
-    raise_status
+from ._errors import (Closed, InvalidArgument, InvalidType, OutOfMemory, StateError, TimedOut, make_error,
+                      raise_err, raise_status)
 from ._mkrt import ffi, lib
 from ._graph import Graph, Traversal
 from ._state import Closing, no_view_held, views_open_here
@@ -294,7 +294,7 @@ class Runtime(Closing):
         config = dict(config, workers=workers)
         streams = list(streams)
         if cells is None:
-            need = max([graph.vertices if graph is not None else 0] + [s.vertices for s in streams])
+            need = max([getattr(graph, "vertices", 0)] + [getattr(s, "vertices", 0) for s in streams])
             if need > cfg.cells:
                 config["cells"] = need
         else:
@@ -308,7 +308,8 @@ class Runtime(Closing):
                         limit=1 << 24)
         self._log = lib.mkrtpy_log_new(kept)
         if self._log == ffi.NULL:
-            raise MemoryError("Runtime(): no memory for the failure log of %d entries" % kept)
+            raise OutOfMemory("Runtime(): no memory for the failure log of %d entries. Fix: free memory or "
+                              "pass a smaller failures_kept" % kept)
         lib.mkrtpy_config_set_log(cfg, self._log)
         self.config = {k: getattr(cfg, k) for k in _CONFIG_INTS}
         self.config["backend"] = backend

@@ -179,3 +179,12 @@ def test_traversal_errors():
     with mkrt.Runtime(workers=1, cells=4) as rt:
         with pytest.raises(mkrt.StateError):
             rt.bfs(0)  # no graph registered
+
+
+def test_runtime_arguments_of_the_wrong_kind():
+    with pytest.raises(mkrt.InvalidType):
+        mkrt.Runtime(workers=1, graph="not a graph")
+    with pytest.raises(mkrt.InvalidType):
+        mkrt.Runtime(workers=1, streams=[42])
+    with pytest.raises(mkrt.InvalidType):
+        mkrt.Runtime(backend=1)
