@@ -19,7 +19,10 @@ PY_IMPORTS  := $(subst $(py_space),$(py_comma),$(PY_MODULES))
 
 .PHONY: check-python python-deps
 
-check-python: $(STATIC) ## the Python binding (python/): build it against libmkrt.a, run its pytest tests
+# The streaming graph's own library, where it is a layer (include/mkrt_stream/).
+PY_LIBS     := $(STATIC) $(if $(wildcard include/mkrt_stream/stream.h),$(BUILD)/libmkrt_stream.a)
+
+check-python: $(PY_LIBS) ## the Python binding (python/): build it against libmkrt.a, run its pytest tests
 ifneq ($(strip $(SAN)),)
 	@echo "check-python: not run under SAN=$(SAN) (python3 cannot load a sanitized libmkrt); plain make check runs it"
 else

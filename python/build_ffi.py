@@ -10,7 +10,8 @@ are read from include/mkrt/graph.h, so a kind the C library gains appears
 in `lib` without an edit here (mkrt/_graph.py then names it in one line);
 PageRank's calls are declared where the header has them.
 
-Linking: libmkrt.a (position-independent, the whole public API) is linked
+Linking: libmkrt.a (position-independent, the whole public API; and
+libmkrt_stream.a where the streaming graph is a layer of its own) is linked
 into the extension, its internal symbols kept local (--exclude-libs); the
 liburcu shared objects it needs are copied next to the extension and found
 through rpath $ORIGIN (Debian's liburcu*.a are not position-independent, so
@@ -53,24 +54,30 @@ def mkrt_root():
 ROOT = mkrt_root()
 BUILD = os.path.join(ROOT, os.environ.get("MKRT_BUILD", "build"))
 STATIC = os.path.join(BUILD, "libmkrt.a")
+# The streaming graph: include/mkrt/stream.h inside libmkrt, or (the
+# packaging rule of issue 32) a layer of its own, include/mkrt_stream/
+# stream.h and libmkrt_stream.a, linked before libmkrt.a.
+STREAM_LAYER = os.path.isfile(os.path.join(ROOT, "include", "mkrt_stream", "stream.h"))
+STREAM_STATIC = os.path.join(BUILD, "libmkrt_stream.a")
+LIBS = [STREAM_STATIC, STATIC] if STREAM_LAYER else [STATIC]
 URCU_PKGS = ["liburcu-cds", "liburcu-memb"]
 
 
 def build_library():
     """Runs the repository's make for libmkrt.a (up to date: nothing to do)."""
     if os.environ.get("MKRT_NO_MAKE") == "1":
-        if not os.path.isfile(STATIC):
-            raise BuildError("MKRT_NO_MAKE=1 but %s does not exist. Fix: run make in %s first"
-                             % (STATIC, ROOT))
+        for lib_ in LIBS:
+            if not os.path.isfile(lib_):
+                raise BuildError("MKRT_NO_MAKE=1 but %s does not exist. Fix: run make in %s first"
+                                 % (lib_, ROOT))
         return
-    rel = os.path.relpath(STATIC, ROOT)
     cmd = ["make", "-C", ROOT, "--no-print-directory",
-           "BUILD=" + os.path.relpath(BUILD, ROOT), rel]
+           "BUILD=" + os.path.relpath(BUILD, ROOT)] + [os.path.relpath(lib_, ROOT) for lib_ in LIBS]
     try:
         subprocess.run(cmd, check=True, stdout=sys.stderr)
     except (OSError, subprocess.CalledProcessError) as e:
         raise BuildError("building %s with `%s` failed (%s). Fix: run `make deps` and `make` in %s "
-                         "and read the first error" % (STATIC, " ".join(cmd), e, ROOT))
+                         "and read the first error" % (", ".join(LIBS), " ".join(cmd), e, ROOT))
 
 
 def pkg_config(*args):
@@ -472,9 +479,9 @@ def make_ffibuilder():
     ffi.cdef(cdef)
     ffi.set_source(
         "mkrt._mkrt",
-        HELPERS,
+        ('#include "mkrt_stream/stream.h"\n' if STREAM_LAYER else "") + HELPERS,
         include_dirs=[os.path.join(ROOT, "include")],
-        extra_objects=[STATIC],
+        extra_objects=LIBS,
         libraries=names + ["dl", "m", "pthread"],
         library_dirs=libdirs,
         extra_compile_args=["-std=c11", "-D_GNU_SOURCE", "-O2"],
