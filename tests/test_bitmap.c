@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* tests/test_bitmap.c - src/base/bitmap.h: each operation's contract, and
+/* tests/test_bitmap.c - base/bitmap.h: each operation's contract, and
  * set_new's "exactly one caller sees the bit as new" from two threads. */
 #include <stdlib.h>
 
-#include "../src/base/bitmap.h"
-#include "../src/base/thread.h"
+#include "../base/bitmap.h"
+#include "../base/thread.h"
 #include "tap.h"
 
 #define BITS 1000u
