@@ -303,7 +303,8 @@ mkrt_status mkrt__sgraph_load(mkrt_stream *s, const uint32_t *src, const uint32_
         wt = wt == 0 ? 1 : wt > s->cfg.weight_max ? s->cfg.weight_max : wt;
         e[m++] = (load_edge){(uint64_t)a << 32 | b, wt, (uint32_t)i};
     }
-    qsort(e, m, sizeof *e, by_key);
+    if (m > 1) /* e is NULL when n is 0: libc's arrays must not be */
+        qsort(e, m, sizeof *e, by_key);
     size_t u = 0;
     for (size_t i = 0; i < m; i++)
         if (i == 0 || e[i].key != e[i - 1].key)
