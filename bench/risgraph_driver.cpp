@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// bench/risgraph_driver.cpp - the peer side of stream_bench --risgraph DIR:
+// RisGraph (SIGMOD'21; a build of it at DIR, see bench/results/stream.md)
+// run on exactly the workload stream_bench gives mkrt. It is built inside
+// RisGraph's own CMake tree (mk/bench.mk adds it there), with RisGraph's
+// flags and libraries; it only calls RisGraph's core/graph.hpp, as
+// RisGraph's own *_inc_batch programs do, with the graph kept undirected
+// (symmetric storage, each edge both ways) and up to three trees on it.
+//
+//   mkrt_stream_driver EDGES VERTICES LOADED BATCH WINDOW MASK ROOT OUT
+//
+// EDGES: a file of (u, v, w) uint32 triples, unique undirected edges, no
+// self-loops. The first LOADED are loaded, the trees built; then
+// WINDOW / BATCH batches each insert the next BATCH edges and delete the
+// oldest BATCH (the sliding window), every tree exact after each batch.
+// MASK: 1 BFS, 2 SSSP, 4 CC from ROOT. OUT receives, per analysis in mask
+// order, VERTICES uint64 values (UINT64_MAX for unreached). Prints one line:
+//   updates_per_s p50_us p99_us p999_us resident_bytes
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include <omp.h>
+
+#include "core/graph.hpp"
+#include "core/type.hpp"
+
+namespace {
+
+struct Triple {
+    uint32_t u, v, w;
+};
+
+uint64_t resident_bytes()
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long long size = 0, rss = 0;
+    if (f != nullptr) {
+        if (fscanf(f, "%llu %llu", &size, &rss) != 2)
+            rss = 0;
+        fclose(f);
+    }
+    return rss * 4096ull;
+}
+
+using G = Graph<uint64_t>;
+using Labels = std::vector<G::VertexTree<uint64_t>>;
+
+const uint64_t UNREACHED_BFS = 65536, UNREACHED_SSSP = 1ull << 40;
+
+template <int K> struct Analysis {
+    // K: 0 BFS, 1 SSSP, 2 CC (min label)
+    uint64_t root;
+    uint64_t unreached() const { return K == 0 ? UNREACHED_BFS : UNREACHED_SSSP; }
+    std::pair<bool, uint64_t> update(uint64_t s, uint64_t d, G::adjedge_type e) const
+    {
+        uint64_t c = K == 0 ? s + 1 : K == 1 ? s + e.data : s;
+        return std::make_pair(c < d, c);
+    }
+    std::pair<uint64_t, bool> init(uint64_t vid) const
+    {
+        if (K == 2)
+            return {vid, true};
+        return {vid == root ? 0 : unreached(), vid == root};
+    }
+    bool equal(uint64_t s, uint64_t d, G::adjedge_type e) const
+    {
+        return (K == 0 ? s + 1 : K == 1 ? s + e.data : s) == d;
+    }
+};
+
+auto continue_reduce = [](uint64_t, uint64_t total, uint64_t local) -> std::pair<bool, uint64_t> {
+    return std::make_pair(local > 0, total + local);
+};
+auto active_result = [](uint64_t old, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t) -> uint64_t { return old + 1; };
+
+template <int K> struct Tree {
+    Analysis<K> a;
+    Labels labels;
+    Tree(G &g, uint64_t root) : a{root}, labels(g.alloc_vertex_tree_array<uint64_t>())
+    {
+        auto init = [this](uint64_t v) { return a.init(v); };
+        auto upd = [this](uint64_t, uint64_t, uint64_t s, uint64_t d, G::adjedge_type e) { return a.update(s, d, e); };
+        g.build_tree<uint64_t, uint64_t>(init, continue_reduce, upd, active_result, labels);
+    }
+    void added(G &g, const std::vector<G::edge_type> &e, uint64_t n)
+    {
+        auto upd = [this](uint64_t, uint64_t, uint64_t s, uint64_t d, G::adjedge_type x) { return a.update(s, d, x); };
+        g.update_tree_add<uint64_t, uint64_t>(continue_reduce, upd, active_result, labels, e, n, false);
+    }
+    void deleted(G &g, const std::vector<G::edge_type> &e, uint64_t n)
+    {
+        auto init = [this](uint64_t v) { return a.init(v); };
+        auto upd = [this](uint64_t, uint64_t, uint64_t s, uint64_t d, G::adjedge_type x) { return a.update(s, d, x); };
+        auto eq = [this](uint64_t, uint64_t, uint64_t s, uint64_t d, G::adjedge_type x) { return a.equal(s, d, x); };
+        g.update_tree_del<uint64_t, uint64_t>(init, continue_reduce, upd, active_result, eq, labels, e, n, false);
+    }
+    void write(FILE *f) const
+    {
+        std::vector<uint64_t> out(labels.size());
+        for (size_t v = 0; v < labels.size(); v++)
+            out[v] = K != 2 && labels[v].data >= a.unreached() ? UINT64_MAX : labels[v].data;
+        fwrite(out.data(), sizeof(uint64_t), out.size(), f);
+    }
+};
+
+double pct(std::vector<double> &v, double p)
+{
+    if (v.empty())
+        return -1;
+    size_t i = (size_t)(p * (double)(v.size() - 1) + 0.5);
+    return v[i];
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    if (argc != 9) {
+        fprintf(stderr, "usage: %s EDGES VERTICES LOADED BATCH WINDOW MASK ROOT OUT\n", argv[0]);
+        return 2;
+    }
+    uint64_t n = strtoull(argv[2], nullptr, 10), loaded = strtoull(argv[3], nullptr, 10);
+    uint64_t batch = strtoull(argv[4], nullptr, 10), window = strtoull(argv[5], nullptr, 10);
+    unsigned mask = (unsigned)strtoul(argv[6], nullptr, 10);
+    uint64_t root = strtoull(argv[7], nullptr, 10);
+    FILE *f = fopen(argv[1], "rb");
+    if (f == nullptr || batch == 0 || mask == 0 || mask > 7) {
+        fprintf(stderr, "mkrt_stream_driver: cannot read %s or bad arguments\n", argv[1]);
+        return 2;
+    }
+    fseek(f, 0, SEEK_END);
+    uint64_t m = (uint64_t)ftell(f) / sizeof(Triple);
+    fseek(f, 0, SEEK_SET);
+    std::vector<Triple> edges(m);
+    if (fread(edges.data(), sizeof(Triple), m, f) != m || loaded + window > m) {
+        fprintf(stderr, "mkrt_stream_driver: %s holds %llu edges, fewer than %llu + %llu\n", argv[1],
+                (unsigned long long)m, (unsigned long long)loaded, (unsigned long long)window);
+        return 2;
+    }
+    fclose(f);
+    uint64_t base = resident_bytes();
+    G g(n, 2 * m, true, false);
+#pragma omp parallel for
+    for (uint64_t i = 0; i < loaded; i++)
+        g.add_edge({edges[i].u, edges[i].v, edges[i].w}, false);
+    Tree<0> *bfs = (mask & 1) ? new Tree<0>(g, root) : nullptr;
+    Tree<1> *sssp = (mask & 2) ? new Tree<1>(g, root) : nullptr;
+    Tree<2> *cc = (mask & 4) ? new Tree<2>(g, root) : nullptr;
+    std::vector<G::edge_type> add(batch), del(batch);
+    std::vector<double> lat;
+    lat.reserve(window / batch + 1);
+    uint64_t updates = 0;
+    auto t_start = std::chrono::steady_clock::now();
+    for (uint64_t at = loaded, old = 0; at < loaded + window; at += batch, old += batch) {
+        auto t0 = std::chrono::steady_clock::now();
+        uint64_t b = std::min(batch, loaded + window - at);
+        std::atomic_uint64_t na(0), nd(0);
+        // As RisGraph's *_inc_batch: the graph change in parallel past 1024 edges.
+#pragma omp parallel for if (b > 1024)
+        for (uint64_t i = 0; i < b; i++) {
+            const Triple &e = edges[at + i];
+            if (g.add_edge({e.u, e.v, e.w}, false) == 0)
+                add[na.fetch_add(1)] = {e.u, e.v, e.w};
+        }
+        if (bfs)
+            bfs->added(g, add, na.load());
+        if (sssp)
+            sssp->added(g, add, na.load());
+        if (cc)
+            cc->added(g, add, na.load());
+#pragma omp parallel for if (b > 1024)
+        for (uint64_t i = 0; i < b; i++) {
+            const Triple &e = edges[old + i];
+            if (g.del_edge({e.u, e.v, e.w}, false) == 1)
+                del[nd.fetch_add(1)] = {e.u, e.v, e.w};
+        }
+        if (bfs)
+            bfs->deleted(g, del, nd.load());
+        if (sssp)
+            sssp->deleted(g, del, nd.load());
+        if (cc)
+            cc->deleted(g, del, nd.load());
+        updates += 2 * b;
+        lat.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+    }
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+    uint64_t rss = resident_bytes() - base;
+    FILE *out = fopen(argv[8], "wb");
+    if (out == nullptr)
+        return 2;
+    if (bfs)
+        bfs->write(out);
+    if (sssp)
+        sssp->write(out);
+    if (cc)
+        cc->write(out);
+    fclose(out);
+    std::sort(lat.begin(), lat.end());
+    printf("%.0f %.3f %.3f %.3f %llu\n", (double)updates / secs, pct(lat, 0.5), pct(lat, 0.99), pct(lat, 0.999),
+           (unsigned long long)rss);
+    delete bfs;
+    delete sssp;
+    delete cc;
+    return 0;
+}
