@@ -10,8 +10,10 @@
  * (2 W updates). Analyses: BFS and SSSP from the highest-degree vertex, CC
  * (smallest vertex number of the component), each alone and all three at
  * once. Modes:
- *   sync    each batch is exact before the next is given (mkrt: publish,
- *           mkrt_quiesce; RisGraph: its update_tree_add / update_tree_del)
+ *   sync    each batch is exact before the next is given (mkrt: the
+ *           producer applies it, mkrt_stream_apply; RisGraph: its
+ *           update_tree_add / update_tree_del)
+ *   sync-rt the same through the runtime (mkrt: publish, mkrt_quiesce)
  *   stream  the producer never waits: it publishes every batch at once;
  *           a batch's latency runs from its publish to the apply whose
  *           view holds it (mkrt only: RisGraph has no asynchronous path)
@@ -27,7 +29,7 @@
  * OMP_NUM_THREADS = --workers.
  *
  *   stream_bench [--scale N] [--window W] [--batches 1,64,4096]
- *                [--analyses 1,2,4,7 (1 BFS + 2 SSSP + 4 CC)] [--modes sync,stream]
+ *                [--analyses 1,2,4,7 (1 BFS + 2 SSSP + 4 CC)] [--modes sync,sync-rt,stream]
  *                [--workers W] [--seed S] [--risgraph DIR] [--csv FILE] [--quick]
  */
 #include <errno.h>
@@ -38,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "bench/bench_util.h"
@@ -52,7 +55,7 @@ typedef struct opts {
     uint64_t window, seed;
     uint32_t batch[LIST_MAX];
     unsigned mask[LIST_MAX];
-    int sync, stream;
+    int sync, sync_rt, stream;
     const char *csv, *risgraph;
 } opts;
 
@@ -74,7 +77,7 @@ static uint64_t *g_ref[3]; /* BFS, SSSP, CC on the final edges */
 static int usage(const char *why)
 {
     fprintf(stderr, "stream_bench: %s\nusage: stream_bench [--scale 8..26] [--window W] [--batches B,B,..] "
-            "[--analyses M,M,.. (1 BFS, 2 SSSP, 4 CC; 1,2,4,7)] [--modes sync,stream] [--workers 1..64] "
+            "[--analyses M,M,.. (1 BFS, 2 SSSP, 4 CC; 1,2,4,7)] [--modes sync,sync-rt,stream] [--workers 1..64] "
             "[--seed S] [--risgraph DIR] [--csv FILE] [--quick]\n", why);
     return 2;
 }
@@ -97,7 +100,7 @@ static int parse_list(const char *v, uint32_t *out, uint32_t *n, uint64_t lo, ui
 static int parse(int argc, char **argv, opts *o)
 {
     *o = (opts){.scale = 18, .workers = 2, .nb = 3, .na = 4, .window = 131072, .seed = 1, .batch = {1, 64, 4096},
-                .mask = {1, 2, 4, 7}, .sync = 1, .stream = 1};
+                .mask = {1, 2, 4, 7}, .sync = 1, .sync_rt = 1, .stream = 1};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--quick") == 0) {
@@ -119,10 +122,19 @@ static int parse(int argc, char **argv, opts *o)
         else if (strcmp(a, "--risgraph") == 0)
             o->risgraph = v;
         else if (strcmp(a, "--modes") == 0) {
-            o->sync = strstr(v, "sync") != NULL;
-            o->stream = strstr(v, "stream") != NULL;
-            if (!o->sync && !o->stream)
-                return usage("--modes takes sync, stream or sync,stream");
+            o->sync = o->sync_rt = o->stream = 0;
+            char buf[64];
+            snprintf(buf, sizeof buf, "%s", v);
+            for (char *t = strtok(buf, ","); t != NULL; t = strtok(NULL, ",")) {
+                if (strcmp(t, "sync") == 0)
+                    o->sync = 1;
+                else if (strcmp(t, "sync-rt") == 0)
+                    o->sync_rt = 1;
+                else if (strcmp(t, "stream") == 0)
+                    o->stream = 1;
+                else
+                    return usage("--modes takes sync, sync-rt and stream, comma-separated");
+            }
         } else if (strcmp(a, "--batches") == 0) {
             if (parse_list(v, o->batch, &o->nb, 1, 1u << 20) != 0)
                 return usage("--batches takes sizes 1..2^20, comma-separated");
@@ -396,6 +408,7 @@ static void *watcher(void *arg)
     return NULL;
 }
 
+/* mode 0: sync through mkrt_stream_apply; 1: stream; 2: sync through the runtime. */
 static int run_mkrt(const opts *o, unsigned mask, uint32_t B, int stream_mode, result *r)
 {
     *r = (result){0};
@@ -427,14 +440,16 @@ static int run_mkrt(const opts *o, unsigned mask, uint32_t B, int stream_mode, r
     c.cells = g_n;
     c.workers = o->workers;
     c.on_error = on_error;
-    if (mkrt_create(&c, &rt, &err) != MKRT_OK || mkrt_stream_register(g_stream, rt, &err) != MKRT_OK)
+    mkrt_producer *p = NULL;
+    /* sync applies on this thread (mkrt_stream_apply): no runtime. */
+    if (stream_mode != 0 && (mkrt_create(&c, &rt, &err) != MKRT_OK ||
+                             mkrt_stream_register(g_stream, rt, &err) != MKRT_OK))
         return fprintf(stderr, "stream_bench: %s\n", err.message), -1;
-    mkrt_producer *p = mkrt_producer_open(rt, NULL);
-    if (p == NULL)
+    if (stream_mode != 0 && (p = mkrt_producer_open(rt, NULL)) == NULL)
         return fprintf(stderr, "stream_bench: no producer\n"), -1;
     watch wt = {pub, vis, 0, batches, 2 * (uint64_t)B};
     pthread_t th;
-    if (stream_mode)
+    if (stream_mode == 1)
         pthread_create(&th, NULL, watcher, &wt);
     int ok = 1;
     uint64_t t_start = bench_now_ns();
@@ -447,17 +462,24 @@ static int run_mkrt(const opts *o, unsigned mask, uint32_t B, int stream_mode, r
             mkrt_stream_delete_item(g_stream, d->u, d->v, &items[b + i]);
         }
         pub[k] = bench_now_ns();
+        if (stream_mode == 0) {
+            ok = mkrt_stream_apply(g_stream, items, 2 * (size_t)b, NULL, &err) == MKRT_OK;
+            if (!ok)
+                fprintf(stderr, "stream_bench: %s\n", err.message);
+            vis[k] = bench_now_ns();
+            continue;
+        }
         ok = mkrt_publish(p, items, 2 * (size_t)b, MKRT_TIMEOUT_INFINITE, NULL) == MKRT_OK;
-        if (stream_mode) {
+        if (stream_mode == 1) {
             atomic_store(&wt.published, k + 1);
         } else {
             ok = ok && mkrt_quiesce(rt, MKRT_TIMEOUT_INFINITE) == MKRT_OK;
             vis[k] = bench_now_ns();
         }
     }
-    ok = ok && mkrt_quiesce(rt, MKRT_TIMEOUT_INFINITE) == MKRT_OK;
+    ok = ok && (rt == NULL || mkrt_quiesce(rt, MKRT_TIMEOUT_INFINITE) == MKRT_OK);
     uint64_t t_end = bench_now_ns();
-    if (stream_mode)
+    if (stream_mode == 1)
         pthread_join(th, NULL);
     mkrt_producer_close(p);
     r->bytes = resident_bytes() - rss0;
@@ -483,6 +505,35 @@ static int run_mkrt(const opts *o, unsigned mask, uint32_t B, int stream_mode, r
     mkrt_stream_destroy(g_stream);
     g_stream = NULL;
     free(pub), free(vis), free(lat), free(items);
+    return 0;
+}
+
+/* Each mkrt run in a child process, as RisGraph's runs are: its resident
+ * bytes are its own, not memory an earlier run freed into the heap. */
+static int run_forked(const opts *o, unsigned mask, uint32_t B, int mode, result *r)
+{
+    int fd[2];
+    if (pipe(fd) != 0)
+        return fprintf(stderr, "stream_bench: no pipe\n"), -1;
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid < 0)
+        return fprintf(stderr, "stream_bench: no fork\n"), -1;
+    if (pid == 0) {
+        close(fd[0]);
+        int rc = run_mkrt(o, mask, B, mode, r);
+        if (rc == 0 && write(fd[1], r, sizeof *r) != (ssize_t)sizeof *r)
+            rc = -1;
+        _exit(rc == 0 ? 0 : 1);
+    }
+    close(fd[1]);
+    ssize_t got = read(fd[0], r, sizeof *r);
+    close(fd[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (got != (ssize_t)sizeof *r || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        return fprintf(stderr, "stream_bench: the mkrt run (analyses %u, batch %u, mode %d) failed\n", mask, B,
+                       mode), -1;
     return 0;
 }
 
@@ -587,12 +638,13 @@ int main(int argc, char **argv)
                 row(csv, "risgraph", o.mask[a], o.batch[b], "sync", &r);
                 all_valid &= r.valid;
             }
-            for (int mode = 0; mode < 2; mode++) {
-                if ((mode == 0 && !o.sync) || (mode == 1 && !o.stream))
+            static const char *const mode_name[3] = {"sync", "stream", "sync-rt"};
+            for (int mode = 0; mode < 3; mode++) {
+                if ((mode == 0 && !o.sync) || (mode == 1 && !o.stream) || (mode == 2 && !o.sync_rt))
                     continue;
-                if (run_mkrt(&o, o.mask[a], o.batch[b], mode, &r) != 0)
+                if (run_forked(&o, o.mask[a], o.batch[b], mode, &r) != 0)
                     return 1;
-                row(csv, "mkrt", o.mask[a], o.batch[b], mode ? "stream" : "sync", &r);
+                row(csv, "mkrt", o.mask[a], o.batch[b], mode_name[mode], &r);
                 all_valid &= r.valid;
             }
         }

@@ -18,6 +18,8 @@
 #include "base/error_internal.h"
 #include "stream/stream_internal.h"
 
+static void describe(const mkrt_stream *s, const mkrt_item *it, mkrt_status why, char *buf, size_t len);
+
 static void gate_enter(mkrt_stream *s)
 {
     for (unsigned spins = 0;; spins++) {
@@ -41,9 +43,18 @@ static void gate_leave(mkrt_stream *s)
 
 static void gate_open(mkrt_stream *s)
 {
-    /* Only one apply runs at a time (one is armed at a time). relaxed:
-     * the bit only stops new entries; the acquire loads below order. */
-    atomic_fetch_or_explicit(&s->gate, MKRT__SGATE_WRITER, memory_order_relaxed);
+    /* Two writers may compete (the apply op and mkrt_stream_apply): the
+     * writer bit is taken by CAS. acquire on success: pairs with the
+     * release in the last writer's gate_close (its repaired state). */
+    for (unsigned spins = 0;; spins++) {
+        uint32_t g = atomic_load_explicit(&s->gate, memory_order_relaxed);
+        if ((g & MKRT__SGATE_WRITER) == 0 &&
+            atomic_compare_exchange_weak_explicit(&s->gate, &g, g | MKRT__SGATE_WRITER, memory_order_acquire,
+                                                  memory_order_relaxed))
+            break;
+        if (spins > 64)
+            sched_yield();
+    }
     for (unsigned spins = 0;
          (atomic_load_explicit(&s->gate, memory_order_acquire) & ~MKRT__SGATE_WRITER) != 0; spins++)
         if (spins > 64) /* acquire above: pairs with gate_leave's release */
@@ -125,6 +136,22 @@ static mkrt_status check(mkrt_stream *s, const mkrt_item *it, bool insert)
     return MKRT_OK;
 }
 
+/* Counts the outcome of one graph change (mkrt__sgraph_insert/_delete's
+ * result) and gives the update's status. */
+static mkrt_status settle(mkrt_stream *s, int r, bool insert)
+{
+    if (r == 0) {
+        count(insert ? &s->inserted : &s->deleted);
+        return MKRT_OK;
+    }
+    if (r == 1) {
+        count(&s->duplicates);
+        return MKRT_OK;
+    }
+    count(r == MKRT_ESTATE ? &s->failed_absent : r == MKRT_EINVAL ? &s->failed_invalid : &s->failed_resource);
+    return (mkrt_status)r;
+}
+
 static mkrt_status update(const mkrt_item *it, const mkrt_op_ctx *ctx, bool insert)
 {
     mkrt_stream *s = ctx->user;
@@ -150,16 +177,7 @@ static mkrt_status update(const mkrt_item *it, const mkrt_op_ctx *ctx, bool inse
     mkrt__sgraph_unlock2(s, u, v);
     *slot = (mkrt__slog_entry){u, v, it->param, r == 0 ? (insert ? MKRT__SOP_INSERT : MKRT__SOP_DELETE) : MKRT__SNONE};
     gate_leave(s);
-    if (r == 0) {
-        count(insert ? &s->inserted : &s->deleted);
-        return MKRT_OK;
-    }
-    if (r == 1) {
-        count(&s->duplicates);
-        return MKRT_OK;
-    }
-    count(r == MKRT_ESTATE ? &s->failed_absent : r == MKRT_EINVAL ? &s->failed_invalid : &s->failed_resource);
-    return (mkrt_status)r;
+    return settle(s, r, insert);
 }
 
 static mkrt_status op_insert(const mkrt_item *it, const mkrt_op_ctx *ctx)
@@ -172,18 +190,80 @@ static mkrt_status op_delete(const mkrt_item *it, const mkrt_op_ctx *ctx)
     return update(it, ctx, false);
 }
 
+/* Inside the gate, alone: repairs the results for the whole log, if it
+ * holds anything, and empties it. */
+static void repair(mkrt_stream *s)
+{
+    uint64_t n = atomic_load_explicit(&s->log_len, memory_order_relaxed); /* relaxed: gate_open acquired */
+    if (n == 0)
+        return; /* a caller of mkrt_stream_apply repaired it first */
+    mkrt__sincr_apply(s, n);
+    atomic_store_explicit(&s->log_len, 0, memory_order_relaxed); /* relaxed: gate_close releases */
+    count(&s->applies);
+}
+
 static mkrt_status op_apply(const mkrt_item *it, const mkrt_op_ctx *ctx)
 {
     (void)it;
     mkrt_stream *s = ctx->user;
     gate_open(s);
     atomic_store_explicit(&s->arm, MKRT__SARM_IDLE, memory_order_relaxed); /* relaxed: inside the gate */
-    uint64_t n = atomic_load_explicit(&s->log_len, memory_order_relaxed); /* relaxed: gate_open acquired */
-    mkrt__sincr_apply(s, n);
-    atomic_store_explicit(&s->log_len, 0, memory_order_relaxed); /* relaxed: gate_close releases */
-    count(&s->applies);
+    repair(s);
     gate_close(s);
     return MKRT_OK;
+}
+
+mkrt_status mkrt_stream_apply(mkrt_stream *s, const mkrt_item *items, size_t n, mkrt_status *status,
+                              mkrt_error *err)
+{
+    if (s == NULL || (items == NULL && n > 0))
+        return mkrt__error_set(err, MKRT_EINVAL, "mkrt_stream_apply: the %s is NULL. Fix: pass the stream and "
+                                                 "n items from mkrt_stream_insert_item / mkrt_stream_delete_item",
+                               s == NULL ? "stream" : "item array");
+    for (size_t i = 0; i < n; i++)
+        if (items[i].op != s->cfg.op_base + MKRT__SOP_INSERT && items[i].op != s->cfg.op_base + MKRT__SOP_DELETE)
+            return mkrt__error_set(err, MKRT_EINVAL, "mkrt_stream_apply: item %zu has op %u, not the stream's "
+                                                     "insert (%u) or delete (%u); nothing was applied. Fix: build "
+                                                     "the items with mkrt_stream_insert_item and "
+                                                     "mkrt_stream_delete_item of this stream",
+                                   i, items[i].op, s->cfg.op_base + MKRT__SOP_INSERT,
+                                   s->cfg.op_base + MKRT__SOP_DELETE);
+    size_t failed = 0, first = 0;
+    mkrt_status first_st = MKRT_OK;
+    /* Alone in the gate: no update runs, so the endpoint locks are not
+     * needed; the log also carries what the runtime's ops logged before,
+     * which this repair applies too (an armed apply item then finds the
+     * log empty). */
+    gate_open(s);
+    for (size_t i = 0; i < n; i++) {
+        const mkrt_item *it = &items[i];
+        bool insert = it->op == s->cfg.op_base + MKRT__SOP_INSERT;
+        mkrt_status st = check(s, it, insert);
+        mkrt__slog_entry *slot = NULL;
+        if (st == MKRT_OK && (slot = log_slot(s, &st)) == NULL)
+            count(&s->failed_resource);
+        if (st == MKRT_OK) {
+            int r = insert ? mkrt__sgraph_insert(s, it->out, it->in, it->param)
+                           : (int)mkrt__sgraph_delete(s, it->out, it->in);
+            *slot = (mkrt__slog_entry){it->out, it->in, it->param,
+                                       r == 0 ? (insert ? MKRT__SOP_INSERT : MKRT__SOP_DELETE) : MKRT__SNONE};
+            st = settle(s, r, insert);
+        }
+        if (status != NULL)
+            status[i] = st;
+        if (st != MKRT_OK && failed++ == 0) {
+            first = i;
+            first_st = st;
+        }
+    }
+    repair(s);
+    gate_close(s);
+    if (failed == 0)
+        return MKRT_OK;
+    char why[320];
+    describe(s, &items[first], first_st, why, sizeof why);
+    return mkrt__error_set(err, first_st, "mkrt_stream_apply: %zu of %zu updates failed (the others are applied); "
+                                          "item %zu: %s", failed, n, first, why);
 }
 
 size_t mkrt_stream_ops(const mkrt_stream *s, uint32_t *ops, mkrt_op_desc *descs, size_t max)
@@ -297,6 +377,13 @@ mkrt_status mkrt_stream_failed(mkrt_stream *s, const mkrt_item *it, mkrt_status 
     uint32_t cells = atomic_load_explicit(&s->cells, memory_order_relaxed);
     if (why == MKRT_EINVAL && (cells == 0 || it->in >= cells || it->out >= cells))
         count(&s->failed_invalid); /* refused at admission: the op never ran */
+    describe(s, it, why, buf, len);
+    return MKRT_OK;
+}
+
+/* Explains a failed update (not the apply item) with a Fix. */
+static void describe(const mkrt_stream *s, const mkrt_item *it, mkrt_status why, char *buf, size_t len)
+{
     bool insert = it->op == s->cfg.op_base + MKRT__SOP_INSERT;
     const char *what = insert ? "insert" : "delete";
     uint32_t u = it->out, v = it->in;
@@ -323,7 +410,6 @@ mkrt_status mkrt_stream_failed(mkrt_stream *s, const mkrt_item *it, mkrt_status 
     else
         snprintf(buf, len, "stream delete {%u, %u}: %s. Fix: see mkrt_stream_failed in mkrt/stream.h", u, v,
                  mkrt_status_describe(why));
-    return MKRT_OK;
 }
 
 mkrt_status mkrt_stream_stats_read(const mkrt_stream *s, mkrt_stream_stats *out)
