@@ -64,7 +64,7 @@ typedef struct edge3 {
 } edge3;
 
 typedef struct result {
-    double ups, p50, p99, p999;
+    double ups, p50, p99, p999, graph_x_csr; /* mkrt: the adjacency's bytes over a CSR's */
     uint64_t bytes;
     int valid;
 } result;
@@ -403,9 +403,23 @@ static void *watcher(void *arg)
             w->vis_ns[next++] = now;
         if (atomic_load(&g_failed) != 0)
             break;
-        sched_yield();
+        struct timespec nap = {0, 20000}; /* 20 us: a poll, not a spinning third thread on 2 CPUs */
+        nanosleep(&nap, NULL);
     }
     return NULL;
+}
+
+/* Profiling the updates alone: with STREAM_BENCH_PERF_CTL naming the
+ * control FIFO of 'perf record --control fifo:CTL --delay=-1', perf
+ * samples only while batches run (bench/results/stream_profile.md). */
+static void perf_control(const char *cmd)
+{
+    const char *ctl = getenv("STREAM_BENCH_PERF_CTL");
+    FILE *f = ctl != NULL ? fopen(ctl, "w") : NULL;
+    if (f != NULL) {
+        fprintf(f, "%s\n", cmd);
+        fclose(f);
+    }
 }
 
 /* mode 0: sync through mkrt_stream_apply; 1: stream; 2: sync through the runtime. */
@@ -440,6 +454,13 @@ static int run_mkrt(const opts *o, unsigned mask, uint32_t B, int stream_mode, r
     c.cells = g_n;
     c.workers = o->workers;
     c.on_error = on_error;
+    /* Runtime batches of at most 1,024 items from a ring of 256: each gets
+     * one repair, so a producer that outruns the workers waits at the ring
+     * (backpressure) instead of queueing batches whose repair grows with
+     * them (the runtime's defaults, 65,536 and 16,384, gave second-long
+     * latencies in stream mode). */
+    c.max_batch = 1024;
+    c.ring_capacity = 256;
     mkrt_producer *p = NULL;
     /* sync applies on this thread (mkrt_stream_apply): no runtime. */
     if (stream_mode != 0 && (mkrt_create(&c, &rt, &err) != MKRT_OK ||
@@ -452,6 +473,7 @@ static int run_mkrt(const opts *o, unsigned mask, uint32_t B, int stream_mode, r
     if (stream_mode == 1)
         pthread_create(&th, NULL, watcher, &wt);
     int ok = 1;
+    perf_control("enable");
     uint64_t t_start = bench_now_ns();
     for (uint64_t k = 0; k < batches && ok; k++) {
         uint64_t at = g_loaded + k * B, old = k * B;
@@ -479,10 +501,14 @@ static int run_mkrt(const opts *o, unsigned mask, uint32_t B, int stream_mode, r
     }
     ok = ok && (rt == NULL || mkrt_quiesce(rt, MKRT_TIMEOUT_INFINITE) == MKRT_OK);
     uint64_t t_end = bench_now_ns();
+    perf_control("disable");
     if (stream_mode == 1)
         pthread_join(th, NULL);
     mkrt_producer_close(p);
     r->bytes = resident_bytes() - rss0;
+    mkrt_stream_stats sst;
+    mkrt_stream_stats_read(g_stream, &sst);
+    r->graph_x_csr = (double)sst.graph_bytes / (double)sst.csr_bytes;
     for (uint64_t k = 0; k < batches; k++)
         lat[k] = (double)(vis[k] - pub[k]) / 1e3;
     qsort(lat, batches, sizeof *lat, bench_cmp_double);
@@ -588,8 +614,11 @@ static int write_edges(void)
 
 static void row(FILE *csv, const char *sys, unsigned mask, uint32_t B, const char *mode, const result *r)
 {
-    printf("%-8s %-12s %6u %-6s %12.0f %10.1f %10.1f %10.1f %12llu %s\n", sys, analyses_name(mask), B, mode, r->ups,
+    printf("%-8s %-12s %6u %-7s %12.0f %10.1f %10.1f %10.1f %12llu %-5s", sys, analyses_name(mask), B, mode, r->ups,
            r->p50, r->p99, r->p999, (unsigned long long)r->bytes, r->valid ? "yes" : "NO");
+    if (r->graph_x_csr > 0)
+        printf(" graph %.2fx CSR", r->graph_x_csr);
+    printf("\n");
     fflush(stdout);
     if (csv != NULL)
         fprintf(csv, "%s,%s,%u,%s,%.0f,%.2f,%.2f,%.2f,%llu,%s\n", sys, analyses_name(mask), B, mode, r->ups, r->p50,
@@ -626,7 +655,7 @@ int main(int argc, char **argv)
         return fprintf(stderr, "stream_bench: cannot write %s\n", o.csv), 1;
     if (csv != NULL)
         fprintf(csv, "system,analyses,batch,mode,updates_per_s,p50,p99,p999,bytes,validated\n");
-    printf("%-8s %-12s %6s %-6s %12s %10s %10s %10s %12s %s\n", "system", "analyses", "batch", "mode",
+    printf("%-8s %-12s %6s %-7s %12s %10s %10s %10s %12s %s\n", "system", "analyses", "batch", "mode",
            "updates/s", "p50 us", "p99 us", "p999 us", "bytes", "valid");
     int all_valid = 1;
     for (uint32_t a = 0; a < o.na; a++)
