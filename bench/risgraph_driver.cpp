@@ -22,6 +22,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include <omp.h>
@@ -47,18 +48,22 @@ uint64_t resident_bytes()
     return rss * 4096ull;
 }
 
-using G = Graph<uint64_t>;
-using Labels = std::vector<G::VertexTree<uint64_t>>;
-
 const uint64_t UNREACHED_BFS = 65536, UNREACHED_SSSP = 1ull << 40;
 
-template <int K> struct Analysis {
+template <typename G, int K> struct Analysis {
     // K: 0 BFS, 1 SSSP, 2 CC (min label)
     uint64_t root;
     uint64_t unreached() const { return K == 0 ? UNREACHED_BFS : UNREACHED_SSSP; }
-    std::pair<bool, uint64_t> update(uint64_t s, uint64_t d, G::adjedge_type e) const
+    static uint64_t step(uint64_t s, const typename G::adjedge_type &e)
     {
-        uint64_t c = K == 0 ? s + 1 : K == 1 ? s + e.data : s;
+        if constexpr (K == 1)
+            return s + e.data;
+        else
+            return K == 0 ? s + 1 : s;
+    }
+    std::pair<bool, uint64_t> update(uint64_t s, uint64_t d, typename G::adjedge_type e) const
+    {
+        uint64_t c = step(s, e);
         return std::make_pair(c < d, c);
     }
     std::pair<uint64_t, bool> init(uint64_t vid) const
@@ -67,10 +72,7 @@ template <int K> struct Analysis {
             return {vid, true};
         return {vid == root ? 0 : unreached(), vid == root};
     }
-    bool equal(uint64_t s, uint64_t d, G::adjedge_type e) const
-    {
-        return (K == 0 ? s + 1 : K == 1 ? s + e.data : s) == d;
-    }
+    bool equal(uint64_t s, uint64_t d, typename G::adjedge_type e) const { return step(s, e) == d; }
 };
 
 auto continue_reduce = [](uint64_t, uint64_t total, uint64_t local) -> std::pair<bool, uint64_t> {
@@ -78,26 +80,29 @@ auto continue_reduce = [](uint64_t, uint64_t total, uint64_t local) -> std::pair
 };
 auto active_result = [](uint64_t old, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t) -> uint64_t { return old + 1; };
 
-template <int K> struct Tree {
-    Analysis<K> a;
+template <typename G, int K> struct Tree {
+    using Labels = std::vector<typename G::template VertexTree<uint64_t>>;
+    using AE = typename G::adjedge_type;
+    using EV = std::vector<typename G::edge_type>;
+    Analysis<G, K> a;
     Labels labels;
-    Tree(G &g, uint64_t root) : a{root}, labels(g.alloc_vertex_tree_array<uint64_t>())
+    Tree(G &g, uint64_t root) : a{root}, labels(g.template alloc_vertex_tree_array<uint64_t>())
     {
         auto init = [this](uint64_t v) { return a.init(v); };
-        auto upd = [this](uint64_t, uint64_t, uint64_t s, uint64_t d, G::adjedge_type e) { return a.update(s, d, e); };
-        g.build_tree<uint64_t, uint64_t>(init, continue_reduce, upd, active_result, labels);
+        auto upd = [this](uint64_t, uint64_t, uint64_t s, uint64_t d, AE e) { return a.update(s, d, e); };
+        g.template build_tree<uint64_t, uint64_t>(init, continue_reduce, upd, active_result, labels);
     }
-    void added(G &g, const std::vector<G::edge_type> &e, uint64_t n)
+    void added(G &g, const EV &e, uint64_t n)
     {
-        auto upd = [this](uint64_t, uint64_t, uint64_t s, uint64_t d, G::adjedge_type x) { return a.update(s, d, x); };
-        g.update_tree_add<uint64_t, uint64_t>(continue_reduce, upd, active_result, labels, e, n, false);
+        auto upd = [this](uint64_t, uint64_t, uint64_t s, uint64_t d, AE x) { return a.update(s, d, x); };
+        g.template update_tree_add<uint64_t, uint64_t>(continue_reduce, upd, active_result, labels, e, n, false);
     }
-    void deleted(G &g, const std::vector<G::edge_type> &e, uint64_t n)
+    void deleted(G &g, const EV &e, uint64_t n)
     {
         auto init = [this](uint64_t v) { return a.init(v); };
-        auto upd = [this](uint64_t, uint64_t, uint64_t s, uint64_t d, G::adjedge_type x) { return a.update(s, d, x); };
-        auto eq = [this](uint64_t, uint64_t, uint64_t s, uint64_t d, G::adjedge_type x) { return a.equal(s, d, x); };
-        g.update_tree_del<uint64_t, uint64_t>(init, continue_reduce, upd, active_result, eq, labels, e, n, false);
+        auto upd = [this](uint64_t, uint64_t, uint64_t s, uint64_t d, AE x) { return a.update(s, d, x); };
+        auto eq = [this](uint64_t, uint64_t, uint64_t s, uint64_t d, AE x) { return a.equal(s, d, x); };
+        g.template update_tree_del<uint64_t, uint64_t>(init, continue_reduce, upd, active_result, eq, labels, e, n, false);
     }
     void write(FILE *f) const
     {
@@ -117,6 +122,101 @@ double pct(std::vector<double> &v, double p)
 }
 
 } // namespace
+
+// One edge of the workload as the graph takes it: weighted only for SSSP
+// (RisGraph's own BFS and WCC programs use Graph<void>).
+template <typename G> typename G::edge_type edge_of(const Triple &e)
+{
+    if constexpr (std::is_same_v<typename G::edge_type, Edge<void>>)
+        return {e.u, e.v};
+    else
+        return {e.u, e.v, e.w};
+}
+
+template <typename G>
+int run(const std::vector<Triple> &edges, uint64_t n, uint64_t loaded, uint64_t batch, uint64_t window,
+        unsigned mask, uint64_t root, const char *out_path)
+{
+    constexpr bool weighted = !std::is_same_v<typename G::edge_type, Edge<void>>;
+    using SSSP = std::conditional_t<weighted, Tree<G, 1>, Tree<G, 0>>;
+    uint64_t base = resident_bytes();
+    G g(n, edges.size(), true, false); // the hint RisGraph's own programs give
+#pragma omp parallel for
+    for (uint64_t i = 0; i < loaded; i++)
+        g.add_edge(edge_of<G>(edges[i]), false);
+    Tree<G, 0> *bfs = (mask & 1) ? new Tree<G, 0>(g, root) : nullptr;
+    SSSP *sssp = weighted && (mask & 2) ? new SSSP(g, root) : nullptr;
+    Tree<G, 2> *cc = (mask & 4) ? new Tree<G, 2>(g, root) : nullptr;
+    std::vector<typename G::edge_type> add(batch), del(batch);
+    std::vector<double> lat;
+    lat.reserve(window / batch + 1);
+    uint64_t updates = 0;
+    auto t_start = std::chrono::steady_clock::now();
+    for (uint64_t at = loaded, old = 0; at < loaded + window; at += batch, old += batch) {
+        auto t0 = std::chrono::steady_clock::now();
+        uint64_t b = std::min(batch, loaded + window - at);
+        std::atomic_uint64_t na(0), nd(0);
+        auto adds = [&](uint64_t i) {
+            if (g.add_edge(edge_of<G>(edges[at + i]), false) == 0)
+                add[na.fetch_add(1)] = edge_of<G>(edges[at + i]);
+        };
+        auto dels = [&](uint64_t i) {
+            if (g.del_edge(edge_of<G>(edges[old + i]), false) == 1)
+                del[nd.fetch_add(1)] = edge_of<G>(edges[old + i]);
+        };
+        // As RisGraph's *_inc_batch: the graph change in parallel past
+        // 1024 edges, and no OpenMP region at all below.
+        if (b > 1024) {
+#pragma omp parallel for
+            for (uint64_t i = 0; i < b; i++)
+                adds(i);
+        } else {
+            for (uint64_t i = 0; i < b; i++)
+                adds(i);
+        }
+        if (bfs)
+            bfs->added(g, add, na.load());
+        if (sssp)
+            sssp->added(g, add, na.load());
+        if (cc)
+            cc->added(g, add, na.load());
+        if (b > 1024) {
+#pragma omp parallel for
+            for (uint64_t i = 0; i < b; i++)
+                dels(i);
+        } else {
+            for (uint64_t i = 0; i < b; i++)
+                dels(i);
+        }
+        if (bfs)
+            bfs->deleted(g, del, nd.load());
+        if (sssp)
+            sssp->deleted(g, del, nd.load());
+        if (cc)
+            cc->deleted(g, del, nd.load());
+        updates += 2 * b;
+        lat.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+    }
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+    uint64_t rss = resident_bytes() - base;
+    FILE *out = fopen(out_path, "wb");
+    if (out == nullptr)
+        return 2;
+    if (bfs)
+        bfs->write(out);
+    if (sssp)
+        sssp->write(out);
+    if (cc)
+        cc->write(out);
+    fclose(out);
+    std::sort(lat.begin(), lat.end());
+    printf("%.0f %.3f %.3f %.3f %llu\n", (double)updates / secs, pct(lat, 0.5), pct(lat, 0.99), pct(lat, 0.999),
+           (unsigned long long)rss);
+    delete bfs;
+    delete sssp;
+    delete cc;
+    return 0;
+}
 
 int main(int argc, char **argv)
 {
@@ -143,68 +243,7 @@ int main(int argc, char **argv)
         return 2;
     }
     fclose(f);
-    uint64_t base = resident_bytes();
-    G g(n, 2 * m, true, false);
-#pragma omp parallel for
-    for (uint64_t i = 0; i < loaded; i++)
-        g.add_edge({edges[i].u, edges[i].v, edges[i].w}, false);
-    Tree<0> *bfs = (mask & 1) ? new Tree<0>(g, root) : nullptr;
-    Tree<1> *sssp = (mask & 2) ? new Tree<1>(g, root) : nullptr;
-    Tree<2> *cc = (mask & 4) ? new Tree<2>(g, root) : nullptr;
-    std::vector<G::edge_type> add(batch), del(batch);
-    std::vector<double> lat;
-    lat.reserve(window / batch + 1);
-    uint64_t updates = 0;
-    auto t_start = std::chrono::steady_clock::now();
-    for (uint64_t at = loaded, old = 0; at < loaded + window; at += batch, old += batch) {
-        auto t0 = std::chrono::steady_clock::now();
-        uint64_t b = std::min(batch, loaded + window - at);
-        std::atomic_uint64_t na(0), nd(0);
-        // As RisGraph's *_inc_batch: the graph change in parallel past 1024 edges.
-#pragma omp parallel for if (b > 1024)
-        for (uint64_t i = 0; i < b; i++) {
-            const Triple &e = edges[at + i];
-            if (g.add_edge({e.u, e.v, e.w}, false) == 0)
-                add[na.fetch_add(1)] = {e.u, e.v, e.w};
-        }
-        if (bfs)
-            bfs->added(g, add, na.load());
-        if (sssp)
-            sssp->added(g, add, na.load());
-        if (cc)
-            cc->added(g, add, na.load());
-#pragma omp parallel for if (b > 1024)
-        for (uint64_t i = 0; i < b; i++) {
-            const Triple &e = edges[old + i];
-            if (g.del_edge({e.u, e.v, e.w}, false) == 1)
-                del[nd.fetch_add(1)] = {e.u, e.v, e.w};
-        }
-        if (bfs)
-            bfs->deleted(g, del, nd.load());
-        if (sssp)
-            sssp->deleted(g, del, nd.load());
-        if (cc)
-            cc->deleted(g, del, nd.load());
-        updates += 2 * b;
-        lat.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
-    }
-    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
-    uint64_t rss = resident_bytes() - base;
-    FILE *out = fopen(argv[8], "wb");
-    if (out == nullptr)
-        return 2;
-    if (bfs)
-        bfs->write(out);
-    if (sssp)
-        sssp->write(out);
-    if (cc)
-        cc->write(out);
-    fclose(out);
-    std::sort(lat.begin(), lat.end());
-    printf("%.0f %.3f %.3f %.3f %llu\n", (double)updates / secs, pct(lat, 0.5), pct(lat, 0.99), pct(lat, 0.999),
-           (unsigned long long)rss);
-    delete bfs;
-    delete sssp;
-    delete cc;
-    return 0;
+    if (mask & 2)
+        return run<Graph<uint64_t>>(edges, n, loaded, batch, window, mask, root, argv[8]);
+    return run<Graph<void>>(edges, n, loaded, batch, window, mask, root, argv[8]);
 }

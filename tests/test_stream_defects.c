@@ -192,6 +192,7 @@ static void test_overflow_named(void)
     mkrt_producer_close(p);
     mkrt_destroy(rt, MKRT_TIMEOUT_INFINITE, NULL);
 
+    mkrt_stream_destroy(h.s);
     rt = runtime(&h, N, 16, 0);
     h.s = NULL;
     atomic_store(&h.failures, 0);
