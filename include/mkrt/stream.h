@@ -36,6 +36,10 @@
  *   before it next writes that copy waits for the readers still on it),
  *   so readers never wait and never see a half-applied batch.
  *
+ * A producer that waits for its own updates may instead apply them on
+ * its own thread with mkrt_stream_apply(): the same checks, graph change
+ * and repair, under the same gate, with no runtime round trip.
+ *
  * After mkrt_quiesce() returns on the runtime, every update published
  * before it is applied and a view equals a recompute on the graph as it
  * then is (mkrt_stream_recompute()).
