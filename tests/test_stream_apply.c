@@ -14,6 +14,7 @@
 #include "base/thread.h"
 #include "mkrt/runtime.h"
 #include "mkrt/stream.h"
+#include "stream_fixture.h"
 #include "tap.h"
 
 #define N 300u
@@ -98,20 +99,8 @@ static int run_side(void *arg)
 
 static mkrt_stream *make_stream(void)
 {
-    mkrt_stream_config c = mkrt_stream_config_default();
-    c.vertices = N;
-    c.weight_max = 3;
-    c.queries = 3;
-    c.query[0] = (mkrt_stream_query){MKRT_STREAM_BFS, 0};
-    c.query[1] = (mkrt_stream_query){MKRT_STREAM_SSSP, 1};
-    c.query[2] = (mkrt_stream_query){MKRT_STREAM_CC, 0};
-    mkrt_stream *s = NULL;
-    uint32_t src[N], dst[N];
-    for (uint32_t v = 1; v < N; v++)
-        src[v - 1] = v - 1, dst[v - 1] = v;
-    if (mkrt_stream_create(&c, &s, NULL) != MKRT_OK || mkrt_stream_load(s, src, dst, NULL, N - 1, NULL, NULL))
-        return NULL;
-    return s;
+    const mkrt_stream_query q[3] = {{MKRT_STREAM_BFS, 0}, {MKRT_STREAM_SSSP, 1}, {MKRT_STREAM_CC, 0}};
+    return stream_fixture_path(N, 3, q, 3);
 }
 
 static void test_alone(void)

@@ -24,6 +24,7 @@
 #include "mkrt/runtime.h"
 #include "mkrt/stream.h"
 #include "stream/stream_internal.h"
+#include "stream_fixture.h"
 #include "tap.h"
 
 #define N 64u
@@ -49,18 +50,8 @@ static void on_error(void *ctx, const mkrt_item *it, mkrt_status why, const char
 
 static mkrt_stream *path_stream(uint32_t queries)
 {
-    mkrt_stream_config c = mkrt_stream_config_default();
-    c.vertices = N;
-    c.queries = queries;
-    c.query[0] = (mkrt_stream_query){MKRT_STREAM_BFS, 0};
-    c.query[1] = (mkrt_stream_query){MKRT_STREAM_CC, 0};
-    mkrt_stream *s = NULL;
-    uint32_t src[N], dst[N];
-    for (uint32_t v = 1; v < N; v++)
-        src[v - 1] = v - 1, dst[v - 1] = v;
-    if (mkrt_stream_create(&c, &s, NULL) != MKRT_OK || mkrt_stream_load(s, src, dst, NULL, N - 1, NULL, NULL))
-        return NULL;
-    return s;
+    const mkrt_stream_query q[2] = {{MKRT_STREAM_BFS, 0}, {MKRT_STREAM_CC, 0}};
+    return stream_fixture_path(N, 255, q, queries);
 }
 
 static mkrt_runtime *runtime(host *h, uint32_t cells, size_t emit_capacity, size_t append_log)
