@@ -63,7 +63,7 @@ $(BUILD)/bench/cuda_bench: bench/cuda_bench.c bench/bench_util.h $(STATIC)
 # (nothing to do without nvcc: tools/nvcc_build.sh)
 BENCH_LAYER := build/cuda/bench_layer.fatbin
 CUDA_BENCH_DATA := bench-cuda-data
-.PHONY: bench-cuda-data
+.PHONY: bench-cuda-data risgraph-driver
 bench-cuda-data: ## the CUDA benchmark's per-layer kernel, where nvcc is (part of bench)
 	@$(NVCC_BUILD) $(BENCH_LAYER) 'bench/cuda/layer_kernel.cu src/cuda/protocol.h src/ops/builtin_ops.h' \
 	    -O3 -fatbin $(CUDA_ARCH) -Isrc bench/cuda/layer_kernel.cu; st=$$?; [ $$st = 0 ] || [ $$st = 2 ]
@@ -113,7 +113,7 @@ BENCHES := $(BUILD)/bench/stream_bench $(BUILD)/bench/ring_bench $(BUILD)/bench/
 # (also `make bench-cuda RECORD=1`) records them as bench/results/NAME.md
 # and NAME.csv, replacing the committed ones. bench-quick never records.
 BENCH_RECORD = $(if $(filter-out 0,$(RECORD)),--out bench/results/$(1).md --csv bench/results/$(1).csv)
-bench: $(BENCHES) ## benchmarks against peers, printed; RECORD=1 writes bench/results/*.md and *.csv
+bench: $(BENCHES) $(if $(RISGRAPH),risgraph-driver) ## benchmarks against peers, printed; RECORD=1 writes bench/results/*.md and *.csv (RISGRAPH=DIR: RisGraph beside stream_bench)
 	$(BUILD)/bench/ring_bench $(call BENCH_RECORD,ring)
 	$(BUILD)/bench/plan_bench $(call BENCH_RECORD,plan)
 	$(BUILD)/bench/cache_bench $(call BENCH_RECORD,cache)
