@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* bench/stream_bench.c - streaming graph updates (include/mkrt/stream.h)
+/* bench/stream_bench.c - streaming graph updates (include/mkrt_stream/stream.h)
  * on RisGraph's sliding window, with RisGraph beside mkrt (--risgraph DIR).
  *
  * The workload (RisGraph's *_inc_batch, SIGMOD'21): a Kronecker graph of
@@ -46,7 +46,7 @@
 #include "bench/bench_util.h"
 #include "examples/graph500/graph500.h"
 #include "mkrt/runtime.h"
-#include "mkrt/stream.h"
+#include "mkrt_stream/stream.h"
 
 #define LIST_MAX 8
 

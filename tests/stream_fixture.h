@@ -6,7 +6,7 @@
 
 #include <stdlib.h>
 
-#include "mkrt/stream.h"
+#include "mkrt_stream/stream.h"
 
 /* The stream of n vertices, weights up to weight_max, the nq queries q,
  * loaded with the path; NULL on any failure. */

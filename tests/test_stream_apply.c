@@ -13,7 +13,7 @@
 
 #include "base/thread.h"
 #include "mkrt/runtime.h"
-#include "mkrt/stream.h"
+#include "mkrt_stream/stream.h"
 #include "stream_fixture.h"
 #include "tap.h"
 

@@ -22,7 +22,7 @@
 
 #include "base/thread.h"
 #include "mkrt/runtime.h"
-#include "mkrt/stream.h"
+#include "mkrt_stream/stream.h"
 #include "stream/stream_internal.h"
 #include "stream_fixture.h"
 #include "tap.h"

@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* src/pipeline/batch_planner.c - stage plan: which backend runs the batch and
+ * how (plan/batch.h, mkrt__batch_plan).
+ *
+ * Route: the first backend that has not failed and accepts every item
+ * (the CPU pool, last, accepts all).
+ * Shape: the RCU plan cache's topology selector
+ * (mkrt_plan_cache_select_topology: on a miss mkrt_select_topology_stable,
+ * hysteresis against the identity's last decision; the identity is the
+ * batch's size and layer count as bit lengths, the backend's device key
+ * and width) chooses the execution topology for the typical layer, fed
+ * what the path measured: its frontier density is layer width / batch
+ * size, its cost the layer's items at the measured ns per item, the
+ * launch overhead the backend's measured hand-off (CPU pool) or round
+ * trip (device), the items read back 16 bytes each, the graph the
+ * batch's items, the memory the split's peak bytes against the budget
+ * (fusion is FUSE's decision below, not the spread's). The claim
+ * size is about four claims per participant of a typical layer, 16..1024
+ * items, and never below the backend's grain.
+ * Per layer: a participant should get at least `spread` claims, where the
+ * topology sets the spread: warp-sparse 4, sparse 2, the dense shapes 1
+ * (a sparse layer is latency-bound: fewer participants, fewer threads
+ * woken, and one participant on both sides of a boundary needs no grid
+ * barrier). participants = clamp(ceil(width / (chunk x spread)), 1, width
+ * of the backend). */
+#include "pipeline/stages.h"
+#include "pipeline/dispatch.h"
+
+static unsigned bitlen(uint64_t v)
+{
+    return v == 0 ? 0 : 64u - (unsigned)__builtin_clzll(v);
+}
+
+/* What the path measured for the plan's inputs: ns per item on the CPU
+ * pool (built-ins cost about 8 before a sample) and the launch overhead
+ * of a layer on the backend: the CPU pool's hand-off and barrier, the
+ * device's round trip (20 us before a sample, issue 13's order). */
+static double ns_per_item(const mkrt__plan_costs *c)
+{
+    return c->cpu_ns_item.n ? c->cpu_ns_item.v : 8.0;
+}
+
+static double launch_ns(const mkrt__plan_costs *c, const mkrt__backend *be)
+{
+    const mkrt__ema *e = be->is_cpu_pool ? &c->handoff_ns : &c->dev_trip_ns;
+    return e->n ? e->v : 20000.0;
+}
+
+static uint32_t spread_of(mkrt_wave_topology t)
+{
+    switch (t) {
+    case MKRT_WAVE_WARP_SPARSE:
+        return 4;
+    case MKRT_WAVE_SPARSE:
+        return 2;
+    default:
+        return 1;
+    }
+}
+
+static bool plan_on(const mkrt__dispatch *dp, uint32_t bit)
+{
+    return !(dp->planner.off & bit);
+}
+
+/* The first device, in order of preference, that has not failed and
+ * accepts the batch, unless ROUTE keeps a small batch of built-ins on the
+ * CPU pool (plan/decide.h; not a frontier round, which the device may run
+ * as a traversal, nor with the state in device memory, which would move
+ * for it); else the CPU pool, which takes every batch. */
+static uint32_t route(mkrt__dispatch *dp, mkrt__batch *b)
+{
+    uint32_t pool = 0, dev = UINT32_MAX;
+    for (uint32_t i = 0; i < dp->nbackends; i++) {
+        const mkrt__backend *be = dp->backends[i];
+        if (be->is_cpu_pool)
+            pool = i;
+        /* A frontier round runs where its graph engine is: the host. */
+        else if (dev == UINT32_MAX && !be->failed && !b->round && be->ops->accepts(be, b->exec, b->exec_n))
+            dev = i;
+    }
+    b->note.route = MKRT_PLAN_ROUTE_CPU_ONLY;
+    if (dev == UINT32_MAX)
+        return pool;
+    b->note.route = mkrt__decide_route(b->exec_n, b->user_ops == 0 && !b->round && !dp->device_state,
+                                       &dp->planner.costs, plan_on(dp, MKRT_PLAN_ROUTE));
+    /* A RELAX item the device accepted starts a whole traversal there (the
+     * graph is resident): its cost is the traversal's, not n items', so the
+     * batch is never "small". Scanned only when ROUTE would keep it, which
+     * is a few items. */
+    for (size_t i = 0; b->note.route == MKRT_PLAN_ROUTE_CPU_SMALL && i < b->exec_n; i++)
+        if (b->exec[i].op == MKRT_OP_RELAX)
+            b->note.route = MKRT_PLAN_ROUTE_DEVICE;
+    if (b->note.route == MKRT_PLAN_ROUTE_CPU_SMALL) {
+        mkrt__planner_count(&dp->planner, MKRT_PLAN_N_CPU_ROUTED, 1);
+        return pool;
+    }
+    return dev;
+}
+
+/* Memory pressure of the batch against the budget, in bps (0: no
+ * budget): the execution planner (mkrt_plan_execution: the topology for
+ * the batch's shape fitted to the budget) over the resident graph (its
+ * offsets, targets and weights) and the split's peak layer bytes, plus
+ * the cells and APPEND log where they live in device memory. */
+static uint32_t memory_bps(const mkrt__dispatch *dp, const mkrt__batch *b)
+{
+    uint64_t budget = dp->cfg->device_memory_budget;
+    if (budget == 0)
+        return 0;
+    const mkrt_graph *reg = dp->state->graph != NULL ? mkrt__graph_engine_graph(dp->state->graph) : NULL;
+    uint64_t v = reg != NULL ? reg->vertices : 0, e = v ? reg->offsets[v] : 0;
+    mkrt_graph_shape g = {v, e};
+    mkrt_byte_layout l = {v ? 8u : 0u, v && reg->weights ? 8u : 4u, b->plan.peak_frontier_bytes,
+                          b->plan.peak_scratch_bytes, b->plan.peak_output_bytes + (v ? 8u : 0u)};
+    uint64_t layers = b->layers ? b->layers : 1;
+    uint64_t width = b->exec_n / layers;
+    mkrt_exec_sample s = mkrt_exec_sample_from_telemetry((uint32_t)(b->exec_n ? width * 10000u / b->exec_n : 0),
+                                                         b->exec_n * 16u, (double)width * ns_per_item(&dp->planner.costs));
+    mkrt_exec_plan ep;
+    uint64_t bps = 10000u; /* not even the sparse envelope fits */
+    const mkrt__backend *be = dp->backends[b->plan.backend];
+    if (mkrt_plan_execution(&s, &g, &l, budget, launch_ns(&dp->planner.costs, be), 0.0, true, &ep, NULL) == MKRT_OK)
+        bps = ep.memory.memory_pressure_bps;
+    /* What the device holds beside the graph the planner counted: the
+     * frontier, the cells and the log in device memory (state.h).
+     * relaxed: a size. */
+    uint64_t resident = atomic_load_explicit(&dp->state->device_resident, memory_order_relaxed);
+    uint64_t graph = v ? (v + 1) * 8u + e * (reg->weights ? 8u : 4u) : 0;
+    uint64_t other = resident > graph ? resident - graph : 0;
+    bps += other >= budget ? 10000u : other * 10000u / budget;
+    return (uint32_t)(bps < 10000u ? bps : 10000u);
+}
+
+/* MKRT__SHARE_MIN_DEFAULT (plan/decide.h): the fewest items one participant
+ * of a CPU layer of built-in ops gets before WAKE measured the costs, and with
+ * WAKE off:
+ * such a layer narrower than twice this runs on one thread, and a run of
+ * them needs no barrier (batch.h). Where the number came from: one hand-off
+ * to the workers plus one layer barrier costs 10-50 us on the 2-CPU
+ * development VMs (issue 13), a built-in ADD 5-10 ns, so a second
+ * participant pays from a few thousand items. Swept with
+ * `MKRT_DEV_SHARE_MIN=v build/bench/peer_bench --mkrt-only` (a temporary
+ * override, since removed) over v = 16, 256, 1024, 2048, 4096, 16384,
+ * 65536, mkrt at 2 workers, two passes: 16 was the worst (chains
+ * step-major 16-19 M items/s against 22-40 for the others); 1024..16384
+ * were within the VM's noise of each other, so the cost model picks 2048
+ * among them. Re-sweep on a quiet machine with more CPUs. */
+
+/* How many CPUs a batch on the pool may use when the worker count is the
+ * default: the process's CPUs less one for the thread that dispatches and
+ * one for each producer of the batch that is still publishing (not inside
+ * mkrt_wait or mkrt_drain), at least 1. Re-read for every batch, so the
+ * width follows the producers while the runtime runs; on 2 CPUs with a
+ * busy producer it is 1, and the batch runs on the dispatching thread
+ * (oversubscribing the CPUs with workers was measured slower, issue 13). */
+static uint32_t cpu_width(mkrt__dispatch *dp, const mkrt__batch *b, uint32_t width)
+{
+    if (dp->cfg->workers != 0 || !plan_on(dp, MKRT_PLAN_SHED))
+        return width; /* the user chose the workers, or SHED is off */
+    /* relaxed: counts read as hints; a stale one only mis-sizes one batch. */
+    uint32_t open = atomic_load_explicit(&dp->producers->producers_open, memory_order_relaxed);
+    uint32_t waiting = atomic_load_explicit(&dp->waiting, memory_order_relaxed);
+    uint32_t active = b->nseg < open ? (uint32_t)b->nseg : open;
+    uint32_t busy = active > waiting ? active - waiting : 0;
+    return mkrt__decide_cpu_width(dp->cpus, busy, width);
+}
+
+void mkrt__stage_plan(mkrt__dispatch *dp, mkrt__batch *b)
+{
+    mkrt__batch_plan *plan = &b->plan;
+    plan->backend = route(dp, b);
+    const mkrt__backend *be = dp->backends[plan->backend];
+    plan->width = be->width ? be->width : 1;
+    uint32_t full = plan->width;
+    if (be->is_cpu_pool)
+        plan->width = cpu_width(dp, b, plan->width);
+    const uint32_t mem_bps = memory_bps(dp, b);
+    if (plan_on(dp, MKRT_PLAN_SHED))
+        plan->width = mkrt__decide_shed_memory(plan->width, mem_bps);
+    if (plan->width < full)
+        mkrt__planner_count(&dp->planner, MKRT_PLAN_N_SHED, 1);
+    const unsigned n_bits = bitlen(b->exec_n), layer_bits = bitlen(b->layers);
+    const uint64_t n = b->exec_n, typical = n / (b->layers ? b->layers : 1);
+    mkrt_plan_identity id = {(uint64_t)n_bits << 8 | layer_bits, MKRT_ANALYSIS_DATAFLOW, 0, be->key, plan->width};
+    id.device.max_workgroup_size = plan->width; /* be->key: the device's capabilities (backend.h) */
+    mkrt_exec_sample s = mkrt_exec_sample_from_telemetry((uint32_t)(n ? typical * 10000u / n : 0), n * 16u,
+                                                         (double)typical * ns_per_item(&dp->planner.costs));
+    mkrt_graph_shape g = {n, n};
+    mkrt_memory_budget m = {plan->peak_frontier_bytes + plan->peak_scratch_bytes + plan->peak_output_bytes,
+                            dp->cfg->device_memory_budget};
+    mkrt_topology_decision td;
+    mkrt_error err;
+    if (mkrt_plan_cache_select_topology(dp->plans, &id, &s, &g, &m, launch_ns(&dp->planner.costs, be), 0.0, &td,
+                                        &err) == MKRT_OK)
+        plan->topology = td.topology;
+    else /* out of memory in the cache: a plain plan */
+        plan->topology = MKRT_WAVE_HYBRID;
+    uint64_t chunk = typical / ((uint64_t)be->width * 4);
+    plan->chunk = (uint32_t)(chunk < 16 ? 16 : chunk > 1024 ? 1024 : chunk);
+    uint64_t per = (uint64_t)plan->chunk * spread_of(plan->topology);
+    /* Built-in ops cost nanoseconds each; a user op may cost far more, so
+     * a batch with user ops keeps the topology's spread alone. WAKE: the
+     * share from the measured costs (plan/decide.h). */
+    uint32_t share_min = mkrt__decide_share_min(&dp->planner.costs, plan_on(dp, MKRT_PLAN_WAKE));
+    if (be->is_cpu_pool && b->user_ops == 0 && per < share_min)
+        per = share_min;
+    plan->workers = 1;
+    plan->grid_barriers = 0;
+    uint64_t narrow = 0, woken = 0;
+    for (size_t l = 0; l < b->layers; l++) {
+        uint64_t width = b->layer_offsets[l + 1] - b->layer_offsets[l];
+        uint64_t p = (width + per - 1) / per;
+        p = p < 1 ? 1 : p > plan->width ? plan->width : p;
+        plan->participants[l] = (uint32_t)p;
+        narrow += width <= per;
+        woken += p < plan->width;
+    }
+    /* FUSE: FusedWave on the batch's measured shape, with hysteresis. */
+    mkrt_topology_decision fd = {MKRT_WAVE_HYBRID, 0, 0, 0};
+    uint32_t fused = 0;
+    if (plan_on(dp, MKRT_PLAN_FUSE) && b->layers > 1 && plan->width > 1) {
+        fd = mkrt__decide_fuse(b->exec_n, b->layers, narrow, &dp->planner.costs, mem_bps,
+                               dp->planner.fuse_prev);
+        dp->planner.fuse_prev = fd.topology;
+        uint64_t fuse_max = (uint64_t)mkrt__decide_fuse_max((uint32_t)(per < UINT32_MAX / 4 ? per : UINT32_MAX / 4));
+        for (size_t l = 0; fd.topology == MKRT_WAVE_FUSED && l < b->layers; l++)
+            if (plan->participants[l] > 1 && b->layer_offsets[l + 1] - b->layer_offsets[l] <= fuse_max) {
+                plan->participants[l] = 1;
+                fused++;
+            }
+    }
+    for (size_t l = 0; l < b->layers; l++)
+        if (plan->participants[l] > plan->workers)
+            plan->workers = plan->participants[l];
+    for (size_t l = 0; l + 1 < b->layers; l++)
+        plan->grid_barriers += mkrt__plan_grid_barrier_after(plan, l, b->layers);
+    if (woken)
+        mkrt__planner_count(&dp->planner, MKRT_PLAN_N_WAKE_NARROWED, woken);
+    if (fused)
+        mkrt__planner_count(&dp->planner, MKRT_PLAN_N_FUSED, fused);
+    mkrt_plan_record *r = &b->note;
+    r->items = b->exec_n;
+    r->layers = (uint32_t)b->layers;
+    r->on_device = !be->is_cpu_pool;
+    r->memory_bps = mem_bps;
+    r->memory_budget = dp->cfg->device_memory_budget;
+    r->budget_from_device = dp->state->budget_from_device;
+    /* relaxed: a size (state.h). */
+    r->resident_bytes = atomic_load_explicit(&dp->state->device_resident, memory_order_relaxed);
+    r->split_layers = b->plan.split_layers;
+    r->peak_layer_bytes = b->plan.peak_frontier_bytes + b->plan.peak_scratch_bytes + b->plan.peak_output_bytes;
+    const mkrt__plan_costs *c = &dp->planner.costs;
+    r->cpu_ps_per_item = c->cpu_ns_item.n ? (uint64_t)(c->cpu_ns_item.v * 1000.0) : 0;
+    r->handoff_ns = c->handoff_ns.n ? (uint64_t)c->handoff_ns.v : 0;
+    r->device_trip_ns = c->dev_trip_ns.n ? (uint64_t)c->dev_trip_ns.v : 0;
+    r->width = plan->width;
+    r->workers = plan->workers;
+    r->share_min = (uint32_t)(per < UINT32_MAX ? per : UINT32_MAX);
+    r->grid_barriers = plan->grid_barriers;
+    r->fused_layers = fused;
+    r->topology = (uint32_t)fd.topology;
+}

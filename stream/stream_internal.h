@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* src/stream/stream_internal.h - the streaming graph's state, shared by its
+ * files: the adjacency (stream_graph.c), the ops and the update log
+ * (stream_ops.c), the incremental repair (stream_incr.c), the published
+ * results and views (stream_view.c), the oracle (stream_oracle.c).
+ * Only mkrt's public headers and base/ helpers are used. */
+#ifndef MKRT_SRC_STREAM_INTERNAL_H
+#define MKRT_SRC_STREAM_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mkrt_stream/stream.h"
+
+#define MKRT__SNONE UINT32_MAX
+#define MKRT__SLOG_CHUNK 4096u
+#define MKRT__SLOG_CHUNKS 4096u
+/* The gate's writer bit; the low bits count updates inside. */
+#define MKRT__SGATE_WRITER 0x80000000u
+
+enum { MKRT__SOP_INSERT = 0, MKRT__SOP_DELETE = 1, MKRT__SOP_APPLY = 2 };
+/* Arming states of the apply item (stream_ops.c). */
+enum { MKRT__SARM_IDLE = 0, MKRT__SARM_EMITTING = 1, MKRT__SARM_ARMED = 2 };
+
+typedef struct mkrt__sedge {
+    uint32_t to, w;
+} mkrt__sedge;
+
+typedef struct mkrt__sadj {
+    mkrt__sedge *e;
+    uint32_t deg, cap;
+} mkrt__sadj;
+
+/* One applied update in the log: kind MKRT__SOP_INSERT or _DELETE, or
+ * MKRT__SNONE for a slot whose update failed. */
+typedef struct mkrt__slog_entry {
+    uint32_t u, v, w, kind;
+} mkrt__slog_entry;
+
+/* One standing query: the writer's values and dependency tree, what the
+ * current and the previous apply changed, and the two published copies. */
+typedef struct mkrt__squery {
+    mkrt_stream_query q;
+    uint64_t *val;
+    uint32_t *parent;
+    uint32_t *depth;  /* hops from the root of the vertex's tree (a bound: grows down the tree) */
+    uint32_t *dstamp; /* apply number that last listed the vertex */
+    uint32_t *cur, *prev;
+    uint32_t cur_n, prev_n;
+    uint64_t *copy[2];
+} mkrt__squery;
+
+struct mkrt_stream {
+    mkrt_stream_config cfg;
+    uint32_t n;
+    /* Graph. */
+    mkrt__sadj *adj;
+    atomic_flag *lock;
+    _Atomic uint64_t graph_bytes, edges;
+    /* Update log: chunks allocated on first use and kept. */
+    _Atomic(mkrt__slog_entry *) chunk[MKRT__SLOG_CHUNKS];
+    _Atomic uint64_t log_len;
+    _Atomic uint32_t gate;
+    _Atomic uint32_t arm;
+    _Atomic uint32_t cells; /* the runtime's cell count; 0 while unknown */
+    /* Counters. */
+    _Atomic uint64_t inserted, deleted, duplicates, failed_invalid, failed_absent, failed_resource,
+        failed_queries, applies, reset, relaxed;
+    /* Repair scratch (apply op only). */
+    uint32_t *heap, *hpos, *mark, *queue, *seeds;
+    uint32_t heap_n, stamp, apply_no;
+    /* Queries and their published copies. */
+    mkrt__squery qs[MKRT_STREAM_QUERIES_MAX];
+    _Atomic uint32_t front;
+    _Atomic uint64_t readers[2];
+    /* Each copy's position (updates in it). The front copy's is the
+     * newest view's position, which mkrt_stream_stats_read reports. */
+    _Atomic uint64_t copy_pos[2];
+    bool loaded, updated;
+};
+
+/* stream_graph.c */
+int mkrt__sgraph_init(mkrt_stream *s);
+void mkrt__sgraph_free(mkrt_stream *s);
+/* Under both endpoint locks. 0 inserted, 1 duplicate, or a failure status. */
+int mkrt__sgraph_insert(mkrt_stream *s, uint32_t u, uint32_t v, uint32_t w);
+/* Under both endpoint locks. MKRT_OK, MKRT_ESTATE (absent) or MKRT_ENOMEM never. */
+mkrt_status mkrt__sgraph_delete(mkrt_stream *s, uint32_t u, uint32_t v);
+void mkrt__sgraph_lock2(mkrt_stream *s, uint32_t u, uint32_t v);
+void mkrt__sgraph_unlock2(mkrt_stream *s, uint32_t u, uint32_t v);
+/* The weight of edge {u, v}, 0 when absent (no update running). */
+uint32_t mkrt__sgraph_weight(const mkrt_stream *s, uint32_t u, uint32_t v);
+mkrt_status mkrt__sgraph_load(mkrt_stream *s, const uint32_t *src, const uint32_t *dst, const uint32_t *w,
+                              size_t n, uint64_t *skipped, mkrt_error *err);
+
+/* stream_incr.c */
+/* Inside the gate, alone: repairs every query for log entries 0..n-1. */
+void mkrt__sincr_apply(mkrt_stream *s, uint64_t n);
+void mkrt__sincr_full(mkrt_stream *s, uint32_t qi);
+int mkrt__sincr_init(mkrt_stream *s);
+void mkrt__sincr_free(mkrt_stream *s);
+/* The value an edge of weight w from a vertex of value x gives its other end. */
+static inline uint64_t mkrt__sstep(mkrt_stream_kind k, uint64_t x, uint32_t w)
+{
+    if (x == MKRT_STREAM_UNREACHED)
+        return x;
+    return k == MKRT_STREAM_CC ? x : x + (k == MKRT_STREAM_BFS ? 1u : w);
+}
+
+/* stream_view.c */
+void mkrt__sview_publish(mkrt_stream *s, uint64_t position);
+void mkrt__sview_publish_all(mkrt_stream *s, uint64_t position);
+/* A test seam: when set, called by the writer right after it made a new
+ * copy the front, before it returns (tests read views and stats there).
+ * The layer's tests link libmkrt_stream.a, built without the runtime's
+ * test hooks, so the pointer is always there (NULL, one predictable
+ * branch per publish); libmkrt_stream.so does not export it. */
+extern void (*mkrt__stream_hook_published)(mkrt_stream *s);
+/* The front copy's position (the newest view's). */
+uint64_t mkrt__sview_position(const mkrt_stream *s);
+
+/* stream_oracle.c */
+mkrt_status mkrt__soracle(const mkrt_stream *s, const mkrt_stream_query *q, uint64_t *out, mkrt_error *err);
+
+#endif
