@@ -1,31 +1,36 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* bench/stream_bench.c - streaming graph updates (include/mkrt_stream/stream.h).
+/* bench/stream_bench.c - streaming graph updates (include/mkrt_stream/stream.h)
+ * on RisGraph's sliding window, with RisGraph beside mkrt (--risgraph DIR).
  *
- * A Kronecker graph of --scale N (edgefactor 16, Graph500 weights 1..255)
- * is loaded; then P producer threads publish a mixed stream of insertions
- * (edges of a second Kronecker list: the same skew) and deletions (edges
- * of the loaded list), --delete-ratio of them deletions, while a BFS, an
- * SSSP (both from the highest-degree vertex) and CC are kept exact.
+ * The workload (RisGraph's *_inc_batch, SIGMOD'21): a Kronecker graph of
+ * --scale N (edge factor 16, Graph500 weights 1..255), its tuples reduced
+ * to unique undirected edges without self-loops, in generation order. All
+ * but the last --window W edges are loaded and the analyses computed;
+ * then W / B batches each insert the next B edges and delete the oldest B
+ * (2 W updates). Analyses: BFS and SSSP from the highest-degree vertex, CC
+ * (smallest vertex number of the component), each alone and all three at
+ * once. Modes:
+ *   sync    each batch is exact before the next is given (mkrt: the
+ *           producer applies it, mkrt_stream_apply; RisGraph: its
+ *           update_tree_add / update_tree_del)
+ *   sync-rt the same through the runtime (mkrt: publish, mkrt_quiesce)
+ *   stream  the producer never waits: it publishes every batch at once;
+ *           a batch's latency runs from its publish to the apply whose
+ *           view holds it (mkrt only: RisGraph has no asynchronous path)
+ * Reported per run: updates/s (2 W over the time from the first publish
+ * to the last batch's results), p50/p99/p999 of the per-batch latency in
+ * microseconds, resident bytes (the process's RSS growth from before the
+ * system was built to after the run: graph, analyses, runtime), and
+ * whether the final answers equal an independent recompute (a queue BFS,
+ * a heap Dijkstra and a union-find CC in this file, on the final edges).
  *
- *   updates_per_s     updates published / seconds until the last is
- *                     visible in the results (mkrt_quiesce), checkpoints
- *                     excluded
- *   latency_p*_ms     a probe thread publishes one update every ~1 ms and
- *                     times it from its publish to the apply that makes it
- *                     visible in a view (its op ran, then one more apply)
- *   speedup_vs_recompute  per batch of 1,000 updates: the time to recompute
- *                     the three analyses with mkrt's own static kernels
- *                     (examples/graph500/traverse_mkrt.c, on a CSR of the
- *                     final graph) over the time 1,000 updates take here
- *   validated         yes when every checkpoint (--checkpoints, quiesced)
- *                     equalled the from-scratch oracle for every query
- *   bytes_per_edge    the adjacency's bytes from the allocator per
- *                     undirected edge; csr_bytes_per_edge beside it
+ * RisGraph runs through bench/risgraph_driver.cpp, built inside the
+ * RisGraph tree at DIR (make risgraph-driver RISGRAPH=DIR), with
+ * OMP_NUM_THREADS = --workers.
  *
- *   stream_bench [--scale N] [--producers P] [--delete-ratio R] [--updates U]
- *                [--checkpoints K] [--batch B (runtime max_batch, 1024)] [--ring R (ring_capacity,
- *                256)] [--workers W]
- *                [--queries MASK: 1 BFS + 2 SSSP + 4 CC, default 7] [--seed S] [--csv FILE]
+ *   stream_bench [--scale N] [--window W] [--batches 1,64,4096]
+ *                [--analyses 1,2,4,7 (1 BFS + 2 SSSP + 4 CC)] [--modes sync,sync-rt,stream]
+ *                [--workers W] [--seed S] [--risgraph DIR] [--csv FILE] [--quick]
  */
 #include <errno.h>
 #include <pthread.h>
@@ -35,232 +40,323 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "bench/bench_util.h"
 #include "examples/graph500/graph500.h"
-#include "examples/graph500/traverse.h"
 #include "mkrt/runtime.h"
 #include "mkrt_stream/stream.h"
 
-#define CHUNK 256
-#define PROBES_MAX 200000
+#define LIST_MAX 8
 
 typedef struct opts {
-    uint32_t scale, producers, checkpoints, batch, workers, ring;
-    double delete_ratio;
-    uint64_t updates, seed;
-    const char *csv;
-    unsigned mask; /* queries kept: 1 BFS, 2 SSSP, 4 CC */
+    uint32_t scale, workers, nb, na;
+    uint64_t window, seed;
+    uint32_t batch[LIST_MAX];
+    unsigned mask[LIST_MAX];
+    int sync, sync_rt, stream;
+    const char *csv, *risgraph;
 } opts;
 
-static mkrt_stream *g_stream;
-static g500_edge_list g_loaded, g_fresh;
-static _Atomic int g_phase_on, g_stop;
-static _Atomic uint64_t g_phase_id;
-static double g_probe_ms[PROBES_MAX];
-static size_t g_probes;
-static uint32_t g_queries;
+typedef struct edge3 {
+    uint32_t u, v, w;
+} edge3;
 
-static void on_error(void *ctx, const mkrt_item *it, mkrt_status why, const char *msg)
-{
-    (void)ctx;
-    (void)msg;
-    char buf[320];
-    mkrt_stream_failed(g_stream, it, why, buf, sizeof buf); /* counts; the stats report them */
-}
+typedef struct result {
+    double ups, p50, p99, p999, graph_x_csr; /* mkrt: the adjacency's bytes over a CSR's */
+    uint64_t bytes;
+    int valid;
+} result;
+
+static edge3 *g_e;
+static uint64_t g_m, g_loaded;
+static uint32_t g_n, g_root;
+static uint64_t *g_ref[3]; /* BFS, SSSP, CC on the final edges */
 
 static int usage(const char *why)
 {
-    fprintf(stderr, "stream_bench: %s\nusage: stream_bench [--scale 1..26] [--producers 1..16] "
-            "[--delete-ratio 0..1] [--updates N] [--checkpoints 1..100] [--batch 1..65536] [--ring 2^k] [--workers 0..64] "
-            "[--queries MASK (1 BFS, 2 SSSP, 4 CC; 7)] [--seed S] [--csv FILE]\n", why);
+    fprintf(stderr, "stream_bench: %s\nusage: stream_bench [--scale 8..26] [--window W] [--batches B,B,..] "
+            "[--analyses M,M,.. (1 BFS, 2 SSSP, 4 CC; 1,2,4,7)] [--modes sync,sync-rt,stream] [--workers 1..64] "
+            "[--seed S] [--risgraph DIR] [--csv FILE] [--quick]\n", why);
     return 2;
+}
+
+static int parse_list(const char *v, uint32_t *out, uint32_t *n, uint64_t lo, uint64_t hi)
+{
+    *n = 0;
+    for (const char *p = v; *p != 0 && *n < LIST_MAX;) {
+        char *end;
+        errno = 0;
+        unsigned long long x = strtoull(p, &end, 10);
+        if (end == p || errno != 0 || x < lo || x > hi || (*end != 0 && *end != ','))
+            return -1;
+        out[(*n)++] = (uint32_t)x;
+        p = *end == ',' ? end + 1 : end;
+    }
+    return *n > 0 ? 0 : -1;
 }
 
 static int parse(int argc, char **argv, opts *o)
 {
-    *o = (opts){18, 2, 2, 1024, 0, 256, 0.5, 0, 1, NULL, 7};
+    *o = (opts){.scale = 18, .workers = 2, .nb = 3, .na = 4, .window = 131072, .seed = 1, .batch = {1, 64, 4096},
+                .mask = {1, 2, 4, 7}, .sync = 1, .sync_rt = 1, .stream = 1};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
+        if (strcmp(a, "--quick") == 0) {
+            o->scale = 12;
+            o->window = 2048;
+            o->nb = 2;
+            o->batch[0] = 1, o->batch[1] = 64;
+            continue;
+        }
         if (i + 1 >= argc)
             return usage("an option without its value");
+        const char *v = argv[++i];
         char *end;
         errno = 0;
-        const char *v = argv[++i];
-        if (strcmp(a, "--csv") == 0) {
-            o->csv = v;
-            continue;
-        }
-        if (strcmp(a, "--delete-ratio") == 0) {
-            o->delete_ratio = strtod(v, &end);
-            if (*end != 0 || o->delete_ratio < 0 || o->delete_ratio > 1)
-                return usage("--delete-ratio takes a number in 0..1");
-            continue;
-        }
         unsigned long long n = strtoull(v, &end, 10);
-        if (*end != 0 || errno != 0 || v[0] == '-')
-            return usage("a number was expected");
-        if (strcmp(a, "--scale") == 0 && n >= 1 && n <= 26)
+        int num = *end == 0 && errno == 0 && v[0] != '-';
+        if (strcmp(a, "--csv") == 0)
+            o->csv = v;
+        else if (strcmp(a, "--risgraph") == 0)
+            o->risgraph = v;
+        else if (strcmp(a, "--modes") == 0) {
+            o->sync = o->sync_rt = o->stream = 0;
+            char buf[64];
+            snprintf(buf, sizeof buf, "%s", v);
+            for (char *t = strtok(buf, ","); t != NULL; t = strtok(NULL, ",")) {
+                if (strcmp(t, "sync") == 0)
+                    o->sync = 1;
+                else if (strcmp(t, "sync-rt") == 0)
+                    o->sync_rt = 1;
+                else if (strcmp(t, "stream") == 0)
+                    o->stream = 1;
+                else
+                    return usage("--modes takes sync, sync-rt and stream, comma-separated");
+            }
+        } else if (strcmp(a, "--batches") == 0) {
+            if (parse_list(v, o->batch, &o->nb, 1, 1u << 20) != 0)
+                return usage("--batches takes sizes 1..2^20, comma-separated");
+        } else if (strcmp(a, "--analyses") == 0) {
+            if (parse_list(v, o->mask, &o->na, 1, 7) != 0)
+                return usage("--analyses takes masks 1..7 (1 BFS, 2 SSSP, 4 CC), comma-separated");
+        } else if (strcmp(a, "--scale") == 0 && num && n >= 8 && n <= 26)
             o->scale = (uint32_t)n;
-        else if (strcmp(a, "--producers") == 0 && n >= 1 && n <= 16)
-            o->producers = (uint32_t)n;
-        else if (strcmp(a, "--checkpoints") == 0 && n >= 1 && n <= 100)
-            o->checkpoints = (uint32_t)n;
-        else if (strcmp(a, "--batch") == 0 && n >= 1 && n <= 65536)
-            o->batch = (uint32_t)n;
-        else if (strcmp(a, "--ring") == 0 && n >= 2 && n <= 65536 && (n & (n - 1)) == 0)
-            o->ring = (uint32_t)n;
-        else if (strcmp(a, "--workers") == 0 && n <= 64)
+        else if (strcmp(a, "--window") == 0 && num && n >= 1)
+            o->window = n;
+        else if (strcmp(a, "--workers") == 0 && num && n >= 1 && n <= 64)
             o->workers = (uint32_t)n;
-        else if (strcmp(a, "--updates") == 0 && n >= 1)
-            o->updates = n;
-        else if (strcmp(a, "--queries") == 0 && n >= 1 && n <= 7)
-            o->mask = (unsigned)n;
-        else if (strcmp(a, "--seed") == 0)
+        else if (strcmp(a, "--seed") == 0 && num)
             o->seed = n;
         else
             return usage("an unknown option or a value out of range");
     }
-    if (o->updates == 0)
-        o->updates = (uint64_t)8 << o->scale; /* 2M at scale 18 */
     return 0;
 }
 
-typedef struct producer {
-    mkrt_runtime *rt;
-    const opts *o;
-    uint32_t id;
-    uint64_t del_at, del_end, ins_at, ins_end; /* slices of the two lists */
-    uint64_t phase_n;                          /* updates per phase */
-    g500_rng rng;
-    pthread_barrier_t *start, *done;
-    int failed;
-} producer;
-
-static void next_update(producer *p, mkrt_item *it)
+static uint64_t resident_bytes(void)
 {
-    int del = (double)(g500_rng_next(&p->rng) >> 11) * 0x1.0p-53 < p->o->delete_ratio;
-    if ((del && p->del_at < p->del_end) || p->ins_at >= p->ins_end) {
-        const g500_edge *e = &g_loaded.edge[p->del_at++ % g_loaded.edges];
-        mkrt_stream_delete_item(g_stream, e->u, e->v == e->u ? (e->v + 1) % g_loaded.vertices : e->v, it);
-    } else {
-        const g500_edge *e = &g_fresh.edge[p->ins_at++ % g_fresh.edges];
-        uint32_t v = e->v == e->u ? (e->v + 1) % g_fresh.vertices : e->v;
-        mkrt_stream_insert_item(g_stream, e->u, v, g500_edge_weight(g_fresh.seed, e->u, v), it);
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long long size = 0, rss = 0;
+    if (f != NULL) {
+        if (fscanf(f, "%llu %llu", &size, &rss) != 2)
+            rss = 0;
+        fclose(f);
     }
+    return rss * (uint64_t)sysconf(_SC_PAGESIZE);
 }
 
-static void *produce(void *arg)
+static const char *analyses_name(unsigned mask)
 {
-    producer *p = arg;
-    mkrt_producer *pr = mkrt_producer_open(p->rt, NULL);
-    mkrt_item items[CHUNK];
-    for (uint32_t ph = 0; ph < p->o->checkpoints; ph++) {
-        pthread_barrier_wait(p->start);
-        for (uint64_t left = p->phase_n; left > 0 && pr != NULL;) {
-            size_t n = left < CHUNK ? (size_t)left : CHUNK;
-            for (size_t k = 0; k < n; k++)
-                next_update(p, &items[k]);
-            if (mkrt_publish(pr, items, n, MKRT_TIMEOUT_INFINITE, NULL) != MKRT_OK)
-                p->failed = 1;
-            left -= n;
-        }
-        pthread_barrier_wait(p->done);
-    }
-    if (pr == NULL)
-        p->failed = 1;
-    mkrt_producer_close(pr);
-    return NULL;
+    static const char *names[8] = {"", "bfs", "sssp", "bfs+sssp", "cc", "bfs+cc", "sssp+cc", "bfs+sssp+cc"};
+    return names[mask & 7];
 }
 
-/* One update at a time, alternating insert and delete of one edge. */
-static void *probe(void *arg)
+/* ---- The workload: unique undirected edges in generation order ---------- */
+
+static int cmp_u64(const void *a, const void *b)
 {
-    mkrt_runtime *rt = arg;
-    mkrt_producer *pr = mkrt_producer_open(rt, NULL);
-    uint32_t a = 1, b = g_loaded.vertices - 2;
-    for (uint64_t k = 0; pr != NULL && !atomic_load(&g_stop); k++) {
-        struct timespec nap = {0, 1000000};
-        nanosleep(&nap, NULL);
-        if (!atomic_load(&g_phase_on))
-            continue;
-        uint64_t phase = atomic_load(&g_phase_id);
-        mkrt_item it;
-        if (k % 2 == 0)
-            mkrt_stream_insert_item(g_stream, a, b, 1, &it);
-        else
-            mkrt_stream_delete_item(g_stream, a, b, &it);
-        uint64_t t0 = bench_now_ns(), ticket;
-        if (mkrt_publish(pr, &it, 1, MKRT_TIMEOUT_INFINITE, NULL) != MKRT_OK || mkrt_fence(pr, &ticket) != MKRT_OK ||
-            mkrt_wait(pr, ticket, MKRT_TIMEOUT_INFINITE) != MKRT_OK)
-            break;
-        mkrt_stream_stats st;
-        mkrt_stream_stats_read(g_stream, &st);
-        uint64_t want = st.applies + 1;
-        while (!atomic_load(&g_stop) && st.applies < want) {
-            sched_yield();
-            mkrt_stream_stats_read(g_stream, &st);
-        }
-        uint64_t t1 = bench_now_ns();
-        if (st.applies >= want && atomic_load(&g_phase_on) && atomic_load(&g_phase_id) == phase &&
-            g_probes < PROBES_MAX)
-            g_probe_ms[g_probes++] = (double)(t1 - t0) / 1e6;
-    }
-    mkrt_producer_close(pr);
-    return NULL;
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
 }
 
-static int validate(uint32_t n)
+static int build_workload(const opts *o)
 {
-    uint64_t *got = malloc((size_t)n * sizeof *got), *want = malloc((size_t)n * sizeof *want);
-    int good = got != NULL && want != NULL;
-    mkrt_stream_view view;
-    mkrt_stream_view_open(g_stream, &view);
-    for (uint32_t q = 0; q < g_queries && good; q++) {
-        good = mkrt_stream_view_read(&view, q, 0, n, got, NULL) == MKRT_OK &&
-               mkrt_stream_recompute(g_stream, q, want, NULL) == MKRT_OK &&
-               memcmp(got, want, (size_t)n * sizeof *got) == 0;
-        if (!good)
-            fprintf(stderr, "stream_bench: query %u differs from the recompute\n", q);
-    }
-    mkrt_stream_view_close(&view);
-    free(got);
-    free(want);
-    return good;
-}
-
-/* Seconds to recompute BFS, SSSP and CC with mkrt's static kernels (median of 3). */
-static double recompute_seconds(uint32_t n, uint32_t root)
-{
-    mkrt_stream_stats st;
-    mkrt_stream_stats_read(g_stream, &st);
-    uint64_t *off = malloc(((size_t)n + 1) * sizeof *off);
-    uint32_t *tg = malloc(2 * st.edges * sizeof *tg + 4), *w = malloc(2 * st.edges * sizeof *w + 4);
-    uint32_t *parent = malloc((size_t)n * sizeof *parent), *comp = malloc((size_t)n * sizeof *comp);
-    uint64_t *dist = malloc((size_t)n * sizeof *dist);
-    double t[3] = {-1, -1, -1};
+    g500_edge_list l;
     char why[256];
-    if (off != NULL && tg != NULL && w != NULL && parent != NULL && comp != NULL && dist != NULL &&
-        mkrt_stream_csr(g_stream, off, tg, w, 2 * st.edges, NULL) == MKRT_OK) {
-        g500_csr g = {n, off, tg, w};
-        traverse_engine *e = traverse_mkrt_ops.open(&g, 0, why, sizeof why);
-        for (int r = 0; r < 3 && e != NULL; r++) {
-            uint64_t t0 = bench_now_ns();
-            if (traverse_mkrt_ops.bfs(e, root, parent, why, sizeof why) != 0 ||
-                traverse_mkrt_ops.sssp(e, root, dist, why, sizeof why) != 0 ||
-                traverse_mkrt_ops.cc(e, comp, why, sizeof why) != 0) {
-                fprintf(stderr, "stream_bench: recompute failed: %s\n", why);
+    if (g500_generate(o->scale, 16, o->seed, &l, why, sizeof why) != 0)
+        return fprintf(stderr, "stream_bench: %s\n", why), -1;
+    g_n = l.vertices;
+    /* Keys (min << 32 | max) << 0 with the tuple's index beside them: sort,
+     * keep each key's first tuple, then restore generation order. */
+    uint64_t *key = malloc(l.edges * 2 * sizeof *key);
+    g_e = malloc(l.edges * sizeof *g_e);
+    if (key == NULL || g_e == NULL)
+        return fprintf(stderr, "stream_bench: out of memory\n"), -1;
+    uint64_t k = 0;
+    for (uint64_t i = 0; i < l.edges; i++) {
+        uint32_t a = l.edge[i].u, b = l.edge[i].v;
+        if (a == b)
+            continue;
+        uint32_t lo = a < b ? a : b, hi = a < b ? b : a;
+        key[2 * k] = (uint64_t)lo << 32 | hi;
+        key[2 * k + 1] = i;
+        k++;
+    }
+    qsort(key, k, 2 * sizeof *key, cmp_u64); /* by key, then (stable enough) any index: fixed below */
+    uint64_t *keep = calloc((l.edges + 63) / 64, sizeof *keep);
+    if (keep == NULL)
+        return fprintf(stderr, "stream_bench: out of memory\n"), -1;
+    for (uint64_t i = 0; i < k;) {
+        uint64_t j = i, first = key[2 * i + 1];
+        for (; j < k && key[2 * j] == key[2 * i]; j++)
+            first = key[2 * j + 1] < first ? key[2 * j + 1] : first;
+        keep[first / 64] |= 1ull << (first % 64);
+        i = j;
+    }
+    g_m = 0;
+    for (uint64_t i = 0; i < l.edges; i++)
+        if (keep[i / 64] >> (i % 64) & 1) {
+            uint32_t a = l.edge[i].u, b = l.edge[i].v;
+            g_e[g_m++] = (edge3){a, b, g500_edge_weight(l.seed, a, b)};
+        }
+    free(key);
+    free(keep);
+    g500_edge_list_free(&l);
+    if (o->window >= g_m)
+        return fprintf(stderr, "stream_bench: --window %llu is not below the %llu edges. Fix: a smaller window "
+                       "or a larger --scale\n", (unsigned long long)o->window, (unsigned long long)g_m), -1;
+    g_loaded = g_m - o->window;
+    uint32_t *deg = calloc(g_n, sizeof *deg);
+    if (deg == NULL)
+        return -1;
+    for (uint64_t i = 0; i < g_loaded; i++)
+        deg[g_e[i].u]++, deg[g_e[i].v]++;
+    g_root = 0;
+    for (uint32_t v = 1; v < g_n; v++)
+        g_root = deg[v] > deg[g_root] ? v : g_root;
+    free(deg);
+    return 0;
+}
+
+/* ---- The independent recompute on the final edges ----------------------- */
+
+static int reference(const opts *o)
+{
+    uint64_t first = o->window, m = g_m - first;
+    uint64_t *off = calloc((size_t)g_n + 1, sizeof *off);
+    uint32_t *to = malloc(2 * m * sizeof *to), *wt = malloc(2 * m * sizeof *wt), *heap = malloc(2 * m * 12 + 64);
+    for (int q = 0; q < 3; q++)
+        g_ref[q] = malloc((size_t)g_n * sizeof(uint64_t));
+    if (off == NULL || to == NULL || wt == NULL || heap == NULL || !g_ref[0] || !g_ref[1] || !g_ref[2])
+        return -1;
+    for (uint64_t i = first; i < g_m; i++)
+        off[g_e[i].u + 1]++, off[g_e[i].v + 1]++;
+    for (uint32_t v = 0; v < g_n; v++)
+        off[v + 1] += off[v];
+    uint64_t *at = malloc((size_t)g_n * sizeof *at);
+    if (at == NULL)
+        return -1;
+    memcpy(at, off, (size_t)g_n * sizeof *at);
+    for (uint64_t i = first; i < g_m; i++) {
+        to[at[g_e[i].u]] = g_e[i].v, wt[at[g_e[i].u]++] = g_e[i].w;
+        to[at[g_e[i].v]] = g_e[i].u, wt[at[g_e[i].v]++] = g_e[i].w;
+    }
+    /* BFS: a FIFO queue (at[] reused). */
+    uint64_t *bfs = g_ref[0], *d = g_ref[1], *cc = g_ref[2];
+    for (uint32_t v = 0; v < g_n; v++)
+        bfs[v] = d[v] = MKRT_STREAM_UNREACHED;
+    uint64_t head = 0, tail = 0;
+    bfs[g_root] = 0;
+    at[tail++] = g_root;
+    while (head < tail) {
+        uint32_t x = (uint32_t)at[head++];
+        for (uint64_t i = off[x]; i < off[x + 1]; i++)
+            if (bfs[to[i]] == MKRT_STREAM_UNREACHED)
+                bfs[to[i]] = bfs[x] + 1, at[tail++] = to[i];
+    }
+    /* SSSP: Dijkstra with a lazy binary heap of (distance, vertex). */
+    typedef struct hent {
+        uint64_t d;
+        uint32_t v;
+    } hent;
+    hent *h = (hent *)(void *)heap;
+    size_t hn = 0;
+    d[g_root] = 0;
+    h[hn++] = (hent){0, g_root};
+    while (hn > 0) {
+        hent top = h[0], last = h[--hn];
+        size_t i = 0;
+        for (;;) {
+            size_t c = 2 * i + 1;
+            if (c >= hn)
+                break;
+            if (c + 1 < hn && h[c + 1].d < h[c].d)
+                c++;
+            if (h[c].d >= last.d)
+                break;
+            h[i] = h[c];
+            i = c;
+        }
+        if (hn > 0)
+            h[i] = last;
+        if (top.d != d[top.v])
+            continue;
+        for (uint64_t k = off[top.v]; k < off[top.v + 1]; k++) {
+            uint64_t c = top.d + wt[k];
+            if (c < d[to[k]]) {
+                d[to[k]] = c;
+                size_t j = hn++;
+                while (j > 0 && h[(j - 1) / 2].d > c) {
+                    h[j] = h[(j - 1) / 2];
+                    j = (j - 1) / 2;
+                }
+                h[j] = (hent){c, to[k]};
+            }
+        }
+    }
+    /* CC: union-find (the smaller root wins), then every vertex's root. */
+    uint32_t *par = (uint32_t *)(void *)at;
+    for (uint32_t v = 0; v < g_n; v++)
+        par[v] = v;
+    for (uint64_t i = first; i < g_m; i++) {
+        uint32_t a = g_e[i].u, b = g_e[i].v;
+        while (par[a] != a)
+            a = par[a] = par[par[a]];
+        while (par[b] != b)
+            b = par[b] = par[par[b]];
+        if (a < b)
+            par[b] = a;
+        else if (b < a)
+            par[a] = b;
+    }
+    for (uint32_t v = 0; v < g_n; v++) {
+        uint32_t r = v;
+        while (par[r] != r)
+            r = par[r];
+        cc[v] = r;
+    }
+    free(off), free(to), free(wt), free(heap), free(at);
+    return 0;
+}
+
+static int equal_ref(unsigned mask, const uint64_t *const got[3], const char *who)
+{
+    static const char *names[3] = {"BFS", "SSSP", "CC"};
+    int good = 1;
+    for (int q = 0; q < 3; q++) {
+        if (!(mask & (1u << q)))
+            continue;
+        for (uint32_t v = 0; v < g_n; v++)
+            if (got[q][v] != g_ref[q][v]) {
+                fprintf(stderr, "stream_bench: %s %s differs from the recompute at vertex %u: %llu, not %llu\n",
+                        who, names[q], v, (unsigned long long)got[q][v], (unsigned long long)g_ref[q][v]);
+                good = 0;
                 break;
             }
-            t[r] = (double)(bench_now_ns() - t0) / 1e9;
-        }
-        if (e != NULL)
-            traverse_mkrt_ops.close(e);
-        else
-            fprintf(stderr, "stream_bench: %s\n", why);
     }
-    free(off), free(tg), free(w), free(parent), free(comp), free(dist);
-    return bench_median(t, 3);
+    return good;
 }
 
 static double pct(double *v, size_t n, double p)
@@ -271,136 +367,323 @@ static double pct(double *v, size_t n, double p)
     return v[i];
 }
 
+/* ---- mkrt ----------------------------------------------------------------- */
+
+static mkrt_stream *g_stream;
+static _Atomic uint64_t g_failed;
+
+static void on_error(void *ctx, const mkrt_item *it, mkrt_status why, const char *msg)
+{
+    (void)ctx;
+    char buf[320];
+    if (mkrt_stream_failed(g_stream, it, why, buf, sizeof buf) != MKRT_OK)
+        snprintf(buf, sizeof buf, "%s", msg);
+    if (atomic_fetch_add(&g_failed, 1) == 0)
+        fprintf(stderr, "stream_bench: an update failed: %s\n", buf);
+}
+
+typedef struct watch {
+    const uint64_t *pub_ns; /* publish time of each batch */
+    uint64_t *vis_ns;
+    _Atomic uint64_t published; /* batches published */
+    uint64_t batches, per_batch;
+} watch;
+
+/* Stream mode: stamps each batch when the views' position covers it. */
+static void *watcher(void *arg)
+{
+    watch *w = arg;
+    uint64_t next = 0;
+    while (next < w->batches) {
+        mkrt_stream_stats st;
+        mkrt_stream_stats_read(g_stream, &st);
+        uint64_t now = bench_now_ns();
+        uint64_t pub = atomic_load(&w->published);
+        while (next < pub && st.position >= (next + 1) * w->per_batch)
+            w->vis_ns[next++] = now;
+        if (atomic_load(&g_failed) != 0)
+            break;
+        struct timespec nap = {0, 20000}; /* 20 us: a poll, not a spinning third thread on 2 CPUs */
+        nanosleep(&nap, NULL);
+    }
+    return NULL;
+}
+
+/* Profiling the updates alone: with STREAM_BENCH_PERF_CTL naming the
+ * control FIFO of 'perf record --control fifo:CTL --delay=-1', perf
+ * samples only while batches run (bench/results/stream_profile.md). */
+static void perf_control(const char *cmd)
+{
+    const char *ctl = getenv("STREAM_BENCH_PERF_CTL");
+    FILE *f = ctl != NULL ? fopen(ctl, "w") : NULL;
+    if (f != NULL) {
+        fprintf(f, "%s\n", cmd);
+        fclose(f);
+    }
+}
+
+/* mode 0: sync through mkrt_stream_apply; 1: stream; 2: sync through the runtime. */
+static int run_mkrt(const opts *o, unsigned mask, uint32_t B, int stream_mode, result *r)
+{
+    *r = (result){0};
+    atomic_store(&g_failed, 0);
+    uint64_t rss0 = resident_bytes();
+    mkrt_stream_config sc = mkrt_stream_config_default();
+    sc.vertices = g_n;
+    const mkrt_stream_query all[3] = {{MKRT_STREAM_BFS, g_root}, {MKRT_STREAM_SSSP, g_root}, {MKRT_STREAM_CC, 0}};
+    for (unsigned k = 0; k < 3; k++)
+        if (mask & (1u << k))
+            sc.query[sc.queries++] = all[k];
+    uint32_t *src = malloc(g_loaded * sizeof *src), *dst = malloc(g_loaded * sizeof *dst),
+             *w = malloc(g_loaded * sizeof *w);
+    uint64_t batches = (o->window + B - 1) / B;
+    uint64_t *pub = malloc(batches * sizeof *pub), *vis = malloc(batches * sizeof *vis);
+    double *lat = malloc(batches * sizeof *lat);
+    mkrt_item *items = malloc(2 * (size_t)B * sizeof *items);
+    if (!src || !dst || !w || !pub || !vis || !lat || !items)
+        return fprintf(stderr, "stream_bench: out of memory\n"), -1;
+    for (uint64_t i = 0; i < g_loaded; i++)
+        src[i] = g_e[i].u, dst[i] = g_e[i].v, w[i] = g_e[i].w;
+    mkrt_error err;
+    mkrt_runtime *rt = NULL;
+    if (mkrt_stream_create(&sc, &g_stream, &err) != MKRT_OK ||
+        mkrt_stream_load(g_stream, src, dst, w, g_loaded, NULL, &err) != MKRT_OK)
+        return fprintf(stderr, "stream_bench: %s\n", err.message), -1;
+    free(src), free(dst), free(w);
+    mkrt_config c = mkrt_config_default();
+    c.cells = g_n;
+    c.workers = o->workers;
+    c.on_error = on_error;
+    /* Runtime batches of at most 1,024 items from a ring of 256: each gets
+     * one repair, so a producer that outruns the workers waits at the ring
+     * (backpressure) instead of queueing batches whose repair grows with
+     * them (the runtime's defaults, 65,536 and 16,384, gave second-long
+     * latencies in stream mode). */
+    c.max_batch = 1024;
+    c.ring_capacity = 256;
+    mkrt_producer *p = NULL;
+    /* sync applies on this thread (mkrt_stream_apply): no runtime. */
+    if (stream_mode != 0 && (mkrt_create(&c, &rt, &err) != MKRT_OK ||
+                             mkrt_stream_register(g_stream, rt, &err) != MKRT_OK))
+        return fprintf(stderr, "stream_bench: %s\n", err.message), -1;
+    if (stream_mode != 0 && (p = mkrt_producer_open(rt, NULL)) == NULL)
+        return fprintf(stderr, "stream_bench: no producer\n"), -1;
+    watch wt = {pub, vis, 0, batches, 2 * (uint64_t)B};
+    pthread_t th;
+    if (stream_mode == 1)
+        pthread_create(&th, NULL, watcher, &wt);
+    int ok = 1;
+    perf_control("enable");
+    uint64_t t_start = bench_now_ns();
+    for (uint64_t k = 0; k < batches && ok; k++) {
+        uint64_t at = g_loaded + k * B, old = k * B;
+        uint32_t b = (uint32_t)(o->window - k * B < B ? o->window - k * B : B);
+        for (uint32_t i = 0; i < b; i++) {
+            const edge3 *e = &g_e[at + i], *d = &g_e[old + i];
+            mkrt_stream_insert_item(g_stream, e->u, e->v, e->w, &items[i]);
+            mkrt_stream_delete_item(g_stream, d->u, d->v, &items[b + i]);
+        }
+        pub[k] = bench_now_ns();
+        if (stream_mode == 0) {
+            ok = mkrt_stream_apply(g_stream, items, 2 * (size_t)b, NULL, &err) == MKRT_OK;
+            if (!ok)
+                fprintf(stderr, "stream_bench: %s\n", err.message);
+            vis[k] = bench_now_ns();
+            continue;
+        }
+        ok = mkrt_publish(p, items, 2 * (size_t)b, MKRT_TIMEOUT_INFINITE, NULL) == MKRT_OK;
+        if (stream_mode == 1) {
+            atomic_store(&wt.published, k + 1);
+        } else {
+            ok = ok && mkrt_quiesce(rt, MKRT_TIMEOUT_INFINITE) == MKRT_OK;
+            vis[k] = bench_now_ns();
+        }
+    }
+    ok = ok && (rt == NULL || mkrt_quiesce(rt, MKRT_TIMEOUT_INFINITE) == MKRT_OK);
+    uint64_t t_end = bench_now_ns();
+    perf_control("disable");
+    if (stream_mode == 1)
+        pthread_join(th, NULL);
+    mkrt_producer_close(p);
+    r->bytes = resident_bytes() - rss0;
+    mkrt_stream_stats sst;
+    mkrt_stream_stats_read(g_stream, &sst);
+    r->graph_x_csr = (double)sst.graph_bytes / (double)sst.csr_bytes;
+    for (uint64_t k = 0; k < batches; k++)
+        lat[k] = (double)(vis[k] - pub[k]) / 1e3;
+    qsort(lat, batches, sizeof *lat, bench_cmp_double);
+    r->ups = 2.0 * (double)o->window / ((double)(t_end - t_start) / 1e9);
+    r->p50 = pct(lat, batches, 0.5), r->p99 = pct(lat, batches, 0.99), r->p999 = pct(lat, batches, 0.999);
+    uint64_t *got[3] = {0};
+    mkrt_stream_view view;
+    mkrt_stream_view_open(g_stream, &view);
+    for (unsigned k = 0, q = 0; k < 3; k++) {
+        if (!(mask & (1u << k)))
+            continue;
+        got[k] = malloc((size_t)g_n * sizeof(uint64_t));
+        ok = ok && got[k] != NULL && mkrt_stream_view_read(&view, q++, 0, g_n, got[k], NULL) == MKRT_OK;
+    }
+    mkrt_stream_view_close(&view);
+    r->valid = ok && atomic_load(&g_failed) == 0 && equal_ref(mask, (const uint64_t *const *)got, "mkrt");
+    for (int k = 0; k < 3; k++)
+        free(got[k]);
+    mkrt_destroy(rt, MKRT_TIMEOUT_INFINITE, NULL);
+    mkrt_stream_destroy(g_stream);
+    g_stream = NULL;
+    free(pub), free(vis), free(lat), free(items);
+    return 0;
+}
+
+/* Each mkrt run in a child process, as RisGraph's runs are: its resident
+ * bytes are its own, not memory an earlier run freed into the heap. */
+static int run_forked(const opts *o, unsigned mask, uint32_t B, int mode, result *r)
+{
+    int fd[2];
+    if (pipe(fd) != 0)
+        return fprintf(stderr, "stream_bench: no pipe\n"), -1;
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid < 0)
+        return fprintf(stderr, "stream_bench: no fork\n"), -1;
+    if (pid == 0) {
+        close(fd[0]);
+        int rc = run_mkrt(o, mask, B, mode, r);
+        if (rc == 0 && write(fd[1], r, sizeof *r) != (ssize_t)sizeof *r)
+            rc = -1;
+        _exit(rc == 0 ? 0 : 1);
+    }
+    close(fd[1]);
+    ssize_t got = read(fd[0], r, sizeof *r);
+    close(fd[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (got != (ssize_t)sizeof *r || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        return fprintf(stderr, "stream_bench: the mkrt run (analyses %u, batch %u, mode %d) failed\n", mask, B,
+                       mode), -1;
+    return 0;
+}
+
+/* ---- RisGraph ------------------------------------------------------------- */
+
+static char g_edges_file[256];
+
+static int run_risgraph(const opts *o, unsigned mask, uint32_t B, result *r)
+{
+    *r = (result){0};
+    char out[300], cmd[1200];
+    snprintf(out, sizeof out, "%s.out", g_edges_file);
+    snprintf(cmd, sizeof cmd, "OMP_NUM_THREADS=%u '%s/build/mkrt_stream_driver' '%s' %u %llu %u %llu %u %u '%s'",
+             o->workers, o->risgraph, g_edges_file, g_n, (unsigned long long)g_loaded, B,
+             (unsigned long long)o->window, mask, g_root, out);
+    FILE *pp = popen(cmd, "r");
+    unsigned long long bytes = 0;
+    int n = pp == NULL ? 0 : fscanf(pp, "%lf %lf %lf %lf %llu", &r->ups, &r->p50, &r->p99, &r->p999, &bytes);
+    int rc = pp == NULL ? -1 : pclose(pp);
+    if (n != 5 || rc != 0)
+        return fprintf(stderr, "stream_bench: the RisGraph driver failed (%s)\n", cmd), -1;
+    r->bytes = bytes;
+    FILE *f = fopen(out, "rb");
+    uint64_t *got[3] = {0};
+    int ok = f != NULL;
+    for (unsigned k = 0; k < 3 && ok; k++) {
+        if (!(mask & (1u << k)))
+            continue;
+        got[k] = malloc((size_t)g_n * sizeof(uint64_t));
+        ok = got[k] != NULL && fread(got[k], sizeof(uint64_t), g_n, f) == g_n;
+    }
+    if (f != NULL)
+        fclose(f);
+    remove(out);
+    r->valid = ok && equal_ref(mask, (const uint64_t *const *)got, "RisGraph");
+    for (int k = 0; k < 3; k++)
+        free(got[k]);
+    return 0;
+}
+
+static int write_edges(void)
+{
+    snprintf(g_edges_file, sizeof g_edges_file, "/tmp/stream_bench_%d.edges", (int)getpid());
+    FILE *f = fopen(g_edges_file, "wb");
+    if (f == NULL || fwrite(g_e, sizeof *g_e, g_m, f) != g_m) {
+        if (f != NULL)
+            fclose(f);
+        return fprintf(stderr, "stream_bench: cannot write %s\n", g_edges_file), -1;
+    }
+    return fclose(f);
+}
+
+static void row(FILE *csv, const char *sys, unsigned mask, uint32_t B, const char *mode, const result *r)
+{
+    printf("%-8s %-12s %6u %-7s %12.0f %10.1f %10.1f %10.1f %12llu %-5s", sys, analyses_name(mask), B, mode, r->ups,
+           r->p50, r->p99, r->p999, (unsigned long long)r->bytes, r->valid ? "yes" : "NO");
+    if (r->graph_x_csr > 0)
+        printf(" graph %.2fx CSR", r->graph_x_csr);
+    printf("\n");
+    fflush(stdout);
+    if (csv != NULL)
+        fprintf(csv, "%s,%s,%u,%s,%.0f,%.2f,%.2f,%.2f,%llu,%s\n", sys, analyses_name(mask), B, mode, r->ups, r->p50,
+                r->p99, r->p999, (unsigned long long)r->bytes, r->valid ? "yes" : "no");
+}
+
 int main(int argc, char **argv)
 {
     opts o;
     int rc = parse(argc, argv, &o);
     if (rc != 0)
         return rc;
-    char why[256];
-    if (g500_generate(o.scale, 16, o.seed, &g_loaded, why, sizeof why) != 0 ||
-        g500_generate(o.scale, 16, o.seed + 1000, &g_fresh, why, sizeof why) != 0) {
-        fprintf(stderr, "stream_bench: %s\n", why);
+    if (build_workload(&o) != 0 || reference(&o) != 0)
         return 1;
+    printf("stream_bench: Kronecker scale %u, %u vertices, %llu unique undirected edges; %llu loaded, a window "
+           "of %llu inserts + %llu deletes; root %u; %u workers\n", o.scale, g_n, (unsigned long long)g_m,
+           (unsigned long long)g_loaded, (unsigned long long)o.window, (unsigned long long)o.window, g_root,
+           o.workers);
+    if (o.risgraph != NULL) {
+        char path[600];
+        snprintf(path, sizeof path, "%s/build/mkrt_stream_driver", o.risgraph);
+        if (access(path, X_OK) != 0) {
+            fprintf(stderr, "stream_bench: no RisGraph driver at %s. Fix: make risgraph-driver RISGRAPH=%s (DIR is "
+                    "a build from peers/risgraph-build.sh)\n", path, o.risgraph);
+            return 1;
+        }
+        if (write_edges() != 0)
+            return 1;
+    } else {
+        printf("stream_bench: RisGraph skipped (no --risgraph DIR)\n");
     }
-    uint32_t n = g_loaded.vertices;
-    uint64_t m = g_loaded.edges;
-    uint32_t *src = malloc(m * sizeof *src), *dst = malloc(m * sizeof *dst), *w = malloc(m * sizeof *w);
-    uint32_t *deg = calloc(n, sizeof *deg);
-    if (src == NULL || dst == NULL || w == NULL || deg == NULL)
-        return fprintf(stderr, "stream_bench: out of memory\n"), 1;
-    for (uint64_t i = 0; i < m; i++) {
-        src[i] = g_loaded.edge[i].u;
-        dst[i] = g_loaded.edge[i].v;
-        w[i] = g500_edge_weight(g_loaded.seed, src[i], dst[i]);
-        deg[src[i]]++, deg[dst[i]]++;
-    }
-    uint32_t root = 0;
-    for (uint32_t v = 1; v < n; v++)
-        root = deg[v] > deg[root] ? v : root;
-    mkrt_stream_config sc = mkrt_stream_config_default();
-    sc.vertices = n;
-    const mkrt_stream_query all[3] = {{MKRT_STREAM_BFS, root}, {MKRT_STREAM_SSSP, root}, {MKRT_STREAM_CC, 0}};
-    for (unsigned k = 0; k < 3; k++)
-        if (o.mask & (1u << k))
-            sc.query[sc.queries++] = all[k];
-    g_queries = sc.queries;
-    mkrt_error err;
-    uint64_t skipped = 0, t_load = bench_now_ns();
-    if (mkrt_stream_create(&sc, &g_stream, &err) != MKRT_OK ||
-        mkrt_stream_load(g_stream, src, dst, w, m, &skipped, &err) != MKRT_OK)
-        return fprintf(stderr, "stream_bench: %s\n", err.message), 1;
-    double load_s = (double)(bench_now_ns() - t_load) / 1e9;
-    free(src), free(dst), free(w), free(deg);
-    mkrt_config c = mkrt_config_default();
-    c.cells = n;
-    c.max_batch = o.batch;
-    c.ring_capacity = o.ring; /* a short ring: backpressure, not queueing, when producers outrun */
-    c.workers = o.workers;
-    c.on_error = on_error;
-    mkrt_runtime *rt;
-    if (mkrt_create(&c, &rt, &err) != MKRT_OK || mkrt_stream_register(g_stream, rt, &err) != MKRT_OK)
-        return fprintf(stderr, "stream_bench: %s\n", err.message), 1;
-    mkrt_stream_stats st0;
-    mkrt_stream_stats_read(g_stream, &st0);
-    printf("scale %u: %u vertices, %llu edges loaded (%llu tuples skipped) in %.2f s; root %u\n", o.scale, n,
-           (unsigned long long)st0.edges, (unsigned long long)skipped, load_s, root);
-
-    pthread_barrier_t start, done;
-    pthread_barrier_init(&start, NULL, o.producers + 1);
-    pthread_barrier_init(&done, NULL, o.producers + 1);
-    producer *ps = calloc(o.producers, sizeof *ps);
-    pthread_t *th = calloc(o.producers, sizeof *th), pt;
-    uint64_t per = o.updates / o.producers, del_slice = m / o.producers, ins_slice = g_fresh.edges / o.producers;
-    for (uint32_t i = 0; i < o.producers; i++) {
-        ps[i] = (producer){rt, &o, i, i * del_slice, (i + 1) * del_slice, i * ins_slice, (i + 1) * ins_slice,
-                           per / o.checkpoints, {0}, &start, &done, 0};
-        g500_rng_init(&ps[i].rng, o.seed, 77 + i);
-        pthread_create(&th[i], NULL, produce, &ps[i]);
-    }
-    pthread_create(&pt, NULL, probe, rt);
-    double busy_s = 0;
-    int valid = 1;
-    for (uint32_t ph = 0; ph < o.checkpoints; ph++) {
-        atomic_fetch_add(&g_phase_id, 1);
-        atomic_store(&g_phase_on, 1);
-        uint64_t t0 = bench_now_ns();
-        pthread_barrier_wait(&start);
-        pthread_barrier_wait(&done);
-        atomic_store(&g_phase_on, 0);
-        mkrt_quiesce(rt, MKRT_TIMEOUT_INFINITE);
-        busy_s += (double)(bench_now_ns() - t0) / 1e9;
-        valid &= validate(n);
-    }
-    atomic_store(&g_stop, 1);
-    for (uint32_t i = 0; i < o.producers; i++) {
-        pthread_join(th[i], NULL);
-        valid &= !ps[i].failed;
-    }
-    pthread_join(pt, NULL);
-    mkrt_quiesce(rt, MKRT_TIMEOUT_INFINITE);
-    valid &= validate(n);
-    mkrt_stream_stats st;
-    mkrt_stats rs;
-    mkrt_stream_stats_read(g_stream, &st);
-    mkrt_stats_read(rt, &rs);
-    mkrt_destroy(rt, MKRT_TIMEOUT_INFINITE, NULL);
-
-    uint64_t total = per / o.checkpoints * o.checkpoints * o.producers;
-    double ups = (double)total / busy_s;
-    double rec_s = recompute_seconds(n, root);
-    double speedup = rec_s > 0 ? rec_s / (1000.0 / ups) : -1;
-    qsort(g_probe_ms, g_probes, sizeof *g_probe_ms, bench_cmp_double);
-    double bpe = (double)st.graph_bytes / (double)st.edges, cpe = (double)st.csr_bytes / (double)st.edges;
-    printf("%llu updates (%.0f%% deletions) from %u producers in %.3f s: %.0f updates/s\n",
-           (unsigned long long)total, o.delete_ratio * 100, o.producers, busy_s, ups);
-    printf("  applied: %llu inserts, %llu deletes, %llu duplicates, %llu absent deletions; %llu applies, "
-           "%llu values reset, %llu edges relaxed\n", (unsigned long long)st.inserted,
-           (unsigned long long)st.deleted, (unsigned long long)st.duplicates, (unsigned long long)st.failed_absent,
-           (unsigned long long)st.applies, (unsigned long long)st.reset, (unsigned long long)st.relaxed);
-    printf("  latency (publish to visible, %zu probes): p50 %.3f ms, p99 %.3f ms, p999 %.3f ms\n", g_probes,
-           pct(g_probe_ms, g_probes, 0.5), pct(g_probe_ms, g_probes, 0.99), pct(g_probe_ms, g_probes, 0.999));
-    printf("  recompute BFS+SSSP+CC (mkrt static kernels): %.3f s; per 1000 updates here %.3f ms: %.0fx\n",
-           rec_s, 1000.0 / ups * 1e3, speedup);
-    printf("  graph %.2f bytes/edge (CSR %.2f): %.2fx; validated %s; runtime batches %llu\n", bpe, cpe, bpe / cpe,
-           valid ? "yes" : "no", (unsigned long long)rs.batches);
-    if (o.csv != NULL) {
-        FILE *f = fopen(o.csv, "w");
-        if (f == NULL)
-            return fprintf(stderr, "stream_bench: cannot write %s\n", o.csv), 1;
-        fprintf(f, "metric,value\nupdates_per_s,%.0f\nlatency_p50_ms,%.3f\nlatency_p99_ms,%.3f\n"
-                   "latency_p999_ms,%.3f\nspeedup_vs_recompute,%.1f\nvalidated,%s\nbytes_per_edge,%.2f\n"
-                   "csr_bytes_per_edge,%.2f\nscale,%u\nproducers,%u\ndelete_ratio,%.2f\nupdates,%llu\n"
-                   "recompute_ms,%.2f\nprobes,%zu\nmax_batch,%u\nring_capacity,%u\n",
-                ups, pct(g_probe_ms, g_probes, 0.5), pct(g_probe_ms, g_probes, 0.99),
-                pct(g_probe_ms, g_probes, 0.999), speedup, valid ? "yes" : "no", bpe, cpe, o.scale, o.producers,
-                o.delete_ratio, (unsigned long long)total, rec_s * 1e3, g_probes, o.batch, o.ring);
-        fclose(f);
-    }
-    mkrt_stream_destroy(g_stream);
-    g500_edge_list_free(&g_loaded);
-    g500_edge_list_free(&g_fresh);
-    free(ps);
-    free(th);
-    return valid ? 0 : 1;
+    FILE *csv = NULL;
+    if (o.csv != NULL && (csv = fopen(o.csv, "w")) == NULL)
+        return fprintf(stderr, "stream_bench: cannot write %s\n", o.csv), 1;
+    if (csv != NULL)
+        fprintf(csv, "system,analyses,batch,mode,updates_per_s,p50,p99,p999,bytes,validated\n");
+    printf("%-8s %-12s %6s %-7s %12s %10s %10s %10s %12s %s\n", "system", "analyses", "batch", "mode",
+           "updates/s", "p50 us", "p99 us", "p999 us", "bytes", "valid");
+    int all_valid = 1;
+    for (uint32_t a = 0; a < o.na; a++)
+        for (uint32_t b = 0; b < o.nb; b++) {
+            result r;
+            if (o.risgraph != NULL) {
+                if (run_risgraph(&o, o.mask[a], o.batch[b], &r) != 0)
+                    return 1;
+                row(csv, "risgraph", o.mask[a], o.batch[b], "sync", &r);
+                all_valid &= r.valid;
+            }
+            static const char *const mode_name[3] = {"sync", "stream", "sync-rt"};
+            for (int mode = 0; mode < 3; mode++) {
+                if ((mode == 0 && !o.sync) || (mode == 1 && !o.stream) || (mode == 2 && !o.sync_rt))
+                    continue;
+                if (run_forked(&o, o.mask[a], o.batch[b], mode, &r) != 0)
+                    return 1;
+                row(csv, "mkrt", o.mask[a], o.batch[b], mode_name[mode], &r);
+                all_valid &= r.valid;
+            }
+        }
+    if (csv != NULL)
+        fclose(csv);
+    if (o.risgraph != NULL)
+        remove(g_edges_file);
+    for (int q = 0; q < 3; q++)
+        free(g_ref[q]);
+    free(g_e);
+    printf("stream_bench: every answer %s the independent recompute\n", all_valid ? "equals" : "does NOT equal");
+    return all_valid ? 0 : 1;
 }

@@ -139,6 +139,11 @@ static int failed(void *state, const mkrt_item *item, mkrt_status why)
         atomic_fetch_add(&r->faults, 1);
         return 0;
     }
+    /* Dropped by a destroy that timed out, or by a failed device: the
+     * harness does not judge these, but the update never reached the
+     * graph, so the mirror is off (a dropped deletion left its edge). */
+    if (why == MKRT_ETIMEDOUT || why == MKRT_EDEVICE)
+        atomic_fetch_add(&r->faults, 1);
     return 1;
 }
 

@@ -63,7 +63,7 @@ $(BUILD)/bench/cuda_bench: bench/cuda_bench.c bench/bench_util.h $(STATIC)
 # (nothing to do without nvcc: tools/nvcc_build.sh)
 BENCH_LAYER := build/cuda/bench_layer.fatbin
 CUDA_BENCH_DATA := bench-cuda-data
-.PHONY: bench-cuda-data
+.PHONY: bench-cuda-data risgraph-driver
 bench-cuda-data: ## the CUDA benchmark's per-layer kernel, where nvcc is (part of bench)
 	@$(NVCC_BUILD) $(BENCH_LAYER) 'bench/cuda/layer_kernel.cu src/cuda/protocol.h src/ops/builtin_ops.h' \
 	    -O3 -fatbin $(CUDA_ARCH) -Isrc bench/cuda/layer_kernel.cu; st=$$?; [ $$st = 0 ] || [ $$st = 2 ]
@@ -93,6 +93,18 @@ $(BUILD)/bench/stream_bench: bench/stream_bench.c bench/bench_util.h $(G500_OBJS
 	@mkdir -p $(@D)
 	$(CC) $(BENCH_CFLAGS) -o $@ bench/stream_bench.c $(G500_OBJS) $(STREAM_STATIC) $(STATIC) $(URCU_STATIC_LIBS) -lm -pthread
 
+# RisGraph beside it (stream_bench --risgraph DIR): bench/risgraph_driver.cpp
+# is built inside the RisGraph tree at DIR (a build made by
+# peers/risgraph-build.sh DIR), with RisGraph's own flags and libraries.
+risgraph-driver: ## build stream_bench's RisGraph driver inside RISGRAPH=DIR (a peers/risgraph-build.sh build)
+	@test -n "$(RISGRAPH)" && test -d "$(RISGRAPH)/build" || \
+	  { echo "risgraph-driver: set RISGRAPH=DIR, a RisGraph tree built by peers/risgraph-build.sh DIR"; exit 2; }
+	cp bench/risgraph_driver.cpp $(RISGRAPH)/src/mkrt_stream_driver.cpp
+	grep -q mkrt_stream_driver $(RISGRAPH)/CMakeLists.txt || \
+	  echo 'add_executable(mkrt_stream_driver src/mkrt_stream_driver.cpp)' >> $(RISGRAPH)/CMakeLists.txt
+	cmake -S $(RISGRAPH) -B $(RISGRAPH)/build -DCMAKE_BUILD_TYPE=Release >/dev/null
+	cmake --build $(RISGRAPH)/build --target mkrt_stream_driver
+
 BENCHES := $(BUILD)/bench/stream_bench $(BUILD)/bench/ring_bench $(BUILD)/bench/plan_bench $(BUILD)/bench/cache_bench $(BUILD)/bench/bursty_bench $(BUILD)/bench/arms_bench \
            $(BUILD)/bench/runtime_bench $(BUILD)/bench/peer_bench $(BUILD)/bench/cuda_bench \
            $(BUILD)/bench/graph_bench $(BUILD)/bench/stage_bench $(BUILD)/bench/analysis_bench \
@@ -101,7 +113,7 @@ BENCHES := $(BUILD)/bench/stream_bench $(BUILD)/bench/ring_bench $(BUILD)/bench/
 # (also `make bench-cuda RECORD=1`) records them as bench/results/NAME.md
 # and NAME.csv, replacing the committed ones. bench-quick never records.
 BENCH_RECORD = $(if $(filter-out 0,$(RECORD)),--out bench/results/$(1).md --csv bench/results/$(1).csv)
-bench: $(BENCHES) ## benchmarks against peers, printed; RECORD=1 writes bench/results/*.md and *.csv
+bench: $(BENCHES) $(if $(RISGRAPH),risgraph-driver) ## benchmarks against peers, printed; RECORD=1 writes bench/results/*.md and *.csv (RISGRAPH=DIR: RisGraph beside stream_bench)
 	$(BUILD)/bench/ring_bench $(call BENCH_RECORD,ring)
 	$(BUILD)/bench/plan_bench $(call BENCH_RECORD,plan)
 	$(BUILD)/bench/cache_bench $(call BENCH_RECORD,cache)
@@ -111,7 +123,7 @@ bench: $(BENCHES) ## benchmarks against peers, printed; RECORD=1 writes bench/re
 	$(BUILD)/bench/cuda_bench $(call BENCH_RECORD,cuda)
 	$(BUILD)/bench/graph_bench --graph kron,urand $(if $(GAPBS),--gapbs $(GAPBS)) $(call BENCH_RECORD,graph)
 	$(BUILD)/bench/analysis_bench $(call BENCH_RECORD,analysis)
-	$(BUILD)/bench/stream_bench --scale 18 $(if $(filter-out 0,$(RECORD)),--csv bench/results/stream.csv)
+	$(BUILD)/bench/stream_bench --scale 18 $(if $(RISGRAPH),--risgraph $(RISGRAPH)) $(if $(filter-out 0,$(RECORD)),--csv bench/results/stream.csv)
 
 # On a GPU machine (no peer libraries needed): the CUDA figures alone.
 bench-cuda: $(BUILD)/bench/cuda_bench $(CUDA_BENCH_DATA) ## the GPU benchmark alone; RECORD=1 writes bench/results/cuda.*
@@ -127,11 +139,12 @@ bench-quick: $(BENCHES) ## every benchmark in quick mode (what CI runs); writes 
 	$(BUILD)/bench/cuda_bench --quick
 	$(BUILD)/bench/graph_bench --quick
 	$(BUILD)/bench/analysis_bench --quick
+	$(BUILD)/bench/stream_bench --quick
 
 # Charts of the recorded figures: bench/plots/NAME.gp reads
 # bench/results/NAME.csv and draws bench/results/plots/NAME.png. cuda.gp
 # skips, with a note, while there is no bench/results/cuda.csv.
-PLOTS := ring runtime cuda graph
+PLOTS := ring runtime cuda graph stream
 plots: ## PNG charts of bench/results/*.csv into bench/results/plots/ (needs gnuplot: make bench-deps)
 	@command -v gnuplot >/dev/null || { echo "plots: no gnuplot (make bench-deps installs gnuplot-nox)"; exit 1; }
 	@mkdir -p bench/results/plots

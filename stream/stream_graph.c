@@ -99,15 +99,38 @@ static uint32_t next_slot(uint32_t s, uint32_t size)
     return s + 1 == size ? 0 : s + 1;
 }
 
-/* The slot holding position p's target, or of target `to` (EMPTY: absent). */
+/* A slot holds the edge's position in the row and, in its top 8 bits, a
+ * tag of its target (rows below 2^24 slots; larger rows keep positions
+ * alone, tag 0): a probe compares tags and reads the edge itself only on
+ * a match (1 in 256 for another target), so walking a cluster stays in
+ * the index's cache lines instead of touching a random edge per slot. */
+#define POS_BITS 24u
+static uint32_t pos_mask(const mkrt__sadj *a)
+{
+    return a->cap < (1u << POS_BITS) ? (1u << POS_BITS) - 1 : UINT32_MAX;
+}
+
+static uint32_t tag_of(const mkrt__sadj *a, uint32_t to)
+{
+    return a->cap < (1u << POS_BITS) ? (to * 0x85EBCA6Bu) >> POS_BITS << POS_BITS : 0;
+}
+
+/* The position of target `to` (EMPTY: absent) and the slot holding it
+ * (or the empty slot that ends its probe). A position below 2^24 - 1
+ * with any tag is never EMPTY. */
 static uint32_t index_find(const mkrt__sadj *a, uint32_t to, uint32_t *slot)
 {
     const uint32_t *ix = index_of(a);
-    uint32_t size = index_size(a->cap);
+    uint32_t size = index_size(a->cap), mask = pos_mask(a), tag = tag_of(a, to);
     for (uint32_t s = hash_slot(to, size);; s = next_slot(s, size)) {
-        if (ix[s] == EMPTY || a->e[ix[s]].to == to) {
+        uint32_t x = ix[s];
+        if (x == EMPTY) {
             *slot = s;
-            return ix[s];
+            return EMPTY;
+        }
+        if ((x & ~mask) == tag && a->e[x & mask].to == to) {
+            *slot = s;
+            return x & mask;
         }
     }
 }
@@ -116,7 +139,7 @@ static void index_put(mkrt__sadj *a, uint32_t to, uint32_t pos)
 {
     uint32_t slot;
     index_find(a, to, &slot);
-    index_of(a)[slot] = pos;
+    index_of(a)[slot] = tag_of(a, to) | pos;
 }
 
 /* Empties slot s, shifting later entries of its run back (no tombstones). */
@@ -124,8 +147,9 @@ static void index_drop(mkrt__sadj *a, uint32_t s)
 {
     uint32_t *ix = index_of(a), size = index_size(a->cap);
     ix[s] = EMPTY;
+    uint32_t mask = pos_mask(a);
     for (uint32_t j = next_slot(s, size); ix[j] != EMPTY; j = next_slot(j, size)) {
-        uint32_t k = hash_slot(a->e[ix[j]].to, size);
+        uint32_t k = hash_slot(a->e[ix[j] & mask].to, size);
         int stays = s <= j ? (k > s && k <= j) : (k > s || k <= j);
         if (!stays) {
             ix[s] = ix[j];
@@ -235,7 +259,7 @@ static void remove_at(mkrt_stream *s, mkrt__sadj *a, uint32_t i)
         index_drop(a, slot);
         if (i != last) {
             index_find(a, a->e[last].to, &slot);
-            index_of(a)[slot] = i;
+            index_of(a)[slot] = tag_of(a, a->e[last].to) | i;
         }
     }
     a->e[i] = a->e[last];
@@ -303,7 +327,8 @@ mkrt_status mkrt__sgraph_load(mkrt_stream *s, const uint32_t *src, const uint32_
         wt = wt == 0 ? 1 : wt > s->cfg.weight_max ? s->cfg.weight_max : wt;
         e[m++] = (load_edge){(uint64_t)a << 32 | b, wt, (uint32_t)i};
     }
-    qsort(e, m, sizeof *e, by_key);
+    if (m > 1) /* e is NULL when n is 0: libc's arrays must not be */
+        qsort(e, m, sizeof *e, by_key);
     size_t u = 0;
     for (size_t i = 0; i < m; i++)
         if (i == 0 || e[i].key != e[i - 1].key)

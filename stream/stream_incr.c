@@ -296,10 +296,7 @@ void mkrt__sincr_apply(mkrt_stream *s, uint64_t n)
     }
     for (uint32_t k = 0; k < s->cfg.queries; k++)
         apply_query(s, &s->qs[k], n);
-    /* relaxed: the view's own protocol publishes; this is the counter. */
-    uint64_t pos = atomic_load_explicit(&s->position, memory_order_relaxed) + ok;
-    mkrt__sview_publish(s, pos);
-    atomic_store_explicit(&s->position, pos, memory_order_relaxed);
+    mkrt__sview_publish(s, mkrt__sview_position(s) + ok);
 }
 
 /* From scratch, into the writer's values and tree (load, and tests). */

@@ -66,7 +66,7 @@ struct mkrt_stream {
     _Atomic uint32_t cells; /* the runtime's cell count; 0 while unknown */
     /* Counters. */
     _Atomic uint64_t inserted, deleted, duplicates, failed_invalid, failed_absent, failed_resource,
-        failed_queries, applies, position, reset, relaxed;
+        failed_queries, applies, reset, relaxed;
     /* Repair scratch (apply op only). */
     uint32_t *heap, *hpos, *mark, *queue, *seeds;
     uint32_t heap_n, stamp, apply_no;
@@ -74,7 +74,9 @@ struct mkrt_stream {
     mkrt__squery qs[MKRT_STREAM_QUERIES_MAX];
     _Atomic uint32_t front;
     _Atomic uint64_t readers[2];
-    uint64_t copy_pos[2];
+    /* Each copy's position (updates in it). The front copy's is the
+     * newest view's position, which mkrt_stream_stats_read reports. */
+    _Atomic uint64_t copy_pos[2];
     bool loaded, updated;
 };
 
@@ -109,6 +111,14 @@ static inline uint64_t mkrt__sstep(mkrt_stream_kind k, uint64_t x, uint32_t w)
 /* stream_view.c */
 void mkrt__sview_publish(mkrt_stream *s, uint64_t position);
 void mkrt__sview_publish_all(mkrt_stream *s, uint64_t position);
+/* A test seam: when set, called by the writer right after it made a new
+ * copy the front, before it returns (tests read views and stats there).
+ * The layer's tests link libmkrt_stream.a, built without the runtime's
+ * test hooks, so the pointer is always there (NULL, one predictable
+ * branch per publish); libmkrt_stream.so does not export it. */
+extern void (*mkrt__stream_hook_published)(mkrt_stream *s);
+/* The front copy's position (the newest view's). */
+uint64_t mkrt__sview_position(const mkrt_stream *s);
 
 /* stream_oracle.c */
 mkrt_status mkrt__soracle(const mkrt_stream *s, const mkrt_stream_query *q, uint64_t *out, mkrt_error *err);

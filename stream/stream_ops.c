@@ -12,10 +12,13 @@
  * mkrt_quiesce() (which waits for emitted items) the log is empty. */
 #include <sched.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "base/alloc_internal.h"
 #include "base/error_internal.h"
 #include "stream/stream_internal.h"
+
+static void describe(const mkrt_stream *s, const mkrt_item *it, mkrt_status why, char *buf, size_t len);
 
 static void gate_enter(mkrt_stream *s)
 {
@@ -40,9 +43,18 @@ static void gate_leave(mkrt_stream *s)
 
 static void gate_open(mkrt_stream *s)
 {
-    /* Only one apply runs at a time (one is armed at a time). relaxed:
-     * the bit only stops new entries; the acquire loads below order. */
-    atomic_fetch_or_explicit(&s->gate, MKRT__SGATE_WRITER, memory_order_relaxed);
+    /* Two writers may compete (the apply op and mkrt_stream_apply): the
+     * writer bit is taken by CAS. acquire on success: pairs with the
+     * release in the last writer's gate_close (its repaired state). */
+    for (unsigned spins = 0;; spins++) {
+        uint32_t g = atomic_load_explicit(&s->gate, memory_order_relaxed);
+        if ((g & MKRT__SGATE_WRITER) == 0 &&
+            atomic_compare_exchange_weak_explicit(&s->gate, &g, g | MKRT__SGATE_WRITER, memory_order_acquire,
+                                                  memory_order_relaxed))
+            break;
+        if (spins > 64)
+            sched_yield();
+    }
     for (unsigned spins = 0;
          (atomic_load_explicit(&s->gate, memory_order_acquire) & ~MKRT__SGATE_WRITER) != 0; spins++)
         if (spins > 64) /* acquire above: pairs with gate_leave's release */
@@ -75,21 +87,26 @@ static mkrt_status arm(mkrt_stream *s, const mkrt_op_ctx *ctx)
     }
 }
 
-/* A slot of the log for one entry; NULL when its chunk cannot be had. */
-static mkrt__slog_entry *log_slot(mkrt_stream *s)
+/* A slot of the log for one entry; NULL when the log is full (*why
+ * MKRT_EOVERFLOW) or its chunk cannot be had (MKRT_ENOMEM). */
+static mkrt__slog_entry *log_slot(mkrt_stream *s, mkrt_status *why)
 {
     uint64_t i = atomic_fetch_add_explicit(&s->log_len, 1, memory_order_relaxed); /* relaxed: inside the gate */
     uint64_t c = i / MKRT__SLOG_CHUNK;
     if (c >= MKRT__SLOG_CHUNKS) {
         atomic_fetch_sub_explicit(&s->log_len, 1, memory_order_relaxed); /* relaxed: inside the gate */
+        *why = MKRT_EOVERFLOW;
         return NULL;
     }
     /* acquire: pairs with the release CAS below (the chunk's memory). */
     mkrt__slog_entry *ch = atomic_load_explicit(&s->chunk[c], memory_order_acquire);
     if (ch == NULL) {
         mkrt__slog_entry *mine = mkrt__alloc(MKRT__SLOG_CHUNK * sizeof *mine, MKRT_CACHE_LINE);
+        if (mine != NULL) /* every slot failed until written: a slot whose update found no chunk stays so */
+            memset(mine, 0xff, MKRT__SLOG_CHUNK * sizeof *mine);
         if (mine == NULL) {
             /* The slot stays, marked failed (the apply op skips it). */
+            *why = MKRT_ENOMEM;
             return NULL;
         }
         mkrt__slog_entry *none = NULL;
@@ -119,6 +136,22 @@ static mkrt_status check(mkrt_stream *s, const mkrt_item *it, bool insert)
     return MKRT_OK;
 }
 
+/* Counts the outcome of one graph change (mkrt__sgraph_insert/_delete's
+ * result) and gives the update's status. */
+static mkrt_status settle(mkrt_stream *s, int r, bool insert)
+{
+    if (r == 0) {
+        count(insert ? &s->inserted : &s->deleted);
+        return MKRT_OK;
+    }
+    if (r == 1) {
+        count(&s->duplicates);
+        return MKRT_OK;
+    }
+    count(r == MKRT_ESTATE ? &s->failed_absent : r == MKRT_EINVAL ? &s->failed_invalid : &s->failed_resource);
+    return (mkrt_status)r;
+}
+
 static mkrt_status update(const mkrt_item *it, const mkrt_op_ctx *ctx, bool insert)
 {
     mkrt_stream *s = ctx->user;
@@ -132,8 +165,8 @@ static mkrt_status update(const mkrt_item *it, const mkrt_op_ctx *ctx, bool inse
     gate_enter(s);
     st = arm(s, ctx);
     mkrt__slog_entry *slot = NULL;
-    if (st == MKRT_OK && (slot = log_slot(s)) == NULL)
-        st = MKRT_ENOMEM;
+    if (st == MKRT_OK)
+        slot = log_slot(s, &st);
     if (st != MKRT_OK) {
         gate_leave(s);
         count(&s->failed_resource);
@@ -144,16 +177,7 @@ static mkrt_status update(const mkrt_item *it, const mkrt_op_ctx *ctx, bool inse
     mkrt__sgraph_unlock2(s, u, v);
     *slot = (mkrt__slog_entry){u, v, it->param, r == 0 ? (insert ? MKRT__SOP_INSERT : MKRT__SOP_DELETE) : MKRT__SNONE};
     gate_leave(s);
-    if (r == 0) {
-        count(insert ? &s->inserted : &s->deleted);
-        return MKRT_OK;
-    }
-    if (r == 1) {
-        count(&s->duplicates);
-        return MKRT_OK;
-    }
-    count(r == MKRT_ESTATE ? &s->failed_absent : r == MKRT_EINVAL ? &s->failed_invalid : &s->failed_resource);
-    return (mkrt_status)r;
+    return settle(s, r, insert);
 }
 
 static mkrt_status op_insert(const mkrt_item *it, const mkrt_op_ctx *ctx)
@@ -166,18 +190,80 @@ static mkrt_status op_delete(const mkrt_item *it, const mkrt_op_ctx *ctx)
     return update(it, ctx, false);
 }
 
+/* Inside the gate, alone: repairs the results for the whole log, if it
+ * holds anything, and empties it. */
+static void repair(mkrt_stream *s)
+{
+    uint64_t n = atomic_load_explicit(&s->log_len, memory_order_relaxed); /* relaxed: gate_open acquired */
+    if (n == 0)
+        return; /* a caller of mkrt_stream_apply repaired it first */
+    mkrt__sincr_apply(s, n);
+    atomic_store_explicit(&s->log_len, 0, memory_order_relaxed); /* relaxed: gate_close releases */
+    count(&s->applies);
+}
+
 static mkrt_status op_apply(const mkrt_item *it, const mkrt_op_ctx *ctx)
 {
     (void)it;
     mkrt_stream *s = ctx->user;
     gate_open(s);
     atomic_store_explicit(&s->arm, MKRT__SARM_IDLE, memory_order_relaxed); /* relaxed: inside the gate */
-    uint64_t n = atomic_load_explicit(&s->log_len, memory_order_relaxed); /* relaxed: gate_open acquired */
-    mkrt__sincr_apply(s, n);
-    atomic_store_explicit(&s->log_len, 0, memory_order_relaxed); /* relaxed: gate_close releases */
-    count(&s->applies);
+    repair(s);
     gate_close(s);
     return MKRT_OK;
+}
+
+mkrt_status mkrt_stream_apply(mkrt_stream *s, const mkrt_item *items, size_t n, mkrt_status *status,
+                              mkrt_error *err)
+{
+    if (s == NULL || (items == NULL && n > 0))
+        return mkrt__error_set(err, MKRT_EINVAL, "mkrt_stream_apply: the %s is NULL. Fix: pass the stream and "
+                                                 "n items from mkrt_stream_insert_item / mkrt_stream_delete_item",
+                               s == NULL ? "stream" : "item array");
+    for (size_t i = 0; i < n; i++)
+        if (items[i].op != s->cfg.op_base + MKRT__SOP_INSERT && items[i].op != s->cfg.op_base + MKRT__SOP_DELETE)
+            return mkrt__error_set(err, MKRT_EINVAL, "mkrt_stream_apply: item %zu has op %u, not the stream's "
+                                                     "insert (%u) or delete (%u); nothing was applied. Fix: build "
+                                                     "the items with mkrt_stream_insert_item and "
+                                                     "mkrt_stream_delete_item of this stream",
+                                   i, items[i].op, s->cfg.op_base + MKRT__SOP_INSERT,
+                                   s->cfg.op_base + MKRT__SOP_DELETE);
+    size_t failed = 0, first = 0;
+    mkrt_status first_st = MKRT_OK;
+    /* Alone in the gate: no update runs, so the endpoint locks are not
+     * needed; the log also carries what the runtime's ops logged before,
+     * which this repair applies too (an armed apply item then finds the
+     * log empty). */
+    gate_open(s);
+    for (size_t i = 0; i < n; i++) {
+        const mkrt_item *it = &items[i];
+        bool insert = it->op == s->cfg.op_base + MKRT__SOP_INSERT;
+        mkrt_status st = check(s, it, insert);
+        mkrt__slog_entry *slot = NULL;
+        if (st == MKRT_OK && (slot = log_slot(s, &st)) == NULL)
+            count(&s->failed_resource);
+        if (st == MKRT_OK) {
+            int r = insert ? mkrt__sgraph_insert(s, it->out, it->in, it->param)
+                           : (int)mkrt__sgraph_delete(s, it->out, it->in);
+            *slot = (mkrt__slog_entry){it->out, it->in, it->param,
+                                       r == 0 ? (insert ? MKRT__SOP_INSERT : MKRT__SOP_DELETE) : MKRT__SNONE};
+            st = settle(s, r, insert);
+        }
+        if (status != NULL)
+            status[i] = st;
+        if (st != MKRT_OK && failed++ == 0) {
+            first = i;
+            first_st = st;
+        }
+    }
+    repair(s);
+    gate_close(s);
+    if (failed == 0)
+        return MKRT_OK;
+    char why[320];
+    describe(s, &items[first], first_st, why, sizeof why);
+    return mkrt__error_set(err, first_st, "mkrt_stream_apply: %zu of %zu updates failed (the others are applied); "
+                                          "item %zu: %s", failed, n, first, why);
 }
 
 size_t mkrt_stream_ops(const mkrt_stream *s, uint32_t *ops, mkrt_op_desc *descs, size_t max)
@@ -248,19 +334,63 @@ mkrt_status mkrt_stream_delete_item(const mkrt_stream *s, uint32_t u, uint32_t v
     return MKRT_OK;
 }
 
+/* The Fix for an update that failed for a resource, by status: each names
+ * the resource that ran out (or the step that dropped the update). */
+static const char *resource_fix(mkrt_status why)
+{
+    switch (why) {
+    case MKRT_ENOMEM:
+        return "free memory, then publish the update again";
+    case MKRT_EOVERFLOW:
+        return "give the runtime room for the stream's apply item (mkrt_config::emit_capacity at least 1, more "
+               "when other ops emit too), and quiesce more often so that the update log (at most 16,777,216 "
+               "updates between applies) is applied";
+    case MKRT_ETIMEDOUT:
+        return "give mkrt_destroy more time, or mkrt_quiesce the runtime before destroying it";
+    case MKRT_ENOTSUP:
+        return "register the stream's ops (mkrt_stream_register, or mkrt_stream_ops and mkrt_op_register) "
+               "before publishing";
+    default:
+        return "see mkrt_stream_failed in mkrt_stream/stream.h";
+    }
+}
+
 mkrt_status mkrt_stream_failed(mkrt_stream *s, const mkrt_item *it, mkrt_status why, char *buf, size_t len)
 {
     if (s == NULL || it == NULL || buf == NULL || len == 0 || it->op < s->cfg.op_base ||
         it->op >= s->cfg.op_base + MKRT_STREAM_OPS)
         return MKRT_EINVAL;
-    /* relaxed: set once at registration or by the first op. */
+    if (it->op == s->cfg.op_base + MKRT__SOP_APPLY) {
+        /* The stream's own repair item was dropped (a mkrt_destroy
+         * timeout): the updates it would have applied stay in the log,
+         * and the next update arms a new one. */
+        atomic_store_explicit(&s->arm, MKRT__SARM_IDLE, memory_order_relaxed); /* relaxed: the item is gone */
+        snprintf(buf, len, "stream apply (the stream's repair of its logged updates): %s; the updates are in "
+                 "the graph but not yet in the results. Fix: %s", mkrt_status_describe(why), resource_fix(why));
+        return MKRT_OK;
+    }
+    /* relaxed: set at registration or by the first op, which stores it
+     * before it runs its item; the failure reaches this call after that
+     * item's batch completed (release by the worker, acquire by the
+     * dispatcher that reports it). So 0 here means no op of the stream has
+     * run: the runtime refused the item before any op saw it. */
     uint32_t cells = atomic_load_explicit(&s->cells, memory_order_relaxed);
-    if (why == MKRT_EINVAL && cells != 0 && (it->in >= cells || it->out >= cells))
+    if (why == MKRT_EINVAL && (cells == 0 || it->in >= cells || it->out >= cells))
         count(&s->failed_invalid); /* refused at admission: the op never ran */
+    describe(s, it, why, buf, len);
+    return MKRT_OK;
+}
+
+/* Explains a failed update (not the apply item) with a Fix. */
+static void describe(const mkrt_stream *s, const mkrt_item *it, mkrt_status why, char *buf, size_t len)
+{
     bool insert = it->op == s->cfg.op_base + MKRT__SOP_INSERT;
-    const char *what = insert ? "insert" : it->op == s->cfg.op_base + MKRT__SOP_DELETE ? "delete" : "apply";
+    const char *what = insert ? "insert" : "delete";
     uint32_t u = it->out, v = it->in;
-    if (u >= s->n || v >= s->n)
+    if (why != MKRT_EINVAL && why != MKRT_ESTATE)
+        snprintf(buf, len, "stream %s {%u, %u}: %s; the graph is unchanged. Fix: %s", what, u, v,
+                 mkrt_status_describe(why), resource_fix(why));
+    else if (u >= s->n || v >= s->n)
         snprintf(buf, len, "stream %s {%u, %u}: vertex %u is not below the stream's %u vertices. Fix: publish "
                  "updates between vertices 0..%u (or create the stream with more vertices)",
                  what, u, v, u >= s->n ? u : v, s->n, s->n - 1);
@@ -271,17 +401,15 @@ mkrt_status mkrt_stream_failed(mkrt_stream *s, const mkrt_item *it, mkrt_status 
         snprintf(buf, len, "stream insert {%u, %u}: weight %u is outside 1..%u. Fix: use weights in 1..%u "
                  "(or raise mkrt_stream_config::weight_max)", u, v, it->param, s->cfg.weight_max,
                  s->cfg.weight_max);
-    else if (insert && why == MKRT_EINVAL)
+    else if (insert)
         snprintf(buf, len, "stream insert {%u, %u} weight %u: the edge exists with another weight. Fix: delete "
                  "the edge first to change its weight", u, v, it->param);
-    else if (!insert && why == MKRT_ESTATE)
+    else if (why == MKRT_ESTATE)
         snprintf(buf, len, "stream delete {%u, %u}: no such edge in the graph when the deletion ran. Fix: delete "
                  "only edges that exist (the graph is unchanged)", u, v);
     else
-        snprintf(buf, len, "stream %s {%u, %u}: %s. Fix: %s", what, u, v, mkrt_status_describe(why),
-                 why == MKRT_EOVERFLOW ? "raise mkrt_config::emit_capacity, or quiesce more often"
-                                       : "free memory, then publish the update again");
-    return MKRT_OK;
+        snprintf(buf, len, "stream delete {%u, %u}: %s. Fix: see mkrt_stream_failed in mkrt_stream/stream.h", u, v,
+                 mkrt_status_describe(why));
 }
 
 mkrt_status mkrt_stream_stats_read(const mkrt_stream *s, mkrt_stream_stats *out)
@@ -294,7 +422,7 @@ mkrt_status mkrt_stream_stats_read(const mkrt_stream *s, mkrt_stream_stats *out)
         .inserted = LOAD(inserted), .deleted = LOAD(deleted), .duplicates = LOAD(duplicates),
         .failed_invalid = LOAD(failed_invalid), .failed_absent = LOAD(failed_absent),
         .failed_resource = LOAD(failed_resource), .failed_queries = LOAD(failed_queries),
-        .applies = LOAD(applies), .position = LOAD(position), .reset = LOAD(reset), .relaxed = LOAD(relaxed),
+        .applies = LOAD(applies), .position = mkrt__sview_position(s), .reset = LOAD(reset), .relaxed = LOAD(relaxed),
         .edges = LOAD(edges), .graph_bytes = LOAD(graph_bytes)};
 #undef LOAD
     out->csr_bytes = 8 * ((uint64_t)s->n + 1) + 16 * out->edges;

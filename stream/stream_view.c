@@ -14,6 +14,9 @@
 #include "base/error_internal.h"
 #include "stream/stream_internal.h"
 
+/* The tests' seam (stream_internal.h); NULL otherwise. */
+void (*mkrt__stream_hook_published)(mkrt_stream *s);
+
 void mkrt__sview_publish(mkrt_stream *s, uint64_t position)
 {
     /* relaxed: only this writer stores front. */
@@ -34,8 +37,12 @@ void mkrt__sview_publish(mkrt_stream *s, uint64_t position)
         q->cur = t;
         q->cur_n = 0;
     }
-    s->copy_pos[b] = position;
+    /* relaxed: the seq_cst store of front below publishes it (a reader
+     * loads front, then this). */
+    atomic_store_explicit(&s->copy_pos[b], position, memory_order_relaxed);
     atomic_store(&s->front, b);
+    if (mkrt__stream_hook_published != NULL)
+        mkrt__stream_hook_published(s);
 }
 
 void mkrt__sview_publish_all(mkrt_stream *s, uint64_t position)
@@ -46,8 +53,19 @@ void mkrt__sview_publish_all(mkrt_stream *s, uint64_t position)
             q->copy[0][v] = q->copy[1][v] = q->val[v];
         q->cur_n = q->prev_n = 0;
     }
-    s->copy_pos[0] = s->copy_pos[1] = position;
+    atomic_store_explicit(&s->copy_pos[0], position, memory_order_relaxed); /* relaxed: nothing runs yet */
+    atomic_store_explicit(&s->copy_pos[1], position, memory_order_relaxed);
     atomic_store(&s->front, 0);
+}
+
+uint64_t mkrt__sview_position(const mkrt_stream *s)
+{
+    mkrt_stream *m = (mkrt_stream *)s;
+    /* seq_cst front, then relaxed: the writer stores a copy's position
+     * before it makes it the front (seq_cst), so this reads that copy's
+     * position or, if the writer has since moved on to rewrite it, a newer
+     * one: never below a view opened before this call. */
+    return atomic_load_explicit(&m->copy_pos[atomic_load(&m->front)], memory_order_relaxed);
 }
 
 mkrt_status mkrt_stream_view_open(mkrt_stream *s, mkrt_stream_view *view)
@@ -58,7 +76,8 @@ mkrt_status mkrt_stream_view_open(mkrt_stream *s, mkrt_stream_view *view)
         uint32_t i = atomic_load(&s->front);
         atomic_fetch_add(&s->readers[i], 1);
         if (atomic_load(&s->front) == i) {
-            *view = (mkrt_stream_view){s, i, s->copy_pos[i]};
+            /* relaxed: stored before the flip to i, which the seq_cst load above saw. */
+            *view = (mkrt_stream_view){s, i, atomic_load_explicit(&s->copy_pos[i], memory_order_relaxed)};
             return MKRT_OK;
         }
         atomic_fetch_sub(&s->readers[i], 1);

@@ -36,6 +36,10 @@
  *   before it next writes that copy waits for the readers still on it),
  *   so readers never wait and never see a half-applied batch.
  *
+ * A producer that waits for its own updates may instead apply them on
+ * its own thread with mkrt_stream_apply(): the same checks, graph change
+ * and repair, under the same gate, with no runtime round trip.
+ *
  * After mkrt_quiesce() returns on the runtime, every update published
  * before it is applied and a view equals a recompute on the graph as it
  * then is (mkrt_stream_recompute()).
@@ -114,7 +118,7 @@ typedef struct mkrt_stream_stats {
     uint64_t failed_absent;  /**< Deletions of an absent edge (::MKRT_ESTATE). */
     uint64_t failed_resource; /**< Updates failed for memory or room (::MKRT_ENOMEM, ::MKRT_EOVERFLOW). */
     uint64_t failed_queries; /**< View reads refused (bad query or vertex). */
-    uint64_t applies;        /**< Apply ops run (batches of updates applied to the results). */
+    uint64_t applies;        /**< Repairs run (batches of updates applied to the results: by the apply op or mkrt_stream_apply()). */
     uint64_t position;       /**< Updates applied to the results so far (the newest view's position). */
     uint64_t reset;          /**< Vertex values reset by deletions (the trimmed subtrees), summed over queries. */
     uint64_t relaxed;        /**< Edges relaxed by the incremental repair, summed over queries. */
@@ -246,6 +250,39 @@ mkrt_status mkrt_stream_insert_item(const mkrt_stream *s, uint32_t u, uint32_t v
  * Any thread.
  */
 mkrt_status mkrt_stream_delete_item(const mkrt_stream *s, uint32_t u, uint32_t v, mkrt_item *item);
+
+/**
+ * @brief Applies updates on the calling thread and repairs the results before it returns.
+ *
+ * The fast path for a producer that waits for its own updates (a
+ * synchronous writer): no runtime is involved, so there is no publish,
+ * no dispatcher hop, no apply item and no quiesce. The call takes the
+ * update gate alone (waiting for updates and a repair running through the
+ * runtime, which wait for it in turn), changes the graph, then repairs
+ * every query for these updates and for any the runtime's ops logged
+ * before (an apply item already emitted then finds nothing to do), and
+ * publishes the results: a view opened after the call returns holds them.
+ * Each update is checked and counted as the ops do (::mkrt_stream_stats),
+ * in array order. To keep order with updates the caller also publishes
+ * through a runtime, wait for those (mkrt_wait()) before calling.
+ *
+ * @param s The stream.
+ * @param items n items from mkrt_stream_insert_item() / mkrt_stream_delete_item().
+ * @param n How many (0: only repairs what the runtime logged).
+ * @param[out] status Room for n statuses (how each update went), or NULL.
+ * @param err Filled on failure; may be NULL.
+ * @retval MKRT_OK Every update applied (or was a duplicate).
+ * @retval MKRT_EINVAL s is NULL, items is NULL with n > 0, or an item is
+ *         not one of the stream's updates: nothing was applied.
+ * @return Otherwise the status of the first update that failed (the
+ *         message says how many failed, which, why, and a Fix); the other
+ *         updates are applied.
+ * @par Thread safety
+ * Any thread, concurrently with the stream's ops and other callers; not
+ * while the calling thread holds a view open, nor from inside an op.
+ */
+mkrt_status mkrt_stream_apply(mkrt_stream *s, const mkrt_item *items, size_t n, mkrt_status *status,
+                              mkrt_error *err);
 
 /**
  * @brief Reports a failed stream item: explains it with a Fix, and counts it if the ops never saw it.

@@ -206,7 +206,7 @@ static uint64_t push_user(mkrt__graph_engine *e, mkrt__traversal *t, const mkrt_
     chunk_range(e, c, &from, &to);
     const uint32_t op = e->lane_op[t->lane];
     const mkrt__op_entry *entry = &e->host.ops[op];
-    struct mkrt__op_run run = {e->host.state, entry, false};
+    struct mkrt__op_run run = {e->host.state, entry, false, false};
     mkrt_op_ctx ctx = {e->host.cells, e->host.ncells, entry->user, &e->graph, &run, 0};
     const uint32_t *targets = e->graph.targets, *weights = e->graph.weights;
     for (uint64_t i = from; i < to; i++) {
@@ -214,7 +214,7 @@ static uint64_t push_user(mkrt__graph_engine *e, mkrt__traversal *t, const mkrt_
         mkrt_item edge = {op, c->v, targets[i], weights ? weights[i] : 1};
         run.changed = false;
         ctx.generation = mkrt__op_begin(&outer);
-        mkrt_status st = entry->fn(&edge, &ctx);
+        mkrt_status st = mkrt__op_run_status(&run, entry->fn(&edge, &ctx));
         mkrt__op_end(outer);
         changed += run.changed;
         if (st != MKRT_OK)
@@ -300,7 +300,7 @@ static uint64_t pull_chunk(mkrt__graph_engine *e, mkrt__traversal *t, const mkrt
     const bool user = t->kind == MKRT__LANE_USER;
     const uint32_t op = user ? e->lane_op[t->lane] : 0;
     const mkrt__op_entry *entry = user ? &e->host.ops[op] : NULL;
-    struct mkrt__op_run run = {e->host.state, entry, false};
+    struct mkrt__op_run run = {e->host.state, entry, false, false};
     mkrt_op_ctx ctx = {e->host.cells, e->host.ncells, user ? entry->user : NULL, g, &run, 0};
     const uint32_t *const targets = g->targets, *const weights = g->weights;
     const uint64_t *const off = g->offsets;
@@ -331,7 +331,7 @@ static uint64_t pull_chunk(mkrt__graph_engine *e, mkrt__traversal *t, const mkrt
             mkrt_item edge = {op, u, v, weights ? weights[i] : 1};
             run.changed = false;
             ctx.generation = mkrt__op_begin(&outer);
-            mkrt_status st = entry->fn(&edge, &ctx);
+            mkrt_status st = mkrt__op_run_status(&run, entry->fn(&edge, &ctx));
             mkrt__op_end(outer);
             if (st != MKRT_OK) {
                 fail_list_add_edge(fails, (uint32_t)k, (uint32_t)st, i);

@@ -55,8 +55,10 @@ mkrt_status mkrt_op_emit(const mkrt_op_ctx *ctx, const mkrt_item *items, size_t 
      * completion (release by the workers, acquire by the dispatcher). */
     uint64_t at = atomic_load_explicit(&sg->emit_claim, memory_order_relaxed);
     do {
-        if (n > limit - at) /* at <= limit always */
+        if (n > limit - at) { /* at <= limit always */
+            ctx->run->emit_full = true; /* the op's run: its thread's stack */
             return MKRT_EOVERFLOW;
+        }
     } while (!atomic_compare_exchange_weak_explicit(&sg->emit_claim, &at, at + n, memory_order_relaxed,
                                                     memory_order_relaxed));
     size_t slot = (size_t)(at % cap), first = cap - slot < n ? (size_t)(cap - slot) : n;

@@ -74,10 +74,10 @@ void mkrt__exec_range(mkrt__state *sg, const mkrt_item *items, size_t from, size
             mkrt__ops_run_admitted(it->op, it->in, it->out, it->param, cells);
         } else if (mkrt__ops_is_user(it->op)) {
             const mkrt__op_entry *op = &sg->ops[it->op];
-            struct mkrt__op_run run = {sg, op, false};
+            struct mkrt__op_run run = {sg, op, false, false};
             uint64_t outer;
             mkrt_op_ctx ctx = {cells, ncells, op->user, graph, &run, mkrt__op_begin(&outer)};
-            mkrt_status st = op->fn(it, &ctx);
+            mkrt_status st = mkrt__op_run_status(&run, op->fn(it, &ctx));
             mkrt__op_end(outer);
             changed += run.changed;
             if (st != MKRT_OK)

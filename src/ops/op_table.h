@@ -46,7 +46,21 @@ struct mkrt__op_run {
     mkrt__state *state;
     const mkrt__op_entry *op; /* its row: expand_slot and mark (mkrt_op_emit_edges) */
     bool changed;
+    bool emit_full; /* mkrt_op_emit refused items for room (MKRT_EOVERFLOW) in this run */
 };
+
+/* The failure status an op run records: an MKRT_EOVERFLOW the op returned
+ * after mkrt_op_emit refused it room is the emission queue's, told apart
+ * (MKRT__EOVERFLOW_EMIT) so that the error path names emit_capacity, not
+ * the APPEND log; the error callback still gets MKRT_EOVERFLOW. Clears
+ * the run's flag for the next call on it. */
+#define MKRT__EOVERFLOW_EMIT ((mkrt_status)-1004)
+static inline mkrt_status mkrt__op_run_status(struct mkrt__op_run *run, mkrt_status st)
+{
+    bool emit = run->emit_full;
+    run->emit_full = false;
+    return st == MKRT_EOVERFLOW && emit ? MKRT__EOVERFLOW_EMIT : st;
+}
 
 /* Which op run is live on a thread: state/op_generation.h (below ops/
  * and the engines that start op calls). */

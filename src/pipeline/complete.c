@@ -6,6 +6,8 @@
 
 #include "pipeline/stages.h"
 #include "pipeline/dispatch.h"
+#include "ops/builtin_ops.h"
+#include "ops/op_table.h"
 
 void mkrt__stage_take_failures(mkrt__dispatch *dp, mkrt__batch *b, const uint32_t *fails, uint32_t nfails)
 {
@@ -29,8 +31,15 @@ void mkrt__stage_fail_all(mkrt__batch *b, mkrt_status why)
         mkrt__batch_fail(b, &b->exec[k], why);
 }
 
-static const char *fix_for(mkrt_status why)
+/* The Fix for a failed item: each names the resource or step that failed
+ * it. An MKRT_EOVERFLOW is the APPEND log's only for an APPEND; a user op
+ * returns it when mkrt_op_emit had no room (MKRT__EOVERFLOW_EMIT) or for a
+ * resource of its own. */
+static const char *fix_for(const mkrt_item *it, mkrt_status why)
 {
+    if (why == MKRT__EOVERFLOW_EMIT)
+        return "raise mkrt_config::emit_capacity (mkrt_op_emit had no room for the op's follow-up items), or "
+               "emit fewer items per op";
     switch (why) {
     case MKRT_ENOTSUP:
         return "register the op with mkrt_op_register before publishing";
@@ -40,7 +49,9 @@ static const char *fix_for(mkrt_status why)
         return "lower the op's envelope, free device memory, or raise device_memory_budget (the device's "
                "resident bytes count against it; see mkrt_plan_explain)";
     case MKRT_EOVERFLOW:
-        return "consume the APPEND log with mkrt_append_log_consume, or raise append_log_capacity";
+        return it->op == MKRT_OPS_APPEND
+                   ? "consume the APPEND log with mkrt_append_log_consume, or raise append_log_capacity"
+                   : "the op ran out of room of its own: see the op's documentation";
     case MKRT_ETIMEDOUT:
         return "give mkrt_destroy more time or drain before destroying";
     default:
@@ -53,11 +64,13 @@ static void report(mkrt__dispatch *dp, const mkrt_item *it, mkrt_status why)
     if (dp->cfg->on_error != NULL) {
         char msg[MKRT_ERROR_MESSAGE_MAX];
         const char *name = it->op < MKRT_OP_MAX && dp->state->ops[it->op].name ? dp->state->ops[it->op].name : "op";
+        mkrt_status pub = why == MKRT__EOVERFLOW_EMIT ? MKRT_EOVERFLOW : why;
         snprintf(msg, sizeof msg,
-                 "%s %u (in %u, out %u, param %u; %u cells, APPEND log of %zu) failed: %s. Fix: %s.",
-                 name, it->op, it->in, it->out, it->param, dp->cfg->cells, dp->cfg->append_log_capacity,
-                 mkrt_status_describe(why), fix_for(why));
-        dp->cfg->on_error(dp->cfg->error_ctx, it, why, msg);
+                 "%s %u (in %u, out %u, param %u; %u cells, emit capacity %zu, APPEND log of %zu) failed: %s. "
+                 "Fix: %s.",
+                 name, it->op, it->in, it->out, it->param, dp->cfg->cells, dp->cfg->emit_capacity,
+                 dp->cfg->append_log_capacity, mkrt_status_describe(pub), fix_for(it, why));
+        dp->cfg->on_error(dp->cfg->error_ctx, it, pub, msg);
     } else if (mkrt_mpmc_ring_push(dp->state->dead, it, 1) == 0) {
         mkrt__stat_add(&dp->stats->dead_dropped, 1);
     }

@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* tests/test_stream_apply.c - mkrt_stream_apply, the synchronous writer's
+ * path (no runtime): its results are exact when it returns, it counts as
+ * the ops do, it refuses foreign items whole, and it runs concurrently
+ * with updates published through a runtime (each round: one thread
+ * publishes random updates, another applies random updates itself; after
+ * mkrt_quiesce every query equals the oracle and every update is
+ * counted exactly once). */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/thread.h"
+#include "mkrt/runtime.h"
+#include "mkrt_stream/stream.h"
+#include "stream_fixture.h"
+#include "tap.h"
+
+#define N 300u
+#define ROUNDS 8
+#define PER 600
+
+static mkrt_stream *g_s;
+static _Atomic uint64_t g_failed_cb;
+
+static void on_error(void *ctx, const mkrt_item *it, mkrt_status why, const char *msg)
+{
+    (void)ctx;
+    (void)msg;
+    char buf[320];
+    mkrt_stream_failed(g_s, it, why, buf, sizeof buf);
+    atomic_fetch_add(&g_failed_cb, 1);
+}
+
+static uint64_t rnd(uint64_t *x)
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    return *x;
+}
+
+static void random_update(uint64_t *x, mkrt_item *it)
+{
+    uint32_t u = (uint32_t)(rnd(x) % 40), v = (uint32_t)(rnd(x) % N);
+    if (u == v)
+        v = (v + 1) % N;
+    if (rnd(x) % 2)
+        mkrt_stream_insert_item(g_s, u, v, 1 + (uint32_t)(rnd(x) % 3), it);
+    else
+        mkrt_stream_delete_item(g_s, u, v, it);
+}
+
+static int views_exact(uint32_t queries)
+{
+    uint64_t got[N], want[N];
+    mkrt_stream_view v;
+    int good = 1;
+    mkrt_stream_view_open(g_s, &v);
+    for (uint32_t q = 0; q < queries && good; q++)
+        good = mkrt_stream_view_read(&v, q, 0, N, got, NULL) == MKRT_OK &&
+               mkrt_stream_recompute(g_s, q, want, NULL) == MKRT_OK && memcmp(got, want, sizeof got) == 0;
+    mkrt_stream_view_close(&v);
+    return good;
+}
+
+typedef struct side {
+    mkrt_runtime *rt;
+    uint64_t seed;
+    int direct, failed;
+    uint64_t refused; /* updates mkrt_stream_apply reported failed */
+} side;
+
+static int run_side(void *arg)
+{
+    side *a = arg;
+    mkrt_item it[4];
+    mkrt_status st[4];
+    mkrt_producer *p = a->direct ? NULL : mkrt_producer_open(a->rt, NULL);
+    for (int k = 0; k < PER / 4; k++) {
+        for (int i = 0; i < 4; i++)
+            random_update(&a->seed, &it[i]);
+        if (a->direct) {
+            mkrt_status r = mkrt_stream_apply(g_s, it, 4, st, NULL);
+            int bad = 0;
+            for (int i = 0; i < 4; i++)
+                bad += st[i] != MKRT_OK;
+            a->refused += (uint64_t)bad;
+            if ((r == MKRT_OK) != (bad == 0))
+                a->failed = 1;
+        } else if (p == NULL || mkrt_publish(p, it, 4, MKRT_TIMEOUT_INFINITE, NULL) != MKRT_OK) {
+            a->failed = 1;
+        }
+    }
+    mkrt_producer_close(p);
+    return 0;
+}
+
+static mkrt_stream *make_stream(void)
+{
+    const mkrt_stream_query q[3] = {{MKRT_STREAM_BFS, 0}, {MKRT_STREAM_SSSP, 1}, {MKRT_STREAM_CC, 0}};
+    return stream_fixture_path(N, 3, q, 3);
+}
+
+static void test_alone(void)
+{
+    g_s = make_stream();
+    if (!ok(g_s != NULL, "a stream with no runtime"))
+        return;
+    mkrt_item it[3];
+    mkrt_status st[3];
+    mkrt_error err;
+    mkrt_stream_delete_item(g_s, 100, 101, &it[0]); /* cuts the path: BFS from 0 loses 101.. */
+    mkrt_stream_insert_item(g_s, 0, 200, 2, &it[1]);
+    mkrt_stream_delete_item(g_s, 5, 250, &it[2]); /* absent */
+    mkrt_status r = mkrt_stream_apply(g_s, it, 3, st, &err);
+    is(r, MKRT_ESTATE, "an absent deletion among three updates: its status is returned");
+    like(err.message, "1 of 3 updates failed", "the message counts: %s", err.message);
+    like(err.message, "Fix:", "and has a Fix");
+    ok(st[0] == MKRT_OK && st[1] == MKRT_OK && st[2] == MKRT_ESTATE, "each update's status is given");
+    mkrt_stream_view v;
+    uint64_t val[2];
+    mkrt_stream_view_open(g_s, &v);
+    val[0] = 0;
+    int read = mkrt_stream_view_read(&v, 0, 150, 1, &val[0], NULL) == MKRT_OK;
+    ok(read && val[0] == 1 + 50, "a view opened after the call sees it: BFS(150) = %llu through the new edge "
+       "{0, 200}", (unsigned long long)val[0]);
+    is(v.position, 2, "the view's position counts the 2 updates that changed the graph");
+    mkrt_stream_view_close(&v);
+    ok(views_exact(3), "every query equals a recompute");
+    mkrt_stream_stats st0;
+    mkrt_stream_stats_read(g_s, &st0);
+    ok(st0.inserted == 1 && st0.deleted == 1 && st0.failed_absent == 1 && st0.applies == 1,
+       "counted as the ops count: 1 insert, 1 delete, 1 absent, 1 repair");
+    mkrt_item foreign[2] = {it[0], {17, 1, 2, 0}};
+    ok(mkrt_stream_apply(g_s, foreign, 2, NULL, &err) == MKRT_EINVAL, "a foreign item is refused");
+    like(err.message, "item 1 has op 17", "naming it: %s", err.message);
+    mkrt_stream_stats st1;
+    mkrt_stream_stats_read(g_s, &st1);
+    ok(st1.deleted == st0.deleted && st1.failed_absent == st0.failed_absent, "and nothing was applied");
+    ok(mkrt_stream_apply(NULL, it, 1, NULL, &err) == MKRT_EINVAL && strstr(err.message, "Fix:") != NULL,
+       "a NULL stream is refused with a Fix");
+    ok(mkrt_stream_apply(g_s, NULL, 0, NULL, NULL) == MKRT_OK, "no items: nothing to do");
+    mkrt_stream_insert_item(g_s, 7, 9, 99, &it[0]);
+    ok(mkrt_stream_apply(g_s, it, 1, st, &err) == MKRT_EINVAL && st[0] == MKRT_EINVAL,
+       "a weight out of range fails its update");
+    mkrt_stream_stats_read(g_s, &st1);
+    is(st1.failed_invalid, 1, "counted once in failed_invalid");
+    mkrt_stream_destroy(g_s);
+}
+
+static void test_beside_runtime(void)
+{
+    g_s = make_stream();
+    mkrt_config c = mkrt_config_default();
+    c.cells = N;
+    c.workers = 2;
+    c.on_error = on_error;
+    mkrt_runtime *rt = NULL;
+    if (!ok(g_s != NULL && mkrt_create(&c, &rt, NULL) == MKRT_OK && mkrt_stream_register(g_s, rt, NULL) == MKRT_OK,
+            "a stream on a runtime"))
+        return;
+    int all = 1;
+    uint64_t refused = 0;
+    for (int r = 0; r < ROUNDS && all; r++) {
+        side a[2] = {{rt, 0x9e3779b97f4a7c15ULL * (uint64_t)(r + 1), 0, 0, 0},
+                     {rt, 0xbf58476d1ce4e5b9ULL * (uint64_t)(r + 3), 1, 0, 0}};
+        mkrt__thread t[2];
+        for (int k = 0; k < 2; k++)
+            mkrt__thread_start(&t[k], run_side, &a[k]);
+        for (int k = 0; k < 2; k++)
+            mkrt__thread_join_result(t[k], NULL);
+        all &= !a[0].failed && !a[1].failed && mkrt_quiesce(rt, MKRT_TIMEOUT_INFINITE) == MKRT_OK;
+        refused += a[1].refused;
+        if (!views_exact(3)) {
+            diag("round %d differs", r);
+            all = 0;
+        }
+    }
+    ok(all, "%d rounds of %d published and %d applied updates: every query equals a recompute", ROUNDS, PER, PER);
+    mkrt_stream_stats st;
+    mkrt_stats rs;
+    mkrt_stream_stats_read(g_s, &st);
+    mkrt_stats_read(rt, &rs);
+    uint64_t total = 2ull * ROUNDS * PER, failed = st.failed_absent + st.failed_invalid + st.failed_resource;
+    is(st.inserted + st.deleted + st.duplicates + failed + rs.pruned, total,
+       "each of the %llu updates counted once (inserted, deleted, duplicate, failed, or pruned in a batch)",
+       (unsigned long long)total);
+    is(failed, rs.failed + refused, "the failures: the runtime's plus those mkrt_stream_apply returned");
+    is(st.position, st.inserted + st.deleted, "the position counts every update that changed the graph");
+    mkrt_destroy(rt, MKRT_TIMEOUT_INFINITE, NULL);
+    mkrt_stream_destroy(g_s);
+}
+
+int main(void)
+{
+    test_alone();
+    test_beside_runtime();
+    return done_testing();
+}
