@@ -54,3 +54,9 @@ check-planlib: $(PL_TEST_BINS) $(PL_NULL_PROBE) $(PL_SHARED) ## libmkrt_planlib'
 
 install-planlib: $(PL_STATIC) $(PL_SHARED) ## libmkrt_planlib, include/mkrt_planlib/ and mkrt-planlib.pc into $(DESTDIR)$(PREFIX)
 	$(call install_layer,planlib,$(PL_HEADERS),$(PL_STATIC),$(PL_SHARED))
+
+# libmkrt's plan cache tests also test the cached planners, which live in
+# libmkrt_planlib (mkrt_planlib/cached.h): they link it before libmkrt.
+$(BUILD)/tests/test_plan_cache $(BUILD)/tests/test_bad_input_plan: $(BUILD)/tests/%: $(BUILD)/tobj/tests/%.o $(PL_STATIC) $(TEST_HELPLIB) $(TEST_STATIC)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)

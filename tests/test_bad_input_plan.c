@@ -20,6 +20,7 @@
 #include "mkrt/frontier.h"
 #include "mkrt/layer.h"
 #include "mkrt/plan_cache.h"
+#include "mkrt_planlib/cached.h"
 #include "mkrt/ring.h"
 #include "mkrt/status.h"
 #include "mkrt/topology.h"

@@ -46,8 +46,8 @@ int main(void)
        "frontier_memory_rejects_graph_and_single_wave_over_budget: graph");
     is_str(err.message,
            "megakernel frontier memory planner requires 1600 bytes for resident graph bytes but "
-           "budget allows 1000. Fix: shard the graph/frontier waves or raise the explicit "
-           "megakernel budget.",
+           "budget allows 1000. Fix: shard the graph or the frontier waves or raise the "
+           "explicit megakernel budget.",
            "... with the reference message");
     mkrt_frontier_wave big[] = {{100, 100, 100}};
     is(mkrt_plan_frontier_memory(s, big, 1, NULL, 0, 0, 500, 0, &p, &err), MKRT_EBUDGET,

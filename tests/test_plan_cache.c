@@ -10,6 +10,7 @@
 #include "base/thread.h"
 #include "count_alloc.h"
 #include "mkrt/plan_cache.h"
+#include "mkrt_planlib/cached.h"
 #include "tap.h"
 
 static const mkrt_device_key SM120 = {12, 0, 32, true, true, 1024};

@@ -39,6 +39,21 @@ static void rules(void)
     is(mkrt__decide_route(100, true, &c, false), MKRT_PLAN_ROUTE_DEVICE, "ROUTE off: the device");
     is(mkrt__decide_route(100, true, &none, true), MKRT_PLAN_ROUTE_DEVICE,
        "ROUTE: the device until its round trip is measured");
+    c = costs(0, 0, 50000);
+    is(mkrt__decide_route(100, true, &c, true), MKRT_PLAN_ROUTE_DEVICE,
+       "ROUTE: the device until the CPU pool's ns per item is measured too");
+
+    /* SPREAD and QUEUE: the selector's bands on measured densities. */
+    is(mkrt__decide_spread(30, 1000, 0, MKRT_WAVE_NONE), MKRT_WAVE_WARP_SPARSE, "SPREAD: 3%% of the batch: warp-sparse");
+    is(mkrt__decide_spread(100, 1000, 0, MKRT_WAVE_NONE), MKRT_WAVE_SPARSE, "SPREAD: 10%%: sparse");
+    is(mkrt__decide_spread(500, 1000, 0, MKRT_WAVE_NONE), MKRT_WAVE_HYBRID, "SPREAD: 50%%: hybrid");
+    is(mkrt__decide_spread(500, 1000, 9000, MKRT_WAVE_NONE), MKRT_WAVE_SPARSE, "SPREAD: memory at 9000 bps: sparse");
+    is(mkrt__decide_spread(140, 1000, 0, MKRT_WAVE_SPARSE), MKRT_WAVE_SPARSE, "SPREAD: sparse holds to 15%%");
+    is(mkrt__decide_spread(110, 1000, 0, MKRT_WAVE_HYBRID), MKRT_WAVE_HYBRID, "SPREAD: hybrid holds down to 10%%");
+    ok(mkrt__decide_frontier_queue(100, 1000, false, true), "QUEUE: 10%% of the vertices: the queue");
+    ok(!mkrt__decide_frontier_queue(140, 1000, false, true), "QUEUE: 14%%: the bitset");
+    ok(mkrt__decide_frontier_queue(140, 1000, true, true), "QUEUE: the queue holds to 15%%");
+    ok(!mkrt__decide_frontier_queue(10, 1000, false, false), "QUEUE off (or a lane that may not): the bitset");
 
     uint64_t waiting[4] = {5, 0, 900, 0};
     uint32_t age[4] = {0, 0, 0, 0};
@@ -208,14 +223,21 @@ static void fuse_decides(mkrt_backend_kind kind, uint32_t wide, uint32_t chain)
 {
     const char *k = kind == MKRT_BACKEND_SIM ? "sim" : "cpu";
     size_t n = fuse_shape(wide, chain);
-    uint32_t on[8], off[8];
+    uint32_t on[8], off[8], fresh[8];
+    /* FUSE decides on measured costs only: 8 ns an item, a 20 us hand-off. */
+    const mkrt__plan_costs c = costs(8, 20000, 0);
     mkrt_runtime *rt = start(conf(kind, 2, MKRT_PLAN_FUSE));
-    mkrt_plan_record roff = one_batch(rt, big, n, NULL, off);
+    mkrt_plan_record roff = one_batch(rt, big, n, &c, off);
     uint64_t v_off = 0, v_on = 0;
     mkrt_cell_read(rt, 100, &v_off);
     mkrt_destroy(rt, SEC, NULL);
     rt = start(conf(kind, 2, 0));
-    mkrt_plan_record ron = one_batch(rt, big, n, NULL, on);
+    mkrt_plan_record rfresh = one_batch(rt, big, n, NULL, fresh);
+    ok(fresh[0] > 1 && rfresh.fused_layers == 0 && rfresh.topology != MKRT_WAVE_FUSED,
+       "%s FUSE before any cost was measured: no decision, the wide layer on %u participants", k, fresh[0]);
+    mkrt_destroy(rt, SEC, NULL);
+    rt = start(conf(kind, 2, 0));
+    mkrt_plan_record ron = one_batch(rt, big, n, &c, on);
     mkrt_cell_read(rt, 100, &v_on);
     ok(off[0] > 1 && roff.grid_barriers > 0 && roff.fused_layers == 0,
        "%s FUSE off: a %u-wide layer on %u participants, %u barriers", k, wide, off[0], roff.grid_barriers);

@@ -35,9 +35,9 @@
  *   run time it saves), and otherwise probes 4096 items of batch 1 and
  *   of every 64th batch.
  * - ::MKRT_PLAN_QUEUE: the next frontier of a level as a sparse queue of
- *   vertices or a dense bitset: the plan cache's frontier planner
- *   (mkrt_plan_cache_plan_frontier(): the topology selector's sparse
- *   topologies, with its hysteresis) on the level's measured density;
+ *   vertices or a dense bitset: the topology selector's sparse band (at
+ *   most 12.5% of the vertices; a queue holds to 15%) on the level's
+ *   counted density;
  *   SSSP and weighted RELAX levels (distance buckets) keep the bitset.
  *
  * mkrt_config::plan_off turns decisions off (an OR of these bits) for A/B

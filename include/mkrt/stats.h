@@ -67,9 +67,11 @@ typedef struct mkrt_stats {
     /** @var global_barriers
      *  @brief Barriers between layers, over all batches. */
     /** @var plan_cache_hits
-     *  @brief Batch plans found in the runtime's plan cache. */
+     *  @brief Always 0: the runtime's decisions are rules fed measured
+     *  inputs and consult no plan cache (kept for the ABI; a plan cache
+     *  of your own reports its stats, mkrt_plan_cache_stats_read). */
     /** @var plan_cache_misses
-     *  @brief Batch plans that had to be built. */
+     *  @brief Always 0, as plan_cache_hits. */
     /** @var latency_p50_ns
      *  @brief Median publish-to-completion latency, in ns. */
     /** @var latency_p99_ns

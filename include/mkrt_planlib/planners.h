@@ -5,12 +5,12 @@
  * uncached frontier execution planner, fusion-pressure scheduling and the
  * text of a topology decision.
  *
- * Moved out of libmkrt (issue 23: libmkrt.so exports only the planners its
- * data path calls). The runtime plans a frontier level through the plan
- * cache (mkrt_plan_cache_plan_frontier(), QUEUE in mkrt/explain.h), takes
- * FUSE's fusion pressure from the share of narrow layers, and reports its
- * topology as a number in mkrt_plan_record. These build on libmkrt's
- * public planners (link -lmkrt_planlib -lmkrt).
+ * Moved out of libmkrt (issue 23). The runtime decides a frontier level's
+ * queue or bitset with QUEUE's rule on the level's counted density
+ * (mkrt/explain.h), takes FUSE's fusion pressure from the share of narrow
+ * layers, and reports its topology as a number in mkrt_plan_record. These
+ * build on libmkrt's public planners (link -lmkrt_planlib -lmkrt); the
+ * cached planners are in mkrt_planlib/cached.h.
  */
 #ifndef MKRT_PLANLIB_PLANNERS_H
 #define MKRT_PLANLIB_PLANNERS_H

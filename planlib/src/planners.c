@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "mkrt_planlib/planners.h"
+#include "envelope.h"
 #include "planlib_base.h"
 
 /* The selector's memory red zone (src/plan/topology.c), for the reason. */
@@ -105,13 +106,11 @@ mkrt_status mkrt_schedule_fusion_pressure(const mkrt_exec_sample *samples, size_
     return MKRT_OK;
 }
 
-/* Graph bytes, the frontier memory plan, and the sample and layout the
- * execution planner gets: the amortized readback, the plan's peaks. */
-static mkrt_status envelope(mkrt_barrier_scratch *s, const mkrt_exec_sample *sample, const mkrt_graph_shape *graph,
-                            const mkrt_byte_layout *layout, const mkrt_frontier_wave *waves, size_t wave_count,
-                            const mkrt_wave_dep *deps, size_t dep_count, uint64_t budget_bytes,
-                            mkrt_frontier_plan *plan, mkrt_exec_sample *topo_sample, mkrt_byte_layout *peaks,
-                            mkrt_error *err)
+mkrt_status mkrt__pl_envelope(mkrt_barrier_scratch *s, const mkrt_exec_sample *sample, const mkrt_graph_shape *graph,
+                              const mkrt_byte_layout *layout, const mkrt_frontier_wave *waves, size_t wave_count,
+                              const mkrt_wave_dep *deps, size_t dep_count, uint64_t budget_bytes,
+                              mkrt_frontier_plan *plan, mkrt_exec_sample *topo_sample, mkrt_byte_layout *peaks,
+                              mkrt_error *err)
 {
     if (sample == NULL || plan == NULL)
         return mkrt__pl_error_set(err, MKRT_EINVAL,
@@ -147,7 +146,7 @@ mkrt_status mkrt_plan_frontier_execution(mkrt_barrier_scratch *s, const mkrt_exe
                                "pass valid pointers.");
     mkrt_exec_sample topo;
     mkrt_byte_layout peaks;
-    mkrt_status st = envelope(s, sample, graph, layout, waves, wave_count, deps,
+    mkrt_status st = mkrt__pl_envelope(s, sample, graph, layout, waves, wave_count, deps,
                                              dep_count, budget_bytes, plan, &topo, &peaks, err);
     if (st != MKRT_OK)
         return st;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "mkrt/plan_cache.h"
+#include "mkrt_planlib/cached.h"
 #include "mkrt_planlib/planners.h"
 #include "../../tests/tap.h"
 #include "../../tests/bad_input.h"

@@ -38,6 +38,7 @@
 #include "base/spin_wait.h"
 #include "base/thread.h"
 #include "ops/op_table.h"
+#include "plan/source.h"
 
 typedef struct cpu_pool {
     mkrt__backend base; /* first: the pool is its backend */
@@ -116,12 +117,12 @@ static void barrier(cpu_pool *pool, uint32_t n)
 }
 
 /* Worker `w` of the batch's plan.workers runs its share of every layer. */
-/* Items [from, to) of b: a frontier round's chunks go to the graph
- * engine (ops/op_table.h, mkrt__exec_round). */
+/* Items [from, to) of b: ops on the pool's state group, or a made
+ * source's items, which its source runs (plan/source.h). */
 static inline void run_range(cpu_pool *pool, const mkrt__batch *b, size_t from, size_t to)
 {
-    if (b->round)
-        mkrt__exec_round(pool->state, b->exec, from, to, &pool->fails);
+    if (b->source->made)
+        b->source->run(b->source->ctx, b->exec, from, to, &pool->fails);
     else
         mkrt__exec_range(pool->state, b->exec, from, to, &pool->fails);
 }
@@ -228,7 +229,7 @@ static bool run_inline(cpu_pool *pool, mkrt__batch *b)
             run_range(pool, b, b->layer_offsets[l], b->layer_offsets[l + 1]);
         return true;
     }
-    const bool checked = b->user_ops > 0 || b->round;
+    const bool checked = b->user_ops > 0 || b->source->made;
     if (checked && b->exec_n > INLINE_CHECKED_MAX) {
         hand_off(b, 0, 0);
         return false;

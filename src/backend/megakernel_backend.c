@@ -12,7 +12,8 @@
 #include "base/error_internal.h"
 #include "cuda/cuda_device.h"
 #include "cuda/cuda_engine.h"
-#include "graph/engine.h"
+#include "mkrt/graph.h"
+#include "ops/op_table.h"
 #include "state/state.h"
 
 /* The megakernel backend: the host protocol (mk_host.h) and the backend

@@ -10,6 +10,21 @@
 
 #define UNREACHED UINT64_MAX
 
+/* A failure of a pulled edge: two consecutive pairs claimed at once,
+ * (chunk index, status) and the edge index (low, high). A pulled round has
+ * at most capacity / 2 vertices, each failing at most once. */
+static inline void fail_list_add_edge(mkrt__fail_list *l, uint32_t index, uint32_t status, uint64_t edge)
+{
+    /* relaxed: hands out distinct slots, as mkrt__fail_list_add. */
+    uint32_t at = atomic_fetch_add_explicit(&l->count, 2, memory_order_relaxed);
+    if (at + 1 < l->capacity) {
+        l->pairs[2 * at] = index;
+        l->pairs[2 * at + 1] = status;
+        l->pairs[2 * at + 2] = (uint32_t)edge;
+        l->pairs[2 * at + 3] = (uint32_t)(edge >> 32);
+    }
+}
+
 /* QUEUE (graph_internal.h): v's bit was just set in w by this thread's
  * OR: its entry in this thread's block of the level's queue. */
 static _Thread_local struct {
@@ -191,7 +206,7 @@ static uint64_t push_user(mkrt__graph_engine *e, mkrt__traversal *t, const mkrt_
     chunk_range(e, c, &from, &to);
     const uint32_t op = e->lane_op[t->lane];
     const mkrt__op_entry *entry = &e->host.ops[op];
-    struct mkrt__op_run run = {e->host.state, t->lane, false, false};
+    struct mkrt__op_run run = {e->host.state, entry, false, false};
     mkrt_op_ctx ctx = {e->host.cells, e->host.ncells, entry->user, &e->graph, &run, 0};
     const uint32_t *targets = e->graph.targets, *weights = e->graph.weights;
     for (uint64_t i = from; i < to; i++) {
@@ -270,7 +285,7 @@ static uint64_t pull_bfs(mkrt__graph_engine *e, mkrt__traversal *t, const mkrt__
  * pulling from its frontier neighbours until one changed it. The level's
  * frontier (r) and the visited words change only between batches; relaxed
  * loads, as the ops only set bits of w meanwhile. A failing edge is
- * reported as two pairs (mkrt__fail_list_add_edge). Adds the edges it ran
+ * reported as two pairs (fail_list_add_edge). Adds the edges it ran
  * to *ran. */
 static uint64_t pull_chunk(mkrt__graph_engine *e, mkrt__traversal *t, const mkrt__chunk *c, size_t k,
                            mkrt__fail_list *fails, uint64_t *ran)
@@ -285,7 +300,7 @@ static uint64_t pull_chunk(mkrt__graph_engine *e, mkrt__traversal *t, const mkrt
     const bool user = t->kind == MKRT__LANE_USER;
     const uint32_t op = user ? e->lane_op[t->lane] : 0;
     const mkrt__op_entry *entry = user ? &e->host.ops[op] : NULL;
-    struct mkrt__op_run run = {e->host.state, t->lane, false, false};
+    struct mkrt__op_run run = {e->host.state, entry, false, false};
     mkrt_op_ctx ctx = {e->host.cells, e->host.ncells, user ? entry->user : NULL, g, &run, 0};
     const uint32_t *const targets = g->targets, *const weights = g->weights;
     const uint64_t *const off = g->offsets;
@@ -319,7 +334,7 @@ static uint64_t pull_chunk(mkrt__graph_engine *e, mkrt__traversal *t, const mkrt
             mkrt_status st = mkrt__op_run_status(&run, entry->fn(&edge, &ctx));
             mkrt__op_end(outer);
             if (st != MKRT_OK) {
-                mkrt__fail_list_add_edge(fails, (uint32_t)k, (uint32_t)st, i);
+                fail_list_add_edge(fails, (uint32_t)k, (uint32_t)st, i);
                 break;
             }
             if (run.changed) {
@@ -412,4 +427,11 @@ bool mkrt__graph_chunk_abandon(mkrt__graph_engine *e, const mkrt_item *chunk)
     /* relaxed: published by the finish's release store of finished. */
     atomic_store_explicit(&t->status, (int32_t)MKRT_ETIMEDOUT, memory_order_relaxed);
     return false;
+}
+
+bool mkrt__graph_chunk_pulled(const mkrt_item *chunk)
+{
+    mkrt__chunk c;
+    mkrt__chunk_get(chunk, &c);
+    return c.first == MKRT__CHUNK_PULL;
 }

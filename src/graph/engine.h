@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* src/graph/engine.h - the graph engine's interface: what the pipeline,
- * the ops and the runtime call. The engine owns the registered graph and
- * its traversals (graph/traversal.h); the pipeline asks it for a frontier
- * round (a source of items for a drain) and a backend hands the round's
- * items back to it to run (the place they apply). Nothing else of the
- * runtime knows how a frontier is kept.
+/* src/graph/engine.h - the graph engine's interface: what the runtime
+ * calls. The engine is a client of the core: it owns the registered graph
+ * and its traversals (graph/traversal.h) and reaches the pipeline and the
+ * ops only through their tables. To the pipeline it is a made source of
+ * work (plan/source.h, mkrt__graph_source): the drain takes frontier
+ * rounds from it and the CPU pool hands a round's items back to it to run.
+ * To the ops it fills the rows of the ops it claims (RELAX, the expanding
+ * user ops: mkrt__op_entry.mark). The runtime registers both at create.
+ * Nothing else of the runtime knows how a frontier is kept.
  *
  * A round's items are chunks (mkrt__chunk): 16 bytes with named fields,
- * copied into the batch's item slots. A batch that holds them says so
- * (mkrt__batch.round); no op number is reserved for them and no field is
+ * copied into the batch's item slots. A batch that holds them has the
+ * engine as its source; no op number is reserved for them and no field is
  * packed into another. */
 #ifndef MKRT_SRC_GRAPH_ENGINE_H
 #define MKRT_SRC_GRAPH_ENGINE_H
@@ -23,6 +26,7 @@
 #include "mkrt/item.h"
 #include "mkrt/status.h"
 #include "ops/op_table.h"
+#include "plan/source.h"
 
 typedef struct mkrt__graph_engine mkrt__graph_engine;
 
@@ -48,6 +52,7 @@ typedef struct mkrt__graph_host {
     _Atomic bool *aborting;        /* destroy timed out */
     mkrt__waitq *work_wq;          /* the dispatcher sleeps here (a start wakes it) */
     struct mkrt__planner *planner; /* PULL per level (plan/decide.h); NULL: the rule, counted nowhere */
+    _Atomic uint64_t *changed;     /* where the edges that changed their target are counted (stats) */
 } mkrt__graph_host;
 
 /* Cell traversals: lane 0 is RELAX's, lanes 1 .. MKRT_OP_EXPANDING_MAX are
@@ -72,47 +77,19 @@ uint32_t mkrt__graph_engine_traversals(const mkrt__graph_engine *e);
 /* A lane for an expanding user op (1..MKRT_OP_EXPANDING_MAX), 0 when all
  * are taken. Before the first producer (under the op table's lock). */
 uint32_t mkrt__graph_lane_claim(mkrt__graph_engine *e, uint32_t op);
+/* Claims an op's row: its expansion (mark) is this engine's, on the lane
+ * row->expand_slot (0: RELAX's). At create for RELAX's row, and for an
+ * expanding user op's once its row is written (under the same lock). */
+void mkrt__graph_row_claim(mkrt__graph_engine *e, mkrt__op_entry *row);
+/* The engine as a source of work (plan/source.h), for the runtime to
+ * register with the dispatch group at create. */
+const mkrt__source *mkrt__graph_source(mkrt__graph_engine *e);
 /* Test hook: levels of fewer vertices than this expand every vertex. */
 void mkrt__graph_bucket_min_set(mkrt__graph_engine *e, uint64_t n);
 
 /* v's edges are to be run by the lane's op at its next level (a frontier
  * bit); false when v is not a vertex with edges. Any worker. */
 bool mkrt__graph_mark(mkrt__graph_engine *e, uint32_t lane, uint32_t v);
-
-/* ---- the dispatcher's side (the dispatch token's holder) ---- */
-typedef struct mkrt__round {
-    size_t n;         /* chunks written */
-    uint64_t edges;   /* edge items they stand for (pushed rounds) */
-    bool pull;        /* a pulled round: the edges are known once it ran */
-} mkrt__round;
-/* Writes a round into items (at most max_batch edges); n 0: none now.
- * batch_running: a batch is launched and not finished (a level may then
- * not end). */
-mkrt__round mkrt__graph_round_take(mkrt__graph_engine *e, mkrt_item *items, bool batch_running);
-/* Whether the engine has work: frontier bits, a level under way, or a
- * traversal started and not yet taken up. */
-bool mkrt__graph_pending(mkrt__graph_engine *e);
-/* Any thread, without the token: a traversal was started since the
- * dispatcher last looked (it wakes the dispatcher). */
-bool mkrt__graph_wants(mkrt__graph_engine *e);
-/* After a pulled round completed: the edges it ran. */
-uint64_t mkrt__graph_pulled_take(mkrt__graph_engine *e);
-/* The edge item a round's chunk ran as its failed edge: fail pair (a, b)
- * as written by mkrt__graph_apply (pushed: a = k | j << 24; pulled: the
- * edge index follows as a second pair). */
-mkrt_item mkrt__graph_edge_item(const mkrt__graph_engine *e, const mkrt_item *chunk, uint64_t edge,
-                                bool pulled);
-uint64_t mkrt__graph_chunk_edge(const mkrt__graph_engine *e, const mkrt_item *chunk, uint32_t j, bool *exists);
-/* Destroy timed out: a round that is not run; public traversals in it end
- * with MKRT_ETIMEDOUT. Returns whether the chunk stands for items (a cell
- * lane's: fail its edges one by one). */
-bool mkrt__graph_chunk_abandon(mkrt__graph_engine *e, const mkrt_item *chunk);
-
-/* ---- the backend's side (any worker) ---- */
-/* Runs round chunks items[from, to); failures of user ops go to fails;
- * adds to *changed the edges that changed their target. */
-void mkrt__graph_apply(mkrt__graph_engine *e, const mkrt_item *items, size_t from, size_t to,
-                       mkrt__fail_list *fails, uint64_t *changed);
 
 /* Work counters (stats readers, relaxed). */
 typedef struct mkrt__graph_counters {

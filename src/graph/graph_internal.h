@@ -82,6 +82,7 @@ struct mkrt_traversal {
         uint32_t v;         /* the vertex being expanded */
         uint64_t edge, end; /* its edges still to emit */
         bool pull;          /* this level runs pulled */
+        bool queue_chosen;  /* QUEUE's last choice for the lane (its hysteresis) */
         bool queued;        /* this level's vertices come from rq (QUEUE) */
         uint64_t rq_n, rq_pos;
         bool pull_pending;  /* pulled chunks of the level remain */
@@ -151,6 +152,12 @@ struct mkrt__graph_engine {
     /* Edges pulled rounds ran (workers add; the dispatcher takes). */
     alignas(MKRT_CACHE_LINE) _Atomic uint64_t pulled;
     _Atomic uint64_t levels_pushed, levels_pulled, edges; /* counters (dispatcher, relaxed) */
+    mkrt__source source; /* the engine as a source of work (source.c) */
+    /* The level started last (dispatcher-only; round.c), for EXPLAIN: its
+     * density, GraphBLAS class (PULL's lanes) and whether it was queued. */
+    uint32_t level_density_bps;
+    mkrt_plan_frontier level_class;
+    bool level_queue;
 };
 
 /* Edges per chunk item, at most (and the cap on max_batch's share). */
@@ -209,5 +216,43 @@ mkrt__traversal *mkrt__traversal_new(mkrt__graph_engine *e, uint32_t lane, mkrt_
 void mkrt__traversal_free(mkrt__traversal *t);
 /* round.c: the traversal finished a run (dispatcher; no batch runs). */
 void mkrt__traversal_finish(mkrt__traversal *t, mkrt_status st);
+
+
+/* ---- the source's side (source.c registers them in the table) ---- */
+/* The dispatcher's side (the dispatch token's holder). */
+typedef struct mkrt__round {
+    size_t n;         /* chunks written */
+    uint64_t edges;   /* edge items they stand for (pushed rounds) */
+    bool pull;        /* a pulled round: the edges are known once it ran */
+} mkrt__round;
+/* Writes a round into items (at most max_batch edges); n 0: none now.
+ * batch_running: a batch is launched and not finished (a level may then
+ * not end). round.c */
+mkrt__round mkrt__graph_round_take(mkrt__graph_engine *e, mkrt_item *items, bool batch_running);
+/* Whether the engine has work: frontier bits, a level under way, or a
+ * traversal started and not yet taken up. */
+bool mkrt__graph_pending(mkrt__graph_engine *e);
+/* Any thread, without the token: a traversal was started since the
+ * dispatcher last looked (it wakes the dispatcher). */
+bool mkrt__graph_wants(mkrt__graph_engine *e);
+/* After a round completed: the edges it pulled (0 for a pushed round). */
+uint64_t mkrt__graph_pulled_take(mkrt__graph_engine *e);
+/* The edge item a round's chunk ran as its failed edge (apply.c). */
+mkrt_item mkrt__graph_edge_item(const mkrt__graph_engine *e, const mkrt_item *chunk, uint64_t edge,
+                                bool pulled);
+uint64_t mkrt__graph_chunk_edge(const mkrt__graph_engine *e, const mkrt_item *chunk, uint32_t j, bool *exists);
+/* Destroy timed out: a round that is not run; public traversals in it end
+ * with MKRT_ETIMEDOUT. Returns whether the chunk stands for items (a cell
+ * lane's: fail its edges one by one). */
+bool mkrt__graph_chunk_abandon(mkrt__graph_engine *e, const mkrt_item *chunk);
+/* The backend's side (any worker): runs round chunks items[from, to);
+ * failures of user ops go to fails in the engine's own encoding (a pushed
+ * edge: (k | j << 24, status); a pulled edge: (k, status) then the edge
+ * index as a second pair); adds to *changed the edges that changed their
+ * target. */
+void mkrt__graph_apply(mkrt__graph_engine *e, const mkrt_item *items, size_t from, size_t to,
+                       mkrt__fail_list *fails, uint64_t *changed);
+/* Whether a chunk item is a pulled one. */
+bool mkrt__graph_chunk_pulled(const mkrt_item *chunk);
 
 #endif

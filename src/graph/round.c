@@ -202,6 +202,29 @@ static void settle_level(mkrt__traversal *t, uint64_t *nf, uint64_t *mf)
     }
 }
 
+/* Whether a decision is on (config.plan_off; without a planner, PULL
+ * is on and QUEUE off: the rules, counted nowhere). */
+static bool decision_on(const mkrt__graph_engine *e, uint32_t bit)
+{
+    return e->host.planner == NULL ? bit == MKRT_PLAN_PULL : !(e->host.planner->off & bit);
+}
+
+static void count(mkrt__graph_engine *e, mkrt_plan_counter c)
+{
+    if (e->host.planner != NULL)
+        mkrt__planner_count(e->host.planner, c, 1);
+}
+
+/* PULL decided a level of nf vertices: its density and GraphBLAS class
+ * (for EXPLAIN, source.c) and the counters. */
+static void level_note(mkrt__graph_engine *e, uint64_t nf, bool pull)
+{
+    const uint64_t bps = e->graph.vertices ? nf * 10000u / e->graph.vertices : 0;
+    e->level_density_bps = (uint32_t)(bps < 10000u ? bps : 10000u);
+    e->level_class = mkrt__decide_frontier_class(e->level_density_bps, e->level_class);
+    count(e, pull ? MKRT_PLAN_N_PULL_LEVELS : MKRT_PLAN_N_PUSH_LEVELS);
+}
+
 /* A new level (r just swapped in): a pulling lane's vertices settle and
  * the lane chooses push or pull for it; QUEUE chooses how the next
  * frontier (w) is kept. */
@@ -220,9 +243,10 @@ static void start_level(mkrt__traversal *t, bool aborting)
             t->x.visited_dirty = true;
             uint64_t unsettled = all - t->x.visited_edges;
             t->x.visited_edges += mf;
-            /* PULL (plan/decide.h): direction-optimizing levels, Beamer's alpha and beta. */
-            bool pull = e->host.planner ? mkrt__plan_level(e->host.planner, nf, mf, unsettled, e->graph.vertices, was)
-                                        : mkrt__decide_pull(nf, mf, unsettled, e->graph.vertices, was, true);
+            /* PULL (plan/decide.h): direction-optimizing levels, Beamer's
+             * alpha and beta, on the level's counted vertices and edges. */
+            bool pull = mkrt__decide_pull(nf, mf, unsettled, e->graph.vertices, was, decision_on(e, MKRT_PLAN_PULL));
+            level_note(e, nf, pull);
             /* A pulled round needs room for two failure pairs per vertex
              * of a word (take_pulled). */
             if (pull && !aborting && e->host.max_batch >= 128) {
@@ -233,7 +257,6 @@ static void start_level(mkrt__traversal *t, bool aborting)
         }
     } else {
         nf = t->x.queued ? t->x.rq_n : popcount_words(t->r, e->words);
-        mf = e->graph.vertices ? nf * (all / e->graph.vertices) : 0;
     }
     if (t->kind == MKRT__LANE_BFS && t->pulls) {
         /* A pulling BFS's levels are strict (a level's chunks all ran
@@ -256,11 +279,16 @@ static void start_level(mkrt__traversal *t, bool aborting)
     mkrt__graph_count(t->x.pull ? &t->levels_pulled : &t->levels_pushed, 1);
     mkrt__graph_count(t->x.pull ? &e->levels_pulled : &e->levels_pushed, 1);
     /* QUEUE (plan/decide.h): the next frontier as a queue, or the bitset
-     * alone (no planner: the bitset; a lane with distance buckets: the
-     * bitset, see decide.h). relaxed: published by the launch. */
-    bool q = e->host.planner != NULL &&
-             mkrt__plan_frontier_queue(e->host.planner, nf, mf, e->graph.vertices, all, e->graph.weights != NULL,
-                                       t->lane, t->x.queued, !t->buckets);
+     * alone, on the level's counted density, with hysteresis against the
+     * lane's last choice (no planner: the bitset; a lane with distance
+     * buckets: the bitset, see decide.h). relaxed: published by the
+     * launch. */
+    count(e, t->x.queued ? MKRT_PLAN_N_QUEUE_LEVELS : MKRT_PLAN_N_BITSET_LEVELS);
+    e->level_queue = t->x.queued;
+    const bool q = mkrt__decide_frontier_queue(nf, e->graph.vertices, t->x.queue_chosen,
+                                               e->host.planner != NULL && !t->buckets &&
+                                                   decision_on(e, MKRT_PLAN_QUEUE));
+    t->x.queue_chosen = q;
     atomic_store_explicit(&t->qon, q && !aborting, memory_order_relaxed);
 }
 

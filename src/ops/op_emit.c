@@ -6,9 +6,9 @@
 #include <string.h>
 
 #include "base/error_internal.h"
+#include "mkrt/graph.h"
 #include "ops/builtin_ops.h"
 #include "ops/op_table.h"
-#include "graph/engine.h"
 #include "state/state.h"
 
 /* Whether ctx is the live op's on this thread: its generation (unique in
@@ -69,9 +69,11 @@ mkrt_status mkrt_op_emit(const mkrt_op_ctx *ctx, const mkrt_item *items, size_t 
 
 mkrt_status mkrt_op_emit_edges(const mkrt_op_ctx *ctx, uint32_t v)
 {
-    if (!live(ctx) || ctx->run->expand_slot == 0 || ctx->graph == NULL || v >= ctx->graph->vertices)
+    if (!live(ctx) || ctx->run->op == NULL || ctx->run->op->expand_slot == 0 || ctx->run->op->mark == NULL ||
+        ctx->graph == NULL || v >= ctx->graph->vertices)
         return MKRT_EINVAL;
-    (void)mkrt__graph_mark(ctx->run->state->graph, ctx->run->expand_slot, v); /* no edges: nothing to emit */
+    const mkrt__op_entry *row = ctx->run->op;
+    (void)row->mark(row->engine, row->expand_slot, v); /* no edges: nothing to emit */
     return MKRT_OK;
 }
 

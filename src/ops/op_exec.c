@@ -6,7 +6,6 @@
  * from ops/builtin_ops.h, shared with the device. */
 #include "ops/builtin_ops.h"
 #include "ops/op_table.h"
-#include "graph/engine.h"
 #include "state/state.h"
 
 _Static_assert((int)MKRT_OPS_NOP == (int)MKRT_OP_NOP && (int)MKRT_OPS_STORE == (int)MKRT_OP_STORE &&
@@ -21,8 +20,8 @@ mkrt_status mkrt__item_admit(const mkrt__state *sg, const mkrt_item *it)
     const uint32_t cells = sg->cfg->cells;
     if (!mkrt__ops_is_user(it->op)) {
         uint32_t e = mkrt__ops_builtin_check(it->op, it->in, it->out, cells);
-        if (e == MKRT_MK_ERR_NONE && it->op == MKRT_OPS_RELAX && mkrt__graph_engine_graph(sg->graph) == NULL)
-            return MKRT_ENOTSUP; /* RELAX expands over the registered graph */
+        if (e == MKRT_MK_ERR_NONE && it->op == MKRT_OPS_RELAX && (sg->graph == NULL || sg->ops[it->op].mark == NULL))
+            return MKRT_ENOTSUP; /* RELAX expands over the registered graph, through its row */
         return e == MKRT_MK_ERR_NONE ? MKRT_OK : e == MKRT_MK_ERR_HANDLE ? MKRT_EINVAL : MKRT_ENOTSUP;
     }
     if (it->op >= MKRT_OP_MAX || sg->ops[it->op].fn == NULL)
@@ -64,7 +63,8 @@ void mkrt__exec_range(mkrt__state *sg, const mkrt_item *items, size_t from, size
 {
     uint64_t *cells = sg->cells;
     const uint32_t ncells = sg->cfg->cells;
-    const mkrt_graph *graph = mkrt__graph_engine_graph(sg->graph);
+    const struct mkrt_graph *graph = sg->graph;
+    const mkrt__op_entry *relax = &sg->ops[MKRT_OPS_RELAX]; /* admitted: its row expands */
     uint64_t changed = 0;
     for (size_t k = from; k < to; k++) {
         const mkrt_item *it = &items[k];
@@ -74,7 +74,7 @@ void mkrt__exec_range(mkrt__state *sg, const mkrt_item *items, size_t from, size
             mkrt__ops_run_admitted(it->op, it->in, it->out, it->param, cells);
         } else if (mkrt__ops_is_user(it->op)) {
             const mkrt__op_entry *op = &sg->ops[it->op];
-            struct mkrt__op_run run = {sg, op->expand_slot, false, false};
+            struct mkrt__op_run run = {sg, op, false, false};
             uint64_t outer;
             mkrt_op_ctx ctx = {cells, ncells, op->user, graph, &run, mkrt__op_begin(&outer)};
             mkrt_status st = mkrt__op_run_status(&run, op->fn(it, &ctx));
@@ -86,7 +86,7 @@ void mkrt__exec_range(mkrt__state *sg, const mkrt_item *items, size_t from, size
             if (mkrt__ops_run_update(it->op, it->in, it->out, it->param, cells)) { /* admitted */
                 changed++;
                 if (it->op == MKRT_OPS_RELAX)
-                    (void)mkrt__graph_mark(sg->graph, 0, it->out); /* RELAX's lane */
+                    (void)relax->mark(relax->engine, relax->expand_slot, it->out); /* its row */
             }
         } else if (it->op != MKRT_OPS_APPEND) {
             (void)mkrt__ops_run_builtin(it->op, it->in, it->out, it->param, cells, ncells); /* admitted */
@@ -102,15 +102,6 @@ void mkrt__exec_range(mkrt__state *sg, const mkrt_item *items, size_t from, size
                                   mkrt__ops_append_word(it->out, it->param), memory_order_release);
         }
     }
-    if (changed != 0)
-        /* relaxed: a statistic, read by stats without ordering. */
-        atomic_fetch_add_explicit(&sg->changed, changed, memory_order_relaxed);
-}
-
-void mkrt__exec_round(mkrt__state *sg, const mkrt_item *items, size_t from, size_t to, mkrt__fail_list *fails)
-{
-    uint64_t changed = 0;
-    mkrt__graph_apply(sg->graph, items, from, to, fails, &changed);
     if (changed != 0)
         /* relaxed: a statistic, read by stats without ordering. */
         atomic_fetch_add_explicit(&sg->changed, changed, memory_order_relaxed);

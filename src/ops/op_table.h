@@ -30,13 +30,21 @@ typedef struct mkrt__op_entry {
     bool commutes;          /* commutes with itself on out (mkrt_op_desc.commutes) */
     uint32_t expand_slot;   /* its frontier slot (mkrt_op_desc.expands); 0: none (slot 0 is RELAX's) */
     bool pulls;             /* its levels may run pulled (mkrt_op_desc.pulls) */
+    /* The row's expansion, filled by the engine that claims the op (as
+     * io_uring's opdef.c rows): the graph engine claims RELAX at create
+     * and each expanding user op as it registers. mark: v's edges are run
+     * by the op at the next level of its slot's frontier (false: v is no
+     * vertex with edges); any worker. NULL: the op does not expand (a
+     * RELAX item is then refused, mkrt__item_admit). */
+    bool (*mark)(void *engine, uint32_t slot, uint32_t v);
+    void *engine;
 } mkrt__op_entry;
 
 /* One run of an op on the host (mkrt_op_ctx.run): what mkrt_op_emit and
  * mkrt_op_changed need. Lives on the running thread's stack. */
 struct mkrt__op_run {
     mkrt__state *state;
-    uint32_t expand_slot; /* the op's frontier lane (graph/engine.h); 0: it does not expand */
+    const mkrt__op_entry *op; /* its row: expand_slot and mark (mkrt_op_emit_edges) */
     bool changed;
     bool emit_full; /* mkrt_op_emit refused items for room (MKRT_EOVERFLOW) in this run */
 };
@@ -55,7 +63,7 @@ static inline mkrt_status mkrt__op_run_status(struct mkrt__op_run *run, mkrt_sta
 }
 
 /* Which op run is live on a thread: state/op_generation.h (below ops/
- * and graph/, which both start op calls). */
+ * and the engines that start op calls). */
 
 /* Failures of a batch's items: (index into the batch's items, the op's
  * mkrt_status as uint32_t) pairs. Writers claim slots with one relaxed fetch-add; the
@@ -73,21 +81,6 @@ static inline void mkrt__fail_list_add(mkrt__fail_list *l, uint32_t index, uint3
     if (at < l->capacity) {
         l->pairs[2 * at] = index;
         l->pairs[2 * at + 1] = status;
-    }
-}
-
-/* A failure of a pulled edge (graph/apply.c): two consecutive pairs
- * claimed at once. A pulled round has at most capacity / 2 vertices,
- * each failing at most once. */
-static inline void mkrt__fail_list_add_edge(mkrt__fail_list *l, uint32_t index, uint32_t status, uint64_t edge)
-{
-    /* relaxed: as mkrt__fail_list_add. */
-    uint32_t at = atomic_fetch_add_explicit(&l->count, 2, memory_order_relaxed);
-    if (at + 1 < l->capacity) {
-        l->pairs[2 * at] = index;
-        l->pairs[2 * at + 1] = status;
-        l->pairs[2 * at + 2] = (uint32_t)edge;
-        l->pairs[2 * at + 3] = (uint32_t)(edge >> 32);
     }
 }
 
@@ -117,9 +110,4 @@ uint32_t mkrt__item_commute_key(const mkrt_item *it, void *ctx);
  * same cell in conflicting ways, so cells are plain memory. */
 void mkrt__exec_range(mkrt__state *sg, const mkrt_item *items, size_t from, size_t to,
                       mkrt__fail_list *fails);
-/* The same for a frontier round's chunks (mkrt__batch.round): the graph
- * engine runs them (graph/engine.h, mkrt__graph_apply). */
-void mkrt__exec_round(mkrt__state *sg, const mkrt_item *items, size_t from, size_t to,
-                      mkrt__fail_list *fails);
-
 #endif

@@ -81,7 +81,7 @@ static bool all_admitted(const mkrt__dispatch *dp, mkrt__batch *b, uint64_t room
     b->handle_hi = b->n > 0 ? hi : 0;
     uint32_t allowed = HANDLE_RULE_OPS;
     /* RELAX: the handle rule and a registered graph (mkrt__item_admit). */
-    if (mkrt__graph_engine_graph(dp->state->graph) != NULL)
+    if (dp->state->graph != NULL && dp->state->ops[MKRT_OPS_RELAX].mark != NULL)
         allowed |= 1u << MKRT_OPS_RELAX;
     *appends = app[LANE_OP];
     return (ops & ~allowed) == 0 && hi < dp->cfg->cells && app[LANE_OP] <= room;

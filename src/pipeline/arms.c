@@ -80,7 +80,7 @@ const uint8_t *mkrt__stage_arms(mkrt__dispatch *dp, mkrt__batch *b)
     mkrt__dispatch_scratch *s = dp->scratch;
     s->marked = 0;
     s->looked = 0;
-    if ((dp->planner.off & MKRT_PLAN_ARMS) || b->round || arms < 2 || n != b->n)
+    if ((dp->planner.off & MKRT_PLAN_ARMS) || b->source->made || arms < 2 || n != b->n)
         return NULL;
     const size_t look = (size_t)mkrt__decide_arms_look(&dp->planner.costs, n, b->seq);
     /* No op it could skip among the items it would look at (the first

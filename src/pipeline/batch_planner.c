@@ -4,19 +4,12 @@
  *
  * Route: the first backend that has not failed and accepts every item
  * (the CPU pool, last, accepts all).
- * Shape: the RCU plan cache's topology selector
- * (mkrt_plan_cache_select_topology: on a miss mkrt_select_topology_stable,
- * hysteresis against the identity's last decision; the identity is the
- * batch's size and layer count as bit lengths, the backend's device key
- * and width) chooses the execution topology for the typical layer, fed
- * what the path measured: its frontier density is layer width / batch
- * size, its cost the layer's items at the measured ns per item, the
- * launch overhead the backend's measured hand-off (CPU pool) or round
- * trip (device), the items read back 16 bytes each, the graph the
- * batch's items, the memory the split's peak bytes against the budget
- * (fusion is FUSE's decision below, not the spread's). The claim
- * size is about four claims per participant of a typical layer, 16..1024
- * items, and never below the backend's grain.
+ * Shape: SPREAD (plan/decide.h) chooses the topology of the typical
+ * layer from what the batch measures: its density (layer width / batch
+ * size) and the memory pressure (the sources' resident bytes and the
+ * split's peaks against the budget), with hysteresis against its last
+ * choice. The claim size is about four claims per participant of a
+ * typical layer, 16..1024 items, and never below the backend's grain.
  * Per layer: a participant should get at least `spread` claims, where the
  * topology sets the spread: warp-sparse 4, sparse 2, the dense shapes 1
  * (a sparse layer is latency-bound: fewer participants, fewer threads
@@ -25,26 +18,6 @@
  * of the backend). */
 #include "pipeline/stages.h"
 #include "pipeline/dispatch.h"
-
-static unsigned bitlen(uint64_t v)
-{
-    return v == 0 ? 0 : 64u - (unsigned)__builtin_clzll(v);
-}
-
-/* What the path measured for the plan's inputs: ns per item on the CPU
- * pool (built-ins cost about 8 before a sample) and the launch overhead
- * of a layer on the backend: the CPU pool's hand-off and barrier, the
- * device's round trip (20 us before a sample, issue 13's order). */
-static double ns_per_item(const mkrt__plan_costs *c)
-{
-    return c->cpu_ns_item.n ? c->cpu_ns_item.v : 8.0;
-}
-
-static double launch_ns(const mkrt__plan_costs *c, const mkrt__backend *be)
-{
-    const mkrt__ema *e = be->is_cpu_pool ? &c->handoff_ns : &c->dev_trip_ns;
-    return e->n ? e->v : 20000.0;
-}
 
 static uint32_t spread_of(mkrt_wave_topology t)
 {
@@ -65,9 +38,8 @@ static bool plan_on(const mkrt__dispatch *dp, uint32_t bit)
 
 /* The first device, in order of preference, that has not failed and
  * accepts the batch, unless ROUTE keeps a small batch of built-ins on the
- * CPU pool (plan/decide.h; not a frontier round, which the device may run
- * as a traversal, nor with the state in device memory, which would move
- * for it); else the CPU pool, which takes every batch. */
+ * CPU pool (plan/decide.h; not a batch of a made source, nor with the
+ * state in device memory, which would move for it); else the CPU pool, which takes every batch. */
 static uint32_t route(mkrt__dispatch *dp, mkrt__batch *b)
 {
     uint32_t pool = 0, dev = UINT32_MAX;
@@ -75,14 +47,14 @@ static uint32_t route(mkrt__dispatch *dp, mkrt__batch *b)
         const mkrt__backend *be = dp->backends[i];
         if (be->is_cpu_pool)
             pool = i;
-        /* A frontier round runs where its graph engine is: the host. */
-        else if (dev == UINT32_MAX && !be->failed && !b->round && be->ops->accepts(be, b->exec, b->exec_n))
+        /* A made source's items run where the source is: the host. */
+        else if (dev == UINT32_MAX && !be->failed && !b->source->made && be->ops->accepts(be, b->exec, b->exec_n))
             dev = i;
     }
     b->note.route = MKRT_PLAN_ROUTE_CPU_ONLY;
     if (dev == UINT32_MAX)
         return pool;
-    b->note.route = mkrt__decide_route(b->exec_n, b->user_ops == 0 && !b->round && !dp->device_state,
+    b->note.route = mkrt__decide_route(b->exec_n, b->user_ops == 0 && !b->source->made && !dp->device_state,
                                        &dp->planner.costs, plan_on(dp, MKRT_PLAN_ROUTE));
     /* A RELAX item the device accepted starts a whole traversal there (the
      * graph is resident): its cost is the traversal's, not n items', so the
@@ -99,37 +71,32 @@ static uint32_t route(mkrt__dispatch *dp, mkrt__batch *b)
 }
 
 /* Memory pressure of the batch against the budget, in bps (0: no
- * budget): the execution planner (mkrt_plan_execution: the topology for
- * the batch's shape fitted to the budget) over the resident graph (its
- * offsets, targets and weights) and the split's peak layer bytes, plus
- * the cells and APPEND log where they live in device memory. */
+ * budget): the split's peak layer bytes and what is resident (the
+ * device's count, or the sources' resident bytes and the device state),
+ * all of it measured or counted, against the budget. */
 static uint32_t memory_bps(const mkrt__dispatch *dp, const mkrt__batch *b)
 {
-    uint64_t budget = dp->cfg->device_memory_budget;
+    const uint64_t budget = dp->cfg->device_memory_budget;
     if (budget == 0)
         return 0;
-    const mkrt_graph *reg = dp->state->graph != NULL ? mkrt__graph_engine_graph(dp->state->graph) : NULL;
-    uint64_t v = reg != NULL ? reg->vertices : 0, e = v ? reg->offsets[v] : 0;
-    mkrt_graph_shape g = {v, e};
-    mkrt_byte_layout l = {v ? 8u : 0u, v && reg->weights ? 8u : 4u, b->plan.peak_frontier_bytes,
-                          b->plan.peak_scratch_bytes, b->plan.peak_output_bytes + (v ? 8u : 0u)};
-    uint64_t layers = b->layers ? b->layers : 1;
-    uint64_t width = b->exec_n / layers;
-    mkrt_exec_sample s = mkrt_exec_sample_from_telemetry((uint32_t)(b->exec_n ? width * 10000u / b->exec_n : 0),
-                                                         b->exec_n * 16u, (double)width * ns_per_item(&dp->planner.costs));
-    mkrt_exec_plan ep;
-    uint64_t bps = 10000u; /* not even the sparse envelope fits */
-    const mkrt__backend *be = dp->backends[b->plan.backend];
-    if (mkrt_plan_execution(&s, &g, &l, budget, launch_ns(&dp->planner.costs, be), 0.0, true, &ep, NULL) == MKRT_OK)
-        bps = ep.memory.memory_pressure_bps;
-    /* What the device holds beside the graph the planner counted: the
-     * frontier, the cells and the log in device memory (state.h).
+    unsigned __int128 need = (unsigned __int128)b->plan.peak_frontier_bytes + b->plan.peak_scratch_bytes +
+                             b->plan.peak_output_bytes;
+    /* What is resident: the device's own count where a device holds the
+     * runtime's data (state.h, device_resident: the graph and its
+     * frontier, the cells and the log in device memory), else what the
+     * sources keep resident for their items (plan/source.h) and the
+     * device state's cells and log; the larger, so nothing counts twice.
      * relaxed: a size. */
-    uint64_t resident = atomic_load_explicit(&dp->state->device_resident, memory_order_relaxed);
-    uint64_t graph = v ? (v + 1) * 8u + e * (reg->weights ? 8u : 4u) : 0;
-    uint64_t other = resident > graph ? resident - graph : 0;
-    bps += other >= budget ? 10000u : other * 10000u / budget;
-    return (uint32_t)(bps < 10000u ? bps : 10000u);
+    unsigned __int128 host = 0;
+    for (uint32_t i = 0; i < dp->nsources; i++)
+        if (dp->sources[i]->resident_bytes != NULL)
+            host += dp->sources[i]->resident_bytes(dp->sources[i]->ctx);
+    if (dp->device_state)
+        host += (unsigned __int128)dp->state->cells_bytes + dp->state->log_bytes;
+    const uint64_t device = atomic_load_explicit(&dp->state->device_resident, memory_order_relaxed);
+    need += host > device ? host : device;
+    const unsigned __int128 bps = need * 10000u / budget;
+    return bps < 10000u ? (uint32_t)bps : 10000u;
 }
 
 /* MKRT__SHARE_MIN_DEFAULT (plan/decide.h): the fewest items one participant
@@ -180,22 +147,11 @@ void mkrt__stage_plan(mkrt__dispatch *dp, mkrt__batch *b)
         plan->width = mkrt__decide_shed_memory(plan->width, mem_bps);
     if (plan->width < full)
         mkrt__planner_count(&dp->planner, MKRT_PLAN_N_SHED, 1);
-    const unsigned n_bits = bitlen(b->exec_n), layer_bits = bitlen(b->layers);
     const uint64_t n = b->exec_n, typical = n / (b->layers ? b->layers : 1);
-    mkrt_plan_identity id = {(uint64_t)n_bits << 8 | layer_bits, MKRT_ANALYSIS_DATAFLOW, 0, be->key, plan->width};
-    id.device.max_workgroup_size = plan->width; /* be->key: the device's capabilities (backend.h) */
-    mkrt_exec_sample s = mkrt_exec_sample_from_telemetry((uint32_t)(n ? typical * 10000u / n : 0), n * 16u,
-                                                         (double)typical * ns_per_item(&dp->planner.costs));
-    mkrt_graph_shape g = {n, n};
-    mkrt_memory_budget m = {plan->peak_frontier_bytes + plan->peak_scratch_bytes + plan->peak_output_bytes,
-                            dp->cfg->device_memory_budget};
-    mkrt_topology_decision td;
-    mkrt_error err;
-    if (mkrt_plan_cache_select_topology(dp->plans, &id, &s, &g, &m, launch_ns(&dp->planner.costs, be), 0.0, &td,
-                                        &err) == MKRT_OK)
-        plan->topology = td.topology;
-    else /* out of memory in the cache: a plain plan */
-        plan->topology = MKRT_WAVE_HYBRID;
+    /* SPREAD: the typical layer's measured density and the memory
+     * pressure (plan/decide.h). */
+    plan->topology = mkrt__decide_spread(typical, n, mem_bps, dp->planner.spread_prev);
+    dp->planner.spread_prev = plan->topology;
     uint64_t chunk = typical / ((uint64_t)be->width * 4);
     plan->chunk = (uint32_t)(chunk < 16 ? 16 : chunk > 1024 ? 1024 : chunk);
     uint64_t per = (uint64_t)plan->chunk * spread_of(plan->topology);
@@ -217,14 +173,13 @@ void mkrt__stage_plan(mkrt__dispatch *dp, mkrt__batch *b)
         woken += p < plan->width;
     }
     /* FUSE: FusedWave on the batch's measured shape, with hysteresis. */
-    mkrt_topology_decision fd = {MKRT_WAVE_HYBRID, 0, 0, 0};
+    mkrt_wave_topology fd = MKRT_WAVE_HYBRID;
     uint32_t fused = 0;
     if (plan_on(dp, MKRT_PLAN_FUSE) && b->layers > 1 && plan->width > 1) {
-        fd = mkrt__decide_fuse(b->exec_n, b->layers, narrow, &dp->planner.costs, mem_bps,
-                               dp->planner.fuse_prev);
-        dp->planner.fuse_prev = fd.topology;
+        fd = mkrt__decide_fuse(b->exec_n, b->layers, narrow, &dp->planner.costs, mem_bps, dp->planner.fuse_prev);
+        dp->planner.fuse_prev = fd;
         uint64_t fuse_max = (uint64_t)mkrt__decide_fuse_max((uint32_t)(per < UINT32_MAX / 4 ? per : UINT32_MAX / 4));
-        for (size_t l = 0; fd.topology == MKRT_WAVE_FUSED && l < b->layers; l++)
+        for (size_t l = 0; fd == MKRT_WAVE_FUSED && l < b->layers; l++)
             if (plan->participants[l] > 1 && b->layer_offsets[l + 1] - b->layer_offsets[l] <= fuse_max) {
                 plan->participants[l] = 1;
                 fused++;
@@ -259,5 +214,5 @@ void mkrt__stage_plan(mkrt__dispatch *dp, mkrt__batch *b)
     r->share_min = (uint32_t)(per < UINT32_MAX ? per : UINT32_MAX);
     r->grid_barriers = plan->grid_barriers;
     r->fused_layers = fused;
-    r->topology = (uint32_t)fd.topology;
+    r->topology = (uint32_t)fd;
 }

@@ -11,31 +11,16 @@
 
 void mkrt__stage_take_failures(mkrt__dispatch *dp, mkrt__batch *b, const uint32_t *fails, uint32_t nfails)
 {
-    if (b->pull) { /* pairs of pairs: (k, status), (edge low, high); see graph/apply.c */
-        for (uint32_t i = 0; i + 1 < nfails; i += 2) {
-            uint32_t k = fails[2 * i];
-            if (k >= b->exec_n)
-                continue;
-            mkrt_item edge = mkrt__graph_edge_item(dp->state->graph, &b->exec[k],
-                                                   (uint64_t)fails[2 * i + 3] << 32 | fails[2 * i + 2], true);
-            mkrt__batch_fail(b, &edge, (mkrt_status)(int32_t)fails[2 * i + 1]);
-        }
-        return;
-    }
-    for (uint32_t i = 0; i < nfails; i++) {
-        uint32_t k = b->round ? fails[2 * i] & 0xffffffu : fails[2 * i];
-        if (k >= b->exec_n)
-            continue;
-        mkrt_status why = (mkrt_status)(int32_t)fails[2 * i + 1];
-        if (b->round) { /* the failed edge item of a chunk: (k | j << 24, status) */
-            bool exists;
-            uint64_t e = mkrt__graph_chunk_edge(dp->state->graph, &b->exec[k], fails[2 * i] >> 24, &exists);
-            (void)exists; /* the backend ran it */
-            mkrt_item edge = mkrt__graph_edge_item(dp->state->graph, &b->exec[k], e, false);
-            mkrt__batch_fail(b, &edge, why);
-        } else {
-            mkrt__batch_fail(b, &b->exec[k], why);
-        }
+    (void)dp;
+    /* The batch's source says which item each failure is (plan/source.h). */
+    const mkrt__source *src = b->source;
+    for (uint32_t i = 0; i < nfails;) {
+        uint32_t used = 1;
+        mkrt_item item;
+        mkrt_status why;
+        if (src->failed(src->ctx, b->exec, b->exec_n, &fails[2 * i], nfails - i, &used, &item, &why))
+            mkrt__batch_fail(b, &item, why);
+        i += used > 0 ? used : 1;
     }
 }
 
@@ -117,17 +102,20 @@ static void publish_roots(mkrt__dispatch *dp, const mkrt__batch *b)
 
 void mkrt__stage_complete(mkrt__dispatch *dp, mkrt__batch *b)
 {
-    if (b->pull) {
-        /* The edges a pulled round ran are its emitted items. */
-        b->round_edges = mkrt__graph_pulled_take(dp->state->graph);
-        mkrt__stat_add(&dp->state->emitted_total, b->round_edges);
+    if (b->source->ran != NULL) {
+        /* What the made source's batch stood for and knew only once it
+         * ran: emitted items too. */
+        uint64_t more = b->source->ran(b->source->ctx);
+        b->stands_for += more;
+        mkrt__stat_add(&dp->state->emitted_total, more);
     }
     uint32_t failed = b->failed_n;
     for (uint32_t i = 0; i < failed; i++)
         report(dp, &b->failed[i], b->failed_why[i]);
     /* Every drained item in exactly one of the three (see batch.h); a
-     * round's items are the edge items its chunks stand for. */
-    mkrt__stat_add(&dp->stats->executed, (b->round ? b->round_edges : b->kept) - (failed - b->refused));
+     * made source's items are the emitted items they stand for. */
+    const bool made = b->source->made;
+    mkrt__stat_add(&dp->stats->executed, (made ? b->stands_for : b->kept) - (failed - b->refused));
     mkrt__stat_add(&dp->stats->pruned, b->admitted - b->kept);
     mkrt__stat_add(&dp->stats->failed, failed);
     mkrt__stat_add(&dp->stats->layers, b->layers);
@@ -174,7 +162,7 @@ void mkrt__stage_complete(mkrt__dispatch *dp, mkrt__batch *b)
     }
     /* Emitted items count apart: completed_total is the published ones,
      * which drain and quiesce compare with published_total. */
-    mkrt__stat_add(&dp->state->emitted_done, b->round ? b->round_edges : b->emitted_n);
+    mkrt__stat_add(&dp->state->emitted_done, made ? b->stands_for : b->emitted_n);
     /* release: pairs with the acquire load in mkrt_drain; every counter
      * above is visible to a drain that returns. */
     atomic_fetch_add_explicit(&dp->completed_total, b->n - b->emitted_n, memory_order_release);
@@ -184,28 +172,23 @@ void mkrt__stage_complete(mkrt__dispatch *dp, mkrt__batch *b)
 void mkrt__stage_fail_remaining(mkrt__dispatch *dp, mkrt__batch *b)
 {
     while (mkrt__stage_drain(dp, b) > 0) {
+        /* Each item fails as what its source says it stands for (a made
+         * source's at most max_batch in all, every one an emitted item;
+         * ring items as themselves). */
+        const mkrt__source *src = b->source;
         b->failed_n = 0;
-        if (b->round) {
-            /* A round fails as the edge items its chunks stand for (at
-             * most max_batch), all of them emitted items. */
-            for (size_t i = 0; i < b->n; i++) {
-                mkrt_item chunk = b->items[i];
-                if (!mkrt__graph_chunk_abandon(dp->state->graph, &chunk))
-                    continue; /* a public traversal's: it ends MKRT_ETIMEDOUT */
-                for (uint32_t j = 0;; j++) {
-                    bool exists;
-                    uint64_t e = mkrt__graph_chunk_edge(dp->state->graph, &chunk, j, &exists);
-                    if (!exists)
-                        break;
-                    mkrt_item edge = mkrt__graph_edge_item(dp->state->graph, &chunk, e, false);
-                    mkrt__batch_fail(b, &edge, MKRT_ETIMEDOUT);
-                }
-            }
-            b->round = false;
+        for (size_t i = 0; i < b->n; i++) {
+            mkrt_item it = b->items[i];
+            size_t k = src->abandon(src->ctx, &it, b->failed + b->failed_n, dp->cfg->max_batch - b->failed_n);
+            for (size_t j = 0; j < k; j++)
+                b->failed_why[b->failed_n + j] = MKRT_ETIMEDOUT;
+            b->failed_n += (uint32_t)k;
+        }
+        if (src->made) {
+            /* Now a batch of the failed emitted items themselves. */
+            b->source = &dp->rings;
+            b->stands_for = 0;
             b->n = b->emitted_n = b->failed_n;
-        } else {
-            for (size_t i = 0; i < b->n; i++)
-                mkrt__batch_fail(b, &b->items[i], MKRT_ETIMEDOUT);
         }
         b->admitted = b->kept = 0;
         b->exec_n = b->layers = 0;

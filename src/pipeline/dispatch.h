@@ -24,10 +24,10 @@
 #include "mkrt/layer.h"
 #include "mkrt/plan_cache.h"
 #include "ops/builtin_ops.h"
-#include "graph/engine.h"
 #include "ops/op_table.h"
 #include "plan/batch.h"
 #include "pipeline/scratch.h"
+#include "plan/source.h"
 #include "pipeline/test_hooks.h"
 #include "plan/decide.h"
 #include "state/producers.h"
@@ -43,10 +43,16 @@ typedef struct mkrt__dispatch {
     uint32_t workers;
     uint32_t cpus;   /* CPUs available to the process at create (base/cpus.h) */
 
-    /* The graph engine is the state group's (state->graph, graph/engine.h):
-     * the drain takes its frontier rounds. */
+    /* The sources of work (plan/source.h): the rings (the pipeline's
+     * own) and the made sources registered at create (before the
+     * dispatcher starts; constant after), drained in turn from
+     * source_turn. */
+    mkrt__source rings;
+    const mkrt__source *sources[MKRT__SOURCES_MAX];
+    uint32_t nsources;
+    uint32_t source_turn;        /* dispatcher-only: the made source asked first */
     bool batch_running;          /* dispatcher-only: a batch is launched and not finished */
-    bool after_round;            /* dispatcher-only: the last batch drained was a frontier round */
+    bool after_made;             /* dispatcher-only: the last batch drained was a made source's */
     /* Quiescence by snapshot (mkrt_quiesce; docs/design.md): batches are
      * numbered in drain order (batch_seq, dispatcher-only) and each has a
      * root (batch.h): min(its number, emit_root when it was drained).
@@ -139,7 +145,6 @@ typedef struct mkrt__dispatch {
     /* Stage scratch, dispatcher-only, sized at create. */
     mkrt_barrier_scratch *split;  /* the frontier planner's scratch */
     mkrt_frontier_wave *waves;    /* max_batch: one layer's items as waves */
-    mkrt_plan_cache *plans;
     mkrt__batch batch[2];
     uint32_t rr;             /* round-robin start */
     /* The dispatcher thread's spin budgets (base/spin_wait.h): idle, for
@@ -180,9 +185,13 @@ void mkrt__state_log_begin(mkrt__dispatch *dp, mkrt__log_reader *r);
 uint64_t mkrt__state_log_word(mkrt__log_reader *r, uint64_t position);
 void mkrt__state_log_end(mkrt__log_reader *r);
 
-/* Whether emitted items wait: in the emission queue, or as frontier
- * vertices whose edges are not emitted yet (dispatcher-only). */
+/* Whether emitted items wait: in the emission queue, or in a made
+ * source (dispatcher-only). */
 bool mkrt__emission_pending(mkrt__dispatch *dp);
+/* drain.c. At create: the rings' source (its calls run items on st),
+ * then made sources (false: the table is full). */
+void mkrt__dispatch_sources_init(mkrt__dispatch *dp, mkrt__state *st);
+bool mkrt__dispatch_source_add(mkrt__dispatch *dp, const mkrt__source *s);
 
 /* Runs the dispatcher's loop on the calling thread while the dispatch
  * token is free, until *counter reaches target, nothing is left to run, or

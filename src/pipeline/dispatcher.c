@@ -80,10 +80,9 @@ static void plan_and_prepare(mkrt__dispatch *dp, mkrt__batch *b)
     }
 }
 
-/* A frontier round's chunks (graph/engine.h) were made by the graph
- * engine: all admitted, distinct, and commuting (one op per lane, every
- * write an atomic minimum or the op's own commuting update): one layer. */
-static void admit_round(mkrt__batch *b)
+/* A made source's items (plan/source.h) are all admitted, distinct
+ * and commuting: one layer. */
+static void admit_made(mkrt__batch *b)
 {
     b->failed_n = 0;
     b->refused = 0;
@@ -104,8 +103,8 @@ static void admit_round(mkrt__batch *b)
 /* Stages admit .. place, and the backend's prepare. */
 static void prepare_batch(mkrt__dispatch *dp, mkrt__batch *b, uint64_t running_appends)
 {
-    if (b->round) {
-        admit_round(b);
+    if (b->source->made) {
+        admit_made(b);
     } else {
         mkrt__stage_admit(dp, b, running_appends);
         mkrt__stage_dedupe(dp, b);
@@ -423,14 +422,23 @@ static void doze_while_asked(mkrt__dispatch *dp)
 }
 #endif
 
+/* Any thread: a made source has work the dispatcher has not seen. */
+static bool sources_want(mkrt__dispatch *dp)
+{
+    for (uint32_t i = 0; i < dp->nsources; i++)
+        if (dp->sources[i]->wants != NULL && dp->sources[i]->wants(dp->sources[i]->ctx))
+            return true;
+    return false;
+}
+
 static int work_or_leave(void *p)
 {
     mkrt__dispatch *dp = p;
     /* acquire: pairs with the release stores of closing and aborting, and
      * of emission_left and batch_left in token_give. Not mkrt__emission_pending: the
      * caller does not hold the token (a helper may be changing that state). */
-    return !mkrt__rings_empty(dp) ||
-           mkrt__graph_wants(dp->state->graph) || atomic_load_explicit(&dp->emission_left, memory_order_acquire) ||
+    return !mkrt__rings_empty(dp) || sources_want(dp) ||
+           atomic_load_explicit(&dp->emission_left, memory_order_acquire) ||
            atomic_load_explicit(&dp->batch_left, memory_order_acquire) ||
            test_held(dp) || test_dozing(dp) ||
            atomic_load_explicit(&dp->producers->closing, memory_order_acquire) ||

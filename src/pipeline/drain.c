@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* src/pipeline/drain.c - stage drain: the emitted items first (the
- * emission queue in emission order), or a frontier round (the graph
- * engine's chunks, graph/engine.h), then items from the producers'
- * rings. */
+ * emission queue in emission order), or a batch of a made source
+ * (plan/source.h), then items from the producers' rings. The rings'
+ * source table is here too. */
 #include <string.h>
 
 #include "pipeline/stages.h"
@@ -45,21 +45,80 @@ static size_t take_emitted(mkrt__dispatch *dp, mkrt__batch *b, size_t n)
     return k;
 }
 
-/* A frontier round (graph/engine.h): the graph engine's chunks, a batch
- * of their own. Every edge they stand for is an emitted item. */
-static size_t take_round(mkrt__dispatch *dp, mkrt__batch *b)
+/* The rings' items are ops: the host runs them on the state group. */
+static void rings_run(void *ctx, const mkrt_item *items, size_t from, size_t to, mkrt__fail_list *fails)
 {
-    mkrt__round r = mkrt__graph_round_take(dp->state->graph, b->items, dp->batch_running);
-    b->round = r.n > 0;
-    b->pull = r.pull;
-    b->round_edges = r.edges; /* a pulled round's: once it ran (complete.c) */
-    mkrt__stat_add(&dp->state->emitted_total, r.edges);
-    return r.n;
+    mkrt__exec_range(ctx, items, from, to, fails);
+}
+
+/* A failure pair names the item that failed (its index) and the status. */
+static bool rings_failed(void *ctx, const mkrt_item *items, size_t n, const uint32_t *pairs, uint32_t left,
+                         uint32_t *used, mkrt_item *item, mkrt_status *why)
+{
+    (void)ctx;
+    (void)left;
+    *used = 1;
+    if (pairs[0] >= n)
+        return false;
+    *item = items[pairs[0]];
+    *why = (mkrt_status)(int32_t)pairs[1];
+    return true;
+}
+
+/* An item not run fails as itself. */
+static size_t rings_abandon(void *ctx, const mkrt_item *item, mkrt_item *out, size_t max)
+{
+    (void)ctx;
+    if (max == 0)
+        return 0;
+    *out = *item;
+    return 1;
+}
+
+void mkrt__dispatch_sources_init(mkrt__dispatch *dp, mkrt__state *st)
+{
+    dp->rings = (mkrt__source){.name = "rings", .ctx = st, .made = false, .run = rings_run,
+                               .failed = rings_failed, .abandon = rings_abandon};
+    dp->nsources = 0;
+    dp->batch[0].source = dp->batch[1].source = &dp->rings;
+}
+
+bool mkrt__dispatch_source_add(mkrt__dispatch *dp, const mkrt__source *s)
+{
+    if (dp->nsources == MKRT__SOURCES_MAX || !s->made || s->take == NULL || s->pending == NULL ||
+        s->run == NULL || s->failed == NULL || s->abandon == NULL)
+        return false;
+    dp->sources[dp->nsources++] = s;
+    return true;
+}
+
+/* A batch of a made source (plan/source.h), the first that has items
+ * from source_turn on. Every item they stand for is an emitted item. */
+static size_t take_made(mkrt__dispatch *dp, mkrt__batch *b)
+{
+    for (uint32_t i = 0; i < dp->nsources; i++) {
+        const uint32_t at = (dp->source_turn + i) % dp->nsources;
+        const mkrt__source *s = dp->sources[at];
+        mkrt__taken t = s->take(s->ctx, b->items, dp->batch_running);
+        if (t.n == 0)
+            continue;
+        dp->source_turn = (at + 1) % dp->nsources;
+        b->source = s;
+        b->stands_for = t.stands_for; /* ran adds the rest at completion (complete.c) */
+        mkrt__stat_add(&dp->state->emitted_total, t.stands_for);
+        return t.n;
+    }
+    return 0;
 }
 
 bool mkrt__emission_pending(mkrt__dispatch *dp)
 {
-    return dp->state->emit_head != dp->state->emit_tail || mkrt__graph_pending(dp->state->graph);
+    if (dp->state->emit_head != dp->state->emit_tail)
+        return true;
+    for (uint32_t i = 0; i < dp->nsources; i++)
+        if (dp->sources[i]->pending(dp->sources[i]->ctx))
+            return true;
+    return false;
 }
 
 /* Numbers a drained batch and gives it its root (pipeline/dispatch.h):
@@ -102,7 +161,7 @@ static bool intake_paused(mkrt__dispatch *dp)
                atomic_load_explicit(&dp->quiesce_target, memory_order_relaxed);
 }
 
-/* Emitted items first (or a frontier round), then round-robin passes over
+/* Emitted items first (or a made source's batch), then round-robin passes over
  * the producer rings, at most burst_per_ring items per ring per pass, until
  * the batch is full or a pass finds nothing. */
 static size_t drain(mkrt__dispatch *dp, mkrt__batch *b);
@@ -117,17 +176,16 @@ static size_t drain(mkrt__dispatch *dp, mkrt__batch *b)
     const uint32_t slots = dp->cfg->max_producers;
     b->nseg = 0;
     b->n = 0;
-    b->round = false;
-    b->pull = false;
-    b->round_edges = 0;
+    b->source = &dp->rings;
+    b->stands_for = 0;
     memset(&b->note, 0, sizeof b->note);
     size_t n = take_emitted(dp, b, 0);
-    /* A frontier round is a batch of its own, after the emitted items and
-     * alternating with the producers' items when they have any. */
-    bool round_turn = !dp->after_round || mkrt__rings_empty(dp);
-    dp->after_round = false;
-    if (n == 0 && round_turn && (n = take_round(dp, b)) > 0) {
-        dp->after_round = true;
+    /* A made source's batch is a batch of its own, after the emitted items
+     * and alternating with the producers' items when they have any. */
+    bool made_turn = !dp->after_made || mkrt__rings_empty(dp);
+    dp->after_made = false;
+    if (n == 0 && made_turn && (n = take_made(dp, b)) > 0) {
+        dp->after_made = true;
         b->emitted_n = b->n = n;
         return n;
     }

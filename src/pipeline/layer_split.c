@@ -6,14 +6,14 @@
  * of a layer touch one cell in a conflicting way); this stage gathers
  * items[0..kept) into exec[] layer by layer.
  * split: with a memory budget, every layer goes through the frontier
- * planner (mkrt_plan_frontier_memory) as one barrier group of waves, one
- * wave per item with its op's envelope (user ops; built-ins need no
- * bytes); the planner splits the group greedily into chunks whose fused
- * bytes fit the budget less the resident bytes, and reports its peaks.
- * Each chunk becomes a layer of its own, run behind one more barrier.
- * The resident term is the runtime's data on the device (state.h,
- * device_resident: the graph and its frontier, the cells and the log
- * where they live in device memory). The budget is the
+ * planner's greedy split (plan/split.h; no barrier planning: a layer's
+ * items are conflict-free) as waves, one wave per item with its op's
+ * envelope (user ops; built-ins need no bytes); it splits the layer into
+ * chunks whose fused bytes fit the budget less the resident bytes, and
+ * reports its peaks. Each chunk becomes a layer of its own, run behind
+ * one more barrier. The resident term is the runtime's data on the
+ * device (state.h, device_resident: the graph and its frontier, the
+ * cells and the log where they live in device memory). The budget is the
  * user's, or by default the device's (runtime/lifecycle.c). Without a
  * budget (0, unbounded) nothing is split: the layers are only counted,
  * and the place stage, once the plan says who runs the batch, moves the
@@ -28,6 +28,7 @@
 #include "pipeline/layer_internal.h"
 #include "pipeline/stages.h"
 #include "pipeline/dispatch.h"
+#include "plan/split.h"
 
 /* Appends the items of one layer to exec, split as the frontier planner
  * says; returns the new layer count. */
@@ -45,8 +46,7 @@ static size_t split_layer(mkrt__dispatch *dp, mkrt__batch *b, const mkrt_item *s
         }
         /* relaxed: a size (state.h). */
         const uint64_t resident = atomic_load_explicit(&dp->state->device_resident, memory_order_relaxed);
-        planned = mkrt_plan_frontier_memory(dp->split, dp->waves, width, NULL, 0, resident, budget, 0, &fp,
-                                            &err) == MKRT_OK;
+        planned = mkrt__plan_split_layer(dp->split, dp->waves, width, resident, budget, &fp, &err) == MKRT_OK;
     }
     if (!planned) {
         /* No budget: the layer as it is. Out of memory: item by item (an

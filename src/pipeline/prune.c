@@ -22,7 +22,7 @@ static bool level(mkrt__dispatch *dp, mkrt__batch *b, size_t n, bool prune, cons
     /* A batch of built-in ops (no user op, not a frontier round) takes the
      * built-ins' rules inline; the callbacks give the same answers. */
     const mkrt__layer_rules rules = {mkrt__item_commute_key, mkrt__item_idempotent, dp->state, prune,
-                                     b->user_ops == 0 && !b->round, true, b->handle_lo, b->handle_hi,
+                                     b->user_ops == 0 && !b->source->made, true, b->handle_lo, b->handle_hi,
                                      mark, mkrt__arm_covered, skipped};
     mkrt_error err;
     const uint32_t *lv;

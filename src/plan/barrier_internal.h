@@ -18,15 +18,4 @@ struct mkrt_barrier_scratch {
     size_t dep_cap;
 };
 
-/* Graph bytes + frontier memory plan + the sample and byte layout that
- * execution planning sees (amortized readback, the three peaks). */
-#include "mkrt/frontier.h"
-mkrt_status mkrt__frontier_envelope(mkrt_barrier_scratch *s, const mkrt_exec_sample *sample,
-                                    const mkrt_graph_shape *graph, const mkrt_byte_layout *layout,
-                                    const mkrt_frontier_wave *waves, size_t wave_count,
-                                    const mkrt_wave_dep *deps, size_t dep_count,
-                                    uint64_t budget_bytes, mkrt_frontier_plan *plan,
-                                    mkrt_exec_sample *topo_sample, mkrt_byte_layout *peaks,
-                                    mkrt_error *err);
-
 #endif

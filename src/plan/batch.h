@@ -69,10 +69,10 @@ typedef struct mkrt__batch_plan {
 typedef struct mkrt__batch {
     size_t n;                 /* items drained */
     size_t emitted_n;         /* of which emitted by ops (items[0..emitted_n) as drained) */
-    bool round;               /* a frontier round: items are the graph engine's chunks (graph/engine.h) */
-    uint64_t round_edges;     /* the edge items its chunks stand for (each an emitted item) */
-    bool pull;                /* a pulled round: its chunks are pulled ones, and
-                               * round_edges is known once it ran (the edges it ran) */
+    const struct mkrt__source *source; /* where its items came from (plan/source.h):
+                               * the rings', or a made source's (one layer, its own items) */
+    uint64_t stands_for;      /* a made source's: the emitted items its items stand for
+                               * (the take's, plus what it ran, at completion) */
     mkrt_item *items;         /* drained; admitted, then kept, compacted in front */
     mkrt__segment *segs;
     size_t nseg;

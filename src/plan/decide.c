@@ -19,6 +19,20 @@
 #define PULL_BETA MKRT_GRAPH_PULL_BETA
 /* FUSE takes layers up to this many share_min wide onto one participant. */
 #define FUSE_SHARES 4u
+/* FUSE: the seed selector's FusedWave band (fusion pressure 70%, launch
+ * pressure 15%, memory at most 8500 bps; a fused choice holds to 60%,
+ * 12.5% and 8750). */
+#define FUSE_FUSION_BPS 7000u
+#define FUSE_FUSION_HYSTERESIS_BPS 1000u
+#define FUSE_LAUNCH_BPS 1500u
+#define FUSE_MEMORY_BPS 8500u
+/* SPREAD and QUEUE: the seed selector's frontier bands (warp-sparse at
+ * most 3.125%, sparse at most 12.5%, 2.5% hysteresis; memory at 9000 bps
+ * and above is the sparse red zone). */
+#define SPREAD_WARP_BPS 312u
+#define SPREAD_SPARSE_BPS 1250u
+#define SPREAD_HYSTERESIS_BPS 250u
+#define SPREAD_MEMORY_BPS 9000u
 
 mkrt_plan_pressure mkrt__decide_pressure(uint64_t queued, uint64_t lanes, uint64_t requeued)
 {
@@ -61,25 +75,47 @@ uint32_t mkrt__decide_cpu_width(uint32_t cpus, uint32_t busy_producers, uint32_t
     return free_cpus < width ? free_cpus : width;
 }
 
-mkrt_topology_decision mkrt__decide_fuse(uint64_t items, uint64_t layers, uint64_t narrow,
-                                         const mkrt__plan_costs *c, uint32_t memory_bps,
-                                         mkrt_wave_topology prev)
+mkrt_wave_topology mkrt__decide_fuse(uint64_t items, uint64_t layers, uint64_t narrow, const mkrt__plan_costs *c,
+                                     uint32_t memory_bps, mkrt_wave_topology prev)
 {
+    /* Only on what the path measured: the CPU pool's ns per item and its
+     * hand-off. Before both were sampled the rule is off. */
+    if (c->cpu_ns_item.n == 0 || c->handoff_ns.n == 0 || items == 0)
+        return MKRT_WAVE_HYBRID;
     layers = layers ? layers : 1;
-    double ns_item = c->cpu_ns_item.n ? c->cpu_ns_item.v : 8.0;
-    double handoff = c->handoff_ns.n ? c->handoff_ns.v : 20000.0;
-    /* One dispatch is one layer: its work at the measured cost; the launch
-     * overhead is a hand-off and barrier; fusion pressure the share of
-     * layers narrow enough for one participant; read back: the items. */
-    double width = (double)items / (double)layers;
-    mkrt_exec_sample s = mkrt_exec_sample_from_telemetry(items ? (uint32_t)(width * 10000.0 / (double)items) : 0,
-                                                         items * 16u, width * ns_item);
-    mkrt_graph_shape g = {items, items};
-    /* required / budget in bps, as the selector computes it */
-    mkrt_memory_budget m = {memory_bps, memory_bps ? 10000u : 0u};
-    double fusion = (double)narrow / (double)layers;
-    return prev == MKRT_WAVE_NONE ? mkrt_select_topology(&s, &g, &m, handoff, fusion, true)
-                                  : mkrt_select_topology_stable(&s, &g, &m, handoff, fusion, prev, true);
+    const bool was = prev == MKRT_WAVE_FUSED;
+    /* One layer's work at the measured cost; the launch pressure is the
+     * measured hand-off and barrier over it; the fusion pressure the
+     * share of layers narrow enough for one participant. */
+    const double layer_ns = (double)items / (double)layers * c->cpu_ns_item.v;
+    const double launch_bps = layer_ns > 0.0 ? c->handoff_ns.v / layer_ns * 10000.0 : 0.0;
+    const uint64_t fusion_bps = narrow * 10000u / layers;
+    const bool fused = fusion_bps >= (was ? FUSE_FUSION_BPS - FUSE_FUSION_HYSTERESIS_BPS : FUSE_FUSION_BPS) &&
+                       launch_bps >= (double)(was ? FUSE_LAUNCH_BPS - HYSTERESIS_BPS : FUSE_LAUNCH_BPS) &&
+                       memory_bps <= (was ? FUSE_MEMORY_BPS + HYSTERESIS_BPS : FUSE_MEMORY_BPS);
+    return fused ? MKRT_WAVE_FUSED : MKRT_WAVE_HYBRID;
+}
+
+mkrt_wave_topology mkrt__decide_spread(uint64_t width, uint64_t items, uint32_t memory_bps, mkrt_wave_topology prev)
+{
+    const uint64_t bps = items ? width * 10000u / items : 0;
+    const bool sparse_prev = prev == MKRT_WAVE_SPARSE || prev == MKRT_WAVE_WARP_SPARSE;
+    if (memory_bps >= SPREAD_MEMORY_BPS || (sparse_prev && memory_bps + HYSTERESIS_BPS >= SPREAD_MEMORY_BPS))
+        return MKRT_WAVE_SPARSE;
+    if (bps <= SPREAD_WARP_BPS + (prev == MKRT_WAVE_WARP_SPARSE ? SPREAD_HYSTERESIS_BPS : 0))
+        return MKRT_WAVE_WARP_SPARSE;
+    if (bps <= SPREAD_SPARSE_BPS + (prev == MKRT_WAVE_SPARSE ? SPREAD_HYSTERESIS_BPS : 0) &&
+        !(prev == MKRT_WAVE_HYBRID && bps + SPREAD_HYSTERESIS_BPS >= SPREAD_SPARSE_BPS))
+        return MKRT_WAVE_SPARSE;
+    return MKRT_WAVE_HYBRID;
+}
+
+bool mkrt__decide_frontier_queue(uint64_t nf, uint64_t vertices, bool prev, bool on)
+{
+    if (!on || nf == 0 || vertices == 0)
+        return false;
+    const uint64_t bps = nf >= vertices ? 10000u : nf * 10000u / vertices;
+    return bps <= SPREAD_SPARSE_BPS + (prev ? SPREAD_HYSTERESIS_BPS : 0);
 }
 
 uint32_t mkrt__decide_fuse_max(uint32_t share_min)
@@ -89,11 +125,12 @@ uint32_t mkrt__decide_fuse_max(uint32_t share_min)
 
 mkrt_plan_route mkrt__decide_route(uint64_t n, bool builtin_only, const mkrt__plan_costs *c, bool on)
 {
-    if (!on || !builtin_only || c->dev_trip_ns.n < MKRT__EMA_TRUST)
+    /* Only on measured costs: the device's round trip and the CPU pool's
+     * ns per item (a small batch of built-ins runs on one thread, so the
+     * pool samples it before the device has its round trips). */
+    if (!on || !builtin_only || c->dev_trip_ns.n < MKRT__EMA_TRUST || c->cpu_ns_item.n == 0)
         return MKRT_PLAN_ROUTE_DEVICE;
-    /* Built-ins cost a few ns each on a CPU before the pool measured one. */
-    double ns_item = c->cpu_ns_item.n ? c->cpu_ns_item.v : 8.0;
-    return (double)n * ns_item < c->dev_trip_ns.v ? MKRT_PLAN_ROUTE_CPU_SMALL : MKRT_PLAN_ROUTE_DEVICE;
+    return (double)n * c->cpu_ns_item.v < c->dev_trip_ns.v ? MKRT_PLAN_ROUTE_CPU_SMALL : MKRT_PLAN_ROUTE_DEVICE;
 }
 
 uint32_t mkrt__decide_drain_first(const uint64_t *waiting, const uint32_t *age, uint32_t slots,

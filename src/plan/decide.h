@@ -11,10 +11,11 @@
  *   SHED   fewer workers under pressure: the CPUs producers still publish
  *          on are left to them, and memory pressure >= 8500 bps keeps 75%
  *          of the workers, down to 50% at 10000 (the launch policy's rule)
- *   FUSE   FusedWave: the topology selector, fed the batch's real shape
- *          (cost of a layer, hand-off cost, the share of narrow layers,
- *          the items read back), with hysteresis against its last choice;
- *          when it says FUSED, layers up to 4 x share_min run on one
+ *   FUSE   FusedWave: the seed selector's fused band on the batch's
+ *          measured shape (a layer's items at the measured ns per item,
+ *          the measured hand-off, the share of narrow layers, the memory
+ *          pressure), with hysteresis against its last choice; off until
+ *          both costs were sampled; when it says FUSED, layers up to 4 x share_min run on one
  *          participant, so a run of them crosses no barrier
  *   ROUTE  device or CPU pool on AUTO: a batch whose CPU cost (items x ns
  *          per item) is below the device's measured round trip stays on
@@ -39,17 +40,25 @@
  *   QUEUE  the next frontier of a level as a sparse queue of vertices (the
  *          ops append each vertex they mark first; the next level's rounds
  *          take it from the queue, no scan of the bitset) or the dense
- *          bitset alone: the plan cache's frontier planner
- *          (mkrt_plan_cache_plan_frontier) on the level's measured shape
- *          (its vertices and edges out, the graph, the resident bytes
- *          against the budget, the measured costs, the CPU device key:
- *          rounds run on the CPU pool) says a sparse topology (warp-sparse
- *          or sparse: density <= 12.5%, held to 15% by the selector's
- *          hysteresis against the lane's last choice); off: the bitset.
+ *          bitset alone: the seed selector's sparse band on the level's
+ *          measured density (its frontier vertices over the graph's:
+ *          at most 12.5%, held to 15% against the lane's last choice);
+ *          off: the bitset. The graph engine decides it (and PULL) per
+ *          level (its round.c), with the rules below.
  *          Not for a lane with distance buckets (weighted RELAX, SSSP):
  *          there the queue's discovery order examined 1% more edges and
  *          ran 4-5% slower on a 500 x 500 grid (bench/frontier_bench),
  *          while BFS ran 9% faster; those lanes keep the bitset
+ *
+ *   SPREAD claims per participant of a layer: 4 for a warp-sparse typical
+ *          layer (at most 3.125% of the batch), 2 for a sparse one (12.5%,
+ *          or memory pressure >= 9000 bps), else 1, with the selector's
+ *          hysteresis against the last choice (batch_planner.c)
+ *
+ * Every input is measured on the path or counted from real state; where
+ * a rule has no such input yet it does not decide (FUSE before its
+ * samples). The public planners (mkrt/topology.h, plan_cache.h,
+ * frontier.h) are the user's; the path does not feed them stand-ins.
  *
  * config.plan_off turns a decision off (MKRT_PLAN_* bits, mkrt/config.h)
  * for A/B runs. */
@@ -126,11 +135,22 @@ uint32_t mkrt__decide_shed_memory(uint32_t p, uint32_t memory_bps);
  * publishing on the process's cpus (one CPU for the dispatching thread). */
 uint32_t mkrt__decide_cpu_width(uint32_t cpus, uint32_t busy_producers, uint32_t width);
 
-/* FUSE: the topology selector on the batch's measured shape, with
- * hysteresis against prev. narrow: layers at most share_min wide. */
-mkrt_topology_decision mkrt__decide_fuse(uint64_t items, uint64_t layers, uint64_t narrow,
-                                         const mkrt__plan_costs *c, uint32_t memory_bps,
-                                         mkrt_wave_topology prev);
+/* FUSE: whether a batch's layers fuse (MKRT_WAVE_FUSED; else
+ * MKRT_WAVE_HYBRID), from the measured ns per item and hand-off (off
+ * until both were sampled), the share of narrow layers (at most
+ * share_min wide) and the memory pressure, with hysteresis against prev. */
+mkrt_wave_topology mkrt__decide_fuse(uint64_t items, uint64_t layers, uint64_t narrow, const mkrt__plan_costs *c,
+                                     uint32_t memory_bps, mkrt_wave_topology prev);
+/* SPREAD: the shape of a batch's typical layer (width of items) for how
+ * many claims a participant gets: warp-sparse (4), sparse (2), or hybrid
+ * (1), from its density and the memory pressure, with hysteresis
+ * against prev. */
+mkrt_wave_topology mkrt__decide_spread(uint64_t width, uint64_t items, uint32_t memory_bps, mkrt_wave_topology prev);
+/* QUEUE: whether the next frontier of a level of nf of vertices is kept
+ * as a queue (sparse: at most 12.5%, 15% when prev, the lane's last
+ * choice, was the queue); on: QUEUE is on and the lane may queue. */
+bool mkrt__decide_frontier_queue(uint64_t nf, uint64_t vertices, bool prev, bool on);
+
 /* FUSE: the widest layer a FUSED batch runs on one participant. */
 uint32_t mkrt__decide_fuse_max(uint32_t share_min);
 
@@ -191,17 +211,7 @@ typedef struct mkrt__planner {
     uint32_t *age;
     bool *served; /* the drain took items from it (this drain) */
     uint32_t slots;
-    /* The frontier level now (dispatcher-only; drain.c). */
-    uint32_t level_density_bps;
-    mkrt_plan_frontier level_class;
-    bool level_pull;
-    bool level_queue; /* QUEUE's last choice (dispatcher-only) */
-    /* QUEUE's planner (set once at create; dispatcher-only use): the
-     * runtime's plan cache, a barrier scratch the token's holder owns, the
-     * device memory budget (0: none). */
-    mkrt_plan_cache *plans;
-    mkrt_barrier_scratch *scratch;
-    uint64_t budget;
+    mkrt_wave_topology spread_prev; /* dispatcher-only: SPREAD's last choice */
     /* Counters, written by the dispatching thread, read by stats. */
     _Atomic uint64_t n[MKRT_PLAN_COUNTERS];
     /* The EXPLAIN ring; head counts records written. */
@@ -227,15 +237,6 @@ void mkrt__plan_measured(mkrt__planner *p, struct mkrt__batch *b, bool cpu, uint
 void mkrt__plan_waited(mkrt__planner *p, uint64_t ns);
 /* A batch completed: its record into the EXPLAIN ring. */
 void mkrt__plan_explain_batch(mkrt__planner *p, struct mkrt__batch *b);
-/* PULL for a frontier level of one pulling op (and its class, counted). */
-bool mkrt__plan_level(mkrt__planner *p, uint64_t nf, uint64_t mf, uint64_t unsettled, uint64_t vertices,
-                      bool was);
-/* QUEUE for the next frontier of a level of nf vertices and mf edges out
- * of a graph of vertices and edges (weighted: 8 more bytes an edge); tag:
- * the lane (the plan identity's, for the hysteresis); may: false for a lane
- * QUEUE leaves to the bitset (distance buckets); counts the level. */
-bool mkrt__plan_frontier_queue(mkrt__planner *p, uint64_t nf, uint64_t mf, uint64_t vertices, uint64_t edges,
-                               bool weighted, uint32_t tag, bool queued, bool may);
 /* DRAIN: the slot the drain starts at (note: the batch's record). */
 uint32_t mkrt__plan_drain_first(mkrt__planner *p, uint32_t rr, mkrt_plan_record *note);
 /* The drain saw `left` items in slot's ring (0: also no producer): before

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* src/plan/measure.c - the planner's side of the data path: what the
- * dispatching thread measures (costs, ring occupancy, frontier levels)
- * and records (the EXPLAIN ring), around the pure rules of decide.c. */
+ * dispatching thread measures (costs, ring occupancy) and records (the
+ * EXPLAIN ring), around the pure rules of decide.c. The frontier levels'
+ * decisions (PULL, QUEUE) are the graph engine's (its round.c),
+ * which calls the same pure rules. */
 #include <string.h>
 
 #include "plan/batch.h"
+#include "plan/source.h"
 #include "plan/decide.h"
 
 /* Fewer items than this make a CPU cost sample mostly clock reads. */
@@ -13,9 +16,9 @@
 void mkrt__plan_measured(mkrt__planner *p, mkrt__batch *b, bool cpu, uint64_t ns)
 {
     b->note.run_ns = ns;
-    /* Costs of built-ins only: user ops and frontier rounds cost what they
+    /* Costs of built-ins only: user ops and made sources' items cost what they
      * cost, and WAKE and ROUTE decide for built-in batches alone. */
-    if (b->exec_n == 0 || b->user_ops != 0 || b->round)
+    if (b->exec_n == 0 || b->user_ops != 0 || b->source->made)
         return;
     mkrt__plan_costs *c = &p->costs;
     double n = (double)b->exec_n;
@@ -46,55 +49,11 @@ void mkrt__plan_waited(mkrt__planner *p, uint64_t ns)
 void mkrt__plan_explain_batch(mkrt__planner *p, mkrt__batch *b)
 {
     b->note.batch = b->seq;
-    b->note.pulled = b->pull;
-    if (b->round) {
-        b->note.frontier_bps = p->level_density_bps;
-        b->note.frontier_class = (uint32_t)p->level_class;
-        b->note.frontier_queue = p->level_queue;
-    }
+    b->note.pulled = false;
+    const mkrt__source *src = b->source;
+    if (src->note != NULL)
+        src->note(src->ctx, b->exec, b->exec_n, &b->note); /* the graph engine's: its level */
     mkrt__planner_explain_put(p, &b->note);
-}
-
-bool mkrt__plan_level(mkrt__planner *p, uint64_t nf, uint64_t mf, uint64_t unsettled, uint64_t vertices,
-                      bool was)
-{
-    bool pull = mkrt__decide_pull(nf, mf, unsettled, vertices, was, !(p->off & MKRT_PLAN_PULL));
-    uint64_t bps = vertices ? nf * 10000u / vertices : 0;
-    p->level_density_bps = (uint32_t)(bps < 10000u ? bps : 10000u);
-    p->level_class = mkrt__decide_frontier_class(p->level_density_bps, p->level_class);
-    p->level_pull = pull;
-    mkrt__planner_count(p, pull ? MKRT_PLAN_N_PULL_LEVELS : MKRT_PLAN_N_PUSH_LEVELS, 1);
-    return pull;
-}
-
-bool mkrt__plan_frontier_queue(mkrt__planner *p, uint64_t nf, uint64_t mf, uint64_t vertices, uint64_t edges,
-                               bool weighted, uint32_t tag, bool queued, bool may)
-{
-    /* The level just started took its vertices from the queue or not. */
-    mkrt__planner_count(p, queued ? MKRT_PLAN_N_QUEUE_LEVELS : MKRT_PLAN_N_BITSET_LEVELS, 1);
-    bool queue = false;
-    if (may && !(p->off & MKRT_PLAN_QUEUE) && p->plans != NULL && p->scratch != NULL && vertices != 0 && nf != 0) {
-        const mkrt__plan_costs *c = &p->costs;
-        const double ns_item = c->cpu_ns_item.n ? c->cpu_ns_item.v : 8.0;
-        const double handoff = c->handoff_ns.n ? c->handoff_ns.v : 20000.0;
-        /* One dispatch is the level: its edges at the measured cost per
-         * item; it writes back a value per edge; its frontier as a queue
-         * is 4 bytes a vertex; the graph is resident (offsets 8 bytes a
-         * vertex, targets 4 an edge, weights 8) with the values. */
-        mkrt_exec_sample s = {(double)mf * ns_item, (double)nf / (double)vertices, mf * 8u};
-        mkrt_graph_shape g = {vertices, edges};
-        mkrt_byte_layout l = {16u, weighted ? 12u : 4u, 0, 0, 0};
-        mkrt_frontier_wave w = {nf * 4u, 0, mf * 8u};
-        mkrt_plan_identity id = {vertices << 32 ^ edges, MKRT_ANALYSIS_CUSTOM, 0x5155455545ull << 8 | tag,
-                                 mkrt_device_key_cpu(), MKRT_PLAN_QUEUE};
-        mkrt_frontier_exec_plan out;
-        mkrt_error err;
-        if (mkrt_plan_cache_plan_frontier(p->plans, &id, p->scratch, &s, &g, &l, &w, 1, NULL, 0,
-                                          p->budget ? p->budget : UINT64_MAX, handoff, 0.0, &out, &err) == MKRT_OK)
-            queue = out.execution.topology == MKRT_WAVE_SPARSE || out.execution.topology == MKRT_WAVE_WARP_SPARSE;
-    }
-    p->level_queue = queued;
-    return queue;
 }
 
 uint32_t mkrt__plan_drain_first(mkrt__planner *p, uint32_t rr, mkrt_plan_record *note)

@@ -27,7 +27,7 @@ static mkrt_status check_graph(const mkrt_runtime *rt, const mkrt_graph *g, mkrt
                                "mkrt_graph_register: offsets[0] is %llu, not 0. Fix: start the CSR "
                                "rows at 0.",
                                (unsigned long long)g->offsets[0]);
-    mkrt_status st = mkrt__graph_engine_check(rt->state.graph, g, err);
+    mkrt_status st = mkrt__graph_engine_check(rt->graph, g, err);
     if (st != MKRT_OK)
         return st;
     uint64_t edges = g->offsets[g->vertices];
@@ -70,16 +70,20 @@ mkrt_status mkrt_graph_register(mkrt_runtime *rt, const mkrt_graph *g, mkrt_erro
                                "mkrt_graph_register after the first producer was opened. Fix: "
                                "register the graph right after mkrt_create.");
     }
-    if (mkrt__graph_engine_traversals(rt->state.graph) != 0) {
+    if (mkrt__graph_engine_traversals(rt->graph) != 0) {
         mkrt__mutex_unlock(&rt->producers.producers_lock);
         return mkrt__error_set(err, MKRT_EINVAL,
                                "mkrt_graph_register after mkrt_traversal_open. Fix: register the "
                                "graph before opening traversals.");
     }
-    if ((st = mkrt__graph_engine_set(rt->state.graph, g, err)) != MKRT_OK) {
+    if ((st = mkrt__graph_engine_set(rt->graph, g, err)) != MKRT_OK) {
         mkrt__mutex_unlock(&rt->producers.producers_lock);
         return st;
     }
+    /* The graph the ops read (mkrt_op_ctx.graph, RELAX's admission):
+     * published to the dispatcher and the workers by the first producer's
+     * open, as the engine's copy. */
+    rt->state.graph = mkrt__graph_engine_graph(rt->graph);
     /* The device's copy (cuda/protocol.h, "Traversals on the device"): no
      * batch has run, so the dispatcher is not using it; state_lock keeps
      * the application's state copies out meanwhile. A device that cannot

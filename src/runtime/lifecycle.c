@@ -49,14 +49,12 @@ static void free_runtime(mkrt_runtime *rt)
     mkrt__free(rt->state.cells, rt->state.cells_bytes);
     mkrt__free((void *)rt->state.append_log, rt->state.log_bytes);
     mkrt__free(rt->state.emit_ring, mkrt__emit_ring_slots(&rt->cfg) * sizeof *rt->state.emit_ring);
-    mkrt__graph_engine_destroy(rt->state.graph);
+    mkrt__graph_engine_destroy(rt->graph);
     mkrt__dispatch_scratch_destroy(rt->dispatch.own_scratch);
     for (size_t i = 0; i < MKRT_THREAD_SLOTS; i++)
         mkrt__dispatch_scratch_destroy(rt->dispatch.helper_scratch[i]);
     mkrt_barrier_scratch_destroy(rt->dispatch.split);
     mkrt__free(rt->dispatch.waves, rt->cfg.max_batch * sizeof *rt->dispatch.waves);
-    if (rt->dispatch.plans != NULL)
-        mkrt_plan_cache_destroy(rt->dispatch.plans);
     mkrt_mpmc_ring_destroy(rt->state.dead);
     mkrt__mutex_destroy(&rt->producers.producers_lock);
     mkrt__mutex_destroy(&rt->dispatch.state_lock);
@@ -208,23 +206,24 @@ mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **out, mkrt_error *
     atomic_init(&rt->dispatch.pending_root, UINT64_MAX);
     rt->dispatch.emit_root = UINT64_MAX;
     const mkrt__graph_host host = {rt, &rt->state, rt->state.cells, cfg->cells, rt->ops, cfg->max_batch,
-                                   &rt->dispatch.aborting, &rt->dispatch.work_wq, &rt->dispatch.planner};
-    rt->state.graph = rt->state.cells != NULL ? mkrt__graph_engine_create(&host) : NULL;
+                                   &rt->dispatch.aborting, &rt->dispatch.work_wq, &rt->dispatch.planner,
+                                   &rt->state.changed};
+    rt->graph = rt->state.cells != NULL ? mkrt__graph_engine_create(&host) : NULL;
+    /* The sources of work: the rings, then the graph engine, which also
+     * claims RELAX's row of the op table. */
+    mkrt__dispatch_sources_init(&rt->dispatch, &rt->state);
+    if (rt->graph != NULL) {
+        mkrt__graph_row_claim(rt->graph, &rt->ops[MKRT_OP_RELAX]);
+        ok = mkrt__dispatch_source_add(&rt->dispatch, mkrt__graph_source(rt->graph)) && ok;
+    }
     rt->dispatch.own_scratch = mkrt__dispatch_scratch_create(NULL);
     rt->dispatch.scratch = rt->dispatch.own_scratch;
     rt->dispatch.split = mkrt_barrier_scratch_create(cfg->max_batch, 0, NULL);
     rt->dispatch.waves = mkrt__alloc(cfg->max_batch * sizeof *rt->dispatch.waves, MKRT_CACHE_LINE);
     rt->state.dead = mkrt_mpmc_ring_create(cfg->dead_letter_capacity, NULL);
     ok = mkrt__planner_init(&rt->dispatch.planner, cfg->max_producers, plan_off) && ok;
-    mkrt_plan_cache_config pc = mkrt_plan_cache_config_default();
-    if (mkrt_plan_cache_create(&pc, &rt->dispatch.plans, NULL) != MKRT_OK)
-        rt->dispatch.plans = NULL;
-    /* QUEUE's frontier planner: the cache, and the split's scratch (both
-     * used by the token's holder only, one stage at a time). */
-    rt->dispatch.planner.plans = rt->dispatch.plans;
-    rt->dispatch.planner.scratch = rt->dispatch.split;
-    if (!ok || !rt->producers.slots || !rt->state.cells || !rt->state.graph || !rt->state.append_log || !rt->state.emit_ring || !rt->dispatch.own_scratch ||
-        !rt->dispatch.split || !rt->dispatch.waves || !rt->state.dead || !rt->dispatch.plans) {
+    if (!ok || !rt->producers.slots || !rt->state.cells || !rt->graph || !rt->state.append_log || !rt->state.emit_ring || !rt->dispatch.own_scratch ||
+        !rt->dispatch.split || !rt->dispatch.waves || !rt->state.dead) {
         free_runtime(rt);
         return mkrt__error_set(err, MKRT_ENOMEM,
                                "mkrt_create could not allocate its buffers (max_batch %zu, cells %u, "
@@ -235,7 +234,6 @@ mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **out, mkrt_error *
         free_runtime(rt);
         return st;
     }
-    rt->dispatch.planner.budget = rt->cfg.device_memory_budget; /* the device's default included */
     if (mkrt__thread_start(&rt->dispatcher, mkrt__dispatcher_main, &rt->dispatch) != 0) {
         stop_backends(rt);
         free_runtime(rt);

@@ -50,7 +50,7 @@ mkrt_status mkrt_op_register(mkrt_runtime *rt, uint32_t op, const mkrt_op_desc *
     }
     uint32_t slot = rt->ops[op].fn != NULL ? rt->ops[op].expand_slot : 0;
     if (desc->expands && slot == 0) {
-        slot = mkrt__graph_lane_claim(rt->state.graph, op);
+        slot = mkrt__graph_lane_claim(rt->graph, op);
         if (slot == 0) {
             mkrt__mutex_unlock(&rt->producers.producers_lock);
             return mkrt__error_set(err, MKRT_EINVAL,
@@ -61,7 +61,9 @@ mkrt_status mkrt_op_register(mkrt_runtime *rt, uint32_t op, const mkrt_op_desc *
     }
     rt->ops[op] = (mkrt__op_entry){desc->fn, desc->user, envelope, fused, desc->name, desc->device,
                                    desc->idempotent, desc->commutes, desc->expands ? slot : 0,
-                                   desc->pulls};
+                                   desc->pulls, NULL, NULL};
+    if (desc->expands)
+        mkrt__graph_row_claim(rt->graph, &rt->ops[op]); /* its expansion is the engine's */
     mkrt__mutex_unlock(&rt->producers.producers_lock);
     return MKRT_OK;
 }

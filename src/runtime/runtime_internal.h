@@ -13,6 +13,7 @@
 #include "base/thread.h"
 #include "base/spin_wait.h"
 #include "base/waitq.h"
+#include "graph/engine.h"
 #include "mkrt/barrier.h"
 #include "mkrt/frontier.h"
 #include "mkrt/graph.h"
@@ -37,7 +38,9 @@
  *   dispatch   pipeline/dispatch.h the batches, stage scratch, the token, the
  *                                  backends and, in test builds, the test hooks
  * The graph engine (graph/engine.h) is an object of its own, created with
- * the runtime; the state group points at it (state->graph).
+ * the runtime, which wires it in: a source of work of the dispatch group
+ * (plan/source.h) and the owner of the rows of the ops it claims;
+ * the state group holds only the registered graph (state->graph).
  * What stays here is the API's: the config, the op table, the dispatcher
  * thread and what describes the backends. */
 struct mkrt_runtime {
@@ -50,6 +53,7 @@ struct mkrt_runtime {
     mkrt__state state;
     mkrt__stats stats;
     mkrt__dispatch dispatch;
+    struct mkrt__graph_engine *graph; /* graph/engine.h */
     mkrt__thread dispatcher;
     char backend_desc[MKRT_ERROR_MESSAGE_MAX + 288];
 };

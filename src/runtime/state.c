@@ -32,10 +32,9 @@ mkrt_status mkrt_stats_read(mkrt_runtime *rt, mkrt_stats *out)
     s.global_barriers = atomic_load_explicit(&rt->stats.barriers, memory_order_relaxed);
     s.ring_high_water = atomic_load_explicit(&rt->stats.high_water, memory_order_relaxed);
     s.dead_letters_dropped = atomic_load_explicit(&rt->stats.dead_dropped, memory_order_relaxed);
-    mkrt_plan_cache_stats pc;
-    mkrt_plan_cache_stats_read(rt->dispatch.plans, &pc);
-    s.plan_cache_hits = pc.hits;
-    s.plan_cache_misses = pc.misses;
+    /* The runtime consults no plan cache (its decisions are rules on
+     * measured inputs, plan/decide.h): both stay 0. */
+    s.plan_cache_hits = s.plan_cache_misses = 0;
     s.latency_samples = atomic_load_explicit(&rt->stats.latency.samples, memory_order_relaxed);
     s.latency_p50_ns = mkrt__hist_percentile(&rt->stats.latency, 5000);
     s.latency_p99_ns = mkrt__hist_percentile(&rt->stats.latency, 9900);
@@ -54,7 +53,7 @@ mkrt_status mkrt_stats_read(mkrt_runtime *rt, mkrt_stats *out)
     for (size_t i = 0; i < MKRT_PLAN_COUNTERS; i++)
         s.plan_counts[i] = atomic_load_explicit(&rt->dispatch.planner.n[i], memory_order_relaxed);
     mkrt__graph_counters gc;
-    mkrt__graph_counters_read(rt->state.graph, &gc);
+    mkrt__graph_counters_read(rt->graph, &gc);
     s.levels_pushed = gc.levels_pushed;
     s.levels_pulled = gc.levels_pulled;
     s.edges_examined = gc.edges_examined;

@@ -94,18 +94,18 @@ void mkrt__test_completed_add(mkrt_runtime *rt, int64_t delta)
 
 uint32_t mkrt__test_graph_vertices(mkrt_runtime *rt)
 {
-    const mkrt_graph *g = mkrt__graph_engine_graph(rt->state.graph);
+    const mkrt_graph *g = mkrt__graph_engine_graph(rt->graph);
     return g != NULL ? g->vertices : 0;
 }
 
 void mkrt__test_set_bucket_min(mkrt_runtime *rt, uint64_t min)
 {
-    mkrt__graph_bucket_min_set(rt->state.graph, min);
+    mkrt__graph_bucket_min_set(rt->graph, min);
 }
 
 bool mkrt__test_frontier_add(mkrt_runtime *rt, uint32_t slot, uint32_t v)
 {
-    return mkrt__graph_mark(rt->state.graph, slot, v);
+    return mkrt__graph_mark(rt->graph, slot, v);
 }
 
 uint64_t *mkrt__test_cells(mkrt_runtime *rt)

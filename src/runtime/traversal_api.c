@@ -21,7 +21,7 @@ mkrt_status mkrt_traversal_open(mkrt_runtime *rt, const mkrt_traversal_desc *d, 
         return mkrt__error_set(err, MKRT_ECLOSED,
                                "mkrt_traversal_open: the runtime is being destroyed. Fix: open "
                                "traversals before mkrt_destroy.");
-    return mkrt__traversal_open(rt->state.graph, d, out, err);
+    return mkrt__traversal_open(rt->graph, d, out, err);
 }
 
 static mkrt_status start(mkrt_traversal *t, uint32_t root, const mkrt_pagerank_params *pr, mkrt_error *err)
@@ -64,7 +64,7 @@ mkrt_status mkrt_traversal_wait(mkrt_traversal *t, uint64_t timeout_ns)
     /* On the engine's queue: it is notified when a traversal finishes,
      * not at every batch (eight waiters would wake for each). */
     mkrt_runtime *rt = mkrt__traversal_runtime(t);
-    mkrt_status st = mkrt__wait_until_on(rt, counter, target, timeout_ns, mkrt__graph_finished_wq(rt->state.graph));
+    mkrt_status st = mkrt__wait_until_on(rt, counter, target, timeout_ns, mkrt__graph_finished_wq(rt->graph));
     return st == MKRT_OK ? mkrt__traversal_status(t) : st;
 }
 

@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* src/state/op_generation.h - the generation of the op call running on a
- * thread. Both floors that call op functions (ops/op_exec.c and the graph
- * engine, graph/apply.c) start and end calls with it, so it lives below
- * both: with it in ops/, graph/ called back into ops/ (a cycle, since the
- * ops mark vertices in graph/). */
+ * thread. Every floor that calls op functions (ops/op_exec.c, and the
+ * graph engine's apply.c) starts and ends calls with it, so it lives
+ * below them all. */
 #ifndef MKRT_STATE_OP_GENERATION_H
 #define MKRT_STATE_OP_GENERATION_H
 

@@ -2,9 +2,9 @@
 /* src/state/state.h - the state group of the runtime: what the ops run
  * against (ops/op_exec.c, op_emit.c, the megakernel) and what the
  * application reads back: the cells, the APPEND log, the emission queue,
- * the dead letters. The runtime owns the op table and the graph engine;
- * the group points at them, so that the floors below the runtime reach
- * them without the runtime struct. */
+ * the dead letters. The runtime owns the op table; the group points at
+ * it, so that the floors below the runtime reach it without the runtime
+ * struct. */
 #ifndef MKRT_STATE_STATE_H
 #define MKRT_STATE_STATE_H
 
@@ -18,13 +18,16 @@
 #include "mkrt/ring.h"
 #include "mkrt/runtime.h"
 
-struct mkrt__op_entry;    /* ops/op_table.h */
-struct mkrt__graph_engine; /* graph/engine.h */
+struct mkrt__op_entry; /* ops/op_table.h */
+struct mkrt_graph;     /* mkrt/graph.h */
 
 typedef struct mkrt__state {
     const mkrt_config *cfg;                 /* the runtime's (constant after create) */
     const struct mkrt__op_entry *ops;       /* MKRT_OP_MAX entries, the runtime's table */
-    struct mkrt__graph_engine *graph;       /* the graph engine (graph/engine.h), created with the runtime */
+    /* The registered graph as the ops read it (mkrt_op_ctx.graph), NULL
+     * until mkrt_graph_register, which sets it before the first producer
+     * (whose open publishes it to the dispatcher and the workers). */
+    const struct mkrt_graph *graph;
     uint64_t *cells;
     size_t cells_bytes, log_bytes;   /* allocation sizes (checked at create) */
     /* The APPEND log, a ring of append_log_capacity words (positions grow

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* src/plan/plan_cache_planners.c - the reference planners (topology selection,
- * execution planning, frontier execution planning) through the cache. */
+/* planlib/src/cached_planners.c - the reference planners (topology
+ * selection, execution planning, frontier execution planning) through a
+ * plan cache (mkrt_planlib/cached.h; moved out of libmkrt, issue 32). */
 #include <string.h>
 
-#include "base/error_internal.h"
-#include "plan/barrier_internal.h"
-#include "mkrt/plan_cache.h"
+#include "envelope.h"
+#include "mkrt_planlib/cached.h"
+#include "planlib_base.h"
 
 typedef struct select_ctx {
     const mkrt_exec_sample *sample;
@@ -47,10 +48,10 @@ static mkrt_status check_planner_args(const char *fn, const mkrt_plan_cache *c,
                           : out == NULL    ? "result pointer"
                                            : NULL;
     if (missing != NULL)
-        return mkrt__error_set(err, MKRT_EINVAL, "%s got a NULL %s. Fix: pass valid pointers.", fn,
+        return mkrt__pl_error_set(err, MKRT_EINVAL, "%s got a NULL %s. Fix: pass valid pointers.", fn,
                                missing);
     if ((unsigned)id->analysis_kind > MKRT_ANALYSIS_CUSTOM)
-        return mkrt__error_set(err, MKRT_EINVAL,
+        return mkrt__pl_error_set(err, MKRT_EINVAL,
                                "%s got analysis kind %d, which is not an mkrt_analysis_kind. Fix: "
                                "use MKRT_ANALYSIS_CUSTOM with a custom_tag for other analyses.",
                                fn, (int)id->analysis_kind);
@@ -69,7 +70,7 @@ mkrt_status mkrt_plan_cache_select_topology(mkrt_plan_cache *c, const mkrt_plan_
     if (st != MKRT_OK)
         return st;
     if (memory == NULL)
-        return mkrt__error_set(err, MKRT_EINVAL,
+        return mkrt__pl_error_set(err, MKRT_EINVAL,
                                "mkrt_plan_cache_select_topology got a NULL memory budget. Fix: "
                                "pass valid pointers.");
     double fusion = id->device.supports_grid_sync ? fusion_pressure : 0.0;
@@ -137,7 +138,7 @@ mkrt_status mkrt_plan_cache_plan_frontier(mkrt_plan_cache *c, const mkrt_plan_id
         return st;
     mkrt_exec_sample topo;
     mkrt_byte_layout peaks;
-    st = mkrt__frontier_envelope(scratch, sample, graph, layout, waves, wave_count, deps, dep_count,
+    st = mkrt__pl_envelope(scratch, sample, graph, layout, waves, wave_count, deps, dep_count,
                                  budget_bytes, &out->frontier, &topo, &peaks, err);
     if (st != MKRT_OK)
         return st;

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* src/plan/source.h - the sources of work the pipeline drains, as one
+ * small table of calls: the core runs a source's items without knowing
+ * what they are, the way libuv's threadpool runs the callbacks it was
+ * given without naming fs or dns.
+ *
+ * Two kinds of source:
+ *   the rings   the producers' rings and the emission queue, drained by
+ *               the drain stage itself (segments, DRAIN); their items are
+ *               ops, admitted, deduplicated and layered by the stages, and
+ *               any backend that accepts them may run them. The pipeline's
+ *               own (mkrt__dispatch.rings); take and pending are NULL.
+ *   made        a source that makes its items itself (made == true): every
+ *               item admitted, distinct, and commuting with the others of
+ *               its batch, so a batch of them is one layer and skips admit,
+ *               dedupe and layering; the items mean something only to the
+ *               source, so they run on the host (the CPU pool) through run,
+ *               and a failure is explained by the source. The graph engine
+ *               is one (src/graph), registered by the runtime at
+ *               create (mkrt__dispatch_source_add).
+ * A batch holds items of one source (mkrt__batch.source). Made sources
+ * are drained in turn, each batch of theirs alternating with the rings'
+ * batches while the rings hold items. */
+#ifndef MKRT_PLAN_SOURCE_H
+#define MKRT_PLAN_SOURCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mkrt/explain.h"
+#include "mkrt/item.h"
+#include "mkrt/status.h"
+#include "ops/op_table.h"
+
+/* What a take wrote. */
+typedef struct mkrt__taken {
+    size_t n;            /* items written; 0: nothing now */
+    uint64_t stands_for; /* the emitted items they stand for, known at the take
+                          * (what run will execute); ran adds the rest */
+} mkrt__taken;
+
+typedef struct mkrt__source {
+    const char *name;
+    void *ctx; /* the source's own; the first argument of every call */
+    bool made;
+    /* Token holder: writes at most max_batch items (its own bound, fixed
+     * when it registered) into items. batch_running: a batch of any
+     * source is launched and not finished. */
+    mkrt__taken (*take)(void *ctx, mkrt_item *items, bool batch_running);
+    /* Token holder: whether it has work (items to take now or later). */
+    bool (*pending)(void *ctx);
+    /* Any thread, without the token: work arrived that the dispatcher has
+     * not seen (it wakes an idle dispatcher); a hint. */
+    bool (*wants)(void *ctx);
+    /* Any worker: runs items[from, to) of a batch it made; failures as
+     * (index, status) pairs, or as the source's own encoding, to fails. */
+    void (*run)(void *ctx, const mkrt_item *items, size_t from, size_t to, mkrt__fail_list *fails);
+    /* Token holder, after a batch of it completed: the emitted items it
+     * stood for that the take could not know (they are known once it
+     * ran); NULL: none. */
+    uint64_t (*ran)(void *ctx);
+    /* Token holder: the failure that starts at pairs[0] (left pairs from
+     * there), of a batch of items[0..n): the item that failed and why;
+     * *used: the pairs it took (at least 1). false: no item of the batch
+     * (a pair a backend wrote out of range). */
+    bool (*failed)(void *ctx, const mkrt_item *items, size_t n, const uint32_t *pairs, uint32_t left,
+                   uint32_t *used, mkrt_item *item, mkrt_status *why);
+    /* Token holder, destroy timed out: item was taken and will not run;
+     * writes the items it stood for (each to fail with MKRT_ETIMEDOUT) to
+     * out, at most max, and returns how many (0: it ends its own way). */
+    size_t (*abandon)(void *ctx, const mkrt_item *item, mkrt_item *out, size_t max);
+    /* Any thread: the bytes it keeps resident for its items (what the
+     * memory planner counts against the device budget); NULL: none. */
+    uint64_t (*resident_bytes)(void *ctx);
+    /* Token holder, a batch of it completed: its part of the EXPLAIN
+     * record (mkrt/explain.h) for items[0..n); NULL: none. */
+    void (*note)(void *ctx, const mkrt_item *items, size_t n, mkrt_plan_record *r);
+} mkrt__source;
+
+/* The most sources a runtime has (the rings and the graph engine today). */
+#define MKRT__SOURCES_MAX 4u
+
+#endif
