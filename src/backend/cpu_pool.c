@@ -58,7 +58,8 @@ typedef struct cpu_pool {
     mkrt__state *state; /* what the ops run against (state/state.h) */
     uint32_t workers;   /* executors: the pool threads and the token's holder */
     uint32_t threads_n; /* pool threads: workers - 1 */
-    uint64_t spin_cap_ns; /* how long a pool thread spins for the next launch */
+    uint64_t spin_cap_ns; /* how long a thread spins for the next launch or layer */
+    mkrt__spin_budget wait_spin; /* holder-only: its spin for the batch's end */
     mkrt__thread *threads;
     alignas(MKRT_CACHE_LINE) _Atomic uint64_t launch; /* batches launched */
     mkrt__batch *batch;                               /* published by launch */
@@ -309,7 +310,10 @@ static bool help_until_done(cpu_pool *pool, const struct timespec *deadline)
     for (;;) {
         help(pool, b);
         help_check c = {pool, atomic_load(&pool->layer_open)};
-        if (mkrt__spin_then_sleep(&pool->done_wq, done_or_layer, &c, deadline) == 0)
+        /* The last chunks run elsewhere: spin for them while that pays
+         * (a level's end), so that the batch's end costs no futex. */
+        if (!(deadline == NULL && mkrt__spin_adaptive(&pool->wait_spin, done_or_layer, &c, pool->spin_cap_ns)) &&
+            mkrt__spin_then_sleep(&pool->done_wq, done_or_layer, &c, deadline) == 0)
             return batch_done(pool); /* past the deadline */
         if (batch_done(pool))
             return true;
@@ -527,6 +531,7 @@ mkrt_status mkrt__cpu_pool_start(mkrt__state *sg, uint32_t workers, uint32_t max
     /* A pool thread spins for the next launch only where the CPUs hold
      * every executor (spin_wait.h): on fewer it would take a producer's. */
     pool->spin_cap_ns = mkrt__cpus_available() >= workers && workers > 1 ? MKRT__SPIN_BUDGET_NS : 0;
+    mkrt__spin_budget_init(&pool->wait_spin);
     pool->threads = threads;
     pool->fails.pairs = pairs;
     pool->fails.capacity = max_batch;
