@@ -8,7 +8,8 @@
 #   make soak       mkrt-soak: workloads, faults, drift verdicts, SECONDS=N (default 60)
 #   make tsan/asan  unit + stress tests under ThreadSanitizer / ASan+UBSan
 #   make bench      benchmarks vs peers (make bench-deps), printed; RECORD=1 writes bench/results/
-#   make install    PREFIX=/usr/local DESTDIR=
+#   make install    libmkrt, the stream and planlib layers, mkrt-soak:
+#                   PREFIX=/usr/local DESTDIR=
 #   make deps       apt-get install what the build and tests need (idempotent)
 #   make check-mpi  the optional MPI layer libmkrt_mpi (where mpicc is found;
 #                   make mpi-deps installs Open MPI): tests at 1, 2, 4 ranks
@@ -18,9 +19,11 @@
 # GRAPH_SCALE (make demo-graph, default 16), WERROR=1 (warnings are errors:
 # developers and CI; off by default, for people building a release).
 #
-# Layout: this file builds and installs the library; mk/tests.mk the tests,
-# checks, stress, sanitizers, docs and examples; mk/bench.mk the benchmarks;
-# mk/mpi.mk the optional MPI layer. Reading it runs no program: tools (nvcc,
+# Layout: this file builds and installs the library and checks its floors
+# (tools/floors.txt); mk/stream.mk, mk/planlib.mk and mk/mpi.mk the layers
+# on its public API, each a library with its own .pc (docs/design.md,
+# "Packaging"); mk/tests.mk the tests, checks, stress, sanitizers, docs and
+# examples; mk/bench.mk the benchmarks. Reading it runs no program: tools (nvcc,
 # mpicc, pkg-config, doxygen, peers) are looked for by the recipes that
 # need them, or, for mpicc, only when a goal needs the MPI layer.
 #
@@ -66,7 +69,7 @@ WERROR_FLAG := $(if $(filter 1,$(WERROR)),-Werror)
 WARN     += $(WERROR_FLAG)
 
 # liburcu's flags from its pkg-config files (liburcu-cds.pc and
-# liburcu-memb.pc; mkrt.pc.in's Requires.private names the same), asked
+# liburcu-memb.pc; pkgconfig/mkrt.pc.in's Requires.private names the same), asked
 # once, the first time a recipe needs them. Its headers as system headers:
 # our warnings are for our code.
 URCU_PKGS := liburcu-cds liburcu-memb
@@ -86,7 +89,7 @@ LDFLAGS  += $(SAN) -pthread
 LDLIBS   += $(URCU_STATIC_LIBS) -ldl -lm
 
 # ---- The library ----------------------------------------------------------
-LIB_SRCS := $(sort $(wildcard queue/*.c src/*/*.c))
+LIB_SRCS := $(sort $(wildcard base/*.c queue/*.c src/*/*.c))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/megakernel_fatbin.o \
             $(BUILD)/obj/gen/megakernel_link_fatbin.o
 STATIC   := $(BUILD)/libmkrt.a
@@ -110,12 +113,12 @@ G500_OBJS     := $(G500_SRCS:%.c=$(BUILD)/obj/%.o)
 G500_KIT_OBJS := $(filter-out %/traverse_mkrt.o,$(G500_OBJS))
 GRAPH_SCALE   ?= 16
 
-.PHONY: all check headers-check abi-check install-check stress soak soak-mpi tsan asan bench bench-quick \
+.PHONY: all check floors-check headers-check abi-check install-check stress soak soak-mpi tsan asan bench bench-quick \
         bench-cuda plots demo demo-graph examples install uninstall deps bench-deps clean help tests docs docs-check \
         mpi check-mpi mpi-deps tsan-mpi install-mpi cuda-test-data
 .DEFAULT_GOAL := all
 
-all: $(STATIC) $(SHARED) $(BUILD)/libmkrt.so ## libmkrt.a and libmkrt.so (with its SONAME link) in $(BUILD)
+all: $(STATIC) $(SHARED) $(BUILD)/libmkrt.so ## libmkrt.a and libmkrt.so (with its SONAME link) in $(BUILD); the layers: make stream, planlib, mpi
 
 # Lists the `target: ... ## description` lines of the makefiles read.
 help: ## this list: every target, one line each
@@ -129,6 +132,23 @@ $(BUILD)/obj/%.o: %.c
 $(BUILD)/tobj/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(TEST_DEFS) $(CFLAGS) -c $< -o $@
+
+# ---- The floor rule --------------------------------------------------------
+# tools/floors.txt declares the order of the source folders (base < queue
+# < state < ops < plan < cuda < backend < pipeline < graph < runtime) and
+# the layers on the public API; a floor includes and calls only the floors
+# below it (docs/design.md, "Source floors"). tools/floors.py checks every
+# #include of those folders before any object of the library is compiled,
+# so an upward include fails `make` with the rule's name; `make
+# floors-check` (part of `make check`) checks the calls, from the objects.
+FLOOR_SRCS := $(sort $(filter %.c %.h %.cu,$(wildcard base/* queue/* src/*/* stream/* mpi/src/* planlib/src/*)))
+FLOORS_OK  := $(BUILD)/floors.ok
+$(FLOORS_OK): tools/floors.txt tools/floors.py $(FLOOR_SRCS)
+	@mkdir -p $(@D)
+	@command -v python3 >/dev/null 2>&1 || { echo "floors: python3 not found: the floor check" \
+	    "(tools/floors.py) needs it. Fix: make deps (installs python3)" >&2; exit 1; }
+	python3 tools/floors.py includes
+	@touch $@
 
 # ---- The CUDA megakernel --------------------------------------------------
 # Built by nvcc where there is one (SASS for sm_80 and sm_90, PTX for
@@ -195,35 +215,91 @@ $(BUILD)/libmkrt.so: $(SHARED)
 	ln -sf libmkrt.so.$(VERSION) $(BUILD)/$(SONAME)
 	ln -sf libmkrt.so.$(VERSION) $@
 
-# ---- Tests, benchmarks, the MPI layer -------------------------------------
+# ---- The layers, tests, benchmarks -----------------------------------------
+# Each layer on the public API is a library of its own (docs/design.md,
+# "Packaging"): mk/stream.mk, mk/mpi.mk, mk/planlib.mk. What every layer
+# has is written once here:
+# $(call install_layer,LAYER,HEADERS,STATIC,SHARED) (recipe lines): its
+# headers into include/mkrt_LAYER/, libmkrt_LAYER.a and .so with its
+# SONAME links, mkrt-LAYER.pc from pkgconfig/mkrt-LAYER.pc.in.
+define install_layer
+	install -d $(DESTDIR)$(INCDIR)/mkrt_$(1) $(DESTDIR)$(LIBDIR)/pkgconfig
+	install -m 644 $(2) $(DESTDIR)$(INCDIR)/mkrt_$(1)/
+	install -m 644 $(3) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(4) $(DESTDIR)$(LIBDIR)/
+	ln -sf libmkrt_$(1).so.$(VERSION) $(DESTDIR)$(LIBDIR)/libmkrt_$(1).so.$(SOVERSION)
+	ln -sf libmkrt_$(1).so.$(VERSION) $(DESTDIR)$(LIBDIR)/libmkrt_$(1).so
+	$(call write_pc,pkgconfig/mkrt-$(1).pc.in,$(DESTDIR)$(LIBDIR)/pkgconfig/mkrt-$(1).pc)
+endef
+# $(call layer_docs_check,LAYER) (a recipe line): doxygen over
+# include/mkrt_LAYER/, failing on any warning (skipped without doxygen).
+define layer_docs_check
+	@if command -v $(DOXYGEN) >/dev/null 2>&1; then \
+	  rm -rf $(BUILD)/docs-$(1) && mkdir -p $(BUILD)/docs-$(1) && \
+	  { cat docs/Doxyfile; echo "INPUT = include/mkrt_$(1)"; echo "OUTPUT_DIRECTORY = $(BUILD)/docs-$(1)"; \
+	    echo "GENERATE_MAN = NO"; echo "WARN_LOGFILE = $(BUILD)/docs-$(1)/warnings.log"; } | $(DOXYGEN) - >/dev/null && \
+	  if [ -s $(BUILD)/docs-$(1)/warnings.log ]; then cat $(BUILD)/docs-$(1)/warnings.log; exit 1; fi; \
+	  echo "docs: include/mkrt_$(1)/: 0 doxygen warnings"; \
+	else echo "docs check skipped: doxygen not installed"; fi
+endef
+# $(eval $(call layer_null_probe,LAYER,HEADERS,STATIC,PROBE)): the rules
+# that build PROBE, every function of HEADERS called with zero arguments
+# (tests/probe/gen_null_probe.pl), linked with STATIC and libmkrt.a.
+define layer_null_probe
+$(BUILD)/gen/$(1)_null_probe.c: tests/probe/gen_null_probe.pl $(2)
+	@mkdir -p $$(@D)
+	perl tests/probe/gen_null_probe.pl $(2) | \
+	    sed 's|#include "mkrt/|#include "mkrt_$(1)/|' > $$@.tmp && mv $$@.tmp $$@
+$(4): $(BUILD)/gen/$(1)_null_probe.c $(3) $(STATIC)
+	@mkdir -p $$(@D)
+	$$(CC) $$(CPPFLAGS) $$(CFLAGS) -o $$@ $$< $(3) $$(STATIC) $$(LDFLAGS) $$(LDLIBS)
+endef
+include mk/stream.mk
 include mk/tests.mk
 include mk/bench.mk
 include mk/mpi.mk
 include mk/planlib.mk
 
+# Every object of the library and of its layers is compiled after the
+# include check passed (order-only: a passing check rebuilds nothing).
+$(LIB_OBJS) $(TLIB_OBJS) $(PL_OBJS) $(MPI_OBJS): | $(FLOORS_OK)
+
+# The calls between floors from the library's objects, then tests/floors/
+# check_floors.sh, which breaks the rule in a copy of the tree and expects
+# `make` and the call check to fail naming it.
+floors-check: $(FLOORS_OK) $(STATIC) $(STREAM_OBJS) $(PL_OBJS) ## the floor rule: includes (before every build) and calls between floors go downward only
+	python3 tools/floors.py calls $(filter-out $(BUILD)/obj/gen/%,$(LIB_OBJS)) $(STREAM_OBJS) $(PL_OBJS)
+	CC='$(CC)' prove -f --exec sh tests/floors/check_floors.sh
+
 # ---- Install --------------------------------------------------------------
-# mkrt.pc is written by `make install`, for the prefix it installs to.
+# The .pc files (pkgconfig/*.pc.in: mkrt.pc, and one per layer) are
+# written by the install targets, for the prefix they install to.
 # libdir and includedir are given relative to ${prefix} when they are under
 # it, so pkg-config's --define-prefix can relocate the installed tree.
+# $(call write_pc,TEMPLATE,FILE)
 pc_dir = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
 define write_pc
 sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(call pc_dir,$(LIBDIR))|g' \
     -e 's|@INCDIR@|$(call pc_dir,$(INCDIR))|g' -e 's|@VERSION@|$(VERSION)|g' \
-    -e 's|@URCU_PKGS@|$(URCU_PKGS)|g' mkrt.pc.in > $(1)
+    -e 's|@URCU_PKGS@|$(URCU_PKGS)|g' $(1) > $(2)
 endef
 
 
-install: all $(SOAK_BIN) ## headers, libmkrt.a, libmkrt.so, mkrt.pc, mkrt-soak (and its man page) into $(DESTDIR)$(PREFIX)
-	install -d $(DESTDIR)$(INCDIR)/mkrt $(DESTDIR)$(LIBDIR)/pkgconfig
+# `make install` installs libmkrt and the layers that need nothing more
+# (stream, planlib); the MPI layer has its own `make install-mpi`.
+install: all $(SOAK_BIN) install-stream install-planlib ## libmkrt (headers, .a, .so, mkrt.pc), the stream and planlib layers, mkrt-soak and its plugin ABI into $(DESTDIR)$(PREFIX)
+	install -d $(DESTDIR)$(INCDIR)/mkrt $(DESTDIR)$(INCDIR)/mkrt_soak $(DESTDIR)$(LIBDIR)/pkgconfig
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(MANDIR)/man1
 	install -m 755 $(SOAK_BIN) $(DESTDIR)$(PREFIX)/bin/mkrt-soak
 	install -m 644 docs/mkrt-soak.1 $(DESTDIR)$(MANDIR)/man1/mkrt-soak.1
+	install -m 644 $(SOAK_HEADERS) $(DESTDIR)$(INCDIR)/mkrt_soak/
+	$(call write_pc,pkgconfig/mkrt-soak.pc.in,$(DESTDIR)$(LIBDIR)/pkgconfig/mkrt-soak.pc)
 	install -m 644 $(HEADERS) $(DESTDIR)$(INCDIR)/mkrt/
 	install -m 644 $(STATIC) $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(SHARED) $(DESTDIR)$(LIBDIR)/
 	ln -sf libmkrt.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf libmkrt.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libmkrt.so
-	$(call write_pc,$(DESTDIR)$(LIBDIR)/pkgconfig/mkrt.pc)
+	$(call write_pc,pkgconfig/mkrt.pc.in,$(DESTDIR)$(LIBDIR)/pkgconfig/mkrt.pc)
 	@if [ -d $(BUILD)/docs/man/man3 ]; then \
 	  echo "install -m 644 $(BUILD)/docs/man/man3/*.3 $(DESTDIR)$(MANDIR)/man3/"; \
 	  install -d $(DESTDIR)$(MANDIR)/man3 && \
@@ -232,17 +308,22 @@ install: all $(SOAK_BIN) ## headers, libmkrt.a, libmkrt.so, mkrt.pc, mkrt-soak (
 
 # Removes this version's files (a libmkrt.so.* of another version stays
 # for the programs linked against it).
-uninstall: ## remove what `make install` installed (same PREFIX and DESTDIR)
-	rm -rf $(DESTDIR)$(INCDIR)/mkrt
+uninstall: ## remove what `make install` (and install-mpi) installed (same PREFIX and DESTDIR)
+	rm -rf $(DESTDIR)$(INCDIR)/mkrt $(foreach l,stream planlib mpi soak,$(DESTDIR)$(INCDIR)/mkrt_$(l))
 	rm -f $(DESTDIR)$(LIBDIR)/libmkrt.a $(DESTDIR)$(LIBDIR)/libmkrt.so \
 	    $(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/libmkrt.so.$(VERSION) \
 	    $(DESTDIR)$(LIBDIR)/pkgconfig/mkrt.pc
+	for l in stream planlib mpi; do \
+	  rm -f $(DESTDIR)$(LIBDIR)/libmkrt_$$l.a $(DESTDIR)$(LIBDIR)/libmkrt_$$l.so \
+	    $(DESTDIR)$(LIBDIR)/libmkrt_$$l.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libmkrt_$$l.so.$(VERSION) \
+	    $(DESTDIR)$(LIBDIR)/pkgconfig/mkrt-$$l.pc; done
+	rm -f $(DESTDIR)$(LIBDIR)/pkgconfig/mkrt-soak.pc
 	rm -f $(DESTDIR)$(PREFIX)/bin/mkrt-soak $(DESTDIR)$(MANDIR)/man1/mkrt-soak.1
 	rm -f $(DESTDIR)$(MANDIR)/man3/mkrt_*.3 $(DESTDIR)$(MANDIR)/man3/mkrt.h.3 $(DESTDIR)$(MANDIR)/man3/MKRT_*.3
 
 # Debian packages. `deps` is what build + tests need; `bench-deps` adds the
 # peer libraries the benchmarks compare against and gnuplot for `make plots`.
-DEPS_PKGS       := make gcc clang perl pkg-config liburcu-dev libclang-rt-dev doxygen
+DEPS_PKGS       := make gcc clang perl python3 pkg-config liburcu-dev libclang-rt-dev doxygen
 # MPI is optional (`make mpi-deps`; .ci/run installs it and runs check-mpi).
 MPI_DEPS_PKGS   := libopenmpi-dev openmpi-bin
 BENCH_DEPS_PKGS := libck-dev dpdk-dev liburcu-dev libstarpu-dev gnuplot-nox libgraphblas-dev libigraph-dev

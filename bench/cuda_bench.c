@@ -255,7 +255,9 @@ int main(int argc, char **argv)
     void *kernel_image = read_file(kernel, &kernel_size);
     const uint32_t cap = (1u << 20) + 16, cells_n = 4096;
     uint64_t *cells = aligned_alloc(4096, cells_n * sizeof *cells);
-    mkrt_item *items = malloc((size_t)cap * sizeof *items);
+    /* Page-aligned: the engine registers it and copies large batches from
+     * it by DMA (cfg.dma), as the runtime's batch buffers. */
+    mkrt_item *items = aligned_alloc(4096, ((size_t)cap * sizeof *items + 4095) / 4096 * 4096);
     uint32_t *offsets = malloc((cap + 1) * sizeof *offsets);
     double *us = malloc(20000 * sizeof *us);
     mkrt__cuda_engine e;
@@ -268,6 +270,7 @@ int main(int argc, char **argv)
     const uint32_t main_bps = bps_env ? (uint32_t)atoi(bps_env) : 0;
     const bool main_ds = ds_env != NULL && atoi(ds_env) != 0;
     mkrt__cuda_engine_config cfg = {cells, cells_n, NULL, 0, cap, 0, NULL, 0, 0, 0, main_ds, main_bps};
+    cfg.dma[0] = (mkrt__cuda_host_range){items, (size_t)cap * sizeof *items};
     if (mkrt__cuda_engine_start(&e, &cfg, &err) != MKRT_OK) {
         printf("cuda_bench: skipped: %s\n", err.message);
         return 0;
@@ -277,7 +280,7 @@ int main(int argc, char **argv)
         mkrt__cuda_engine_stop(&e, 5000000000u);
         return 0;
     }
-    char gpu[320];
+    char gpu[sizeof e.describe];
     snprintf(gpu, sizeof gpu, "%s", e.describe);
     mkrt__cuda_api cu = e.cu; /* the entry points outlive the engine (the library stays loaded) */
     const uint32_t max_bps = e.blocks_per_sm;

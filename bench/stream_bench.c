@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* bench/stream_bench.c - streaming graph updates (include/mkrt/stream.h).
+/* bench/stream_bench.c - streaming graph updates (include/mkrt_stream/stream.h).
  *
  * A Kronecker graph of --scale N (edgefactor 16, Graph500 weights 1..255)
  * is loaded; then P producer threads publish a mixed stream of insertions
@@ -40,7 +40,7 @@
 #include "examples/graph500/graph500.h"
 #include "examples/graph500/traverse.h"
 #include "mkrt/runtime.h"
-#include "mkrt/stream.h"
+#include "mkrt_stream/stream.h"
 
 #define CHUNK 256
 #define PROBES_MAX 200000

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* examples/soak_plugin_example.c - a plugin for mkrt-soak: your own ops
- * soaked with every fault mode (include/mkrt/soak_plugin.h).
+ * soaked with every fault mode (include/mkrt_soak/soak_plugin.h).
  *
  *   make build/examples/soak_plugin_example.so build/bin/mkrt-soak
  *   build/bin/mkrt-soak --plugin build/examples/soak_plugin_example.so --seconds 60
@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mkrt/soak_plugin.h"
+#include "mkrt_soak/soak_plugin.h"
 
 enum { OP_STEP = MKRT_OP_USER_FIRST, OP_LOW, OP_PICKY };
 #define STREAMS_MAX 16

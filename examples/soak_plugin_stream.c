@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* examples/soak_plugin_stream.c - streaming graphs (include/mkrt/stream.h)
+/* examples/soak_plugin_stream.c - streaming graphs (include/mkrt_stream/stream.h)
  * under mkrt-soak: every fault mode, every backend (soak_plugin.h).
  *
  *   make build/examples/soak_plugin_stream.so build/bin/mkrt-soak
@@ -19,8 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mkrt/soak_plugin.h"
-#include "mkrt/stream.h"
+#include "mkrt_soak/soak_plugin.h"
+#include "mkrt_stream/stream.h"
 
 #define V 512u
 #define STREAMS_MAX 16

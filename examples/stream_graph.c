@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "mkrt/runtime.h"
-#include "mkrt/stream.h"
+#include "mkrt_stream/stream.h"
 
 #define JUNCTIONS 12u
 

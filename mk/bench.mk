@@ -89,9 +89,9 @@ $(BUILD)/bench/graph_bench: bench/graph_bench.c bench/bench_util.h bench/graph/p
 	    $$libs $(URCU_STATIC_LIBS) -lm -pthread
 
 # The streaming graph benchmark (bench/stream_bench.c), on the Graph500 kit.
-$(BUILD)/bench/stream_bench: bench/stream_bench.c bench/bench_util.h $(G500_OBJS) $(STATIC)
+$(BUILD)/bench/stream_bench: bench/stream_bench.c bench/bench_util.h $(G500_OBJS) $(STREAM_STATIC) $(STATIC)
 	@mkdir -p $(@D)
-	$(CC) $(BENCH_CFLAGS) -o $@ bench/stream_bench.c $(G500_OBJS) $(STATIC) $(URCU_STATIC_LIBS) -lm -pthread
+	$(CC) $(BENCH_CFLAGS) -o $@ bench/stream_bench.c $(G500_OBJS) $(STREAM_STATIC) $(STATIC) $(URCU_STATIC_LIBS) -lm -pthread
 
 BENCHES := $(BUILD)/bench/stream_bench $(BUILD)/bench/ring_bench $(BUILD)/bench/plan_bench $(BUILD)/bench/cache_bench $(BUILD)/bench/bursty_bench $(BUILD)/bench/arms_bench \
            $(BUILD)/bench/runtime_bench $(BUILD)/bench/peer_bench $(BUILD)/bench/cuda_bench \

@@ -89,23 +89,12 @@ mpi: $(MPI_STATIC) $(MPI_SHARED) ## libmkrt_mpi.a and libmkrt_mpi.so in $(BUILD)
 check-mpi: all $(MPI_STATIC) $(MPI_SHARED) $(MPI_TEST_BINS) $(MPI_NULL_PROBE) $(BUILD)/examples/graph_bfs ## the MPI layer: header, docs, null probe, tests at 1, 2, 4 ranks (needs mpicc)
 	@echo '#include "mkrt_mpi/mkrt_mpi.h"' | $(CC) $(CPPFLAGS) $(MPI_CFLAGS) $(WARN) -fsyntax-only -x c - \
 	    && echo "headers: $(MPI_HEADERS) compiles on its own"
-	@if command -v $(DOXYGEN) >/dev/null 2>&1; then \
-	  rm -rf $(BUILD)/docs-mpi && mkdir -p $(BUILD)/docs-mpi && \
-	  { cat docs/Doxyfile; echo "INPUT = include/mkrt_mpi"; echo "OUTPUT_DIRECTORY = $(BUILD)/docs-mpi"; \
-	    echo "GENERATE_MAN = NO"; echo "WARN_LOGFILE = $(BUILD)/docs-mpi/warnings.log"; } | $(DOXYGEN) - >/dev/null && \
-	  if [ -s $(BUILD)/docs-mpi/warnings.log ]; then cat $(BUILD)/docs-mpi/warnings.log; exit 1; fi; \
-	  echo "docs: $(MPI_HEADERS): 0 doxygen warnings"; \
-	else echo "docs check skipped: doxygen not installed"; fi
+	$(call layer_docs_check,mpi)
 	prove -f --exec 'timeout -k 5 $(TEST_TIMEOUT)' $(MPI_NULL_PROBE)
 	MPIRUN='$(MPIRUN)' BUILD='$(BUILD)' sh mpi/tests/check_mpi.sh
 
-install-mpi: $(MPI_STATIC) $(MPI_SHARED) ## install libmkrt_mpi and include/mkrt_mpi/ beside `make install` (same PREFIX, DESTDIR)
-	install -d $(DESTDIR)$(INCDIR)/mkrt_mpi $(DESTDIR)$(LIBDIR)
-	install -m 644 $(MPI_HEADERS) $(DESTDIR)$(INCDIR)/mkrt_mpi/
-	install -m 644 $(MPI_STATIC) $(DESTDIR)$(LIBDIR)/
-	install -m 755 $(MPI_SHARED) $(DESTDIR)$(LIBDIR)/
-	ln -sf libmkrt_mpi.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libmkrt_mpi.so.$(SOVERSION)
-	ln -sf libmkrt_mpi.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libmkrt_mpi.so
+install-mpi: $(MPI_STATIC) $(MPI_SHARED) ## install libmkrt_mpi, include/mkrt_mpi/ and mkrt-mpi.pc beside `make install` (same PREFIX, DESTDIR)
+	$(call install_layer,mpi,$(MPI_HEADERS),$(MPI_STATIC),$(MPI_SHARED))
 
 # The MPI unit tests under ThreadSanitizer at 2 ranks (libmkrt and
 # libmkrt_mpi instrumented; Open MPI is not: mpi/tests/tsan-mpi.supp).

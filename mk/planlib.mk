@@ -17,7 +17,7 @@ PL_HEADERS   := $(sort $(wildcard include/mkrt_planlib/*.h))
 PL_TEST_BINS := $(patsubst planlib/tests/%.c,$(BUILD)/planlib/tests/%,$(sort $(wildcard planlib/tests/test_*.c)))
 PL_NULL_PROBE := $(BUILD)/planlib/tests/null_probe
 
-.PHONY: planlib check-planlib
+.PHONY: planlib check-planlib install-planlib
 
 planlib: $(PL_STATIC) $(PL_SHARED) ## the optional planning library libmkrt_planlib (.a and .so)
 
@@ -36,14 +36,7 @@ $(BUILD)/planlib/tests/%: $(BUILD)/tobj/planlib/tests/%.o $(PL_STATIC) $(TEST_HE
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/gen/planlib_null_probe.c: tests/probe/gen_null_probe.pl $(PL_HEADERS)
-	@mkdir -p $(@D)
-	perl tests/probe/gen_null_probe.pl $(PL_HEADERS) | \
-	    sed 's|#include "mkrt/|#include "mkrt_planlib/|' > $@.tmp && mv $@.tmp $@
-
-$(PL_NULL_PROBE): $(BUILD)/gen/planlib_null_probe.c $(PL_STATIC) $(STATIC)
-	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(PL_STATIC) $(STATIC) $(LDFLAGS) $(LDLIBS)
+$(eval $(call layer_null_probe,planlib,$(PL_HEADERS),$(PL_STATIC),$(PL_NULL_PROBE)))
 
 # `make check` runs these too (mk/tests.mk).
 check: $(PL_TEST_BINS) $(PL_NULL_PROBE) $(PL_SHARED)
@@ -58,3 +51,6 @@ check-planlib: $(PL_TEST_BINS) $(PL_NULL_PROBE) $(PL_SHARED) ## libmkrt_planlib'
 	  grep -v '^mkrt_[a-z0-9]' | grep -v '^$$' | grep -v '^MKRT' > $(BUILD)/planlib_extra_exports.txt || true; \
 	if [ -s $(BUILD)/planlib_extra_exports.txt ]; then echo "libmkrt_planlib exports non-public symbols:"; \
 	  cat $(BUILD)/planlib_extra_exports.txt; exit 1; fi; echo "exports: libmkrt_planlib.so exports mkrt_* only"
+
+install-planlib: $(PL_STATIC) $(PL_SHARED) ## libmkrt_planlib, include/mkrt_planlib/ and mkrt-planlib.pc into $(DESTDIR)$(PREFIX)
+	$(call install_layer,planlib,$(PL_HEADERS),$(PL_STATIC),$(PL_SHARED))

@@ -18,6 +18,7 @@ STRESS_BINS := $(STRESS_SRCS:stress/%.c=$(BUILD)/stress/%)
 # symbols (whole archive, -rdynamic) to the --plugin objects it loads.
 SOAK_SRCS   := $(sort $(wildcard stress/soak/*.c))
 SOAK_BIN    := $(BUILD)/bin/mkrt-soak
+SOAK_HEADERS := include/mkrt_soak/soak_plugin.h
 SOAK_PLUGIN := $(BUILD)/examples/soak_plugin_example.so
 SOAK_STREAM := $(BUILD)/examples/soak_plugin_stream.so
 
@@ -28,7 +29,8 @@ $(TEST_HELPLIB): $(TEST_HELP:%.c=$(BUILD)/tobj/%.o)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-$(BUILD)/tests/%: $(BUILD)/tobj/tests/%.o $(TEST_HELPLIB) $(TEST_STATIC)
+# The layers a test uses link before libmkrt (libmkrt_stream: test_stream).
+$(BUILD)/tests/%: $(BUILD)/tobj/tests/%.o $(TEST_HELPLIB) $(STREAM_STATIC) $(TEST_STATIC)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
@@ -40,7 +42,7 @@ $(NULL_PROBE): $(BUILD)/gen/null_probe.c $(STATIC)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(STATIC) $(LDFLAGS) $(LDLIBS)
 
-$(BUILD)/stress/%: $(BUILD)/tobj/stress/%.o $(TEST_STATIC)
+$(BUILD)/stress/%: $(BUILD)/tobj/stress/%.o $(STREAM_STATIC) $(TEST_STATIC)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
@@ -48,15 +50,17 @@ $(SOAK_BIN): $(SOAK_SRCS:%.c=$(BUILD)/tobj/%.o) $(TEST_STATIC)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -rdynamic -o $@ $(filter %.o,$^) -Wl,--whole-archive $(TEST_STATIC) -Wl,--no-whole-archive $(LDLIBS)
 
-# The example plugin for mkrt-soak --plugin (include/mkrt/soak_plugin.h):
-# no -lmkrt, the soak provides the library.
-$(SOAK_PLUGIN): examples/soak_plugin_example.c include/mkrt/soak_plugin.h
+# The example plugin for mkrt-soak --plugin (include/mkrt_soak/soak_plugin.h,
+# its own header and mkrt-soak.pc): no -lmkrt, the soak provides the library.
+$(SOAK_PLUGIN): examples/soak_plugin_example.c $(SOAK_HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -shared -o $@ $<
-# The streaming graph plugin (examples/soak_plugin_stream.c): `make soak` runs it.
-$(SOAK_STREAM): examples/soak_plugin_stream.c include/mkrt/soak_plugin.h include/mkrt/stream.h
+# The streaming graph plugin (examples/soak_plugin_stream.c): `make soak`
+# runs it. A plugin that uses a layer links the layer's static library
+# (libmkrt_stream.a); libmkrt itself still comes from the soak.
+$(SOAK_STREAM): examples/soak_plugin_stream.c $(SOAK_HEADERS) $(STREAM_HEADERS) $(STREAM_STATIC)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -shared -o $@ $<
+	$(CC) $(CPPFLAGS) $(CFLAGS) -shared -o $@ $< $(STREAM_STATIC)
 
 # A stand-in libcuda.so.1 for the loader's failure paths (tests only),
 # one shared object from tests/fakes/fake_libcuda*.c.
@@ -75,7 +79,7 @@ headers-check: ## every public header compiles on its own
 	    || { echo "header $$h does not compile on its own"; exit 1; }; \
 	done; echo "headers: $(words $(HEADERS)) public headers compile on their own"
 
-check: all $(TEST_BINS) $(EXAMPLES) $(BUILD)/bench/graph_bench $(FAKE_CUDA) cuda-test-data $(SOAK_BIN) $(SOAK_PLUGIN) $(SOAK_STREAM) headers-check docs-check ## unit tests (TAP, prove), headers, API docs, exported symbols, install, examples
+check: all $(TEST_BINS) $(EXAMPLES) $(BUILD)/bench/graph_bench $(FAKE_CUDA) cuda-test-data $(SOAK_BIN) $(SOAK_PLUGIN) $(SOAK_STREAM) headers-check docs-check floors-check check-stream ## unit tests (TAP, prove), headers, API docs, exported symbols, floors, install, examples
 	prove -f --exec 'timeout -k 5 $(TEST_TIMEOUT)' $(TEST_BINS)
 	@$(MAKE) --no-print-directory check-planlib
 	ANALYSIS_DEMO=$(BUILD)/examples/analysis_demo prove -f --exec sh tests/examples/check_analysis_demo.sh

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* stress/stream_stress.c - streaming graphs (mkrt/stream.h) under load:
+/* stress/stream_stress.c - streaming graphs (mkrt_stream/stream.h) under load:
  * producer threads publish random insertions and deletions (and, on
  * purpose, duplicates, weight clashes and deletions of absent edges) while
  * a reader thread opens views without pause. Each producer owns the edges
@@ -20,6 +20,7 @@
 
 #include "base/thread.h"
 #include "mkrt/mkrt.h"
+#include "mkrt_stream/stream.h"
 #include "stress_util.h"
 
 #define MAX_PRODUCERS 8

@@ -97,7 +97,7 @@ static inline void stress_getopt(int argc, char **argv, const char *what, const 
 /* Progress lines: fn(ctx, seconds since start) every period_s seconds from
  * a thread of its own, only when stdout is a terminal (logs and `make
  * stress` output keep just the SUMMARY lines). Threads through
- * src/base/thread.h, as in the programs. */
+ * base/thread.h, as in the programs. */
 typedef void (*stress_progress_fn)(void *ctx, double elapsed_s);
 
 typedef struct stress_progress {

@@ -6,9 +6,6 @@
  * host-mapped control block, registered cells and log, zero-copy and HtoD
  * staging, failure lists, fault and hang handling, teardown. No GPU needed;
  * tests/cuda_*.c run the same on a real GPU. */
-#include <dlfcn.h>
-#include <libgen.h>
-#include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +17,7 @@
 #include "../src/runtime/test_hooks.h"
 #include "mkrt/runtime.h"
 #include "backend_compare.h"
+#include "fake_cuda.h"
 #include "tap.h"
 
 #define SEC BC_SEC
@@ -300,14 +298,7 @@ static void hung_op(void)
 int main(int argc, char **argv)
 {
     (void)argc;
-    char self[PATH_MAX], fake[PATH_MAX + 32];
-    snprintf(self, sizeof self, "%s", argv[0]);
-    snprintf(fake, sizeof fake, "%s/libfakecuda.so", dirname(self));
-    setenv("MKRT_LIBCUDA", fake, 1);
-    setenv("FAKE_CUDA_MODE", "ok", 1);
-    void *lib = dlopen(fake, RTLD_NOW | RTLD_LOCAL);
-    if (lib == NULL || (*(void **)&fake_live = dlsym(lib, "fake_cuda_live")) == NULL)
-        bail_out("stand-in driver %s: %s", fake, dlerror());
+    *(void **)&fake_live = fake_cuda_probe(fake_cuda_open(argv[0]), "fake_cuda_live");
     if (!mkrt__cuda_megakernel_built()) {
         plan_skip_all("the CUDA megakernel was not built (no nvcc): the CUDA backend cannot start");
     }

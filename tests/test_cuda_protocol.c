@@ -10,7 +10,7 @@
 
 #include "../src/backend/mk_host.h"
 #include "../src/backend/mk_sim.h"
-#include "../src/base/waitq.h"
+#include "../base/waitq.h"
 #include "mkrt/layer.h"
 #include "mkrt/ring.h"
 #include "tap.h"

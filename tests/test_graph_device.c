@@ -10,9 +10,6 @@
  * traversal run (levels are progress) and still catches a hung level;
  * batches the device cannot run (a C user op beside RELAX) stay on the CPU
  * pool. */
-#include <dlfcn.h>
-#include <libgen.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +19,7 @@
 #include "../src/runtime/test_hooks.h"
 #include "mkrt/mkrt.h"
 #include "graph_fixture.h"
+#include "fake_cuda.h"
 #include "tap.h"
 
 #define SEC 10000000000ull
@@ -460,14 +458,7 @@ int main(int argc, char **argv)
     watchdog();
     big_graph(&sim, 20000, 80000);
 
-    char self[PATH_MAX], fake[PATH_MAX + 32];
-    snprintf(self, sizeof self, "%s", argv[0]);
-    snprintf(fake, sizeof fake, "%s/libfakecuda.so", dirname(self));
-    setenv("MKRT_LIBCUDA", fake, 1);
-    setenv("FAKE_CUDA_MODE", "ok", 1);
-    void *lib = dlopen(fake, RTLD_NOW | RTLD_LOCAL);
-    if (lib == NULL || (*(void **)&fake_live = dlsym(lib, "fake_cuda_live")) == NULL)
-        bail_out("stand-in driver %s: %s", fake, dlerror());
+    *(void **)&fake_live = fake_cuda_probe(fake_cuda_open(argv[0]), "fake_cuda_live");
     if (!mkrt__cuda_megakernel_built()) {
         skip(1, "the CUDA megakernel was not built (no nvcc): no CUDA runs");
     } else {

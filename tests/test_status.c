@@ -2,7 +2,7 @@
 /* tests/test_status.c - status names, descriptions and error records. */
 #include <string.h>
 
-#include "../src/base/error_internal.h"
+#include "../base/error_internal.h"
 #include "mkrt/item.h"
 #include "mkrt/status.h"
 #include "tap.h"

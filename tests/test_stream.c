@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* tests/test_stream.c - streaming graphs (include/mkrt/stream.h) on the CPU
+/* tests/test_stream.c - streaming graphs (include/mkrt_stream/stream.h) on the CPU
  * pool and on MKRT_BACKEND_SIM: two producer threads publish random
  * insertions and deletions (some absent, some duplicates) over a small
  * random graph; after every mkrt_quiesce each standing query (two BFS, an
@@ -16,7 +16,7 @@
 #include "base/thread.h"
 #include "mkrt/graph.h"
 #include "mkrt/runtime.h"
-#include "mkrt/stream.h"
+#include "mkrt_stream/stream.h"
 #include "tap.h"
 
 #define N 600u

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../src/base/thread.h" /* pthreads under the C11 names: TSan sees them */
+#include "../base/thread.h" /* pthreads under the C11 names: TSan sees them */
 #include "graph_fixture.h"
 #include "graph_runtime.h"
 

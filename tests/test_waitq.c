@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../src/base/waitq.h"
+#include "../base/waitq.h"
 #include "base/thread.h"
 #include "mkrt/ring.h"
 #include "tap.h"

@@ -51,8 +51,8 @@ int gapbs_check_dir(const char *dir, char *why, size_t len)
         return 0;
     snprintf(why, len,
              "--gapbs %s: no GAPBS binaries%s there (GAPBS's bfs, sssp, cc and pr are needed; this "
-             "benchmark builds nothing). Fix: cp -r ../shared/peers/gapbs /tmp/gapbs && make -C "
-             "/tmp/gapbs -j2, then --gapbs /tmp/gapbs",
+             "benchmark builds nothing). Fix: build GAPBS (https://github.com/sbeamer/gapbs: clone "
+             "it, run make in it), then --gapbs with its folder",
              dir, missing);
     return -1;
 }

@@ -20,6 +20,8 @@
  *   - `mkrt_allocator_set(NULL)` restores the default. Changing the
  *     allocator while mkrt objects exist is undefined: objects are freed
  *     through the allocator that is current at the time.
+ *   - The layers built on libmkrt (libmkrt_stream, ...) allocate through
+ *     the same allocator: they ask for it with mkrt_allocator_get().
  */
 #ifndef MKRT_ALLOC_H
 #define MKRT_ALLOC_H
@@ -52,6 +54,21 @@ typedef struct mkrt_allocator {
  * other thread uses mkrt.
  */
 void mkrt_allocator_set(const mkrt_allocator *a);
+
+/**
+ * @brief The allocator mkrt allocates through now.
+ *
+ * The default one, or the copy mkrt_allocator_set() made of the last one
+ * installed; never NULL. What a library built on mkrt (a layer such as
+ * libmkrt_stream) calls, so that its objects go through the allocator the
+ * program installed in libmkrt.
+ *
+ * @return The allocator in use: read it, never free or change it. It stays
+ *         valid while no more than 15 further allocators are installed.
+ * @par Thread safety
+ * Thread-safe.
+ */
+const mkrt_allocator *mkrt_allocator_get(void);
 
 #ifdef __cplusplus
 }

@@ -115,7 +115,19 @@ typedef struct mkrt_config {
     /** Items per ring per drain pass (1024); at most max_batch are taken
      *  [1..MKRT_CONFIG_MAX_BATCH_MAX]. */
     size_t burst_per_ring;
-    uint64_t device_memory_budget; /**< Bytes a layer may use; 0: unbounded (0) [any]. */
+    /** Device memory the runtime may use, in bytes (0) [any]: what the
+     *  device holds of its data (the registered graph and its frontier, the
+     *  cells and the APPEND log when they live in device memory) plus a
+     *  layer's envelope (the device's own batch buffers are taken at start,
+     *  which is refused when they do not fit); a layer that does not fit is split,
+     *  an item that does not fit alone fails with ::MKRT_EBUDGET, a graph
+     *  that does not fit stays off the device (its traversals run on the
+     *  CPU pool; mkrt_backend_describe() says why). 0 on the CUDA backend:
+     *  the device's free memory at mkrt_create() (cuMemGetInfo) less a
+     *  reserve of 5% of its total memory, at least 64 MiB and at most half
+     *  of what is free; mkrt_plan_explain() shows the budget and the
+     *  resident bytes. 0 elsewhere (SIM, CPU): unbounded. */
+    uint64_t device_memory_budget;
     uint32_t watchdog_ms;          /**< Device watchdog (CUDA, SIM); 0: none (5000) [any]. */
     /** 64-bit cells, handles 0..cells-1 (1 << 20) [1..MKRT_CONFIG_CELLS_MAX]. */
     uint32_t cells;

@@ -152,6 +152,12 @@ typedef struct mkrt_plan_record {
     uint32_t frontier_queue;     /**< QUEUE for the last frontier level: 1 sparse queue, 0 bitset. */
     /* measured */
     uint64_t run_ns;             /**< Launch to completion seen by the dispatching thread, in ns. */
+    /* device memory (inputs and the split's result) */
+    uint64_t memory_budget;      /**< Device memory budget in bytes (0: none): mkrt_config::device_memory_budget, or the device's default. */
+    uint32_t budget_from_device; /**< 1: the budget is the device's (free memory at mkrt_create less the reserve). */
+    uint32_t split_layers;       /**< Layers the split added to fit the budget. */
+    uint64_t resident_bytes;     /**< The runtime's data on the device (graph, frontier, cells and log in device memory), in bytes. */
+    uint64_t peak_layer_bytes;   /**< The split's largest layer (frontier, scratch and output bytes). */
 } mkrt_plan_record;
 
 struct mkrt_runtime;

@@ -1,9 +1,14 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /**
  * @file mkrt/mkrt.h
- * @brief The whole public API of mkrt, one include.
+ * @brief The whole public API of libmkrt, one include.
  *
- * Includes every other public header; link with `pkg-config --libs mkrt`.
+ * Includes every other header of include/mkrt/, which is libmkrt's API and
+ * nothing else; link with `pkg-config --libs mkrt`. The layers built on
+ * it are libraries of their own, each with its headers and its .pc:
+ * mkrt_stream/stream.h (mkrt-stream), mkrt_mpi/mkrt_mpi.h (mkrt-mpi),
+ * mkrt_planlib/ (mkrt-planlib), and the mkrt-soak plugin ABI,
+ * mkrt_soak/soak_plugin.h (mkrt-soak).
  */
 #ifndef MKRT_MKRT_H
 #define MKRT_MKRT_H
@@ -23,9 +28,7 @@
 #include "mkrt/publish.h"
 #include "mkrt/ring.h"
 #include "mkrt/runtime.h"
-#include "mkrt/soak_plugin.h"
 #include "mkrt/stats.h"
-#include "mkrt/stream.h"
 #include "mkrt/status.h"
 #include "mkrt/topology.h"
 #include "mkrt/version.h"

@@ -7,7 +7,7 @@
  * mpi_lock (mkrt_mpi_create() and mkrt_mpi_destroy() make the others,
  * before the thread starts and after it is joined: MPI_THREAD_SERIALIZED).
  * Host threads and ops append to outboxes under the outbox's mutex.
- * Threads and locks are C11 ones through src/base/thread.h (header-only,
+ * Threads and locks are C11 ones through base/thread.h (header-only,
  * so libmkrt_mpi needs no internal symbol of libmkrt.so; it maps them to
  * the pthread calls ThreadSanitizer intercepts in TSan builds only). */
 #ifndef MKRT_MPI_INTERNAL_H

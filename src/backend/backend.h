@@ -27,7 +27,7 @@
 
 #include "mkrt/plan_cache.h"
 #include "mkrt/status.h"
-#include "pipeline/batch.h"
+#include "plan/batch.h"
 
 typedef struct mkrt__backend mkrt__backend;
 struct mkrt_graph;
@@ -87,6 +87,11 @@ struct mkrt__backend {
      * never fails, and is every runtime's last resort. The others are
      * devices (the megakernel: SIM or CUDA). */
     bool is_cpu_pool;
+    /* A device's default memory budget (mkrt_config.device_memory_budget
+     * when the user leaves it 0): what the device reported usable for
+     * the runtime at start, its resident bytes included; 0: unknown (the
+     * CPU pool, the simulated device). */
+    uint64_t memory_budget;
 };
 
 /* A runtime's backends, bes[0..n) in order of preference, hold exactly

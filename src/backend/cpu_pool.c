@@ -32,7 +32,7 @@
  * (release) and wakes the waiter. Failures of user ops go to the pool's
  * failure list, which wait() returns.
  *
- * How wide a batch runs is the plan's (plan/batch_planner.c): the CPUs
+ * How wide a batch runs is the plan's (pipeline/batch_planner.c): the CPUs
  * producers leave free bound the width of a default-sized pool, and a
  * layer of built-in ops gets a second participant only when each gets
  * WAKE's share_min (plan/decide.h), so narrow layers, and runs of them

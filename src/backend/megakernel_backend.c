@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "backend/megakernel_backend.h"
-#include "backend/mk_device.h"
+#include "cuda/mk_device.h"
 #include "backend/mk_host.h"
 #include "backend/mk_sim.h"
 #include "base/alloc_internal.h"
@@ -33,6 +33,7 @@ typedef struct megakernel {
     bool user_ops;          /* the device runs user ops (linked PTX) */
     bool graph_on;          /* the registered graph is on the device (graph_in) */
     uint32_t frontier_alloc;/* vertices its frontier's queues hold */
+    uint64_t graph_bytes;   /* device bytes of the graph on it (graph_in) */
     char graph_note[MKRT_ERROR_MESSAGE_MAX + 64]; /* for describe: where the graph is */
     mkrt__batch *running;   /* the batch in flight (its device results) */
     struct megakernel *next_abandoned;
@@ -63,7 +64,8 @@ static mkrt_status start_sim(mkrt__state *sg, uint32_t workers, megakernel *m, m
     return MKRT_OK;
 }
 
-static mkrt_status start_cuda(mkrt__state *sg, megakernel *m, mkrt_error *err)
+static mkrt_status start_cuda(mkrt__state *sg, megakernel *m, void *const bufs[MKRT__MK_BATCH_BUFS],
+                              size_t buf_bytes, mkrt_error *err)
 {
     _Static_assert(sizeof(*sg->append_log) == 2 * sizeof(uint32_t), "log entries are pairs");
     mkrt__cuda_engine_config c = {
@@ -80,6 +82,9 @@ static mkrt_status start_cuda(mkrt__state *sg, megakernel *m, mkrt_error *err)
         .device_state = sg->cfg->cuda_device_state != 0,
         .blocks_per_sm = sg->cfg->cuda_blocks_per_sm,
     };
+    _Static_assert(MKRT__MK_BATCH_BUFS <= MKRT__CUDA_DMA_RANGES, "every batch buffer has a DMA range");
+    for (int i = 0; bufs != NULL && i < MKRT__MK_BATCH_BUFS; i++)
+        c.dma[i] = (mkrt__cuda_host_range){bufs[i], bufs[i] != NULL ? buf_bytes : 0};
     mkrt__cuda_engine *e = &m->u.cuda;
     mkrt_status st = mkrt__cuda_engine_start(e, &c, err);
     if (st != MKRT_OK)
@@ -206,17 +211,57 @@ static uint32_t frontier_queue(uint32_t vertices)
     return q < vertices ? q : vertices;
 }
 
+/* The device's resident bytes into the state, for the split and admission. */
+static void update_resident(megakernel *m)
+{
+    uint64_t resident = 0, budget = 0;
+    m->dev->memory(m->ctx, &resident, &budget);
+    /* relaxed: a size, read as a number (state.h). */
+    atomic_store_explicit(&m->state->device_resident, resident, memory_order_relaxed);
+}
+
+/* Bytes the device holds for graph g with queues of cap vertices. */
+static uint64_t graph_device_bytes(const mkrt_graph *g, uint32_t cap)
+{
+    const uint64_t v = g->vertices, edges = g->offsets[v];
+    return (v + 1) * sizeof(uint64_t) + edges * sizeof(uint32_t) * (g->weights != NULL ? 2 : 1) +
+           mkrt__mk_frontier_bytes(g->vertices, cap);
+}
+
 /* The registered graph to the device (backend.h). Called by
  * mkrt_graph_register before any batch: the dispatcher is not using the
- * device. */
+ * device. A graph that does not fit the device memory budget beside what
+ * is resident is refused before anything is allocated (the CPU pool then
+ * runs its traversals), with the numbers. */
 static mkrt_status mk_graph_in(mkrt__backend *be, const mkrt_graph *g, mkrt_error *err)
 {
     megakernel *m = (megakernel *)be;
     const uint32_t cap = frontier_queue(g->vertices);
+    const uint64_t budget = m->state->cfg->device_memory_budget;
+    /* What stays resident once the graph before is gone (relaxed: as in
+     * update_resident). */
+    const uint64_t now = atomic_load_explicit(&m->state->device_resident, memory_order_relaxed);
+    const uint64_t resident = now > m->graph_bytes ? now - m->graph_bytes : 0;
+    const uint64_t need = graph_device_bytes(g, cap);
+    if (budget != 0 && (resident >= budget || need > budget - resident)) {
+        mkrt_status st = mkrt__error_set(
+            err, MKRT_EBUDGET,
+            "graph of %u vertices, %llu edges needs %llu device bytes beside %llu resident: over the "
+            "%llu-byte budget (%s). Fix: a smaller graph, a larger device_memory_budget, or free device memory",
+            g->vertices, (unsigned long long)g->offsets[g->vertices], (unsigned long long)need,
+            (unsigned long long)resident, (unsigned long long)budget,
+            m->state->budget_from_device ? "device's free memory less reserve" : "configured");
+        snprintf(m->graph_note, sizeof m->graph_note, "; the graph is not on the device, RELAX runs on "
+                 "the CPU pool (%s)", err != NULL ? err->message : "over the device memory budget");
+        m->graph_on = false;
+        return st;
+    }
     m->graph_on = false;
     /* How long a running kernel may take to leave the GPU first. */
     uint64_t wait = m->state->cfg->watchdog_ms ? (uint64_t)m->state->cfg->watchdog_ms * 1000000u : 10000000000u;
     mkrt_status st = m->dev->graph_in(m->ctx, g->vertices, g->offsets, g->targets, g->weights, cap, wait, err);
+    update_resident(m);
+    m->graph_bytes = st == MKRT_OK ? need : 0;
     if (st != MKRT_OK) {
         snprintf(m->graph_note, sizeof m->graph_note, "; the graph is not on the device, RELAX runs on "
                  "the CPU pool (%s)", err != NULL ? err->message : "copy failed");
@@ -287,7 +332,8 @@ static const mkrt__backend_ops megakernel_state_ops = {
     .log_read = mk_log_read,
 };
 
-mkrt_status mkrt__megakernel_start(mkrt__state *sg, uint32_t workers, mkrt_backend_kind kind, mkrt__backend **out,
+mkrt_status mkrt__megakernel_start(mkrt__state *sg, uint32_t workers, mkrt_backend_kind kind,
+                                   void *const bufs[MKRT__MK_BATCH_BUFS], size_t buf_bytes, mkrt__backend **out,
                                    mkrt_error *err)
 {
     megakernel *m = mkrt__alloc_zeroed(sizeof *m, alignof(megakernel));
@@ -296,11 +342,14 @@ mkrt_status mkrt__megakernel_start(mkrt__state *sg, uint32_t workers, mkrt_backe
     m->state = sg;
     m->base.is_cpu_pool = false; /* a device */
     /* The one place that tells the devices apart: which one to start. */
-    mkrt_status st = kind == MKRT_BACKEND_CUDA ? start_cuda(sg, m, err) : start_sim(sg, workers, m, err);
+    mkrt_status st = kind == MKRT_BACKEND_CUDA ? start_cuda(sg, m, bufs, buf_bytes, err) : start_sim(sg, workers, m, err);
     if (st != MKRT_OK) {
         mkrt__free(m, sizeof *m);
         return st;
     }
+    uint64_t resident = 0;
+    m->dev->memory(m->ctx, &resident, &m->base.memory_budget);
+    update_resident(m);
     m->base.name = m->dev->name;
     m->base.ops = m->dev->state_in != NULL ? &megakernel_state_ops : &megakernel_ops;
     *out = &m->base;

@@ -19,9 +19,17 @@
 #include "mkrt/runtime.h"
 
 
-/* kind: MKRT_BACKEND_SIM or MKRT_BACKEND_CUDA. */
+/* The runtime's batch buffers a device may copy batches from by DMA (the
+ * items and exec arrays of its two batches). */
+#define MKRT__MK_BATCH_BUFS 4
+
+/* kind: MKRT_BACKEND_SIM or MKRT_BACKEND_CUDA. bufs (may be NULL, entries
+ * may be NULL): the batch buffers, buf_bytes each, that the GPU registers
+ * for DMA at start. The device's default memory budget comes back in
+ * (*out)->memory_budget, and its resident bytes in sg->device_resident. */
 mkrt_status mkrt__megakernel_start(mkrt__state *sg, uint32_t workers, mkrt_backend_kind kind,
-                                   mkrt__backend **out, mkrt_error *err);
+                                   void *const bufs[MKRT__MK_BATCH_BUFS], size_t buf_bytes, mkrt__backend **out,
+                                   mkrt_error *err);
 
 #ifdef MKRT_TEST_HOOKS
 /* Test hooks (test builds only). The simulated device hangs in its n-th batch from now,

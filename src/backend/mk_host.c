@@ -154,6 +154,13 @@ void mkrt__mk_result(const mkrt__mk_host *h, uint64_t seq, uint64_t *edges, uint
     *levels = h->ctl->result[seq & 1].levels;
 }
 
+void mkrt__mk_barriers(const mkrt__mk_host *h, uint64_t seq, uint32_t *grid, uint32_t *layer)
+{
+    /* Plain reads after mkrt__mk_wait's acquire of done, as above. */
+    *grid = h->ctl->result[seq & 1].grid_barriers;
+    *layer = h->ctl->result[seq & 1].layer_barriers;
+}
+
 uint32_t mkrt__mk_failures(const mkrt__mk_host *h, uint64_t seq, const uint32_t **list)
 {
     const mkrt__mk_desc *d = &h->ctl->desc[seq & 1];

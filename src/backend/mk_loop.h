@@ -9,7 +9,11 @@
  *   that layer (desc.layer_blocks; at most `blocks`; a desc.one_block batch
  *   is then block 0's alone, which the kernel runs without waking the
  *   other blocks: the same items in the same order of layers),
- *   write each block's progress word, run the traversal of a batch with
+ *   write each block's progress word, take the barrier the plan gives each
+ *   layer boundary (mkrt__mk_barrier_after: block-local, among the blocks
+ *   of the two layers only, or grid-wide; the blocks run one after another
+ *   here, so the barrier is the order, and the loop counts each kind into
+ *   the batch's result as the kernel does), run the traversal of a batch with
  *   RELAX items level after level (protocol.h, "Traversals on the
  *   device"), publish the batch's result and done with release,
  *   leave the "GPU" after ctl->idle_ns without a doorbell or ctl->resident_ns
@@ -55,6 +59,7 @@ typedef struct mkrt__mk_loop_batch {
     mkrt__mk_frontier_view f;
     int has_graph;
     uint64_t edges, changed, levels;
+    uint32_t grid_barriers, layer_barriers;
 } mkrt__mk_loop_batch;
 
 /* The memory at device address a. */
@@ -285,7 +290,7 @@ static inline void mkrt__mk_loop_run(mkrt__mk_control *ctl, const mkrt__mk_loop_
                 ctl->progress_dev != 0 ? (_Atomic uint64_t *)mkrt__mk_loop_at(h, ctl->progress_dev) : ctl->progress;
             const uint32_t *off = (const uint32_t *)mkrt__mk_loop_at(h, d->layer_offsets);
             const uint32_t *lb = (const uint32_t *)mkrt__mk_loop_at(h, d->layer_blocks);
-            mkrt__mk_loop_batch bt = {{0, 0, 0, 0}, {0, 0, 0, 0}, 0, 0, 0, 0};
+            mkrt__mk_loop_batch bt = {{0, 0, 0, 0}, {0, 0, 0, 0}, 0, 0, 0, 0, 0, 0};
             if (ctl->vertices != 0 && ctl->frontier != 0) {
                 bt.has_graph = 1;
                 bt.g.offsets = (const uint64_t *)mkrt__mk_loop_at(h, ctl->graph_offsets);
@@ -318,12 +323,20 @@ static inline void mkrt__mk_loop_run(mkrt__mk_control *ctl, const mkrt__mk_loop_
                     atomic_store_explicit(&progress[b], (uint64_t)l << 32 | ran,
                                           memory_order_release);
                 }
+                /* The barrier the kernel takes after this layer (a one_block
+                 * batch takes block-local ones only, as block 0 alone runs it). */
+                uint32_t n;
+                const uint32_t kind = d->one_block ? MKRT_MK_BARRIER_BLOCK : mkrt__mk_barrier_after(lb, l, d->layers, blocks, &n);
+                bt.grid_barriers += kind == MKRT_MK_BARRIER_GRID;
+                bt.layer_barriers += kind == MKRT_MK_BARRIER_LAYER;
             }
             if (d->traverse && bt.has_graph && mkrt__mk_loop_traverse(ctl, d, seq, h, &bt, progress, blocks))
                 return;
             ctl->result[seq & 1].edges = bt.edges;
             ctl->result[seq & 1].changed = bt.changed;
             ctl->result[seq & 1].levels = bt.levels;
+            ctl->result[seq & 1].grid_barriers = bt.grid_barriers;
+            ctl->result[seq & 1].layer_barriers = bt.layer_barriers;
             /* release: pairs with the host's acquire of done; cell writes,
              * log entries, failure lists and results of the batch come
              * with it. */

@@ -173,6 +173,21 @@ static mkrt_status sim_device_graph_in(void *ctx, uint32_t vertices, const uint6
     return mkrt__mk_sim_graph(ctx, vertices, offsets, targets, weights, cap, err);
 }
 
+/* The simulated device keeps its frontier; the graph's arrays are the
+ * runtime's (borrowed), counted as a GPU would hold them. No memory to
+ * report: no default budget. */
+static void sim_device_memory(const void *ctx, uint64_t *resident, uint64_t *budget)
+{
+    const mkrt__mk_sim *s = ctx;
+    const uint64_t v = s->ctl->vertices;
+    *resident = s->frontier_bytes;
+    if (v != 0) {
+        const uint64_t edges = ((const uint64_t *)(uintptr_t)s->ctl->graph_offsets)[v];
+        *resident += (v + 1) * sizeof(uint64_t) + edges * sizeof(uint32_t) * (s->ctl->graph_weights != 0 ? 2 : 1);
+    }
+    *budget = 0;
+}
+
 #ifdef MKRT_TEST_HOOKS
 static void sim_device_inject_hang(void *ctx, uint64_t seq, uint32_t layer)
 {
@@ -195,6 +210,7 @@ const mkrt__mk_device mkrt__mk_sim_device = {
     .stop = sim_device_stop,
     .describe = sim_device_describe,
     .graph_in = sim_device_graph_in,
+    .memory = sim_device_memory,
 #ifdef MKRT_TEST_HOOKS
     .inject_hang = sim_device_inject_hang,
     .level_nap = sim_device_level_nap,

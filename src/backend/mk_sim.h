@@ -10,7 +10,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
-#include "backend/mk_device.h"
+#include "cuda/mk_device.h"
 #include "backend/mk_host.h"
 #include "base/thread.h"
 

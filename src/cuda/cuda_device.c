@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* src/cuda/cuda_device.c - the CUDA engine (cuda_engine.h) behind the
- * megakernel device interface (backend/mk_device.h): each entry calls the
+ * megakernel device interface (mk_device.h): each entry calls the
  * engine's function of the same job. */
 #include <stdio.h>
 
@@ -21,6 +21,13 @@ static mkrt_status cuda_graph_in(void *ctx, uint32_t vertices, const uint64_t *o
                                  const uint32_t *weights, uint32_t cap, uint64_t timeout_ns, mkrt_error *err)
 {
     return mkrt__cuda_engine_graph(ctx, vertices, offsets, targets, weights, cap, timeout_ns, err);
+}
+
+static void cuda_memory(const void *ctx, uint64_t *resident, uint64_t *budget)
+{
+    const mkrt__cuda_engine *e = ctx;
+    *resident = mkrt__cuda_engine_resident(e);
+    *budget = e->memory_budget;
 }
 
 static mkrt_status cuda_state_in(void *ctx, mkrt_error *err)
@@ -55,6 +62,7 @@ const mkrt__mk_device mkrt__cuda_device = {
     .stop = cuda_stop,
     .describe = cuda_describe,
     .graph_in = cuda_graph_in,
+    .memory = cuda_memory,
 };
 
 const mkrt__mk_device mkrt__cuda_state_device = {
@@ -63,6 +71,7 @@ const mkrt__mk_device mkrt__cuda_state_device = {
     .stop = cuda_stop,
     .describe = cuda_describe,
     .graph_in = cuda_graph_in,
+    .memory = cuda_memory,
     .state_in = cuda_state_in,
     .state_out = cuda_state_out,
     .cells_read = cuda_cells_read,

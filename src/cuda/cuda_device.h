@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* src/cuda/cuda_device.h - the CUDA engine as a megakernel device
- * (backend/mk_device.h; ctx = a started mkrt__cuda_engine). */
+ * (cuda/mk_device.h; ctx = a started mkrt__cuda_engine). */
 #ifndef MKRT_CUDA_CUDA_DEVICE_H
 #define MKRT_CUDA_CUDA_DEVICE_H
 
-#include "backend/mk_device.h"
+#include "cuda/mk_device.h"
 
 /* Cells and APPEND log host-mapped: the device runs on the runtime's
  * arrays, no state operations. */

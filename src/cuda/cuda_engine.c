@@ -41,6 +41,28 @@ static size_t round_up(size_t v, size_t to)
     return (v + to - 1) / to * to;
 }
 
+uint64_t mkrt__cuda_mem_reserve(uint64_t free_bytes, uint64_t total_bytes)
+{
+    uint64_t r = total_bytes / 20;
+    if (r < MKRT__CUDA_MEM_RESERVE_MIN)
+        r = MKRT__CUDA_MEM_RESERVE_MIN;
+    return r < free_bytes / 2 ? r : free_bytes / 2;
+}
+
+uint64_t mkrt__cuda_engine_resident(const mkrt__cuda_engine *e)
+{
+    return (e->device_state ? (uint64_t)e->cells_bytes + e->log_bytes : 0) + e->graph_bytes;
+}
+
+/* cuMemAlloc, counted in the engine's device bytes. */
+static CUresult dev_alloc(mkrt__cuda_engine *e, CUdeviceptr *p, size_t bytes)
+{
+    CUresult r = e->cu.cuMemAlloc(p, bytes);
+    if (r == MKRT_CUDA_SUCCESS)
+        e->dev_bytes += bytes;
+    return r;
+}
+
 /* Frees what start allocated, in reverse; safe on a partial start. */
 static void release_all(mkrt__cuda_engine *e)
 {
@@ -60,8 +82,6 @@ static void release_all(mkrt__cuda_engine *e)
         cu->cuMemFreeHost(e->progress_host);
     if (e->d_progress != 0)
         cu->cuMemFree(e->d_progress);
-    if (e->d_desc != 0)
-        cu->cuMemFree(e->d_desc);
     if (e->bounce != NULL)
         cu->cuMemFreeHost(e->bounce);
     CUdeviceptr graph[5] = {e->d_counters, e->d_offsets, e->d_targets, e->d_weights, e->d_frontier};
@@ -78,6 +98,9 @@ static void release_all(mkrt__cuda_engine *e)
         if (e->staging[i].host != NULL)
             cu->cuMemFreeHost(e->staging[i].host);
     }
+    for (int i = 0; i < MKRT__CUDA_DMA_RANGES; i++)
+        if (e->dma_registered[i])
+            cu->cuMemHostUnregister(e->dma[i].host);
     if (e->log_registered)
         cu->cuMemHostUnregister(e->append_log);
     if (e->cells_registered)
@@ -245,6 +268,25 @@ static mkrt_status start_on_context(mkrt__cuda_engine *e, const mkrt__cuda_engin
     /* layer offsets (capacity + 1), then the plan's blocks per layer */
     e->offsets_bytes = round_up((2 * (size_t)cfg->capacity + 1) * sizeof(uint32_t), 256);
     e->fails_bytes = (size_t)cfg->capacity * 2 * sizeof(uint32_t);
+    /* What the device memory must hold before anything is allocated: a
+     * start that does not fit is refused with the numbers, not failed
+     * half-way by an allocation. */
+    size_t mfree = 0, mtotal = 0;
+    if ((r = cu->cuMemGetInfo(&mfree, &mtotal)) != MKRT_CUDA_SUCCESS)
+        return cuda_fail(e, err, "cuMemGetInfo", r, "check the driver installation.");
+    const uint64_t need = 2 * (uint64_t)(e->items_bytes + e->offsets_bytes) + sizeof(mkrt__mk_counters) +
+                          (cfg->device_state ? (uint64_t)e->cells_bytes + e->log_bytes +
+                                                   MKRT_MK_MAX_BLOCKS * sizeof(uint64_t)
+                                             : 0);
+    if (need > mfree)
+        return mkrt__error_set(err, MKRT_EDEVICE,
+                               "the megakernel needs %llu bytes of device memory (two batch buffers of "
+                               "%u items%s) but %s has %llu bytes free of %llu. Fix: lower "
+                               "mkrt_config.max_batch%s, free device memory, or use the CPU backend.",
+                               (unsigned long long)need, cfg->capacity,
+                               cfg->device_state ? ", the cells and the APPEND log" : "", cu->name,
+                               (unsigned long long)mfree, (unsigned long long)mtotal,
+                               cfg->device_state ? ", cells or append_log_capacity (or set cuda_device_state 0)" : "");
     for (int i = 0; i < 2; i++) {
         mkrt__cuda_staging *s = &e->staging[i];
         r = cu->cuMemHostAlloc(&s->host, e->items_bytes + e->offsets_bytes + e->fails_bytes,
@@ -254,9 +296,22 @@ static mkrt_status start_on_context(mkrt__cuda_engine *e, const mkrt__cuda_engin
                              "lower mkrt_config.max_batch or free pinned memory.");
         if ((r = cu->cuMemHostGetDevicePointer(&s->mapped, s->host, 0)) != MKRT_CUDA_SUCCESS)
             return cuda_fail(e, err, "cuMemHostGetDevicePointer", r, "check the driver installation.");
-        if ((r = cu->cuMemAlloc(&s->dev, e->items_bytes + e->offsets_bytes)) != MKRT_CUDA_SUCCESS)
+        if ((r = dev_alloc(e, &s->dev, e->items_bytes + e->offsets_bytes)) != MKRT_CUDA_SUCCESS)
             return cuda_fail(e, err, "cuMemAlloc of a batch buffer", r,
                              "lower mkrt_config.max_batch or free device memory.");
+    }
+    /* The runtime's batch buffers, registered so that a large batch is
+     * copied by DMA from where it is (engine_stage); a range the driver
+     * will not register leaves its batches to the host copy. */
+    for (int i = 0; i < MKRT__CUDA_DMA_RANGES; i++) {
+        if (cfg->dma[i].host == NULL || cfg->dma[i].bytes == 0)
+            continue;
+        e->dma[i] = cfg->dma[i];
+        r = cu->cuMemHostRegister(e->dma[i].host, e->dma[i].bytes, MKRT_CU_MEMHOSTREGISTER_PORTABLE);
+        if (r == MKRT_CUDA_SUCCESS)
+            e->dma_registered[i] = true;
+        else if (e->dma_fail[0] == '\0')
+            mkrt__cuda_error_text(cu, r, e->dma_fail, sizeof e->dma_fail);
     }
     if ((r = cu->cuStreamCreate(&e->run, MKRT_CU_STREAM_NON_BLOCKING)) != MKRT_CUDA_SUCCESS ||
         (r = cu->cuStreamCreate(&e->copy, MKRT_CU_STREAM_NON_BLOCKING)) != MKRT_CUDA_SUCCESS)
@@ -265,8 +320,8 @@ static mkrt_status start_on_context(mkrt__cuda_engine *e, const mkrt__cuda_engin
         /* The state in device memory; the host arrays stay registered (pinned)
          * for the copies that move it (state_in / state_out). */
         e->device_state = true;
-        if ((r = cu->cuMemAlloc(&e->d_cells, e->cells_bytes)) != MKRT_CUDA_SUCCESS ||
-            (e->log_bytes > 0 && (r = cu->cuMemAlloc(&e->d_log, e->log_bytes)) != MKRT_CUDA_SUCCESS))
+        if ((r = dev_alloc(e, &e->d_cells, e->cells_bytes)) != MKRT_CUDA_SUCCESS ||
+            (e->log_bytes > 0 && (r = dev_alloc(e, &e->d_log, e->log_bytes)) != MKRT_CUDA_SUCCESS))
             return cuda_fail(e, err, "cuMemAlloc of the cells and the APPEND log", r,
                              "lower mkrt_config.cells / append_log_capacity, or free device memory.");
         void *b = NULL;
@@ -279,11 +334,13 @@ static mkrt_status start_on_context(mkrt__cuda_engine *e, const mkrt__cuda_engin
             return cuda_fail(e, err, "cuStreamCreate", r, "check the driver installation.");
         cells_dev = e->d_cells;
         log_dev = e->d_log;
-        /* The descriptors and the progress words, zeroed before the launch. */
+        /* The progress words, zeroed before the launch. The descriptors
+         * stay in the mapped control block: block 0 reads one line of it
+         * per batch, where a copy to device memory cost a stream
+         * synchronisation per batch (about 100 us on the H100). */
         const size_t pbytes = MKRT_MK_MAX_BLOCKS * sizeof(uint64_t);
-        if ((r = cu->cuMemAlloc(&e->d_desc, sizeof e->ctl->desc)) != MKRT_CUDA_SUCCESS ||
-            (r = cu->cuMemAlloc(&e->d_progress, pbytes)) != MKRT_CUDA_SUCCESS)
-            return cuda_fail(e, err, "cuMemAlloc of the descriptors", r, "free device memory.");
+        if ((r = dev_alloc(e, &e->d_progress, pbytes)) != MKRT_CUDA_SUCCESS)
+            return cuda_fail(e, err, "cuMemAlloc of the progress words", r, "free device memory.");
         if ((r = cu->cuMemHostAlloc(&b, 8 * sizeof(uint64_t), MKRT_CU_MEMHOSTALLOC_PORTABLE)) != MKRT_CUDA_SUCCESS)
             return cuda_fail(e, err, "cuMemHostAlloc of the progress buffer", r, "free pinned memory.");
         e->progress_host = b;
@@ -292,13 +349,13 @@ static mkrt_status start_on_context(mkrt__cuda_engine *e, const mkrt__cuda_engin
         if ((r = cu->cuMemcpyHtoDAsync(e->d_progress, e->bounce, pbytes, e->state)) != MKRT_CUDA_SUCCESS ||
             (r = cu->cuStreamSynchronize(e->state)) != MKRT_CUDA_SUCCESS)
             return cuda_fail(e, err, "zeroing the progress words", r, "see the CUDA error.");
-        e->ctl->desc_dev = e->d_desc;
+        e->ctl->desc_dev = 0;
         e->ctl->progress_dev = e->d_progress;
     }
 
     /* The batch counters, zeroed before the launch. */
     const mkrt__mk_counters zero = {0, 0};
-    if ((r = cu->cuMemAlloc(&e->d_counters, sizeof zero)) != MKRT_CUDA_SUCCESS ||
+    if ((r = dev_alloc(e, &e->d_counters, sizeof zero)) != MKRT_CUDA_SUCCESS ||
         (r = cu->cuMemcpyHtoDAsync(e->d_counters, &zero, sizeof zero, e->copy)) != MKRT_CUDA_SUCCESS ||
         (r = cu->cuStreamSynchronize(e->copy)) != MKRT_CUDA_SUCCESS)
         return cuda_fail(e, err, "cuMemAlloc of the batch counters", r, "free device memory.");
@@ -311,15 +368,25 @@ static mkrt_status start_on_context(mkrt__cuda_engine *e, const mkrt__cuda_engin
     e->ctl->idle_ns = cfg->idle_ns;
     e->ctl->resident_ns = cfg->resident_ns;
     e->idle_ns = cfg->idle_ns;
+    /* The budget (cuda_engine.h): what is free now, less the reserve, plus
+     * what the engine already holds. Read before the launch. */
+    if ((r = cu->cuMemGetInfo(&mfree, &mtotal)) != MKRT_CUDA_SUCCESS)
+        return cuda_fail(e, err, "cuMemGetInfo", r, "check the driver installation.");
+    e->mem_free = mfree;
+    e->mem_total = mtotal;
+    e->memory_budget = mfree - mkrt__cuda_mem_reserve(mfree, mtotal) + mkrt__cuda_engine_resident(e);
     if ((st = launch(e, err)) != MKRT_OK)
         return st;
     snprintf(e->describe, sizeof e->describe,
              "%.64s (sm_%d%d, %d SMs, driver %d.%d): megakernel of %u blocks x %u threads (%u per SM)%s, "
-             "leaves the GPU after %llu us idle%s",
+             "leaves the GPU after %llu us idle%s; %llu MiB free of %llu at start%s%.100s",
              cu->name, cu->cc_major, cu->cc_minor, cu->sm_count, cu->driver_version / 1000,
              cu->driver_version % 1000 / 10, e->blocks, MKRT__CUDA_BLOCK_THREADS, e->blocks_per_sm,
              e->user_ops ? ", user PTX linked" : "", (unsigned long long)(cfg->idle_ns / 1000),
-             e->device_state ? ", cells and log in device memory" : "");
+             e->device_state ? ", cells and log in device memory" : "", (unsigned long long)(mfree >> 20),
+             (unsigned long long)(mtotal >> 20),
+             e->dma_fail[0] ? "; batch buffers not registered, large batches take a host copy: " : "",
+             e->dma_fail);
     return MKRT_OK;
 }
 
@@ -364,7 +431,17 @@ static mkrt_status engine_stage(void *ctx, unsigned buffer, const mkrt_item *ite
     char *host = s->host;
     size_t ib = (size_t)count * sizeof *items, ob = ((size_t)layers + 1) * sizeof *offsets;
     const size_t blocks_at = ((size_t)e->capacity + 1) * sizeof *offsets;
-    memcpy(host, items, ib);
+    /* A large batch in a registered buffer goes by DMA from where it is
+     * (no host copy of up to max_batch x 16 bytes); else into the pinned
+     * staging buffer first. */
+    const bool zero_copy = count <= MKRT__CUDA_ZERO_COPY_MAX;
+    const void *dma = NULL;
+    for (int i = 0; i < MKRT__CUDA_DMA_RANGES && !zero_copy && dma == NULL; i++)
+        if (e->dma_registered[i] && (const char *)items >= (const char *)e->dma[i].host &&
+            ib <= e->dma[i].bytes && (size_t)((const char *)items - (const char *)e->dma[i].host) <= e->dma[i].bytes - ib)
+            dma = items;
+    if (dma == NULL)
+        memcpy(host, items, ib);
     memcpy(host + e->items_bytes, offsets, ob);
     if (layer_blocks != NULL) {
         memcpy(host + e->items_bytes + blocks_at, layer_blocks, (size_t)layers * sizeof *layer_blocks);
@@ -372,7 +449,7 @@ static mkrt_status engine_stage(void *ctx, unsigned buffer, const mkrt_item *ite
     }
     out->fails_addr = s->mapped + e->items_bytes + e->offsets_bytes;
     out->fails = (const uint32_t *)(host + e->items_bytes + e->offsets_bytes);
-    if (count <= MKRT__CUDA_ZERO_COPY_MAX && !e->device_state) { /* read in place over the bus */
+    if (zero_copy) { /* read in place over the bus, with the state on either side */
         out->items_addr = s->mapped;
         out->offsets_addr = s->mapped + e->items_bytes;
         out->blocks_addr = out->offsets_addr + blocks_at;
@@ -380,7 +457,11 @@ static mkrt_status engine_stage(void *ctx, unsigned buffer, const mkrt_item *ite
     }
     CUresult r = bind(e);
     if (r == MKRT_CUDA_SUCCESS)
-        r = e->cu.cuMemcpyHtoDAsync(s->dev, host, ib, e->copy);
+        r = e->cu.cuMemcpyHtoDAsync(s->dev, dma != NULL ? dma : host, ib, e->copy);
+    if (dma != NULL)
+        e->dma_copies++;
+    else
+        e->host_copies++;
     if (r == MKRT_CUDA_SUCCESS)
         r = e->cu.cuMemcpyHtoDAsync(s->dev + e->items_bytes, host + e->items_bytes, ob, e->copy);
     if (r != MKRT_CUDA_SUCCESS)
@@ -438,21 +519,6 @@ static mkrt_status engine_relaunch(void *ctx, mkrt_error *err)
     return launch(e, err);
 }
 
-/* The descriptor goes with the batch's items on the copy stream. */
-static mkrt_status engine_publish_desc(void *ctx, unsigned buffer, const mkrt__mk_desc *d, mkrt_error *err)
-{
-    mkrt__cuda_engine *e = ctx;
-    if (!e->device_state)
-        return MKRT_OK;
-    CUresult r = bind(e);
-    if (r == MKRT_CUDA_SUCCESS)
-        r = e->cu.cuMemcpyHtoDAsync(e->d_desc + buffer * sizeof *d, d, sizeof *d, e->copy);
-    if (r != MKRT_CUDA_SUCCESS)
-        return cuda_fail(e, err, "cuMemcpyHtoDAsync of a descriptor", r, "see the CUDA error.");
-    e->copy_pending = true;
-    return MKRT_OK;
-}
-
 /* The watchdog's view of the progress words in device memory: one copy on
  * its own non-blocking stream (it runs beside a hung kernel). */
 static mkrt_status engine_read_progress(void *ctx, uint64_t *out, uint32_t n)
@@ -471,9 +537,10 @@ static mkrt_status engine_read_progress(void *ctx, uint64_t *out, uint32_t n)
     return MKRT_OK;
 }
 
+/* No publish_desc: the descriptors are in the mapped control block, with
+ * the state on either side (start_on_context). */
 const mkrt__mk_device_ops mkrt__cuda_engine_ops = {engine_stage, engine_flush, engine_probe,
-                                                   engine_relaunch, engine_publish_desc,
-                                                   engine_read_progress};
+                                                   engine_relaunch, NULL, engine_read_progress};
 
 bool mkrt__cuda_engine_stop(mkrt__cuda_engine *e, uint64_t timeout_ns)
 {
@@ -535,7 +602,7 @@ static mkrt_status evict(mkrt__cuda_engine *e, uint64_t timeout_ns, mkrt_error *
 static mkrt_status graph_copy(mkrt__cuda_engine *e, CUdeviceptr *dev, const void *host, size_t bytes,
                               mkrt_error *err)
 {
-    CUresult r = e->cu.cuMemAlloc(dev, bytes ? bytes : 8); /* cuMemAlloc refuses 0 bytes */
+    CUresult r = dev_alloc(e, dev, bytes ? bytes : 8); /* cuMemAlloc refuses 0 bytes */
     if (r == MKRT_CUDA_SUCCESS && bytes > 0)
         r = e->cu.cuMemcpyHtoDAsync(*dev, host, bytes, e->copy);
     if (r != MKRT_CUDA_SUCCESS)
@@ -562,6 +629,9 @@ mkrt_status mkrt__cuda_engine_graph(mkrt__cuda_engine *e, uint32_t vertices, con
                 e->cu.cuMemFree(*old[i]);
                 *old[i] = 0;
             }
+        e->dev_bytes -= e->graph_bytes;
+        e->graph_bytes = 0;
+        const uint64_t held = e->dev_bytes;
         const uint64_t edges = offsets[vertices];
         const size_t fbytes = (size_t)mkrt__mk_frontier_bytes(vertices, cap);
         void *zero = mkrt__alloc_zeroed(fbytes, MKRT_CACHE_LINE);
@@ -579,6 +649,7 @@ mkrt_status mkrt__cuda_engine_graph(mkrt__cuda_engine *e, uint32_t vertices, con
         if (st == MKRT_OK && (r = e->cu.cuStreamSynchronize(e->copy)) != MKRT_CUDA_SUCCESS)
             st = cuda_fail(e, err, "cuStreamSynchronize of the graph's copies", r, "see the CUDA error.");
         mkrt__free(zero, fbytes);
+        e->graph_bytes = e->dev_bytes - held; /* what this graph's arrays took (freed with the next) */
         if (st == MKRT_OK) {
             /* Read by the kernel launched by the next doorbell. */
             e->ctl->graph_offsets = e->d_offsets;

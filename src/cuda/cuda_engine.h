@@ -20,10 +20,21 @@
  * Staging: batches of up to MKRT__CUDA_ZERO_COPY_MAX items are read by the
  * device straight from pinned memory (no copy to wait for); larger ones
  * are copied with cuMemcpyHtoDAsync on a second stream, completed by flush
- * before the doorbell. Stage k+1 may overlap batch k running.
- * With cfg.device_state the cells, the log, the descriptors, the layer
- * offsets and the progress words are in device memory and every batch is
- * copied (no zero-copy); see the state functions below.
+ * before the doorbell, by DMA straight from the runtime's batch buffers
+ * when they are registered (cfg.dma: cuMemHostRegister at start; where
+ * registration fails, through a host copy into the pinned staging buffer
+ * first, and describe says so). Stage k+1 may overlap batch k running.
+ * With cfg.device_state the cells, the log and the progress words are in
+ * device memory (see the state functions below); the descriptors stay in
+ * the mapped control block and small batches are still read in place, so
+ * a batch costs no copy and no stream synchronisation there either.
+ * Memory: the device's free and total memory (cuMemGetInfo) are read at
+ * start, before allocating (a start that would not fit is refused with the
+ * numbers), and after: memory_budget is what the runtime's data may hold
+ * on the device (mkrt__cuda_engine_resident: the cells and the log in
+ * device memory, the graph and its frontier), those already there
+ * included: the free memory after the engine's own buffers less the
+ * reserve (mkrt__cuda_mem_reserve), plus the resident bytes.
  * Every call makes the context current on the calling thread first.
  */
 #ifndef MKRT_BACKEND_CUDA_ENGINE_H
@@ -32,10 +43,21 @@
 #include <stdbool.h>
 
 #include "cuda/cuda_loader.h"
-#include "backend/mk_host.h"
+#include "cuda/mk_device_ops.h"
 
 #define MKRT__CUDA_ZERO_COPY_MAX 4096u
 #define MKRT__CUDA_BLOCK_THREADS 256u
+/* Device memory left to the driver, other processes and the application's
+ * own CUDA work when the budget is taken from the device: 5% of the total,
+ * at least 64 MiB, never more than half of what is free. */
+#define MKRT__CUDA_MEM_RESERVE_MIN (64ull << 20)
+uint64_t mkrt__cuda_mem_reserve(uint64_t free_bytes, uint64_t total_bytes);
+/* Host ranges (the runtime's batch buffers) registered for DMA. */
+#define MKRT__CUDA_DMA_RANGES 4
+typedef struct mkrt__cuda_host_range {
+    void *host;
+    size_t bytes;
+} mkrt__cuda_host_range;
 
 typedef struct mkrt__cuda_engine_config {
     uint64_t *cells;          /* host array to map, page aligned */
@@ -50,6 +72,9 @@ typedef struct mkrt__cuda_engine_config {
     uint64_t resident_ns;     /* ... and at a batch boundary after this long (0: never) */
     bool device_state;        /* cells and log in device memory (else host-mapped) */
     uint32_t blocks_per_sm;   /* 0: the occupancy API's maximum; else at most that */
+    /* Host buffers whose batches are copied by DMA from where they are
+     * (registered at start); NULL hosts are skipped. */
+    mkrt__cuda_host_range dma[MKRT__CUDA_DMA_RANGES];
 } mkrt__cuda_engine_config;
 
 typedef struct mkrt__cuda_staging {
@@ -73,6 +98,18 @@ typedef struct mkrt__cuda_engine {
     uint32_t *append_log;
     size_t log_bytes;
     bool log_registered;
+    /* The batch buffers registered for DMA (cfg.dma), with their device
+     * view; dma_fail: why registration failed (large batches then take a
+     * host copy), "" when every range is registered. */
+    mkrt__cuda_host_range dma[MKRT__CUDA_DMA_RANGES];
+    bool dma_registered[MKRT__CUDA_DMA_RANGES];
+    char dma_fail[160];
+    uint64_t dma_copies, host_copies; /* large batches staged each way */
+    /* Device memory: what the engine holds (cuMemAlloc, all of it; the
+     * graph's and frontier's part), what the device reported at start,
+     * and the runtime's budget taken from it. */
+    uint64_t dev_bytes, graph_bytes;
+    uint64_t mem_free, mem_total, memory_budget;
     mkrt__cuda_staging staging[2];
     size_t items_bytes, offsets_bytes, fails_bytes; /* per staging buffer */
     uint32_t capacity, blocks, blocks_per_sm;
@@ -84,9 +121,9 @@ typedef struct mkrt__cuda_engine {
     CUdeviceptr d_cells, d_log;
     CUstream state;
     uint64_t *bounce;
-    /* ... and with it the descriptors and the progress words in device
-     * memory; the watchdog copies progress out on its own stream. */
-    CUdeviceptr d_desc, d_progress;
+    /* ... and with it the progress words in device memory; the watchdog
+     * copies them out on its own stream. */
+    CUdeviceptr d_progress;
     CUstream watch;
     uint64_t *progress_host;  /* pinned, 8 words */
     /* The batch counters (protocol.h, mkrt__mk_counters), allocated before
@@ -98,8 +135,11 @@ typedef struct mkrt__cuda_engine {
     bool launched;
     bool copy_pending;        /* a staged HtoD copy not yet flushed */
     bool abandoned;           /* stop found the kernel still running: memory kept */
-    char describe[320];
+    char describe[512];
 } mkrt__cuda_engine;
+
+/* The runtime's data in device memory now, in bytes (see above). */
+uint64_t mkrt__cuda_engine_resident(const mkrt__cuda_engine *e);
 
 /* MKRT_EDEVICE (what failed, the CUDA error's name and text, a Fix),
  * MKRT_ENOMEM. On failure nothing is left allocated. */

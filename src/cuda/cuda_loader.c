@@ -63,6 +63,7 @@ static const entry entries[] = {
     ENTRY(cuModuleLoadData),
     ENTRY(cuModuleUnload),   ENTRY(cuModuleGetFunction),
     ENTRY(cuMemAlloc),       ENTRY(cuMemFree),
+    ENTRY(cuMemGetInfo),
     ENTRY(cuMemHostAlloc),   ENTRY(cuMemFreeHost),
     ENTRY(cuMemHostGetDevicePointer), ENTRY(cuMemcpyHtoDAsync),
     ENTRY(cuMemcpyDtoH),     ENTRY(cuMemcpyDtoHAsync),

@@ -24,6 +24,7 @@ typedef unsigned long long CUdeviceptr;
 enum {
     MKRT_CUDA_SUCCESS = 0,
     MKRT_CUDA_ERROR_INVALID_VALUE = 1,
+    MKRT_CUDA_ERROR_OUT_OF_MEMORY = 2,
     MKRT_CUDA_ERROR_NOT_INITIALIZED = 3,
     MKRT_CUDA_ERROR_STUB_LIBRARY = 34,
     MKRT_CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER = 36,
@@ -89,6 +90,7 @@ typedef struct mkrt__cuda_api {
     CUresult (*cuModuleUnload)(CUmodule m);
     CUresult (*cuModuleGetFunction)(CUfunction *f, CUmodule m, const char *name);
     CUresult (*cuMemAlloc)(CUdeviceptr *p, size_t bytes);
+    CUresult (*cuMemGetInfo)(size_t *free_bytes, size_t *total_bytes);
     CUresult (*cuMemFree)(CUdeviceptr p);
     CUresult (*cuMemHostAlloc)(void **p, size_t bytes, unsigned flags);
     CUresult (*cuMemFreeHost)(void *p);
@@ -100,7 +102,7 @@ typedef struct mkrt__cuda_api {
     CUresult (*cuStreamDestroy)(CUstream s);
     CUresult (*cuStreamSynchronize)(CUstream s);
     CUresult (*cuStreamQuery)(CUstream s);
-    CUresult (*cuMemHostRegister)(void *p, size_t bytes, unsigned flags);
+    CUresult (*cuMemHostRegister)(void *p, size_t bytes, unsigned flags); /* cuMemHostRegister_v2 */
     CUresult (*cuMemHostUnregister)(void *p);
     CUresult (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int *n, CUfunction f, int block, size_t smem);
     CUresult (*cuLaunchCooperativeKernel)(CUfunction f, unsigned gx, unsigned gy, unsigned gz,

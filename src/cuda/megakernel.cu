@@ -9,9 +9,12 @@
 // wait for an epoch word in device memory with a backoff (g_epoch); a wide
 // batch's range is published with it, every block runs each layer's items
 // grid-stride, records
-// its progress word, and the grid synchronises between layers. The plan says
-// how many blocks take part in each layer and which layer boundaries need
-// the grid-wide barrier (protocol.h, mkrt__mk_layer_blocks). Completion is a
+// its progress word, and the blocks synchronise between layers. The plan
+// says how many blocks take part in each layer (protocol.h,
+// mkrt__mk_layer_blocks), and the barrier after a layer takes only the
+// blocks of that layer and the next (mkrt__mk_barrier_after: block-local,
+// a layer barrier among those blocks, or the grid barrier where they are
+// all of them); the batch ends with a grid barrier. Completion is a
 // system-scope release of `done` that the host reads with acquire. The
 // kernel leaves the GPU after idle_ns without a doorbell (and after
 // resident_ns at a batch boundary) and the host relaunches it (protocol.h).
@@ -211,6 +214,47 @@ __device__ mk_graph graph_of(const mkrt__mk_control *ctl)
     return m;
 }
 
+// The layer barriers (protocol.h, mkrt__mk_barrier_after): slot l's
+// arrivals and generation, each slot used at most once per batch, and the
+// batch's closing grid barrier orders one batch's uses before the next's.
+// The last of the n blocks to arrive zeroes the count, then bumps the
+// generation the others wait on. Measured before it (bench/results/h100.md):
+// a whole-grid barrier after a layer four blocks ran cost every one of the
+// 528 blocks a trip through grid.sync().
+struct mk_layer_bar {
+    unsigned count;
+    unsigned gen;
+};
+__device__ mk_layer_bar g_layer_bar[MKRT_MK_LAYER_BARRIERS];
+
+// Blocks [0, n) wait for each other after layer l (the caller is one of
+// them). Ordered as cooperative groups' grid barrier is: the block's
+// writes, __syncthreads, a device fence and the arrival by thread 0; the
+// wait, a fence, __syncthreads.
+__device__ void layer_barrier(uint32_t l, uint32_t n)
+{
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        cuda::atomic_ref<unsigned, cuda::thread_scope_device> count(g_layer_bar[l].count);
+        cuda::atomic_ref<unsigned, cuda::thread_scope_device> gen(g_layer_bar[l].gen);
+        // relaxed: stable until this barrier completes, which needs our arrival.
+        const unsigned g = gen.load(cuda::memory_order_relaxed);
+        __threadfence();
+        // acq_rel: pairs with the other arrivals, so the last one's release
+        // of gen carries every block's layer.
+        if (count.fetch_add(1u, cuda::memory_order_acq_rel) == n - 1) {
+            count.store(0u, cuda::memory_order_relaxed); // before the release below: the next batch's use
+            gen.store(g + 1u, cuda::memory_order_release);
+        } else {
+            // acquire: pairs with the last arrival's release of gen.
+            while (gen.load(cuda::memory_order_acquire) == g)
+                __nanosleep(32);
+        }
+        __threadfence();
+    }
+    __syncthreads();
+}
+
 // Set by block 0 at the kernel's start, read by every block after the
 // first grid barrier (device memory, not the control block over the bus).
 __device__ mk_env g_env;
@@ -346,12 +390,16 @@ __device__ uint32_t traverse(mkrt__mk_control *ctl, const mk_env &env, uint32_t 
 }
 
 // One thread: the batch's counts into result[] (zeroing the counters and
-// the frontier's lengths for the next batch), before done.
-__device__ void take_result(mkrt__mk_control *ctl, const mk_env &env, uint64_t seq, uint32_t levels)
+// the frontier's lengths for the next batch), before done; grid and layer:
+// the barriers after its layers (protocol.h, result[]).
+__device__ void take_result(mkrt__mk_control *ctl, const mk_env &env, uint64_t seq, uint32_t levels,
+                            uint32_t grid_n, uint32_t layer_n)
 {
     mkrt__mk_counters *c = env.counters;
     const bool traversed = levels != 0;
     ctl->result[seq & 1].levels = levels;
+    ctl->result[seq & 1].grid_barriers = grid_n;
+    ctl->result[seq & 1].layer_barriers = layer_n;
     ctl->result[seq & 1].edges =
         c != nullptr ? atomicExch(reinterpret_cast<unsigned long long *>(&c->edges), 0ull) : 0;
     ctl->result[seq & 1].changed =
@@ -493,8 +541,8 @@ extern "C" __global__ void __launch_bounds__(256) mkrt_megakernel(mkrt__mk_contr
                         run_layer(ctl, env, &s_b, seq, l, 1, gr);
                         __syncthreads();
                     }
-                    if (threadIdx.x == 0) { // one_block: never a traversal
-                        take_result(ctl, env, seq, 0);
+                    if (threadIdx.x == 0) { // one_block: never a traversal, block-local barriers only
+                        take_result(ctl, env, seq, 0, 0, 0);
                         publish_done(ctl, seq);
                     }
                 }
@@ -523,16 +571,28 @@ extern "C" __global__ void __launch_bounds__(256) mkrt_megakernel(mkrt__mk_contr
             load_batch(&g_mirror[seq & 1].d, &s_b); // block 0's copy (mirror_batch)
             const uint32_t layers = s_b.d.layers;
             const uint32_t *lb = s_b.lbp;
+            uint32_t grid_n = 0, layer_n = 0; // the barriers taken (block 0 takes part in all)
             for (uint32_t l = 0; l < layers; l++) {
                 // The plan's blocks for this layer (the others skip it).
                 run_layer(ctl, env, &s_b, seq, l, mkrt__mk_layer_blocks(lb, l, gridDim.x), gr);
-                // The plan's barrier: grid-wide, or block-local where block 0
-                // alone runs this layer and the next. Every block takes the
-                // same decision from the same plan, so grid.sync stays uniform.
-                if (l + 1 == layers || mkrt__mk_grid_barrier_after(lb, l, layers, gridDim.x))
+                // The plan's barrier (protocol.h, mkrt__mk_barrier_after):
+                // every block takes the same decision from the same plan, so
+                // grid.sync stays uniform and a layer barrier's blocks agree.
+                uint32_t n;
+                const uint32_t kind = mkrt__mk_barrier_after(lb, l, layers, gridDim.x, &n);
+                // Counted as the plan gives them (protocol.h, result[]): a
+                // one_block batch, run here beside wide ones, reports none.
+                const uint32_t counted = s_b.d.one_block ? 0u : 1u;
+                if (kind == MKRT_MK_BARRIER_GRID) {
                     grid.sync();
-                else
+                    grid_n += counted;
+                } else if (kind == MKRT_MK_BARRIER_LAYER) {
+                    if (blockIdx.x < n)
+                        layer_barrier(l, n);
+                    layer_n += counted;
+                } else {
                     __syncthreads();
+                }
             }
             // The traversal: every block takes the same decision (the
             // descriptor), so its grid barriers stay uniform.
@@ -542,7 +602,7 @@ extern "C" __global__ void __launch_bounds__(256) mkrt_megakernel(mkrt__mk_contr
                              // before every block took the first
             const uint32_t levels = trav ? traverse(ctl, env, layers, grid, gr) : 0;
             if (grid.thread_rank() == 0) {
-                take_result(ctl, env, seq, levels);
+                take_result(ctl, env, seq, levels, grid_n, layer_n);
                 publish_done(ctl, seq);
             }
         }

@@ -172,9 +172,14 @@ typedef struct mkrt__mk_control {
         uint64_t edges;   /* edge items the traversal ran (each an emitted RELAX) */
         uint64_t changed; /* update items (batch and edges) that changed their output */
         uint64_t levels;  /* traversal levels (each after a grid barrier) */
+        /* The barriers the plan gave the batch's layer boundaries
+         * (mkrt__mk_barrier_after), a one_block batch none: grid-wide (the
+         * one after the last layer included), and among the blocks of the
+         * two layers only. */
+        uint32_t grid_barriers, layer_barriers;
     } result[2];
     MKRT_MK_ATOMIC(uint64_t) levels_run;
-    uint8_t pad9[MKRT_MK_LINE - 56];
+    uint8_t pad9[MKRT_MK_LINE - 72];
     mkrt__mk_desc desc[2];
     MKRT_MK_ATOMIC(uint64_t) progress[MKRT_MK_MAX_BLOCKS];
 } mkrt__mk_control;
@@ -286,13 +291,34 @@ MKRT_OPS_FN uint32_t mkrt__mk_layer_blocks(const uint32_t *layer_blocks, uint32_
     return n == 0 || n > grid ? grid : n;
 }
 
-/* Whether the boundary after layer l needs the grid-wide barrier: not when
- * block 0 alone runs both sides (a block-local barrier orders them). */
-MKRT_OPS_FN int mkrt__mk_grid_barrier_after(const uint32_t *layer_blocks, uint32_t l, uint32_t layers,
-                                           uint32_t grid)
+/* The barrier after layer l of a batch, which every block decides alike
+ * from the plan. After the last layer: the grid barrier that ends the
+ * batch. Else only the blocks that run layer l or layer l + 1 take part:
+ * blocks [0, n), n = the larger of the two layers' blocks (*n). n == 1:
+ * block 0 alone, a block-local barrier; n == grid (or a layer past the
+ * MKRT_MK_LAYER_BARRIERS slots): the grid barrier; else the layer
+ * barrier of slot l, among those n blocks (megakernel.cu). A block left
+ * out goes on to the next layer it runs and waits at that layer's
+ * barrier, which the blocks of the layer between take part in: block 0
+ * runs every layer, so each barrier orders everything before it. */
+#define MKRT_MK_LAYER_BARRIERS 1024u
+enum { MKRT_MK_BARRIER_BLOCK = 0, MKRT_MK_BARRIER_LAYER = 1, MKRT_MK_BARRIER_GRID = 2 };
+MKRT_OPS_FN uint32_t mkrt__mk_barrier_after(const uint32_t *layer_blocks, uint32_t l, uint32_t layers,
+                                           uint32_t grid, uint32_t *n)
 {
-    return l + 1 < layers && !(mkrt__mk_layer_blocks(layer_blocks, l, grid) == 1 &&
-                               mkrt__mk_layer_blocks(layer_blocks, l + 1, grid) == 1);
+    if (l + 1 >= layers) {
+        *n = grid;
+        return MKRT_MK_BARRIER_GRID;
+    }
+    const uint32_t a = mkrt__mk_layer_blocks(layer_blocks, l, grid), b = mkrt__mk_layer_blocks(layer_blocks, l + 1, grid);
+    *n = a > b ? a : b;
+    if (*n == 1)
+        return MKRT_MK_BARRIER_BLOCK;
+    if (*n >= grid || l >= MKRT_MK_LAYER_BARRIERS) {
+        *n = grid;
+        return MKRT_MK_BARRIER_GRID;
+    }
+    return MKRT_MK_BARRIER_LAYER;
 }
 
 #endif

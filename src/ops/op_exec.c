@@ -30,8 +30,12 @@ mkrt_status mkrt__item_admit(const mkrt__state *sg, const mkrt_item *it)
     /* runtime.h promises a user op cells[in] and cells[out]. */
     if (it->in >= cells || it->out >= cells)
         return MKRT_EINVAL;
+    /* The budget less what the device holds resident (state.h). relaxed:
+     * a size. */
     uint64_t budget = sg->cfg->device_memory_budget;
-    if (budget != 0 && sg->ops[it->op].fused_bytes > budget)
+    uint64_t resident = atomic_load_explicit(&sg->device_resident, memory_order_relaxed);
+    if (budget != 0 && sg->ops[it->op].fused_bytes != 0 &&
+        (resident >= budget || sg->ops[it->op].fused_bytes > budget - resident))
         return MKRT_EBUDGET;
     return MKRT_OK;
 }

@@ -52,7 +52,8 @@ static const char *fix_for(mkrt_status why)
     case MKRT_EINVAL:
         return "use handles below the configured cell count";
     case MKRT_EBUDGET:
-        return "raise device_memory_budget or lower the op's envelope";
+        return "lower the op's envelope, free device memory, or raise device_memory_budget (the device's "
+               "resident bytes count against it; see mkrt_plan_explain)";
     case MKRT_EOVERFLOW:
         return "consume the APPEND log with mkrt_append_log_consume, or raise append_log_capacity";
     case MKRT_ETIMEDOUT:

@@ -26,7 +26,7 @@
 #include "ops/builtin_ops.h"
 #include "graph/engine.h"
 #include "ops/op_table.h"
-#include "pipeline/batch.h"
+#include "plan/batch.h"
 #include "pipeline/scratch.h"
 #include "pipeline/test_hooks.h"
 #include "plan/decide.h"

@@ -11,8 +11,10 @@
  * bytes); the planner splits the group greedily into chunks whose fused
  * bytes fit the budget less the resident bytes, and reports its peaks.
  * Each chunk becomes a layer of its own, run behind one more barrier.
- * The runtime keeps no graph resident on the device (cells and the log
- * are host memory the device maps), so the resident term is 0. Without a
+ * The resident term is the runtime's data on the device (state.h,
+ * device_resident: the graph and its frontier, the cells and the log
+ * where they live in device memory). The budget is the
+ * user's, or by default the device's (runtime/lifecycle.c). Without a
  * budget (0, unbounded) nothing is split: the layers are only counted,
  * and the place stage, once the plan says who runs the batch, moves the
  * items into exec by a counting sort on their levels (one copy, no index
@@ -41,7 +43,9 @@ static size_t split_layer(mkrt__dispatch *dp, mkrt__batch *b, const mkrt_item *s
             const mkrt_item *it = &src[idx[k]];
             dp->waves[k] = mkrt__ops_is_user(it->op) ? dp->state->ops[it->op].envelope : (mkrt_frontier_wave){0, 0, 0};
         }
-        planned = mkrt_plan_frontier_memory(dp->split, dp->waves, width, NULL, 0, 0, budget, 0, &fp,
+        /* relaxed: a size (state.h). */
+        const uint64_t resident = atomic_load_explicit(&dp->state->device_resident, memory_order_relaxed);
+        planned = mkrt_plan_frontier_memory(dp->split, dp->waves, width, NULL, 0, resident, budget, 0, &fp,
                                             &err) == MKRT_OK;
     }
     if (!planned) {

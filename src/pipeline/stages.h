@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "mkrt/layer.h"
-#include "pipeline/batch.h"
+#include "plan/batch.h"
 #include "pipeline/dispatch.h"
 
 
@@ -58,7 +58,7 @@ void mkrt__stage_layer_split(mkrt__dispatch *dp, mkrt__batch *b);
  * drain order. */
 void mkrt__stage_place(mkrt__dispatch *dp, mkrt__batch *b);
 
-/* plan/batch_planner.c: picks the backend (the first that has not failed
+/* pipeline/batch_planner.c: picks the backend (the first that has not failed
  * and accepts the batch) and plans how it runs the batch (b->plan). */
 void mkrt__stage_plan(mkrt__dispatch *dp, mkrt__batch *b);
 

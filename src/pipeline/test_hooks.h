@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "pipeline/batch.h"
+#include "plan/batch.h"
 
 /* The plan of the last batch that ran (written by the complete stage
  * before it publishes completion; read after a drain). */

@@ -2,7 +2,7 @@
 /* src/plan/decide.h - the plan's decisions: what the data path measures
  * (cheap to keep, written by the thread that dispatches) and the pure
  * functions that turn it into what a batch does. Each rule is one of the
- * seeds' planners (../shared/reference/vyre-semantics.md), re-stated for
+ * seeds' planners (Vyre's planning semantics), re-stated for
  * mkrt's path:
  *
  *   WAKE   workers (blocks) per layer: a participant gets at least

@@ -4,7 +4,7 @@
  * and records (the EXPLAIN ring), around the pure rules of decide.c. */
 #include <string.h>
 
-#include "pipeline/batch.h"
+#include "plan/batch.h"
 #include "plan/decide.h"
 
 /* Fewer items than this make a CPU cost sample mostly clock reads. */

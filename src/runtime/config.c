@@ -25,7 +25,7 @@ mkrt_config mkrt_config_default(void)
     c.max_batch = 65536;
     c.max_producers = 64;
     c.burst_per_ring = 1024;
-    c.device_memory_budget = 0;
+    c.device_memory_budget = 0; /* the device's own where it reports one (lifecycle.c) */
     c.watchdog_ms = 5000;
     c.cells = 1u << 20;
     c.append_log_capacity = 1u << 20;

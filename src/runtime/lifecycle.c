@@ -73,10 +73,14 @@ static mkrt_status start_backends(mkrt_runtime *rt, mkrt_error *err)
     mkrt_error why;
     mkrt_status st = MKRT_OK;
     mkrt__backend *device = NULL, *cpu = NULL;
+    /* The batch buffers a GPU copies large batches from by DMA. */
+    void *const bufs[MKRT__MK_BATCH_BUFS] = {rt->dispatch.batch[0].items, rt->dispatch.batch[0].exec_buf,
+                                             rt->dispatch.batch[1].items, rt->dispatch.batch[1].exec_buf};
+    const size_t buf_bytes = cfg->max_batch * sizeof(mkrt_item);
     if (cfg->backend == MKRT_BACKEND_SIM)
-        st = mkrt__megakernel_start(&rt->state, rt->workers, MKRT_BACKEND_SIM, &device, err);
+        st = mkrt__megakernel_start(&rt->state, rt->workers, MKRT_BACKEND_SIM, bufs, buf_bytes, &device, err);
     else if (cfg->backend == MKRT_BACKEND_CUDA || cfg->backend == MKRT_BACKEND_AUTO)
-        st = mkrt__megakernel_start(&rt->state, rt->workers, MKRT_BACKEND_CUDA, &device, &why);
+        st = mkrt__megakernel_start(&rt->state, rt->workers, MKRT_BACKEND_CUDA, bufs, buf_bytes, &device, &why);
     if (st != MKRT_OK && cfg->backend == MKRT_BACKEND_CUDA)
         return mkrt__error_set(err, MKRT_EDEVICE,
                                "CUDA backend requested but unusable: %s (Or use MKRT_BACKEND_AUTO, "
@@ -95,6 +99,13 @@ static mkrt_status start_backends(mkrt_runtime *rt, mkrt_error *err)
         rt->dispatch.backends[rt->dispatch.nbackends++] = device;
     rt->dispatch.backends[rt->dispatch.nbackends++] = cpu;
     rt->dispatch.cpu_only = mkrt__backends_device(rt->dispatch.backends, rt->dispatch.nbackends) == NULL;
+    /* device_memory_budget 0: the device's own (cuMemGetInfo at start less
+     * the reserve, cuda/cuda_engine.h), where it reports one; the split,
+     * the admission and SHED then plan against real memory by default. */
+    if (rt->cfg.device_memory_budget == 0 && device != NULL && device->memory_budget != 0) {
+        rt->cfg.device_memory_budget = device->memory_budget;
+        rt->state.budget_from_device = true;
+    }
     rt->dispatch.device_state = device != NULL && device->ops->state_in != NULL;
     if (device == NULL && cfg->backend == MKRT_BACKEND_AUTO) {
         /* Not a failure: the reason, without the Fix an explicit CUDA gets. */
@@ -115,9 +126,16 @@ void mkrt__runtime_describe_device(mkrt_runtime *rt)
     char dev[MKRT_ERROR_MESSAGE_MAX + 192];
     mkrt__backend *device = mkrt__backends_device(rt->dispatch.backends, rt->dispatch.nbackends);
     device->ops->describe(device, dev, sizeof dev);
+    char mem[96] = "";
+    if (rt->cfg.device_memory_budget != 0)
+        /* relaxed: a size (state.h). */
+        snprintf(mem, sizeof mem, "; device memory budget %llu MiB (%s), %llu KiB resident",
+                 (unsigned long long)(rt->cfg.device_memory_budget >> 20),
+                 rt->state.budget_from_device ? "the device's" : "configured",
+                 (unsigned long long)(atomic_load_explicit(&rt->state.device_resident, memory_order_relaxed) >> 10));
     snprintf(rt->backend_desc, sizeof rt->backend_desc,
-             "%.*s; watchdog %u ms; batches with ops the device lacks on %u CPU workers",
-             (int)(sizeof rt->backend_desc - 96), dev, rt->cfg.watchdog_ms, rt->workers);
+             "%.*s%s; watchdog %u ms; batches with ops the device lacks on %u CPU workers",
+             (int)(sizeof rt->backend_desc - 192), dev, mem, rt->cfg.watchdog_ms, rt->workers);
 }
 
 /* Stops the backends; a GPU kernel that would not stop keeps the cells
@@ -206,7 +224,6 @@ mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **out, mkrt_error *
      * used by the token's holder only, one stage at a time). */
     rt->dispatch.planner.plans = rt->dispatch.plans;
     rt->dispatch.planner.scratch = rt->dispatch.split;
-    rt->dispatch.planner.budget = cfg->device_memory_budget;
     if (!ok || !rt->producers.slots || !rt->state.cells || !rt->state.graph || !rt->state.append_log || !rt->state.emit_ring || !rt->dispatch.own_scratch ||
         !rt->dispatch.split || !rt->dispatch.waves || !rt->state.dead || !rt->dispatch.plans) {
         free_runtime(rt);
@@ -219,6 +236,7 @@ mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **out, mkrt_error *
         free_runtime(rt);
         return st;
     }
+    rt->dispatch.planner.budget = rt->cfg.device_memory_budget; /* the device's default included */
     if (mkrt__thread_start(&rt->dispatcher, mkrt__dispatcher_main, &rt->dispatch) != 0) {
         stop_backends(rt);
         free_runtime(rt);

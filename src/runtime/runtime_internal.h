@@ -22,7 +22,7 @@
 #include "mkrt/runtime.h"
 #include "ops/builtin_ops.h"
 #include "ops/op_table.h"
-#include "pipeline/batch.h"
+#include "plan/batch.h"
 #include "pipeline/dispatch.h"
 #include "state/producers.h"
 #include "state/state.h"

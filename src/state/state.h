@@ -56,6 +56,16 @@ typedef struct mkrt__state {
     _Atomic uint64_t emitted_total; /* written by the dispatcher only (stats) */
     _Atomic uint64_t emitted_done;  /* emitted items completed (dispatcher only) */
     mkrt_mpmc_ring *dead;           /* dead letters: the dispatcher's, for the application */
+    /* Device memory (backend/megakernel_backend.c): the bytes of the
+     * runtime's data on the device (the graph and its frontier, the cells
+     * and the log where they live in device memory; not the device's own
+     * working buffers, taken at start), counted against
+     * cfg->device_memory_budget by the split and admission; written by
+     * the device backend at start and graph registration (relaxed: a
+     * size, read as a number). budget_from_device: the budget is the
+     * device's default (runtime/lifecycle.c), not the user's. */
+    _Atomic uint64_t device_resident;
+    bool budget_from_device;
 } mkrt__state;
 
 /* Slots allocated for the emission queue (at least one: capacity 0 is a

@@ -16,7 +16,7 @@
  * leaked and no metric drifted; exit 0, else 1 (2: bad usage).
  *
  * Threads, mutexes and condition variables are C11 <threads.h> through
- * src/base/thread.h (which maps them to their POSIX base only under
+ * base/thread.h (which maps them to their POSIX base only under
  * ThreadSanitizer, whose interceptors do not see glibc's C11 threads).
  */
 #include <getopt.h>
@@ -35,7 +35,7 @@ static const char *const workload_help[W_COUNT] = {
     "                  many producers on the same cells; mkrt_quiesce; exact min/or/sum",
     "graph traversals: mkrt_graph_register, SSSP with RELAX and BFS with an expanding\n"
     "                  user op (MIN of depth|parent), checked against Dijkstra / BFS",
-    "your ops: --plugin FILE.so (include/mkrt/soak_plugin.h), its generator and checks",
+    "your ops: --plugin FILE.so (include/mkrt_soak/soak_plugin.h), its generator and checks",
     "MPI at 2-3 ranks: a separate program, mpirun -np 3 mkrt-soak-mpi (built where mpicc\n"
     "                  is found; make soak runs it): hops across ranks, checked per handle"};
 /* ---- hang detection ---------------------------------------------------------- */
@@ -178,7 +178,7 @@ static void usage(FILE *f, const char *argv0)
             "  --faults LIST       comma-separated fault modes, 'all' (default) or 'none'\n"
             "  --backend LIST      cpu, sim, cuda, comma-separated, or 'all' (default); rounds rotate\n"
             "                      ('both' = cpu,sim, as before)\n"
-            "  --plugin FILE.so    soak your own ops (include/mkrt/soak_plugin.h); adds the plugin\n"
+            "  --plugin FILE.so    soak your own ops (include/mkrt_soak/soak_plugin.h); adds the plugin\n"
             "                      workload\n"
             "  --libcuda FILE      the CUDA driver for cuda rounds (default: the stand-in driver\n"
             "                      next to the program, ../tests/libfakecuda.so)\n"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* stress/soak/soak_plugin.c - the plugin workload of mkrt-soak: the
- * user's own ops from --plugin FILE.so (include/mkrt/soak_plugin.h), on
+ * user's own ops from --plugin FILE.so (include/mkrt_soak/soak_plugin.h), on
  * the harness of soak_work.c, so with every fault mode and backend the
  * other workloads get. Checked: the exactly-once accounting after
  * quiescence, the plugin's judgement of every failure, and its verify()
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mkrt/soak_plugin.h"
+#include "mkrt_soak/soak_plugin.h"
 #include "soak_work.h"
 
 static void *handle;
@@ -49,7 +49,7 @@ bool plugin_load(const char *path)
         why = "cells is 0 or too large, or streams is above 16";
     if (why != NULL) {
         fprintf(stderr, "mkrt-soak: --plugin %s: %s (version %u, size %u; this mkrt-soak knows version "
-                        "%d, size %zu). Fix: build it against this mkrt's include/mkrt/soak_plugin.h "
+                        "%d, size %zu). Fix: build it against this mkrt's include/mkrt_soak/soak_plugin.h "
                         "and export `const mkrt_soak_plugin " MKRT_SOAK_PLUGIN_SYMBOL "`\n",
                 path, why, pl ? pl->version : 0, pl ? pl->size : 0, MKRT_SOAK_PLUGIN_VERSION,
                 sizeof(mkrt_soak_plugin));

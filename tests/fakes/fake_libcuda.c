@@ -24,6 +24,16 @@
  * FAKE_CUDA_LEVEL_NAP_US makes each traversal level of the "kernel" take
  * at least that long; FAKE_CUDA_MAX_ALLOC (bytes) fails every larger
  * cuMemAlloc with CUDA_ERROR_OUT_OF_MEMORY.
+ * Device memory is modelled: FAKE_CUDA_MEM_TOTAL bytes (default 16 GiB),
+ * of which FAKE_CUDA_MEM_OTHERS (default 0) are held by other processes;
+ * cuMemAlloc draws the rest down and fails with CUDA_ERROR_OUT_OF_MEMORY
+ * (2) past it, cuMemFree gives back, and cuMemGetInfo reports both.
+ * FAKE_CUDA_REGISTER_MAX=n: registrations (cuMemHostRegister) after the
+ * n-th fail with CUDA_ERROR_NOT_SUPPORTED (801), as on a system that
+ * cannot pin more. fake_cuda_copies(&registered, &pinned, &other) counts
+ * the host-to-device copies by where their source lies: registered
+ * memory, cuMemHostAlloc memory, anything else; fake_cuda_syncs() the
+ * stream synchronisations.
  * Linking: cuLinkAddData records whether the PTX defines mkrt_user_op;
  * cuLinkComplete fails with a JIT log when it does not, else returns a
  * "linked module" whose kernel runs these user ops (the tests' CPU ops and
@@ -85,6 +95,7 @@ static int fake_version(int *v)
 }
 
 static const char *names[][3] = {
+    {"2", "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
     {"34", "CUDA_ERROR_STUB_LIBRARY", "stub library"},
     {"100", "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"},
     {"200", "CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid"},
@@ -92,6 +103,7 @@ static const char *names[][3] = {
     {"600", "CUDA_ERROR_NOT_READY", "device not ready"},
     {"700", "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
     {"720", "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE", "too many blocks in cooperative launch"},
+    {"801", "CUDA_ERROR_NOT_SUPPORTED", "operation not supported"},
 };
 
 static int fake_error(int e, const char **s, int which)
@@ -238,6 +250,46 @@ static int fake_occupancy(int *n, void *f, int block, size_t smem)
 }
 
 /* Memory: host memory throughout. */
+/* Host ranges the driver knows, pinned (cuMemHostAlloc) or registered
+ * (cuMemHostRegister), so that a copy's source can be told apart. */
+#define HOST_RANGES 64
+static struct { _Atomic(uintptr_t) at; _Atomic size_t bytes; _Atomic int registered; } ranges[HOST_RANGES];
+static _Atomic int registrations;
+
+static void range_add(void *p, size_t bytes, int registered)
+{
+    for (int i = 0; i < HOST_RANGES; i++) {
+        uintptr_t none = 0;
+        if (atomic_compare_exchange_strong(&ranges[i].at, &none, (uintptr_t)p)) {
+            atomic_store(&ranges[i].bytes, bytes);
+            atomic_store(&ranges[i].registered, registered);
+            return;
+        }
+    }
+}
+
+static void range_remove(void *p)
+{
+    for (int i = 0; i < HOST_RANGES; i++)
+        if (atomic_load(&ranges[i].at) == (uintptr_t)p) {
+            atomic_store(&ranges[i].bytes, 0);
+            atomic_store(&ranges[i].at, 0);
+            return;
+        }
+}
+
+/* 1: src lies in registered memory, 2: in pinned memory, 0: elsewhere. */
+int fake_host_kind(const void *src)
+{
+    uintptr_t a = (uintptr_t)src;
+    for (int i = 0; i < HOST_RANGES; i++) {
+        uintptr_t at = atomic_load(&ranges[i].at);
+        if (at != 0 && a >= at && a < at + atomic_load(&ranges[i].bytes))
+            return atomic_load(&ranges[i].registered) ? 1 : 2;
+    }
+    return 0;
+}
+
 static int fake_host_alloc(void **p, size_t bytes, unsigned flags)
 {
     sync_gate("cuMemHostAlloc");
@@ -246,6 +298,7 @@ static int fake_host_alloc(void **p, size_t bytes, unsigned flags)
     if (*p == NULL)
         return 2; /* CUDA_ERROR_OUT_OF_MEMORY */
     memset(*p, 0, bytes);
+    range_add(*p, bytes, 0);
     atomic_fetch_add(&live, 1);
     return OK;
 }
@@ -253,6 +306,7 @@ static int fake_host_alloc(void **p, size_t bytes, unsigned flags)
 static int fake_free_host(void *p)
 {
     sync_gate("cuMemFreeHost");
+    range_remove(p);
     free(p);
     atomic_fetch_sub(&live, 1);
     return OK;
@@ -264,6 +318,11 @@ static int fake_host_register(void *p, size_t bytes, unsigned flags)
     (void)flags;
     if (p == NULL || bytes == 0)
         return E_INVALID_VALUE;
+    const char *most = getenv("FAKE_CUDA_REGISTER_MAX");
+    if (most != NULL && atomic_load(&registrations) >= atoi(most))
+        return E_NOT_SUPPORTED;
+    atomic_fetch_add(&registrations, 1);
+    range_add(p, bytes, 1);
     atomic_fetch_add(&live, 1);
     return OK;
 }
@@ -271,7 +330,8 @@ static int fake_host_register(void *p, size_t bytes, unsigned flags)
 static int fake_host_unregister(void *p)
 {
     sync_gate("cuMemHostUnregister");
-    (void)p;
+    range_remove(p);
+    atomic_fetch_sub(&registrations, 1);
     atomic_fetch_sub(&live, 1);
     return OK;
 }
@@ -298,9 +358,10 @@ void *fake_dev(uint64_t a)
  * keeps only through tagged addresses, as reachable. */
 typedef struct dev_block {
     struct dev_block *next, *prev;
-    uint64_t pad[2]; /* 32 bytes: the memory after the header stays 16-byte aligned */
+    uint64_t bytes;  /* drawn from the modelled memory */
+    uint64_t pad;    /* 32 bytes: the memory after the header stays 16-byte aligned */
 } dev_block;
-static dev_block dev_blocks = {&dev_blocks, &dev_blocks, {0, 0}};
+static dev_block dev_blocks = {&dev_blocks, &dev_blocks, 0, 0};
 /* C11 has no static mutex initialiser: the first allocation makes it. */
 static mkrt__mutex dev_lock;
 static mkrt__once_flag dev_lock_once = MKRT__ONCE_INIT;
@@ -317,15 +378,60 @@ static void dev_lock_take(void)
     mkrt__mutex_lock(&dev_lock);
 }
 
+/* The modelled device memory: total, held by others, drawn by cuMemAlloc. */
+static _Atomic uint64_t mem_used;
+
+static uint64_t env_bytes(const char *name, uint64_t dflt)
+{
+    const char *v = getenv(name);
+    return v != NULL && *v != '\0' ? strtoull(v, NULL, 10) : dflt;
+}
+
+static uint64_t mem_total(void)
+{
+    return env_bytes("FAKE_CUDA_MEM_TOTAL", 16ull << 30);
+}
+
+/* What the other processes leave this one. */
+static uint64_t mem_ours(void)
+{
+    uint64_t total = mem_total(), others = env_bytes("FAKE_CUDA_MEM_OTHERS", 0);
+    return others < total ? total - others : 0;
+}
+
+static uint64_t mem_free(void)
+{
+    uint64_t ours = mem_ours(), used = atomic_load(&mem_used);
+    return used < ours ? ours - used : 0;
+}
+
+static int fake_mem_info(size_t *free_bytes, size_t *total_bytes)
+{
+    *free_bytes = (size_t)mem_free();
+    *total_bytes = (size_t)mem_total();
+    return OK;
+}
+
 static int fake_mem_alloc(unsigned long long *d, size_t bytes)
 {
     sync_gate("cuMemAlloc");
     const char *most = getenv("FAKE_CUDA_MAX_ALLOC"); /* a device short of memory */
     if (most != NULL && bytes > strtoull(most, NULL, 10))
         return 2; /* CUDA_ERROR_OUT_OF_MEMORY */
+    /* Claim the bytes from the modelled memory, or fail as the driver does. */
+    const uint64_t ours = mem_ours();
+    for (uint64_t used = atomic_load(&mem_used);;) {
+        if (used > ours || bytes > ours - used)
+            return 2; /* CUDA_ERROR_OUT_OF_MEMORY */
+        if (atomic_compare_exchange_weak(&mem_used, &used, used + bytes))
+            break;
+    }
     dev_block *b = malloc(sizeof *b + (bytes ? bytes : 1));
-    if (b == NULL)
+    if (b == NULL) {
+        atomic_fetch_sub(&mem_used, bytes);
         return 2;
+    }
+    b->bytes = bytes;
     memset(b + 1, 0xA5, bytes); /* what fresh device memory holds: nothing useful */
     dev_lock_take();
     b->next = dev_blocks.next;
@@ -348,6 +454,7 @@ static int fake_mem_free(unsigned long long d)
     b->prev->next = b->next;
     b->next->prev = b->prev;
     mkrt__mutex_unlock(&dev_lock);
+    atomic_fetch_sub(&mem_used, b->bytes);
     free(b);
     atomic_fetch_sub(&live, 1);
     return OK;
@@ -459,6 +566,7 @@ int cuGetProcAddress_v2(const char *symbol, void **pfn, int version, uint64_t fl
         {"cuMemHostGetDevicePointer", (void *)fake_device_pointer},
         {"cuMemAlloc", (void *)fake_mem_alloc},
         {"cuMemFree", (void *)fake_mem_free},
+        {"cuMemGetInfo", (void *)fake_mem_info},
         {"cuMemcpyHtoDAsync", (void *)fake_htod_async},
         {"cuMemcpyDtoH", (void *)fake_dtoh},
         {"cuMemcpyDtoHAsync", (void *)fake_dtoh_async},

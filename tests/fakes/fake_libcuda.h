@@ -32,6 +32,7 @@ extern _Atomic int live;               /* outstanding resources (fake_cuda_live)
 extern _Atomic int sticky;             /* a fault was seen: every later call fails */
 extern int app_kernel_marker;          /* the function handle of "fake_app_kernel" */
 void *fake_dev(uint64_t a);            /* a device address to the host memory behind it */
+int fake_host_kind(const void *src);   /* 1: registered, 2: pinned (cuMemHostAlloc), 0: other */
 
 /* fake_libcuda_kernel.c */
 void nap_us(long us);

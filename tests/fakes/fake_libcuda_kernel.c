@@ -156,8 +156,28 @@ static int queue_copy(void *stream, void *dst, const void *src, size_t bytes)
     return OK;
 }
 
+/* Host-to-device copies by where their source lies (fake_host_kind), and
+ * stream synchronisations: what the tests of the copy paths count. */
+static _Atomic unsigned long long htod_by_kind[3];
+static _Atomic unsigned long long stream_syncs;
+
+void fake_cuda_copies(unsigned long long *registered, unsigned long long *pinned, unsigned long long *other);
+void fake_cuda_copies(unsigned long long *registered, unsigned long long *pinned, unsigned long long *other)
+{
+    *registered = atomic_load(&htod_by_kind[1]);
+    *pinned = atomic_load(&htod_by_kind[2]);
+    *other = atomic_load(&htod_by_kind[0]);
+}
+
+unsigned long long fake_cuda_syncs(void);
+unsigned long long fake_cuda_syncs(void)
+{
+    return atomic_load(&stream_syncs);
+}
+
 int fake_htod_async(unsigned long long dst, const void *src, size_t bytes, void *s)
 {
+    atomic_fetch_add(&htod_by_kind[fake_host_kind(src)], 1);
     return queue_copy(s, fake_dev(dst), src, bytes);
 }
 
@@ -208,6 +228,7 @@ int fake_stream_destroy(void *p)
 int fake_stream_sync(void *p)
 {
     fake_stream *s = p;
+    atomic_fetch_add(&stream_syncs, 1);
     run_copies(s);
     if (atomic_load(&sticky))
         return E_ILLEGAL_ADDRESS;

@@ -18,7 +18,10 @@
 # tests/install/consumer.c and examples/minimal.c built with
 # `pkg-config --cflags --libs mkrt` against libmkrt.so (run with
 # LD_LIBRARY_PATH), and the consumer built with
-# `pkg-config --static --cflags --libs mkrt` against libmkrt.a (run without).
+# `pkg-config --static --cflags --libs mkrt` against libmkrt.a (run without);
+# then the layers (stream, planlib: files, .pc; tests/install/layer_consumer.c
+# through pkg-config mkrt-stream mkrt-planlib, shared and static) and the
+# soak's plugin ABI (mkrt-soak.pc, a plugin built with its --cflags).
 set -u
 destdir=${MKRT_DESTDIR:?set MKRT_DESTDIR to the DESTDIR of make install}
 prefix=${MKRT_PREFIX:?set MKRT_PREFIX to the PREFIX of make install}
@@ -125,6 +128,64 @@ if run "the consumer builds with pkg-config --static --cflags --libs mkrt (libmk
         diag_file "$tmp/run3.log"
 else
     ok 1 "... and does not need libmkrt.so"
+    ok 1 "... and runs"
+fi
+
+# The layers (docs/design.md, "Packaging"): each a library of its own
+# with its header folder and its .pc, installed by `make install` beside
+# libmkrt (stream, planlib), and the soak's plugin ABI with mkrt-soak.pc;
+# include/mkrt/ holds libmkrt's headers only.
+soversion=${soname#libmkrt.so.}
+for l in stream planlib; do
+    missing=""
+    for f in "lib/libmkrt_$l.a" "lib/libmkrt_$l.so.$version" "lib/libmkrt_$l.so.$soversion" \
+             "lib/libmkrt_$l.so" "lib/pkgconfig/mkrt-$l.pc"; do
+        [ -e "$root/$f" ] || missing="$missing $f"
+    done
+    ls "$root/include/mkrt_$l/"*.h > /dev/null 2>&1 || missing="$missing include/mkrt_$l/"
+    [ -z "$missing" ]
+    ok $? "layer $l: libmkrt_$l.a, .so.$version, .so.$soversion, .so, include/mkrt_$l/, mkrt-$l.pc${missing:+ (missing:$missing)}"
+    [ "$(pc --modversion "mkrt-$l")" = "$version" ] && pc --libs "mkrt-$l" | grep -qw -- "-lmkrt_$l" &&
+        pc --libs "mkrt-$l" | grep -qw -- "-lmkrt"
+    ok $? "pkg-config mkrt-$l: version $version, -lmkrt_$l and -lmkrt: $(pc --libs "mkrt-$l" 2>&1)"
+done
+[ -e "$root/include/mkrt_soak/soak_plugin.h" ] && [ "$(pc --modversion mkrt-soak)" = "$version" ]
+ok $? "the soak's plugin ABI: include/mkrt_soak/soak_plugin.h and mkrt-soak.pc"
+[ ! -e "$root/include/mkrt/stream.h" ] && [ ! -e "$root/include/mkrt/soak_plugin.h" ] &&
+    ! grep -q '^#include "mkrt_' "$root/include/mkrt/mkrt.h"
+ok $? "include/mkrt/ and the umbrella mkrt/mkrt.h hold libmkrt's API only (no layer header)"
+# shellcheck disable=SC2046,SC2086
+run "a plugin builds with pkg-config --cflags mkrt-soak (no library)" "$tmp/cc6.log" \
+    "$cc" -std=c11 -Wall -Wextra -Werror -shared -fPIC -o "$tmp/plugin.so" \
+    "$src/examples/soak_plugin_example.c" $(pc --cflags mkrt-soak)
+
+# A program using two layers, against their shared libraries, then their
+# static ones (libmkrt_stream.a libmkrt_planlib.a libmkrt.a forced).
+# shellcheck disable=SC2046,SC2086
+if run "tests/install/layer_consumer.c builds with pkg-config --cflags --libs mkrt-stream mkrt-planlib" \
+    "$tmp/cc4.log" "$cc" $cflags -o "$tmp/layer" "$src/tests/install/layer_consumer.c" \
+    $(pc --cflags --libs mkrt-stream mkrt-planlib); then
+    readelf -d "$tmp/layer" | grep -q "NEEDED.*\[libmkrt_stream.so.$soversion\]"
+    ok $? "... and needs libmkrt_stream.so.$soversion"
+    run "... and runs: the stream allocates through libmkrt's allocator" "$tmp/run4.log" \
+        env LD_LIBRARY_PATH="$libdir" "$tmp/layer" && diag_file "$tmp/run4.log"
+else
+    ok 1 "... and needs libmkrt_stream.so.$soversion"
+    ok 1 "... and runs"
+fi
+# shellcheck disable=SC2046 # a word list
+layer_static=$(for w in $(pc --static --libs mkrt-stream mkrt-planlib); do
+    case $w in -lmkrt | -lmkrt_*) printf ' -Wl,-Bstatic %s -Wl,-Bdynamic' "$w" ;; *) printf ' %s' "$w" ;; esac
+done)
+# shellcheck disable=SC2046,SC2086
+if run "... and with pkg-config --static (libmkrt_stream.a, libmkrt_planlib.a, libmkrt.a)" "$tmp/cc5.log" \
+    "$cc" $cflags -o "$tmp/layer-static" "$src/tests/install/layer_consumer.c" \
+    $(pc --static --cflags mkrt-stream mkrt-planlib) $layer_static; then
+    ! readelf -d "$tmp/layer-static" | grep -q "NEEDED.*libmkrt"
+    ok $? "... and needs no libmkrt*.so"
+    run "... and runs" "$tmp/run5.log" "$tmp/layer-static" && diag_file "$tmp/run5.log"
+else
+    ok 1 "... and needs no libmkrt*.so"
     ok 1 "... and runs"
 fi
 

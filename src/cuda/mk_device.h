@@ -1,29 +1,32 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* src/backend/mk_device.h - a megakernel device: the one interface through
- * which the megakernel backend (megakernel_backend.c) drives the device it
- * runs on, the simulated one (mk_sim.c) or the GPU (cuda/cuda_device.c).
+/* src/cuda/mk_device.h - a megakernel device: the one interface through
+ * which the megakernel backend (backend/megakernel_backend.c) drives the
+ * device it runs on, the simulated one (backend/mk_sim.c) or the GPU
+ * (cuda_device.c). It is in cuda/, the floor below backend/, so that the
+ * GPU engine implements it without reading a header of the floor above.
  *
  * The per-batch protocol (stage, flush, probe, relaunch, descriptors,
- * progress) is mk_host.h's mkrt__mk_device_ops, which the host engine
- * calls; this adds what the backend itself asks of a device: stop it,
- * describe it, give it the registered graph, and, for a device that holds
- * the cells and the APPEND log in its own memory, the explicit copies of
- * that state (backend.h, state_in...). ctx is the device's own object
- * (mkrt__mk_sim, mkrt__cuda_engine), started by its start function.
+ * progress) is mk_device_ops.h's mkrt__mk_device_ops, which the host
+ * engine (backend/mk_host.h) calls; this adds what the backend itself
+ * asks of a device: stop it, describe it, give it the registered graph,
+ * and, for a device that holds the cells and the APPEND log in its own
+ * memory, the explicit copies of that state (backend.h, state_in...).
+ * ctx is the device's own object (mkrt__mk_sim, mkrt__cuda_engine),
+ * started by its start function.
  */
-#ifndef MKRT_BACKEND_MK_DEVICE_H
-#define MKRT_BACKEND_MK_DEVICE_H
+#ifndef MKRT_CUDA_MK_DEVICE_H
+#define MKRT_CUDA_MK_DEVICE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "backend/mk_host.h"
+#include "cuda/mk_device_ops.h"
 #include "mkrt/status.h"
 
 typedef struct mkrt__mk_device {
     const char *name;                    /* "sim", "cuda": mkrt_stats.backend */
-    const mkrt__mk_device_ops *protocol; /* for mkrt__mk_host (mk_host.h) */
+    const mkrt__mk_device_ops *protocol; /* for mkrt__mk_host (backend/mk_host.h) */
     /* Stops the device and frees what it allocated. False when it would
      * not stop within timeout_ns (a hung GPU kernel): the memory it maps
      * must then be kept. */
@@ -35,6 +38,10 @@ typedef struct mkrt__mk_device {
      * running kernel to leave the GPU first. */
     mkrt_status (*graph_in)(void *ctx, uint32_t vertices, const uint64_t *offsets, const uint32_t *targets,
                             const uint32_t *weights, uint32_t cap, uint64_t timeout_ns, mkrt_error *err);
+    /* Device memory: the bytes it holds for the runtime now (*resident)
+     * and the budget it reported at start (*budget, 0: none, for a device
+     * without memory of its own to report). */
+    void (*memory)(const void *ctx, uint64_t *resident, uint64_t *budget);
     /* All NULL for a device that runs on the runtime's host arrays (the
      * simulated device, a GPU with host-mapped state); else backend.h's
      * state operations, with the same contracts. */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /**
- * @file mkrt/soak_plugin.h
+ * @file mkrt_soak/soak_plugin.h
  * @brief Soaking your own ops with mkrt-soak: the plugin interface.
  *
  * `mkrt-soak --plugin FILE.so` loads a shared object you write and runs

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* src/base/version.c - the library's version, fixed when it is compiled. */
+/* base/version.c - the library's version, fixed when it is compiled. */
 #include "mkrt/version.h"
 
 const char *mkrt_version(void)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* src/base/alloc.c - the process-wide allocator hook. */
+/* base/alloc.c - the process-wide allocator hook. */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +7,7 @@
 #include "base/alloc_internal.h"
 #include "mkrt/alloc.h"
 
+#ifndef MKRT_LAYER_BUILD
 static void *default_alloc(size_t size, size_t align, void *ctx)
 {
     (void)ctx;
@@ -44,8 +45,9 @@ void mkrt_allocator_set(const mkrt_allocator *a)
         *slot = *a;
         use = slot;
     }
-    /* release: pairs with the acquire loads in mkrt__alloc/mkrt__free, so
-     * the copy above is complete before anyone calls through it. */
+    /* release: pairs with the acquire load in allocator() (mkrt__alloc,
+     * mkrt__free, mkrt_allocator_get), so the copy above is complete
+     * before anyone calls through it. */
     atomic_store_explicit(&current, use, memory_order_release);
 }
 
@@ -54,6 +56,21 @@ static const mkrt_allocator *allocator(void)
     /* acquire: pairs with the release store in mkrt_allocator_set. */
     return atomic_load_explicit(&current, memory_order_acquire);
 }
+
+const mkrt_allocator *mkrt_allocator_get(void)
+{
+    return allocator();
+}
+#else
+/* The build of this file for a layer's shared library (mk/stream.mk,
+ * MKRT_LAYER_BUILD): mkrt__alloc and mkrt__free, hidden in that library
+ * by its version script, allocate through the allocator installed in
+ * libmkrt.so, which holds the one copy of it. */
+static const mkrt_allocator *allocator(void)
+{
+    return mkrt_allocator_get();
+}
+#endif
 
 void *mkrt__alloc(size_t size, size_t align)
 {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* src/base/cpus.h - how many CPUs this process may run on (see cpus.c). */
+/* base/cpus.h - how many CPUs this process may run on (see cpus.c). */
 #ifndef MKRT_BASE_CPUS_H
 #define MKRT_BASE_CPUS_H
 

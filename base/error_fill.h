@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* src/base/error_fill.h - the one rule for filling an mkrt_error record
+/* base/error_fill.h - the one rule for filling an mkrt_error record
  * (status, message, and "..." where the message was cut), header-only so
  * that libmkrt_planlib, which links only libmkrt's exported API, uses the
  * same rule as mkrt__error_set. */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* src/base/rcu.h - mkrt's use of liburcu (urcu-memb flavour) and per-thread
+/* base/rcu.h - mkrt's use of liburcu (urcu-memb flavour) and per-thread
  * slots.
  *
  * Flavour: urcu-memb. Its read side is a thread-local counter store and a

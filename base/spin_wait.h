@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* src/base/spin_wait.h - the library's one spin-then-sleep wait.
+/* base/spin_wait.h - the library's one spin-then-sleep wait.
  *
  * A thread that waits for another thread's store first spins a little
  * (MKRT__SPIN_TRIES pauses, a few microseconds: long enough to catch a

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* src/base/error_internal.h - filling mkrt_error records (internal). */
+/* base/error_internal.h - filling mkrt_error records (internal). */
 #ifndef MKRT_SRC_ERROR_INTERNAL_H
 #define MKRT_SRC_ERROR_INTERNAL_H
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /**
- * @file mkrt/stream.h
+ * @file mkrt_stream/stream.h
  * @brief Streaming graphs: edge updates as items, analyses kept exact.
  *
  * A stream is a mutable undirected weighted graph plus standing queries

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "mkrt/stream.h"
+#include "mkrt_stream/stream.h"
 
 #define MKRT__SNONE UINT32_MAX
 #define MKRT__SLOG_CHUNK 4096u

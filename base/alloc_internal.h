@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* src/base/alloc_internal.h - allocation through the installed mkrt_allocator. */
+/* base/alloc_internal.h - allocation through the installed mkrt_allocator. */
 #ifndef MKRT_SRC_ALLOC_INTERNAL_H
 #define MKRT_SRC_ALLOC_INTERNAL_H
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* src/pipeline/batch.h - a batch on its way down the data path, and the
+/* src/plan/batch.h - a batch on its way down the data path, and the
  * plan its backend obeys.
  *
  *   drain   items[0..n) from the producers' rings, in drain order
@@ -24,9 +24,13 @@
  * failures), pruned (admitted - kept) and failed (refused + run failures).
  * Two batches alternate (double buffering): batch k+1 goes through the
  * stages while batch k runs. Every array is sized for max_batch items at
- * create: no allocation per batch. */
-#ifndef MKRT_PIPELINE_BATCH_H
-#define MKRT_PIPELINE_BATCH_H
+ * create: no allocation per batch.
+ * The pipeline's stages fill it, but it is defined here, in plan/, the
+ * lowest floor that reads its fields (measure.c): backend/ (which runs
+ * it) and plan/ read it without including a header of pipeline/, the
+ * floor above them (docs/design.md, "Source floors"). */
+#ifndef MKRT_PLAN_BATCH_H
+#define MKRT_PLAN_BATCH_H
 
 #include <stdatomic.h>
 #include <stdbool.h>

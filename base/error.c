@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* src/base/error.c - status names and error records. */
+/* base/error.c - status names and error records. */
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>

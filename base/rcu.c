@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* src/base/rcu.c - automatic urcu-memb registration and thread slots. */
+/* base/rcu.c - automatic urcu-memb registration and thread slots. */
 #include <stdint.h>
 
 #include "base/rcu.h"

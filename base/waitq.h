@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* src/base/waitq.h - an eventcount on a futex: sleep until "something changed".
+/* base/waitq.h - an eventcount on a futex: sleep until "something changed".
  *
  * Used by every blocking wait in mkrt. The fast path (notify with nobody
  * asleep) is a load of a line nobody writes meanwhile, behind a compiler

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* src/plan/batch_planner.c - stage plan: which backend runs the batch and
- * how (pipeline/batch.h, mkrt__batch_plan).
+/* src/pipeline/batch_planner.c - stage plan: which backend runs the batch and
+ * how (plan/batch.h, mkrt__batch_plan).
  *
  * Route: the first backend that has not failed and accepts every item
  * (the CPU pool, last, accepts all).
@@ -122,8 +122,13 @@ static uint32_t memory_bps(const mkrt__dispatch *dp, const mkrt__batch *b)
     const mkrt__backend *be = dp->backends[b->plan.backend];
     if (mkrt_plan_execution(&s, &g, &l, budget, launch_ns(&dp->planner.costs, be), 0.0, true, &ep, NULL) == MKRT_OK)
         bps = ep.memory.memory_pressure_bps;
-    if (dp->device_state)
-        bps += (dp->state->cells_bytes + dp->state->log_bytes) >= budget ? 10000u : (dp->state->cells_bytes + dp->state->log_bytes) * 10000u / budget;
+    /* What the device holds beside the graph the planner counted: the
+     * frontier, the cells and the log in device memory (state.h).
+     * relaxed: a size. */
+    uint64_t resident = atomic_load_explicit(&dp->state->device_resident, memory_order_relaxed);
+    uint64_t graph = v ? (v + 1) * 8u + e * (reg->weights ? 8u : 4u) : 0;
+    uint64_t other = resident > graph ? resident - graph : 0;
+    bps += other >= budget ? 10000u : other * 10000u / budget;
     return (uint32_t)(bps < 10000u ? bps : 10000u);
 }
 
@@ -239,6 +244,12 @@ void mkrt__stage_plan(mkrt__dispatch *dp, mkrt__batch *b)
     r->layers = (uint32_t)b->layers;
     r->on_device = !be->is_cpu_pool;
     r->memory_bps = mem_bps;
+    r->memory_budget = dp->cfg->device_memory_budget;
+    r->budget_from_device = dp->state->budget_from_device;
+    /* relaxed: a size (state.h). */
+    r->resident_bytes = atomic_load_explicit(&dp->state->device_resident, memory_order_relaxed);
+    r->split_layers = b->plan.split_layers;
+    r->peak_layer_bytes = b->plan.peak_frontier_bytes + b->plan.peak_scratch_bytes + b->plan.peak_output_bytes;
     const mkrt__plan_costs *c = &dp->planner.costs;
     r->cpu_ps_per_item = c->cpu_ns_item.n ? (uint64_t)(c->cpu_ns_item.v * 1000.0) : 0;
     r->handoff_ns = c->handoff_ns.n ? (uint64_t)c->handoff_ns.v : 0;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* src/base/thread.h - threads, mutexes, condition variables, thread-specific
+/* base/thread.h - threads, mutexes, condition variables, thread-specific
  * storage and one-time initialisation, as mkrt uses them everywhere (the
  * library, libmkrt_mpi, the tests, the stress programs, the benchmarks):
  * C11 <threads.h>.

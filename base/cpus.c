@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* src/base/cpus.c - the CPUs available to the process.
+/* base/cpus.c - the CPUs available to the process.
  *
  * Not the CPUs online: a container, a cgroup cpuset or `taskset` often
  * gives the process fewer, and sizing a pool by the online count then

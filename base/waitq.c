@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* src/base/waitq.c - futex sleeping and deadlines for mkrt__waitq. */
+/* base/waitq.c - futex sleeping and deadlines for mkrt__waitq. */
 #include <errno.h>
 #include <stdlib.h>
 #include <limits.h>
