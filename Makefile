@@ -259,6 +259,7 @@ include mk/tests.mk
 include mk/bench.mk
 include mk/mpi.mk
 include mk/planlib.mk
+include mk/python.mk
 
 # Every object of the library and of its layers is compiled after the
 # include check passed (order-only: a passing check rebuilds nothing).
@@ -324,6 +325,9 @@ uninstall: ## remove what `make install` (and install-mpi) installed (same PREFI
 # Debian packages. `deps` is what build + tests need; `bench-deps` adds the
 # peer libraries the benchmarks compare against and gnuplot for `make plots`.
 DEPS_PKGS       := make gcc clang perl python3 pkg-config liburcu-dev libclang-rt-dev doxygen
+# The Python binding's build and tests (make check-python); python-deps adds pip's
+# for a python3 on PATH that is not Debian's.
+PY_DEPS_PKGS    := python3-dev python3-pip python3-cffi python3-numpy python3-pytest python3-scipy
 # MPI is optional (`make mpi-deps`; .ci/run installs it and runs check-mpi).
 MPI_DEPS_PKGS   := libopenmpi-dev openmpi-bin
 BENCH_DEPS_PKGS := libck-dev dpdk-dev liburcu-dev libstarpu-dev gnuplot-nox libgraphblas-dev libigraph-dev
@@ -339,8 +343,9 @@ define apt_install
 endef
 # `deps` also installs Open MPI, so `make deps check-mpi` works on a clean
 # machine; the library and `make check` build and pass without it.
-deps: ## apt-get install what the build and tests need, Open MPI included (idempotent)
-	$(call apt_install,$(DEPS_PKGS) $(MPI_DEPS_PKGS))
+deps: ## apt-get install what the build and tests need, Open MPI and the Python binding's included (idempotent)
+	$(call apt_install,$(DEPS_PKGS) $(MPI_DEPS_PKGS) $(PY_DEPS_PKGS))
+	@$(MAKE) --no-print-directory python-deps
 mpi-deps: ## apt-get install Open MPI for the optional MPI layer (idempotent)
 	$(call apt_install,$(MPI_DEPS_PKGS))
 bench-deps: ## apt-get install the benchmarks' peer libraries and gnuplot (idempotent)

@@ -136,12 +136,17 @@ static uint64_t solve_hand(const program *g, uint32_t threads)
 /* ---- measuring ---- */
 
 enum { SEQ, FIFO, MKRT, MKRT2, HAND, IMPLS };
-static const char *const impl_name[IMPLS] = {"sequential (block order)", "sequential FIFO", "mkrt",
-                                             "mkrt, workers = 2", "hand-written parallel"};
+static const char *impl_name[IMPLS] = {"sequential (block order)", "sequential FIFO", "mkrt",
+                                       "mkrt, workers = 2", "hand-written parallel"};
+/* --threads N: mkrt's second runtime gets N workers (else 2) and the
+ * hand-written worklist N threads (else one per CPU). */
+static unsigned opt_threads;
+static char mkrt_n_name[32];
 
 typedef struct row {
     uint32_t blocks, edges;
     double secs[IMPLS];
+    double cpu[IMPLS]; /* CPU seconds of the process's threads per solve (median) */
     uint64_t work[IMPLS]; /* edge visits, or items mkrt executed */
     uint64_t pruned, batches, emitted;
     bool ok;
@@ -162,7 +167,7 @@ static int measure(row *r, uint32_t blocks, int reps, uint32_t threads)
     mkrt_error err;
     mkrt_runtime *rts[2] = {analysis_runtime(&g, 0, &err), NULL};
     if (rts[0] != NULL)
-        rts[1] = analysis_runtime(&g, 2, &err);
+        rts[1] = analysis_runtime(&g, opt_threads ? opt_threads : 2, &err);
     uint64_t *want = malloc(sizeof(uint64_t) * g.blocks * g.words);
     if (rts[1] == NULL || want == NULL) {
         fprintf(stderr, "analysis_bench: %s\n", rts[1] == NULL ? err.message : "out of memory");
@@ -171,13 +176,14 @@ static int measure(row *r, uint32_t blocks, int reps, uint32_t threads)
     *r = (row){.blocks = g.blocks, .edges = g.edges, .ok = true};
     r->work[SEQ] = solve_sequential(&g);
     memcpy(want, g.out, sizeof(uint64_t) * g.blocks * g.words);
-    double t[IMPLS][16];
+    double t[IMPLS][16], cpu[IMPLS][16];
     for (int k = 0; k < reps; k++) {
         for (int i = 0; i < IMPLS; i++) {
             mkrt_runtime *rt = rts[i == MKRT2];
             bool on_mkrt = i == MKRT || i == MKRT2;
             mkrt_stats s0, s1;
             mkrt_stats_read(rt, &s0);
+            const double c0 = bench_cpu_seconds(RUSAGE_SELF);
             uint64_t t0 = bench_now_ns(), published = 0, visits = 0;
             if (i == SEQ)
                 visits = solve_sequential(&g);
@@ -187,6 +193,7 @@ static int measure(row *r, uint32_t blocks, int reps, uint32_t threads)
                 visits = solve_hand(&g, threads);
             uint64_t t1 = bench_now_ns();
             t[i][k] = on_mkrt ? solve_mkrt(rt, &g, 4, &published) : (double)(t1 - t0) / 1e9;
+            cpu[i][k] = bench_cpu_seconds(RUSAGE_SELF) - c0;
             mkrt_stats_read(rt, &s1);
             if (on_mkrt)
                 visits = s1.executed - s0.executed;
@@ -199,8 +206,10 @@ static int measure(row *r, uint32_t blocks, int reps, uint32_t threads)
             r->ok &= same(&g, want) && s1.failed == 0;
         }
     }
-    for (int i = 0; i < IMPLS; i++)
+    for (int i = 0; i < IMPLS; i++) {
         r->secs[i] = bench_median(t[i], reps);
+        r->cpu[i] = bench_median(cpu[i], reps);
+    }
     mkrt_destroy(rts[0], MKRT_TIMEOUT_INFINITE, NULL);
     mkrt_destroy(rts[1], MKRT_TIMEOUT_INFINITE, NULL);
     free(want);
@@ -211,7 +220,16 @@ static int measure(row *r, uint32_t blocks, int reps, uint32_t threads)
 int main(int argc, char **argv)
 {
     bench_opts o;
-    bench_args(argc, argv, &o);
+    bench_opts_init(&o, argc, argv);
+    for (int i = 1; i < argc; i++)
+        if (!bench_common_arg(argc, argv, &i, &o) && !bench_threads_arg(argc, argv, &i, &opt_threads)) {
+            fprintf(stderr, "usage: %s " BENCH_USAGE " [--threads N]\n", argv[0]);
+            return 2;
+        }
+    if (opt_threads) {
+        snprintf(mkrt_n_name, sizeof mkrt_n_name, "mkrt with %u workers", opt_threads); /* no comma: CSV */
+        impl_name[MKRT2] = mkrt_n_name;
+    }
     /* The development machine is shared: say how busy it was. */
     char load[64] = "unknown";
     FILE *la = fopen("/proc/loadavg", "r");
@@ -224,7 +242,7 @@ int main(int argc, char **argv)
     const uint32_t *sz = o.quick ? quick_sizes : sizes;
     int reps = o.quick ? 1 : 7;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    uint32_t threads = cpus < 1 ? 1 : cpus > 64 ? 64 : (uint32_t)cpus;
+    uint32_t threads = opt_threads ? opt_threads : cpus < 1 ? 1 : cpus > 64 ? 64 : (uint32_t)cpus;
     row rows[3];
     int nrows = 0;
     bool ok = true;
@@ -253,20 +271,21 @@ int main(int argc, char **argv)
                 "Command: `%s` (what `make bench RECORD=1` runs). The demo's analysis "
                 "(examples/analysis_demo.c, compiled in): 1024 facts per block (16-word bitsets), "
                 "functions of %u blocks, 4 analysis threads seeding mkrt (workers: the runtime's "
-                "choice, as in the demo, and 2 workers given); median of %d runs each; "
+                "choice, as in the demo, and %u workers given); median of %d runs each; CPU: seconds of all "
+                "the process's threads per solve (getrusage RUSAGE_SELF; spinning included); "
                 "the hand-written worklist runs %u threads. Times include seeding (the gen sets) "
                 "and exclude building the program and the runtime. Work: edge visits (for mkrt, "
                 "items executed: transfers and gens). Every result matched the sequential solver: "
                 "%s. With its default workers the runtime runs each batch on as many threads as "
                 "there are CPUs less one for the dispatching thread: on 2 CPUs, one.\n\n",
-                cmd, FN_BLOCKS, reps, threads, ok ? "yes" : "NO");
-        fprintf(w, "| blocks | edges | impl | time (s) | work | work / sequential | "
-                   "sequential / impl (speedup) |\n|---|---|---|---|---|---|---|\n");
+                cmd, FN_BLOCKS, opt_threads ? opt_threads : 2, reps, threads, ok ? "yes" : "NO");
+        fprintf(w, "| blocks | edges | impl | time (s) | CPU (s) | work | work / sequential | "
+                   "sequential / impl (speedup) |\n|---|---|---|---|---|---|---|---|\n");
         for (int i = 0; i < nrows; i++) {
             const row *r = &rows[i];
             for (int k = 0; k < IMPLS; k++)
-                fprintf(w, "| %u | %u | %s | %.4f | %llu | %.2f | %.2fx |\n", r->blocks, r->edges,
-                        impl_name[k], r->secs[k], (unsigned long long)r->work[k],
+                fprintf(w, "| %u | %u | %s | %.4f | %.4f | %llu | %.2f | %.2fx |\n", r->blocks, r->edges,
+                        impl_name[k], r->secs[k], r->cpu[k], (unsigned long long)r->work[k],
                         (double)r->work[k] / (double)r->work[SEQ], r->secs[SEQ] / r->secs[k]);
         }
         fprintf(w, "\n| blocks | mkrt / hand-written (speedup) | mkrt edge transfers / sequential "
@@ -296,6 +315,7 @@ int main(int argc, char **argv)
         snprintf(p, sizeof p, "%u", rows[i].blocks);
         for (int k = 0; k < IMPLS; k++) {
             bench_csv_row(&csv, "time", p, impl_name[k], rows[i].secs[k], "s");
+            bench_csv_row(&csv, "cpu", p, impl_name[k], rows[i].cpu[k], "CPU s");
             bench_csv_row(&csv, "work", p, impl_name[k], (double)rows[i].work[k], "visits");
         }
     }

@@ -11,9 +11,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
+
+/* CPU seconds (user + system) of every thread of this process (who =
+ * RUSAGE_SELF: the runtime's workers and dispatcher, spinning included)
+ * or of its children waited for (RUSAGE_CHILDREN: a peer run as a
+ * program); take the difference around what is measured. */
+static inline double bench_cpu_seconds(int who)
+{
+    struct rusage u;
+    if (getrusage(who, &u) != 0)
+        return 0;
+    return (double)u.ru_utime.tv_sec + (double)u.ru_stime.tv_sec +
+           ((double)u.ru_utime.tv_usec + (double)u.ru_stime.tv_usec) / 1e6;
+}
 
 static inline uint64_t bench_now_ns(void)
 {
@@ -127,6 +141,23 @@ static inline bool bench_common_arg(int argc, char **argv, int *i, bench_opts *o
         }
     }
     return false;
+}
+
+/* --threads N (1..64) for the benchmarks that take it: consumes it and
+ * returns true; exits 2 on a bad value. */
+static inline bool bench_threads_arg(int argc, char **argv, int *i, unsigned *threads)
+{
+    if (strcmp(argv[*i], "--threads") != 0)
+        return false;
+    const char *s = *i + 1 < argc ? argv[++*i] : "";
+    char *end;
+    unsigned long v = strtoul(s, &end, 10);
+    if (*s == '\0' || *end != '\0' || s[0] == '-' || v < 1 || v > 64) {
+        fprintf(stderr, "%s: --threads '%s': not a number in 1..64\n", argv[0], s);
+        exit(2);
+    }
+    *threads = (unsigned)v;
+    return true;
 }
 
 static inline void bench_opts_init(bench_opts *o, int argc, char **argv)

@@ -18,16 +18,19 @@
  *
  *   graph_bench [--quick] [--out FILE.md] [--csv FILE.csv] [--gapbs DIR]
  *               [--graph kron|urand|kron,urand] [--scale N] [--edgefactor N]
- *               [--roots N] [--trials N] [--threads N] [--kernel LIST]
+ *               [--roots N] [--trials N] [--threads N[,N...]] [--kernel LIST]
  *
  * --kernel: a comma-separated list of bfs, sssp, cc, pr (default all).
  * Defaults: graph kron, scale 18 (12 with --quick), edge factor 16, 16
  * roots and 4 trials (4 and 2 with --quick), threads = the CPUs online,
  * for mkrt, GAPBS (OMP_NUM_THREADS) and GraphBLAS alike (igraph and the
- * reference are sequential). Bad arguments, an unknown graph family or a
+ * reference are sequential). --threads 1,2,4: mkrt and GAPBS at each count on
+ * one graph (the graph, the reference and GAPBS's files made once; the
+ * other engines, --concurrent and --device at the first count). Bad arguments, an unknown graph family or a
  * GAPBS folder without its binaries: a message and exit 2.
  *
- * CSV (--csv): engine,kernel,graph,scale,threads,seconds,mteps, one row per
+ * CSV (--csv): engine,kernel,graph,scale,threads,seconds,mteps and the
+ * CPU and level columns (bench/graph/report.c), one row per
  * engine, kernel and graph family; seconds is the mean per search (bfs,
  * sssp) or per run (cc, pr); mteps is the harmonic mean of the per-root
  * TEPS (bfs, sssp: input edge tuples in the root's component / seconds)
@@ -43,7 +46,7 @@ static void usage(const char *argv0)
 {
     fprintf(stderr,
             "usage: %s " BENCH_USAGE " [--gapbs DIR] [--graph kron|urand|kron,urand] [--scale N] "
-            "[--edgefactor N] [--roots N] [--trials N] [--threads N] [--kernel bfs,sssp,cc,pr] [--concurrent N] [--device]\n",
+            "[--edgefactor N] [--roots N] [--trials N] [--threads N[,N...]] [--kernel bfs,sssp,cc,pr] [--concurrent N] [--device]\n",
             argv0);
     exit(2);
 }
@@ -108,10 +111,33 @@ static void parse_kernels(const char *list, gopts *o, const char *argv0)
     }
 }
 
+/* --threads N or a list N,M,... (at most 8, each 1..4096). */
+static void parse_threads(const char *list, gopts *o, const char *argv0)
+{
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", list);
+    o->nthreads = 0;
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        char *end;
+        unsigned long v = strtoul(t, &end, 10);
+        if (*t == '\0' || *end != '\0' || t[0] == '-' || v < 1 || v > 4096 || o->nthreads == 8) {
+            fprintf(stderr, "graph_bench: --threads '%s': '%s' is not a count in 1..4096 (at most 8 of them). "
+                            "Fix: --threads 2 or --threads 1,2,4\n", list, t);
+            usage(argv0);
+        }
+        o->thread_list[o->nthreads++] = (unsigned)v;
+    }
+    if (o->nthreads == 0) {
+        fprintf(stderr, "graph_bench: --threads '%s' names no count. Fix: --threads 2 or --threads 1,2,4\n", list);
+        usage(argv0);
+    }
+}
+
 static void parse(int argc, char **argv, gopts *o)
 {
     bench_opts_init(&o->b, argc, argv);
-    uint32_t scale = 0, roots = 0, threads = 0, trials = 0;
+    uint32_t scale = 0, roots = 0, trials = 0;
+    o->nthreads = 0;
     o->edgefactor = 16;
     o->families = 1u << G500_KRON;
     o->kernels = (1u << KERNELS) - 1;
@@ -124,11 +150,14 @@ static void parse(int argc, char **argv, gopts *o)
             arg_u32(argc, argv, &i, "--edgefactor", 1, 1u << 16, &o->edgefactor) ||
             arg_u32(argc, argv, &i, "--roots", 1, 1024, &roots) ||
             arg_u32(argc, argv, &i, "--trials", 1, 1024, &trials) ||
-            arg_u32(argc, argv, &i, "--threads", 1, 4096, &threads) ||
             arg_u32(argc, argv, &i, "--concurrent", 1, 64, &o->concurrent))
             continue;
         if (strcmp(argv[i], "--device") == 0) {
             o->device = true;
+            continue;
+        }
+        if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
+            parse_threads(argv[++i], o, argv[0]);
             continue;
         }
         if (strcmp(argv[i], "--gapbs") == 0 && i + 1 < argc) {
@@ -150,7 +179,9 @@ static void parse(int argc, char **argv, gopts *o)
     o->scale = scale ? scale : o->b.quick ? 12 : 18;
     o->roots = roots ? roots : o->b.quick ? 4 : 16;
     o->trials = trials ? trials : o->b.quick ? 2 : 4;
-    o->threads = threads ? threads : cpus > 0 ? (unsigned)cpus : 1;
+    if (o->nthreads == 0)
+        o->thread_list[o->nthreads++] = cpus > 0 ? (unsigned)cpus : 1;
+    o->threads = o->thread_list[0];
     char why[1024];
     if (o->gapbs != NULL && gapbs_check_dir(o->gapbs, why, sizeof why) != 0) {
         fprintf(stderr, "graph_bench: %s\n", why);
@@ -165,9 +196,12 @@ int main(int argc, char **argv)
     bench_loadavg(o.load_start, sizeof o.load_start);
     char machine[512];
     bench_machine(machine, sizeof machine);
-    printf("graph_bench: scale %u, edge factor %u, %u roots, %u trials of CC and PageRank, %u "
-           "threads for mkrt, GAPBS and GraphBLAS; %s\n",
-           o.scale, o.edgefactor, o.roots, o.trials, o.threads, machine);
+    char tl[64] = "";
+    for (unsigned t = 0; t < o.nthreads; t++)
+        snprintf(tl + strlen(tl), sizeof tl - strlen(tl), "%s%u", t ? "," : "", o.thread_list[t]);
+    printf("graph_bench: scale %u, edge factor %u, %u roots, %u trials of CC and PageRank, %s "
+           "threads for mkrt and GAPBS (GraphBLAS: %u); %s\n",
+           o.scale, o.edgefactor, o.roots, o.trials, tl, o.threads, machine);
     if (o.gapbs == NULL)
         printf("skipped: GAPBS (no --gapbs DIR; build it as the README says)\n");
     results res;

@@ -73,7 +73,7 @@ bench-cuda-data: ## the CUDA benchmark's per-layer kernel, where nvcc is (part o
 # skipped it). G500_OBJS: the Graph500 kit (above).
 GRAPH_PEER_SRCS := bench/graph/graphblas_engine.c bench/graph/igraph_engine.c \
                    bench/graph/gapbs_peer.c bench/graph/run_family.c bench/graph/report.c \
-                   bench/graph/concurrent.c
+                   bench/graph/concurrent.c bench/graph/level_probe.c
 $(BUILD)/bench/graph_bench: bench/graph_bench.c bench/bench_util.h bench/graph/peers.h bench/graph/bench_graph.h \
                             $(GRAPH_PEER_SRCS) $(G500_OBJS) $(STATIC)
 	@mkdir -p $(@D)
@@ -136,3 +136,10 @@ plots: ## PNG charts of bench/results/*.csv into bench/results/plots/ (needs gnu
 	@command -v gnuplot >/dev/null || { echo "plots: no gnuplot (make bench-deps installs gnuplot-nox)"; exit 1; }
 	@mkdir -p bench/results/plots
 	@set -e; for p in $(PLOTS); do echo "gnuplot bench/plots/$$p.gp"; gnuplot bench/plots/$$p.gp; done
+
+# Scaling (issue 33): graph_bench beside GAPBS, analysis_bench and
+# runtime_bench at 1, 2, 4, 8 and 16 threads (capped to the CPUs present);
+# writes bench/results/scaling.md, scaling.csv and plots/scaling.png.
+.PHONY: bench-scaling
+bench-scaling: $(BUILD)/bench/graph_bench $(BUILD)/bench/analysis_bench $(BUILD)/bench/runtime_bench ## make bench-scaling GAPBS=DIR [SCALE=20] [ROOTS=2] [TRIALS=2]: threads 1..16 beside GAPBS
+	bench/scaling.sh "$(GAPBS)" $(if $(SCALE),$(SCALE),20) $(if $(ROOTS),$(ROOTS),2) $(if $(TRIALS),$(TRIALS),2)

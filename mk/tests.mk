@@ -82,6 +82,7 @@ headers-check: ## every public header compiles on its own
 check: all $(TEST_BINS) $(EXAMPLES) $(BUILD)/bench/graph_bench $(FAKE_CUDA) cuda-test-data $(SOAK_BIN) $(SOAK_PLUGIN) $(SOAK_STREAM) headers-check docs-check floors-check check-stream ## unit tests (TAP, prove), headers, API docs, exported symbols, floors, install, examples
 	prove -f --exec 'timeout -k 5 $(TEST_TIMEOUT)' $(TEST_BINS)
 	@$(MAKE) --no-print-directory check-planlib
+	@$(MAKE) --no-print-directory check-python
 	ANALYSIS_DEMO=$(BUILD)/examples/analysis_demo prove -f --exec sh tests/examples/check_analysis_demo.sh
 	STREAM_GRAPH=$(BUILD)/examples/stream_graph prove -f --exec sh tests/examples/check_stream_graph.sh
 	MKRT_SOAK=$(SOAK_BIN) SOAK_PLUGIN=$(SOAK_PLUGIN) prove -f --exec 'timeout -k 5 $(TEST_TIMEOUT) sh' tests/soak/check_soak.sh

@@ -18,7 +18,8 @@ extern const traverse_ops traverse_mkrt_cuda_ops;
 typedef struct gopts {
     bench_opts b;
     uint32_t scale, edgefactor, roots, trials;
-    unsigned threads;
+    unsigned threads;  /* the first of --threads's list (the one the other options use) */
+    unsigned thread_list[8], nthreads; /* --threads 1,2,4: mkrt and GAPBS at each, on one graph */
     unsigned families; /* bit 1 << g500_family */
     unsigned kernels;  /* bit 1 << K_* */
     const char *gapbs; /* GAPBS folder, or NULL */
@@ -54,9 +55,20 @@ typedef struct row {
     double rounds;            /* batches (or iterations) per search or run */
     double levels_pushed, levels_pulled; /* per search (BFS, SSSP) */
     double bytes_per_edge;    /* estimate, per directed edge in the component */
+    /* CPU time per search or run (all of the engine's threads; GAPBS:
+     * per trial, gapbs_cpu) and levels per search (mkrt: pushed + pulled,
+     * CC's phases, PageRank's iterations); cpu_seconds < 0: not measured. */
+    double cpu_seconds;
+    double levels;
+    double level_us; /* mkrt: mkrt_level_transition_us at these threads (0: not measured) */
 } row;
 
-#define ROWS_MAX 64
+/* A level transition of mkrt's engine, measured directly: BFS on a path
+ * (one vertex per level), wall time / levels, at the benchmark's threads
+ * (level_probe.c). Returns microseconds, or -1 after printing why. */
+double mkrt_level_transition_us(unsigned threads);
+
+#define ROWS_MAX 512
 
 /* --concurrent: N searches in one runtime, one after another and at once. */
 typedef struct conc_row {
@@ -70,6 +82,7 @@ typedef struct conc_row {
 #define CONC_ROWS_MAX 4
 
 typedef struct results {
+    double level_us[8]; /* mkrt_level_transition_us at thread_list[i] (0: not yet; < 0: failed) */
     row rows[ROWS_MAX];
     int n;
     conc_row conc[CONC_ROWS_MAX];

@@ -47,6 +47,15 @@ gapbs_peer *gapbs_open(const char *dir, const g500_csr *g, unsigned threads, cha
  *  graph, or a trial failed its verification. */
 int gapbs_run(gapbs_peer *p, const char *kernel, uint32_t root, unsigned trials, gapbs_result *r,
               char *why, size_t len);
+/** GAPBS's CPU time per trial of kernel (from root, UINT32_MAX: none):
+ *  the children's CPU time of a run of 3 trials less that of a run of 1
+ *  (the graph's load, the process and the warm-up cancel), halved; no
+ *  -v or -a (0 when the load's noise exceeds the difference). Returns 0 with *seconds, or -1 with why. */
+int gapbs_cpu(gapbs_peer *p, const char *kernel, uint32_t root, double *seconds, char *why, size_t len);
+/** The threads (OMP_NUM_THREADS) of the runs from now on, and whether
+ *  they run GAPBS's own verification (-v; gapbs_open: yes). Without it an
+ *  answer is still checked by its -a output against the reference. */
+void gapbs_set_threads(gapbs_peer *p, unsigned threads, bool verify);
 /** Removes the written files and folder; NULL-safe. */
 void gapbs_close(gapbs_peer *p);
 

@@ -1,20 +1,35 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* bench/graph/report.c - bench/graph_bench.c's tables (stdout and --out)
- * and its CSV (--csv: engine,kernel,graph,scale,threads,seconds,mteps). */
+ * and its CSV (--csv: engine,kernel,graph,scale,threads,seconds,mteps,
+ * cpu_seconds,cpu_per_wall,levels,level_us,idle_per_level_us,
+ * transition_share,planner_share; an empty field: not measured for that
+ * engine). */
 #include <inttypes.h>
 
 #include "bench_graph.h"
 
-static const row *find(const results *res, const char *engine, int k, g500_family f)
+/* threads 0: any. */
+static const row *find(const results *res, const char *engine, int k, g500_family f, unsigned threads)
 {
     for (int i = 0; i < res->n; i++)
         if (res->rows[i].kernel == k && res->rows[i].family == f &&
-            strcmp(res->rows[i].engine, engine) == 0)
+            (threads == 0 || res->rows[i].threads == threads) && strcmp(res->rows[i].engine, engine) == 0)
             return &res->rows[i];
     return NULL;
 }
 
 #define EMIT(...) (len += (size_t)snprintf(report + len, cap > len ? cap - len : 0, __VA_ARGS__))
+
+/* Wall time per level beyond the level's work spread over the threads:
+ * (wall - CPU / threads) / levels, seconds (an estimate: spinning counts
+ * as work). */
+static double idle_per_level(const row *r)
+{
+    if (r->cpu_seconds < 0 || r->levels <= 0)
+        return 0;
+    const double idle = r->seconds - r->cpu_seconds / r->threads;
+    return (idle > 0 ? idle : 0) / r->levels;
+}
 
 static int write_csv(const gopts *o, const results *res)
 {
@@ -27,11 +42,25 @@ static int write_csv(const gopts *o, const results *res)
         perror(tmp);
         return -1;
     }
-    fputs("engine,kernel,graph,scale,threads,seconds,mteps\n", f);
+    fputs("engine,kernel,graph,scale,threads,seconds,mteps,cpu_seconds,cpu_per_wall,levels,level_us,"
+          "idle_per_level_us,transition_share,planner_share\n",
+          f);
     for (int i = 0; i < res->n; i++) {
         const row *r = &res->rows[i];
-        fprintf(f, "%s,%s,%s,%u,%u,%.6g,%.6g\n", r->engine, kernel_name[r->kernel],
-                g500_family_name(r->family), o->scale, r->threads, r->seconds, r->mteps);
+        fprintf(f, "%s,%s,%s,%u,%u,%.6g,%.6g,", r->engine, kernel_name[r->kernel], g500_family_name(r->family),
+                o->scale, r->threads, r->seconds, r->mteps);
+        if (r->cpu_seconds >= 0)
+            fprintf(f, "%.6g,%.4g", r->cpu_seconds, r->cpu_seconds / (r->seconds * r->threads));
+        else
+            fputs(",", f);
+        const bool mkrt = r->has_counters && strncmp(r->engine, "mkrt", 4) == 0;
+        if (mkrt && r->level_us > 0)
+            fprintf(f, ",%.4g,%.4g,%.4g,%.4g,\n", r->levels, r->level_us, idle_per_level(r) * 1e6,
+                    r->levels * r->level_us / 1e6 / r->seconds);
+        else if (r->has_counters)
+            fprintf(f, ",%.4g,,%.4g,,\n", r->levels, idle_per_level(r) * 1e6);
+        else
+            fputs(",,,,,\n", f);
     }
     bool bad = ferror(f) != 0;
     if (fclose(f) != 0 || bad || rename(tmp, o->b.csv) != 0) {
@@ -50,7 +79,7 @@ int write_results(const gopts *o, const results *res, const char *machine)
          "mkrt time |\n|---|---|---|---|---|---|---|\n");
     for (int i = 0; i < res->n; i++) {
         const row *r = &res->rows[i];
-        const row *m = find(res, "mkrt-cpu", r->kernel, r->family);
+        const row *m = find(res, "mkrt-cpu", r->kernel, r->family, r->engine[0] == 'r' ? 0 : r->threads);
         EMIT("| %s | %s | %s | %u | %.3f | %.1f | %.2fx |\n", g500_family_name(r->family),
              kernel_name[r->kernel], r->engine, r->threads, r->seconds * 1e3, r->mteps,
              m != NULL ? r->seconds / m->seconds : 0);
@@ -70,21 +99,57 @@ int write_results(const gopts *o, const results *res, const char *machine)
     }
     EMIT("\n| target (2 CPUs, scale 18, both families) | graph | GAPBS time / mkrt time | met "
          "|\n|---|---|---|---|\n");
+    for (unsigned t = 0; t < o->nthreads; t++)
     for (int f = 0; f < 2; f++)
         for (int k = 0; k < KERNELS && (o->families & (1u << f)); k++) {
-            const row *m = find(res, "mkrt-cpu", k, (g500_family)f);
-            const row *gp = find(res, "gapbs", k, (g500_family)f);
+            const row *m = find(res, "mkrt-cpu", k, (g500_family)f, o->thread_list[t]);
+            const row *gp = find(res, "gapbs", k, (g500_family)f, o->thread_list[t]);
             if (m == NULL)
                 continue;
             if (gp == NULL)
-                EMIT("| mkrt %s >= 1.0x GAPBS | %s | not run | no --gapbs |\n", kernel_name[k],
-                     g500_family_name((g500_family)f));
+                EMIT("| mkrt %s >= 1.0x GAPBS, %u threads | %s | not run | no --gapbs |\n", kernel_name[k],
+                     o->thread_list[t], g500_family_name((g500_family)f));
             else
-                EMIT("| mkrt %s >= 1.0x GAPBS | %s | %.2fx | %s |\n", kernel_name[k],
+                EMIT("| mkrt %s >= 1.0x GAPBS, %u threads | %s | %.2fx | %s |\n", kernel_name[k], o->thread_list[t],
                      g500_family_name((g500_family)f), gp->seconds / m->seconds,
                      o->scale != 18 ? "not at scale 18"
                      : gp->seconds / m->seconds >= 1.0 ? "yes" : "NO");
         }
+    EMIT("\nTime and CPU per search or run: wall; CPU of all the engine's threads (getrusage RUSAGE_SELF "
+         "around the call: workers, dispatcher and the waiting caller, spinning included; GAPBS: its "
+         "children's CPU time, a run of 3 trials less a run of 1, halved: no load, no verification); CPU / "
+         "(wall x threads) (1.0: every thread busy the whole time); levels per search (CC: phases; "
+         "PageRank: iterations); a level transition of mkrt's engine measured directly (BFS along a path of "
+         "4096 vertices, one vertex per level: wall / levels, median of 5, at each thread count (below); a "
+         "level that small runs on one thread, no worker wakes) and the share of the wall time that many "
+         "transitions take (levels x transition / wall); and the wall time per level beyond its work spread "
+         "over the threads, (wall - CPU / threads) / levels (an estimate of what a level costs in wake-ups, "
+         "hand-offs and imbalance; spinning counts as work, so it is a lower bound). The share of "
+         "items run by the thread that planned is not measurable in this runtime (mkrt_stats has no "
+         "per-thread count; the planning thread is the dispatcher, which runs only one-participant "
+         "batches itself): its CSV column planner_share stays empty until the runtime counts it. Level "
+         "transition, us, at");
+    for (unsigned t = 0; t < o->nthreads; t++)
+        EMIT(" %u threads: %.1f%s", o->thread_list[t], res->level_us[t], t + 1 < o->nthreads ? ";" : ".\n\n");
+    EMIT("| graph | kernel | engine | threads | wall ms | CPU ms | CPU / (wall x threads) | levels | "
+         "transitions' share of wall | idle us per level |\n|---|---|---|---|---|---|---|---|---|---|\n");
+    for (int i = 0; i < res->n; i++) {
+        const row *r = &res->rows[i];
+        const bool mkrt = r->has_counters && strncmp(r->engine, "mkrt", 4) == 0;
+        char cpu[64] = "-", util[32] = "-", lv[32] = "-", share[32] = "-", idle[32] = "-";
+        if (r->cpu_seconds >= 0) {
+            snprintf(cpu, sizeof cpu, "%.3f", r->cpu_seconds * 1e3);
+            snprintf(util, sizeof util, "%.2f", r->cpu_seconds / (r->seconds * r->threads));
+        }
+        if (r->has_counters) {
+            snprintf(lv, sizeof lv, "%.1f", r->levels);
+            snprintf(idle, sizeof idle, "%.1f", idle_per_level(r) * 1e6);
+        }
+        if (mkrt && r->level_us > 0)
+            snprintf(share, sizeof share, "%.1f%%", 100 * r->levels * r->level_us / 1e6 / r->seconds);
+        EMIT("| %s | %s | %s | %u | %.3f | %s | %s | %s | %s | %s |\n", g500_family_name(r->family),
+             kernel_name[r->kernel], r->engine, r->threads, r->seconds * 1e3, cpu, util, lv, share, idle);
+    }
     EMIT("\nmkrt's work counters (from mkrt_stats around each call; GAPBS, GraphBLAS and igraph "
          "expose none):\n\n| graph | kernel | edges examined / edges in the component | batches "
          "per search or run | levels pushed / pulled per search | bytes touched per edge (estimate) "
@@ -117,8 +182,9 @@ int write_results(const gopts *o, const results *res, const char *machine)
              "then SSSP); CC and PageRank (damping %.2f, tolerance %g L1, at most %u iterations, "
              "as GAPBS) %u times each. Every result was checked: BFS and SSSP by the Graph500 "
              "rules and against the sequential reference, CC against union-find's partition, "
-             "PageRank within %g L1 of the reference power iteration; GAPBS by its own -v on "
-             "every trial and its -a output against the reference (same graph size, BFS tree "
+             "PageRank within %.3g L1 of the fixed point (2 d / (1 - d) times the tolerance; the fixed point "
+             "by Jacobi iterations to 1%% of that), not of another engine's iterate; GAPBS by its own -v on "
+             "every trial (at the first thread count of --threads) and its -a output against the reference (same graph size, BFS tree "
              "size, SSSP reach, component count, top-5 scores). mkrt, GAPBS (OMP_NUM_THREADS) "
              "and GraphBLAS ran %u threads; igraph and the reference are sequential. GAPBS: "
              "bfs (direction-optimizing), sssp -d 2 (delta-stepping, the delta of its own "
@@ -130,14 +196,14 @@ int write_results(const gopts *o, const results *res, const char *machine)
              "whole time slices on a shared 2-CPU machine). "
 "mkrt: BFS and SSSP public traversals (mkrt_traversal_open: values of their own; BFS "
              "direction-optimizing, SSSP distance buckets); CC "
-             "Afforest-style linking, one item per block of vertices per phase; PageRank pull iterations, one item per "
-             "block of vertices%s. The machine has %ld CPUs (load average "
+             "and PageRank the library's kinds (MKRT_TRAVERSAL_CC: Afforest, 4 phases over blocks of vertices; "
+             "MKRT_TRAVERSAL_PAGERANK: Gauss-Seidel pull iterations in place over blocks of vertices)%s. The machine has %ld CPUs (load average "
              "%s at the start, %s at the end): figures move tens of percent between runs on a "
              "shared machine; compare engines within this run only.",
              o->families & 1 ? "kron" : "", o->families == 3 ? " and " : "",
              o->families & 2 ? "urand" : "", o->scale, o->edgefactor, G500_A, G500_B, G500_C,
              o->roots, TRAVERSE_PR_DAMPING, TRAVERSE_PR_TOLERANCE, TRAVERSE_PR_MAX_ITERS,
-             o->trials, TRAVERSE_PR_TOLERANCE, o->threads,
+             o->trials, TRAVERSE_PR_CHECK_L1(TRAVERSE_PR_TOLERANCE), o->threads,
              o->device ? "; mkrt-cuda (--device): the same on MKRT_BACKEND_CUDA with the cells in device memory, "
                          "SSSP's traversal on the megakernel, the rest on the CPU pool"
                        : "",

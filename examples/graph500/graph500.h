@@ -213,6 +213,12 @@ int g500_validate_cc(const g500_csr *g, const uint32_t *comp, uint32_t *componen
 int g500_validate_pr(uint32_t vertices, const double *score, const double *ref, double tolerance,
                      double *l1, char *why, size_t why_len);
 
+/** PageRank's fixed point (damping 0.85, traverse.h's formula) within
+ *  max_l1 of it: Jacobi iterations (at most 5000) until d / (1 - d) times
+ *  an iteration's L1 change is below max_l1. Returns 0, or -1 with why
+ *  when out of memory. */
+int g500_pagerank_fixed_point(const g500_csr *g, double max_l1, double *score, char *why, size_t why_len);
+
 /* ---- TEPS (teps.c) ---------------------------------------------------- */
 
 /** Graph500's traversed edge count: the input tuples of el (repeats and

@@ -33,6 +33,14 @@ typedef struct g500_csr {
 #define TRAVERSE_PR_DAMPING 0.85
 #define TRAVERSE_PR_TOLERANCE 1e-4
 #define TRAVERSE_PR_MAX_ITERS 20u
+/** How an engine's PageRank is checked: against the fixed point
+ *  (g500_pagerank_fixed_point), not against another engine's iterate (an
+ *  engine may iterate in place, Gauss-Seidel, and stop elsewhere on the
+ *  way). An iteration whose L1 change is below the tolerance is within
+ *  d / (1 - d) * tolerance of the fixed point (a contraction by d); twice
+ *  that for in-place iterations, whose change understates the distance
+ *  less tightly: 1.13e-3 at the defaults. */
+#define TRAVERSE_PR_CHECK_L1(tolerance) (2.0 * TRAVERSE_PR_DAMPING / (1.0 - TRAVERSE_PR_DAMPING) * (tolerance))
 
 /** What an engine counted for its last call (traverse_ops::counters). */
 typedef struct traverse_counters {

@@ -3,8 +3,42 @@
  * reference's: within an L1 distance. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "graph500.h"
+#include "traverse.h"
+
+int g500_pagerank_fixed_point(const g500_csr *g, double max_l1, double *score, char *why, size_t why_len)
+{
+    const uint32_t n = g->vertices;
+    double *contrib = malloc((n ? n : 1) * sizeof *contrib);
+    if (contrib == NULL) {
+        snprintf(why, why_len, "PageRank fixed point: out of memory for %u vertices", n);
+        return -1;
+    }
+    const double d = TRAVERSE_PR_DAMPING, base = (1.0 - d) / n;
+    for (uint32_t v = 0; v < n; v++)
+        score[v] = 1.0 / n;
+    for (int it = 0; it < 5000; it++) {
+        for (uint32_t v = 0; v < n; v++) {
+            const uint64_t deg = g->offsets[v + 1] - g->offsets[v];
+            contrib[v] = deg ? score[v] / (double)deg : 0.0;
+        }
+        double change = 0;
+        for (uint32_t v = 0; v < n; v++) {
+            double sum = 0;
+            for (uint64_t k = g->offsets[v]; k < g->offsets[v + 1]; k++)
+                sum += contrib[g->targets[k]];
+            const double next = base + d * sum;
+            change += fabs(next - score[v]);
+            score[v] = next;
+        }
+        if (d / (1 - d) * change < max_l1)
+            break;
+    }
+    free(contrib);
+    return 0;
+}
 
 int g500_validate_pr(uint32_t vertices, const double *score, const double *ref, double tolerance,
                      double *l1, char *why, size_t why_len)

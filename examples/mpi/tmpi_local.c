@@ -28,8 +28,8 @@
 
 /* Direction rule of traverse_mpi.c's levels (Beamer's ALPHA and BETA):
  * used here only to label the levels tmpi_levels() reports. */
-#define LOCAL_ALPHA 14u
-#define LOCAL_BETA 24u
+#define LOCAL_ALPHA MKRT_GRAPH_PULL_ALPHA
+#define LOCAL_BETA MKRT_GRAPH_PULL_BETA
 
 mkrt_status tmpi_local_register(tmpi_engine *e, mkrt_error *err)
 {

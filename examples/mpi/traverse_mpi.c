@@ -73,8 +73,8 @@
 /* Direction switch (Beamer et al.): bottom-up when the frontier's edges
  * exceed the unvisited vertices' edges / ALPHA, back top-down when the
  * frontier has fewer than vertices / BETA vertices. */
-#define ALPHA 14u
-#define BETA 24u
+#define ALPHA MKRT_GRAPH_PULL_ALPHA /* mkrt/graph.h */
+#define BETA MKRT_GRAPH_PULL_BETA
 
 #define mine tmpi_mine
 

@@ -92,25 +92,71 @@ mkrt_status mkrt_graph_register(mkrt_runtime *rt, const mkrt_graph *g, mkrt_erro
  */
 typedef struct mkrt_traversal mkrt_traversal;
 
+/**
+ * @brief Beamer's direction-optimizing rule, alpha: a level whose
+ *        frontier's edges exceed 1/ALPHA of the edges of the unvisited
+ *        vertices runs bottom-up. The one place the rule's constants live
+ *        (the host engine's planner and the examples use them).
+ */
+#define MKRT_GRAPH_PULL_ALPHA 14u
+/**
+ * @brief Beamer's beta: a bottom-up level is followed by another while
+ *        the frontier holds at least 1/BETA of the vertices.
+ */
+#define MKRT_GRAPH_PULL_BETA 24u
+
 /** @brief What a traversal computes. */
 typedef enum mkrt_traversal_kind {
     /** Breadth-first search: depth (edges from the root) and a BFS tree. */
     MKRT_TRAVERSAL_BFS = 1,
     /** Single-source shortest paths over the graph's weights (1 without). */
-    MKRT_TRAVERSAL_SSSP = 2
+    MKRT_TRAVERSAL_SSSP = 2,
+    /** Connected components (weakly connected on a directed graph): each
+     *  vertex's label is the smallest vertex of its component. Afforest's
+     *  sampling (Sutton et al.): link two neighbours of every vertex,
+     *  compress, find the largest component from a sample, then link the
+     *  remaining edges of the vertices outside it (on a graph opened with
+     *  symmetric; every vertex otherwise) and compress. Searches take no
+     *  root (start with 0). */
+    MKRT_TRAVERSAL_CC = 3,
+    /** PageRank as GAPBS defines it: score(v) = (1 - d)/n + d * sum over
+     *  the vertices u of v's row of score(u) / degree(u) (vertices without
+     *  edges give nothing). Needs a symmetric graph (the rows are the
+     *  in-edges). Iterated in place over blocks of vertices (Gauss-Seidel:
+     *  a block reads the scores other blocks already updated in the same
+     *  iteration; it converges to the same fixed point as the Jacobi
+     *  iteration, in fewer iterations, and the last digits differ from run
+     *  to run), until the L1 change of an iteration is below the tolerance
+     *  or after max_iterations. Checked against the converged fixed point
+     *  (tests/test_graph_kinds.c: within 1e-6 L1 at tolerance 1e-9), not
+     *  against a Jacobi iterate. Start with mkrt_traversal_start_pagerank()
+     *  (parameters) or mkrt_traversal_start() with root 0 (the defaults);
+     *  read with mkrt_traversal_read_ranks(). */
+    MKRT_TRAVERSAL_PAGERANK = 4
 } mkrt_traversal_kind;
+
+/** @brief PageRank's parameters (mkrt_traversal_start_pagerank()); a
+ *         field left 0 takes its default. */
+typedef struct mkrt_pagerank_params {
+    double damping;          /**< d, in (0, 1); 0: 0.85. */
+    double tolerance;        /**< Stop below this L1 change, > 0; 0: 1e-4 (GAPBS's). */
+    uint32_t max_iterations; /**< At most this many iterations; 0: 20 (GAPBS's). */
+} mkrt_pagerank_params;
 
 /** @brief How to open a traversal. */
 typedef struct mkrt_traversal_desc {
-    mkrt_traversal_kind kind; /**< BFS or SSSP. */
+    mkrt_traversal_kind kind; /**< BFS, SSSP, CC or PAGERANK. */
     /** The registered graph holds v -> u for every edge u -> v: a BFS may
-     *  then run large levels bottom-up (direction-optimizing). */
+     *  then run large levels bottom-up (direction-optimizing), CC skips the
+     *  largest component's edges; PageRank needs it. */
     bool symmetric;
 } mkrt_traversal_desc;
 
 /** @brief Work counters of a traversal's searches since it was opened. */
 typedef struct mkrt_traversal_stats {
-    uint64_t levels_pushed;  /**< Levels run top-down (edges of the frontier). */
+    /** Levels run top-down (edges of the frontier); CC: its phases;
+     *  PageRank: its iterations. */
+    uint64_t levels_pushed;
     uint64_t levels_pulled;  /**< Levels run bottom-up (unvisited vertices pull). */
     uint64_t edges_examined; /**< Edges looked at (pushed and pulled). */
 } mkrt_traversal_stats;
@@ -120,7 +166,8 @@ typedef struct mkrt_traversal_stats {
  *
  * Any time after mkrt_graph_register(), also while producers publish.
  * Allocates its values (8 bytes per vertex) and frontier (four bits per
- * vertex); a closed traversal's memory is reused.
+ * vertex), CC its labels (4 more), PageRank its scores (12 more); a closed
+ * traversal's memory is reused.
  *
  * @param rt The runtime.
  * @param d What to compute.
@@ -128,7 +175,7 @@ typedef struct mkrt_traversal_stats {
  * @param err Filled on failure; may be NULL.
  * @retval MKRT_OK *out is the traversal.
  * @retval MKRT_EINVAL rt, d or out is NULL; the kind is unknown; no graph
- *         is registered.
+ *         is registered; PageRank without symmetric.
  * @retval MKRT_EAGAIN ::MKRT_TRAVERSALS_MAX traversals are open.
  * @retval MKRT_ECLOSED The runtime is being destroyed.
  * @retval MKRT_ENOMEM Nothing was allocated.
@@ -147,10 +194,10 @@ mkrt_status mkrt_traversal_open(mkrt_runtime *rt, const mkrt_traversal_desc *d, 
  * mkrt_traversal_wait().
  *
  * @param t The traversal.
- * @param root The vertex to start from.
+ * @param root The vertex to start from (CC and PageRank: 0, they have none).
  * @param err Filled on failure; may be NULL.
  * @retval MKRT_OK Started.
- * @retval MKRT_EINVAL t is NULL, or root is not a vertex.
+ * @retval MKRT_EINVAL t is NULL, or root is not a vertex (CC, PageRank: not 0).
  * @retval MKRT_ESTATE The previous search has not finished.
  * @retval MKRT_ECLOSED The runtime is being destroyed.
  * @return The status, as listed.
@@ -159,6 +206,27 @@ mkrt_status mkrt_traversal_open(mkrt_runtime *rt, const mkrt_traversal_desc *d, 
  * threads at once.
  */
 mkrt_status mkrt_traversal_start(mkrt_traversal *t, uint32_t root, mkrt_error *err);
+
+/**
+ * @brief Starts a PageRank run with these parameters; returns at once.
+ *
+ * mkrt_traversal_start(t, 0, err) is this call with every parameter 0
+ * (the defaults). Wait for it with mkrt_traversal_wait().
+ *
+ * @param t The traversal (a PageRank).
+ * @param p The parameters; NULL: the defaults.
+ * @param err Filled on failure; may be NULL.
+ * @retval MKRT_OK Started.
+ * @retval MKRT_EINVAL t is NULL; the damping is not 0 and not in (0, 1);
+ *         the tolerance is negative or NaN.
+ * @retval MKRT_ENOTSUP t is not a PageRank traversal.
+ * @retval MKRT_ESTATE The previous run has not finished.
+ * @retval MKRT_ECLOSED The runtime is being destroyed.
+ * @return The status, as listed.
+ * @par Thread safety
+ * As mkrt_traversal_start().
+ */
+mkrt_status mkrt_traversal_start_pagerank(mkrt_traversal *t, const mkrt_pagerank_params *p, mkrt_error *err);
 
 /**
  * @brief Waits until the search started last has finished.
@@ -181,6 +249,7 @@ mkrt_status mkrt_traversal_wait(mkrt_traversal *t, uint64_t timeout_ns);
  *        from first on.
  *
  * BFS: depths; SSSP: distances; UINT64_MAX for a vertex not reached.
+ * CC: each vertex's label (the smallest vertex of its component).
  *
  * @param t The traversal.
  * @param first The first vertex.
@@ -189,6 +258,7 @@ mkrt_status mkrt_traversal_wait(mkrt_traversal *t, uint64_t timeout_ns);
  * @param err Filled on failure; may be NULL.
  * @retval MKRT_OK Copied.
  * @retval MKRT_EINVAL A NULL argument, or the range is not within the graph.
+ * @retval MKRT_ENOTSUP A PageRank traversal (mkrt_traversal_read_ranks()).
  * @retval MKRT_ESTATE Never started, or still running.
  * @return The status, as listed.
  */
@@ -206,13 +276,32 @@ mkrt_status mkrt_traversal_read(const mkrt_traversal *t, uint32_t first, size_t 
  * @param out Room for count parents.
  * @param err Filled on failure; may be NULL.
  * @retval MKRT_OK Copied.
- * @retval MKRT_ENOTSUP An SSSP traversal.
+ * @retval MKRT_ENOTSUP Not a BFS traversal.
  * @retval MKRT_EINVAL A NULL argument, or the range is not within the graph.
  * @retval MKRT_ESTATE Never started, or still running.
  * @return The status, as listed.
  */
 mkrt_status mkrt_traversal_parents(const mkrt_traversal *t, uint32_t first, size_t count, uint32_t *out,
                                    mkrt_error *err);
+
+/**
+ * @brief Copies the PageRank scores of the finished run for count
+ *        vertices from first on.
+ *
+ * @param t The traversal (a PageRank).
+ * @param first The first vertex.
+ * @param count How many.
+ * @param out Room for count scores.
+ * @param iterations Receives the iterations the run took; may be NULL.
+ * @param err Filled on failure; may be NULL.
+ * @retval MKRT_OK Copied.
+ * @retval MKRT_ENOTSUP Not a PageRank traversal (mkrt_traversal_read()).
+ * @retval MKRT_EINVAL A NULL argument, or the range is not within the graph.
+ * @retval MKRT_ESTATE Never started, or still running.
+ * @return The status, as listed.
+ */
+mkrt_status mkrt_traversal_read_ranks(const mkrt_traversal *t, uint32_t first, size_t count, double *out,
+                                      uint32_t *iterations, mkrt_error *err);
 
 /**
  * @brief The traversal's work counters since it was opened.

@@ -3,7 +3,9 @@
  * backend that runs the round): a pushed chunk runs its lane's op on each
  * of its edges; a pulled chunk runs it, for each unsettled vertex of its
  * word, on the edges from the level's frontier until one changed it. */
+#include "base/bitmap.h"
 #include "graph/graph_internal.h"
+#include "graph/sweep.h"
 #include "ops/builtin_ops.h"
 
 #define UNREACHED UINT64_MAX
@@ -44,10 +46,7 @@ static inline bool lane_mark(const mkrt__graph_engine *e, mkrt__traversal *t, ui
     const uint64_t *off = e->graph.offsets;
     if (v >= e->graph.vertices || off[v] == off[v + 1])
         return false; /* no edges */
-    uint64_t bit = (uint64_t)1 << (v % 64);
-    _Atomic uint64_t *word = &t->w[v / 64];
-    if (!(atomic_load_explicit(word, memory_order_relaxed) & bit) &&
-        !(atomic_fetch_or_explicit(word, bit, memory_order_relaxed) & bit)) {
+    if (mkrt__bitmap_set_new(t->w, v)) {
         queue_add(t, v); /* QUEUE: this OR set it */
         if (!atomic_load_explicit(&t->any, memory_order_relaxed))
             atomic_store_explicit(&t->any, true, memory_order_relaxed);
@@ -61,10 +60,7 @@ static inline bool far_mark(const mkrt__graph_engine *e, mkrt__traversal *t, uin
     const uint64_t *off = e->graph.offsets;
     if (off[v] == off[v + 1])
         return false;
-    uint64_t bit = (uint64_t)1 << (v % 64);
-    _Atomic uint64_t *word = &t->far[v / 64];
-    if (!(atomic_load_explicit(word, memory_order_relaxed) & bit))
-        atomic_fetch_or_explicit(word, bit, memory_order_relaxed);
+    mkrt__bitmap_set(t->far, v);
     if (!atomic_load_explicit(&t->far_any, memory_order_relaxed))
         atomic_store_explicit(&t->far_any, true, memory_order_relaxed);
     return true;
@@ -112,7 +108,7 @@ static inline __attribute__((always_inline)) void ahead_step(const mkrt__graph_e
             return;
         mkrt__chunk c;
         mkrt__chunk_get(&a->items[a->k], &c);
-        if (c.first == MKRT__CHUNK_PULL)
+        if (c.first >= MKRT__CHUNK_SWEEP) /* pulled or sweep: no edges to run ahead */
             return;
         mkrt__traversal *t = mkrt__lane_at(e, c.lane);
         a->values = t->values;
@@ -251,7 +247,7 @@ static uint64_t pull_bfs(mkrt__graph_engine *e, mkrt__traversal *t, const mkrt__
         for (uint64_t i = off[v], end = off[v + 1]; i < end; i++) {
             const uint32_t u = targets[i];
             n++;
-            if (atomic_load_explicit(&level[u / 64], memory_order_relaxed) >> (u % 64) & 1) {
+            if (mkrt__bitmap_test(level, u)) {
                 atomic_store_explicit(&values[v], depth | u, memory_order_relaxed);
                 marked |= (uint64_t)1 << bit; /* it has edges: it joins the next level */
                 break;
@@ -306,7 +302,7 @@ static uint64_t pull_chunk(mkrt__graph_engine *e, mkrt__traversal *t, const mkrt
         }
         for (uint64_t i = off[v], end = off[v + 1]; i < end; i++) {
             const uint32_t u = targets[i];
-            if (!(atomic_load_explicit(&level[u / 64], memory_order_relaxed) >> (u % 64) & 1))
+            if (!mkrt__bitmap_test(level, u))
                 continue;
             n++;
             if (!user) { /* BFS: u is at the level's depth */
@@ -344,7 +340,7 @@ void mkrt__graph_apply(mkrt__graph_engine *e, const mkrt_item *items, size_t fro
     if (from < to) {
         mkrt__chunk c;
         mkrt__chunk_get(&items[from], &c);
-        if (c.first != MKRT__CHUNK_PULL) {
+        if (c.first < MKRT__CHUNK_SWEEP) {
             a.values = mkrt__lane_at(e, c.lane)->values;
             chunk_range(e, &c, &a.e, &a.end);
             for (unsigned i = 0; i < EXPAND_AHEAD; i++)
@@ -355,7 +351,9 @@ void mkrt__graph_apply(mkrt__graph_engine *e, const mkrt_item *items, size_t fro
         mkrt__chunk c;
         mkrt__chunk_get(&items[k], &c);
         mkrt__traversal *t = mkrt__lane_at(e, c.lane);
-        if (c.first == MKRT__CHUNK_PULL && t->kind == MKRT__LANE_BFS)
+        if (c.first == MKRT__CHUNK_SWEEP)
+            pulled += mkrt__sweep_apply(t, &c); /* a sweep's round: counted as a pulled one */
+        else if (c.first == MKRT__CHUNK_PULL && t->kind == MKRT__LANE_BFS)
             ch += pull_bfs(e, t, &c, &pulled);
         else if (c.first == MKRT__CHUNK_PULL)
             ch += pull_chunk(e, t, &c, k, fails, &pulled);
@@ -365,19 +363,26 @@ void mkrt__graph_apply(mkrt__graph_engine *e, const mkrt_item *items, size_t fro
             ch += push_builtin(e, t, &c, &a);
     }
     *changed += ch;
-    if (pulled != 0)
+    if (pulled != 0) {
         /* relaxed: read by the dispatcher after the round's completion
          * (the backend's release, its acquire). */
         atomic_fetch_add_explicit(&e->pulled, pulled, memory_order_relaxed);
+        /* A pulled or sweep round is one lane's: its counter (relaxed: a
+         * statistic). */
+        mkrt__chunk c;
+        mkrt__chunk_get(&items[from], &c);
+        atomic_fetch_add_explicit(&mkrt__lane_at(e, c.lane)->pulled_edges, pulled, memory_order_relaxed);
+    }
 }
 
 uint64_t mkrt__graph_chunk_edge(const mkrt__graph_engine *e, const mkrt_item *chunk, uint32_t j, bool *exists)
 {
     mkrt__chunk c;
     mkrt__chunk_get(chunk, &c);
-    uint64_t from, to;
-    chunk_range(e, &c, &from, &to);
-    *exists = c.first != MKRT__CHUNK_PULL && from + j < to;
+    uint64_t from = 0, to = 0;
+    if (c.first < MKRT__CHUNK_SWEEP) /* a sweep chunk's v is a block: no row */
+        chunk_range(e, &c, &from, &to);
+    *exists = c.first < MKRT__CHUNK_SWEEP && from + j < to;
     return from + j;
 }
 

@@ -27,8 +27,12 @@ typedef enum mkrt__lane_kind {
     MKRT__LANE_RELAX, /* the built-in RELAX on the cells (lane 0) */
     MKRT__LANE_USER,  /* an expanding user op on the cells */
     MKRT__LANE_BFS,   /* a public BFS: values are depth << 32 | parent */
-    MKRT__LANE_SSSP   /* a public SSSP: values are distances */
+    MKRT__LANE_SSSP,  /* a public SSSP: values are distances */
+    MKRT__LANE_CC,    /* a public CC: a sweep (graph/sweep.c) */
+    MKRT__LANE_PR     /* a public PageRank: a sweep (graph/sweep.c) */
 } mkrt__lane_kind;
+
+struct mkrt__sweep; /* graph/sweep.h */
 
 struct mkrt_traversal {
     mkrt__graph_engine *engine;
@@ -87,6 +91,7 @@ struct mkrt_traversal {
         uint64_t bound;     /* buckets: the level expands vertices below it (0: none) */
         bool filter;        /* buckets: r may hold vertices at or above the bound */
         bool active;        /* public: started and not finished */
+        bool sweep;         /* public: a sweep kind's run (graph/sweep.c) */
         uint64_t seen;      /* public: the start it took up */
     } x;
     /* Distance buckets, shared with the workers (relaxed; round.c): the
@@ -104,7 +109,14 @@ struct mkrt_traversal {
     uint32_t root;
     /* Counters of its runs (written by the dispatcher, relaxed). */
     _Atomic uint64_t levels_pushed, levels_pulled, edges;
+    /* Edges its pulled and sweep rounds ran (the workers add, relaxed:
+     * a statistic; counted here, not by the dispatcher at completion,
+     * where the pulled round of another lane may be the last taken). */
+    _Atomic uint64_t pulled_edges;
     uint64_t run_edges_base;
+    /* CC and PageRank: their arrays and phases (set by open, before any
+     * start publishes the traversal's run; graph/sweep.h). */
+    struct mkrt__sweep *sweep;
     mkrt__traversal *retired_next; /* the engine's retired lanes (engine.c) */
     size_t words;                  /* of each bitset (the graph's when it was made) */
     uint32_t vertices;             /* of its own values */
@@ -136,7 +148,6 @@ struct mkrt__graph_engine {
     _Atomic uint64_t starts_seen; /* ... the dispatcher has looked at */
     /* Dispatcher-only. */
     alignas(MKRT_CACHE_LINE) uint32_t next_lane; /* where the next round starts */
-    uint32_t pull_lane;                          /* the lane of the pulled round */
     /* Edges pulled rounds ran (workers add; the dispatcher takes). */
     alignas(MKRT_CACHE_LINE) _Atomic uint64_t pulled;
     _Atomic uint64_t levels_pushed, levels_pulled, edges; /* counters (dispatcher, relaxed) */

@@ -9,7 +9,9 @@
  * most once per round, so a vertex appears once in a round. relaxed (all
  * bit accesses): the bits are hints, see mkrt__graph_mark; the graph is
  * read only once a bit was set, by an op that ran after registration. */
+#include "base/bitmap.h"
 #include "graph/graph_internal.h"
+#include "graph/sweep.h"
 #include "plan/decide.h"
 
 static uint64_t value_now(const mkrt__traversal *t, uint32_t v)
@@ -89,13 +91,7 @@ static void far_restore(mkrt__traversal *t, _Atomic uint64_t *to)
 
 static uint64_t popcount_words(const _Atomic uint64_t *bits, size_t words)
 {
-    uint64_t n = 0;
-    for (size_t w = 0; w < words; w++) {
-        uint64_t x = atomic_load_explicit((_Atomic uint64_t *)&bits[w], memory_order_relaxed);
-        for (; x != 0; x &= x - 1)
-            n++;
-    }
-    return n;
+    return mkrt__bitmap_count(bits, words);
 }
 
 /* At a swap (no batch runs): the level's bound. The workers marked r's
@@ -472,7 +468,9 @@ static void take_starts(mkrt__graph_engine *e, uint32_t n)
             t->x.seen = started;
             t->x.active = true;
             const uint64_t *off = e->graph.offsets;
-            if (off[t->root] != off[t->root + 1]) {
+            if (t->kind == MKRT__LANE_CC || t->kind == MKRT__LANE_PR) {
+                mkrt__sweep_begin(t); /* no frontier: phases over blocks */
+            } else if (off[t->root] != off[t->root + 1]) {
                 const uint64_t bit = (uint64_t)1 << (t->root % 64);
                 if (!(atomic_fetch_or_explicit(&t->w[t->root / 64], bit, memory_order_relaxed) & bit))
                     mkrt__queue_add_one(t, t->root); /* QUEUE */
@@ -506,10 +504,19 @@ mkrt__round mkrt__graph_round_take(mkrt__graph_engine *e, mkrt_item *items, bool
          * the items alone (fewer, larger rounds per level): its edges
          * never fail one by one. */
         const uint64_t lane_cap = l < MKRT__LANE_PUBLIC ? cap : cap * e->chunk;
+        if (t->x.sweep) { /* CC, PageRank (graph/sweep.h): rounds of their own, as pulled ones */
+            int sw = mkrt__sweep_take(t, items, &round.n, lane_cap, batch_running, aborting);
+            if (sw == MKRT__SWEEP_ROUND) {
+                round.pull = true;
+                break;
+            }
+            if (sw == MKRT__SWEEP_WAITS)
+                next = l;
+            continue;
+        }
         int got = take_lane(t, items, &round.n, &round.edges, lane_cap, batch_running, aborting);
         if (got == LANE_PULLED) {
             round.pull = true;
-            e->pull_lane = l;
             break;
         }
         if (got == LANE_PULL_WAITS) {
@@ -561,10 +568,7 @@ uint64_t mkrt__graph_pulled_take(mkrt__graph_engine *e)
     /* relaxed: the backend's completion (acquired by its wait) orders the
      * workers' adds; one pulled round runs at a time. */
     uint64_t n = atomic_exchange_explicit(&e->pulled, 0, memory_order_relaxed);
-    mkrt__traversal *t = mkrt__lane_at(e, e->pull_lane);
-    if (t != NULL)
-        mkrt__graph_count(&t->edges, n);
-    mkrt__graph_count(&e->edges, n);
+    mkrt__graph_count(&e->edges, n); /* the lane's: apply.c counts them */
     return n;
 }
 

@@ -6,6 +6,7 @@
 
 #include "base/error_internal.h"
 #include "graph/graph_internal.h"
+#include "graph/sweep.h"
 #include "graph/traversal.h"
 
 #define UNREACHED UINT64_MAX
@@ -57,6 +58,7 @@ void mkrt__traversal_free(mkrt__traversal *t)
     if (t == NULL)
         return;
     const mkrt__graph_engine *e = t->engine;
+    mkrt__sweep_free(t);
     mkrt__free((void *)t->bits, 4 * t->words * sizeof *t->bits);
     mkrt__free((void *)t->queues, 2 * t->qcap * sizeof *t->queues);
     if (t->values != e->host.cells)
@@ -67,16 +69,17 @@ void mkrt__traversal_free(mkrt__traversal *t)
 mkrt_status mkrt__traversal_open(mkrt__graph_engine *e, const mkrt_traversal_desc *d, mkrt_traversal **out,
                                  mkrt_error *err)
 {
-    if (d->kind != MKRT_TRAVERSAL_BFS && d->kind != MKRT_TRAVERSAL_SSSP)
+    if (d->kind < MKRT_TRAVERSAL_BFS || d->kind > MKRT_TRAVERSAL_PAGERANK)
         return mkrt__error_set(err, MKRT_EINVAL,
-                               "mkrt_traversal_open: kind %d is not a traversal. Fix: MKRT_TRAVERSAL_BFS "
-                               "or MKRT_TRAVERSAL_SSSP.",
+                               "mkrt_traversal_open: kind %d is not a traversal. Fix: MKRT_TRAVERSAL_BFS, "
+                               "_SSSP, _CC or _PAGERANK.",
                                (int)d->kind);
     if (e == NULL || e->graph.vertices == 0)
         return mkrt__error_set(err, MKRT_EINVAL,
                                "mkrt_traversal_open: no graph is registered. Fix: call "
                                "mkrt_graph_register first.");
-    const mkrt__lane_kind kind = d->kind == MKRT_TRAVERSAL_BFS ? MKRT__LANE_BFS : MKRT__LANE_SSSP;
+    static const mkrt__lane_kind kinds[] = {MKRT__LANE_BFS, MKRT__LANE_SSSP, MKRT__LANE_CC, MKRT__LANE_PR};
+    const mkrt__lane_kind kind = kinds[d->kind - MKRT_TRAVERSAL_BFS];
     mkrt__mutex_lock(&e->lock);
     uint32_t n = atomic_load_explicit(&e->nlanes, memory_order_relaxed), lane = n;
     /* A closed traversal is reused (its memory stays until destroy, so a
@@ -108,6 +111,15 @@ mkrt_status mkrt__traversal_open(mkrt__graph_engine *e, const mkrt_traversal_des
     }
     /* A reused traversal is finished (close needs it): the dispatcher does
      * not touch its fields now. */
+    if (kind == MKRT__LANE_CC || kind == MKRT__LANE_PR) {
+        mkrt_status st = mkrt__sweep_open(t, d, err);
+        if (st != MKRT_OK) {
+            if (lane == n) /* not published: nobody else knows it */
+                mkrt__traversal_free(t);
+            mkrt__mutex_unlock(&e->lock);
+            return st;
+        }
+    }
     t->kind = kind;
     t->pulls = kind == MKRT__LANE_BFS && d->symmetric;
     t->buckets = kind == MKRT__LANE_SSSP && e->graph.weights != NULL;
@@ -115,6 +127,7 @@ mkrt_status mkrt__traversal_open(mkrt__graph_engine *e, const mkrt_traversal_des
     atomic_store_explicit(&t->levels_pushed, 0, memory_order_relaxed);
     atomic_store_explicit(&t->levels_pulled, 0, memory_order_relaxed);
     atomic_store_explicit(&t->edges, 0, memory_order_relaxed);
+    atomic_store_explicit(&t->pulled_edges, 0, memory_order_relaxed);
     atomic_store_explicit(&t->status, (int32_t)MKRT_OK, memory_order_relaxed);
     t->root = UINT32_MAX;
     if (lane == n) {
@@ -135,9 +148,22 @@ static bool running(const mkrt__traversal *t)
            atomic_load_explicit((_Atomic uint64_t *)&t->started, memory_order_relaxed);
 }
 
-mkrt_status mkrt__traversal_start(mkrt__traversal *t, uint32_t root, mkrt_error *err)
+mkrt_status mkrt__traversal_start(mkrt__traversal *t, uint32_t root, const mkrt_pagerank_params *pr,
+                                  mkrt_error *err)
 {
     mkrt__graph_engine *e = t->engine;
+    const bool sweep = t->kind == MKRT__LANE_CC || t->kind == MKRT__LANE_PR;
+    if (pr != NULL && t->kind != MKRT__LANE_PR)
+        return mkrt__error_set(err, MKRT_ENOTSUP,
+                               "mkrt_traversal_start_pagerank: the traversal is not a PageRank. Fix: "
+                               "mkrt_traversal_start, or open one with MKRT_TRAVERSAL_PAGERANK.");
+    if (pr != NULL && mkrt__sweep_check(pr, err) != MKRT_OK)
+        return MKRT_EINVAL;
+    if (sweep && root != 0)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "mkrt_traversal_start: a %s traversal covers the whole graph and has no "
+                               "root, but got root %u. Fix: start it with root 0.",
+                               t->kind == MKRT__LANE_CC ? "CC" : "PageRank", root);
     if (root >= e->graph.vertices)
         return mkrt__error_set(err, MKRT_EINVAL,
                                "mkrt_traversal_start: root %u is not a vertex (the graph has %u). Fix: "
@@ -150,9 +176,13 @@ mkrt_status mkrt__traversal_start(mkrt__traversal *t, uint32_t root, mkrt_error 
                                t->root);
     /* Finished: no round reads its values or bits (visited and far were
      * emptied by its last level). */
-    for (uint32_t v = 0; v < e->graph.vertices; v++)
-        t->values[v] = UNREACHED;
-    t->values[root] = t->kind == MKRT__LANE_BFS ? (uint64_t)root : 0;
+    if (sweep) {
+        mkrt__sweep_reset(t, pr);
+    } else {
+        for (uint32_t v = 0; v < e->graph.vertices; v++)
+            t->values[v] = UNREACHED;
+        t->values[root] = t->kind == MKRT__LANE_BFS ? (uint64_t)root : 0;
+    }
     t->root = root;
     /* release (both): pair with the dispatcher's acquire loads (starts,
      * then started): it sees the values and the root, and puts the root
@@ -171,10 +201,13 @@ void mkrt__traversal_wait_target(mkrt__traversal *t, _Atomic uint64_t **counter,
 }
 
 mkrt_status mkrt__traversal_read(const mkrt__traversal *t, uint32_t first, size_t count, uint64_t *out,
-                                 uint32_t *parents, mkrt_error *err)
+                                 uint32_t *parents, double *ranks, uint32_t *iterations, mkrt_error *err)
 {
     const mkrt__graph_engine *e = t->engine;
-    const char *what = parents != NULL ? "mkrt_traversal_parents" : "mkrt_traversal_read";
+    const char *what = parents != NULL ? "mkrt_traversal_parents"
+                       : ranks != NULL ? "mkrt_traversal_read_ranks"
+                                       : "mkrt_traversal_read";
+    static const char *const kind_name[] = {"RELAX", "user", "BFS", "SSSP", "CC", "PageRank"};
     if (first > e->graph.vertices || count > e->graph.vertices - first)
         return mkrt__error_set(err, MKRT_EINVAL,
                                "%s: vertices %u .. %u + %zu, but the graph has %u. Fix: read within "
@@ -182,13 +215,26 @@ mkrt_status mkrt__traversal_read(const mkrt__traversal *t, uint32_t first, size_
                                what, first, first, count, e->graph.vertices, e->graph.vertices);
     if (parents != NULL && t->kind != MKRT__LANE_BFS)
         return mkrt__error_set(err, MKRT_ENOTSUP,
-                               "mkrt_traversal_parents: an SSSP traversal keeps distances, not a tree. "
-                               "Fix: read distances with mkrt_traversal_read.");
+                               "mkrt_traversal_parents: a%s %s traversal keeps no tree. Fix: read %s "
+                               "with %s.",
+                               t->kind == MKRT__LANE_SSSP ? "n" : "", kind_name[t->kind],
+                               t->kind == MKRT__LANE_PR ? "scores" : t->kind == MKRT__LANE_CC ? "labels" : "distances",
+                               t->kind == MKRT__LANE_PR ? "mkrt_traversal_read_ranks" : "mkrt_traversal_read");
+    if ((ranks != NULL) != (t->kind == MKRT__LANE_PR) && parents == NULL)
+        return mkrt__error_set(err, MKRT_ENOTSUP,
+                               "%s: a%s %s traversal %s. Fix: read it with %s.", what,
+                               t->kind == MKRT__LANE_SSSP ? "n" : "", kind_name[t->kind],
+                               ranks != NULL ? "has no scores" : "keeps scores (doubles), not integers",
+                               ranks != NULL ? "mkrt_traversal_read" : "mkrt_traversal_read_ranks");
     if (t->root == UINT32_MAX || running(t))
         return mkrt__error_set(err, MKRT_ESTATE,
                                "%s: the traversal %s. Fix: mkrt_traversal_start it, then "
                                "mkrt_traversal_wait until it returns MKRT_OK.",
                                what, t->root == UINT32_MAX ? "was never started" : "is still running");
+    if (t->kind == MKRT__LANE_CC || t->kind == MKRT__LANE_PR) {
+        mkrt__sweep_read(t, first, count, ranks != NULL ? NULL : out, ranks, iterations);
+        return MKRT_OK;
+    }
     for (size_t i = 0; i < count; i++) {
         uint64_t x = t->values[first + i];
         if (parents != NULL)
@@ -204,7 +250,8 @@ void mkrt__traversal_stats(const mkrt__traversal *t, mkrt_traversal_stats *out)
     /* relaxed: statistics, written by the dispatcher. */
     out->levels_pushed = atomic_load_explicit((_Atomic uint64_t *)&t->levels_pushed, memory_order_relaxed);
     out->levels_pulled = atomic_load_explicit((_Atomic uint64_t *)&t->levels_pulled, memory_order_relaxed);
-    out->edges_examined = atomic_load_explicit((_Atomic uint64_t *)&t->edges, memory_order_relaxed);
+    out->edges_examined = atomic_load_explicit((_Atomic uint64_t *)&t->edges, memory_order_relaxed) +
+                          atomic_load_explicit((_Atomic uint64_t *)&t->pulled_edges, memory_order_relaxed);
 }
 
 mkrt_status mkrt__traversal_close(mkrt__traversal *t, mkrt_error *err)

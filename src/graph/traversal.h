@@ -10,12 +10,15 @@
 
 mkrt_status mkrt__traversal_open(mkrt__graph_engine *e, const mkrt_traversal_desc *d, mkrt_traversal **out,
                                  mkrt_error *err);
-mkrt_status mkrt__traversal_start(mkrt_traversal *t, uint32_t root, mkrt_error *err);
+/* pr: PageRank's parameters (mkrt_traversal_start_pagerank), else NULL. */
+mkrt_status mkrt__traversal_start(mkrt_traversal *t, uint32_t root, const mkrt_pagerank_params *pr,
+                                  mkrt_error *err);
 /* What a wait for the last start waits on: *counter reaching target. */
 void mkrt__traversal_wait_target(mkrt_traversal *t, _Atomic uint64_t **counter, uint64_t *target);
-/* Values (out) or, with parents, BFS parents. */
+/* Values (out), or with parents BFS parents, or with ranks PageRank's
+ * scores (and the iterations the run took). */
 mkrt_status mkrt__traversal_read(const mkrt_traversal *t, uint32_t first, size_t count, uint64_t *out,
-                                 uint32_t *parents, mkrt_error *err);
+                                 uint32_t *parents, double *ranks, uint32_t *iterations, mkrt_error *err);
 void mkrt__traversal_stats(const mkrt_traversal *t, mkrt_traversal_stats *out);
 mkrt_status mkrt__traversal_close(mkrt_traversal *t, mkrt_error *err);
 mkrt_status mkrt__traversal_status(const mkrt_traversal *t);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* src/plan/decide.c - the plan's decisions as pure functions of what the
  * data path measured (plan/decide.h says each rule and where it is from). */
+#include "mkrt/graph.h"
 #include "mkrt/op.h"
 #include "plan/decide.h"
 
@@ -12,9 +13,10 @@
 #define HYSTERESIS_BPS 250u
 /* Direction optimisation (Beamer, Asanovic, Patterson): pull when the
  * frontier's edges exceed 1/ALPHA of the unsettled edges, stay pulled
- * while the frontier holds at least 1/BETA of the vertices. */
-#define PULL_ALPHA 14u
-#define PULL_BETA 24u
+ * while the frontier holds at least 1/BETA of the vertices (the
+ * constants: mkrt/graph.h). */
+#define PULL_ALPHA MKRT_GRAPH_PULL_ALPHA
+#define PULL_BETA MKRT_GRAPH_PULL_BETA
 /* FUSE takes layers up to this many share_min wide onto one participant. */
 #define FUSE_SHARES 4u
 

@@ -24,19 +24,34 @@ mkrt_status mkrt_traversal_open(mkrt_runtime *rt, const mkrt_traversal_desc *d, 
     return mkrt__traversal_open(rt->state.graph, d, out, err);
 }
 
-mkrt_status mkrt_traversal_start(mkrt_traversal *t, uint32_t root, mkrt_error *err)
+static mkrt_status start(mkrt_traversal *t, uint32_t root, const mkrt_pagerank_params *pr, mkrt_error *err)
 {
-    if (t == NULL)
-        return mkrt__error_set(err, MKRT_EINVAL,
-                               "mkrt_traversal_start got a NULL traversal. Fix: pass one from "
-                               "mkrt_traversal_open.");
     mkrt_runtime *rt = mkrt__traversal_runtime(t);
     /* acquire: as in mkrt_traversal_open. */
     if (atomic_load_explicit(&rt->producers.closing, memory_order_acquire))
         return mkrt__error_set(err, MKRT_ECLOSED,
                                "mkrt_traversal_start: the runtime is being destroyed. Fix: start "
                                "searches before mkrt_destroy.");
-    return mkrt__traversal_start(t, root, err);
+    return mkrt__traversal_start(t, root, pr, err);
+}
+
+mkrt_status mkrt_traversal_start(mkrt_traversal *t, uint32_t root, mkrt_error *err)
+{
+    if (t == NULL)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "mkrt_traversal_start got a NULL traversal. Fix: pass one from "
+                               "mkrt_traversal_open.");
+    return start(t, root, NULL, err);
+}
+
+mkrt_status mkrt_traversal_start_pagerank(mkrt_traversal *t, const mkrt_pagerank_params *p, mkrt_error *err)
+{
+    if (t == NULL)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "mkrt_traversal_start_pagerank got a NULL traversal. Fix: pass one from "
+                               "mkrt_traversal_open with MKRT_TRAVERSAL_PAGERANK.");
+    static const mkrt_pagerank_params defaults = {0, 0, 0};
+    return start(t, 0, p != NULL ? p : &defaults, err);
 }
 
 mkrt_status mkrt_traversal_wait(mkrt_traversal *t, uint64_t timeout_ns)
@@ -61,7 +76,7 @@ mkrt_status mkrt_traversal_read(const mkrt_traversal *t, uint32_t first, size_t 
                                "mkrt_traversal_read got a NULL %s. Fix: pass the traversal and room "
                                "for count values.",
                                t == NULL ? "traversal" : "out");
-    return mkrt__traversal_read(t, first, count, out, NULL, err);
+    return mkrt__traversal_read(t, first, count, out, NULL, NULL, NULL, err);
 }
 
 mkrt_status mkrt_traversal_parents(const mkrt_traversal *t, uint32_t first, size_t count, uint32_t *out,
@@ -72,7 +87,19 @@ mkrt_status mkrt_traversal_parents(const mkrt_traversal *t, uint32_t first, size
                                "mkrt_traversal_parents got a NULL %s. Fix: pass the traversal and "
                                "room for count parents.",
                                t == NULL ? "traversal" : "out");
-    return mkrt__traversal_read(t, first, count, NULL, out, err);
+    return mkrt__traversal_read(t, first, count, NULL, out, NULL, NULL, err);
+}
+
+mkrt_status mkrt_traversal_read_ranks(const mkrt_traversal *t, uint32_t first, size_t count, double *out,
+                                      uint32_t *iterations, mkrt_error *err)
+{
+    if (t == NULL || (out == NULL && count > 0))
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "mkrt_traversal_read_ranks got a NULL %s. Fix: pass the traversal and "
+                               "room for count scores.",
+                               t == NULL ? "traversal" : "out");
+    double none;
+    return mkrt__traversal_read(t, first, count, NULL, NULL, out != NULL ? out : &none, iterations, err);
 }
 
 mkrt_status mkrt_traversal_stats_read(const mkrt_traversal *t, mkrt_traversal_stats *out)

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* base/bitmap.h - the one bitmap of the runtime: an array of atomic
+ * 64-bit words, bit i in word i / 64 at i % 64 (the graph engine's
+ * frontiers, visited and far sets, and the sweep kinds' active sets).
+ *
+ * A bitmap is `mkrt__bitmap *` pointing at mkrt__bitmap_words(bits)
+ * words; it keeps no length (the caller knows it, as with an array).
+ * Every access is relaxed: the bits are set and read by threads whose
+ * phases are ordered by something else (a batch's launch and completion,
+ * a barrier), never used to publish other data. A caller that needs an
+ * order gets it from that outer edge and says so where it calls. */
+#ifndef MKRT_BASE_BITMAP_H
+#define MKRT_BASE_BITMAP_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef _Atomic uint64_t mkrt__bitmap;
+
+#define MKRT__BITMAP_NONE SIZE_MAX
+
+/* Words that hold `bits` bits. */
+static inline size_t mkrt__bitmap_words(size_t bits)
+{
+    return (bits + 63) / 64;
+}
+
+/* Whether bit i is set. */
+static inline bool mkrt__bitmap_test(const mkrt__bitmap *b, size_t i)
+{
+    return (atomic_load_explicit((mkrt__bitmap *)&b[i / 64], memory_order_relaxed) >> (i % 64)) & 1u;
+}
+
+/* Sets bit i (any thread; a plain load first skips the locked OR when
+ * the bit is already set). */
+static inline void mkrt__bitmap_set(mkrt__bitmap *b, size_t i)
+{
+    const uint64_t bit = (uint64_t)1 << (i % 64);
+    if (!(atomic_load_explicit(&b[i / 64], memory_order_relaxed) & bit))
+        atomic_fetch_or_explicit(&b[i / 64], bit, memory_order_relaxed);
+}
+
+/* Sets bit i atomically; true exactly for the one caller whose OR set it
+ * (of several threads setting it at once, one gets true). */
+static inline bool mkrt__bitmap_set_new(mkrt__bitmap *b, size_t i)
+{
+    const uint64_t bit = (uint64_t)1 << (i % 64);
+    return !(atomic_load_explicit(&b[i / 64], memory_order_relaxed) & bit) &&
+           !(atomic_fetch_or_explicit(&b[i / 64], bit, memory_order_relaxed) & bit);
+}
+
+/* Clears bit i (any thread). */
+static inline void mkrt__bitmap_clear(mkrt__bitmap *b, size_t i)
+{
+    const uint64_t bit = (uint64_t)1 << (i % 64);
+    if (atomic_load_explicit(&b[i / 64], memory_order_relaxed) & bit)
+        atomic_fetch_and_explicit(&b[i / 64], ~bit, memory_order_relaxed);
+}
+
+/* Clears bits [from, to) with plain stores: no other thread may write
+ * the words it touches meanwhile (the words at the ends are read, masked
+ * and written back). */
+static inline void mkrt__bitmap_clear_range(mkrt__bitmap *b, size_t from, size_t to)
+{
+    if (from >= to)
+        return;
+    size_t w = from / 64;
+    const size_t last = (to - 1) / 64;
+    for (; w <= last; w++) {
+        uint64_t keep = 0;
+        if (w == from / 64)
+            keep |= ((uint64_t)1 << (from % 64)) - 1;
+        if (w == last && to % 64 != 0)
+            keep |= ~(((uint64_t)1 << (to % 64)) - 1);
+        const uint64_t x = keep ? atomic_load_explicit(&b[w], memory_order_relaxed) & keep : 0;
+        atomic_store_explicit(&b[w], x, memory_order_relaxed);
+    }
+}
+
+/* Bits set in the first `words` words. */
+static inline uint64_t mkrt__bitmap_count(const mkrt__bitmap *b, size_t words)
+{
+    uint64_t n = 0;
+    for (size_t w = 0; w < words; w++)
+        n += (uint64_t)__builtin_popcountll(atomic_load_explicit((mkrt__bitmap *)&b[w], memory_order_relaxed));
+    return n;
+}
+
+/* The first set bit at or after i among the first `words` words, or
+ * MKRT__BITMAP_NONE (iterate: for (i = next(b, w, 0); i != NONE; i =
+ * next(b, w, i + 1))). */
+static inline size_t mkrt__bitmap_next(const mkrt__bitmap *b, size_t words, size_t i)
+{
+    size_t w = i / 64;
+    if (w >= words)
+        return MKRT__BITMAP_NONE;
+    uint64_t x = atomic_load_explicit((mkrt__bitmap *)&b[w], memory_order_relaxed) & (~(uint64_t)0 << (i % 64));
+    while (x == 0) {
+        if (++w >= words)
+            return MKRT__BITMAP_NONE;
+        x = atomic_load_explicit((mkrt__bitmap *)&b[w], memory_order_relaxed);
+    }
+    return w * 64 + (size_t)__builtin_ctzll(x);
+}
+
+#endif

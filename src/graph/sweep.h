@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* src/graph/sweep.h - the sweep kinds of public traversal: connected
+ * components and PageRank (mkrt/graph.h). A sweep's run is a sequence of
+ * phases; a phase visits every block of vertices once (a frontier round
+ * of sweep chunks, one per block, run by the workers like a pulled round:
+ * the edges are counted once it ran); the next phase starts when the
+ * phase's chunks are all taken and no batch runs, with the dispatcher's
+ * step between the two (CC's sample, PageRank's convergence test). The
+ * blocks (about equal edges + vertices, whole bitmap words each) are made
+ * once, at open (the graph cannot change once a traversal is open). */
+#ifndef MKRT_SRC_GRAPH_SWEEP_H
+#define MKRT_SRC_GRAPH_SWEEP_H
+
+#include "graph/graph_internal.h"
+
+/* A sweep chunk: mkrt__chunk.first; .v is the block | the phase's op << 24. */
+#define MKRT__CHUNK_SWEEP (UINT64_MAX - 1)
+
+/* What mkrt__sweep_take wrote. */
+enum { MKRT__SWEEP_NONE, MKRT__SWEEP_ROUND, MKRT__SWEEP_WAITS };
+
+/* Open (under the engine's lock; the traversal is not running): makes or
+ * reuses the arrays of d's kind and checks its parameters. */
+mkrt_status mkrt__sweep_open(mkrt__traversal *t, const mkrt_traversal_desc *d, mkrt_error *err);
+void mkrt__sweep_free(mkrt__traversal *t);
+/* PageRank's parameters are valid (NULL: the defaults). */
+mkrt_status mkrt__sweep_check(const mkrt_pagerank_params *p, mkrt_error *err);
+/* Start (the starter's thread; not running): the run's parameters (p:
+ * PageRank's, NULL: the defaults) and first values. */
+void mkrt__sweep_reset(mkrt__traversal *t, const mkrt_pagerank_params *p);
+/* Dispatcher: the run was taken up (round.c, take_starts). */
+void mkrt__sweep_begin(mkrt__traversal *t);
+/* Dispatcher: the run's next chunks into items[*k..] when *k is 0 (a
+ * round of its own: MKRT__SWEEP_ROUND); MKRT__SWEEP_WAITS when it has
+ * chunks but the round holds others; ends the run when its last phase is
+ * done and no batch runs. */
+int mkrt__sweep_take(mkrt__traversal *t, mkrt_item *items, size_t *k, uint64_t cap, bool batch_running,
+                     bool aborting);
+/* Any worker: runs one sweep chunk; returns the edges it examined. */
+uint64_t mkrt__sweep_apply(mkrt__traversal *t, const mkrt__chunk *c);
+/* Copies a finished run's labels (CC) or scores (PageRank). */
+void mkrt__sweep_read(const mkrt__traversal *t, uint32_t first, size_t count, uint64_t *labels, double *ranks,
+                      uint32_t *iterations);
+
+#endif
