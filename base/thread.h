@@ -41,6 +41,7 @@ typedef void (*mkrt__tss_dtor)(void *value);
 #ifdef MKRT__THREADS_PTHREAD
 #include <errno.h>
 #include <pthread.h> /* TSan builds only: see above */
+#include <sched.h>
 /* The start function and its argument live in the thread object, which
  * therefore stays in place until joined (every user keeps it in the
  * structure or array it joins from): starting a thread allocates nothing. */
@@ -98,6 +99,7 @@ static inline void mkrt__tss_delete(mkrt__tss k) { pthread_key_delete(k); }
 static inline void *mkrt__tss_get(mkrt__tss k) { return pthread_getspecific(k); }
 static inline int mkrt__tss_set(mkrt__tss k, void *v) { return pthread_setspecific(k, v); }
 static inline void mkrt__call_once(mkrt__once_flag *f, void (*fn)(void)) { pthread_once(f, fn); }
+static inline void mkrt__thread_yield(void) { sched_yield(); }
 #else
 #include <threads.h>
 typedef thrd_t mkrt__thread;
@@ -133,6 +135,7 @@ static inline void mkrt__tss_delete(mkrt__tss k) { tss_delete(k); }
 static inline void *mkrt__tss_get(mkrt__tss k) { return tss_get(k); }
 static inline int mkrt__tss_set(mkrt__tss k, void *v) { return tss_set(k, v) == thrd_success ? 0 : -1; }
 static inline void mkrt__call_once(mkrt__once_flag *f, void (*fn)(void)) { call_once(f, fn); }
+static inline void mkrt__thread_yield(void) { thrd_yield(); }
 #endif
 
 static inline void mkrt__thread_join(mkrt__thread t) { mkrt__thread_join_result(t, NULL); }

@@ -147,7 +147,7 @@ stress: $(STRESS_BINS) $(FAKE_CUDA)
 	$(BUILD)/stress/graph_stress --seconds $(SECONDS) --sim 1
 	@echo "== $(BUILD)/stress/stream_stress $(SECONDS)s on the SIM backend"
 	$(BUILD)/stress/stream_stress --seconds $(SECONDS) --sim 1
-	@echo "== $(BUILD)/stress/runtime_stress $(SECONDS)s sized as on a 16-CPU machine (15 default workers, wide plans)"
+	@echo "== $(BUILD)/stress/runtime_stress $(SECONDS)s sized as on a 16-CPU machine (16 default workers, wide plans)"
 	$(BUILD)/stress/runtime_stress --seconds $(SECONDS) --cpus 16
 	@if $(NVCC_BUILD) >/dev/null; then \
 	  echo "== $(BUILD)/stress/runtime_stress $(SECONDS)s on the CUDA backend (stand-in driver)"; \

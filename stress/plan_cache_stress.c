@@ -10,11 +10,16 @@
  * poisoned before release, so a use after free shows up as a checksum
  * failure even without ASan (and as a report with it). W writers insert
  * under a second device key, invalidate it, invalidate old policy
- * fingerprints and clear the cache. A monitor reads stats all along:
+ * fingerprints and clear the cache. P planners do what every thread that
+ * plans a batch does (plan/batch_planner.c): cached topology selection
+ * (mkrt_plan_cache_select_topology) for shapes of a third device key,
+ * whose entries the writers retire (old policies, clear) under them; each
+ * decision must be one the selector can make for its shape (fresh, or
+ * stable against some earlier choice). A monitor reads stats all along:
  * counters only grow and entries never exceed the capacity.
  * At the end hits + misses must equal the lookups all threads made.
  *
- *   plan_cache_stress [--seconds N] [--readers R] [--writers W] [--progress S] [--help]
+ *   plan_cache_stress [--seconds N] [--readers R] [--writers W] [--planners P] [--progress S] [--help]
  *
  * On a terminal, a progress line every --progress seconds (default 5).
  */
@@ -38,6 +43,42 @@ static _Atomic uint64_t progress_lookups; /* lookups so far, for the progress li
 static _Atomic bool stop_monitor;
 static const mkrt_device_key DEV_A = {9, 0, 32, true, true, 1024};
 static const mkrt_device_key DEV_B = {9, 1, 32, true, true, 1024};
+static const mkrt_device_key DEV_C = {0, 0, 1, false, false, 16}; /* the planners' */
+
+/* The planners' shapes, and the topologies the selector may give each. */
+#define SHAPES 64
+typedef struct shape {
+    mkrt_plan_identity id;
+    mkrt_exec_sample s;
+    mkrt_graph_shape g;
+    mkrt_memory_budget m;
+    double launch_ns, fusion;
+    unsigned valid; /* bit t: topology t is a decision for this shape */
+} shape;
+static shape shapes[SHAPES];
+
+static void shapes_init(void)
+{
+    for (unsigned i = 0; i < SHAPES; i++) {
+        shape *x = &shapes[i];
+        x->id = (mkrt_plan_identity){5000u + i, MKRT_ANALYSIS_DATAFLOW, 0, DEV_C, 1};
+        x->s = (mkrt_exec_sample){100.0 * (1 + i % 7), (double)(i % 16) / 15.0, 64u << (i % 5)};
+        x->g = (mkrt_graph_shape){1000u + 97u * i, (1000u + 97u * i) * (1 + i % 9)};
+        x->m = (mkrt_memory_budget){(uint64_t)(i % 4) << 20, 4u << 20};
+        x->launch_ns = 2000.0 * (1 + i % 3);
+        x->fusion = (double)(i % 5) / 4.0;
+        x->valid = 0;
+        for (int wide = 0; wide < 2; wide++) {
+            mkrt_topology_decision d = mkrt_select_topology(&x->s, &x->g, &x->m, x->launch_ns, x->fusion, wide);
+            x->valid |= 1u << d.topology;
+            for (int prev = MKRT_WAVE_WARP_SPARSE; prev <= MKRT_WAVE_FUSED; prev++) {
+                d = mkrt_select_topology_stable(&x->s, &x->g, &x->m, x->launch_ns, x->fusion,
+                                                (mkrt_wave_topology)prev, wide);
+                x->valid |= 1u << d.topology;
+            }
+        }
+    }
+}
 
 static mkrt_plan_key key_for(uint64_t h, const mkrt_device_key *dev, uint64_t policy)
 {
@@ -125,6 +166,35 @@ static int reader(void *arg)
     return 0;
 }
 
+/* A thread that plans: the cached selection for random shapes, each
+ * decision checked against what the selector can give for its shape. */
+static int planner(void *arg)
+{
+    unsigned seed = (unsigned)(uintptr_t)arg;
+    uint64_t mine = 0;
+    while (stress_now_ns() < deadline) {
+        for (int burst = 0; burst < 64; burst++) {
+            const shape *x = &shapes[(unsigned)rand_r(&seed) % SHAPES];
+            mkrt_topology_decision d;
+            memset(&d, 0xa5, sizeof d); /* a torn or missing write shows */
+            mkrt_error err;
+            if (mkrt_plan_cache_select_topology(cache, &x->id, &x->s, &x->g, &x->m, x->launch_ns, x->fusion, &d,
+                                                &err) != MKRT_OK)
+                fail(err.message, x->id.graph_layout_hash);
+            else if ((unsigned)d.topology > MKRT_WAVE_FUSED || !(x->valid & (1u << d.topology)) ||
+                     d.memory_pressure_bps > 10000u)
+                fail("planner: a decision the selector cannot make for this shape", x->id.graph_layout_hash);
+            mine++;
+            /* relaxed: as in reader(). */
+            atomic_fetch_add_explicit(&plans_checked, 1, memory_order_relaxed);
+        }
+        /* relaxed: a progress figure, read only for display. */
+        atomic_fetch_add_explicit(&progress_lookups, 64, memory_order_relaxed);
+    }
+    atomic_fetch_add(&lookups, mine);
+    return 0;
+}
+
 static int writer(void *arg)
 {
     unsigned seed = (unsigned)(uintptr_t)arg;
@@ -192,16 +262,18 @@ static void progress(void *ctx, double elapsed)
 
 int main(int argc, char **argv)
 {
-    unsigned vals[] = {3, 3, 1, 5};
+    unsigned vals[] = {3, 3, 1, 5, 2};
     const stress_opt opts[] = {
         {"seconds", "run for N seconds", &vals[0]},
         {"readers", "reader threads, 1..16", &vals[1]},
         {"writers", "writer threads, 0..16", &vals[2]},
         {"progress", "progress line every N seconds on a terminal, 0: none", &vals[3]},
+        {"planners", "planning threads (cached topology selection), 0..16", &vals[4]},
         {NULL, NULL, NULL}};
     stress_getopt(argc, argv, "Readers and writers on one plan cache under eviction pressure.", opts);
-    if (vals[1] < 1 || vals[1] > MAX_THREADS || vals[2] > MAX_THREADS) {
-        fprintf(stderr, "plan_cache_stress: readers 1..%d, writers 0..%d\n", MAX_THREADS, MAX_THREADS);
+    if (vals[1] < 1 || vals[1] > MAX_THREADS || vals[2] > MAX_THREADS || vals[4] > MAX_THREADS) {
+        fprintf(stderr, "plan_cache_stress: readers 1..%d, writers 0..%d, planners 0..%d\n", MAX_THREADS,
+                MAX_THREADS, MAX_THREADS);
         return 2;
     }
     mkrt_plan_cache_config cfg = {CAPACITY, 0};
@@ -212,13 +284,16 @@ int main(int argc, char **argv)
     }
     uint64_t t0 = stress_now_ns();
     deadline = t0 + (uint64_t)vals[0] * 1000000000u;
-    mkrt__thread th[2 * MAX_THREADS + 1];
+    shapes_init();
+    mkrt__thread th[3 * MAX_THREADS + 1];
     unsigned n = 0;
     mkrt__thread_start(&th[n++], monitor, NULL);
     for (unsigned r = 0; r < vals[1]; r++)
         mkrt__thread_start(&th[n++], reader, (void *)(uintptr_t)(r + 1));
     for (unsigned w = 0; w < vals[2]; w++)
         mkrt__thread_start(&th[n++], writer, (void *)(uintptr_t)(w + 1000));
+    for (unsigned q = 0; q < vals[4]; q++)
+        mkrt__thread_start(&th[n++], planner, (void *)(uintptr_t)(q + 2000));
     stress_progress pg;
     stress_progress_start(&pg, vals[3], progress, NULL);
     for (unsigned i = 1; i < n; i++)
@@ -236,10 +311,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "plan_cache_stress: hits %llu + misses %llu != lookups %llu\n",
                 (unsigned long long)s.hits, (unsigned long long)s.misses, (unsigned long long)total);
     bool pass = bad == 0 && accounted && s.evictions > 0;
-    printf("SUMMARY plan_cache_stress readers %u writers %u seconds %.1f lookups %llu checked %llu "
+    printf("SUMMARY plan_cache_stress readers %u writers %u planners %u seconds %.1f lookups %llu checked %llu "
            "hits %llu misses %llu races %llu evictions %llu invalidations %llu failures %llu "
            "rate %.2fM/s %s\n",
-           vals[1], vals[2], secs, (unsigned long long)total,
+           vals[1], vals[2], vals[4], secs, (unsigned long long)total,
            (unsigned long long)atomic_load(&plans_checked), (unsigned long long)s.hits,
            (unsigned long long)s.misses, (unsigned long long)s.insert_races,
            (unsigned long long)s.evictions, (unsigned long long)s.invalidations,

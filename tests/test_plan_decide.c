@@ -28,7 +28,9 @@ static void rules(void)
     is(mkrt__decide_shed_memory(8, 8500), 6, "SHED: at 8500 bps 75%% stay");
     is(mkrt__decide_shed_memory(8, 10000), 4, "SHED: at 10000 bps 50%% stay");
     is(mkrt__decide_shed_memory(1, 10000), 1, "SHED: never below one");
-    is(mkrt__decide_cpu_width(4, 1, 8), 2, "SHED: 4 CPUs, one busy producer, the dispatcher: 2 workers");
+    is(mkrt__decide_cpu_width(4, 1, 8), 3, "SHED: 4 CPUs, one busy producer: 3 executors (the dispatcher among them)");
+    is(mkrt__decide_cpu_width(2, 0, 2), 2, "SHED: 2 CPUs, no busy producer: both");
+    is(mkrt__decide_cpu_width(2, 1, 2), 1, "SHED: 2 CPUs, one busy producer: one");
     is(mkrt__decide_cpu_width(2, 5, 8), 1, "SHED: never below one CPU");
 
     c = costs(8, 0, 50000);

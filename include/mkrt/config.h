@@ -101,11 +101,13 @@ typedef void (*mkrt_error_fn)(void *ctx, const mkrt_item *item, mkrt_status why,
  */
 typedef struct mkrt_config {
     mkrt_backend_kind backend;     /**< Backend (AUTO) [AUTO, CPU, CUDA, SIM]. */
-    /** CPU workers (0) [0..MKRT_CONFIG_WORKERS_MAX]; 0: one per CPU the
-     *  process may run on (its affinity mask) less one for the dispatcher,
-     *  at least 1, and each batch then uses only as many as are free of
-     *  producers still publishing (on 2 CPUs: the batch runs on the
-     *  dispatching thread). A number given here is used as is. */
+    /** CPU workers (0) [0..MKRT_CONFIG_WORKERS_MAX]: the threads that
+     *  execute items, the dispatching thread among them (workers - 1 are
+     *  started beside it). 0: one per CPU the process may run on (its
+     *  affinity mask), and each batch then uses only as many as are free
+     *  of producers still publishing (on 2 CPUs with one busy producer:
+     *  the batch runs on the dispatching thread). A number given here is
+     *  used as is. */
     uint32_t workers;
     size_t ring_capacity;          /**< Ring slots per producer (16384: 256 KiB) [power of two, 2..MKRT_RING_CAPACITY_MAX]. */
     size_t max_batch;              /**< Items per batch (65536) [1..MKRT_CONFIG_MAX_BATCH_MAX]. */

@@ -1,31 +1,44 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* src/backend/cpu_pool.c - the CPU backend: a persistent worker pool that
- * runs a batch the way the plan says.
+/* src/backend/cpu_pool.c - the CPU backend: a persistent pool whose
+ * every thread executes, the thread that dispatches among them.
  *
- * Workers are started once. A batch whose plan gives it one participant
- * (plan.workers == 1) runs on the calling (dispatcher) thread at launch:
+ * A pool of `workers` W runs W threads that execute: W - 1 pool threads
+ * started here, and the thread that holds the dispatch token (the
+ * dispatcher thread or a helping waiter, pipeline/dispatcher.c), which
+ * runs items between its planning steps. A batch whose plan gives it one
+ * participant (plan.workers == 1) runs on the token's holder at launch:
  * no hand-off, no barrier; a helping waiter that calls launch stops at its
- * deadline, between items, and worker 0 runs the rest (run_inline). Otherwise the launch publishes the batch and
- * bumps `launch` (release); workers pick it up (acquire). Workers at or
- * above plan.workers sit the batch out, but still count themselves
- * finished, so that no worker is left reading a batch the next launch
- * replaces. In layer l, workers below
- * plan.participants[l] claim chunks of plan.chunk items with one
- * fetch-add on the layer's cursor, so a slow worker never holds others
- * up. Between layers, a generation barrier over the batch's workers makes
- * every write of layer L happen-before every read of layer L+1; where
- * the plan says one participant runs both layers (worker 0), there is no
- * barrier: program order suffices. The last worker to finish sets `done`
+ * deadline, between items, and whoever calls settle or wait next (the
+ * token's next holder) runs the rest from where it stopped (run_from).
+ * Otherwise the launch publishes the batch and bumps `launch` (release);
+ * the pool threads pick it up (acquire). Executor 0 is the token's holder,
+ * pool thread i is executor i: in layer l, pool threads 1 .. max(1,
+ * plan.participants[l] - 1) claim chunks of plan.chunk items with one
+ * fetch-add on the layer's cursor, and the holder claims from the same
+ * cursor whenever it is free (at launch, until the layer has no chunk
+ * left, and while it waits: help), in the layers where the plan gives it
+ * a share (participants >= 2). Pool threads above the batch's count sit it
+ * out, but still count themselves finished, so that no thread is left
+ * reading a batch the next launch replaces.
+ *
+ * Between layers, a generation barrier over the batch's pool threads makes
+ * every write of layer L happen-before every read of layer L+1. The
+ * holder is not counted in it (it may be planning): the last arriver opens
+ * the next layer (`layer_open`) and then waits until the holder has no
+ * chunk of layer L in hand (`helper_busy`, a store-load handshake, see
+ * help()). Where the plan says one participant runs both layers (pool
+ * thread 1), there is no barrier: program order suffices, and the holder
+ * takes no share of either. The last pool thread to finish sets `done`
  * (release) and wakes the waiter. Failures of user ops go to the pool's
  * failure list, which wait() returns.
  *
  * How wide a batch runs is the plan's (pipeline/batch_planner.c): the CPUs
- * producers leave free bound the workers of a default-sized pool, and a
+ * producers leave free bound the width of a default-sized pool, and a
  * layer of built-in ops gets a second participant only when each gets
- * WAKE's share_min (plan/decide.h), so narrow layers, and runs of them between
- * wide ones, run on one thread with no barrier. The caller of launch and
- * wait is whoever holds the dispatch token (pipeline/dispatcher.c): the
- * dispatcher thread or a helping waiter, one at a time.
+ * WAKE's share_min (plan/decide.h), so narrow layers, and runs of them
+ * between wide ones, run on one thread with no barrier. The caller of
+ * launch, settle and wait is whoever holds the dispatch token, one at a
+ * time.
  */
 #include <stdalign.h>
 #include <stdio.h>
@@ -34,6 +47,7 @@
 
 #include "backend/cpu_pool.h"
 #include "base/alloc_internal.h"
+#include "base/cpus.h"
 #include "base/error_internal.h"
 #include "base/spin_wait.h"
 #include "base/thread.h"
@@ -43,7 +57,10 @@
 typedef struct cpu_pool {
     mkrt__backend base; /* first: the pool is its backend */
     mkrt__state *state; /* what the ops run against (state/state.h) */
-    uint32_t workers;
+    uint32_t workers;   /* executors: the pool threads and the token's holder */
+    uint32_t threads_n; /* pool threads: workers - 1 */
+    uint64_t spin_cap_ns; /* how long a thread spins for the next launch or layer */
+    mkrt__spin_budget wait_spin; /* holder-only: its spin for the batch's end */
     mkrt__thread *threads;
     alignas(MKRT_CACHE_LINE) _Atomic uint64_t launch; /* batches launched */
     mkrt__batch *batch;                               /* published by launch */
@@ -52,11 +69,21 @@ typedef struct cpu_pool {
     alignas(MKRT_CACHE_LINE) _Atomic uint32_t arrived; /* barrier count */
     _Atomic uint32_t generation;                      /* barrier generation */
     mkrt__waitq barrier_wq;
-    alignas(MKRT_CACHE_LINE) _Atomic uint32_t finished; /* workers done with the batch */
+    /* The layer of the running batch the pool threads are in, as far as
+     * the holder may help: set at launch (0) and by the barrier's last
+     * arriver (L + 1), seq_cst with helper_busy (help()). */
+    alignas(MKRT_CACHE_LINE) _Atomic uint32_t layer_open;
+    /* 1 while the token's holder has a chunk of layer_open in hand. */
+    alignas(MKRT_CACHE_LINE) _Atomic uint32_t helper_busy;
+    alignas(MKRT_CACHE_LINE) _Atomic uint32_t finished; /* pool threads done with the batch */
     _Atomic uint64_t done;                              /* batches completed */
     mkrt__waitq done_wq;
     mkrt__fail_list fails;
-    bool ran_inline;    /* the last launch ran on the caller's thread */
+    /* Holder-only: the last launch ran on the holder's thread; or a
+     * one-participant batch whose rest (from its cursors) the next settle
+     * or wait runs (a helper stopped at its deadline). */
+    bool ran_inline;
+    mkrt__batch *rest;
 #ifdef MKRT_TEST_HOOKS
     _Atomic uint64_t barriers; /* test hook: cross-thread barriers completed */
 #endif
@@ -64,7 +91,7 @@ typedef struct cpu_pool {
 
 typedef struct worker_arg {
     cpu_pool *pool;
-    uint32_t index;
+    uint32_t index; /* executor index: 1 .. threads_n */
 } worker_arg;
 
 typedef struct seen_check {
@@ -93,8 +120,33 @@ static int generation_moved(void *p)
     return atomic_load_explicit(&c->pool->generation, memory_order_acquire) != c->gen;
 }
 
-/* Every one of the batch's `n` workers arrives; the last releases all. */
-static void barrier(cpu_pool *pool, uint32_t n)
+/* The batch's pool threads: one fewer than its most participants (the
+ * holder is the other), at least one, at most the pool's. */
+static uint32_t batch_threads(const cpu_pool *pool, const mkrt__batch_plan *plan)
+{
+    uint32_t n = plan->workers > 1 ? plan->workers - 1 : 1;
+    return n < pool->threads_n ? n : pool->threads_n;
+}
+
+/* Whether the holder takes a share of layer l (the plan gives it two or
+ * more participants: a barrier is on both sides of it, batch.h). */
+static bool holder_shares(const mkrt__batch_plan *plan, size_t l)
+{
+    return plan->participants[l] >= 2;
+}
+
+static int helper_idle(void *p)
+{
+    cpu_pool *pool = p;
+    /* acquire: pairs with the release store in help(): the holder's writes
+     * of the layer happen before the next layer's reads. */
+    return atomic_load_explicit(&pool->helper_busy, memory_order_acquire) == 0;
+}
+
+/* Every one of the batch's `n` pool threads arrives after layer l; the
+ * last opens layer l + 1 to the holder, waits until the holder has no
+ * chunk of l in hand, and releases all. */
+static void barrier(cpu_pool *pool, uint32_t n, uint32_t l)
 {
     /* acquire: see the generation before arriving, so a fast worker that
      * already passed cannot be confused with the next round. */
@@ -103,6 +155,15 @@ static void barrier(cpu_pool *pool, uint32_t n)
      * the last arriver; the acquire half gives the last arriver everyone's. */
     if (atomic_fetch_add_explicit(&pool->arrived, 1, memory_order_acq_rel) + 1 == n) {
         atomic_store_explicit(&pool->arrived, 0, memory_order_relaxed); /* ordered by the release below */
+        /* seq_cst, with the load of helper_busy below: the store-load
+         * handshake with help() (its store of helper_busy, then its load
+         * of layer_open). Either the holder sees l + 1 and takes no more
+         * chunks of l, or this thread sees it busy and waits. Also the
+         * release that gives the holder every write of layer l. */
+        atomic_store(&pool->layer_open, l + 1);
+        /* It has one chunk at most in hand; yield where it has no CPU. */
+        while (atomic_load(&pool->helper_busy) != 0 && !mkrt__spin_for(helper_idle, pool, 20000))
+            mkrt__thread_yield();
 #ifdef MKRT_TEST_HOOKS
         /* relaxed: a test's statistic, read after the batch completed
          * (the completion's release/acquire orders it). */
@@ -111,12 +172,12 @@ static void barrier(cpu_pool *pool, uint32_t n)
         /* release: pairs with the acquire loads in generation_moved. */
         atomic_store_explicit(&pool->generation, c.gen + 1, memory_order_release);
         mkrt__waitq_notify(&pool->barrier_wq);
+        mkrt__waitq_notify(&pool->done_wq); /* a waiting holder may help the next layer */
         return;
     }
     mkrt__spin_then_sleep(&pool->barrier_wq, generation_moved, &c, NULL);
 }
 
-/* Worker `w` of the batch's plan.workers runs its share of every layer. */
 /* Items [from, to) of b: ops on the pool's state group, or a made
  * source's items, which its source runs (plan/source.h). */
 static inline void run_range(cpu_pool *pool, const mkrt__batch *b, size_t from, size_t to)
@@ -127,24 +188,33 @@ static inline void run_range(cpu_pool *pool, const mkrt__batch *b, size_t from, 
         mkrt__exec_range(pool->state, b->exec, from, to, &pool->fails);
 }
 
-static void run_share(cpu_pool *pool, mkrt__batch *b, uint32_t w)
+/* Claims and runs chunks of layer l until none is left. */
+static void run_chunks(cpu_pool *pool, mkrt__batch *b, size_t l)
+{
+    const uint32_t chunk = b->plan.chunk;
+    const uint32_t from = b->layer_offsets[l], len = b->layer_offsets[l + 1] - from;
+    /* relaxed: a cheap look, so that a drained cursor is not bumped on. */
+    while (atomic_load_explicit(&b->cursors[l], memory_order_relaxed) < len) {
+        /* relaxed: the cursor only hands out disjoint ranges; the items and
+         * cells are ordered by launch, the barriers and help()'s handshake. */
+        uint32_t start = atomic_fetch_add_explicit(&b->cursors[l], chunk, memory_order_relaxed);
+        if (start >= len)
+            break;
+        uint32_t end = len - start < chunk ? len : start + chunk;
+        run_range(pool, b, from + start, from + end);
+    }
+}
+
+/* Pool thread `w` (executor index) runs its share of every layer. */
+static void run_share(cpu_pool *pool, mkrt__batch *b, uint32_t w, uint32_t n)
 {
     const mkrt__batch_plan *plan = &b->plan;
     for (size_t l = 0; l < b->layers; l++) {
-        uint32_t from = b->layer_offsets[l], len = b->layer_offsets[l + 1] - from;
-        if (w < plan->participants[l]) {
-            for (;;) {
-                /* relaxed: the cursor only hands out disjoint ranges; the
-                 * items and cells are ordered by launch and the barriers. */
-                uint32_t start = atomic_fetch_add_explicit(&b->cursors[l], plan->chunk, memory_order_relaxed);
-                if (start >= len)
-                    break;
-                uint32_t end = len - start < plan->chunk ? len : start + plan->chunk;
-                run_range(pool, b, from + start, from + end);
-            }
-        }
+        uint32_t p = plan->participants[l];
+        if (w <= (p > 1 ? p - 1 : 1))
+            run_chunks(pool, b, l);
         if (mkrt__plan_grid_barrier_after(plan, l, b->layers))
-            barrier(pool, plan->workers);
+            barrier(pool, n, (uint32_t)l);
     }
 }
 
@@ -165,19 +235,89 @@ static int worker_main(void *p)
     worker_arg a = *(worker_arg *)p;
     cpu_pool *pool = a.pool;
     seen_check c = {pool, 0};
+    mkrt__spin_budget spin;
+    mkrt__spin_budget_init(&spin);
     for (;;) {
-        mkrt__spin_then_sleep(&pool->launch_wq, launched_or_stopping, &c, NULL);
+        /* Spin for the next launch while it comes soon (a traversal's next
+         * level, the next batch of a stream): no futex on the way. */
+        if (!mkrt__spin_adaptive(&spin, launched_or_stopping, &c, pool->spin_cap_ns))
+            mkrt__spin_then_sleep(&pool->launch_wq, launched_or_stopping, &c, NULL);
         /* acquire: pairs with the release store in cpu_stop. */
         if (atomic_load_explicit(&pool->stop, memory_order_acquire))
             return 0;
         c.seen++;
         mkrt__batch *b = pool->batch;
-        if (a.index < b->plan.workers)
-            run_share(pool, b, a.index);
-        /* Every worker, in the batch or not, finishes it: `done` then
-         * means no worker still reads this launch's batch pointer, which
+        const uint32_t n = batch_threads(pool, &b->plan);
+        if (a.index <= n)
+            run_share(pool, b, a.index, n);
+        /* Every pool thread, in the batch or not, finishes it: `done` then
+         * means no thread still reads this launch's batch pointer, which
          * the next launch overwrites. */
-        finish_share(pool, pool->workers);
+        finish_share(pool, pool->threads_n);
+    }
+}
+
+static int batch_done(void *p)
+{
+    cpu_pool *pool = p;
+    /* acquire: pairs with the release increment in finish_share. relaxed:
+     * only the holder writes launch. */
+    return atomic_load_explicit(&pool->done, memory_order_acquire) ==
+           atomic_load_explicit(&pool->launch, memory_order_relaxed);
+}
+
+/* The holder (executor 0) runs chunks of the layer the pool threads are
+ * in, while the plan gives it a share there. The store-load handshake
+ * with barrier(): it marks itself busy, then checks that the layer is
+ * still open (both seq_cst), so that a barrier's last arriver either sees
+ * it busy (and waits for the chunk it runs) or it sees the next layer.
+ * Returns when the batch is done or the open layer has no chunk for it. */
+static void help(cpu_pool *pool, mkrt__batch *b)
+{
+    for (;;) {
+        if (batch_done(pool))
+            return;
+        uint32_t l = atomic_load(&pool->layer_open);
+        if (l >= b->layers || !holder_shares(&b->plan, l))
+            return;
+        atomic_store(&pool->helper_busy, 1);
+        if (atomic_load(&pool->layer_open) == l)
+            run_chunks(pool, b, l);
+        /* release: pairs with the acquire in helper_idle (the last arriver
+         * of the barrier after l reads this thread's writes of l). */
+        atomic_store_explicit(&pool->helper_busy, 0, memory_order_release);
+        if (atomic_load(&pool->layer_open) == l)
+            return; /* l has no chunk left; its last ones run elsewhere */
+    }
+}
+
+typedef struct help_check {
+    cpu_pool *pool;
+    uint32_t layer;
+} help_check;
+
+/* Done, or the pool threads opened another layer (one the holder may share). */
+static int done_or_layer(void *p)
+{
+    const help_check *c = p;
+    return batch_done(c->pool) || atomic_load(&c->pool->layer_open) != c->layer;
+}
+
+/* The holder helps the launched batch until it is done or `until` passes
+ * (NULL: none); returns whether it is done. */
+static bool help_until_done(cpu_pool *pool, const struct timespec *deadline)
+{
+    mkrt__batch *b = pool->batch;
+    for (;;) {
+        help(pool, b);
+        help_check c = {pool, atomic_load(&pool->layer_open)};
+        /* The last chunks run elsewhere: spin for them while that pays
+         * (a level's end), so that the batch's end costs no futex. */
+        if (!(deadline == NULL && mkrt__spin_adaptive(&pool->wait_spin, done_or_layer, &c, pool->spin_cap_ns)) &&
+            mkrt__spin_then_sleep(&pool->done_wq, done_or_layer, &c, deadline) == 0)
+            return batch_done(pool); /* past the deadline */
+        if (batch_done(pool))
+            return true;
     }
 }
 
@@ -200,54 +340,49 @@ static mkrt_status cpu_prepare(mkrt__backend *be, mkrt__batch *b, mkrt_error *er
  * the clock is read after each, so the helper overruns by at most the one
  * it runs. A clock read costs about as much as a trivial user op, so a
  * batch of more than INLINE_CHECKED_MAX such items is not run on the
- * helper's thread at all: worker 0 runs it (one wake-up), and the helper
- * waits for it until its deadline (cpu_settle). */
+ * helper's thread at all: pool thread 1 runs it (one wake-up), or, in a
+ * pool of one executor, the token's next holder (cpu_settle, cpu_wait). */
 #define INLINE_STRIDE_BUILTIN 256u
 #define INLINE_CHECKED_MAX 256u
 
-/* Worker 0 is to run b from item k of layer l on (the cursors say where;
- * relaxed: published to it by the launch, release). */
-static void hand_off(mkrt__batch *b, size_t l, uint32_t k)
+/* Runs a one-participant batch on this thread from where its cursors say
+ * (item cursors[l] of layer l; launch zeroes them), layer by layer, in
+ * program order. Before `until` passes, it looks at the clock between
+ * items (see above) and, once it passed, stops with the cursors where
+ * the rest begins (the plan gives every layer one participant: no
+ * barrier). Returns whether it ran everything. relaxed (cursors): read
+ * and written by the holder only, or published to pool thread 1 by the
+ * launch (release). */
+static bool run_from(cpu_pool *pool, mkrt__batch *b, uint64_t until)
 {
-    for (size_t j = 0; j < b->layers; j++)
-        atomic_store_explicit(&b->cursors[j],
-                              j < l ? b->layer_offsets[j + 1] - b->layer_offsets[j]
-                                    : j == l ? k - b->layer_offsets[l] : 0,
-                              memory_order_relaxed);
-}
-
-/* Runs a one-participant batch on this thread, layer by layer, in program
- * order. With a deadline it looks at the clock between items (see above)
- * and, once the deadline passed, stops and sets the cursors so that
- * worker 0 runs exactly the rest, in the same order (the plan gives every
- * layer one participant: no barrier). Returns whether it ran everything. */
-static bool run_inline(cpu_pool *pool, mkrt__batch *b)
-{
-    const uint64_t until = b->until;
-    if (until == UINT64_MAX) {
-        for (size_t l = 0; l < b->layers; l++)
-            run_range(pool, b, b->layer_offsets[l], b->layer_offsets[l + 1]);
-        return true;
-    }
     const bool checked = b->user_ops > 0 || b->source->made;
-    if (checked && b->exec_n > INLINE_CHECKED_MAX) {
-        hand_off(b, 0, 0);
-        return false;
-    }
-    const uint32_t stride = checked ? 1u : INLINE_STRIDE_BUILTIN;
+    const uint32_t stride = until == UINT64_MAX ? UINT32_MAX : checked ? 1u : INLINE_STRIDE_BUILTIN;
     for (size_t l = 0; l < b->layers; l++) {
-        const uint32_t to = b->layer_offsets[l + 1];
-        for (uint32_t k = b->layer_offsets[l]; k < to;) {
-            if (mkrt__now_ns() >= until) {
-                hand_off(b, l, k);
+        const uint32_t from = b->layer_offsets[l], to = b->layer_offsets[l + 1];
+        for (uint32_t k = from + atomic_load_explicit(&b->cursors[l], memory_order_relaxed); k < to;) {
+            if (until != UINT64_MAX && mkrt__now_ns() >= until) {
+                atomic_store_explicit(&b->cursors[l], k - from, memory_order_relaxed);
                 return false;
             }
             uint32_t end = to - k < stride ? to : k + stride;
             run_range(pool, b, k, end);
             k = end;
         }
+        atomic_store_explicit(&b->cursors[l], to - from, memory_order_relaxed);
     }
     return true;
+}
+
+static void publish(cpu_pool *pool, mkrt__batch *b)
+{
+    pool->batch = b;
+    /* seq_cst: read by help() and the barrier (see there); ordered before
+     * the pool threads' reads by the release below. */
+    atomic_store(&pool->layer_open, 0);
+    /* release: pairs with the acquire in launched_or_stopping; publishes
+     * the batch, its plan and its cursors. */
+    atomic_fetch_add_explicit(&pool->launch, 1, memory_order_release);
+    mkrt__waitq_notify(&pool->launch_wq);
 }
 
 static mkrt_status cpu_launch(mkrt__backend *be, mkrt__batch *b, uint64_t append_limit, mkrt_error *err)
@@ -257,72 +392,90 @@ static mkrt_status cpu_launch(mkrt__backend *be, mkrt__batch *b, uint64_t append
     cpu_pool *pool = (cpu_pool *)be;
     /* relaxed: the failure list is read by wait after `done` (acquire). */
     atomic_store_explicit(&pool->fails.count, 0, memory_order_relaxed);
-    if (b->plan.workers <= 1) {
-        /* One participant: this thread (dispatcher-only flag: the workers
-         * never see it), or past a helper's deadline worker 0 for the rest
-         * (its cursors are set). */
-        if (run_inline(pool, b)) {
+    for (size_t l = 0; l < b->layers; l++)
+        atomic_store_explicit(&b->cursors[l], 0, memory_order_relaxed); /* published by launch */
+    if (b->plan.workers <= 1 || pool->threads_n == 0) {
+        /* One participant (or one executor: the layers in order are a
+         * valid run of any plan): this thread, until a helper's deadline. */
+        const bool checked = b->user_ops > 0 || b->source->made;
+        const bool whole = b->until == UINT64_MAX || !checked || b->exec_n <= INLINE_CHECKED_MAX;
+        if (whole && run_from(pool, b, b->until)) {
             pool->ran_inline = true;
             return MKRT_OK;
         }
-    } else {
-        for (size_t l = 0; l < b->layers; l++)
-            atomic_store_explicit(&b->cursors[l], 0, memory_order_relaxed); /* published by launch */
+        if (pool->threads_n == 0) {
+            pool->rest = b; /* the next settle or wait runs the rest */
+            return MKRT_OK;
+        }
+        /* pool thread 1 runs the rest (the plan's one participant) */
     }
-    pool->batch = b;
-    /* release: pairs with the acquire in launched_or_stopping; publishes
-     * the batch, its plan and zeroed cursors. */
-    atomic_fetch_add_explicit(&pool->launch, 1, memory_order_release);
-    mkrt__waitq_notify(&pool->launch_wq);
+    publish(pool, b);
+    /* The holder takes chunks of the open layer before it plans the next
+     * batch (not a helper with a deadline: a chunk may hold user ops). */
+    if (b->until == UINT64_MAX && b->plan.workers > 1)
+        help(pool, b);
     return MKRT_OK;
 }
 
-static int batch_done(void *p)
+static struct timespec *deadline_of(uint64_t until, struct timespec *ts)
 {
-    cpu_pool *pool = p;
-    /* acquire: pairs with the release increment in finish_share. relaxed:
-     * only the waiting thread writes launch. */
-    return atomic_load_explicit(&pool->done, memory_order_acquire) ==
-           atomic_load_explicit(&pool->launch, memory_order_relaxed);
+    if (until == UINT64_MAX)
+        return NULL;
+    ts->tv_sec = (time_t)(until / 1000000000u);
+    ts->tv_nsec = (long)(until % 1000000000u);
+    return ts;
 }
 
 /* A helper's look at the launched batch: done, or done by `until`. */
 static bool cpu_settle(mkrt__backend *be, uint64_t until)
 {
     cpu_pool *pool = (cpu_pool *)be;
+    if (pool->rest != NULL) {
+        if (!run_from(pool, pool->rest, until))
+            return false;
+        pool->rest = NULL;
+        pool->ran_inline = true;
+    }
     if (pool->ran_inline)
         return true;
     struct timespec ts;
-    const struct timespec *deadline = NULL;
-    if (until != UINT64_MAX) {
-        ts.tv_sec = (time_t)(until / 1000000000u);
-        ts.tv_nsec = (long)(until % 1000000000u);
-        deadline = &ts;
-    }
+    const struct timespec *deadline = deadline_of(until, &ts);
+    if (until == UINT64_MAX)
+        return help_until_done(pool, deadline);
     return mkrt__spin_then_sleep(&pool->done_wq, batch_done, pool, deadline) != 0;
 }
 
 /* The timeout is not applied: a worker inside an op cannot be abandoned
- * (it shares the process's memory), so the pool waits for it. */
+ * (it shares the process's memory), so the pool waits for it, helping. */
 static mkrt_status cpu_wait(mkrt__backend *be, uint64_t timeout_ns, const uint32_t **fails,
                             uint32_t *nfails, mkrt_error *err)
 {
     (void)timeout_ns, (void)err;
     cpu_pool *pool = (cpu_pool *)be;
+    if (pool->rest != NULL) {
+        run_from(pool, pool->rest, UINT64_MAX);
+        pool->rest = NULL;
+        pool->ran_inline = true;
+    }
     if (pool->ran_inline)
         pool->ran_inline = false;
     else
-        mkrt__spin_then_sleep(&pool->done_wq, batch_done, pool, NULL);
+        help_until_done(pool, NULL);
     uint32_t n = atomic_load_explicit(&pool->fails.count, memory_order_relaxed); /* after done */
     *fails = pool->fails.pairs;
     *nfails = n < pool->fails.capacity ? n : pool->fails.capacity;
     return MKRT_OK;
 }
 
+static size_t threads_bytes(uint32_t n)
+{
+    return (size_t)(n ? n : 1) * (sizeof(mkrt__thread) + sizeof(worker_arg));
+}
+
 static void free_pool(cpu_pool *pool)
 {
     mkrt__free(pool->fails.pairs, 2 * (size_t)pool->fails.capacity * sizeof(uint32_t));
-    mkrt__free(pool->threads, pool->workers * (sizeof(mkrt__thread) + sizeof(worker_arg)));
+    mkrt__free(pool->threads, threads_bytes(pool->threads_n));
     mkrt__free(pool, sizeof *pool);
 }
 
@@ -333,7 +486,7 @@ static bool cpu_stop(mkrt__backend *be, uint64_t timeout_ns)
     /* release: pairs with the acquire loads of stop in the workers. */
     atomic_store_explicit(&pool->stop, true, memory_order_release);
     mkrt__waitq_notify(&pool->launch_wq);
-    for (uint32_t i = 0; i < pool->workers; i++)
+    for (uint32_t i = 0; i < pool->threads_n; i++)
         mkrt__thread_join(pool->threads[i]);
     free_pool(pool);
     return true;
@@ -357,13 +510,14 @@ static const mkrt__backend_ops cpu_ops = {
 mkrt_status mkrt__cpu_pool_start(mkrt__state *sg, uint32_t workers, uint32_t max_batch,
                                  mkrt__backend **out, mkrt_error *err)
 {
+    workers = workers ? workers : 1;
+    const uint32_t threads_n = workers - 1;
     cpu_pool *pool = mkrt__alloc_zeroed(sizeof *pool, alignof(cpu_pool));
-    void *threads = mkrt__alloc_zeroed(workers * (sizeof(mkrt__thread) + sizeof(worker_arg)),
-                                       alignof(max_align_t));
+    void *threads = mkrt__alloc_zeroed(threads_bytes(threads_n), alignof(max_align_t));
     uint32_t *pairs = mkrt__alloc(2 * (size_t)max_batch * sizeof(uint32_t), alignof(uint32_t));
     if (pool == NULL || threads == NULL || pairs == NULL) {
         mkrt__free(pool, sizeof *pool);
-        mkrt__free(threads, workers * (sizeof(mkrt__thread) + sizeof(worker_arg)));
+        mkrt__free(threads, threads_bytes(threads_n));
         mkrt__free(pairs, 2 * (size_t)max_batch * sizeof(uint32_t));
         return mkrt__error_set(err, MKRT_ENOMEM,
                                "CPU backend could not allocate a pool of %u workers. Fix: use fewer "
@@ -374,15 +528,20 @@ mkrt_status mkrt__cpu_pool_start(mkrt__state *sg, uint32_t workers, uint32_t max
                                  .is_cpu_pool = true};
     pool->state = sg;
     pool->workers = workers;
+    pool->threads_n = threads_n;
+    /* A pool thread spins for the next launch only where the CPUs hold
+     * every executor (spin_wait.h): on fewer it would take a producer's. */
+    pool->spin_cap_ns = mkrt__cpus_available() >= workers && workers > 1 ? MKRT__SPIN_BUDGET_NS : 0;
+    mkrt__spin_budget_init(&pool->wait_spin);
     pool->threads = threads;
     pool->fails.pairs = pairs;
     pool->fails.capacity = max_batch;
-    worker_arg *args = (worker_arg *)(pool->threads + workers);
+    worker_arg *args = (worker_arg *)(pool->threads + (threads_n ? threads_n : 1));
     mkrt__waitq_init_symmetric(&pool->launch_wq);
     mkrt__waitq_init_symmetric(&pool->barrier_wq);
     mkrt__waitq_init(&pool->done_wq);
-    for (uint32_t i = 0; i < workers; i++) {
-        args[i] = (worker_arg){pool, i};
+    for (uint32_t i = 0; i < threads_n; i++) {
+        args[i] = (worker_arg){pool, i + 1};
         if (mkrt__thread_start(&pool->threads[i], worker_main, &args[i]) != 0) {
             atomic_store_explicit(&pool->stop, true, memory_order_release); /* as in cpu_stop */
             mkrt__waitq_notify(&pool->launch_wq);
@@ -392,7 +551,7 @@ mkrt_status mkrt__cpu_pool_start(mkrt__state *sg, uint32_t workers, uint32_t max
             return mkrt__error_set(err, MKRT_ENOMEM,
                                    "CPU backend could not start worker %u of %u. Fix: raise the "
                                    "thread limit or use fewer workers.",
-                                   i + 1, workers);
+                                   i + 2, workers);
         }
     }
     *out = &pool->base;

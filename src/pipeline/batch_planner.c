@@ -115,9 +115,9 @@ static uint32_t memory_bps(const mkrt__dispatch *dp, const mkrt__batch *b)
  * among them. Re-sweep on a quiet machine with more CPUs. */
 
 /* How many CPUs a batch on the pool may use when the worker count is the
- * default: the process's CPUs less one for the thread that dispatches and
- * one for each producer of the batch that is still publishing (not inside
- * mkrt_wait or mkrt_drain), at least 1. Re-read for every batch, so the
+ * default: the process's CPUs less one for each producer of the batch that
+ * is still publishing (not inside mkrt_wait or mkrt_drain), at least 1
+ * (the thread that dispatches is one of the executors, cpu_pool.c). Re-read for every batch, so the
  * width follows the producers while the runtime runs; on 2 CPUs with a
  * busy producer it is 1, and the batch runs on the dispatching thread
  * (oversubscribing the CPUs with workers was measured slower, issue 13). */

@@ -71,7 +71,9 @@ uint32_t mkrt__decide_shed_memory(uint32_t p, uint32_t memory_bps)
 
 uint32_t mkrt__decide_cpu_width(uint32_t cpus, uint32_t busy_producers, uint32_t width)
 {
-    uint32_t free_cpus = cpus > busy_producers + 1 ? cpus - busy_producers - 1 : 1;
+    /* The dispatching thread is one of the executors (backend/cpu_pool.c):
+     * every CPU the busy producers leave is the batch's. */
+    uint32_t free_cpus = cpus > busy_producers ? cpus - busy_producers : 1;
     return free_cpus < width ? free_cpus : width;
 }
 

@@ -132,7 +132,8 @@ uint32_t mkrt__decide_shed_memory(uint32_t p, uint32_t memory_bps);
 
 /* SHED under queue pressure (the CPU pool with the default worker count):
  * the CPUs a batch may use, of width, with busy producers still
- * publishing on the process's cpus (one CPU for the dispatching thread). */
+ * publishing on the process's cpus (the dispatching thread executes too,
+ * so it needs no CPU of its own). */
 uint32_t mkrt__decide_cpu_width(uint32_t cpus, uint32_t busy_producers, uint32_t width);
 
 /* FUSE: whether a batch's layers fuse (MKRT_WAVE_FUSED; else

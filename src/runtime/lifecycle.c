@@ -177,10 +177,11 @@ mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **out, mkrt_error *
                                sizeof *rt);
     rt->cfg = *cfg;
     rt->cfg.plan_off = plan_off;
-    /* The default leaves one of the process's CPUs to the dispatcher; the
-     * plan narrows a batch further while producers are busy (batch_planner.c). */
+    /* The default uses every CPU of the process: the thread that dispatches
+     * is one of the executors (backend/cpu_pool.c); the plan narrows a
+     * batch while producers are busy (batch_planner.c, SHED). */
     rt->cpus = mkrt__cpus_available();
-    rt->workers = cfg->workers ? cfg->workers : rt->cpus > 1 ? rt->cpus - 1 : 1;
+    rt->workers = cfg->workers ? cfg->workers : rt->cpus > 0 ? rt->cpus : 1;
     /* The groups (runtime_internal.h) point at what they share. */
     rt->state.cfg = &rt->cfg;
     rt->state.ops = rt->ops;
