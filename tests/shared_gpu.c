@@ -162,7 +162,8 @@ typedef struct worker {
     mkrt_runtime *rt;
     uint32_t rounds;      /* 0: until stop */
     _Atomic int *stop;
-    uint32_t done, bad;
+    _Atomic uint32_t done; /* read by the main thread while the worker runs */
+    uint32_t bad;
 } worker;
 
 static int work(void *p)
@@ -231,7 +232,7 @@ void sg_run_all(const char *driver, unsigned long long (*waited)(void))
     mkrt__thread_start(&tb, work, &wb);
     mkrt__thread_join(ta);
     mkrt__thread_join(tb);
-    ok(wa.done == 300 && wb.done == 300 && wa.bad == 0 && wb.bad == 0,
+    ok(atomic_load(&wa.done) == 300 && atomic_load(&wb.done) == 300 && wa.bad == 0 && wb.bad == 0,
        "both runtimes ran 300 batches each at the same time, every result right (%u and %u wrong)", wa.bad,
        wb.bad);
     ok(on_cuda(a) && on_cuda(b), "... both on the GPU, without a device failure");
@@ -251,6 +252,14 @@ void sg_run_all(const char *driver, unsigned long long (*waited)(void))
     worker busy = {a, 0, &stop, 0, 0};
     mkrt__thread tbusy;
     mkrt__thread_start(&tbusy, work, &busy);
+    /* The runtime is busy once its first batch completed: the application's
+     * work below must overlap batches, not run before the first one (on a
+     * loaded machine the worker may not have been scheduled yet). Bounded:
+     * 30 s, then the check below fails naming 0 batches. */
+    for (int i = 0; i < 30000 && atomic_load(&busy.done) == 0; i++) {
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
     int app_ok = 1;
     for (int i = 0; i < 3; i++) {
         failed = app_work(100u + (unsigned)i);
@@ -260,8 +269,9 @@ void sg_run_all(const char *driver, unsigned long long (*waited)(void))
     mkrt__thread_join(tbusy);
     ok(app_ok, "beside a busy runtime the application's CUDA work completes, 3 times (%s)",
        failed ? failed : "all done");
-    ok(busy.done > 0 && busy.bad == 0 && on_cuda(a), "... while the runtime ran %u batches on the GPU, all right",
-       busy.done);
+    const uint32_t busy_done = atomic_load(&busy.done);
+    ok(busy_done > 0 && busy.bad == 0 && on_cuda(a), "... while the runtime ran %u batches on the GPU, all right",
+       busy_done);
     if (waited != NULL)
         ok(waited() > before, "stand-in: the application's synchronising calls did wait for the megakernel "
                               "(%llu waits), which left the GPU at a batch boundary",
