@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../src/cuda/cuda_loader.h"
 #include "../src/cuda/protocol.h"
 #include "../src/runtime/test_hooks.h"
 #include "mkrt/mkrt.h"
@@ -322,6 +323,10 @@ int main(int argc, char **argv)
 {
     (void)argc;
     resident_counted();
+    if (!mkrt__cuda_megakernel_built()) {
+        skip(26, "the CUDA megakernel was not built (no nvcc): the CUDA backend cannot start");
+        return done_testing();
+    }
     *(void **)&fake_live = fake_cuda_probe(fake_cuda_open(argv[0]), "fake_cuda_live");
     default_budget();
     graph_over_budget();
