@@ -60,3 +60,9 @@ install-planlib: $(PL_STATIC) $(PL_SHARED) ## libmkrt_planlib, include/mkrt_plan
 $(BUILD)/tests/test_plan_cache $(BUILD)/tests/test_bad_input_plan: $(BUILD)/tests/%: $(BUILD)/tobj/tests/%.o $(PL_STATIC) $(TEST_HELPLIB) $(TEST_STATIC)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# plan_cache_stress runs the cached planners, which live in libmkrt_planlib
+# (mkrt_planlib/cached.h): it links that layer before libmkrt.
+$(BUILD)/stress/plan_cache_stress: $(BUILD)/tobj/stress/plan_cache_stress.o $(PL_STATIC) $(TEST_STATIC)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)

@@ -30,6 +30,7 @@
 
 #include "base/thread.h"
 #include "mkrt/plan_cache.h"
+#include "mkrt_planlib/cached.h"
 #include "stress_util.h"
 
 #define KEYS 1024
