@@ -20,6 +20,7 @@
  * the main table's megakernel).
  *   cuda_bench [--quick] [--out FILE.md] [--csv FILE.csv] [--kernel build/cuda/bench_layer.fatbin]
  * Skipped, it writes neither file. */
+#include "../src/backend/mk_host.h"
 #include "../src/cuda/cuda_engine.h"
 #include "mkrt/runtime.h"
 #include "bench_util.h"
@@ -269,7 +270,7 @@ int main(int argc, char **argv)
     const char *bps_env = getenv("MKRT_CUDA_BLOCKS_PER_SM"), *ds_env = getenv("MKRT_CUDA_DEVICE_STATE");
     const uint32_t main_bps = bps_env ? (uint32_t)atoi(bps_env) : 0;
     const bool main_ds = ds_env != NULL && atoi(ds_env) != 0;
-    mkrt__cuda_engine_config cfg = {cells, cells_n, NULL, 0, cap, 0, NULL, 0, 0, 0, main_ds, main_bps};
+    mkrt__cuda_engine_config cfg = {cells, cells_n, NULL, 0, cap, 0, NULL, 0, 0, 0, main_ds, main_bps, {{NULL, 0}}};
     cfg.dma[0] = (mkrt__cuda_host_range){items, (size_t)cap * sizeof *items};
     if (mkrt__cuda_engine_start(&e, &cfg, &err) != MKRT_OK) {
         printf("cuda_bench: skipped: %s\n", err.message);
@@ -346,7 +347,7 @@ int main(int argc, char **argv)
         gr[i] = bench_graph(&x, &shapes[i], us);
     }
 
-    char host[256], machine[700], report[8192];
+    char host[256], machine[2048], report[8192];
     size_t len = 0;
     bench_machine(host, sizeof host);
     snprintf(machine, sizeof machine, "GPU: %s; host: %s", gpu, host);
