@@ -3,6 +3,7 @@
  * data path measured (plan/decide.h says each rule and where it is from). */
 #include "mkrt/graph.h"
 #include "mkrt/op.h"
+#include "mkrt/publish.h"
 #include "plan/decide.h"
 
 /* The launch policy's thresholds (vyre-semantics.md, launch policy). */
@@ -166,6 +167,32 @@ uint32_t mkrt__decide_drain_first(const uint64_t *waiting, const uint32_t *age, 
         return fullest;
     }
     return rr;
+}
+
+uint32_t mkrt__decide_class(bool interactive, bool bulk, uint32_t bulk_age, uint64_t bulk_wait_ns,
+                            uint64_t max_age_ns, mkrt_plan_class_why *why)
+{
+    if (!interactive) {
+        *why = MKRT_PLAN_CLASS_BULK_ONLY;
+        return MKRT_CLASS_BULK;
+    }
+    if (!bulk) {
+        *why = MKRT_PLAN_CLASS_INTERACTIVE;
+        return MKRT_CLASS_INTERACTIVE;
+    }
+    /* The seeds' aging: work passed over priority_age_threshold times
+     * goes first; and a wall-clock bound on top, so that slow interactive
+     * batches cannot stretch 32 ticks into seconds. */
+    if (bulk_age >= MKRT__AGE_PROMOTE) {
+        *why = MKRT_PLAN_CLASS_AGED;
+        return MKRT_CLASS_BULK;
+    }
+    if (max_age_ns != 0 && bulk_wait_ns >= max_age_ns) {
+        *why = MKRT_PLAN_CLASS_MAX_AGE;
+        return MKRT_CLASS_BULK;
+    }
+    *why = MKRT_PLAN_CLASS_FIRST;
+    return MKRT_CLASS_INTERACTIVE;
 }
 
 bool mkrt__decide_pull(uint64_t nf, uint64_t mf, uint64_t unsettled, uint64_t vertices, bool was, bool on)

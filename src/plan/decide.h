@@ -25,7 +25,15 @@
  *          ring it took nothing from ages one tick (one served is young
  *          again); at age 32 it goes first (an aged promotion, the oldest
  *          first), else the fullest ring goes first (the nearest to
- *          blocking its producer); round robin off
+ *          blocking its producer); round robin off. It also honours the
+ *          latency classes (mkrt_class): while interactive work waits a
+ *          batch takes interactive work only (its rings, and what
+ *          interactive batches emitted), passing waiting bulk work over
+ *          (a requeue: the bulk class ages one tick); after 32 ticks in a
+ *          row (the launch policy's priority_age_threshold) or once bulk
+ *          work has waited class_max_age_us (measured from the first
+ *          batch that passed it over), a bulk batch goes first (an aged
+ *          promotion); off: classes ignored, every batch bulk
  *   PULL   push or pull per frontier level (Beamer's alpha 14, beta 24),
  *          and the level's GraphBLAS switch class (sparse <= 500 bps,
  *          dense >= 4000 bps, 250 bps hysteresis); off: always push
@@ -166,6 +174,13 @@ mkrt_plan_route mkrt__decide_route(uint64_t n, bool builtin_only, const mkrt__pl
 uint32_t mkrt__decide_drain_first(const uint64_t *waiting, const uint32_t *age, uint32_t slots,
                                   uint32_t rr, bool on, mkrt_plan_first *why);
 
+/* DRAIN, classes: the class of the next batch (mkrt_class) from whether
+ * interactive and bulk work wait, the bulk class's age (batches in a row
+ * that passed it over) and its measured wait against max_age_ns (0: no
+ * time bound). *why: mkrt_plan_class_why. */
+uint32_t mkrt__decide_class(bool interactive, bool bulk, uint32_t bulk_age, uint64_t bulk_wait_ns,
+                            uint64_t max_age_ns, mkrt_plan_class_why *why);
+
 /* PULL: whether a frontier level of nf vertices and mf edges out runs
  * pulled (was: the level before did), unsettled edges left, of vertices. */
 bool mkrt__decide_pull(uint64_t nf, uint64_t mf, uint64_t unsettled, uint64_t vertices, bool was, bool on);
@@ -213,6 +228,12 @@ typedef struct mkrt__planner {
     bool *served; /* the drain took items from it (this drain) */
     uint32_t slots;
     mkrt_wave_topology spread_prev; /* dispatcher-only: SPREAD's last choice */
+    /* Latency classes (dispatcher-only): batches in a row that passed
+     * waiting bulk work over, when the first of them was drained (ns, 0:
+     * none), and the longest wait allowed (ns, 0: no bound). */
+    uint32_t bulk_age;
+    uint64_t bulk_since_ns;
+    uint64_t max_age_ns;
     /* Counters, written by the dispatching thread, read by stats. */
     _Atomic uint64_t n[MKRT_PLAN_COUNTERS];
     /* The EXPLAIN ring; head counts records written. */
@@ -247,6 +268,10 @@ static inline void mkrt__plan_ring_seen(mkrt__planner *p, uint32_t slot, uint64_
     p->waiting[slot] = left;
     p->served[slot] |= took != 0;
 }
+/* DRAIN, classes: the class of the batch being drained (note: its
+ * record), from whether interactive and bulk work wait; ages the bulk
+ * class and counts requeues and promotions. */
+uint32_t mkrt__plan_class(mkrt__planner *p, bool interactive, bool bulk, mkrt_plan_record *note);
 /* The drain took n items: requeues, ages, the queue's pressure. */
 void mkrt__plan_drain_end(mkrt__planner *p, size_t n, size_t max_batch, mkrt_plan_record *note);
 
