@@ -136,6 +136,7 @@ typedef enum mkrt_plan_counter {
     MKRT_PLAN_N_CLASS_REQUEUES, /**< Interactive batches drained while bulk work waited (bulk requeued). */
     MKRT_PLAN_N_CLASS_AGED,    /**< Bulk batches promoted after 32 requeues in a row. */
     MKRT_PLAN_N_CLASS_MAX_AGE, /**< Bulk batches promoted after waiting mkrt_config::class_max_age_us. */
+    MKRT_PLAN_N_CLASS_HELD,    /**< Drains that left bulk work until the running batch completed (an interactive producer is open). */
     MKRT_PLAN_COUNTERS         /**< The number of counters. */
 } mkrt_plan_counter;
 

@@ -185,19 +185,26 @@ static bool intake_paused(mkrt__dispatch *dp)
 }
 
 /* DRAIN's look at the rings before a drain: each slot's items (the
- * planner's waiting), and the items per latency class. */
-static void scan_rings(mkrt__dispatch *dp, uint64_t *waiting_class)
+ * planner's waiting), and the items per latency class; returns whether an
+ * interactive producer is open. */
+static bool scan_rings(mkrt__dispatch *dp, uint64_t *waiting_class)
 {
+    bool interactive = false;
     for (uint32_t s = 0; s < dp->cfg->max_producers; s++) {
         /* acquire: pairs with the release store in mkrt_producer_open. */
         mkrt_producer *p = atomic_load_explicit(&dp->producers->slots[s], memory_order_acquire);
-        uint64_t size = p != NULL ? mkrt_spsc_ring_size(p->ring) : 0;
-        /* acquire: pairs with the release store in mkrt_producer_set_class
-         * (an interactive batch uses the emission queue allocated before). */
-        if (size > 0)
-            waiting_class[atomic_load_explicit(&p->klass, memory_order_acquire) & 1u] += size;
+        uint64_t size = 0;
+        if (p != NULL) {
+            size = mkrt_spsc_ring_size(p->ring);
+            /* acquire: pairs with the release store in mkrt_producer_set_class
+             * (an interactive batch uses the emission queue allocated before). */
+            uint32_t c = atomic_load_explicit(&p->klass, memory_order_acquire) & 1u;
+            waiting_class[c] += size;
+            interactive |= c == MKRT_CLASS_INTERACTIVE;
+        }
         mkrt__plan_ring_seen(&dp->planner, s, size, 0);
     }
+    return interactive;
 }
 
 /* Emitted items first (or a made source's batch), then round-robin passes over
@@ -228,13 +235,17 @@ static size_t drain(mkrt__dispatch *dp, mkrt__batch *b)
     uint64_t waiting_class[MKRT__CLASSES] = {0};
     uint32_t klass = MKRT_CLASS_BULK;
     if (classes) {
-        /* DRAIN, classes: interactive work first, bulk aged (plan/decide.h). */
-        if (decide)
-            scan_rings(dp, waiting_class);
+        /* DRAIN, classes: interactive work first, bulk aged; no bulk batch
+         * is prepared behind a running one while an interactive producer
+         * is open (plan/decide.h). */
+        const bool open = decide && scan_rings(dp, waiting_class);
         const bool inter = emitted_waiting(dp, MKRT_CLASS_INTERACTIVE) || waiting_class[MKRT_CLASS_INTERACTIVE] > 0;
         const bool bulk = inter && (emitted_waiting(dp, MKRT_CLASS_BULK) ||
                                     waiting_class[MKRT_CLASS_BULK] > 0 || made_pending(dp));
-        klass = mkrt__plan_class(&dp->planner, inter, bulk, &b->note);
+        const bool hold = dp->running != NULL && (open || dp->running->klass == MKRT_CLASS_INTERACTIVE);
+        klass = mkrt__plan_class(&dp->planner, inter, bulk, hold, &b->note);
+        if (klass == MKRT__CLASS_HOLD)
+            return 0; /* the dispatcher finishes the running batch and drains again */
     }
     b->klass = klass;
     size_t n = take_emitted(dp, b, 0, klass);

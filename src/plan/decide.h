@@ -33,7 +33,10 @@
  *          row (the launch policy's priority_age_threshold) or once bulk
  *          work has waited class_max_age_us (measured from the first
  *          batch that passed it over), a bulk batch goes first (an aged
- *          promotion); off: classes ignored, every batch bulk
+ *          promotion). While an interactive producer is open, a bulk
+ *          batch is drained only once the running batch completed (not
+ *          prepared behind it), so interactive work waits for at most
+ *          one bulk batch; off: classes ignored, every batch bulk
  *   PULL   push or pull per frontier level (Beamer's alpha 14, beta 24),
  *          and the level's GraphBLAS switch class (sparse <= 500 bps,
  *          dense >= 4000 bps, 250 bps hysteresis); off: always push
@@ -270,8 +273,14 @@ static inline void mkrt__plan_ring_seen(mkrt__planner *p, uint32_t slot, uint64_
 }
 /* DRAIN, classes: the class of the batch being drained (note: its
  * record), from whether interactive and bulk work wait; ages the bulk
- * class and counts requeues and promotions. */
-uint32_t mkrt__plan_class(mkrt__planner *p, bool interactive, bool bulk, mkrt_plan_record *note);
+ * class and counts requeues and promotions. hold: a batch runs and an
+ * interactive producer is open or the running batch is interactive: a
+ * bulk batch is then not prepared behind it (MKRT__CLASS_HOLD, counted;
+ * the bulk class's age is kept), so that interactive work arriving while
+ * it runs, or emitted by it, waits for no more than the running batch. */
+uint32_t mkrt__plan_class(mkrt__planner *p, bool interactive, bool bulk, bool hold, mkrt_plan_record *note);
+/* mkrt__plan_class: a bulk batch is not drained now (hold). */
+#define MKRT__CLASS_HOLD 2u
 /* The drain took n items: requeues, ages, the queue's pressure. */
 void mkrt__plan_drain_end(mkrt__planner *p, size_t n, size_t max_batch, mkrt_plan_record *note);
 

@@ -70,13 +70,17 @@ uint32_t mkrt__plan_drain_first(mkrt__planner *p, uint32_t rr, mkrt_plan_record 
     return s;
 }
 
-uint32_t mkrt__plan_class(mkrt__planner *p, bool interactive, bool bulk, mkrt_plan_record *note)
+uint32_t mkrt__plan_class(mkrt__planner *p, bool interactive, bool bulk, bool hold, mkrt_plan_record *note)
 {
     /* The clock is read only while both classes wait. */
     const uint64_t now = interactive && bulk && p->bulk_since_ns != 0 ? mkrt__now_ns() : 0;
     const uint64_t waited = now != 0 ? now - p->bulk_since_ns : 0;
     mkrt_plan_class_why why;
     uint32_t c = mkrt__decide_class(interactive, bulk, p->bulk_age, waited, p->max_age_ns, &why);
+    if (c == MKRT_CLASS_BULK && hold) {
+        mkrt__planner_count(p, MKRT_PLAN_N_CLASS_HELD, 1);
+        return MKRT__CLASS_HOLD; /* nothing changes until the drain after it */
+    }
     note->klass = c;
     note->class_why = (uint32_t)why;
     note->bulk_age = p->bulk_age;
