@@ -187,7 +187,7 @@ static void emitted_work_inherits(void)
 typedef struct load {
     mkrt_producer *p;
     _Atomic bool stop;
-    uint64_t sent;
+    _Atomic uint64_t sent;
 } load;
 
 /* A continuous interactive load: slow items, always some in the ring. */
