@@ -561,8 +561,13 @@ static int run_mkrt(const opts *o, unsigned mask, uint32_t B, int stream_mode, r
 }
 
 /* Each mkrt run in a child process, as RisGraph's runs are: its resident
- * bytes are its own, not memory an earlier run freed into the heap. */
-static int run_forked(const opts *o, unsigned mask, uint32_t B, int mode, result *r)
+ * bytes are its own, not memory an earlier run freed into the heap.
+ * mode: run_mkrt's (r[0]), or MODE_MIXED + run_mixed's cfg (r[0] the
+ * interactive side, r[1] the bulk side). */
+#define MODE_MIXED 3
+static int run_mixed(const opts *o, unsigned mask, uint32_t B, int cfg, result *ri, result *rb);
+
+static int run_forked(const opts *o, unsigned mask, uint32_t B, int mode, result r[2])
 {
     int fd[2];
     if (pipe(fd) != 0)
@@ -573,17 +578,20 @@ static int run_forked(const opts *o, unsigned mask, uint32_t B, int mode, result
         return fprintf(stderr, "stream_bench: no fork\n"), -1;
     if (pid == 0) {
         close(fd[0]);
-        int rc = run_mkrt(o, mask, B, mode, r);
-        if (rc == 0 && write(fd[1], r, sizeof *r) != (ssize_t)sizeof *r)
+        r[1] = (result){0};
+        int rc = mode >= MODE_MIXED ? run_mixed(o, mask, B, mode - MODE_MIXED, &r[0], &r[1])
+                                    : run_mkrt(o, mask, B, mode, &r[0]);
+        fflush(stdout);
+        if (rc == 0 && write(fd[1], r, 2 * sizeof *r) != (ssize_t)(2 * sizeof *r))
             rc = -1;
         _exit(rc == 0 ? 0 : 1);
     }
     close(fd[1]);
-    ssize_t got = read(fd[0], r, sizeof *r);
+    ssize_t got = read(fd[0], r, 2 * sizeof *r);
     close(fd[0]);
     int status = 0;
     waitpid(pid, &status, 0);
-    if (got != (ssize_t)sizeof *r || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    if (got != (ssize_t)(2 * sizeof *r) || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
         return fprintf(stderr, "stream_bench: the mkrt run (analyses %u, batch %u, mode %d) failed\n", mask, B,
                        mode), -1;
     return 0;
@@ -716,8 +724,13 @@ static int run_mixed(const opts *o, unsigned mask, uint32_t B, int cfg, result *
          * repair they emitted (the next interactive batch). */
         uint64_t ticket = 0;
         ok = ok && mkrt_fence(ip, &ticket) == MKRT_OK && mkrt_wait(ip, ticket, MKRT_TIMEOUT_INFINITE) == MKRT_OK;
-        while (ok && position(g_stream2) < 2 * (k + 1) && atomic_load(&g_failed) == 0)
-            sched_yield();
+        while (ok && position(g_stream2) < 2 * (k + 1) && atomic_load(&g_failed) == 0) {
+            /* A short sleep, not sched_yield: on busy CPUs a yielding
+             * thread waits for a whole scheduling period, a sleeping one
+             * is woken first. */
+            struct timespec nap = {0, 10000};
+            nanosleep(&nap, NULL);
+        }
         lat[k++] = (double)(bench_now_ns() - t) / 1e3;
         ok = ok && atomic_load(&g_failed) == 0;
     }
@@ -788,38 +801,6 @@ static int run_mixed(const opts *o, unsigned mask, uint32_t B, int cfg, result *
     mkrt_stream_destroy(g_stream2);
     g_stream = g_stream2 = NULL;
     free(lat);
-    return 0;
-}
-
-static int run_mixed_forked(const opts *o, unsigned mask, uint32_t B, int cfg, result *ri, result *rb)
-{
-    int fd[2];
-    if (pipe(fd) != 0)
-        return fprintf(stderr, "stream_bench: no pipe\n"), -1;
-    fflush(stdout);
-    pid_t pid = fork();
-    if (pid < 0)
-        return fprintf(stderr, "stream_bench: no fork\n"), -1;
-    if (pid == 0) {
-        close(fd[0]);
-        result r[2];
-        int rc = run_mixed(o, mask, B, cfg, &r[0], &r[1]);
-        fflush(stdout);
-        if (rc == 0 && write(fd[1], r, sizeof r) != (ssize_t)sizeof r)
-            rc = -1;
-        _exit(rc == 0 ? 0 : 1);
-    }
-    close(fd[1]);
-    result r[2];
-    ssize_t got = read(fd[0], r, sizeof r);
-    close(fd[0]);
-    int status = 0;
-    waitpid(pid, &status, 0);
-    if (got != (ssize_t)sizeof r || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        return fprintf(stderr, "stream_bench: the mixed run (analyses %u, batch %u, cfg %d) failed\n", mask, B, cfg),
-               -1;
-    *ri = r[0];
-    *rb = r[1];
     return 0;
 }
 
@@ -931,10 +912,11 @@ int main(int argc, char **argv)
             for (int mode = 0; mode < 3; mode++) {
                 if ((mode == 0 && !o.sync) || (mode == 1 && !o.stream) || (mode == 2 && !o.sync_rt))
                     continue;
-                if (run_forked(&o, o.mask[a], o.batch[b], mode, &r) != 0)
+                result rm[2];
+                if (run_forked(&o, o.mask[a], o.batch[b], mode, rm) != 0)
                     return 1;
-                row(csv, "mkrt", o.mask[a], o.batch[b], mode_name[mode], &r);
-                all_valid &= r.valid;
+                row(csv, "mkrt", o.mask[a], o.batch[b], mode_name[mode], &rm[0]);
+                all_valid &= rm[0].valid;
             }
         }
     /* Mixed: per analysis, the largest batch size as the bulk loader's. */
@@ -945,8 +927,11 @@ int main(int argc, char **argv)
         static const char *const cfg_name[4] = {"alone", "alone", "classes", "no-class"};
         result ri[4], rb[4];
         for (int cfg = 0; cfg < 4; cfg++) {
-            if (run_mixed_forked(&o, o.mask[a], B, cfg, &ri[cfg], &rb[cfg]) != 0)
+            result rm[2];
+            if (run_forked(&o, o.mask[a], B, MODE_MIXED + cfg, rm) != 0)
                 return 1;
+            ri[cfg] = rm[0];
+            rb[cfg] = rm[1];
             char mode[32];
             if (cfg != 1) {
                 snprintf(mode, sizeof mode, "mix-int-%s", cfg_name[cfg]);
