@@ -11,6 +11,8 @@
  *     class_max_age_us of measured waiting, and EXPLAIN and the stats show
  *     both;
  *   - one producer's items stay in publish order across a change of class;
+ *   - while an interactive producer is open, bulk batches are cut to
+ *     class_slice_us of measured run time;
  *   - with DRAIN off classes are ignored;
  *   - bad input: a NULL producer, an unknown class, class_max_age_us out
  *     of range, a producer orphaned by mkrt_destroy. */
@@ -19,6 +21,7 @@
 
 #include "base/thread.h"
 #include "mkrt/runtime.h"
+#include "plan/decide.h"
 #include "runtime/test_hooks.h"
 #include "tap.h"
 
@@ -56,6 +59,8 @@ static mkrt_status slow_op(const mkrt_item *it, const mkrt_op_ctx *ctx)
     return seq_op(it, ctx);
 }
 
+static uint32_t slice_us = 250;
+
 static mkrt_runtime *start(size_t max_batch, uint32_t max_age_us, uint32_t plan_off)
 {
     mkrt_config c = mkrt_config_default();
@@ -65,6 +70,7 @@ static mkrt_runtime *start(size_t max_batch, uint32_t max_age_us, uint32_t plan_
     c.max_batch = max_batch;
     c.burst_per_ring = max_batch;
     c.class_max_age_us = max_age_us;
+    c.class_slice_us = slice_us;
     c.plan_off = plan_off;
     mkrt_runtime *rt = NULL;
     mkrt_error err;
@@ -283,6 +289,42 @@ static void order_across_a_class_change(void)
     mkrt_destroy(rt, SEC, NULL);
 }
 
+/* While an interactive producer is open, bulk batches are cut to the
+ * slice at their measured cost per item; with none open they are not. */
+static void bulk_batches_cut(void)
+{
+    slice_us = 50;
+    mkrt_runtime *rt = start(1024, 5000, 0);
+    slice_us = 250;
+    mkrt_producer *bulk = mkrt_producer_open(rt, NULL);
+    mkrt_producer *inter = mkrt_producer_open(rt, NULL);
+    publish_seq(bulk, OP_SLOW, 0, 8192); /* no interactive producer yet: batches of up to 1024 */
+    mkrt_drain(rt, SEC);
+    mkrt_stats s;
+    mkrt_stats_read(rt, &s);
+    ok(s.plan_counts[MKRT_PLAN_N_CLASS_CUT] == 0, "no interactive producer: no bulk batch cut");
+    mkrt_producer_set_class(inter, MKRT_CLASS_INTERACTIVE, NULL);
+    mkrt__runtime_hold(rt, true);
+    publish_seq(bulk, OP_SLOW, 0, 8192);
+    mkrt__runtime_hold(rt, false);
+    mkrt_drain(rt, SEC);
+    mkrt_stats_read(rt, &s);
+    mkrt_plan_record r[64];
+    size_t n = mkrt_plan_explain(rt, r, 64), cut = 0, over = 0;
+    for (size_t i = 0; i < n; i++) {
+        cut += r[i].bulk_cap >= MKRT__BULK_CAP_MIN && r[i].bulk_cap < 1024;
+        over += r[i].bulk_cap != 0 && r[i].items > r[i].bulk_cap;
+    }
+    ok(s.plan_counts[MKRT_PLAN_N_CLASS_CUT] >= 1 && cut >= 1 && over == 0,
+       "an interactive producer open: %llu bulk batches cut to 50 us of measured run time (%zu of the last %zu, "
+       "e.g. to %u items), none over its cut",
+       (unsigned long long)s.plan_counts[MKRT_PLAN_N_CLASS_CUT], cut, n, n ? r[n - 1].bulk_cap : 0);
+    ok(in_order(rt, 0, 8192) && accounted(rt), "in publish order; published + emitted = executed + pruned + failed");
+    mkrt_producer_close(bulk);
+    mkrt_producer_close(inter);
+    mkrt_destroy(rt, SEC, NULL);
+}
+
 static void drain_off_ignores_classes(void)
 {
     mkrt_runtime *rt = start(64, 5000, MKRT_PLAN_DRAIN);
@@ -332,12 +374,13 @@ static void bad_input(void)
 
 int main(void)
 {
-    plan(29);
+    plan(32);
     interactive_overtakes_bulk();
     emitted_work_inherits();
     bulk_not_starved(0, MKRT_PLAN_N_CLASS_AGED, "aged");
     bulk_not_starved(1, MKRT_PLAN_N_CLASS_MAX_AGE, "max-age");
     order_across_a_class_change();
+    bulk_batches_cut();
     drain_off_ignores_classes();
     bad_input();
     return done_testing();

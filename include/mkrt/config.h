@@ -207,6 +207,13 @@ typedef struct mkrt_config {
      *  batch goes first (5000) [0..MKRT_CONFIG_CLASS_AGE_MAX]; 0: no time
      *  bound (bulk still goes first after 32 batches in a row). */
     uint32_t class_max_age_us;
+    /** Latency classes: while an interactive producer is open, a bulk
+     *  batch is cut to the items that run in about this many microseconds
+     *  (at the measured run time per item of the bulk batches before), so
+     *  interactive work arriving meanwhile waits about that long (250)
+     *  [0..MKRT_CONFIG_CLASS_AGE_MAX]; 0: bulk batches are cut by
+     *  max_batch only. */
+    uint32_t class_slice_us;
 } mkrt_config;
 
 /**

@@ -22,7 +22,9 @@
  *   while interactive work waits a batch takes interactive work only,
  *   and waiting bulk work is requeued; bulk goes first again after 32
  *   such batches in a row or after mkrt_config::class_max_age_us of
- *   measured waiting (::mkrt_plan_class_why).
+ *   measured waiting (::mkrt_plan_class_why); while an interactive
+ *   producer is open, bulk batches are cut to mkrt_config::class_slice_us
+ *   of measured run time.
  * - ::MKRT_PLAN_PULL: push or pull per frontier level.
  * - ::MKRT_PLAN_ARMS: redundant arms skipped. An arm is one producer's
  *   run of items in a batch (the emitted items are one more); the seed's
@@ -137,6 +139,7 @@ typedef enum mkrt_plan_counter {
     MKRT_PLAN_N_CLASS_AGED,    /**< Bulk batches promoted after 32 requeues in a row. */
     MKRT_PLAN_N_CLASS_MAX_AGE, /**< Bulk batches promoted after waiting mkrt_config::class_max_age_us. */
     MKRT_PLAN_N_CLASS_HELD,    /**< Drains that left bulk work until the running batch completed (an interactive producer is open). */
+    MKRT_PLAN_N_CLASS_CUT,     /**< Bulk batches cut to mkrt_config::class_slice_us of measured run time (an interactive producer is open). */
     MKRT_PLAN_COUNTERS         /**< The number of counters. */
 } mkrt_plan_counter;
 
@@ -181,7 +184,7 @@ typedef struct mkrt_plan_record {
     uint32_t klass;              /**< The batch's ::mkrt_class. */
     uint32_t class_why;          /**< ::mkrt_plan_class_why. */
     uint32_t bulk_age;           /**< Input: batches in a row that passed waiting bulk work over, before this one. */
-    uint32_t class_pad;          /**< Zero. */
+    uint32_t bulk_cap;           /**< A bulk batch cut while an interactive producer is open: the items it could take (0: not cut). */
     uint64_t bulk_wait_ns;       /**< Input: how long waiting bulk work had been passed over, measured at this drain (0: none waited). */
 } mkrt_plan_record;
 

@@ -64,6 +64,10 @@ typedef enum mkrt_class {
  * after 32 such batches in a row, or once bulk work has waited
  * mkrt_config::class_max_age_us (measured from the first batch that
  * passed it over), the next batch is a bulk one (an aged promotion).
+ * While an interactive producer is open, no bulk batch is prepared behind
+ * a running batch, and a bulk batch takes only the items that run in
+ * about mkrt_config::class_slice_us (at the measured cost of the bulk
+ * batches before), so interactive work waits for about that long at most.
  * mkrt_plan_explain() shows each batch's class, why, and the bulk work's
  * age and measured wait. The ordering contract holds: one producer's
  * items are drained in publish order whatever its class, also across a

@@ -29,18 +29,18 @@ static void retire_closed(mkrt__dispatch *dp, uint32_t slot, mkrt_producer *p)
 }
 
 /* Items emitted by completed batches of class c, [head, tail) of its
- * emission queue (state/state.h). */
-static size_t take_emitted(mkrt__dispatch *dp, mkrt__batch *b, size_t n, uint32_t c)
+ * emission queue (state/state.h), at most `most`, at the batch's start. */
+static size_t take_emitted(mkrt__dispatch *dp, mkrt__batch *b, size_t most, uint32_t c)
 {
     const uint64_t cap = dp->cfg->emit_capacity;
     mkrt__emitq *q = &dp->state->emitq[c];
-    size_t k = 0, want = dp->cfg->max_batch - n;
+    size_t k = 0, want = most;
     while (q->head < q->tail && k < want) {
         size_t slot = (size_t)(q->head % cap);
         uint64_t run = cap - slot, left = q->tail - q->head;
         run = run < left ? run : left;
         run = run < want - k ? run : want - k;
-        memcpy(b->items + n + k, q->ring + slot, (size_t)run * sizeof *b->items);
+        memcpy(b->items + k, q->ring + slot, (size_t)run * sizeof *b->items);
         k += (size_t)run;
         q->head += run;
     }
@@ -234,6 +234,7 @@ static size_t drain(mkrt__dispatch *dp, mkrt__batch *b)
     const bool classes = on && atomic_load_explicit(&dp->producers->classes_used, memory_order_acquire);
     uint64_t waiting_class[MKRT__CLASSES] = {0};
     uint32_t klass = MKRT_CLASS_BULK;
+    size_t cap = dp->cfg->max_batch; /* items this batch may take */
     if (classes) {
         /* DRAIN, classes: interactive work first, bulk aged; no bulk batch
          * is prepared behind a running one while an interactive producer
@@ -246,9 +247,16 @@ static size_t drain(mkrt__dispatch *dp, mkrt__batch *b)
         klass = mkrt__plan_class(&dp->planner, inter, bulk, hold, &b->note);
         if (klass == MKRT__CLASS_HOLD)
             return 0; /* the dispatcher finishes the running batch and drains again */
+        if (klass == MKRT_CLASS_BULK && open) {
+            cap = mkrt__decide_bulk_cap(&dp->planner.costs.bulk_ns_item, dp->planner.slice_ns, cap);
+            if (cap < dp->cfg->max_batch) {
+                b->note.bulk_cap = (uint32_t)cap;
+                mkrt__planner_count(&dp->planner, MKRT_PLAN_N_CLASS_CUT, 1);
+            }
+        }
     }
     b->klass = klass;
-    size_t n = take_emitted(dp, b, 0, klass);
+    size_t n = take_emitted(dp, b, cap, klass);
     if (klass == MKRT_CLASS_BULK) {
         /* A made source's batch is a batch of its own (bulk), after the
          * emitted items and alternating with the producers' items when
@@ -273,9 +281,9 @@ static size_t drain(mkrt__dispatch *dp, mkrt__batch *b)
             mkrt__plan_ring_seen(&dp->planner, s, 0, 0);
     }
     uint32_t rr = decide ? mkrt__plan_drain_first(&dp->planner, dp->rr, &b->note) : dp->rr;
-    while (progress && n < dp->cfg->max_batch) {
+    while (progress && n < cap) {
         progress = false;
-        for (uint32_t i = 0; i < slots && n < dp->cfg->max_batch; i++) {
+        for (uint32_t i = 0; i < slots && n < cap; i++) {
             uint32_t slot = (rr + i) % slots;
             /* acquire: pairs with the release store in mkrt_producer_open. */
             mkrt_producer *p = atomic_load_explicit(&dp->producers->slots[slot], memory_order_acquire);
@@ -288,7 +296,7 @@ static size_t drain(mkrt__dispatch *dp, mkrt__batch *b)
                     atomic_store_explicit(&dp->stats->high_water, waiting, memory_order_relaxed);
             }
             const bool mine = !classes || class_of(p) == klass;
-            size_t want = dp->cfg->max_batch - n;
+            size_t want = cap - n;
             want = want < dp->cfg->burst_per_ring ? want : dp->cfg->burst_per_ring;
             size_t k = mine ? mkrt_spsc_ring_pop(p->ring, b->items + n, want) : 0;
             if (mine)
@@ -312,7 +320,7 @@ static size_t drain(mkrt__dispatch *dp, mkrt__batch *b)
     }
     dp->rr = rr;
     if (decide && n > b->emitted_n)
-        mkrt__plan_drain_end(&dp->planner, n, dp->cfg->max_batch, &b->note);
+        mkrt__plan_drain_end(&dp->planner, n, cap, &b->note);
     b->n = n;
     return n;
 }

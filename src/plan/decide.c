@@ -195,6 +195,17 @@ uint32_t mkrt__decide_class(bool interactive, bool bulk, uint32_t bulk_age, uint
     return MKRT_CLASS_INTERACTIVE;
 }
 
+size_t mkrt__decide_bulk_cap(const mkrt__ema *ns_item, uint64_t slice_ns, size_t max_batch)
+{
+    if (slice_ns == 0 || ns_item->n < MKRT__EMA_TRUST || !(ns_item->v > 0.0))
+        return max_batch;
+    double items = (double)slice_ns / ns_item->v;
+    if (items >= (double)max_batch)
+        return max_batch;
+    size_t cap = items > (double)MKRT__BULK_CAP_MIN ? (size_t)items : MKRT__BULK_CAP_MIN;
+    return cap < max_batch ? cap : max_batch;
+}
+
 bool mkrt__decide_pull(uint64_t nf, uint64_t mf, uint64_t unsettled, uint64_t vertices, bool was, bool on)
 {
     if (!on || nf == 0)

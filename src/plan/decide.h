@@ -36,7 +36,10 @@
  *          promotion). While an interactive producer is open, a bulk
  *          batch is drained only once the running batch completed (not
  *          prepared behind it), so interactive work waits for at most
- *          one bulk batch; off: classes ignored, every batch bulk
+ *          one bulk batch, and a bulk batch takes only the items that
+ *          run in class_slice_us at the measured ns per item of the bulk
+ *          batches before (at least 16); off: classes ignored, every
+ *          batch bulk
  *   PULL   push or pull per frontier level (Beamer's alpha 14, beta 24),
  *          and the level's GraphBLAS switch class (sparse <= 500 bps,
  *          dense >= 4000 bps, 250 bps hysteresis); off: always push
@@ -121,6 +124,7 @@ typedef struct mkrt__plan_costs {
     mkrt__ema arms_ns_item; /* ARMS: the detector's ns per item it looked at */
     mkrt__ema arms_yield;   /* ARMS: items skipped / items looked at, per batch */
     uint64_t arms_pending_ns; /* the detector's ns on the batch prepared now (dispatcher-only) */
+    mkrt__ema bulk_ns_item; /* classes: run ns per drained item of bulk batches from the rings */
 } mkrt__plan_costs;
 
 /* ARMS probes batch 1 and every MKRT__ARMS_PROBE-th batch after it even
@@ -184,6 +188,13 @@ uint32_t mkrt__decide_drain_first(const uint64_t *waiting, const uint32_t *age, 
 uint32_t mkrt__decide_class(bool interactive, bool bulk, uint32_t bulk_age, uint64_t bulk_wait_ns,
                             uint64_t max_age_ns, mkrt_plan_class_why *why);
 
+/* DRAIN, classes: the items a bulk batch takes while an interactive
+ * producer is open: those that run in slice_ns at the measured ns per
+ * item of bulk batches, at least MKRT__BULK_CAP_MIN, at most max_batch
+ * (max_batch before MKRT__EMA_TRUST samples, or with slice_ns 0). */
+size_t mkrt__decide_bulk_cap(const mkrt__ema *ns_item, uint64_t slice_ns, size_t max_batch);
+#define MKRT__BULK_CAP_MIN 16u
+
 /* PULL: whether a frontier level of nf vertices and mf edges out runs
  * pulled (was: the level before did), unsettled edges left, of vertices. */
 bool mkrt__decide_pull(uint64_t nf, uint64_t mf, uint64_t unsettled, uint64_t vertices, bool was, bool on);
@@ -237,6 +248,7 @@ typedef struct mkrt__planner {
     uint32_t bulk_age;
     uint64_t bulk_since_ns;
     uint64_t max_age_ns;
+    uint64_t slice_ns; /* class_slice_us in ns (0: no cut) */
     /* Counters, written by the dispatching thread, read by stats. */
     _Atomic uint64_t n[MKRT_PLAN_COUNTERS];
     /* The EXPLAIN ring; head counts records written. */

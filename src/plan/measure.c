@@ -17,6 +17,11 @@
 void mkrt__plan_measured(mkrt__planner *p, mkrt__batch *b, bool cpu, uint64_t ns)
 {
     b->note.run_ns = ns;
+    /* Classes: what a bulk batch from the rings costs per item drained
+     * (its ops, and what the emitted items it took run, as a stream's
+     * repair). */
+    if (b->klass == MKRT_CLASS_BULK && !b->source->made && b->n >= COST_MIN_ITEMS)
+        mkrt__ema_add(&p->costs.bulk_ns_item, (double)ns / (double)b->n);
     /* Costs of built-ins only: user ops and made sources' items cost what they
      * cost, and WAKE and ROUTE decide for built-in batches alone. */
     if (b->exec_n == 0 || b->user_ops != 0 || b->source->made)

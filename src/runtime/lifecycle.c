@@ -226,6 +226,7 @@ mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **out, mkrt_error *
     rt->state.dead = mkrt_mpmc_ring_create(cfg->dead_letter_capacity, NULL);
     ok = mkrt__planner_init(&rt->dispatch.planner, cfg->max_producers, plan_off) && ok;
     rt->dispatch.planner.max_age_ns = (uint64_t)cfg->class_max_age_us * 1000u;
+    rt->dispatch.planner.slice_ns = (uint64_t)cfg->class_slice_us * 1000u;
     if (!ok || !rt->producers.slots || !rt->state.cells || !rt->graph || !rt->state.append_log || !rt->state.emitq[MKRT_CLASS_BULK].ring || !rt->dispatch.own_scratch ||
         !rt->dispatch.split || !rt->dispatch.waves || !rt->state.dead) {
         free_runtime(rt);
