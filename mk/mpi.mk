@@ -55,6 +55,10 @@ $(BUILD)/mpi/tests/%: $(BUILD)/obj/mpi/tests/%.o $(MPI_STATIC) $(STATIC)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(MPI_LIBS) $(LDLIBS)
 
+# The engine's test takes its serial BFS and Dijkstra from the unit tests'
+# graph fixture (tests/graph_fixture.c, in libtesthelp.a).
+$(BUILD)/mpi/tests/test_mpi_graph: $(TEST_HELPLIB)
+
 $(BUILD)/gen/mpi_null_probe.c: tests/probe/gen_null_probe.pl $(MPI_HEADERS)
 	@mkdir -p $(@D)
 	perl tests/probe/gen_null_probe.pl $(MPI_HEADERS) | \
@@ -100,13 +104,15 @@ check-mpi: all $(MPI_STATIC) $(MPI_SHARED) $(MPI_TEST_BINS) $(MPI_NULL_PROBE) $(
 install-mpi: $(MPI_STATIC) $(MPI_SHARED) ## install libmkrt_mpi, include/mkrt_mpi/ and mkrt-mpi.pc beside `make install` (same PREFIX, DESTDIR)
 	$(call install_layer,mpi,$(MPI_HEADERS),$(MPI_STATIC),$(MPI_SHARED))
 
-# The MPI unit tests under ThreadSanitizer at 2 ranks (libmkrt and
-# libmkrt_mpi instrumented; Open MPI is not: mpi/tests/tsan-mpi.supp).
+# The MPI unit tests and the distributed engine's test under
+# ThreadSanitizer at 2 ranks (libmkrt and libmkrt_mpi instrumented; Open
+# MPI is not: mpi/tests/tsan-mpi.supp).
 tsan-mpi: ## the MPI layer's unit tests under ThreadSanitizer at 2 ranks, in $(BUILD)/tsan
 	$(MAKE) BUILD=$(BUILD)/tsan SAN="$(TSAN_SAN)" OPT="-O1 -g" $(BUILD)/tsan/mpi/tests/test_mpi \
-	    $(BUILD)/tsan/mpi/tests/test_mpi_lifecycle $(BUILD)/tsan/mpi/tests/test_mpi_stats
+	    $(BUILD)/tsan/mpi/tests/test_mpi_lifecycle $(BUILD)/tsan/mpi/tests/test_mpi_stats \
+	    $(BUILD)/tsan/mpi/tests/test_mpi_graph
 	cat tsan.supp mpi/tests/tsan-mpi.supp > $(BUILD)/tsan/mpi.supp
-	for t in test_mpi test_mpi_lifecycle test_mpi_stats; do \
+	for t in test_mpi test_mpi_lifecycle test_mpi_stats test_mpi_graph; do \
 	  TSAN_OPTIONS="suppressions=$(CURDIR)/$(BUILD)/tsan/mpi.supp halt_on_error=1 $(TSAN_OPTIONS)" \
 	    timeout -k 5 600 $(MPIRUN) --mca btl self,vader -x TSAN_OPTIONS -np 2 $(BUILD)/tsan/mpi/tests/$$t \
 	    || exit 1; \

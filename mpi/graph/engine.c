@@ -713,42 +713,43 @@ static mkrt_status bad_call(mkrt_mpi_graph *e, uint32_t root, const void *out, i
     return MKRT_OK;
 }
 
-mkrt_status mkrt_mpi_graph_bfs(mkrt_mpi_graph *e, uint32_t root, uint32_t *parent,
-                               mkrt_mpi_graph_counts *c, mkrt_error *err)
+/* One search (BFS into parent, or SSSP into dist), checked, run and
+ * written out on rank 0. */
+static mkrt_status search(mkrt_mpi_graph *e, int sssp, uint32_t root, uint32_t *parent,
+                          uint64_t *dist, mkrt_mpi_graph_counts *c, mkrt_error *err)
 {
     mkrt_mpi_graph_counts scratch;
     if (c == NULL)
         c = &scratch;
     *c = (mkrt_mpi_graph_counts){0};
-    mkrt_status st = bad_call(e, root, parent, 0, err);
+    mkrt_status st = bad_call(e, root, sssp ? (const void *)dist : (const void *)parent, sssp, err);
     if (st != MKRT_OK)
         return st;
-    if (e->bfs_t != NULL) /* one rank: the runtime's traversal (local.c) */
-        return mkrt__mpig_local_search(e, root, parent, NULL, c, err);
-    if ((st = run(e, (mkrt_item){OP_VISIT, 0, root, EXPAND}, 1, c, err)) != MKRT_OK)
+    if ((sssp ? e->sssp_t : e->bfs_t) != NULL) /* one rank: the runtime's traversal (local.c) */
+        return mkrt__mpig_local_search(e, root, parent, dist, c, err);
+    const mkrt_item seed = {sssp ? OP_SETTLE : OP_VISIT, 0, root, EXPAND};
+    if ((st = run(e, seed, !sssp, c, err)) != MKRT_OK)
         return st;
-    for (uint32_t v = 0; e->rank == 0 && v < e->vertices; v++)
-        parent[v] = e->cells[v] == UNREACHED ? MKRT_MPI_GRAPH_NO_PARENT : (uint32_t)e->cells[v];
+    for (uint32_t v = 0; e->rank == 0 && v < e->vertices; v++) {
+        const bool unreached = e->cells[v] == UNREACHED;
+        if (sssp)
+            dist[v] = unreached ? MKRT_MPI_GRAPH_UNREACHED : e->cells[v];
+        else
+            parent[v] = unreached ? MKRT_MPI_GRAPH_NO_PARENT : (uint32_t)e->cells[v];
+    }
     return MKRT_OK;
+}
+
+mkrt_status mkrt_mpi_graph_bfs(mkrt_mpi_graph *e, uint32_t root, uint32_t *parent,
+                               mkrt_mpi_graph_counts *c, mkrt_error *err)
+{
+    return search(e, 0, root, parent, NULL, c, err);
 }
 
 mkrt_status mkrt_mpi_graph_sssp(mkrt_mpi_graph *e, uint32_t root, uint64_t *dist,
                                 mkrt_mpi_graph_counts *c, mkrt_error *err)
 {
-    mkrt_mpi_graph_counts scratch;
-    if (c == NULL)
-        c = &scratch;
-    *c = (mkrt_mpi_graph_counts){0};
-    mkrt_status st = bad_call(e, root, dist, 1, err);
-    if (st != MKRT_OK)
-        return st;
-    if (e->sssp_t != NULL) /* one rank: the runtime's traversal (local.c) */
-        return mkrt__mpig_local_search(e, root, NULL, dist, c, err);
-    if ((st = run(e, (mkrt_item){OP_SETTLE, 0, root, EXPAND}, 0, c, err)) != MKRT_OK)
-        return st;
-    for (uint32_t v = 0; e->rank == 0 && v < e->vertices; v++)
-        dist[v] = e->cells[v] == UNREACHED ? MKRT_MPI_GRAPH_UNREACHED : e->cells[v];
-    return MKRT_OK;
+    return search(e, 1, root, NULL, dist, c, err);
 }
 
 uint32_t mkrt_mpi_graph_hub_degree(const mkrt_mpi_graph *e)

@@ -239,7 +239,8 @@ mkrt_status mkrt__mpig_local_search(mkrt_mpi_graph *e, uint32_t root, uint32_t *
                                     uint64_t *dist, mkrt_mpi_graph_counts *c, mkrt_error *err);
 /* engine.c: err (when not NULL) filled with "mkrt_mpi_graph: " and the
  * formatted sentence; returns st. A monotonic clock in seconds. */
-mkrt_status mkrt__mpig_fail(mkrt_error *err, mkrt_status st, const char *fmt, ...);
+mkrt_status mkrt__mpig_fail(mkrt_error *err, mkrt_status st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 double mkrt__mpig_seconds(void);
 
 #endif

@@ -15,6 +15,7 @@
 #include "mkrt_mpi/graph.h"
 #include "mkrt_mpi/mkrt_mpi.h"
 #include "mpi_tap.h"
+#include "../../tests/graph_fixture.h"
 
 /* ---- test graphs, the same on every rank (a fixed seed) ------------- */
 
@@ -127,28 +128,15 @@ static tgraph directed_graph(void)
 
 /* ---- the serial references ------------------------------------------ */
 
-/* BFS depths (UINT32_MAX unreached) and the parent the engine promises:
- * the smallest u with an edge u -> v at depth(v) - 1. */
+/* BFS depths (UINT32_MAX unreached; tests/graph_fixture.c's queue BFS) and
+ * the parent the engine promises: the smallest u with an edge u -> v at
+ * depth(v) - 1. */
 static void serial_bfs(const mkrt_graph *g, uint32_t root, uint32_t *depth, uint32_t *parent)
 {
-    uint32_t *q = malloc(g->vertices * sizeof *q);
-    if (q == NULL)
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    for (uint32_t v = 0; v < g->vertices; v++) {
-        depth[v] = UINT32_MAX;
+    const test_graph tg = {g->vertices, (uint64_t *)g->offsets, (uint32_t *)g->targets, NULL};
+    test_graph_ref_bfs(&tg, root, depth);
+    for (uint32_t v = 0; v < g->vertices; v++)
         parent[v] = MKRT_MPI_GRAPH_NO_PARENT;
-    }
-    uint32_t head = 0, tail = 0;
-    depth[root] = 0;
-    q[tail++] = root;
-    while (head < tail) {
-        const uint32_t u = q[head++];
-        for (uint64_t i = g->offsets[u]; i < g->offsets[u + 1]; i++)
-            if (depth[g->targets[i]] == UINT32_MAX) {
-                depth[g->targets[i]] = depth[u] + 1;
-                q[tail++] = g->targets[i];
-            }
-    }
     parent[root] = root;
     for (uint32_t u = 0; u < g->vertices; u++)
         for (uint64_t i = g->offsets[u]; depth[u] != UINT32_MAX && i < g->offsets[u + 1]; i++) {
@@ -156,33 +144,14 @@ static void serial_bfs(const mkrt_graph *g, uint32_t root, uint32_t *depth, uint
             if (v != root && depth[v] == depth[u] + 1 && u < parent[v])
                 parent[v] = u;
         }
-    free(q);
 }
 
-/* Dijkstra, O(V^2) (small graphs): MKRT_MPI_GRAPH_UNREACHED unreached. */
+/* Dijkstra (tests/graph_fixture.c): MKRT_MPI_GRAPH_UNREACHED (UINT64_MAX)
+ * where unreached. */
 static void serial_sssp(const mkrt_graph *g, uint32_t root, uint64_t *dist)
 {
-    char *done = calloc(g->vertices, 1);
-    if (done == NULL)
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    for (uint32_t v = 0; v < g->vertices; v++)
-        dist[v] = MKRT_MPI_GRAPH_UNREACHED;
-    dist[root] = 0;
-    for (;;) {
-        uint32_t u = UINT32_MAX;
-        for (uint32_t v = 0; v < g->vertices; v++)
-            if (!done[v] && dist[v] != MKRT_MPI_GRAPH_UNREACHED && (u == UINT32_MAX || dist[v] < dist[u]))
-                u = v;
-        if (u == UINT32_MAX)
-            break;
-        done[u] = 1;
-        for (uint64_t i = g->offsets[u]; i < g->offsets[u + 1]; i++) {
-            const uint64_t nd = dist[u] + (g->weights != NULL ? g->weights[i] : 1);
-            if (nd < dist[g->targets[i]])
-                dist[g->targets[i]] = nd;
-        }
-    }
-    free(done);
+    const test_graph tg = {g->vertices, (uint64_t *)g->offsets, (uint32_t *)g->targets, NULL};
+    test_graph_ref_sssp(&tg, root, g->weights, dist);
 }
 
 /* ---- searches checked against the references ------------------------ */
