@@ -120,7 +120,7 @@ mkrt_mpi_graph_config graph_bfs_mpi_config(unsigned threads)
     c.own_rounds = env != NULL && strcmp(env, "0") == 0;
     if ((env = getenv("TMPI_DELTA")) != NULL && atoi(env) > 0)
         c.delta = (uint32_t)atoi(env);
-    if ((env = getenv("TMPI_WIDEN")) != NULL && atoi(env) > 0)
+    if ((env = getenv("TMPI_WIDEN")) != NULL && atoi(env) >= 0)
         c.widen = (uint32_t)atoi(env);
     return c;
 }

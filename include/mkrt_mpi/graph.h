@@ -62,7 +62,8 @@ typedef struct mkrt_mpi_graph_config {
     /** SSSP between ranks: the window of distances one round scans; 0: 32. */
     uint32_t delta;
     /** SSSP: a window spans further windows of delta while the global
-     *  count of their due vertices stays at most this; 0: 16384. */
+     *  count of their due vertices stays at most this (default 16384; 0:
+     *  every window is one delta wide). */
     uint32_t widen;
 } mkrt_mpi_graph_config;
 

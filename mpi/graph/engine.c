@@ -375,7 +375,7 @@ mkrt_status mkrt_mpi_graph_open(const mkrt_graph *g, const mkrt_mpi_graph_config
         e->symmetric = c.symmetric;
         e->own_rounds = c.own_rounds;
         e->delta = c.delta > 0 ? c.delta : MPIG_DELTA;
-        e->widen = c.widen > 0 ? c.widen : MPIG_WIDEN;
+        e->widen = c.widen; /* 0: every window one delta wide */
     }
     if (e == NULL)
         return mkrt__mpig_fail(errp, MKRT_ENOMEM, "open: out of memory for the engine (%zu bytes). Fix: more "

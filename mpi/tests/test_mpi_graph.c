@@ -272,11 +272,14 @@ static void test_symmetric(void)
     static const struct {
         mkrt_mpi_partition p;
         bool own, small;
+        uint32_t delta, widen; /* 0, 0: the defaults */
         const char *name;
-    } runs[] = {{MKRT_MPI_BLOCK, false, false, "symmetric, block"},
-                {MKRT_MPI_HASH, false, false, "symmetric, hash"},
-                {MKRT_MPI_BLOCK, true, false, "symmetric, block, own rounds"},
-                {MKRT_MPI_HASH, true, true, "symmetric, 600 vertices, hash, own rounds"}};
+    } runs[] = {{MKRT_MPI_BLOCK, false, false, 0, 0, "symmetric, block"},
+                {MKRT_MPI_HASH, false, false, 0, 0, "symmetric, hash"},
+                {MKRT_MPI_BLOCK, true, false, 0, 0, "symmetric, block, own rounds"},
+                {MKRT_MPI_HASH, true, true, 0, 0, "symmetric, 600 vertices, hash, own rounds"},
+                {MKRT_MPI_BLOCK, true, false, 7, UINT32_MAX,
+                 "symmetric, block, own rounds, SSSP windows of 7, one wide"}};
     for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
         const tgraph t = runs[r].small ? small : big;
         const uint32_t n = t.g.vertices;
@@ -286,6 +289,10 @@ static void test_symmetric(void)
         c.symmetric = true;
         c.own_rounds = runs[r].own;
         c.workers = 2;
+        if (runs[r].delta != 0) {
+            c.delta = runs[r].delta;
+            c.widen = runs[r].widen == UINT32_MAX ? 0 : runs[r].widen;
+        }
         mkrt_mpi_graph *e = open_or_die(&t.g, &c);
         mkrt_mpi *m = mkrt_mpi_graph_layer(e);
         char name[160];
