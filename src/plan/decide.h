@@ -40,7 +40,7 @@
  *          run in class_slice_us at the measured ns per item of the bulk
  *          batches before (at least 16); off: classes ignored, every
  *          batch bulk
- *   PULL   push or pull per frontier level (Beamer's alpha 14, beta 24),
+ *   PULL   push or pull per frontier level (Beamer's rule: mkrt_graph_pull_next, mkrt/graph.h),
  *          and the level's GraphBLAS switch class (sparse <= 500 bps,
  *          dense >= 4000 bps, 250 bps hysteresis); off: always push
  *   ARMS   skip redundant arms (pipeline/arms.c): the seed's cross-arm
