@@ -383,6 +383,26 @@ static int equal_ref(unsigned mask, const uint64_t *const got[3], const char *wh
     return good;
 }
 
+/* Whether a view of s's analyses (mask) equals the recompute. */
+static int view_equals_ref(mkrt_stream *s, unsigned mask, const char *who)
+{
+    uint64_t *got[3] = {0};
+    mkrt_stream_view view;
+    mkrt_stream_view_open(s, &view);
+    int ok = 1;
+    for (unsigned k = 0, q = 0; k < 3; k++) {
+        if (!(mask & (1u << k)))
+            continue;
+        got[k] = malloc((size_t)g_n * sizeof(uint64_t));
+        ok = ok && got[k] != NULL && mkrt_stream_view_read(&view, q++, 0, g_n, got[k], NULL) == MKRT_OK;
+    }
+    mkrt_stream_view_close(&view);
+    ok = ok && equal_ref(mask, (const uint64_t *const *)got, who);
+    for (int k = 0; k < 3; k++)
+        free(got[k]);
+    return ok;
+}
+
 static double pct(double *v, size_t n, double p)
 {
     if (n == 0)
@@ -540,19 +560,7 @@ static int run_mkrt(const opts *o, unsigned mask, uint32_t B, int stream_mode, r
     qsort(lat, batches, sizeof *lat, bench_cmp_double);
     r->ups = 2.0 * (double)o->window / ((double)(t_end - t_start) / 1e9);
     r->p50 = pct(lat, batches, 0.5), r->p99 = pct(lat, batches, 0.99), r->p999 = pct(lat, batches, 0.999);
-    uint64_t *got[3] = {0};
-    mkrt_stream_view view;
-    mkrt_stream_view_open(g_stream, &view);
-    for (unsigned k = 0, q = 0; k < 3; k++) {
-        if (!(mask & (1u << k)))
-            continue;
-        got[k] = malloc((size_t)g_n * sizeof(uint64_t));
-        ok = ok && got[k] != NULL && mkrt_stream_view_read(&view, q++, 0, g_n, got[k], NULL) == MKRT_OK;
-    }
-    mkrt_stream_view_close(&view);
-    r->valid = ok && atomic_load(&g_failed) == 0 && equal_ref(mask, (const uint64_t *const *)got, "mkrt");
-    for (int k = 0; k < 3; k++)
-        free(got[k]);
+    r->valid = ok && atomic_load(&g_failed) == 0 && view_equals_ref(g_stream, mask, "mkrt");
     mkrt_destroy(rt, MKRT_TIMEOUT_INFINITE, NULL);
     mkrt_stream_destroy(g_stream);
     g_stream = NULL;
@@ -763,20 +771,7 @@ static int run_mixed(const opts *o, unsigned mask, uint32_t B, int cfg, result *
     if (bulk) {
         rb->ups = 2.0 * (double)o->window / ((double)(bs.t1 - bs.t0) / 1e9);
         rb->bytes = bytes;
-        uint64_t *got[3] = {0};
-        mkrt_stream_view view;
-        mkrt_stream_view_open(g_stream, &view);
-        int good = ok && bs.ok;
-        for (unsigned q = 0, i = 0; q < 3; q++) {
-            if (!(mask & (1u << q)))
-                continue;
-            got[q] = malloc((size_t)g_n * sizeof(uint64_t));
-            good = good && got[q] != NULL && mkrt_stream_view_read(&view, i++, 0, g_n, got[q], NULL) == MKRT_OK;
-        }
-        mkrt_stream_view_close(&view);
-        rb->valid = good && equal_ref(mask, (const uint64_t *const *)got, "mkrt bulk");
-        for (int q = 0; q < 3; q++)
-            free(got[q]);
+        rb->valid = ok && bs.ok && view_equals_ref(g_stream, mask, "mkrt bulk");
     }
     if (getenv("STREAM_BENCH_EXPLAIN") && cfg >= 2) {
         mkrt_plan_record rec[64];
