@@ -92,6 +92,11 @@ struct mkrt__backend {
      * the runtime at start, its resident bytes included; 0: unknown (the
      * CPU pool, the simulated device). */
     uint64_t memory_budget;
+    /* Traversal jobs one batch of it may hold (plan/source.h, job): the
+     * device's job slots, fitted to the memory budget at graph_in; 0: it
+     * runs none (no graph on it, or the CPU pool). Dispatcher-only after
+     * graph_in (which runs under the state lock, no batch in flight). */
+    uint32_t jobs_max;
 };
 
 /* A runtime's backends, bes[0..n) in order of preference, hold exactly

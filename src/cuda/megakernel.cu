@@ -20,7 +20,10 @@
 // resident_ns at a batch boundary) and the host relaunches it (protocol.h).
 // A batch with RELAX items and the graph on the device runs its traversal
 // after its layers, level after level with a grid barrier between levels
-// (protocol.h, "Traversals on the device"; mk_loop.h is its C twin).
+// (protocol.h, "Traversals on the device"; mk_loop.h is its C twin). A
+// job batch runs the public traversals it carries (BFS, SSSP, CC,
+// PageRank) whole, all at once, one round of levels per grid barrier
+// (protocol.h, "Traversal jobs"; backend/mk_trav.h is its C twin).
 // Release builds only (-O3); a -G build is slow but follows the same
 // bounded protocol.
 //
@@ -31,7 +34,9 @@
 #include <cooperative_groups.h>
 #include <cuda/atomic>
 
+#include "base/bitmap.h"
 #include "cuda/protocol.h"
+#include "ops/pull_rule.h"
 
 #ifndef MKRT_MK_USER_OPS
 #define MKRT_MK_USER_OPS 0
@@ -389,6 +394,232 @@ __device__ uint32_t traverse(mkrt__mk_control *ctl, const mk_env &env, uint32_t 
     return level - 1;
 }
 
+// ---- Traversal jobs (protocol.h, "Traversal jobs"; backend/mk_trav.h is
+// the same loop in C, which the simulated device and the stand-in driver
+// run). Each thread takes words of a level's bitmaps grid-stride (a
+// word's 64 vertices and their edges, one after another); the grid
+// barrier ends a round, in which every live job ran one level. The counts
+// a level takes (its next frontier's vertices and edges, PageRank's L1
+// change) go to rotating slots in device memory (level l adds to slot l %
+// 3 and zeroes slot (l + 1) % 3, read two levels ago), and after the
+// barrier every thread reads them and takes the same decision (BFS's
+// direction by ops/pull_rule.h, the job's end), so the grid stays uniform.
+struct mk_job_counts {
+    unsigned long long nf[3], mf[3];
+    double change[3];
+    unsigned long long edges;
+};
+__device__ mk_job_counts g_job_counts[MKRT_MK_JOBS_MAX];
+
+// A job as each thread keeps it (every thread the same values).
+struct mk_job_run {
+    uint32_t kind, root, level, iterations, max_iterations;
+    bool live, pull, pulls;
+    uint64_t nf, mf, unsettled, pushed, pulled;
+    double damping, tolerance;
+    uint64_t *values;
+    unsigned *labels, *contrib;
+    double *score;
+    mkrt__bitmap *bits; // F0 | F1 | F2 | visited, words each
+};
+
+__device__ __forceinline__ uint64_t mk_deg(const mkrt__mk_graph_view &g, uint32_t v)
+{
+    return g.offsets[v + 1] - g.offsets[v];
+}
+
+// One level of job j over this thread's words; adds its counts.
+__device__ void job_level(mk_job_run &j, mk_job_counts *c, const mkrt__mk_graph_view &g, uint64_t words,
+                          uint64_t tid, uint64_t nthreads)
+{
+    mkrt__bitmap *cur = j.bits + (j.level % 3) * words, *nxt = j.bits + ((j.level + 1) % 3) * words;
+    mkrt__bitmap *clear = j.bits + ((j.level + 2) % 3) * words, *visited = j.bits + 3 * words;
+    unsigned long long nf = 0, mf = 0, edges = 0;
+    double change = 0;
+    const uint64_t depth = (uint64_t)(j.level + 1) << 32;
+    for (uint64_t w = tid; w < words; w += nthreads) {
+        mkrt__bitmap_word_set(clear, w, 0); // read last level, marked next level
+        if (j.kind == MKRT_MK_JOB_BFS && !j.pull) {
+            for (uint64_t mask = mkrt__bitmap_take(cur, w); mask != 0; mask &= mask - 1) {
+                const uint32_t v = (uint32_t)(w * 64 + (uint64_t)(__ffsll((long long)mask) - 1));
+                for (uint64_t e = g.offsets[v]; e < g.offsets[v + 1]; e++, edges++) {
+                    const uint32_t u = g.targets[e];
+                    if (mkrt__bitmap_set_new(visited, u)) {
+                        j.values[u] = depth | v;
+                        mkrt__bitmap_set(nxt, u);
+                        nf++;
+                        mf += mk_deg(g, u);
+                    }
+                }
+            }
+        } else if (j.kind == MKRT_MK_JOB_BFS) { // pulled: this thread owns word w of visited
+            uint64_t todo = ~mkrt__bitmap_word(visited, w);
+            if (w == words - 1 && g.vertices % 64 != 0)
+                todo &= (1ull << (g.vertices % 64)) - 1;
+            for (; todo != 0; todo &= todo - 1) {
+                const uint32_t u = (uint32_t)(w * 64 + (uint64_t)(__ffsll((long long)todo) - 1));
+                for (uint64_t e = g.offsets[u]; e < g.offsets[u + 1]; e++) {
+                    const uint32_t p = g.targets[e];
+                    edges++;
+                    if (mkrt__bitmap_test(cur, p)) {
+                        j.values[u] = depth | p;
+                        mkrt__bitmap_set(visited, u);
+                        mkrt__bitmap_set(nxt, u);
+                        nf++;
+                        mf += mk_deg(g, u);
+                        break;
+                    }
+                }
+            }
+        } else if (j.kind == MKRT_MK_JOB_SSSP) {
+            for (uint64_t mask = mkrt__bitmap_take(cur, w); mask != 0; mask &= mask - 1) {
+                const uint32_t v = (uint32_t)(w * 64 + (uint64_t)(__ffsll((long long)mask) - 1));
+                const uint64_t d = *reinterpret_cast<volatile uint64_t *>(&j.values[v]);
+                for (uint64_t e = g.offsets[v]; e < g.offsets[v + 1]; e++, edges++) {
+                    const uint32_t u = g.targets[e];
+                    if (mkrt__ops_atomic_min(&j.values[u], mkrt__ops_add_sat(d, g.weights != 0 ? g.weights[e] : 1)) &&
+                        mkrt__bitmap_set_new(nxt, u))
+                        nf++;
+                }
+            }
+        } else if (j.kind == MKRT_MK_JOB_CC) {
+            for (uint32_t v = (uint32_t)(w * 64); v < g.vertices && v < (w + 1) * 64; v++)
+                for (uint64_t e = g.offsets[v]; e < g.offsets[v + 1]; e++, edges++) {
+                    const uint32_t u = g.targets[e];
+                    const unsigned lv = __ldcg(&j.labels[v]), lu = __ldcg(&j.labels[u]);
+                    if (lu < lv)
+                        nf += atomicMin(&j.labels[v], lu) > lu;
+                    else if (lv < lu)
+                        nf += atomicMin(&j.labels[u], lv) > lv;
+                }
+        } else { // PageRank
+            const double base = (1.0 - j.damping) / g.vertices;
+            for (uint32_t v = (uint32_t)(w * 64); v < g.vertices && v < (w + 1) * 64; v++) {
+                const uint64_t lo = g.offsets[v], hi = g.offsets[v + 1];
+                double sum = 0;
+                for (uint64_t e = lo; e < hi; e++)
+                    sum += __uint_as_float(__ldcg(&j.contrib[g.targets[e]]));
+                edges += hi - lo;
+                const double now = base + j.damping * sum;
+                change += fabs(now - j.score[v]);
+                j.score[v] = now;
+                __stcg(&j.contrib[v], __float_as_uint(hi > lo ? (float)(now / (double)(hi - lo)) : 0.0f));
+            }
+        }
+    }
+    const uint32_t s = j.level % 3;
+    if (nf != 0)
+        atomicAdd(&c->nf[s], nf);
+    if (mf != 0)
+        atomicAdd(&c->mf[s], mf);
+    if (edges != 0)
+        atomicAdd(&c->edges, edges);
+    if (change != 0)
+        atomicAdd(&c->change[s], change);
+    if (tid == 0) { // read two levels ago, added to at the next one
+        c->nf[(j.level + 1) % 3] = c->mf[(j.level + 1) % 3] = 0;
+        c->change[(j.level + 1) % 3] = 0;
+    }
+}
+
+// The job's next level from its counts (every thread alike, after the barrier).
+__device__ void job_next(mk_job_run &j, mk_job_counts *c, uint32_t vertices)
+{
+    const uint32_t s = j.level % 3;
+    const uint64_t nf = *reinterpret_cast<volatile unsigned long long *>(&c->nf[s]);
+    const uint64_t mf = *reinterpret_cast<volatile unsigned long long *>(&c->mf[s]);
+    if (j.pull)
+        j.pulled++;
+    else
+        j.pushed++;
+    j.level++;
+    if (j.kind == MKRT_MK_JOB_PR) {
+        j.iterations++;
+        j.live = *reinterpret_cast<volatile double *>(&c->change[s]) >= j.tolerance && j.iterations < j.max_iterations;
+    } else if (j.kind == MKRT_MK_JOB_BFS) {
+        j.unsettled -= mf < j.unsettled ? mf : j.unsettled;
+        j.pull = j.pulls && mkrt__ops_pull_rule(nf, mf, j.unsettled, vertices, j.pull);
+        j.live = nf != 0;
+    } else {
+        j.live = nf != 0;
+    }
+}
+
+// A job batch's traversals, by the whole grid; returns the rounds run.
+__device__ uint32_t run_jobs(mkrt__mk_control *ctl, const mk_env &env, uint64_t seq, uint32_t layers, uint32_t njobs,
+                             cg::grid_group &grid, const mk_graph &gr)
+{
+    const mkrt__mk_graph_view &g = gr.g;
+    const uint64_t words = mkrt__mk_frontier_words(g.vertices);
+    const uint64_t tid = grid.thread_rank(), nthreads = grid.size();
+    mkrt__mk_job *rec = ctl->jobs[seq & 1];
+    mk_job_run jobs[MKRT_MK_JOBS_MAX];
+    const uint32_t n = njobs < MKRT_MK_JOBS_MAX ? njobs : MKRT_MK_JOBS_MAX;
+    for (uint32_t i = 0; i < n; i++) { // the records, host-mapped: read once
+        mk_job_run &j = jobs[i];
+        j.kind = rec[i].kind;
+        j.root = rec[i].root;
+        j.pulls = rec[i].pulls != 0;
+        j.max_iterations = rec[i].max_iterations;
+        j.damping = rec[i].damping;
+        j.tolerance = rec[i].tolerance;
+        j.values = reinterpret_cast<uint64_t *>(rec[i].values);
+        j.labels = reinterpret_cast<unsigned *>(rec[i].values);
+        j.score = reinterpret_cast<double *>(rec[i].values);
+        j.contrib = reinterpret_cast<unsigned *>(rec[i].aux);
+        j.bits = reinterpret_cast<mkrt__bitmap *>(rec[i].bits);
+        j.level = j.iterations = 0;
+        j.live = true;
+        j.pull = false;
+        j.pushed = j.pulled = 0;
+        j.nf = 1;
+        j.mf = j.kind <= MKRT_MK_JOB_SSSP ? mk_deg(g, j.root) : 0;
+        j.unsettled = g.offsets[g.vertices] - j.mf;
+        for (uint64_t w = tid; w < 4 * words; w += nthreads) // every bitmap clear
+            mkrt__bitmap_word_set(j.bits, w, 0);
+        if (tid == 0) {
+            g_job_counts[i] = mk_job_counts{};
+        }
+    }
+    grid.sync();
+    if (tid == 0)
+        for (uint32_t i = 0; i < n; i++)
+            if (jobs[i].kind <= MKRT_MK_JOB_SSSP) { // the root in F[0] and visited
+                mkrt__bitmap_set(jobs[i].bits, jobs[i].root);
+                mkrt__bitmap_set(jobs[i].bits + 3 * words, jobs[i].root);
+            }
+    grid.sync();
+    cuda::atomic_ref<uint64_t, cuda::thread_scope_system> run(ctl->levels_run);
+    const uint64_t run0 = tid == 0 ? run.load(cuda::memory_order_relaxed) : 0;
+    uint32_t round = 0;
+    for (;; round++) {
+        bool live = false;
+        for (uint32_t i = 0; i < n; i++)
+            live |= jobs[i].live;
+        if (!live)
+            break;
+        for (uint32_t i = 0; i < n; i++)
+            if (jobs[i].live)
+                job_level(jobs[i], &g_job_counts[i], g, words, tid, nthreads);
+        record_progress(ctl, env, layers + round, 0);
+        grid.sync();
+        for (uint32_t i = 0; i < n; i++)
+            if (jobs[i].live)
+                job_next(jobs[i], &g_job_counts[i], g.vertices);
+        if (tid == 0) // the watchdog's sign of life (protocol.h)
+            run.store(run0 + round + 1, cuda::memory_order_relaxed);
+        grid.sync(); // every thread read the counts before the next level zeroes a slot
+    }
+    if (tid == 0)
+        for (uint32_t i = 0; i < n; i++) { // the results into the records, before done
+            rec[i].levels_pushed = jobs[i].pushed;
+            rec[i].levels_pulled = jobs[i].pulled;
+            rec[i].edges = g_job_counts[i].edges;
+            rec[i].iterations = jobs[i].iterations;
+        }
+    return round;
+}
+
 // One thread: the batch's counts into result[] (zeroing the counters and
 // the frontier's lengths for the next batch), before done; grid and layer:
 // the barriers after its layers (protocol.h, result[]).
@@ -597,10 +828,13 @@ extern "C" __global__ void __launch_bounds__(256) mkrt_megakernel(mkrt__mk_contr
             // The traversal: every block takes the same decision (the
             // descriptor), so its grid barriers stay uniform.
             const bool trav = s_b.d.traverse && gr.on;
-            if (layers == 0 && !trav)
+            const bool jobs = s_b.d.njobs != 0 && gr.on;
+            if (layers == 0 && !trav && !jobs)
                 grid.sync(); // at least one barrier per batch: block 0 cannot bump the epoch twice
                              // before every block took the first
-            const uint32_t levels = trav ? traverse(ctl, env, layers, grid, gr) : 0;
+            uint32_t levels = trav ? traverse(ctl, env, layers, grid, gr) : 0;
+            if (jobs)
+                levels += run_jobs(ctl, env, seq, layers, s_b.d.njobs, grid, gr);
             if (grid.thread_rank() == 0) {
                 take_result(ctl, env, seq, levels, grid_n, layer_n);
                 publish_done(ctl, seq);

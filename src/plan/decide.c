@@ -3,6 +3,7 @@
  * data path measured (plan/decide.h says each rule and where it is from). */
 #include "mkrt/graph.h"
 #include "mkrt/op.h"
+#include "ops/pull_rule.h"
 #include "plan/decide.h"
 
 /* The launch policy's thresholds (vyre-semantics.md, launch policy). */
@@ -11,12 +12,6 @@
 #define SPARSE_BPS 500u
 #define DENSE_BPS 4000u
 #define HYSTERESIS_BPS 250u
-/* Direction optimisation (Beamer, Asanovic, Patterson): pull when the
- * frontier's edges exceed 1/ALPHA of the unsettled edges, stay pulled
- * while the frontier holds at least 1/BETA of the vertices (the
- * constants: mkrt/graph.h). */
-#define PULL_ALPHA MKRT_GRAPH_PULL_ALPHA
-#define PULL_BETA MKRT_GRAPH_PULL_BETA
 /* FUSE takes layers up to this many share_min wide onto one participant. */
 #define FUSE_SHARES 4u
 /* FUSE: the seed selector's FusedWave band (fusion pressure 70%, launch
@@ -170,9 +165,7 @@ uint32_t mkrt__decide_drain_first(const uint64_t *waiting, const uint32_t *age, 
 
 bool mkrt__decide_pull(uint64_t nf, uint64_t mf, uint64_t unsettled, uint64_t vertices, bool was, bool on)
 {
-    if (!on || nf == 0)
-        return false;
-    return was ? nf * PULL_BETA >= vertices : mf * PULL_ALPHA > unsettled;
+    return on && mkrt__ops_pull_rule(nf, mf, unsettled, vertices, was); /* the device's rule too */
 }
 
 mkrt_plan_frontier mkrt__decide_frontier_class(uint32_t bps, mkrt_plan_frontier prev)
