@@ -52,6 +52,23 @@ __device__ static inline void mkrt__bitmap_set(mkrt__bitmap *b, size_t i)
     (void)mkrt__bitmap_set_new(b, i);
 }
 
+__device__ static inline void mkrt__bitmap_clear(mkrt__bitmap *b, size_t i)
+{
+    const unsigned long long bit = 1ull << (i % 64);
+    if (__ldcg(&b[i / 64]) & bit)
+        atomicAnd(&b[i / 64], ~bit);
+}
+
+/* The lowest set bit of a word taken from a bitmap (x != 0). */
+__host__ __device__ static inline uint32_t mkrt__bitmap_lowest(uint64_t x)
+{
+#if defined(__CUDA_ARCH__)
+    return (uint32_t)(__ffsll((long long)x) - 1);
+#else
+    return (uint32_t)__builtin_ctzll(x);
+#endif
+}
+
 /* Word w, cleared (the frontier's take of 64 vertices at once). */
 __device__ static inline uint64_t mkrt__bitmap_take(mkrt__bitmap *b, size_t w)
 {
@@ -156,6 +173,13 @@ static inline size_t mkrt__bitmap_next(const mkrt__bitmap *b, size_t words, size
         x = atomic_load_explicit((mkrt__bitmap *)&b[w], memory_order_relaxed);
     }
     return w * 64 + (size_t)__builtin_ctzll(x);
+}
+
+/* The lowest set bit of a word taken from a bitmap (x != 0): iterate a
+ * word with for (; x != 0; x &= x - 1) ... lowest(x). */
+static inline uint32_t mkrt__bitmap_lowest(uint64_t x)
+{
+    return (uint32_t)__builtin_ctzll(x);
 }
 
 /* Word w as it is now. */

@@ -297,16 +297,83 @@ static void no_slot(const test_graph *g, mkrt_runtime *cpu)
     mkrt_destroy(rt, SEC, NULL);
 }
 
+/* A device that hangs in a job round: the watchdog fails it, and the
+ * round runs on the CPU pool through the same loop, right. */
+static void device_fails(const test_graph *g, mkrt_runtime *cpu)
+{
+    mkrt_config c = mkrt_config_default();
+    c.backend = MKRT_BACKEND_SIM;
+    c.workers = 2;
+    c.cells = g->v;
+    c.watchdog_ms = 200;
+    mkrt_runtime *rt = NULL;
+    mkrt_error err;
+    mkrt_graph mg = {g->v, g->off, g->dst, g->w};
+    if (mkrt_create(&c, &rt, &err) != MKRT_OK || mkrt_graph_register(rt, &mg, &err) != MKRT_OK)
+        bail_out("sim runtime: %s", err.message);
+    mkrt__runtime_hold(rt, true);
+    mkrt__runtime_device_hang(rt, 1, 0); /* the job round hangs before its first level */
+    run r[2] = {{MKRT_TRAVERSAL_BFS, 6, NULL}, {MKRT_TRAVERSAL_CC, 0, NULL}};
+    bool started = start(rt, &r[0]) && start(rt, &r[1]);
+    mkrt__runtime_hold(rt, false);
+    const mkrt_status w0 = started ? mkrt_traversal_wait(r[0].t, SEC) : MKRT_EINVAL;
+    const mkrt_status w1 = started ? mkrt_traversal_wait(r[1].t, SEC) : MKRT_EINVAL;
+    const bool waited = w0 == MKRT_OK && w1 == MKRT_OK;
+    if (!waited)
+        diag("waits: %s, %s", mkrt_status_name(w0), mkrt_status_name(w1));
+    ok(waited && right(g, cpu, &r[0]) && right(g, cpu, &r[1]), "sim, a device hung in a job round: the BFS and CC "
+       "ran again on the CPU pool, right");
+    mkrt_stats s;
+    mkrt_stats_read(rt, &s);
+    is(s.device_failures, 1, "sim: ... the watchdog failed the device once");
+    mkrt_destroy(rt, SEC, NULL);
+}
+
+#ifndef DEVICE_TRAVERSAL_REAL_GPU
+#define DEVICE_TRAVERSAL_REAL_GPU 0
+#endif
+
+/* tests/cuda_traversal.c: the same on the machine's GPU (skipped without one). */
+static int real_gpu(const test_graph *g, mkrt_runtime *cpu)
+{
+    unsetenv("MKRT_LIBCUDA");
+    mkrt_config c = mkrt_config_default();
+    c.backend = MKRT_BACKEND_CUDA;
+    c.cells = 16;
+    mkrt_runtime *rt;
+    static mkrt_error err;
+    if (mkrt_create(&c, &rt, &err) != MKRT_OK)
+        plan_skip_all(err.message);
+    mkrt_destroy(rt, SEC, NULL);
+    each_kind(MKRT_BACKEND_CUDA, g, cpu);
+    at_once(MKRT_BACKEND_CUDA, g, cpu, 0, 8);
+    test_graph big = test_graph_random(1u << 18, 1u << 21, 3); /* wider levels: many blocks at work */
+    mkrt_runtime *cpu_big = graph_rt(MKRT_BACKEND_CPU, &big, 0);
+    each_kind(MKRT_BACKEND_CUDA, &big, cpu_big);
+    mkrt_destroy(cpu_big, SEC, NULL);
+    test_graph_free(&big);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
     test_graph g = test_graph_random(2000, 16000, 11);
     mkrt_runtime *cpu = graph_rt(MKRT_BACKEND_CPU, &g, 0);
+    if (DEVICE_TRAVERSAL_REAL_GPU) {
+        if (!mkrt__cuda_megakernel_built())
+            plan_skip_all("the CUDA megakernel was not built (no nvcc)");
+        real_gpu(&g, cpu);
+        mkrt_destroy(cpu, SEC, NULL);
+        test_graph_free(&g);
+        return done_testing();
+    }
     each_kind(MKRT_BACKEND_SIM, &g, cpu);
     at_once(MKRT_BACKEND_SIM, &g, cpu, 0, 8);
     /* Room for the graph and one job slot: the plan in pieces. */
     at_once(MKRT_BACKEND_SIM, &g, cpu, graph_bytes(&g) + mkrt__mk_job_slot_bytes(g.v) * 3 / 2, 1);
     no_slot(&g, cpu);
+    device_fails(&g, cpu);
     if (!mkrt__cuda_megakernel_built()) {
         skip(19, "the CUDA megakernel was not built (no nvcc): the CUDA backend cannot start");
     } else {

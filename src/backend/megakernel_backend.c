@@ -215,7 +215,13 @@ static mkrt_status mk_wait(mkrt__backend *be, uint64_t timeout_ns, const uint32_
     megakernel *m = (megakernel *)be;
     mkrt_status st = mkrt__mk_wait(&m->host, m->running_seq, timeout_ns, err);
     if (st == MKRT_OK && m->running_njobs != 0)
-        st = finish_jobs(m, m->running_seq, err); /* an error: the batch runs again on the host */
+        st = finish_jobs(m, m->running_seq, err);
+    for (uint32_t k = 0; st != MKRT_OK && k < m->running_njobs; k++) {
+        /* The device failed the round: its traversals run again where the
+         * plan sends them next (the CPU pool; plan/source.h, job). */
+        m->running_jobs[k]->status = MKRT_EDEVICE;
+        m->running_jobs[k]->done = true;
+    }
     m->running_njobs = 0;
     *nfails = st == MKRT_OK ? mkrt__mk_failures(&m->host, m->running_seq, fails) : 0;
     uint64_t edges = 0, changed = 0, levels = 0;

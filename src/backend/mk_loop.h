@@ -215,9 +215,8 @@ static inline int mkrt__mk_loop_traverse(mkrt__mk_control *ctl, mkrt__mk_desc *d
             if (n <= cap) { /* the queue */
                 for (uint64_t i = b; i < n; i += blocks, ran++) {
                     const uint32_t v = f->queue[2 * i + cur];
-                    /* relaxed: the bit's own level is over; the next marks another bitset. */
-                    atomic_fetch_and_explicit((_Atomic uint64_t *)mkrt__mk_frontier_word(f, cur, v / 64), ~((uint64_t)1 << (v % 64)),
-                                              memory_order_relaxed);
+                    /* The bit's own level is over; the next marks another bitset. */
+                    mkrt__bitmap_clear(mkrt__mk_frontier_bitmap(f, cur), v);
                     /* relaxed: read once, as the kernel does (a concurrent lowering
                      * marks v for the next level). */
                     uint64_t base = atomic_load_explicit((_Atomic uint64_t *)&cells[v], memory_order_relaxed);
@@ -225,10 +224,9 @@ static inline int mkrt__mk_loop_traverse(mkrt__mk_control *ctl, mkrt__mk_desc *d
                 }
             } else { /* the bitset: more vertices than the queue holds */
                 for (uint64_t w = b; w < words; w += blocks) {
-                    /* relaxed: as the queue's bits above. */
-                    uint64_t mask = atomic_exchange_explicit((_Atomic uint64_t *)mkrt__mk_frontier_word(f, cur, w), 0, memory_order_relaxed);
-                    for (; mask != 0; mask &= mask - 1, ran++) {
-                        const uint32_t v = (uint32_t)(w * 64 + (uint64_t)__builtin_ctzll(mask));
+                    for (uint64_t mask = mkrt__bitmap_take(mkrt__mk_frontier_bitmap(f, cur), w); mask != 0;
+                         mask &= mask - 1, ran++) {
+                        const uint32_t v = (uint32_t)(w * 64 + mkrt__bitmap_lowest(mask));
                         uint64_t base = atomic_load_explicit((_Atomic uint64_t *)&cells[v], memory_order_relaxed);
                         mkrt__mk_expand(&bt->g, cells, f, nxt, level % 3, cap, v, base, 0, 1, &bt->edges,
                                        &bt->changed);

@@ -96,7 +96,7 @@ static inline void mkrt__mk_bfs_push(mkrt__mk_trav *t, const mkrt__mk_graph_view
     const uint64_t depth = (uint64_t)(t->level + 1) << 32;
     for (uint64_t w = b; w < t->words; w += blocks)
         for (uint64_t mask = mkrt__bitmap_take(cur, w); mask != 0; mask &= mask - 1) {
-            const uint32_t v = (uint32_t)(w * 64 + (uint64_t)__builtin_ctzll(mask));
+            const uint32_t v = (uint32_t)(w * 64 + mkrt__bitmap_lowest(mask));
             for (uint64_t e = g->offsets[v]; e < g->offsets[v + 1]; e++) {
                 const uint32_t u = g->targets[e];
                 (*edges)++;
@@ -125,7 +125,7 @@ static inline void mkrt__mk_bfs_pull(mkrt__mk_trav *t, const mkrt__mk_graph_view
         if (w == t->words - 1 && g->vertices % 64 != 0)
             todo &= ((uint64_t)1 << (g->vertices % 64)) - 1;
         for (; todo != 0; todo &= todo - 1) {
-            const uint32_t u = (uint32_t)(w * 64 + (uint64_t)__builtin_ctzll(todo));
+            const uint32_t u = (uint32_t)(w * 64 + mkrt__bitmap_lowest(todo));
             for (uint64_t e = g->offsets[u]; e < g->offsets[u + 1]; e++) {
                 const uint32_t p = g->targets[e];
                 (*edges)++;
@@ -152,7 +152,7 @@ static inline void mkrt__mk_sssp_level(mkrt__mk_trav *t, const mkrt__mk_graph_vi
     mkrt__bitmap *cur = t->f[t->level % 3], *nxt = t->f[(t->level + 1) % 3];
     for (uint64_t w = b; w < t->words; w += blocks)
         for (uint64_t mask = mkrt__bitmap_take(cur, w); mask != 0; mask &= mask - 1) {
-            const uint32_t v = (uint32_t)(w * 64 + (uint64_t)__builtin_ctzll(mask));
+            const uint32_t v = (uint32_t)(w * 64 + mkrt__bitmap_lowest(mask));
             /* relaxed: read once; a later lowering marks v again. */
             const uint64_t d = atomic_load_explicit((_Atomic uint64_t *)&t->values[v], memory_order_relaxed);
             for (uint64_t e = g->offsets[v]; e < g->offsets[v + 1]; e++) {

@@ -366,8 +366,7 @@ __device__ uint32_t traverse(mkrt__mk_control *ctl, const mk_env &env, uint32_t 
             for (uint64_t i = warp; i < n; i += warps, ran++) {
                 const uint32_t v = __ldcg(&f.queue[2 * i + cur]);
                 if (lane == 0)
-                    atomicAnd(reinterpret_cast<unsigned long long *>(mkrt__mk_frontier_word(&f, cur, v / 64)),
-                              ~(1ull << (v % 64)));
+                    mkrt__bitmap_clear(mkrt__mk_frontier_bitmap(&f, cur), v);
                 const uint64_t base = *reinterpret_cast<volatile uint64_t *>(&cells[v]);
                 mkrt__mk_expand(&gr.g, cells, &f, nxt, level % 3, gr.cap, v, base, lane, 32, &edges, &changed);
             }
@@ -375,10 +374,10 @@ __device__ uint32_t traverse(mkrt__mk_control *ctl, const mk_env &env, uint32_t 
             for (uint64_t w = warp; w < words; w += warps) {
                 unsigned long long mask = 0;
                 if (lane == 0)
-                    mask = atomicExch(reinterpret_cast<unsigned long long *>(mkrt__mk_frontier_word(&f, cur, w)), 0ull);
+                    mask = mkrt__bitmap_take(mkrt__mk_frontier_bitmap(&f, cur), w);
                 mask = __shfl_sync(0xffffffffu, mask, 0);
                 for (; mask != 0; mask &= mask - 1, ran++) {
-                    const uint32_t v = (uint32_t)(w * 64 + (uint64_t)(__ffsll((long long)mask) - 1));
+                    const uint32_t v = (uint32_t)(w * 64 + mkrt__bitmap_lowest(mask));
                     const uint64_t base = *reinterpret_cast<volatile uint64_t *>(&cells[v]);
                     mkrt__mk_expand(&gr.g, cells, &f, nxt, level % 3, gr.cap, v, base, lane, 32, &edges, &changed);
                 }
@@ -441,7 +440,7 @@ __device__ void job_level(mk_job_run &j, mk_job_counts *c, const mkrt__mk_graph_
         mkrt__bitmap_word_set(clear, w, 0); // read last level, marked next level
         if (j.kind == MKRT_MK_JOB_BFS && !j.pull) {
             for (uint64_t mask = mkrt__bitmap_take(cur, w); mask != 0; mask &= mask - 1) {
-                const uint32_t v = (uint32_t)(w * 64 + (uint64_t)(__ffsll((long long)mask) - 1));
+                const uint32_t v = (uint32_t)(w * 64 + mkrt__bitmap_lowest(mask));
                 for (uint64_t e = g.offsets[v]; e < g.offsets[v + 1]; e++, edges++) {
                     const uint32_t u = g.targets[e];
                     if (mkrt__bitmap_set_new(visited, u)) {
@@ -457,7 +456,7 @@ __device__ void job_level(mk_job_run &j, mk_job_counts *c, const mkrt__mk_graph_
             if (w == words - 1 && g.vertices % 64 != 0)
                 todo &= (1ull << (g.vertices % 64)) - 1;
             for (; todo != 0; todo &= todo - 1) {
-                const uint32_t u = (uint32_t)(w * 64 + (uint64_t)(__ffsll((long long)todo) - 1));
+                const uint32_t u = (uint32_t)(w * 64 + mkrt__bitmap_lowest(todo));
                 for (uint64_t e = g.offsets[u]; e < g.offsets[u + 1]; e++) {
                     const uint32_t p = g.targets[e];
                     edges++;
@@ -473,7 +472,7 @@ __device__ void job_level(mk_job_run &j, mk_job_counts *c, const mkrt__mk_graph_
             }
         } else if (j.kind == MKRT_MK_JOB_SSSP) {
             for (uint64_t mask = mkrt__bitmap_take(cur, w); mask != 0; mask &= mask - 1) {
-                const uint32_t v = (uint32_t)(w * 64 + (uint64_t)(__ffsll((long long)mask) - 1));
+                const uint32_t v = (uint32_t)(w * 64 + mkrt__bitmap_lowest(mask));
                 const uint64_t d = *reinterpret_cast<volatile uint64_t *>(&j.values[v]);
                 for (uint64_t e = g.offsets[v]; e < g.offsets[v + 1]; e++, edges++) {
                     const uint32_t u = g.targets[e];

@@ -99,6 +99,8 @@
 
 /* MKRT_MK_ERR_* (the error word's codes) and the ops' semantics: */
 #include "ops/builtin_ops.h"
+/* The frontiers' bitsets are base/bitmap.h's bitmaps (C and CUDA). */
+#include "base/bitmap.h"
 
 /* Failure-list status of an APPEND past the log's capacity: MKRT_EOVERFLOW. */
 #define MKRT_MK_FAIL_OVERFLOW 0xFFFFFFFCu
@@ -286,6 +288,12 @@ MKRT_OPS_FN uint64_t *mkrt__mk_frontier_word(const mkrt__mk_frontier_view *f, ui
     return &f->bits[p * f->words + w];
 }
 
+/* Parity p's bitset as a bitmap (base/bitmap.h). */
+MKRT_OPS_FN mkrt__bitmap *mkrt__mk_frontier_bitmap(const mkrt__mk_frontier_view *f, uint32_t p)
+{
+    return (mkrt__bitmap *)(void *)&f->bits[p * f->words];
+}
+
 /* Marks vertex v (a vertex with edges) for the level of parity p, whose
  * length word is len[slot]: its bit once per level, and a queue entry
  * while the queue has room (else the bitset alone holds it). */
@@ -294,7 +302,7 @@ MKRT_OPS_FN void mkrt__mk_frontier_mark(const mkrt__mk_frontier_view *f, const u
 {
     if (v >= vertices || offsets[v] == offsets[v + 1])
         return;
-    if (!mkrt__ops_atomic_or(mkrt__mk_frontier_word(f, p, v / 64), (uint64_t)1 << (v % 64)))
+    if (!mkrt__bitmap_set_new(mkrt__mk_frontier_bitmap(f, p), v))
         return; /* already marked in this level */
     uint64_t at = mkrt__ops_atomic_claim(&f->len[slot]);
     if (at < cap)

@@ -21,7 +21,10 @@
  * many waited). A round the device cannot take (it failed, or the budget
  * left no slot) goes to the CPU pool like any made batch, and run
  * executes its jobs there through the same C loop the simulated device
- * runs, on one worker: the results are the same. */
+ * runs, on one worker: the results are the same. A round the device
+ * failed (a fault, the watchdog) comes back with its jobs marked so, and
+ * ran puts them back to wait: the next round goes to the CPU pool, the
+ * device being failed for good. */
 #include "backend/mk_trav.h"
 #include "graph/graph_internal.h"
 #include "graph/sweep.h"
@@ -154,6 +157,10 @@ uint64_t mkrt__graph_device_ran(mkrt__graph_engine *e)
         const mkrt__device_job *j = &t->job;
         if (!j->done) {
             out = true; /* its round has not completed (another batch did) */
+            continue;
+        }
+        if (j->status == MKRT_EDEVICE) { /* the device failed the round: again, where the plan sends it */
+            t->x.dev = MKRT__DEV_WAITING;
             continue;
         }
         mkrt__graph_count(&t->levels_pushed, j->levels_pushed);

@@ -54,7 +54,8 @@ typedef struct mkrt__device_job {
     void *values, *aux;
     size_t value_bytes, aux_bytes;
     /* Written by whoever ran it (the device backend, or the source's run
-     * on the host), before the batch completes. */
+     * on the host), before the batch completes; status MKRT_EDEVICE: the
+     * device failed the round (the source runs the job again). */
     uint64_t levels_pushed, levels_pulled, edges;
     uint32_t iterations;
     mkrt_status status;
