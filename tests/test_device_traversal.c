@@ -375,7 +375,7 @@ int main(int argc, char **argv)
     no_slot(&g, cpu);
     device_fails(&g, cpu);
     if (!mkrt__cuda_megakernel_built()) {
-        skip(19, "the CUDA megakernel was not built (no nvcc): the CUDA backend cannot start");
+        skip(24, "the CUDA megakernel was not built (no nvcc): the CUDA backend cannot start");
     } else {
         (void)fake_cuda_open(argv[0]);
         each_kind(MKRT_BACKEND_CUDA, &g, cpu);

@@ -8,7 +8,7 @@
 #include "cuda/mk_device.h"
 #include "backend/mk_host.h"
 #include "backend/mk_sim.h"
-#include "backend/mk_trav.h"
+#include "backend/mk_job.h"
 #include "base/alloc_internal.h"
 #include "base/error_internal.h"
 #include "cuda/cuda_device.h"
@@ -140,13 +140,7 @@ static mkrt_status prepare_jobs(megakernel *m, mkrt__batch *b, mkrt_error *err)
         if (j == NULL)
             return mkrt__error_set(err, MKRT_EINVAL, "megakernel: item %u of a job round is not a traversal job. "
                                                      "Fix: a bug in the source.", k);
-        memset(&recs[k], 0, sizeof recs[k]);
-        recs[k].kind = j->kind;
-        recs[k].root = j->root;
-        recs[k].pulls = j->pulls;
-        recs[k].max_iterations = j->max_iterations;
-        recs[k].damping = j->damping;
-        recs[k].tolerance = j->tolerance;
+        mkrt__mk_job_record(j, &recs[k]);
         mkrt_status st = m->dev->job_in(m->ctx, k, j->values, j->value_bytes, j->aux, j->aux_bytes, &recs[k], err);
         if (st != MKRT_OK)
             return st;
@@ -176,13 +170,7 @@ static mkrt_status finish_jobs(megakernel *m, uint64_t seq, mkrt_error *err)
         mkrt_status st = m->dev->job_out(m->ctx, k, j->values, j->value_bytes, j->aux, j->aux_bytes, err);
         if (st != MKRT_OK)
             return st;
-        const mkrt__mk_job *r = &m->host.ctl->jobs[seq & 1][k];
-        j->levels_pushed = r->levels_pushed;
-        j->levels_pulled = r->levels_pulled;
-        j->edges = r->edges;
-        j->iterations = r->iterations;
-        j->status = MKRT_OK;
-        j->done = true;
+        mkrt__mk_job_result(&m->host.ctl->jobs[seq & 1][k], j);
     }
     return MKRT_OK;
 }

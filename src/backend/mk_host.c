@@ -117,6 +117,12 @@ mkrt_status mkrt__mk_stage_jobs(mkrt__mk_host *h, const mkrt__mk_job *jobs, uint
     /* The records first: the doorbell's release publishes them with the
      * descriptor (host-mapped control block). */
     const uint64_t next = h->staged + 1;
+    /* acquire: as in stage; the records of batch next - 2 (same parity)
+     * are not overwritten while it runs (stage refuses it too). */
+    if (!h->failed && next > atomic_load_explicit(&h->ctl->done, memory_order_acquire) + 2)
+        return mkrt__error_set(err, MKRT_ESTATE, "megakernel job batch %llu staged while batch %llu still owns "
+                                                 "its records. Fix: wait for a batch before staging the one two "
+                                                 "after it.", (unsigned long long)next, (unsigned long long)(next - 2));
     for (uint32_t i = 0; i < njobs; i++)
         h->ctl->jobs[next & 1][i] = jobs[i];
     return stage(h, &no_item, 0, none, NULL, 0, njobs, seq, err);

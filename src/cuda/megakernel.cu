@@ -401,8 +401,9 @@ __device__ uint32_t traverse(mkrt__mk_control *ctl, const mk_env &env, uint32_t 
 // a level takes (its next frontier's vertices and edges, PageRank's L1
 // change) go to rotating slots in device memory (level l adds to slot l %
 // 3 and zeroes slot (l + 1) % 3, read two levels ago), and after the
-// barrier every thread reads them and takes the same decision (BFS's
-// direction by ops/pull_rule.h, the job's end), so the grid stays uniform.
+// barrier thread 0 reads them and takes the decision (BFS's direction by
+// ops/pull_rule.h, the job's end) into the jobs' state, which every thread
+// reads after a second barrier, so the grid stays uniform.
 struct mk_job_counts {
     unsigned long long nf[3], mf[3];
     double change[3];
@@ -410,7 +411,7 @@ struct mk_job_counts {
 };
 __device__ mk_job_counts g_job_counts[MKRT_MK_JOBS_MAX];
 
-// A job as each thread keeps it (every thread the same values).
+// A job's state (g_job_run: thread 0 writes it, every thread reads it).
 struct mk_job_run {
     uint32_t kind, root, level, iterations, max_iterations;
     bool live, pull, pulls;
@@ -428,7 +429,7 @@ __device__ __forceinline__ uint64_t mk_deg(const mkrt__mk_graph_view &g, uint32_
 }
 
 // One level of job j over this thread's words; adds its counts.
-__device__ void job_level(mk_job_run &j, mk_job_counts *c, const mkrt__mk_graph_view &g, uint64_t words,
+__device__ __noinline__ void job_level(const mk_job_run &j, mk_job_counts *c, const mkrt__mk_graph_view &g, uint64_t words,
                           uint64_t tid, uint64_t nthreads)
 {
     mkrt__bitmap *cur = j.bits + (j.level % 3) * words, *nxt = j.bits + ((j.level + 1) % 3) * words;
@@ -521,7 +522,7 @@ __device__ void job_level(mk_job_run &j, mk_job_counts *c, const mkrt__mk_graph_
     }
 }
 
-// The job's next level from its counts (every thread alike, after the barrier).
+// The job's next level from its counts (thread 0, between the round's barriers).
 __device__ void job_next(mk_job_run &j, mk_job_counts *c, uint32_t vertices)
 {
     const uint32_t s = j.level % 3;
@@ -544,48 +545,64 @@ __device__ void job_next(mk_job_run &j, mk_job_counts *c, uint32_t vertices)
     }
 }
 
+// The jobs' state, kept by thread 0 between the round's two barriers and
+// read by every thread after the second (past L1: another block wrote it).
+__device__ mk_job_run g_job_run[MKRT_MK_JOBS_MAX];
+
+__device__ __forceinline__ mk_job_run load_run(uint32_t i)
+{
+    mk_job_run j;
+    const unsigned long long *src = reinterpret_cast<const unsigned long long *>(&g_job_run[i]);
+    unsigned long long *dst = reinterpret_cast<unsigned long long *>(&j);
+    for (uint32_t k = 0; k < sizeof j / 8; k++)
+        dst[k] = __ldcg(src + k);
+    return j;
+}
+
 // A job batch's traversals, by the whole grid; returns the rounds run.
-__device__ uint32_t run_jobs(mkrt__mk_control *ctl, const mk_env &env, uint64_t seq, uint32_t layers, uint32_t njobs,
-                             cg::grid_group &grid, const mk_graph &gr)
+__device__ __noinline__ uint32_t run_jobs(mkrt__mk_control *ctl, const mk_env &env, uint64_t seq, uint32_t layers,
+                                          uint32_t njobs, cg::grid_group &grid, const mk_graph &gr)
 {
     const mkrt__mk_graph_view &g = gr.g;
     const uint64_t words = mkrt__mk_frontier_words(g.vertices);
     const uint64_t tid = grid.thread_rank(), nthreads = grid.size();
     mkrt__mk_job *rec = ctl->jobs[seq & 1];
-    mk_job_run jobs[MKRT_MK_JOBS_MAX];
     const uint32_t n = njobs < MKRT_MK_JOBS_MAX ? njobs : MKRT_MK_JOBS_MAX;
-    for (uint32_t i = 0; i < n; i++) { // the records, host-mapped: read once
-        mk_job_run &j = jobs[i];
-        j.kind = rec[i].kind;
-        j.root = rec[i].root;
-        j.pulls = rec[i].pulls != 0;
-        j.max_iterations = rec[i].max_iterations;
-        j.damping = rec[i].damping;
-        j.tolerance = rec[i].tolerance;
-        j.values = reinterpret_cast<uint64_t *>(rec[i].values);
-        j.labels = reinterpret_cast<unsigned *>(rec[i].values);
-        j.score = reinterpret_cast<double *>(rec[i].values);
-        j.contrib = reinterpret_cast<unsigned *>(rec[i].aux);
-        j.bits = reinterpret_cast<mkrt__bitmap *>(rec[i].bits);
-        j.level = j.iterations = 0;
-        j.live = true;
-        j.pull = false;
-        j.pushed = j.pulled = 0;
-        j.nf = 1;
-        j.mf = j.kind <= MKRT_MK_JOB_SSSP ? mk_deg(g, j.root) : 0;
-        j.unsettled = g.offsets[g.vertices] - j.mf;
-        for (uint64_t w = tid; w < 4 * words; w += nthreads) // every bitmap clear
-            mkrt__bitmap_word_set(j.bits, w, 0);
-        if (tid == 0) {
+    if (tid == 0)
+        for (uint32_t i = 0; i < n; i++) { // the records, host-mapped: read once
+            mk_job_run &j = g_job_run[i];
+            j.kind = rec[i].kind;
+            j.root = rec[i].root;
+            j.pulls = rec[i].pulls != 0;
+            j.max_iterations = rec[i].max_iterations;
+            j.damping = rec[i].damping;
+            j.tolerance = rec[i].tolerance;
+            j.values = reinterpret_cast<uint64_t *>(rec[i].values);
+            j.labels = reinterpret_cast<unsigned *>(rec[i].values);
+            j.score = reinterpret_cast<double *>(rec[i].values);
+            j.contrib = reinterpret_cast<unsigned *>(rec[i].aux);
+            j.bits = reinterpret_cast<mkrt__bitmap *>(rec[i].bits);
+            j.level = j.iterations = 0;
+            j.live = true;
+            j.pull = false;
+            j.pushed = j.pulled = 0;
+            j.nf = 1;
+            j.mf = j.kind <= MKRT_MK_JOB_SSSP ? mk_deg(g, j.root) : 0;
+            j.unsettled = g.offsets[g.vertices] - j.mf;
             g_job_counts[i] = mk_job_counts{};
         }
+    grid.sync();
+    for (uint32_t i = 0; i < n; i++) { // every bitmap clear
+        mkrt__bitmap *bits = load_run(i).bits;
+        for (uint64_t w = tid; w < 4 * words; w += nthreads)
+            mkrt__bitmap_word_set(bits, w, 0);
     }
     grid.sync();
     if (tid == 0)
         for (uint32_t i = 0; i < n; i++)
-            if (jobs[i].kind <= MKRT_MK_JOB_SSSP) { // the root in F[0] and visited
-                mkrt__bitmap_set(jobs[i].bits, jobs[i].root);
-                mkrt__bitmap_set(jobs[i].bits + 3 * words, jobs[i].root);
+            if (g_job_run[i].kind <= MKRT_MK_JOB_SSSP) { // the root in F[0] and visited
+                mkrt__bitmap_set(g_job_run[i].bits, g_job_run[i].root);
+                mkrt__bitmap_set(g_job_run[i].bits + 3 * words, g_job_run[i].root);
             }
     grid.sync();
     cuda::atomic_ref<uint64_t, cuda::thread_scope_system> run(ctl->levels_run);
@@ -594,27 +611,30 @@ __device__ uint32_t run_jobs(mkrt__mk_control *ctl, const mk_env &env, uint64_t 
     for (;; round++) {
         bool live = false;
         for (uint32_t i = 0; i < n; i++)
-            live |= jobs[i].live;
+            live |= __ldcg(reinterpret_cast<const unsigned char *>(&g_job_run[i].live)) != 0;
         if (!live)
             break;
-        for (uint32_t i = 0; i < n; i++)
-            if (jobs[i].live)
-                job_level(jobs[i], &g_job_counts[i], g, words, tid, nthreads);
+        for (uint32_t i = 0; i < n; i++) {
+            mk_job_run j = load_run(i);
+            if (j.live)
+                job_level(j, &g_job_counts[i], g, words, tid, nthreads);
+        }
         record_progress(ctl, env, layers + round, 0);
         grid.sync();
-        for (uint32_t i = 0; i < n; i++)
-            if (jobs[i].live)
-                job_next(jobs[i], &g_job_counts[i], g.vertices);
-        if (tid == 0) // the watchdog's sign of life (protocol.h)
-            run.store(run0 + round + 1, cuda::memory_order_relaxed);
-        grid.sync(); // every thread read the counts before the next level zeroes a slot
+        if (tid == 0) {
+            for (uint32_t i = 0; i < n; i++)
+                if (g_job_run[i].live)
+                    job_next(g_job_run[i], &g_job_counts[i], g.vertices);
+            run.store(run0 + round + 1, cuda::memory_order_relaxed); // the watchdog's sign of life (protocol.h)
+        }
+        grid.sync(); // the next state is in before any thread reads it
     }
     if (tid == 0)
         for (uint32_t i = 0; i < n; i++) { // the results into the records, before done
-            rec[i].levels_pushed = jobs[i].pushed;
-            rec[i].levels_pulled = jobs[i].pulled;
+            rec[i].levels_pushed = g_job_run[i].pushed;
+            rec[i].levels_pulled = g_job_run[i].pulled;
             rec[i].edges = g_job_counts[i].edges;
-            rec[i].iterations = jobs[i].iterations;
+            rec[i].iterations = g_job_run[i].iterations;
         }
     return round;
 }
@@ -700,7 +720,12 @@ __device__ void mirror_batch(mkrt__mk_control *ctl, const mk_env &env, uint64_t 
     __threadfence(); // each writer's part is in before thread 0's release (after a __syncthreads)
 }
 
-extern "C" __global__ void __launch_bounds__(256) mkrt_megakernel(mkrt__mk_control *ctl)
+// At least 4 blocks of 256 threads per SM: 64 registers, as the kernel
+// used before the traversal jobs (which alone would take it to 128 and
+// halve the resident grid, 528 blocks on the H100 of bench/results/h100.md);
+// the jobs' code spills a little instead (ptxas: 202 bytes of spill
+// stores, 104 before). To be measured on the GPU both ways.
+extern "C" __global__ void __launch_bounds__(256, 4) mkrt_megakernel(mkrt__mk_control *ctl)
 {
     cg::grid_group grid = cg::this_grid();
     __shared__ uint64_t s_bell, s_last;

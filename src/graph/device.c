@@ -25,6 +25,7 @@
  * failed (a fault, the watchdog) comes back with its jobs marked so, and
  * ran puts them back to wait: the next round goes to the CPU pool, the
  * device being failed for good. */
+#include "backend/mk_job.h"
 #include "backend/mk_trav.h"
 #include "graph/graph_internal.h"
 #include "graph/sweep.h"
@@ -122,24 +123,14 @@ void mkrt__graph_device_run(mkrt__graph_engine *e, const mkrt_item *items, size_
         mkrt__chunk c;
         mkrt__chunk_get(&items[k], &c);
         mkrt__traversal *t = mkrt__lane_at(e, c.lane);
-        mkrt__mk_job rec = {0};
-        rec.kind = j->kind;
-        rec.root = j->root;
-        rec.pulls = j->pulls;
-        rec.max_iterations = j->max_iterations;
-        rec.damping = j->damping;
-        rec.tolerance = j->tolerance;
+        mkrt__mk_job rec;
+        mkrt__mk_job_record(j, &rec);
         mkrt__mk_trav tr = {0};
         tr.job = &rec;
         mkrt__mk_trav_begin(&tr, &g, j->values, j->aux, (void *)t->bits);
         (void)mkrt__mk_trav_run(&tr, 1, &g, 1, NULL, NULL);
         mkrt__bitmap_clear_range(t->bits, 0, 4 * t->words * 64);
-        j->levels_pushed = rec.levels_pushed;
-        j->levels_pulled = rec.levels_pulled;
-        j->edges = rec.edges;
-        j->iterations = rec.iterations;
-        j->status = MKRT_OK;
-        j->done = true;
+        mkrt__mk_job_result(&rec, j);
     }
 }
 
