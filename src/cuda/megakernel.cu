@@ -395,8 +395,8 @@ __device__ uint32_t traverse(mkrt__mk_control *ctl, const mk_env &env, uint32_t 
 
 // ---- Traversal jobs (protocol.h, "Traversal jobs"; backend/mk_trav.h is
 // the same loop in C, which the simulated device and the stand-in driver
-// run). Each thread takes words of a level's bitmaps grid-stride (a
-// word's 64 vertices and their edges, one after another); the grid
+// run). Each warp takes words of a level's bitmaps grid-stride, its lanes
+// sharing each vertex's edges (job_level); the grid
 // barrier ends a round, in which every live job ran one level. The counts
 // a level takes (its next frontier's vertices and edges, PageRank's L1
 // change) go to rotating slots in device memory (level l adds to slot l %
@@ -428,21 +428,44 @@ __device__ __forceinline__ uint64_t mk_deg(const mkrt__mk_graph_view &g, uint32_
     return g.offsets[v + 1] - g.offsets[v];
 }
 
-// One level of job j over this thread's words; adds its counts.
-__device__ __noinline__ void job_level(const mk_job_run &j, mk_job_counts *c, const mkrt__mk_graph_view &g, uint64_t words,
-                          uint64_t tid, uint64_t nthreads)
+// One level of job j: each warp takes words grid-stride (lane 0 takes or
+// reads the word, the warp shares it), and for each of the word's
+// vertices its 32 lanes share the vertex's edges, as the RELAX
+// traversal's levels do (a hub's edges are not one thread's). A pulled
+// BFS vertex looks at 32 edges at a time and takes the first neighbour
+// in the frontier (a ballot); PageRank's gather is a warp sum. Adds the
+// level's counts.
+__device__ __noinline__ void job_level(const mk_job_run &j, mk_job_counts *c, const mkrt__mk_graph_view &g,
+                                       uint64_t words, uint64_t tid, uint64_t nthreads)
 {
+    const uint32_t lane = (uint32_t)(tid & 31u);
+    const uint64_t warp = tid >> 5, warps = nthreads >> 5;
     mkrt__bitmap *cur = j.bits + (j.level % 3) * words, *nxt = j.bits + ((j.level + 1) % 3) * words;
     mkrt__bitmap *clear = j.bits + ((j.level + 2) % 3) * words, *visited = j.bits + 3 * words;
     unsigned long long nf = 0, mf = 0, edges = 0;
     double change = 0;
     const uint64_t depth = (uint64_t)(j.level + 1) << 32;
-    for (uint64_t w = tid; w < words; w += nthreads) {
-        mkrt__bitmap_word_set(clear, w, 0); // read last level, marked next level
-        if (j.kind == MKRT_MK_JOB_BFS && !j.pull) {
-            for (uint64_t mask = mkrt__bitmap_take(cur, w); mask != 0; mask &= mask - 1) {
-                const uint32_t v = (uint32_t)(w * 64 + mkrt__bitmap_lowest(mask));
-                for (uint64_t e = g.offsets[v]; e < g.offsets[v + 1]; e++, edges++) {
+    for (uint64_t w = warp; w < words; w += warps) {
+        unsigned long long mask = 0;
+        if (lane == 0) {
+            mkrt__bitmap_word_set(clear, w, 0); // read last level, marked next level
+            if (j.kind == MKRT_MK_JOB_BFS && j.pull) {
+                mask = ~mkrt__bitmap_word(visited, w); // the unvisited: this warp owns word w of visited
+                if (w == words - 1 && g.vertices % 64 != 0)
+                    mask &= (1ull << (g.vertices % 64)) - 1;
+            } else if (j.kind <= MKRT_MK_JOB_SSSP) {
+                mask = mkrt__bitmap_take(cur, w);
+            } else { // CC, PageRank: every vertex of the word
+                const uint64_t left = (uint64_t)g.vertices - w * 64;
+                mask = left >= 64 ? ~0ull : (1ull << left) - 1;
+            }
+        }
+        mask = __shfl_sync(0xffffffffu, mask, 0);
+        for (; mask != 0; mask &= mask - 1) {
+            const uint32_t v = (uint32_t)(w * 64 + mkrt__bitmap_lowest(mask));
+            const uint64_t lo = g.offsets[v], hi = g.offsets[v + 1];
+            if (j.kind == MKRT_MK_JOB_BFS && !j.pull) {
+                for (uint64_t e = lo + lane; e < hi; e += 32, edges++) {
                     const uint32_t u = g.targets[e];
                     if (mkrt__bitmap_set_new(visited, u)) {
                         j.values[u] = depth | v;
@@ -451,40 +474,38 @@ __device__ __noinline__ void job_level(const mk_job_run &j, mk_job_counts *c, co
                         mf += mk_deg(g, u);
                     }
                 }
-            }
-        } else if (j.kind == MKRT_MK_JOB_BFS) { // pulled: this thread owns word w of visited
-            uint64_t todo = ~mkrt__bitmap_word(visited, w);
-            if (w == words - 1 && g.vertices % 64 != 0)
-                todo &= (1ull << (g.vertices % 64)) - 1;
-            for (; todo != 0; todo &= todo - 1) {
-                const uint32_t u = (uint32_t)(w * 64 + mkrt__bitmap_lowest(todo));
-                for (uint64_t e = g.offsets[u]; e < g.offsets[u + 1]; e++) {
-                    const uint32_t p = g.targets[e];
-                    edges++;
-                    if (mkrt__bitmap_test(cur, p)) {
-                        j.values[u] = depth | p;
-                        mkrt__bitmap_set(visited, u);
-                        mkrt__bitmap_set(nxt, u);
-                        nf++;
-                        mf += mk_deg(g, u);
-                        break;
+            } else if (j.kind == MKRT_MK_JOB_BFS) { // pulled: v unvisited, its first neighbour in the frontier
+                for (uint64_t base = lo; base < hi; base += 32) {
+                    const uint64_t e = base + lane;
+                    const bool in = e < hi && mkrt__bitmap_test(cur, g.targets[e]);
+                    const unsigned hit = __ballot_sync(0xffffffffu, in);
+                    if (hit == 0) {
+                        if (lane == 0)
+                            edges += hi - base < 32 ? hi - base : 32;
+                        continue;
                     }
+                    const uint32_t first = (uint32_t)__ffs((int)hit) - 1;
+                    if (lane == first) {
+                        j.values[v] = depth | g.targets[e];
+                        mkrt__bitmap_set(visited, v);
+                        mkrt__bitmap_set(nxt, v);
+                        nf++;
+                        mf += hi - lo;
+                    }
+                    if (lane == 0)
+                        edges += first + 1;
+                    break;
                 }
-            }
-        } else if (j.kind == MKRT_MK_JOB_SSSP) {
-            for (uint64_t mask = mkrt__bitmap_take(cur, w); mask != 0; mask &= mask - 1) {
-                const uint32_t v = (uint32_t)(w * 64 + mkrt__bitmap_lowest(mask));
+            } else if (j.kind == MKRT_MK_JOB_SSSP) {
                 const uint64_t d = *reinterpret_cast<volatile uint64_t *>(&j.values[v]);
-                for (uint64_t e = g.offsets[v]; e < g.offsets[v + 1]; e++, edges++) {
+                for (uint64_t e = lo + lane; e < hi; e += 32, edges++) {
                     const uint32_t u = g.targets[e];
                     if (mkrt__ops_atomic_min(&j.values[u], mkrt__ops_add_sat(d, g.weights != 0 ? g.weights[e] : 1)) &&
                         mkrt__bitmap_set_new(nxt, u))
                         nf++;
                 }
-            }
-        } else if (j.kind == MKRT_MK_JOB_CC) {
-            for (uint32_t v = (uint32_t)(w * 64); v < g.vertices && v < (w + 1) * 64; v++)
-                for (uint64_t e = g.offsets[v]; e < g.offsets[v + 1]; e++, edges++) {
+            } else if (j.kind == MKRT_MK_JOB_CC) {
+                for (uint64_t e = lo + lane; e < hi; e += 32, edges++) {
                     const uint32_t u = g.targets[e];
                     const unsigned lv = __ldcg(&j.labels[v]), lu = __ldcg(&j.labels[u]);
                     if (lu < lv)
@@ -492,18 +513,18 @@ __device__ __noinline__ void job_level(const mk_job_run &j, mk_job_counts *c, co
                     else if (lv < lu)
                         nf += atomicMin(&j.labels[u], lv) > lv;
                 }
-        } else { // PageRank
-            const double base = (1.0 - j.damping) / g.vertices;
-            for (uint32_t v = (uint32_t)(w * 64); v < g.vertices && v < (w + 1) * 64; v++) {
-                const uint64_t lo = g.offsets[v], hi = g.offsets[v + 1];
+            } else { // PageRank
                 double sum = 0;
-                for (uint64_t e = lo; e < hi; e++)
+                for (uint64_t e = lo + lane; e < hi; e += 32, edges++)
                     sum += __uint_as_float(__ldcg(&j.contrib[g.targets[e]]));
-                edges += hi - lo;
-                const double now = base + j.damping * sum;
-                change += fabs(now - j.score[v]);
-                j.score[v] = now;
-                __stcg(&j.contrib[v], __float_as_uint(hi > lo ? (float)(now / (double)(hi - lo)) : 0.0f));
+                for (int o = 16; o > 0; o >>= 1)
+                    sum += __shfl_down_sync(0xffffffffu, sum, o);
+                if (lane == 0) {
+                    const double now = (1.0 - j.damping) / g.vertices + j.damping * sum;
+                    change += fabs(now - j.score[v]);
+                    j.score[v] = now;
+                    __stcg(&j.contrib[v], __float_as_uint(hi > lo ? (float)(now / (double)(hi - lo)) : 0.0f));
+                }
             }
         }
     }
