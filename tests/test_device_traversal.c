@@ -2,8 +2,9 @@
 /* tests/test_device_traversal.c - the public traversals on the megakernel
  * (issue 36; graph/device.c, protocol.h "Traversal jobs"): on SIM and
  * through the stand-in CUDA driver, mkrt_traversal_* runs BFS, SSSP, CC
- * and PageRank whole on the device (EXPLAIN: on the device; the stats:
- * BFS levels pulled by Beamer's rule on a symmetric graph), with results
+ * and PageRank whole on the device (EXPLAIN: on the device; one batch a
+ * run, so no level came back to the host; the stats: BFS levels pulled
+ * by Beamer's rule on a symmetric graph), with results
  * equal to a serial reference (BFS depths and a valid tree, Dijkstra's
  * distances) and to the CPU engine (CC labels, PageRank within 1e-5 L1);
  * ten traversals of the four kinds at once, over eight slots; a budget
@@ -11,11 +12,14 @@
  * pieces, EXPLAIN's split), still right; a graph over the stand-in's
  * modelled memory (FAKE_CUDA_MEM_TOTAL): refused with the numbers and a
  * Fix, its traversals right on the CPU pool; a budget with the graph but
- * no slot: said so, traversals on the CPU pool. */
+ * no slot: said so, traversals on the CPU pool; a device that hangs in a
+ * job round: the watchdog fails it and the round runs again on the CPU
+ * pool, right. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../src/cuda/cuda_loader.h"
 #include "../src/cuda/protocol.h"
@@ -172,7 +176,17 @@ static void each_kind(mkrt_backend_kind kind, const test_graph *g, mkrt_runtime 
     like(mkrt_backend_describe(rt), "public traversals, 8 at once", "%s: the device takes public traversals, 8 at once", k);
     for (int i = 0; i < 4; i++) {
         run r = {kinds[i], i < 2 ? 3 : 0, NULL};
+        mkrt_stats before, after;
+        mkrt_stats_read(rt, &before);
         bool ok_run = start(rt, &r) && mkrt_traversal_wait(r.t, SEC) == MKRT_OK;
+        /* The traversal finishes inside its batch's completion, before the
+         * batch is counted: wait for the count (at most 2 s). */
+        for (int spin = 0; spin < 2000; spin++) {
+            mkrt_stats_read(rt, &after);
+            if (after.batches != before.batches)
+                break;
+            nanosleep(&(struct timespec){0, 1000000}, NULL);
+        }
         ok(ok_run && right(g, cpu, &r), "%s: %s on the device, equal to the %s", k, names[i],
            i < 2 ? "serial reference" : "CPU engine's");
         bool on;
@@ -181,6 +195,8 @@ static void each_kind(mkrt_backend_kind kind, const test_graph *g, mkrt_runtime 
         explain(rt, &on, &most, &split, &resident);
         ok(on && most == 1 && resident > 0, "%s: ... EXPLAIN: a job round of 1 on the device, %llu bytes resident", k,
            (unsigned long long)resident);
+        is(after.batches - before.batches, 1, "%s: ... the whole run one batch: its levels never came back to the "
+           "host", k);
         mkrt_traversal_stats ts;
         mkrt_traversal_stats_read(r.t, &ts);
         if (i == 0)
@@ -375,7 +391,7 @@ int main(int argc, char **argv)
     no_slot(&g, cpu);
     device_fails(&g, cpu);
     if (!mkrt__cuda_megakernel_built()) {
-        skip(24, "the CUDA megakernel was not built (no nvcc): the CUDA backend cannot start");
+        skip(28, "the CUDA megakernel was not built (no nvcc): the CUDA backend cannot start");
     } else {
         (void)fake_cuda_open(argv[0]);
         each_kind(MKRT_BACKEND_CUDA, &g, cpu);
