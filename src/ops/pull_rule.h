@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* src/ops/pull_rule.h - Beamer's direction-optimizing rule (Beamer,
  * Asanovic, Patterson), written once for every engine that takes it: the
- * CPU engine's levels (plan/decide.c, mkrt__decide_pull) and the device's
- * traversal jobs (backend/mk_trav.h, src/cuda/megakernel.cu). Compiled as
+ * public mkrt_graph_pull_next() (plan/decide.c: the CPU engine's PULL, the
+ * MPI engine) and the device's traversal jobs (backend/mk_trav.h,
+ * src/cuda/megakernel.cu). Compiled as
  * C11 and as CUDA C++ (MKRT_OPS_FN). Its constants are the public ones
  * (mkrt/graph.h, MKRT_GRAPH_PULL_ALPHA and _BETA), the one place they live.
  *

@@ -163,9 +163,17 @@ uint32_t mkrt__decide_drain_first(const uint64_t *waiting, const uint32_t *age, 
     return rr;
 }
 
+bool mkrt_graph_pull_next(uint64_t frontier, uint64_t frontier_edges, uint64_t unvisited_edges,
+                          uint64_t vertices, bool pulled)
+{
+    /* The rule is written once, for the host and the device (the traversal
+     * jobs' levels, backend/mk_trav.h and megakernel.cu): ops/pull_rule.h. */
+    return mkrt__ops_pull_rule(frontier, frontier_edges, unvisited_edges, vertices, pulled);
+}
+
 bool mkrt__decide_pull(uint64_t nf, uint64_t mf, uint64_t unsettled, uint64_t vertices, bool was, bool on)
 {
-    return on && mkrt__ops_pull_rule(nf, mf, unsettled, vertices, was); /* the device's rule too */
+    return on && mkrt_graph_pull_next(nf, mf, unsettled, vertices, was);
 }
 
 mkrt_plan_frontier mkrt__decide_frontier_class(uint32_t bps, mkrt_plan_frontier prev)
