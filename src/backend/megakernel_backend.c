@@ -39,10 +39,9 @@ typedef struct megakernel {
     uint64_t graph_bytes;   /* device bytes of the graph on it (graph_in) */
     char graph_note[MKRT_ERROR_MESSAGE_MAX + 64]; /* for describe: where the graph is */
     mkrt__batch *running;   /* the batch in flight (its device results) */
-    /* Traversal jobs (protocol.h, "Traversal jobs"): the slots the graph_in
-     * fitted to the budget, and the jobs of the staged and the running
-     * batch (slot k holds job k). */
-    uint64_t job_slot_bytes;
+    /* Traversal jobs (protocol.h, "Traversal jobs"): the jobs of the
+     * staged and the running batch (slot k holds job k; the slots are
+     * base.jobs_max, fitted to the budget by graph_in). */
     mkrt__device_job *staged_jobs[MKRT_MK_JOBS_MAX], *running_jobs[MKRT_MK_JOBS_MAX];
     uint32_t staged_njobs, running_njobs;
     struct megakernel *next_abandoned;
@@ -337,7 +336,6 @@ static mkrt_status mk_graph_in(mkrt__backend *be, const mkrt_graph *g, mkrt_erro
     mkrt_status st = m->dev->graph_in(m->ctx, g->vertices, g->offsets, g->targets, g->weights, cap, jobs, wait, err);
     update_resident(m);
     m->graph_bytes = st == MKRT_OK ? need + (uint64_t)jobs * slot : 0;
-    m->job_slot_bytes = slot;
     if (st != MKRT_OK) {
         snprintf(m->graph_note, sizeof m->graph_note, "; the graph is not on the device, RELAX runs on "
                  "the CPU pool (%s)", err != NULL ? err->message : "copy failed");
