@@ -30,11 +30,7 @@ static int (*fake_live)(void);
 
 static void set_memory(uint64_t total, uint64_t others)
 {
-    char v[32];
-    snprintf(v, sizeof v, "%llu", (unsigned long long)total);
-    setenv("FAKE_CUDA_MEM_TOTAL", v, 1);
-    snprintf(v, sizeof v, "%llu", (unsigned long long)others);
-    setenv("FAKE_CUDA_MEM_OTHERS", v, 1);
+    fake_cuda_set_memory(total, others);
 }
 
 static mkrt_runtime *create(mkrt_config *c)

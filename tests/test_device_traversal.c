@@ -258,11 +258,7 @@ static uint64_t graph_bytes(const test_graph *g)
 
 static void set_memory(uint64_t total, uint64_t others)
 {
-    char v[32];
-    snprintf(v, sizeof v, "%llu", (unsigned long long)total);
-    setenv("FAKE_CUDA_MEM_TOTAL", v, 1);
-    snprintf(v, sizeof v, "%llu", (unsigned long long)others);
-    setenv("FAKE_CUDA_MEM_OTHERS", v, 1);
+    fake_cuda_set_memory(total, others);
 }
 
 /* The stand-in's modelled memory: a graph over it, a graph with no room
@@ -352,15 +348,6 @@ static void device_fails(const test_graph *g, mkrt_runtime *cpu)
 /* tests/cuda_traversal.c: the same on the machine's GPU (skipped without one). */
 static int real_gpu(const test_graph *g, mkrt_runtime *cpu)
 {
-    unsetenv("MKRT_LIBCUDA");
-    mkrt_config c = mkrt_config_default();
-    c.backend = MKRT_BACKEND_CUDA;
-    c.cells = 16;
-    mkrt_runtime *rt;
-    static mkrt_error err;
-    if (mkrt_create(&c, &rt, &err) != MKRT_OK)
-        plan_skip_all(err.message);
-    mkrt_destroy(rt, SEC, NULL);
     each_kind(MKRT_BACKEND_CUDA, g, cpu);
     at_once(MKRT_BACKEND_CUDA, g, cpu, 0, 8);
     test_graph big = test_graph_random(1u << 18, 1u << 21, 3); /* wider levels: many blocks at work */
@@ -374,11 +361,14 @@ static int real_gpu(const test_graph *g, mkrt_runtime *cpu)
 int main(int argc, char **argv)
 {
     (void)argc;
+    if (DEVICE_TRAVERSAL_REAL_GPU) { /* skipped before anything is made */
+        if (!mkrt__cuda_megakernel_built())
+            plan_skip_all("the CUDA megakernel was not built (no nvcc)");
+        cuda_real_or_skip();
+    }
     test_graph g = test_graph_random(2000, 16000, 11);
     mkrt_runtime *cpu = graph_rt(MKRT_BACKEND_CPU, &g, 0);
     if (DEVICE_TRAVERSAL_REAL_GPU) {
-        if (!mkrt__cuda_megakernel_built())
-            plan_skip_all("the CUDA megakernel was not built (no nvcc)");
         real_gpu(&g, cpu);
         mkrt_destroy(cpu, SEC, NULL);
         test_graph_free(&g);
