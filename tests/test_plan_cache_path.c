@@ -17,15 +17,6 @@
 
 static mkrt_item many[BIG];
 
-static void one_go(mkrt_runtime *rt, mkrt_producer *p, const mkrt_item *items, size_t n)
-{
-    mkrt__runtime_hold(rt, true);
-    publish_all(p, items, n);
-    mkrt__runtime_hold(rt, false);
-    if (mkrt_drain(rt, SEC) != MKRT_OK)
-        bail_out("drain");
-}
-
 static mkrt_stats stats(mkrt_runtime *rt)
 {
     mkrt_stats s;

@@ -2,8 +2,8 @@
 /* src/plan/shape_cache.h - the runtime's plan cache on the data path: the
  * plan's learned decisions for a batch shape, in an RCU plan cache
  * (mkrt/plan_cache.h, liburcu), read lock-free by every thread that plans
- * a batch (the token's holder: the dispatcher thread, a waiter that helps,
- * a pool thread that plans).
+ * a batch (whichever thread holds the dispatch token and runs the dedupe
+ * stage: the dispatcher thread, a waiter that helps).
  *
  * The key is what the dedupe stage has measured of the batch before it
  * levels it, nothing invented (a made source's batch, a frontier round,
