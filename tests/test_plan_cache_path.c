@@ -28,7 +28,7 @@ static mkrt_config big_conf(void)
 {
     mkrt_config c = conf(MKRT_BACKEND_CPU, 2, 0);
     c.ring_capacity = 65536;
-    c.cells = 1u << 17;
+    c.cells = 1u << 18;
     return c;
 }
 
@@ -71,15 +71,16 @@ static void hits_and_misses(void)
 
 /* Halves on disjoint handles, each a chain of `depth` writes per handle:
  * the one pass gives `depth` layers. shared: the second half writes the
- * first half's handles. */
-static void halves(uint32_t depth, bool shared)
+ * first half's handles. stride: handles are i x stride (16: a handle range
+ * wider than 4 per item of a part, whose table is then hashed). */
+static void halves(uint32_t depth, bool shared, uint32_t stride)
 {
     const uint32_t per = BIG / depth / 2;
     size_t k = 0;
     for (uint32_t half = 0; half < 2; half++)
         for (uint32_t d = 0; d < depth; d++)
             for (uint32_t i = 0; i < per; i++) {
-                uint32_t h = (shared ? 0 : half * per) + i;
+                uint32_t h = ((shared ? 0 : half * per) + i) * stride;
                 many[k++] = item(MKRT_OP_ADD, h, h, 1 + d);
             }
 }
@@ -93,12 +94,13 @@ static void cheap_handoff(mkrt_runtime *rt)
     c->split_handoff_ns = (mkrt__ema){1000.0, 8};
 }
 
-static void split_exact(void)
+static void split_exact(uint32_t stride)
 {
     mkrt_runtime *rt = start(big_conf());
     mkrt_producer *p = mkrt_producer_open(rt, NULL);
     const uint32_t depth = 4, per = BIG / depth / 2;
-    halves(depth, false);
+    diag("handles %u apart", stride);
+    halves(depth, false, stride);
     uint32_t split = 0, rounds = 12;
     for (uint32_t r = 0; r < rounds; r++) {
         cheap_handoff(rt);
@@ -113,14 +115,14 @@ static void split_exact(void)
        split, rounds);
     uint64_t cells[8];
     mkrt_cells_read(rt, 0, 1, cells);
-    mkrt_cells_read(rt, 2 * per - 1, 1, cells + 1);
+    mkrt_cells_read(rt, (2 * per - 1) * stride, 1, cells + 1);
     is(cells[0], (uint64_t)rounds * (1 + 2 + 3 + 4), "every item ran once (first handle)");
     is(cells[1], (uint64_t)rounds * (1 + 2 + 3 + 4), "... and the last");
     mkrt_stats s = stats(rt);
     is(s.executed, (uint64_t)rounds * BIG, "nothing pruned or lost");
     /* The halves now share handles: the parts conflict, the one pass
      * levels the batch (8 layers), and the shape stays on it. */
-    halves(depth, true);
+    halves(depth, true, stride);
     uint32_t split_shared = 0, tried = 0;
     for (uint32_t r = 0; r < 6; r++) {
         cheap_handoff(rt);
@@ -144,6 +146,7 @@ static void split_exact(void)
 int main(void)
 {
     hits_and_misses();
-    split_exact();
+    split_exact(1);
+    split_exact(16);
     return done_testing();
 }

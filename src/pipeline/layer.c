@@ -216,28 +216,48 @@ static inline __attribute__((always_inline)) bool idempotent(const mkrt_item *it
  * touches are claimed in the shared owner array; a handle another part
  * claimed in this split is a conflict (the split is then thrown away). */
 typedef struct owner_ctx {
-    _Atomic uint32_t *owner; /* by handle - base */
+    _Atomic uint32_t *owner; /* by handle - lo */
+    uint32_t lo;
     uint32_t tag;            /* split epoch << 8 | part */
     bool conflict;
 } owner_ctx;
 
-static inline __attribute__((always_inline)) void claim(owner_ctx *own, uint32_t base, uint32_t handle)
+static inline __attribute__((always_inline)) void claim(owner_ctx *own, uint32_t handle)
 {
     /* relaxed: the exchange's atomicity alone decides (of two parts that
      * touch a handle, the later exchange sees the earlier's tag); the
      * result is read after the task's join (cpu_pool.c run_task). */
-    uint32_t prev = atomic_exchange_explicit(&own->owner[handle - base], own->tag, memory_order_relaxed);
+    uint32_t prev = atomic_exchange_explicit(&own->owner[handle - own->lo], own->tag, memory_order_relaxed);
     if (prev >> 8 == own->tag >> 8 && prev != own->tag)
         own->conflict = true;
 }
 
-static inline __attribute__((always_inline)) handle_state *owned_slot(mkrt_layer_scratch *s, uint32_t base,
-                                                                     uint32_t handle, owner_ctx *own)
+/* A part's slot, direct or hashed (its own table), claiming the handle
+ * when the part first touches it. */
+static inline __attribute__((always_inline)) handle_state *owned_slot(mkrt_layer_scratch *s, int direct,
+                                                                     uint32_t base, size_t mask, uint32_t handle,
+                                                                     owner_ctx *own)
 {
+    if (!direct) {
+        const uint32_t stamp = s->stamp;
+        size_t i = hash32(handle) & mask;
+        for (;;) {
+            handle_state *h = &s->table[i];
+            if (h->stamp != stamp) {
+                fresh_state(h, stamp);
+                h->handle = handle;
+                claim(own, handle);
+                return h;
+            }
+            if (h->handle == handle)
+                return h;
+            i = (i + 1) & mask;
+        }
+    }
     handle_state *h = &s->table[handle - base];
     if (h->stamp != s->stamp) {
         fresh_state(h, s->stamp);
-        claim(own, base, handle);
+        claim(own, handle);
     }
     return h;
 }
@@ -266,11 +286,11 @@ assign_levels(mkrt_layer_scratch *s, mkrt_item *items, size_t n, int direct, uin
             __builtin_prefetch(direct ? &s->table[ahead->out - base] : &s->table[hash32(ahead->out) & mask], 1);
             __builtin_prefetch(direct ? &s->table[ahead->in - base] : &s->table[hash32(ahead->in) & mask], 1);
         }
-        handle_state *out = own != NULL ? owned_slot(s, base, it.out, own)
+        handle_state *out = own != NULL ? owned_slot(s, direct, base, mask, it.out, own)
                             : direct    ? direct_slot(s, base, it.out)
                                         : hash_slot(s, mask, it.out);
         handle_state *in = it.in == it.out ? out
-                           : own != NULL   ? owned_slot(s, base, it.in, own)
+                           : own != NULL   ? owned_slot(s, direct, base, mask, it.in, own)
                            : direct        ? direct_slot(s, base, it.in)
                                            : hash_slot(s, mask, it.in);
         /* A redundant copy of the last writer of out is dropped. The
@@ -591,24 +611,36 @@ static void split_part(mkrt__layer_split *sp, uint32_t k)
     mkrt_layer_scratch *s = sp->part[k];
     sp->ok[k] = false;
     sp->conflict[k] = false;
-    /* The part's table spans the batch's whole handle range (direct). */
-    if (grow_items(s, len, NULL) != MKRT_OK || prepare_table(s, sp->range, NULL) != MKRT_OK)
+    /* The part's table: direct over the batch's handle range where that
+     * is at most 4 entries per item of the part, else hashed for the
+     * part's items (load <= 1/2). Either way at most 128 bytes per item,
+     * so the parts together hold no more than one part would. */
+    const int direct = sp->range <= 4 * (uint64_t)len;
+    size_t table_len = sp->range, mask = 0;
+    if (!direct) {
+        for (table_len = 64; table_len < 4 * len;)
+            table_len *= 2;
+        mask = table_len - 1;
+    }
+    if (grow_items(s, len, NULL) != MKRT_OK || prepare_table(s, table_len, NULL) != MKRT_OK)
         return;
-    s->prefetch = sp->range * sizeof(handle_state) > 32768;
+    s->prefetch = table_len * sizeof(handle_state) > 32768;
     mkrt__layer_rules r = sp->rules;
     sp->skipped[k] = 0;
     r.skipped = &sp->skipped[k];
     r.mark = r.mark != NULL ? r.mark + from : NULL;
-    owner_ctx own = {sp->whole->owner, sp->whole->owner_epoch << 8 | k, false};
+    owner_ctx own = {sp->whole->owner, r.lo, sp->whole->owner_epoch << 8 | k, false};
     uint32_t levels;
-    const uint32_t lo = r.lo;
+    const uint32_t base = direct ? r.lo : 0;
+    mkrt_item *in = sp->items + from, *out = sp->out + from;
+    uint32_t *lv = sp->whole->level + from;
     size_t kept;
     if (r.builtin)
-        kept = assign_levels(s, sp->items + from, len, 1, lo, 0, RULES_BUILTIN, 1, &r, &levels, sp->out + from,
-                             sp->whole->level + from, &own);
+        kept = direct ? assign_levels(s, in, len, 1, base, 0, RULES_BUILTIN, 1, &r, &levels, out, lv, &own)
+                      : assign_levels(s, in, len, 0, 0, mask, RULES_BUILTIN, 1, &r, &levels, out, lv, &own);
     else
-        kept = assign_levels(s, sp->items + from, len, 1, lo, 0, RULES_CALLBACKS, 1, &r, &levels, sp->out + from,
-                             sp->whole->level + from, &own);
+        kept = direct ? assign_levels(s, in, len, 1, base, 0, RULES_CALLBACKS, 1, &r, &levels, out, lv, &own)
+                      : assign_levels(s, in, len, 0, 0, mask, RULES_CALLBACKS, 1, &r, &levels, out, lv, &own);
     sp->kept[k] = kept;
     sp->levels[k] = levels;
     sp->conflict[k] = own.conflict;

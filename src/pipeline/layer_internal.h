@@ -88,8 +88,11 @@ void mkrt__layer_scatter(mkrt_layer_scratch *s, const mkrt_item *items, size_t n
  * item met exactly the handle states the one pass gives it, and the merge
  * (the kept items and their levels in part order, the counts added) is
  * the one pass's result. Otherwise the items are unchanged and the caller
- * runs the one pass. Direct-indexed batches only (a bounded handle range
- * at most max(4n, 65536)), pruning (the dedupe stage's) only. */
+ * runs the one pass. Batches whose bounded handle range is at most
+ * max(4n, 65536) (the owner array is by handle), pruning (the dedupe
+ * stage's) only; a part indexes its own table directly where the range is
+ * at most 4 entries per item of the part, else by hash, so the parts'
+ * tables hold at most 128 bytes per item of the batch together. */
 #define MKRT__SPLIT_MAX 16
 
 typedef struct mkrt__layer_split {
