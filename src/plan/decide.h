@@ -26,7 +26,7 @@
  *          again); at age 32 it goes first (an aged promotion, the oldest
  *          first), else the fullest ring goes first (the nearest to
  *          blocking its producer); round robin off
- *   PULL   push or pull per frontier level (Beamer's alpha 14, beta 24),
+ *   PULL   push or pull per frontier level (Beamer's rule: mkrt_graph_pull_next, mkrt/graph.h),
  *          and the level's GraphBLAS switch class (sparse <= 500 bps,
  *          dense >= 4000 bps, 250 bps hysteresis); off: always push
  *   ARMS   skip redundant arms (pipeline/arms.c): the seed's cross-arm
