@@ -131,7 +131,7 @@ static uint32_t memory_bps(const mkrt__dispatch *dp, const mkrt__batch *b)
  * width follows the producers while the runtime runs; on 2 CPUs with a
  * busy producer it is 1, and the batch runs on the dispatching thread
  * (oversubscribing the CPUs with workers was measured slower, issue 13). */
-static uint32_t cpu_width(mkrt__dispatch *dp, const mkrt__batch *b, uint32_t width)
+uint32_t mkrt__plan_cpu_width(mkrt__dispatch *dp, const mkrt__batch *b, uint32_t width)
 {
     if (dp->cfg->workers != 0 || !plan_on(dp, MKRT_PLAN_SHED))
         return width; /* the user chose the workers, or SHED is off */
@@ -151,7 +151,7 @@ void mkrt__stage_plan(mkrt__dispatch *dp, mkrt__batch *b)
     plan->width = be->width ? be->width : 1;
     uint32_t full = plan->width;
     if (be->is_cpu_pool)
-        plan->width = cpu_width(dp, b, plan->width);
+        plan->width = mkrt__plan_cpu_width(dp, b, plan->width);
     const uint32_t mem_bps = memory_bps(dp, b);
     if (plan_on(dp, MKRT_PLAN_SHED))
         plan->width = mkrt__decide_shed_memory(plan->width, mem_bps);
