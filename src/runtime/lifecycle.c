@@ -60,6 +60,7 @@ static void free_runtime(mkrt_runtime *rt)
     mkrt__mutex_destroy(&rt->producers.producers_lock);
     mkrt__mutex_destroy(&rt->dispatch.state_lock);
     mkrt__planner_fini(&rt->dispatch.planner);
+    mkrt__shape_cache_fini(&rt->dispatch.shapes);
     mkrt__free(rt, sizeof *rt);
 }
 
@@ -227,6 +228,7 @@ mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **out, mkrt_error *
     ok = mkrt__planner_init(&rt->dispatch.planner, cfg->max_producers, plan_off) && ok;
     rt->dispatch.planner.max_age_ns = (uint64_t)cfg->class_max_age_us * 1000u;
     rt->dispatch.planner.slice_ns = (uint64_t)cfg->class_slice_us * 1000u;
+    ok = mkrt__shape_cache_init(&rt->dispatch.shapes, MKRT__SHAPES_KEPT, NULL) && ok;
     if (!ok || !rt->producers.slots || !rt->state.cells || !rt->graph || !rt->state.append_log || !rt->state.emitq[MKRT_CLASS_BULK].ring || !rt->dispatch.own_scratch ||
         !rt->dispatch.split || !rt->dispatch.waves || !rt->state.dead) {
         free_runtime(rt);
