@@ -168,7 +168,7 @@ int write_results(const gopts *o, const results *res, const char *machine)
          "level's examined edges are those its unvisited vertices looked at. Bytes per edge: 24 per "
          "examined edge for BFS and SSSP (target and weight 8, the target's value read and written "
          "by an atomic minimum 16); CC 28 per examined edge (target, "
-         "two labels and their roots, a compare-and-swap) plus 48 per vertex (4 phases); "
+         "two labels and their roots, a compare-and-swap) plus 32 per vertex (2 phases and the read); "
          "PageRank 8 per edge plus 28 per vertex per iteration. Estimates from the data structures, not measured traffic.\n");
     printf("\n%s", report);
     if (write_csv(o, res) != 0)
@@ -196,7 +196,7 @@ int write_results(const gopts *o, const results *res, const char *machine)
              "whole time slices on a shared 2-CPU machine). "
 "mkrt: BFS and SSSP public traversals (mkrt_traversal_open: values of their own; BFS "
              "direction-optimizing, SSSP distance buckets); CC "
-             "and PageRank the library's kinds (MKRT_TRAVERSAL_CC: Afforest, 4 phases over blocks of vertices; "
+             "and PageRank the library's kinds (MKRT_TRAVERSAL_CC: Afforest, 2 phases over blocks of vertices; "
              "MKRT_TRAVERSAL_PAGERANK: Gauss-Seidel pull iterations in place over blocks of vertices)%s. The machine has %ld CPUs (load average "
              "%s at the start, %s at the end): figures move tens of percent between runs on a "
              "shared machine; compare engines within this run only.",

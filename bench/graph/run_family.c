@@ -17,13 +17,14 @@ const char *const kernel_name[KERNELS] = {"bfs", "sssp", "cc", "pr"};
  * its two offsets (8, counted once), its score read and written (16) and
  * its next contribution (4). CC links: per examined edge its target (4),
  * the two labels and their roots read (16) and a compare-and-swap (8);
- * per vertex its offsets and label in each of the 4 phases (4 x 12). An
+ * per vertex its offsets and label in each of the 2 phases (2 x 12) and
+ * its label and root in the read (8). An
  * estimate from the data structures, not a measurement of cache traffic. */
 #define PUSH_BYTES_PER_EDGE 24.0
 #define PULL_BYTES_PER_EDGE 8.0
 #define PULL_BYTES_PER_VERTEX 28.0
 #define CC_BYTES_PER_EDGE 28.0
-#define CC_BYTES_PER_VERTEX 48.0
+#define CC_BYTES_PER_VERTEX 32.0
 
 typedef struct world {
     g500_family family;

@@ -136,10 +136,11 @@ typedef enum mkrt_traversal_kind {
     /** Connected components (weakly connected on a directed graph): each
      *  vertex's label is the smallest vertex of its component. Afforest's
      *  sampling (Sutton et al.): link two neighbours of every vertex,
-     *  compress, find the largest component from a sample, then link the
-     *  remaining edges of the vertices outside it (on a graph opened with
-     *  symmetric; every vertex otherwise) and compress. Searches take no
-     *  root (start with 0). */
+     *  find the largest component from a sample, then compress each label
+     *  and link the remaining edges of the vertices outside it (on a graph
+     *  opened with symmetric; every vertex otherwise): two phases. A read
+     *  of the labels follows each to its root. Searches take no root
+     *  (start with 0). */
     MKRT_TRAVERSAL_CC = 3,
     /** PageRank as GAPBS defines it: score(v) = (1 - d)/n + d * sum over
      *  the vertices u of v's row of score(u) / degree(u) (vertices without

@@ -5,12 +5,15 @@
  * CC (Afforest, Sutton et al.): label[v] starts as v; a link hooks the
  * larger of two roots under the smaller with a compare-and-swap (a root's
  * label only ever goes down, so every label ends as the smallest vertex
- * of its component). Phases: LINK (the first two edges of every vertex),
- * COMPRESS (every label to its root), the dispatcher's sample of
- * SAMPLES labels for the most frequent component, FINAL (the remaining
- * edges of each vertex outside it; on a graph not opened symmetric, of
- * every vertex: an edge into the large component may be seen from one
- * end only), COMPRESS.
+ * of its component). Two phases: LINK (the first two edges of every
+ * vertex); the dispatcher's sample of the roots of SAMPLES vertices for
+ * the most frequent component; FINAL, where each vertex first takes its
+ * root as its label (the compress, fused: a phase transition costs more
+ * than the pass) and links its remaining edges unless that root is the
+ * sampled one (on a graph not opened symmetric, every vertex links: an
+ * edge into the large component may be seen from one end only). No
+ * final compress phase: a label read (mkrt__sweep_read) follows its
+ * chain to the root, mostly one step.
  *
  * PageRank: one phase per iteration; a block's vertices each gather the
  * contributions (score / degree, a float) of their row and write their
@@ -28,9 +31,9 @@
 #include "base/error_internal.h"
 #include "graph/sweep.h"
 
-enum { OP_LINK, OP_COMPRESS, OP_FINAL, OP_RANK };
+enum { OP_LINK, OP_FINAL, OP_RANK };
 /* CC's phases in order (the sample runs before FINAL). */
-static const uint8_t cc_ops[] = {OP_LINK, OP_COMPRESS, OP_FINAL, OP_COMPRESS};
+static const uint8_t cc_ops[] = {OP_LINK, OP_FINAL};
 #define OP_SHIFT 24
 #define SAMPLES 1024u
 /* Blocks: about this much work (edges + vertices) each, at most BLOCKS_MAX. */
@@ -222,13 +225,22 @@ static int cmp_u32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The root above v: labels only go down, every chain ends at a root. */
+static inline uint32_t root_of(_Atomic uint32_t *label, uint32_t v)
+{
+    uint32_t c = atomic_load_explicit(&label[v], memory_order_relaxed), cc;
+    while (c != (cc = atomic_load_explicit(&label[c], memory_order_relaxed)))
+        c = cc;
+    return c;
+}
+
 static uint32_t sample_big(const struct mkrt__sweep *s)
 {
     uint32_t seen[SAMPLES], best = 0, best_n = 0;
     uint64_t x = 0x9e3779b97f4a7c15u;
     for (uint32_t i = 0; i < SAMPLES; i++) {
         x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-        seen[i] = atomic_load_explicit(&s->label[x % s->vertices], memory_order_relaxed);
+        seen[i] = root_of(s->label, (uint32_t)(x % s->vertices));
     }
     qsort(seen, SAMPLES, sizeof *seen, cmp_u32);
     for (uint32_t i = 0, j; i < SAMPLES; i = j) {
@@ -323,15 +335,6 @@ static uint64_t cc_block(struct mkrt__sweep *s, const mkrt_graph *g, uint32_t op
     const uint64_t *off = g->offsets;
     const uint32_t *targets = g->targets;
     uint64_t examined = 0;
-    if (op == OP_COMPRESS) {
-        for (uint32_t v = lo; v < hi; v++) {
-            uint32_t c = atomic_load_explicit(&label[v], memory_order_relaxed), cc;
-            while (c != (cc = atomic_load_explicit(&label[c], memory_order_relaxed)))
-                c = cc;
-            atomic_store_explicit(&label[v], c, memory_order_relaxed);
-        }
-        return 0;
-    }
     if (op == OP_LINK) {
         for (uint32_t v = lo; v < hi; v++) {
             const uint64_t a = off[v], b = off[v + 1] - a < 2 ? off[v + 1] : a + 2;
@@ -343,8 +346,19 @@ static uint64_t cc_block(struct mkrt__sweep *s, const mkrt_graph *g, uint32_t op
     }
     const uint32_t big = s->symmetric ? s->big : UINT32_MAX;
     for (uint32_t v = lo; v < hi; v++) {
+        /* The compress: a vertex that is no root any more is never a
+         * link's compare-and-swap target again (link swaps roots only), so
+         * this block is the one writer of its label; a root keeps its
+         * label (a link may be swapping it). */
+        const uint32_t was = atomic_load_explicit(&label[v], memory_order_relaxed);
+        uint32_t r = was;
+        if (was != v) {
+            r = root_of(label, was);
+            if (r != was)
+                atomic_store_explicit(&label[v], r, memory_order_relaxed);
+        }
         const uint64_t a = off[v] + 2, b = off[v + 1];
-        if (a >= b || atomic_load_explicit(&label[v], memory_order_relaxed) == big)
+        if (a >= b || r == big)
             continue;
         for (uint64_t i = a; i < b; i++)
             link(label, v, targets[i]);
@@ -394,7 +408,7 @@ void mkrt__sweep_read(const mkrt__traversal *t, uint32_t first, size_t count, ui
     const struct mkrt__sweep *s = t->sweep;
     if (labels != NULL)
         for (size_t i = 0; i < count; i++)
-            labels[i] = atomic_load_explicit(&s->label[first + i], memory_order_relaxed);
+            labels[i] = root_of(s->label, first + (uint32_t)i);
     if (ranks != NULL)
         memcpy(ranks, s->score + first, count * sizeof *ranks);
     if (iterations != NULL)
