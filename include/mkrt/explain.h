@@ -118,6 +118,8 @@ typedef enum mkrt_plan_counter {
     MKRT_PLAN_N_ARMS_SKIPPED,  /**< Items ARMS did not run (redundant arms; also in mkrt_stats::pruned). */
     MKRT_PLAN_N_QUEUE_LEVELS,  /**< Frontier levels whose vertices the rounds took from the sparse queue. */
     MKRT_PLAN_N_BITSET_LEVELS, /**< Frontier levels whose vertices the rounds took by scanning the bitset. */
+    MKRT_PLAN_N_LEVELS_ON,     /**< Level boundaries the CPU pool's workers crossed at a barrier (no dispatcher between the levels). */
+    MKRT_PLAN_N_LEVEL_YIELDS,  /**< Runs of levels that gave way to the dispatcher at a boundary (DRAIN: other work waited). */
     MKRT_PLAN_COUNTERS         /**< The number of counters. */
 } mkrt_plan_counter;
 

@@ -168,6 +168,16 @@ uint32_t mkrt__decide_drain_first(const uint64_t *waiting, const uint32_t *age, 
     return rr;
 }
 
+bool mkrt__decide_level_yield(bool items_waiting, bool source_waiting, bool quiesce_waiting, bool on)
+{
+    return !on || items_waiting || source_waiting || quiesce_waiting;
+}
+
+bool mkrt__decide_level_alone(uint64_t edges, bool on)
+{
+    return on && edges < 2u * MKRT__SHARE_MIN_DEFAULT;
+}
+
 bool mkrt__decide_pull(uint64_t nf, uint64_t mf, uint64_t unsettled, uint64_t vertices, bool was, bool on)
 {
     if (!on || nf == 0)

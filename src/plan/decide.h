@@ -25,7 +25,10 @@
  *          ring it took nothing from ages one tick (one served is young
  *          again); at age 32 it goes first (an aged promotion, the oldest
  *          first), else the fullest ring goes first (the nearest to
- *          blocking its producer); round robin off
+ *          blocking its producer); round robin off. At a level boundary
+ *          of a run of levels (plan/source.h) it says whether the run
+ *          yields to the dispatcher: when producers' items, another
+ *          source's work or a quiesce wait (off: at every boundary)
  *   PULL   push or pull per frontier level (Beamer's alpha 14, beta 24),
  *          and the level's GraphBLAS switch class (sparse <= 500 bps,
  *          dense >= 4000 bps, 250 bps hysteresis); off: always push
@@ -165,6 +168,19 @@ mkrt_plan_route mkrt__decide_route(uint64_t n, bool builtin_only, const mkrt__pl
  * MKRT_PLAN_FIRST_*. */
 uint32_t mkrt__decide_drain_first(const uint64_t *waiting, const uint32_t *age, uint32_t slots,
                                   uint32_t rr, bool on, mkrt_plan_first *why);
+
+/* DRAIN at a level boundary of a run of levels (plan/source.h): whether
+ * the run yields back to the dispatcher: items published and not
+ * completed, another source's work, a quiesce waiting or shutdown; off:
+ * always (one level per batch, the dispatcher between levels). */
+bool mkrt__decide_level_yield(bool items_waiting, bool source_waiting, bool quiesce_waiting, bool on);
+
+/* WAKE at a level boundary of a run of levels: whether a level of
+ * `edges` edges out runs on one participant (the one that opened it), the
+ * others staying in the barrier: a second one pays only with share_min
+ * items each (the default share: the level is known only at its start);
+ * off: every level takes every participant. */
+bool mkrt__decide_level_alone(uint64_t edges, bool on);
 
 /* PULL: whether a frontier level of nf vertices and mf edges out runs
  * pulled (was: the level before did), unsettled edges left, of vertices. */
