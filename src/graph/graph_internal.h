@@ -167,7 +167,9 @@ struct mkrt__graph_engine {
     alignas(MKRT_CACHE_LINE) uint32_t next_lane; /* where the next round starts */
     /* Edges pulled rounds ran (workers add; the dispatcher takes). */
     alignas(MKRT_CACHE_LINE) _Atomic uint64_t pulled;
-    _Atomic uint64_t levels_pushed, levels_pulled, edges; /* counters (dispatcher, relaxed) */
+    /* Counters (relaxed): levels by the rounds' writer (rounds_lock),
+     * edges by the holder and the workers (fetch-add). */
+    _Atomic uint64_t levels_pushed, levels_pulled, edges;
     mkrt__source source; /* the engine as a source of work (source.c) */
     /* The level started last (dispatcher-only; round.c), for EXPLAIN: its
      * density, GraphBLAS class (PULL's lanes) and whether it was queued. */

@@ -668,7 +668,8 @@ static mkrt__round round_take(mkrt__graph_engine *e, mkrt_item *items, bool batc
             t->x.swapped = t->x.took = false;
     }
     if (!round.pull && round.edges != 0)
-        mkrt__graph_count(&e->edges, round.edges);
+        /* relaxed: a statistic; the workers add theirs (apply.c, parts). */
+        atomic_fetch_add_explicit(&e->edges, round.edges, memory_order_relaxed);
     return round;
 }
 
@@ -822,6 +823,7 @@ bool mkrt__graph_level_part(mkrt__graph_engine *e, const mkrt_item *item, mkrt__
          * token holder after the run completed (the pool's release, its
          * wait's acquire): ran() takes them as a pulled round's. */
         atomic_fetch_add_explicit(&e->pulled, p.edges, memory_order_relaxed);
+        atomic_fetch_add_explicit(&e->edges, p.edges, memory_order_relaxed);
         atomic_fetch_add_explicit(&t->edges, p.edges, memory_order_relaxed);
     }
     if (p.changed != 0)
@@ -910,9 +912,7 @@ uint64_t mkrt__graph_pulled_take(mkrt__graph_engine *e)
 {
     /* relaxed: the backend's completion (acquired by its wait) orders the
      * workers' adds; one pulled round runs at a time. */
-    uint64_t n = atomic_exchange_explicit(&e->pulled, 0, memory_order_relaxed);
-    mkrt__graph_count(&e->edges, n); /* the lane's: apply.c counts them */
-    return n;
+    return atomic_exchange_explicit(&e->pulled, 0, memory_order_relaxed); /* apply.c counted e->edges */
 }
 
 void mkrt__traversal_finish(mkrt__traversal *t, mkrt_status st)
