@@ -340,6 +340,25 @@ static bool lane_idle(const mkrt__traversal *t)
            !atomic_load_explicit(&t->any, memory_order_relaxed);
 }
 
+/* Whether a lane other than t (NULL: any lane) has work: a run of levels
+ * gives way to it, and no lane is handed to a run while two have work
+ * (their rounds share batches). Under the rounds' lock (the lanes' x is
+ * written only under it); a run's lane counts without a look at its x. */
+static bool others_wait(const mkrt__graph_engine *e, const mkrt__traversal *t)
+{
+    const uint32_t n = atomic_load_explicit((_Atomic uint32_t *)&e->nlanes, memory_order_acquire);
+    uint32_t busy = 0;
+    for (uint32_t l = 0; l < n; l++) {
+        const mkrt__traversal *o = mkrt__lane_at(e, l);
+        if (o != NULL && o != t &&
+            (atomic_load_explicit((_Atomic bool *)&o->in_levels, memory_order_acquire) || o->x.active ||
+             !lane_idle(o)) &&
+            ++busy > (t == NULL ? 1u : 0u))
+            return true;
+    }
+    return false;
+}
+
 enum { LANE_DONE, LANE_FULL, LANE_PULLED, LANE_PULL_WAITS, LANE_LEVELS, LANE_LEVELS_WAIT };
 
 /* How a lane's levels run (take_lane): as rounds of chunks only; handed
@@ -611,6 +630,7 @@ static mkrt__round round_take(mkrt__graph_engine *e, mkrt_item *items, bool batc
     const bool aborting = atomic_load_explicit(e->host.aborting, memory_order_acquire);
     const uint32_t n = atomic_load_explicit(&e->nlanes, memory_order_acquire);
     take_starts(e, n);
+    const bool shared = others_wait(e, NULL); /* two lanes or more have work */
     const uint64_t cap = e->host.max_batch;
     uint32_t start = e->next_lane < n ? e->next_lane : 0, next = start + 1 < n ? start + 1 : 0;
     for (uint32_t i = 0; i < n; i++) {
@@ -636,7 +656,7 @@ static mkrt__round round_take(mkrt__graph_engine *e, mkrt_item *items, bool batc
                 next = l;
             continue;
         }
-        const int levels = lane_runs_levels(t) && !aborting ? LEVELS_HAND : LEVELS_OFF;
+        const int levels = lane_runs_levels(t) && !aborting && !shared ? LEVELS_HAND : LEVELS_OFF;
         int got = take_lane(t, items, &round.n, &round.edges, lane_cap, batch_running, aborting, levels);
         if (got == LANE_LEVELS) {
             mkrt__chunk_put(&items[0], &(mkrt__chunk){l, 0, MKRT__CHUNK_LEVELS});
@@ -830,21 +850,6 @@ bool mkrt__graph_level_part(mkrt__graph_engine *e, const mkrt_item *item, mkrt__
         /* relaxed: a statistic, as source.c's run. */
         atomic_fetch_add_explicit(e->host.changed, p.changed, memory_order_relaxed);
     return more;
-}
-
-/* Whether a lane other than t has work: its run gives way to it. Under
- * the rounds' lock (the holder writes the lanes' x only under it). */
-static bool others_wait(const mkrt__graph_engine *e, const mkrt__traversal *t)
-{
-    const uint32_t n = atomic_load_explicit((_Atomic uint32_t *)&e->nlanes, memory_order_acquire);
-    for (uint32_t l = 0; l < n; l++) {
-        const mkrt__traversal *o = mkrt__lane_at(e, l);
-        if (o != NULL && o != t &&
-            (atomic_load_explicit((_Atomic bool *)&o->in_levels, memory_order_acquire) || o->x.active ||
-             !lane_idle(o)))
-            return true;
-    }
-    return false;
 }
 
 bool mkrt__graph_next_level(mkrt__graph_engine *e, const mkrt_item *item, bool yield, bool *alone)
