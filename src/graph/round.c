@@ -362,7 +362,8 @@ static bool others_wait(const mkrt__graph_engine *e, const mkrt__traversal *t)
 enum { LANE_DONE, LANE_FULL, LANE_PULLED, LANE_PULL_WAITS, LANE_LEVELS, LANE_LEVELS_WAIT };
 
 /* How a lane's levels run (take_lane): as rounds of chunks only; handed
- * to a run of levels at its next level (a round of its own); or inside
+ * to a run of levels at its next level if its kind runs them (a round of
+ * its own); or inside
  * that run (the barrier's next_level: the lane's next level opens for the
  * workers' parts, nothing is written to items). */
 enum { LEVELS_OFF, LEVELS_HAND, LEVELS_RUN };
@@ -506,8 +507,11 @@ static int take_lane(mkrt__traversal *t, mkrt_item *items, size_t *k, uint64_t *
                 return LANE_PULLED;
         } else if (!t->x.swapped && !batch_running && !(t->x.took && t->pulls) &&
                    atomic_load_explicit(&t->any, memory_order_relaxed)) {
-            /* A run of levels is a round of its own. */
-            if (levels == LEVELS_HAND && *k > 0)
+            /* A run of levels is a round of its own. The lane's kind is
+             * read only now: it has work, so it is open (traversal.c
+             * writes the kind of a finished one). */
+            const bool run = levels == LEVELS_RUN || (levels == LEVELS_HAND && lane_runs_levels(t));
+            if (run && *k > 0)
                 return LANE_LEVELS_WAIT;
             /* The next level: no batch runs, so no op sets bits now; the
              * launch of the round (or the run's barrier) publishes the swap
@@ -540,7 +544,7 @@ static int take_lane(mkrt__traversal *t, mkrt_item *items, size_t *k, uint64_t *
             t->x.word = 0;
             start_level(t, aborting);
             t->x.swapped = true;
-            if (levels != LEVELS_OFF) {
+            if (run) {
                 open_level(t);
                 t->x.alone = level_alone(t);
                 return LANE_LEVELS;
@@ -656,7 +660,7 @@ static mkrt__round round_take(mkrt__graph_engine *e, mkrt_item *items, bool batc
                 next = l;
             continue;
         }
-        const int levels = lane_runs_levels(t) && !aborting && !shared ? LEVELS_HAND : LEVELS_OFF;
+        const int levels = !aborting && !shared ? LEVELS_HAND : LEVELS_OFF;
         int got = take_lane(t, items, &round.n, &round.edges, lane_cap, batch_running, aborting, levels);
         if (got == LANE_LEVELS) {
             mkrt__chunk_put(&items[0], &(mkrt__chunk){l, 0, MKRT__CHUNK_LEVELS});
