@@ -195,14 +195,18 @@ static void barrier(cpu_pool *pool, uint32_t n, uint32_t l)
  * barrier: no wake-up of the dispatcher, no pass of its stages. */
 
 /* The barrier after a level, over the run's n participants; returns
- * whether the run goes on. */
-static bool level_barrier(cpu_pool *pool, const mkrt__batch *b, uint32_t n)
+ * whether the run goes on. A waiter spins for the next level while that
+ * pays (spin: its own budget, adapting; none where the CPUs do not hold
+ * every executor), then sleeps: the last arriver may run a row of small
+ * levels alone. */
+static bool level_barrier(cpu_pool *pool, const mkrt__batch *b, uint32_t n, mkrt__spin_budget *spin)
 {
     /* acquire: as in barrier(). */
     gen_check c = {pool, atomic_load_explicit(&pool->generation, memory_order_acquire)};
     /* acq_rel: as in barrier(): the last arriver has every part's writes. */
     if (n > 1 && atomic_fetch_add_explicit(&pool->arrived, 1, memory_order_acq_rel) + 1 != n) {
-        mkrt__spin_then_sleep(&pool->barrier_wq, generation_moved, &c, NULL);
+        if (!mkrt__spin_adaptive(spin, generation_moved, &c, pool->spin_cap_ns))
+            mkrt__spin_then_sleep(&pool->barrier_wq, generation_moved, &c, NULL);
         return pool->level_go; /* written before the generation's release */
     }
     if (n > 1)
@@ -229,13 +233,13 @@ static bool level_barrier(cpu_pool *pool, const mkrt__batch *b, uint32_t n)
 }
 
 /* One participant of a run of levels, until the run ends. */
-static void run_levels(cpu_pool *pool, const mkrt__batch *b, uint32_t n)
+static void run_levels(cpu_pool *pool, const mkrt__batch *b, uint32_t n, mkrt__spin_budget *spin)
 {
     const mkrt__source *s = b->source;
     do {
         while (s->part(s->ctx, &b->exec[0], &pool->fails))
             ;
-    } while (level_barrier(pool, b, n));
+    } while (level_barrier(pool, b, n, spin));
 }
 
 /* A run of levels on this thread alone (a pool of one executor), before
@@ -250,7 +254,7 @@ static bool run_levels_until(cpu_pool *pool, mkrt__batch *b, uint64_t until)
             return false;
         if (s->part(s->ctx, &b->exec[0], &pool->fails))
             continue;
-        if (!level_barrier(pool, b, 1))
+        if (!level_barrier(pool, b, 1, &pool->wait_spin))
             return true;
     }
 }
@@ -326,7 +330,7 @@ static int worker_main(void *p)
         mkrt__batch *b = pool->batch;
         const uint32_t n = batch_threads(pool, &b->plan);
         if (b->levels)
-            run_levels(pool, b, pool->level_n); /* every pool thread takes part */
+            run_levels(pool, b, pool->level_n, &spin); /* every pool thread takes part */
         else if (a.index <= n)
             run_share(pool, b, a.index, n);
         /* Every pool thread, in the batch or not, finishes it: `done` then
@@ -494,7 +498,7 @@ static mkrt_status cpu_launch(mkrt__backend *be, mkrt__batch *b, uint64_t append
         pool->level_n = pool->threads_n + (join ? 1u : 0u);
         publish(pool, b);
         if (join)
-            run_levels(pool, b, pool->level_n);
+            run_levels(pool, b, pool->level_n, &pool->wait_spin);
         return MKRT_OK;
     }
     if (b->plan.workers <= 1 || pool->threads_n == 0) {
