@@ -114,9 +114,9 @@ static void drain_off(void)
     mkrt_destroy(rt, MKRT_TIMEOUT_INFINITE, NULL);
 }
 
-/* The producer publishes FEED items at most (so that a slow build, under
- * a sanitizer, still finishes its searches in time), or until told. */
-#define FEED 100000u
+/* The producer publishes until told to stop (FEED items at most: a
+ * bound, not a goal), all through the searches. */
+#define FEED 100000000u
 
 typedef struct feeder {
     mkrt_runtime *rt;
