@@ -141,7 +141,7 @@ $(BUILD)/tobj/%.o: %.c
 # #include of those folders before any object of the library is compiled,
 # so an upward include fails `make` with the rule's name; `make
 # floors-check` (part of `make check`) checks the calls, from the objects.
-FLOOR_SRCS := $(sort $(filter %.c %.h %.cu,$(wildcard base/* queue/* src/*/* stream/* mpi/src/* planlib/src/*)))
+FLOOR_SRCS := $(sort $(filter %.c %.h %.cu,$(wildcard base/* queue/* src/*/* stream/* mpi/src/* mpi/graph/* planlib/src/*)))
 FLOORS_OK  := $(BUILD)/floors.ok
 $(FLOORS_OK): tools/floors.txt tools/floors.py $(FLOOR_SRCS)
 	@mkdir -p $(@D)
@@ -232,13 +232,16 @@ define install_layer
 	$(call write_pc,pkgconfig/mkrt-$(1).pc.in,$(DESTDIR)$(LIBDIR)/pkgconfig/mkrt-$(1).pc)
 endef
 # $(call layer_docs_check,LAYER) (a recipe line): doxygen over
-# include/mkrt_LAYER/, failing on any warning (skipped without doxygen).
+# include/mkrt_LAYER/ (with include/mkrt/, so links to libmkrt's names
+# resolve), failing on any warning or a failed run (skipped without
+# doxygen).
 define layer_docs_check
 	@if command -v $(DOXYGEN) >/dev/null 2>&1; then \
 	  rm -rf $(BUILD)/docs-$(1) && mkdir -p $(BUILD)/docs-$(1) && \
-	  { cat docs/Doxyfile; echo "INPUT = include/mkrt_$(1)"; echo "OUTPUT_DIRECTORY = $(BUILD)/docs-$(1)"; \
-	    echo "GENERATE_MAN = NO"; echo "WARN_LOGFILE = $(BUILD)/docs-$(1)/warnings.log"; } | $(DOXYGEN) - >/dev/null && \
-	  if [ -s $(BUILD)/docs-$(1)/warnings.log ]; then cat $(BUILD)/docs-$(1)/warnings.log; exit 1; fi; \
+	  { cat docs/Doxyfile; echo "INPUT = include/mkrt include/mkrt_$(1)"; echo "OUTPUT_DIRECTORY = $(BUILD)/docs-$(1)"; \
+	    echo "GENERATE_MAN = NO"; echo "WARN_LOGFILE = $(BUILD)/docs-$(1)/warnings.log"; } | $(DOXYGEN) - >/dev/null; \
+	  rc=$$?; if [ -s $(BUILD)/docs-$(1)/warnings.log ]; then cat $(BUILD)/docs-$(1)/warnings.log; exit 1; fi; \
+	  [ $$rc -eq 0 ] || { echo "docs: doxygen failed ($$rc) on include/mkrt_$(1)/"; exit 1; }; \
 	  echo "docs: include/mkrt_$(1)/: 0 doxygen warnings"; \
 	else echo "docs check skipped: doxygen not installed"; fi
 endef

@@ -6,7 +6,9 @@
 # first, so the machine's drift hits both alike. Prints one line per run
 # (side, measurement, figures) for bench/results/megakernel.md.
 #
-#   OLD=/tmp/old-mega NEW=. GAPBS=/work/peers-build/gapbs sh bench/mega_ab.sh [ROUNDS] [WHAT]
+#   OLD=/tmp/old-mega NEW=. GAPBS=DIR sh bench/mega_ab.sh [ROUNDS] [WHAT]
+# (GAPBS=DIR: a GAPBS build, its bfs and sssp binaries; see graph_bench in
+# the README)
 #
 # PIN: a prefix for every command (PIN="taskset -c 0,1": a 2-CPU process
 # on a larger machine; the runtime sizes itself from its affinity mask).
@@ -28,7 +30,7 @@ R=${1:-3}
 WHAT=${2:-demo peer latency graph}
 OLD=${OLD:?set OLD to the old tree}
 NEW=${NEW:-.}
-GAPBS=${GAPBS:-/work/peers-build/gapbs}
+GAPBS=${GAPBS:?set GAPBS to a GAPBS build (its bfs and sssp binaries). Fix: git clone https://github.com/sbeamer/gapbs and make -C gapbs, then GAPBS=gapbs}
 SCALE=${SCALE:-18}
 PIN=${PIN:-}
 THREADS=${THREADS:-1 2}

@@ -7,7 +7,8 @@
  *    and once all to the next rank's handles (forwarded), each timed from a
  *    global quiescence to the next on rank 0; the difference per item is
  *    what forwarding adds (outbox, MPI, the owner's producer).
- * 2. BFS and SSSP of the Kronecker graph through examples/mpi/traverse_mpi.c
+ * 2. BFS and SSSP of the Kronecker graph through libmkrt_mpi's distributed
+ *    engine (mkrt_mpi/graph.h)
  *    (what `graph_bfs` runs under mpirun, without its validation):
  *    harmonic-mean TEPS, the share of edge items forwarded, items per
  *    message.
@@ -18,7 +19,7 @@
  *    examples/graph500/traverse_mkrt.c (1 worker, the runtime's public
  *    traversals, timed as graph_bfs times it), on the same graph and
  *    roots, each root's BFS and SSSP right after the engine's (the
- *    engine has stopped its MPI layer by then: tmpi_open at one rank):
+ *    engine has stopped its MPI layer by then: mkrt_mpi_graph_open at one rank):
  *    the "1 rank against no MPI" ratio in one run (rows of kernel
  *    `nompi-bfs` and `nompi-sssp`).
  * Rank 0 prints one Markdown table per part.
@@ -60,7 +61,7 @@
 #include <unistd.h>
 
 #include "../examples/graph500/graph500.h"
-#include "../examples/mpi/traverse_mpi.h"
+#include "../examples/mpi/graph_bfs_mpi.h"
 #include "mkrt/mkrt.h"
 #include "mkrt_mpi/mkrt_mpi.h"
 
@@ -426,10 +427,10 @@ static void nompi_close(nompi *n, const bench_args *a, double bfs_mteps, double 
 }
 
 /* Part 3: the first root's BFS level by level. */
-static void print_levels(const tmpi_engine *e, int ranks, uint32_t scale)
+static void print_levels(const mkrt_mpi_graph *e, int ranks, uint32_t scale)
 {
-    tmpi_level lv[TMPI_LEVELS];
-    size_t n = tmpi_levels(e, lv, TMPI_LEVELS);
+    mkrt_mpi_graph_level lv[MKRT_MPI_GRAPH_LEVELS];
+    size_t n = mkrt_mpi_graph_levels(e, lv, MKRT_MPI_GRAPH_LEVELS);
     printf("| ranks | scale | level | direction | frontier | edges scanned | arrivals sent | "
            "bytes sent | messages | level ms |\n|---|---|---|---|---|---|---|---|---|---|\n");
     uint64_t tb = 0, ta = 0, te = 0;
@@ -457,7 +458,7 @@ static void print_levels(const tmpi_engine *e, int ranks, uint32_t scale)
  * when out of memory. */
 /* The rank that scans edge u -> w (at index i of u's row) in a top-down
  * level: u's owner, or for a hub (degree hub or more, hub > 0) the rank
- * whose 1/P slice of u's row holds it (traverse_mpi.c's delegates). */
+ * whose 1/P slice of u's row holds it (the engine's delegates, mpi/graph/engine.c). */
 static uint32_t edge_rank(const g500_csr *g, uint32_t u, uint32_t w, uint32_t P, uint32_t per,
                           uint32_t hub)
 {
@@ -539,7 +540,7 @@ static uint64_t model_arrivals(const g500_csr *g, uint32_t root, uint32_t P, uin
     return total;
 }
 
-/* The engine's hub rule (traverse_mpi.c, pick_hubs) for P > 1, which a
+/* The engine's hub rule (mpi/graph/engine.c, pick_hubs) for P > 1, which a
  * 1-rank engine does not report: degree 512, doubled until at most 1024
  * vertices qualify. */
 static uint32_t hub_degree(const g500_csr *g)
@@ -554,12 +555,12 @@ static uint32_t hub_degree(const g500_csr *g)
 }
 
 /* The model against the measured levels (rank 0, first root). */
-static void print_model(const tmpi_engine *e, const g500_csr *g, uint32_t root, int ranks,
+static void print_model(const mkrt_mpi_graph *e, const g500_csr *g, uint32_t root, int ranks,
                         uint32_t scale, uint32_t hub)
 {
-    uint64_t per[TMPI_LEVELS], td = 0, all_td = ~0ull;
-    tmpi_level lv[TMPI_LEVELS];
-    const size_t nl = tmpi_levels(e, lv, TMPI_LEVELS);
+    uint64_t per[MKRT_MPI_GRAPH_LEVELS], td = 0, all_td = ~0ull;
+    mkrt_mpi_graph_level lv[MKRT_MPI_GRAPH_LEVELS];
+    const size_t nl = mkrt_mpi_graph_levels(e, lv, MKRT_MPI_GRAPH_LEVELS);
     for (size_t l = 0; l < nl; l++)
         if (!lv[l].bottom_up)
             td |= 1ull << l;
@@ -571,12 +572,12 @@ static void print_model(const tmpi_engine *e, const g500_csr *g, uint32_t root, 
         const uint64_t mask = k % 2 ? all_td : td;
         if (k / 2 > 0 && P == (uint32_t)ranks)
             continue;
-        uint64_t a = model_arrivals(g, root, P, mask, tmpi_hub_degree(e) ? tmpi_hub_degree(e) : hub,
-                                    per, TMPI_LEVELS);
+        uint64_t a = model_arrivals(g, root, P, mask, mkrt_mpi_graph_hub_degree(e) ? mkrt_mpi_graph_hub_degree(e) : hub,
+                                    per, MKRT_MPI_GRAPH_LEVELS);
         printf("| %u%s | %u | %s | %" PRIu64 " | %" PRIu64 " | ", P, k < 2 ? " (this run)" : "",
                scale, k % 2 ? "all top-down" : "as run", a, 16 * a);
         size_t last = 0;
-        for (size_t l = 0; l < TMPI_LEVELS; l++)
+        for (size_t l = 0; l < MKRT_MPI_GRAPH_LEVELS; l++)
             if (per[l] != 0)
                 last = l + 1;
         for (size_t l = 0; l < last; l++)
@@ -618,22 +619,29 @@ int main(int argc, char **argv)
         fprintf(stderr, "mpi_bench: %s\n", why);
         return 1;
     }
-    tmpi_engine *e = tmpi_open(&g.csr, 1, MKRT_MPI_BLOCK, why, sizeof why);
-    if (e == NULL) {
-        fprintf(stderr, "mpi_bench: %s\n", why);
+    mkrt_mpi_graph_config conf = graph_bfs_mpi_config(1);
+    conf.partition = MKRT_MPI_BLOCK;
+    const mkrt_graph mg = graph_bfs_mpi_graph(&g.csr);
+    mkrt_mpi_graph *e = NULL;
+    mkrt_error err = {0};
+    if (mkrt_mpi_graph_open(&mg, &conf, &e, &err) != MKRT_OK) {
+        fprintf(stderr, "mpi_bench: %s\n", err.message);
         return 1;
     }
-    const int rank = tmpi_rank(e), ranks = tmpi_size(e);
-    tmpi_counts tot = {0}, bfs = {0};
+    const int rank = mkrt_mpi_graph_rank(e), ranks = mkrt_mpi_graph_size(e);
+    mkrt_mpi_graph_counts tot = {0}, bfs = {0};
     int bad = 0;
     double bfs_mteps = 0, sssp_mteps = 0; /* rank 0: this run's harmonic means */
     nompi np1 = {0};
     if (ranks == 1)
         nompi_open(&np1, &g.csr, roots);
     for (uint32_t i = 0; i < roots; i++) {
-        double tb = 0, ts = 0;
-        tmpi_counts cb, cs;
-        bad |= tmpi_bfs(e, rootv[i], parent, &tb, &cb, why, sizeof why);
+        mkrt_mpi_graph_counts cb, cs;
+        if (mkrt_mpi_graph_bfs(e, rootv[i], parent, &cb, &err) != MKRT_OK) {
+            bad = 1;
+            snprintf(why, sizeof why, "%s", err.message);
+        }
+        const double tb = cb.seconds;
         if (ranks == 1)
             nompi_root(&np1, &el, rootv[i], i, 0);
         if (i == 0 && rank == 0) {
@@ -646,7 +654,11 @@ int main(int argc, char **argv)
             print_model(e, &g.csr, rootv[0], ranks, scale, hd);
         }
         uint64_t edges = rank == 0 ? g500_component_edges(&el, parent) : 0;
-        bad |= tmpi_sssp(e, rootv[i], dist, &ts, &cs, why, sizeof why);
+        if (mkrt_mpi_graph_sssp(e, rootv[i], dist, &cs, &err) != MKRT_OK) {
+            bad = 1;
+            snprintf(why, sizeof why, "%s", err.message);
+        }
+        const double ts = cs.seconds;
         if (ranks == 1)
             nompi_root(&np1, &el, rootv[i], i, 1);
         bt[i] = (double)edges / (tb > 0 ? tb : 1e-9);
@@ -690,7 +702,7 @@ int main(int argc, char **argv)
         nompi_close(&np1, &a, bfs_mteps, sssp_mteps);
         bad |= nbad;
     }
-    tmpi_close(e);
+    mkrt_mpi_graph_close(e);
     free(parent);
     free(dist);
     free(bt);

@@ -22,8 +22,9 @@ roots=${3:-2}
 trials=${4:-2}
 res=bench/results
 if [ -z "$gapbs" ] || [ ! -x "$gapbs/bfs" ]; then
-    echo "bench-scaling: no GAPBS binaries in '$gapbs'. Fix: cp -r ../shared/peers/gapbs /tmp/gapbs &&" \
-         "make -C /tmp/gapbs -j, then make bench-scaling GAPBS=/tmp/gapbs" >&2
+    echo "bench-scaling: no GAPBS binaries in '$gapbs'. Fix: a GAPBS build (git clone" \
+         "https://github.com/sbeamer/gapbs /tmp/gapbs && make -C /tmp/gapbs -j; README, graph_bench)," \
+         "then make bench-scaling GAPBS=/tmp/gapbs" >&2
     exit 2
 fi
 cpus=$(getconf _NPROCESSORS_ONLN)

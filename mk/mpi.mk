@@ -8,23 +8,24 @@
 # docs-check of libmkrt; check-mpi runs those checks for it). Compiled by
 # $(CC) with mpicc's flags (Open MPI: --showme; MPICH: -compile-info), so
 # `make CC=clang` covers it too. Where mpicc is found, examples/graph_bfs
-# is built with its distributed mode (examples/mpi/).
+# is built with its distributed mode (examples/mpi/, on the distributed
+# engine mpi/graph/: part of libmkrt_mpi, API include/mkrt_mpi/graph.h).
 # mpicc is looked for only when a goal builds something of the MPI layer
 # or graph_bfs (MPI_GOALS; `make CC=... MPICC=path` names one): `make` and
 # `make all` run no probe. Its flags are asked once, when first needed.
 MPI_GOALS := check check-mpi mpi tsan-mpi install-mpi examples demo-graph soak soak-mpi \
-             %/graph_bfs %/graph_bfs.o %/mpi_bench %/test_mpi %libmkrt_mpi.a %null_probe
+             %/graph_bfs %/graph_bfs.o %/mpi_bench %/test_mpi %/test_mpi_graph %libmkrt_mpi.a %null_probe
 ifneq ($(filter $(MPI_GOALS),$(MAKECMDGOALS)),)
 MPICC ?= $(shell command -v mpicc 2>/dev/null)
 endif
 ifneq ($(MPICC),)
 MPI_CFLAGS = $(eval MPI_CFLAGS := $$(or $$(shell $$(MPICC) --showme:compile 2>/dev/null),$$(filter-out $$(firstword $$(shell $$(MPICC) -compile-info 2>/dev/null)) -c,$$(shell $$(MPICC) -compile-info 2>/dev/null))))$(MPI_CFLAGS)
 MPI_LIBS   = $(eval MPI_LIBS := $$(or $$(shell $$(MPICC) --showme:link 2>/dev/null),$$(filter-out $$(firstword $$(shell $$(MPICC) -link-info 2>/dev/null)),$$(shell $$(MPICC) -link-info 2>/dev/null))))$(MPI_LIBS)
-MPI_SRCS   := $(sort $(wildcard mpi/src/*.c))
+MPI_SRCS   := $(sort $(wildcard mpi/src/*.c mpi/graph/*.c))
 MPI_OBJS   := $(MPI_SRCS:%.c=$(BUILD)/obj/%.o)
 MPI_STATIC := $(BUILD)/libmkrt_mpi.a
 MPI_SHARED := $(BUILD)/libmkrt_mpi.so.$(VERSION)
-MPI_HEADERS := include/mkrt_mpi/mkrt_mpi.h
+MPI_HEADERS := include/mkrt_mpi/mkrt_mpi.h include/mkrt_mpi/graph.h
 MPI_EX_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(sort $(wildcard examples/mpi/*.c)))
 MPI_TEST_BINS := $(patsubst mpi/tests/%.c,$(BUILD)/mpi/tests/%,$(sort $(wildcard mpi/tests/test_*.c)))
 MPI_NULL_PROBE := $(BUILD)/mpi/tests/null_probe
@@ -54,10 +55,14 @@ $(BUILD)/mpi/tests/%: $(BUILD)/obj/mpi/tests/%.o $(MPI_STATIC) $(STATIC)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(MPI_LIBS) $(LDLIBS)
 
+# The engine's test takes its serial BFS and Dijkstra from the unit tests'
+# graph fixture (tests/graph_fixture.c, in libtesthelp.a).
+$(BUILD)/mpi/tests/test_mpi_graph: $(TEST_HELPLIB)
+
 $(BUILD)/gen/mpi_null_probe.c: tests/probe/gen_null_probe.pl $(MPI_HEADERS)
 	@mkdir -p $(@D)
 	perl tests/probe/gen_null_probe.pl $(MPI_HEADERS) | \
-	    sed 's|#include "mkrt/mkrt_mpi.h"|#include "mkrt_mpi/mkrt_mpi.h"|' > $@.tmp && mv $@.tmp $@
+	    sed 's|#include "mkrt/|#include "mkrt_mpi/|' > $@.tmp && mv $@.tmp $@
 $(MPI_NULL_PROBE): $(BUILD)/gen/mpi_null_probe.c $(MPI_STATIC) $(STATIC)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(MPI_CFLAGS) $(CFLAGS) -o $@ $< $(MPI_STATIC) $(STATIC) $(LDFLAGS) $(MPI_LIBS) $(LDLIBS)
@@ -66,16 +71,18 @@ $(BUILD)/bench/mpi_bench: $(BUILD)/obj/bench/mpi_bench.o $(MPI_EX_OBJS) $(G500_O
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(STATIC) $(MPI_LIBS) $(LDLIBS)
 
-# mkrt-soak-mpi: the soak's MPI workload (stress/soak/mpi/), run by
+# mkrt-soak-mpi: the soak's MPI workload (stress/soak/mpi/: the layer's
+# forwarding, then the distributed engine checked by the Graph500 kit's
+# validators), run by
 # `make soak` at 2 and 3 ranks (not under a sanitizer: Open MPI is not
 # instrumented).
 SOAK_MPI_BIN := $(BUILD)/bin/mkrt-soak-mpi
 SOAK_MPI_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,stress/soak/soak_globals.c stress/soak/soak_env.c \
                  stress/soak/soak_metrics.c stress/soak/mpi/soak_mpi.c)
 $(BUILD)/obj/stress/soak/mpi/soak_mpi.o: CPPFLAGS += $(MPI_CFLAGS)
-$(SOAK_MPI_BIN): $(SOAK_MPI_OBJS) $(MPI_STATIC) $(STATIC)
+$(SOAK_MPI_BIN): $(SOAK_MPI_OBJS) $(G500_KIT_OBJS) $(MPI_STATIC) $(STATIC)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ $(MPI_LIBS) $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(MPI_LIBS) $(LDLIBS) -lm
 SOAK_MPI_SECONDS = $(shell s=$$(( $(SOAK_SECONDS) / 4 )); [ $$s -lt 5 ] && s=5; echo $$s)
 soak-mpi: $(SOAK_MPI_BIN) ## mkrt-soak-mpi at 2 and 3 ranks, SECONDS/4 each (at least 5 s; needs mpicc)
 	timeout -k 5 $$(( $(SOAK_MPI_SECONDS) + 300 )) $(MPIRUN) -np 2 $(SOAK_MPI_BIN) --seconds $(SOAK_MPI_SECONDS)
@@ -87,8 +94,9 @@ mpi: $(MPI_STATIC) $(MPI_SHARED) ## libmkrt_mpi.a and libmkrt_mpi.so in $(BUILD)
 # forwarding, ordering, quiescence, faults and the distributed BFS at 1, 2
 # and 4 ranks on localhost (mpi/tests/check_mpi.sh).
 check-mpi: all $(MPI_STATIC) $(MPI_SHARED) $(MPI_TEST_BINS) $(MPI_NULL_PROBE) $(BUILD)/examples/graph_bfs ## the MPI layer: header, docs, null probe, tests at 1, 2, 4 ranks (needs mpicc)
-	@echo '#include "mkrt_mpi/mkrt_mpi.h"' | $(CC) $(CPPFLAGS) $(MPI_CFLAGS) $(WARN) -fsyntax-only -x c - \
-	    && echo "headers: $(MPI_HEADERS) compiles on its own"
+	@for h in $(MPI_HEADERS); do echo "#include \"$${h#include/}\"" | \
+	    $(CC) $(CPPFLAGS) $(MPI_CFLAGS) $(WARN) -fsyntax-only -x c - || exit 1; \
+	    echo "headers: $$h compiles on its own"; done
 	$(call layer_docs_check,mpi)
 	prove -f --exec 'timeout -k 5 $(TEST_TIMEOUT)' $(MPI_NULL_PROBE)
 	MPIRUN='$(MPIRUN)' BUILD='$(BUILD)' sh mpi/tests/check_mpi.sh
@@ -96,13 +104,15 @@ check-mpi: all $(MPI_STATIC) $(MPI_SHARED) $(MPI_TEST_BINS) $(MPI_NULL_PROBE) $(
 install-mpi: $(MPI_STATIC) $(MPI_SHARED) ## install libmkrt_mpi, include/mkrt_mpi/ and mkrt-mpi.pc beside `make install` (same PREFIX, DESTDIR)
 	$(call install_layer,mpi,$(MPI_HEADERS),$(MPI_STATIC),$(MPI_SHARED))
 
-# The MPI unit tests under ThreadSanitizer at 2 ranks (libmkrt and
-# libmkrt_mpi instrumented; Open MPI is not: mpi/tests/tsan-mpi.supp).
+# The MPI unit tests and the distributed engine's test under
+# ThreadSanitizer at 2 ranks (libmkrt and libmkrt_mpi instrumented; Open
+# MPI is not: mpi/tests/tsan-mpi.supp).
 tsan-mpi: ## the MPI layer's unit tests under ThreadSanitizer at 2 ranks, in $(BUILD)/tsan
 	$(MAKE) BUILD=$(BUILD)/tsan SAN="$(TSAN_SAN)" OPT="-O1 -g" $(BUILD)/tsan/mpi/tests/test_mpi \
-	    $(BUILD)/tsan/mpi/tests/test_mpi_lifecycle $(BUILD)/tsan/mpi/tests/test_mpi_stats
+	    $(BUILD)/tsan/mpi/tests/test_mpi_lifecycle $(BUILD)/tsan/mpi/tests/test_mpi_stats \
+	    $(BUILD)/tsan/mpi/tests/test_mpi_graph
 	cat tsan.supp mpi/tests/tsan-mpi.supp > $(BUILD)/tsan/mpi.supp
-	for t in test_mpi test_mpi_lifecycle test_mpi_stats; do \
+	for t in test_mpi test_mpi_lifecycle test_mpi_stats test_mpi_graph; do \
 	  TSAN_OPTIONS="suppressions=$(CURDIR)/$(BUILD)/tsan/mpi.supp halt_on_error=1 $(TSAN_OPTIONS)" \
 	    timeout -k 5 600 $(MPIRUN) --mca btl self,vader -x TSAN_OPTIONS -np 2 $(BUILD)/tsan/mpi/tests/$$t \
 	    || exit 1; \

@@ -41,12 +41,13 @@ $(eval $(call layer_null_probe,planlib,$(PL_HEADERS),$(PL_STATIC),$(PL_NULL_PROB
 # `make check` runs these too (mk/tests.mk).
 check: $(PL_TEST_BINS) $(PL_NULL_PROBE) $(PL_SHARED)
 
-check-planlib: $(PL_TEST_BINS) $(PL_NULL_PROBE) $(PL_SHARED) ## libmkrt_planlib's tests, headers and exports
+check-planlib: $(PL_TEST_BINS) $(PL_NULL_PROBE) $(PL_SHARED) ## libmkrt_planlib's tests, headers, API docs and exports
 	prove -f --exec 'timeout -k 5 $(TEST_TIMEOUT)' $(PL_TEST_BINS) $(PL_NULL_PROBE)
 	@for h in $(PL_HEADERS); do \
 	  echo "#include \"$${h#include/}\"" | $(CC) $(CPPFLAGS) $(WARN) -fsyntax-only -x c - \
 	    || { echo "header $$h does not compile on its own"; exit 1; }; \
 	done; echo "headers: $(words $(PL_HEADERS)) planlib headers compile on their own"
+	$(call layer_docs_check,planlib)
 	@nm -D --defined-only $(PL_SHARED) | awk '{ sub(/@.*/, "", $$NF); print $$NF }' | \
 	  grep -v '^mkrt_[a-z0-9]' | grep -v '^$$' | grep -v '^MKRT' > $(BUILD)/planlib_extra_exports.txt || true; \
 	if [ -s $(BUILD)/planlib_extra_exports.txt ]; then echo "libmkrt_planlib exports non-public symbols:"; \

@@ -73,6 +73,12 @@ static void rules(void)
     ok(mkrt__decide_pull(420, 1, 13000, 10000, true, true), "PULL: stays pulled with 1/24 of the vertices");
     ok(!mkrt__decide_pull(410, 1, 13000, 10000, true, true), "PULL: back to push below");
     ok(!mkrt__decide_pull(100, 1000, 13000, 10000, false, false), "PULL off: push");
+    /* The public rule the MPI engine calls (mkrt/graph.h): the same bands. */
+    ok(mkrt_graph_pull_next(100, 1000, 13000, 10000, false), "mkrt_graph_pull_next: edges over 1/ALPHA: pull");
+    ok(!mkrt_graph_pull_next(100, 928, 13000, 10000, false), "mkrt_graph_pull_next: at 1/ALPHA or below: push");
+    ok(mkrt_graph_pull_next(417, 1, 13000, 10000, true), "mkrt_graph_pull_next: stays pulled at 1/BETA");
+    ok(!mkrt_graph_pull_next(416, 1, 13000, 10000, true), "mkrt_graph_pull_next: back to push below 1/BETA");
+    ok(!mkrt_graph_pull_next(0, 0, 0, 10000, true), "mkrt_graph_pull_next: an empty frontier pushes");
     is(mkrt__decide_frontier_class(600, MKRT_PLAN_FRONTIER_NONE), MKRT_PLAN_FRONTIER_HYBRID, "class: 600 bps hybrid");
     is(mkrt__decide_frontier_class(700, MKRT_PLAN_FRONTIER_SPARSE), MKRT_PLAN_FRONTIER_SPARSE,
        "class: sparse holds within 250 bps");

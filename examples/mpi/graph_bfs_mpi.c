@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* examples/mpi/graph_bfs_mpi.c - graph_bfs's distributed mode: BFS and SSSP
- * through examples/mpi/traverse_mpi.c on every rank, checked on rank 0 by
+ * through libmkrt_mpi's distributed engine (mkrt_mpi/graph.h) on every
+ * rank, checked on rank 0 by
  * the Graph500 rules and against the sequential reference (equal BFS
  * levels, equal distances), with TEPS and the share of edge items that
  * crossed ranks. MKRT_MPI_PARTITION=hash picks the hash partition (default
@@ -12,7 +13,7 @@
 
 #include "../graph500/graph500.h"
 #include "graph_bfs_mpi.h"
-#include "traverse_mpi.h"
+#include "mkrt_mpi/graph.h"
 
 typedef struct dist_run {
     g500_edge_list el;
@@ -21,12 +22,12 @@ typedef struct dist_run {
     uint64_t *dist, *ref_dist;
     double *bfs_teps, *sssp_teps;
     traverse_engine *ref, *single; /* rank 0: the reference, and mkrt in one process */
-    tmpi_engine *eng;
+    mkrt_mpi_graph *eng;
 } dist_run;
 
 static void dist_free(dist_run *r)
 {
-    tmpi_close(r->eng);
+    mkrt_mpi_graph_close(r->eng);
     if (r->ref != NULL)
         traverse_reference_ops.close(r->ref);
     if (r->single != NULL)
@@ -108,14 +109,33 @@ static void summary(const char *what, const double *teps, uint32_t n)
            s.harmonic_mean / 1e6, s.min / 1e6, s.max / 1e6, n);
 }
 
+mkrt_mpi_graph_config graph_bfs_mpi_config(unsigned threads)
+{
+    mkrt_mpi_graph_config c = mkrt_mpi_graph_config_default();
+    const char *pe = getenv("MKRT_MPI_PARTITION");
+    c.partition = pe != NULL && strcmp(pe, "hash") == 0 ? MKRT_MPI_HASH : MKRT_MPI_BLOCK;
+    c.workers = threads;
+    c.symmetric = true; /* the kit's CSR holds both directions of every edge */
+    const char *env = getenv("TMPI_LOCAL");
+    c.own_rounds = env != NULL && strcmp(env, "0") == 0;
+    if ((env = getenv("TMPI_DELTA")) != NULL && atoi(env) > 0)
+        c.delta = (uint32_t)atoi(env);
+    if ((env = getenv("TMPI_WIDEN")) != NULL && atoi(env) >= 0)
+        c.widen = (uint32_t)atoi(env);
+    return c;
+}
+
+mkrt_graph graph_bfs_mpi_graph(const g500_csr *g)
+{
+    return (mkrt_graph){g->vertices, g->offsets, g->targets, g->weights};
+}
+
 int graph_bfs_mpi(uint32_t scale, uint32_t edgefactor, uint32_t nroots, unsigned threads,
                   uint64_t seed)
 {
     dist_run r;
     memset(&r, 0, sizeof r);
     char why[512];
-    const char *pe = getenv("MKRT_MPI_PARTITION");
-    mkrt_mpi_partition part = pe != NULL && strcmp(pe, "hash") == 0 ? MKRT_MPI_HASH : MKRT_MPI_BLOCK;
     /* Every rank builds the same graph from the same seed. */
     if (g500_generate(scale, edgefactor, seed, &r.el, why, sizeof why) != 0 ||
         g500_csr_build(&r.el, &r.graph, why, sizeof why) != 0) {
@@ -140,13 +160,21 @@ int graph_bfs_mpi(uint32_t scale, uint32_t edgefactor, uint32_t nroots, unsigned
         dist_free(&r);
         return 1;
     }
-    if (g500_sample_roots(g, seed, nroots, r.roots, why, sizeof why) != 0 ||
-        (r.eng = tmpi_open(g, threads, part, why, sizeof why)) == NULL) {
+    if (g500_sample_roots(g, seed, nroots, r.roots, why, sizeof why) != 0) {
         fprintf(stderr, "graph_bfs (MPI): %s\n", why);
         dist_free(&r);
         return 1;
     }
-    const int rank = tmpi_rank(r.eng), ranks = tmpi_size(r.eng);
+    const mkrt_mpi_graph_config conf = graph_bfs_mpi_config(threads);
+    const mkrt_mpi_partition part = conf.partition;
+    const mkrt_graph mg = graph_bfs_mpi_graph(g);
+    mkrt_error err = {0};
+    if (mkrt_mpi_graph_open(&mg, &conf, &r.eng, &err) != MKRT_OK) {
+        fprintf(stderr, "graph_bfs (MPI): %s\n", err.message);
+        dist_free(&r);
+        return 1;
+    }
+    const int rank = mkrt_mpi_graph_rank(r.eng), ranks = mkrt_mpi_graph_size(r.eng);
     if (rank == 0 && ((r.ref = traverse_reference_ops.open(g, 0, why, sizeof why)) == NULL ||
                       (r.single = traverse_mkrt_ops.open(g, 1, why, sizeof why)) == NULL)) {
         fprintf(stderr, "graph_bfs (MPI): %s\n", why);
@@ -166,9 +194,11 @@ int graph_bfs_mpi(uint32_t scale, uint32_t edgefactor, uint32_t nroots, unsigned
     uint64_t edge_items = 0, forwarded = 0, messages = 0, deferred = 0;
     for (uint32_t i = 0; i < nroots; i++) {
         const uint32_t root = r.roots[i];
-        double tb = 0, ts = 0;
-        tmpi_counts cb, cs;
-        int eb = tmpi_bfs(r.eng, root, r.parent, &tb, &cb, why, sizeof why);
+        mkrt_mpi_graph_counts cb, cs;
+        int eb = mkrt_mpi_graph_bfs(r.eng, root, r.parent, &cb, &err) != MKRT_OK;
+        if (eb)
+            snprintf(why, sizeof why, "%s", err.message);
+        const double tb = cb.seconds;
         if (rank == 0) {
             printf("root %2u/%u (vertex %u):", i + 1, nroots, root);
             if (eb != 0 || check_bfs(&r, root, why, sizeof why) != 0) {
@@ -184,7 +214,10 @@ int graph_bfs_mpi(uint32_t scale, uint32_t edgefactor, uint32_t nroots, unsigned
             }
             fflush(stdout);
         }
-        int es = tmpi_sssp(r.eng, root, r.dist, &ts, &cs, why, sizeof why);
+        int es = mkrt_mpi_graph_sssp(r.eng, root, r.dist, &cs, &err) != MKRT_OK;
+        if (es)
+            snprintf(why, sizeof why, "%s", err.message);
+        const double ts = cs.seconds;
         if (rank == 0) {
             if (es != 0 || check_sssp(&r, root, why, sizeof why) != 0) {
                 printf(" SSSP FAILED\n  %s\n", why);

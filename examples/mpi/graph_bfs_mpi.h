@@ -6,6 +6,18 @@
 
 #include <stdint.h>
 
+#include "../graph500/traverse.h"
+#include "mkrt_mpi/graph.h"
+
+/** The distributed engine's configuration for the kit's graphs (their
+ *  CSR is symmetric): `threads` workers per rank, and from the environment
+ *  MKRT_MPI_PARTITION=hash (default block), TMPI_LOCAL=0 (the engine's own
+ *  rounds at one rank), TMPI_DELTA and TMPI_WIDEN (SSSP's window). Also
+ *  used by bench/mpi_bench.c. */
+mkrt_mpi_graph_config graph_bfs_mpi_config(unsigned threads);
+/** The kit's CSR as the public graph type (the same arrays). */
+mkrt_graph graph_bfs_mpi_graph(const g500_csr *g);
+
 /** Generates the Kronecker graph on every rank, partitions the vertices
  *  between the ranks (block), runs BFS and SSSP from `roots` roots through
  *  libmkrt_mpi, gathers each result to rank 0 and checks it there by the

@@ -96,7 +96,7 @@ typedef struct mkrt_traversal mkrt_traversal;
  * @brief Beamer's direction-optimizing rule, alpha: a level whose
  *        frontier's edges exceed 1/ALPHA of the edges of the unvisited
  *        vertices runs bottom-up. The one place the rule's constants live
- *        (the host engine's planner and the examples use them).
+ *        (mkrt_graph_pull_next() applies them).
  */
 #define MKRT_GRAPH_PULL_ALPHA 14u
 /**
@@ -104,6 +104,28 @@ typedef struct mkrt_traversal mkrt_traversal;
  *        the frontier holds at least 1/BETA of the vertices.
  */
 #define MKRT_GRAPH_PULL_BETA 24u
+
+/**
+ * @brief Beamer's direction-optimizing rule on a level's counts: whether
+ *        the level runs bottom-up (pull). The one copy of the rule: the
+ *        runtime's BFS (its PULL decision) and the MPI engine's levels
+ *        (mkrt_mpi/graph.h, on counts summed over the ranks) call it.
+ *
+ * Not pulled before: pull when frontier_edges * ::MKRT_GRAPH_PULL_ALPHA
+ * exceeds unvisited_edges. Pulled before: stay pulled while frontier *
+ * ::MKRT_GRAPH_PULL_BETA is at least vertices. An empty frontier pushes.
+ *
+ * @param frontier The level's frontier vertices.
+ * @param frontier_edges The edges of the frontier's rows.
+ * @param unvisited_edges The edges of the rows of the vertices not yet reached.
+ * @param vertices The graph's vertices.
+ * @param pulled The level before ran bottom-up.
+ * @return true: this level runs bottom-up.
+ * @par Thread safety
+ * Any thread (a pure function).
+ */
+bool mkrt_graph_pull_next(uint64_t frontier, uint64_t frontier_edges, uint64_t unvisited_edges,
+                          uint64_t vertices, bool pulled);
 
 /** @brief What a traversal computes. */
 typedef enum mkrt_traversal_kind {

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # mpi/tests/check_mpi.sh - the MPI layer's tests on localhost (make check-mpi):
 # the unit tests (test_mpi, test_mpi_stats) at 1, 2 and 4 ranks, the life-cycle test (MPI initialised
-# by mkrt) at 1, 2 and 3, the distributed BFS at 1, 2 and 4, then the fault
+# by mkrt) at 1, 2 and 3, the distributed engine's test at 1 to 4, graph_bfs's
+# distributed mode at 1, 2 and 4, then the fault
 # tests (killed rank, silent rank, MPI errors) at 3 ranks. Needs MPIRUN
 # (mpirun and its flags) and BUILD.
 set -u
@@ -29,14 +30,23 @@ for np in 1 2 3; do
     echo "FAIL: test_mpi_lifecycle on $np rank(s)"; fail=1
   fi
 done
+# The distributed engine (mpi/graph/, mkrt_mpi/graph.h) against a serial
+# BFS and Dijkstra, and its bad-input errors.
+for np in 1 2 3 4; do
+  echo "== $BUILD/mpi/tests/test_mpi_graph on $np rank(s)"
+  if ! timeout -k 5 300 $MPIRUN -np $np "$BUILD/mpi/tests/test_mpi_graph"; then
+    echo "FAIL: test_mpi_graph on $np rank(s)"; fail=1
+  fi
+done
 for np in 1 2 4; do
   echo "== distributed graph_bfs on $np rank(s): scale 12, 4 roots, block partition"
   if ! timeout -k 5 300 $MPIRUN -np $np "$BUILD/examples/graph_bfs" --scale 12 --roots 4; then
     echo "FAIL: graph_bfs on $np rank(s)"; fail=1
   fi
 done
-# One rank runs the runtime's traversals (examples/mpi/tmpi_local.c);
-# TMPI_LOCAL=0 keeps the engine's own rounds there: both are checked.
+# One rank runs the runtime's traversals (mpi/graph/local.c); TMPI_LOCAL=0
+# (graph_bfs: mkrt_mpi_graph_config::own_rounds) keeps the engine's own
+# rounds there: both are checked.
 echo "== distributed graph_bfs on 1 rank with the engine's own rounds (TMPI_LOCAL=0)"
 if ! TMPI_LOCAL=0 timeout -k 5 300 $MPIRUN -x TMPI_LOCAL -np 1 "$BUILD/examples/graph_bfs" --scale 12 --roots 4; then
   echo "FAIL: graph_bfs on 1 rank, TMPI_LOCAL=0"; fail=1

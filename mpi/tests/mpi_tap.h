@@ -15,6 +15,26 @@
 
 static int rank, ranks, tests, failed;
 
+/* The start of a test program: MPI (serialized calls), this rank and the
+ * ranks, stdout line-buffered so the ranks' lines do not interleave. */
+static inline void tap_start(void)
+{
+    int provided = 0;
+    MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+    setvbuf(stdout, NULL, _IOLBF, 0);
+}
+
+/* The end: the TAP plan (rank 0), MPI finalised; the exit status. */
+static inline int tap_finish(void)
+{
+    if (rank == 0)
+        printf("1..%d\n", tests);
+    MPI_Finalize();
+    return failed > 0 ? 1 : 0;
+}
+
 /* One TAP line for a check that must hold on every rank. m: the layer to
  * reduce through while one exists (only it may call MPI then), else NULL. */
 static inline void check(mkrt_mpi *m, int ok, const char *name)

@@ -587,11 +587,7 @@ static void test_shutdown_under_load(void)
 
 int main(void)
 {
-    int provided = 0;
-    MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, &provided);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-    setvbuf(stdout, NULL, _IOLBF, 0);
+    tap_start();
     test_bad_input();
     test_too_few_producers();
     test_exactly_once(MKRT_MPI_BLOCK, "block");
@@ -602,8 +598,5 @@ int main(void)
     test_backpressure();
     test_ctx();
     test_shutdown_under_load();
-    if (rank == 0)
-        printf("1..%d\n", tests);
-    MPI_Finalize();
-    return failed > 0 ? 1 : 0;
+    return tap_finish();
 }

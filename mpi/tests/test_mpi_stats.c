@@ -137,15 +137,8 @@ static void test_hook(void)
 
 int main(void)
 {
-    int provided = 0;
-    MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, &provided);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-    setvbuf(stdout, NULL, _IOLBF, 0);
+    tap_start();
     test_bytes();
     test_hook();
-    if (rank == 0)
-        printf("1..%d\n", tests);
-    MPI_Finalize();
-    return failed > 0 ? 1 : 0;
+    return tap_finish();
 }

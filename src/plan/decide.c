@@ -178,11 +178,17 @@ bool mkrt__decide_level_alone(uint64_t edges, bool on)
     return on && edges < 2u * MKRT__SHARE_MIN_DEFAULT;
 }
 
+bool mkrt_graph_pull_next(uint64_t frontier, uint64_t frontier_edges, uint64_t unvisited_edges,
+                          uint64_t vertices, bool pulled)
+{
+    if (frontier == 0)
+        return false;
+    return pulled ? frontier * PULL_BETA >= vertices : frontier_edges * PULL_ALPHA > unvisited_edges;
+}
+
 bool mkrt__decide_pull(uint64_t nf, uint64_t mf, uint64_t unsettled, uint64_t vertices, bool was, bool on)
 {
-    if (!on || nf == 0)
-        return false;
-    return was ? nf * PULL_BETA >= vertices : mf * PULL_ALPHA > unsettled;
+    return on && mkrt_graph_pull_next(nf, mf, unsettled, vertices, was);
 }
 
 mkrt_plan_frontier mkrt__decide_frontier_class(uint32_t bps, mkrt_plan_frontier prev)

@@ -29,7 +29,7 @@
  *          of a run of levels (plan/source.h) it says whether the run
  *          yields to the dispatcher: when producers' items, another
  *          source's work or a quiesce wait (off: at every boundary)
- *   PULL   push or pull per frontier level (Beamer's alpha 14, beta 24),
+ *   PULL   push or pull per frontier level (Beamer's rule: mkrt_graph_pull_next, mkrt/graph.h),
  *          and the level's GraphBLAS switch class (sparse <= 500 bps,
  *          dense >= 4000 bps, 250 bps hysteresis); off: always push
  *   ARMS   skip redundant arms (pipeline/arms.c): the seed's cross-arm

@@ -33,13 +33,21 @@
  * ".rankN" on rank N > 0) and drift verdicts per rank (soak_metrics.c).
  * The program initialises MPI itself (MPI_THREAD_SERIALIZED) and calls
  * MPI only between rounds, when no mkrt_mpi exists, so the layer never
- * finalises it. Exit 0 when every rank passed. */
+ * finalises it. After each such round, a graph round: libmkrt_mpi's
+ * distributed engine (mkrt_mpi/graph.h) opened on a Kronecker graph (scale
+ * 9 to 11, the same on every rank) with a random partition, workers and,
+ * now and then, its own rounds at one rank; BFS and SSSP from two roots,
+ * each result gathered to rank 0 and checked there by the Graph500 kit's
+ * validators; then closed, and the resources checked as after any round.
+ * Exit 0 when every rank passed. */
 #include <getopt.h>
 #include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "mkrt_mpi/graph.h"
 #include "mkrt_mpi/mkrt_mpi.h"
+#include "../../../examples/graph500/graph500.h"
 #include "../soak.h"
 
 #define H 4096u /* global handles */
@@ -298,6 +306,73 @@ static void mpi_round(unsigned index, int rank, int size, uint64_t len_ns)
         soak_error("mpi rank %d: mkrt_destroy: %s", rank, err.message);
 }
 
+/* A distributed BFS and SSSP round (see the top). Every rank draws the
+ * same graph and configuration; a failure to build the graph is the same
+ * everywhere, a failure to open ends the job (the ranks would part). */
+static void engine_round(unsigned index, int rank)
+{
+    uint64_t rng = rnd_seed(opt.seed, index, 0x475241); /* the same on every rank */
+    const uint32_t scale = 9 + (uint32_t)rnd_below(&rng, 3);
+    const uint64_t seed = rnd_below(&rng, 1000000);
+    char why[512];
+    g500_edge_list el = {0};
+    g500_graph g = {0};
+    uint32_t roots[2];
+    heartbeat("graph build");
+    if (g500_generate(scale, 8, seed, &el, why, sizeof why) != 0 ||
+        g500_csr_build(&el, &g, why, sizeof why) != 0 ||
+        g500_sample_roots(&g.csr, seed, 2, roots, why, sizeof why) != 0) {
+        soak_error("mpi rank %d: graph round %u: %s", rank, index, why);
+        g500_graph_free(&g);
+        g500_edge_list_free(&el);
+        return;
+    }
+    const uint32_t n = g.csr.vertices;
+    mkrt_mpi_graph_config c = mkrt_mpi_graph_config_default();
+    c.partition = rnd_below(&rng, 2) ? MKRT_MPI_HASH : MKRT_MPI_BLOCK;
+    c.workers = 1 + (unsigned)rnd_below(&rng, 2);
+    c.symmetric = true; /* the kit's CSR holds both directions */
+    c.own_rounds = rnd_below(&rng, 2) != 0;
+    const mkrt_graph mg = {n, g.csr.offsets, g.csr.targets, g.csr.weights};
+    mkrt_mpi_graph *e = NULL;
+    mkrt_error err = {0};
+    uint32_t *parent = malloc(n * sizeof *parent), *level = malloc(n * sizeof *level);
+    uint64_t *dist = malloc(n * sizeof *dist);
+    heartbeat("graph open");
+    if (parent == NULL || level == NULL || dist == NULL ||
+        mkrt_mpi_graph_open(&mg, &c, &e, &err) != MKRT_OK) {
+        soak_error("mpi rank %d: graph round %u: %s", rank, index,
+                   e == NULL && parent != NULL && level != NULL && dist != NULL ? err.message
+                                                                                : "out of memory");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    for (int i = 0; i < 2; i++) {
+        heartbeat("graph bfs");
+        if (mkrt_mpi_graph_bfs(e, roots[i], parent, NULL, &err) != MKRT_OK)
+            soak_error("mpi rank %d: graph round %u: %s", rank, index, err.message);
+        else if (rank == 0 && g500_validate_bfs(&g.csr, roots[i], parent, level, why, sizeof why) != 0)
+            soak_error("mpi: graph round %u (scale %u, %s): BFS from %u: %s", index, scale,
+                       c.partition == MKRT_MPI_HASH ? "hash" : "block", roots[i], why);
+        heartbeat("graph sssp");
+        if (mkrt_mpi_graph_sssp(e, roots[i], dist, NULL, &err) != MKRT_OK)
+            soak_error("mpi rank %d: graph round %u: %s", rank, index, err.message);
+        else if (rank == 0 && g500_validate_sssp(&g.csr, roots[i], dist, why, sizeof why) != 0)
+            soak_error("mpi: graph round %u (scale %u, %s): SSSP from %u: %s", index, scale,
+                       c.partition == MKRT_MPI_HASH ? "hash" : "block", roots[i], why);
+    }
+    if (opt.verbose && rank == 0)
+        printf("round %u mpi graph: scale %u, %s, %u worker(s)%s: BFS and SSSP from 2 roots checked\n",
+               index, scale, c.partition == MKRT_MPI_HASH ? "hash" : "block", c.workers,
+               c.own_rounds ? ", own rounds" : "");
+    heartbeat("graph close");
+    mkrt_mpi_graph_close(e);
+    free(parent);
+    free(level);
+    free(dist);
+    g500_graph_free(&g);
+    g500_edge_list_free(&el);
+}
+
 static char *rank_file(const char *f, int rank)
 {
     if (f == NULL || rank == 0)
@@ -388,6 +463,7 @@ int main(int argc, char **argv)
         atomic_store(&g_round_index, index);
         soak_round_begin();
         mpi_round(index, rank, size, len);
+        engine_round(index, rank);
         soak_round_end(W_MPI);
         atomic_fetch_add(&g_wstats[W_MPI].rounds, 1);
         atomic_fetch_add(&g_rounds_done, 1);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* examples/mpi/traverse_mpi.c - distributed BFS and SSSP over libmkrt_mpi.
+/* mpi/graph/engine.c - distributed BFS and SSSP over libmkrt_mpi.
  *
  * Every rank holds the whole CSR graph (the ops read it directly) and
  * owns the vertices the partition gives it; cell v is meaningful on v's
@@ -29,8 +29,9 @@
  * vertices between levels.
  *
  * BFS is level-synchronous, one mkrt_mpi_quiesce() per level, and
- * direction-optimising (Beamer's rule, ALPHA and BETA below, decided from
- * counts summed over the ranks so every rank takes the same direction):
+ * direction-optimising (Beamer's rule, mkrt_graph_pull_next() of
+ * mkrt/graph.h, decided from counts summed over the ranks so every rank
+ * takes the same direction; on a symmetric graph only):
  * - top-down: every rank publishes CHUNK items over its frontier list
  *   (about CHUNK_EDGES edges each); a CHUNK scans its vertices' rows: local targets are
  *   lowered in `best`, remote ones are sent as arrivals in runs per owner
@@ -48,21 +49,23 @@
  * again) and the rest of the row as a continuation EXPAND (edge offset in
  * the item's `in`).
  *
- * SSSP (tmpi_sssp.c): delta-stepping between the ranks and Dial's
+ * SSSP (sssp.c): delta-stepping between the ranks and Dial's
  * bucket queue inside each op; at one rank, one round of Dijkstra.
  *
- * One rank (tmpi_local.c): no arrival can come, so BFS and SSSP run as
+ * One rank (local.c): no arrival can come, so BFS and SSSP run as
  * the runtime's own traversals (mkrt_traversal_*), the one-process
- * engine; TMPI_LOCAL=0 keeps the rounds above. */
+ * engine; mkrt_mpi_graph_config::own_rounds keeps the rounds above. The
+ * API: include/mkrt_mpi/graph.h. */
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "mkrt/mkrt.h"
-#include "../graph500/graph500.h"
-#include "tmpi_internal.h"
+#include "engine.h"
 
 /* Vertices per PULL item. */
 #define PULL_SPAN 2048u
@@ -70,20 +73,15 @@
  * hold this many edges (or CHUNK_VERTICES vertices). */
 #define CHUNK_EDGES 8192u
 #define CHUNK_VERTICES 1024u
-/* Direction switch (Beamer et al.): bottom-up when the frontier's edges
- * exceed the unvisited vertices' edges / ALPHA, back top-down when the
- * frontier has fewer than vertices / BETA vertices. */
-#define ALPHA MKRT_GRAPH_PULL_ALPHA /* mkrt/graph.h */
-#define BETA MKRT_GRAPH_PULL_BETA
 
-#define mine tmpi_mine
+#define mine mpig_mine
 
 /* The receive hook: arrivals (BFS depth and parent, SSSP distance) lower
  * `best`; a batch with anything else is declined (the layer publishes
  * it). The next level or round picks the lowered vertices up. */
 static bool deliver(void *user, int src, const mkrt_item *items, size_t n)
 {
-    tmpi_engine *e = user;
+    mkrt_mpi_graph *e = user;
     (void)src;
     for (size_t i = 0; i < n; i++)
         if ((items[i].op != OP_VISIT && items[i].op != OP_SETTLE) || !(items[i].param & ARRIVE) ||
@@ -93,9 +91,9 @@ static bool deliver(void *user, int src, const mkrt_item *items, size_t n)
     for (size_t i = 0; i < n; i++) {
         const uint64_t x = items[i].param & ~ARRIVE;
         if (items[i].op == OP_SETTLE) {
-            tmpi_min(&e->best[items[i].out], x); /* the next round scans it */
-        } else if (tmpi_min(&e->best[items[i].out], x << 32 | items[i].in) == UNREACHED) {
-            tmpi_reached(e, items[i].out);
+            mpig_min(&e->best[items[i].out], x); /* the next round scans it */
+        } else if (mpig_min(&e->best[items[i].out], x << 32 | items[i].in) == UNREACHED) {
+            mpig_reached(e, items[i].out);
         }
     }
     return true;
@@ -104,11 +102,11 @@ static bool deliver(void *user, int src, const mkrt_item *items, size_t n)
 /* Sends an arrival to its owner; when the outbox is full, queues it as a
  * RESEND item (the arrival itself, run again here in a later batch: an op
  * must not block). */
-static mkrt_status forward(const tmpi_engine *e, const mkrt_op_ctx *ctx, mkrt_item arrival)
+static mkrt_status forward(const mkrt_mpi_graph *e, const mkrt_op_ctx *ctx, mkrt_item arrival)
 {
     size_t done = 0;
     mkrt_status st = mkrt_mpi_op_emit(e->mpi, ctx, &arrival, 1, &done);
-    tmpi_count_sent(e, &arrival, done);
+    mkrt__mpig_count_sent(e, &arrival, done);
     if (st == MKRT_EAGAIN)
         st = mkrt_op_emit(ctx, &arrival, 1);
     return st;
@@ -116,12 +114,12 @@ static mkrt_status forward(const tmpi_engine *e, const mkrt_op_ctx *ctx, mkrt_it
 
 /* Sends staged arrivals; what an outbox refuses is queued as RESEND
  * items. Returns the status and whether an outbox was full. */
-mkrt_status tmpi_flush(const tmpi_engine *e, const mkrt_op_ctx *ctx, const mkrt_item *stage,
+mkrt_status mkrt__mpig_flush(const mkrt_mpi_graph *e, const mkrt_op_ctx *ctx, const mkrt_item *stage,
                        size_t n, bool *full)
 {
     size_t done = 0;
     mkrt_status st = mkrt_mpi_op_emit(e->mpi, ctx, stage, n, &done);
-    tmpi_count_sent(e, stage, done);
+    mkrt__mpig_count_sent(e, stage, done);
     if (st != MKRT_EAGAIN)
         return st;
     *full = true;
@@ -134,7 +132,7 @@ mkrt_status tmpi_flush(const tmpi_engine *e, const mkrt_op_ctx *ctx, const mkrt_
  * a remote one is staged as an arrival unless as good a value went to it
  * already. When an outbox is full, the rest of the row follows as an
  * EXPAND item. */
-static mkrt_status scan(tmpi_engine *e, const mkrt_op_ctx *ctx, uint32_t v, uint32_t from)
+static mkrt_status scan(mkrt_mpi_graph *e, const mkrt_op_ctx *ctx, uint32_t v, uint32_t from)
 {
     const uint64_t bv = atomic_load_explicit(&e->best[v], memory_order_relaxed);
     if (bv == UNREACHED)
@@ -143,21 +141,21 @@ static mkrt_status scan(tmpi_engine *e, const mkrt_op_ctx *ctx, uint32_t v, uint
     const uint64_t val = (uint64_t)depth << 32 | v;
     const uint64_t lo = e->g->offsets[v], hi = e->g->offsets[v + 1];
     const uint32_t *t = e->g->targets;
-    tmpi_stage stage = {.n = 0};
+    mpig_stage stage = {.n = 0};
     mkrt_status st = MKRT_OK;
     uint64_t i = lo + from;
     for (; i < hi && st == MKRT_OK && !stage.full; i++) {
         const uint32_t w = t[i];
         if (mine(e, w)) {
-            if (tmpi_min(&e->best[w], val) == UNREACHED)
-                tmpi_reached(e, w);
+            if (mpig_min(&e->best[w], val) == UNREACHED)
+                mpig_reached(e, w);
             continue;
         }
-        if (tmpi_min(&e->sent_min[w], val) <= val)
+        if (mpig_min(&e->sent_min[w], val) <= val)
             continue; /* as good a value went to w's owner already */
-        st = tmpi_stage_add(e, ctx, &stage, (mkrt_item){OP_VISIT, v, w, ARRIVE | depth});
+        st = mpig_stage_add(e, ctx, &stage, (mkrt_item){OP_VISIT, v, w, ARRIVE | depth});
     }
-    st = tmpi_stage_end(e, ctx, &stage, st);
+    st = mpig_stage_end(e, ctx, &stage, st);
     atomic_fetch_add_explicit(&e->scanned, i - lo - from, memory_order_relaxed); /* statistic */
     if (st == MKRT_OK && i < hi) { /* an outbox is full: the rest of the row later */
         mkrt_item rest = {OP_VISIT, (uint32_t)(i - lo), v, EXPAND};
@@ -169,24 +167,24 @@ static mkrt_status scan(tmpi_engine *e, const mkrt_op_ctx *ctx, uint32_t v, uint
 /* BFS top-down: this rank's slice of frontier hub h's row (a delegate:
  * every rank scans 1/P of it, whoever owns the hub), offering
  * (hub_depth + 1) << 32 | hub like scan(). */
-static mkrt_status hub_slice(tmpi_engine *e, const mkrt_op_ctx *ctx, uint32_t h)
+static mkrt_status hub_slice(mkrt_mpi_graph *e, const mkrt_op_ctx *ctx, uint32_t h)
 {
     const uint32_t v = e->hubs[h], depth = e->hub_depth + 1;
     const uint64_t val = (uint64_t)depth << 32 | v, o = e->g->offsets[v];
     const uint64_t len = e->g->offsets[v + 1] - o, p = (uint64_t)e->size, r = (uint64_t)e->rank;
     const uint64_t lo = o + r * len / p, hi = o + (r + 1) * len / p;
-    tmpi_stage stage = {.n = 0};
+    mpig_stage stage = {.n = 0};
     mkrt_status st = MKRT_OK;
     for (uint64_t i = lo; i < hi && st == MKRT_OK; i++) {
         const uint32_t w = e->g->targets[i];
         if (mine(e, w)) {
-            if (tmpi_min(&e->best[w], val) == UNREACHED)
-                tmpi_reached(e, w);
-        } else if (tmpi_min(&e->sent_min[w], val) > val) {
-            st = tmpi_stage_add(e, ctx, &stage, (mkrt_item){OP_VISIT, v, w, ARRIVE | depth});
+            if (mpig_min(&e->best[w], val) == UNREACHED)
+                mpig_reached(e, w);
+        } else if (mpig_min(&e->sent_min[w], val) > val) {
+            st = mpig_stage_add(e, ctx, &stage, (mkrt_item){OP_VISIT, v, w, ARRIVE | depth});
         }
     }
-    st = tmpi_stage_end(e, ctx, &stage, st);
+    st = mpig_stage_end(e, ctx, &stage, st);
     atomic_fetch_add_explicit(&e->scanned, hi - lo, memory_order_relaxed); /* statistic */
     return st;
 }
@@ -194,7 +192,7 @@ static mkrt_status hub_slice(tmpi_engine *e, const mkrt_op_ctx *ctx, uint32_t h)
 /* Bottom-up BFS over the n vertices from first: each unvisited one takes
  * its first neighbour in the frontier as parent (rows are sorted: the
  * smallest, as top-down's minimum would pick). */
-static mkrt_status pull(tmpi_engine *e, uint32_t first, uint32_t n)
+static mkrt_status pull(mkrt_mpi_graph *e, uint32_t first, uint32_t n)
 {
     const uint64_t *o = e->g->offsets;
     const uint32_t *t = e->g->targets;
@@ -209,7 +207,7 @@ static mkrt_status pull(tmpi_engine *e, uint32_t first, uint32_t n)
             if (bits[u >> 6] >> (u & 63) & 1) {
                 /* Only this item looks at v in a bottom-up level (no arrival travels). */
                 atomic_store_explicit(&e->best[v], depth << 32 | u, memory_order_relaxed);
-                tmpi_reached(e, v);
+                mpig_reached(e, v);
                 scanned += i - o[v] + 1;
                 goto next;
             }
@@ -222,14 +220,14 @@ static mkrt_status pull(tmpi_engine *e, uint32_t first, uint32_t n)
 }
 
 /* The ops: CHUNK scans a slice of the frontier (BFS) or runs a bucket
- * queue (SSSP, tmpi_sssp.c); EXPAND the rest of a row; PULL a block
+ * queue (SSSP, sssp.c); EXPAND the rest of a row; PULL a block
  * bottom-up; an arrival on its owner (when the hook declined its batch)
  * lowers its vertex; elsewhere it is a RESEND. */
 static mkrt_status visit(const mkrt_item *it, const mkrt_op_ctx *ctx)
 {
-    tmpi_engine *e = ctx->user;
+    mkrt_mpi_graph *e = ctx->user;
     if (it->param == CHUNK && it->op == OP_SETTLE)
-        return tmpi_sssp_chunk(e, ctx, it);
+        return mkrt__mpig_sssp_chunk(e, ctx, it);
     if (it->param == CHUNK) {
         mkrt_status st = MKRT_OK;
         for (uint32_t k = e->chunk_lo[it->in]; k < e->chunk_lo[it->in + 1] && st == MKRT_OK; k++)
@@ -241,35 +239,35 @@ static mkrt_status visit(const mkrt_item *it, const mkrt_op_ctx *ctx)
     if (it->param == EXPAND)
         return scan(e, ctx, it->out, it->in);
     if (it->param == PULL)
-        return pull(e, it->out, it->in);
+        return pull(e, it->out, it->in + 1);
     if (it->out >= e->vertices || !mine(e, it->out))
         return forward(e, ctx, *it);
     const uint64_t x = it->param & ~ARRIVE;
     if (it->op == OP_SETTLE)
-        tmpi_min(&e->best[it->out], x); /* the next round scans it */
-    else if (tmpi_min(&e->best[it->out], x << 32 | it->in) == UNREACHED)
-        tmpi_reached(e, it->out);
+        mpig_min(&e->best[it->out], x); /* the next round scans it */
+    else if (mpig_min(&e->best[it->out], x << 32 | it->in) == UNREACHED)
+        mpig_reached(e, it->out);
     return MKRT_OK;
 }
 
 /* The hubs (delegates): degree hub_degree or more, hub_degree doubled
- * from TMPI_HUB_DEGREE until at most TMPI_HUBS qualify. The same on every
+ * from MPIG_HUB_DEGREE until at most MPIG_HUBS qualify. The same on every
  * rank (every rank holds the graph). One rank: none (nothing to split). */
-static void pick_hubs(tmpi_engine *e)
+static void pick_hubs(mkrt_mpi_graph *e)
 {
     const uint64_t *o = e->g->offsets;
-    e->hub_degree = TMPI_HUB_DEGREE;
+    e->hub_degree = MPIG_HUB_DEGREE;
     for (;;) {
         uint32_t n = 0;
         for (uint32_t v = 0; v < e->vertices; v++)
             n += o[v + 1] - o[v] >= e->hub_degree;
-        if (n <= TMPI_HUBS)
+        if (n <= MPIG_HUBS)
             break;
         e->hub_degree *= 2;
     }
     e->nhubs = 0;
     for (uint32_t v = 0; v < e->vertices; v++) {
-        e->hub_idx[v] = TMPI_NO_HUB;
+        e->hub_idx[v] = MPIG_NO_HUB;
         if (e->size > 1 && o[v + 1] - o[v] >= e->hub_degree) {
             e->hub_idx[v] = (uint16_t)e->nhubs;
             e->hubs[e->nhubs++] = v;
@@ -277,11 +275,11 @@ static void pick_hubs(tmpi_engine *e)
     }
 }
 
-static void free_engine(tmpi_engine *e)
+static void free_engine(mkrt_mpi_graph *e)
 {
     free(e->hub_idx);
     free(e->hubs);
-    tmpi_sssp_close(e);
+    mkrt__mpig_sssp_close(e);
     free(e->cells);
     free(e->seeds);
     free(e->sent_min);
@@ -294,40 +292,115 @@ static void free_engine(tmpi_engine *e)
     free(e);
 }
 
-static tmpi_engine *fail_open(tmpi_engine *e, char *why, size_t len, const char *what,
-                              const mkrt_error *err)
+mkrt_status mkrt__mpig_fail(mkrt_error *err, mkrt_status st, const char *fmt, ...)
 {
-    snprintf(why, len, "mkrt-mpi engine: %s: %s", what, err->message);
+    if (err != NULL) {
+        va_list ap;
+        va_start(ap, fmt);
+        err->status = st;
+        int n = snprintf(err->message, sizeof err->message, "mkrt_mpi_graph: ");
+        vsnprintf(err->message + n, sizeof err->message - (size_t)n, fmt, ap);
+        va_end(ap);
+    }
+    return st;
+}
+
+static mkrt_status fail_open(mkrt_mpi_graph *e, mkrt_error *out, const char *what,
+                             const mkrt_error *err)
+{
+    mkrt_status st = mkrt__mpig_fail(out, err->status != MKRT_OK ? err->status : MKRT_ENOMEM, "open: %s: %s",
+                          what, err->message);
     if (e != NULL) {
         mkrt_producer_close(e->producer);
         mkrt_destroy(e->rt, MKRT_TIMEOUT_INFINITE, NULL);
         free_engine(e);
     }
-    return NULL;
+    return st;
 }
 
-tmpi_engine *tmpi_open(const g500_csr *g, unsigned threads, mkrt_mpi_partition partition,
-                       char *why, size_t len)
+double mkrt__mpig_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts); /* POSIX: C11 has no monotonic clock */
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+mkrt_mpi_graph_config mkrt_mpi_graph_config_default(void)
+{
+    return (mkrt_mpi_graph_config){.workers = 1, .partition = MKRT_MPI_BLOCK, .symmetric = false,
+                                   .own_rounds = false, .delta = MPIG_DELTA, .widen = MPIG_WIDEN};
+}
+
+/* The first edge whose weight SSSP cannot take (0 or above the bucket
+ * queue's span), into e->bad_weight_*; weights NULL: every weight is 1. */
+static void check_weights(mkrt_mpi_graph *e)
+{
+    const mkrt_graph *g = e->g;
+    e->bad_weight_edge = UINT64_MAX;
+    if (g->weights == NULL)
+        return;
+    for (uint64_t i = 0; i < g->offsets[g->vertices]; i++)
+        if (g->weights[i] == 0 || g->weights[i] > MKRT_MPI_GRAPH_WEIGHT_MAX) {
+            e->bad_weight_edge = i;
+            return;
+        }
+}
+
+mkrt_status mkrt_mpi_graph_open(const mkrt_graph *g, const mkrt_mpi_graph_config *conf,
+                                mkrt_mpi_graph **out, mkrt_error *errp)
 {
     mkrt_error err = {0};
-    if (g == NULL || g->vertices == 0 || g->vertices >= MKRT_CONFIG_CELLS_MAX) {
-        snprintf(why, len, "mkrt-mpi engine: a graph of %u vertices does not fit (1..%u). Fix: a "
-                 "smaller scale.", g != NULL ? g->vertices : 0, MKRT_CONFIG_CELLS_MAX - 1);
-        return NULL;
-    }
+    if (out != NULL)
+        *out = NULL;
+    if (g == NULL || out == NULL)
+        return mkrt__mpig_fail(errp, MKRT_EINVAL, "open: %s is NULL. Fix: pass the graph and where the engine "
+                    "goes.", g == NULL ? "the graph" : "out");
+    if (g->vertices == 0 || g->vertices >= MKRT_CONFIG_CELLS_MAX || g->offsets == NULL ||
+        (g->targets == NULL && g->offsets[g->vertices] > 0))
+        return mkrt__mpig_fail(errp, MKRT_EINVAL, "open: a graph of %u vertices (offsets %s, targets %s) is not "
+                    "one the engine takes: 1..%u vertices, offsets and targets set. Fix: a smaller "
+                    "graph, or its arrays.", g->vertices, g->offsets ? "set" : "NULL",
+                    g->targets ? "set" : "NULL", MKRT_CONFIG_CELLS_MAX - 1);
+    const mkrt_mpi_graph_config c = conf != NULL ? *conf : mkrt_mpi_graph_config_default();
+    /* mkrt_graph_register checks the rest (offsets, targets) at create;
+     * the sizes below only need offsets[vertices], and no array is read
+     * beyond it before then. */
     const size_t nv = g->vertices;
-    tmpi_engine *e = calloc(1, sizeof *e);
+    mkrt_mpi_graph *e = calloc(1, sizeof *e);
     if (e != NULL) {
-        e->workers = threads > 0 ? threads : 1;
-        e->vertices = g->vertices; /* tmpi_sssp_open sizes by them */
-        e->g = g;
-        const char *d = getenv("TMPI_DELTA");
-        e->delta = d != NULL && atoi(d) > 0 ? (uint64_t)atoi(d) : TMPI_DELTA;
-        const char *w = getenv("TMPI_WIDEN");
-        e->widen = w != NULL && atoi(w) >= 0 ? (uint64_t)atoi(w) : TMPI_WIDEN;
+        e->workers = c.workers > 0 ? c.workers : 1;
+        e->vertices = g->vertices; /* mkrt__mpig_sssp_open sizes by them */
+        e->graph = *g; /* the arrays stay borrowed */
+        e->g = &e->graph;
+        e->symmetric = c.symmetric;
+        e->own_rounds = c.own_rounds;
+        e->delta = c.delta > 0 ? c.delta : MPIG_DELTA;
+        e->widen = c.widen; /* 0: every window one delta wide */
     }
-    if (e == NULL || (e->cells = malloc(nv * sizeof *e->cells)) == NULL ||
-        (e->seeds = malloc((nv + 1 + TMPI_HUBS) * sizeof *e->seeds)) == NULL ||
+    if (e == NULL)
+        return mkrt__mpig_fail(errp, MKRT_ENOMEM, "open: out of memory for the engine (%zu bytes). Fix: more "
+                    "memory.", sizeof *e);
+    mkrt_config rc = mkrt_config_default();
+    rc.backend = MKRT_BACKEND_CPU;
+    rc.workers = e->workers;
+    rc.cells = g->vertices;
+    rc.append_log_capacity = 0;
+    rc.ring_capacity = 1u << 14;
+    rc.emit_capacity = 1u << 20; /* arrivals (RESEND) that wait for outbox room */
+    if (mkrt_create(&rc, &e->rt, &err) != MKRT_OK)
+        return fail_open(e, errp, "mkrt_create", &err);
+    mkrt_op_desc d = {.fn = visit, .user = e, .name = "mpi-bfs-visit", .idempotent = true,
+                      .commutes = true};
+    if (mkrt_op_register(e->rt, OP_VISIT, &d, &err) != MKRT_OK)
+        return fail_open(e, errp, "mkrt_op_register", &err);
+    d.name = "mpi-sssp-settle";
+    if (mkrt_op_register(e->rt, OP_SETTLE, &d, &err) != MKRT_OK)
+        return fail_open(e, errp, "mkrt_op_register", &err);
+    /* The graph checked (offsets, targets) before any row is read. */
+    if (mkrt__mpig_local_register(e, &err) != MKRT_OK)
+        return fail_open(e, errp, "mkrt_graph_register", &err);
+    if ((e->cells = malloc(nv * sizeof *e->cells)) == NULL ||
+        (e->seeds = malloc((nv + 1 + MPIG_HUBS) * sizeof *e->seeds)) == NULL ||
         (e->sent_min = malloc(nv * sizeof *e->sent_min)) == NULL ||
         (e->best = malloc(nv * sizeof *e->best)) == NULL ||
         (e->done = malloc(nv * sizeof *e->done)) == NULL ||
@@ -336,95 +409,77 @@ tmpi_engine *tmpi_open(const g500_csr *g, unsigned threads, mkrt_mpi_partition p
         (e->next = malloc(nv * sizeof *e->next)) == NULL ||
         (e->chunk_lo = malloc((nv + 2) * sizeof *e->chunk_lo)) == NULL ||
         (e->hub_idx = malloc(nv * sizeof *e->hub_idx)) == NULL ||
-        (e->hubs = malloc(TMPI_HUBS * sizeof *e->hubs)) == NULL || tmpi_sssp_open(e) != 0) {
-        if (e != NULL)
-            free_engine(e);
-        snprintf(why, len, "mkrt-mpi engine: out of memory for %u vertices. Fix: a smaller scale "
-                 "or more memory.", g->vertices);
-        return NULL;
+        (e->hubs = malloc(MPIG_HUBS * sizeof *e->hubs)) == NULL || mkrt__mpig_sssp_open(e) != 0) {
+        err = (mkrt_error){MKRT_ENOMEM, ""};
+        snprintf(err.message, sizeof err.message, "out of memory for %u vertices and %llu edges. "
+                 "Fix: a smaller graph or more memory.", g->vertices,
+                 (unsigned long long)g->offsets[g->vertices]);
+        return fail_open(e, errp, "allocation", &err);
     }
-    e->vertices = g->vertices;
-    e->g = g;
+    check_weights(e);
     for (uint32_t v = 0; v < g->vertices; v++)
         atomic_init(&e->best[v], UNREACHED); /* before the hook can run */
-    mkrt_config c = mkrt_config_default();
-    c.backend = MKRT_BACKEND_CPU;
-    c.workers = e->workers;
-    c.cells = g->vertices;
-    c.append_log_capacity = 0;
-    c.ring_capacity = 1u << 14;
-    c.emit_capacity = 1u << 20; /* arrivals (RESEND) that wait for outbox room */
-    if (mkrt_create(&c, &e->rt, &err) != MKRT_OK)
-        return fail_open(e, why, len, "mkrt_create", &err);
-    mkrt_op_desc d = {.fn = visit, .user = e, .name = "mpi-bfs-visit", .idempotent = true,
-                      .commutes = true};
-    if (mkrt_op_register(e->rt, OP_VISIT, &d, &err) != MKRT_OK)
-        return fail_open(e, why, len, "mkrt_op_register", &err);
-    d.name = "mpi-sssp-settle";
-    if (mkrt_op_register(e->rt, OP_SETTLE, &d, &err) != MKRT_OK)
-        return fail_open(e, why, len, "mkrt_op_register", &err);
-    if (tmpi_local_register(e, &err) != MKRT_OK)
-        return fail_open(e, why, len, "mkrt_graph_register", &err);
     mkrt_mpi_config mc = mkrt_mpi_config_default();
     mc.handles = g->vertices;
-    mc.partition = partition;
+    mc.partition = c.partition;
     mc.buffers = 32; /* SSSP rounds send bursts: fewer arrivals wait for room (2 MiB per peer) */
     mc.deliver = deliver; /* BFS arrivals applied in bulk (see the file overview) */
     mc.deliver_user = e;
     if (mkrt_mpi_create(&mc, e->rt, &e->mpi, &err) != MKRT_OK)
-        return fail_open(e, why, len, "mkrt_mpi_create", &err);
+        return fail_open(e, errp, "mkrt_mpi_create", &err);
     e->rank = mkrt_mpi_rank(e->mpi);
     e->size = mkrt_mpi_size(e->mpi);
     e->fwords = (g->vertices + 63) / 64;
     atomic_init(&e->next_n, 0);
-    if (partition == MKRT_MPI_BLOCK || e->size == 1) { /* mkrt_mpi.h: rank r owns r*k .. r*k+k-1 */
+    if (c.partition == MKRT_MPI_BLOCK || e->size == 1) { /* mkrt_mpi.h: rank r owns r*k .. r*k+k-1 */
         const uint64_t k = ((uint64_t)g->vertices + (uint64_t)e->size - 1) / (uint64_t)e->size;
         const uint64_t lo = k * (uint64_t)e->rank;
         e->own_lo = lo < g->vertices ? (uint32_t)lo : g->vertices;
         e->own_n = (uint32_t)((lo + k < g->vertices ? lo + k : g->vertices) - e->own_lo);
         e->block_k = k;
     }
-    if (tmpi_sssp_ranks(e) != 0) {
+    if (mkrt__mpig_sssp_ranks(e) != 0) {
         mkrt_mpi_destroy(e->mpi, NULL);
         err = (mkrt_error){MKRT_ENOMEM, ""};
         snprintf(err.message, sizeof err.message, "out of memory for %d ranks' counters. Fix: "
                  "fewer ranks or more memory.", e->size);
-        return fail_open(e, why, len, "tmpi_open", &err);
+        return fail_open(e, errp, "allocation", &err);
     }
     for (uint32_t v = 0; v < g->vertices; v++)
         if (mine(e, v))
             e->owned_edges += g->offsets[v + 1] - g->offsets[v];
     pick_hubs(e);
-    tmpi_sssp_rows(e);
+    mkrt__mpig_sssp_rows(e);
     if ((e->producer = mkrt_producer_open(e->rt, &err)) == NULL ||
-        tmpi_local_open(e, &err) != MKRT_OK) {
+        mkrt__mpig_local_open(e, &err) != MKRT_OK) {
         if (e->mpi != NULL)
             mkrt_mpi_destroy(e->mpi, NULL);
-        return fail_open(e, why, len,
-                         e->producer == NULL ? "mkrt_producer_open" : "tmpi_local_open", &err);
+        return fail_open(e, errp, e->producer == NULL ? "mkrt_producer_open" : "one-rank traversals",
+                         &err);
     }
-    return e;
+    *out = e;
+    return MKRT_OK;
 }
 
-int tmpi_rank(const tmpi_engine *e)
+int mkrt_mpi_graph_rank(const mkrt_mpi_graph *e)
 {
-    return e->rank;
+    return e != NULL ? e->rank : -1;
 }
 
-int tmpi_size(const tmpi_engine *e)
+int mkrt_mpi_graph_size(const mkrt_mpi_graph *e)
 {
-    return e->size;
+    return e != NULL ? e->size : 0;
 }
 
-mkrt_mpi *tmpi_layer(tmpi_engine *e)
+mkrt_mpi *mkrt_mpi_graph_layer(mkrt_mpi_graph *e)
 {
-    return e->mpi;
+    return e != NULL ? e->mpi : NULL;
 }
 
 /* Publishes a bottom-up level: the global frontier (each rank's bits;
  * a sum of disjoint bits is their or) and PULL items over this rank's
  * vertices. */
-static mkrt_status pull_level(tmpi_engine *e, uint32_t depth)
+static mkrt_status pull_level(mkrt_mpi_graph *e, uint32_t depth)
 {
     memset(e->fbits, 0, (size_t)e->fwords * sizeof *e->fbits);
     const uint32_t lo = e->own_n > 0 ? e->own_lo : 0, hi = e->own_n > 0 ? lo + e->own_n : e->vertices;
@@ -435,7 +490,7 @@ static mkrt_status pull_level(tmpi_engine *e, uint32_t depth)
     e->pull_depth = depth;
     size_t n = 0;
     for (uint32_t v = lo; v < hi; v += PULL_SPAN)
-        e->seeds[n++] = (mkrt_item){OP_VISIT, hi - v < PULL_SPAN ? hi - v : PULL_SPAN, v, PULL};
+        e->seeds[n++] = (mkrt_item){OP_VISIT, (hi - v < PULL_SPAN ? hi - v : PULL_SPAN) - 1, v, PULL};
     if (st == MKRT_OK && n > 0)
         st = mkrt_publish(e->producer, e->seeds, n, MKRT_TIMEOUT_INFINITE, NULL);
     return st;
@@ -443,13 +498,13 @@ static mkrt_status pull_level(tmpi_engine *e, uint32_t depth)
 
 /* Top-down: CHUNK items over the frontier, cut by edges so that a
  * chunk's rows hold about CHUNK_EDGES edges. */
-static mkrt_status chunk_level(tmpi_engine *e)
+static mkrt_status chunk_level(mkrt_mpi_graph *e)
 {
     size_t n = 0;
     uint64_t edges = 0;
     uint32_t m = 0;
     for (uint32_t k = 0; k < e->front_n; k++) /* the hubs go as HUB items (below) */
-        if (e->hub_idx[e->front[k]] == TMPI_NO_HUB)
+        if (e->hub_idx[e->front[k]] == MPIG_NO_HUB)
             e->front[m++] = e->front[k];
     e->front_n = m;
     e->chunk_lo[0] = 0;
@@ -476,12 +531,12 @@ static mkrt_status chunk_level(tmpi_engine *e)
  * frontier), chosen from global counts; all wait for the level to end.
  * Returns the status of the first failure (the same on every rank: the
  * counts are summed). */
-static mkrt_status levels(tmpi_engine *e)
+static mkrt_status levels(mkrt_mpi_graph *e)
 {
     mkrt_mpi_stats m0, m1;
     uint64_t scanned0 = atomic_load_explicit(&e->scanned, memory_order_relaxed);
     mkrt_mpi_stats_read(e->mpi, &m0);
-    double t0 = g500_seconds();
+    double t0 = mkrt__mpig_seconds();
     e->nlv = 0;
     int bottom_up = 0;
     uint64_t edges_u = e->owned_edges; /* edges of the unvisited owned vertices */
@@ -498,7 +553,7 @@ static mkrt_status levels(tmpi_engine *e)
         memset(e->hbits, 0, sizeof e->hbits);
         for (uint32_t k = 0; st == MKRT_OK && k < n; k++) {
             const uint32_t v = e->front[k];
-            if (e->hub_idx[v] != TMPI_NO_HUB)
+            if (e->hub_idx[v] != MPIG_NO_HUB)
                 e->hbits[e->hub_idx[v] / 64] |= 1ull << (e->hub_idx[v] % 64);
             edges_f += e->g->offsets[v + 1] - e->g->offsets[v];
             st = mkrt_cell_write(e->rt, v, atomic_load_explicit(&e->best[v], memory_order_relaxed));
@@ -508,23 +563,23 @@ static mkrt_status levels(tmpi_engine *e)
         mkrt_mpi_stats_read(e->mpi, &m1);
         const uint64_t scanned1 = atomic_load_explicit(&e->scanned, memory_order_relaxed);
         /* With the frontier hubs' bits (disjoint: a sum is their or). */
-        uint64_t sums[8 + TMPI_HUB_WORDS] = {n, st != MKRT_OK, scanned1 - scanned0,
+        uint64_t sums[8 + MPIG_HUB_WORDS] = {n, st != MKRT_OK, scanned1 - scanned0,
                                              m1.forwarded - m0.forwarded, m1.bytes_sent - m0.bytes_sent,
                                              m1.messages_sent - m0.messages_sent, edges_f, edges_u};
         memcpy(sums + 8, e->hbits, sizeof e->hbits);
-        mkrt_mpi_allreduce_sum(e->mpi, sums, 8 + TMPI_HUB_WORDS);
+        mkrt_mpi_allreduce_sum(e->mpi, sums, 8 + MPIG_HUB_WORDS);
         e->coll++;
         memcpy(e->hbits, sums + 8, sizeof e->hbits);
         e->hub_depth = (uint32_t)level;
         m0 = m1;
         scanned0 = scanned1;
         if (level > 0) {
-            tmpi_level *l = &e->lv[e->nlv - 1];
+            mkrt_mpi_graph_level *l = &e->lv[e->nlv - 1];
             l->scanned += sums[2];
             l->arrivals += sums[3];
             l->bytes += sums[4];
             l->messages += sums[5];
-            const double t1 = g500_seconds();
+            const double t1 = mkrt__mpig_seconds();
             l->seconds += t1 - t0;
             t0 = t1;
         }
@@ -533,12 +588,10 @@ static mkrt_status levels(tmpi_engine *e)
         if (sums[0] == 0)
             return MKRT_OK; /* no rank has a vertex at this depth */
         /* Every rank sees the same sums, so all take the same direction. */
-        if (!bottom_up && level > 0 && sums[6] * ALPHA > sums[7])
-            bottom_up = 1;
-        else if (bottom_up && sums[0] * BETA < e->vertices)
-            bottom_up = 0;
-        if (e->nlv < TMPI_LEVELS)
-            e->lv[e->nlv++] = (tmpi_level){0};
+        if (e->symmetric && (bottom_up || level > 0)) /* Beamer's rule (mkrt/graph.h) */
+            bottom_up = mkrt_graph_pull_next(sums[0], sums[6], sums[7], e->vertices, bottom_up);
+        if (e->nlv < MKRT_MPI_GRAPH_LEVELS)
+            e->lv[e->nlv++] = (mkrt_mpi_graph_level){0};
         e->lv[e->nlv - 1].frontier += sums[0];
         e->lv[e->nlv - 1].bottom_up = bottom_up;
         if (bottom_up)
@@ -555,8 +608,8 @@ static mkrt_status levels(tmpi_engine *e)
 /* Resets the cells and tables, starts together, seeds on the root's
  * owner, runs to global quiescence (BFS: level by level), gathers the
  * cells to rank 0. */
-static int run(tmpi_engine *e, mkrt_item seed, int by_level, double *seconds, tmpi_counts *c,
-               char *why, size_t len)
+static mkrt_status run(mkrt_mpi_graph *e, mkrt_item seed, int by_level, mkrt_mpi_graph_counts *c,
+                       mkrt_error *errp)
 {
     for (uint32_t v = 0; v < e->vertices; v++) {
         mkrt_cell_write(e->rt, v, UNREACHED); /* quiescent: nothing touches them */
@@ -571,7 +624,7 @@ static int run(tmpi_engine *e, mkrt_item seed, int by_level, double *seconds, tm
     mkrt_mpi_stats_read(e->mpi, &m0);
     const uint64_t scanned0 = atomic_load_explicit(&e->scanned, memory_order_relaxed);
     mkrt_status st = mkrt_mpi_quiesce(e->mpi, MKRT_TIMEOUT_INFINITE); /* everyone is ready */
-    double t0 = g500_seconds();
+    double t0 = mkrt__mpig_seconds();
     const uint64_t coll0 = e->coll;
     mkrt_mpi_stats_read(e->mpi, &m0); /* the waves from here */
     mkrt_error err = {0};
@@ -581,7 +634,7 @@ static int run(tmpi_engine *e, mkrt_item seed, int by_level, double *seconds, tm
     if (has_root) { /* the root: BFS depth 0, its own parent (the first frontier); SSSP distance 0 */
         atomic_store_explicit(&e->best[seed.out], by_level ? seed.out : 0, memory_order_relaxed);
         if (by_level)
-            tmpi_reached(e, seed.out);
+            mpig_reached(e, seed.out);
     }
     if (by_level) {
         if (st == MKRT_OK)
@@ -589,13 +642,13 @@ static int run(tmpi_engine *e, mkrt_item seed, int by_level, double *seconds, tm
     } else {
         (void)err;
         if (st == MKRT_OK)
-            q = tmpi_sssp_rounds(e);
+            q = mkrt__mpig_sssp_rounds(e);
         /* The distances into the cells (the runtime is quiescent). */
         for (uint32_t v = 0; st == MKRT_OK && v < e->vertices; v++)
             if (mkrt_mpi_owner(e->mpi, v) == e->rank)
                 st = mkrt_cell_write(e->rt, v, atomic_load_explicit(&e->best[v], memory_order_relaxed));
     }
-    *seconds = g500_seconds() - t0;
+    const double seconds = mkrt__mpig_seconds() - t0;
     mkrt_stats_read(e->rt, &s1);
     mkrt_mpi_stats_read(e->mpi, &m1);
     /* Edges: what the row scans read (SSSP: a row again per lowering). */
@@ -605,73 +658,120 @@ static int run(tmpi_engine *e, mkrt_item seed, int by_level, double *seconds, tm
                         m1.deferred - m0.deferred, m1.bytes_sent - m0.bytes_sent,
                         m1.bytes_sent_node - m0.bytes_sent_node};
     mkrt_mpi_allreduce_sum(e->mpi, sums, 8);
-    *c = (tmpi_counts){sums[0], sums[1], sums[2], sums[5], sums[3], sums[6], sums[7],
-                       e->coll - coll0 + m1.waves - m0.waves};
+    *c = (mkrt_mpi_graph_counts){seconds, sums[0], sums[1], sums[2], sums[5], sums[3], sums[6],
+                                 sums[7], e->coll - coll0 + m1.waves - m0.waves};
     mkrt_mpi_gather_cells(e->mpi, 0, e->vertices, e->cells);
     if (sums[4] != 0 || sums[3] != 0) {
-        snprintf(why, len, "mkrt-mpi engine: %s; %llu item(s) failed over the ranks",
-                 sums[4] ? "a rank's publish or quiescence failed" : "traversal incomplete",
-                 (unsigned long long)sums[3]);
-        return -1;
+        return mkrt__mpig_fail(errp, MKRT_ECLOSED, "%s from %u: %s; %llu item(s) failed over "
+                               "the ranks. Fix: see the failing rank's message (stderr).",
+                               by_level ? "BFS" : "SSSP", seed.out,
+                               sums[4] ? "a rank's publish or quiescence failed"
+                                       : "the search is incomplete",
+                               (unsigned long long)sums[3]);
     }
-    return 0;
+    return MKRT_OK;
 }
 
-static int bad_root(const tmpi_engine *e, uint32_t root, char *why, size_t len)
+/* The checks every rank passes or fails alike (the same graph and
+ * arguments everywhere; out is needed on rank 0 only, so whether it is
+ * missing there is summed over the ranks). */
+static mkrt_status bad_call(mkrt_mpi_graph *e, uint32_t root, const void *out, int sssp,
+                            mkrt_error *err)
 {
-    if (root < e->vertices)
+    if (e == NULL)
+        return mkrt__mpig_fail(err, MKRT_EINVAL, "%s: the engine is NULL. Fix: pass the engine "
+                               "mkrt_mpi_graph_open() gave.", sssp ? "sssp" : "bfs");
+    if (root >= e->vertices)
+        return mkrt__mpig_fail(err, MKRT_EINVAL, "%s: root %u is not a vertex (the graph has %u). "
+                               "Fix: a root below %u.", sssp ? "sssp" : "bfs", root, e->vertices,
+                               e->vertices);
+    if (sssp && e->bad_weight_edge != UINT64_MAX) {
+        const uint64_t k = e->bad_weight_edge;
+        uint32_t v = 0; /* the edge's source: the last row starting at or before k */
+        for (uint32_t lo = 0, hi = e->vertices; lo < hi;) {
+            const uint32_t mid = lo + (hi - lo) / 2;
+            if (e->g->offsets[mid] <= k) {
+                v = mid;
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        return mkrt__mpig_fail(err, MKRT_EINVAL, "sssp: edge %llu (%u -> %u) has weight %u; the "
+                               "distributed SSSP takes weights 1..%u (its bucket queues span them). "
+                               "Fix: weights in that range, or the runtime's SSSP "
+                               "(mkrt_traversal_open) in one process.", (unsigned long long)k, v,
+                               e->g->targets[k], e->g->weights[k], MKRT_MPI_GRAPH_WEIGHT_MAX);
+    }
+    uint64_t missing = e->rank == 0 && out == NULL;
+    if (e->mpi != NULL)
+        mkrt_mpi_allreduce_sum(e->mpi, &missing, 1);
+    if (missing != 0)
+        return mkrt__mpig_fail(err, MKRT_EINVAL, "%s: rank 0's %s is NULL. Fix: room for one "
+                               "value per vertex (%u) on rank 0.", sssp ? "sssp" : "bfs",
+                               sssp ? "dist" : "parent", e->vertices);
+    return MKRT_OK;
+}
+
+/* One search (BFS into parent, or SSSP into dist), checked, run and
+ * written out on rank 0. */
+static mkrt_status search(mkrt_mpi_graph *e, int sssp, uint32_t root, uint32_t *parent,
+                          uint64_t *dist, mkrt_mpi_graph_counts *c, mkrt_error *err)
+{
+    mkrt_mpi_graph_counts scratch;
+    if (c == NULL)
+        c = &scratch;
+    *c = (mkrt_mpi_graph_counts){0};
+    mkrt_status st = bad_call(e, root, sssp ? (const void *)dist : (const void *)parent, sssp, err);
+    if (st != MKRT_OK)
+        return st;
+    if ((sssp ? e->sssp_t : e->bfs_t) != NULL) /* one rank: the runtime's traversal (local.c) */
+        return mkrt__mpig_local_search(e, root, parent, dist, c, err);
+    const mkrt_item seed = {sssp ? OP_SETTLE : OP_VISIT, 0, root, EXPAND};
+    if ((st = run(e, seed, !sssp, c, err)) != MKRT_OK)
+        return st;
+    for (uint32_t v = 0; e->rank == 0 && v < e->vertices; v++) {
+        const bool unreached = e->cells[v] == UNREACHED;
+        if (sssp)
+            dist[v] = unreached ? MKRT_MPI_GRAPH_UNREACHED : e->cells[v];
+        else
+            parent[v] = unreached ? MKRT_MPI_GRAPH_NO_PARENT : (uint32_t)e->cells[v];
+    }
+    return MKRT_OK;
+}
+
+mkrt_status mkrt_mpi_graph_bfs(mkrt_mpi_graph *e, uint32_t root, uint32_t *parent,
+                               mkrt_mpi_graph_counts *c, mkrt_error *err)
+{
+    return search(e, 0, root, parent, NULL, c, err);
+}
+
+mkrt_status mkrt_mpi_graph_sssp(mkrt_mpi_graph *e, uint32_t root, uint64_t *dist,
+                                mkrt_mpi_graph_counts *c, mkrt_error *err)
+{
+    return search(e, 1, root, NULL, dist, c, err);
+}
+
+uint32_t mkrt_mpi_graph_hub_degree(const mkrt_mpi_graph *e)
+{
+    return e != NULL && e->nhubs > 0 ? e->hub_degree : 0;
+}
+
+size_t mkrt_mpi_graph_levels(const mkrt_mpi_graph *e, mkrt_mpi_graph_level *out, size_t max)
+{
+    if (e == NULL || out == NULL)
         return 0;
-    snprintf(why, len, "mkrt-mpi engine: root %u is not a vertex (%u). Fix: a root below it.",
-             root, e->vertices);
-    return -1;
-}
-
-int tmpi_bfs(tmpi_engine *e, uint32_t root, uint32_t *parent, double *seconds, tmpi_counts *c,
-             char *why, size_t len)
-{
-    if (bad_root(e, root, why, len) != 0)
-        return -1;
-    if (e->bfs_t != NULL) /* one rank: the runtime's traversal (tmpi_local.c) */
-        return tmpi_local_search(e, root, parent, NULL, seconds, c, why, len);
-    if (run(e, (mkrt_item){OP_VISIT, 0, root, EXPAND}, 1, seconds, c, why, len) != 0)
-        return -1;
-    for (uint32_t v = 0; e->rank == 0 && v < e->vertices; v++)
-        parent[v] = e->cells[v] == UNREACHED ? G500_NO_PARENT : (uint32_t)e->cells[v];
-    return 0;
-}
-
-int tmpi_sssp(tmpi_engine *e, uint32_t root, uint64_t *dist, double *seconds, tmpi_counts *c,
-              char *why, size_t len)
-{
-    if (bad_root(e, root, why, len) != 0)
-        return -1;
-    if (e->sssp_t != NULL) /* one rank: the runtime's traversal (tmpi_local.c) */
-        return tmpi_local_search(e, root, NULL, dist, seconds, c, why, len);
-    if (run(e, (mkrt_item){OP_SETTLE, 0, root, EXPAND}, 0, seconds, c, why, len) != 0)
-        return -1;
-    for (uint32_t v = 0; e->rank == 0 && v < e->vertices; v++)
-        dist[v] = e->cells[v] == UNREACHED ? G500_INF : e->cells[v];
-    return 0;
-}
-
-uint32_t tmpi_hub_degree(const tmpi_engine *e)
-{
-    return e->nhubs > 0 ? e->hub_degree : 0;
-}
-
-size_t tmpi_levels(const tmpi_engine *e, tmpi_level *out, size_t max)
-{
     size_t n = e->nlv < max ? e->nlv : max;
     for (size_t i = 0; i < n; i++)
         out[i] = e->lv[i];
     return n;
 }
 
-void tmpi_close(tmpi_engine *e)
+void mkrt_mpi_graph_close(mkrt_mpi_graph *e)
 {
     if (e == NULL)
         return;
-    if (e->mpi != NULL) /* one rank: stopped after the open (tmpi_local.c) */
+    if (e->mpi != NULL) /* one rank: stopped after the open (local.c) */
         mkrt_mpi_destroy(e->mpi, NULL);
     mkrt_producer_close(e->producer);
     mkrt_destroy(e->rt, MKRT_TIMEOUT_INFINITE, NULL);

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* examples/mpi/tmpi_sssp.c - SSSP rounds of the distributed engine.
+/* mpi/graph/sssp.c - SSSP rounds of the distributed engine.
  *
  * A round: the host lists the owned vertices whose distance fell since
  * their row was last scanned (best < done: the root, or vertices the
  * receive hook lowered), sorts them by distance and publishes one CHUNK
  * item per worker (every workers-th seed from its index). A CHUNK op runs
- * Dial's algorithm on its own bucket queue (weights 1..TMPI_WMAX, so the
- * queued distances lie within TMPI_WMAX of the current one: a circle of
- * TMPI_WMAX + 1 buckets): it pops the smallest distance, scans the row of
+ * Dial's algorithm on its own bucket queue (weights 1..MKRT_MPI_GRAPH_WEIGHT_MAX, so the
+ * queued distances lie within MKRT_MPI_GRAPH_WEIGHT_MAX of the current one: a circle of
+ * MKRT_MPI_GRAPH_WEIGHT_MAX + 1 buckets): it pops the smallest distance, scans the row of
  * each vertex still at that distance and not yet scanned at it (`done`,
  * an atomic minimum, so two ops never scan a row at the same distance),
  * lowers local targets in `best` and queues them, and sends remote ones
@@ -16,10 +16,10 @@
  * vertex. Arrivals lower `best` on their owner (receive hook) and are
  * picked up by the next round; done when no rank has a due vertex.
  *
- * One collective per round (tmpi_sssp_rounds): when its runtime is
+ * One collective per round (mkrt__mpig_sssp_rounds): when its runtime is
  * quiescent, a rank contributes its due vertices per window of distance,
  * the arrivals it sent per destination rank, and the arrivals it sent per
- * window of their distance (counted by the senders: tmpi_count_sent). The
+ * window of their distance (counted by the senders: mkrt__mpig_count_sent). The
  * sum is the next round's plan: every rank knows how many arrivals will
  * reach it and waits for them locally (no second wave), and the windows
  * that hold a due vertex or an arrival are an over-estimate of those
@@ -32,7 +32,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "tmpi_internal.h"
+#include "engine.h"
 
 /* Weight order for one row's copy (insertion sort: rows are short, and a
  * hub's row is sorted once per open). */
@@ -42,7 +42,7 @@ static int by_weight(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-int tmpi_sssp_open(tmpi_engine *e)
+int mkrt__mpig_sssp_open(mkrt_mpi_graph *e)
 {
     e->nscratch = e->workers + 2;
     e->scratch = calloc(e->nscratch, sizeof *e->scratch);
@@ -63,46 +63,47 @@ int tmpi_sssp_open(tmpi_engine *e)
 
 /* After the partition is known: the owned rows by weight (weight << 32 |
  * target), and how many of each are light (weight <= delta). */
-void tmpi_sssp_rows(tmpi_engine *e)
+void mkrt__mpig_sssp_rows(mkrt_mpi_graph *e)
 {
     for (uint32_t v = 0; v < e->vertices; v++) {
-        if (!tmpi_mine(e, v))
+        if (!mpig_mine(e, v))
             continue;
         const uint64_t lo = e->g->offsets[v], hi = e->g->offsets[v + 1];
         uint32_t light = 0;
         for (uint64_t i = lo; i < hi; i++) {
-            e->wrow[i] = (uint64_t)e->g->weights[i] << 32 | e->g->targets[i];
-            light += e->g->weights[i] <= e->delta;
+            const uint64_t w = e->g->weights != NULL ? e->g->weights[i] : 1; /* NULL: 1 */
+            e->wrow[i] = w << 32 | e->g->targets[i];
+            light += w <= e->delta;
         }
         qsort(e->wrow + lo, hi - lo, sizeof *e->wrow, by_weight);
         e->nlight[v] = light;
     }
 }
 
-int tmpi_sssp_ranks(tmpi_engine *e)
+int mkrt__mpig_sssp_ranks(mkrt_mpi_graph *e)
 {
     const size_t size = (size_t)e->size;
     e->sent_to = malloc(size * sizeof *e->sent_to);
-    e->arr_bins = malloc(TMPI_BINS * sizeof *e->arr_bins);
-    e->wave = malloc((3 + TMPI_BINS + size) * sizeof *e->wave);
+    e->arr_bins = malloc(MPIG_BINS * sizeof *e->arr_bins);
+    e->wave = malloc((3 + MPIG_BINS + size) * sizeof *e->wave);
     e->sent0 = malloc(size * sizeof *e->sent0);
     if (e->sent_to == NULL || e->arr_bins == NULL || e->wave == NULL || e->sent0 == NULL)
         return -1;
     for (size_t r = 0; r < size; r++)
         atomic_init(&e->sent_to[r], 0);
-    for (unsigned b = 0; b < TMPI_BINS; b++)
+    for (unsigned b = 0; b < MPIG_BINS; b++)
         atomic_init(&e->arr_bins[b], 0);
     return 0;
 }
 
 /* The window of distance x from arr_base (the last counts every farther one). */
-static unsigned bin_of(const tmpi_engine *e, uint64_t x)
+static unsigned bin_of(const mkrt_mpi_graph *e, uint64_t x)
 {
     const uint64_t b = x > e->arr_base ? (x - e->arr_base) / e->delta : 0;
-    return b < TMPI_BINS - 1 ? (unsigned)b : TMPI_BINS - 1;
+    return b < MPIG_BINS - 1 ? (unsigned)b : MPIG_BINS - 1;
 }
 
-void tmpi_count_sent(const tmpi_engine *e, const mkrt_item *it, size_t n)
+void mkrt__mpig_count_sent(const mkrt_mpi_graph *e, const mkrt_item *it, size_t n)
 {
     /* Runs of one owner (rows are sorted): one add per run. */
     for (size_t i = 0; i < n;) {
@@ -121,14 +122,14 @@ void tmpi_count_sent(const tmpi_engine *e, const mkrt_item *it, size_t n)
                                       memory_order_relaxed);
 }
 
-void tmpi_sssp_close(tmpi_engine *e)
+void mkrt__mpig_sssp_close(mkrt_mpi_graph *e)
 {
     free(e->sent_to);
     free(e->arr_bins);
     free(e->wave);
     free(e->sent0);
     for (unsigned i = 0; e->scratch != NULL && i < e->nscratch; i++)
-        for (unsigned b = 0; b <= TMPI_WMAX; b++)
+        for (unsigned b = 0; b <= MKRT_MPI_GRAPH_WEIGHT_MAX; b++)
             free(e->scratch[i].b[b].v);
     free(e->scratch);
     free(e->due);
@@ -140,7 +141,7 @@ void tmpi_sssp_close(tmpi_engine *e)
 }
 
 /* Queues v in bucket b; false when out of memory. */
-static bool push(tmpi_bucket *b, uint32_t v)
+static bool push(mpig_bucket *b, uint32_t v)
 {
     if (b->n == b->cap) {
         size_t cap = b->cap ? 2 * b->cap : 256;
@@ -155,26 +156,26 @@ static bool push(tmpi_bucket *b, uint32_t v)
 }
 
 /* Scans v's row at distance d (the edges `mode` takes): local targets
- * lowered (and queued, except in TMPI_HEAVY mode: they are due for a later
+ * lowered (and queued, except in MPIG_HEAVY mode: they are due for a later
  * round), remote ones sent as arrivals. Adds the queued count to *queued. */
-static mkrt_status relax(tmpi_engine *e, const mkrt_op_ctx *ctx, tmpi_scratch *s, uint32_t v,
+static mkrt_status relax(mkrt_mpi_graph *e, const mkrt_op_ctx *ctx, mpig_scratch *s, uint32_t v,
                          uint64_t d, size_t *queued)
 {
     /* The row by weight: light edges (<= delta) first. */
     uint64_t lo = e->g->offsets[v], hi = e->g->offsets[v + 1];
-    if (e->due_mode == TMPI_LIGHT)
+    if (e->due_mode == MPIG_LIGHT)
         hi = lo + e->nlight[v];
-    else if (e->due_mode == TMPI_HEAVY)
+    else if (e->due_mode == MPIG_HEAVY)
         lo += e->nlight[v];
     const uint64_t *row = e->wrow;
-    tmpi_stage stage = {.n = 0};
+    mpig_stage stage = {.n = 0};
     mkrt_status st = MKRT_OK;
     for (uint64_t i = lo; i < hi && st == MKRT_OK; i++) {
         const uint32_t w = (uint32_t)row[i];
         const uint64_t nd = d + (row[i] >> 32);
-        if (tmpi_mine(e, w)) {
-            if (tmpi_min(&e->best[w], nd) > nd && s != NULL) {
-                if (!push(&s->b[nd % (TMPI_WMAX + 1)], w))
+        if (mpig_mine(e, w)) {
+            if (mpig_min(&e->best[w], nd) > nd && s != NULL) {
+                if (!push(&s->b[nd % (MKRT_MPI_GRAPH_WEIGHT_MAX + 1)], w))
                     st = MKRT_ENOMEM;
                 ++*queued;
             }
@@ -182,17 +183,17 @@ static mkrt_status relax(tmpi_engine *e, const mkrt_op_ctx *ctx, tmpi_scratch *s
         }
         if (nd > ARRIVE_MAX)
             st = MKRT_EOVERFLOW; /* a distance of 2^31 - 4 or more does not fit an arrival */
-        else if (tmpi_min(&e->sent_min[w], nd) > nd) {
-            st = tmpi_stage_add(e, ctx, &stage, (mkrt_item){OP_SETTLE, v, w, ARRIVE | (uint32_t)nd});
+        else if (mpig_min(&e->sent_min[w], nd) > nd) {
+            st = mpig_stage_add(e, ctx, &stage, (mkrt_item){OP_SETTLE, v, w, ARRIVE | (uint32_t)nd});
         }
     }
-    st = tmpi_stage_end(e, ctx, &stage, st);
+    st = mpig_stage_end(e, ctx, &stage, st);
     atomic_fetch_add_explicit(&e->scanned, hi - lo, memory_order_relaxed); /* statistic */
     return st;
 }
 
 /* Dial's algorithm over every stride-th seed from first (see the top). */
-static mkrt_status dial(tmpi_engine *e, const mkrt_op_ctx *ctx, tmpi_scratch *s, uint32_t first)
+static mkrt_status dial(mkrt_mpi_graph *e, const mkrt_op_ctx *ctx, mpig_scratch *s, uint32_t first)
 {
     const uint32_t stride = e->due_stride, nseeds = e->due_n;
     uint32_t si = first;
@@ -208,18 +209,18 @@ static mkrt_status dial(tmpi_engine *e, const mkrt_op_ctx *ctx, tmpi_scratch *s,
         if (cur >= e->due_bound)
             break; /* the rest stays due (best < done) for a later round */
         /* Seeds are sorted: those within the circle's span join now. */
-        for (; si < nseeds && e->due[si].d <= cur + TMPI_WMAX; si += stride, queued++)
-            if (!push(&s->b[e->due[si].d % (TMPI_WMAX + 1)], e->due[si].v))
+        for (; si < nseeds && e->due[si].d <= cur + MKRT_MPI_GRAPH_WEIGHT_MAX; si += stride, queued++)
+            if (!push(&s->b[e->due[si].d % (MKRT_MPI_GRAPH_WEIGHT_MAX + 1)], e->due[si].v))
                 return MKRT_ENOMEM;
-        tmpi_bucket *b = &s->b[cur % (TMPI_WMAX + 1)];
+        mpig_bucket *b = &s->b[cur % (MKRT_MPI_GRAPH_WEIGHT_MAX + 1)];
         /* Weights are at least 1: nothing joins this bucket while it runs. */
         for (size_t k = 0; k < b->n && st == MKRT_OK; k++) {
             const uint32_t v = b->v[k];
             if (atomic_load_explicit(&e->best[v], memory_order_relaxed) != cur ||
-                tmpi_min(&e->done[v], cur) <= cur)
+                mpig_min(&e->done[v], cur) <= cur)
                 continue; /* stale (a lower distance is queued) or scanned at cur already */
-            if (e->due_mode == TMPI_ALL)
-                tmpi_min(&e->hdone[v], cur); /* its heavy edges too */
+            if (e->due_mode == MPIG_ALL)
+                mpig_min(&e->hdone[v], cur); /* its heavy edges too */
             st = relax(e, ctx, s, v, cur, &queued);
         }
         queued -= b->n;
@@ -228,22 +229,22 @@ static mkrt_status dial(tmpi_engine *e, const mkrt_op_ctx *ctx, tmpi_scratch *s,
             break;
         cur++;
     }
-    for (unsigned k = 0; k <= TMPI_WMAX; k++)
+    for (unsigned k = 0; k <= MKRT_MPI_GRAPH_WEIGHT_MAX; k++)
         s->b[k].n = 0; /* after a failure or the bound: start clean next time */
     return st;
 }
 
-mkrt_status tmpi_sssp_chunk(tmpi_engine *e, const mkrt_op_ctx *ctx, const mkrt_item *it)
+mkrt_status mkrt__mpig_sssp_chunk(mkrt_mpi_graph *e, const mkrt_op_ctx *ctx, const mkrt_item *it)
 {
-    if (e->due_mode == TMPI_HEAVY) { /* settled vertices: their heavy edges, once */
+    if (e->due_mode == MPIG_HEAVY) { /* settled vertices: their heavy edges, once */
         mkrt_status st = MKRT_OK;
         for (uint32_t k = it->in; k < e->due_n && st == MKRT_OK; k += e->due_stride)
-            if (tmpi_min(&e->hdone[e->due[k].v], e->due[k].d) > e->due[k].d)
+            if (mpig_min(&e->hdone[e->due[k].v], e->due[k].d) > e->due[k].d)
                 st = relax(e, ctx, NULL, e->due[k].v, e->due[k].d, NULL);
         return st;
     }
     for (unsigned i = 0; i < e->nscratch; i++) {
-        tmpi_scratch *s = &e->scratch[i];
+        mpig_scratch *s = &e->scratch[i];
         if (atomic_exchange_explicit(&s->busy, 1, memory_order_acq_rel) != 0)
             continue;
         mkrt_status st = dial(e, ctx, s, it->in);
@@ -255,14 +256,14 @@ mkrt_status tmpi_sssp_chunk(tmpi_engine *e, const mkrt_op_ctx *ctx, const mkrt_i
 
 static int by_distance(const void *a, const void *b)
 {
-    const tmpi_seed *x = a, *y = b;
+    const mpig_seed *x = a, *y = b;
     return x->d < y->d ? -1 : x->d > y->d ? 1 : (x->v > y->v) - (x->v < y->v);
 }
 
 /* Sorts the n due vertices by distance, then vertex (they were listed by
  * vertex): a stable counting sort when their distances span at most
  * vertices + 4096 values (a window's do), else qsort. */
-static void sort_due(tmpi_engine *e, uint32_t n)
+static void sort_due(mkrt_mpi_graph *e, uint32_t n)
 {
     if (n < 2)
         return;
@@ -284,7 +285,7 @@ static void sort_due(tmpi_engine *e, uint32_t n)
         at[i] += at[i - 1];
     for (uint32_t k = 0; k < n; k++)
         e->due2[at[e->due[k].d - lo]++] = e->due[k];
-    tmpi_seed *t = e->due;
+    mpig_seed *t = e->due;
     e->due = e->due2;
     e->due2 = t;
 }
@@ -293,21 +294,21 @@ static void sort_due(tmpi_engine *e, uint32_t n)
  * due unless heavy), sorted by distance, published as CHUNK items (one
  * per worker). A publish failure is told to every rank with the next
  * counts (*failed). */
-static void round_of(tmpi_engine *e, int mode, uint64_t lo_d, uint64_t hi_d, uint64_t *failed)
+static void round_of(mkrt_mpi_graph *e, int mode, uint64_t lo_d, uint64_t hi_d, uint64_t *failed)
 {
     const uint32_t lo = e->own_n > 0 ? e->own_lo : 0, hi = e->own_n > 0 ? lo + e->own_n : e->vertices;
     uint32_t n = 0;
     for (uint32_t v = lo; v < hi; v++) {
-        if (!tmpi_mine(e, v))
+        if (!mpig_mine(e, v))
             continue;
         /* Relaxed: written before the last global quiescence (see the fields). */
         const uint64_t b = atomic_load_explicit(&e->best[v], memory_order_relaxed);
         if (b >= lo_d && b < hi_d &&
-            b < atomic_load_explicit(mode == TMPI_HEAVY ? &e->hdone[v] : &e->done[v],
+            b < atomic_load_explicit(mode == MPIG_HEAVY ? &e->hdone[v] : &e->done[v],
                                      memory_order_relaxed))
-            e->due[n++] = (tmpi_seed){b, v};
+            e->due[n++] = (mpig_seed){b, v};
     }
-    if (mode != TMPI_HEAVY)
+    if (mode != MPIG_HEAVY)
         sort_due(e, n);
     e->due_n = n;
     e->due_mode = mode;
@@ -334,7 +335,7 @@ static uint64_t mono_ns(void)
 
 /* Waits until the layer has applied `want` arrivals in all (its received
  * count) and the runtime is quiescent; false after ARRIVAL_WAIT_NS. */
-static bool await_arrivals(tmpi_engine *e, uint64_t want)
+static bool await_arrivals(mkrt_mpi_graph *e, uint64_t want)
 {
     const uint64_t t0 = mono_ns();
     mkrt_mpi_stats ms;
@@ -359,24 +360,24 @@ static bool await_arrivals(tmpi_engine *e, uint64_t want)
  * slice), summed over the ranks into e->wave: [0] due vertices and
  * arrivals, [1] failed, [2] busy ranks, [3 ..] per window of delta from
  * base, then the arrivals sent to each rank since recv0/sent0. */
-static void count_round(tmpi_engine *e, uint64_t base, uint64_t failed, const uint64_t *sent0)
+static void count_round(mkrt_mpi_graph *e, uint64_t base, uint64_t failed, const uint64_t *sent0)
 {
     const uint32_t lo = e->own_n > 0 ? e->own_lo : 0, hi = e->own_n > 0 ? lo + e->own_n : e->vertices;
     uint64_t *w = e->wave;
-    const size_t nw = 3 + TMPI_BINS + (size_t)e->size;
+    const size_t nw = 3 + MPIG_BINS + (size_t)e->size;
     memset(w, 0, nw * sizeof *w);
     const mkrt_status q = mkrt_quiesce(e->rt, SLICE_NS);
     w[1] = failed || (q != MKRT_OK && q != MKRT_ETIMEDOUT);
     w[2] = q != MKRT_OK;
     if (q == MKRT_OK) { /* no op runs: the counters and best are stable here */
         uint64_t *bins = w + 3;
-        for (unsigned b = 0; b < TMPI_BINS; b++) {
+        for (unsigned b = 0; b < MPIG_BINS; b++) {
             /* Relaxed: ordered by the quiescence (see the fields). */
             bins[b] = atomic_load_explicit(&e->arr_bins[b], memory_order_relaxed);
             w[0] += bins[b];
         }
         for (uint32_t v = lo; v < hi; v++) {
-            if (!tmpi_mine(e, v))
+            if (!mpig_mine(e, v))
                 continue;
             /* Relaxed: the ops are quiescent; arrivals may still lower
              * best (hook): then the sender counted the new value. */
@@ -385,10 +386,10 @@ static void count_round(tmpi_engine *e, uint64_t base, uint64_t failed, const ui
                 continue;
             const uint64_t bin = (b > base ? b - base : 0) / e->delta;
             w[0]++;
-            bins[bin < TMPI_BINS - 1 ? bin : TMPI_BINS - 1]++;
+            bins[bin < MPIG_BINS - 1 ? bin : MPIG_BINS - 1]++;
         }
         for (int r = 0; r < e->size; r++) /* relaxed, as above */
-            w[3 + TMPI_BINS + r] = atomic_load_explicit(&e->sent_to[r], memory_order_relaxed) - sent0[r];
+            w[3 + MPIG_BINS + r] = atomic_load_explicit(&e->sent_to[r], memory_order_relaxed) - sent0[r];
     }
     mkrt_mpi_allreduce_sum(e->mpi, w, nw);
     e->coll++;
@@ -406,7 +407,7 @@ static void count_round(tmpi_engine *e, uint64_t base, uint64_t failed, const ui
  * at their distance (`hdone`). One rank (or a window past the counted
  * bins): all edges, no bound, Dijkstra by buckets. The arrivals of a
  * round are in (await_arrivals) before the next one is published. */
-mkrt_status tmpi_sssp_rounds(tmpi_engine *e)
+mkrt_status mkrt__mpig_sssp_rounds(mkrt_mpi_graph *e)
 {
     uint64_t base = 0; /* no due distance is below it (arrivals come from scans at base or more) */
     uint64_t win_hi = 0; /* the end of the last light window */
@@ -417,7 +418,7 @@ mkrt_status tmpi_sssp_rounds(tmpi_engine *e)
     const uint64_t recv0 = ms.received;
     for (int r = 0; r < e->size; r++) /* relaxed: no op runs */
         e->sent0[r] = atomic_load_explicit(&e->sent_to[r], memory_order_relaxed);
-    for (unsigned b = 0; b < TMPI_BINS; b++)
+    for (unsigned b = 0; b < MPIG_BINS; b++)
         atomic_store_explicit(&e->arr_bins[b], 0, memory_order_relaxed);
     e->arr_base = base;
     for (;;) {
@@ -428,7 +429,7 @@ mkrt_status tmpi_sssp_rounds(tmpi_engine *e)
         if (sums[2] != 0)
             continue; /* a rank's runtime is still busy: count again */
         /* Every rank is idle: the arrivals the count promised this rank. */
-        if (!await_arrivals(e, recv0 + sums[3 + TMPI_BINS + e->rank])) {
+        if (!await_arrivals(e, recv0 + sums[3 + MPIG_BINS + e->rank])) {
             failed = 1; /* told to every rank by the next count */
             continue;
         }
@@ -436,21 +437,21 @@ mkrt_status tmpi_sssp_rounds(tmpi_engine *e)
         while (sums[0] > 0 && sums[3 + j] == 0)
             j++;
         /* The next round's arrivals are counted from its base. */
-        for (unsigned b = 0; b < TMPI_BINS; b++) /* relaxed: no op runs */
+        for (unsigned b = 0; b < MPIG_BINS; b++) /* relaxed: no op runs */
             atomic_store_explicit(&e->arr_bins[b], 0, memory_order_relaxed);
         if (heavy_due && (sums[0] == 0 || base + j * e->delta >= win_hi)) {
             heavy_due = 0; /* nothing due below win_hi: those distances are final */
-            round_of(e, TMPI_HEAVY, 0, win_hi, &failed);
+            round_of(e, MPIG_HEAVY, 0, win_hi, &failed);
         } else if (sums[0] == 0) {
             return MKRT_OK;
-        } else if (e->size == 1 || j == TMPI_BINS - 1) {
+        } else if (e->size == 1 || j == MPIG_BINS - 1) {
             base += j * e->delta;
             e->arr_base = base;
-            round_of(e, TMPI_ALL, 0, UINT64_MAX, &failed);
+            round_of(e, MPIG_ALL, 0, UINT64_MAX, &failed);
         } else {
             uint64_t acc = sums[3 + j];
             unsigned k = 1;
-            while (j + k < TMPI_BINS - 1 && acc + sums[3 + j + k] <= e->widen)
+            while (j + k < MPIG_BINS - 1 && acc + sums[3 + j + k] <= e->widen)
                 acc += sums[3 + j + k++];
             base += j * e->delta;
             e->arr_base = base;
@@ -460,7 +461,7 @@ mkrt_status tmpi_sssp_rounds(tmpi_engine *e)
              * below base (a heavy edge of a vertex of an earlier window
              * that base passed before its heavy round); it counts in
              * window 0 and is scanned now. */
-            round_of(e, TMPI_LIGHT, 0, win_hi, &failed);
+            round_of(e, MPIG_LIGHT, 0, win_hi, &failed);
         }
     }
 }

@@ -1,18 +1,18 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* examples/mpi/tmpi_local.c - the distributed engine on one rank: the
+/* mpi/graph/local.c - the distributed engine on one rank: the
  * runtime's own traversals (mkrt_traversal_*, mkrt/graph.h).
  *
  * With one rank every vertex is local and no arrival ever comes in, so a
  * search of the distributed engine is exactly a search of the one-process
  * engine: the runtime's direction-optimizing BFS and bucketed SSSP (its
  * frontier rounds run level after level inside the dispatcher and the
- * workers, with no host round trip or collective per level). tmpi_open
+ * workers, with no host round trip or collective per level). mkrt_mpi_graph_open
  * registers the graph with the runtime (before mkrt_mpi_create opens the
  * layer's producers) and, at one rank, opens one traversal of each kind;
- * tmpi_bfs and tmpi_sssp then run start, wait and read, and write the
- * result where the rank-0 gather would have put it. TMPI_LOCAL=0 in the
- * environment keeps the engine's own rounds at one rank (check-mpi runs
- * both).
+ * mkrt_mpi_graph_bfs and mkrt_mpi_graph_sssp then run start, wait and read, and write the
+ * result where the rank-0 gather would have put it.
+ * mkrt_mpi_graph_config::own_rounds keeps the engine's own rounds at one
+ * rank (check-mpi runs both).
  *
  * At several ranks the public traversal API cannot run a rank's local
  * levels: a search starts from one root with every other vertex
@@ -23,27 +23,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../graph500/graph500.h"
-#include "tmpi_internal.h"
+#include "engine.h"
 
-/* Direction rule of traverse_mpi.c's levels (Beamer's ALPHA and BETA):
- * used here only to label the levels tmpi_levels() reports. */
-#define LOCAL_ALPHA MKRT_GRAPH_PULL_ALPHA
-#define LOCAL_BETA MKRT_GRAPH_PULL_BETA
-
-mkrt_status tmpi_local_register(tmpi_engine *e, mkrt_error *err)
+mkrt_status mkrt__mpig_local_register(mkrt_mpi_graph *e, mkrt_error *err)
 {
-    mkrt_graph graph = {e->g->vertices, e->g->offsets, e->g->targets, e->g->weights};
-    return mkrt_graph_register(e->rt, &graph, err);
+    return mkrt_graph_register(e->rt, e->g, err);
 }
 
-mkrt_status tmpi_local_open(tmpi_engine *e, mkrt_error *err)
+mkrt_status mkrt__mpig_local_open(mkrt_mpi_graph *e, mkrt_error *err)
 {
-    const char *env = getenv("TMPI_LOCAL");
-    if (e->size != 1 || (env != NULL && strcmp(env, "0") == 0))
+    if (e->size != 1 || e->own_rounds)
         return MKRT_OK; /* the engine's own rounds */
-    /* The kit's CSR is symmetric: the BFS may pull its large levels. */
-    mkrt_traversal_desc db = {MKRT_TRAVERSAL_BFS, true}, ds = {MKRT_TRAVERSAL_SSSP, true};
+    /* A symmetric graph: the BFS may pull its large levels. */
+    mkrt_traversal_desc db = {MKRT_TRAVERSAL_BFS, e->symmetric},
+                        ds = {MKRT_TRAVERSAL_SSSP, e->symmetric};
     mkrt_status st = mkrt_traversal_open(e->rt, &db, &e->bfs_t, err);
     if (st == MKRT_OK)
         st = mkrt_traversal_open(e->rt, &ds, &e->sssp_t, err);
@@ -57,10 +50,10 @@ mkrt_status tmpi_local_open(tmpi_engine *e, mkrt_error *err)
 }
 
 /* The levels of the BFS just read (depths in e->cells): frontier and the
- * edges of its rows per depth, and the direction traverse_mpi.c's rule
+ * edges of its rows per depth, and the direction engine.c's rule
  * would take from those counts (the traversal's own choice is not
  * reported per level; its totals are in mkrt_traversal_stats). */
-static void local_levels(tmpi_engine *e)
+static void local_levels(mkrt_mpi_graph *e)
 {
     const uint64_t *o = e->g->offsets;
     memset(e->lv, 0, sizeof e->lv);
@@ -68,7 +61,7 @@ static void local_levels(tmpi_engine *e)
     for (uint32_t v = 0; v < e->vertices; v++) {
         if (e->cells[v] == UNREACHED)
             continue;
-        const uint64_t d = e->cells[v] < TMPI_LEVELS ? e->cells[v] : TMPI_LEVELS - 1;
+        const uint64_t d = e->cells[v] < MKRT_MPI_GRAPH_LEVELS ? e->cells[v] : MKRT_MPI_GRAPH_LEVELS - 1;
         e->lv[d].frontier++;
         e->lv[d].scanned += o[v + 1] - o[v];
         if (d + 1 > e->nlv)
@@ -78,16 +71,15 @@ static void local_levels(tmpi_engine *e)
     int bottom_up = 0;
     for (size_t l = 0; l < e->nlv; l++) {
         unvisited -= e->lv[l].scanned;
-        if (!bottom_up && l > 0 && e->lv[l].scanned * LOCAL_ALPHA > unvisited)
-            bottom_up = 1;
-        else if (bottom_up && e->lv[l].frontier * LOCAL_BETA < e->vertices)
-            bottom_up = 0;
+        if (e->symmetric && (bottom_up || l > 0)) /* engine.c's levels' rule */
+            bottom_up = mkrt_graph_pull_next(e->lv[l].frontier, e->lv[l].scanned, unvisited,
+                                             e->vertices, bottom_up);
         e->lv[l].bottom_up = bottom_up;
     }
 }
 
-int tmpi_local_search(tmpi_engine *e, uint32_t root, uint32_t *parent, uint64_t *dist,
-                      double *seconds, tmpi_counts *c, char *why, size_t len)
+mkrt_status mkrt__mpig_local_search(mkrt_mpi_graph *e, uint32_t root, uint32_t *parent,
+                                    uint64_t *dist, mkrt_mpi_graph_counts *c, mkrt_error *errp)
 {
     mkrt_traversal *t = parent != NULL ? e->bfs_t : e->sssp_t;
     mkrt_error err = {0};
@@ -95,7 +87,7 @@ int tmpi_local_search(tmpi_engine *e, uint32_t root, uint32_t *parent, uint64_t 
     mkrt_stats s0, s1;
     mkrt_traversal_stats_read(t, &a);
     mkrt_stats_read(e->rt, &s0);
-    const double t0 = g500_seconds();
+    const double t0 = mkrt__mpig_seconds();
     mkrt_status st = mkrt_traversal_start(t, root, &err);
     if (st == MKRT_OK)
         st = mkrt_traversal_wait(t, MKRT_TIMEOUT_INFINITE);
@@ -104,18 +96,19 @@ int tmpi_local_search(tmpi_engine *e, uint32_t root, uint32_t *parent, uint64_t 
     if (st == MKRT_OK)
         st = parent != NULL ? mkrt_traversal_parents(t, 0, e->vertices, parent, &err)
                             : mkrt_traversal_read(t, 0, e->vertices, dist, &err);
-    *seconds = g500_seconds() - t0;
+    const double seconds = mkrt__mpig_seconds() - t0;
     mkrt_traversal_stats_read(t, &b);
     mkrt_stats_read(e->rt, &s1);
-    *c = (tmpi_counts){.edge_items = b.edges_examined - a.edges_examined,
-                       .failed = s1.failed - s0.failed};
-    if (st != MKRT_OK || c->failed != 0) {
-        snprintf(why, len, "mkrt-mpi engine (one rank): search from %u: %s (%d); %llu item(s) "
-                 "failed", root, st != MKRT_OK ? err.message : "incomplete", (int)st,
-                 (unsigned long long)c->failed);
-        return -1;
-    }
+    *c = (mkrt_mpi_graph_counts){.seconds = seconds,
+                                 .edge_items = b.edges_examined - a.edges_examined,
+                                 .failed = s1.failed - s0.failed};
+    if (st != MKRT_OK || c->failed != 0)
+        return mkrt__mpig_fail(errp, st != MKRT_OK ? st : MKRT_ECLOSED, "%s from %u (one rank, the "
+                               "runtime's traversal): %s; %llu item(s) failed.",
+                               parent != NULL ? "BFS" : "SSSP", root,
+                               st != MKRT_OK ? err.message : "incomplete",
+                               (unsigned long long)c->failed);
     if (parent != NULL && mkrt_traversal_read(t, 0, e->vertices, e->cells, &err) == MKRT_OK)
         local_levels(e); /* outside the timed part: the levels' table only */
-    return 0;
+    return MKRT_OK;
 }
