@@ -163,7 +163,8 @@ $(FLOORS_OK): tools/floors.txt tools/floors.py $(FLOOR_SRCS)
 NVCC        ?= auto
 NVCC_BUILD   = sh tools/nvcc_build.sh '$(NVCC)'
 CUDA_ARCH   := -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=[sm_90,compute_90]
-MK_CU_DEPS  := src/cuda/megakernel.cu src/cuda/protocol.h src/ops/builtin_ops.h
+MK_CU_DEPS  := src/cuda/megakernel.cu src/cuda/protocol.h src/ops/builtin_ops.h src/ops/pull_rule.h base/bitmap.h \
+               include/mkrt/graph.h
 FATBIN      := build/cuda/megakernel.fatbin
 LINK_FATBIN := build/cuda/megakernel_link.fatbin
 USER_PTX    := build/cuda/user_ops.ptx
@@ -184,9 +185,9 @@ define embed_fatbin
 	else exit 1; fi
 endef
 $(BUILD)/gen/megakernel_fatbin.c: $(MK_CU_DEPS) $(BIN2C)
-	$(call embed_fatbin,mkrt__megakernel_fatbin,$(FATBIN),-O3 -fatbin $(CUDA_ARCH) -Isrc -Isrc/cuda)
+	$(call embed_fatbin,mkrt__megakernel_fatbin,$(FATBIN),-O3 -fatbin $(CUDA_ARCH) -I. -Iinclude -Isrc -Isrc/cuda)
 $(BUILD)/gen/megakernel_link_fatbin.c: $(MK_CU_DEPS) $(BIN2C)
-	$(call embed_fatbin,mkrt__megakernel_link_fatbin,$(LINK_FATBIN),-O3 -fatbin -rdc=true -DMKRT_MK_USER_OPS=1 $(CUDA_ARCH) -Isrc -Isrc/cuda)
+	$(call embed_fatbin,mkrt__megakernel_link_fatbin,$(LINK_FATBIN),-O3 -fatbin -rdc=true -DMKRT_MK_USER_OPS=1 $(CUDA_ARCH) -I. -Iinclude -Isrc -Isrc/cuda)
 
 # The GPU tests' sample of device user ops (nothing to do without nvcc).
 cuda-test-data: ## the GPU tests' user-op PTX, where nvcc is (part of check)

@@ -8,10 +8,80 @@
  * Every access is relaxed: the bits are set and read by threads whose
  * phases are ordered by something else (a batch's launch and completion,
  * a barrier), never used to publish other data. A caller that needs an
- * order gets it from that outer edge and says so where it calls. */
+ * order gets it from that outer edge and says so where it calls.
+ *
+ * Compiled as CUDA C++ too (the megakernel's traversal jobs,
+ * src/cuda/megakernel.cu): there a bitmap is plain 64-bit words in device
+ * memory and the same calls are device functions over CUDA's atomics
+ * (relaxed, device scope), so the device loop in C (backend/mk_trav.h)
+ * and the kernel name the same operations. */
 #ifndef MKRT_BASE_BITMAP_H
 #define MKRT_BASE_BITMAP_H
 
+#if defined(__CUDACC__)
+#include <stddef.h>
+#include <stdint.h>
+
+typedef unsigned long long mkrt__bitmap;
+#define MKRT__BITMAP_NONE SIZE_MAX
+
+__host__ __device__ static inline size_t mkrt__bitmap_words(size_t bits)
+{
+    return (bits + 63) / 64;
+}
+
+/* Word w as it is now (read past L1: other blocks write it). */
+__device__ static inline uint64_t mkrt__bitmap_word(const mkrt__bitmap *b, size_t w)
+{
+    return __ldcg(&b[w]);
+}
+
+__device__ static inline bool mkrt__bitmap_test(const mkrt__bitmap *b, size_t i)
+{
+    return (__ldcg(&b[i / 64]) >> (i % 64)) & 1u;
+}
+
+__device__ static inline bool mkrt__bitmap_set_new(mkrt__bitmap *b, size_t i)
+{
+    const unsigned long long bit = 1ull << (i % 64);
+    return !(__ldcg(&b[i / 64]) & bit) && !(atomicOr(&b[i / 64], bit) & bit);
+}
+
+__device__ static inline void mkrt__bitmap_set(mkrt__bitmap *b, size_t i)
+{
+    (void)mkrt__bitmap_set_new(b, i);
+}
+
+__device__ static inline void mkrt__bitmap_clear(mkrt__bitmap *b, size_t i)
+{
+    const unsigned long long bit = 1ull << (i % 64);
+    if (__ldcg(&b[i / 64]) & bit)
+        atomicAnd(&b[i / 64], ~bit);
+}
+
+/* The lowest set bit of a word taken from a bitmap (x != 0). */
+__host__ __device__ static inline uint32_t mkrt__bitmap_lowest(uint64_t x)
+{
+#if defined(__CUDA_ARCH__)
+    return (uint32_t)(__ffsll((long long)x) - 1);
+#else
+    return (uint32_t)__builtin_ctzll(x);
+#endif
+}
+
+/* Word w, cleared (the frontier's take of 64 vertices at once). */
+__device__ static inline uint64_t mkrt__bitmap_take(mkrt__bitmap *b, size_t w)
+{
+    return __ldcg(&b[w]) != 0 ? atomicExch(&b[w], 0ull) : 0;
+}
+
+/* Plain store of a whole word (its writer alone writes it in the phase). */
+__device__ static inline void mkrt__bitmap_word_set(mkrt__bitmap *b, size_t w, uint64_t x)
+{
+    __stcg(&b[w], (unsigned long long)x);
+}
+
+#else
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -104,5 +174,35 @@ static inline size_t mkrt__bitmap_next(const mkrt__bitmap *b, size_t words, size
     }
     return w * 64 + (size_t)__builtin_ctzll(x);
 }
+
+/* The lowest set bit of a word taken from a bitmap (x != 0): iterate a
+ * word with for (; x != 0; x &= x - 1) ... lowest(x). */
+static inline uint32_t mkrt__bitmap_lowest(uint64_t x)
+{
+    return (uint32_t)__builtin_ctzll(x);
+}
+
+/* Word w as it is now. */
+static inline uint64_t mkrt__bitmap_word(const mkrt__bitmap *b, size_t w)
+{
+    return atomic_load_explicit((mkrt__bitmap *)&b[w], memory_order_relaxed);
+}
+
+/* Word w, cleared (a frontier's take of 64 vertices at once; of several
+ * takers one gets each bit). */
+static inline uint64_t mkrt__bitmap_take(mkrt__bitmap *b, size_t w)
+{
+    return atomic_load_explicit(&b[w], memory_order_relaxed) != 0
+               ? atomic_exchange_explicit(&b[w], 0, memory_order_relaxed)
+               : 0;
+}
+
+/* Stores a whole word (its writer alone writes it in the phase). */
+static inline void mkrt__bitmap_word_set(mkrt__bitmap *b, size_t w, uint64_t x)
+{
+    atomic_store_explicit(&b[w], x, memory_order_relaxed);
+}
+
+#endif /* __CUDACC__ */
 
 #endif

@@ -17,6 +17,14 @@
  * a median would be what the neighbours cost. End-to-end rates and their
  * ratios against peers are runtime_bench's and peer_bench's.
  *
+ * A second table weighs the plan cache on the path (plan/shape_cache.h)
+ * and SPLIT (pipeline/layer_internal.h) on the same batches: a hit's
+ * lookup (ns per batch) against what it saves, ARMS's detector over the
+ * batch in two arms (what a hit that says "found nothing" skips); and
+ * the split levelling's parts, each alone on this thread, against the one
+ * pass: with two idle executors the split's wall is its slowest part plus
+ * the pool's hand-off (measured on the path, EXPLAIN and plan/decide.c).
+ *
  *   stage_bench [--quick] [--out FILE.md] [--csv FILE.csv]
  */
 #include <stdbool.h>
@@ -26,6 +34,7 @@
 #include "mkrt/runtime.h"
 #include "ops/op_table.h"
 #include "pipeline/layer_internal.h"
+#include "plan/shape_cache.h"
 
 #define CELLS 65536u
 
@@ -112,6 +121,64 @@ static costs measure(const workload *w, int reps, mkrt_layer_scratch *s, mkrt__s
     return c;
 }
 
+typedef struct path_costs {
+    double hit_ns, detect_ns, one_pass_ns, part_ns[2];
+    bool exact;
+} path_costs;
+
+/* The plan cache's hit, ARMS's detector and SPLIT's parts on one batch
+ * (ns per batch, the best of reps). */
+static path_costs measure_path(const workload *w, int reps, mkrt__shape_cache *sc, mkrt_layer_scratch *whole,
+                               mkrt_layer_scratch *const *parts, mkrt_dedupe_scratch *ds, mkrt_item *src,
+                               mkrt_item *items, mkrt_item *out, mkrt_cross_arm_pair *pairs)
+{
+    build(w, src);
+    uint32_t lo = UINT32_MAX, hi = 0;
+    for (size_t i = 0; i < w->n; i++) {
+        lo = src[i].in < lo ? src[i].in : lo, lo = src[i].out < lo ? src[i].out : lo;
+        hi = src[i].in > hi ? src[i].in : hi, hi = src[i].out > hi ? src[i].out : hi;
+    }
+    const mkrt__layer_rules rules = {NULL, NULL, NULL, true, true, true, lo, hi, NULL, NULL, NULL};
+    const mkrt__shape shape = {1u << w->op, mkrt__bits(w->n), 2, mkrt__bits((uint64_t)hi - lo + 1), 0};
+    const mkrt__shape_plan v = {1, 1, 1};
+    mkrt__shape_cache_put(sc, &shape, &v);
+    path_costs c = {1e30, 1e30, 1e30, {1e30, 1e30}, true};
+    const mkrt_item *arm[2] = {src, src + w->n / 2};
+    const size_t arm_len[2] = {w->n / 2, w->n - w->n / 2};
+    for (int r = 0; r < reps; r++) {
+        mkrt__shape_plan got;
+        uint64_t t0 = bench_now_ns();
+        for (int k = 0; k < 64; k++)
+            mkrt__shape_cache_get(sc, &shape, &got);
+        uint64_t t1 = bench_now_ns();
+        mkrt_cross_arm_report rep = {pairs, w->n, 0};
+        mkrt_dedupe_cross_arm(ds, arm, arm_len, 2, &rep, NULL);
+        uint64_t t2 = bench_now_ns();
+        memcpy(items, src, w->n * sizeof *items);
+        size_t kept, layers;
+        const uint32_t *level;
+        uint64_t t3 = bench_now_ns();
+        mkrt__layer_prune_levels(whole, items, w->n, &rules, &kept, &layers, &level, NULL);
+        uint64_t t4 = bench_now_ns();
+        memcpy(items, src, w->n * sizeof *items);
+        mkrt__layer_split sp;
+        if (!mkrt__layer_split_begin(&sp, whole, parts, 2, items, out, w->n, &rules)) {
+            c.exact = false;
+            continue;
+        }
+        for (uint32_t k = 0; k < 2; k++)
+            mkrt__layer_split_run(&sp, k); /* claims one part each */
+        size_t skipped;
+        c.exact = mkrt__layer_split_end(&sp, &kept, &layers, &skipped) && c.exact;
+        c.hit_ns = (double)(t1 - t0) / 64 < c.hit_ns ? (double)(t1 - t0) / 64 : c.hit_ns;
+        c.detect_ns = (double)(t2 - t1) < c.detect_ns ? (double)(t2 - t1) : c.detect_ns;
+        c.one_pass_ns = (double)(t4 - t3) < c.one_pass_ns ? (double)(t4 - t3) : c.one_pass_ns;
+        for (uint32_t k = 0; k < 2; k++)
+            c.part_ns[k] = (double)sp.ns[k] < c.part_ns[k] ? (double)sp.ns[k] : c.part_ns[k];
+    }
+    return c;
+}
+
 int main(int argc, char **argv)
 {
     bench_opts opt;
@@ -120,7 +187,7 @@ int main(int argc, char **argv)
     bench_csv csv;
     if (bench_csv_open(&csv, opt.csv, "stages") != 0)
         return 1;
-    char machine[256], report[4096];
+    char machine[256], report[8192];
     size_t len = 0;
     bench_machine(machine, sizeof machine);
 #define EMIT(...) len += (size_t)snprintf(report + len, sizeof report - len, __VA_ARGS__)
@@ -159,6 +226,42 @@ int main(int argc, char **argv)
         bench_csv_row(&csv, w->name, param, "pass", c.pass, "ns/item");
         bench_csv_row(&csv, w->name, param, "place", c.place, "ns/item");
         bench_csv_row(&csv, w->name, param, "exec", c.exec, "ns/item");
+    }
+    EMIT("\nThe plan cache on the path and SPLIT, ns per batch: a hit's lookup; ARMS's detector over the batch "
+         "in two arms (what a hit that says it found nothing skips); the one pass; SPLIT's two parts, each "
+         "alone (the split's wall on two idle executors is the slower part plus the hand-off).\n\n"
+         "| workload | items | hit lookup | ARMS detector | one pass | part 1 | part 2 | split exact |\n"
+         "|---|---|---|---|---|---|---|---|\n");
+    {
+        mkrt__shape_cache sc;
+        mkrt_layer_scratch *parts[2] = {mkrt_layer_scratch_create(NULL), mkrt_layer_scratch_create(NULL)};
+        mkrt_dedupe_scratch *ds = mkrt_dedupe_scratch_create(NULL);
+        mkrt_cross_arm_pair *cap_pairs = malloc(cap * sizeof *cap_pairs);
+        if (!mkrt__shape_cache_init(&sc, 64, NULL) || !parts[0] || !parts[1] || !ds || !cap_pairs) {
+            fprintf(stderr, "stage_bench: out of memory\n");
+            return 1;
+        }
+        for (size_t k = 1; k < NWORK; k++) {
+            const workload *w = &workloads[k];
+            path_costs c = measure_path(w, opt.quick ? 5 : 200, &sc, s, parts, ds, src, items, out, cap_pairs);
+            EMIT("| %s | %zu | %.0f | %.0f | %.0f | %.0f | %.0f | %s |\n", w->name, w->n, c.hit_ns, c.detect_ns,
+                 c.one_pass_ns, c.part_ns[0], c.part_ns[1], c.exact ? "yes" : "no (conflict: one pass)");
+            printf("%s, %zu items: hit %.0f ns, detector %.0f, one pass %.0f, parts %.0f / %.0f ns (%s)\n", w->name,
+                   w->n, c.hit_ns, c.detect_ns, c.one_pass_ns, c.part_ns[0], c.part_ns[1],
+                   c.exact ? "exact" : "conflict");
+            char param[32];
+            snprintf(param, sizeof param, "%zu", w->n);
+            bench_csv_row(&csv, w->name, param, "plan cache hit", c.hit_ns, "ns/batch");
+            bench_csv_row(&csv, w->name, param, "ARMS detector", c.detect_ns, "ns/batch");
+            bench_csv_row(&csv, w->name, param, "one pass", c.one_pass_ns, "ns/batch");
+            bench_csv_row(&csv, w->name, param, "split slower part",
+                          c.part_ns[0] > c.part_ns[1] ? c.part_ns[0] : c.part_ns[1], "ns/batch");
+        }
+        mkrt__shape_cache_fini(&sc);
+        mkrt_layer_scratch_destroy(parts[0]);
+        mkrt_layer_scratch_destroy(parts[1]);
+        mkrt_dedupe_scratch_destroy(ds);
+        free(cap_pairs);
     }
     if (bench_csv_close(&csv) != 0)
         return 1;

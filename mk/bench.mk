@@ -65,8 +65,8 @@ BENCH_LAYER := build/cuda/bench_layer.fatbin
 CUDA_BENCH_DATA := bench-cuda-data
 .PHONY: bench-cuda-data risgraph-driver
 bench-cuda-data: ## the CUDA benchmark's per-layer kernel, where nvcc is (part of bench)
-	@$(NVCC_BUILD) $(BENCH_LAYER) 'bench/cuda/layer_kernel.cu src/cuda/protocol.h src/ops/builtin_ops.h' \
-	    -O3 -fatbin $(CUDA_ARCH) -Isrc bench/cuda/layer_kernel.cu; st=$$?; [ $$st = 0 ] || [ $$st = 2 ]
+	@$(NVCC_BUILD) $(BENCH_LAYER) 'bench/cuda/layer_kernel.cu src/cuda/protocol.h src/ops/builtin_ops.h base/bitmap.h' \
+	    -O3 -fatbin $(CUDA_ARCH) -I. -Isrc bench/cuda/layer_kernel.cu; st=$$?; [ $$st = 0 ] || [ $$st = 2 ]
 
 # The graph benchmark: mkrt's engine beside GraphBLAS and igraph, each peer
 # built in where a test compile finds it (else the benchmark says it

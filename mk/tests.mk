@@ -66,8 +66,8 @@ $(SOAK_STREAM): examples/soak_plugin_stream.c $(SOAK_HEADERS) $(STREAM_HEADERS) 
 # one shared object from tests/fakes/fake_libcuda*.c.
 FAKE_CUDA := $(BUILD)/tests/libfakecuda.so
 FAKE_CUDA_SRCS := $(sort $(wildcard tests/fakes/fake_libcuda*.c))
-$(FAKE_CUDA): $(FAKE_CUDA_SRCS) tests/fakes/fake_libcuda.h src/backend/mk_loop.h src/cuda/protocol.h \
-              src/ops/builtin_ops.h
+$(FAKE_CUDA): $(FAKE_CUDA_SRCS) tests/fakes/fake_libcuda.h src/backend/mk_loop.h src/backend/mk_trav.h \
+              src/cuda/protocol.h src/ops/builtin_ops.h src/ops/pull_rule.h base/bitmap.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -shared -o $@ $(FAKE_CUDA_SRCS) -lpthread
 

@@ -19,7 +19,8 @@
  * counters only grow and entries never exceed the capacity.
  * At the end hits + misses must equal the lookups all threads made.
  *
- *   plan_cache_stress [--seconds N] [--readers R] [--writers W] [--planners P] [--progress S] [--help]
+ *   plan_cache_stress [--seconds N] [--readers R] [--writers W] [--planners P] [--path Q] [--progress S]
+ *                     [--help]
  *
  * On a terminal, a progress line every --progress seconds (default 5).
  */
@@ -31,6 +32,7 @@
 #include "base/thread.h"
 #include "mkrt/plan_cache.h"
 #include "mkrt_planlib/cached.h"
+#include "plan/shape_cache.h"
 #include "stress_util.h"
 
 #define KEYS 1024
@@ -196,6 +198,54 @@ static int planner(void *arg)
     return 0;
 }
 
+/* ---- the data path's cache (plan/shape_cache.h) ----------------------- */
+
+#define PATH_SHAPES 256
+#define PATH_CAPACITY 64
+static mkrt__shape_cache path;
+static _Atomic uint64_t path_lookups, path_puts;
+
+static mkrt__shape path_shape(unsigned i)
+{
+    return (mkrt__shape){1u << (i % 8), (uint8_t)(i / 8 % 17), (uint8_t)(i % 5), (uint8_t)(i % 32), 0};
+}
+
+/* A planning thread on the path: lookups, and one in 8 a put of a value
+ * that differs from what it read (arms and split flip between 1 and 2;
+ * layers is the shape's span, so a value for another shape shows). */
+static int path_planner(void *arg)
+{
+    unsigned seed = (unsigned)(uintptr_t)arg;
+    uint64_t mine = 0, puts = 0;
+    while (stress_now_ns() < deadline) {
+        for (int burst = 0; burst < 64; burst++) {
+            const unsigned i = (unsigned)rand_r(&seed) % PATH_SHAPES;
+            const mkrt__shape x = path_shape(i);
+            mkrt__shape_plan v;
+            memset(&v, 0xa5, sizeof v);
+            const bool hit = mkrt__shape_cache_get(&path, &x, &v);
+            mine++;
+            if (hit && (v.layers != x.span || v.arms < 1 || v.arms > 2 || v.split < 1 || v.split > 2))
+                fail("path: a value no writer published for this shape", i);
+            else if (!hit && (v.arms | v.split | v.layers) != 0)
+                fail("path: a miss left a value", i);
+            if (!hit || rand_r(&seed) % 8 == 0) {
+                mkrt__shape_plan now = {hit ? (uint8_t)(3 - v.arms) : 1, hit ? (uint8_t)(3 - v.split) : 2, x.span};
+                if (!mkrt__shape_cache_put(&path, &x, &now))
+                    fail("path: put failed", i);
+                puts++;
+            }
+            /* relaxed: as in reader(). */
+            atomic_fetch_add_explicit(&plans_checked, 1, memory_order_relaxed);
+        }
+        /* relaxed: a progress figure, read only for display. */
+        atomic_fetch_add_explicit(&progress_lookups, 64, memory_order_relaxed);
+    }
+    atomic_fetch_add(&path_lookups, mine);
+    atomic_fetch_add(&path_puts, puts);
+    return 0;
+}
+
 static int writer(void *arg)
 {
     unsigned seed = (unsigned)(uintptr_t)arg;
@@ -263,18 +313,20 @@ static void progress(void *ctx, double elapsed)
 
 int main(int argc, char **argv)
 {
-    unsigned vals[] = {3, 3, 1, 5, 2};
+    unsigned vals[] = {3, 3, 1, 5, 2, 3};
     const stress_opt opts[] = {
         {"seconds", "run for N seconds", &vals[0]},
         {"readers", "reader threads, 1..16", &vals[1]},
         {"writers", "writer threads, 0..16", &vals[2]},
         {"progress", "progress line every N seconds on a terminal, 0: none", &vals[3]},
         {"planners", "planning threads (cached topology selection), 0..16", &vals[4]},
+        {"path", "threads planning on the data path's cache (lookups, puts that retire), 0..16", &vals[5]},
         {NULL, NULL, NULL}};
     stress_getopt(argc, argv, "Readers and writers on one plan cache under eviction pressure.", opts);
-    if (vals[1] < 1 || vals[1] > MAX_THREADS || vals[2] > MAX_THREADS || vals[4] > MAX_THREADS) {
-        fprintf(stderr, "plan_cache_stress: readers 1..%d, writers 0..%d, planners 0..%d\n", MAX_THREADS,
-                MAX_THREADS, MAX_THREADS);
+    if (vals[1] < 1 || vals[1] > MAX_THREADS || vals[2] > MAX_THREADS || vals[4] > MAX_THREADS ||
+        vals[5] > MAX_THREADS) {
+        fprintf(stderr, "plan_cache_stress: readers 1..%d, writers 0..%d, planners 0..%d, path 0..%d\n",
+                MAX_THREADS, MAX_THREADS, MAX_THREADS, MAX_THREADS);
         return 2;
     }
     mkrt_plan_cache_config cfg = {CAPACITY, 0};
@@ -283,10 +335,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "plan_cache_stress: %s\n", err.message);
         return 1;
     }
+    if (!mkrt__shape_cache_init(&path, PATH_CAPACITY, &err)) {
+        fprintf(stderr, "plan_cache_stress: %s\n", err.message);
+        return 1;
+    }
     uint64_t t0 = stress_now_ns();
     deadline = t0 + (uint64_t)vals[0] * 1000000000u;
     shapes_init();
-    mkrt__thread th[3 * MAX_THREADS + 1];
+    mkrt__thread th[4 * MAX_THREADS + 1];
     unsigned n = 0;
     mkrt__thread_start(&th[n++], monitor, NULL);
     for (unsigned r = 0; r < vals[1]; r++)
@@ -295,6 +351,8 @@ int main(int argc, char **argv)
         mkrt__thread_start(&th[n++], writer, (void *)(uintptr_t)(w + 1000));
     for (unsigned q = 0; q < vals[4]; q++)
         mkrt__thread_start(&th[n++], planner, (void *)(uintptr_t)(q + 2000));
+    for (unsigned q = 0; q < vals[5]; q++)
+        mkrt__thread_start(&th[n++], path_planner, (void *)(uintptr_t)(q + 3000));
     stress_progress pg;
     stress_progress_start(&pg, vals[3], progress, NULL);
     for (unsigned i = 1; i < n; i++)
@@ -305,20 +363,31 @@ int main(int argc, char **argv)
     mkrt_plan_cache_stats s;
     mkrt_plan_cache_stats_read(cache, &s);
     mkrt_plan_cache_destroy(cache);
+    /* relaxed: the path's counters, read after every thread joined. */
+    const uint64_t ph = atomic_load_explicit(&path.hits, memory_order_relaxed),
+                   pm = atomic_load_explicit(&path.misses, memory_order_relaxed),
+                   pr = atomic_load_explicit(&path.replaced, memory_order_relaxed);
+    mkrt__shape_cache_fini(&path);
     double secs = (double)(stress_now_ns() - t0) / 1e9;
     uint64_t total = atomic_load(&lookups), bad = atomic_load(&failures);
     bool accounted = s.hits + s.misses == total;
     if (!accounted)
         fprintf(stderr, "plan_cache_stress: hits %llu + misses %llu != lookups %llu\n",
                 (unsigned long long)s.hits, (unsigned long long)s.misses, (unsigned long long)total);
-    bool pass = bad == 0 && accounted && s.evictions > 0;
+    if (ph + pm != atomic_load(&path_lookups)) {
+        fprintf(stderr, "plan_cache_stress: path hits %llu + misses %llu != lookups %llu\n",
+                (unsigned long long)ph, (unsigned long long)pm, (unsigned long long)atomic_load(&path_lookups));
+        accounted = false;
+    }
+    bool pass = bad == 0 && accounted && s.evictions > 0 && (vals[5] == 0 || pr > 0);
     printf("SUMMARY plan_cache_stress readers %u writers %u planners %u seconds %.1f lookups %llu checked %llu "
-           "hits %llu misses %llu races %llu evictions %llu invalidations %llu failures %llu "
-           "rate %.2fM/s %s\n",
+           "hits %llu misses %llu races %llu evictions %llu invalidations %llu path %u (hits %llu misses %llu "
+           "puts %llu retired %llu) failures %llu rate %.2fM/s %s\n",
            vals[1], vals[2], vals[4], secs, (unsigned long long)total,
            (unsigned long long)atomic_load(&plans_checked), (unsigned long long)s.hits,
            (unsigned long long)s.misses, (unsigned long long)s.insert_races,
-           (unsigned long long)s.evictions, (unsigned long long)s.invalidations,
+           (unsigned long long)s.evictions, (unsigned long long)s.invalidations, vals[5], (unsigned long long)ph,
+           (unsigned long long)pm, (unsigned long long)atomic_load(&path_puts), (unsigned long long)pr,
            (unsigned long long)bad, (double)total / secs / 1e6, pass ? "PASS" : "FAIL");
     return pass ? 0 : 1;
 }

@@ -10,6 +10,7 @@
 
 #include "../src/runtime/test_hooks.h"
 #include "backend_compare.h"
+#include "fake_cuda.h"
 #include "tap.h"
 
 #define ROUNDS 2000
@@ -92,15 +93,7 @@ static void bad_ptx(void)
 
 int main(void)
 {
-    unsetenv("MKRT_LIBCUDA");
-    mkrt_config c = mkrt_config_default();
-    c.backend = MKRT_BACKEND_CUDA;
-    c.cells = 16;
-    mkrt_runtime *rt;
-    static mkrt_error err;
-    if (mkrt_create(&c, &rt, &err) != MKRT_OK)
-        plan_skip_all(err.message);
-    mkrt_destroy(rt, BC_SEC, NULL);
+    cuda_real_or_skip();
     char *ptx = user_ptx();
     equivalence(ptx);
     user_ops(ptx);

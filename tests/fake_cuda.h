@@ -11,4 +11,12 @@ void *fake_cuda_open(const char *argv0);
  * has none. */
 void *fake_cuda_probe(void *lib, const char *name);
 
+/* The machine's own driver (MKRT_LIBCUDA unset): returns when a CUDA
+ * runtime starts there, else skips the whole test (plan_skip_all, with
+ * why: the cuda_* tests on a machine without a GPU). */
+void cuda_real_or_skip(void);
+/* The stand-in's modelled device memory: FAKE_CUDA_MEM_TOTAL bytes, of
+ * which `others` are taken by other processes (FAKE_CUDA_MEM_OTHERS). */
+void fake_cuda_set_memory(unsigned long long total, unsigned long long others);
+
 #endif

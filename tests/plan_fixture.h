@@ -109,6 +109,17 @@ static inline void publish_all(mkrt_producer *p, const mkrt_item *items, size_t 
     }
 }
 
+/* Publishes n items, held until all are in (one batch when n fits), and
+ * drains. */
+static inline void one_go(mkrt_runtime *rt, mkrt_producer *p, const mkrt_item *items, size_t n)
+{
+    mkrt__runtime_hold(rt, true);
+    publish_all(p, items, n);
+    mkrt__runtime_hold(rt, false);
+    if (mkrt_drain(rt, SEC) != MKRT_OK)
+        bail_out("drain");
+}
+
 /* The newest EXPLAIN record. */
 static inline mkrt_plan_record last_record(mkrt_runtime *rt)
 {

@@ -30,11 +30,7 @@ static int (*fake_live)(void);
 
 static void set_memory(uint64_t total, uint64_t others)
 {
-    char v[32];
-    snprintf(v, sizeof v, "%llu", (unsigned long long)total);
-    setenv("FAKE_CUDA_MEM_TOTAL", v, 1);
-    snprintf(v, sizeof v, "%llu", (unsigned long long)others);
-    setenv("FAKE_CUDA_MEM_OTHERS", v, 1);
+    fake_cuda_set_memory(total, others);
 }
 
 static mkrt_runtime *create(mkrt_config *c)
@@ -180,10 +176,11 @@ static void graph_over_budget(void)
     ok(sssp_matches(rt, cpu, &g, 2), "cuda: a graph within the budget: its SSSP on the device, right");
     mkrt_plan_record rec[64];
     size_t got = mkrt_plan_explain(rt, rec, 64);
-    const uint64_t graph = (g.v + 1) * 8ull + g.off[g.v] * 8ull + mkrt__mk_frontier_bytes(g.v, g.v / 4 + 256);
+    const uint64_t graph = (g.v + 1) * 8ull + g.off[g.v] * 8ull + mkrt__mk_frontier_bytes(g.v, g.v / 4 + 256) +
+                           MKRT_MK_JOBS_MAX * mkrt__mk_job_slot_bytes(g.v);
     ok(got > 0 && rec[got - 1].on_device == 1 && rec[got - 1].resident_bytes == graph &&
            rec[got - 1].budget_from_device == 1 && rec[got - 1].memory_budget > 400 * MIB,
-       "cuda: ... EXPLAIN of the traversal: on the device, %llu bytes resident (CSR and frontier), budget %llu MiB",
+       "cuda: ... EXPLAIN of the traversal: on the device, %llu bytes resident (CSR, frontier, job slots), budget %llu MiB",
        got ? (unsigned long long)rec[got - 1].resident_bytes : 0ull,
        got ? (unsigned long long)(rec[got - 1].memory_budget >> 20) : 0ull);
     mkrt_destroy(rt, SEC, NULL);

@@ -422,15 +422,7 @@ static void big_graph(const setup *s, uint32_t v, uint32_t edges)
 
 static int real_gpu(const test_graph *g)
 {
-    unsetenv("MKRT_LIBCUDA");
-    mkrt_config c = mkrt_config_default();
-    c.backend = MKRT_BACKEND_CUDA;
-    c.cells = 16;
-    mkrt_runtime *rt;
-    static mkrt_error err;
-    if (mkrt_create(&c, &rt, &err) != MKRT_OK)
-        plan_skip_all(err.message);
-    mkrt_destroy(rt, SEC, NULL);
+    cuda_real_or_skip();
     for (int state = 0; state < 2; state++) {
         const setup cuda = {MKRT_BACKEND_CUDA, state != 0, 0, 0, NULL, NULL};
         traversals(&cuda, g, true, 0);

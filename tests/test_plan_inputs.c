@@ -12,16 +12,6 @@
 
 static mkrt_item many[12000];
 
-/* Publishes n items, held until all are in (one batch when n fits). */
-static void one_go(mkrt_runtime *rt, mkrt_producer *p, const mkrt_item *items, size_t n)
-{
-    mkrt__runtime_hold(rt, true);
-    publish_all(p, items, n);
-    mkrt__runtime_hold(rt, false);
-    if (mkrt_drain(rt, SEC) != MKRT_OK)
-        bail_out("drain");
-}
-
 static void costs_measured(void)
 {
     mkrt_runtime *rt = start(conf(MKRT_BACKEND_CPU, 2, 0));

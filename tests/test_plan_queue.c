@@ -2,7 +2,8 @@
 /* tests/test_plan_queue.c - QUEUE (plan/decide.h): a frontier level's
  * vertices come from a sparse queue the ops filled, or from a scan of the
  * dense bitset, as the plan cache's frontier planner says per level. On
- * the CPU pool and on the simulated device's runtime: with QUEUE on, the
+ * the CPU pool (a device's runtime runs the public traversals on the
+ * device, whose levels keep bitmaps: test_device_traversal.c): with QUEUE on, the
  * sparse levels run from the queue and the dense ones from the bitset
  * (both counted), with it off every level scans; BFS depths, BFS trees
  * and SSSP distances equal the sequential reference either way; the
@@ -169,6 +170,5 @@ int main(void)
 {
     knob();
     queue_decides(MKRT_BACKEND_CPU);
-    queue_decides(MKRT_BACKEND_SIM);
     return done_testing();
 }

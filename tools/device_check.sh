@@ -1,7 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
 # tools/device_check.sh - the GPU machine's one prepared run (issue 36):
-# builds mkrt for sm_90 with PTX, runs the cuda_* tests on the GPU,
+# builds mkrt for sm_90 with PTX, runs the cuda_* tests on the GPU (among
+# them cuda_traversal: BFS, SSSP, CC and PageRank through mkrt_traversal_*
+# on the megakernel, against the CPU engine, up to 2^18 vertices),
 # `make bench-cuda RECORD=1` (the megakernel against CUDA Graph replay, same
 # run), and `make -j16 check`, writing every log and result into OUTDIR.
 #

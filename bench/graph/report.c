@@ -205,7 +205,7 @@ int write_results(const gopts *o, const results *res, const char *machine)
              o->roots, TRAVERSE_PR_DAMPING, TRAVERSE_PR_TOLERANCE, TRAVERSE_PR_MAX_ITERS,
              o->trials, TRAVERSE_PR_CHECK_L1(TRAVERSE_PR_TOLERANCE), o->threads,
              o->device ? "; mkrt-cuda (--device): the same on MKRT_BACKEND_CUDA with the cells in device memory, "
-                         "SSSP's traversal on the megakernel, the rest on the CPU pool"
+                         "the four kernels as public traversals run whole on the megakernel (traversal jobs)"
                        : "",
              sysconf(_SC_NPROCESSORS_ONLN), o->load_start, load_end);
     if (bench_write_report(&o->b, "make bench RECORD=1 GAPBS=DIR",

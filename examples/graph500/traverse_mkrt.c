@@ -56,9 +56,9 @@ struct traverse_engine {
     const g500_csr *g;
     uint64_t *labels; /* CC: the labels read back */
     traverse_counters last;
-    /* The CPU engine's BFS and SSSP: traversals with state of their own
-     * (mkrt_traversal_open; NULL on SIM, which runs VISIT and RELAX); CC
-     * and PageRank on every backend. */
+    /* BFS and SSSP as traversals with state of their own (mkrt_traversal_open;
+     * NULL on SIM, which runs VISIT and RELAX); CC and PageRank on every
+     * backend (on a device's runtime, whole on the device). */
     mkrt_traversal *bfs_t, *sssp_t, *cc_t, *pr_t;
 };
 
@@ -95,8 +95,9 @@ static traverse_engine *fail_open(traverse_engine *e, char *why, size_t len, con
     return NULL;
 }
 
-/* bfs_t, sssp_t: run BFS and SSSP as public traversals (mkrt_traversal_open,
- * on the CPU pool); else as items (VISIT, RELAX) through the runtime. */
+/* bfs_t, sssp_t: run BFS and SSSP as public traversals (mkrt_traversal_open:
+ * on the CPU pool, or whole on a CUDA device); else as items (VISIT, RELAX)
+ * through the runtime. */
 static traverse_engine *open_on(const g500_csr *g, unsigned threads, mkrt_backend_kind backend,
                                 bool bfs_t, bool sssp_t, char *why, size_t len)
 {
@@ -159,12 +160,13 @@ static traverse_engine *open_sim(const g500_csr *g, unsigned threads, char *why,
     return open_on(g, threads, MKRT_BACKEND_SIM, false, false, why, len);
 }
 
-/* On a CUDA GPU: SSSP's RELAX seed runs its whole traversal on the
- * megakernel (the graph is resident in device memory); BFS, CC and
- * PageRank are the CPU pool's public traversals. Fails to open (the reason in `why`) without a GPU. */
+/* On a CUDA GPU: the four kernels are public traversals, each run whole
+ * on the megakernel (traversal jobs, src/graph/device.c; the graph is
+ * resident in device memory). Fails to open (the reason in `why`) without
+ * a GPU. */
 static traverse_engine *open_cuda(const g500_csr *g, unsigned threads, char *why, size_t len)
 {
-    return open_on(g, threads, MKRT_BACKEND_CUDA, true, false, why, len);
+    return open_on(g, threads, MKRT_BACKEND_CUDA, true, true, why, len);
 }
 
 /* Publishes n items, waits for quiescence and counts the work; then reads

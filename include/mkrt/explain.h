@@ -152,6 +152,7 @@ typedef struct mkrt_plan_record {
     uint32_t arms;               /**< Input of ARMS: the batch's arms (0: ARMS did not look). */
     uint32_t arm_skipped;        /**< Items ARMS did not run. */
     uint32_t frontier_queue;     /**< QUEUE for the last frontier level: 1 sparse queue, 0 bitset. */
+    uint32_t plan_cache;         /**< The runtime's plan cache for its shape (the decisions learned: ARMS, SPLIT): 0 not asked (a frontier round), 1 hit, 2 miss; plus 4 when SPLIT levelled it in parts on the CPU pool's executors, 8 when it tried and the parts shared a handle (the one pass levelled it). */
     /* measured */
     uint64_t run_ns;             /**< Launch to completion seen by the dispatching thread, in ns. */
     /* device memory (inputs and the split's result) */

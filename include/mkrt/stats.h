@@ -67,11 +67,14 @@ typedef struct mkrt_stats {
     /** @var global_barriers
      *  @brief Barriers between layers, over all batches. */
     /** @var plan_cache_hits
-     *  @brief Always 0: the runtime's decisions are rules fed measured
-     *  inputs and consult no plan cache (kept for the ABI; a plan cache
-     *  of your own reports its stats, mkrt_plan_cache_stats_read). */
+     *  @brief Batches whose shape (op mix, size, arms, handle span) the
+     *  runtime's plan cache knew: the planning thread reused what it
+     *  learned (ARMS's detector, the split levelling) instead of measuring
+     *  it again. One lookup per levelled batch: hits + misses = batches
+     *  levelled. */
     /** @var plan_cache_misses
-     *  @brief Always 0, as plan_cache_hits. */
+     *  @brief Batches whose shape the plan cache did not know (first of
+     *  their shape, or evicted). */
     /** @var latency_p50_ns
      *  @brief Median publish-to-completion latency, in ns. */
     /** @var latency_p99_ns

@@ -71,6 +71,16 @@ typedef struct mkrt__backend_ops {
                               mkrt_error *err);
     mkrt_status (*cell_write)(mkrt__backend *be, uint32_t handle, uint64_t value, mkrt_error *err);
     mkrt_status (*log_read)(mkrt__backend *be, uint64_t from, size_t n, uint64_t *out, mkrt_error *err);
+    /* May be NULL (the CPU pool's only). A planning task on the backend's
+     * executors while it runs no batch (the dedupe stage's split
+     * levelling, pipeline/prune.c): fn(ctx, e) runs once on every
+     * executor e (0: the caller, the token's holder; 1 .. executors - 1
+     * the pool threads), and the call returns after every fn returned,
+     * their writes visible to the caller. False, without running fn: a
+     * batch is in flight, or the backend has one executor. */
+    bool (*run_task)(mkrt__backend *be, void (*fn)(void *ctx, uint32_t executor), void *ctx);
+    /* Executors run_task runs fn on (0 without run_task). */
+    uint32_t (*executors)(const mkrt__backend *be);
 } mkrt__backend_ops;
 
 struct mkrt__backend {
@@ -92,6 +102,11 @@ struct mkrt__backend {
      * the runtime at start, its resident bytes included; 0: unknown (the
      * CPU pool, the simulated device). */
     uint64_t memory_budget;
+    /* Traversal jobs one batch of it may hold (plan/source.h, job): the
+     * device's job slots, fitted to the memory budget at graph_in; 0: it
+     * runs none (no graph on it, or the CPU pool). Dispatcher-only after
+     * graph_in (which runs under the state lock, no batch in flight). */
+    uint32_t jobs_max;
 };
 
 /* A runtime's backends, bes[0..n) in order of preference, hold exactly

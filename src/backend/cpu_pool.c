@@ -89,6 +89,11 @@ typedef struct cpu_pool {
      * arriver opened goes on (published by the generation's release). */
     uint32_t level_n;
     bool level_go;
+    /* A planning task (cpu_run_task) instead of a batch: written by the
+     * holder before the launch increment (release), read by the pool
+     * threads after it (acquire); NULL again once `done` caught up. */
+    void (*task_fn)(void *ctx, uint32_t executor);
+    void *task_ctx;
 #ifdef MKRT_TEST_HOOKS
     _Atomic uint64_t barriers; /* test hook: cross-thread barriers completed */
 #endif
@@ -327,6 +332,11 @@ static int worker_main(void *p)
         if (atomic_load_explicit(&pool->stop, memory_order_acquire))
             return 0;
         c.seen++;
+        if (pool->task_fn != NULL) { /* a planning task (cpu_run_task) */
+            pool->task_fn(pool->task_ctx, a.index);
+            finish_share(pool, pool->threads_n);
+            continue;
+        }
         mkrt__batch *b = pool->batch;
         const uint32_t n = batch_threads(pool, &b->plan);
         if (b->levels)
@@ -574,6 +584,33 @@ static mkrt_status cpu_wait(mkrt__backend *be, uint64_t timeout_ns, const uint32
     return MKRT_OK;
 }
 
+/* A planning task on every executor, the holder's thread executor 0,
+ * between batches (backend.h, run_task): the launch's hand-off and the
+ * batch's `done`, without a batch. */
+static bool cpu_run_task(mkrt__backend *be, void (*fn)(void *ctx, uint32_t executor), void *ctx)
+{
+    cpu_pool *pool = (cpu_pool *)be;
+    if (pool->threads_n == 0 || pool->rest != NULL || !batch_done(pool))
+        return false;
+    pool->task_fn = fn;
+    pool->task_ctx = ctx;
+    /* release: pairs with the acquire in launched_or_stopping (the task). */
+    atomic_fetch_add_explicit(&pool->launch, 1, memory_order_release);
+    mkrt__waitq_notify(&pool->launch_wq);
+    fn(ctx, 0);
+    /* batch_done's acquire: every pool thread's fn returned, its writes
+     * seen here. */
+    (void)mkrt__spin_then_sleep(&pool->done_wq, batch_done, pool, NULL);
+    pool->task_fn = NULL;
+    pool->task_ctx = NULL;
+    return true;
+}
+
+static uint32_t cpu_executors(const mkrt__backend *be)
+{
+    return ((const cpu_pool *)be)->workers;
+}
+
 static size_t threads_bytes(uint32_t n)
 {
     return (size_t)(n ? n : 1) * (sizeof(mkrt__thread) + sizeof(worker_arg));
@@ -612,6 +649,8 @@ static const mkrt__backend_ops cpu_ops = {
     .settle = cpu_settle,
     .stop = cpu_stop,
     .describe = cpu_describe,
+    .run_task = cpu_run_task,
+    .executors = cpu_executors,
 };
 
 mkrt_status mkrt__cpu_pool_start(mkrt__state *sg, uint32_t workers, uint32_t max_batch,

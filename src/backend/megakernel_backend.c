@@ -8,12 +8,14 @@
 #include "cuda/mk_device.h"
 #include "backend/mk_host.h"
 #include "backend/mk_sim.h"
+#include "backend/mk_job.h"
 #include "base/alloc_internal.h"
 #include "base/error_internal.h"
 #include "cuda/cuda_device.h"
 #include "cuda/cuda_engine.h"
 #include "mkrt/graph.h"
 #include "ops/op_table.h"
+#include "plan/source.h"
 #include "state/state.h"
 
 /* The megakernel backend: the host protocol (mk_host.h) and the backend
@@ -37,6 +39,11 @@ typedef struct megakernel {
     uint64_t graph_bytes;   /* device bytes of the graph on it (graph_in) */
     char graph_note[MKRT_ERROR_MESSAGE_MAX + 64]; /* for describe: where the graph is */
     mkrt__batch *running;   /* the batch in flight (its device results) */
+    /* Traversal jobs (protocol.h, "Traversal jobs"): the jobs of the
+     * staged and the running batch (slot k holds job k; the slots are
+     * base.jobs_max, fitted to the budget by graph_in). */
+    mkrt__device_job *staged_jobs[MKRT_MK_JOBS_MAX], *running_jobs[MKRT_MK_JOBS_MAX];
+    uint32_t staged_njobs, running_njobs;
     struct megakernel *next_abandoned;
 } megakernel;
 
@@ -116,17 +123,63 @@ static bool mk_accepts(const mkrt__backend *be, const mkrt_item *items, size_t n
     return true;
 }
 
+/* A round of traversal jobs (the plan stage routed it here: it fits the
+ * slots, and the source takes one only while no batch runs, so no job
+ * batch is in flight): each job's first values into its slot, then the
+ * records. */
+static mkrt_status prepare_jobs(megakernel *m, mkrt__batch *b, mkrt_error *err)
+{
+    mkrt__mk_job recs[MKRT_MK_JOBS_MAX];
+    const uint32_t n = (uint32_t)b->exec_n;
+    if (n > m->base.jobs_max)
+        return mkrt__error_set(err, MKRT_EINVAL, "megakernel: a round of %u traversal jobs, but %u slots. Fix: a "
+                                                 "bug in the plan stage.", n, m->base.jobs_max);
+    for (uint32_t k = 0; k < n; k++) {
+        mkrt__device_job *j = b->source->job(b->source->ctx, &b->exec[k]);
+        if (j == NULL)
+            return mkrt__error_set(err, MKRT_EINVAL, "megakernel: item %u of a job round is not a traversal job. "
+                                                     "Fix: a bug in the source.", k);
+        mkrt__mk_job_record(j, &recs[k]);
+        mkrt_status st = m->dev->job_in(m->ctx, k, j->values, j->value_bytes, j->aux, j->aux_bytes, &recs[k], err);
+        if (st != MKRT_OK)
+            return st;
+        j->done = false;
+        m->staged_jobs[k] = j;
+    }
+    m->staged_njobs = n;
+    return mkrt__mk_stage_jobs(&m->host, recs, n, &m->staged_seq, err);
+}
+
 static mkrt_status mk_prepare(mkrt__backend *be, mkrt__batch *b, mkrt_error *err)
 {
     megakernel *m = (megakernel *)be;
+    m->staged_njobs = 0;
+    if (b->source->made && b->source->job != NULL && b->exec_n > 0)
+        return prepare_jobs(m, b, err);
     return mkrt__mk_stage(&m->host, b->exec, (uint32_t)b->exec_n, b->layer_offsets,
                           b->plan.participants, (uint32_t)b->layers, &m->staged_seq, err);
+}
+
+/* A finished job batch: each job's values back from its slot and what
+ * the device did (the record) into the source's job. */
+static mkrt_status finish_jobs(megakernel *m, uint64_t seq, mkrt_error *err)
+{
+    for (uint32_t k = 0; k < m->running_njobs; k++) {
+        mkrt__device_job *j = m->running_jobs[k];
+        mkrt_status st = m->dev->job_out(m->ctx, k, j->values, j->value_bytes, j->aux, j->aux_bytes, err);
+        if (st != MKRT_OK)
+            return st;
+        mkrt__mk_job_result(&m->host.ctl->jobs[seq & 1][k], j);
+    }
+    return MKRT_OK;
 }
 
 static mkrt_status mk_launch(mkrt__backend *be, mkrt__batch *b, uint64_t append_limit, mkrt_error *err)
 {
     megakernel *m = (megakernel *)be;
     m->running = b; /* staged by prepare; wait gives it the device's results */
+    m->running_njobs = m->staged_njobs;
+    memcpy(m->running_jobs, m->staged_jobs, sizeof m->running_jobs);
     /* relaxed: the runtime's append_len is dispatcher-owned between
      * batches; the device's copy is published to it by the doorbell's
      * release in mkrt__mk_ring, and the previous batch is done, so the
@@ -148,6 +201,15 @@ static mkrt_status mk_wait(mkrt__backend *be, uint64_t timeout_ns, const uint32_
 {
     megakernel *m = (megakernel *)be;
     mkrt_status st = mkrt__mk_wait(&m->host, m->running_seq, timeout_ns, err);
+    if (st == MKRT_OK && m->running_njobs != 0)
+        st = finish_jobs(m, m->running_seq, err);
+    for (uint32_t k = 0; st != MKRT_OK && k < m->running_njobs; k++) {
+        /* The device failed the round: its traversals run again where the
+         * plan sends them next (the CPU pool; plan/source.h, job). */
+        m->running_jobs[k]->status = MKRT_EDEVICE;
+        m->running_jobs[k]->done = true;
+    }
+    m->running_njobs = 0;
     *nfails = st == MKRT_OK ? mkrt__mk_failures(&m->host, m->running_seq, fails) : 0;
     uint64_t edges = 0, changed = 0, levels = 0;
     if (st == MKRT_OK)
@@ -244,6 +306,17 @@ static mkrt_status mk_graph_in(mkrt__backend *be, const mkrt_graph *g, mkrt_erro
     const uint64_t now = atomic_load_explicit(&m->state->device_resident, memory_order_relaxed);
     const uint64_t resident = now > m->graph_bytes ? now - m->graph_bytes : 0;
     const uint64_t need = graph_device_bytes(g, cap);
+    /* The public traversals' job slots (protocol.h, "Traversal jobs"):
+     * MKRT_MK_JOBS_MAX, or as many as the budget leaves beside the graph
+     * (the traversals then run that many at a time, the others waiting
+     * for a slot: the plan in pieces); none: they run on the CPU pool. */
+    const uint64_t slot = mkrt__mk_job_slot_bytes(g->vertices);
+    uint32_t jobs = MKRT_MK_JOBS_MAX;
+    if (budget != 0) {
+        const uint64_t left = resident + need < budget ? budget - resident - need : 0;
+        jobs = left / slot < MKRT_MK_JOBS_MAX ? (uint32_t)(left / slot) : MKRT_MK_JOBS_MAX;
+    }
+    m->base.jobs_max = 0;
     if (budget != 0 && (resident >= budget || need > budget - resident)) {
         mkrt_status st = mkrt__error_set(
             err, MKRT_EBUDGET,
@@ -260,9 +333,9 @@ static mkrt_status mk_graph_in(mkrt__backend *be, const mkrt_graph *g, mkrt_erro
     m->graph_on = false;
     /* How long a running kernel may take to leave the GPU first. */
     uint64_t wait = m->state->cfg->watchdog_ms ? (uint64_t)m->state->cfg->watchdog_ms * 1000000u : 10000000000u;
-    mkrt_status st = m->dev->graph_in(m->ctx, g->vertices, g->offsets, g->targets, g->weights, cap, wait, err);
+    mkrt_status st = m->dev->graph_in(m->ctx, g->vertices, g->offsets, g->targets, g->weights, cap, jobs, wait, err);
     update_resident(m);
-    m->graph_bytes = st == MKRT_OK ? need : 0;
+    m->graph_bytes = st == MKRT_OK ? need + (uint64_t)jobs * slot : 0;
     if (st != MKRT_OK) {
         snprintf(m->graph_note, sizeof m->graph_note, "; the graph is not on the device, RELAX runs on "
                  "the CPU pool (%s)", err != NULL ? err->message : "copy failed");
@@ -270,8 +343,21 @@ static mkrt_status mk_graph_in(mkrt__backend *be, const mkrt_graph *g, mkrt_erro
     }
     m->graph_on = true;
     m->frontier_alloc = cap;
-    snprintf(m->graph_note, sizeof m->graph_note, "; graph of %u vertices and %llu edges on the device: "
-             "RELAX traversals run there", g->vertices, (unsigned long long)g->offsets[g->vertices]);
+    m->base.jobs_max = jobs;
+    int at = snprintf(m->graph_note, sizeof m->graph_note, "; graph of %u vertices and %llu edges on the device: "
+                      "RELAX traversals run there", g->vertices, (unsigned long long)g->offsets[g->vertices]);
+    if (at > 0 && (size_t)at < sizeof m->graph_note) {
+        if (jobs != 0)
+            snprintf(m->graph_note + at, sizeof m->graph_note - (size_t)at, ", and public traversals, %u at once "
+                     "(resident: %llu bytes of graph and frontier, %u job slots of %llu)", jobs,
+                     (unsigned long long)need, jobs, (unsigned long long)slot);
+        else
+            snprintf(m->graph_note + at, sizeof m->graph_note - (size_t)at, "; public traversals run on the CPU "
+                     "pool: one needs %llu device bytes beside the graph's %llu and %llu resident, over the "
+                     "%llu-byte budget. Fix: a larger device_memory_budget or a smaller graph",
+                     (unsigned long long)slot, (unsigned long long)need, (unsigned long long)resident,
+                     (unsigned long long)budget);
+    }
     return MKRT_OK;
 }
 

@@ -41,9 +41,9 @@ static mkrt_status dead(mkrt__mk_host *h, mkrt_error *err)
                            h->why_failed);
 }
 
-mkrt_status mkrt__mk_stage(mkrt__mk_host *h, const mkrt_item *items, uint32_t count,
-                           const uint32_t *offsets, const uint32_t *layer_blocks, uint32_t layers,
-                           uint64_t *seq, mkrt_error *err)
+static mkrt_status stage(mkrt__mk_host *h, const mkrt_item *items, uint32_t count, const uint32_t *offsets,
+                         const uint32_t *layer_blocks, uint32_t layers, uint32_t njobs, uint64_t *seq,
+                         mkrt_error *err)
 {
     if (h->failed)
         return dead(h, err);
@@ -81,9 +81,10 @@ mkrt_status mkrt__mk_stage(mkrt__mk_host *h, const mkrt_item *items, uint32_t co
     for (uint32_t i = 0; i < count && h->ctl->vertices != 0 && !traverse; i++)
         traverse = items[i].op == MKRT_OPS_RELAX;
     d->traverse = traverse;
+    d->njobs = njobs;
     /* The plan's topology: a batch whose layers all fit one block runs in
      * block 0 alone (megakernel.cu), without a grid barrier. */
-    uint32_t one = h->ctl->blocks <= 1 && !traverse;
+    uint32_t one = h->ctl->blocks <= 1 && !traverse && njobs == 0;
     if (!one && !traverse && layer_blocks != NULL) {
         one = 1;
         for (uint32_t l = 0; l < layers && one; l++)
@@ -96,6 +97,35 @@ mkrt_status mkrt__mk_stage(mkrt__mk_host *h, const mkrt_item *items, uint32_t co
     h->staged = next;
     *seq = next;
     return MKRT_OK;
+}
+
+mkrt_status mkrt__mk_stage(mkrt__mk_host *h, const mkrt_item *items, uint32_t count,
+                           const uint32_t *offsets, const uint32_t *layer_blocks, uint32_t layers,
+                           uint64_t *seq, mkrt_error *err)
+{
+    return stage(h, items, count, offsets, layer_blocks, layers, 0, seq, err);
+}
+
+mkrt_status mkrt__mk_stage_jobs(mkrt__mk_host *h, const mkrt__mk_job *jobs, uint32_t njobs, uint64_t *seq,
+                                mkrt_error *err)
+{
+    if (njobs == 0 || njobs > MKRT_MK_JOBS_MAX)
+        return mkrt__error_set(err, MKRT_EINVAL, "megakernel job batch of %u traversals (1 .. %u). Fix: a bug "
+                                                 "in the megakernel backend.", njobs, MKRT_MK_JOBS_MAX);
+    static const uint32_t none[1] = {0};
+    static const mkrt_item no_item;
+    /* The records first: the doorbell's release publishes them with the
+     * descriptor (host-mapped control block). */
+    const uint64_t next = h->staged + 1;
+    /* acquire: as in stage; the records of batch next - 2 (same parity)
+     * are not overwritten while it runs (stage refuses it too). */
+    if (!h->failed && next > atomic_load_explicit(&h->ctl->done, memory_order_acquire) + 2)
+        return mkrt__error_set(err, MKRT_ESTATE, "megakernel job batch %llu staged while batch %llu still owns "
+                                                 "its records. Fix: wait for a batch before staging the one two "
+                                                 "after it.", (unsigned long long)next, (unsigned long long)(next - 2));
+    for (uint32_t i = 0; i < njobs; i++)
+        h->ctl->jobs[next & 1][i] = jobs[i];
+    return stage(h, &no_item, 0, none, NULL, 0, njobs, seq, err);
 }
 
 

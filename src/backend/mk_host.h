@@ -47,6 +47,10 @@ void mkrt__mk_host_init(mkrt__mk_host *h, mkrt__mk_control *ctl, const mkrt__mk_
 mkrt_status mkrt__mk_stage(mkrt__mk_host *h, const mkrt_item *items, uint32_t count,
                            const uint32_t *offsets, const uint32_t *layer_blocks, uint32_t layers,
                            uint64_t *seq, mkrt_error *err);
+/* Stages a job batch (protocol.h, "Traversal jobs"): no items, the
+ * records jobs[0 .. njobs) (their device addresses filled in). */
+mkrt_status mkrt__mk_stage_jobs(mkrt__mk_host *h, const mkrt__mk_job *jobs, uint32_t njobs, uint64_t *seq,
+                                mkrt_error *err);
 /* Publishes every staged batch to the device (after flush), relaunching
  * the kernel if it left the GPU. An error fails the engine. */
 mkrt_status mkrt__mk_ring(mkrt__mk_host *h, mkrt_error *err);

@@ -31,6 +31,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "backend/mk_trav.h"
 #include "cuda/protocol.h"
 #include "mkrt/item.h"
 
@@ -214,9 +215,8 @@ static inline int mkrt__mk_loop_traverse(mkrt__mk_control *ctl, mkrt__mk_desc *d
             if (n <= cap) { /* the queue */
                 for (uint64_t i = b; i < n; i += blocks, ran++) {
                     const uint32_t v = f->queue[2 * i + cur];
-                    /* relaxed: the bit's own level is over; the next marks another bitset. */
-                    atomic_fetch_and_explicit((_Atomic uint64_t *)mkrt__mk_frontier_word(f, cur, v / 64), ~((uint64_t)1 << (v % 64)),
-                                              memory_order_relaxed);
+                    /* The bit's own level is over; the next marks another bitset. */
+                    mkrt__bitmap_clear(mkrt__mk_frontier_bitmap(f, cur), v);
                     /* relaxed: read once, as the kernel does (a concurrent lowering
                      * marks v for the next level). */
                     uint64_t base = atomic_load_explicit((_Atomic uint64_t *)&cells[v], memory_order_relaxed);
@@ -224,10 +224,9 @@ static inline int mkrt__mk_loop_traverse(mkrt__mk_control *ctl, mkrt__mk_desc *d
                 }
             } else { /* the bitset: more vertices than the queue holds */
                 for (uint64_t w = b; w < words; w += blocks) {
-                    /* relaxed: as the queue's bits above. */
-                    uint64_t mask = atomic_exchange_explicit((_Atomic uint64_t *)mkrt__mk_frontier_word(f, cur, w), 0, memory_order_relaxed);
-                    for (; mask != 0; mask &= mask - 1, ran++) {
-                        const uint32_t v = (uint32_t)(w * 64 + (uint64_t)__builtin_ctzll(mask));
+                    for (uint64_t mask = mkrt__bitmap_take(mkrt__mk_frontier_bitmap(f, cur), w); mask != 0;
+                         mask &= mask - 1, ran++) {
+                        const uint32_t v = (uint32_t)(w * 64 + mkrt__bitmap_lowest(mask));
                         uint64_t base = atomic_load_explicit((_Atomic uint64_t *)&cells[v], memory_order_relaxed);
                         mkrt__mk_expand(&bt->g, cells, f, nxt, level % 3, cap, v, base, 0, 1, &bt->edges,
                                        &bt->changed);
@@ -249,6 +248,60 @@ static inline int mkrt__mk_loop_traverse(mkrt__mk_control *ctl, mkrt__mk_desc *d
     /* Every length back to 0 for the next batch (the bits are). */
     for (int i = 0; i < 3; i++)
         atomic_store_explicit((_Atomic uint64_t *)&f->len[i], 0, memory_order_relaxed); /* relaxed: as above */
+    return 0;
+}
+
+/* Before each round of a job batch's traversals: the watchdog's sign of
+ * life, the injected hang and the level nap, as for the RELAX traversal. */
+typedef struct mkrt__mk_loop_jobs_ctx {
+    mkrt__mk_control *ctl;
+    mkrt__mk_desc *d;
+    uint64_t seq;
+    const mkrt__mk_loop_hooks *h;
+    _Atomic uint64_t *progress;
+    uint64_t rounds;
+} mkrt__mk_loop_jobs_ctx;
+
+static inline int mkrt__mk_loop_jobs_pre(void *p, uint32_t round)
+{
+    mkrt__mk_loop_jobs_ctx *c = p;
+    if (mkrt__mk_loop_hang(c->ctl, c->h, c->seq, c->d->layers + round, c->progress))
+        return 1;
+    if (round != 0) {
+        c->rounds++;
+        /* relaxed: a sign of life for the watchdog, no data with it. */
+        atomic_store_explicit(&c->ctl->levels_run,
+                              atomic_load_explicit(&c->ctl->levels_run, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+        /* release: a diagnostic word, read by the watchdog with acquire. */
+        atomic_store_explicit(&c->progress[0], (uint64_t)(c->d->layers + round) << 32, memory_order_release);
+        /* relaxed: a test knob, no data with it. */
+        uint64_t nap = c->h->level_nap_ns != NULL ? atomic_load_explicit(c->h->level_nap_ns, memory_order_relaxed) : 0;
+        if (nap != 0)
+            mkrt__mk_loop_nap((long)nap);
+    }
+    return 0;
+}
+
+/* A job batch's traversals (protocol.h, "Traversal jobs"), all at once to
+ * their ends; the rounds count as the batch's levels. Returns 1 when an
+ * injected hang was released by shutdown. */
+static inline int mkrt__mk_loop_jobs(mkrt__mk_control *ctl, mkrt__mk_desc *d, uint64_t seq,
+                                     const mkrt__mk_loop_hooks *h, mkrt__mk_loop_batch *bt,
+                                     _Atomic uint64_t *progress, uint32_t blocks)
+{
+    mkrt__mk_trav ts[MKRT_MK_JOBS_MAX];
+    const uint32_t n = d->njobs < MKRT_MK_JOBS_MAX ? d->njobs : MKRT_MK_JOBS_MAX;
+    for (uint32_t i = 0; i < n; i++) {
+        mkrt__mk_job *j = &ctl->jobs[seq & 1][i];
+        ts[i].job = j;
+        mkrt__mk_trav_begin(&ts[i], &bt->g, (uint64_t *)mkrt__mk_loop_at(h, j->values), mkrt__mk_loop_at(h, j->aux),
+                            mkrt__mk_loop_at(h, j->bits));
+    }
+    mkrt__mk_loop_jobs_ctx c = {ctl, d, seq, h, progress, 0};
+    if (mkrt__mk_trav_run(ts, n, &bt->g, blocks, mkrt__mk_loop_jobs_pre, &c))
+        return 1;
+    bt->levels += c.rounds + 1; /* the edges are each job's (its record), counted by its source */
     return 0;
 }
 
@@ -331,6 +384,8 @@ static inline void mkrt__mk_loop_run(mkrt__mk_control *ctl, const mkrt__mk_loop_
                 bt.layer_barriers += kind == MKRT_MK_BARRIER_LAYER;
             }
             if (d->traverse && bt.has_graph && mkrt__mk_loop_traverse(ctl, d, seq, h, &bt, progress, blocks))
+                return;
+            if (d->njobs != 0 && bt.has_graph && mkrt__mk_loop_jobs(ctl, d, seq, h, &bt, progress, blocks))
                 return;
             ctl->result[seq & 1].edges = bt.edges;
             ctl->result[seq & 1].changed = bt.changed;

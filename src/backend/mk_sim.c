@@ -9,6 +9,7 @@
 #include "base/waitq.h"
 #include "backend/mk_loop.h"
 #include "backend/mk_sim.h"
+#include "backend/mk_trav.h"
 
 static int sim_loop(void *p)
 {
@@ -72,16 +73,25 @@ mkrt_status mkrt__mk_sim_start(mkrt__mk_sim *s, uint32_t cells, uint32_t capacit
 }
 
 mkrt_status mkrt__mk_sim_graph(mkrt__mk_sim *s, uint32_t vertices, const uint64_t *offsets, const uint32_t *targets,
-                               const uint32_t *weights, uint32_t cap, mkrt_error *err)
+                               const uint32_t *weights, uint32_t cap, uint32_t jobs, mkrt_error *err)
 {
     size_t bytes = (size_t)mkrt__mk_frontier_bytes(vertices, cap);
+    size_t jbytes = (size_t)jobs * (size_t)mkrt__mk_job_bits_bytes(vertices);
     void *f = mkrt__alloc_zeroed(bytes, MKRT_CACHE_LINE);
-    if (f == NULL)
+    void *jb = jbytes != 0 ? mkrt__alloc_zeroed(jbytes, MKRT_CACHE_LINE) : NULL;
+    if (f == NULL || (jbytes != 0 && jb == NULL)) {
+        mkrt__free(f, bytes);
+        mkrt__free(jb, jbytes);
         return mkrt__error_set(err, MKRT_ENOMEM,
-                               "simulated megakernel: no memory for the frontier of %u vertices (%zu bytes). "
-                               "Fix: free memory.",
-                               vertices, bytes);
+                               "simulated megakernel: no memory for the frontier of %u vertices and %u "
+                               "traversal jobs (%zu bytes). Fix: free memory.",
+                               vertices, jobs, bytes + jbytes);
+    }
     mkrt__free(s->frontier, s->frontier_bytes);
+    mkrt__free(s->job_bits, s->job_bits_bytes);
+    s->job_bits = jb;
+    s->job_bits_bytes = jbytes;
+    s->jobs = jobs;
     s->frontier = f;
     s->frontier_bytes = bytes;
     s->ctl->graph_offsets = (uint64_t)(uintptr_t)offsets;
@@ -146,6 +156,7 @@ void mkrt__mk_sim_stop(mkrt__mk_sim *s)
     }
     mkrt__free(s->append_log, s->log_bytes);
     mkrt__free(s->frontier, s->frontier_bytes);
+    mkrt__free(s->job_bits, s->job_bits_bytes);
     memset(s, 0, sizeof *s);
 }
 
@@ -167,10 +178,33 @@ static void sim_device_describe(const void *ctx, char *buf, size_t len)
 
 static mkrt_status sim_device_graph_in(void *ctx, uint32_t vertices, const uint64_t *offsets,
                                        const uint32_t *targets, const uint32_t *weights, uint32_t cap,
-                                       uint64_t timeout_ns, mkrt_error *err)
+                                       uint32_t jobs, uint64_t timeout_ns, mkrt_error *err)
 {
     (void)timeout_ns; /* no kernel to wait for: the loop reads the graph between batches */
-    return mkrt__mk_sim_graph(ctx, vertices, offsets, targets, weights, cap, err);
+    return mkrt__mk_sim_graph(ctx, vertices, offsets, targets, weights, cap, jobs, err);
+}
+
+/* The job's host arrays are the simulated device's memory: used in place
+ * (nothing to copy either way); its bitmaps are the slot's. */
+static mkrt_status sim_device_job_in(void *ctx, uint32_t slot, void *values, size_t vbytes, void *aux,
+                                     size_t abytes, mkrt__mk_job *out, mkrt_error *err)
+{
+    const mkrt__mk_sim *s = ctx;
+    (void)vbytes, (void)abytes;
+    if (slot >= s->jobs)
+        return mkrt__error_set(err, MKRT_EINVAL, "simulated megakernel: job slot %u of %u. Fix: a bug in the "
+                                                 "megakernel backend.", slot, s->jobs);
+    out->values = (uint64_t)(uintptr_t)values;
+    out->aux = (uint64_t)(uintptr_t)aux;
+    out->bits = (uint64_t)(uintptr_t)((char *)s->job_bits + (size_t)slot * (s->job_bits_bytes / s->jobs));
+    return MKRT_OK;
+}
+
+static mkrt_status sim_device_job_out(void *ctx, uint32_t slot, void *values, size_t vbytes, void *aux,
+                                      size_t abytes, mkrt_error *err)
+{
+    (void)ctx, (void)slot, (void)values, (void)vbytes, (void)aux, (void)abytes, (void)err;
+    return MKRT_OK;
 }
 
 /* The simulated device keeps its frontier; the graph's arrays are the
@@ -184,6 +218,9 @@ static void sim_device_memory(const void *ctx, uint64_t *resident, uint64_t *bud
     if (v != 0) {
         const uint64_t edges = ((const uint64_t *)(uintptr_t)s->ctl->graph_offsets)[v];
         *resident += (v + 1) * sizeof(uint64_t) + edges * sizeof(uint32_t) * (s->ctl->graph_weights != 0 ? 2 : 1);
+        /* The job slots as a device holds them (values, aux, bitmaps), the
+         * values being the traversals' host arrays here. */
+        *resident += (uint64_t)s->jobs * mkrt__mk_job_slot_bytes((uint32_t)v);
     }
     *budget = 0;
 }
@@ -210,6 +247,8 @@ const mkrt__mk_device mkrt__mk_sim_device = {
     .stop = sim_device_stop,
     .describe = sim_device_describe,
     .graph_in = sim_device_graph_in,
+    .job_in = sim_device_job_in,
+    .job_out = sim_device_job_out,
     .memory = sim_device_memory,
 #ifdef MKRT_TEST_HOOKS
     .inject_hang = sim_device_inject_hang,

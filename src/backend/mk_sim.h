@@ -38,6 +38,9 @@ typedef struct mkrt__mk_sim {
 #endif
     void *frontier;                    /* the traversal's frontier (protocol.h) */
     size_t frontier_bytes;
+    void *job_bits;                    /* the job slots' bitmaps (protocol.h, "Traversal jobs") */
+    size_t job_bits_bytes;
+    uint32_t jobs;                     /* job slots */
     mkrt__thread thread;
     bool running; /* thread started and not yet joined */
 } mkrt__mk_sim;
@@ -53,7 +56,7 @@ mkrt_status mkrt__mk_sim_start(mkrt__mk_sim *s, uint32_t cells, uint32_t capacit
  * memory: the arrays are borrowed) and a zeroed frontier with queues of
  * cap vertices, replacing the one before. Call while no batch runs. */
 mkrt_status mkrt__mk_sim_graph(mkrt__mk_sim *s, uint32_t vertices, const uint64_t *offsets, const uint32_t *targets,
-                               const uint32_t *weights, uint32_t cap, mkrt_error *err);
+                               const uint32_t *weights, uint32_t cap, uint32_t jobs, mkrt_error *err);
 /* The device operations for mkrt__mk_host (ctx = the sim). */
 extern const mkrt__mk_device_ops mkrt__mk_sim_ops;
 /* Sets shutdown, joins the loop (bounded: a hung sim is told to give up)

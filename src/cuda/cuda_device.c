@@ -18,9 +18,22 @@ static void cuda_describe(const void *ctx, char *buf, size_t len)
 }
 
 static mkrt_status cuda_graph_in(void *ctx, uint32_t vertices, const uint64_t *offsets, const uint32_t *targets,
-                                 const uint32_t *weights, uint32_t cap, uint64_t timeout_ns, mkrt_error *err)
+                                 const uint32_t *weights, uint32_t cap, uint32_t jobs, uint64_t timeout_ns,
+                                 mkrt_error *err)
 {
-    return mkrt__cuda_engine_graph(ctx, vertices, offsets, targets, weights, cap, timeout_ns, err);
+    return mkrt__cuda_engine_graph(ctx, vertices, offsets, targets, weights, cap, jobs, timeout_ns, err);
+}
+
+static mkrt_status cuda_job_in(void *ctx, uint32_t slot, void *values, size_t vbytes, void *aux, size_t abytes,
+                               mkrt__mk_job *out, mkrt_error *err)
+{
+    return mkrt__cuda_engine_job_in(ctx, slot, values, vbytes, aux, abytes, out, err);
+}
+
+static mkrt_status cuda_job_out(void *ctx, uint32_t slot, void *values, size_t vbytes, void *aux, size_t abytes,
+                                mkrt_error *err)
+{
+    return mkrt__cuda_engine_job_out(ctx, slot, values, vbytes, aux, abytes, err);
 }
 
 static void cuda_memory(const void *ctx, uint64_t *resident, uint64_t *budget)
@@ -62,6 +75,8 @@ const mkrt__mk_device mkrt__cuda_device = {
     .stop = cuda_stop,
     .describe = cuda_describe,
     .graph_in = cuda_graph_in,
+    .job_in = cuda_job_in,
+    .job_out = cuda_job_out,
     .memory = cuda_memory,
 };
 
@@ -71,6 +86,8 @@ const mkrt__mk_device mkrt__cuda_state_device = {
     .stop = cuda_stop,
     .describe = cuda_describe,
     .graph_in = cuda_graph_in,
+    .job_in = cuda_job_in,
+    .job_out = cuda_job_out,
     .memory = cuda_memory,
     .state_in = cuda_state_in,
     .state_out = cuda_state_out,

@@ -84,8 +84,8 @@ static void release_all(mkrt__cuda_engine *e)
         cu->cuMemFree(e->d_progress);
     if (e->bounce != NULL)
         cu->cuMemFreeHost(e->bounce);
-    CUdeviceptr graph[5] = {e->d_counters, e->d_offsets, e->d_targets, e->d_weights, e->d_frontier};
-    for (int i = 0; i < 5; i++)
+    CUdeviceptr graph[6] = {e->d_counters, e->d_offsets, e->d_targets, e->d_weights, e->d_frontier, e->d_jobs};
+    for (int i = 0; i < 6; i++)
         if (graph[i] != 0)
             cu->cuMemFree(graph[i]);
     if (e->d_log != 0)
@@ -612,7 +612,7 @@ static mkrt_status graph_copy(mkrt__cuda_engine *e, CUdeviceptr *dev, const void
 }
 
 mkrt_status mkrt__cuda_engine_graph(mkrt__cuda_engine *e, uint32_t vertices, const uint64_t *offsets,
-                                    const uint32_t *targets, const uint32_t *weights, uint32_t cap,
+                                    const uint32_t *targets, const uint32_t *weights, uint32_t cap, uint32_t jobs,
                                     uint64_t timeout_ns, mkrt_error *err)
 {
     CUresult r = bind(e);
@@ -623,8 +623,9 @@ mkrt_status mkrt__cuda_engine_graph(mkrt__cuda_engine *e, uint32_t vertices, con
         /* The kernel is off the GPU: the graph before goes, the new one comes. */
         e->ctl->vertices = 0;
         e->ctl->frontier = 0;
-        CUdeviceptr *old[4] = {&e->d_offsets, &e->d_targets, &e->d_weights, &e->d_frontier};
-        for (int i = 0; i < 4; i++)
+        CUdeviceptr *old[5] = {&e->d_offsets, &e->d_targets, &e->d_weights, &e->d_frontier, &e->d_jobs};
+        e->jobs = 0;
+        for (int i = 0; i < 5; i++)
             if (*old[i] != 0) {
                 e->cu.cuMemFree(*old[i]);
                 *old[i] = 0;
@@ -646,6 +647,13 @@ mkrt_status mkrt__cuda_engine_graph(mkrt__cuda_engine *e, uint32_t vertices, con
             st = graph_copy(e, &e->d_weights, weights, (size_t)edges * sizeof *weights, err);
         if (st == MKRT_OK)
             st = graph_copy(e, &e->d_frontier, zero, fbytes, err);
+        /* The traversal jobs' slots (protocol.h, "Traversal jobs"): the
+         * device clears their bitmaps and the host copies each job's first
+         * values in, so nothing to copy now. */
+        const size_t slot = (size_t)mkrt__mk_job_slot_bytes(vertices);
+        if (st == MKRT_OK && jobs != 0 && (r = dev_alloc(e, &e->d_jobs, (size_t)jobs * slot)) != MKRT_CUDA_SUCCESS)
+            st = cuda_fail(e, err, "cuMemAlloc of the traversal jobs' slots", r,
+                           "free device memory or use a smaller graph; the traversals run on the host.");
         if (st == MKRT_OK && (r = e->cu.cuStreamSynchronize(e->copy)) != MKRT_CUDA_SUCCESS)
             st = cuda_fail(e, err, "cuStreamSynchronize of the graph's copies", r, "see the CUDA error.");
         mkrt__free(zero, fbytes);
@@ -658,11 +666,60 @@ mkrt_status mkrt__cuda_engine_graph(mkrt__cuda_engine *e, uint32_t vertices, con
             e->ctl->frontier = e->d_frontier;
             e->ctl->frontier_cap = cap;
             e->ctl->vertices = vertices;
+            e->jobs = jobs;
+            e->job_slot_bytes = slot;
         }
     }
     /* relaxed: the next launch (the doorbell's relaunch) publishes it. */
     atomic_store_explicit(&e->ctl->evict, 0, memory_order_relaxed);
     return st;
+}
+
+/* A job slot: values | aux | bitmaps (mkrt__mk_job_slot_bytes). */
+static CUdeviceptr slot_at(const mkrt__cuda_engine *e, uint32_t slot)
+{
+    return e->d_jobs + (CUdeviceptr)slot * e->job_slot_bytes;
+}
+
+static mkrt_status job_copy(mkrt__cuda_engine *e, uint32_t slot, void *values, size_t vbytes, void *aux,
+                            size_t abytes, bool to_device, mkrt_error *err)
+{
+    if (slot >= e->jobs)
+        return mkrt__error_set(err, MKRT_EINVAL, "CUDA engine: job slot %u of %u. Fix: a bug in the megakernel "
+                                                 "backend.", slot, e->jobs);
+    const CUdeviceptr v = slot_at(e, slot), a = v + (CUdeviceptr)e->ctl->vertices * 8u;
+    CUresult r = bind(e);
+    /* On the copy stream, a non-blocking one: the resident kernel is not
+     * waited for (it is between batches: no job batch is in flight). */
+    if (r == MKRT_CUDA_SUCCESS && vbytes > 0)
+        r = to_device ? e->cu.cuMemcpyHtoDAsync(v, values, vbytes, e->copy) : e->cu.cuMemcpyDtoHAsync(values, v, vbytes, e->copy);
+    if (r == MKRT_CUDA_SUCCESS && abytes > 0)
+        r = to_device ? e->cu.cuMemcpyHtoDAsync(a, aux, abytes, e->copy) : e->cu.cuMemcpyDtoHAsync(aux, a, abytes, e->copy);
+    if (r == MKRT_CUDA_SUCCESS)
+        r = e->cu.cuStreamSynchronize(e->copy);
+    if (r != MKRT_CUDA_SUCCESS)
+        return cuda_fail(e, err, to_device ? "copy of a traversal's values to the device"
+                                           : "copy of a traversal's values from the device",
+                         r, "see the CUDA error; the traversal runs again on the host.");
+    return MKRT_OK;
+}
+
+mkrt_status mkrt__cuda_engine_job_in(mkrt__cuda_engine *e, uint32_t slot, void *values, size_t vbytes, void *aux,
+                                     size_t abytes, mkrt__mk_job *out, mkrt_error *err)
+{
+    mkrt_status st = job_copy(e, slot, values, vbytes, aux, abytes, true, err);
+    if (st != MKRT_OK)
+        return st;
+    out->values = slot_at(e, slot);
+    out->aux = out->values + (uint64_t)e->ctl->vertices * 8u;
+    out->bits = out->aux + (uint64_t)e->ctl->vertices * 4u;
+    return MKRT_OK;
+}
+
+mkrt_status mkrt__cuda_engine_job_out(mkrt__cuda_engine *e, uint32_t slot, void *values, size_t vbytes, void *aux,
+                                      size_t abytes, mkrt_error *err)
+{
+    return job_copy(e, slot, values, vbytes, aux, abytes, false, err);
 }
 
 /* Device-resident state: copies on the state stream, completed before

@@ -131,6 +131,11 @@ typedef struct mkrt__cuda_engine {
      * frontier, allocated while the kernel is off the GPU (graph). */
     CUdeviceptr d_counters;
     CUdeviceptr d_offsets, d_targets, d_weights, d_frontier;
+    /* The traversal jobs' slots (protocol.h, "Traversal jobs"), with the
+     * graph: jobs of job_slot_bytes each, in one allocation. */
+    CUdeviceptr d_jobs;
+    uint32_t jobs;
+    size_t job_slot_bytes;
     bool user_ops;            /* linked with user PTX */
     bool launched;
     bool copy_pending;        /* a staged HtoD copy not yet flushed */
@@ -155,7 +160,8 @@ extern const mkrt__mk_device_ops mkrt__cuda_engine_ops;
 bool mkrt__cuda_engine_stop(mkrt__cuda_engine *e, uint64_t timeout_ns);
 
 /* Copies the registered graph to the device and allocates a zeroed
- * frontier with queues of cap vertices (replacing the ones before), for
+ * frontier with queues of cap vertices and `jobs` traversal job slots
+ * (replacing the ones before), for
  * the traversals (protocol.h). No batch may be in flight. Allocations and
  * synchronous copies wait for a running kernel, so it first asks the
  * kernel to leave (evict) and waits up to timeout_ns for it to be gone;
@@ -163,8 +169,15 @@ bool mkrt__cuda_engine_stop(mkrt__cuda_engine *e, uint64_t timeout_ns);
  * would not leave, an allocation or a copy failed; the graph is then not
  * on the device). */
 mkrt_status mkrt__cuda_engine_graph(mkrt__cuda_engine *e, uint32_t vertices, const uint64_t *offsets,
-                                    const uint32_t *targets, const uint32_t *weights, uint32_t cap,
+                                    const uint32_t *targets, const uint32_t *weights, uint32_t cap, uint32_t jobs,
                                     uint64_t timeout_ns, mkrt_error *err);
+/* A traversal job's first values into slot `slot` (and its device
+ * addresses into *out), and a finished job's back: copies on the copy
+ * stream, completed before returning (mk_device.h, job_in/job_out). */
+mkrt_status mkrt__cuda_engine_job_in(mkrt__cuda_engine *e, uint32_t slot, void *values, size_t vbytes, void *aux,
+                                     size_t abytes, mkrt__mk_job *out, mkrt_error *err);
+mkrt_status mkrt__cuda_engine_job_out(mkrt__cuda_engine *e, uint32_t slot, void *values, size_t vbytes, void *aux,
+                                      size_t abytes, mkrt_error *err);
 
 /* Device-resident state (backend.h's state_in .. log_read): explicit
  * copies on the engine's state stream, a non-blocking stream, so they run

@@ -20,7 +20,10 @@
 // resident_ns at a batch boundary) and the host relaunches it (protocol.h).
 // A batch with RELAX items and the graph on the device runs its traversal
 // after its layers, level after level with a grid barrier between levels
-// (protocol.h, "Traversals on the device"; mk_loop.h is its C twin).
+// (protocol.h, "Traversals on the device"; mk_loop.h is its C twin). A
+// job batch runs the public traversals it carries (BFS, SSSP, CC,
+// PageRank) whole, all at once, one round of levels per grid barrier
+// (protocol.h, "Traversal jobs"; backend/mk_trav.h is its C twin).
 // Release builds only (-O3); a -G build is slow but follows the same
 // bounded protocol.
 //
@@ -31,7 +34,9 @@
 #include <cooperative_groups.h>
 #include <cuda/atomic>
 
+#include "base/bitmap.h"
 #include "cuda/protocol.h"
+#include "ops/pull_rule.h"
 
 #ifndef MKRT_MK_USER_OPS
 #define MKRT_MK_USER_OPS 0
@@ -361,8 +366,7 @@ __device__ uint32_t traverse(mkrt__mk_control *ctl, const mk_env &env, uint32_t 
             for (uint64_t i = warp; i < n; i += warps, ran++) {
                 const uint32_t v = __ldcg(&f.queue[2 * i + cur]);
                 if (lane == 0)
-                    atomicAnd(reinterpret_cast<unsigned long long *>(mkrt__mk_frontier_word(&f, cur, v / 64)),
-                              ~(1ull << (v % 64)));
+                    mkrt__bitmap_clear(mkrt__mk_frontier_bitmap(&f, cur), v);
                 const uint64_t base = *reinterpret_cast<volatile uint64_t *>(&cells[v]);
                 mkrt__mk_expand(&gr.g, cells, &f, nxt, level % 3, gr.cap, v, base, lane, 32, &edges, &changed);
             }
@@ -370,10 +374,10 @@ __device__ uint32_t traverse(mkrt__mk_control *ctl, const mk_env &env, uint32_t 
             for (uint64_t w = warp; w < words; w += warps) {
                 unsigned long long mask = 0;
                 if (lane == 0)
-                    mask = atomicExch(reinterpret_cast<unsigned long long *>(mkrt__mk_frontier_word(&f, cur, w)), 0ull);
+                    mask = mkrt__bitmap_take(mkrt__mk_frontier_bitmap(&f, cur), w);
                 mask = __shfl_sync(0xffffffffu, mask, 0);
                 for (; mask != 0; mask &= mask - 1, ran++) {
-                    const uint32_t v = (uint32_t)(w * 64 + (uint64_t)(__ffsll((long long)mask) - 1));
+                    const uint32_t v = (uint32_t)(w * 64 + mkrt__bitmap_lowest(mask));
                     const uint64_t base = *reinterpret_cast<volatile uint64_t *>(&cells[v]);
                     mkrt__mk_expand(&gr.g, cells, &f, nxt, level % 3, gr.cap, v, base, lane, 32, &edges, &changed);
                 }
@@ -387,6 +391,273 @@ __device__ uint32_t traverse(mkrt__mk_control *ctl, const mk_env &env, uint32_t 
     add_counts(env, edges, changed);
     grid.sync(); // the counts are in before the batch's result is taken
     return level - 1;
+}
+
+// ---- Traversal jobs (protocol.h, "Traversal jobs"; backend/mk_trav.h is
+// the same loop in C, which the simulated device and the stand-in driver
+// run). Each warp takes words of a level's bitmaps grid-stride, its lanes
+// sharing each vertex's edges (job_level); the grid
+// barrier ends a round, in which every live job ran one level. The counts
+// a level takes (its next frontier's vertices and edges, PageRank's L1
+// change) go to rotating slots in device memory (level l adds to slot l %
+// 3 and zeroes slot (l + 1) % 3, read two levels ago), and after the
+// barrier thread 0 reads them and takes the decision (BFS's direction by
+// ops/pull_rule.h, the job's end) into the jobs' state, which every thread
+// reads after a second barrier, so the grid stays uniform.
+struct mk_job_counts {
+    unsigned long long nf[3], mf[3];
+    double change[3];
+    unsigned long long edges;
+};
+__device__ mk_job_counts g_job_counts[MKRT_MK_JOBS_MAX];
+
+// A job's state (g_job_run: thread 0 writes it, every thread reads it).
+struct mk_job_run {
+    uint32_t kind, root, level, iterations, max_iterations;
+    bool live, pull, pulls;
+    uint64_t nf, mf, unsettled, pushed, pulled;
+    double damping, tolerance;
+    uint64_t *values;
+    unsigned *labels, *contrib;
+    double *score;
+    mkrt__bitmap *bits; // F0 | F1 | F2 | visited, words each
+};
+
+__device__ __forceinline__ uint64_t mk_deg(const mkrt__mk_graph_view &g, uint32_t v)
+{
+    return g.offsets[v + 1] - g.offsets[v];
+}
+
+// One level of job j: each warp takes words grid-stride (lane 0 takes or
+// reads the word, the warp shares it), and for each of the word's
+// vertices its 32 lanes share the vertex's edges, as the RELAX
+// traversal's levels do (a hub's edges are not one thread's). A pulled
+// BFS vertex looks at 32 edges at a time and takes the first neighbour
+// in the frontier (a ballot); PageRank's gather is a warp sum. Adds the
+// level's counts.
+__device__ __noinline__ void job_level(const mk_job_run &j, mk_job_counts *c, const mkrt__mk_graph_view &g,
+                                       uint64_t words, uint64_t tid, uint64_t nthreads)
+{
+    const uint32_t lane = (uint32_t)(tid & 31u);
+    const uint64_t warp = tid >> 5, warps = nthreads >> 5;
+    mkrt__bitmap *cur = j.bits + (j.level % 3) * words, *nxt = j.bits + ((j.level + 1) % 3) * words;
+    mkrt__bitmap *clear = j.bits + ((j.level + 2) % 3) * words, *visited = j.bits + 3 * words;
+    unsigned long long nf = 0, mf = 0, edges = 0;
+    double change = 0;
+    const uint64_t depth = (uint64_t)(j.level + 1) << 32;
+    for (uint64_t w = warp; w < words; w += warps) {
+        unsigned long long mask = 0;
+        if (lane == 0) {
+            mkrt__bitmap_word_set(clear, w, 0); // read last level, marked next level
+            if (j.kind == MKRT_MK_JOB_BFS && j.pull) {
+                mask = ~mkrt__bitmap_word(visited, w); // the unvisited: this warp owns word w of visited
+                if (w == words - 1 && g.vertices % 64 != 0)
+                    mask &= (1ull << (g.vertices % 64)) - 1;
+            } else if (j.kind <= MKRT_MK_JOB_SSSP) {
+                mask = mkrt__bitmap_take(cur, w);
+            } else { // CC, PageRank: every vertex of the word
+                const uint64_t left = (uint64_t)g.vertices - w * 64;
+                mask = left >= 64 ? ~0ull : (1ull << left) - 1;
+            }
+        }
+        mask = __shfl_sync(0xffffffffu, mask, 0);
+        for (; mask != 0; mask &= mask - 1) {
+            const uint32_t v = (uint32_t)(w * 64 + mkrt__bitmap_lowest(mask));
+            const uint64_t lo = g.offsets[v], hi = g.offsets[v + 1];
+            if (j.kind == MKRT_MK_JOB_BFS && !j.pull) {
+                for (uint64_t e = lo + lane; e < hi; e += 32, edges++) {
+                    const uint32_t u = g.targets[e];
+                    if (mkrt__bitmap_set_new(visited, u)) {
+                        j.values[u] = depth | v;
+                        mkrt__bitmap_set(nxt, u);
+                        nf++;
+                        mf += mk_deg(g, u);
+                    }
+                }
+            } else if (j.kind == MKRT_MK_JOB_BFS) { // pulled: v unvisited, its first neighbour in the frontier
+                for (uint64_t base = lo; base < hi; base += 32) {
+                    const uint64_t e = base + lane;
+                    const bool in = e < hi && mkrt__bitmap_test(cur, g.targets[e]);
+                    const unsigned hit = __ballot_sync(0xffffffffu, in);
+                    if (hit == 0) {
+                        if (lane == 0)
+                            edges += hi - base < 32 ? hi - base : 32;
+                        continue;
+                    }
+                    const uint32_t first = (uint32_t)__ffs((int)hit) - 1;
+                    if (lane == first) {
+                        j.values[v] = depth | g.targets[e];
+                        mkrt__bitmap_set(visited, v);
+                        mkrt__bitmap_set(nxt, v);
+                        nf++;
+                        mf += hi - lo;
+                    }
+                    if (lane == 0)
+                        edges += first + 1;
+                    break;
+                }
+            } else if (j.kind == MKRT_MK_JOB_SSSP) {
+                const uint64_t d = *reinterpret_cast<volatile uint64_t *>(&j.values[v]);
+                for (uint64_t e = lo + lane; e < hi; e += 32, edges++) {
+                    const uint32_t u = g.targets[e];
+                    if (mkrt__ops_atomic_min(&j.values[u], mkrt__ops_add_sat(d, g.weights != 0 ? g.weights[e] : 1)) &&
+                        mkrt__bitmap_set_new(nxt, u))
+                        nf++;
+                }
+            } else if (j.kind == MKRT_MK_JOB_CC) {
+                for (uint64_t e = lo + lane; e < hi; e += 32, edges++) {
+                    const uint32_t u = g.targets[e];
+                    const unsigned lv = __ldcg(&j.labels[v]), lu = __ldcg(&j.labels[u]);
+                    if (lu < lv)
+                        nf += atomicMin(&j.labels[v], lu) > lu;
+                    else if (lv < lu)
+                        nf += atomicMin(&j.labels[u], lv) > lv;
+                }
+            } else { // PageRank
+                double sum = 0;
+                for (uint64_t e = lo + lane; e < hi; e += 32, edges++)
+                    sum += __uint_as_float(__ldcg(&j.contrib[g.targets[e]]));
+                for (int o = 16; o > 0; o >>= 1)
+                    sum += __shfl_down_sync(0xffffffffu, sum, o);
+                if (lane == 0) {
+                    const double now = (1.0 - j.damping) / g.vertices + j.damping * sum;
+                    change += fabs(now - j.score[v]);
+                    j.score[v] = now;
+                    __stcg(&j.contrib[v], __float_as_uint(hi > lo ? (float)(now / (double)(hi - lo)) : 0.0f));
+                }
+            }
+        }
+    }
+    const uint32_t s = j.level % 3;
+    if (nf != 0)
+        atomicAdd(&c->nf[s], nf);
+    if (mf != 0)
+        atomicAdd(&c->mf[s], mf);
+    if (edges != 0)
+        atomicAdd(&c->edges, edges);
+    if (change != 0)
+        atomicAdd(&c->change[s], change);
+    if (tid == 0) { // read two levels ago, added to at the next one
+        c->nf[(j.level + 1) % 3] = c->mf[(j.level + 1) % 3] = 0;
+        c->change[(j.level + 1) % 3] = 0;
+    }
+}
+
+// The job's next level from its counts (thread 0, between the round's barriers).
+__device__ void job_next(mk_job_run &j, mk_job_counts *c, uint32_t vertices)
+{
+    const uint32_t s = j.level % 3;
+    const uint64_t nf = *reinterpret_cast<volatile unsigned long long *>(&c->nf[s]);
+    const uint64_t mf = *reinterpret_cast<volatile unsigned long long *>(&c->mf[s]);
+    if (j.pull)
+        j.pulled++;
+    else
+        j.pushed++;
+    j.level++;
+    if (j.kind == MKRT_MK_JOB_PR) {
+        j.iterations++;
+        j.live = *reinterpret_cast<volatile double *>(&c->change[s]) >= j.tolerance && j.iterations < j.max_iterations;
+    } else if (j.kind == MKRT_MK_JOB_BFS) {
+        j.unsettled -= mf < j.unsettled ? mf : j.unsettled;
+        j.pull = j.pulls && mkrt__ops_pull_rule(nf, mf, j.unsettled, vertices, j.pull);
+        j.live = nf != 0;
+    } else {
+        j.live = nf != 0;
+    }
+}
+
+// The jobs' state, kept by thread 0 between the round's two barriers and
+// read by every thread after the second (past L1: another block wrote it).
+__device__ mk_job_run g_job_run[MKRT_MK_JOBS_MAX];
+
+__device__ __forceinline__ mk_job_run load_run(uint32_t i)
+{
+    mk_job_run j;
+    const unsigned long long *src = reinterpret_cast<const unsigned long long *>(&g_job_run[i]);
+    unsigned long long *dst = reinterpret_cast<unsigned long long *>(&j);
+    for (uint32_t k = 0; k < sizeof j / 8; k++)
+        dst[k] = __ldcg(src + k);
+    return j;
+}
+
+// A job batch's traversals, by the whole grid; returns the rounds run.
+__device__ __noinline__ uint32_t run_jobs(mkrt__mk_control *ctl, const mk_env &env, uint64_t seq, uint32_t layers,
+                                          uint32_t njobs, cg::grid_group &grid, const mk_graph &gr)
+{
+    const mkrt__mk_graph_view &g = gr.g;
+    const uint64_t words = mkrt__mk_frontier_words(g.vertices);
+    const uint64_t tid = grid.thread_rank(), nthreads = grid.size();
+    mkrt__mk_job *rec = ctl->jobs[seq & 1];
+    const uint32_t n = njobs < MKRT_MK_JOBS_MAX ? njobs : MKRT_MK_JOBS_MAX;
+    if (tid == 0)
+        for (uint32_t i = 0; i < n; i++) { // the records, host-mapped: read once
+            mk_job_run &j = g_job_run[i];
+            j.kind = rec[i].kind;
+            j.root = rec[i].root;
+            j.pulls = rec[i].pulls != 0;
+            j.max_iterations = rec[i].max_iterations;
+            j.damping = rec[i].damping;
+            j.tolerance = rec[i].tolerance;
+            j.values = reinterpret_cast<uint64_t *>(rec[i].values);
+            j.labels = reinterpret_cast<unsigned *>(rec[i].values);
+            j.score = reinterpret_cast<double *>(rec[i].values);
+            j.contrib = reinterpret_cast<unsigned *>(rec[i].aux);
+            j.bits = reinterpret_cast<mkrt__bitmap *>(rec[i].bits);
+            j.level = j.iterations = 0;
+            j.live = true;
+            j.pull = false;
+            j.pushed = j.pulled = 0;
+            j.nf = 1;
+            j.mf = j.kind <= MKRT_MK_JOB_SSSP ? mk_deg(g, j.root) : 0;
+            j.unsettled = g.offsets[g.vertices] - j.mf;
+            g_job_counts[i] = mk_job_counts{};
+        }
+    grid.sync();
+    for (uint32_t i = 0; i < n; i++) { // every bitmap clear
+        mkrt__bitmap *bits = load_run(i).bits;
+        for (uint64_t w = tid; w < 4 * words; w += nthreads)
+            mkrt__bitmap_word_set(bits, w, 0);
+    }
+    grid.sync();
+    if (tid == 0)
+        for (uint32_t i = 0; i < n; i++)
+            if (g_job_run[i].kind <= MKRT_MK_JOB_SSSP) { // the root in F[0] and visited
+                mkrt__bitmap_set(g_job_run[i].bits, g_job_run[i].root);
+                mkrt__bitmap_set(g_job_run[i].bits + 3 * words, g_job_run[i].root);
+            }
+    grid.sync();
+    cuda::atomic_ref<uint64_t, cuda::thread_scope_system> run(ctl->levels_run);
+    const uint64_t run0 = tid == 0 ? run.load(cuda::memory_order_relaxed) : 0;
+    uint32_t round = 0;
+    for (;; round++) {
+        bool live = false;
+        for (uint32_t i = 0; i < n; i++)
+            live |= __ldcg(reinterpret_cast<const unsigned char *>(&g_job_run[i].live)) != 0;
+        if (!live)
+            break;
+        for (uint32_t i = 0; i < n; i++) {
+            mk_job_run j = load_run(i);
+            if (j.live)
+                job_level(j, &g_job_counts[i], g, words, tid, nthreads);
+        }
+        record_progress(ctl, env, layers + round, 0);
+        grid.sync();
+        if (tid == 0) {
+            for (uint32_t i = 0; i < n; i++)
+                if (g_job_run[i].live)
+                    job_next(g_job_run[i], &g_job_counts[i], g.vertices);
+            run.store(run0 + round + 1, cuda::memory_order_relaxed); // the watchdog's sign of life (protocol.h)
+        }
+        grid.sync(); // the next state is in before any thread reads it
+    }
+    if (tid == 0)
+        for (uint32_t i = 0; i < n; i++) { // the results into the records, before done
+            rec[i].levels_pushed = g_job_run[i].pushed;
+            rec[i].levels_pulled = g_job_run[i].pulled;
+            rec[i].edges = g_job_counts[i].edges;
+            rec[i].iterations = g_job_run[i].iterations;
+        }
+    return round;
 }
 
 // One thread: the batch's counts into result[] (zeroing the counters and
@@ -470,7 +741,12 @@ __device__ void mirror_batch(mkrt__mk_control *ctl, const mk_env &env, uint64_t 
     __threadfence(); // each writer's part is in before thread 0's release (after a __syncthreads)
 }
 
-extern "C" __global__ void __launch_bounds__(256) mkrt_megakernel(mkrt__mk_control *ctl)
+// At least 4 blocks of 256 threads per SM: 64 registers, as the kernel
+// used before the traversal jobs (which alone would take it to 128 and
+// halve the resident grid, 528 blocks on the H100 of bench/results/h100.md);
+// the jobs' code spills a little instead (ptxas: 202 bytes of spill
+// stores, 104 before). To be measured on the GPU both ways.
+extern "C" __global__ void __launch_bounds__(256, 4) mkrt_megakernel(mkrt__mk_control *ctl)
 {
     cg::grid_group grid = cg::this_grid();
     __shared__ uint64_t s_bell, s_last;
@@ -597,10 +873,13 @@ extern "C" __global__ void __launch_bounds__(256) mkrt_megakernel(mkrt__mk_contr
             // The traversal: every block takes the same decision (the
             // descriptor), so its grid barriers stay uniform.
             const bool trav = s_b.d.traverse && gr.on;
-            if (layers == 0 && !trav)
+            const bool jobs = s_b.d.njobs != 0 && gr.on;
+            if (layers == 0 && !trav && !jobs)
                 grid.sync(); // at least one barrier per batch: block 0 cannot bump the epoch twice
                              // before every block took the first
-            const uint32_t levels = trav ? traverse(ctl, env, layers, grid, gr) : 0;
+            uint32_t levels = trav ? traverse(ctl, env, layers, grid, gr) : 0;
+            if (jobs)
+                levels += run_jobs(ctl, env, seq, layers, s_b.d.njobs, grid, gr);
             if (grid.thread_rank() == 0) {
                 take_result(ctl, env, seq, levels, grid_n, layer_n);
                 publish_done(ctl, seq);

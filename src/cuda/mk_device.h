@@ -34,10 +34,23 @@ typedef struct mkrt__mk_device {
     /* What it is, in a line (mkrt_backend_describe). */
     void (*describe)(const void *ctx, char *buf, size_t len);
     /* The registered graph (runtime/graph.c) and a frontier with queues of
-     * cap vertices, before any batch ran; timeout_ns bounds waiting for a
-     * running kernel to leave the GPU first. */
+     * cap vertices, and room for `jobs` traversal jobs (protocol.h,
+     * "Traversal jobs": mkrt__mk_job_slot_bytes each), before any batch
+     * ran; timeout_ns bounds waiting for a running kernel to leave the GPU
+     * first. */
     mkrt_status (*graph_in)(void *ctx, uint32_t vertices, const uint64_t *offsets, const uint32_t *targets,
-                            const uint32_t *weights, uint32_t cap, uint64_t timeout_ns, mkrt_error *err);
+                            const uint32_t *weights, uint32_t cap, uint32_t jobs, uint64_t timeout_ns,
+                            mkrt_error *err);
+    /* A job's arrays into job slot `slot` (below the graph_in's jobs), no
+     * job batch in flight: the run's first values (vbytes of values, and
+     * abytes of aux, may be 0) go to the device, and *out gets the device
+     * addresses of its values, aux and bitmaps. job_out copies a finished
+     * job's values (and aux) back. A device on the host's memory uses the
+     * host arrays in place. */
+    mkrt_status (*job_in)(void *ctx, uint32_t slot, void *values, size_t vbytes, void *aux, size_t abytes,
+                          mkrt__mk_job *out, mkrt_error *err);
+    mkrt_status (*job_out)(void *ctx, uint32_t slot, void *values, size_t vbytes, void *aux, size_t abytes,
+                           mkrt_error *err);
     /* Device memory: the bytes it holds for the runtime now (*resident)
      * and the budget it reported at start (*budget, 0: none, for a device
      * without memory of its own to report). */

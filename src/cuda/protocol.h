@@ -64,6 +64,23 @@
  * races with a read or an append. Between batches every bit and length is
  * 0. The whole traversal is one batch for the host: one doorbell, one
  * done; result[k & 1] says how many edges and levels it ran.
+ *
+ * Traversal jobs (issue 36): the public traversals (mkrt_traversal_*) on
+ * the device. A batch with desc.njobs != 0 runs the jobs of
+ * ctl->jobs[seq & 1] after its layers (a job batch has no items), all of
+ * them at once: round after round, every job that is not finished runs
+ * one level (BFS, SSSP), sweep (CC) or iteration (PageRank) over the
+ * whole grid, then a grid barrier; the device decides each next level
+ * itself (BFS's direction by Beamer's rule, ops/pull_rule.h, from the
+ * counts it took during the level), so the frontier never leaves the
+ * device between levels. A job's arrays are device memory the host set
+ * in its record: values (BFS: depth << 32 | parent; SSSP: distance; CC:
+ * uint32 labels; PageRank: double scores), aux (PageRank: the float
+ * contributions) and bits (three bitmaps of mkrt__mk_frontier_words
+ * words: this level, the next, visited). The host fills values and aux
+ * (the run's first values) and zeroes nothing: the device clears the
+ * bitmaps and seeds the root itself. The device writes the results into
+ * the record (levels, edges, iterations) before done.
  */
 #ifndef MKRT_CUDA_PROTOCOL_H
 #define MKRT_CUDA_PROTOCOL_H
@@ -82,6 +99,8 @@
 
 /* MKRT_MK_ERR_* (the error word's codes) and the ops' semantics: */
 #include "ops/builtin_ops.h"
+/* The frontiers' bitsets are base/bitmap.h's bitmaps (C and CUDA). */
+#include "base/bitmap.h"
 
 /* Failure-list status of an APPEND past the log's capacity: MKRT_EOVERFLOW. */
 #define MKRT_MK_FAIL_OVERFLOW 0xFFFFFFFCu
@@ -110,8 +129,27 @@ typedef struct mkrt__mk_desc {
     uint32_t traverse;      /* 1: the batch has RELAX items and the graph is on the
                              * device: it runs the traversal after its layers
                              * ("Traversals on the device" above); never one_block */
-    uint8_t pad[MKRT_MK_LINE - 56];
+    uint32_t njobs;         /* traversal jobs of the batch: ctl->jobs[seq & 1][0 .. njobs)
+                             * ("Traversal jobs" below); 0: none. Never one_block */
+    uint32_t pad32;
+    uint8_t pad[MKRT_MK_LINE - 64];
 } mkrt__mk_desc;
+
+/* Traversal jobs ("Traversal jobs" above). */
+#define MKRT_MK_JOBS_MAX 8u
+enum { MKRT_MK_JOB_BFS = 1, MKRT_MK_JOB_SSSP = 2, MKRT_MK_JOB_CC = 3, MKRT_MK_JOB_PR = 4 };
+typedef struct mkrt__mk_job {
+    uint32_t kind;           /* MKRT_MK_JOB_* */
+    uint32_t root;           /* BFS, SSSP */
+    uint32_t pulls;          /* BFS: the graph is symmetric, levels may run pulled */
+    uint32_t max_iterations; /* PageRank */
+    double damping, tolerance; /* PageRank */
+    uint64_t values, aux, bits; /* device addresses (above) */
+    /* Device -> host, written before done. */
+    uint64_t levels_pushed, levels_pulled, edges;
+    uint32_t iterations;
+    uint32_t pad;
+} mkrt__mk_job;
 
 typedef struct mkrt__mk_control {
     MKRT_MK_ATOMIC(uint64_t) doorbell;
@@ -181,11 +219,13 @@ typedef struct mkrt__mk_control {
     MKRT_MK_ATOMIC(uint64_t) levels_run;
     uint8_t pad9[MKRT_MK_LINE - 72];
     mkrt__mk_desc desc[2];
+    mkrt__mk_job jobs[2][MKRT_MK_JOBS_MAX]; /* a job batch's jobs, [seq & 1] (above) */
     MKRT_MK_ATOMIC(uint64_t) progress[MKRT_MK_MAX_BLOCKS];
 } mkrt__mk_control;
 
 #if !defined(__CUDACC__) && !defined(__cplusplus)
 _Static_assert(sizeof(mkrt__mk_desc) == MKRT_MK_LINE, "one descriptor per line");
+_Static_assert(sizeof(mkrt__mk_job) % 8 == 0, "jobs pack without holes");
 _Static_assert(sizeof(MKRT_MK_ATOMIC(uint64_t)) == 8, "device and host agree on word size");
 #endif
 
@@ -219,6 +259,19 @@ MKRT_OPS_FN uint64_t mkrt__mk_frontier_bytes(uint32_t vertices, uint32_t cap)
            2 * (uint64_t)cap * sizeof(uint32_t);
 }
 
+/* Bytes of a job's bitmaps (three frontiers and visited) for `vertices`. */
+MKRT_OPS_FN uint64_t mkrt__mk_job_bits_bytes(uint32_t vertices)
+{
+    return 4 * mkrt__mk_frontier_words(vertices) * sizeof(uint64_t);
+}
+
+/* Device bytes of one job slot: values (8 bytes a vertex), aux (4) and
+ * the bitmaps. */
+MKRT_OPS_FN uint64_t mkrt__mk_job_slot_bytes(uint32_t vertices)
+{
+    return (uint64_t)vertices * 12u + mkrt__mk_job_bits_bytes(vertices);
+}
+
 MKRT_OPS_FN mkrt__mk_frontier_view mkrt__mk_frontier_at(void *base, uint32_t vertices)
 {
     mkrt__mk_frontier_view f;
@@ -235,6 +288,12 @@ MKRT_OPS_FN uint64_t *mkrt__mk_frontier_word(const mkrt__mk_frontier_view *f, ui
     return &f->bits[p * f->words + w];
 }
 
+/* Parity p's bitset as a bitmap (base/bitmap.h). */
+MKRT_OPS_FN mkrt__bitmap *mkrt__mk_frontier_bitmap(const mkrt__mk_frontier_view *f, uint32_t p)
+{
+    return (mkrt__bitmap *)(void *)&f->bits[p * f->words];
+}
+
 /* Marks vertex v (a vertex with edges) for the level of parity p, whose
  * length word is len[slot]: its bit once per level, and a queue entry
  * while the queue has room (else the bitset alone holds it). */
@@ -243,7 +302,7 @@ MKRT_OPS_FN void mkrt__mk_frontier_mark(const mkrt__mk_frontier_view *f, const u
 {
     if (v >= vertices || offsets[v] == offsets[v + 1])
         return;
-    if (!mkrt__ops_atomic_or(mkrt__mk_frontier_word(f, p, v / 64), (uint64_t)1 << (v % 64)))
+    if (!mkrt__bitmap_set_new(mkrt__mk_frontier_bitmap(f, p), v))
         return; /* already marked in this level */
     uint64_t at = mkrt__ops_atomic_claim(&f->len[slot]);
     if (at < cap)

@@ -84,6 +84,10 @@ void mkrt__graph_row_claim(mkrt__graph_engine *e, mkrt__op_entry *row);
 /* The engine as a source of work (plan/source.h), for the runtime to
  * register with the dispatch group at create. */
 const mkrt__source *mkrt__graph_source(mkrt__graph_engine *e);
+/* The device runs public traversals whole, `jobs` at once (0: none; the
+ * device's job slots, mkrt__backend.jobs_max), after the graph went to it
+ * (runtime/graph.c). graph/device.c */
+void mkrt__graph_engine_device_jobs(mkrt__graph_engine *e, uint32_t jobs);
 /* Test hook: levels of fewer vertices than this expand every vertex. */
 void mkrt__graph_bucket_min_set(mkrt__graph_engine *e, uint64_t n);
 

@@ -94,6 +94,7 @@ struct mkrt_traversal {
         bool active;        /* public: started and not finished */
         bool sweep;         /* public: a sweep kind's run (graph/sweep.c) */
         bool alone;         /* a run of levels: the open level runs on one thread (round.c) */
+        uint32_t dev;       /* public: on the device (graph/device.c): MKRT__DEV_* */
         uint64_t seen;      /* public: the start it took up */
     } x;
     /* A run of levels (round.c; plan/source.h, part and next_level): set
@@ -129,6 +130,10 @@ struct mkrt_traversal {
     /* CC and PageRank: their arrays and phases (set by open, before any
      * start publishes the traversal's run; graph/sweep.h). */
     struct mkrt__sweep *sweep;
+    /* A run on the device (graph/device.c): the job the device backend
+     * runs whole (dispatcher-only: written at the take, by the backend's
+     * wait or the host run before the batch completes, read at ran). */
+    mkrt__device_job job;
     mkrt__traversal *retired_next; /* the engine's retired lanes (engine.c) */
     size_t words;                  /* of each bitset (the graph's when it was made) */
     uint32_t vertices;             /* of its own values */
@@ -176,7 +181,21 @@ struct mkrt__graph_engine {
     uint32_t level_density_bps;
     mkrt_plan_frontier level_class;
     bool level_queue;
+    /* Device traversal jobs (graph/device.c): the slots the device has
+     * (0: the public traversals run here; release by the runtime after
+     * the graph went to the device, acquire by the dispatcher), whether a
+     * job round is out, and how many started traversals waited for a slot
+     * at the last job round (EXPLAIN's split). Dispatcher-only but
+     * device_jobs. */
+    _Atomic uint32_t device_jobs;
+    bool jobs_out;
+    uint32_t jobs_waiting;
 };
+
+/* A run on the device: t->x.dev. */
+enum { MKRT__DEV_NONE, MKRT__DEV_WAITING, MKRT__DEV_RUNNING };
+/* A job chunk (mkrt__chunk.first): the lane's whole run, on the device. */
+#define MKRT__CHUNK_DEVICE (UINT64_MAX - 2)
 
 /* Edges per chunk item, at most (and the cap on max_batch's share). */
 #define MKRT__CHUNK_EDGES_MAX 256u
@@ -206,7 +225,7 @@ static inline void mkrt__graph_count(_Atomic uint64_t *v, uint64_t d)
 
 /* A run of levels of a public BFS or SSSP (round.c, plan/source.h): the
  * item of a batch of its own; its parts are claimed from the frontier. */
-#define MKRT__CHUNK_LEVELS (UINT64_MAX - 2)
+#define MKRT__CHUNK_LEVELS (UINT64_MAX - 3)
 
 #define MKRT__QUEUE_EMPTY UINT32_MAX
 #define MKRT__QUEUE_BLOCK 16u
@@ -236,6 +255,17 @@ static inline size_t mkrt__queue_cap(size_t words)
 /* traversal.c: allocates a traversal's bitsets (and values when own). */
 mkrt__traversal *mkrt__traversal_new(mkrt__graph_engine *e, uint32_t lane, mkrt__lane_kind kind, bool own_values);
 void mkrt__traversal_free(mkrt__traversal *t);
+/* device.c: at the take-up of a start, whether the device runs it (it is
+ * then no lane of the rounds until it finished). */
+bool mkrt__graph_device_claim(mkrt__traversal *t);
+/* device.c: a job round into items (n 0: none now); run: job chunks on the
+ * host; ran: finishes the traversals whose jobs completed; job: the job of
+ * a chunk, or NULL; abandon: a job chunk that will not run. */
+size_t mkrt__graph_device_take(mkrt__graph_engine *e, mkrt_item *items, bool batch_running);
+void mkrt__graph_device_run(mkrt__graph_engine *e, const mkrt_item *items, size_t from, size_t to);
+uint64_t mkrt__graph_device_ran(mkrt__graph_engine *e);
+mkrt__device_job *mkrt__graph_device_job(mkrt__graph_engine *e, const mkrt_item *item);
+bool mkrt__graph_device_abandon(mkrt__graph_engine *e, const mkrt_item *item);
 /* round.c: the traversal finished a run (dispatcher; no batch runs). */
 void mkrt__traversal_finish(mkrt__traversal *t, mkrt_status st);
 

@@ -592,7 +592,9 @@ static void take_starts(mkrt__graph_engine *e, uint32_t n)
             t->x.seen = started;
             t->x.active = true;
             const uint64_t *off = e->graph.offsets;
-            if (t->kind == MKRT__LANE_CC || t->kind == MKRT__LANE_PR) {
+            if (mkrt__graph_device_claim(t)) {
+                /* the device runs it whole (graph/device.c) */
+            } else if (t->kind == MKRT__LANE_CC || t->kind == MKRT__LANE_PR) {
                 mkrt__sweep_begin(t); /* no frontier: phases over blocks */
             } else if (off[t->root] != off[t->root + 1]) {
                 const uint64_t bit = (uint64_t)1 << (t->root % 64);
@@ -640,7 +642,7 @@ static mkrt__round round_take(mkrt__graph_engine *e, mkrt_item *items, bool batc
     for (uint32_t i = 0; i < n; i++) {
         uint32_t l = (start + i) % n;
         mkrt__traversal *t = mkrt__lane_at(e, l);
-        if (t == NULL)
+        if (t == NULL || t->x.dev != MKRT__DEV_NONE) /* on the device: no rounds here (graph/device.c) */
             continue;
         /* A round's edges are capped so that their failures fit the
          * failure list (and, on abort, the failed items: the cell lanes'

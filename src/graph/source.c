@@ -7,7 +7,14 @@
 
 static mkrt__taken take(void *ctx, mkrt_item *items, bool batch_running)
 {
+    /* A round of traversal jobs for the device first (graph/device.c),
+     * then the frontier rounds, whose take-up of starts may claim more. */
+    size_t jobs = mkrt__graph_device_take(ctx, items, batch_running);
+    if (jobs != 0)
+        return (mkrt__taken){jobs, 0, false};
     mkrt__round r = mkrt__graph_round_take(ctx, items, batch_running);
+    if (r.n == 0 && (jobs = mkrt__graph_device_take(ctx, items, batch_running)) != 0)
+        return (mkrt__taken){jobs, 0, false};
     /* A pulled round's edges, and a run of levels', are known once it
      * ran (ran). */
     return (mkrt__taken){r.n, r.edges, r.levels};
@@ -45,6 +52,10 @@ static void run(void *ctx, const mkrt_item *items, size_t from, size_t to, mkrt_
 {
     mkrt__graph_engine *e = ctx;
     uint64_t changed = 0;
+    if (from < to && mkrt__graph_device_job(e, &items[from]) != NULL) {
+        mkrt__graph_device_run(e, items, from, to); /* a job round the device did not take */
+        return;
+    }
     mkrt__graph_apply(e, items, from, to, fails, &changed);
     if (changed != 0)
         /* relaxed: a statistic, read by stats without ordering. */
@@ -53,7 +64,12 @@ static void run(void *ctx, const mkrt_item *items, size_t from, size_t to, mkrt_
 
 static uint64_t ran(void *ctx)
 {
-    return mkrt__graph_pulled_take(ctx);
+    return mkrt__graph_pulled_take(ctx) + mkrt__graph_device_ran(ctx);
+}
+
+static mkrt__device_job *job(void *ctx, const mkrt_item *item)
+{
+    return mkrt__graph_device_job(ctx, item);
 }
 
 /* The failure encodings of mkrt__graph_apply: a pushed chunk's edge j
@@ -96,7 +112,7 @@ static size_t abandon(void *ctx, const mkrt_item *item, mkrt_item *out, size_t m
         /* release: as the run's own hand-back (round.c). */
         atomic_store_explicit(&t->in_levels, false, memory_order_release);
     }
-    if (!mkrt__graph_chunk_abandon(e, item))
+    if (mkrt__graph_device_abandon(e, item) || !mkrt__graph_chunk_abandon(e, item))
         return 0;
     size_t k = 0;
     for (uint32_t j = 0; k < max; j++) {
@@ -124,7 +140,13 @@ static uint64_t resident_bytes(void *ctx)
 /* The round's level as the engine decided it (round.c). */
 static void note(void *ctx, const mkrt_item *items, size_t n, mkrt_plan_record *r)
 {
-    const mkrt__graph_engine *e = ctx;
+    mkrt__graph_engine *e = ctx;
+    if (n > 0 && mkrt__graph_device_job(e, &items[0]) != NULL) {
+        /* A job round: its jobs ran whole on the device (or the host);
+         * the traversals that waited for a slot are the plan's pieces. */
+        r->split_layers = e->jobs_waiting;
+        return;
+    }
     r->pulled = n > 0 && mkrt__graph_chunk_pulled(&items[0]);
     r->frontier_bps = e->level_density_bps;
     r->frontier_class = (uint32_t)e->level_class;
@@ -136,8 +158,8 @@ const mkrt__source *mkrt__graph_source(mkrt__graph_engine *e)
     e->source = (mkrt__source){.name = "graph engine", .ctx = e, .made = true, .take = take,
                                .pending = pending, .wants = wants, .run = run, .ran = ran,
                                .failed = failed, .abandon = abandon,
-                               .resident_bytes = resident_bytes, .note = note, .part = part,
-                               .next_level = next_level};
+                               .resident_bytes = resident_bytes, .note = note, .job = job,
+                               .part = part, .next_level = next_level};
     return &e->source;
 }
 

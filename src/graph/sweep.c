@@ -400,3 +400,28 @@ void mkrt__sweep_read(const mkrt__traversal *t, uint32_t first, size_t count, ui
     if (iterations != NULL)
         *iterations = s->last_iterations;
 }
+
+void mkrt__sweep_job(mkrt__traversal *t, mkrt__device_job *j)
+{
+    struct mkrt__sweep *s = t->sweep;
+    const size_t n = s->vertices;
+    if (t->kind == MKRT__LANE_CC) {
+        j->kind = MKRT__JOB_CC;
+        j->values = (void *)s->label;
+        j->value_bytes = n * sizeof *s->label;
+        return;
+    }
+    j->kind = MKRT__JOB_PR;
+    j->values = s->score;
+    j->value_bytes = n * sizeof *s->score;
+    j->aux = (void *)s->contrib;
+    j->aux_bytes = n * sizeof *s->contrib;
+    j->damping = s->damping;
+    j->tolerance = s->tolerance;
+    j->max_iterations = s->max_iterations;
+}
+
+void mkrt__sweep_job_done(mkrt__traversal *t, uint32_t iterations)
+{
+    t->sweep->last_iterations = iterations;
+}

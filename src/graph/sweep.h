@@ -38,6 +38,10 @@ int mkrt__sweep_take(mkrt__traversal *t, mkrt_item *items, size_t *k, uint64_t c
                      bool aborting);
 /* Any worker: runs one sweep chunk; returns the edges it examined. */
 uint64_t mkrt__sweep_apply(mkrt__traversal *t, const mkrt__chunk *c);
+/* The device job of a run (graph/device.c): its arrays and parameters;
+ * and, once it ran there, the iterations it took. */
+void mkrt__sweep_job(mkrt__traversal *t, mkrt__device_job *j);
+void mkrt__sweep_job_done(mkrt__traversal *t, uint32_t iterations);
 /* Copies a finished run's labels (CC) or scores (PageRank). */
 void mkrt__sweep_read(const mkrt__traversal *t, uint32_t first, size_t count, uint64_t *labels, double *ranks,
                       uint32_t *iterations);

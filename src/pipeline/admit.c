@@ -68,6 +68,7 @@ static bool all_admitted(const mkrt__dispatch *dp, mkrt__batch *b, uint64_t room
         relax |= (item_lanes)(v == relax_op);
     }
     uint32_t ops_or = any[LANE_OP];
+    b->op_sig = ops_or; /* every item admitted: no user op (the slow path's otherwise) */
     uint32_t hi = any[LANE_IN] | any[LANE_OUT], lo = all[LANE_IN] & all[LANE_OUT];
     uint32_t ops;
     if (ops_or < 8 && hi < dp->cfg->cells && hi - lo < 65536) {
@@ -109,7 +110,7 @@ void mkrt__stage_admit(mkrt__dispatch *dp, mkrt__batch *b, uint64_t running_appe
     }
     appends = 0;
     size_t w = 0;
-    uint32_t user = 0, lo = UINT32_MAX, hi = 0;
+    uint32_t user = 0, lo = UINT32_MAX, hi = 0, sig = 0;
     for (size_t i = 0; i < b->n; i++) {
         mkrt_item it = b->items[i];
         mkrt_status st = mkrt__item_admit(dp->state, &it);
@@ -120,6 +121,7 @@ void mkrt__stage_admit(mkrt__dispatch *dp, mkrt__batch *b, uint64_t running_appe
             continue;
         }
         user += it.op >= MKRT_OP_USER_FIRST;
+        sig |= it.op;
         lo = it.in < lo ? it.in : lo;
         lo = it.out < lo ? it.out : lo;
         hi = it.in > hi ? it.in : hi;
@@ -129,6 +131,7 @@ void mkrt__stage_admit(mkrt__dispatch *dp, mkrt__batch *b, uint64_t running_appe
         w++;
     }
     b->user_ops = user;
+    b->op_sig = user > 0 ? sig | 1u << 31 : sig;
     b->handle_lo = lo;
     b->handle_hi = hi;
     b->admitted = w;

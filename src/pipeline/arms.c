@@ -73,7 +73,7 @@ static size_t marked_at(const mkrt__dispatch_scratch *s, const mkrt__batch *b, s
     return (size_t)(s->arm[s->pairs[k].late_arm] - b->items) + s->pairs[k].index_in_late_arm;
 }
 
-const uint8_t *mkrt__stage_arms(mkrt__dispatch *dp, mkrt__batch *b)
+const uint8_t *mkrt__stage_arms(mkrt__dispatch *dp, mkrt__batch *b, bool known_empty)
 {
     const size_t n = b->admitted;
     const size_t arms = b->nseg + (b->emitted_n > 0);
@@ -81,6 +81,10 @@ const uint8_t *mkrt__stage_arms(mkrt__dispatch *dp, mkrt__batch *b)
     s->marked = 0;
     s->looked = 0;
     if ((dp->planner.off & MKRT_PLAN_ARMS) || b->source->made || arms < 2 || n != b->n)
+        return NULL;
+    /* The plan cache: the detector found nothing in the last batch of
+     * this shape; only ARMS's probes look (the load may have changed). */
+    if (known_empty && b->seq % MKRT__ARMS_PROBE != 1)
         return NULL;
     const size_t look = (size_t)mkrt__decide_arms_look(&dp->planner.costs, n, b->seq);
     /* No op it could skip among the items it would look at (the first

@@ -43,17 +43,27 @@ static bool plan_on(const mkrt__dispatch *dp, uint32_t bit)
 static uint32_t route(mkrt__dispatch *dp, mkrt__batch *b)
 {
     uint32_t pool = 0, dev = UINT32_MAX;
+    /* A made source's round of traversal jobs (plan/source.h, job) runs
+     * whole on a device with room for them; its other items run where the
+     * source is: the host. */
+    const bool jobs = b->source->made && b->source->job != NULL && b->exec_n > 0 &&
+                      b->source->job(b->source->ctx, &b->exec[0]) != NULL;
     for (uint32_t i = 0; i < dp->nbackends; i++) {
         const mkrt__backend *be = dp->backends[i];
         if (be->is_cpu_pool)
             pool = i;
-        /* A made source's items run where the source is: the host. */
-        else if (dev == UINT32_MAX && !be->failed && !b->source->made && be->ops->accepts(be, b->exec, b->exec_n))
+        else if (dev == UINT32_MAX && !be->failed &&
+                 (jobs ? b->exec_n <= be->jobs_max
+                       : !b->source->made && be->ops->accepts(be, b->exec, b->exec_n)))
             dev = i;
     }
     b->note.route = MKRT_PLAN_ROUTE_CPU_ONLY;
     if (dev == UINT32_MAX)
         return pool;
+    if (jobs) {
+        b->note.route = MKRT_PLAN_ROUTE_DEVICE;
+        return dev;
+    }
     b->note.route = mkrt__decide_route(b->exec_n, b->user_ops == 0 && !b->source->made && !dp->device_state,
                                        &dp->planner.costs, plan_on(dp, MKRT_PLAN_ROUTE));
     /* A RELAX item the device accepted starts a whole traversal there (the
@@ -121,7 +131,7 @@ static uint32_t memory_bps(const mkrt__dispatch *dp, const mkrt__batch *b)
  * width follows the producers while the runtime runs; on 2 CPUs with a
  * busy producer it is 1, and the batch runs on the dispatching thread
  * (oversubscribing the CPUs with workers was measured slower, issue 13). */
-static uint32_t cpu_width(mkrt__dispatch *dp, const mkrt__batch *b, uint32_t width)
+uint32_t mkrt__plan_cpu_width(mkrt__dispatch *dp, const mkrt__batch *b, uint32_t width)
 {
     if (dp->cfg->workers != 0 || !plan_on(dp, MKRT_PLAN_SHED))
         return width; /* the user chose the workers, or SHED is off */
@@ -141,7 +151,7 @@ void mkrt__stage_plan(mkrt__dispatch *dp, mkrt__batch *b)
     plan->width = be->width ? be->width : 1;
     uint32_t full = plan->width;
     if (be->is_cpu_pool)
-        plan->width = cpu_width(dp, b, plan->width);
+        plan->width = mkrt__plan_cpu_width(dp, b, plan->width);
     const uint32_t mem_bps = memory_bps(dp, b);
     if (plan_on(dp, MKRT_PLAN_SHED))
         plan->width = mkrt__decide_shed_memory(plan->width, mem_bps);

@@ -27,6 +27,11 @@ void mkrt__stage_take_failures(mkrt__dispatch *dp, mkrt__batch *b, const uint32_
 void mkrt__stage_fail_all(mkrt__batch *b, mkrt_status why)
 {
     b->failed_n = b->refused;
+    /* A round of traversal jobs (plan/source.h, job) holds no item of the
+     * user's: its traversals learn the failure from their jobs. */
+    if (b->source->made && b->source->job != NULL && b->exec_n > 0 &&
+        b->source->job(b->source->ctx, &b->exec[0]) != NULL)
+        return;
     for (size_t k = 0; k < b->exec_n; k++)
         mkrt__batch_fail(b, &b->exec[k], why);
 }

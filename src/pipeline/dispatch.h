@@ -30,6 +30,7 @@
 #include "plan/source.h"
 #include "pipeline/test_hooks.h"
 #include "plan/decide.h"
+#include "plan/shape_cache.h"
 #include "state/producers.h"
 #include "state/state.h"
 #include "state/stats.h"
@@ -153,6 +154,10 @@ typedef struct mkrt__dispatch {
     /* The plan's measurements, decisions' counters and EXPLAIN ring
      * (plan/decide.h); dispatcher-only but for what it marks atomic. */
     mkrt__planner planner;
+    /* The plan cache on the path (plan/shape_cache.h): read lock-free by
+     * whichever thread plans a batch, written by it when a measured
+     * outcome changed. Made at create, freed by destroy. */
+    mkrt__shape_cache shapes;
 } mkrt__dispatch;
 
 /* The dispatcher thread (pipeline/dispatcher.c); arg: the dispatch group. */

@@ -19,6 +19,7 @@
 
 #include "base/alloc_internal.h"
 #include "base/error_internal.h"
+#include "base/waitq.h"
 #include "mkrt/layer.h"
 #include "ops/builtin_ops.h"
 #include "pipeline/layer_internal.h"
@@ -46,6 +47,11 @@ struct mkrt_layer_scratch {
     size_t table_len;
     uint32_t stamp;
     bool prefetch; /* the table this batch uses outgrows the L1 cache */
+    /* The split levelling's owner array (the whole's only): per handle,
+     * the tag of the part that touched it, by epoch. */
+    _Atomic uint32_t *owner;
+    size_t owner_len;
+    uint32_t owner_epoch;
 };
 
 mkrt_layer_scratch *mkrt_layer_scratch_create(mkrt_error *err)
@@ -73,6 +79,7 @@ void mkrt_layer_scratch_destroy(mkrt_layer_scratch *s)
         return;
     free_items(s);
     mkrt__free(s->table, s->table_len * sizeof(handle_state));
+    mkrt__free((void *)s->owner, s->owner_len * sizeof *s->owner);
     mkrt__free(s, sizeof *s);
 }
 
@@ -205,15 +212,69 @@ static inline __attribute__((always_inline)) bool idempotent(const mkrt_item *it
  * `direct`, `rules` and `prune` are constants at every call, so each copy
  * of the loop has no per-item branch on them. Returns the items kept;
  * *levels is the number of levels. */
+/* A part of a split levelling (mkrt__layer_split_run): the handles it
+ * touches are claimed in the shared owner array; a handle another part
+ * claimed in this split is a conflict (the split is then thrown away). */
+typedef struct owner_ctx {
+    _Atomic uint32_t *owner; /* by handle - lo */
+    uint32_t lo;
+    uint32_t tag;            /* split epoch << 8 | part */
+    bool conflict;
+} owner_ctx;
+
+static inline __attribute__((always_inline)) void claim(owner_ctx *own, uint32_t handle)
+{
+    /* relaxed: the exchange's atomicity alone decides (of two parts that
+     * touch a handle, the later exchange sees the earlier's tag); the
+     * result is read after the task's join (cpu_pool.c run_task). */
+    uint32_t prev = atomic_exchange_explicit(&own->owner[handle - own->lo], own->tag, memory_order_relaxed);
+    if (prev >> 8 == own->tag >> 8 && prev != own->tag)
+        own->conflict = true;
+}
+
+/* A part's slot, direct or hashed (its own table), claiming the handle
+ * when the part first touches it. */
+static inline __attribute__((always_inline)) handle_state *owned_slot(mkrt_layer_scratch *s, int direct,
+                                                                     uint32_t base, size_t mask, uint32_t handle,
+                                                                     owner_ctx *own)
+{
+    if (!direct) {
+        const uint32_t stamp = s->stamp;
+        size_t i = hash32(handle) & mask;
+        for (;;) {
+            handle_state *h = &s->table[i];
+            if (h->stamp != stamp) {
+                fresh_state(h, stamp);
+                h->handle = handle;
+                claim(own, handle);
+                return h;
+            }
+            if (h->handle == handle)
+                return h;
+            i = (i + 1) & mask;
+        }
+    }
+    handle_state *h = &s->table[handle - base];
+    if (h->stamp != s->stamp) {
+        fresh_state(h, s->stamp);
+        claim(own, handle);
+    }
+    return h;
+}
+
+/* The pass's arrays: kept items go to dst (items itself in place, or a
+ * split part's output), kept item k's level to level[k], items per level
+ * to count[]. */
 static inline __attribute__((always_inline)) size_t
 assign_levels(mkrt_layer_scratch *s, mkrt_item *items, size_t n, int direct, uint32_t base,
-              size_t mask, int rules, int prune, const mkrt__layer_rules *r, uint32_t *levels)
+              size_t mask, int rules, int prune, const mkrt__layer_rules *r, uint32_t *levels,
+              mkrt_item *dst, uint32_t *level, owner_ctx *own)
 {
     uint32_t top = 0;
-    uint32_t *level = s->level;
     /* Items per level, into s->offsets, which the pass does not otherwise
      * use (mkrt__layer_count reads it). */
     uint32_t *count = s->offsets;
+    const uint8_t *mark = r->mark;
     size_t w = 0;
     const bool prefetch = s->prefetch;
     for (size_t i = 0; i < n; i++) {
@@ -225,8 +286,11 @@ assign_levels(mkrt_layer_scratch *s, mkrt_item *items, size_t n, int direct, uin
             __builtin_prefetch(direct ? &s->table[ahead->out - base] : &s->table[hash32(ahead->out) & mask], 1);
             __builtin_prefetch(direct ? &s->table[ahead->in - base] : &s->table[hash32(ahead->in) & mask], 1);
         }
-        handle_state *out = direct ? direct_slot(s, base, it.out) : hash_slot(s, mask, it.out);
+        handle_state *out = own != NULL ? owned_slot(s, direct, base, mask, it.out, own)
+                            : direct    ? direct_slot(s, base, it.out)
+                                        : hash_slot(s, mask, it.out);
         handle_state *in = it.in == it.out ? out
+                           : own != NULL   ? owned_slot(s, direct, base, mask, it.in, own)
                            : direct        ? direct_slot(s, base, it.in)
                                            : hash_slot(s, mask, it.in);
         /* A redundant copy of the last writer of out is dropped. The
@@ -235,14 +299,14 @@ assign_levels(mkrt_layer_scratch *s, mkrt_item *items, size_t n, int direct, uin
          * out most items before the writer itself is loaded. */
         if (prune && out->writer != 0 && out->wparam == it.param &&
             (rules != RULES_BUILTIN || idempotent(&it, rules, r)) &&
-            mkrt__prune_copy_of_last(&it, &items[out->writer - 1], out->writer, in->writer) &&
+            mkrt__prune_copy_of_last(&it, &dst[out->writer - 1], out->writer, in->writer) &&
             (rules == RULES_BUILTIN || idempotent(&it, rules, r)))
             continue;
         /* ARMS: a marked item whose effect its out's last writer covers
          * (the same op, in and out; nothing wrote in since). */
-        if (prune && r->mark != NULL && r->mark[i] && out->writer != 0 && out->wparam != it.param &&
-            in->writer < out->writer && items[out->writer - 1].op == it.op &&
-            items[out->writer - 1].in == it.in && r->covered(&items[out->writer - 1], &it)) {
+        if (prune && mark != NULL && mark[i] && out->writer != 0 && out->wparam != it.param &&
+            in->writer < out->writer && dst[out->writer - 1].op == it.op &&
+            dst[out->writer - 1].in == it.in && r->covered(&dst[out->writer - 1], &it)) {
             (*r->skipped)++;
             continue;
         }
@@ -279,8 +343,8 @@ assign_levels(mkrt_layer_scratch *s, mkrt_item *items, size_t n, int direct, uin
         if (prune) {
             out->writer = (uint32_t)w + 1;
             out->wparam = it.param;
-            if (w != i) /* in place: w <= i; equal until the first prune */
-                items[w] = it;
+            if (own != NULL || w != i) /* in place: w <= i; equal until the first prune */
+                dst[w] = it;
         }
         level[w++] = lv;
         if (lv == top) { /* a new level (lv <= top: every state is <= top) */
@@ -295,7 +359,7 @@ assign_levels(mkrt_layer_scratch *s, mkrt_item *items, size_t n, int direct, uin
 
 /* One copy of the pass per table mode, rules and pruning. */
 #define PASS(direct, rules, prune) \
-    assign_levels(s, items, n, direct, lo, mask, rules, prune, r, &levels)
+    assign_levels(s, items, n, direct, lo, mask, rules, prune, r, &levels, items, s->level, NULL)
 
 static size_t pass_plain(mkrt_layer_scratch *s, mkrt_item *items, size_t n, int direct, uint32_t lo,
                          size_t mask, const mkrt__layer_rules *r, uint32_t *out_levels)
@@ -494,4 +558,134 @@ mkrt_status mkrt__layer_batch_commuting(mkrt_layer_scratch *s, const mkrt_item *
     pass_plain(s, (mkrt_item *)items, n, direct, lo, mask, &r, &levels);
     mkrt__layer_plan_csr(s, n, levels, plan);
     return MKRT_OK;
+}
+
+/* ---- the split levelling (pipeline/layer_internal.h) ------------------ */
+
+bool mkrt__layer_split_begin(mkrt__layer_split *sp, mkrt_layer_scratch *whole, mkrt_layer_scratch *const *part,
+                             uint32_t parts, mkrt_item *items, mkrt_item *out, size_t n,
+                             const mkrt__layer_rules *rules)
+{
+    if (parts < 2 || parts > MKRT__SPLIT_MAX || n < parts || !rules->prune || !rules->bounded ||
+        n > (size_t)UINT32_MAX - 1 || grow_items(whole, n, NULL) != MKRT_OK)
+        return false;
+    /* Direct indexing only (begin's rule): the owner array is by handle. */
+    const uint64_t range = (uint64_t)rules->hi - rules->lo + 1;
+    const uint64_t direct_limit = (uint64_t)n * 4 > 65536 ? (uint64_t)n * 4 : 65536;
+    if (rules->lo > rules->hi || range > direct_limit)
+        return false;
+    if (range > whole->owner_len) {
+        _Atomic uint32_t *o = mkrt__alloc_zeroed((size_t)range * sizeof *o, MKRT_CACHE_LINE);
+        if (o == NULL)
+            return false;
+        mkrt__free((void *)whole->owner, whole->owner_len * sizeof *o);
+        whole->owner = o;
+        whole->owner_len = (size_t)range;
+    }
+    /* A new epoch: the tags of earlier splits no longer count (a 24-bit
+     * epoch that wraps can only make a stale tag look like a conflict,
+     * which falls back to the serial pass). */
+    whole->owner_epoch = (whole->owner_epoch + 1) & 0xFFFFFFu;
+    if (whole->owner_epoch == 0)
+        whole->owner_epoch = 1;
+    sp->whole = whole;
+    for (uint32_t k = 0; k < parts; k++)
+        sp->part[k] = part[k];
+    sp->items = items;
+    sp->out = out;
+    sp->n = n;
+    sp->parts = parts;
+    sp->rules = *rules;
+    sp->range = (size_t)range;
+    atomic_init(&sp->next, 0);
+    return true;
+}
+
+/* Part k: items [n k / parts, n (k + 1) / parts) levelled in part k's
+ * scratch, kept items into out[] and levels into the whole's level[] at
+ * the part's own start (the merge closes the gaps). */
+static void split_part(mkrt__layer_split *sp, uint32_t k)
+{
+    const uint64_t t0 = mkrt__now_ns();
+    const size_t from = sp->n * k / sp->parts, to = sp->n * (k + 1) / sp->parts, len = to - from;
+    mkrt_layer_scratch *s = sp->part[k];
+    sp->ok[k] = false;
+    sp->conflict[k] = false;
+    /* The part's table: direct over the batch's handle range where that
+     * is at most 4 entries per item of the part, else hashed for the
+     * part's items (load <= 1/2). Either way at most 128 bytes per item,
+     * so the parts together hold no more than one part would. */
+    const int direct = sp->range <= 4 * (uint64_t)len;
+    size_t table_len = sp->range, mask = 0;
+    if (!direct) {
+        for (table_len = 64; table_len < 4 * len;)
+            table_len *= 2;
+        mask = table_len - 1;
+    }
+    if (grow_items(s, len, NULL) != MKRT_OK || prepare_table(s, table_len, NULL) != MKRT_OK)
+        return;
+    s->prefetch = table_len * sizeof(handle_state) > 32768;
+    mkrt__layer_rules r = sp->rules;
+    sp->skipped[k] = 0;
+    r.skipped = &sp->skipped[k];
+    r.mark = r.mark != NULL ? r.mark + from : NULL;
+    owner_ctx own = {sp->whole->owner, r.lo, sp->whole->owner_epoch << 8 | k, false};
+    uint32_t levels;
+    const uint32_t base = direct ? r.lo : 0;
+    mkrt_item *in = sp->items + from, *out = sp->out + from;
+    uint32_t *lv = sp->whole->level + from;
+    size_t kept;
+    if (r.builtin)
+        kept = direct ? assign_levels(s, in, len, 1, base, 0, RULES_BUILTIN, 1, &r, &levels, out, lv, &own)
+                      : assign_levels(s, in, len, 0, 0, mask, RULES_BUILTIN, 1, &r, &levels, out, lv, &own);
+    else
+        kept = direct ? assign_levels(s, in, len, 1, base, 0, RULES_CALLBACKS, 1, &r, &levels, out, lv, &own)
+                      : assign_levels(s, in, len, 0, 0, mask, RULES_CALLBACKS, 1, &r, &levels, out, lv, &own);
+    sp->kept[k] = kept;
+    sp->levels[k] = levels;
+    sp->conflict[k] = own.conflict;
+    sp->ok[k] = true;
+    sp->ns[k] = mkrt__now_ns() - t0;
+}
+
+void mkrt__layer_split_run(void *ctx, uint32_t executor)
+{
+    (void)executor;
+    mkrt__layer_split *sp = ctx;
+    /* relaxed: the claims only hand out distinct parts; what a part
+     * writes reaches the merge through the task's join. */
+    for (uint32_t k; (k = atomic_fetch_add_explicit(&sp->next, 1, memory_order_relaxed)) < sp->parts;)
+        split_part(sp, k);
+}
+
+bool mkrt__layer_split_end(mkrt__layer_split *sp, size_t *kept, size_t *layers, size_t *skipped)
+{
+    uint32_t top = 0;
+    for (uint32_t k = 0; k < sp->parts; k++) {
+        if (!sp->ok[k] || sp->conflict[k])
+            return false; /* the items are as they were: level them serially */
+        top = sp->levels[k] > top ? sp->levels[k] : top;
+    }
+    /* Exact: no handle is touched by two parts, so every item met the
+     * same handle states as in the one pass, and the kept items in part
+     * order are the one pass's order. Their levels close up behind the
+     * parts before them; the counts add up. */
+    mkrt_layer_scratch *w = sp->whole;
+    uint32_t *count = w->offsets;
+    memset(count, 0, (size_t)top * sizeof *count);
+    size_t at = 0, sk = 0;
+    for (uint32_t k = 0; k < sp->parts; k++) {
+        const size_t from = sp->n * k / sp->parts;
+        memcpy(sp->items + at, sp->out + from, sp->kept[k] * sizeof *sp->items);
+        if (at != from)
+            memmove(w->level + at, w->level + from, sp->kept[k] * sizeof *w->level);
+        for (uint32_t l = 0; l < sp->levels[k]; l++)
+            count[l] += sp->part[k]->offsets[l];
+        at += sp->kept[k];
+        sk += sp->skipped[k];
+    }
+    *kept = at;
+    *layers = top;
+    *skipped = sk;
+    return true;
 }

@@ -18,6 +18,7 @@
 #ifndef MKRT_PIPELINE_LAYER_INTERNAL_H
 #define MKRT_PIPELINE_LAYER_INTERNAL_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -78,5 +79,49 @@ void mkrt__layer_count(mkrt_layer_scratch *s, size_t n, size_t layers, uint32_t 
  * (layer l is out[offsets[l] .. offsets[l + 1])). */
 void mkrt__layer_scatter(mkrt_layer_scratch *s, const mkrt_item *items, size_t n, size_t layers,
                          mkrt_item *out, const uint32_t *offsets);
+
+/* The split levelling (pipeline/prune.c): the levelling of a large batch
+ * in `parts` contiguous parts on as many executors, each part in a
+ * scratch of its own, exact or not at all. Each part levels its items
+ * against its own handle table and claims every handle it touches in the
+ * whole's owner array; when no handle was touched by two parts, every
+ * item met exactly the handle states the one pass gives it, and the merge
+ * (the kept items and their levels in part order, the counts added) is
+ * the one pass's result. Otherwise the items are unchanged and the caller
+ * runs the one pass. Batches whose bounded handle range is at most
+ * max(4n, 65536) (the owner array is by handle), pruning (the dedupe
+ * stage's) only; a part indexes its own table directly where the range is
+ * at most 4 entries per item of the part, else by hash, so the parts'
+ * tables hold at most 128 bytes per item of the batch together. */
+#define MKRT__SPLIT_MAX 16
+
+typedef struct mkrt__layer_split {
+    mkrt_layer_scratch *whole;                 /* the result's: levels, counts, owners */
+    mkrt_layer_scratch *part[MKRT__SPLIT_MAX]; /* one per part: its table and counts */
+    mkrt_item *items;                          /* levelled in place, at the merge */
+    mkrt_item *out;                            /* n items: the parts' kept items */
+    size_t n, range;
+    uint32_t parts;
+    mkrt__layer_rules rules;
+    _Atomic uint32_t next; /* part claims */
+    /* per part, written by its executor, read after the join */
+    size_t kept[MKRT__SPLIT_MAX], skipped[MKRT__SPLIT_MAX];
+    uint32_t levels[MKRT__SPLIT_MAX];
+    uint64_t ns[MKRT__SPLIT_MAX];
+    bool ok[MKRT__SPLIT_MAX], conflict[MKRT__SPLIT_MAX];
+} mkrt__layer_split;
+
+/* false: not split (too few items, not direct, out of memory). */
+bool mkrt__layer_split_begin(mkrt__layer_split *sp, mkrt_layer_scratch *whole, mkrt_layer_scratch *const *part,
+                             uint32_t parts, mkrt_item *items, mkrt_item *out, size_t n,
+                             const mkrt__layer_rules *rules);
+/* An executor's share (backend.h run_task's fn): claims parts until none
+ * is left. */
+void mkrt__layer_split_run(void *ctx, uint32_t executor);
+/* After every executor returned: true and the one pass's *kept, *layers,
+ * *skipped (then mkrt__layer_count / _scatter as after
+ * mkrt__layer_prune_levels on the whole); false: a handle crossed parts
+ * (or a part ran out of memory), items unchanged. */
+bool mkrt__layer_split_end(mkrt__layer_split *sp, size_t *kept, size_t *layers, size_t *skipped);
 
 #endif

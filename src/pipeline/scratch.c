@@ -39,6 +39,8 @@ void mkrt__dispatch_scratch_destroy(mkrt__dispatch_scratch *s)
     if (s == NULL)
         return;
     mkrt_layer_scratch_destroy(s->layering);
+    for (size_t k = 0; k < sizeof s->split / sizeof s->split[0]; k++)
+        mkrt_layer_scratch_destroy(s->split[k]);
     mkrt_dedupe_scratch_destroy(s->dedupe);
     free_arms(s);
     mkrt__free(s, sizeof *s);

@@ -13,6 +13,8 @@
  *   layering  the dedupe stage's pass (prune + levels, pipeline/
  *             layer_internal.h) and the levels the split and place
  *             stages read back
+ *   split     the split levelling's parts (pipeline/prune.c): a layering
+ *             scratch per part, made at the first split, kept
  *   dedupe    ARMS (pipeline/arms.c): the seed's cross-arm detector
  *             (mkrt_dedupe_cross_arm), with its report, arm and mark
  *             arrays, grown on ARMS's first use and only when a batch
@@ -34,6 +36,7 @@
 
 typedef struct mkrt__dispatch_scratch {
     mkrt_layer_scratch *layering;
+    mkrt_layer_scratch *split[16]; /* MKRT__SPLIT_MAX parts; NULL until used */
     mkrt_dedupe_scratch *dedupe;
     mkrt_cross_arm_pair *pairs; /* item_cap */
     uint8_t *mark;              /* item_cap: ARMS candidates */

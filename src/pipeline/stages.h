@@ -34,9 +34,11 @@ void mkrt__stage_dedupe(mkrt__dispatch *dp, mkrt__batch *b);
 /* arms.c, called by the dedupe stage: ARMS (plan/decide.h) marks the
  * seed detector's candidates among items[0..admitted) (NULL: none, or
  * ARMS does not look at this batch), for the levelling pass, which skips
- * those the contract allows (counted as pruned: admitted - kept); end
+ * those the contract allows (counted as pruned: admitted - kept);
+ * known_empty: the plan cache says the detector found nothing in the last
+ * batch of this shape (it looks only on ARMS's probe batches then); end
  * clears the marks and counts what was skipped. */
-const uint8_t *mkrt__stage_arms(mkrt__dispatch *dp, mkrt__batch *b);
+const uint8_t *mkrt__stage_arms(mkrt__dispatch *dp, mkrt__batch *b, bool known_empty);
 void mkrt__stage_arms_end(mkrt__dispatch *dp, mkrt__batch *b, size_t skipped);
 /* Whether late, right after early (same op, in and out), changes nothing
  * (mkrt__decide_arm_covered on their params). */
@@ -61,6 +63,9 @@ void mkrt__stage_place(mkrt__dispatch *dp, mkrt__batch *b);
 /* pipeline/batch_planner.c: picks the backend (the first that has not failed
  * and accepts the batch) and plans how it runs the batch (b->plan). */
 void mkrt__stage_plan(mkrt__dispatch *dp, mkrt__batch *b);
+/* batch_planner.c: the CPUs a batch on the CPU pool may use of `width`
+ * (SHED: fewer while the batch's producers still publish). */
+uint32_t mkrt__plan_cpu_width(mkrt__dispatch *dp, const mkrt__batch *b, uint32_t width);
 
 /* complete.c: takes the backend's failure list, reports failures, counts,
  * and publishes completion to the producers. */

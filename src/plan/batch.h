@@ -79,6 +79,8 @@ typedef struct mkrt__batch {
     size_t admitted;          /* items that passed admission */
     uint64_t appends;         /* admitted APPENDs (room reserved in the log) */
     uint32_t user_ops;        /* admitted items of user ops (the rest are built-in) */
+    uint32_t op_sig;          /* the OR of the admitted items' op numbers, bit 31 set
+                               * with a user op among them (plan/shape_cache.h) */
     uint32_t handle_lo, handle_hi; /* lowest and highest handle (in or out) admitted */
     uint32_t refused;         /* failure-list entries written by admission */
     size_t kept;              /* items left after dedupe */

@@ -3,6 +3,7 @@
  * data path measured (plan/decide.h says each rule and where it is from). */
 #include "mkrt/graph.h"
 #include "mkrt/op.h"
+#include "ops/pull_rule.h"
 #include "plan/decide.h"
 
 /* The launch policy's thresholds (vyre-semantics.md, launch policy). */
@@ -11,12 +12,6 @@
 #define SPARSE_BPS 500u
 #define DENSE_BPS 4000u
 #define HYSTERESIS_BPS 250u
-/* Direction optimisation (Beamer, Asanovic, Patterson): pull when the
- * frontier's edges exceed 1/ALPHA of the unsettled edges, stay pulled
- * while the frontier holds at least 1/BETA of the vertices (the
- * constants: mkrt/graph.h). */
-#define PULL_ALPHA MKRT_GRAPH_PULL_ALPHA
-#define PULL_BETA MKRT_GRAPH_PULL_BETA
 /* FUSE takes layers up to this many share_min wide onto one participant. */
 #define FUSE_SHARES 4u
 /* FUSE: the seed selector's FusedWave band (fusion pressure 70%, launch
@@ -42,6 +37,18 @@ mkrt_plan_pressure mkrt__decide_pressure(uint64_t queued, uint64_t lanes, uint64
     if (requeued > 0 || queued / SATURATED_WAVES >= lanes)
         return MKRT_PLAN_PRESSURE_SATURATED;
     return queued >= lanes ? MKRT_PLAN_PRESSURE_BALANCED : MKRT_PLAN_PRESSURE_LIGHT;
+}
+
+uint32_t mkrt__decide_split(const mkrt__plan_costs *c, uint64_t n, uint32_t executors)
+{
+    if (executors < 2 || c->level_ns_item.n < MKRT__EMA_TRUST || !(c->level_ns_item.v > 0.0))
+        return 1;
+    const double handoff = c->split_handoff_ns.n ? c->split_handoff_ns.v
+                           : c->handoff_ns.n     ? c->handoff_ns.v
+                                                 : MKRT__SPLIT_HANDOFF_NS;
+    const uint32_t p = executors < MKRT__SPLIT_PARTS_MAX ? executors : MKRT__SPLIT_PARTS_MAX;
+    const double moved = c->level_ns_item.v * (double)n * (1.0 - 1.0 / (double)p);
+    return moved > handoff * 1.25 ? p : 1;
 }
 
 uint32_t mkrt__decide_share_min(const mkrt__plan_costs *c, bool on)
@@ -181,9 +188,9 @@ bool mkrt__decide_level_alone(uint64_t edges, bool on)
 bool mkrt_graph_pull_next(uint64_t frontier, uint64_t frontier_edges, uint64_t unvisited_edges,
                           uint64_t vertices, bool pulled)
 {
-    if (frontier == 0)
-        return false;
-    return pulled ? frontier * PULL_BETA >= vertices : frontier_edges * PULL_ALPHA > unvisited_edges;
+    /* The rule is written once, for the host and the device (the traversal
+     * jobs' levels, backend/mk_trav.h and megakernel.cu): ops/pull_rule.h. */
+    return mkrt__ops_pull_rule(frontier, frontier_edges, unvisited_edges, vertices, pulled);
 }
 
 bool mkrt__decide_pull(uint64_t nf, uint64_t mf, uint64_t unsettled, uint64_t vertices, bool was, bool on)

@@ -113,6 +113,8 @@ typedef struct mkrt__plan_costs {
     mkrt__ema arms_ns_item; /* ARMS: the detector's ns per item it looked at */
     mkrt__ema arms_yield;   /* ARMS: items skipped / items looked at, per batch */
     uint64_t arms_pending_ns; /* the detector's ns on the batch prepared now (dispatcher-only) */
+    mkrt__ema level_ns_item; /* the dedupe stage's one pass (prune + levels): ns per item */
+    mkrt__ema split_handoff_ns; /* SPLIT: a split levelling's wall less its slowest part */
 } mkrt__plan_costs;
 
 /* ARMS probes batch 1 and every MKRT__ARMS_PROBE-th batch after it even
@@ -126,6 +128,23 @@ typedef struct mkrt__plan_costs {
 
 /* The seed's queue pressure: queued items against lanes. */
 mkrt_plan_pressure mkrt__decide_pressure(uint64_t queued, uint64_t lanes, uint64_t requeued);
+
+/* SPLIT: the parts the dedupe stage's levelling of n items is split into
+ * on `executors` idle executors (1: the one pass, pipeline/prune.c). From
+ * the one pass's measured ns per item and the split's measured hand-off
+ * (wake the pool, join it: its wall less its slowest part), the split
+ * pays when the work it moves off the planning thread, n ns (1 - 1/p),
+ * exceeds the hand-off by a quarter. Before a split was measured the
+ * hand-off is the CPU pool's measured hand-off per layer, and before
+ * that MKRT__SPLIT_HANDOFF_NS. Nothing before the one pass was measured
+ * MKRT__EMA_TRUST times. */
+uint32_t mkrt__decide_split(const mkrt__plan_costs *c, uint64_t n, uint32_t executors);
+/* The hand-off SPLIT assumes before any was measured: the upper end of a
+ * hand-off plus a barrier measured on the 2-CPU development VMs (10-50
+ * us, issue 13; batch_planner.c's MKRT__SHARE_MIN_DEFAULT). */
+#define MKRT__SPLIT_HANDOFF_NS 50000.0
+/* Most parts of a split (pipeline/layer_internal.h, MKRT__SPLIT_MAX). */
+#define MKRT__SPLIT_PARTS_MAX 16u
 
 /* WAKE: items one participant of a layer of built-ins gets at least. */
 uint32_t mkrt__decide_share_min(const mkrt__plan_costs *c, bool on);

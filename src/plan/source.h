@@ -42,6 +42,28 @@ typedef struct mkrt__taken {
                           * it through part and next_level, not run */
 } mkrt__taken;
 
+/* A traversal a device runs whole (protocol.h, "Traversal jobs"): what a
+ * made source hands the device backend for one item of a job round, and
+ * where the backend writes what the run did. kind: MKRT__JOB_*, the
+ * protocol's MKRT_MK_JOB_* numbers. values and aux are the source's host
+ * arrays: the run's first values in, the results out. */
+enum { MKRT__JOB_BFS = 1, MKRT__JOB_SSSP = 2, MKRT__JOB_CC = 3, MKRT__JOB_PR = 4 };
+typedef struct mkrt__device_job {
+    uint32_t kind, root;
+    bool pulls;              /* BFS on a symmetric graph: levels may run pulled */
+    uint32_t max_iterations; /* PageRank */
+    double damping, tolerance;
+    void *values, *aux;
+    size_t value_bytes, aux_bytes;
+    /* Written by whoever ran it (the device backend, or the source's run
+     * on the host), before the batch completes; status MKRT_EDEVICE: the
+     * device failed the round (the source runs the job again). */
+    uint64_t levels_pushed, levels_pulled, edges;
+    uint32_t iterations;
+    mkrt_status status;
+    bool done;
+} mkrt__device_job;
+
 typedef struct mkrt__source {
     const char *name;
     void *ctx; /* the source's own; the first argument of every call */
@@ -97,7 +119,16 @@ typedef struct mkrt__source {
      * the others stay in the barrier. */
     bool (*part)(void *ctx, const mkrt_item *item, mkrt__fail_list *fails);
     bool (*next_level)(void *ctx, const mkrt_item *item, bool yield, bool *alone);
+    /* May be NULL. Token holder: the traversal job item stands for, or
+     * NULL when it is not one. A round of jobs holds jobs only (at most
+     * MKRT__DEVICE_JOBS_MAX); the plan stage routes it to a device that
+     * takes that many (mkrt__backend.jobs_max), which runs them whole;
+     * else run gets it on the host like any made batch. */
+    mkrt__device_job *(*job)(void *ctx, const mkrt_item *item);
 } mkrt__source;
+
+/* The most jobs one batch holds (the protocol's MKRT_MK_JOBS_MAX). */
+#define MKRT__DEVICE_JOBS_MAX 8u
 
 /* The most sources a runtime has (the rings and the graph engine today). */
 #define MKRT__SOURCES_MAX 4u

@@ -94,6 +94,9 @@ mkrt_status mkrt_graph_register(mkrt_runtime *rt, const mkrt_graph *g, mkrt_erro
         mkrt_error why;
         mkrt__mutex_lock(&rt->dispatch.state_lock);
         (void)dev->ops->graph_in(dev, g, &why);
+        /* The public traversals run whole on the device where it has job
+         * slots for them (graph/device.c); else on the CPU pool. */
+        mkrt__graph_engine_device_jobs(rt->graph, dev->jobs_max);
         mkrt__mutex_unlock(&rt->dispatch.state_lock);
         mkrt__runtime_describe_device(rt);
     }

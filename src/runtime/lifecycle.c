@@ -59,6 +59,7 @@ static void free_runtime(mkrt_runtime *rt)
     mkrt__mutex_destroy(&rt->producers.producers_lock);
     mkrt__mutex_destroy(&rt->dispatch.state_lock);
     mkrt__planner_fini(&rt->dispatch.planner);
+    mkrt__shape_cache_fini(&rt->dispatch.shapes);
     mkrt__free(rt, sizeof *rt);
 }
 
@@ -223,6 +224,7 @@ mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **out, mkrt_error *
     rt->dispatch.waves = mkrt__alloc(cfg->max_batch * sizeof *rt->dispatch.waves, MKRT_CACHE_LINE);
     rt->state.dead = mkrt_mpmc_ring_create(cfg->dead_letter_capacity, NULL);
     ok = mkrt__planner_init(&rt->dispatch.planner, cfg->max_producers, plan_off) && ok;
+    ok = mkrt__shape_cache_init(&rt->dispatch.shapes, MKRT__SHAPES_KEPT, NULL) && ok;
     if (!ok || !rt->producers.slots || !rt->state.cells || !rt->graph || !rt->state.append_log || !rt->state.emit_ring || !rt->dispatch.own_scratch ||
         !rt->dispatch.split || !rt->dispatch.waves || !rt->state.dead) {
         free_runtime(rt);

@@ -32,9 +32,10 @@ mkrt_status mkrt_stats_read(mkrt_runtime *rt, mkrt_stats *out)
     s.global_barriers = atomic_load_explicit(&rt->stats.barriers, memory_order_relaxed);
     s.ring_high_water = atomic_load_explicit(&rt->stats.high_water, memory_order_relaxed);
     s.dead_letters_dropped = atomic_load_explicit(&rt->stats.dead_dropped, memory_order_relaxed);
-    /* The runtime consults no plan cache (its decisions are rules on
-     * measured inputs, plan/decide.h): both stay 0. */
-    s.plan_cache_hits = s.plan_cache_misses = 0;
+    /* The path's plan cache (plan/shape_cache.h): one lookup per
+     * levelled batch. */
+    s.plan_cache_hits = atomic_load_explicit(&rt->dispatch.shapes.hits, memory_order_relaxed);
+    s.plan_cache_misses = atomic_load_explicit(&rt->dispatch.shapes.misses, memory_order_relaxed);
     s.latency_samples = atomic_load_explicit(&rt->stats.latency.samples, memory_order_relaxed);
     s.latency_p50_ns = mkrt__hist_percentile(&rt->stats.latency, 5000);
     s.latency_p99_ns = mkrt__hist_percentile(&rt->stats.latency, 9900);
