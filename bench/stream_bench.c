@@ -17,6 +17,21 @@
  *   stream  the producer never waits: it publishes every batch at once;
  *           a batch's latency runs from its publish to the apply whose
  *           view holds it (mkrt only: RisGraph has no asynchronous path)
+ *   mixed   latency classes (mkrt_producer_set_class), mkrt only: two
+ *           streams of the same graph on one runtime, a bulk loader
+ *           (the window in batches of B, published without waiting) and an
+ *           interactive producer (the same window in batches of one insert
+ *           and one delete, each waited for until a view holds it; its
+ *           latency runs from the publish to then). Four runs: the
+ *           interactive producer alone (--mixed-n batches), the bulk
+ *           loader alone, both (interactive marked interactive), and both
+ *           with the interactive producer left bulk; rows mix-int and
+ *           mix-bulk (updates/s of each side, latency of the interactive
+ *           side). The bulk stream's answers are checked against the
+ *           recompute; the interactive stream's (a part of the window)
+ *           against mkrt_stream_recompute. With STREAM_BENCH_EXPLAIN set,
+ *           the runs with both print the last 64 batches' EXPLAIN
+ *           records (class, why, items, run time, bulk age and wait).
  * Reported per run: updates/s (2 W over the time from the first publish
  * to the last batch's results), p50/p99/p999 of the per-batch latency in
  * microseconds, resident bytes (the process's RSS growth from before the
@@ -29,8 +44,9 @@
  * OMP_NUM_THREADS = --workers.
  *
  *   stream_bench [--scale N] [--window W] [--batches 1,64,4096]
- *                [--analyses 1,2,4,7 (1 BFS + 2 SSSP + 4 CC)] [--modes sync,sync-rt,stream]
- *                [--workers W] [--seed S] [--risgraph DIR] [--csv FILE] [--quick]
+ *                [--analyses 1,2,4,7 (1 BFS + 2 SSSP + 4 CC)] [--modes sync,sync-rt,stream,mixed]
+ *                [--workers W] [--seed S] [--risgraph DIR] [--csv FILE] [--quick] [--mixed-n N]
+ *                [--mixed-batch N (the runtime's max_batch in mixed mode, 1024)]
  */
 #include <errno.h>
 #include <pthread.h>
@@ -55,7 +71,9 @@ typedef struct opts {
     uint64_t window, seed;
     uint32_t batch[LIST_MAX];
     unsigned mask[LIST_MAX];
-    int sync, sync_rt, stream;
+    int sync, sync_rt, stream, mixed;
+    uint64_t mixed_n; /* interactive batches when the interactive producer runs alone */
+    uint64_t mixed_batch; /* mixed mode: the runtime's max_batch */
     const char *csv, *risgraph;
 } opts;
 
@@ -77,8 +95,8 @@ static uint64_t *g_ref[3]; /* BFS, SSSP, CC on the final edges */
 static int usage(const char *why)
 {
     fprintf(stderr, "stream_bench: %s\nusage: stream_bench [--scale 8..26] [--window W] [--batches B,B,..] "
-            "[--analyses M,M,.. (1 BFS, 2 SSSP, 4 CC; 1,2,4,7)] [--modes sync,sync-rt,stream] [--workers 1..64] "
-            "[--seed S] [--risgraph DIR] [--csv FILE] [--quick]\n", why);
+            "[--analyses M,M,.. (1 BFS, 2 SSSP, 4 CC; 1,2,4,7)] [--modes sync,sync-rt,stream,mixed] [--workers 1..64] "
+            "[--seed S] [--risgraph DIR] [--csv FILE] [--quick] [--mixed-n N] [--mixed-batch N]\n", why);
     return 2;
 }
 
@@ -100,7 +118,7 @@ static int parse_list(const char *v, uint32_t *out, uint32_t *n, uint64_t lo, ui
 static int parse(int argc, char **argv, opts *o)
 {
     *o = (opts){.scale = 18, .workers = 2, .nb = 3, .na = 4, .window = 131072, .seed = 1, .batch = {1, 64, 4096},
-                .mask = {1, 2, 4, 7}, .sync = 1, .sync_rt = 1, .stream = 1};
+                .mask = {1, 2, 4, 7}, .sync = 1, .sync_rt = 1, .stream = 1, .mixed_n = 4000, .mixed_batch = 1024};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--quick") == 0) {
@@ -122,7 +140,7 @@ static int parse(int argc, char **argv, opts *o)
         else if (strcmp(a, "--risgraph") == 0)
             o->risgraph = v;
         else if (strcmp(a, "--modes") == 0) {
-            o->sync = o->sync_rt = o->stream = 0;
+            o->sync = o->sync_rt = o->stream = o->mixed = 0;
             char buf[64];
             snprintf(buf, sizeof buf, "%s", v);
             for (char *t = strtok(buf, ","); t != NULL; t = strtok(NULL, ",")) {
@@ -132,8 +150,10 @@ static int parse(int argc, char **argv, opts *o)
                     o->sync_rt = 1;
                 else if (strcmp(t, "stream") == 0)
                     o->stream = 1;
+                else if (strcmp(t, "mixed") == 0)
+                    o->mixed = 1;
                 else
-                    return usage("--modes takes sync, sync-rt and stream, comma-separated");
+                    return usage("--modes takes sync, sync-rt, stream and mixed, comma-separated");
             }
         } else if (strcmp(a, "--batches") == 0) {
             if (parse_list(v, o->batch, &o->nb, 1, 1u << 20) != 0)
@@ -149,6 +169,10 @@ static int parse(int argc, char **argv, opts *o)
             o->workers = (uint32_t)n;
         else if (strcmp(a, "--seed") == 0 && num)
             o->seed = n;
+        else if (strcmp(a, "--mixed-n") == 0 && num && n >= 1)
+            o->mixed_n = n;
+        else if (strcmp(a, "--mixed-batch") == 0 && num && n >= 2 && n <= 65536)
+            o->mixed_batch = n;
         else
             return usage("an unknown option or a value out of range");
     }
@@ -359,6 +383,26 @@ static int equal_ref(unsigned mask, const uint64_t *const got[3], const char *wh
     return good;
 }
 
+/* Whether a view of s's analyses (mask) equals the recompute. */
+static int view_equals_ref(mkrt_stream *s, unsigned mask, const char *who)
+{
+    uint64_t *got[3] = {0};
+    mkrt_stream_view view;
+    mkrt_stream_view_open(s, &view);
+    int ok = 1;
+    for (unsigned k = 0, q = 0; k < 3; k++) {
+        if (!(mask & (1u << k)))
+            continue;
+        got[k] = malloc((size_t)g_n * sizeof(uint64_t));
+        ok = ok && got[k] != NULL && mkrt_stream_view_read(&view, q++, 0, g_n, got[k], NULL) == MKRT_OK;
+    }
+    mkrt_stream_view_close(&view);
+    ok = ok && equal_ref(mask, (const uint64_t *const *)got, who);
+    for (int k = 0; k < 3; k++)
+        free(got[k]);
+    return ok;
+}
+
 static double pct(double *v, size_t n, double p)
 {
     if (n == 0)
@@ -370,13 +414,15 @@ static double pct(double *v, size_t n, double p)
 /* ---- mkrt ----------------------------------------------------------------- */
 
 static mkrt_stream *g_stream;
+static mkrt_stream *g_stream2; /* mixed mode: the interactive stream */
 static _Atomic uint64_t g_failed;
 
 static void on_error(void *ctx, const mkrt_item *it, mkrt_status why, const char *msg)
 {
     (void)ctx;
     char buf[320];
-    if (mkrt_stream_failed(g_stream, it, why, buf, sizeof buf) != MKRT_OK)
+    if (mkrt_stream_failed(g_stream, it, why, buf, sizeof buf) != MKRT_OK &&
+        (g_stream2 == NULL || mkrt_stream_failed(g_stream2, it, why, buf, sizeof buf) != MKRT_OK))
         snprintf(buf, sizeof buf, "%s", msg);
     if (atomic_fetch_add(&g_failed, 1) == 0)
         fprintf(stderr, "stream_bench: an update failed: %s\n", buf);
@@ -514,19 +560,7 @@ static int run_mkrt(const opts *o, unsigned mask, uint32_t B, int stream_mode, r
     qsort(lat, batches, sizeof *lat, bench_cmp_double);
     r->ups = 2.0 * (double)o->window / ((double)(t_end - t_start) / 1e9);
     r->p50 = pct(lat, batches, 0.5), r->p99 = pct(lat, batches, 0.99), r->p999 = pct(lat, batches, 0.999);
-    uint64_t *got[3] = {0};
-    mkrt_stream_view view;
-    mkrt_stream_view_open(g_stream, &view);
-    for (unsigned k = 0, q = 0; k < 3; k++) {
-        if (!(mask & (1u << k)))
-            continue;
-        got[k] = malloc((size_t)g_n * sizeof(uint64_t));
-        ok = ok && got[k] != NULL && mkrt_stream_view_read(&view, q++, 0, g_n, got[k], NULL) == MKRT_OK;
-    }
-    mkrt_stream_view_close(&view);
-    r->valid = ok && atomic_load(&g_failed) == 0 && equal_ref(mask, (const uint64_t *const *)got, "mkrt");
-    for (int k = 0; k < 3; k++)
-        free(got[k]);
+    r->valid = ok && atomic_load(&g_failed) == 0 && view_equals_ref(g_stream, mask, "mkrt");
     mkrt_destroy(rt, MKRT_TIMEOUT_INFINITE, NULL);
     mkrt_stream_destroy(g_stream);
     g_stream = NULL;
@@ -535,8 +569,13 @@ static int run_mkrt(const opts *o, unsigned mask, uint32_t B, int stream_mode, r
 }
 
 /* Each mkrt run in a child process, as RisGraph's runs are: its resident
- * bytes are its own, not memory an earlier run freed into the heap. */
-static int run_forked(const opts *o, unsigned mask, uint32_t B, int mode, result *r)
+ * bytes are its own, not memory an earlier run freed into the heap.
+ * mode: run_mkrt's (r[0]), or MODE_MIXED + run_mixed's cfg (r[0] the
+ * interactive side, r[1] the bulk side). */
+#define MODE_MIXED 3
+static int run_mixed(const opts *o, unsigned mask, uint32_t B, int cfg, result *ri, result *rb);
+
+static int run_forked(const opts *o, unsigned mask, uint32_t B, int mode, result r[2])
 {
     int fd[2];
     if (pipe(fd) != 0)
@@ -547,19 +586,216 @@ static int run_forked(const opts *o, unsigned mask, uint32_t B, int mode, result
         return fprintf(stderr, "stream_bench: no fork\n"), -1;
     if (pid == 0) {
         close(fd[0]);
-        int rc = run_mkrt(o, mask, B, mode, r);
-        if (rc == 0 && write(fd[1], r, sizeof *r) != (ssize_t)sizeof *r)
+        r[1] = (result){0};
+        int rc = mode >= MODE_MIXED ? run_mixed(o, mask, B, mode - MODE_MIXED, &r[0], &r[1])
+                                    : run_mkrt(o, mask, B, mode, &r[0]);
+        fflush(stdout);
+        if (rc == 0 && write(fd[1], r, 2 * sizeof *r) != (ssize_t)(2 * sizeof *r))
             rc = -1;
         _exit(rc == 0 ? 0 : 1);
     }
     close(fd[1]);
-    ssize_t got = read(fd[0], r, sizeof *r);
+    ssize_t got = read(fd[0], r, 2 * sizeof *r);
     close(fd[0]);
     int status = 0;
     waitpid(pid, &status, 0);
-    if (got != (ssize_t)sizeof *r || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    if (got != (ssize_t)(2 * sizeof *r) || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
         return fprintf(stderr, "stream_bench: the mkrt run (analyses %u, batch %u, mode %d) failed\n", mask, B,
                        mode), -1;
+    return 0;
+}
+
+/* ---- Mixed mode: a bulk loader beside an interactive producer ------------- */
+
+/* A stream of the workload's loaded edges with the analyses of mask. */
+static mkrt_stream *mixed_stream(unsigned mask, uint32_t op_base)
+{
+    mkrt_stream_config sc = mkrt_stream_config_default();
+    sc.vertices = g_n;
+    sc.op_base = op_base;
+    const mkrt_stream_query all[3] = {{MKRT_STREAM_BFS, g_root}, {MKRT_STREAM_SSSP, g_root}, {MKRT_STREAM_CC, 0}};
+    for (unsigned k = 0; k < 3; k++)
+        if (mask & (1u << k))
+            sc.query[sc.queries++] = all[k];
+    uint32_t *src = malloc(g_loaded * sizeof *src), *dst = malloc(g_loaded * sizeof *dst),
+             *w = malloc(g_loaded * sizeof *w);
+    mkrt_stream *s = NULL;
+    mkrt_error err;
+    if (src != NULL && dst != NULL && w != NULL) {
+        for (uint64_t i = 0; i < g_loaded; i++)
+            src[i] = g_e[i].u, dst[i] = g_e[i].v, w[i] = g_e[i].w;
+        if (mkrt_stream_create(&sc, &s, &err) != MKRT_OK ||
+            mkrt_stream_load(s, src, dst, w, g_loaded, NULL, &err) != MKRT_OK) {
+            fprintf(stderr, "stream_bench: %s\n", err.message);
+            mkrt_stream_destroy(s);
+            s = NULL;
+        }
+    }
+    free(src), free(dst), free(w);
+    return s;
+}
+
+static uint64_t position(mkrt_stream *s)
+{
+    mkrt_stream_stats st;
+    mkrt_stream_stats_read(s, &st);
+    return st.position;
+}
+
+typedef struct bulk_side {
+    const opts *o;
+    mkrt_producer *p;
+    uint32_t B;
+    uint64_t t0, t1;
+    _Atomic int done;
+    int ok;
+} bulk_side;
+
+/* The bulk loader: the whole window in batches of B, published without
+ * waiting (the ring's backpressure paces it); done once a view holds all. */
+static void *bulk_loader(void *arg)
+{
+    bulk_side *b = arg;
+    mkrt_item *items = malloc(2 * (size_t)b->B * sizeof *items);
+    b->ok = items != NULL;
+    b->t0 = bench_now_ns();
+    for (uint64_t k = 0; b->ok && k * b->B < b->o->window; k++) {
+        uint64_t at = g_loaded + k * b->B, old = k * b->B;
+        uint32_t n = (uint32_t)(b->o->window - k * b->B < b->B ? b->o->window - k * b->B : b->B);
+        for (uint32_t i = 0; i < n; i++) {
+            mkrt_stream_insert_item(g_stream, g_e[at + i].u, g_e[at + i].v, g_e[at + i].w, &items[i]);
+            mkrt_stream_delete_item(g_stream, g_e[old + i].u, g_e[old + i].v, &items[n + i]);
+        }
+        b->ok = mkrt_publish(b->p, items, 2 * (size_t)n, MKRT_TIMEOUT_INFINITE, NULL) == MKRT_OK;
+    }
+    while (b->ok && position(g_stream) < 2 * b->o->window && atomic_load(&g_failed) == 0) {
+        struct timespec nap = {0, 50000};
+        nanosleep(&nap, NULL);
+    }
+    b->t1 = bench_now_ns();
+    b->ok = b->ok && atomic_load(&g_failed) == 0;
+    atomic_store(&b->done, 1);
+    free(items);
+    return NULL;
+}
+
+/* One mixed run. cfg: 0 the interactive producer alone, 1 the bulk loader
+ * alone, 2 both (interactive marked interactive), 3 both, no classes. */
+static int run_mixed(const opts *o, unsigned mask, uint32_t B, int cfg, result *ri, result *rb)
+{
+    *ri = (result){0};
+    *rb = (result){0};
+    atomic_store(&g_failed, 0);
+    uint64_t rss0 = resident_bytes();
+    const int inter = cfg != 1, bulk = cfg != 0;
+    g_stream = bulk ? mixed_stream(mask, 4000) : NULL;
+    g_stream2 = inter ? mixed_stream(mask, 4000 + MKRT_STREAM_OPS) : NULL;
+    if ((bulk && g_stream == NULL) || (inter && g_stream2 == NULL))
+        return -1;
+    mkrt_config c = mkrt_config_default();
+    c.cells = g_n;
+    c.workers = o->workers;
+    c.on_error = on_error;
+    c.max_batch = o->mixed_batch; /* 1024: as stream mode (run_mkrt) */
+    c.ring_capacity = 256;
+    mkrt_error err;
+    mkrt_runtime *rt = NULL;
+    if (mkrt_create(&c, &rt, &err) != MKRT_OK || (bulk && mkrt_stream_register(g_stream, rt, &err) != MKRT_OK) ||
+        (inter && mkrt_stream_register(g_stream2, rt, &err) != MKRT_OK))
+        return fprintf(stderr, "stream_bench: %s\n", err.message), -1;
+    bulk_side bs = {.o = o, .B = B, .ok = 1};
+    mkrt_producer *ip = inter ? mkrt_producer_open(rt, NULL) : NULL;
+    bs.p = bulk ? mkrt_producer_open(rt, NULL) : NULL;
+    if ((inter && ip == NULL) || (bulk && bs.p == NULL))
+        return fprintf(stderr, "stream_bench: no producer\n"), -1;
+    if (cfg == 0 || cfg == 2) {
+        if (mkrt_producer_set_class(ip, MKRT_CLASS_INTERACTIVE, &err) != MKRT_OK)
+            return fprintf(stderr, "stream_bench: %s\n", err.message), -1;
+    }
+    uint64_t most = inter ? (bulk ? o->window : (o->mixed_n < o->window ? o->mixed_n : o->window)) : 0;
+    double *lat = malloc((most + 1) * sizeof *lat);
+    if (lat == NULL)
+        return fprintf(stderr, "stream_bench: out of memory\n"), -1;
+    pthread_t th;
+    if (bulk)
+        pthread_create(&th, NULL, bulk_loader, &bs);
+    /* The interactive producer: one insert and one delete, waited for. */
+    uint64_t k = 0, ti0 = bench_now_ns();
+    int ok = 1;
+    while (inter && ok && k < most && !(bulk && atomic_load(&bs.done))) {
+        mkrt_item it[2];
+        mkrt_stream_insert_item(g_stream2, g_e[g_loaded + k].u, g_e[g_loaded + k].v, g_e[g_loaded + k].w, &it[0]);
+        mkrt_stream_delete_item(g_stream2, g_e[k].u, g_e[k].v, &it[1]);
+        uint64_t t = bench_now_ns();
+        ok = mkrt_publish(ip, it, 2, MKRT_TIMEOUT_INFINITE, NULL) == MKRT_OK;
+        /* Sleep until the two updates ran (mkrt_wait), then look for the
+         * repair they emitted (the next interactive batch). */
+        uint64_t ticket = 0;
+        ok = ok && mkrt_fence(ip, &ticket) == MKRT_OK && mkrt_wait(ip, ticket, MKRT_TIMEOUT_INFINITE) == MKRT_OK;
+        while (ok && position(g_stream2) < 2 * (k + 1) && atomic_load(&g_failed) == 0) {
+            /* A short sleep, not sched_yield: on busy CPUs a yielding
+             * thread waits for a whole scheduling period, a sleeping one
+             * is woken first. */
+            struct timespec nap = {0, 10000};
+            nanosleep(&nap, NULL);
+        }
+        lat[k++] = (double)(bench_now_ns() - t) / 1e3;
+        ok = ok && atomic_load(&g_failed) == 0;
+    }
+    uint64_t ti1 = bench_now_ns();
+    if (bulk)
+        pthread_join(th, NULL);
+    ok = ok && mkrt_quiesce(rt, MKRT_TIMEOUT_INFINITE) == MKRT_OK;
+    uint64_t bytes = resident_bytes() - rss0;
+    if (inter) {
+        qsort(lat, k, sizeof *lat, bench_cmp_double);
+        ri->ups = k > 0 ? 2.0 * (double)k / ((double)(ti1 - ti0) / 1e9) : 0;
+        ri->p50 = pct(lat, k, 0.5), ri->p99 = pct(lat, k, 0.99), ri->p999 = pct(lat, k, 0.999);
+        ri->bytes = bytes;
+        /* The interactive stream holds a part of the window: its own oracle. */
+        int good = ok && k > 0;
+        uint64_t *got = malloc((size_t)g_n * sizeof *got), *want = malloc((size_t)g_n * sizeof *want);
+        mkrt_stream_view view;
+        for (uint32_t q = 0; good && q < (uint32_t)__builtin_popcount(mask); q++) {
+            good = got != NULL && want != NULL && mkrt_stream_recompute(g_stream2, q, want, NULL) == MKRT_OK;
+            mkrt_stream_view_open(g_stream2, &view);
+            good = good && mkrt_stream_view_read(&view, q, 0, g_n, got, NULL) == MKRT_OK &&
+                   memcmp(got, want, (size_t)g_n * sizeof *got) == 0;
+            mkrt_stream_view_close(&view);
+        }
+        free(got), free(want);
+        ri->valid = good;
+        if (!good)
+            fprintf(stderr, "stream_bench: the interactive stream differs from its recompute\n");
+    }
+    if (bulk) {
+        rb->ups = 2.0 * (double)o->window / ((double)(bs.t1 - bs.t0) / 1e9);
+        rb->bytes = bytes;
+        rb->valid = ok && bs.ok && view_equals_ref(g_stream, mask, "mkrt bulk");
+    }
+    if (getenv("STREAM_BENCH_EXPLAIN") && cfg >= 2) {
+        mkrt_plan_record rec[64];
+        size_t nr = mkrt_plan_explain(rt, rec, 64);
+        for (size_t i = 0; i < nr; i++)
+            printf("#  batch %llu class %u why %u items %llu run %llu us age %u wait %llu us\n",
+                   (unsigned long long)rec[i].batch, rec[i].klass, rec[i].class_why, (unsigned long long)rec[i].items,
+                   (unsigned long long)rec[i].run_ns / 1000, rec[i].bulk_age, (unsigned long long)rec[i].bulk_wait_ns / 1000);
+    }
+    mkrt_stats st;
+    mkrt_stats_read(rt, &st);
+    if (cfg >= 2)
+        printf("# mixed cfg %d: %llu interactive batches, %llu bulk requeues, %llu aged and %llu max-age "
+               "promotions\n", cfg, (unsigned long long)st.plan_counts[MKRT_PLAN_N_INTERACTIVE],
+               (unsigned long long)st.plan_counts[MKRT_PLAN_N_CLASS_REQUEUES],
+               (unsigned long long)st.plan_counts[MKRT_PLAN_N_CLASS_AGED],
+               (unsigned long long)st.plan_counts[MKRT_PLAN_N_CLASS_MAX_AGE]);
+    mkrt_producer_close(ip);
+    mkrt_producer_close(bs.p);
+    mkrt_destroy(rt, MKRT_TIMEOUT_INFINITE, NULL);
+    mkrt_stream_destroy(g_stream);
+    mkrt_stream_destroy(g_stream2);
+    g_stream = g_stream2 = NULL;
+    free(lat);
     return 0;
 }
 
@@ -671,12 +907,44 @@ int main(int argc, char **argv)
             for (int mode = 0; mode < 3; mode++) {
                 if ((mode == 0 && !o.sync) || (mode == 1 && !o.stream) || (mode == 2 && !o.sync_rt))
                     continue;
-                if (run_forked(&o, o.mask[a], o.batch[b], mode, &r) != 0)
+                result rm[2];
+                if (run_forked(&o, o.mask[a], o.batch[b], mode, rm) != 0)
                     return 1;
-                row(csv, "mkrt", o.mask[a], o.batch[b], mode_name[mode], &r);
-                all_valid &= r.valid;
+                row(csv, "mkrt", o.mask[a], o.batch[b], mode_name[mode], &rm[0]);
+                all_valid &= rm[0].valid;
             }
         }
+    /* Mixed: per analysis, the largest batch size as the bulk loader's. */
+    for (uint32_t a = 0; o.mixed && a < o.na; a++) {
+        uint32_t B = 0;
+        for (uint32_t b = 0; b < o.nb; b++)
+            B = o.batch[b] > B ? o.batch[b] : B;
+        static const char *const cfg_name[4] = {"alone", "alone", "classes", "no-class"};
+        result ri[4], rb[4];
+        for (int cfg = 0; cfg < 4; cfg++) {
+            result rm[2];
+            if (run_forked(&o, o.mask[a], B, MODE_MIXED + cfg, rm) != 0)
+                return 1;
+            ri[cfg] = rm[0];
+            rb[cfg] = rm[1];
+            char mode[32];
+            if (cfg != 1) {
+                snprintf(mode, sizeof mode, "mix-int-%s", cfg_name[cfg]);
+                row(csv, "mkrt", o.mask[a], 1, mode, &ri[cfg]);
+                all_valid &= ri[cfg].valid;
+            }
+            if (cfg != 0) {
+                snprintf(mode, sizeof mode, "mix-bulk-%s", cfg_name[cfg]);
+                row(csv, "mkrt", o.mask[a], B, mode, &rb[cfg]);
+                all_valid &= rb[cfg].valid;
+            }
+        }
+        printf("mixed %s: interactive p99 %.1f us alone, %.1f us beside the bulk loader with classes (target <= "
+               "1000), %.1f us without; bulk loader %.0f updates/s alone, %.0f with classes (%.0f%%, target >= "
+               "80%%), %.0f without (%.0f%%)\n",
+               analyses_name(o.mask[a]), ri[0].p99, ri[2].p99, ri[3].p99, rb[1].ups, rb[2].ups,
+               100.0 * rb[2].ups / rb[1].ups, rb[3].ups, 100.0 * rb[3].ups / rb[1].ups);
+    }
     if (csv != NULL)
         fclose(csv);
     if (o.risgraph != NULL)

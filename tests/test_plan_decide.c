@@ -68,6 +68,26 @@ static void rules(void)
     is(mkrt__decide_drain_first(waiting, age, 4, 3, false, &why), 3, "DRAIN off: round robin");
     is(why, MKRT_PLAN_FIRST_ROUND_ROBIN, "... and says so");
 
+    mkrt_plan_class_why cw;
+    is(mkrt__decide_class(false, true, 0, 0, 1000, &cw), MKRT_CLASS_BULK, "DRAIN, classes: no interactive work: bulk");
+    is(cw, MKRT_PLAN_CLASS_BULK_ONLY, "... and says why");
+    is(mkrt__decide_class(true, false, 40, 0, 1000, &cw), MKRT_CLASS_INTERACTIVE, "interactive work alone: interactive");
+    is(cw, MKRT_PLAN_CLASS_INTERACTIVE, "... and says why");
+    is(mkrt__decide_class(true, true, MKRT__AGE_PROMOTE - 1, 999, 1000, &cw), MKRT_CLASS_INTERACTIVE,
+       "both wait: interactive first (31 requeues, 999 of 1000 ns waited)");
+    is(cw, MKRT_PLAN_CLASS_FIRST, "... a requeue of bulk");
+    is(mkrt__decide_class(true, true, MKRT__AGE_PROMOTE, 0, 1000, &cw), MKRT_CLASS_BULK, "32 requeues: bulk goes first");
+    is(cw, MKRT_PLAN_CLASS_AGED, "... an aged promotion");
+    is(mkrt__decide_class(true, true, 1, 1000, 1000, &cw), MKRT_CLASS_BULK, "waited max-age: bulk goes first");
+    is(cw, MKRT_PLAN_CLASS_MAX_AGE, "... a max-age promotion");
+    is(mkrt__decide_class(true, true, 1, UINT64_MAX, 0, &cw), MKRT_CLASS_INTERACTIVE, "max-age 0: no time bound");
+    mkrt__ema bulk = {0};
+    is(mkrt__decide_bulk_cap(&bulk, 250000, 1024), 1024, "bulk cut: none before the cost is measured");
+    bulk = (mkrt__ema){.v = 1000.0, .n = MKRT__EMA_TRUST};
+    is(mkrt__decide_bulk_cap(&bulk, 250000, 1024), 250, "bulk cut: 250 us at 1 us an item: 250 items");
+    is(mkrt__decide_bulk_cap(&bulk, 1000, 1024), MKRT__BULK_CAP_MIN, "... at least 16");
+    is(mkrt__decide_bulk_cap(&bulk, 0, 1024), 1024, "... slice 0: max_batch");
+
     ok(mkrt__decide_pull(100, 1000, 13000, 10000, false, true), "PULL: edges over 1/14 of the unsettled: pull");
     ok(!mkrt__decide_pull(100, 900, 13000, 10000, false, true), "PULL: below: push");
     ok(mkrt__decide_pull(420, 1, 13000, 10000, true, true), "PULL: stays pulled with 1/24 of the vertices");

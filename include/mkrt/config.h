@@ -90,6 +90,8 @@ typedef struct mkrt_producer mkrt_producer;
 typedef void (*mkrt_error_fn)(void *ctx, const mkrt_item *item, mkrt_status why,
                               const char *message);
 
+/** @brief Largest mkrt_config::class_max_age_us (60 s). */
+#define MKRT_CONFIG_CLASS_AGE_MAX 60000000u
 /** @brief Largest mkrt_config::emit_capacity. */
 #define MKRT_CONFIG_EMIT_MAX ((size_t)1 << 28)
 
@@ -199,6 +201,19 @@ typedef struct mkrt_config {
      *  replaces it: "none", "all", a comma list of wake, shed, fuse,
      *  route, drain, pull, arms and queue, or a number. */
     uint32_t plan_off;
+    /** Latency classes (mkrt_producer_set_class()): the longest bulk work
+     *  waits while interactive work keeps the drain, in microseconds,
+     *  measured from the first batch that passed it over; then a bulk
+     *  batch goes first (5000) [0..MKRT_CONFIG_CLASS_AGE_MAX]; 0: no time
+     *  bound (bulk still goes first after 32 batches in a row). */
+    uint32_t class_max_age_us;
+    /** Latency classes: while an interactive producer is open, a bulk
+     *  batch is cut to the items that run in about this many microseconds
+     *  (at the measured run time per item of the bulk batches before), so
+     *  interactive work arriving meanwhile waits about that long (250)
+     *  [0..MKRT_CONFIG_CLASS_AGE_MAX]; 0: bulk batches are cut by
+     *  max_batch only. */
+    uint32_t class_slice_us;
 } mkrt_config;
 
 /**

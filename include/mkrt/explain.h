@@ -18,6 +18,13 @@
  *   is below the device's measured round trip run on the CPU pool.
  * - ::MKRT_PLAN_DRAIN: the ring a batch cut by max_batch drains first
  *   (aged rings first, then the fullest; nothing starves).
+ *   It also honours the latency classes (mkrt_producer_set_class()):
+ *   while interactive work waits a batch takes interactive work only,
+ *   and waiting bulk work is requeued; bulk goes first again after 32
+ *   such batches in a row or after mkrt_config::class_max_age_us of
+ *   measured waiting (::mkrt_plan_class_why); while an interactive
+ *   producer is open, bulk batches are cut to mkrt_config::class_slice_us
+ *   of measured run time.
  * - ::MKRT_PLAN_PULL: push or pull per frontier level.
  * - ::MKRT_PLAN_ARMS: redundant arms skipped. An arm is one producer's
  *   run of items in a batch (the emitted items are one more); the seed's
@@ -96,6 +103,15 @@ typedef enum mkrt_plan_first {
     MKRT_PLAN_FIRST_FULLEST      /**< The ring with the most items waiting. */
 } mkrt_plan_first;
 
+/** @brief Why a batch has its latency class (mkrt_plan_record::class_why). */
+typedef enum mkrt_plan_class_why {
+    MKRT_PLAN_CLASS_BULK_ONLY,   /**< Bulk: no interactive work waited (or DRAIN is off). */
+    MKRT_PLAN_CLASS_INTERACTIVE, /**< Interactive work waited and bulk did not: interactive. */
+    MKRT_PLAN_CLASS_FIRST,       /**< Interactive ahead of waiting bulk work (a requeue of bulk). */
+    MKRT_PLAN_CLASS_AGED,        /**< Bulk, promoted: it was passed over 32 batches in a row. */
+    MKRT_PLAN_CLASS_MAX_AGE      /**< Bulk, promoted: it waited mkrt_config::class_max_age_us. */
+} mkrt_plan_class_why;
+
 /** @brief GraphBLAS switch class of a frontier level. */
 typedef enum mkrt_plan_frontier {
     MKRT_PLAN_FRONTIER_NONE,   /**< Not a frontier round. */
@@ -118,6 +134,12 @@ typedef enum mkrt_plan_counter {
     MKRT_PLAN_N_ARMS_SKIPPED,  /**< Items ARMS did not run (redundant arms; also in mkrt_stats::pruned). */
     MKRT_PLAN_N_QUEUE_LEVELS,  /**< Frontier levels whose vertices the rounds took from the sparse queue. */
     MKRT_PLAN_N_BITSET_LEVELS, /**< Frontier levels whose vertices the rounds took by scanning the bitset. */
+    MKRT_PLAN_N_INTERACTIVE,   /**< Batches of interactive work (latency classes). */
+    MKRT_PLAN_N_CLASS_REQUEUES, /**< Interactive batches drained while bulk work waited (bulk requeued). */
+    MKRT_PLAN_N_CLASS_AGED,    /**< Bulk batches promoted after 32 requeues in a row. */
+    MKRT_PLAN_N_CLASS_MAX_AGE, /**< Bulk batches promoted after waiting mkrt_config::class_max_age_us. */
+    MKRT_PLAN_N_CLASS_HELD,    /**< Drains that left bulk work until the running batch completed (an interactive producer is open). */
+    MKRT_PLAN_N_CLASS_CUT,     /**< Bulk batches cut to mkrt_config::class_slice_us of measured run time (an interactive producer is open). */
     MKRT_PLAN_N_LEVELS_ON,     /**< Level boundaries the CPU pool's workers crossed at a barrier (no dispatcher between the levels). */
     MKRT_PLAN_N_LEVEL_YIELDS,  /**< Runs of levels that gave way to the dispatcher at a boundary (DRAIN: other work waited). */
     MKRT_PLAN_COUNTERS         /**< The number of counters. */
@@ -161,6 +183,12 @@ typedef struct mkrt_plan_record {
     uint32_t split_layers;       /**< Layers the split added to fit the budget. */
     uint64_t resident_bytes;     /**< The runtime's data on the device (graph, frontier, cells and log in device memory), in bytes. */
     uint64_t peak_layer_bytes;   /**< The split's largest layer (frontier, scratch and output bytes). */
+    /* latency classes (mkrt_producer_set_class()) */
+    uint32_t klass;              /**< The batch's ::mkrt_class. */
+    uint32_t class_why;          /**< ::mkrt_plan_class_why. */
+    uint32_t bulk_age;           /**< Input: batches in a row that passed waiting bulk work over, before this one. */
+    uint32_t bulk_cap;           /**< A bulk batch cut while an interactive producer is open: the items it could take (0: not cut). */
+    uint64_t bulk_wait_ns;       /**< Input: how long waiting bulk work had been passed over, measured at this drain (0: none waited). */
 } mkrt_plan_record;
 
 struct mkrt_runtime;

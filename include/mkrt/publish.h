@@ -39,6 +39,58 @@ extern "C" {
  * Any thread. The producer then belongs to one thread at a time.
  */
 mkrt_producer *mkrt_producer_open(mkrt_runtime *rt, mkrt_error *err);
+/** @brief A producer's latency class (mkrt_producer_set_class()). */
+typedef enum mkrt_class {
+    /** The default: drained when no interactive work waits, or when it
+     *  has waited too long (32 batches in a row, or
+     *  mkrt_config::class_max_age_us). */
+    MKRT_CLASS_BULK = 0,
+    /** Drained first: a batch takes interactive items (and the items they
+     *  emitted) only, ahead of every bulk item and bulk emission waiting. */
+    MKRT_CLASS_INTERACTIVE = 1
+} mkrt_class;
+
+/**
+ * @brief Marks a producer interactive or bulk (every producer opens bulk).
+ *
+ * While interactive work waits (items in an interactive producer's ring,
+ * or items emitted by interactive work), the drain builds batches of
+ * interactive work only: interactive items overtake a backlog of bulk
+ * items. Items an op emits inherit the class of the item that emitted
+ * them (each class has its own emission queue of
+ * mkrt_config::emit_capacity items). Bulk work ages so that it is never
+ * starved: each batch that passes waiting bulk work over is a requeue
+ * (counted in mkrt_stats::plan_counts[::MKRT_PLAN_N_CLASS_REQUEUES]);
+ * after 32 such batches in a row, or once bulk work has waited
+ * mkrt_config::class_max_age_us (measured from the first batch that
+ * passed it over), the next batch is a bulk one (an aged promotion).
+ * While an interactive producer is open, no bulk batch is prepared behind
+ * a running batch, and a bulk batch takes only the items that run in
+ * about mkrt_config::class_slice_us (at the measured cost of the bulk
+ * batches before), so interactive work waits for about that long at most.
+ * mkrt_plan_explain() shows each batch's class, why, and the bulk work's
+ * age and measured wait. The ordering contract holds: one producer's
+ * items are drained in publish order whatever its class, also across a
+ * change of class. With ::MKRT_PLAN_DRAIN off (mkrt_config::plan_off)
+ * classes are ignored (every batch is bulk).
+ *
+ * A change applies from the next drain: items already in the ring are
+ * drained under the new class.
+ *
+ * @param p The producer.
+ * @param klass ::MKRT_CLASS_BULK or ::MKRT_CLASS_INTERACTIVE.
+ * @param err Filled on failure; may be NULL.
+ * @retval MKRT_OK Set.
+ * @retval MKRT_EINVAL p is NULL or klass is not a class.
+ * @retval MKRT_ECLOSED mkrt_destroy began; nothing changed.
+ * @retval MKRT_ENOMEM The first interactive producer of a runtime
+ *         allocates the interactive emission queue, and could not.
+ * @return The status, as listed.
+ * @par Thread safety
+ * The producer's owning thread, as mkrt_publish().
+ */
+mkrt_status mkrt_producer_set_class(mkrt_producer *p, mkrt_class klass, mkrt_error *err);
+
 /**
  * @brief Closes a producer.
  *

@@ -28,8 +28,10 @@
  * Emitted items (mkrt_op_emit(), and the edges ::MKRT_OP_RELAX emits):
  * - An emitted item runs after the item that emitted it has run: it goes
  *   into a later batch, never the emitter's (batches run in order). Items
- *   one op emits are drained in emission order, and before items that are
- *   emitted later; the ordering contract above then applies to them within
+ *   one op emits are drained in emission order, and before items of their
+ *   latency class that are emitted later (an emitted item has the class of
+ *   the item that emitted it, mkrt_producer_set_class(); interactive
+ *   emissions may overtake bulk ones); the ordering contract above then applies to them within
  *   their batch as to published items (drained before the producers'
  *   items of that batch), and dedupe prunes their exact duplicates (a
  *   frontier visits a vertex once per batch).

@@ -40,6 +40,17 @@
  * its own thread with mkrt_stream_apply(): the same checks, graph change
  * and repair, under the same gate, with no runtime round trip.
  *
+ * Latency classes: an update has the latency class of the producer that
+ * publishes it (mkrt_producer_set_class()), and the apply item the class
+ * of the update that emitted it. A stream fed by interactive producers
+ * is an interactive stream: its updates and repairs run ahead of any
+ * bulk work waiting in the runtime (another stream's loader, say), and
+ * wait for at most the one batch running when they arrive. A stream fed
+ * by both classes repairs in the class of the first update after its
+ * last repair, and that repair covers every update logged so far
+ * (bench/stream_bench --modes mixed measures two streams, one per
+ * class).
+ *
  * After mkrt_quiesce() returns on the runtime, every update published
  * before it is applied and a view equals a recompute on the graph as it
  * then is (mkrt_stream_recompute()).

@@ -49,21 +49,23 @@ mkrt_status mkrt_op_emit(const mkrt_op_ctx *ctx, const mkrt_item *items, size_t 
     if (n == 0)
         return MKRT_OK;
     mkrt__state *sg = ctx->run->state;
-    const uint64_t cap = sg->cfg->emit_capacity, limit = sg->emit_limit;
+    /* The queue of the running batch's class: emitted work inherits it. */
+    mkrt__emitq *q = &sg->emitq[sg->emit_class];
+    const uint64_t cap = sg->cfg->emit_capacity, limit = q->limit;
     /* relaxed (load and CAS): the claim only hands out disjoint positions;
      * the items written there reach the dispatcher through the batch's
      * completion (release by the workers, acquire by the dispatcher). */
-    uint64_t at = atomic_load_explicit(&sg->emit_claim, memory_order_relaxed);
+    uint64_t at = atomic_load_explicit(&q->claim, memory_order_relaxed);
     do {
         if (n > limit - at) { /* at <= limit always */
             ctx->run->emit_full = true; /* the op's run: its thread's stack */
             return MKRT_EOVERFLOW;
         }
-    } while (!atomic_compare_exchange_weak_explicit(&sg->emit_claim, &at, at + n, memory_order_relaxed,
+    } while (!atomic_compare_exchange_weak_explicit(&q->claim, &at, at + n, memory_order_relaxed,
                                                     memory_order_relaxed));
     size_t slot = (size_t)(at % cap), first = cap - slot < n ? (size_t)(cap - slot) : n;
-    memcpy(sg->emit_ring + slot, items, first * sizeof *items);
-    memcpy(sg->emit_ring, items + first, (n - first) * sizeof *items);
+    memcpy(q->ring + slot, items, first * sizeof *items);
+    memcpy(q->ring, items + first, (n - first) * sizeof *items);
     return MKRT_OK;
 }
 

@@ -145,12 +145,9 @@ static void launch_batch(mkrt__dispatch *dp, mkrt__batch *b, uint64_t until)
     b->until = until;
     b->yield = levels_yield;
     b->yield_ctx = dp;
-    /* The batch's ops may emit into the free part of the emission queue:
-     * positions tail .. head + capacity (the drain only takes from below
-     * tail meanwhile). relaxed: published to the workers by the launch
-     * (release), or run on this thread. */
-    dp->state->emit_limit = dp->state->emit_head + dp->cfg->emit_capacity;
-    atomic_store_explicit(&dp->state->emit_claim, dp->state->emit_tail, memory_order_relaxed);
+    /* The batch's ops may emit into the free part of its class's
+     * emission queue (state/state.h). */
+    mkrt__emit_open(dp->state, b->klass);
     for (;;) {
         mkrt__backend *be = dp->backends[b->plan.backend];
         if (!be->failed) {
@@ -194,11 +191,8 @@ static void finish_running(mkrt__dispatch *dp, mkrt__batch **running)
     const uint64_t t0 = mkrt__now_ns();
     mkrt_status st = be->ops->wait(be, limit, &fails, &nfails, &err);
     mkrt__plan_waited(&dp->planner, mkrt__now_ns() - t0); /* ARMS's slack */
-    /* What the batch emitted can now be drained (relaxed: the backend's
-     * completion, acquired by wait, orders the ops' claims and writes). */
-    uint64_t claimed = atomic_load_explicit(&dp->state->emit_claim, memory_order_relaxed);
-    mkrt__stat_add(&dp->state->emitted_total, claimed - dp->state->emit_tail);
-    dp->state->emit_tail = claimed;
+    /* What the batch emitted can now be drained (state/state.h). */
+    mkrt__stat_add(&dp->state->emitted_total, mkrt__emit_close(dp->state));
     if (st == MKRT_OK) {
         mkrt__stage_take_failures(dp, b, fails, nfails);
         if (!be->is_cpu_pool)

@@ -28,21 +28,36 @@ static void retire_closed(mkrt__dispatch *dp, uint32_t slot, mkrt_producer *p)
     mkrt__producer_free(p);
 }
 
-/* Items emitted by completed batches, [head, tail) of the emission queue. */
-static size_t take_emitted(mkrt__dispatch *dp, mkrt__batch *b, size_t n)
+/* Items emitted by completed batches of class c, [head, tail) of its
+ * emission queue (state/state.h), at most `most`, at the batch's start. */
+static size_t take_emitted(mkrt__dispatch *dp, mkrt__batch *b, size_t most, uint32_t c)
 {
     const uint64_t cap = dp->cfg->emit_capacity;
-    size_t k = 0, want = dp->cfg->max_batch - n;
-    while (dp->state->emit_head < dp->state->emit_tail && k < want) {
-        size_t slot = (size_t)(dp->state->emit_head % cap);
-        uint64_t run = cap - slot, left = dp->state->emit_tail - dp->state->emit_head;
+    mkrt__emitq *q = &dp->state->emitq[c];
+    size_t k = 0, want = most;
+    while (q->head < q->tail && k < want) {
+        size_t slot = (size_t)(q->head % cap);
+        uint64_t run = cap - slot, left = q->tail - q->head;
         run = run < left ? run : left;
         run = run < want - k ? run : want - k;
-        memcpy(b->items + n + k, dp->state->emit_ring + slot, (size_t)run * sizeof *b->items);
+        memcpy(b->items + k, q->ring + slot, (size_t)run * sizeof *b->items);
         k += (size_t)run;
-        dp->state->emit_head += run;
+        q->head += run;
     }
     return k;
+}
+
+static inline bool emitted_waiting(const mkrt__dispatch *dp, uint32_t c)
+{
+    return dp->state->emitq[c].head != dp->state->emitq[c].tail;
+}
+
+/* A producer's latency class. relaxed: it decides only which batch takes
+ * its items, never whether or in what order (the drain's first look is
+ * an acquire, below). */
+static inline uint32_t class_of(const mkrt_producer *p)
+{
+    return atomic_load_explicit(&p->klass, memory_order_relaxed);
 }
 
 /* The rings' items are ops: the host runs them on the state group. */
@@ -112,15 +127,23 @@ static size_t take_made(mkrt__dispatch *dp, mkrt__batch *b)
     return 0;
 }
 
-bool mkrt__emission_pending(mkrt__dispatch *dp)
+/* Whether a made source has work (a frontier level in progress). */
+static bool made_pending(mkrt__dispatch *dp)
 {
-    if (dp->state->emit_head != dp->state->emit_tail)
-        return true;
     for (uint32_t i = 0; i < dp->nsources; i++)
         if (dp->sources[i]->pending(dp->sources[i]->ctx))
             return true;
     return false;
 }
+
+bool mkrt__emission_pending(mkrt__dispatch *dp)
+{
+    for (uint32_t c = 0; c < MKRT__CLASSES; c++)
+        if (emitted_waiting(dp, c))
+            return true;
+    return made_pending(dp);
+}
+
 
 /* Numbers a drained batch and gives it its root (pipeline/dispatch.h):
  * the oldest work it may descend from. The emission root is let go once
@@ -162,9 +185,33 @@ static bool intake_paused(mkrt__dispatch *dp)
                atomic_load_explicit(&dp->quiesce_target, memory_order_relaxed);
 }
 
+/* DRAIN's look at the rings before a drain: each slot's items (the
+ * planner's waiting), and the items per latency class; returns whether an
+ * interactive producer is open. */
+static bool scan_rings(mkrt__dispatch *dp, uint64_t *waiting_class)
+{
+    bool interactive = false;
+    for (uint32_t s = 0; s < dp->cfg->max_producers; s++) {
+        /* acquire: pairs with the release store in mkrt_producer_open. */
+        mkrt_producer *p = atomic_load_explicit(&dp->producers->slots[s], memory_order_acquire);
+        uint64_t size = 0;
+        if (p != NULL) {
+            size = mkrt_spsc_ring_size(p->ring);
+            /* acquire: pairs with the release store in mkrt_producer_set_class
+             * (an interactive batch uses the emission queue allocated before). */
+            uint32_t c = atomic_load_explicit(&p->klass, memory_order_acquire) & 1u;
+            waiting_class[c] += size;
+            interactive |= c == MKRT_CLASS_INTERACTIVE;
+        }
+        mkrt__plan_ring_seen(&dp->planner, s, size, 0);
+    }
+    return interactive;
+}
+
 /* Emitted items first (or a made source's batch), then round-robin passes over
  * the producer rings, at most burst_per_ring items per ring per pass, until
- * the batch is full or a pass finds nothing. */
+ * the batch is full or a pass finds nothing. With DRAIN on, a batch is of
+ * one latency class (plan/decide.h): its emitted items and rings only. */
 static size_t drain(mkrt__dispatch *dp, mkrt__batch *b);
 
 size_t mkrt__stage_drain(mkrt__dispatch *dp, mkrt__batch *b)
@@ -181,30 +228,64 @@ static size_t drain(mkrt__dispatch *dp, mkrt__batch *b)
     b->stands_for = 0;
     b->levels = false;
     memset(&b->note, 0, sizeof b->note);
-    size_t n = take_emitted(dp, b, 0);
-    /* A made source's batch is a batch of its own, after the emitted items
-     * and alternating with the producers' items when they have any. */
-    bool made_turn = !dp->after_made || mkrt__rings_empty(dp);
-    dp->after_made = false;
-    if (n == 0 && made_turn && (n = take_made(dp, b)) > 0) {
-        dp->after_made = true;
-        b->emitted_n = b->n = n;
-        return n;
+    bool progress = !intake_paused(dp);
+    const bool on = !(dp->planner.off & MKRT_PLAN_DRAIN);
+    const bool decide = progress && on;
+    /* Latency classes, once a producer was marked interactive (acquire:
+     * pairs with the release store in mkrt_producer_set_class). */
+    const bool classes = on && atomic_load_explicit(&dp->producers->classes_used, memory_order_acquire);
+    uint64_t waiting_class[MKRT__CLASSES] = {0};
+    uint32_t klass = MKRT_CLASS_BULK;
+    size_t cap = dp->cfg->max_batch; /* items this batch may take */
+    if (classes) {
+        /* DRAIN, classes: interactive work first, bulk aged; no bulk batch
+         * is prepared behind a running one while an interactive producer
+         * is open (plan/decide.h). */
+        const bool open = decide && scan_rings(dp, waiting_class);
+        const bool inter = emitted_waiting(dp, MKRT_CLASS_INTERACTIVE) || waiting_class[MKRT_CLASS_INTERACTIVE] > 0;
+        const bool bulk = inter && (emitted_waiting(dp, MKRT_CLASS_BULK) ||
+                                    waiting_class[MKRT_CLASS_BULK] > 0 || made_pending(dp));
+        const bool hold = dp->running != NULL && (open || dp->running->klass == MKRT_CLASS_INTERACTIVE);
+        klass = mkrt__plan_class(&dp->planner, inter, bulk, hold, &b->note);
+        if (klass == MKRT__CLASS_HOLD)
+            return 0; /* the dispatcher finishes the running batch and drains again */
+        if (klass == MKRT_CLASS_BULK && open) {
+            cap = mkrt__decide_bulk_cap(&dp->planner.costs.bulk_ns_item, dp->planner.slice_ns, cap);
+            if (cap < dp->cfg->max_batch) {
+                b->note.bulk_cap = (uint32_t)cap;
+                mkrt__planner_count(&dp->planner, MKRT_PLAN_N_CLASS_CUT, 1);
+            }
+        }
+    }
+    b->klass = klass;
+    size_t n = take_emitted(dp, b, cap, klass);
+    if (klass == MKRT_CLASS_BULK) {
+        /* A made source's batch is a batch of its own (bulk), after the
+         * emitted items and alternating with the producers' items when
+         * they have any. */
+        bool made_turn = !dp->after_made || mkrt__rings_empty(dp);
+        dp->after_made = false;
+        if (n == 0 && made_turn && (n = take_made(dp, b)) > 0) {
+            dp->after_made = true;
+            b->emitted_n = b->n = n;
+            return n;
+        }
     }
     b->emitted_n = n;
-    bool progress = !intake_paused(dp);
     /* DRAIN: the ring the first pass starts at (plan/decide.h), from the
-     * rings' occupancy now. */
-    const bool decide = progress && !(dp->planner.off & MKRT_PLAN_DRAIN);
-    for (uint32_t s = 0; decide && s < slots; s++) {
+     * rings' occupancy now; with classes, this class's rings only. */
+    if (decide && !classes)
+        scan_rings(dp, waiting_class);
+    for (uint32_t s = 0; decide && waiting_class[klass ^ 1u] > 0 && s < slots; s++) {
         /* acquire: pairs with the release store in mkrt_producer_open. */
         mkrt_producer *p = atomic_load_explicit(&dp->producers->slots[s], memory_order_acquire);
-        mkrt__plan_ring_seen(&dp->planner, s, p != NULL ? mkrt_spsc_ring_size(p->ring) : 0, 0);
+        if (p != NULL && class_of(p) != klass)
+            mkrt__plan_ring_seen(&dp->planner, s, 0, 0);
     }
     uint32_t rr = decide ? mkrt__plan_drain_first(&dp->planner, dp->rr, &b->note) : dp->rr;
-    while (progress && n < dp->cfg->max_batch) {
+    while (progress && n < cap) {
         progress = false;
-        for (uint32_t i = 0; i < slots && n < dp->cfg->max_batch; i++) {
+        for (uint32_t i = 0; i < slots && n < cap; i++) {
             uint32_t slot = (rr + i) % slots;
             /* acquire: pairs with the release store in mkrt_producer_open. */
             mkrt_producer *p = atomic_load_explicit(&dp->producers->slots[slot], memory_order_acquire);
@@ -216,10 +297,12 @@ static size_t drain(mkrt__dispatch *dp, mkrt__batch *b)
                 if (waiting > mkrt__load_relaxed(&dp->stats->high_water))
                     atomic_store_explicit(&dp->stats->high_water, waiting, memory_order_relaxed);
             }
-            size_t want = dp->cfg->max_batch - n;
+            const bool mine = !classes || class_of(p) == klass;
+            size_t want = cap - n;
             want = want < dp->cfg->burst_per_ring ? want : dp->cfg->burst_per_ring;
-            size_t k = mkrt_spsc_ring_pop(p->ring, b->items + n, want);
-            mkrt__plan_ring_seen(&dp->planner, slot, waiting > k ? waiting - k : 0, k);
+            size_t k = mine ? mkrt_spsc_ring_pop(p->ring, b->items + n, want) : 0;
+            if (mine)
+                mkrt__plan_ring_seen(&dp->planner, slot, waiting > k ? waiting - k : 0, k);
             if (k > 0) {
                 p->drained += k;
                 note_segment(b, p, n);
@@ -239,7 +322,7 @@ static size_t drain(mkrt__dispatch *dp, mkrt__batch *b)
     }
     dp->rr = rr;
     if (decide && n > b->emitted_n)
-        mkrt__plan_drain_end(&dp->planner, n, dp->cfg->max_batch, &b->note);
+        mkrt__plan_drain_end(&dp->planner, n, cap, &b->note);
     b->n = n;
     return n;
 }

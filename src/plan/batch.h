@@ -69,6 +69,8 @@ typedef struct mkrt__batch_plan {
 typedef struct mkrt__batch {
     size_t n;                 /* items drained */
     size_t emitted_n;         /* of which emitted by ops (items[0..emitted_n) as drained) */
+    uint32_t klass;           /* latency class (mkrt_class): of every item drained, and of
+                               * what its ops emit (drain.c, state/state.h) */
     const struct mkrt__source *source; /* where its items came from (plan/source.h):
                                * the rings', or a made source's (one layer, its own items) */
     uint64_t stands_for;      /* a made source's: the emitted items its items stand for

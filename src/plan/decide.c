@@ -3,6 +3,7 @@
  * data path measured (plan/decide.h says each rule and where it is from). */
 #include "mkrt/graph.h"
 #include "mkrt/op.h"
+#include "mkrt/publish.h"
 #include "ops/pull_rule.h"
 #include "plan/decide.h"
 
@@ -173,6 +174,43 @@ uint32_t mkrt__decide_drain_first(const uint64_t *waiting, const uint32_t *age, 
         return fullest;
     }
     return rr;
+}
+
+uint32_t mkrt__decide_class(bool interactive, bool bulk, uint32_t bulk_age, uint64_t bulk_wait_ns,
+                            uint64_t max_age_ns, mkrt_plan_class_why *why)
+{
+    if (!interactive) {
+        *why = MKRT_PLAN_CLASS_BULK_ONLY;
+        return MKRT_CLASS_BULK;
+    }
+    if (!bulk) {
+        *why = MKRT_PLAN_CLASS_INTERACTIVE;
+        return MKRT_CLASS_INTERACTIVE;
+    }
+    /* The seeds' aging: work passed over priority_age_threshold times
+     * goes first; and a wall-clock bound on top, so that slow interactive
+     * batches cannot stretch 32 ticks into seconds. */
+    if (bulk_age >= MKRT__AGE_PROMOTE) {
+        *why = MKRT_PLAN_CLASS_AGED;
+        return MKRT_CLASS_BULK;
+    }
+    if (max_age_ns != 0 && bulk_wait_ns >= max_age_ns) {
+        *why = MKRT_PLAN_CLASS_MAX_AGE;
+        return MKRT_CLASS_BULK;
+    }
+    *why = MKRT_PLAN_CLASS_FIRST;
+    return MKRT_CLASS_INTERACTIVE;
+}
+
+size_t mkrt__decide_bulk_cap(const mkrt__ema *ns_item, uint64_t slice_ns, size_t max_batch)
+{
+    if (slice_ns == 0 || ns_item->n < MKRT__EMA_TRUST || !(ns_item->v > 0.0))
+        return max_batch;
+    double items = (double)slice_ns / ns_item->v;
+    if (items >= (double)max_batch)
+        return max_batch;
+    size_t cap = items > (double)MKRT__BULK_CAP_MIN ? (size_t)items : MKRT__BULK_CAP_MIN;
+    return cap < max_batch ? cap : max_batch;
 }
 
 bool mkrt__decide_level_yield(bool items_waiting, bool source_waiting, bool quiesce_waiting, bool on)

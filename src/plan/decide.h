@@ -25,10 +25,24 @@
  *          ring it took nothing from ages one tick (one served is young
  *          again); at age 32 it goes first (an aged promotion, the oldest
  *          first), else the fullest ring goes first (the nearest to
- *          blocking its producer); round robin off. At a level boundary
- *          of a run of levels (plan/source.h) it says whether the run
- *          yields to the dispatcher: when producers' items, another
- *          source's work or a quiesce wait (off: at every boundary)
+ *          blocking its producer); round robin off. It also honours the
+ *          latency classes (mkrt_class): while interactive work waits a
+ *          batch takes interactive work only (its rings, and what
+ *          interactive batches emitted), passing waiting bulk work over
+ *          (a requeue: the bulk class ages one tick); after 32 ticks in a
+ *          row (the launch policy's priority_age_threshold) or once bulk
+ *          work has waited class_max_age_us (measured from the first
+ *          batch that passed it over), a bulk batch goes first (an aged
+ *          promotion). While an interactive producer is open, a bulk
+ *          batch is drained only once the running batch completed (not
+ *          prepared behind it), so interactive work waits for at most
+ *          one bulk batch, and a bulk batch takes only the items that
+ *          run in class_slice_us at the measured ns per item of the bulk
+ *          batches before (at least 16); off: classes ignored, every
+ *          batch bulk. At a level boundary of a run of levels
+ *          (plan/source.h) it says whether the run yields to the
+ *          dispatcher: when producers' items, another source's work or a
+ *          quiesce wait (off: at every boundary)
  *   PULL   push or pull per frontier level (Beamer's rule: mkrt_graph_pull_next, mkrt/graph.h),
  *          and the level's GraphBLAS switch class (sparse <= 500 bps,
  *          dense >= 4000 bps, 250 bps hysteresis); off: always push
@@ -113,6 +127,7 @@ typedef struct mkrt__plan_costs {
     mkrt__ema arms_ns_item; /* ARMS: the detector's ns per item it looked at */
     mkrt__ema arms_yield;   /* ARMS: items skipped / items looked at, per batch */
     uint64_t arms_pending_ns; /* the detector's ns on the batch prepared now (dispatcher-only) */
+    mkrt__ema bulk_ns_item; /* classes: run ns per drained item of bulk batches from the rings */
     mkrt__ema level_ns_item; /* the dedupe stage's one pass (prune + levels): ns per item */
     mkrt__ema split_handoff_ns; /* SPLIT: a split levelling's wall less its slowest part */
 } mkrt__plan_costs;
@@ -188,6 +203,20 @@ mkrt_plan_route mkrt__decide_route(uint64_t n, bool builtin_only, const mkrt__pl
 uint32_t mkrt__decide_drain_first(const uint64_t *waiting, const uint32_t *age, uint32_t slots,
                                   uint32_t rr, bool on, mkrt_plan_first *why);
 
+/* DRAIN, classes: the class of the next batch (mkrt_class) from whether
+ * interactive and bulk work wait, the bulk class's age (batches in a row
+ * that passed it over) and its measured wait against max_age_ns (0: no
+ * time bound). *why: mkrt_plan_class_why. */
+uint32_t mkrt__decide_class(bool interactive, bool bulk, uint32_t bulk_age, uint64_t bulk_wait_ns,
+                            uint64_t max_age_ns, mkrt_plan_class_why *why);
+
+/* DRAIN, classes: the items a bulk batch takes while an interactive
+ * producer is open: those that run in slice_ns at the measured ns per
+ * item of bulk batches, at least MKRT__BULK_CAP_MIN, at most max_batch
+ * (max_batch before MKRT__EMA_TRUST samples, or with slice_ns 0). */
+size_t mkrt__decide_bulk_cap(const mkrt__ema *ns_item, uint64_t slice_ns, size_t max_batch);
+#define MKRT__BULK_CAP_MIN 16u
+
 /* DRAIN at a level boundary of a run of levels (plan/source.h): whether
  * the run yields back to the dispatcher: items published and not
  * completed, another source's work, a quiesce waiting or shutdown; off:
@@ -248,6 +277,13 @@ typedef struct mkrt__planner {
     bool *served; /* the drain took items from it (this drain) */
     uint32_t slots;
     mkrt_wave_topology spread_prev; /* dispatcher-only: SPREAD's last choice */
+    /* Latency classes (dispatcher-only): batches in a row that passed
+     * waiting bulk work over, when the first of them was drained (ns, 0:
+     * none), and the longest wait allowed (ns, 0: no bound). */
+    uint32_t bulk_age;
+    uint64_t bulk_since_ns;
+    uint64_t max_age_ns;
+    uint64_t slice_ns; /* class_slice_us in ns (0: no cut) */
     /* Counters, written by the dispatching thread, read by stats. */
     _Atomic uint64_t n[MKRT_PLAN_COUNTERS];
     /* The EXPLAIN ring; head counts records written. */
@@ -282,6 +318,16 @@ static inline void mkrt__plan_ring_seen(mkrt__planner *p, uint32_t slot, uint64_
     p->waiting[slot] = left;
     p->served[slot] |= took != 0;
 }
+/* DRAIN, classes: the class of the batch being drained (note: its
+ * record), from whether interactive and bulk work wait; ages the bulk
+ * class and counts requeues and promotions. hold: a batch runs and an
+ * interactive producer is open or the running batch is interactive: a
+ * bulk batch is then not prepared behind it (MKRT__CLASS_HOLD, counted;
+ * the bulk class's age is kept), so that interactive work arriving while
+ * it runs, or emitted by it, waits for no more than the running batch. */
+uint32_t mkrt__plan_class(mkrt__planner *p, bool interactive, bool bulk, bool hold, mkrt_plan_record *note);
+/* mkrt__plan_class: a bulk batch is not drained now (hold). */
+#define MKRT__CLASS_HOLD 2u
 /* The drain took n items: requeues, ages, the queue's pressure. */
 void mkrt__plan_drain_end(mkrt__planner *p, size_t n, size_t max_batch, mkrt_plan_record *note);
 

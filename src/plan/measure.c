@@ -9,6 +9,7 @@
 #include "plan/batch.h"
 #include "plan/source.h"
 #include "plan/decide.h"
+#include "base/waitq.h"
 
 /* Fewer items than this make a CPU cost sample mostly clock reads. */
 #define COST_MIN_ITEMS 16u
@@ -16,6 +17,11 @@
 void mkrt__plan_measured(mkrt__planner *p, mkrt__batch *b, bool cpu, uint64_t ns)
 {
     b->note.run_ns = ns;
+    /* Classes: what a bulk batch from the rings costs per item drained
+     * (its ops, and what the emitted items it took run, as a stream's
+     * repair). */
+    if (b->klass == MKRT_CLASS_BULK && !b->source->made && b->n >= COST_MIN_ITEMS)
+        mkrt__ema_add(&p->costs.bulk_ns_item, (double)ns / (double)b->n);
     /* Costs of built-ins only: user ops and made sources' items cost what they
      * cost, and WAKE and ROUTE decide for built-in batches alone. */
     if (b->exec_n == 0 || b->user_ops != 0 || b->source->made)
@@ -67,6 +73,39 @@ uint32_t mkrt__plan_drain_first(mkrt__planner *p, uint32_t rr, mkrt_plan_record 
     else if (why == MKRT_PLAN_FIRST_FULLEST)
         mkrt__planner_count(p, MKRT_PLAN_N_FULLEST_FIRST, 1);
     return s;
+}
+
+uint32_t mkrt__plan_class(mkrt__planner *p, bool interactive, bool bulk, bool hold, mkrt_plan_record *note)
+{
+    /* The clock is read only while both classes wait. */
+    const uint64_t now = interactive && bulk && p->bulk_since_ns != 0 ? mkrt__now_ns() : 0;
+    const uint64_t waited = now != 0 ? now - p->bulk_since_ns : 0;
+    mkrt_plan_class_why why;
+    uint32_t c = mkrt__decide_class(interactive, bulk, p->bulk_age, waited, p->max_age_ns, &why);
+    if (c == MKRT_CLASS_BULK && hold) {
+        mkrt__planner_count(p, MKRT_PLAN_N_CLASS_HELD, 1);
+        return MKRT__CLASS_HOLD; /* nothing changes until the drain after it */
+    }
+    note->klass = c;
+    note->class_why = (uint32_t)why;
+    note->bulk_age = p->bulk_age;
+    note->bulk_wait_ns = waited;
+    if (c == MKRT_CLASS_INTERACTIVE)
+        mkrt__planner_count(p, MKRT_PLAN_N_INTERACTIVE, 1);
+    if (why == MKRT_PLAN_CLASS_FIRST) {
+        /* A requeue of the bulk class (the seeds' record_requeue). */
+        mkrt__planner_count(p, MKRT_PLAN_N_CLASS_REQUEUES, 1);
+        p->bulk_age += p->bulk_age < UINT32_MAX;
+        if (p->bulk_since_ns == 0)
+            p->bulk_since_ns = mkrt__now_ns();
+        return c;
+    }
+    if (why == MKRT_PLAN_CLASS_AGED || why == MKRT_PLAN_CLASS_MAX_AGE)
+        mkrt__planner_count(p, why == MKRT_PLAN_CLASS_AGED ? MKRT_PLAN_N_CLASS_AGED : MKRT_PLAN_N_CLASS_MAX_AGE, 1);
+    /* Bulk served, or none waited: young again. */
+    p->bulk_age = 0;
+    p->bulk_since_ns = 0;
+    return c;
 }
 
 void mkrt__plan_drain_end(mkrt__planner *p, size_t n, size_t max_batch, mkrt_plan_record *note)

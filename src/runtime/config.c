@@ -33,6 +33,8 @@ mkrt_config mkrt_config_default(void)
     c.device_idle_us = 1000;
     c.device_resident_us = 10000;
     c.emit_capacity = 65536;
+    c.class_max_age_us = 5000;
+    c.class_slice_us = 250;
     return c;
 }
 
@@ -145,6 +147,12 @@ mkrt_status mkrt__config_check(const mkrt_config *c, size_t *cells_bytes, size_t
     if (c->emit_capacity > MKRT_CONFIG_EMIT_MAX)
         return RANGE_FIX("emit_capacity", c->emit_capacity, 0, MKRT_CONFIG_EMIT_MAX,
                          "use 65536 (the default), or more for ops that emit much per batch.");
+    if (c->class_max_age_us > MKRT_CONFIG_CLASS_AGE_MAX)
+        return RANGE_FIX("class_max_age_us", c->class_max_age_us, 0, MKRT_CONFIG_CLASS_AGE_MAX,
+                         "use 5000 (the default), or 0 to bound bulk work's wait by batches only.");
+    if (c->class_slice_us > MKRT_CONFIG_CLASS_AGE_MAX)
+        return RANGE_FIX("class_slice_us", c->class_slice_us, 0, MKRT_CONFIG_CLASS_AGE_MAX,
+                         "use 250 (the default), or 0 to cut bulk batches by max_batch only.");
     if (c->cuda_max_blocks > MKRT_CONFIG_CUDA_BLOCKS_MAX)
         return RANGE_FIX("cuda_max_blocks", c->cuda_max_blocks, 0, MKRT_CONFIG_CUDA_BLOCKS_MAX,
                          "use 0 to size the grid by occupancy.");

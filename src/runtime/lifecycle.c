@@ -48,7 +48,8 @@ static void free_runtime(mkrt_runtime *rt)
     mkrt__free(rt->producers.slots, rt->cfg.max_producers * sizeof *rt->producers.slots);
     mkrt__free(rt->state.cells, rt->state.cells_bytes);
     mkrt__free((void *)rt->state.append_log, rt->state.log_bytes);
-    mkrt__free(rt->state.emit_ring, mkrt__emit_ring_slots(&rt->cfg) * sizeof *rt->state.emit_ring);
+    for (uint32_t c = 0; c < MKRT__CLASSES; c++)
+        mkrt__free(rt->state.emitq[c].ring, mkrt__emit_ring_slots(&rt->cfg) * sizeof *rt->state.emitq[c].ring);
     mkrt__graph_engine_destroy(rt->graph);
     mkrt__dispatch_scratch_destroy(rt->dispatch.own_scratch);
     for (size_t i = 0; i < MKRT_THREAD_SLOTS; i++)
@@ -204,7 +205,8 @@ mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **out, mkrt_error *
     rt->state.log_bytes = lbytes;
     rt->state.cells = mkrt__alloc_zeroed(cbytes, MKRT__PAGE_BYTES);
     rt->state.append_log = mkrt__alloc_zeroed(lbytes, MKRT__PAGE_BYTES);
-    rt->state.emit_ring = mkrt__alloc(mkrt__emit_ring_slots(cfg) * sizeof *rt->state.emit_ring, MKRT_CACHE_LINE);
+    rt->state.emitq[MKRT_CLASS_BULK].ring =
+        mkrt__alloc(mkrt__emit_ring_slots(cfg) * sizeof *rt->state.emitq[0].ring, MKRT_CACHE_LINE);
     atomic_init(&rt->dispatch.pending_root, UINT64_MAX);
     rt->dispatch.emit_root = UINT64_MAX;
     const mkrt__graph_host host = {rt, &rt->state, rt->state.cells, cfg->cells, rt->ops, cfg->max_batch,
@@ -224,8 +226,10 @@ mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **out, mkrt_error *
     rt->dispatch.waves = mkrt__alloc(cfg->max_batch * sizeof *rt->dispatch.waves, MKRT_CACHE_LINE);
     rt->state.dead = mkrt_mpmc_ring_create(cfg->dead_letter_capacity, NULL);
     ok = mkrt__planner_init(&rt->dispatch.planner, cfg->max_producers, plan_off) && ok;
+    rt->dispatch.planner.max_age_ns = (uint64_t)cfg->class_max_age_us * 1000u;
+    rt->dispatch.planner.slice_ns = (uint64_t)cfg->class_slice_us * 1000u;
     ok = mkrt__shape_cache_init(&rt->dispatch.shapes, MKRT__SHAPES_KEPT, NULL) && ok;
-    if (!ok || !rt->producers.slots || !rt->state.cells || !rt->graph || !rt->state.append_log || !rt->state.emit_ring || !rt->dispatch.own_scratch ||
+    if (!ok || !rt->producers.slots || !rt->state.cells || !rt->graph || !rt->state.append_log || !rt->state.emitq[MKRT_CLASS_BULK].ring || !rt->dispatch.own_scratch ||
         !rt->dispatch.split || !rt->dispatch.waves || !rt->state.dead) {
         free_runtime(rt);
         return mkrt__error_set(err, MKRT_ENOMEM,

@@ -141,6 +141,47 @@ void mkrt_producer_close(mkrt_producer *p)
     mkrt__producer_free(p);
 }
 
+mkrt_status mkrt_producer_set_class(mkrt_producer *p, mkrt_class klass, mkrt_error *err)
+{
+    if (p == NULL)
+        return mkrt__error_set(err, MKRT_EINVAL, "mkrt_producer_set_class got a NULL producer. Fix: pass "
+                                                 "the producer from mkrt_producer_open.");
+    if (klass != MKRT_CLASS_BULK && klass != MKRT_CLASS_INTERACTIVE)
+        return mkrt__error_set(err, MKRT_EINVAL,
+                               "mkrt_producer_set_class got class %d, which is not a latency class "
+                               "(%d bulk, %d interactive). Fix: pass MKRT_CLASS_BULK or "
+                               "MKRT_CLASS_INTERACTIVE.",
+                               (int)klass, (int)MKRT_CLASS_BULK, (int)MKRT_CLASS_INTERACTIVE);
+    if (!mkrt__owner_enter(p, MKRT__PRODUCER_BUSY, true))
+        return mkrt__error_set(err, MKRT_ECLOSED, "mkrt_producer_set_class after mkrt_destroy began; "
+                                                  "nothing changed. Fix: set the class before shutting down.");
+    mkrt_runtime *rt = p->rt;
+    mkrt_status st = MKRT_OK;
+    mkrt__mutex_lock(&rt->producers.producers_lock);
+    mkrt__emitq *q = &rt->state.emitq[MKRT_CLASS_INTERACTIVE];
+    if (klass == MKRT_CLASS_INTERACTIVE && q->ring == NULL)
+        q->ring = mkrt__alloc(mkrt__emit_ring_slots(&rt->cfg) * sizeof *q->ring, MKRT_CACHE_LINE);
+    if (klass == MKRT_CLASS_INTERACTIVE && q->ring == NULL)
+        st = mkrt__error_set(err, MKRT_ENOMEM,
+                             "mkrt_producer_set_class could not allocate the interactive emission "
+                             "queue (%zu items of %zu bytes); the producer stays bulk. Fix: lower "
+                             "mkrt_config::emit_capacity or free memory.",
+                             mkrt__emit_ring_slots(&rt->cfg), sizeof *q->ring);
+    else
+        /* release: pairs with the drain's acquire load of klass (it uses
+         * the interactive queue, allocated above, only after it saw an
+         * interactive producer). */
+    {
+        atomic_store_explicit(&p->klass, (uint32_t)klass, memory_order_release);
+        /* release: pairs with the drain's acquire load (classes_used). */
+        if (klass == MKRT_CLASS_INTERACTIVE)
+            atomic_store_explicit(&rt->producers.classes_used, true, memory_order_release);
+    }
+    mkrt__mutex_unlock(&rt->producers.producers_lock);
+    mkrt__owner_leave(p, MKRT__PRODUCER_BUSY);
+    return st;
+}
+
 mkrt_status mkrt_publish_some(mkrt_producer *p, const mkrt_item *items, size_t n,
                               uint64_t timeout_ns, size_t *published, mkrt_error *err)
 {

@@ -47,6 +47,7 @@ struct mkrt_producer {
     alignas(MKRT_CACHE_LINE) _Atomic uint64_t published; /* written by the producer */
     _Atomic uint32_t state;  /* MKRT__PRODUCER_* life | BUSY */
     mkrt__spin_budget room_spin; /* the owner's spin for ring room (base/spin_wait.h) */
+    _Atomic uint32_t klass;  /* mkrt_class: written by the owner, read by the drain */
     alignas(MKRT_CACHE_LINE) _Atomic uint64_t completed; /* written by the dispatcher */
     uint64_t drained;      /* dispatcher-only */
     uint64_t high_water;   /* dispatcher-only */
@@ -61,6 +62,7 @@ typedef struct mkrt__producers {
     _Atomic uint32_t producers_open;
     uint32_t next_producer_id;
     _Atomic bool closing;  /* no new publishes */
+    _Atomic bool classes_used; /* a producer was marked interactive (mkrt_producer_set_class) */
     _Atomic bool sealed;   /* closing, and no publish is inside any more: the
                             * dispatcher may stop once everything completed */
     alignas(MKRT_CACHE_LINE) _Atomic uint64_t published_total;

@@ -21,6 +21,26 @@
 struct mkrt__op_entry; /* ops/op_table.h */
 struct mkrt_graph;     /* mkrt/graph.h */
 
+/* Latency classes (mkrt_class, mkrt/publish.h). */
+#define MKRT__CLASSES 2u
+
+/* An emission queue, a ring of emit_capacity items with positions that
+ * grow for ever (slot = position % capacity):
+ *   head <= tail <= claim <= limit.
+ * head: the next emitted item to drain; tail: everything below was
+ * emitted by a completed batch (both dispatcher-only); claim: positions
+ * ops of the running batch took (CAS below limit = head at its launch +
+ * capacity, so a claim never overwrites an item not yet drained). The
+ * dispatcher drains [head, tail) while the next batch claims at tail and
+ * above: they never share a slot. The interactive queue's ring is
+ * allocated by the first mkrt_producer_set_class(INTERACTIVE) (NULL
+ * until then: no interactive batch runs before). */
+typedef struct mkrt__emitq {
+    mkrt_item *ring;
+    uint64_t head, tail, limit;
+    alignas(MKRT_CACHE_LINE) _Atomic uint64_t claim;
+} mkrt__emitq;
+
 typedef struct mkrt__state {
     const mkrt_config *cfg;                 /* the runtime's (constant after create) */
     const struct mkrt__op_entry *ops;       /* MKRT_OP_MAX entries, the runtime's table */
@@ -43,18 +63,12 @@ typedef struct mkrt__state {
     alignas(MKRT_CACHE_LINE) _Atomic uint64_t append_done;
     alignas(MKRT_CACHE_LINE) _Atomic uint64_t append_consumed;
 
-    /* The emission queue (mkrt_op_emit), a ring of emit_capacity items
-     * with positions that grow for ever (slot = position % capacity):
-     *   emit_head <= emit_tail <= emit_claim <= emit_limit.
-     * head: the next emitted item to drain; tail: everything below was
-     * emitted by a completed batch (both dispatcher-only); claim: positions
-     * ops of the running batch took (CAS below limit = head at its launch
-     * + capacity, so a claim never overwrites an item not yet drained).
-     * The dispatcher drains [head, tail) while the next batch claims at
-     * tail and above: they never share a slot. */
-    mkrt_item *emit_ring;
-    uint64_t emit_head, emit_tail, emit_limit;
-    alignas(MKRT_CACHE_LINE) _Atomic uint64_t emit_claim;
+    /* The emission queues (mkrt_op_emit), one per latency class
+     * (mkrt_class: items inherit the class of the batch that emitted
+     * them); the running batch's class is emit_class (written by the
+     * dispatching thread before a launch, which publishes it). */
+    mkrt__emitq emitq[MKRT__CLASSES];
+    uint32_t emit_class;
     alignas(MKRT_CACHE_LINE) _Atomic uint64_t changed; /* items that changed their output (stats) */
     _Atomic uint64_t emitted_total; /* written by the dispatcher only (stats) */
     _Atomic uint64_t emitted_done;  /* emitted items completed (dispatcher only) */
@@ -70,6 +84,30 @@ typedef struct mkrt__state {
     _Atomic uint64_t device_resident;
     bool budget_from_device;
 } mkrt__state;
+
+/* Dispatching thread, before a launch: the batch's ops (of class klass)
+ * may emit into the free part of that class's queue, positions tail ..
+ * head + capacity (the drain only takes from below tail meanwhile).
+ * relaxed: published to the workers by the launch (release), or run on
+ * this thread. */
+static inline void mkrt__emit_open(mkrt__state *st, uint32_t klass)
+{
+    mkrt__emitq *q = &st->emitq[klass];
+    st->emit_class = klass;
+    q->limit = q->head + st->cfg->emit_capacity;
+    atomic_store_explicit(&q->claim, q->tail, memory_order_relaxed);
+}
+
+/* Dispatching thread, after the batch completed: what it emitted can be
+ * drained; returns how many. relaxed: the backend's completion, acquired
+ * by its wait, orders the ops' claims and writes. */
+static inline uint64_t mkrt__emit_close(mkrt__state *st)
+{
+    mkrt__emitq *q = &st->emitq[st->emit_class];
+    uint64_t claimed = atomic_load_explicit(&q->claim, memory_order_relaxed), n = claimed - q->tail;
+    q->tail = claimed;
+    return n;
+}
 
 /* Slots allocated for the emission queue (at least one: capacity 0 is a
  * queue that refuses every emit). */
