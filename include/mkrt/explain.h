@@ -140,6 +140,8 @@ typedef enum mkrt_plan_counter {
     MKRT_PLAN_N_CLASS_MAX_AGE, /**< Bulk batches promoted after waiting mkrt_config::class_max_age_us. */
     MKRT_PLAN_N_CLASS_HELD,    /**< Drains that left bulk work until the running batch completed (an interactive producer is open). */
     MKRT_PLAN_N_CLASS_CUT,     /**< Bulk batches cut to mkrt_config::class_slice_us of measured run time (an interactive producer is open). */
+    MKRT_PLAN_N_LEVELS_ON,     /**< Level boundaries the CPU pool's workers crossed at a barrier (no dispatcher between the levels). */
+    MKRT_PLAN_N_LEVEL_YIELDS,  /**< Runs of levels that gave way to the dispatcher at a boundary (DRAIN: other work waited). */
     MKRT_PLAN_COUNTERS         /**< The number of counters. */
 } mkrt_plan_counter;
 

@@ -84,6 +84,11 @@ typedef struct cpu_pool {
      * or wait runs (a helper stopped at its deadline). */
     bool ran_inline;
     mkrt__batch *rest;
+    /* A run of levels (batch.h, levels): its participants (set by the
+     * launch, published by it) and whether the level the barrier's last
+     * arriver opened goes on (published by the generation's release). */
+    uint32_t level_n;
+    bool level_go;
     /* A planning task (cpu_run_task) instead of a batch: written by the
      * holder before the launch increment (release), read by the pool
      * threads after it (acquire); NULL again once `done` caught up. */
@@ -183,6 +188,82 @@ static void barrier(cpu_pool *pool, uint32_t n, uint32_t l)
     mkrt__spin_then_sleep(&pool->barrier_wq, generation_moved, &c, NULL);
 }
 
+/* ---- runs of levels (batch.h, levels; plan/source.h, part and
+ * next_level) ----------------------------------------------------------
+ * A made source's run of several levels runs inside the workers' loop,
+ * the way the device kernel runs a traversal: every participant claims
+ * parts of the open level from the source until none is left, then
+ * arrives at the barrier; its last arriver (any of them) asks the
+ * dispatcher's rule whether other work waits (b->yield, DRAIN) and lets
+ * the source end the level and open the next (next_level), then releases
+ * the others into it, or out of the run. A level transition is one
+ * barrier: no wake-up of the dispatcher, no pass of its stages. */
+
+/* The barrier after a level, over the run's n participants; returns
+ * whether the run goes on. A waiter spins for the next level while that
+ * pays (spin: its own budget, adapting; none where the CPUs do not hold
+ * every executor), then sleeps: the last arriver may run a row of small
+ * levels alone. */
+static bool level_barrier(cpu_pool *pool, const mkrt__batch *b, uint32_t n, mkrt__spin_budget *spin)
+{
+    /* acquire: as in barrier(). */
+    gen_check c = {pool, atomic_load_explicit(&pool->generation, memory_order_acquire)};
+    /* acq_rel: as in barrier(): the last arriver has every part's writes. */
+    if (n > 1 && atomic_fetch_add_explicit(&pool->arrived, 1, memory_order_acq_rel) + 1 != n) {
+        if (!mkrt__spin_adaptive(spin, generation_moved, &c, pool->spin_cap_ns))
+            mkrt__spin_then_sleep(&pool->barrier_wq, generation_moved, &c, NULL);
+        return pool->level_go; /* written before the generation's release */
+    }
+    if (n > 1)
+        atomic_store_explicit(&pool->arrived, 0, memory_order_relaxed); /* ordered by the release below */
+    const mkrt__source *s = b->source;
+    bool alone = false;
+    bool go = s->next_level(s->ctx, &b->exec[0], b->yield != NULL && b->yield(b->yield_ctx), &alone);
+    /* A level too small to share runs here, the others left waiting. */
+    while (go && alone && n > 1) {
+        while (s->part(s->ctx, &b->exec[0], &pool->fails))
+            ;
+        go = s->next_level(s->ctx, &b->exec[0], b->yield != NULL && b->yield(b->yield_ctx), &alone);
+    }
+    /* Read by the others after the generation's acquire, and written
+     * again only by the next barrier's last arriver, which their arrival
+     * (acq_rel) orders after their read. */
+    pool->level_go = go;
+    if (n > 1) {
+        /* release: pairs with the acquire loads in generation_moved. */
+        atomic_store_explicit(&pool->generation, c.gen + 1, memory_order_release);
+        mkrt__waitq_notify(&pool->barrier_wq);
+    }
+    return go;
+}
+
+/* One participant of a run of levels, until the run ends. */
+static void run_levels(cpu_pool *pool, const mkrt__batch *b, uint32_t n, mkrt__spin_budget *spin)
+{
+    const mkrt__source *s = b->source;
+    do {
+        while (s->part(s->ctx, &b->exec[0], &pool->fails))
+            ;
+    } while (level_barrier(pool, b, n, spin));
+}
+
+/* A run of levels on this thread alone (a pool of one executor), before
+ * `until` (UINT64_MAX: none): it looks at the clock between parts and,
+ * once it passed, stops there; the source's cursors keep where the rest
+ * begins (cpu_settle or cpu_wait runs it). Returns whether the run ended. */
+static bool run_levels_until(cpu_pool *pool, mkrt__batch *b, uint64_t until)
+{
+    const mkrt__source *s = b->source;
+    for (;;) {
+        if (until != UINT64_MAX && mkrt__now_ns() >= until)
+            return false;
+        if (s->part(s->ctx, &b->exec[0], &pool->fails))
+            continue;
+        if (!level_barrier(pool, b, 1, &pool->wait_spin))
+            return true;
+    }
+}
+
 /* Items [from, to) of b: ops on the pool's state group, or a made
  * source's items, which its source runs (plan/source.h). */
 static inline void run_range(cpu_pool *pool, const mkrt__batch *b, size_t from, size_t to)
@@ -258,7 +339,9 @@ static int worker_main(void *p)
         }
         mkrt__batch *b = pool->batch;
         const uint32_t n = batch_threads(pool, &b->plan);
-        if (a.index <= n)
+        if (b->levels)
+            run_levels(pool, b, pool->level_n, &spin); /* every pool thread takes part */
+        else if (a.index <= n)
             run_share(pool, b, a.index, n);
         /* Every pool thread, in the batch or not, finishes it: `done` then
          * means no thread still reads this launch's batch pointer, which
@@ -284,6 +367,8 @@ static int batch_done(void *p)
  * Returns when the batch is done or the open layer has no chunk for it. */
 static void help(cpu_pool *pool, mkrt__batch *b)
 {
+    if (b->levels)
+        return; /* a holder that takes part in a run does so at launch */
     for (;;) {
         if (batch_done(pool))
             return;
@@ -365,6 +450,8 @@ static mkrt_status cpu_prepare(mkrt__backend *be, mkrt__batch *b, mkrt_error *er
  * launch (release). */
 static bool run_from(cpu_pool *pool, mkrt__batch *b, uint64_t until)
 {
+    if (b->levels)
+        return run_levels_until(pool, b, until);
     const bool checked = b->user_ops > 0 || b->source->made;
     const uint32_t stride = until == UINT64_MAX ? UINT32_MAX : checked ? 1u : INLINE_STRIDE_BUILTIN;
     for (size_t l = 0; l < b->layers; l++) {
@@ -404,6 +491,26 @@ static mkrt_status cpu_launch(mkrt__backend *be, mkrt__batch *b, uint64_t append
     atomic_store_explicit(&pool->fails.count, 0, memory_order_relaxed);
     for (size_t l = 0; l < b->layers; l++)
         atomic_store_explicit(&b->cursors[l], 0, memory_order_relaxed); /* published by launch */
+    if (b->levels) {
+        /* A run of levels takes every pool thread, whatever the plan's
+         * width (its levels are the source's, not the plan's layers). In
+         * a pool of one executor this thread runs it, until a helper's
+         * deadline; the dispatcher's launches (no deadline) take part in
+         * it to its end, as executor 0, and plan only once it yielded. */
+        if (pool->threads_n == 0) {
+            if (run_levels_until(pool, b, b->until))
+                pool->ran_inline = true;
+            else
+                pool->rest = b; /* the next settle or wait runs the rest */
+            return MKRT_OK;
+        }
+        const bool join = b->until == UINT64_MAX;
+        pool->level_n = pool->threads_n + (join ? 1u : 0u);
+        publish(pool, b);
+        if (join)
+            run_levels(pool, b, pool->level_n, &pool->wait_spin);
+        return MKRT_OK;
+    }
     if (b->plan.workers <= 1 || pool->threads_n == 0) {
         /* One participant (or one executor: the layers in order are a
          * valid run of any plan): this thread, until a helper's deadline. */

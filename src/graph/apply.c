@@ -382,6 +382,9 @@ void mkrt__graph_apply(mkrt__graph_engine *e, const mkrt_item *items, size_t fro
         /* relaxed: read by the dispatcher after the round's completion
          * (the backend's release, its acquire). */
         atomic_fetch_add_explicit(&e->pulled, pulled, memory_order_relaxed);
+        /* relaxed: a statistic, counted where it ran (a run of levels
+         * ends its traversal before its batch completes). */
+        atomic_fetch_add_explicit(&e->edges, pulled, memory_order_relaxed);
         /* A pulled or sweep round is one lane's: its counter (relaxed: a
          * statistic). */
         mkrt__chunk c;

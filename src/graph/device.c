@@ -159,7 +159,7 @@ uint64_t mkrt__graph_device_ran(mkrt__graph_engine *e)
         mkrt__graph_count(&t->edges, j->edges);
         mkrt__graph_count(&e->levels_pushed, j->levels_pushed);
         mkrt__graph_count(&e->levels_pulled, j->levels_pulled);
-        mkrt__graph_count(&e->edges, j->edges);
+        atomic_fetch_add_explicit(&e->edges, j->edges, memory_order_relaxed); /* the workers add theirs (round.c) */
         edges += j->edges;
         if (t->kind == MKRT__LANE_PR)
             mkrt__sweep_job_done(t, j->iterations);

@@ -93,9 +93,20 @@ struct mkrt_traversal {
         bool filter;        /* buckets: r may hold vertices at or above the bound */
         bool active;        /* public: started and not finished */
         bool sweep;         /* public: a sweep kind's run (graph/sweep.c) */
+        bool alone;         /* a run of levels: the open level runs on one thread (round.c) */
         uint32_t dev;       /* public: on the device (graph/device.c): MKRT__DEV_* */
         uint64_t seen;      /* public: the start it took up */
     } x;
+    /* A run of levels (round.c; plan/source.h, part and next_level): set
+     * by the token holder when its round hands the lane's levels to the
+     * CPU pool's workers, cleared by the barrier's last arriver that hands
+     * the lane back (release; the holder's loads acquire). While set, the
+     * lane's state (x) is the run's: the holder's rounds pass it by.
+     * part_next: the open level's claim cursor (bitset or visited words,
+     * or queue entries), one fetch-add per part (relaxed: it only hands
+     * out disjoint ranges; the level's state is ordered by the barrier). */
+    alignas(MKRT_CACHE_LINE) _Atomic bool in_levels;
+    alignas(MKRT_CACHE_LINE) _Atomic uint64_t part_next;
     /* Distance buckets, shared with the workers (relaxed; round.c): the
      * bound (x.bound as of the launch), far's state (a vertex lowered to
      * the bound or above is marked in far, not w) and the least distance
@@ -152,11 +163,18 @@ struct mkrt__graph_engine {
     alignas(MKRT_CACHE_LINE) mkrt__waitq finished_wq; /* traversal waiters (mkrt__traversal_finish) */
     alignas(MKRT_CACHE_LINE) _Atomic uint64_t starts; /* traversal starts (any thread) */
     _Atomic uint64_t starts_seen; /* ... the dispatcher has looked at */
+    /* The lanes' round state (x) and the level decisions are written by
+     * the token holder's rounds and by a run of levels' barrier (round.c,
+     * next_level): one at a time, under this flag (acquire to take,
+     * release to give back). */
+    alignas(MKRT_CACHE_LINE) _Atomic bool rounds_lock;
     /* Dispatcher-only. */
     alignas(MKRT_CACHE_LINE) uint32_t next_lane; /* where the next round starts */
     /* Edges pulled rounds ran (workers add; the dispatcher takes). */
     alignas(MKRT_CACHE_LINE) _Atomic uint64_t pulled;
-    _Atomic uint64_t levels_pushed, levels_pulled, edges; /* counters (dispatcher, relaxed) */
+    /* Counters (relaxed): levels by the rounds' writer (rounds_lock),
+     * edges by the holder and the workers (fetch-add). */
+    _Atomic uint64_t levels_pushed, levels_pulled, edges;
     mkrt__source source; /* the engine as a source of work (source.c) */
     /* The level started last (dispatcher-only; round.c), for EXPLAIN: its
      * density, GraphBLAS class (PULL's lanes) and whether it was queued. */
@@ -204,6 +222,10 @@ static inline void mkrt__graph_count(_Atomic uint64_t *v, uint64_t d)
 {
     atomic_store_explicit(v, atomic_load_explicit(v, memory_order_relaxed) + d, memory_order_relaxed);
 }
+
+/* A run of levels of a public BFS or SSSP (round.c, plan/source.h): the
+ * item of a batch of its own; its parts are claimed from the frontier. */
+#define MKRT__CHUNK_LEVELS (UINT64_MAX - 3)
 
 #define MKRT__QUEUE_EMPTY UINT32_MAX
 #define MKRT__QUEUE_BLOCK 16u
@@ -254,6 +276,7 @@ typedef struct mkrt__round {
     size_t n;         /* chunks written */
     uint64_t edges;   /* edge items they stand for (pushed rounds) */
     bool pull;        /* a pulled round: the edges are known once it ran */
+    bool levels;      /* items[0] is a run of levels (MKRT__CHUNK_LEVELS) */
 } mkrt__round;
 /* Writes a round into items (at most max_batch edges); n 0: none now.
  * batch_running: a batch is launched and not finished (a level may then
@@ -282,6 +305,12 @@ bool mkrt__graph_chunk_abandon(mkrt__graph_engine *e, const mkrt_item *chunk);
  * target. */
 void mkrt__graph_apply(mkrt__graph_engine *e, const mkrt_item *items, size_t from, size_t to,
                        mkrt__fail_list *fails, uint64_t *changed);
+/* A run of levels (round.c; plan/source.h): any worker claims and runs a
+ * part of the open level (false: none left); the barrier's last arriver
+ * ends the level and opens the next (false: the run ends, the lane is the
+ * rounds' again). */
+bool mkrt__graph_level_part(mkrt__graph_engine *e, const mkrt_item *item, mkrt__fail_list *fails);
+bool mkrt__graph_next_level(mkrt__graph_engine *e, const mkrt_item *item, bool yield, bool *alone);
 /* Whether a chunk item is a pulled one. */
 bool mkrt__graph_chunk_pulled(const mkrt_item *chunk);
 

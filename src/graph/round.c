@@ -10,6 +10,7 @@
  * bit accesses): the bits are hints, see mkrt__graph_mark; the graph is
  * read only once a bit was set, by an op that ran after registration. */
 #include "base/bitmap.h"
+#include "base/thread.h"
 #include "graph/graph_internal.h"
 #include "graph/sweep.h"
 #include "plan/decide.h"
@@ -339,12 +340,91 @@ static bool lane_idle(const mkrt__traversal *t)
            !atomic_load_explicit(&t->any, memory_order_relaxed);
 }
 
-enum { LANE_DONE, LANE_FULL, LANE_PULLED, LANE_PULL_WAITS };
+/* Whether a lane other than t (NULL: any lane) has work: a run of levels
+ * gives way to it, and no lane is handed to a run while two have work
+ * (their rounds share batches). Under the rounds' lock (the lanes' x is
+ * written only under it); a run's lane counts without a look at its x. */
+static bool others_wait(const mkrt__graph_engine *e, const mkrt__traversal *t)
+{
+    const uint32_t n = atomic_load_explicit((_Atomic uint32_t *)&e->nlanes, memory_order_acquire);
+    uint32_t busy = 0;
+    for (uint32_t l = 0; l < n; l++) {
+        const mkrt__traversal *o = mkrt__lane_at(e, l);
+        if (o != NULL && o != t &&
+            (atomic_load_explicit((_Atomic bool *)&o->in_levels, memory_order_acquire) || o->x.active ||
+             !lane_idle(o)) &&
+            ++busy > (t == NULL ? 1u : 0u))
+            return true;
+    }
+    return false;
+}
+
+enum { LANE_DONE, LANE_FULL, LANE_PULLED, LANE_PULL_WAITS, LANE_LEVELS, LANE_LEVELS_WAIT };
+
+/* How a lane's levels run (take_lane): as rounds of chunks only; handed
+ * to a run of levels at its next level if its kind runs them (a round of
+ * its own); or inside
+ * that run (the barrier's next_level: the lane's next level opens for the
+ * workers' parts, nothing is written to items). */
+enum { LEVELS_OFF, LEVELS_HAND, LEVELS_RUN };
+
+/* A public BFS or SSSP runs its levels in the CPU pool's workers (a run
+ * of levels); the cell lanes (their bits are set by other batches' ops,
+ * their edges may fail one by one) and the sweeps run as rounds. */
+static bool lane_runs_levels(const mkrt__traversal *t)
+{
+    return t->lane >= MKRT__LANE_PUBLIC && (t->kind == MKRT__LANE_BFS || t->kind == MKRT__LANE_SSSP);
+}
+
+/* A run of levels: the level just started (start_level) is open to the
+ * workers' parts. They take r's words, rq's entries or visited's words
+ * (pulled) from part_next on, so the rounds' cursor is left used up: the
+ * parts empty r's words and a queued level's entries themselves (a
+ * pulled level's entries are emptied at the swap, as the rounds'). relaxed
+ * (part_next): published by the launch or the barrier (release). */
+static void open_level(mkrt__traversal *t)
+{
+    t->x.scanning = false;
+    t->x.pull_pending = false;
+    t->x.mask = 0;
+    t->x.edge = t->x.end = 0;
+    if (t->x.queued && !t->x.pull)
+        t->x.rq_pos = t->x.rq_n;
+    atomic_store_explicit(&t->part_next, 0, memory_order_relaxed);
+}
+
+/* WAKE at a level boundary (plan/decide.h): whether the open level runs
+ * on the thread that opened it, from its edges out, counted until they
+ * are enough to share (a pulled level's work is over the unsettled
+ * vertices: always shared). relaxed: see the fields. */
+static bool level_alone(const mkrt__traversal *t)
+{
+    const mkrt__graph_engine *e = t->engine;
+    if (t->x.pull || !decision_on(e, MKRT_PLAN_WAKE))
+        return false;
+    const uint64_t *off = e->graph.offsets, enough = 2u * MKRT__SHARE_MIN_DEFAULT;
+    uint64_t edges = 0;
+    if (t->x.queued) {
+        for (uint64_t i = 0; i < t->x.rq_n && edges < enough; i++) {
+            const uint32_t v = rq_at(t, i);
+            if (v != MKRT__QUEUE_EMPTY)
+                edges += off[v + 1] - off[v];
+        }
+    } else {
+        for (size_t w = 0; w < e->words && edges < enough; w++)
+            for (uint64_t x = atomic_load_explicit(&t->r[w], memory_order_relaxed); x != 0; x &= x - 1) {
+                const uint32_t v = (uint32_t)(w * 64 + (size_t)__builtin_ctzll(x));
+                edges += off[v + 1] - off[v];
+            }
+    }
+    return mkrt__decide_level_alone(edges, true);
+}
 
 /* The lane's share of a round: pushed chunks into items[*k..], up to cap
- * edges in all; or, when nothing was taken yet, a pulled round. */
+ * edges in all; or, when nothing was taken yet, a pulled round, or the
+ * lane's next level as a run of levels (levels, above). */
 static int take_lane(mkrt__traversal *t, mkrt_item *items, size_t *k, uint64_t *edges, uint64_t cap,
-                     bool batch_running, bool aborting)
+                     bool batch_running, bool aborting, int levels)
 {
     mkrt__graph_engine *e = t->engine;
     /* The graph's rows are read only for a vertex taken from the frontier
@@ -426,9 +506,17 @@ static int take_lane(mkrt__traversal *t, mkrt_item *items, size_t *k, uint64_t *
             if (*k > 0)
                 return LANE_PULLED;
         } else if (!t->x.swapped && !batch_running && !(t->x.took && t->pulls) &&
-                   atomic_exchange_explicit(&t->any, false, memory_order_relaxed)) {
+                   atomic_load_explicit(&t->any, memory_order_relaxed)) {
+            /* A run of levels is a round of its own. The lane's kind is
+             * read only now: it has work, so it is open (traversal.c
+             * writes the kind of a finished one). */
+            const bool run = levels == LEVELS_RUN || (levels == LEVELS_HAND && lane_runs_levels(t));
+            if (run && *k > 0)
+                return LANE_LEVELS_WAIT;
             /* The next level: no batch runs, so no op sets bits now; the
-             * launch of the round publishes the swap to the workers. */
+             * launch of the round (or the run's barrier) publishes the swap
+             * to the workers. */
+            atomic_store_explicit(&t->any, false, memory_order_relaxed);
             end_pulled_level(t);
             _Atomic uint64_t *next = t->w;
             t->w = t->r;
@@ -456,6 +544,11 @@ static int take_lane(mkrt__traversal *t, mkrt_item *items, size_t *k, uint64_t *
             t->x.word = 0;
             start_level(t, aborting);
             t->x.swapped = true;
+            if (run) {
+                open_level(t);
+                t->x.alone = level_alone(t);
+                return LANE_LEVELS;
+            }
         } else if (t->x.took || batch_running) {
             /* Its chunks of this round (or a batch) have yet to run: what
              * they mark decides whether the lane's run goes on. */
@@ -484,15 +577,18 @@ static void take_starts(mkrt__graph_engine *e, uint32_t n)
     uint64_t s = atomic_load_explicit(&e->starts, memory_order_acquire);
     if (s == atomic_load_explicit(&e->starts_seen, memory_order_relaxed))
         return;
-    /* relaxed: read by idle dispatchers as a hint (mkrt__graph_wants). */
-    atomic_store_explicit(&e->starts_seen, s, memory_order_relaxed);
+    bool all = true;
     for (uint32_t l = MKRT__LANE_PUBLIC; l < n; l++) {
         mkrt__traversal *t = mkrt__lane_at(e, l);
         if (t == NULL)
             continue;
         /* acquire: pairs with the starter's release (its values and bits). */
         uint64_t started = atomic_load_explicit(&t->started, memory_order_acquire);
-        if (started != t->x.seen) {
+        if (started != t->x.seen && atomic_load_explicit(&t->in_levels, memory_order_acquire)) {
+            /* Its last run's barrier has yet to give the lane back (it
+             * finished it first): a later round takes the start up. */
+            all = false;
+        } else if (started != t->x.seen) {
             t->x.seen = started;
             t->x.active = true;
             const uint64_t *off = e->graph.offsets;
@@ -509,18 +605,38 @@ static void take_starts(mkrt__graph_engine *e, uint32_t n)
             t->run_edges_base = atomic_load_explicit(&t->edges, memory_order_relaxed);
         }
     }
+    /* relaxed: read by idle dispatchers as a hint (mkrt__graph_wants). */
+    if (all)
+        atomic_store_explicit(&e->starts_seen, s, memory_order_relaxed);
 }
 
-mkrt__round mkrt__graph_round_take(mkrt__graph_engine *e, mkrt_item *items, bool batch_running)
+/* The lanes' round state, one writer at a time: the token holder's
+ * rounds or a run's barrier (graph_internal.h, rounds_lock). acquire:
+ * pairs with the release in rounds_unlock (the last writer's state). */
+static void rounds_lock(mkrt__graph_engine *e)
 {
-    mkrt__round round = {0, 0, false};
-    /* acquire: pairs with the release store in mkrt__graph_engine_set. */
-    if (!atomic_load_explicit(&e->ready, memory_order_acquire))
-        return round;
+    bool free_lock = false;
+    while (!atomic_compare_exchange_weak_explicit(&e->rounds_lock, &free_lock, true, memory_order_acquire,
+                                                  memory_order_relaxed)) {
+        free_lock = false;
+        mkrt__thread_yield();
+    }
+}
+
+static void rounds_unlock(mkrt__graph_engine *e)
+{
+    /* release: pairs with the acquire in rounds_lock. */
+    atomic_store_explicit(&e->rounds_lock, false, memory_order_release);
+}
+
+static mkrt__round round_take(mkrt__graph_engine *e, mkrt_item *items, bool batch_running)
+{
+    mkrt__round round = {0, 0, false, false};
     /* acquire: pairs with the release store of aborting. */
     const bool aborting = atomic_load_explicit(e->host.aborting, memory_order_acquire);
     const uint32_t n = atomic_load_explicit(&e->nlanes, memory_order_acquire);
     take_starts(e, n);
+    const bool shared = others_wait(e, NULL); /* two lanes or more have work */
     const uint64_t cap = e->host.max_batch;
     uint32_t start = e->next_lane < n ? e->next_lane : 0, next = start + 1 < n ? start + 1 : 0;
     for (uint32_t i = 0; i < n; i++) {
@@ -534,6 +650,8 @@ mkrt__round mkrt__graph_round_take(mkrt__graph_engine *e, mkrt_item *items, bool
          * the items alone (fewer, larger rounds per level): its edges
          * never fail one by one. */
         const uint64_t lane_cap = l < MKRT__LANE_PUBLIC ? cap : cap * e->chunk;
+        if (atomic_load_explicit(&t->in_levels, memory_order_acquire))
+            continue; /* its levels run in the workers (the run's barrier) */
         if (t->x.sweep) { /* CC, PageRank (graph/sweep.h): rounds of their own, as pulled ones */
             int sw = mkrt__sweep_take(t, items, &round.n, lane_cap, batch_running, aborting);
             if (sw == MKRT__SWEEP_ROUND) {
@@ -544,12 +662,22 @@ mkrt__round mkrt__graph_round_take(mkrt__graph_engine *e, mkrt_item *items, bool
                 next = l;
             continue;
         }
-        int got = take_lane(t, items, &round.n, &round.edges, lane_cap, batch_running, aborting);
+        const int levels = !aborting && !shared ? LEVELS_HAND : LEVELS_OFF;
+        int got = take_lane(t, items, &round.n, &round.edges, lane_cap, batch_running, aborting, levels);
+        if (got == LANE_LEVELS) {
+            mkrt__chunk_put(&items[0], &(mkrt__chunk){l, 0, MKRT__CHUNK_LEVELS});
+            /* relaxed: the launch publishes it with the lane's state; the
+             * holder itself reads it next. */
+            atomic_store_explicit(&t->in_levels, true, memory_order_relaxed);
+            round.n = 1;
+            round.levels = true;
+            break;
+        }
         if (got == LANE_PULLED) {
             round.pull = true;
             break;
         }
-        if (got == LANE_PULL_WAITS) {
+        if (got == LANE_PULL_WAITS || got == LANE_LEVELS_WAIT) {
             next = l; /* its pulled round comes next */
             continue;
         }
@@ -561,12 +689,208 @@ mkrt__round mkrt__graph_round_take(mkrt__graph_engine *e, mkrt_item *items, bool
     e->next_lane = next;
     for (uint32_t l = 0; l < n; l++) {
         mkrt__traversal *t = mkrt__lane_at(e, l);
-        if (t != NULL)
+        /* acquire: as above (a run's lane is the run's). */
+        if (t != NULL && !atomic_load_explicit(&t->in_levels, memory_order_acquire))
             t->x.swapped = t->x.took = false;
     }
     if (!round.pull && round.edges != 0)
-        mkrt__graph_count(&e->edges, round.edges);
+        /* relaxed: a statistic; the workers add theirs (apply.c, parts). */
+        atomic_fetch_add_explicit(&e->edges, round.edges, memory_order_relaxed);
     return round;
+}
+
+mkrt__round mkrt__graph_round_take(mkrt__graph_engine *e, mkrt_item *items, bool batch_running)
+{
+    /* acquire: pairs with the release store in mkrt__graph_engine_set. */
+    if (!atomic_load_explicit(&e->ready, memory_order_acquire))
+        return (mkrt__round){0, 0, false, false};
+    rounds_lock(e);
+    mkrt__round r = round_take(e, items, batch_running);
+    rounds_unlock(e);
+    return r;
+}
+
+/* ---- runs of levels (plan/source.h: part, next_level) ----------------
+ * A public BFS or SSSP's levels run in the CPU pool's workers, level after
+ * level with a barrier, the way the device kernel runs them: each worker
+ * claims parts of the open level straight from the frontier (a fetch-add
+ * on part_next: bitset words, queue entries, or visited words when
+ * pulled) and runs their vertices' edges as chunks (apply.c); the
+ * barrier's last arriver swaps the frontier and makes the next level's
+ * decisions (take_lane, start_level: PULL, QUEUE, the buckets) under the
+ * rounds' lock. A part takes r's words (or rq's entries) itself, as the
+ * rounds' cursor does: r is empty when the level ends. */
+#define PART_WORDS 8u    /* bitset words a pushed part takes */
+#define PART_ENTRIES 64u /* queue entries a queued part takes */
+#define PART_PULLED 2u   /* visited words a pulled part takes */
+#define PART_ITEMS 64u   /* chunks run at once (apply.c runs ahead over them) */
+
+typedef struct part_run {
+    mkrt__graph_engine *e;
+    mkrt__fail_list *fails;
+    size_t n;
+    uint64_t changed, edges;
+    mkrt_item items[PART_ITEMS];
+} part_run;
+
+static void part_flush(part_run *p)
+{
+    if (p->n > 0)
+        mkrt__graph_apply(p->e, p->items, 0, p->n, p->fails, &p->changed);
+    p->n = 0;
+}
+
+static void part_chunk(part_run *p, const mkrt__chunk *c)
+{
+    mkrt__chunk_put(&p->items[p->n++], c);
+    if (p->n == PART_ITEMS)
+        part_flush(p);
+}
+
+/* Vertex v's edges, as the rounds' chunks of them. */
+static void part_expand(part_run *p, const mkrt__traversal *t, uint32_t v)
+{
+    const uint64_t *off = p->e->graph.offsets;
+    for (uint64_t f = off[v], end = off[v + 1]; f < end; f += p->e->chunk)
+        part_chunk(p, &(mkrt__chunk){t->lane, v, f});
+    p->edges += off[v + 1] - off[v];
+}
+
+/* relaxed (all bits and entries): see the file's head; part_next hands
+ * out disjoint ranges, so a pushed part's words of r are its own. */
+static bool part_pushed(part_run *p, mkrt__traversal *t)
+{
+    const size_t words = p->e->words;
+    const uint64_t w0 = atomic_fetch_add_explicit(&t->part_next, PART_WORDS, memory_order_relaxed);
+    if (w0 >= words)
+        return false;
+    const size_t end = words - w0 < PART_WORDS ? words : (size_t)w0 + PART_WORDS;
+    for (size_t w = (size_t)w0; w < end; w++) {
+        uint64_t x = atomic_load_explicit(&t->r[w], memory_order_relaxed);
+        if (x == 0)
+            continue;
+        atomic_store_explicit(&t->r[w], 0, memory_order_relaxed);
+        if (t->buckets)
+            x = in_bucket(t, w, x);
+        for (uint64_t y = x; y != 0; y &= y - 1)
+            __builtin_prefetch(&p->e->graph.offsets[w * 64 + (size_t)__builtin_ctzll(y)], 0, 3);
+        for (; x != 0; x &= x - 1)
+            part_expand(p, t, (uint32_t)(w * 64 + (size_t)__builtin_ctzll(x)));
+    }
+    return true;
+}
+
+/* QUEUE: entries of rq; each is emptied for when rq is the next wq, and
+ * clears its vertex's bit of r (other parts clear other bits of the
+ * word: an atomic AND). */
+static bool part_queued(part_run *p, mkrt__traversal *t)
+{
+    const uint64_t n = t->x.rq_n;
+    const uint64_t i0 = atomic_fetch_add_explicit(&t->part_next, PART_ENTRIES, memory_order_relaxed);
+    if (i0 >= n)
+        return false;
+    const uint64_t end = n - i0 < PART_ENTRIES ? n : i0 + PART_ENTRIES;
+    for (uint64_t i = i0; i < end; i++) {
+        const uint32_t v = rq_at(t, i);
+        if (v != MKRT__QUEUE_EMPTY)
+            __builtin_prefetch(&p->e->graph.offsets[v], 0, 3);
+    }
+    for (uint64_t i = i0; i < end; i++) {
+        const uint32_t v = rq_at(t, i);
+        if (v == MKRT__QUEUE_EMPTY)
+            continue; /* an entry its block left unused */
+        atomic_store_explicit(&t->rq[i], MKRT__QUEUE_EMPTY, memory_order_relaxed);
+        const size_t w = v / 64;
+        const uint64_t bit = (uint64_t)1 << (v % 64);
+        uint64_t mask = atomic_fetch_and_explicit(&t->r[w], ~bit, memory_order_relaxed) & bit;
+        if (mask != 0 && t->buckets)
+            mask = in_bucket(t, w, mask);
+        if (mask != 0)
+            part_expand(p, t, v);
+    }
+    return true;
+}
+
+/* A pulled level: a pulled chunk per visited word with an unsettled
+ * vertex (apply.c counts its edges). */
+static bool part_pulled(part_run *p, mkrt__traversal *t)
+{
+    const mkrt__graph_engine *e = p->e;
+    const uint64_t w0 = atomic_fetch_add_explicit(&t->part_next, PART_PULLED, memory_order_relaxed);
+    if (w0 >= e->words)
+        return false;
+    const size_t end = e->words - w0 < PART_PULLED ? e->words : (size_t)w0 + PART_PULLED;
+    for (size_t w = (size_t)w0; w < end; w++) {
+        uint64_t open = ~atomic_load_explicit(&t->visited[w], memory_order_relaxed);
+        if (e->graph.vertices - w * 64 < 64)
+            open &= ((uint64_t)1 << (e->graph.vertices - w * 64)) - 1;
+        if (open != 0)
+            part_chunk(p, &(mkrt__chunk){t->lane, (uint32_t)(w * 64), MKRT__CHUNK_PULL});
+    }
+    return true;
+}
+
+bool mkrt__graph_level_part(mkrt__graph_engine *e, const mkrt_item *item, mkrt__fail_list *fails)
+{
+    mkrt__chunk c;
+    mkrt__chunk_get(item, &c);
+    mkrt__traversal *t = mkrt__lane_at(e, c.lane);
+    part_run p;
+    p.e = e;
+    p.fails = fails;
+    p.n = 0;
+    p.changed = p.edges = 0;
+    /* The level's state (x) was written before the launch or the barrier
+     * that opened the level (release; this thread acquired it). */
+    const bool more = t->x.pull ? part_pulled(&p, t) : t->x.queued ? part_queued(&p, t) : part_pushed(&p, t);
+    part_flush(&p);
+    if (p.edges != 0) {
+        /* relaxed: statistics and the run's emitted edges, read by the
+         * token holder after the run completed (the pool's release, its
+         * wait's acquire): ran() takes them as a pulled round's. */
+        atomic_fetch_add_explicit(&e->pulled, p.edges, memory_order_relaxed);
+        atomic_fetch_add_explicit(&e->edges, p.edges, memory_order_relaxed);
+        atomic_fetch_add_explicit(&t->edges, p.edges, memory_order_relaxed);
+    }
+    if (p.changed != 0)
+        /* relaxed: a statistic, as source.c's run. */
+        atomic_fetch_add_explicit(e->host.changed, p.changed, memory_order_relaxed);
+    return more;
+}
+
+bool mkrt__graph_next_level(mkrt__graph_engine *e, const mkrt_item *item, bool yield, bool *alone)
+{
+    mkrt__chunk c;
+    mkrt__chunk_get(item, &c);
+    mkrt__traversal *t = mkrt__lane_at(e, c.lane);
+    *alone = false;
+    rounds_lock(e);
+    /* acquire: pairs with the release store of aborting. */
+    const bool aborting = atomic_load_explicit(e->host.aborting, memory_order_acquire);
+    bool go = false;
+    if (yield || aborting || others_wait(e, t)) {
+        /* The rounds take the lane from its level boundary; a pulled
+         * level's frontier was read, not taken (as the swap would). */
+        end_pulled_level(t);
+        count(e, MKRT_PLAN_N_LEVEL_YIELDS);
+    } else {
+        size_t k = 0;
+        uint64_t edges = 0;
+        t->x.swapped = t->x.took = false;
+        /* No part runs: as a round with no batch running. Writes no item
+         * (LEVELS_RUN: the next level opens for the parts). */
+        go = take_lane(t, NULL, &k, &edges, 0, false, false, LEVELS_RUN) == LANE_LEVELS;
+        t->x.swapped = false;
+        if (go)
+            count(e, MKRT_PLAN_N_LEVELS_ON);
+        *alone = go && t->x.alone;
+    }
+    if (!go)
+        /* release: pairs with the acquire loads of the holder's rounds:
+         * the lane's state as the run left it. */
+        atomic_store_explicit(&t->in_levels, false, memory_order_release);
+    rounds_unlock(e);
+    return go;
 }
 
 bool mkrt__graph_wants(mkrt__graph_engine *e)
@@ -587,7 +911,9 @@ bool mkrt__graph_pending(mkrt__graph_engine *e)
     const uint32_t n = atomic_load_explicit(&e->nlanes, memory_order_acquire);
     for (uint32_t l = 0; l < n; l++) {
         const mkrt__traversal *t = mkrt__lane_at(e, l);
-        if (t != NULL && (t->x.active || !lane_idle(t)))
+        /* acquire: pairs with the release that gave a run's lane back. */
+        if (t != NULL && (atomic_load_explicit((_Atomic bool *)&t->in_levels, memory_order_acquire) ||
+                          t->x.active || !lane_idle(t)))
             return true;
     }
     return false;
@@ -597,9 +923,7 @@ uint64_t mkrt__graph_pulled_take(mkrt__graph_engine *e)
 {
     /* relaxed: the backend's completion (acquired by its wait) orders the
      * workers' adds; one pulled round runs at a time. */
-    uint64_t n = atomic_exchange_explicit(&e->pulled, 0, memory_order_relaxed);
-    mkrt__graph_count(&e->edges, n); /* the lane's: apply.c counts them */
-    return n;
+    return atomic_exchange_explicit(&e->pulled, 0, memory_order_relaxed); /* apply.c counted e->edges */
 }
 
 void mkrt__traversal_finish(mkrt__traversal *t, mkrt_status st)

@@ -11,12 +11,31 @@ static mkrt__taken take(void *ctx, mkrt_item *items, bool batch_running)
      * then the frontier rounds, whose take-up of starts may claim more. */
     size_t jobs = mkrt__graph_device_take(ctx, items, batch_running);
     if (jobs != 0)
-        return (mkrt__taken){jobs, 0};
+        return (mkrt__taken){jobs, 0, false};
     mkrt__round r = mkrt__graph_round_take(ctx, items, batch_running);
     if (r.n == 0 && (jobs = mkrt__graph_device_take(ctx, items, batch_running)) != 0)
-        return (mkrt__taken){jobs, 0};
-    /* A pulled round's edges are known once it ran (ran). */
-    return (mkrt__taken){r.n, r.edges};
+        return (mkrt__taken){jobs, 0, false};
+    /* A pulled round's edges, and a run of levels', are known once it
+     * ran (ran). */
+    return (mkrt__taken){r.n, r.edges, r.levels};
+}
+
+/* A run of levels (round.c): the CPU pool's workers call these. */
+static bool part(void *ctx, const mkrt_item *item, mkrt__fail_list *fails)
+{
+    return mkrt__graph_level_part(ctx, item, fails);
+}
+
+static bool next_level(void *ctx, const mkrt_item *item, bool yield, bool *alone)
+{
+    return mkrt__graph_next_level(ctx, item, yield, alone);
+}
+
+static bool is_levels(const mkrt_item *item)
+{
+    mkrt__chunk c;
+    mkrt__chunk_get(item, &c);
+    return c.first == MKRT__CHUNK_LEVELS;
 }
 
 static bool pending(void *ctx)
@@ -62,7 +81,7 @@ static bool failed(void *ctx, const mkrt_item *items, size_t n, const uint32_t *
     const mkrt__graph_engine *e = ctx;
     const uint32_t k = pairs[0] & 0xffffffu;
     *used = 1;
-    if (k >= n)
+    if (k >= n || is_levels(&items[k])) /* a run's edges never fail one by one */
         return false;
     *why = (mkrt_status)(int32_t)pairs[1];
     if (mkrt__graph_chunk_pulled(&items[k])) {
@@ -85,6 +104,14 @@ static bool failed(void *ctx, const mkrt_item *items, size_t n, const uint32_t *
 static size_t abandon(void *ctx, const mkrt_item *item, mkrt_item *out, size_t max)
 {
     mkrt__graph_engine *e = ctx;
+    if (is_levels(item)) {
+        /* A run not launched: the lane is the rounds' again (they end it). */
+        mkrt__chunk c;
+        mkrt__chunk_get(item, &c);
+        mkrt__traversal *t = mkrt__lane_at(e, c.lane);
+        /* release: as the run's own hand-back (round.c). */
+        atomic_store_explicit(&t->in_levels, false, memory_order_release);
+    }
     if (mkrt__graph_device_abandon(e, item) || !mkrt__graph_chunk_abandon(e, item))
         return 0;
     size_t k = 0;
@@ -131,7 +158,8 @@ const mkrt__source *mkrt__graph_source(mkrt__graph_engine *e)
     e->source = (mkrt__source){.name = "graph engine", .ctx = e, .made = true, .take = take,
                                .pending = pending, .wants = wants, .run = run, .ran = ran,
                                .failed = failed, .abandon = abandon,
-                               .resident_bytes = resident_bytes, .note = note, .job = job};
+                               .resident_bytes = resident_bytes, .note = note, .job = job,
+                               .part = part, .next_level = next_level};
     return &e->source;
 }
 

@@ -114,6 +114,28 @@ static void prepare_batch(mkrt__dispatch *dp, mkrt__batch *b, uint64_t running_a
         plan_and_prepare(dp, b);
 }
 
+static bool sources_want(mkrt__dispatch *dp);
+
+/* DRAIN at a level boundary (plan/decide.h): whether a run of levels
+ * (batch.h, levels) yields to the dispatcher. Any thread, without the
+ * token: it reads only counters and hints. Producers' items published
+ * and not completed wait in a ring or in a drained batch (the run of
+ * levels is the only batch running); a made source wants a look (a
+ * traversal started); a quiesce or shutdown waits. acquire (all): pairs
+ * with the release stores of the publishers, mkrt_quiesce and
+ * mkrt_destroy; relaxed (completed_total): the token holder's count, a
+ * hint here (a stale value only yields once more). */
+static bool levels_yield(void *p)
+{
+    mkrt__dispatch *dp = p;
+    const bool items = atomic_load_explicit(&dp->producers->published_total, memory_order_acquire) !=
+                       atomic_load_explicit(&dp->completed_total, memory_order_relaxed);
+    const bool quiesce = atomic_load_explicit(&dp->quiescing, memory_order_acquire) != 0 ||
+                         atomic_load_explicit(&dp->producers->closing, memory_order_acquire) ||
+                         atomic_load_explicit(&dp->aborting, memory_order_acquire);
+    return mkrt__decide_level_yield(items, sources_want(dp), quiesce, !(dp->planner.off & MKRT_PLAN_DRAIN));
+}
+
 /* Launches b on its planned backend. A backend that failed since b was
  * planned (the batch before failed on it), or that cannot launch, is
  * passed over: b is planned and prepared again for the next one. until:
@@ -121,6 +143,8 @@ static void prepare_batch(mkrt__dispatch *dp, mkrt__batch *b, uint64_t running_a
 static void launch_batch(mkrt__dispatch *dp, mkrt__batch *b, uint64_t until)
 {
     b->until = until;
+    b->yield = levels_yield;
+    b->yield_ctx = dp;
     /* The batch's ops may emit into the free part of its class's
      * emission queue (state/state.h). */
     mkrt__emit_open(dp->state, b->klass);
@@ -140,7 +164,7 @@ static void launch_batch(mkrt__dispatch *dp, mkrt__batch *b, uint64_t until)
             if (bad != be && be->ops->launch(be, b, limit, &err) == MKRT_OK) {
                 dp->batch_running = true;
                 /* The CPU pool ran a one-participant batch inside launch. */
-                if (be->is_cpu_pool && b->plan.workers == 1)
+                if (be->is_cpu_pool && b->plan.workers == 1 && !b->levels)
                     mkrt__plan_measured(&dp->planner, b, true, mkrt__now_ns() - b->launched_ns);
                 return;
             }
@@ -177,7 +201,9 @@ static void finish_running(mkrt__dispatch *dp, mkrt__batch **running)
         mkrt__stage_fail_all(b, st);
         backend_failed(dp, be, &err);
     }
-    if (st == MKRT_OK && !(be->is_cpu_pool && b->plan.workers == 1))
+    /* A run of levels is not a sample of the batch costs (its width is
+     * the pool's, its length the source's). */
+    if (st == MKRT_OK && !b->levels && !(be->is_cpu_pool && b->plan.workers == 1))
         mkrt__plan_measured(&dp->planner, b, be->is_cpu_pool, mkrt__now_ns() - b->launched_ns);
     mkrt__plan_explain_batch(&dp->planner, b);
     mkrt__stage_complete(dp, b);

@@ -120,6 +120,7 @@ static size_t take_made(mkrt__dispatch *dp, mkrt__batch *b)
         dp->source_turn = (at + 1) % dp->nsources;
         b->source = s;
         b->stands_for = t.stands_for; /* ran adds the rest at completion (complete.c) */
+        b->levels = t.levels && t.n == 1 && s->part != NULL && s->next_level != NULL;
         mkrt__stat_add(&dp->state->emitted_total, t.stands_for);
         return t.n;
     }
@@ -225,6 +226,7 @@ static size_t drain(mkrt__dispatch *dp, mkrt__batch *b)
     b->n = 0;
     b->source = &dp->rings;
     b->stands_for = 0;
+    b->levels = false;
     memset(&b->note, 0, sizeof b->note);
     bool progress = !intake_paused(dp);
     const bool on = !(dp->planner.off & MKRT_PLAN_DRAIN);

@@ -101,6 +101,14 @@ typedef struct mkrt__batch {
      * after a grid barrier each); 0 otherwise. Zeroed by complete. */
     uint64_t device_edges;
     uint64_t device_levels;
+    /* A made source's run of levels (plan/source.h, mkrt__taken.levels):
+     * exec[0] runs through the source's part and next_level on every
+     * worker of the CPU pool, whatever the plan's width. yield (set by the
+     * dispatcher at launch; any thread, without the token): whether other
+     * work waits, so that the run ends at the next level boundary. */
+    bool levels;
+    bool (*yield)(void *ctx);
+    void *yield_ctx;
     /* A helper's deadline for the launch (CLOCK_MONOTONIC ns; UINT64_MAX:
      * none, the dispatcher's launches): the CPU pool's one-thread run
      * stops there and leaves the rest to its workers (cpu_pool.c). */

@@ -213,6 +213,16 @@ size_t mkrt__decide_bulk_cap(const mkrt__ema *ns_item, uint64_t slice_ns, size_t
     return cap < max_batch ? cap : max_batch;
 }
 
+bool mkrt__decide_level_yield(bool items_waiting, bool source_waiting, bool quiesce_waiting, bool on)
+{
+    return !on || items_waiting || source_waiting || quiesce_waiting;
+}
+
+bool mkrt__decide_level_alone(uint64_t edges, bool on)
+{
+    return on && edges < 2u * MKRT__SHARE_MIN_DEFAULT;
+}
+
 bool mkrt_graph_pull_next(uint64_t frontier, uint64_t frontier_edges, uint64_t unvisited_edges,
                           uint64_t vertices, bool pulled)
 {

@@ -39,7 +39,10 @@
  *          one bulk batch, and a bulk batch takes only the items that
  *          run in class_slice_us at the measured ns per item of the bulk
  *          batches before (at least 16); off: classes ignored, every
- *          batch bulk
+ *          batch bulk. At a level boundary of a run of levels
+ *          (plan/source.h) it says whether the run yields to the
+ *          dispatcher: when producers' items, another source's work or a
+ *          quiesce wait (off: at every boundary)
  *   PULL   push or pull per frontier level (Beamer's rule: mkrt_graph_pull_next, mkrt/graph.h),
  *          and the level's GraphBLAS switch class (sparse <= 500 bps,
  *          dense >= 4000 bps, 250 bps hysteresis); off: always push
@@ -213,6 +216,19 @@ uint32_t mkrt__decide_class(bool interactive, bool bulk, uint32_t bulk_age, uint
  * (max_batch before MKRT__EMA_TRUST samples, or with slice_ns 0). */
 size_t mkrt__decide_bulk_cap(const mkrt__ema *ns_item, uint64_t slice_ns, size_t max_batch);
 #define MKRT__BULK_CAP_MIN 16u
+
+/* DRAIN at a level boundary of a run of levels (plan/source.h): whether
+ * the run yields back to the dispatcher: items published and not
+ * completed, another source's work, a quiesce waiting or shutdown; off:
+ * always (one level per batch, the dispatcher between levels). */
+bool mkrt__decide_level_yield(bool items_waiting, bool source_waiting, bool quiesce_waiting, bool on);
+
+/* WAKE at a level boundary of a run of levels: whether a level of
+ * `edges` edges out runs on one participant (the one that opened it), the
+ * others staying in the barrier: a second one pays only with share_min
+ * items each (the default share: the level is known only at its start);
+ * off: every level takes every participant. */
+bool mkrt__decide_level_alone(uint64_t edges, bool on);
 
 /* PULL: whether a frontier level of nf vertices and mf edges out runs
  * pulled (was: the level before did), unsettled edges left, of vertices. */

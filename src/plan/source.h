@@ -38,6 +38,8 @@ typedef struct mkrt__taken {
     size_t n;            /* items written; 0: nothing now */
     uint64_t stands_for; /* the emitted items they stand for, known at the take
                           * (what run will execute); ran adds the rest */
+    bool levels;         /* items[0] (n == 1) is a run of levels: the pool runs
+                          * it through part and next_level, not run */
 } mkrt__taken;
 
 /* A traversal a device runs whole (protocol.h, "Traversal jobs"): what a
@@ -98,6 +100,25 @@ typedef struct mkrt__source {
     /* Token holder, a batch of it completed: its part of the EXPLAIN
      * record (mkrt/explain.h) for items[0..n); NULL: none. */
     void (*note)(void *ctx, const mkrt_item *items, size_t n, mkrt_plan_record *r);
+    /* A run of levels (a take that said levels; NULL: the source makes
+     * none): the CPU pool's workers run it level after level inside their
+     * loop, the way the device kernel runs a traversal, with no return to
+     * the dispatcher between levels.
+     * part: any worker of the run: claims (a fetch-add on the source's own
+     * cursor) and runs one part of the open level; false: none is left.
+     * next_level: the last arriver at the barrier after a level (every
+     * part of it ran, and every worker's writes happen before this call):
+     * ends the level and makes the next one's decisions; true: the next
+     * level is open and the run goes on. yield (the dispatcher's rule,
+     * DRAIN's level boundary, plan/decide.h): other work waits, so the run
+     * ends here; the source also ends it for its own reasons (the work is
+     * done, other work of its own waits, abort). Once it returned false
+     * the item is the source's again (the token holder's next take).
+     * *alone: the level it opened is too small to share (WAKE at a level
+     * boundary, plan/decide.h): the calling thread runs it by itself while
+     * the others stay in the barrier. */
+    bool (*part)(void *ctx, const mkrt_item *item, mkrt__fail_list *fails);
+    bool (*next_level)(void *ctx, const mkrt_item *item, bool yield, bool *alone);
     /* May be NULL. Token holder: the traversal job item stands for, or
      * NULL when it is not one. A round of jobs holds jobs only (at most
      * MKRT__DEVICE_JOBS_MAX); the plan stage routes it to a device that

@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* tests/test_levels.c - a public traversal's levels run inside the CPU
+ * pool's workers (a run of levels, plan/source.h: part and next_level):
+ * along a path (one vertex per level) every level boundary but the first
+ * is crossed at the workers' barrier, none goes back to the dispatcher
+ * while nothing else waits; with DRAIN off every boundary goes back; with
+ * a producer publishing all along, the run gives way to its items (and
+ * they all run); the answers are the path's either way. */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "../base/thread.h" /* pthreads under the C11 names: TSan sees them */
+#include "mkrt/mkrt.h"
+#include "tap.h"
+
+#define PATH 3000u
+#define SEC 10000000000ull
+#define TRIES 20
+
+static uint64_t off[PATH + 1];
+static uint32_t dst[2 * PATH];
+
+static void make_path(void)
+{
+    uint64_t e = 0;
+    for (uint32_t v = 0; v < PATH; v++) {
+        off[v] = e;
+        if (v > 0)
+            dst[e++] = v - 1;
+        if (v + 1 < PATH)
+            dst[e++] = v + 1;
+    }
+    off[PATH] = e;
+}
+
+static mkrt_runtime *start(uint32_t workers, uint32_t plan_off)
+{
+    mkrt_config c = mkrt_config_default();
+    c.workers = workers;
+    c.cells = PATH;
+    c.append_log_capacity = 0;
+    c.plan_off = plan_off;
+    mkrt_runtime *rt = NULL;
+    mkrt_error err = {0};
+    mkrt_graph g = {PATH, off, dst, NULL};
+    if (mkrt_create(&c, &rt, &err) != MKRT_OK || mkrt_graph_register(rt, &g, &err) != MKRT_OK)
+        bail_out("runtime: %s", err.message);
+    return rt;
+}
+
+typedef struct counts {
+    uint64_t on, yields;
+} counts;
+
+static counts read_counts(mkrt_runtime *rt)
+{
+    mkrt_stats s;
+    mkrt_stats_read(rt, &s);
+    return (counts){s.plan_counts[MKRT_PLAN_N_LEVELS_ON], s.plan_counts[MKRT_PLAN_N_LEVEL_YIELDS]};
+}
+
+/* A BFS or SSSP (unit weights) from 0 along the path: vertex v at depth
+ * or distance v. A generous wait: a sanitizer's build under load, with
+ * the producer's items between levels, is slow; a hang still fails. */
+static int run_one(mkrt_runtime *rt, mkrt_traversal_kind kind, const char *what)
+{
+    mkrt_traversal *t = NULL;
+    mkrt_error err = {0};
+    mkrt_traversal_desc d = {kind, false};
+    static uint64_t val[PATH];
+    if (mkrt_traversal_open(rt, &d, &t, &err) != MKRT_OK || mkrt_traversal_start(t, 0, &err) != MKRT_OK ||
+        mkrt_traversal_wait(t, 6 * SEC) != MKRT_OK || mkrt_traversal_read(t, 0, PATH, val, &err) != MKRT_OK) {
+        ok(0, "%s: the search ran (%s)", what, err.message);
+        return 1;
+    }
+    uint32_t bad = PATH;
+    for (uint32_t v = 0; v < PATH && bad == PATH; v++)
+        if (val[v] != v)
+            bad = v;
+    ok(bad == PATH, "%s: every vertex at its distance along the path (first wrong: %u)", what, bad);
+    mkrt_traversal_close(t, NULL);
+    return 0;
+}
+
+static void quiet(uint32_t workers)
+{
+    char what[96];
+    for (int k = 0; k < 2; k++) {
+        const mkrt_traversal_kind kind = k == 0 ? MKRT_TRAVERSAL_BFS : MKRT_TRAVERSAL_SSSP;
+        mkrt_runtime *rt = start(workers, 0);
+        snprintf(what, sizeof what, "%u workers, %s, nothing else", workers, k == 0 ? "BFS" : "SSSP");
+        const counts a = read_counts(rt);
+        if (run_one(rt, kind, what) == 0) {
+            const counts b = read_counts(rt);
+            ok(b.on - a.on >= PATH - 8 && b.yields == a.yields,
+               "%s: %llu of %u level boundaries crossed at the workers' barrier, %llu runs gave way", what,
+               (unsigned long long)(b.on - a.on), PATH - 1, (unsigned long long)(b.yields - a.yields));
+        }
+        mkrt_destroy(rt, MKRT_TIMEOUT_INFINITE, NULL);
+    }
+}
+
+static void drain_off(void)
+{
+    mkrt_runtime *rt = start(2, MKRT_PLAN_DRAIN);
+    const counts a = read_counts(rt);
+    if (run_one(rt, MKRT_TRAVERSAL_BFS, "DRAIN off") == 0) {
+        const counts b = read_counts(rt);
+        ok(b.on == a.on && b.yields - a.yields >= PATH - 8,
+           "DRAIN off: every boundary goes back to the dispatcher (%llu crossed in the workers, %llu gave way)",
+           (unsigned long long)(b.on - a.on), (unsigned long long)(b.yields - a.yields));
+    }
+    mkrt_destroy(rt, MKRT_TIMEOUT_INFINITE, NULL);
+}
+
+/* The producer publishes until told to stop (FEED items at most: a
+ * bound, not a goal), all through the searches. */
+#define FEED 100000000u
+
+typedef struct feeder {
+    mkrt_runtime *rt;
+    _Atomic bool stop;
+    _Atomic uint64_t published;
+    _Atomic int failed; /* relaxed: a flag, read again after the join */
+} feeder;
+
+static int feed(void *p)
+{
+    feeder *f = p;
+    mkrt_error err = {0};
+    mkrt_producer *pr = mkrt_producer_open(f->rt, &err);
+    if (pr == NULL) {
+        atomic_store_explicit(&f->failed, 1, memory_order_relaxed);
+        return 0;
+    }
+    mkrt_item items[8];
+    for (uint32_t i = 0; i < 8; i++)
+        items[i] = (mkrt_item){MKRT_OP_ADD, i, i, 1};
+    /* acquire: pairs with the release store of stop by the main thread. */
+    for (uint64_t n = 0; n < FEED && !atomic_load_explicit(&f->stop, memory_order_acquire); n += 8) {
+        if (mkrt_publish(pr, items, 8, SEC, NULL) != MKRT_OK) {
+            atomic_store_explicit(&f->failed, 1, memory_order_relaxed);
+            break;
+        }
+        /* relaxed: read by the main thread as a hint, and after the join. */
+        atomic_store_explicit(&f->published, n + 8, memory_order_relaxed);
+    }
+    mkrt_producer_close(pr);
+    return 0;
+}
+
+static void with_producer(void)
+{
+    mkrt_runtime *rt = start(2, 0);
+    feeder f = {rt, false, 0, 0};
+    mkrt__thread th;
+    if (mkrt__thread_start(&th, feed, &f) != 0)
+        bail_out("thread");
+    /* The producer is under way before the searches start. */
+    while (atomic_load_explicit(&f.published, memory_order_relaxed) == 0 &&
+           atomic_load_explicit(&f.failed, memory_order_relaxed) == 0)
+        mkrt__thread_yield();
+    const counts a = read_counts(rt);
+    /* Searches until one gave way (a search may run while the producer
+     * has no CPU): at most TRIES, each checked. */
+    int bad = 0, tries = 0;
+    counts b = a;
+    while (bad == 0 && b.yields == a.yields && tries++ < TRIES) {
+        bad = run_one(rt, MKRT_TRAVERSAL_BFS, "a producer publishing meanwhile");
+        b = read_counts(rt);
+    }
+    /* release: pairs with the acquire load in feed. */
+    atomic_store_explicit(&f.stop, true, memory_order_release);
+    mkrt__thread_join(th);
+    const uint64_t published = atomic_load_explicit(&f.published, memory_order_relaxed); /* after the join */
+    ok(mkrt_drain(rt, SEC) == MKRT_OK && atomic_load_explicit(&f.failed, memory_order_relaxed) == 0,
+       "the producer's %llu items published and drained", (unsigned long long)published);
+    mkrt_stats s;
+    mkrt_stats_read(rt, &s);
+    ok(s.published == published && s.published + s.emitted == s.executed + s.pruned + s.failed,
+       "every item accounted (published %llu, emitted %llu, executed %llu, pruned %llu, failed %llu)",
+       (unsigned long long)s.published, (unsigned long long)s.emitted, (unsigned long long)s.executed,
+       (unsigned long long)s.pruned, (unsigned long long)s.failed);
+    if (bad == 0)
+        ok(b.yields > a.yields, "the run gave way to the producer's items at %llu boundaries (%llu crossed, %d searches)",
+           (unsigned long long)(b.yields - a.yields), (unsigned long long)(b.on - a.on), tries);
+    mkrt_destroy(rt, MKRT_TIMEOUT_INFINITE, NULL);
+}
+
+int main(void)
+{
+    make_path();
+    quiet(2);
+    quiet(1);
+    drain_off();
+    with_producer();
+    return done_testing();
+}
