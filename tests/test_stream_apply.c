@@ -97,10 +97,11 @@ static int run_side(void *arg)
     return 0;
 }
 
+static const mkrt_stream_query g_q[3] = {{MKRT_STREAM_BFS, 0}, {MKRT_STREAM_SSSP, 1}, {MKRT_STREAM_CC, 0}};
+
 static mkrt_stream *make_stream(void)
 {
-    const mkrt_stream_query q[3] = {{MKRT_STREAM_BFS, 0}, {MKRT_STREAM_SSSP, 1}, {MKRT_STREAM_CC, 0}};
-    return stream_fixture_path(N, 3, q, 3);
+    return stream_fixture_path(N, 3, g_q, 3);
 }
 
 static void test_alone(void)
@@ -201,9 +202,7 @@ static void test_load_room(void)
     mkrt_stream_config c = mkrt_stream_config_default();
     c.vertices = N;
     c.queries = 3;
-    c.query[0] = (mkrt_stream_query){MKRT_STREAM_BFS, 0};
-    c.query[1] = (mkrt_stream_query){MKRT_STREAM_SSSP, 1};
-    c.query[2] = (mkrt_stream_query){MKRT_STREAM_CC, 0};
+    memcpy(c.query, g_q, sizeof g_q);
     uint32_t src[64], dst[64];
     for (uint32_t i = 0; i < 64; i++) {
         src[i] = 0;
