@@ -26,7 +26,7 @@ $(PL_STATIC): $(PL_OBJS)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-$(PL_SHARED): $(PL_OBJS) planlib/src/libmkrt_planlib.map $(SHARED)
+$(PL_SHARED): $(PL_OBJS) planlib/src/libmkrt_planlib.map $(BUILD)/libmkrt.so
 	$(CC) -shared -Wl,-soname,libmkrt_planlib.so.$(SOVERSION) -Wl,--version-script=planlib/src/libmkrt_planlib.map \
 	    -Wl,--no-undefined $(LDFLAGS) -o $@ $(PL_OBJS) -L$(BUILD) -lmkrt -lm
 	ln -sf libmkrt_planlib.so.$(VERSION) $(BUILD)/libmkrt_planlib.so.$(SOVERSION)

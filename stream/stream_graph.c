@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* src/stream/stream_graph.c - the mutable adjacency of a stream: one
  * unsorted array of (target, weight) per vertex, both directions of every
- * undirected edge, grown by doubling and shrunk by half when a quarter
- * full, so it stays within about twice a CSR of the same edges. Updates
+ * undirected edge, loaded with an eighth more room, grown by half and
+ * shrunk by half when a quarter full, so it stays within about twice a
+ * CSR of the same edges. Updates
  * run concurrently on different edges: each takes the spin locks of its
  * two endpoints (smaller number first). Readers of the adjacency (the
  * apply op) run while no update is inside (the gate, stream_ops.c). */
@@ -301,6 +302,16 @@ static int by_key(const void *x, const void *y)
     return a->order < b->order ? -1 : a->order > b->order;
 }
 
+/* A loaded row's slots: its edges and an eighth more (rows of 8 or more),
+ * so that the first updates after a load, which touch rows all over the
+ * graph, do not each reallocate and copy a full row (and rebuild a hub's
+ * index): a sliding window's first batch of 4096 grew 18.8 MB of rows
+ * and was its slowest batch by 3-10x (bench/results/stream.md). */
+static uint32_t loaded_cap(uint32_t deg)
+{
+    return deg > UINT32_MAX - deg / 8 ? deg : deg + deg / 8;
+}
+
 mkrt_status mkrt__sgraph_load(mkrt_stream *s, const uint32_t *src, const uint32_t *dst, const uint32_t *w,
                               size_t n, uint64_t *skipped, mkrt_error *err)
 {
@@ -342,12 +353,13 @@ mkrt_status mkrt__sgraph_load(mkrt_stream *s, const uint32_t *src, const uint32_
     for (uint32_t v = 0; v < s->n && st == MKRT_OK; v++) {
         if (deg[v] == 0)
             continue;
-        s->adj[v].e = mkrt__alloc(block_bytes(deg[v]), 8);
+        uint32_t cap = loaded_cap(deg[v]);
+        s->adj[v].e = mkrt__alloc(block_bytes(cap), 8);
         if (s->adj[v].e == NULL)
             st = MKRT_ENOMEM;
         else
-            s->adj[v].cap = deg[v];
-        bytes += block_bytes(deg[v]);
+            s->adj[v].cap = cap;
+        bytes += block_bytes(cap);
     }
     if (st != MKRT_OK) {
         for (uint32_t v = 0; v < s->n; v++) {

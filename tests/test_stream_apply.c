@@ -97,10 +97,11 @@ static int run_side(void *arg)
     return 0;
 }
 
+static const mkrt_stream_query g_q[3] = {{MKRT_STREAM_BFS, 0}, {MKRT_STREAM_SSSP, 1}, {MKRT_STREAM_CC, 0}};
+
 static mkrt_stream *make_stream(void)
 {
-    const mkrt_stream_query q[3] = {{MKRT_STREAM_BFS, 0}, {MKRT_STREAM_SSSP, 1}, {MKRT_STREAM_CC, 0}};
-    return stream_fixture_path(N, 3, q, 3);
+    return stream_fixture_path(N, 3, g_q, 3);
 }
 
 static void test_alone(void)
@@ -193,9 +194,54 @@ static void test_beside_runtime(void)
     mkrt_stream_destroy(g_s);
 }
 
+/* A loaded row keeps room for an eighth more edges: the first inserts at
+ * a loaded vertex do not reallocate its row (graph_bytes stays), the one
+ * past the room does, and the results stay exact either way. */
+static void test_load_room(void)
+{
+    mkrt_stream_config c = mkrt_stream_config_default();
+    c.vertices = N;
+    c.queries = 3;
+    memcpy(c.query, g_q, sizeof g_q);
+    uint32_t src[64], dst[64];
+    for (uint32_t i = 0; i < 64; i++) {
+        src[i] = 0;
+        dst[i] = 1 + i;
+    }
+    mkrt_error err;
+    g_s = NULL;
+    if (!ok(mkrt_stream_create(&c, &g_s, &err) == MKRT_OK && mkrt_stream_load(g_s, src, dst, NULL, 64, NULL, &err) ==
+                MKRT_OK,
+            "a star of 64 edges at vertex 0 loaded"))
+        return;
+    mkrt_stream_stats before, after;
+    mkrt_stream_stats_read(g_s, &before);
+    mkrt_item it[8];
+    for (uint32_t i = 0; i < 8; i++)
+        mkrt_stream_insert_item(g_s, 0, 100 + i, 2, &it[i]);
+    ok(mkrt_stream_apply(g_s, it, 8, NULL, &err) == MKRT_OK, "8 more edges at vertex 0 applied");
+    mkrt_stream_stats_read(g_s, &after);
+    /* The 8 new endpoints' first rows take 4 edges of 8 bytes each; a
+     * full row at vertex 0 would have grown by 32 more slots besides. */
+    ok(after.edges == 72 && after.graph_bytes - before.graph_bytes <= 8 * 4 * 8,
+       "vertex 0's row took them in place: graph_bytes grew by %llu bytes (the 8 new rows' own blocks only)",
+       (unsigned long long)(after.graph_bytes - before.graph_bytes));
+    ok(views_exact(3), "every query equals a recompute");
+    mkrt_stream_insert_item(g_s, 0, 200, 2, &it[0]);
+    ok(mkrt_stream_apply(g_s, it, 1, NULL, &err) == MKRT_OK, "one edge past the room applied");
+    mkrt_stream_stats grown;
+    mkrt_stream_stats_read(g_s, &grown);
+    ok(grown.graph_bytes - after.graph_bytes >= 72 / 2 * 8,
+       "and vertex 0's row grew (by %llu bytes, at least half its 72 slots)",
+       (unsigned long long)(grown.graph_bytes - after.graph_bytes));
+    ok(views_exact(3), "every query still equals a recompute");
+    mkrt_stream_destroy(g_s);
+}
+
 int main(void)
 {
     test_alone();
     test_beside_runtime();
+    test_load_room();
     return done_testing();
 }
