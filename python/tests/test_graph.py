@@ -129,7 +129,7 @@ def test_traversals_at_once_from_threads():
 def test_gil_is_released_while_c_waits():
     # A path: one BFS level per vertex, so the search outlasts the waiting
     # thread's timeout in C while this thread keeps running Python code.
-    for n in (200000, 1000000):
+    for n in (200000, 1000000, 4000000):
         g = mkrt.Graph.from_edges(np.arange(n - 1), np.arange(1, n), vertices=n, undirected=True)
         rt = mkrt.Runtime(workers=1, graph=g)
         t = rt.traversal("bfs")
@@ -161,4 +161,4 @@ def test_gil_is_released_while_c_waits():
                 pass
             return
         rt.close()
-    pytest.fail("a BFS over a 10^6-vertex path finished within 0.3 s: nothing left to observe the GIL with")
+    pytest.fail("a BFS over a 4 x 10^6-vertex path finished within 0.3 s: nothing left to observe the GIL with")
