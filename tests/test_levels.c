@@ -63,13 +63,18 @@ static counts read_counts(mkrt_runtime *rt)
 /* A BFS or SSSP (unit weights) from 0 along the path: vertex v at depth
  * or distance v. A generous wait: a sanitizer's build under load, with
  * the producer's items between levels, is slow; a hang still fails. */
-static int run_one(mkrt_runtime *rt, mkrt_traversal_kind kind, const char *what)
+static uint64_t side_sent; /* items run_side published, main thread only */
+
+static int run_side(mkrt_runtime *rt, mkrt_traversal_kind kind, const char *what, mkrt_producer *side)
 {
     mkrt_traversal *t = NULL;
     mkrt_error err = {0};
     mkrt_traversal_desc d = {kind, false};
     static uint64_t val[PATH];
+    const mkrt_item items[4] = {{MKRT_OP_ADD, 8, 8, 1}, {MKRT_OP_ADD, 9, 9, 1}, {MKRT_OP_ADD, 10, 10, 1},
+                                {MKRT_OP_ADD, 11, 11, 1}};
     if (mkrt_traversal_open(rt, &d, &t, &err) != MKRT_OK || mkrt_traversal_start(t, 0, &err) != MKRT_OK ||
+        (side != NULL && (mkrt_publish(side, items, 4, SEC, &err) != MKRT_OK || (side_sent += 4) == 0)) ||
         mkrt_traversal_wait(t, 6 * SEC) != MKRT_OK || mkrt_traversal_read(t, 0, PATH, val, &err) != MKRT_OK) {
         ok(0, "%s: the search ran (%s)", what, err.message);
         return 1;
@@ -81,6 +86,11 @@ static int run_one(mkrt_runtime *rt, mkrt_traversal_kind kind, const char *what)
     ok(bad == PATH, "%s: every vertex at its distance along the path (first wrong: %u)", what, bad);
     mkrt_traversal_close(t, NULL);
     return 0;
+}
+
+static int run_one(mkrt_runtime *rt, mkrt_traversal_kind kind, const char *what)
+{
+    return run_side(rt, kind, what, NULL);
 }
 
 static void quiet(uint32_t workers)
@@ -162,14 +172,20 @@ static void with_producer(void)
            atomic_load_explicit(&f.failed, memory_order_relaxed) == 0)
         mkrt__thread_yield();
     const counts a = read_counts(rt);
-    /* Searches until one gave way (a search may run while the producer
-     * has no CPU): at most TRIES, each checked. */
+    /* Searches until one gave way: at most TRIES, each checked. The
+     * feeder may have no CPU while a search runs (a loaded machine), so
+     * this thread also publishes 4 items of its own right after each
+     * start: they wait in its ring while the search's levels run. */
+    mkrt_producer *side = mkrt_producer_open(rt, NULL);
+    if (side == NULL)
+        bail_out("producer");
     int bad = 0, tries = 0;
     counts b = a;
     while (bad == 0 && b.yields == a.yields && tries++ < TRIES) {
-        bad = run_one(rt, MKRT_TRAVERSAL_BFS, "a producer publishing meanwhile");
+        bad = run_side(rt, MKRT_TRAVERSAL_BFS, "a producer publishing meanwhile", side);
         b = read_counts(rt);
     }
+    mkrt_producer_close(side);
     /* release: pairs with the acquire load in feed. */
     atomic_store_explicit(&f.stop, true, memory_order_release);
     mkrt__thread_join(th);
@@ -178,7 +194,7 @@ static void with_producer(void)
        "the producer's %llu items published and drained", (unsigned long long)published);
     mkrt_stats s;
     mkrt_stats_read(rt, &s);
-    ok(s.published == published && s.published + s.emitted == s.executed + s.pruned + s.failed,
+    ok(s.published == published + side_sent && s.published + s.emitted == s.executed + s.pruned + s.failed,
        "every item accounted (published %llu, emitted %llu, executed %llu, pruned %llu, failed %llu)",
        (unsigned long long)s.published, (unsigned long long)s.emitted, (unsigned long long)s.executed,
        (unsigned long long)s.pruned, (unsigned long long)s.failed);
