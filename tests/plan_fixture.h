@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/thread.h"
 #include "graph_fixture.h"
 #include "mkrt/mkrt.h"
 #include "plan/decide.h"

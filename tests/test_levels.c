@@ -75,7 +75,7 @@ static int run_side(mkrt_runtime *rt, mkrt_traversal_kind kind, const char *what
                                 {MKRT_OP_ADD, 11, 11, 1}};
     if (mkrt_traversal_open(rt, &d, &t, &err) != MKRT_OK || mkrt_traversal_start(t, 0, &err) != MKRT_OK ||
         (side != NULL && (mkrt_publish(side, items, 4, SEC, &err) != MKRT_OK || (side_sent += 4) == 0)) ||
-        mkrt_traversal_wait(t, 6 * SEC) != MKRT_OK || mkrt_traversal_read(t, 0, PATH, val, &err) != MKRT_OK) {
+        mkrt_traversal_wait(t, 60 * SEC) != MKRT_OK || mkrt_traversal_read(t, 0, PATH, val, &err) != MKRT_OK) {
         ok(0, "%s: the search ran (%s)", what, err.message);
         return 1;
     }
