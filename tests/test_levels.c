@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "../base/thread.h" /* pthreads under the C11 names: TSan sees them */
+#include "graph_fixture.h"
 #include "mkrt/mkrt.h"
 #include "tap.h"
 
@@ -18,21 +19,7 @@
 #define SEC 10000000000ull
 #define TRIES 20
 
-static uint64_t off[PATH + 1];
-static uint32_t dst[2 * PATH];
-
-static void make_path(void)
-{
-    uint64_t e = 0;
-    for (uint32_t v = 0; v < PATH; v++) {
-        off[v] = e;
-        if (v > 0)
-            dst[e++] = v - 1;
-        if (v + 1 < PATH)
-            dst[e++] = v + 1;
-    }
-    off[PATH] = e;
-}
+static test_graph path; /* 0 - 1 - ... - PATH-1, made once in main */
 
 static mkrt_runtime *start(uint32_t workers, uint32_t plan_off)
 {
@@ -43,7 +30,7 @@ static mkrt_runtime *start(uint32_t workers, uint32_t plan_off)
     c.plan_off = plan_off;
     mkrt_runtime *rt = NULL;
     mkrt_error err = {0};
-    mkrt_graph g = {PATH, off, dst, NULL};
+    mkrt_graph g = {PATH, path.off, path.dst, NULL};
     if (mkrt_create(&c, &rt, &err) != MKRT_OK || mkrt_graph_register(rt, &g, &err) != MKRT_OK)
         bail_out("runtime: %s", err.message);
     return rt;
@@ -206,10 +193,11 @@ static void with_producer(void)
 
 int main(void)
 {
-    make_path();
+    path = test_graph_path(PATH);
     quiet(2);
     quiet(1);
     drain_off();
     with_producer();
+    test_graph_free(&path);
     return done_testing();
 }
