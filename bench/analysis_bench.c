@@ -284,8 +284,7 @@ int main(int argc, char **argv)
                 "the process's threads per solve (getrusage RUSAGE_SELF; spinning included); "
                 "the hand-written worklist runs %u threads. Times include seeding (the gen sets) "
                 "and exclude building the program and the runtime. Work: bitset merges, the blocks' "
-                "gen sets and the edge transfers (the solvers merge each gen set once; mkrt each "
-                "seeded region's, once per seed it ran). Every result matched the sequential solver: "
+                "gen sets (each once, on every side) and the edge transfers. Every result matched the sequential solver: "
                 "%s.\n\n",
                 cmd, FN_BLOCKS, opt_threads ? opt_threads : 2, REGION_DEFAULT, reps, threads, ok ? "yes" : "NO");
         fprintf(w, "| blocks | edges | impl | time (s) | CPU (s) | work | work / sequential | "
