@@ -12,12 +12,13 @@
  *
  * On mkrt the blocks are cut into regions of K consecutive blocks (32
  * by default, a quarter of a function), and an item is a region's sweep:
- * the sequential solver's loop on the region's dirty blocks, each
- * pulling the facts of its predecessors. A block that grew dirties its
- * successors; one in another region also marks that region in the
- * runtime's frontier (mkrt_op_emit_edges on a graph of one vertex per
- * region, registered with mkrt_graph_register): the runtime sweeps every
- * marked region once in the next level, however many of its blocks were
+ * the sequential solver's loop on the region's blocks, a block that grew
+ * pushing its facts into its successors. A successor in another region
+ * is not written but dirtied (it pulls from its predecessors there when
+ * its own region sweeps), and its region is marked in the runtime's
+ * frontier (mkrt_op_emit_edges on a graph of one vertex per region,
+ * registered with mkrt_graph_register): the runtime sweeps every marked
+ * region once in the next level, however many of its blocks were
  * dirtied, and sweeps of different regions run in parallel. Work is made
  * where a fact changed, nowhere else, and an item carries a region's
  * worth of it (an item per edge spent more in the runtime than in the
@@ -66,7 +67,8 @@ typedef struct program {
     uint32_t *defs;  /* definitions (facts generated) per block */
     uint64_t *mark;  /* the region graph's rows: region r's edge is mark[r] (= r) */
     uint32_t *self;  /* ... and its target, r */
-    atomic_bool *dirty; /* dirty[b]: a predecessor of b grew since b last pulled (mkrt) */
+    atomic_bool *dirty; /* dirty[b]: a predecessor of b in another region grew (mkrt) */
+    bool *grown;        /* grown[b]: b grew and has not pushed since (mkrt; its region's) */
     bool *seeded;       /* seeded[r]: region r's gen sets are merged (mkrt; its items' own) */
     _Atomic uint64_t transfers, gens; /* edge transfers the sweeps ran, gen sets the seeds merged (mkrt) */
     uint64_t *gen, *kill, *out;
@@ -120,114 +122,96 @@ static uint32_t add_gen(const program *g, uint32_t b)
 
 /* ---- the ops: what runs on mkrt ---- */
 
-/* Block s's facts from its predecessors (pulled):
- *     out[s] |= OR over predecessors p of out[p] & ~kill[s]
- * Only the item of s's region writes out[s], but a predecessor in another
- * region may be written while it is read (the regions of a level, and the
- * seeds of a layer, run at once): the words are read and written
- * atomically, relaxed (what makes a fact written late reach s is dirty[]
- * and the level barrier, in sweep()). Returns the facts s gained. */
-static uint32_t pull(const program *g, uint32_t s)
+/* to |= from & ~kill, into a block of the running item's region (only
+ * its items write it) from one that another region's item may be writing
+ * meanwhile (the regions of a level, and the seeds of a layer, run at
+ * once): the words are read and written atomically. Relaxed: what makes
+ * a fact written late reach the reader is dirty[] (release/acquire) and
+ * the level barrier. Returns the facts to gained. */
+static uint32_t merge_into(uint64_t *to, const uint64_t *from, const uint64_t *kill, uint32_t words)
 {
-    _Atomic uint64_t *to = (_Atomic uint64_t *)bits(g, g->out, s);
-    const uint64_t *kill = bits(g, g->kill, s);
-    uint32_t gained = 0, p0 = g->pfirst[s], p1 = g->pfirst[s + 1];
-    for (uint32_t w = 0; w < g->words; w++) {
-        uint64_t in = 0;
-        for (uint32_t e = p0; e < p1; e++)
-            in |= atomic_load_explicit((const _Atomic uint64_t *)bits(g, g->out, g->pred[e]) + w,
-                                       memory_order_relaxed);
-        uint64_t old = atomic_load_explicit(&to[w], memory_order_relaxed), add = in & ~kill[w] & ~old;
-        if (add != 0) {
-            atomic_store_explicit(&to[w], old | add, memory_order_relaxed);
-            gained += popcount(add);
-        }
-    }
-    return gained;
-}
-
-/* out[b] |= gen[b] (the seed's; out[b] may be read meanwhile, as in pull()). */
-static uint32_t add_gen_atomic(const program *g, uint32_t b)
-{
-    _Atomic uint64_t *to = (_Atomic uint64_t *)bits(g, g->out, b);
-    const uint64_t *gen = bits(g, g->gen, b);
+    _Atomic uint64_t *t = (_Atomic uint64_t *)to;
+    const _Atomic uint64_t *f = (const _Atomic uint64_t *)from;
     uint32_t gained = 0;
-    for (uint32_t w = 0; w < g->words; w++) {
-        uint64_t old = atomic_load_explicit(&to[w], memory_order_relaxed), add = gen[w] & ~old;
+    for (uint32_t w = 0; w < words; w++) {
+        uint64_t old = atomic_load_explicit(&t[w], memory_order_relaxed),
+                 add = atomic_load_explicit(&f[w], memory_order_relaxed) & ~kill[w] & ~old;
         if (add != 0) {
-            atomic_store_explicit(&to[w], old | add, memory_order_relaxed);
+            atomic_store_explicit(&t[w], old | add, memory_order_relaxed);
             gained += popcount(add);
         }
     }
     return gained;
-}
-
-/* Block s grew: its successors must pull again. One in the region being
- * swept is the sweep's own (again: behind the sweep); one in another
- * region is dirtied with a release (pairs with the sweep's acquire: the
- * sweep that takes the flag reads the facts written before it was set)
- * and its region joins the next frontier level (mkrt_op_emit_edges), once
- * however many of its blocks were dirtied. */
-static mkrt_status grew(const program *g, uint32_t s, uint32_t lo, uint32_t hi, bool *again,
-                        const mkrt_op_ctx *ctx)
-{
-    mkrt_status st = MKRT_OK;
-    for (uint32_t e = g->first[s]; e < g->first[s + 1]; e++) {
-        uint32_t t = g->succ[e];
-        if (t >= lo && t < hi) {
-            atomic_store_explicit(&g->dirty[t], true, memory_order_relaxed); /* read by this thread only */
-            *again |= t <= s;
-        } else {
-            atomic_store_explicit(&g->dirty[t], true, memory_order_release);
-            if (st == MKRT_OK)
-                st = mkrt_op_emit_edges(ctx, t / g->region);
-        }
-    }
-    return st;
 }
 
 /* (FLOW, r, r, SEED), published by the analysts: region r's own facts
  * (each block's gen set), then its sweep; once per region (seeded[]: a
- * later copy finds nothing to do). (FLOW, r, r, 1), emitted from
- * the frontier: region r's sweep. A sweep is the sequential solver on the
- * region's dirty blocks, in block order, again while a block behind it
- * was dirtied. Cell r counts the facts that reach the ends of the
- * region's blocks; only region r's items write it and the region's
- * bitsets, and the runtime runs them one at a time (one item per region
- * in a level; two seeds of a region are ordered by their handle, r). */
+ * later copy finds nothing to do). (FLOW, r, r, 1), emitted from the
+ * frontier: region r's sweep. A sweep is the sequential solver on the
+ * region, in block order, again while a block behind the sweep grew: a
+ * block that grew (grown[]) pushes its facts into its successors in the
+ * region, and dirties those in other regions (a release: the sweep that
+ * takes the flag with its acquire reads the facts written before it)
+ * and marks their regions in the frontier (mkrt_op_emit_edges): the
+ * runtime sweeps each marked region once in the next level, however
+ * many of its blocks were dirtied. A dirtied block pulls from its
+ * predecessors in other regions. So a region's items are the only
+ * writers of its blocks' bitsets, grown[] and cell r (its fact count),
+ * and the runtime runs them one at a time: one item per region in a
+ * level, seeds ordered by their handle, r, and batches one after
+ * another. */
 static mkrt_status op_flow(const mkrt_item *it, const mkrt_op_ctx *ctx)
 {
     program *g = ctx->user;
     uint32_t r = it->out, lo = r * g->region, hi = lo + g->region < g->blocks ? lo + g->region : g->blocks;
     uint64_t gained = 0, transfers = 0;
-    bool again = false;
     mkrt_status st = MKRT_OK;
     if (it->param == SEED) {
-        /* A copy that dedupe did not meet (another batch's): the first
-         * seed merged the gen sets and swept, and what grew since marked
-         * the region. Nothing to do. */
-        if (g->seeded[r])
+        if (g->seeded[r]) /* a copy that dedupe did not meet (another batch's) */
             return MKRT_OK;
         g->seeded[r] = true;
         atomic_fetch_add_explicit(&g->gens, hi - lo, memory_order_relaxed); /* relaxed: as transfers */
         for (uint32_t b = lo; b < hi; b++) {
-            uint32_t n = add_gen_atomic(g, b);
+            uint32_t n = merge_into(bits(g, g->out, b), bits(g, g->gen, b), bits(g, g->kill, b), g->words);
             gained += n;
-            if (n != 0 && (st = grew(g, b, lo, hi, &again, ctx)) != MKRT_OK)
-                return st;
+            g->grown[b] = n != 0;
         }
     }
-    for (again = true; again;) {
+    for (bool again = true; again;) {
         again = false;
         for (uint32_t b = lo; b < hi; b++) {
-            if (!atomic_load_explicit(&g->dirty[b], memory_order_relaxed) ||
-                !atomic_exchange_explicit(&g->dirty[b], false, memory_order_acquire))
-                continue; /* acquire: pairs with grew()'s release */
-            transfers += g->pfirst[b + 1] - g->pfirst[b];
-            uint32_t n = pull(g, b);
-            gained += n;
-            if (n != 0 && (st = grew(g, b, lo, hi, &again, ctx)) != MKRT_OK)
-                return st;
+            uint64_t *out_b = bits(g, g->out, b);
+            if (atomic_load_explicit(&g->dirty[b], memory_order_relaxed) &&
+                atomic_exchange_explicit(&g->dirty[b], false, memory_order_acquire)) /* pairs: below */
+                for (uint32_t e = g->pfirst[b]; e < g->pfirst[b + 1]; e++) {
+                    uint32_t p = g->pred[e];
+                    if (p >= lo && p < hi)
+                        continue; /* this region's: pushed */
+                    transfers++;
+                    uint32_t n = merge_into(out_b, bits(g, g->out, p), bits(g, g->kill, b), g->words);
+                    gained += n;
+                    g->grown[b] |= n != 0;
+                }
+            if (!g->grown[b])
+                continue;
+            g->grown[b] = false;
+            for (uint32_t e = g->first[b]; e < g->first[b + 1]; e++) {
+                uint32_t t = g->succ[e];
+                if (t >= lo && t < hi) {
+                    transfers++;
+                    uint32_t n = merge_into(bits(g, g->out, t), out_b, bits(g, g->kill, t), g->words);
+                    gained += n;
+                    if (n != 0) {
+                        g->grown[t] = true;
+                        again |= t <= b;
+                    }
+                } else {
+                    /* release: pairs with the acquire exchange above, in t's region's sweep */
+                    atomic_store_explicit(&g->dirty[t], true, memory_order_release);
+                    if (st == MKRT_OK)
+                        st = mkrt_op_emit_edges(ctx, t / g->region);
+                }
+            }
         }
     }
     if (gained != 0) {
@@ -236,7 +220,7 @@ static mkrt_status op_flow(const mkrt_item *it, const mkrt_op_ctx *ctx)
     }
     /* relaxed: read after mkrt_quiesce(), which orders every op before it */
     atomic_fetch_add_explicit(&g->transfers, transfers, memory_order_relaxed);
-    return MKRT_OK;
+    return st;
 }
 
 /* ---- the program and the sequential solver ---- */
@@ -254,11 +238,12 @@ static bool make_program(program *g, uint32_t blocks, uint32_t facts)
     g->self = calloc(blocks, sizeof *g->self);
     g->dirty = calloc(blocks, sizeof *g->dirty);
     g->seeded = calloc(blocks, sizeof *g->seeded);
+    g->grown = calloc(blocks, sizeof *g->grown);
     g->defs = calloc(blocks, sizeof *g->defs);
     g->gen = calloc(cells, sizeof(uint64_t));
     g->kill = calloc(cells, sizeof(uint64_t));
     g->out = calloc(cells, sizeof(uint64_t));
-    if (!g->first || !g->succ || !g->pfirst || !g->pred || !g->mark || !g->self || !g->dirty || !g->seeded || !g->defs || !g->gen || !g->kill || !g->out)
+    if (!g->first || !g->succ || !g->pfirst || !g->pred || !g->mark || !g->self || !g->dirty || !g->seeded || !g->grown || !g->defs || !g->gen || !g->kill || !g->out)
         return false;
     for (uint32_t b = 0; b < blocks; b++) { /* 1-2 forward edges, a back edge now and then */
         uint32_t fn = b - b % FN_BLOCKS, end = fn + FN_BLOCKS < blocks ? fn + FN_BLOCKS : blocks;
@@ -310,6 +295,7 @@ static void free_program(program *g)
     free(g->self);
     free(g->dirty);
     free(g->seeded);
+    free(g->grown);
     free(g->defs);
     free(g->gen);
     free(g->kill);
@@ -424,8 +410,10 @@ static mkrt_runtime *analysis_runtime(program *g, uint32_t workers, uint32_t reg
 static void reset_mkrt(mkrt_runtime *rt, program *g)
 {
     memset(g->out, 0, sizeof(uint64_t) * g->blocks * g->words);
-    for (uint32_t b = 0; b < g->blocks; b++)
+    for (uint32_t b = 0; b < g->blocks; b++) {
         atomic_store_explicit(&g->dirty[b], false, memory_order_relaxed);
+        g->grown[b] = false;
+    }
     for (uint32_t r = 0; r < g->regions; r++) {
         g->seeded[r] = false;
         mkrt_cell_write(rt, r, 0);
