@@ -13,7 +13,9 @@
  *   - narrow layers, and runs of them inside a wide batch, cross no
  *     cross-thread barrier and run on one thread;
  *   - the default worker count and a batch's width follow the CPUs the
- *     process has and the producers still publishing. */
+ *     process has and the producers still publishing;
+ *   - a planning task (run_task) ends without the pool threads that did
+ *     not enter it (asleep), and waits for those that did. */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -360,6 +362,88 @@ static void cpu_workers_follow_cpus(void)
     ok(mkrt__cpus_available() >= 1, "without the override: the process's CPUs (%u)", mkrt__cpus_available());
 }
 
+/* A planning task's context: parts claimed by the executors, who ran. */
+#define TASK_PARTS 4
+typedef struct task_ctx {
+    _Atomic uint32_t next;
+    _Atomic uint32_t part_runs[TASK_PARTS];
+    _Atomic uint32_t ran[2];   /* fn calls by executor */
+    _Atomic bool pool_inside;  /* a pool thread has entered */
+    bool wait_for_pool;        /* executor 0 waits (2 s at most) for one */
+} task_ctx;
+
+static void task_fn(void *p, uint32_t executor)
+{
+    task_ctx *t = p;
+    atomic_fetch_add(&t->ran[executor < 2 ? executor : 1], 1);
+    if (executor != 0)
+        atomic_store(&t->pool_inside, true);
+    if (executor == 0 && t->wait_for_pool) {
+        struct timespec t0, now;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        do
+            clock_gettime(CLOCK_MONOTONIC, &now);
+        while (!atomic_load(&t->pool_inside) && now.tv_sec - t0.tv_sec < 2);
+    }
+    for (uint32_t k; (k = atomic_fetch_add(&t->next, 1)) < TASK_PARTS;)
+        atomic_fetch_add(&t->part_runs[k], 1);
+}
+
+/* One task on a fresh context (on this frame: a thread that touched it
+ * after run_task returned would write a dead frame, which TSan and ASan
+ * see); true when every part ran once and fn ran once here. */
+static bool one_task(mkrt__backend *be, bool wait_for_pool, uint32_t *pool_runs)
+{
+    task_ctx t = {.wait_for_pool = wait_for_pool};
+    if (!be->ops->run_task(be, task_fn, &t))
+        return false;
+    bool each = true;
+    for (uint32_t k = 0; k < TASK_PARTS; k++)
+        each &= atomic_load(&t.part_runs[k]) == 1;
+    *pool_runs = atomic_load(&t.ran[1]);
+    return each && atomic_load(&t.ran[0]) == 1;
+}
+
+/* A pool of 2 (one pool thread): deaf to tasks (as if asleep), 200 tasks
+ * end with executor 0 alone, none waiting for it; listening, a task
+ * whose executor 0 waits for the pool thread gets it, counted once; 5000
+ * tasks back to back: every part once, and the pool thread's calls are
+ * exactly the entries counted. */
+static void cpu_task_needs_no_sleeper(void)
+{
+    mkrt__backend *be = NULL;
+    mkrt_error err;
+    if (mkrt__cpu_pool_start(NULL, 2, 16, &be, &err) != MKRT_OK) {
+        ok(false, "a pool of 2 starts: %s", err.message);
+        return;
+    }
+    uint32_t pool_runs = 0, pool_total = 0;
+    bool all = true;
+    mkrt__cpu_pool_task_deaf(be, true);
+    for (int i = 0; i < 200; i++) {
+        all &= one_task(be, false, &pool_runs);
+        pool_total += pool_runs;
+    }
+    ok(all && pool_total == 0 && mkrt__cpu_pool_task_entries(be) == 0,
+       "200 tasks, the pool thread deaf: each ends on executor 0 alone (%u pool calls, %llu entries)", pool_total,
+       (unsigned long long)mkrt__cpu_pool_task_entries(be));
+    mkrt__cpu_pool_task_deaf(be, false);
+    all = one_task(be, true, &pool_runs);
+    ok(all && pool_runs == 1 && mkrt__cpu_pool_task_entries(be) == 1,
+       "listening: the pool thread enters a task while executor 0 runs it (%u calls, %llu entries)", pool_runs,
+       (unsigned long long)mkrt__cpu_pool_task_entries(be));
+    const uint64_t before = mkrt__cpu_pool_task_entries(be);
+    pool_total = 0;
+    for (int i = 0; i < 5000; i++) {
+        all &= one_task(be, false, &pool_runs);
+        pool_total += pool_runs;
+    }
+    ok(all && pool_total == mkrt__cpu_pool_task_entries(be) - before,
+       "5000 tasks: every part runs once; the pool thread's calls (%u) are the entries counted (%llu)", pool_total,
+       (unsigned long long)(mkrt__cpu_pool_task_entries(be) - before));
+    be->ops->stop(be, SEC);
+}
+
 int main(void)
 {
     cpu_topology_sets_participants();
@@ -368,5 +452,6 @@ int main(void)
     cpu_narrow_runs_inline();
     cpu_workers_follow_cpus();
     sim_blocks_follow_the_plan();
+    cpu_task_needs_no_sleeper();
     return done_testing();
 }

@@ -73,11 +73,14 @@ typedef struct mkrt__backend_ops {
     mkrt_status (*log_read)(mkrt__backend *be, uint64_t from, size_t n, uint64_t *out, mkrt_error *err);
     /* May be NULL (the CPU pool's only). A planning task on the backend's
      * executors while it runs no batch (the dedupe stage's split
-     * levelling, pipeline/prune.c): fn(ctx, e) runs once on every
-     * executor e (0: the caller, the token's holder; 1 .. executors - 1
-     * the pool threads), and the call returns after every fn returned,
-     * their writes visible to the caller. False, without running fn: a
-     * batch is in flight, or the backend has one executor. */
+     * levelling, pipeline/prune.c): fn(ctx, e) runs on executor 0 (the
+     * caller, the token's holder) and at most once on each pool thread e
+     * (1 .. executors - 1) that arrives while the caller's fn runs (so
+     * fn must claim its work: a thread may come late or never), and the
+     * call returns after every fn that started returned, their writes
+     * visible to the caller; it never waits for a thread to wake. False,
+     * without running fn: a batch is in flight, or the backend has one
+     * executor. */
     bool (*run_task)(mkrt__backend *be, void (*fn)(void *ctx, uint32_t executor), void *ctx);
     /* Executors run_task runs fn on (0 without run_task). */
     uint32_t (*executors)(const mkrt__backend *be);

@@ -89,13 +89,24 @@ typedef struct cpu_pool {
      * arriver opened goes on (published by the generation's release). */
     uint32_t level_n;
     bool level_go;
-    /* A planning task (cpu_run_task) instead of a batch: written by the
-     * holder before the launch increment (release), read by the pool
-     * threads after it (acquire); NULL again once `done` caught up. */
+    /* A planning task (cpu_run_task), apart from the batches' launch and
+     * `done`: a pool thread takes part only by entering it while it is
+     * open (task_enter), so the holder never waits for one that sleeps.
+     * task_fn and task_ctx: written by the holder before it opens the
+     * task (task_word, release), read by a pool thread only after its
+     * entering CAS (acquire), rewritten only after every thread that
+     * entered left (task_left, acquire). */
     void (*task_fn)(void *ctx, uint32_t executor);
     void *task_ctx;
+    /* The task's epoch (high 32 bits), TASK_OPEN, and the pool threads
+     * that entered it (low bits): every change is one atomic RMW or the
+     * holder's store, so an entry and the close are totally ordered. */
+    alignas(MKRT_CACHE_LINE) _Atomic uint64_t task_word;
+    _Atomic uint32_t task_left; /* entered pool threads whose fn returned */
 #ifdef MKRT_TEST_HOOKS
     _Atomic uint64_t barriers; /* test hook: cross-thread barriers completed */
+    _Atomic uint64_t task_entries; /* test hook: pool threads that entered a task */
+    _Atomic bool task_deaf; /* test hook: pool threads do not enter tasks */
 #endif
 } cpu_pool;
 
@@ -107,15 +118,37 @@ typedef struct worker_arg {
 typedef struct seen_check {
     cpu_pool *pool;
     uint64_t seen;
+    uint32_t task_seen; /* the epoch of the last task this thread looked at */
 } seen_check;
+
+#define TASK_OPEN (UINT64_C(1) << 31)
+#define TASK_ENTERED_MASK (TASK_OPEN - 1)
+
+static bool launched(const seen_check *c)
+{
+    /* acquire: pairs with the release increment in launch (the batch and
+     * its plan). */
+    return atomic_load_explicit(&c->pool->launch, memory_order_acquire) != c->seen;
+}
+
+/* A task this thread has not looked at is open. relaxed: a hint only;
+ * task_enter's CAS (acquire) is what lets the thread read the task. */
+static bool task_waiting(const seen_check *c)
+{
+    uint64_t w = atomic_load_explicit(&c->pool->task_word, memory_order_relaxed);
+#ifdef MKRT_TEST_HOOKS
+    /* relaxed: the test sets it between tasks; a late look is harmless. */
+    if (atomic_load_explicit(&c->pool->task_deaf, memory_order_relaxed))
+        return false;
+#endif
+    return (w & TASK_OPEN) != 0 && (uint32_t)(w >> 32) != c->task_seen;
+}
 
 static int launched_or_stopping(void *p)
 {
     const seen_check *c = p;
-    /* acquire: pairs with the release increment in launch (the batch and
-     * its plan), and with the release store of stop. */
-    return atomic_load_explicit(&c->pool->launch, memory_order_acquire) != c->seen ||
-           atomic_load_explicit(&c->pool->stop, memory_order_acquire);
+    /* acquire: pairs with the release store of stop. */
+    return launched(c) || atomic_load_explicit(&c->pool->stop, memory_order_acquire) || task_waiting(c);
 }
 
 typedef struct gen_check {
@@ -339,11 +372,43 @@ static void finish_share(cpu_pool *pool, uint32_t n)
     }
 }
 
+/* A pool thread's part in the open task, if it gets in: one CAS that
+ * counts it in while the task (the epoch it saw) is still open. A thread
+ * that fails (the holder closed it, or a later task is open) never reads
+ * task_fn or task_ctx, so a task's end waits only for threads inside. */
+static void task_enter(cpu_pool *pool, seen_check *c, uint32_t index)
+{
+    /* relaxed: the CAS below re-checks it. */
+    uint64_t w = atomic_load_explicit(&pool->task_word, memory_order_relaxed);
+    const uint32_t epoch = (uint32_t)(w >> 32);
+    c->task_seen = epoch; /* one look per task, in or not */
+    for (;;) {
+        if ((w & TASK_OPEN) == 0 || (uint32_t)(w >> 32) != epoch)
+            return;
+        /* acquire on success: pairs with the holder's release store that
+         * opened the task (task_fn, task_ctx, the task's own state).
+         * relaxed on failure: w is only looked at again. */
+        if (atomic_compare_exchange_weak_explicit(&pool->task_word, &w, w + 1, memory_order_acquire,
+                                                  memory_order_relaxed))
+            break;
+    }
+#ifdef MKRT_TEST_HOOKS
+    /* relaxed: a test's statistic, read after run_task returned (the
+     * release increment of task_left below orders it). */
+    atomic_fetch_add_explicit(&pool->task_entries, 1, memory_order_relaxed);
+#endif
+    pool->task_fn(pool->task_ctx, index);
+    /* release: pairs with the holder's acquire in task_joined (this
+     * thread's writes of the task); this thread's last access to it. */
+    atomic_fetch_add_explicit(&pool->task_left, 1, memory_order_release);
+    mkrt__waitq_notify(&pool->done_wq);
+}
+
 static int worker_main(void *p)
 {
     worker_arg a = *(worker_arg *)p;
     cpu_pool *pool = a.pool;
-    seen_check c = {pool, 0};
+    seen_check c = {pool, 0, 0};
     mkrt__spin_budget spin;
     mkrt__spin_budget_init(&spin);
     for (;;) {
@@ -354,12 +419,11 @@ static int worker_main(void *p)
         /* acquire: pairs with the release store in cpu_stop. */
         if (atomic_load_explicit(&pool->stop, memory_order_acquire))
             return 0;
-        c.seen++;
-        if (pool->task_fn != NULL) { /* a planning task (cpu_run_task) */
-            pool->task_fn(pool->task_ctx, a.index);
-            finish_share(pool, pool->threads_n);
+        if (!launched(&c)) {
+            task_enter(pool, &c, a.index);
             continue;
         }
+        c.seen++;
         mkrt__batch *b = pool->batch;
         const uint32_t n = batch_threads(pool, &b->plan);
         if (b->levels)
@@ -607,9 +671,25 @@ static mkrt_status cpu_wait(mkrt__backend *be, uint64_t timeout_ns, const uint32
     return MKRT_OK;
 }
 
-/* A planning task on every executor, the holder's thread executor 0,
- * between batches (backend.h, run_task): the launch's hand-off and the
- * batch's `done`, without a batch. */
+typedef struct task_check {
+    cpu_pool *pool;
+    uint32_t entered;
+} task_check;
+
+static int task_joined(void *p)
+{
+    const task_check *c = p;
+    /* acquire: pairs with the release increments in task_enter. */
+    return atomic_load_explicit(&c->pool->task_left, memory_order_acquire) == c->entered;
+}
+
+/* A planning task between batches (backend.h, run_task): fn on this
+ * thread (executor 0) and on the pool threads that enter it while it is
+ * open (task_enter). Once fn returned here the task closes; it then waits
+ * only for the threads that entered (each is inside fn, on a CPU or
+ * about to be), never for one that has yet to wake: a sleeping pool
+ * thread cost every task its wake-up (150-840 us, bench/results/
+ * megakernel.md) even where this thread had run every part. */
 static bool cpu_run_task(mkrt__backend *be, void (*fn)(void *ctx, uint32_t executor), void *ctx)
 {
     cpu_pool *pool = (cpu_pool *)be;
@@ -617,15 +697,23 @@ static bool cpu_run_task(mkrt__backend *be, void (*fn)(void *ctx, uint32_t execu
         return false;
     pool->task_fn = fn;
     pool->task_ctx = ctx;
-    /* release: pairs with the acquire in launched_or_stopping (the task). */
-    atomic_fetch_add_explicit(&pool->launch, 1, memory_order_release);
+    /* relaxed: every increment of the last task was seen (task_joined's
+     * acquire), and the release below publishes the 0 to the enterers. */
+    atomic_store_explicit(&pool->task_left, 0, memory_order_relaxed);
+    /* relaxed: only this thread changes the epoch. */
+    const uint64_t epoch = (atomic_load_explicit(&pool->task_word, memory_order_relaxed) >> 32) + 1;
+    /* release: pairs with the acquire of task_enter's CAS (task_fn,
+     * task_ctx, task_left and ctx's state). */
+    atomic_store_explicit(&pool->task_word, epoch << 32 | TASK_OPEN, memory_order_release);
     mkrt__waitq_notify(&pool->launch_wq);
     fn(ctx, 0);
-    /* batch_done's acquire: every pool thread's fn returned, its writes
-     * seen here. */
-    (void)mkrt__spin_then_sleep(&pool->done_wq, batch_done, pool, NULL);
-    pool->task_fn = NULL;
-    pool->task_ctx = NULL;
+    /* relaxed: the close and the entries are RMWs of one word, so the
+     * count read here is every thread that got in, and none gets in
+     * after; their writes come through task_left (acquire). */
+    task_check c = {pool, (uint32_t)(atomic_fetch_and_explicit(&pool->task_word, ~TASK_OPEN,
+                                                               memory_order_relaxed) &
+                                     TASK_ENTERED_MASK)};
+    (void)mkrt__spin_then_sleep(&pool->done_wq, task_joined, &c, NULL);
     return true;
 }
 
@@ -728,6 +816,18 @@ mkrt_status mkrt__cpu_pool_start(mkrt__state *sg, uint32_t workers, uint32_t max
 }
 
 #ifdef MKRT_TEST_HOOKS
+uint64_t mkrt__cpu_pool_task_entries(const mkrt__backend *be)
+{
+    /* relaxed: see task_enter; run_task's join orders it. */
+    return atomic_load_explicit(&((const cpu_pool *)be)->task_entries, memory_order_relaxed);
+}
+
+void mkrt__cpu_pool_task_deaf(mkrt__backend *be, bool deaf)
+{
+    /* relaxed: see task_waiting. */
+    atomic_store_explicit(&((cpu_pool *)be)->task_deaf, deaf, memory_order_relaxed);
+}
+
 uint64_t mkrt__cpu_pool_barriers(const mkrt__backend *be)
 {
     /* relaxed: see barrier(); the caller drained first, which orders it. */

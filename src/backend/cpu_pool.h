@@ -15,6 +15,10 @@ mkrt_status mkrt__cpu_pool_start(mkrt__state *sg, uint32_t workers, uint32_t max
 /* Test hook: cross-thread layer barriers the pool's workers have crossed
  * (one per barrier, however many workers took part). */
 uint64_t mkrt__cpu_pool_barriers(const mkrt__backend *be);
+/* Test hook: pool threads that entered a planning task (run_task). */
+uint64_t mkrt__cpu_pool_task_entries(const mkrt__backend *be);
+/* Test hook: while deaf, the pool threads enter no task (as if asleep). */
+void mkrt__cpu_pool_task_deaf(mkrt__backend *be, bool deaf);
 #endif
 
 #endif
