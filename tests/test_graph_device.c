@@ -5,8 +5,9 @@
  * stand-in driver (tests/fakes/fake_libcuda.c), with the cells in mapped
  * host memory and in device memory: SSSP and unit-weight BFS from several
  * roots equal the CPU pool's and Dijkstra's; one batch per traversal, its
- * levels counted as layers, its edges as emitted items; a frontier wider
- * than the device's queue runs from the bitset; the watchdog lets a long
+ * levels counted as layers, its edges as emitted items, through the
+ * device's traversal job engine (a RELAX job: issue 36); RELAX batches
+ * and public traversals interleaved; the watchdog lets a long
  * traversal run (levels are progress) and still catches a hung level;
  * batches the device cannot run (a C user op beside RELAX) stay on the CPU
  * pool. */
@@ -104,16 +105,13 @@ static uint64_t degree_sum(const test_graph *g, const uint64_t *dist)
 }
 
 /* SSSP and unit-weight BFS from several roots: the CPU pool's and
- * Dijkstra's distances, one device batch each. cap: the device queue's
- * vertices (0: as allocated). */
-static void traversals(const setup *s, const test_graph *g, bool weighted, uint32_t cap)
+ * Dijkstra's distances, one device batch each. */
+static void traversals(const setup *s, const test_graph *g, bool weighted)
 {
     const char *k = name_of(s);
     mkrt_runtime *rt = start(s, g, weighted);
     setup cpu_setup = {MKRT_BACKEND_CPU, false, 0, 0, NULL, NULL};
     mkrt_runtime *cpu = start(&cpu_setup, g, weighted);
-    if (cap != 0)
-        mkrt__megakernel_frontier_cap(mkrt__test_device(rt), cap);
     like(mkrt_backend_describe(rt), "on the device: RELAX traversals run there",
          "%s: the registered graph is on the device", k);
     mkrt_producer *p = mkrt_producer_open(rt, NULL), *pc = mkrt_producer_open(cpu, NULL);
@@ -127,8 +125,7 @@ static void traversals(const setup *s, const test_graph *g, bool weighted, uint3
         is(sssp(cpu, pc, g, roots[r], on_cpu), MKRT_OK, "cpu: quiescent");
         test_graph_ref_sssp(g, roots[r], weighted ? g->w : NULL, want);
         ok(memcmp(dist, want, g->v * sizeof *dist) == 0 && memcmp(dist, on_cpu, g->v * sizeof *dist) == 0,
-           "%s: %s from %u%s equals Dijkstra and the CPU pool", k, weighted ? "SSSP" : "BFS", roots[r],
-           cap ? " (small queue)" : "");
+           "%s: %s from %u equals Dijkstra and the CPU pool", k, weighted ? "SSSP" : "BFS", roots[r]);
         /* The RELAX's batch (and the cell writes, which are not batches). */
         is(after.batches - before.batches, 1, "%s: ... in one batch", k);
         is(after.device_batches - before.device_batches, 1, "%s: ... on the device", k);
@@ -425,8 +422,8 @@ static int real_gpu(const test_graph *g)
     cuda_real_or_skip();
     for (int state = 0; state < 2; state++) {
         const setup cuda = {MKRT_BACKEND_CUDA, state != 0, 0, 0, NULL, NULL};
-        traversals(&cuda, g, true, 0);
-        traversals(&cuda, g, false, 8);
+        traversals(&cuda, g, true);
+        traversals(&cuda, g, false);
         lowered_once(&cuda, g);
         mixed_batch(&cuda, g);
         big_graph(&cuda, 1u << 18, 1u << 21);
@@ -441,9 +438,8 @@ int main(int argc, char **argv)
     if (GRAPH_DEVICE_REAL_GPU)
         return real_gpu(&g);
     const setup sim = {MKRT_BACKEND_SIM, false, 0, 0, NULL, NULL};
-    traversals(&sim, &g, true, 0);
-    traversals(&sim, &g, false, 0);
-    traversals(&sim, &g, true, 8);
+    traversals(&sim, &g, true);
+    traversals(&sim, &g, false);
     lowered_once(&sim, &g);
     mixed_batch(&sim, &g);
     refused_batch(&sim, &g);
@@ -456,8 +452,8 @@ int main(int argc, char **argv)
     } else {
         for (int state = 0; state < 2; state++) {
             const setup cuda = {MKRT_BACKEND_CUDA, state != 0, 0, 0, NULL, NULL};
-            traversals(&cuda, &g, true, 0);
-            traversals(&cuda, &g, false, 8);
+            traversals(&cuda, &g, true);
+            traversals(&cuda, &g, false);
             lowered_once(&cuda, &g);
             mixed_batch(&cuda, &g);
             cuda_long_traversal(state != 0);
