@@ -47,9 +47,10 @@
  * (the graph's allocations and copies, mkrt_graph_register) with no
  * kernel on the GPU; it clears evict and the next doorbell relaunches.
  *
- * Traversal jobs (issue 36): the public traversals (mkrt_traversal_*) on
- * the device. A batch with desc.njobs != 0 runs the jobs of
- * ctl->jobs[seq & 1] after its layers (a job batch has no items), all of
+ * Traversal jobs (issue 36): the device's one traversal engine, for the
+ * public traversals (mkrt_traversal_*) and a batch's RELAX items (below).
+ * A batch with desc.njobs != 0 runs the jobs of ctl->jobs[seq & 1] after
+ * its layers (a job batch of public traversals has no items), all of
  * them at once: round after round, every job that is not finished runs
  * one level (BFS, SSSP), sweep (CC) or iteration (PageRank) over the
  * whole grid, then a grid barrier; the device decides each next level
@@ -58,8 +59,8 @@
  * device between levels. A job's arrays are device memory the host set
  * in its record: values (BFS: depth << 32 | parent; SSSP: distance; CC:
  * uint32 labels; PageRank: double scores), aux (PageRank: the float
- * contributions) and bits (three bitmaps of mkrt__mk_frontier_words
- * words: this level, the next, visited). The host fills values and aux
+ * contributions) and bits (four bitmaps of mkrt__mk_frontier_words
+ * words: three rotating frontiers, visited). The host fills values and aux
  * (the run's first values) and zeroes nothing: the device clears the
  * bitmaps and seeds the root itself. The device writes the results into
  * the record (levels, edges, iterations) before done.
