@@ -53,6 +53,13 @@ typedef struct mkrt__sadj {
     uint32_t deg, cap;
 } mkrt__sadj;
 
+/* One thread's repair scratch: an indexed heap, marks (stamped), a
+ * queue and the seeds, each one entry per vertex. */
+typedef struct mkrt__sscratch {
+    uint32_t *heap, *hpos, *mark, *queue, *seeds;
+    uint32_t heap_n, stamp;
+} mkrt__sscratch;
+
 /* One standing query: the writer's values and dependency tree, what the
  * current and the previous apply changed, and the two published copies. */
 typedef struct mkrt__squery {
@@ -82,9 +89,10 @@ struct mkrt_stream {
     /* Counters. */
     _Atomic uint64_t inserted, deleted, duplicates, failed_invalid, failed_absent, failed_resource,
         failed_queries, applies, reset, relaxed;
-    /* Repair scratch (apply op only). */
-    uint32_t *heap, *hpos, *mark, *queue, *seeds;
-    uint32_t heap_n, stamp, apply_no;
+    /* Repair scratch (the writer inside the gate): scr[0] for the writer's
+     * own thread, scr[t] for helper t of a parallel repair (stream_par.c). */
+    mkrt__sscratch scr[MKRT_STREAM_APPLY_THREADS_MAX];
+    uint32_t apply_no;
     /* Queries and their published copies. */
     mkrt__squery qs[MKRT_STREAM_QUERIES_MAX];
     _Atomic uint32_t front;
@@ -131,6 +139,11 @@ mkrt__spitem *mkrt__spar_items(mkrt_stream *s, const mkrt_item *items, size_t n)
 /* Inside the gate, alone, after the caller set each entry's slot and
  * insert: changes the graph for the entries with a slot. */
 void mkrt__spar_changes(mkrt_stream *s);
+/* Inside the gate, alone: repairs the queries for log entries 0..n-1 on
+ * the helpers, one query at a time per thread; false (nothing done) when
+ * the caller repairs alone (no helpers, one query, fewer than
+ * MKRT__SPAR_MIN entries). */
+bool mkrt__spar_repair(mkrt_stream *s, uint64_t n);
 /* Entry i's outcome after mkrt__spar_changes (mkrt__sgraph_insert's). */
 int mkrt__spar_outcome(const mkrt_stream *s, size_t i);
 
@@ -138,6 +151,11 @@ int mkrt__spar_outcome(const mkrt_stream *s, size_t i);
 /* Inside the gate, alone: repairs every query for log entries 0..n-1. */
 void mkrt__sincr_apply(mkrt_stream *s, uint64_t n);
 void mkrt__sincr_full(mkrt_stream *s, uint32_t qi);
+/* Repairs one query for log entries 0..n-1 with scratch w (the entries
+ * and the graph are read only; the query is the caller's alone). */
+void mkrt__sincr_query(mkrt_stream *s, mkrt__sscratch *w, mkrt__squery *q, uint64_t n);
+/* Allocates w's arrays (0) or leaves none (-1). */
+int mkrt__sincr_scratch(const mkrt_stream *s, mkrt__sscratch *w);
 int mkrt__sincr_init(mkrt_stream *s);
 void mkrt__sincr_free(mkrt_stream *s);
 /* The value an edge of weight w from a vertex of value x gives its other end. */

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* stream/stream_par.c - the graph changes of a large mkrt_stream_apply
- * batch on several threads: the caller and mkrt_stream_config::
- * apply_threads - 1 helpers the stream starts and keeps asleep between
- * batches (a mutex and two condition variables: they block, never spin,
- * on a machine they share).
+ * batch, and the repair of a large log, on several threads: the caller
+ * and mkrt_stream_config::apply_threads - 1 helpers the stream starts
+ * and keeps asleep between batches (a mutex and two condition
+ * variables: they block, never spin, on a machine they share).
  *
- * The rows are split into 8 parts per thread (ranges of vertices); a thread
- * claims whole parts from a counter, so the caller runs every part itself
- * when a helper is slow to wake. The owner of a part runs, in batch
+ * The rows are split into 8 parts per thread (ranges of vertices); a
+ * thread claims whole parts from a counter, so the caller runs every
+ * part itself when a helper is slow to wake. The owner of a part runs, in batch
  * order, each update's side on the rows it owns (an edge {u, v} is in row
  * u and in row v: mkrt__sgraph_half_*), so no two threads touch one row
  * and no lock is taken; both sides of an update decide alike (the graph
@@ -16,7 +16,8 @@
  * memory fails nothing has changed yet and the caller applies the batch
  * alone), then it applies, then it shrinks the rows a deletion left a
  * quarter full (a serial batch shrinks them as it goes; the contents and
- * order of every row are the same). */
+ * order of every row are the same). The repair of a large log runs one
+ * query per part (mkrt__spar_repair), each thread with its scratch. */
 #include <string.h>
 
 #include "base/alloc_internal.h"
@@ -29,18 +30,20 @@
 
 typedef struct helper_arg {
     mkrt_stream *s;
+    uint32_t thread; /* 1.. (the caller is 0) */
 } helper_arg;
 
 struct mkrt__spool {
     uint32_t threads, parts, started;
     mkrt__thread th[MKRT_STREAM_APPLY_THREADS_MAX];
-    helper_arg arg;
+    helper_arg arg[MKRT_STREAM_APPLY_THREADS_MAX];
     mkrt__mutex m;
     mkrt__cond go, done;
     uint64_t gen;  /* rounds started (under m) */
     uint32_t busy; /* helpers still in this round (under m) */
     bool stop;
-    void (*job)(mkrt_stream *s, uint32_t part);
+    void (*job)(mkrt_stream *s, uint32_t part, uint32_t thread);
+    uint32_t round_parts; /* parts of this round */
     _Atomic uint32_t next_part; /* the round's next unclaimed part */
     _Atomic uint32_t failed;    /* a reservation failed this batch */
     /* The batch: its items, one entry each, each part's list of them
@@ -55,6 +58,10 @@ struct mkrt__spool {
     int32_t *res;
     uint32_t off[PARTS_MAX + 1];
     uint32_t *cnt;
+    /* A parallel repair: its log entries and the queries, costliest
+     * kind first (SSSP, BFS, CC), one part each. */
+    uint64_t log_n;
+    uint32_t qorder[MKRT_STREAM_QUERIES_MAX];
 };
 
 /* Parts are ranges of vertex numbers: a row's entry (mkrt__sadj) and its
@@ -66,22 +73,23 @@ static uint32_t part_of(const mkrt_stream *s, uint32_t v)
 }
 
 /* Claims parts until none is left. */
-static void work(mkrt_stream *s)
+static void work(mkrt_stream *s, uint32_t thread)
 {
     mkrt__spool *p = s->pool;
     for (;;) {
         /* relaxed: the claim only has to be unique; the parts' data is
          * ordered by the round's mutex (started before, joined after). */
         uint32_t part = atomic_fetch_add_explicit(&p->next_part, 1, memory_order_relaxed);
-        if (part >= p->parts)
+        if (part >= p->round_parts)
             return;
-        p->job(s, part);
+        p->job(s, part, thread);
     }
 }
 
 static int helper(void *arg)
 {
     mkrt_stream *s = ((helper_arg *)arg)->s;
+    uint32_t thread = ((helper_arg *)arg)->thread;
     mkrt__spool *p = s->pool;
     uint64_t seen = 0;
     mkrt__mutex_lock(&p->m);
@@ -92,7 +100,7 @@ static int helper(void *arg)
             break;
         seen = p->gen;
         mkrt__mutex_unlock(&p->m);
-        work(s);
+        work(s, thread);
         mkrt__mutex_lock(&p->m);
         if (--p->busy == 0)
             mkrt__cond_signal(&p->done);
@@ -102,25 +110,27 @@ static int helper(void *arg)
 }
 
 /* One round: every part of job, on the caller and the helpers. */
-static void round_run(mkrt_stream *s, void (*job)(mkrt_stream *s, uint32_t part))
+static void round_run(mkrt_stream *s, void (*job)(mkrt_stream *s, uint32_t part, uint32_t thread), uint32_t parts)
 {
     mkrt__spool *p = s->pool;
     mkrt__mutex_lock(&p->m);
     p->job = job;
+    p->round_parts = parts;
     atomic_store_explicit(&p->next_part, 0, memory_order_relaxed); /* relaxed: published by the mutex */
     p->busy = p->started;
     p->gen++;
     mkrt__cond_broadcast(&p->go);
     mkrt__mutex_unlock(&p->m);
-    work(s);
+    work(s, 0);
     mkrt__mutex_lock(&p->m);
     while (p->busy != 0)
         mkrt__cond_wait(&p->done, &p->m);
     mkrt__mutex_unlock(&p->m);
 }
 
-static void job_reserve(mkrt_stream *s, uint32_t part)
+static void job_reserve(mkrt_stream *s, uint32_t part, uint32_t thread)
 {
+    (void)thread;
     mkrt__spool *p = s->pool;
     for (uint32_t k = p->off[part]; k < p->off[part + 1]; k++) {
         const mkrt_item *x = &p->items[p->order[k]];
@@ -146,8 +156,9 @@ static void job_reserve(mkrt_stream *s, uint32_t part)
     }
 }
 
-static void job_apply(mkrt_stream *s, uint32_t part)
+static void job_apply(mkrt_stream *s, uint32_t part, uint32_t thread)
 {
+    (void)thread;
     mkrt__spool *p = s->pool;
     for (uint32_t k = p->off[part]; k < p->off[part + 1]; k++) {
         bool insert = p->it[p->order[k]].insert;
@@ -237,7 +248,7 @@ void mkrt__spar_changes(mkrt_stream *s)
     mkrt__spool *p = s->pool;
     lists(s);
     atomic_store_explicit(&p->failed, 0, memory_order_relaxed); /* relaxed: published by the round's mutex */
-    round_run(s, job_reserve);
+    round_run(s, job_reserve, p->parts);
     if (atomic_load_explicit(&p->failed, memory_order_relaxed) != 0) { /* relaxed: after the join */
         /* Some row's room could not be had: nothing changed but room, so
          * the caller applies the batch alone, each update growing its
@@ -251,7 +262,7 @@ void mkrt__spar_changes(mkrt_stream *s)
         }
         return;
     }
-    round_run(s, job_apply);
+    round_run(s, job_apply, p->parts);
     int64_t net = 0;
     for (size_t i = 0; i < p->n; i++)
         if (p->it[i].slot != NULL && p->res[p->it[i].at] == 0)
@@ -261,6 +272,21 @@ void mkrt__spar_changes(mkrt_stream *s)
         atomic_fetch_add_explicit(&s->edges, (uint64_t)net, memory_order_relaxed);
     else
         atomic_fetch_sub_explicit(&s->edges, (uint64_t)-net, memory_order_relaxed);
+}
+
+static void job_repair(mkrt_stream *s, uint32_t part, uint32_t thread)
+{
+    mkrt__sincr_query(s, &s->scr[thread], &s->qs[s->pool->qorder[part]], s->pool->log_n);
+}
+
+bool mkrt__spar_repair(mkrt_stream *s, uint64_t n)
+{
+    mkrt__spool *p = s->pool;
+    if (p == NULL || s->cfg.queries < 2 || n < MKRT__SPAR_MIN)
+        return false;
+    p->log_n = n;
+    round_run(s, job_repair, s->cfg.queries);
+    return true;
 }
 
 int mkrt__spar_outcome(const mkrt_stream *s, size_t i)
@@ -317,10 +343,23 @@ int mkrt__spar_init(mkrt_stream *s)
     }
     p->threads = threads;
     p->parts = threads * PARTS_PER_THREAD;
-    p->arg.s = s;
     s->pool = p;
+    /* The costliest kinds first: a thread that takes SSSP takes little else. */
+    static const mkrt_stream_kind by_cost[3] = {MKRT_STREAM_SSSP, MKRT_STREAM_BFS, MKRT_STREAM_CC};
+    uint32_t nq = 0;
+    for (int c = 0; c < 3; c++)
+        for (uint32_t k = 0; k < s->cfg.queries; k++)
+            if (s->cfg.query[k].kind == by_cost[c])
+                p->qorder[nq++] = k;
+    /* A helper repairs when there are 2 queries or more: its scratch. */
+    for (uint32_t t = 1; t < threads && s->cfg.queries > 1; t++)
+        if (mkrt__sincr_scratch(s, &s->scr[t]) != 0) {
+            mkrt__spar_free(s);
+            return -1;
+        }
     for (uint32_t t = 0; t + 1 < threads; t++) {
-        if (mkrt__thread_start(&p->th[t], helper, &p->arg) != 0) {
+        p->arg[t] = (helper_arg){s, t + 1};
+        if (mkrt__thread_start(&p->th[t], helper, &p->arg[t]) != 0) {
             mkrt__spar_free(s);
             return -1;
         }

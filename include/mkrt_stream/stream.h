@@ -114,7 +114,9 @@ typedef struct mkrt_stream_config {
     uint32_t queries;    /**< Standing queries in query[] [1..::MKRT_STREAM_QUERIES_MAX]. */
     mkrt_stream_query query[MKRT_STREAM_QUERIES_MAX]; /**< The standing queries. */
     /** Threads mkrt_stream_apply() changes the graph on for a batch of
-     *  1,024 updates or more: the caller and apply_threads - 1 helpers
+     *  1,024 updates or more, and that repair 1,024 logged updates or
+     *  more of a stream with two queries or more (one query per thread,
+     *  also in the apply op): the caller and apply_threads - 1 helpers
      *  the stream starts and keeps asleep between batches (0 or 1: the
      *  caller alone, no thread started) [0..::MKRT_STREAM_APPLY_THREADS_MAX]. */
     uint32_t apply_threads;
