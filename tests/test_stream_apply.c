@@ -382,11 +382,62 @@ out:
     free(src), free(dst), free(w), free(oa), free(ob), free(ta), free(tb), free(wa), free(wb), free(it);
 }
 
+/* The apply op (on a runtime worker) repairs a log of 1,024 updates or
+ * more on the stream's helpers too: one runtime batch of 3,000 updates,
+ * then its repair; the graph and the results equal those of the same
+ * updates applied by a stream on one thread. */
+static void test_parallel_runtime(void)
+{
+    size_t m = 0;
+    uint32_t src[PN], dst[PN], w[PN];
+    for (uint32_t v = 0; v + 1 < PN; v++, m++)
+        src[m] = v, dst[m] = v + 1, w[m] = 1 + v % 7;
+    mkrt_stream *one = par_stream(1, src, dst, w, m);
+    g_s = par_stream(2, src, dst, w, m);
+    mkrt_config c = mkrt_config_default();
+    c.cells = PN;
+    c.workers = 2;
+    c.on_error = on_error;
+    mkrt_runtime *rt = NULL;
+    mkrt_producer *p = NULL;
+    mkrt_item *it = malloc(3000 * sizeof *it);
+    if (!ok(one != NULL && g_s != NULL && it != NULL && mkrt_create(&c, &rt, NULL) == MKRT_OK &&
+                mkrt_stream_register(g_s, rt, NULL) == MKRT_OK && (p = mkrt_producer_open(rt, NULL)) != NULL,
+            "a stream with 2 apply threads on a runtime"))
+        goto out;
+    uint64_t seed = 0xfeedu;
+    for (uint32_t i = 0; i < 3000; i++) {
+        par_update(&seed, &it[i], g_s);
+        if (it[i].in >= PN || it[i].out >= PN) /* the runtime refuses those: keep both sides alike */
+            mkrt_stream_delete_item(g_s, 1, 2, &it[i]);
+    }
+    ok(mkrt_publish(p, it, 3000, MKRT_TIMEOUT_INFINITE, NULL) == MKRT_OK &&
+           mkrt_quiesce(rt, MKRT_TIMEOUT_INFINITE) == MKRT_OK,
+       "3,000 updates published and quiesced");
+    mkrt_stream_apply(one, it, 3000, NULL, NULL);
+    mkrt_stream_stats a, b;
+    mkrt_stream_stats_read(one, &a);
+    mkrt_stream_stats_read(g_s, &b);
+    ok(a.edges == b.edges && a.position == b.position,
+       "the same graph as one thread's: %llu edges, position %llu", (unsigned long long)b.edges,
+       (unsigned long long)b.position);
+    ok(views_exact_n(PN, 3), "every query equals a recompute");
+    diag("%llu repairs (a repair of 1,024 updates or more runs on the helpers)", (unsigned long long)b.applies);
+out:
+    mkrt_producer_close(p);
+    if (rt != NULL)
+        mkrt_destroy(rt, MKRT_TIMEOUT_INFINITE, NULL);
+    mkrt_stream_destroy(g_s);
+    mkrt_stream_destroy(one);
+    free(it);
+}
+
 int main(void)
 {
     test_alone();
     test_beside_runtime();
     test_load_room();
     test_parallel_batch();
+    test_parallel_runtime();
     return done_testing();
 }
