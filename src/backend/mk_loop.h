@@ -57,7 +57,7 @@ typedef struct mkrt__mk_loop_hooks {
 
 /* One batch as the loop runs it: the graph and the RELAX job's bitmaps
  * when the device has them, the vertices its layers marked for the RELAX
- * job's first level, and what the batch did (protocol.h, result[]). */
+ * job's first level (and their words' range), and what the batch did (protocol.h, result[]). */
 typedef struct mkrt__mk_loop_batch {
     mkrt__mk_graph_view g;
     mkrt__bitmap *relax_bits;
@@ -65,6 +65,7 @@ typedef struct mkrt__mk_loop_batch {
     uint64_t marked;
     uint64_t edges, changed, levels;
     uint32_t grid_barriers, layer_barriers;
+    mkrt__bitmap relax_range[2]; /* the words of F[0] the layers marked (protocol.h, mkrt__mk_range_note) */
 } mkrt__mk_loop_batch;
 
 /* The memory at device address a. */
@@ -138,7 +139,7 @@ static inline uint32_t mkrt__mk_loop_item(mkrt__mk_control *ctl, mkrt__mk_desc *
         if (mkrt__ops_run_update(it->op, it->in, it->out, it->param, cells)) {
             bt->changed++;
             if (it->op == MKRT_OPS_RELAX) /* the RELAX job's first level: its F[0] */
-                bt->marked += (uint64_t)mkrt__mk_relax_mark(&bt->g, bt->relax_bits, it->out);
+                bt->marked += (uint64_t)mkrt__mk_relax_mark(&bt->g, bt->relax_bits, bt->relax_range, it->out);
         }
         return MKRT_MK_ERR_NONE;
     }
@@ -241,7 +242,7 @@ static inline int mkrt__mk_loop_jobs(mkrt__mk_control *ctl, mkrt__mk_desc *d, ui
         ts[i].job = j;
         if (j->kind == MKRT_MK_JOB_RELAX)
             mkrt__mk_trav_begin_relax(&ts[i], &bt->g, (uint64_t *)mkrt__mk_loop_at(h, ctl->cells), bt->relax_bits,
-                                      i == 0 && d->relax_job ? bt->marked : 0);
+                                      bt->relax_range, i == 0 && d->relax_job ? bt->marked : 0);
         else
             mkrt__mk_trav_begin(&ts[i], &bt->g, (uint64_t *)mkrt__mk_loop_at(h, j->values),
                                 mkrt__mk_loop_at(h, j->aux), mkrt__mk_loop_at(h, j->bits));
@@ -296,7 +297,7 @@ static inline void mkrt__mk_loop_run(mkrt__mk_control *ctl, const mkrt__mk_loop_
                 ctl->progress_dev != 0 ? (_Atomic uint64_t *)mkrt__mk_loop_at(h, ctl->progress_dev) : ctl->progress;
             const uint32_t *off = (const uint32_t *)mkrt__mk_loop_at(h, d->layer_offsets);
             const uint32_t *lb = (const uint32_t *)mkrt__mk_loop_at(h, d->layer_blocks);
-            mkrt__mk_loop_batch bt = {{0, 0, 0, 0}, 0, 0, 0, 0, 0, 0, 0, 0};
+            mkrt__mk_loop_batch bt = {{0, 0, 0, 0}, 0, 0, 0, 0, 0, 0, 0, 0, {0, 0}};
             if (ctl->vertices != 0 && ctl->relax_bits != 0) {
                 bt.has_graph = 1;
                 bt.g.offsets = (const uint64_t *)mkrt__mk_loop_at(h, ctl->graph_offsets);

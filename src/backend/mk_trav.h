@@ -15,6 +15,14 @@
  * between levels is the order. Frontier bitmaps rotate over three (level
  * l reads F[l % 3], marks F[(l + 1) % 3] and zeroes F[(l + 2) % 3], which
  * no block reads or marks in level l), so no reset races with a read.
+ * Each frontier keeps the range of its marked words (protocol.h,
+ * mkrt__mk_range_note: raised by whoever marks), and a level scans
+ * only its frontier's range: after a level (the barrier) one thread takes
+ * the range of the frontier it marked (read and reset to empty: nobody
+ * marks that frontier again before it is zeroed) as the next level's
+ * [lo, hi), and keeps the range just read as [clo, chi), the words the
+ * next level zeroes. So a one-vertex level costs a word, not the graph's
+ * words. BFS pulled levels, CC and PageRank sweep every word.
  * Header-only, for the stand-in driver (a separate shared object). */
 #ifndef MKRT_BACKEND_MK_TRAV_H
 #define MKRT_BACKEND_MK_TRAV_H
@@ -38,7 +46,10 @@ typedef struct mkrt__mk_trav {
     double *score;             /* PageRank */
     _Atomic uint32_t *contrib; /* PageRank: float bits */
     mkrt__bitmap *f[3], *visited;
+    mkrt__bitmap range[6]; /* F[i]'s range: range + 2 * i (protocol.h, mkrt__mk_range_note) */
     uint64_t words;
+    uint64_t lo, hi, clo, chi; /* this level's words of F[cur], and of F[clear] to zero */
+    uint64_t scanned;          /* words the levels visited (a test's measure: ~levels on a path) */
     uint32_t level;
     int live, pull;
     uint64_t nf, mf, unsettled; /* BFS: this level's vertices and edges, the edges not reached */
@@ -71,6 +82,9 @@ static inline void mkrt__mk_trav_begin(mkrt__mk_trav *t, const mkrt__mk_graph_vi
     t->visited = (mkrt__bitmap *)bits + 3 * (size_t)t->words;
     for (uint64_t w = 0; w < 4 * t->words; w++)
         mkrt__bitmap_word_set((mkrt__bitmap *)bits, w, 0);
+    for (uint32_t w = 0; w < 6; w++)
+        mkrt__bitmap_word_set(t->range, w, 0);
+    t->lo = t->hi = t->clo = t->chi = t->scanned = 0;
     t->values = values;
     t->labels = (_Atomic uint32_t *)(void *)values;
     t->score = (double *)(void *)values;
@@ -84,6 +98,8 @@ static inline void mkrt__mk_trav_begin(mkrt__mk_trav *t, const mkrt__mk_graph_vi
     if (j->kind == MKRT_MK_JOB_BFS || j->kind == MKRT_MK_JOB_SSSP) {
         mkrt__bitmap_set(t->f[0], j->root);
         mkrt__bitmap_set(t->visited, j->root);
+        t->lo = j->root / 64; /* F[0]'s range, taken */
+        t->hi = t->lo + 1;
         t->nf = 1;
         t->mf = g->offsets[j->root + 1] - g->offsets[j->root];
         t->unsettled = g->offsets[g->vertices] - t->mf;
@@ -92,14 +108,19 @@ static inline void mkrt__mk_trav_begin(mkrt__mk_trav *t, const mkrt__mk_graph_vi
 
 /* A RELAX job's start (protocol.h, "RELAX batches"): its values are the
  * cells and its bitmaps the RELAX job's, clear but for F[0], which the
- * batch's layers marked (`marked` vertices: none, no level to run). */
+ * batch's layers marked (`marked` vertices: none, no level to run; the
+ * words they marked in range f0, taken: left empty for the next batch). */
 static inline void mkrt__mk_trav_begin_relax(mkrt__mk_trav *t, const mkrt__mk_graph_view *g, uint64_t *cells,
-                                             void *bits, uint64_t marked)
+                                             void *bits, mkrt__bitmap *f0, uint64_t marked)
 {
     t->words = mkrt__mk_frontier_words(g->vertices);
     for (int i = 0; i < 3; i++)
         t->f[i] = (mkrt__bitmap *)bits + (size_t)i * t->words;
     t->visited = (mkrt__bitmap *)bits + 3 * (size_t)t->words; /* unused */
+    for (uint32_t w = 0; w < 6; w++)
+        mkrt__bitmap_word_set(t->range, w, 0);
+    mkrt__mk_range_take(f0, &t->lo, &t->hi);
+    t->clo = t->chi = t->scanned = 0;
     t->values = cells;
     t->labels = NULL;
     t->score = NULL;
@@ -118,8 +139,9 @@ static inline void mkrt__mk_bfs_push(mkrt__mk_trav *t, const mkrt__mk_graph_view
                                      uint64_t *nf, uint64_t *mf, uint64_t *edges)
 {
     mkrt__bitmap *cur = t->f[t->level % 3], *nxt = t->f[(t->level + 1) % 3];
+    mkrt__bitmap *nr = t->range + 2 * ((t->level + 1) % 3);
     const uint64_t depth = (uint64_t)(t->level + 1) << 32;
-    for (uint64_t w = b; w < t->words; w += blocks)
+    for (uint64_t w = t->lo + b; w < t->hi; w += blocks, t->scanned++)
         for (uint64_t mask = mkrt__bitmap_take(cur, w); mask != 0; mask &= mask - 1) {
             const uint32_t v = (uint32_t)(w * 64 + mkrt__bitmap_lowest(mask));
             for (uint64_t e = g->offsets[v]; e < g->offsets[v + 1]; e++) {
@@ -129,6 +151,7 @@ static inline void mkrt__mk_bfs_push(mkrt__mk_trav *t, const mkrt__mk_graph_view
                     /* relaxed: the level's barrier publishes it. */
                     atomic_store_explicit((_Atomic uint64_t *)&t->values[u], depth | v, memory_order_relaxed);
                     mkrt__bitmap_set(nxt, u);
+                    mkrt__mk_range_note(nr, u / 64);
                     (*nf)++;
                     *mf += g->offsets[u + 1] - g->offsets[u];
                 }
@@ -143,9 +166,9 @@ static inline void mkrt__mk_bfs_pull(mkrt__mk_trav *t, const mkrt__mk_graph_view
                                      uint64_t *nf, uint64_t *mf, uint64_t *edges)
 {
     const mkrt__bitmap *cur = t->f[t->level % 3];
-    mkrt__bitmap *nxt = t->f[(t->level + 1) % 3];
+    mkrt__bitmap *nxt = t->f[(t->level + 1) % 3], *nr = t->range + 2 * ((t->level + 1) % 3);
     const uint64_t depth = (uint64_t)(t->level + 1) << 32;
-    for (uint64_t w = b; w < t->words; w += blocks) {
+    for (uint64_t w = b; w < t->words; w += blocks, t->scanned++) {
         uint64_t todo = ~mkrt__bitmap_word(t->visited, w);
         if (w == t->words - 1 && g->vertices % 64 != 0)
             todo &= ((uint64_t)1 << (g->vertices % 64)) - 1;
@@ -159,6 +182,7 @@ static inline void mkrt__mk_bfs_pull(mkrt__mk_trav *t, const mkrt__mk_graph_view
                     atomic_store_explicit((_Atomic uint64_t *)&t->values[u], depth | p, memory_order_relaxed);
                     mkrt__bitmap_set(t->visited, u);
                     mkrt__bitmap_set(nxt, u);
+                    mkrt__mk_range_note(nr, u / 64);
                     (*nf)++;
                     *mf += g->offsets[u + 1] - g->offsets[u];
                     break;
@@ -178,7 +202,8 @@ static inline void mkrt__mk_sssp_level(mkrt__mk_trav *t, const mkrt__mk_graph_vi
                                        uint64_t *nf, uint64_t *edges, uint64_t *changed)
 {
     mkrt__bitmap *cur = t->f[t->level % 3], *nxt = t->f[(t->level + 1) % 3];
-    for (uint64_t w = b; w < t->words; w += blocks)
+    mkrt__bitmap *nr = t->range + 2 * ((t->level + 1) % 3);
+    for (uint64_t w = t->lo + b; w < t->hi; w += blocks, t->scanned++)
         for (uint64_t mask = mkrt__bitmap_take(cur, w); mask != 0; mask &= mask - 1) {
             const uint32_t v = (uint32_t)(w * 64 + mkrt__bitmap_lowest(mask));
             /* relaxed: read once; a later lowering marks v again. */
@@ -189,10 +214,13 @@ static inline void mkrt__mk_sssp_level(mkrt__mk_trav *t, const mkrt__mk_graph_vi
                 if (!mkrt__ops_atomic_min(&t->values[u], mkrt__ops_add_sat(d, g->weights != 0 ? g->weights[e] : 1)))
                     continue;
                 if (changed == NULL) {
-                    *nf += mkrt__bitmap_set_new(nxt, u);
+                    if (mkrt__bitmap_set_new(nxt, u)) {
+                        mkrt__mk_range_note(nr, u / 64);
+                        (*nf)++;
+                    }
                 } else {
                     (*changed)++;
-                    *nf += (uint64_t)mkrt__mk_relax_mark(g, nxt, u);
+                    *nf += (uint64_t)mkrt__mk_relax_mark(g, nxt, nr, u);
                 }
             }
         }
@@ -216,7 +244,7 @@ static inline int mkrt__mk_label_min(_Atomic uint32_t *label, uint32_t i, uint32
 static inline void mkrt__mk_cc_sweep(mkrt__mk_trav *t, const mkrt__mk_graph_view *g, uint32_t b, uint32_t blocks,
                                      uint64_t *changed, uint64_t *edges)
 {
-    for (uint64_t w = b; w < t->words; w += blocks)
+    for (uint64_t w = b; w < t->words; w += blocks, t->scanned++)
         for (uint32_t v = (uint32_t)(w * 64); v < g->vertices && v < (w + 1) * 64; v++)
             for (uint64_t e = g->offsets[v]; e < g->offsets[v + 1]; e++) {
                 const uint32_t u = g->targets[e];
@@ -237,7 +265,7 @@ static inline void mkrt__mk_pr_iteration(mkrt__mk_trav *t, const mkrt__mk_graph_
                                          double *change, uint64_t *edges)
 {
     const double d = t->job->damping, base = (1.0 - d) / g->vertices;
-    for (uint64_t w = b; w < t->words; w += blocks)
+    for (uint64_t w = b; w < t->words; w += blocks, t->scanned++)
         for (uint32_t v = (uint32_t)(w * 64); v < g->vertices && v < (w + 1) * 64; v++) {
             const uint64_t lo = g->offsets[v], hi = g->offsets[v + 1];
             double sum = 0;
@@ -262,7 +290,7 @@ static inline void mkrt__mk_trav_level(mkrt__mk_trav *t, const mkrt__mk_graph_vi
     double change = 0;
     const uint64_t clear = (t->level + 2) % 3;
     for (uint32_t b = 0; b < blocks; b++) {
-        for (uint64_t w = b; w < t->words; w += blocks) /* read last level, marked next level */
+        for (uint64_t w = t->clo + b; w < t->chi; w += blocks) /* read last level, marked next level */
             mkrt__bitmap_word_set(t->f[clear], w, 0);
         if (j->kind == MKRT_MK_JOB_BFS)
             (t->pull ? mkrt__mk_bfs_pull : mkrt__mk_bfs_push)(t, g, b, blocks, &nf, &mf, &edges);
@@ -275,7 +303,11 @@ static inline void mkrt__mk_trav_level(mkrt__mk_trav *t, const mkrt__mk_graph_vi
         else
             mkrt__mk_pr_iteration(t, g, b, blocks, &change, &edges);
     }
-    /* The grid barrier: the level's counts are complete. */
+    /* The grid barrier: the level's counts and marks are complete. The
+     * frontier read is zeroed next level; the one marked is read next. */
+    t->clo = t->lo;
+    t->chi = t->hi;
+    mkrt__mk_range_take(t->range + 2 * ((t->level + 1) % 3), &t->lo, &t->hi);
     j->edges += edges;
     if (t->pull)
         j->levels_pulled++;

@@ -197,11 +197,17 @@ __device__ void record_progress(mkrt__mk_control *ctl, const mk_env &env, uint32
             .store(((uint64_t)l << 32) | ran, cuda::memory_order_relaxed);
 }
 
+// The frontiers' ranges of each job slot (protocol.h, mkrt__mk_range_note):
+// g_job_range[i][f] is job i's F[f]; a RELAX job (job 0) finds its F[0]'s
+// raised by the batch's layers.
+__device__ mkrt__bitmap g_job_range[MKRT_MK_JOBS_MAX][3][2];
+
 // The graph and the RELAX job's bitmaps, as the host put them in the
 // control block (vertices 0: no graph on the device).
 struct mk_graph {
     mkrt__mk_graph_view g;
     mkrt__bitmap *relax_bits; // F0 | F1 | F2 | (visited, unused), protocol.h "RELAX batches"
+    mkrt__bitmap *relax_range; // F0's range (g_job_range[0][0]), which the layers raise
     bool on;
 };
 
@@ -214,6 +220,7 @@ __device__ mk_graph graph_of(const mkrt__mk_control *ctl)
     m.g.weights = reinterpret_cast<const uint32_t *>(ctl->graph_weights);
     m.g.vertices = ctl->vertices;
     m.relax_bits = reinterpret_cast<mkrt__bitmap *>(ctl->relax_bits);
+    m.relax_range = g_job_range[0][0];
     return m;
 }
 
@@ -310,7 +317,7 @@ __device__ void run_layer(mkrt__mk_control *ctl, const mk_env &env, mk_batch *b,
             if (e == MKRT_MK_ERR_NONE && mkrt__ops_run_update(it.op, it.in, it.out, it.param, cells)) {
                 changed++;
                 if (it.op == MKRT_OPS_RELAX)
-                    marked += mkrt__mk_relax_mark(&gr.g, gr.relax_bits, it.out);
+                    marked += mkrt__mk_relax_mark(&gr.g, gr.relax_bits, gr.relax_range, it.out);
             }
         } else if (mkrt__ops_is_user(it.op)) {
 #if MKRT_MK_USER_OPS
@@ -351,7 +358,10 @@ __device__ void run_layer(mkrt__mk_control *ctl, const mk_env &env, mk_batch *b,
 // 3 and zeroes slot (l + 1) % 3, read two levels ago), and after the
 // barrier thread 0 reads them and takes the decision (BFS's direction by
 // ops/pull_rule.h, the job's end) into the jobs' state, which every thread
-// reads after a second barrier, so the grid stays uniform.
+// reads after a second barrier, so the grid stays uniform. A level scans
+// only the words of its frontier's range (mk_trav.h): thread 0, between
+// the barriers, takes the range the level marked as the next one's
+// [lo, hi) and keeps the range just read as [clo, chi), zeroed next level.
 struct mk_job_counts {
     unsigned long long nf[3], mf[3];
     double change[3];
@@ -364,11 +374,13 @@ struct mk_job_run {
     uint32_t kind, root, level, iterations, max_iterations;
     bool live, pull, pulls;
     uint64_t nf, mf, unsettled, pushed, pulled;
+    uint64_t lo, hi, clo, chi; // the level's words of F[cur], and of F[clear] to zero
     double damping, tolerance;
     uint64_t *values;
     unsigned *labels, *contrib;
     double *score;
     mkrt__bitmap *bits; // F0 | F1 | F2 | visited, words each
+    mkrt__bitmap (*range)[2]; // F[i]'s range: g_job_range[job][i]
 };
 
 __device__ __forceinline__ uint64_t mk_deg(const mkrt__mk_graph_view &g, uint32_t v)
@@ -390,13 +402,18 @@ __device__ __noinline__ void job_level(const mk_job_run &j, mk_job_counts *c, co
     const uint64_t warp = tid >> 5, warps = nthreads >> 5;
     mkrt__bitmap *cur = j.bits + (j.level % 3) * words, *nxt = j.bits + ((j.level + 1) % 3) * words;
     mkrt__bitmap *clear = j.bits + ((j.level + 2) % 3) * words, *visited = j.bits + 3 * words;
+    mkrt__bitmap *nr = j.range[(j.level + 1) % 3];
     unsigned long long nf = 0, mf = 0, edges = 0, changed = 0;
     double change = 0;
     const uint64_t depth = (uint64_t)(j.level + 1) << 32;
-    for (uint64_t w = warp; w < words; w += warps) {
+    for (uint64_t w = j.clo + tid; w < j.chi; w += nthreads) // read last level, marked next level
+        mkrt__bitmap_word_set(clear, w, 0);
+    // A frontier's range (pushed BFS, SSSP, RELAX), else every word.
+    const bool ranged = j.kind == MKRT_MK_JOB_SSSP || j.kind == MKRT_MK_JOB_RELAX || (j.kind == MKRT_MK_JOB_BFS && !j.pull);
+    const uint64_t lo = ranged ? j.lo : 0, hi = ranged ? j.hi : words;
+    for (uint64_t w = lo + warp; w < hi; w += warps) {
         unsigned long long mask = 0;
         if (lane == 0) {
-            mkrt__bitmap_word_set(clear, w, 0); // read last level, marked next level
             if (j.kind == MKRT_MK_JOB_BFS && j.pull) {
                 mask = ~mkrt__bitmap_word(visited, w); // the unvisited: this warp owns word w of visited
                 if (w == words - 1 && g.vertices % 64 != 0)
@@ -418,6 +435,7 @@ __device__ __noinline__ void job_level(const mk_job_run &j, mk_job_counts *c, co
                     if (mkrt__bitmap_set_new(visited, u)) {
                         j.values[u] = depth | v;
                         mkrt__bitmap_set(nxt, u);
+                        mkrt__mk_range_note(nr, u / 64);
                         nf++;
                         mf += mk_deg(g, u);
                     }
@@ -437,6 +455,7 @@ __device__ __noinline__ void job_level(const mk_job_run &j, mk_job_counts *c, co
                         j.values[v] = depth | g.targets[e];
                         mkrt__bitmap_set(visited, v);
                         mkrt__bitmap_set(nxt, v);
+                        mkrt__mk_range_note(nr, v / 64);
                         nf++;
                         mf += hi - lo;
                     }
@@ -454,7 +473,12 @@ __device__ __noinline__ void job_level(const mk_job_run &j, mk_job_counts *c, co
                     if (!mkrt__ops_atomic_min(&j.values[u], mkrt__ops_add_sat(d, g.weights != 0 ? g.weights[e] : 1)))
                         continue;
                     changed += relax;
-                    nf += relax ? mkrt__mk_relax_mark(&g, nxt, u) : mkrt__bitmap_set_new(nxt, u);
+                    if (relax) {
+                        nf += mkrt__mk_relax_mark(&g, nxt, nr, u);
+                    } else if (mkrt__bitmap_set_new(nxt, u)) {
+                        mkrt__mk_range_note(nr, u / 64);
+                        nf++;
+                    }
                 }
             } else if (j.kind == MKRT_MK_JOB_CC) {
                 for (uint64_t e = lo + lane; e < hi; e += 32, edges++) {
@@ -501,6 +525,9 @@ __device__ __noinline__ void job_level(const mk_job_run &j, mk_job_counts *c, co
 __device__ void job_next(mk_job_run &j, mk_job_counts *c, uint32_t vertices)
 {
     const uint32_t s = j.level % 3;
+    j.clo = j.lo; // the frontier read, zeroed next level
+    j.chi = j.hi;
+    mkrt__mk_range_take(j.range[(j.level + 1) % 3], &j.lo, &j.hi);
     const uint64_t nf = *reinterpret_cast<volatile unsigned long long *>(&c->nf[s]);
     const uint64_t mf = *reinterpret_cast<volatile unsigned long long *>(&c->mf[s]);
     if (j.pull)
@@ -573,6 +600,21 @@ __device__ __noinline__ uint32_t run_jobs(mkrt__mk_control *ctl, const mk_env &e
             j.nf = 1;
             j.mf = j.kind <= MKRT_MK_JOB_SSSP ? mk_deg(g, j.root) : 0;
             j.unsettled = g.offsets[g.vertices] - j.mf;
+            // Level 0's words: the root's (its bit is set below), or the
+            // range of the F[0] the layers marked, taken (reset).
+            // Each range is left empty by the level after its marks, so
+            // only a run the watchdog cut off leaves one (wider: harmless);
+            // cleared all the same, but for the layers' F[0].
+            j.range = g_job_range[i];
+            j.clo = j.chi = j.lo = j.hi = 0;
+            if (j.kind <= MKRT_MK_JOB_SSSP) {
+                j.lo = j.root / 64;
+                j.hi = j.lo + 1;
+            } else if (rx) {
+                mkrt__mk_range_take(j.range[0], &j.lo, &j.hi);
+            }
+            for (uint32_t f = 0; f < 3; f++)
+                j.range[f][0] = j.range[f][1] = 0;
             g_job_counts[i] = mk_job_counts{};
         }
     grid.sync();

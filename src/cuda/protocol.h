@@ -56,7 +56,13 @@
  * whole grid, then a grid barrier; the device decides each next level
  * itself (BFS's direction by Beamer's rule, ops/pull_rule.h, from the
  * counts it took during the level), so the frontier never leaves the
- * device between levels. A job's arrays are device memory the host set
+ * device between levels. A level scans only the words of its frontier
+ * that were marked (a range per frontier, raised by each mark with
+ * mkrt__mk_range_note, taken and reset after the level that marked it:
+ * backend/mk_trav.h; pulled BFS levels, CC and PageRank sweep every
+ * word); the ranges live beside the job on the device (the kernel's
+ * globals, the C loop's job state), not in its bits. A job's arrays are
+ * device memory the host set
  * in its record: values (BFS: depth << 32 | parent; SSSP: distance; CC:
  * uint32 labels; PageRank: double scores), aux (PageRank: the float
  * contributions) and bits (four bitmaps of mkrt__mk_frontier_words
@@ -73,8 +79,9 @@
  * its bitmaps the RELAX job's own (ctl->relax_bits, mkrt__mk_job_bits_bytes:
  * clear between batches, so the device clears nothing), and its first
  * level is the batch's layers: a RELAX item that lowers cells[out] marks
- * out in F[0] (a vertex with edges only). Then it runs as SSSP does (an
- * edge that lowers its target's cell marks it, when it has edges, for the
+ * out in F[0] (a vertex with edges only) and raises F[0]'s range (job
+ * 0's, beside its bits), which the RELAX job takes as its first level's
+ * words. Then it runs as SSSP does (an edge that lowers its target's cell marks it, when it has edges, for the
  * next level) until a level marks nothing; a batch whose RELAX items
  * lowered nothing runs no level. Its edges and the cells it lowered count
  * in the batch's result (edges, changed), its rounds in levels; the
@@ -243,6 +250,62 @@ MKRT_OPS_FN uint64_t mkrt__mk_job_bits_bytes(uint32_t vertices)
     return 4 * mkrt__mk_frontier_words(vertices) * sizeof(uint64_t);
 }
 
+/* A frontier's range (the words its marks set, "Traversal jobs" above):
+ * two words, r[0] = the largest ~w and r[1] the largest w + 1 over the
+ * words w marked, so all-zero is the empty range and a mark raises both
+ * with an atomic maximum. Kept by the device loop beside the job (the
+ * kernel's device globals, mk_trav.h's job state), not in its bits. */
+
+/* Atomically *cell = max(*cell, v), a plain load first (once a range
+ * holds the words, a mark writes nothing). Relaxed: the marks of a level
+ * commute; the grid barrier after it orders them before the read of the
+ * range (mkrt__mk_range_take). */
+MKRT_OPS_FN void mkrt__mk_atomic_max(mkrt__bitmap *cell, uint64_t v)
+{
+#if defined(__CUDA_ARCH__)
+    if (*(volatile unsigned long long *)cell < v)
+        atomicMax(cell, (unsigned long long)v);
+#elif defined(__CUDACC__)
+    unsigned long long cur = __atomic_load_n(cell, __ATOMIC_RELAXED);
+    while (cur < v && !__atomic_compare_exchange_n(cell, &cur, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    }
+#else
+    uint64_t cur = atomic_load_explicit(cell, memory_order_relaxed);
+    while (cur < v && !atomic_compare_exchange_weak_explicit(cell, &cur, v, memory_order_relaxed, memory_order_relaxed)) {
+    }
+#endif
+}
+
+/* Notes word w of a frontier marked in its range r. */
+MKRT_OPS_FN void mkrt__mk_range_note(mkrt__bitmap *r, uint64_t w)
+{
+    mkrt__mk_atomic_max(&r[0], ~w);
+    mkrt__mk_atomic_max(&r[1], w + 1);
+}
+
+/* Range r as words [*lo, *hi) (empty: *lo >= *hi), and reset to empty.
+ * One thread, between two grid barriers: after the level that marked
+ * the frontier and before any block marks it again (mk_trav.h). */
+MKRT_OPS_FN void mkrt__mk_range_take(mkrt__bitmap *r, uint64_t *lo, uint64_t *hi)
+{
+#if defined(__CUDA_ARCH__)
+    *lo = ~(uint64_t)__ldcg(&r[0]);
+    *hi = (uint64_t)__ldcg(&r[1]);
+    r[0] = r[1] = 0;
+#elif defined(__CUDACC__)
+    *lo = ~(uint64_t)__atomic_load_n(&r[0], __ATOMIC_RELAXED);
+    *hi = (uint64_t)__atomic_load_n(&r[1], __ATOMIC_RELAXED);
+    __atomic_store_n(&r[0], 0ull, __ATOMIC_RELAXED);
+    __atomic_store_n(&r[1], 0ull, __ATOMIC_RELAXED);
+#else
+    /* relaxed: the barrier before this orders the marks (above). */
+    *lo = ~atomic_load_explicit(&r[0], memory_order_relaxed);
+    *hi = atomic_load_explicit(&r[1], memory_order_relaxed);
+    atomic_store_explicit(&r[0], 0, memory_order_relaxed);
+    atomic_store_explicit(&r[1], 0, memory_order_relaxed);
+#endif
+}
+
 /* Device bytes of one job slot: values (8 bytes a vertex), aux (4) and
  * the bitmaps. */
 MKRT_OPS_FN uint64_t mkrt__mk_job_slot_bytes(uint32_t vertices)
@@ -257,12 +320,16 @@ typedef struct mkrt__mk_graph_view {
     uint32_t vertices;
 } mkrt__mk_graph_view;
 
-/* Marks vertex v for the next level of a RELAX job in bitmap f (a vertex
- * with edges only: one without has nothing to expand, and a level of such
- * vertices alone would be an empty one); whether this set its bit. */
-MKRT_OPS_FN int mkrt__mk_relax_mark(const mkrt__mk_graph_view *g, mkrt__bitmap *f, uint32_t v)
+/* Marks vertex v for the next level of a RELAX job in bitmap f, its
+ * word in f's range r (a vertex with edges only: one without has nothing
+ * to expand, and a level of such vertices alone would be an empty one);
+ * whether this set its bit. */
+MKRT_OPS_FN int mkrt__mk_relax_mark(const mkrt__mk_graph_view *g, mkrt__bitmap *f, mkrt__bitmap *r, uint32_t v)
 {
-    return v < g->vertices && g->offsets[v] != g->offsets[v + 1] && mkrt__bitmap_set_new(f, v);
+    if (v >= g->vertices || g->offsets[v] == g->offsets[v + 1] || !mkrt__bitmap_set_new(f, v))
+        return 0;
+    mkrt__mk_range_note(r, v / 64);
+    return 1;
 }
 
 /* The descriptor of batch seq and block b's progress word, where they live. */
