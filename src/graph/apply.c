@@ -56,10 +56,14 @@ static inline void queue_add(mkrt__traversal *t, uint32_t v)
  * the batch's completion (acquire), or earlier with no harm: the items it
  * makes from them run in a later batch, which the launch orders after
  * this one. */
+static inline bool has_edges(const mkrt__graph_engine *e, uint32_t v)
+{
+    return (e->edged[v / 64] >> (v % 64)) & 1u;
+}
+
 static inline bool lane_mark(const mkrt__graph_engine *e, mkrt__traversal *t, uint32_t v)
 {
-    const uint64_t *off = e->graph.offsets;
-    if (v >= e->graph.vertices || off[v] == off[v + 1])
+    if (v >= e->graph.vertices || !has_edges(e, v))
         return false; /* no edges */
     if (mkrt__bitmap_set_new(t->w, v)) {
         queue_add(t, v); /* QUEUE: this OR set it */
@@ -72,8 +76,7 @@ static inline bool lane_mark(const mkrt__graph_engine *e, mkrt__traversal *t, ui
 /* The same into far (distance buckets). */
 static inline bool far_mark(const mkrt__graph_engine *e, mkrt__traversal *t, uint32_t v)
 {
-    const uint64_t *off = e->graph.offsets;
-    if (off[v] == off[v + 1])
+    if (!has_edges(e, v))
         return false;
     mkrt__bitmap_set(t->far, v);
     if (!atomic_load_explicit(&t->far_any, memory_order_relaxed))

@@ -153,6 +153,12 @@ struct mkrt__graph_engine {
     uint64_t bucket_width;  /* distance buckets (round.c) */
     uint64_t bucket_min;    /* ... for levels of this many vertices or more */
     size_t words;           /* words of one bitset */
+    /* Bit v: vertex v has edges (offsets[v] != offsets[v + 1]). An op that
+     * lowers a vertex marks it in the next frontier only then; this small
+     * bitset answers without the random read of offsets (a cache miss per
+     * changed target at scale 18, measured 25% of SSSP's edge time). Set
+     * at registration (no batch runs), read-only after. */
+    uint64_t *edged;
     uint32_t lane_op[MKRT__LANE_PUBLIC]; /* the cell lanes' ops */
     uint32_t lanes_used;    /* user lanes claimed (1..) */
     /* The lanes; public ones published with release (mkrt_traversal_open),
