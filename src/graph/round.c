@@ -720,7 +720,7 @@ mkrt__round mkrt__graph_round_take(mkrt__graph_engine *e, mkrt_item *items, bool
  * decisions (take_lane, start_level: PULL, QUEUE, the buckets) under the
  * rounds' lock. A part takes r's words (or rq's entries) itself, as the
  * rounds' cursor does: r is empty when the level ends. */
-#define PART_WORDS 8u    /* bitset words a pushed part takes */
+#define PART_WORDS 32u   /* bitset words a pushed part takes */
 #define PART_ENTRIES 64u /* queue entries a queued part takes */
 #define PART_PULLED 2u   /* visited words a pulled part takes */
 #define PART_ITEMS 64u   /* chunks run at once (apply.c runs ahead over them) */
@@ -765,6 +765,29 @@ static void part_expand(part_run *p, const mkrt__traversal *t, uint32_t v)
     p->edges += end - first;
 }
 
+/* A pushed part's vertices, in order, PART_AHEAD ahead of the one being
+ * expanded: their offsets (a random read each) are fetched while the
+ * vertices before them expand. A sparse level (an SSSP bucket has a few
+ * vertices per word) would otherwise wait for each row's offsets in turn. */
+#define PART_AHEAD 16u
+
+typedef struct part_ahead {
+    const uint64_t *xs; /* the part's taken words */
+    size_t i, n, w0;
+    uint64_t left;      /* bits of xs[i] not yet passed */
+} part_ahead;
+
+static void part_ahead_step(part_ahead *a, const uint64_t *off)
+{
+    while (a->left == 0) {
+        if (++a->i >= a->n)
+            return;
+        a->left = a->xs[a->i];
+    }
+    __builtin_prefetch(&off[(a->w0 + a->i) * 64 + (size_t)__builtin_ctzll(a->left)], 0, 3);
+    a->left &= a->left - 1;
+}
+
 /* relaxed (all bits and entries): see the file's head; part_next hands
  * out disjoint ranges, so a pushed part's words of r are its own. */
 static bool part_pushed(part_run *p, mkrt__traversal *t)
@@ -773,19 +796,27 @@ static bool part_pushed(part_run *p, mkrt__traversal *t)
     const uint64_t w0 = atomic_fetch_add_explicit(&t->part_next, PART_WORDS, memory_order_relaxed);
     if (w0 >= words)
         return false;
-    const size_t end = words - w0 < PART_WORDS ? words : (size_t)w0 + PART_WORDS;
-    for (size_t w = (size_t)w0; w < end; w++) {
+    const size_t n = words - w0 < PART_WORDS ? words - (size_t)w0 : PART_WORDS;
+    uint64_t xs[PART_WORDS];
+    for (size_t i = 0; i < n; i++) {
+        const size_t w = (size_t)w0 + i;
         uint64_t x = atomic_load_explicit(&t->r[w], memory_order_relaxed);
-        if (x == 0)
-            continue;
-        atomic_store_explicit(&t->r[w], 0, memory_order_relaxed);
-        if (t->buckets)
-            x = in_bucket(t, w, x);
-        for (uint64_t y = x; y != 0; y &= y - 1)
-            __builtin_prefetch(&p->e->graph.offsets[w * 64 + (size_t)__builtin_ctzll(y)], 0, 3);
-        for (; x != 0; x &= x - 1)
-            part_expand(p, t, (uint32_t)(w * 64 + (size_t)__builtin_ctzll(x)));
+        if (x != 0) {
+            atomic_store_explicit(&t->r[w], 0, memory_order_relaxed);
+            if (t->buckets)
+                x = in_bucket(t, w, x);
+        }
+        xs[i] = x;
     }
+    const uint64_t *off = p->e->graph.offsets;
+    part_ahead a = {xs, 0, n, (size_t)w0, xs[0]};
+    for (unsigned k = 0; k < PART_AHEAD; k++)
+        part_ahead_step(&a, off);
+    for (size_t i = 0; i < n; i++)
+        for (uint64_t x = xs[i]; x != 0; x &= x - 1) {
+            part_ahead_step(&a, off);
+            part_expand(p, t, (uint32_t)(((size_t)w0 + i) * 64 + (size_t)__builtin_ctzll(x)));
+        }
     return true;
 }
 
