@@ -114,6 +114,12 @@ struct mkrt_traversal {
     alignas(MKRT_CACHE_LINE) _Atomic uint64_t bound;
     _Atomic bool far_any;
     _Atomic uint64_t far_min, next_min;
+    /* A pulling BFS: the vertices its pulled chunks put into w (each
+     * once: the bits their OR set) and the sum of their edges (apply.c,
+     * pull_bfs; relaxed, one add per chunk, read at the swap with no
+     * batch running). When they are all of w, the new level's edge count
+     * (PULL's input, settle_level) needs no read of offsets per vertex. */
+    _Atomic uint64_t pulled_marked, pulled_degrees;
     /* Public traversals. */
     bool open;                       /* under the engine's lock */
     alignas(MKRT_CACHE_LINE) _Atomic uint64_t started;  /* starts (release by the starter) */

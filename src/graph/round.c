@@ -169,12 +169,17 @@ static uint32_t rq_at(const mkrt__traversal *t, uint64_t i)
 static _Atomic uint64_t queue_epochs;
 
 /* A pulling lane's level settles its vertices (visited) and counts them
- * and their edges out, from the queue or the bitset. */
+ * and their edges out, from the queue or the bitset. The edges are a read
+ * of offsets per vertex, except where the level's vertices are all the
+ * ones a pulled level's chunks put into w (pull_bfs counted their edges
+ * then, with the rows at hand): the counts agree. relaxed (all): no batch
+ * runs; visited is read by the workers after the launch (release). */
 static void settle_level(mkrt__traversal *t, uint64_t *nf, uint64_t *mf)
 {
     const mkrt__graph_engine *e = t->engine;
     const uint64_t *off = e->graph.offsets;
-    /* relaxed (visited): read by the workers after the launch (release). */
+    const uint64_t marked = atomic_exchange_explicit(&t->pulled_marked, 0, memory_order_relaxed);
+    const uint64_t degrees = atomic_exchange_explicit(&t->pulled_degrees, 0, memory_order_relaxed);
     if (t->x.queued) {
         for (uint64_t i = 0; i < t->x.rq_n; i++) {
             const uint32_t v = rq_at(t, i);
@@ -184,23 +189,35 @@ static void settle_level(mkrt__traversal *t, uint64_t *nf, uint64_t *mf)
             atomic_store_explicit(&t->visited[v / 64],
                                   atomic_load_explicit(&t->visited[v / 64], memory_order_relaxed) | bit,
                                   memory_order_relaxed);
-            *mf += off[v + 1] - off[v];
             ++*nf;
+        }
+    } else {
+        for (size_t w = 0; w < e->words; w++) {
+            uint64_t x = atomic_load_explicit(&t->r[w], memory_order_relaxed);
+            if (x == 0)
+                continue;
+            atomic_store_explicit(&t->visited[w], atomic_load_explicit(&t->visited[w], memory_order_relaxed) | x,
+                                  memory_order_relaxed);
+            *nf += (uint64_t)__builtin_popcountll(x);
+        }
+    }
+    if (*nf == marked) {
+        *mf += degrees;
+        return;
+    }
+    if (t->x.queued) {
+        for (uint64_t i = 0; i < t->x.rq_n; i++) {
+            const uint32_t v = rq_at(t, i);
+            if (v != MKRT__QUEUE_EMPTY)
+                *mf += off[v + 1] - off[v];
         }
         return;
     }
-    for (size_t w = 0; w < e->words; w++) {
-        uint64_t x = atomic_load_explicit(&t->r[w], memory_order_relaxed);
-        if (x == 0)
-            continue;
-        atomic_store_explicit(&t->visited[w], atomic_load_explicit(&t->visited[w], memory_order_relaxed) | x,
-                              memory_order_relaxed);
-        *nf += (uint64_t)__builtin_popcountll(x);
-        for (; x != 0; x &= x - 1) {
-            uint32_t v = (uint32_t)(w * 64 + (size_t)__builtin_ctzll(x));
+    for (size_t w = 0; w < e->words; w++)
+        for (uint64_t x = atomic_load_explicit(&t->r[w], memory_order_relaxed); x != 0; x &= x - 1) {
+            const uint32_t v = (uint32_t)(w * 64 + (size_t)__builtin_ctzll(x));
             *mf += off[v + 1] - off[v];
         }
-    }
 }
 
 /* Whether a decision is on (config.plan_off; without a planner, PULL
@@ -597,6 +614,9 @@ static void take_starts(mkrt__graph_engine *e, uint32_t n)
             } else if (t->kind == MKRT__LANE_CC || t->kind == MKRT__LANE_PR) {
                 mkrt__sweep_begin(t); /* no frontier: phases over blocks */
             } else if (off[t->root] != off[t->root + 1]) {
+                /* relaxed: no batch runs the lane (settle_level). */
+                atomic_store_explicit(&t->pulled_marked, 0, memory_order_relaxed);
+                atomic_store_explicit(&t->pulled_degrees, 0, memory_order_relaxed);
                 const uint64_t bit = (uint64_t)1 << (t->root % 64);
                 if (!(atomic_fetch_or_explicit(&t->w[t->root / 64], bit, memory_order_relaxed) & bit))
                     mkrt__queue_add_one(t, t->root); /* QUEUE */
