@@ -13,6 +13,8 @@
  *   sync    each batch is exact before the next is given (mkrt: the
  *           producer applies it, mkrt_stream_apply; RisGraph: its
  *           update_tree_add / update_tree_del)
+ *   sync-1t sync with mkrt_stream_config::apply_threads 1 (the caller
+ *           alone; sync uses --apply-threads, default --workers)
  *   sync-rt the same through the runtime (mkrt: publish, mkrt_quiesce)
  *   stream  the producer never waits: it publishes every batch at once;
  *           a batch's latency runs from its publish to the apply whose
@@ -71,7 +73,8 @@ typedef struct opts {
     uint64_t window, seed;
     uint32_t batch[LIST_MAX];
     unsigned mask[LIST_MAX];
-    int sync, sync_rt, stream, mixed;
+    int sync, sync_rt, stream, mixed, sync1;
+    uint32_t apply_threads; /* sync: mkrt_stream_config::apply_threads (0: --workers) */
     uint64_t mixed_n; /* interactive batches when the interactive producer runs alone */
     uint64_t mixed_batch; /* mixed mode: the runtime's max_batch */
     const char *csv, *risgraph;
@@ -95,8 +98,8 @@ static uint64_t *g_ref[3]; /* BFS, SSSP, CC on the final edges */
 static int usage(const char *why)
 {
     fprintf(stderr, "stream_bench: %s\nusage: stream_bench [--scale 8..26] [--window W] [--batches B,B,..] "
-            "[--analyses M,M,.. (1 BFS, 2 SSSP, 4 CC; 1,2,4,7)] [--modes sync,sync-rt,stream,mixed] [--workers 1..64] "
-            "[--seed S] [--risgraph DIR] [--csv FILE] [--quick] [--mixed-n N] [--mixed-batch N]\n", why);
+            "[--analyses M,M,.. (1 BFS, 2 SSSP, 4 CC; 1,2,4,7)] [--modes sync,sync-1t,sync-rt,stream,mixed] [--workers 1..64] "
+            "[--apply-threads 1..16] [--seed S] [--risgraph DIR] [--csv FILE] [--quick] [--mixed-n N] [--mixed-batch N]\n", why);
     return 2;
 }
 
@@ -140,12 +143,14 @@ static int parse(int argc, char **argv, opts *o)
         else if (strcmp(a, "--risgraph") == 0)
             o->risgraph = v;
         else if (strcmp(a, "--modes") == 0) {
-            o->sync = o->sync_rt = o->stream = o->mixed = 0;
+            o->sync = o->sync_rt = o->stream = o->mixed = o->sync1 = 0;
             char buf[64];
             snprintf(buf, sizeof buf, "%s", v);
             for (char *t = strtok(buf, ","); t != NULL; t = strtok(NULL, ",")) {
                 if (strcmp(t, "sync") == 0)
                     o->sync = 1;
+                else if (strcmp(t, "sync-1t") == 0)
+                    o->sync1 = 1;
                 else if (strcmp(t, "sync-rt") == 0)
                     o->sync_rt = 1;
                 else if (strcmp(t, "stream") == 0)
@@ -153,7 +158,7 @@ static int parse(int argc, char **argv, opts *o)
                 else if (strcmp(t, "mixed") == 0)
                     o->mixed = 1;
                 else
-                    return usage("--modes takes sync, sync-rt, stream and mixed, comma-separated");
+                    return usage("--modes takes sync, sync-1t, sync-rt, stream and mixed, comma-separated");
             }
         } else if (strcmp(a, "--batches") == 0) {
             if (parse_list(v, o->batch, &o->nb, 1, 1u << 20) != 0)
@@ -167,6 +172,8 @@ static int parse(int argc, char **argv, opts *o)
             o->window = n;
         else if (strcmp(a, "--workers") == 0 && num && n >= 1 && n <= 64)
             o->workers = (uint32_t)n;
+        else if (strcmp(a, "--apply-threads") == 0 && num && n >= 1 && n <= MKRT_STREAM_APPLY_THREADS_MAX)
+            o->apply_threads = (uint32_t)n;
         else if (strcmp(a, "--seed") == 0 && num)
             o->seed = n;
         else if (strcmp(a, "--mixed-n") == 0 && num && n >= 1)
@@ -468,7 +475,9 @@ static void perf_control(const char *cmd)
     }
 }
 
-/* mode 0: sync through mkrt_stream_apply; 1: stream; 2: sync through the runtime. */
+/* mode 0: sync through mkrt_stream_apply (apply_threads --apply-threads,
+ * or --workers); 1: stream; 2: sync through the runtime; 3: sync through
+ * mkrt_stream_apply on the caller alone (apply_threads 1). */
 static int run_mkrt(const opts *o, unsigned mask, uint32_t B, int stream_mode, result *r)
 {
     *r = (result){0};
@@ -476,6 +485,9 @@ static int run_mkrt(const opts *o, unsigned mask, uint32_t B, int stream_mode, r
     uint64_t rss0 = resident_bytes();
     mkrt_stream_config sc = mkrt_stream_config_default();
     sc.vertices = g_n;
+    sc.apply_threads = stream_mode == 0 ? (o->apply_threads != 0 ? o->apply_threads : o->workers) : 1;
+    if (stream_mode == 3)
+        stream_mode = 0;
     const mkrt_stream_query all[3] = {{MKRT_STREAM_BFS, g_root}, {MKRT_STREAM_SSSP, g_root}, {MKRT_STREAM_CC, 0}};
     for (unsigned k = 0; k < 3; k++)
         if (mask & (1u << k))
@@ -572,7 +584,7 @@ static int run_mkrt(const opts *o, unsigned mask, uint32_t B, int stream_mode, r
  * bytes are its own, not memory an earlier run freed into the heap.
  * mode: run_mkrt's (r[0]), or MODE_MIXED + run_mixed's cfg (r[0] the
  * interactive side, r[1] the bulk side). */
-#define MODE_MIXED 3
+#define MODE_MIXED 4
 static int run_mixed(const opts *o, unsigned mask, uint32_t B, int cfg, result *ri, result *rb);
 
 static int run_forked(const opts *o, unsigned mask, uint32_t B, int mode, result r[2])
@@ -903,9 +915,10 @@ int main(int argc, char **argv)
                 row(csv, "risgraph", o.mask[a], o.batch[b], "sync", &r);
                 all_valid &= r.valid;
             }
-            static const char *const mode_name[3] = {"sync", "stream", "sync-rt"};
-            for (int mode = 0; mode < 3; mode++) {
-                if ((mode == 0 && !o.sync) || (mode == 1 && !o.stream) || (mode == 2 && !o.sync_rt))
+            static const char *const mode_name[4] = {"sync", "stream", "sync-rt", "sync-1t"};
+            for (int mode = 0; mode < 4; mode++) {
+                if ((mode == 0 && !o.sync) || (mode == 1 && !o.stream) || (mode == 2 && !o.sync_rt) ||
+                    (mode == 3 && !o.sync1))
                     continue;
                 result rm[2];
                 if (run_forked(&o, o.mask[a], o.batch[b], mode, rm) != 0)

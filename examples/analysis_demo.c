@@ -10,24 +10,31 @@
  * end:
  *     out[s] = gen[s] | OR over predecessors p of (out[p] & ~kill[s])
  *
- * On mkrt, a transfer along a CFG edge p -> s is one item
- * (FLOW, in = p, out = s): it reads block p's bitset and writes block s's,
- * so the handles are the blocks and the runtime orders two items that
- * touch the same block, and runs items on different blocks in parallel.
- * An item emits the transfers out of s (mkrt_op_emit) only when it grew
- * out[s], and only those not already waiting to run: work is made where
- * a fact changed, nowhere else. Analysis threads seed the analysis: each
- * scans an overlapping part of the program and publishes one GEN item per
- * block that defines something, so blocks are found twice and dedupe
- * drops the copies that meet in a batch. mkrt_quiesce() waits for the
- * fixpoint; every item also adds what it gained to its block's cell (the
- * block's fact count), read back in one call (mkrt_cells_read). The
- * result is checked against the sequential worklist solver, which also
- * gives the times.
+ * On mkrt the blocks are cut into regions of K consecutive blocks (32
+ * by default, a quarter of a function), and an item is a region's sweep:
+ * the sequential solver's loop on the region's blocks, a block that grew
+ * pushing its facts into its successors. A successor in another region
+ * is not written but dirtied (it pulls from its predecessors there when
+ * its own region sweeps), and its region is marked in the runtime's
+ * frontier (mkrt_op_emit_edges on a graph of one vertex per region,
+ * registered with mkrt_graph_register): the runtime sweeps every marked
+ * region once in the next level, however many of its blocks were
+ * dirtied, and sweeps of different regions run in parallel. Work is made
+ * where a fact changed, nowhere else, and an item carries a region's
+ * worth of it (an item per edge spent more in the runtime than in the
+ * transfer: bench/results/analysis.md). Analysis threads seed the
+ * analysis: each scans an overlapping part of the program and publishes
+ * one seed item per region that defines something (merge the gen sets,
+ * then sweep), so regions are found twice and dedupe drops the copies
+ * that meet in a batch. mkrt_quiesce() waits for the fixpoint; every
+ * item also adds what its region gained to the region's cell (its fact
+ * count), read back in one call (mkrt_cells_read). The result is checked
+ * against the sequential worklist solver, which also gives the times.
  *
- *   analysis_demo [--blocks B] [--facts F] [--producers N] [--workers W] [--quick]
+ *   analysis_demo [--blocks B] [--facts F] [--producers N] [--workers W] [--region K] [--quick]
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -37,8 +44,9 @@
 
 #include "mkrt/mkrt.h"
 
-#define OP_GEN 16  /* (GEN, b, b, 0):  out[b] |= gen[b] */
-#define OP_FLOW 17 /* (FLOW, p, s, e): out[s] |= out[p] & ~kill[s] along edge e */
+#define OP_FLOW 16 /* (FLOW, b, b, SEED): out[b] |= gen[b]; (FLOW, r, r, 1): sweep region r */
+#define SEED UINT32_MAX
+#define REGION_DEFAULT 32u /* blocks per region (a quarter of a function) */
 #define FACTS_MAX 65536u
 #define FN_BLOCKS 128u /* blocks per function */
 #define MAX_SUCC 3
@@ -47,13 +55,22 @@
 
 /* The program: a CFG in compressed rows (the successors of b are
  * succ[first[b] .. first[b+1]-1]), and three bitsets of `words` words per
- * block. Edge e = s -> t is the item (FLOW, s, t, e). A block has at most
- * MAX_SUCC successors. */
+ * block. A block has at most MAX_SUCC successors. For mkrt, the blocks
+ * are cut into regions of `region` consecutive blocks, region r holding
+ * blocks r x region and on; the runtime's graph has one vertex per
+ * region, whose one edge is to itself (mark[], self[]): marking a region
+ * in the frontier makes one sweep item of it in the next level. */
 typedef struct program {
-    uint32_t blocks, facts, words, edges;
+    uint32_t blocks, facts, words, edges, region, regions;
     uint32_t *first, *succ;
-    uint32_t *defs; /* definitions (facts generated) per block */
-    bool *waiting; /* waiting[e]: edge e's FLOW item is emitted and has not run yet */
+    uint32_t *pfirst, *pred; /* the predecessors of b: pred[pfirst[b] .. pfirst[b+1]-1] */
+    uint32_t *defs;  /* definitions (facts generated) per block */
+    uint64_t *mark;  /* the region graph's rows: region r's edge is mark[r] (= r) */
+    uint32_t *self;  /* ... and its target, r */
+    atomic_bool *dirty; /* dirty[b]: a predecessor of b in another region grew (mkrt) */
+    bool *grown;        /* grown[b]: b grew and has not pushed since (mkrt; its region's) */
+    bool *seeded;       /* seeded[r]: region r's gen sets are merged (mkrt; its items' own) */
+    _Atomic uint64_t transfers, gens; /* edge transfers the sweeps ran, gen sets the seeds merged (mkrt) */
     uint64_t *gen, *kill, *out;
 } program;
 
@@ -105,38 +122,105 @@ static uint32_t add_gen(const program *g, uint32_t b)
 
 /* ---- the ops: what runs on mkrt ---- */
 
-/* Block s gained facts: count them in its cell, and emit the transfers out
- * of it, except those already waiting to run: they read out[s] when they
- * run, so they will carry these facts too (the worklist's "already on the
- * list"). waiting[e] of an edge e out of s is touched only by items that
- * write s (here) and by e's own FLOW item, which reads s: the ordering
- * contract runs those one after another. */
-static mkrt_status grew(const program *g, uint32_t s, uint32_t gained, const mkrt_op_ctx *ctx)
+/* to |= from & ~kill, into a block of the running item's region (only
+ * its items write it) from one that another region's item may be writing
+ * meanwhile (the regions of a level, and the seeds of a layer, run at
+ * once): the words are read and written atomically. Relaxed: what makes
+ * a fact written late reach the reader is dirty[] (release/acquire) and
+ * the level barrier. Returns the facts to gained. */
+static uint32_t merge_into(uint64_t *to, const uint64_t *from, const uint64_t *kill, uint32_t words)
 {
-    if (gained == 0)
-        return MKRT_OK;
-    mkrt_op_changed(ctx);
-    ctx->cells[s] += gained;
-    mkrt_item next[MAX_SUCC];
-    size_t n = 0;
-    for (uint32_t e = g->first[s]; e < g->first[s + 1]; e++)
-        if (!g->waiting[e])
-            next[n++] = (mkrt_item){OP_FLOW, s, g->succ[e], e};
-    mkrt_status st = mkrt_op_emit(ctx, next, n);
-    for (size_t i = 0; i < n && st == MKRT_OK; i++)
-        g->waiting[next[i].param] = true;
-    return st;
+    _Atomic uint64_t *t = (_Atomic uint64_t *)to;
+    const _Atomic uint64_t *f = (const _Atomic uint64_t *)from;
+    uint32_t gained = 0;
+    for (uint32_t w = 0; w < words; w++) {
+        uint64_t old = atomic_load_explicit(&t[w], memory_order_relaxed),
+                 add = atomic_load_explicit(&f[w], memory_order_relaxed) & ~kill[w] & ~old;
+        if (add != 0) {
+            atomic_store_explicit(&t[w], old | add, memory_order_relaxed);
+            gained += popcount(add);
+        }
+    }
+    return gained;
 }
 
-static mkrt_status op_gen(const mkrt_item *it, const mkrt_op_ctx *ctx)
-{
-    return grew(ctx->user, it->out, add_gen(ctx->user, it->out), ctx);
-}
-
+/* (FLOW, r, r, SEED), published by the analysts: region r's own facts
+ * (each block's gen set), then its sweep; once per region (seeded[]: a
+ * later copy finds nothing to do). (FLOW, r, r, 1), emitted from the
+ * frontier: region r's sweep. A sweep is the sequential solver on the
+ * region, in block order, again while a block behind the sweep grew: a
+ * block that grew (grown[]) pushes its facts into its successors in the
+ * region, and dirties those in other regions (a release: the sweep that
+ * takes the flag with its acquire reads the facts written before it)
+ * and marks their regions in the frontier (mkrt_op_emit_edges): the
+ * runtime sweeps each marked region once in the next level, however
+ * many of its blocks were dirtied. A dirtied block pulls from its
+ * predecessors in other regions. So a region's items are the only
+ * writers of its blocks' bitsets, grown[] and cell r (its fact count),
+ * and the runtime runs them one at a time: one item per region in a
+ * level, seeds ordered by their handle, r, and batches one after
+ * another. */
 static mkrt_status op_flow(const mkrt_item *it, const mkrt_op_ctx *ctx)
 {
-    ((program *)ctx->user)->waiting[it->param] = false; /* from here on, growth of in emits again */
-    return grew(ctx->user, it->out, flow(ctx->user, it->in, it->out), ctx);
+    program *g = ctx->user;
+    uint32_t r = it->out, lo = r * g->region, hi = lo + g->region < g->blocks ? lo + g->region : g->blocks;
+    uint64_t gained = 0, transfers = 0;
+    mkrt_status st = MKRT_OK;
+    if (it->param == SEED) {
+        if (g->seeded[r]) /* a copy that dedupe did not meet (another batch's) */
+            return MKRT_OK;
+        g->seeded[r] = true;
+        atomic_fetch_add_explicit(&g->gens, hi - lo, memory_order_relaxed); /* relaxed: as transfers */
+        for (uint32_t b = lo; b < hi; b++) {
+            uint32_t n = merge_into(bits(g, g->out, b), bits(g, g->gen, b), bits(g, g->kill, b), g->words);
+            gained += n;
+            g->grown[b] = n != 0;
+        }
+    }
+    for (bool again = true; again;) {
+        again = false;
+        for (uint32_t b = lo; b < hi; b++) {
+            uint64_t *out_b = bits(g, g->out, b);
+            if (atomic_load_explicit(&g->dirty[b], memory_order_relaxed) &&
+                atomic_exchange_explicit(&g->dirty[b], false, memory_order_acquire)) /* pairs: below */
+                for (uint32_t e = g->pfirst[b]; e < g->pfirst[b + 1]; e++) {
+                    uint32_t p = g->pred[e];
+                    if (p >= lo && p < hi)
+                        continue; /* this region's: pushed */
+                    transfers++;
+                    uint32_t n = merge_into(out_b, bits(g, g->out, p), bits(g, g->kill, b), g->words);
+                    gained += n;
+                    g->grown[b] |= n != 0;
+                }
+            if (!g->grown[b])
+                continue;
+            g->grown[b] = false;
+            for (uint32_t e = g->first[b]; e < g->first[b + 1]; e++) {
+                uint32_t t = g->succ[e];
+                if (t >= lo && t < hi) {
+                    transfers++;
+                    uint32_t n = merge_into(bits(g, g->out, t), out_b, bits(g, g->kill, t), g->words);
+                    gained += n;
+                    if (n != 0) {
+                        g->grown[t] = true;
+                        again |= t <= b;
+                    }
+                } else {
+                    /* release: pairs with the acquire exchange above, in t's region's sweep */
+                    atomic_store_explicit(&g->dirty[t], true, memory_order_release);
+                    if (st == MKRT_OK)
+                        st = mkrt_op_emit_edges(ctx, t / g->region);
+                }
+            }
+        }
+    }
+    if (gained != 0) {
+        mkrt_op_changed(ctx);
+        ctx->cells[r] += gained;
+    }
+    /* relaxed: read after mkrt_quiesce(), which orders every op before it */
+    atomic_fetch_add_explicit(&g->transfers, transfers, memory_order_relaxed);
+    return st;
 }
 
 /* ---- the program and the sequential solver ---- */
@@ -148,12 +232,18 @@ static bool make_program(program *g, uint32_t blocks, uint32_t facts)
     size_t cells = (size_t)blocks * g->words;
     g->first = calloc((size_t)blocks + 1, sizeof *g->first);
     g->succ = malloc(sizeof *g->succ * blocks * MAX_SUCC);
-    g->waiting = calloc((size_t)blocks * MAX_SUCC, sizeof *g->waiting);
+    g->pfirst = calloc((size_t)blocks + 1, sizeof *g->pfirst);
+    g->pred = malloc(sizeof *g->pred * blocks * MAX_SUCC);
+    g->mark = calloc((size_t)blocks + 1, sizeof *g->mark);
+    g->self = calloc(blocks, sizeof *g->self);
+    g->dirty = calloc(blocks, sizeof *g->dirty);
+    g->seeded = calloc(blocks, sizeof *g->seeded);
+    g->grown = calloc(blocks, sizeof *g->grown);
     g->defs = calloc(blocks, sizeof *g->defs);
     g->gen = calloc(cells, sizeof(uint64_t));
     g->kill = calloc(cells, sizeof(uint64_t));
     g->out = calloc(cells, sizeof(uint64_t));
-    if (!g->first || !g->succ || !g->waiting || !g->defs || !g->gen || !g->kill || !g->out)
+    if (!g->first || !g->succ || !g->pfirst || !g->pred || !g->mark || !g->self || !g->dirty || !g->seeded || !g->grown || !g->defs || !g->gen || !g->kill || !g->out)
         return false;
     for (uint32_t b = 0; b < blocks; b++) { /* 1-2 forward edges, a back edge now and then */
         uint32_t fn = b - b % FN_BLOCKS, end = fn + FN_BLOCKS < blocks ? fn + FN_BLOCKS : blocks;
@@ -168,6 +258,14 @@ static bool make_program(program *g, uint32_t blocks, uint32_t facts)
             g->succ[g->edges++] = b - 1 - (uint32_t)rand_r(&seed) % 16;
     }
     g->first[blocks] = g->edges;
+    for (uint32_t e = 0; e < g->edges; e++) /* the predecessor rows, by counting */
+        g->pfirst[g->succ[e] + 1]++;
+    for (uint32_t b = 0; b < blocks; b++)
+        g->pfirst[b + 1] += g->pfirst[b];
+    for (uint32_t b = 0, *at = g->defs; b < blocks; b++) /* defs is still all zero: a cursor per block */
+        for (uint32_t e = g->first[b]; e < g->first[b + 1]; e++)
+            g->pred[g->pfirst[g->succ[e]] + at[g->succ[e]]++] = b;
+    memset(g->defs, 0, sizeof *g->defs * blocks);
     /* Each function has its own `facts` definitions: fact f defines
      * variable f / 4 at a random block of the function, and kills the
      * variable's other definitions there. */
@@ -191,7 +289,13 @@ static void free_program(program *g)
 {
     free(g->first);
     free(g->succ);
-    free(g->waiting);
+    free(g->pfirst);
+    free(g->pred);
+    free(g->mark);
+    free(g->self);
+    free(g->dirty);
+    free(g->seeded);
+    free(g->grown);
     free(g->defs);
     free(g->gen);
     free(g->kill);
@@ -243,23 +347,26 @@ typedef struct analyst {
     pthread_barrier_t *start; /* the analysts start together */
 } analyst;
 
-/* Scans two threads' worth of blocks, its own part and the next thread's
- * side by side (so the next thread finds the same blocks at about the
- * same time), publishing a GEN item for each block that defines facts. */
+/* Scans two threads' worth of regions, its own part and the next
+ * thread's side by side (so the next thread finds the same regions at
+ * about the same time), publishing a seed for each region with a block
+ * that defines facts. */
 static void *analyst_run(void *arg)
 {
     analyst *a = arg;
     const program *g = a->g;
-    uint32_t part = (g->blocks + a->count - 1) / a->count;
+    uint32_t part = (g->regions + a->count - 1) / a->count;
     mkrt_producer *p = mkrt_producer_open(a->rt, NULL);
     pthread_barrier_wait(a->start);
     mkrt_item buf[256];
     size_t n = 0;
     for (uint32_t k = 0; k < 2 * part && p != NULL; k++) {
         uint64_t at = (uint64_t)(a->id + k % 2) * part + k / 2; /* mine, the next one's, mine, ... */
-        uint32_t b = (uint32_t)(at % g->blocks);
-        if (g->defs[b] > 0)
-            buf[n++] = (mkrt_item){OP_GEN, b, b, 0};
+        uint32_t r = (uint32_t)(at % g->regions), defs = 0;
+        for (uint32_t b = r * g->region; b < (r + 1) * g->region && b < g->blocks; b++)
+            defs += g->defs[b];
+        if (defs > 0)
+            buf[n++] = (mkrt_item){OP_FLOW, r, r, SEED};
         if (n == 256 || (n > 0 && k + 1 == 2 * part)) {
             if (mkrt_publish(p, buf, n, MKRT_TIMEOUT_INFINITE, NULL) == MKRT_OK)
                 a->published += n;
@@ -270,31 +377,55 @@ static void *analyst_run(void *arg)
     return NULL;
 }
 
-/* The runtime: one handle (cell) per block, the two ops over g. */
-static mkrt_runtime *analysis_runtime(program *g, uint32_t workers, mkrt_error *err)
+/* The runtime: one handle (cell) per block, the region graph registered
+ * as its graph, the FLOW op over g. */
+static mkrt_runtime *analysis_runtime(program *g, uint32_t workers, uint32_t region, mkrt_error *err)
 {
+    g->region = region;
+    g->regions = (g->blocks + region - 1) / region;
+    for (uint32_t r = 0; r <= g->regions; r++)
+        g->mark[r] = r;
+    for (uint32_t r = 0; r < g->regions; r++)
+        g->self[r] = r;
     mkrt_config cfg = mkrt_config_default();
-    cfg.workers = workers;         /* 0: the runtime's choice */
-    cfg.cells = g->blocks;         /* handles: the blocks, the ordering keys */
-    /* At most one FLOW item per edge waits at a time (grew): room for all. */
-    cfg.emit_capacity = g->edges > 0 ? g->edges : 1;
+    cfg.workers = workers; /* 0: the runtime's choice */
+    cfg.cells = g->regions; /* a cell per region: its fact count */
     mkrt_runtime *rt;
     if (mkrt_create(&cfg, &rt, err) != MKRT_OK)
         return NULL;
-    /* Both ops are idempotent (a union): dedupe may drop exact copies. */
-    mkrt_op_desc gen = {.fn = op_gen, .user = g, .name = "gen", .idempotent = true};
-    mkrt_op_desc fl = {.fn = op_flow, .user = g, .name = "flow", .idempotent = true};
-    mkrt_op_register(rt, OP_GEN, &gen, NULL);
-    mkrt_op_register(rt, OP_FLOW, &fl, NULL);
+    mkrt_graph regions = {.vertices = g->regions, .offsets = g->mark, .targets = g->self};
+    /* A union: idempotent (dedupe may drop the analysts' copies); expands:
+     * marks regions in the frontier. */
+    mkrt_op_desc fl = {.fn = op_flow, .user = g, .name = "flow", .idempotent = true, .expands = true};
+    if (mkrt_graph_register(rt, &regions, err) != MKRT_OK || mkrt_op_register(rt, OP_FLOW, &fl, err) != MKRT_OK) {
+        mkrt_destroy(rt, MKRT_TIMEOUT_INFINITE, NULL);
+        return NULL;
+    }
     return rt;
+}
+
+/* Before an analysis on mkrt: no facts, nothing dirty or seeded, the
+ * counts 0 (before the producers start: their items order it before
+ * the ops). */
+static void reset_mkrt(mkrt_runtime *rt, program *g)
+{
+    memset(g->out, 0, sizeof(uint64_t) * g->blocks * g->words);
+    for (uint32_t b = 0; b < g->blocks; b++) {
+        atomic_store_explicit(&g->dirty[b], false, memory_order_relaxed);
+        g->grown[b] = false;
+    }
+    for (uint32_t r = 0; r < g->regions; r++) {
+        g->seeded[r] = false;
+        mkrt_cell_write(rt, r, 0);
+    }
+    atomic_store_explicit(&g->transfers, 0, memory_order_relaxed);
+    atomic_store_explicit(&g->gens, 0, memory_order_relaxed);
 }
 
 /* One analysis on mkrt: analysts seed it, quiescence ends it. */
 static double solve_mkrt(mkrt_runtime *rt, program *g, uint32_t producers, uint64_t *published)
 {
-    memset(g->out, 0, sizeof(uint64_t) * g->blocks * g->words);
-    for (uint32_t b = 0; b < g->blocks; b++)
-        mkrt_cell_write(rt, b, 0);
+    reset_mkrt(rt, g);
     analyst as[64];
     pthread_t th[64];
     pthread_barrier_t start;
@@ -319,12 +450,13 @@ static int usage(const char *argv0, const char *why)
     if (why != NULL)
         fprintf(stderr, "analysis_demo: %s\n", why);
     fprintf(stderr,
-            "usage: %s [--blocks B] [--facts F] [--producers N] [--workers W] [--quick]\n"
+            "usage: %s [--blocks B] [--facts F] [--producers N] [--workers W] [--region K] [--quick]\n"
             "  --blocks B     basic blocks, 1..%u (default 60000; --quick: 4000)\n"
             "  --facts F      facts (definitions) per bitset, 1..%u (default 1024)\n"
             "  --producers N  analysis threads, 1..64 (default 4)\n"
-            "  --workers W    mkrt's CPU workers, 0..64 (default 0: the runtime's choice)\n",
-            argv0, BLOCKS_MAX, FACTS_MAX);
+            "  --workers W    mkrt's CPU workers, 0..64 (default 0: the runtime's choice)\n"
+            "  --region K     blocks per region (one sweep item), 1..%u (default %u)\n",
+            argv0, BLOCKS_MAX, FACTS_MAX, FN_BLOCKS, REGION_DEFAULT);
     return 2;
 }
 
@@ -336,12 +468,13 @@ static int cmp_double(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-    long blocks = 60000, facts = 1024, producers = 4, workers = 0;
+    long blocks = 60000, facts = 1024, producers = 4, workers = 0, region = REGION_DEFAULT;
     for (int i = 1; i < argc; i++) {
         long *v = strcmp(argv[i], "--blocks") == 0      ? &blocks
                   : strcmp(argv[i], "--facts") == 0     ? &facts
                   : strcmp(argv[i], "--producers") == 0 ? &producers
                   : strcmp(argv[i], "--workers") == 0   ? &workers
+                  : strcmp(argv[i], "--region") == 0    ? &region
                                                         : NULL;
         char *end = NULL;
         if (strcmp(argv[i], "--quick") == 0) {
@@ -357,7 +490,7 @@ int main(int argc, char **argv)
             return usage(argv[0], "a number was expected");
     }
     if (blocks < 1 || blocks > BLOCKS_MAX || facts < 1 || facts > FACTS_MAX || producers < 1 ||
-        producers > 64 || workers < 0 || workers > 64)
+        producers > 64 || workers < 0 || workers > 64 || region < 1 || region > FN_BLOCKS)
         return usage(argv[0], "a value is out of range");
     if ((size_t)blocks * (size_t)((facts + 63) / 64) > WORDS_MAX)
         return usage(argv[0], "blocks x facts is too large (at most 2^31 bits per bitset array)");
@@ -368,14 +501,14 @@ int main(int argc, char **argv)
         return 1;
     }
     mkrt_error err;
-    mkrt_runtime *rt = analysis_runtime(&g, (uint32_t)workers, &err);
+    mkrt_runtime *rt = analysis_runtime(&g, (uint32_t)workers, (uint32_t)region, &err);
     if (rt == NULL) {
         fprintf(stderr, "analysis_demo: %s\n", err.message);
         return 1;
     }
     printf("mkrt analysis demo: reaching definitions, %u blocks, %u CFG edges, %u facts per block, "
-           "%ld analysis threads, backend %s\n",
-           g.blocks, g.edges, g.facts, producers, mkrt_backend_describe(rt));
+           "%ld analysis threads, regions of %u blocks, backend %s\n",
+           g.blocks, g.edges, g.facts, producers, g.region, mkrt_backend_describe(rt));
 
     /* Each side three times, the median time reported. */
     enum { RUNS = 3 };
@@ -403,12 +536,16 @@ int main(int argc, char **argv)
 
     /* The result: the fact counts read back in bulk, and the bitsets. */
     uint32_t wrong = 0;
-    mkrt_cells_read(rt, 0, g.blocks, counts);
-    for (uint32_t b = 0; b < g.blocks; b++) {
-        uint64_t *w = want + (size_t)b * g.words, n = 0;
-        for (uint32_t k = 0; k < g.words; k++)
-            n += popcount(w[k]);
-        wrong += n != counts[b] || memcmp(w, bits(&g, g.out, b), sizeof(uint64_t) * g.words) != 0;
+    mkrt_cells_read(rt, 0, g.regions, counts);
+    for (uint32_t r = 0; r < g.regions; r++) {
+        uint64_t n = 0;
+        for (uint32_t b = r * g.region; b < (r + 1) * g.region && b < g.blocks; b++) {
+            uint64_t *w = want + (size_t)b * g.words;
+            for (uint32_t k = 0; k < g.words; k++)
+                n += popcount(w[k]);
+            wrong += memcmp(w, bits(&g, g.out, b), sizeof(uint64_t) * g.words) != 0;
+        }
+        wrong += n != counts[r];
     }
     mkrt_stats s;
     mkrt_stats_read(rt, &s);
@@ -421,13 +558,16 @@ int main(int argc, char **argv)
     printf("  %-28s %14.4f\n", "sequential solver (s)", seq);
     printf("  %-28s %14.4f\n", "mkrt (s)", mk);
     printf("  %-28s %13.2fx\n", "speedup", seq / mk);
-    printf("  %-28s %14.2f\n", "work vs sequential",
-           (double)(s.executed - s0.executed) / (double)(visits ? visits : 1));
-    printf("  %-28s %14.2f\n", "edge transfers vs sequential",
-           (double)(s.emitted - s0.emitted) / (double)(visits ? visits : 1));
+    /* Work: bitset merges, the blocks' gen sets (each once, on both
+     * sides) and the edge transfers. */
+    uint64_t transfers = atomic_load_explicit(&g.transfers, memory_order_relaxed),
+             gens = atomic_load_explicit(&g.gens, memory_order_relaxed);
+    printf("  %-28s %14.2f\n", "work vs sequential", (double)(gens + transfers) / (double)(g.blocks + visits));
+    printf("  %-28s %14.2f\n", "edge transfers vs sequential", (double)transfers / (double)(visits ? visits : 1));
     printf("  %-28s %14llu\n", "edge visits (sequential)", (unsigned long long)visits);
+    printf("  %-28s %14llu\n", "edge transfers (mkrt)", (unsigned long long)transfers);
     printf("  %-28s %14llu\n", "items published", D(published));
-    printf("  %-28s %14llu\n", "items emitted", D(emitted));
+    printf("  %-28s %14llu\n", "items emitted (sweeps)", D(emitted));
     printf("  %-28s %14llu\n", "items executed", D(executed));
     printf("  %-28s %14llu\n", "items pruned (duplicates)", D(pruned));
     printf("  %-28s %14llu\n", "items failed", D(failed));

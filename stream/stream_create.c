@@ -35,6 +35,10 @@ static mkrt_status check_config(const mkrt_stream_config *c, mkrt_error *err)
         return mkrt__error_set(err, MKRT_EINVAL, "mkrt_stream_create: queries is %u, outside 1..%u. Fix: list "
                                                  "the standing queries in mkrt_stream_config::query",
                                c->queries, MKRT_STREAM_QUERIES_MAX);
+    if (c->apply_threads > MKRT_STREAM_APPLY_THREADS_MAX)
+        return mkrt__error_set(err, MKRT_EINVAL, "mkrt_stream_create: apply_threads is %u, above %u. Fix: use "
+                                                 "at most one thread per CPU, up to %u",
+                               c->apply_threads, MKRT_STREAM_APPLY_THREADS_MAX, MKRT_STREAM_APPLY_THREADS_MAX);
     for (uint32_t k = 0; k < c->queries; k++) {
         const mkrt_stream_query *q = &c->query[k];
         if (q->kind != MKRT_STREAM_BFS && q->kind != MKRT_STREAM_SSSP && q->kind != MKRT_STREAM_CC)
@@ -53,6 +57,7 @@ void mkrt_stream_destroy(mkrt_stream *s)
 {
     if (s == NULL)
         return;
+    mkrt__spar_free(s);
     mkrt__sgraph_free(s);
     mkrt__sincr_free(s);
     for (uint32_t c = 0; c < MKRT__SLOG_CHUNKS; c++)
@@ -84,6 +89,13 @@ mkrt_status mkrt_stream_create(const mkrt_stream_config *cfg, mkrt_stream **out,
         return mkrt__error_set(err, MKRT_ENOMEM, "mkrt_stream_create: no memory for %u vertices and %u queries. "
                                                  "Fix: free memory or use fewer vertices or queries",
                                cfg->vertices, cfg->queries);
+    }
+    if (mkrt__spar_init(s) != 0) {
+        mkrt_stream_destroy(s);
+        return mkrt__error_set(err, MKRT_ENOMEM, "mkrt_stream_create: could not start %u apply threads (or no "
+                                                 "memory for their %u row counts). Fix: lower "
+                                                 "mkrt_stream_config::apply_threads (0: the caller alone)",
+                               cfg->apply_threads - 1, cfg->vertices);
     }
     mkrt__sview_publish_all(s, 0);
     *out = s;

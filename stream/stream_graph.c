@@ -170,16 +170,22 @@ static void index_build(mkrt__sadj *a)
         index_put(a, a->e[i].to, i);
 }
 
-static uint32_t find(const mkrt__sadj *a, uint32_t to)
+/* The position of `to` in a, MKRT__SNONE when absent; in a hub row,
+ * *slot is the index slot that holds it (remove_at reuses it). */
+static uint32_t find_at(const mkrt__sadj *a, uint32_t to, uint32_t *slot)
 {
-    if (index_size(a->cap) != 0) {
-        uint32_t slot;
-        return index_find(a, to, &slot); /* EMPTY is MKRT__SNONE */
-    }
+    if (index_size(a->cap) != 0)
+        return index_find(a, to, slot); /* EMPTY is MKRT__SNONE */
     for (uint32_t i = 0; i < a->deg; i++)
         if (a->e[i].to == to)
             return i;
     return MKRT__SNONE;
+}
+
+static uint32_t find(const mkrt__sadj *a, uint32_t to)
+{
+    uint32_t slot;
+    return find_at(a, to, &slot);
 }
 
 uint32_t mkrt__sgraph_weight(const mkrt_stream *s, uint32_t u, uint32_t v)
@@ -250,13 +256,24 @@ int mkrt__sgraph_insert(mkrt_stream *s, uint32_t u, uint32_t v, uint32_t w)
     return 0;
 }
 
-/* Removes entry i of a; gives memory back when a is a quarter full. */
-static void remove_at(mkrt_stream *s, mkrt__sadj *a, uint32_t i)
+/* Gives memory back when a is a quarter full (halves it; keeps the larger
+ * block when the smaller cannot be had: still correct). */
+static void shrink(mkrt_stream *s, mkrt__sadj *a)
+{
+    if (a->cap > 8 && a->deg < a->cap / 4) {
+        uint32_t cap = a->cap / 2;
+        mkrt__sedge *e = resized(a, cap);
+        if (e != NULL)
+            replace(s, a, e, cap);
+    }
+}
+
+/* Removes entry i of a, which a hub row's index holds at `slot` (from
+ * find_at); with may_shrink, gives memory back when a is a quarter full. */
+static void remove_at(mkrt_stream *s, mkrt__sadj *a, uint32_t i, uint32_t slot, bool may_shrink)
 {
     uint32_t last = a->deg - 1;
     if (index_size(a->cap) != 0) {
-        uint32_t slot;
-        index_find(a, a->e[i].to, &slot);
         index_drop(a, slot);
         if (i != last) {
             index_find(a, a->e[last].to, &slot);
@@ -265,26 +282,73 @@ static void remove_at(mkrt_stream *s, mkrt__sadj *a, uint32_t i)
     }
     a->e[i] = a->e[last];
     a->deg = last;
-    if (a->cap > 8 && a->deg < a->cap / 4) {
-        uint32_t cap = a->cap / 2;
-        mkrt__sedge *e = resized(a, cap);
-        if (e != NULL) /* else keep the larger block: still correct */
-            replace(s, a, e, cap);
-    }
+    if (may_shrink)
+        shrink(s, a);
 }
 
 mkrt_status mkrt__sgraph_delete(mkrt_stream *s, uint32_t u, uint32_t v)
 {
     mkrt__sadj *a = &s->adj[u], *b = &s->adj[v];
     int a_first = index_size(a->cap) != 0 || (index_size(b->cap) == 0 && a->deg <= b->deg);
-    uint32_t i = find(a_first ? a : b, a_first ? v : u);
+    uint32_t si = 0, sj = 0;
+    uint32_t i = find_at(a_first ? a : b, a_first ? v : u, &si);
     if (i == MKRT__SNONE)
         return MKRT_ESTATE;
-    uint32_t j = find(a_first ? b : a, a_first ? u : v);
-    remove_at(s, a_first ? a : b, i);
-    remove_at(s, a_first ? b : a, j);
+    uint32_t j = find_at(a_first ? b : a, a_first ? u : v, &sj);
+    remove_at(s, a_first ? a : b, i, si, true);
+    remove_at(s, a_first ? b : a, j, sj, true);
     atomic_fetch_sub_explicit(&s->edges, 1, memory_order_relaxed); /* relaxed: a count for stats */
     return MKRT_OK;
+}
+
+/* ---- One row at a time (a parallel batch, stream_par.c) -------------------
+ * Row x holds `to` exactly when row `to` holds x, with the same weight, so
+ * the owner of each row decides an update's outcome from its own row
+ * alone, and the two owners decide alike when each runs the row's updates
+ * in batch order. No lock: one thread owns a row for the whole batch. */
+
+int mkrt__sgraph_reserve(mkrt_stream *s, uint32_t x, uint32_t more)
+{
+    mkrt__sadj *a = &s->adj[x];
+    if ((uint64_t)a->deg + more <= a->cap)
+        return 0;
+    uint64_t want = (uint64_t)a->deg + more, cap = grown(a->cap);
+    if (want > cap)
+        cap = want;
+    if (cap > UINT32_MAX / 2)
+        return -1;
+    mkrt__sedge *e = resized(a, (uint32_t)cap);
+    if (e == NULL)
+        return -1;
+    replace(s, a, e, (uint32_t)cap);
+    return 0;
+}
+
+int mkrt__sgraph_half_insert(mkrt_stream *s, uint32_t x, uint32_t to, uint32_t w)
+{
+    mkrt__sadj *a = &s->adj[x];
+    uint32_t at = find(a, to);
+    if (at != MKRT__SNONE)
+        return a->e[at].w == w ? 1 : MKRT_EINVAL;
+    if (a->deg == a->cap && mkrt__sgraph_reserve(s, x, 1) != 0)
+        return MKRT_ENOMEM; /* not after mkrt__sgraph_reserve for the batch */
+    append(a, to, w);
+    return 0;
+}
+
+mkrt_status mkrt__sgraph_half_delete(mkrt_stream *s, uint32_t x, uint32_t to)
+{
+    mkrt__sadj *a = &s->adj[x];
+    uint32_t slot = 0, i = find_at(a, to, &slot);
+    if (i == MKRT__SNONE)
+        return MKRT_ESTATE;
+    remove_at(s, a, i, slot, false);
+    return MKRT_OK;
+}
+
+void mkrt__sgraph_trim(mkrt_stream *s, uint32_t x)
+{
+    shrink(s, &s->adj[x]);
 }
 
 /* ---- Loading -------------------------------------------------------------- */

@@ -41,51 +41,51 @@ static uint64_t start_value(const mkrt__squery *q, uint32_t v)
 
 /* ---- An indexed binary min-heap keyed by the query's values ------------- */
 
-static void sift_up(mkrt_stream *s, const uint64_t *val, uint32_t i)
+static void sift_up(mkrt__sscratch *w, const uint64_t *val, uint32_t i)
 {
-    uint32_t v = s->heap[i];
+    uint32_t v = w->heap[i];
     while (i > 0) {
         uint32_t p = (i - 1) / 2;
-        if (val[s->heap[p]] <= val[v])
+        if (val[w->heap[p]] <= val[v])
             break;
-        s->heap[i] = s->heap[p];
-        s->hpos[s->heap[i]] = i;
+        w->heap[i] = w->heap[p];
+        w->hpos[w->heap[i]] = i;
         i = p;
     }
-    s->heap[i] = v;
-    s->hpos[v] = i;
+    w->heap[i] = v;
+    w->hpos[v] = i;
 }
 
-static void push(mkrt_stream *s, const uint64_t *val, uint32_t v)
+static void push(mkrt__sscratch *w, const uint64_t *val, uint32_t v)
 {
-    if (s->hpos[v] == MKRT__SNONE) {
-        s->heap[s->heap_n] = v;
-        s->hpos[v] = s->heap_n++;
+    if (w->hpos[v] == MKRT__SNONE) {
+        w->heap[w->heap_n] = v;
+        w->hpos[v] = w->heap_n++;
     }
-    sift_up(s, val, s->hpos[v]); /* values only decrease while queued */
+    sift_up(w, val, w->hpos[v]); /* values only decrease while queued */
 }
 
-static uint32_t pop(mkrt_stream *s, const uint64_t *val)
+static uint32_t pop(mkrt__sscratch *w, const uint64_t *val)
 {
-    uint32_t top = s->heap[0], v = s->heap[--s->heap_n];
-    s->hpos[top] = MKRT__SNONE;
-    if (s->heap_n == 0)
+    uint32_t top = w->heap[0], v = w->heap[--w->heap_n];
+    w->hpos[top] = MKRT__SNONE;
+    if (w->heap_n == 0)
         return top;
     uint32_t i = 0;
     for (;;) {
         uint32_t c = 2 * i + 1;
-        if (c >= s->heap_n)
+        if (c >= w->heap_n)
             break;
-        if (c + 1 < s->heap_n && val[s->heap[c + 1]] < val[s->heap[c]])
+        if (c + 1 < w->heap_n && val[w->heap[c + 1]] < val[w->heap[c]])
             c++;
-        if (val[s->heap[c]] >= val[v])
+        if (val[w->heap[c]] >= val[v])
             break;
-        s->heap[i] = s->heap[c];
-        s->hpos[s->heap[i]] = i;
+        w->heap[i] = w->heap[c];
+        w->hpos[w->heap[i]] = i;
         i = c;
     }
-    s->heap[i] = v;
-    s->hpos[v] = i;
+    w->heap[i] = v;
+    w->hpos[v] = i;
     return top;
 }
 
@@ -107,20 +107,20 @@ static void set(mkrt_stream *s, mkrt__squery *q, uint32_t v, uint64_t value, uin
     dirty(s, q, v);
 }
 
-static uint32_t next_stamp(mkrt_stream *s)
+static uint32_t next_stamp(const mkrt_stream *s, mkrt__sscratch *w)
 {
-    if (++s->stamp == 0) {
-        memset(s->mark, 0, (size_t)s->n * sizeof *s->mark);
-        s->stamp = 1;
+    if (++w->stamp == 0) {
+        memset(w->mark, 0, (size_t)s->n * sizeof *w->mark);
+        w->stamp = 1;
     }
-    return s->stamp;
+    return w->stamp;
 }
 
-static uint64_t propagate(mkrt_stream *s, mkrt__squery *q)
+static uint64_t propagate(mkrt_stream *s, mkrt__sscratch *w, mkrt__squery *q)
 {
     uint64_t relaxed = 0;
-    while (s->heap_n > 0) {
-        uint32_t x = pop(s, q->val);
+    while (w->heap_n > 0) {
+        uint32_t x = pop(w, q->val);
         const mkrt__sadj *a = &s->adj[x];
         relaxed += a->deg;
         for (uint32_t i = 0; i < a->deg; i++) {
@@ -128,19 +128,19 @@ static uint64_t propagate(mkrt_stream *s, mkrt__squery *q)
             uint64_t c = mkrt__sstep(q->q.kind, q->val[x], a->e[i].w);
             if (c < q->val[y]) {
                 set(s, q, y, c, x);
-                push(s, q->val, y);
+                push(w, q->val, y);
             }
         }
     }
     return relaxed;
 }
 
-static void relax(mkrt_stream *s, mkrt__squery *q, uint32_t x, uint32_t y, uint32_t w)
+static void relax(mkrt_stream *s, mkrt__sscratch *w, mkrt__squery *q, uint32_t x, uint32_t y, uint32_t wt)
 {
-    uint64_t c = mkrt__sstep(q->q.kind, q->val[x], w);
+    uint64_t c = mkrt__sstep(q->q.kind, q->val[x], wt);
     if (c < q->val[y]) {
         set(s, q, y, c, x);
-        push(s, q->val, y);
+        push(w, q->val, y);
     }
 }
 
@@ -174,14 +174,14 @@ static int by_depth(const void *a, const void *b, void *ctx)
  * down the tree at a fixpoint, KickStarter's level). Seeds go smallest
  * value (depth) first, so a reset subtree holding the neighbour is
  * already marked (in_s). */
-static bool replaced(mkrt_stream *s, mkrt__squery *q, uint32_t v, uint32_t in_s, uint64_t *scanned)
+static bool replaced(const mkrt_stream *s, const mkrt__sscratch *w, mkrt__squery *q, uint32_t v, uint32_t in_s, uint64_t *scanned)
 {
     const mkrt__sadj *a = &s->adj[v];
     bool cc = q->q.kind == MKRT_STREAM_CC;
     *scanned += a->deg;
     for (uint32_t i = 0; i < a->deg; i++) {
         uint32_t x = a->e[i].to;
-        if (s->mark[x] == in_s || q->val[x] == MKRT_STREAM_UNREACHED)
+        if (w->mark[x] == in_s || q->val[x] == MKRT_STREAM_UNREACHED)
             continue;
         if (cc ? (q->val[x] == q->val[v] && q->depth[x] < q->depth[v])
                : (q->val[x] < q->val[v] && mkrt__sstep(q->q.kind, q->val[x], a->e[i].w) == q->val[v])) {
@@ -193,55 +193,55 @@ static bool replaced(mkrt_stream *s, mkrt__squery *q, uint32_t v, uint32_t in_s,
     return false;
 }
 
-static void apply_query(mkrt_stream *s, mkrt__squery *q, uint64_t n)
+void mkrt__sincr_query(mkrt_stream *s, mkrt__sscratch *w, mkrt__squery *q, uint64_t n)
 {
     uint64_t relaxed = 0;
     /* 1. Deleted tree edges seed (on the values and tree of the last
      *    fixpoint, where values and depths grow down the tree); a seed that cannot keep its value takes
      *    its subtree with it into the reset set (queue[0..qn)). */
-    uint32_t seeded = next_stamp(s), stamp = next_stamp(s), ns = 0, qn = 0;
+    uint32_t seeded = next_stamp(s, w), stamp = next_stamp(s, w), ns = 0, qn = 0;
     for (uint64_t i = 0; i < n; i++) {
         const mkrt__slog_entry *e = entry(s, i);
         if (e == NULL || e->kind != MKRT__SOP_DELETE)
             continue;
         uint32_t child = q->parent[e->v] == e->u ? e->v : q->parent[e->u] == e->v ? e->u : MKRT__SNONE;
-        if (child != MKRT__SNONE && s->mark[child] != seeded) {
-            s->mark[child] = seeded;
-            s->seeds[ns++] = child;
+        if (child != MKRT__SNONE && w->mark[child] != seeded) {
+            w->mark[child] = seeded;
+            w->seeds[ns++] = child;
         }
     }
     if (ns > 1 && q->q.kind == MKRT_STREAM_CC)
-        qsort_r(s->seeds, ns, sizeof *s->seeds, by_depth, q->depth);
+        qsort_r(w->seeds, ns, sizeof *w->seeds, by_depth, q->depth);
     else if (ns > 1)
-        qsort_r(s->seeds, ns, sizeof *s->seeds, by_value, q->val);
+        qsort_r(w->seeds, ns, sizeof *w->seeds, by_value, q->val);
     for (uint32_t k = 0, head = 0; k < ns; k++) {
-        uint32_t v = s->seeds[k];
-        if (s->mark[v] == stamp || replaced(s, q, v, stamp, &relaxed))
+        uint32_t v = w->seeds[k];
+        if (w->mark[v] == stamp || replaced(s, w, q, v, stamp, &relaxed))
             continue;
-        s->mark[v] = stamp;
-        s->queue[qn++] = v;
+        w->mark[v] = stamp;
+        w->queue[qn++] = v;
         for (; head < qn; head++) {
-            uint32_t y = s->queue[head];
+            uint32_t y = w->queue[head];
             const mkrt__sadj *a = &s->adj[y];
             relaxed += a->deg;
             for (uint32_t i = 0; i < a->deg; i++) {
                 uint32_t x = a->e[i].to;
-                if (q->parent[x] == y && s->mark[x] != stamp) {
-                    s->mark[x] = stamp;
-                    s->queue[qn++] = x;
+                if (q->parent[x] == y && w->mark[x] != stamp) {
+                    w->mark[x] = stamp;
+                    w->queue[qn++] = x;
                 }
             }
         }
     }
     if (qn > 0) {
         for (uint32_t k = 0; k < qn; k++) {
-            uint32_t y = s->queue[k];
+            uint32_t y = w->queue[k];
             set(s, q, y, start_value(q, y), MKRT__SNONE);
         }
         /* 2. Each reset vertex pulls from its neighbours (the graph as it
          *    is now, insertions included). */
         for (uint32_t k = 0; k < qn; k++) {
-            uint32_t y = s->queue[k], best_from = MKRT__SNONE;
+            uint32_t y = w->queue[k], best_from = MKRT__SNONE;
             const mkrt__sadj *a = &s->adj[y];
             uint64_t best = q->val[y];
             relaxed += a->deg;
@@ -255,30 +255,30 @@ static void apply_query(mkrt_stream *s, mkrt__squery *q, uint64_t n)
             if (best_from != MKRT__SNONE)
                 set(s, q, y, best, best_from);
             if (q->val[y] != MKRT_STREAM_UNREACHED)
-                push(s, q->val, y);
+                push(w, q->val, y);
         }
         atomic_fetch_add_explicit(&s->reset, qn, memory_order_relaxed); /* relaxed: a counter */
     }
     /* 3. Insertions relax their edge, if it is still there with that
      *    weight (one inserted and deleted again in the batch is not): the
      *    graph is asked only when both ends had a deletion in the batch. */
-    uint32_t touched = next_stamp(s);
+    uint32_t touched = next_stamp(s, w);
     for (uint64_t i = 0; i < n; i++) {
         const mkrt__slog_entry *e = entry(s, i);
         if (e != NULL && e->kind == MKRT__SOP_DELETE)
-            s->mark[e->u] = s->mark[e->v] = touched;
+            w->mark[e->u] = w->mark[e->v] = touched;
     }
     for (uint64_t i = 0; i < n; i++) {
         const mkrt__slog_entry *e = entry(s, i);
         if (e != NULL && e->kind == MKRT__SOP_INSERT &&
-            (s->mark[e->u] != touched || s->mark[e->v] != touched || mkrt__sgraph_weight(s, e->u, e->v) == e->w)) {
-            relax(s, q, e->u, e->v, e->w);
-            relax(s, q, e->v, e->u, e->w);
+            (w->mark[e->u] != touched || w->mark[e->v] != touched || mkrt__sgraph_weight(s, e->u, e->v) == e->w)) {
+            relax(s, w, q, e->u, e->v, e->w);
+            relax(s, w, q, e->v, e->u, e->w);
             relaxed += 2;
         }
     }
     /* 4. Propagate to the fixpoint. */
-    relaxed += propagate(s, q);
+    relaxed += propagate(s, w, q);
     atomic_fetch_add_explicit(&s->relaxed, relaxed, memory_order_relaxed); /* relaxed: a counter */
 }
 
@@ -294,8 +294,9 @@ void mkrt__sincr_apply(mkrt_stream *s, uint64_t n)
         const mkrt__slog_entry *e = entry(s, i);
         ok += e != NULL && e->kind != MKRT__SNONE;
     }
-    for (uint32_t k = 0; k < s->cfg.queries; k++)
-        apply_query(s, &s->qs[k], n);
+    if (!mkrt__spar_repair(s, n))
+        for (uint32_t k = 0; k < s->cfg.queries; k++)
+            mkrt__sincr_query(s, &s->scr[0], &s->qs[k], n);
     mkrt__sview_publish(s, mkrt__sview_position(s) + ok);
 }
 
@@ -303,15 +304,16 @@ void mkrt__sincr_apply(mkrt_stream *s, uint64_t n)
 void mkrt__sincr_full(mkrt_stream *s, uint32_t qi)
 {
     mkrt__squery *q = &s->qs[qi];
+    mkrt__sscratch *w = &s->scr[0];
     for (uint32_t v = 0; v < s->n; v++) {
         q->val[v] = start_value(q, v);
         q->parent[v] = MKRT__SNONE;
         q->depth[v] = 0;
     }
-    s->heap_n = 0;
+    w->heap_n = 0;
     if (q->q.kind != MKRT_STREAM_CC) {
-        push(s, q->val, q->q.source);
-        propagate(s, q);
+        push(w, q->val, q->q.source);
+        propagate(s, w, q);
     } else {
         /* Ascending order: the first vertex met of a component is its
          * smallest; a BFS from it gives the tree. */
@@ -319,9 +321,9 @@ void mkrt__sincr_full(mkrt_stream *s, uint32_t qi)
             if (q->parent[r] != MKRT__SNONE || q->val[r] != r)
                 continue;
             uint32_t head = 0, tail = 0;
-            s->queue[tail++] = r;
+            w->queue[tail++] = r;
             while (head < tail) {
-                uint32_t x = s->queue[head++];
+                uint32_t x = w->queue[head++];
                 const mkrt__sadj *a = &s->adj[x];
                 for (uint32_t i = 0; i < a->deg; i++) {
                     uint32_t y = a->e[i].to;
@@ -329,7 +331,7 @@ void mkrt__sincr_full(mkrt_stream *s, uint32_t qi)
                         q->val[y] = r;
                         q->parent[y] = x;
                         q->depth[y] = q->depth[x] + 1;
-                        s->queue[tail++] = y;
+                        w->queue[tail++] = y;
                     }
                 }
             }
@@ -338,17 +340,39 @@ void mkrt__sincr_full(mkrt_stream *s, uint32_t qi)
     q->cur_n = q->prev_n = 0;
 }
 
+static void scratch_free(const mkrt_stream *s, mkrt__sscratch *w)
+{
+    size_t n = s->n;
+    mkrt__free(w->heap, n * sizeof(uint32_t));
+    mkrt__free(w->hpos, n * sizeof(uint32_t));
+    mkrt__free(w->mark, n * sizeof(uint32_t));
+    mkrt__free(w->queue, n * sizeof(uint32_t));
+    mkrt__free(w->seeds, n * sizeof(uint32_t));
+    *w = (mkrt__sscratch){0};
+}
+
+int mkrt__sincr_scratch(const mkrt_stream *s, mkrt__sscratch *w)
+{
+    size_t n = s->n;
+    w->heap = mkrt__alloc(n * sizeof(uint32_t), MKRT_CACHE_LINE);
+    w->hpos = mkrt__alloc(n * sizeof(uint32_t), MKRT_CACHE_LINE);
+    w->mark = mkrt__alloc_zeroed(n * sizeof(uint32_t), MKRT_CACHE_LINE);
+    w->queue = mkrt__alloc(n * sizeof(uint32_t), MKRT_CACHE_LINE);
+    w->seeds = mkrt__alloc(n * sizeof(uint32_t), MKRT_CACHE_LINE);
+    if (w->heap == NULL || w->hpos == NULL || w->mark == NULL || w->queue == NULL || w->seeds == NULL) {
+        scratch_free(s, w);
+        return -1;
+    }
+    memset(w->hpos, 0xff, n * sizeof(uint32_t));
+    w->heap_n = w->stamp = 0;
+    return 0;
+}
+
 int mkrt__sincr_init(mkrt_stream *s)
 {
     size_t n = s->n;
-    s->heap = mkrt__alloc(n * sizeof(uint32_t), MKRT_CACHE_LINE);
-    s->hpos = mkrt__alloc(n * sizeof(uint32_t), MKRT_CACHE_LINE);
-    s->mark = mkrt__alloc_zeroed(n * sizeof(uint32_t), MKRT_CACHE_LINE);
-    s->queue = mkrt__alloc(n * sizeof(uint32_t), MKRT_CACHE_LINE);
-    s->seeds = mkrt__alloc(n * sizeof(uint32_t), MKRT_CACHE_LINE);
-    if (s->heap == NULL || s->hpos == NULL || s->mark == NULL || s->queue == NULL || s->seeds == NULL)
+    if (mkrt__sincr_scratch(s, &s->scr[0]) != 0)
         return -1;
-    memset(s->hpos, 0xff, n * sizeof(uint32_t));
     for (uint32_t k = 0; k < s->cfg.queries; k++) {
         mkrt__squery *q = &s->qs[k];
         q->q = s->cfg.query[k];
@@ -371,11 +395,8 @@ int mkrt__sincr_init(mkrt_stream *s)
 void mkrt__sincr_free(mkrt_stream *s)
 {
     size_t n = s->n;
-    mkrt__free(s->heap, n * sizeof(uint32_t));
-    mkrt__free(s->hpos, n * sizeof(uint32_t));
-    mkrt__free(s->mark, n * sizeof(uint32_t));
-    mkrt__free(s->queue, n * sizeof(uint32_t));
-    mkrt__free(s->seeds, n * sizeof(uint32_t));
+    for (uint32_t t = 0; t < MKRT_STREAM_APPLY_THREADS_MAX; t++)
+        scratch_free(s, &s->scr[t]);
     for (uint32_t k = 0; k < s->cfg.queries; k++) {
         mkrt__squery *q = &s->qs[k];
         mkrt__free(q->val, n * sizeof(uint64_t));

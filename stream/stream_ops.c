@@ -235,16 +235,36 @@ mkrt_status mkrt_stream_apply(mkrt_stream *s, const mkrt_item *items, size_t n, 
      * which this repair applies too (an armed apply item then finds the
      * log empty). */
     gate_open(s);
+    /* A large batch: checks and log slots here, the graph changes on the
+     * stream's helpers (stream_par.c), then the outcomes here, in order. */
+    mkrt__spitem *par = mkrt__spar_items(s, items, n);
+    if (par != NULL) {
+        for (size_t i = 0; i < n; i++) {
+            par[i].insert = items[i].op == s->cfg.op_base + MKRT__SOP_INSERT;
+            mkrt_status st = check(s, &items[i], par[i].insert);
+            if (st == MKRT_OK && (par[i].slot = log_slot(s, &st)) == NULL)
+                count(&s->failed_resource);
+            par[i].st = st;
+        }
+        mkrt__spar_changes(s);
+    }
     for (size_t i = 0; i < n; i++) {
         const mkrt_item *it = &items[i];
         bool insert = it->op == s->cfg.op_base + MKRT__SOP_INSERT;
-        mkrt_status st = check(s, it, insert);
+        mkrt_status st = MKRT_OK;
         mkrt__slog_entry *slot = NULL;
-        if (st == MKRT_OK && (slot = log_slot(s, &st)) == NULL)
-            count(&s->failed_resource);
+        if (par != NULL) {
+            slot = par[i].slot;
+            st = (mkrt_status)par[i].st;
+        } else {
+            st = check(s, it, insert);
+            if (st == MKRT_OK && (slot = log_slot(s, &st)) == NULL)
+                count(&s->failed_resource);
+        }
         if (st == MKRT_OK) {
-            int r = insert ? mkrt__sgraph_insert(s, it->out, it->in, it->param)
-                           : (int)mkrt__sgraph_delete(s, it->out, it->in);
+            int r = par != NULL ? mkrt__spar_outcome(s, i)
+                    : insert    ? mkrt__sgraph_insert(s, it->out, it->in, it->param)
+                                : (int)mkrt__sgraph_delete(s, it->out, it->in);
             *slot = (mkrt__slog_entry){it->out, it->in, it->param,
                                        r == 0 ? (insert ? MKRT__SOP_INSERT : MKRT__SOP_DELETE) : MKRT__SNONE};
             st = settle(s, r, insert);

@@ -249,11 +249,10 @@ static void at_once(mkrt_backend_kind kind, const test_graph *g, mkrt_runtime *c
     mkrt_destroy(rt, SEC, NULL);
 }
 
-/* Graph and frontier bytes the device holds (megakernel_backend.c). */
+/* Graph and RELAX bitmap bytes the device holds (megakernel_backend.c). */
 static uint64_t graph_bytes(const test_graph *g)
 {
-    const uint32_t q = g->v / 4 + 256 < g->v ? g->v / 4 + 256 : g->v;
-    return (g->v + 1) * 8ull + g->off[g->v] * 4ull * (g->w != NULL ? 2 : 1) + mkrt__mk_frontier_bytes(g->v, q);
+    return (g->v + 1) * 8ull + g->off[g->v] * 4ull * (g->w != NULL ? 2 : 1) + mkrt__mk_job_bits_bytes(g->v);
 }
 
 static void set_memory(uint64_t total, uint64_t others)

@@ -5,8 +5,9 @@
  * stand-in driver (tests/fakes/fake_libcuda.c), with the cells in mapped
  * host memory and in device memory: SSSP and unit-weight BFS from several
  * roots equal the CPU pool's and Dijkstra's; one batch per traversal, its
- * levels counted as layers, its edges as emitted items; a frontier wider
- * than the device's queue runs from the bitset; the watchdog lets a long
+ * levels counted as layers, its edges as emitted items, through the
+ * device's traversal job engine (a RELAX job: issue 36); RELAX batches
+ * and public traversals interleaved; the watchdog lets a long
  * traversal run (levels are progress) and still catches a hung level;
  * batches the device cannot run (a C user op beside RELAX) stay on the CPU
  * pool. */
@@ -104,16 +105,13 @@ static uint64_t degree_sum(const test_graph *g, const uint64_t *dist)
 }
 
 /* SSSP and unit-weight BFS from several roots: the CPU pool's and
- * Dijkstra's distances, one device batch each. cap: the device queue's
- * vertices (0: as allocated). */
-static void traversals(const setup *s, const test_graph *g, bool weighted, uint32_t cap)
+ * Dijkstra's distances, one device batch each. */
+static void traversals(const setup *s, const test_graph *g, bool weighted)
 {
     const char *k = name_of(s);
     mkrt_runtime *rt = start(s, g, weighted);
     setup cpu_setup = {MKRT_BACKEND_CPU, false, 0, 0, NULL, NULL};
     mkrt_runtime *cpu = start(&cpu_setup, g, weighted);
-    if (cap != 0)
-        mkrt__megakernel_frontier_cap(mkrt__test_device(rt), cap);
     like(mkrt_backend_describe(rt), "on the device: RELAX traversals run there",
          "%s: the registered graph is on the device", k);
     mkrt_producer *p = mkrt_producer_open(rt, NULL), *pc = mkrt_producer_open(cpu, NULL);
@@ -127,8 +125,7 @@ static void traversals(const setup *s, const test_graph *g, bool weighted, uint3
         is(sssp(cpu, pc, g, roots[r], on_cpu), MKRT_OK, "cpu: quiescent");
         test_graph_ref_sssp(g, roots[r], weighted ? g->w : NULL, want);
         ok(memcmp(dist, want, g->v * sizeof *dist) == 0 && memcmp(dist, on_cpu, g->v * sizeof *dist) == 0,
-           "%s: %s from %u%s equals Dijkstra and the CPU pool", k, weighted ? "SSSP" : "BFS", roots[r],
-           cap ? " (small queue)" : "");
+           "%s: %s from %u equals Dijkstra and the CPU pool", k, weighted ? "SSSP" : "BFS", roots[r]);
         /* The RELAX's batch (and the cell writes, which are not batches). */
         is(after.batches - before.batches, 1, "%s: ... in one batch", k);
         is(after.device_batches - before.device_batches, 1, "%s: ... on the device", k);
@@ -174,6 +171,105 @@ static void lowered_once(const setup *s, const test_graph *g)
     is(after.layers - before.layers, 1 + depth + 1, "%s: ... in %llu levels after the RELAX's layer", k,
        (unsigned long long)(depth + 1));
     free(dist);
+    mkrt_producer_close(p);
+    mkrt_destroy(rt, SEC, NULL);
+}
+
+/* RELAX batches run as jobs of the device's traversal job engine (issue
+ * 36, protocol.h "RELAX batches"): the finished batch carries one job, a
+ * RELAX job, whose record holds the batch's levels and edges exactly (the
+ * old second level loop left no job record). A root without edges: the
+ * RELAX job runs no level. */
+static void relax_job_record(const setup *s, const test_graph *g)
+{
+    const char *k = name_of(s);
+    mkrt_runtime *rt = start(s, g, true);
+    mkrt_producer *p = mkrt_producer_open(rt, NULL);
+    uint64_t *dist = malloc(g->v * sizeof *dist);
+    const uint32_t roots[] = {1, g->v - 1 /* isolated */};
+    for (size_t r = 0; r < sizeof roots / sizeof *roots; r++) {
+        mkrt_stats before = stats(rt);
+        sssp(rt, p, g, roots[r], dist);
+        mkrt_stats after = stats(rt);
+        mkrt__mk_job rec;
+        const uint32_t n = mkrt__megakernel_last_jobs(mkrt__test_device(rt), &rec);
+        const uint64_t levels = after.layers - before.layers - 1, emitted = after.emitted - before.emitted;
+        ok(n == 1 && rec.kind == MKRT_MK_JOB_RELAX, "%s: the RELAX batch from %u was one RELAX job of the job engine "
+           "(%u jobs, kind %u)", k, roots[r], n, rec.kind);
+        ok(rec.levels_pushed == levels && rec.levels_pulled == 0 && rec.edges == emitted &&
+               (levels == 0) == (g->off[roots[r] + 1] == g->off[roots[r]]),
+           "%s: ... its record: %llu levels, %llu edges, the batch's own", k, (unsigned long long)rec.levels_pushed,
+           (unsigned long long)rec.edges);
+    }
+    free(dist);
+    mkrt_producer_close(p);
+    mkrt_destroy(rt, SEC, NULL);
+}
+
+/* Several RELAX batches and public traversals (job rounds) at once on
+ * one device: the RELAX job's cells and the public jobs' own arrays stay
+ * apart, and every result is right. Two RELAX batches per round, from
+ * two roots (the cells: the two-source distances), around a public SSSP
+ * and BFS started between them. */
+static void interleaved(const setup *s, const test_graph *g)
+{
+    const char *k = name_of(s);
+    mkrt_runtime *rt = start(s, g, true);
+    mkrt_producer *p = mkrt_producer_open(rt, NULL);
+    const uint32_t n = g->v;
+    uint64_t *cells = malloc(n * sizeof *cells), *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b),
+             *got = malloc(n * sizeof *got);
+    uint32_t *level = malloc(n * sizeof *level);
+    int right = 0, rounds = 3;
+    mkrt_stats before = stats(rt);
+    for (int round = 0; round < rounds; round++) {
+        const uint32_t r1 = (uint32_t)(17 * round + 1) % n, r2 = (uint32_t)(31 * round + 400) % n;
+        const uint32_t ts = (uint32_t)(7 * round + 3) % n, tb = (uint32_t)(11 * round + 5) % n;
+        for (uint32_t v = 0; v < n; v++)
+            mkrt_cell_write(rt, v, UINT64_MAX);
+        mkrt_cell_write(rt, n, 0);
+        mkrt_item r[2] = {{MKRT_OP_RELAX, n, r1, 0}, {MKRT_OP_RELAX, n, r2, 0}};
+        mkrt_publish(p, &r[0], 1, MKRT_TIMEOUT_INFINITE, NULL);
+        mkrt_traversal *t[2] = {NULL, NULL};
+        const mkrt_traversal_desc d[2] = {{MKRT_TRAVERSAL_SSSP, false}, {MKRT_TRAVERSAL_BFS, false}};
+        bool started = true;
+        for (int i = 0; i < 2; i++)
+            started &= mkrt_traversal_open(rt, &d[i], &t[i], NULL) == MKRT_OK &&
+                        mkrt_traversal_start(t[i], i == 0 ? ts : tb, NULL) == MKRT_OK;
+        mkrt_publish(p, &r[1], 1, MKRT_TIMEOUT_INFINITE, NULL);
+        bool good = started && mkrt_quiesce(rt, SEC) == MKRT_OK;
+        for (int i = 0; i < 2; i++)
+            good = good && mkrt_traversal_wait(t[i], SEC) == MKRT_OK;
+        /* The cells: the distances from r1 or r2, whichever is nearer. */
+        mkrt_cells_read(rt, 0, n, cells);
+        test_graph_ref_sssp(g, r1, g->w, a);
+        test_graph_ref_sssp(g, r2, g->w, b);
+        for (uint32_t v = 0; good && v < n; v++)
+            good = cells[v] == (a[v] < b[v] ? a[v] : b[v]);
+        /* The public SSSP: Dijkstra's; the public BFS: the depths. */
+        test_graph_ref_sssp(g, ts, g->w, a);
+        good = good && mkrt_traversal_read(t[0], 0, n, got, NULL) == MKRT_OK && memcmp(got, a, n * sizeof *a) == 0;
+        test_graph_ref_bfs(g, tb, level);
+        good = good && mkrt_traversal_read(t[1], 0, n, got, NULL) == MKRT_OK;
+        for (uint32_t v = 0; good && v < n; v++)
+            good = got[v] == (level[v] == UINT32_MAX ? UINT64_MAX : level[v]);
+        for (int i = 0; i < 2; i++)
+            if (t[i] != NULL)
+                mkrt_traversal_close(t[i], NULL);
+        right += good;
+    }
+    mkrt_stats after = stats(rt);
+    is(right, rounds, "%s: %d rounds of two RELAX batches around a public SSSP and BFS: every result right", k, rounds);
+    const uint64_t on_device = after.device_batches - before.device_batches;
+    ok(after.batches - before.batches == on_device && on_device >= 2u * rounds && after.device_failures == 0,
+       "%s: ... every batch on the device (%llu: RELAX batches and job rounds), no failure", k,
+       (unsigned long long)on_device);
+    ok(accounted(rt), "%s: ... published + emitted = executed + pruned + failed", k);
+    free(cells);
+    free(a);
+    free(b);
+    free(got);
+    free(level);
     mkrt_producer_close(p);
     mkrt_destroy(rt, SEC, NULL);
 }
@@ -281,7 +377,9 @@ static void watchdog(void)
     mkrt_destroy(rt, SEC, NULL);
 
     fails f = {0, MKRT_OK};
-    s.watchdog_ms = 50;
+    /* Long enough that levels 1-5 finish on a loaded machine before the
+     * watchdog calls a slow (not hung) level a hang. */
+    s.watchdog_ms = 400;
     s.on_error = note_fail;
     s.error_ctx = &f;
     rt = start(&s, &g, false);
@@ -425,9 +523,11 @@ static int real_gpu(const test_graph *g)
     cuda_real_or_skip();
     for (int state = 0; state < 2; state++) {
         const setup cuda = {MKRT_BACKEND_CUDA, state != 0, 0, 0, NULL, NULL};
-        traversals(&cuda, g, true, 0);
-        traversals(&cuda, g, false, 8);
+        traversals(&cuda, g, true);
+        traversals(&cuda, g, false);
         lowered_once(&cuda, g);
+        relax_job_record(&cuda, g);
+        interleaved(&cuda, g);
         mixed_batch(&cuda, g);
         big_graph(&cuda, 1u << 18, 1u << 21);
     }
@@ -441,10 +541,11 @@ int main(int argc, char **argv)
     if (GRAPH_DEVICE_REAL_GPU)
         return real_gpu(&g);
     const setup sim = {MKRT_BACKEND_SIM, false, 0, 0, NULL, NULL};
-    traversals(&sim, &g, true, 0);
-    traversals(&sim, &g, false, 0);
-    traversals(&sim, &g, true, 8);
+    traversals(&sim, &g, true);
+    traversals(&sim, &g, false);
     lowered_once(&sim, &g);
+    relax_job_record(&sim, &g);
+    interleaved(&sim, &g);
     mixed_batch(&sim, &g);
     refused_batch(&sim, &g);
     watchdog();
@@ -456,9 +557,11 @@ int main(int argc, char **argv)
     } else {
         for (int state = 0; state < 2; state++) {
             const setup cuda = {MKRT_BACKEND_CUDA, state != 0, 0, 0, NULL, NULL};
-            traversals(&cuda, &g, true, 0);
-            traversals(&cuda, &g, false, 8);
+            traversals(&cuda, &g, true);
+            traversals(&cuda, &g, false);
             lowered_once(&cuda, &g);
+            relax_job_record(&cuda, &g);
+            interleaved(&cuda, &g);
             mixed_batch(&cuda, &g);
             cuda_long_traversal(state != 0);
         }

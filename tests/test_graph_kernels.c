@@ -231,7 +231,7 @@ static void kernels_on(const traverse_ops *ops, const g500_graph *gr, const char
         uint32_t it = 0;
         double l1 = -1;
         const double bound = TRAVERSE_PR_CHECK_L1(TRAVERSE_PR_TOLERANCE);
-        g500_pagerank_fixed_point(g, bound / 100, ref_score, why, sizeof why);
+        g500_pagerank_fixed_point(g, TRAVERSE_PR_FIXED_L1, ref_score, why, sizeof why);
         const bool pr_ok = ops->pr(e, score, &it, why, sizeof why) == 0 &&
                            g500_validate_pr(n, score, ref_score, bound, &l1, why, sizeof why) == 0;
         ok(pr_ok,

@@ -4,7 +4,8 @@
  * and PageRank within 1e-6 L1 of the converged fixed point, on random
  * graphs of several components, on the CPU pool and the simulated device,
  * with CC, PageRank, BFS and SSSP running at once from four threads while
- * a producer's items run; the default PageRank parameters; lane reuse
+ * a producer's items run; the default PageRank parameters; its start by
+ * degree (the fixed point on a cycle beside isolated vertices); lane reuse
  * across kinds; and every bad input of the new kinds and calls. */
 #include <math.h>
 #include <stdio.h>
@@ -339,6 +340,44 @@ static void pagerank_defaults(const test_graph *g)
     mkrt_destroy(rt, SEC, NULL);
 }
 
+/* The start by degree (graph/sweep.c): on a cycle of k vertices beside k
+ * isolated ones it is the fixed point itself (1/n on the cycle, (1 - d)/n
+ * on the isolated vertices): one iteration, which changes nothing. From
+ * 1/n, or with the cycle's mass not set to its share of the vertices, it
+ * would take more than one. On the CPU pool and the simulated device
+ * (the same start). */
+static void pagerank_start(mkrt_backend_kind kind)
+{
+    const uint32_t k = 1000, n = 2 * k;
+    test_graph g = {n, calloc(n + 1, sizeof(uint64_t)), malloc(2 * k * sizeof(uint32_t)), NULL};
+    if (g.off == NULL || g.dst == NULL)
+        bail_out("out of memory");
+    for (uint32_t v = 0; v < n; v++)
+        g.off[v + 1] = g.off[v] + (v < k ? 2 : 0);
+    for (uint32_t v = 0; v < k; v++) {
+        g.dst[2 * v] = (v + k - 1) % k;
+        g.dst[2 * v + 1] = (v + 1) % k;
+    }
+    mkrt_traversal *t;
+    mkrt_runtime *rt = with_graph(kind, &g, &t);
+    mkrt_error err;
+    double *got = malloc(n * sizeof *got);
+    uint32_t iters = 0;
+    is(mkrt_traversal_start(t, 0, &err), MKRT_OK, "%s start: PageRank on a cycle and isolated vertices",
+       kind_name(kind));
+    is(mkrt_traversal_wait(t, MKRT_TIMEOUT_INFINITE), MKRT_OK, "%s start: finishes", kind_name(kind));
+    mkrt_traversal_read_ranks(t, 0, n, got, &iters, NULL);
+    is(iters, 1, "%s start: one iteration (the start by degree is the fixed point)", kind_name(kind));
+    double worst = 0;
+    for (uint32_t v = 0; v < n; v++)
+        worst = fmax(worst, fabs(got[v] - (v < k ? 1.0 : 0.15) / n));
+    ok(worst < 1e-6 / n, "%s start: scores 1/n on the cycle, 0.15/n alone (worst off by %.2g; float contributions)",
+       kind_name(kind), worst);
+    free(got);
+    mkrt_destroy(rt, SEC, NULL);
+    test_graph_free(&g);
+}
+
 static void bad_input(const test_graph *g)
 {
     mkrt_runtime *rt = with_graph(MKRT_BACKEND_CPU, g, NULL);
@@ -468,6 +507,8 @@ int main(void)
     }
     at_once(MKRT_BACKEND_CPU, &one, "one part");
     pagerank_defaults(&big);
+    for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++)
+        pagerank_start(kinds[k]);
     bad_input(&small);
     destroy_while_running(&big);
     test_graph_free(&small);

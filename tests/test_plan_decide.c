@@ -117,21 +117,26 @@ static void split_decides(void)
 {
     mkrt__plan_costs c;
     memset(&c, 0, sizeof c);
-    is(mkrt__decide_split(&c, 1u << 20, 2), 1u, "SPLIT: no part before the one pass was measured");
+    is(mkrt__decide_split(&c, 1u << 20, 2, false), 1u, "SPLIT: no part before the one pass was measured");
     for (int i = 0; i < 8; i++)
         mkrt__ema_add(&c.level_ns_item, 8.0);
-    is(mkrt__decide_split(&c, 1u << 20, 1), 1u, "SPLIT: one executor, the one pass");
+    is(mkrt__decide_split(&c, 1u << 20, 1, false), 1u, "SPLIT: one executor, the one pass");
     /* 8 ns x n / 2 moved against 50 us x 1.25: 15625 items is the edge. */
-    is(mkrt__decide_split(&c, 15000, 2), 1u, "SPLIT: 15000 items move 60 us, below 62.5 us: one pass");
-    is(mkrt__decide_split(&c, 20000, 2), 2u, "SPLIT: 20000 items move 80 us: two parts");
-    is(mkrt__decide_split(&c, 1u << 20, 64), MKRT__SPLIT_PARTS_MAX, "SPLIT: at most 16 parts");
+    is(mkrt__decide_split(&c, 15000, 2, false), 1u, "SPLIT: 15000 items move 60 us, below 62.5 us: one pass");
+    is(mkrt__decide_split(&c, 20000, 2, false), 2u, "SPLIT: 20000 items move 80 us: two parts");
+    is(mkrt__decide_split(&c, 1u << 20, 64, false), MKRT__SPLIT_PARTS_MAX, "SPLIT: at most 16 parts");
     for (int i = 0; i < 8; i++)
         mkrt__ema_add(&c.handoff_ns, 4000.0);
-    is(mkrt__decide_split(&c, 2000, 2), 2u, "SPLIT: the pool's measured 4 us hand-off lowers the edge (2000 items)");
+    is(mkrt__decide_split(&c, 2000, 2, false), 2u, "SPLIT: the pool's measured 4 us hand-off lowers the edge (2000 items)");
     for (int i = 0; i < 8; i++)
         mkrt__ema_add(&c.split_handoff_ns, 200000.0);
-    is(mkrt__decide_split(&c, 40000, 2), 1u, "SPLIT: its own measured 200 us hand-off wins over the pool's");
-    is(mkrt__decide_split(&c, 80000, 2), 2u, "... and 80000 items (320 us moved) still split");
+    is(mkrt__decide_split(&c, 40000, 2, false), 1u, "SPLIT: its own measured 200 us hand-off wins over the pool's");
+    is(mkrt__decide_split(&c, 80000, 2, false), 2u, "... and 80000 items (320 us moved) still split");
+    is(mkrt__decide_split(&c, 40000, 2, true), 2u,
+       "SPLIT: a probe leaves its own hand-off out: the pool's 4 us, two parts");
+    is(mkrt__decide_split(&c, 1000, 2, true), 1u, "... but 1000 items (4 us moved) stay on the one pass");
+    mkrt__ema_restart(&c.split_handoff_ns, 3000.0);
+    is(mkrt__decide_split(&c, 40000, 2, false), 2u, "SPLIT: the probe's 3 us hand-off is the estimate now");
 }
 
 static void knobs(void)

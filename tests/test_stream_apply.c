@@ -52,17 +52,25 @@ static void random_update(uint64_t *x, mkrt_item *it)
         mkrt_stream_delete_item(g_s, u, v, it);
 }
 
-static int views_exact(uint32_t queries)
+/* Every query of g_s's n vertices equals a recompute. */
+static int views_exact_n(uint32_t n, uint32_t queries)
 {
-    uint64_t got[N], want[N];
+    uint64_t *got = malloc(n * sizeof *got), *want = malloc(n * sizeof *want);
     mkrt_stream_view v;
-    int good = 1;
+    int good = got != NULL && want != NULL;
     mkrt_stream_view_open(g_s, &v);
     for (uint32_t q = 0; q < queries && good; q++)
-        good = mkrt_stream_view_read(&v, q, 0, N, got, NULL) == MKRT_OK &&
-               mkrt_stream_recompute(g_s, q, want, NULL) == MKRT_OK && memcmp(got, want, sizeof got) == 0;
+        good = mkrt_stream_view_read(&v, q, 0, n, got, NULL) == MKRT_OK &&
+               mkrt_stream_recompute(g_s, q, want, NULL) == MKRT_OK && memcmp(got, want, n * sizeof *got) == 0;
     mkrt_stream_view_close(&v);
+    free(got);
+    free(want);
     return good;
+}
+
+static int views_exact(uint32_t queries)
+{
+    return views_exact_n(N, queries);
 }
 
 typedef struct side {
@@ -238,10 +246,198 @@ static void test_load_room(void)
     mkrt_stream_destroy(g_s);
 }
 
+/* ---- A large batch on the stream's helpers (apply_threads) --------------
+ * The same batches applied by a stream on the caller alone and by streams
+ * with 2 and 3 apply threads: every status, counter, row (mkrt_stream_csr:
+ * the same edges in the same order) and result is the same, and exact. */
+#define PN 3000u
+#define PBATCH 2048u
+
+static mkrt_stream *par_stream(uint32_t threads, const uint32_t *src, const uint32_t *dst, const uint32_t *w,
+                               size_t m)
+{
+    mkrt_stream_config c = mkrt_stream_config_default();
+    c.vertices = PN;
+    c.weight_max = 7;
+    c.queries = 3;
+    c.apply_threads = threads;
+    c.query[0] = (mkrt_stream_query){MKRT_STREAM_BFS, 3};
+    c.query[1] = (mkrt_stream_query){MKRT_STREAM_SSSP, 3};
+    c.query[2] = (mkrt_stream_query){MKRT_STREAM_CC, 0};
+    mkrt_stream *s = NULL;
+    if (mkrt_stream_create(&c, &s, NULL) != MKRT_OK || mkrt_stream_load(s, src, dst, w, m, NULL, NULL) != MKRT_OK) {
+        mkrt_stream_destroy(s);
+        return NULL;
+    }
+    return s;
+}
+
+/* Updates around a few hubs (rows past the hash index's size) and many
+ * small rows; some duplicates, absent deletions, weight clashes,
+ * self-loops and vertices out of range. */
+static void par_update(uint64_t *x, mkrt_item *it, const mkrt_stream *s)
+{
+    uint32_t r = (uint32_t)(rnd(x) % 100);
+    uint32_t u = r < 40 ? (uint32_t)(rnd(x) % 4) : (uint32_t)(rnd(x) % PN), v = (uint32_t)(rnd(x) % PN);
+    if (r == 99)
+        v = u; /* a self-loop */
+    if (r == 98)
+        v = PN + 5; /* out of range */
+    static uint32_t last_u = 0, last_v = 1; /* the last insertion: deleted again now and then */
+    if (r >= 40 && r < 50) {
+        u = (uint32_t)(rnd(x) % (PN - 1)); /* a path edge */
+        v = u + 1;
+    }
+    if (rnd(x) % 2) {
+        mkrt_stream_insert_item(s, u, v, 1 + (uint32_t)(rnd(x) % 3), it);
+        last_u = u, last_v = v;
+    } else if (r % 2) {
+        mkrt_stream_delete_item(s, last_u, last_v, it);
+    } else {
+        mkrt_stream_delete_item(s, u, v, it);
+    }
+}
+
+static int same_csr(mkrt_stream *a, mkrt_stream *b, uint64_t *oa, uint64_t *ob, uint32_t *ta, uint32_t *tb,
+                    uint32_t *wa, uint32_t *wb, uint64_t cap)
+{
+    if (mkrt_stream_csr(a, oa, ta, wa, cap, NULL) != MKRT_OK || mkrt_stream_csr(b, ob, tb, wb, cap, NULL) != MKRT_OK)
+        return 0;
+    return memcmp(oa, ob, (PN + 1) * sizeof *oa) == 0 && memcmp(ta, tb, oa[PN] * sizeof *ta) == 0 &&
+           memcmp(wa, wb, oa[PN] * sizeof *wa) == 0;
+}
+
+static void test_parallel_batch(void)
+{
+    size_t m = 0, cap = 4 * PN + 2 * 2000;
+    uint32_t *src = malloc(cap * sizeof *src), *dst = malloc(cap * sizeof *dst), *w = malloc(cap * sizeof *w);
+    uint64_t seed = 0x1234567u;
+    for (uint32_t v = 0; v + 1 < PN && src && dst && w; v++, m++)
+        src[m] = v, dst[m] = v + 1, w[m] = 1 + v % 7; /* a path */
+    for (uint32_t k = 0; k < 2000 && src && dst && w; k++, m++)
+        src[m] = k % 4, dst[m] = 4 + (uint32_t)(rnd(&seed) % (PN - 4)), w[m] = 1 + k % 7; /* hubs 0..3 */
+    mkrt_stream *s[3] = {NULL, NULL, NULL};
+    const uint32_t threads[3] = {1, 2, 3};
+    for (int k = 0; k < 3 && src && dst && w; k++)
+        s[k] = par_stream(threads[k], src, dst, w, m);
+    uint64_t ecap = 2 * (m + 8 * (uint64_t)PBATCH);
+    uint64_t *oa = malloc((PN + 1) * sizeof *oa), *ob = malloc((PN + 1) * sizeof *ob);
+    uint32_t *ta = malloc(ecap * sizeof *ta), *tb = malloc(ecap * sizeof *tb), *wa = malloc(ecap * sizeof *wa),
+             *wb = malloc(ecap * sizeof *wb);
+    mkrt_item *it = malloc(PBATCH * sizeof *it);
+    mkrt_status *st[3] = {malloc(PBATCH * sizeof(mkrt_status)), malloc(PBATCH * sizeof(mkrt_status)),
+                          malloc(PBATCH * sizeof(mkrt_status))};
+    if (!ok(s[0] && s[1] && s[2] && oa && ob && ta && tb && wa && wb && it && st[0] && st[1] && st[2],
+            "three streams of %u vertices and %zu edges: 1, 2 and 3 apply threads", PN, m))
+        goto out;
+    int same_status = 1, same_rows = 1, exact = 1, same_ret = 1;
+    for (int round = 0; round < 6; round++) {
+        for (uint32_t i = 0; i < PBATCH; i++)
+            par_update(&seed, &it[i], s[0]);
+        mkrt_status r[3];
+        for (int k = 0; k < 3; k++)
+            r[k] = mkrt_stream_apply(s[k], it, PBATCH, st[k], NULL);
+        same_ret &= r[1] == r[0] && r[2] == r[0];
+        same_status &= memcmp(st[0], st[1], PBATCH * sizeof(mkrt_status)) == 0 &&
+                       memcmp(st[0], st[2], PBATCH * sizeof(mkrt_status)) == 0;
+        for (int k = 1; k < 3; k++)
+            same_rows &= same_csr(s[0], s[k], oa, ob, ta, tb, wa, wb, ecap);
+        for (int k = 0; k < 3; k++) {
+            g_s = s[k];
+            exact &= views_exact_n(PN, 3);
+        }
+    }
+    ok(same_ret, "each batch returns the same status on 1, 2 and 3 threads");
+    ok(same_status, "every update's status is the same");
+    ok(same_rows, "every row holds the same edges in the same order (mkrt_stream_csr)");
+    ok(exact, "every query of every stream equals a recompute after every batch");
+    mkrt_stream_stats a, b, c;
+    mkrt_stream_stats_read(s[0], &a);
+    mkrt_stream_stats_read(s[1], &b);
+    mkrt_stream_stats_read(s[2], &c);
+    ok(a.inserted == b.inserted && a.deleted == b.deleted && a.duplicates == b.duplicates &&
+           a.failed_invalid == b.failed_invalid && a.failed_absent == b.failed_absent && a.edges == b.edges &&
+           a.position == b.position && a.applies == b.applies && b.inserted == c.inserted &&
+           b.deleted == c.deleted && b.edges == c.edges && b.failed_invalid == c.failed_invalid,
+       "the counters agree: %llu inserted, %llu deleted, %llu duplicates, %llu invalid, %llu absent, %llu edges",
+       (unsigned long long)b.inserted, (unsigned long long)b.deleted, (unsigned long long)b.duplicates,
+       (unsigned long long)b.failed_invalid, (unsigned long long)b.failed_absent, (unsigned long long)b.edges);
+    ok(a.inserted > 0 && a.deleted > 0 && a.duplicates > 0 && a.failed_invalid > 0 && a.failed_absent > 0,
+       "and the batches had every outcome");
+    mkrt_stream_config cf = mkrt_stream_config_default();
+    cf.vertices = 10;
+    cf.queries = 1;
+    cf.query[0] = (mkrt_stream_query){MKRT_STREAM_CC, 0};
+    cf.apply_threads = MKRT_STREAM_APPLY_THREADS_MAX + 1;
+    mkrt_error err;
+    mkrt_stream *bad = NULL;
+    ok(mkrt_stream_create(&cf, &bad, &err) == MKRT_EINVAL && bad == NULL, "apply_threads above %u is refused",
+       MKRT_STREAM_APPLY_THREADS_MAX);
+    like(err.message, "apply_threads is 17, above 16. Fix:", "naming it, with a Fix: %s", err.message);
+out:
+    for (int k = 0; k < 3; k++) {
+        mkrt_stream_destroy(s[k]);
+        free(st[k]);
+    }
+    free(src), free(dst), free(w), free(oa), free(ob), free(ta), free(tb), free(wa), free(wb), free(it);
+}
+
+/* The apply op (on a runtime worker) repairs a log of 1,024 updates or
+ * more on the stream's helpers too: one runtime batch of 3,000 updates,
+ * then its repair; the graph and the results equal those of the same
+ * updates applied by a stream on one thread. */
+static void test_parallel_runtime(void)
+{
+    size_t m = 0;
+    uint32_t src[PN], dst[PN], w[PN];
+    for (uint32_t v = 0; v + 1 < PN; v++, m++)
+        src[m] = v, dst[m] = v + 1, w[m] = 1 + v % 7;
+    mkrt_stream *one = par_stream(1, src, dst, w, m);
+    g_s = par_stream(2, src, dst, w, m);
+    mkrt_config c = mkrt_config_default();
+    c.cells = PN;
+    c.workers = 2;
+    c.on_error = on_error;
+    mkrt_runtime *rt = NULL;
+    mkrt_producer *p = NULL;
+    mkrt_item *it = malloc(3000 * sizeof *it);
+    if (!ok(one != NULL && g_s != NULL && it != NULL && mkrt_create(&c, &rt, NULL) == MKRT_OK &&
+                mkrt_stream_register(g_s, rt, NULL) == MKRT_OK && (p = mkrt_producer_open(rt, NULL)) != NULL,
+            "a stream with 2 apply threads on a runtime"))
+        goto out;
+    uint64_t seed = 0xfeedu;
+    for (uint32_t i = 0; i < 3000; i++) {
+        par_update(&seed, &it[i], g_s);
+        if (it[i].in >= PN || it[i].out >= PN) /* the runtime refuses those: keep both sides alike */
+            mkrt_stream_delete_item(g_s, 1, 2, &it[i]);
+    }
+    ok(mkrt_publish(p, it, 3000, MKRT_TIMEOUT_INFINITE, NULL) == MKRT_OK &&
+           mkrt_quiesce(rt, MKRT_TIMEOUT_INFINITE) == MKRT_OK,
+       "3,000 updates published and quiesced");
+    mkrt_stream_apply(one, it, 3000, NULL, NULL);
+    mkrt_stream_stats a, b;
+    mkrt_stream_stats_read(one, &a);
+    mkrt_stream_stats_read(g_s, &b);
+    ok(a.edges == b.edges && a.position == b.position,
+       "the same graph as one thread's: %llu edges, position %llu", (unsigned long long)b.edges,
+       (unsigned long long)b.position);
+    ok(views_exact_n(PN, 3), "every query equals a recompute");
+    diag("%llu repairs (a repair of 1,024 updates or more runs on the helpers)", (unsigned long long)b.applies);
+out:
+    mkrt_producer_close(p);
+    if (rt != NULL)
+        mkrt_destroy(rt, MKRT_TIMEOUT_INFINITE, NULL);
+    mkrt_stream_destroy(g_s);
+    mkrt_stream_destroy(one);
+    free(it);
+}
+
 int main(void)
 {
     test_alone();
     test_beside_runtime();
     test_load_room();
+    test_parallel_batch();
+    test_parallel_runtime();
     return done_testing();
 }

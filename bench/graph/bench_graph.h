@@ -61,6 +61,7 @@ typedef struct row {
     double cpu_seconds;
     double levels;
     double level_us; /* mkrt: mkrt_level_transition_us at these threads (0: not measured) */
+    double pr_l1;    /* PageRank: the worst run's L1 distance to the fixed point (< 0: not known) */
 } row;
 
 /* A level transition of mkrt's engine, measured directly: BFS on a path
@@ -87,6 +88,10 @@ typedef struct results {
     int n;
     conc_row conc[CONC_ROWS_MAX];
     int nconc;
+    /* PageRank: GAPBS's rule (g500_pagerank_in_place) per family: its L1
+     * distance to the fixed point (< 0: not run) and its iterations. */
+    double pr_in_place_l1[2];
+    uint32_t pr_in_place_iters[2];
 } results;
 
 /* Runs every engine on family f's graph, appending rows. Returns 0, or -1

@@ -219,6 +219,15 @@ int g500_validate_pr(uint32_t vertices, const double *score, const double *ref, 
  *  when out of memory. */
 int g500_pagerank_fixed_point(const g500_csr *g, double max_l1, double *score, char *why, size_t why_len);
 
+/** GAPBS's PageRank rule as its pr runs it, for comparing accuracy: scores
+ *  from 1/n, iterated in place (each vertex's new score / degree is read
+ *  by the vertices after it in the same iteration), all in float, until
+ *  an iteration's L1 change is below tolerance or after max_iters; the
+ *  iterations run into *iterations. Returns 0, or -1 with why when out of
+ *  memory. */
+int g500_pagerank_in_place(const g500_csr *g, double tolerance, uint32_t max_iters, double *score,
+                           uint32_t *iterations, char *why, size_t why_len);
+
 /* ---- TEPS (teps.c) ---------------------------------------------------- */
 
 /** Graph500's traversed edge count: the input tuples of el (repeats and

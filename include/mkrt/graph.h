@@ -145,7 +145,9 @@ typedef enum mkrt_traversal_kind {
     /** PageRank as GAPBS defines it: score(v) = (1 - d)/n + d * sum over
      *  the vertices u of v's row of score(u) / degree(u) (vertices without
      *  edges give nothing). Needs a symmetric graph (the rows are the
-     *  in-edges). Iterated in place over blocks of vertices (Gauss-Seidel:
+     *  in-edges). Starts from the degrees ((1 - d)/n + d * (vertices with
+     *  edges / n) * degree / edges, not 1/n: fewer iterations to the same
+     *  fixed point). Iterated in place over blocks of vertices (Gauss-Seidel:
      *  a block reads the scores other blocks already updated in the same
      *  iteration; it converges to the same fixed point as the Jacobi
      *  iteration, in fewer iterations, and the last digits differ from run

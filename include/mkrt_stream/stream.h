@@ -88,6 +88,8 @@ extern "C" {
 #define MKRT_STREAM_WEIGHT_LIMIT ((uint32_t)1 << 24)
 /** @brief The value of a vertex a BFS or SSSP query does not reach. */
 #define MKRT_STREAM_UNREACHED UINT64_MAX
+/** @brief Largest mkrt_stream_config::apply_threads. */
+#define MKRT_STREAM_APPLY_THREADS_MAX 16u
 /** @brief Op numbers a stream registers: op_base .. op_base + 2. */
 #define MKRT_STREAM_OPS 3u
 
@@ -111,6 +113,13 @@ typedef struct mkrt_stream_config {
     uint32_t op_base;    /**< First of the ::MKRT_STREAM_OPS op numbers (4000) [MKRT_OP_USER_FIRST..MKRT_OP_MAX-3]. */
     uint32_t queries;    /**< Standing queries in query[] [1..::MKRT_STREAM_QUERIES_MAX]. */
     mkrt_stream_query query[MKRT_STREAM_QUERIES_MAX]; /**< The standing queries. */
+    /** Threads mkrt_stream_apply() changes the graph on for a batch of
+     *  1,024 updates or more, and that repair 1,024 logged updates or
+     *  more of a stream with two queries or more (one query per thread,
+     *  also in the apply op): the caller and apply_threads - 1 helpers
+     *  the stream starts and keeps asleep between batches (0 or 1: the
+     *  caller alone, no thread started) [0..::MKRT_STREAM_APPLY_THREADS_MAX]. */
+    uint32_t apply_threads;
 } mkrt_stream_config;
 
 /** @brief The stream (opaque). */

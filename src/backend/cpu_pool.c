@@ -199,18 +199,41 @@ static void barrier(cpu_pool *pool, uint32_t n, uint32_t l)
  * the others into it, or out of the run. A level transition is one
  * barrier: no wake-up of the dispatcher, no pass of its stages. */
 
+/* A level barrier's waiter waits for threads it knows run (the run's
+ * other participants), so where the CPUs hold every executor it spins the
+ * pool's whole cap every time, then sleeps: no adaptive budget. One
+ * (spin_wait.h) halves on every spin that runs out, and the last
+ * arriver's row of levels run alone makes the wait outlast it on purpose:
+ * after a few such rows the waiters of the next wide levels slept at
+ * once, each woken by a futex call (bench/results/megakernel.md: 550 ->
+ * 2200 calls a run). The spin yields between slices of
+ * LEVEL_SPIN_SLICE_NS: where the machine is busier than the affinity mask
+ * says, the thread it waits for may be waiting for this CPU, and a spin
+ * that kept it would lose its whole time slice (measured at a load of 7
+ * on 2 CPUs: graph_bench's BFS and SSSP 1.1-2x slower without the yields,
+ * bench/results/megakernel.md). Where the
+ * CPUs do not hold every executor the cap is 0: no spin. */
+#define LEVEL_SPIN_SLICE_NS 20000u
+
+static bool level_spin(cpu_pool *pool, gen_check *c)
+{
+    for (uint64_t spun = 0; spun < pool->spin_cap_ns; spun += LEVEL_SPIN_SLICE_NS) {
+        if (mkrt__spin_for(generation_moved, c, LEVEL_SPIN_SLICE_NS))
+            return true;
+        mkrt__thread_yield();
+    }
+    return generation_moved(c);
+}
+
 /* The barrier after a level, over the run's n participants; returns
- * whether the run goes on. A waiter spins for the next level while that
- * pays (spin: its own budget, adapting; none where the CPUs do not hold
- * every executor), then sleeps: the last arriver may run a row of small
- * levels alone. */
-static bool level_barrier(cpu_pool *pool, const mkrt__batch *b, uint32_t n, mkrt__spin_budget *spin)
+ * whether the run goes on. */
+static bool level_barrier(cpu_pool *pool, const mkrt__batch *b, uint32_t n)
 {
     /* acquire: as in barrier(). */
     gen_check c = {pool, atomic_load_explicit(&pool->generation, memory_order_acquire)};
     /* acq_rel: as in barrier(): the last arriver has every part's writes. */
     if (n > 1 && atomic_fetch_add_explicit(&pool->arrived, 1, memory_order_acq_rel) + 1 != n) {
-        if (!mkrt__spin_adaptive(spin, generation_moved, &c, pool->spin_cap_ns))
+        if (!level_spin(pool, &c))
             mkrt__spin_then_sleep(&pool->barrier_wq, generation_moved, &c, NULL);
         return pool->level_go; /* written before the generation's release */
     }
@@ -238,13 +261,13 @@ static bool level_barrier(cpu_pool *pool, const mkrt__batch *b, uint32_t n, mkrt
 }
 
 /* One participant of a run of levels, until the run ends. */
-static void run_levels(cpu_pool *pool, const mkrt__batch *b, uint32_t n, mkrt__spin_budget *spin)
+static void run_levels(cpu_pool *pool, const mkrt__batch *b, uint32_t n)
 {
     const mkrt__source *s = b->source;
     do {
         while (s->part(s->ctx, &b->exec[0], &pool->fails))
             ;
-    } while (level_barrier(pool, b, n, spin));
+    } while (level_barrier(pool, b, n));
 }
 
 /* A run of levels on this thread alone (a pool of one executor), before
@@ -259,7 +282,7 @@ static bool run_levels_until(cpu_pool *pool, mkrt__batch *b, uint64_t until)
             return false;
         if (s->part(s->ctx, &b->exec[0], &pool->fails))
             continue;
-        if (!level_barrier(pool, b, 1, &pool->wait_spin))
+        if (!level_barrier(pool, b, 1))
             return true;
     }
 }
@@ -340,7 +363,7 @@ static int worker_main(void *p)
         mkrt__batch *b = pool->batch;
         const uint32_t n = batch_threads(pool, &b->plan);
         if (b->levels)
-            run_levels(pool, b, pool->level_n, &spin); /* every pool thread takes part */
+            run_levels(pool, b, pool->level_n); /* every pool thread takes part */
         else if (a.index <= n)
             run_share(pool, b, a.index, n);
         /* Every pool thread, in the batch or not, finishes it: `done` then
@@ -508,7 +531,7 @@ static mkrt_status cpu_launch(mkrt__backend *be, mkrt__batch *b, uint64_t append
         pool->level_n = pool->threads_n + (join ? 1u : 0u);
         publish(pool, b);
         if (join)
-            run_levels(pool, b, pool->level_n, &pool->wait_spin);
+            run_levels(pool, b, pool->level_n);
         return MKRT_OK;
     }
     if (b->plan.workers <= 1 || pool->threads_n == 0) {

@@ -35,7 +35,6 @@ typedef struct megakernel {
     uint64_t running_seq;   /* 0: nothing in flight */
     bool user_ops;          /* the device runs user ops (linked PTX) */
     bool graph_on;          /* the registered graph is on the device (graph_in) */
-    uint32_t frontier_alloc;/* vertices its frontier's queues hold */
     uint64_t graph_bytes;   /* device bytes of the graph on it (graph_in) */
     char graph_note[MKRT_ERROR_MESSAGE_MAX + 64]; /* for describe: where the graph is */
     mkrt__batch *running;   /* the batch in flight (its device results) */
@@ -107,8 +106,9 @@ static mkrt_status start_cuda(mkrt__state *sg, megakernel *m, void *const bufs[M
     return MKRT_OK;
 }
 
-/* Built-in ops; RELAX when the graph is on the device (the batch then runs
- * its traversal there, protocol.h); user ops only those the linked PTX
+/* Built-in ops; RELAX when the graph is on the device (the batch is then a
+ * RELAX job of the device's traversal engine, protocol.h "RELAX batches");
+ * user ops only those the linked PTX
  * defines. Not the host's frontier rounds (the plan stage keeps those on
  * the CPU pool): a frontier that began there is finished there. */
 static bool mk_accepts(const mkrt__backend *be, const mkrt_item *items, size_t n)
@@ -265,15 +265,6 @@ static void mk_describe(const mkrt__backend *be, char *buf, size_t len)
     snprintf(buf + at, len - at, "%s", m->graph_note);
 }
 
-/* Queues of a quarter of the vertices (and at least 256, at most all): a
- * wider level runs from the bitset, a scan of vertices / 64 words, which
- * is as cheap as a queue for a level that wide. */
-static uint32_t frontier_queue(uint32_t vertices)
-{
-    uint32_t q = vertices / 4 + 256;
-    return q < vertices ? q : vertices;
-}
-
 /* The device's resident bytes into the state, for the split and admission. */
 static void update_resident(megakernel *m)
 {
@@ -283,12 +274,13 @@ static void update_resident(megakernel *m)
     atomic_store_explicit(&m->state->device_resident, resident, memory_order_relaxed);
 }
 
-/* Bytes the device holds for graph g with queues of cap vertices. */
-static uint64_t graph_device_bytes(const mkrt_graph *g, uint32_t cap)
+/* Bytes the device holds for graph g: the CSR and the RELAX job's
+ * bitmaps (protocol.h, "RELAX batches"). */
+static uint64_t graph_device_bytes(const mkrt_graph *g)
 {
     const uint64_t v = g->vertices, edges = g->offsets[v];
     return (v + 1) * sizeof(uint64_t) + edges * sizeof(uint32_t) * (g->weights != NULL ? 2 : 1) +
-           mkrt__mk_frontier_bytes(g->vertices, cap);
+           mkrt__mk_job_bits_bytes(g->vertices);
 }
 
 /* The registered graph to the device (backend.h). Called by
@@ -299,13 +291,12 @@ static uint64_t graph_device_bytes(const mkrt_graph *g, uint32_t cap)
 static mkrt_status mk_graph_in(mkrt__backend *be, const mkrt_graph *g, mkrt_error *err)
 {
     megakernel *m = (megakernel *)be;
-    const uint32_t cap = frontier_queue(g->vertices);
     const uint64_t budget = m->state->cfg->device_memory_budget;
     /* What stays resident once the graph before is gone (relaxed: as in
      * update_resident). */
     const uint64_t now = atomic_load_explicit(&m->state->device_resident, memory_order_relaxed);
     const uint64_t resident = now > m->graph_bytes ? now - m->graph_bytes : 0;
-    const uint64_t need = graph_device_bytes(g, cap);
+    const uint64_t need = graph_device_bytes(g);
     /* The public traversals' job slots (protocol.h, "Traversal jobs"):
      * MKRT_MK_JOBS_MAX, or as many as the budget leaves beside the graph
      * (the traversals then run that many at a time, the others waiting
@@ -333,7 +324,7 @@ static mkrt_status mk_graph_in(mkrt__backend *be, const mkrt_graph *g, mkrt_erro
     m->graph_on = false;
     /* How long a running kernel may take to leave the GPU first. */
     uint64_t wait = m->state->cfg->watchdog_ms ? (uint64_t)m->state->cfg->watchdog_ms * 1000000u : 10000000000u;
-    mkrt_status st = m->dev->graph_in(m->ctx, g->vertices, g->offsets, g->targets, g->weights, cap, jobs, wait, err);
+    mkrt_status st = m->dev->graph_in(m->ctx, g->vertices, g->offsets, g->targets, g->weights, jobs, wait, err);
     update_resident(m);
     m->graph_bytes = st == MKRT_OK ? need + (uint64_t)jobs * slot : 0;
     if (st != MKRT_OK) {
@@ -342,14 +333,13 @@ static mkrt_status mk_graph_in(mkrt__backend *be, const mkrt_graph *g, mkrt_erro
         return st;
     }
     m->graph_on = true;
-    m->frontier_alloc = cap;
     m->base.jobs_max = jobs;
     int at = snprintf(m->graph_note, sizeof m->graph_note, "; graph of %u vertices and %llu edges on the device: "
                       "RELAX traversals run there", g->vertices, (unsigned long long)g->offsets[g->vertices]);
     if (at > 0 && (size_t)at < sizeof m->graph_note) {
         if (jobs != 0)
             snprintf(m->graph_note + at, sizeof m->graph_note - (size_t)at, ", and public traversals, %u at once "
-                     "(resident: %llu bytes of graph and frontier, %u job slots of %llu)", jobs,
+                     "(resident: %llu bytes of graph and RELAX bitmaps, %u job slots of %llu)", jobs,
                      (unsigned long long)need, jobs, (unsigned long long)slot);
         else
             snprintf(m->graph_note + at, sizeof m->graph_note - (size_t)at, "; public traversals run on the CPU "
@@ -465,12 +455,15 @@ uint64_t mkrt__megakernel_progress(const mkrt__backend *be, uint32_t block)
     return atomic_load_explicit(&m->host.ctl->progress[block], memory_order_acquire);
 }
 
-void mkrt__megakernel_frontier_cap(mkrt__backend *be, uint32_t cap)
+uint32_t mkrt__megakernel_last_jobs(const mkrt__backend *be, mkrt__mk_job *job)
 {
-    megakernel *m = (megakernel *)be;
-    mkrt__mk_control *ctl = m->host.ctl;
-    if (m->graph_on)
-        ctl->frontier_cap = cap < m->frontier_alloc ? cap : m->frontier_alloc;
+    const megakernel *m = (const megakernel *)be;
+    /* acquire: pairs with the device's release of done; the records and
+     * the descriptor of that batch were written before it. */
+    const uint64_t done = atomic_load_explicit(&m->host.ctl->done, memory_order_acquire);
+    const uint32_t n = done != 0 ? m->host.ctl->desc[done & 1].njobs : 0;
+    *job = n != 0 ? m->host.ctl->jobs[done & 1][0] : (mkrt__mk_job){0};
+    return n;
 }
 
 void mkrt__megakernel_level_nap(mkrt__backend *be, uint64_t ns)

@@ -15,6 +15,7 @@
 #define MKRT_BACKEND_MEGAKERNEL_BACKEND_H
 
 #include "backend/backend.h"
+#include "cuda/protocol.h"
 #include "state/state.h"
 #include "mkrt/runtime.h"
 
@@ -39,10 +40,10 @@ void mkrt__megakernel_inject_hang(mkrt__backend *be, uint64_t batches_from_now, 
  * layer (protocol.h); blocks a layer's plan left out keep their last.
  * With the state in device memory, a copy (blocks 0..7 only, else 0). */
 uint64_t mkrt__megakernel_progress(const mkrt__backend *be, uint32_t block);
-/* The traversal's queues hold at most cap vertices from the next batch on
- * (at most what was allocated): a wider level runs from the bitset. Call
- * while no batch runs, after mkrt_graph_register. */
-void mkrt__megakernel_frontier_cap(mkrt__backend *be, uint32_t cap);
+/* The jobs of the last batch the device finished (protocol.h, "Traversal
+ * jobs"): how many (0: none), and job 0's record into *job (a batch with
+ * RELAX items: its RELAX job). Call while no batch runs. */
+uint32_t mkrt__megakernel_last_jobs(const mkrt__backend *be, mkrt__mk_job *job);
 /* The simulated device's traversal levels each take at least ns (a long
  * traversal for the watchdog; no effect on a GPU). */
 void mkrt__megakernel_level_nap(mkrt__backend *be, uint64_t ns);

@@ -75,17 +75,26 @@ static mkrt_status stage(mkrt__mk_host *h, const mkrt_item *items, uint32_t coun
     d->count = count;
     d->layers = layers;
     d->seq = next;
-    /* A batch with RELAX items runs the traversal when the graph is on
-     * the device (without it the backend refuses RELAX). */
-    uint32_t traverse = 0;
-    for (uint32_t i = 0; i < count && h->ctl->vertices != 0 && !traverse; i++)
-        traverse = items[i].op == MKRT_OPS_RELAX;
-    d->traverse = traverse;
+    /* A batch with RELAX items is a job of the traversal engine when the
+     * graph is on the device (without it the backend refuses RELAX): its
+     * RELAX job, job 0, whose first level its layers mark (protocol.h,
+     * "RELAX batches"). The record is written before the doorbell, whose
+     * release publishes it; batch next - 2, its parity's last user, is
+     * done (checked above). */
+    uint32_t relax = 0;
+    for (uint32_t i = 0; i < count && h->ctl->vertices != 0 && !relax; i++)
+        relax = items[i].op == MKRT_OPS_RELAX;
+    if (relax) {
+        memset(&h->ctl->jobs[next & 1][0], 0, sizeof h->ctl->jobs[next & 1][0]);
+        h->ctl->jobs[next & 1][0].kind = MKRT_MK_JOB_RELAX;
+        njobs = 1;
+    }
+    d->relax_job = relax;
     d->njobs = njobs;
     /* The plan's topology: a batch whose layers all fit one block runs in
      * block 0 alone (megakernel.cu), without a grid barrier. */
-    uint32_t one = h->ctl->blocks <= 1 && !traverse && njobs == 0;
-    if (!one && !traverse && layer_blocks != NULL) {
+    uint32_t one = h->ctl->blocks <= 1 && njobs == 0;
+    if (!one && njobs == 0 && layer_blocks != NULL) {
         one = 1;
         for (uint32_t l = 0; l < layers && one; l++)
             one = mkrt__mk_layer_blocks(layer_blocks, l, h->ctl->blocks) == 1;

@@ -13,9 +13,11 @@
  *   layer boundary (mkrt__mk_barrier_after: block-local, among the blocks
  *   of the two layers only, or grid-wide; the blocks run one after another
  *   here, so the barrier is the order, and the loop counts each kind into
- *   the batch's result as the kernel does), run the traversal of a batch with
- *   RELAX items level after level (protocol.h, "Traversals on the
- *   device"), publish the batch's result and done with release,
+ *   the batch's result as the kernel does), run the batch's traversal jobs
+ *   (protocol.h, "Traversal jobs": the public traversals of a job batch,
+ *   or the RELAX job of a batch with RELAX items, "RELAX batches", whose
+ *   first level the layers marked) with mk_trav.h, publish the batch's
+ *   result and done with release,
  *   leave the "GPU" after ctl->idle_ns without a doorbell or ctl->resident_ns
  *   of residence (protocol.h, "Leaving the GPU"); the host relaunches it.
  * A built-in op that cannot run (the host validates, so this is a bug) sets
@@ -53,12 +55,14 @@ typedef struct mkrt__mk_loop_hooks {
     _Atomic uint64_t *level_nap_ns;
 } mkrt__mk_loop_hooks;
 
-/* One batch as the loop runs it: the graph and frontier when the device
- * has them, and what the batch did (protocol.h, result[]). */
+/* One batch as the loop runs it: the graph and the RELAX job's bitmaps
+ * when the device has them, the vertices its layers marked for the RELAX
+ * job's first level, and what the batch did (protocol.h, result[]). */
 typedef struct mkrt__mk_loop_batch {
     mkrt__mk_graph_view g;
-    mkrt__mk_frontier_view f;
+    mkrt__bitmap *relax_bits;
     int has_graph;
+    uint64_t marked;
     uint64_t edges, changed, levels;
     uint32_t grid_barriers, layer_barriers;
 } mkrt__mk_loop_batch;
@@ -133,8 +137,8 @@ static inline uint32_t mkrt__mk_loop_item(mkrt__mk_control *ctl, mkrt__mk_desc *
             return e;
         if (mkrt__ops_run_update(it->op, it->in, it->out, it->param, cells)) {
             bt->changed++;
-            if (it->op == MKRT_OPS_RELAX) /* the first level: parity 0, len[0] */
-                mkrt__mk_frontier_mark(&bt->f, bt->g.offsets, bt->g.vertices, 0, 0, ctl->frontier_cap, it->out);
+            if (it->op == MKRT_OPS_RELAX) /* the RELAX job's first level: its F[0] */
+                bt->marked += (uint64_t)mkrt__mk_relax_mark(&bt->g, bt->relax_bits, it->out);
         }
         return MKRT_MK_ERR_NONE;
     }
@@ -186,73 +190,10 @@ static inline int mkrt__mk_loop_hang(mkrt__mk_control *ctl, const mkrt__mk_loop_
     return 1;
 }
 
-/* The traversal after the batch's layers (protocol.h, "Traversals on the
- * device"): level after level until one marks nothing. The kernel's
- * blocks (and warps) share a level's vertices; here block b takes
- * vertices b, b + blocks, ... one after another, and a level ends (the
- * grid barrier) when every block has run its share. Returns 0, or 1 when
- * an injected hang was released by shutdown. */
-static inline int mkrt__mk_loop_traverse(mkrt__mk_control *ctl, mkrt__mk_desc *d, uint64_t seq,
-                                         const mkrt__mk_loop_hooks *h, mkrt__mk_loop_batch *bt,
-                                         _Atomic uint64_t *progress, uint32_t blocks)
-{
-    uint64_t *cells = (uint64_t *)mkrt__mk_loop_at(h, ctl->cells);
-    const mkrt__mk_frontier_view *f = &bt->f;
-    const uint32_t cap = ctl->frontier_cap;
-    const uint64_t words = mkrt__mk_frontier_words(bt->g.vertices);
-    for (uint32_t level = 1;; level++) {
-        const uint32_t cur = (level - 1) & 1, nxt = level & 1;
-        /* relaxed: this level's count, complete since the barrier. */
-        const uint64_t n = atomic_load_explicit((_Atomic uint64_t *)&f->len[(level - 1) % 3], memory_order_relaxed);
-        if (n == 0)
-            break;
-        if (mkrt__mk_loop_hang(ctl, h, seq, d->layers + level - 1, progress))
-            return 1;
-        /* relaxed: read two levels ago, appended to at the next one. */
-        atomic_store_explicit((_Atomic uint64_t *)&f->len[(level + 1) % 3], 0, memory_order_relaxed);
-        for (uint32_t b = 0; b < blocks; b++) {
-            uint32_t ran = 0;
-            if (n <= cap) { /* the queue */
-                for (uint64_t i = b; i < n; i += blocks, ran++) {
-                    const uint32_t v = f->queue[2 * i + cur];
-                    /* The bit's own level is over; the next marks another bitset. */
-                    mkrt__bitmap_clear(mkrt__mk_frontier_bitmap(f, cur), v);
-                    /* relaxed: read once, as the kernel does (a concurrent lowering
-                     * marks v for the next level). */
-                    uint64_t base = atomic_load_explicit((_Atomic uint64_t *)&cells[v], memory_order_relaxed);
-                    mkrt__mk_expand(&bt->g, cells, f, nxt, level % 3, cap, v, base, 0, 1, &bt->edges, &bt->changed);
-                }
-            } else { /* the bitset: more vertices than the queue holds */
-                for (uint64_t w = b; w < words; w += blocks) {
-                    for (uint64_t mask = mkrt__bitmap_take(mkrt__mk_frontier_bitmap(f, cur), w); mask != 0;
-                         mask &= mask - 1, ran++) {
-                        const uint32_t v = (uint32_t)(w * 64 + mkrt__bitmap_lowest(mask));
-                        uint64_t base = atomic_load_explicit((_Atomic uint64_t *)&cells[v], memory_order_relaxed);
-                        mkrt__mk_expand(&bt->g, cells, f, nxt, level % 3, cap, v, base, 0, 1, &bt->edges,
-                                       &bt->changed);
-                    }
-                }
-            }
-            /* release: a diagnostic word, read by the watchdog with acquire. */
-            atomic_store_explicit(&progress[b], (uint64_t)(d->layers + level - 1) << 32 | ran, memory_order_release);
-        }
-        bt->levels++;
-        /* relaxed: a sign of life for the watchdog, no data with it. */
-        atomic_store_explicit(&ctl->levels_run, atomic_load_explicit(&ctl->levels_run, memory_order_relaxed) + 1,
-                              memory_order_relaxed);
-        /* relaxed: a test knob, no data with it. */
-        uint64_t nap = h->level_nap_ns != NULL ? atomic_load_explicit(h->level_nap_ns, memory_order_relaxed) : 0;
-        if (nap != 0)
-            mkrt__mk_loop_nap((long)nap);
-    }
-    /* Every length back to 0 for the next batch (the bits are). */
-    for (int i = 0; i < 3; i++)
-        atomic_store_explicit((_Atomic uint64_t *)&f->len[i], 0, memory_order_relaxed); /* relaxed: as above */
-    return 0;
-}
-
-/* Before each round of a job batch's traversals: the watchdog's sign of
- * life, the injected hang and the level nap, as for the RELAX traversal. */
+/* Before each round of a batch's traversal jobs: the injected hang (a
+ * round counts as a layer after the batch's own), and from the second
+ * round on the watchdog's sign of life, block 0's progress word and the
+ * level nap (a test hook: each round takes at least that long). */
 typedef struct mkrt__mk_loop_jobs_ctx {
     mkrt__mk_control *ctl;
     mkrt__mk_desc *d;
@@ -267,8 +208,8 @@ static inline int mkrt__mk_loop_jobs_pre(void *p, uint32_t round)
     mkrt__mk_loop_jobs_ctx *c = p;
     if (mkrt__mk_loop_hang(c->ctl, c->h, c->seq, c->d->layers + round, c->progress))
         return 1;
+    c->rounds++;
     if (round != 0) {
-        c->rounds++;
         /* relaxed: a sign of life for the watchdog, no data with it. */
         atomic_store_explicit(&c->ctl->levels_run,
                               atomic_load_explicit(&c->ctl->levels_run, memory_order_relaxed) + 1,
@@ -283,9 +224,12 @@ static inline int mkrt__mk_loop_jobs_pre(void *p, uint32_t round)
     return 0;
 }
 
-/* A job batch's traversals (protocol.h, "Traversal jobs"), all at once to
- * their ends; the rounds count as the batch's levels. Returns 1 when an
- * injected hang was released by shutdown. */
+/* A batch's traversal jobs (protocol.h, "Traversal jobs"), all at once
+ * to their ends; the rounds count as the batch's levels. A RELAX job
+ * (desc.relax_job: job 0) runs over the cells from the F[0] its layers
+ * marked, and its edges and lowered cells count as the batch's; a public
+ * job's edges are its own (its record), counted by its source. Returns 1
+ * when an injected hang was released by shutdown. */
 static inline int mkrt__mk_loop_jobs(mkrt__mk_control *ctl, mkrt__mk_desc *d, uint64_t seq,
                                      const mkrt__mk_loop_hooks *h, mkrt__mk_loop_batch *bt,
                                      _Atomic uint64_t *progress, uint32_t blocks)
@@ -295,13 +239,22 @@ static inline int mkrt__mk_loop_jobs(mkrt__mk_control *ctl, mkrt__mk_desc *d, ui
     for (uint32_t i = 0; i < n; i++) {
         mkrt__mk_job *j = &ctl->jobs[seq & 1][i];
         ts[i].job = j;
-        mkrt__mk_trav_begin(&ts[i], &bt->g, (uint64_t *)mkrt__mk_loop_at(h, j->values), mkrt__mk_loop_at(h, j->aux),
-                            mkrt__mk_loop_at(h, j->bits));
+        if (j->kind == MKRT_MK_JOB_RELAX)
+            mkrt__mk_trav_begin_relax(&ts[i], &bt->g, (uint64_t *)mkrt__mk_loop_at(h, ctl->cells), bt->relax_bits,
+                                      i == 0 && d->relax_job ? bt->marked : 0);
+        else
+            mkrt__mk_trav_begin(&ts[i], &bt->g, (uint64_t *)mkrt__mk_loop_at(h, j->values),
+                                mkrt__mk_loop_at(h, j->aux), mkrt__mk_loop_at(h, j->bits));
     }
     mkrt__mk_loop_jobs_ctx c = {ctl, d, seq, h, progress, 0};
     if (mkrt__mk_trav_run(ts, n, &bt->g, blocks, mkrt__mk_loop_jobs_pre, &c))
         return 1;
-    bt->levels += c.rounds + 1; /* the edges are each job's (its record), counted by its source */
+    bt->levels += c.rounds;
+    for (uint32_t i = 0; i < n; i++)
+        if (ts[i].job->kind == MKRT_MK_JOB_RELAX) {
+            bt->edges += ts[i].job->edges;
+            bt->changed += ts[i].changed;
+        }
     return 0;
 }
 
@@ -343,14 +296,14 @@ static inline void mkrt__mk_loop_run(mkrt__mk_control *ctl, const mkrt__mk_loop_
                 ctl->progress_dev != 0 ? (_Atomic uint64_t *)mkrt__mk_loop_at(h, ctl->progress_dev) : ctl->progress;
             const uint32_t *off = (const uint32_t *)mkrt__mk_loop_at(h, d->layer_offsets);
             const uint32_t *lb = (const uint32_t *)mkrt__mk_loop_at(h, d->layer_blocks);
-            mkrt__mk_loop_batch bt = {{0, 0, 0, 0}, {0, 0, 0, 0}, 0, 0, 0, 0, 0, 0};
-            if (ctl->vertices != 0 && ctl->frontier != 0) {
+            mkrt__mk_loop_batch bt = {{0, 0, 0, 0}, 0, 0, 0, 0, 0, 0, 0, 0};
+            if (ctl->vertices != 0 && ctl->relax_bits != 0) {
                 bt.has_graph = 1;
                 bt.g.offsets = (const uint64_t *)mkrt__mk_loop_at(h, ctl->graph_offsets);
                 bt.g.targets = (const uint32_t *)mkrt__mk_loop_at(h, ctl->graph_targets);
                 bt.g.weights = (const uint32_t *)mkrt__mk_loop_at(h, ctl->graph_weights);
                 bt.g.vertices = ctl->vertices;
-                bt.f = mkrt__mk_frontier_at(mkrt__mk_loop_at(h, ctl->frontier), ctl->vertices);
+                bt.relax_bits = (mkrt__bitmap *)mkrt__mk_loop_at(h, ctl->relax_bits);
             }
             for (uint32_t l = 0; l < d->layers; l++) {
                 if (mkrt__mk_loop_hang(ctl, h, seq, l, progress))
@@ -383,8 +336,6 @@ static inline void mkrt__mk_loop_run(mkrt__mk_control *ctl, const mkrt__mk_loop_
                 bt.grid_barriers += kind == MKRT_MK_BARRIER_GRID;
                 bt.layer_barriers += kind == MKRT_MK_BARRIER_LAYER;
             }
-            if (d->traverse && bt.has_graph && mkrt__mk_loop_traverse(ctl, d, seq, h, &bt, progress, blocks))
-                return;
             if (d->njobs != 0 && bt.has_graph && mkrt__mk_loop_jobs(ctl, d, seq, h, &bt, progress, blocks))
                 return;
             ctl->result[seq & 1].edges = bt.edges;

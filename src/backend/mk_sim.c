@@ -73,9 +73,9 @@ mkrt_status mkrt__mk_sim_start(mkrt__mk_sim *s, uint32_t cells, uint32_t capacit
 }
 
 mkrt_status mkrt__mk_sim_graph(mkrt__mk_sim *s, uint32_t vertices, const uint64_t *offsets, const uint32_t *targets,
-                               const uint32_t *weights, uint32_t cap, uint32_t jobs, mkrt_error *err)
+                               const uint32_t *weights, uint32_t jobs, mkrt_error *err)
 {
-    size_t bytes = (size_t)mkrt__mk_frontier_bytes(vertices, cap);
+    size_t bytes = (size_t)mkrt__mk_job_bits_bytes(vertices);
     size_t jbytes = (size_t)jobs * (size_t)mkrt__mk_job_bits_bytes(vertices);
     void *f = mkrt__alloc_zeroed(bytes, MKRT_CACHE_LINE);
     void *jb = jbytes != 0 ? mkrt__alloc_zeroed(jbytes, MKRT_CACHE_LINE) : NULL;
@@ -83,22 +83,21 @@ mkrt_status mkrt__mk_sim_graph(mkrt__mk_sim *s, uint32_t vertices, const uint64_
         mkrt__free(f, bytes);
         mkrt__free(jb, jbytes);
         return mkrt__error_set(err, MKRT_ENOMEM,
-                               "simulated megakernel: no memory for the frontier of %u vertices and %u "
-                               "traversal jobs (%zu bytes). Fix: free memory.",
+                               "simulated megakernel: no memory for the RELAX bitmaps of %u vertices and "
+                               "%u traversal jobs (%zu bytes). Fix: free memory.",
                                vertices, jobs, bytes + jbytes);
     }
-    mkrt__free(s->frontier, s->frontier_bytes);
+    mkrt__free(s->relax_bits, s->relax_bits_bytes);
     mkrt__free(s->job_bits, s->job_bits_bytes);
     s->job_bits = jb;
     s->job_bits_bytes = jbytes;
     s->jobs = jobs;
-    s->frontier = f;
-    s->frontier_bytes = bytes;
+    s->relax_bits = f;
+    s->relax_bits_bytes = bytes;
     s->ctl->graph_offsets = (uint64_t)(uintptr_t)offsets;
     s->ctl->graph_targets = (uint64_t)(uintptr_t)targets;
     s->ctl->graph_weights = (uint64_t)(uintptr_t)weights;
-    s->ctl->frontier = (uint64_t)(uintptr_t)f;
-    s->ctl->frontier_cap = cap;
+    s->ctl->relax_bits = (uint64_t)(uintptr_t)f;
     s->ctl->vertices = vertices;
     return MKRT_OK;
 }
@@ -155,7 +154,7 @@ void mkrt__mk_sim_stop(mkrt__mk_sim *s)
         mkrt__free(s->fails[i], 2 * (size_t)s->capacity * sizeof(uint32_t));
     }
     mkrt__free(s->append_log, s->log_bytes);
-    mkrt__free(s->frontier, s->frontier_bytes);
+    mkrt__free(s->relax_bits, s->relax_bits_bytes);
     mkrt__free(s->job_bits, s->job_bits_bytes);
     memset(s, 0, sizeof *s);
 }
@@ -177,11 +176,11 @@ static void sim_device_describe(const void *ctx, char *buf, size_t len)
 }
 
 static mkrt_status sim_device_graph_in(void *ctx, uint32_t vertices, const uint64_t *offsets,
-                                       const uint32_t *targets, const uint32_t *weights, uint32_t cap,
-                                       uint32_t jobs, uint64_t timeout_ns, mkrt_error *err)
+                                       const uint32_t *targets, const uint32_t *weights, uint32_t jobs,
+                                       uint64_t timeout_ns, mkrt_error *err)
 {
     (void)timeout_ns; /* no kernel to wait for: the loop reads the graph between batches */
-    return mkrt__mk_sim_graph(ctx, vertices, offsets, targets, weights, cap, jobs, err);
+    return mkrt__mk_sim_graph(ctx, vertices, offsets, targets, weights, jobs, err);
 }
 
 /* The job's host arrays are the simulated device's memory: used in place
@@ -207,14 +206,14 @@ static mkrt_status sim_device_job_out(void *ctx, uint32_t slot, void *values, si
     return MKRT_OK;
 }
 
-/* The simulated device keeps its frontier; the graph's arrays are the
+/* The simulated device keeps the RELAX job's bitmaps; the graph's arrays are the
  * runtime's (borrowed), counted as a GPU would hold them. No memory to
  * report: no default budget. */
 static void sim_device_memory(const void *ctx, uint64_t *resident, uint64_t *budget)
 {
     const mkrt__mk_sim *s = ctx;
     const uint64_t v = s->ctl->vertices;
-    *resident = s->frontier_bytes;
+    *resident = s->relax_bits_bytes;
     if (v != 0) {
         const uint64_t edges = ((const uint64_t *)(uintptr_t)s->ctl->graph_offsets)[v];
         *resident += (v + 1) * sizeof(uint64_t) + edges * sizeof(uint32_t) * (s->ctl->graph_weights != 0 ? 2 : 1);

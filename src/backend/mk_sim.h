@@ -36,8 +36,8 @@ typedef struct mkrt__mk_sim {
     _Atomic uint32_t hang_after_layer;
     _Atomic uint64_t level_nap_ns;
 #endif
-    void *frontier;                    /* the traversal's frontier (protocol.h) */
-    size_t frontier_bytes;
+    void *relax_bits;                  /* the RELAX job's bitmaps (protocol.h, "RELAX batches") */
+    size_t relax_bits_bytes;
     void *job_bits;                    /* the job slots' bitmaps (protocol.h, "Traversal jobs") */
     size_t job_bits_bytes;
     uint32_t jobs;                     /* job slots */
@@ -53,10 +53,11 @@ mkrt_status mkrt__mk_sim_start(mkrt__mk_sim *s, uint32_t cells, uint32_t capacit
                                uint64_t append_capacity, uint64_t idle_ns, uint64_t resident_ns,
                                mkrt_error *err);
 /* The registered graph for the loop (host memory is the sim's device
- * memory: the arrays are borrowed) and a zeroed frontier with queues of
- * cap vertices, replacing the one before. Call while no batch runs. */
+ * memory: the arrays are borrowed), the RELAX job's zeroed bitmaps and
+ * the bitmaps of `jobs` job slots, replacing the ones before. Call while
+ * no batch runs. */
 mkrt_status mkrt__mk_sim_graph(mkrt__mk_sim *s, uint32_t vertices, const uint64_t *offsets, const uint32_t *targets,
-                               const uint32_t *weights, uint32_t cap, uint32_t jobs, mkrt_error *err);
+                               const uint32_t *weights, uint32_t jobs, mkrt_error *err);
 /* The device operations for mkrt__mk_host (ctx = the sim). */
 extern const mkrt__mk_device_ops mkrt__mk_sim_ops;
 /* Sets shutdown, joins the loop (bounded: a hung sim is told to give up)

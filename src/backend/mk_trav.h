@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* src/backend/mk_trav.h - the device's traversal jobs (protocol.h,
- * "Traversal jobs") in C: BFS (direction-optimizing), SSSP, CC and
- * PageRank, run whole, level after level, with the next level decided
- * from the counts the level took. The device loop (mk_loop.h: the
+ * "Traversal jobs") in C: BFS (direction-optimizing), SSSP, CC,
+ * PageRank and a batch's RELAX job (over the cells, its first level
+ * marked by the batch's RELAX items), run whole, level after level, with
+ * the next level decided from the counts the level took. The device loop (mk_loop.h: the
  * simulated device and the stand-in driver) runs them as the kernel does
  * (src/cuda/megakernel.cu, step for step: the same levels, the same
  * bitmaps through base/bitmap.h, the same rule, ops/pull_rule.h); the
@@ -41,6 +42,7 @@ typedef struct mkrt__mk_trav {
     uint32_t level;
     int live, pull;
     uint64_t nf, mf, unsettled; /* BFS: this level's vertices and edges, the edges not reached */
+    uint64_t changed;           /* RELAX: the cells its edges lowered */
 } mkrt__mk_trav;
 
 static inline float mkrt__mk_float_of(uint32_t bits)
@@ -76,6 +78,7 @@ static inline void mkrt__mk_trav_begin(mkrt__mk_trav *t, const mkrt__mk_graph_vi
     t->level = 0;
     t->live = 1;
     t->pull = 0;
+    t->changed = 0;
     j->levels_pushed = j->levels_pulled = j->edges = 0;
     j->iterations = 0;
     if (j->kind == MKRT_MK_JOB_BFS || j->kind == MKRT_MK_JOB_SSSP) {
@@ -85,6 +88,28 @@ static inline void mkrt__mk_trav_begin(mkrt__mk_trav *t, const mkrt__mk_graph_vi
         t->mf = g->offsets[j->root + 1] - g->offsets[j->root];
         t->unsettled = g->offsets[g->vertices] - t->mf;
     }
+}
+
+/* A RELAX job's start (protocol.h, "RELAX batches"): its values are the
+ * cells and its bitmaps the RELAX job's, clear but for F[0], which the
+ * batch's layers marked (`marked` vertices: none, no level to run). */
+static inline void mkrt__mk_trav_begin_relax(mkrt__mk_trav *t, const mkrt__mk_graph_view *g, uint64_t *cells,
+                                             void *bits, uint64_t marked)
+{
+    t->words = mkrt__mk_frontier_words(g->vertices);
+    for (int i = 0; i < 3; i++)
+        t->f[i] = (mkrt__bitmap *)bits + (size_t)i * t->words;
+    t->visited = (mkrt__bitmap *)bits + 3 * (size_t)t->words; /* unused */
+    t->values = cells;
+    t->labels = NULL;
+    t->score = NULL;
+    t->contrib = NULL;
+    t->level = 0;
+    t->live = marked != 0;
+    t->pull = 0;
+    t->changed = 0;
+    t->job->levels_pushed = t->job->levels_pulled = t->job->edges = 0;
+    t->job->iterations = 0;
 }
 
 /* BFS, pushed: block b's words of F[cur]; each vertex's edges claim
@@ -145,9 +170,12 @@ static inline void mkrt__mk_bfs_pull(mkrt__mk_trav *t, const mkrt__mk_graph_view
 
 /* SSSP: block b's words of F[cur]; each edge lowers its target's
  * distance (atomic minimum) and marks a lowered target for the next
- * level. Ends when a level marks nothing: every distance is final. */
+ * level. Ends when a level marks nothing: every distance is final. A
+ * RELAX job's level is the same over the cells, counting each lowering
+ * (*changed, NULL for SSSP) and marking a lowered target only when it has
+ * edges (mkrt__mk_relax_mark). */
 static inline void mkrt__mk_sssp_level(mkrt__mk_trav *t, const mkrt__mk_graph_view *g, uint32_t b, uint32_t blocks,
-                                       uint64_t *nf, uint64_t *edges)
+                                       uint64_t *nf, uint64_t *edges, uint64_t *changed)
 {
     mkrt__bitmap *cur = t->f[t->level % 3], *nxt = t->f[(t->level + 1) % 3];
     for (uint64_t w = b; w < t->words; w += blocks)
@@ -158,9 +186,14 @@ static inline void mkrt__mk_sssp_level(mkrt__mk_trav *t, const mkrt__mk_graph_vi
             for (uint64_t e = g->offsets[v]; e < g->offsets[v + 1]; e++) {
                 const uint32_t u = g->targets[e];
                 (*edges)++;
-                if (mkrt__ops_atomic_min(&t->values[u], mkrt__ops_add_sat(d, g->weights != 0 ? g->weights[e] : 1)) &&
-                    mkrt__bitmap_set_new(nxt, u))
-                    (*nf)++;
+                if (!mkrt__ops_atomic_min(&t->values[u], mkrt__ops_add_sat(d, g->weights != 0 ? g->weights[e] : 1)))
+                    continue;
+                if (changed == NULL) {
+                    *nf += mkrt__bitmap_set_new(nxt, u);
+                } else {
+                    (*changed)++;
+                    *nf += (uint64_t)mkrt__mk_relax_mark(g, nxt, u);
+                }
             }
         }
 }
@@ -234,7 +267,9 @@ static inline void mkrt__mk_trav_level(mkrt__mk_trav *t, const mkrt__mk_graph_vi
         if (j->kind == MKRT_MK_JOB_BFS)
             (t->pull ? mkrt__mk_bfs_pull : mkrt__mk_bfs_push)(t, g, b, blocks, &nf, &mf, &edges);
         else if (j->kind == MKRT_MK_JOB_SSSP)
-            mkrt__mk_sssp_level(t, g, b, blocks, &nf, &edges);
+            mkrt__mk_sssp_level(t, g, b, blocks, &nf, &edges, NULL);
+        else if (j->kind == MKRT_MK_JOB_RELAX)
+            mkrt__mk_sssp_level(t, g, b, blocks, &nf, &edges, &t->changed);
         else if (j->kind == MKRT_MK_JOB_CC)
             mkrt__mk_cc_sweep(t, g, b, blocks, &nf, &edges);
         else

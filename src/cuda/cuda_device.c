@@ -18,10 +18,9 @@ static void cuda_describe(const void *ctx, char *buf, size_t len)
 }
 
 static mkrt_status cuda_graph_in(void *ctx, uint32_t vertices, const uint64_t *offsets, const uint32_t *targets,
-                                 const uint32_t *weights, uint32_t cap, uint32_t jobs, uint64_t timeout_ns,
-                                 mkrt_error *err)
+                                 const uint32_t *weights, uint32_t jobs, uint64_t timeout_ns, mkrt_error *err)
 {
-    return mkrt__cuda_engine_graph(ctx, vertices, offsets, targets, weights, cap, jobs, timeout_ns, err);
+    return mkrt__cuda_engine_graph(ctx, vertices, offsets, targets, weights, jobs, timeout_ns, err);
 }
 
 static mkrt_status cuda_job_in(void *ctx, uint32_t slot, void *values, size_t vbytes, void *aux, size_t abytes,

@@ -84,7 +84,7 @@ static void release_all(mkrt__cuda_engine *e)
         cu->cuMemFree(e->d_progress);
     if (e->bounce != NULL)
         cu->cuMemFreeHost(e->bounce);
-    CUdeviceptr graph[6] = {e->d_counters, e->d_offsets, e->d_targets, e->d_weights, e->d_frontier, e->d_jobs};
+    CUdeviceptr graph[6] = {e->d_counters, e->d_offsets, e->d_targets, e->d_weights, e->d_relax_bits, e->d_jobs};
     for (int i = 0; i < 6; i++)
         if (graph[i] != 0)
             cu->cuMemFree(graph[i]);
@@ -612,7 +612,7 @@ static mkrt_status graph_copy(mkrt__cuda_engine *e, CUdeviceptr *dev, const void
 }
 
 mkrt_status mkrt__cuda_engine_graph(mkrt__cuda_engine *e, uint32_t vertices, const uint64_t *offsets,
-                                    const uint32_t *targets, const uint32_t *weights, uint32_t cap, uint32_t jobs,
+                                    const uint32_t *targets, const uint32_t *weights, uint32_t jobs,
                                     uint64_t timeout_ns, mkrt_error *err)
 {
     CUresult r = bind(e);
@@ -622,8 +622,8 @@ mkrt_status mkrt__cuda_engine_graph(mkrt__cuda_engine *e, uint32_t vertices, con
     if (st == MKRT_OK) {
         /* The kernel is off the GPU: the graph before goes, the new one comes. */
         e->ctl->vertices = 0;
-        e->ctl->frontier = 0;
-        CUdeviceptr *old[5] = {&e->d_offsets, &e->d_targets, &e->d_weights, &e->d_frontier, &e->d_jobs};
+        e->ctl->relax_bits = 0;
+        CUdeviceptr *old[5] = {&e->d_offsets, &e->d_targets, &e->d_weights, &e->d_relax_bits, &e->d_jobs};
         e->jobs = 0;
         for (int i = 0; i < 5; i++)
             if (*old[i] != 0) {
@@ -634,10 +634,11 @@ mkrt_status mkrt__cuda_engine_graph(mkrt__cuda_engine *e, uint32_t vertices, con
         e->graph_bytes = 0;
         const uint64_t held = e->dev_bytes;
         const uint64_t edges = offsets[vertices];
-        const size_t fbytes = (size_t)mkrt__mk_frontier_bytes(vertices, cap);
+        /* The RELAX job's bitmaps, zeroed (clear between batches). */
+        const size_t fbytes = (size_t)mkrt__mk_job_bits_bytes(vertices);
         void *zero = mkrt__alloc_zeroed(fbytes, MKRT_CACHE_LINE);
         if (zero == NULL)
-            st = mkrt__error_set(err, MKRT_ENOMEM, "no memory for the %zu-byte frontier of %u vertices. Fix: "
+            st = mkrt__error_set(err, MKRT_ENOMEM, "no memory for the %zu-byte RELAX bitmaps of %u vertices. Fix: "
                                                    "free memory.", fbytes, vertices);
         if (st == MKRT_OK)
             st = graph_copy(e, &e->d_offsets, offsets, ((size_t)vertices + 1) * sizeof *offsets, err);
@@ -646,7 +647,7 @@ mkrt_status mkrt__cuda_engine_graph(mkrt__cuda_engine *e, uint32_t vertices, con
         if (st == MKRT_OK && weights != NULL)
             st = graph_copy(e, &e->d_weights, weights, (size_t)edges * sizeof *weights, err);
         if (st == MKRT_OK)
-            st = graph_copy(e, &e->d_frontier, zero, fbytes, err);
+            st = graph_copy(e, &e->d_relax_bits, zero, fbytes, err);
         /* The traversal jobs' slots (protocol.h, "Traversal jobs"): the
          * device clears their bitmaps and the host copies each job's first
          * values in, so nothing to copy now. */
@@ -663,8 +664,7 @@ mkrt_status mkrt__cuda_engine_graph(mkrt__cuda_engine *e, uint32_t vertices, con
             e->ctl->graph_offsets = e->d_offsets;
             e->ctl->graph_targets = e->d_targets;
             e->ctl->graph_weights = e->d_weights;
-            e->ctl->frontier = e->d_frontier;
-            e->ctl->frontier_cap = cap;
+            e->ctl->relax_bits = e->d_relax_bits;
             e->ctl->vertices = vertices;
             e->jobs = jobs;
             e->job_slot_bytes = slot;

@@ -127,10 +127,11 @@ typedef struct mkrt__cuda_engine {
     CUstream watch;
     uint64_t *progress_host;  /* pinned, 8 words */
     /* The batch counters (protocol.h, mkrt__mk_counters), allocated before
-     * the first launch; and the registered graph and the traversal's
-     * frontier, allocated while the kernel is off the GPU (graph). */
+     * the first launch; and the registered graph and the RELAX job's
+     * bitmaps (protocol.h, "RELAX batches"), allocated while the kernel
+     * is off the GPU (graph). */
     CUdeviceptr d_counters;
-    CUdeviceptr d_offsets, d_targets, d_weights, d_frontier;
+    CUdeviceptr d_offsets, d_targets, d_weights, d_relax_bits;
     /* The traversal jobs' slots (protocol.h, "Traversal jobs"), with the
      * graph: jobs of job_slot_bytes each, in one allocation. */
     CUdeviceptr d_jobs;
@@ -159,17 +160,16 @@ extern const mkrt__mk_device_ops mkrt__cuda_engine_ops;
  * touch them), and the caller must not free the cells or the log. */
 bool mkrt__cuda_engine_stop(mkrt__cuda_engine *e, uint64_t timeout_ns);
 
-/* Copies the registered graph to the device and allocates a zeroed
- * frontier with queues of cap vertices and `jobs` traversal job slots
- * (replacing the ones before), for
- * the traversals (protocol.h). No batch may be in flight. Allocations and
+/* Copies the registered graph to the device and allocates the RELAX
+ * job's zeroed bitmaps and `jobs` traversal job slots (replacing the ones
+ * before), for the traversals (protocol.h). No batch may be in flight. Allocations and
  * synchronous copies wait for a running kernel, so it first asks the
  * kernel to leave (evict) and waits up to timeout_ns for it to be gone;
  * the next doorbell launches it again. Errors: MKRT_EDEVICE (the kernel
  * would not leave, an allocation or a copy failed; the graph is then not
  * on the device). */
 mkrt_status mkrt__cuda_engine_graph(mkrt__cuda_engine *e, uint32_t vertices, const uint64_t *offsets,
-                                    const uint32_t *targets, const uint32_t *weights, uint32_t cap, uint32_t jobs,
+                                    const uint32_t *targets, const uint32_t *weights, uint32_t jobs,
                                     uint64_t timeout_ns, mkrt_error *err);
 /* A traversal job's first values into slot `slot` (and its device
  * addresses into *out), and a finished job's back: copies on the copy

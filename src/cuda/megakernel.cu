@@ -18,12 +18,12 @@
 // system-scope release of `done` that the host reads with acquire. The
 // kernel leaves the GPU after idle_ns without a doorbell (and after
 // resident_ns at a batch boundary) and the host relaunches it (protocol.h).
-// A batch with RELAX items and the graph on the device runs its traversal
-// after its layers, level after level with a grid barrier between levels
-// (protocol.h, "Traversals on the device"; mk_loop.h is its C twin). A
-// job batch runs the public traversals it carries (BFS, SSSP, CC,
-// PageRank) whole, all at once, one round of levels per grid barrier
-// (protocol.h, "Traversal jobs"; backend/mk_trav.h is its C twin).
+// After its layers a batch runs its traversal jobs whole, all at once, one
+// round of levels per grid barrier (protocol.h, "Traversal jobs";
+// backend/mk_trav.h is its C twin): a job batch's public traversals (BFS,
+// SSSP, CC, PageRank), or the RELAX job of a batch with RELAX items and
+// the graph on the device, whose first level its layers marked (protocol.h,
+// "RELAX batches"; mk_loop.h is the loop's C twin).
 // Release builds only (-O3); a -G build is slow but follows the same
 // bounded protocol.
 //
@@ -197,27 +197,30 @@ __device__ void record_progress(mkrt__mk_control *ctl, const mk_env &env, uint32
             .store(((uint64_t)l << 32) | ran, cuda::memory_order_relaxed);
 }
 
-// The graph and the frontier of a traversal, as the host put them in the
+// The graph and the RELAX job's bitmaps, as the host put them in the
 // control block (vertices 0: no graph on the device).
 struct mk_graph {
     mkrt__mk_graph_view g;
-    mkrt__mk_frontier_view f;
-    uint32_t cap;
+    mkrt__bitmap *relax_bits; // F0 | F1 | F2 | (visited, unused), protocol.h "RELAX batches"
     bool on;
 };
 
 __device__ mk_graph graph_of(const mkrt__mk_control *ctl)
 {
     mk_graph m;
-    m.on = ctl->vertices != 0 && ctl->frontier != 0;
+    m.on = ctl->vertices != 0 && ctl->relax_bits != 0;
     m.g.offsets = reinterpret_cast<const uint64_t *>(ctl->graph_offsets);
     m.g.targets = reinterpret_cast<const uint32_t *>(ctl->graph_targets);
     m.g.weights = reinterpret_cast<const uint32_t *>(ctl->graph_weights);
     m.g.vertices = ctl->vertices;
-    m.f = mkrt__mk_frontier_at(reinterpret_cast<void *>(ctl->frontier), ctl->vertices);
-    m.cap = ctl->frontier_cap;
+    m.relax_bits = reinterpret_cast<mkrt__bitmap *>(ctl->relax_bits);
     return m;
 }
+
+// The vertices a batch's layers marked in the RELAX job's F[0] (its first
+// level's, none: no level), read and zeroed by run_jobs after the
+// layers' barrier.
+__device__ unsigned long long g_relax_marked;
 
 // The layer barriers (protocol.h, mkrt__mk_barrier_after): slot l's
 // arrivals and generation, each slot used at most once per batch, and the
@@ -282,7 +285,7 @@ __device__ void add_counts(const mk_env &env, uint64_t edges, uint64_t changed)
 // block's progress (in device memory when the host put it there, read by
 // the watchdog's copy only when it needs it; else mapped). An update op
 // that changes its cell is counted; a RELAX that does marks its out for
-// the traversal's first level (parity 0, len[0]).
+// the RELAX job's first level (its F[0], g_relax_marked).
 __device__ void run_layer(mkrt__mk_control *ctl, const mk_env &env, mk_batch *b, uint64_t seq, uint32_t l,
                           uint32_t part, const mk_graph &gr)
 {
@@ -295,7 +298,7 @@ __device__ void run_layer(mkrt__mk_control *ctl, const mk_env &env, mk_batch *b,
     const mk_item *items = reinterpret_cast<const mk_item *>(d->items);
     const uint32_t *off = b->offp;
     uint32_t ran = 0;
-    uint64_t changed = 0;
+    uint64_t changed = 0, marked = 0;
     const uint64_t stride = (uint64_t)part * blockDim.x;
     for (uint64_t k = off[l] + (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; k < off[l + 1]; k += stride) {
         const mk_item it = items[k];
@@ -307,7 +310,7 @@ __device__ void run_layer(mkrt__mk_control *ctl, const mk_env &env, mk_batch *b,
             if (e == MKRT_MK_ERR_NONE && mkrt__ops_run_update(it.op, it.in, it.out, it.param, cells)) {
                 changed++;
                 if (it.op == MKRT_OPS_RELAX)
-                    mkrt__mk_frontier_mark(&gr.f, gr.g.offsets, gr.g.vertices, 0, 0, gr.cap, it.out);
+                    marked += mkrt__mk_relax_mark(&gr.g, gr.relax_bits, it.out);
             }
         } else if (mkrt__ops_is_user(it.op)) {
 #if MKRT_MK_USER_OPS
@@ -333,64 +336,9 @@ __device__ void run_layer(mkrt__mk_control *ctl, const mk_env &env, mk_batch *b,
         ran++;
     }
     add_counts(env, 0, changed);
+    if (marked != 0)
+        atomicAdd(&g_relax_marked, (unsigned long long)marked);
     record_progress(ctl, env, l, ran);
-}
-
-// The traversal after a batch's layers (protocol.h, "Traversals on the
-// device"), by the whole grid: each warp takes a vertex of the level (or a
-// word of its bitset when the queue overflowed) and its lanes share the
-// vertex's edges; a grid barrier ends each level. Words other blocks wrote
-// in the level before are read past L1 (__ldcg, volatile, atomics).
-__device__ uint32_t traverse(mkrt__mk_control *ctl, const mk_env &env, uint32_t layers, cg::grid_group &grid,
-                             const mk_graph &gr)
-{
-    uint64_t *cells = env.cells;
-    const mkrt__mk_frontier_view &f = gr.f;
-    const uint64_t words = mkrt__mk_frontier_words(gr.g.vertices);
-    const uint32_t lane = threadIdx.x & 31u;
-    const uint64_t warp = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-    const uint64_t warps = ((uint64_t)gridDim.x * blockDim.x) >> 5;
-    uint64_t edges = 0, changed = 0;
-    cuda::atomic_ref<uint64_t, cuda::thread_scope_system> run(ctl->levels_run);
-    const uint64_t run0 = grid.thread_rank() == 0 ? run.load(cuda::memory_order_relaxed) : 0; // one read over the bus
-    uint32_t level = 1;
-    for (;; level++) {
-        const uint32_t cur = (level - 1) & 1u, nxt = level & 1u;
-        const uint64_t n = *reinterpret_cast<volatile uint64_t *>(&f.len[(level - 1) % 3]);
-        if (n == 0)
-            break;
-        if (grid.thread_rank() == 0) // read two levels ago; appended to at the next one
-            f.len[(level + 1) % 3] = 0;
-        uint32_t ran = 0;
-        if (n <= gr.cap) {
-            for (uint64_t i = warp; i < n; i += warps, ran++) {
-                const uint32_t v = __ldcg(&f.queue[2 * i + cur]);
-                if (lane == 0)
-                    mkrt__bitmap_clear(mkrt__mk_frontier_bitmap(&f, cur), v);
-                const uint64_t base = *reinterpret_cast<volatile uint64_t *>(&cells[v]);
-                mkrt__mk_expand(&gr.g, cells, &f, nxt, level % 3, gr.cap, v, base, lane, 32, &edges, &changed);
-            }
-        } else {
-            for (uint64_t w = warp; w < words; w += warps) {
-                unsigned long long mask = 0;
-                if (lane == 0)
-                    mask = mkrt__bitmap_take(mkrt__mk_frontier_bitmap(&f, cur), w);
-                mask = __shfl_sync(0xffffffffu, mask, 0);
-                for (; mask != 0; mask &= mask - 1, ran++) {
-                    const uint32_t v = (uint32_t)(w * 64 + mkrt__bitmap_lowest(mask));
-                    const uint64_t base = *reinterpret_cast<volatile uint64_t *>(&cells[v]);
-                    mkrt__mk_expand(&gr.g, cells, &f, nxt, level % 3, gr.cap, v, base, lane, 32, &edges, &changed);
-                }
-            }
-        }
-        record_progress(ctl, env, layers + level - 1, ran);
-        grid.sync();
-        if (grid.thread_rank() == 0) // the watchdog's sign of life (protocol.h)
-            run.store(run0 + level, cuda::memory_order_relaxed);
-    }
-    add_counts(env, edges, changed);
-    grid.sync(); // the counts are in before the batch's result is taken
-    return level - 1;
 }
 
 // ---- Traversal jobs (protocol.h, "Traversal jobs"; backend/mk_trav.h is
@@ -407,7 +355,7 @@ __device__ uint32_t traverse(mkrt__mk_control *ctl, const mk_env &env, uint32_t 
 struct mk_job_counts {
     unsigned long long nf[3], mf[3];
     double change[3];
-    unsigned long long edges;
+    unsigned long long edges, changed; // changed: a RELAX job's lowered cells
 };
 __device__ mk_job_counts g_job_counts[MKRT_MK_JOBS_MAX];
 
@@ -430,8 +378,8 @@ __device__ __forceinline__ uint64_t mk_deg(const mkrt__mk_graph_view &g, uint32_
 
 // One level of job j: each warp takes words grid-stride (lane 0 takes or
 // reads the word, the warp shares it), and for each of the word's
-// vertices its 32 lanes share the vertex's edges, as the RELAX
-// traversal's levels do (a hub's edges are not one thread's). A pulled
+// vertices its 32 lanes share the vertex's edges (a hub's edges are not
+// one thread's). A pulled
 // BFS vertex looks at 32 edges at a time and takes the first neighbour
 // in the frontier (a ballot); PageRank's gather is a warp sum. Adds the
 // level's counts.
@@ -442,7 +390,7 @@ __device__ __noinline__ void job_level(const mk_job_run &j, mk_job_counts *c, co
     const uint64_t warp = tid >> 5, warps = nthreads >> 5;
     mkrt__bitmap *cur = j.bits + (j.level % 3) * words, *nxt = j.bits + ((j.level + 1) % 3) * words;
     mkrt__bitmap *clear = j.bits + ((j.level + 2) % 3) * words, *visited = j.bits + 3 * words;
-    unsigned long long nf = 0, mf = 0, edges = 0;
+    unsigned long long nf = 0, mf = 0, edges = 0, changed = 0;
     double change = 0;
     const uint64_t depth = (uint64_t)(j.level + 1) << 32;
     for (uint64_t w = warp; w < words; w += warps) {
@@ -453,7 +401,7 @@ __device__ __noinline__ void job_level(const mk_job_run &j, mk_job_counts *c, co
                 mask = ~mkrt__bitmap_word(visited, w); // the unvisited: this warp owns word w of visited
                 if (w == words - 1 && g.vertices % 64 != 0)
                     mask &= (1ull << (g.vertices % 64)) - 1;
-            } else if (j.kind <= MKRT_MK_JOB_SSSP) {
+            } else if (j.kind <= MKRT_MK_JOB_SSSP || j.kind == MKRT_MK_JOB_RELAX) {
                 mask = mkrt__bitmap_take(cur, w);
             } else { // CC, PageRank: every vertex of the word
                 const uint64_t left = (uint64_t)g.vertices - w * 64;
@@ -496,13 +444,17 @@ __device__ __noinline__ void job_level(const mk_job_run &j, mk_job_counts *c, co
                         edges += first + 1;
                     break;
                 }
-            } else if (j.kind == MKRT_MK_JOB_SSSP) {
+            } else if (j.kind == MKRT_MK_JOB_SSSP || j.kind == MKRT_MK_JOB_RELAX) {
+                // RELAX: the same over the cells, each lowering counted, a
+                // lowered target marked only when it has edges.
+                const bool relax = j.kind == MKRT_MK_JOB_RELAX;
                 const uint64_t d = *reinterpret_cast<volatile uint64_t *>(&j.values[v]);
                 for (uint64_t e = lo + lane; e < hi; e += 32, edges++) {
                     const uint32_t u = g.targets[e];
-                    if (mkrt__ops_atomic_min(&j.values[u], mkrt__ops_add_sat(d, g.weights != 0 ? g.weights[e] : 1)) &&
-                        mkrt__bitmap_set_new(nxt, u))
-                        nf++;
+                    if (!mkrt__ops_atomic_min(&j.values[u], mkrt__ops_add_sat(d, g.weights != 0 ? g.weights[e] : 1)))
+                        continue;
+                    changed += relax;
+                    nf += relax ? mkrt__mk_relax_mark(&g, nxt, u) : mkrt__bitmap_set_new(nxt, u);
                 }
             } else if (j.kind == MKRT_MK_JOB_CC) {
                 for (uint64_t e = lo + lane; e < hi; e += 32, edges++) {
@@ -535,6 +487,8 @@ __device__ __noinline__ void job_level(const mk_job_run &j, mk_job_counts *c, co
         atomicAdd(&c->mf[s], mf);
     if (edges != 0)
         atomicAdd(&c->edges, edges);
+    if (changed != 0)
+        atomicAdd(&c->changed, changed);
     if (change != 0)
         atomicAdd(&c->change[s], change);
     if (tid == 0) { // read two levels ago, added to at the next one
@@ -580,9 +534,13 @@ __device__ __forceinline__ mk_job_run load_run(uint32_t i)
     return j;
 }
 
-// A job batch's traversals, by the whole grid; returns the rounds run.
+// A batch's traversal jobs, by the whole grid; returns the rounds run. A
+// RELAX job (relax: job 0) runs over the cells from the F[0] the layers
+// marked (its other bitmaps are clear: nothing to clear or seed), live
+// when they marked a vertex; its edges and lowered cells go to the
+// batch's counters (result[]), a public job's into its record only.
 __device__ __noinline__ uint32_t run_jobs(mkrt__mk_control *ctl, const mk_env &env, uint64_t seq, uint32_t layers,
-                                          uint32_t njobs, cg::grid_group &grid, const mk_graph &gr)
+                                          uint32_t njobs, bool relax, cg::grid_group &grid, const mk_graph &gr)
 {
     const mkrt__mk_graph_view &g = gr.g;
     const uint64_t words = mkrt__mk_frontier_words(g.vertices);
@@ -598,13 +556,18 @@ __device__ __noinline__ uint32_t run_jobs(mkrt__mk_control *ctl, const mk_env &e
             j.max_iterations = rec[i].max_iterations;
             j.damping = rec[i].damping;
             j.tolerance = rec[i].tolerance;
-            j.values = reinterpret_cast<uint64_t *>(rec[i].values);
+            const bool rx = j.kind == MKRT_MK_JOB_RELAX;
+            j.values = rx ? env.cells : reinterpret_cast<uint64_t *>(rec[i].values);
             j.labels = reinterpret_cast<unsigned *>(rec[i].values);
             j.score = reinterpret_cast<double *>(rec[i].values);
             j.contrib = reinterpret_cast<unsigned *>(rec[i].aux);
-            j.bits = reinterpret_cast<mkrt__bitmap *>(rec[i].bits);
+            j.bits = rx ? gr.relax_bits : reinterpret_cast<mkrt__bitmap *>(rec[i].bits);
             j.level = j.iterations = 0;
-            j.live = true;
+            // The layers' marks: their closing grid barrier ordered the adds
+            // before this read (volatile: past L1); zeroed for the next batch.
+            j.live = !rx || (i == 0 && relax && *reinterpret_cast<volatile unsigned long long *>(&g_relax_marked) != 0);
+            if (rx)
+                g_relax_marked = 0;
             j.pull = false;
             j.pushed = j.pulled = 0;
             j.nf = 1;
@@ -613,10 +576,10 @@ __device__ __noinline__ uint32_t run_jobs(mkrt__mk_control *ctl, const mk_env &e
             g_job_counts[i] = mk_job_counts{};
         }
     grid.sync();
-    for (uint32_t i = 0; i < n; i++) { // every bitmap clear
-        mkrt__bitmap *bits = load_run(i).bits;
-        for (uint64_t w = tid; w < 4 * words; w += nthreads)
-            mkrt__bitmap_word_set(bits, w, 0);
+    for (uint32_t i = 0; i < n; i++) { // every bitmap clear (a RELAX job's are, but for its F[0])
+        const mk_job_run j = load_run(i);
+        for (uint64_t w = tid; j.kind != MKRT_MK_JOB_RELAX && w < 4 * words; w += nthreads)
+            mkrt__bitmap_word_set(j.bits, w, 0);
     }
     grid.sync();
     if (tid == 0)
@@ -656,18 +619,19 @@ __device__ __noinline__ uint32_t run_jobs(mkrt__mk_control *ctl, const mk_env &e
             rec[i].levels_pulled = g_job_run[i].pulled;
             rec[i].edges = g_job_counts[i].edges;
             rec[i].iterations = g_job_run[i].iterations;
+            if (g_job_run[i].kind == MKRT_MK_JOB_RELAX)
+                add_counts(env, g_job_counts[i].edges, g_job_counts[i].changed);
         }
     return round;
 }
 
-// One thread: the batch's counts into result[] (zeroing the counters and
-// the frontier's lengths for the next batch), before done; grid and layer:
+// One thread: the batch's counts into result[] (zeroing the counters for
+// the next batch), before done; grid and layer:
 // the barriers after its layers (protocol.h, result[]).
 __device__ void take_result(mkrt__mk_control *ctl, const mk_env &env, uint64_t seq, uint32_t levels,
                             uint32_t grid_n, uint32_t layer_n)
 {
     mkrt__mk_counters *c = env.counters;
-    const bool traversed = levels != 0;
     ctl->result[seq & 1].levels = levels;
     ctl->result[seq & 1].grid_barriers = grid_n;
     ctl->result[seq & 1].layer_barriers = layer_n;
@@ -675,11 +639,6 @@ __device__ void take_result(mkrt__mk_control *ctl, const mk_env &env, uint64_t s
         c != nullptr ? atomicExch(reinterpret_cast<unsigned long long *>(&c->edges), 0ull) : 0;
     ctl->result[seq & 1].changed =
         c != nullptr ? atomicExch(reinterpret_cast<unsigned long long *>(&c->changed), 0ull) : 0;
-    if (traversed) {
-        const mkrt__mk_frontier_view f = mkrt__mk_frontier_at(reinterpret_cast<void *>(ctl->frontier), ctl->vertices);
-        for (int i = 0; i < 3; i++)
-            f.len[i] = 0;
-    }
 }
 
 // One thread publishes the batch done (after the barrier that ends it).
@@ -870,16 +829,14 @@ extern "C" __global__ void __launch_bounds__(256, 4) mkrt_megakernel(mkrt__mk_co
                     __syncthreads();
                 }
             }
-            // The traversal: every block takes the same decision (the
-            // descriptor), so its grid barriers stay uniform.
-            const bool trav = s_b.d.traverse && gr.on;
+            // The jobs: every block takes the same decision (the
+            // descriptor), so their grid barriers stay uniform.
             const bool jobs = s_b.d.njobs != 0 && gr.on;
-            if (layers == 0 && !trav && !jobs)
+            if (layers == 0 && !jobs)
                 grid.sync(); // at least one barrier per batch: block 0 cannot bump the epoch twice
                              // before every block took the first
-            uint32_t levels = trav ? traverse(ctl, env, layers, grid, gr) : 0;
-            if (jobs)
-                levels += run_jobs(ctl, env, seq, layers, s_b.d.njobs, grid, gr);
+            const uint32_t levels =
+                jobs ? run_jobs(ctl, env, seq, layers, s_b.d.njobs, s_b.d.relax_job != 0, grid, gr) : 0;
             if (grid.thread_rank() == 0) {
                 take_result(ctl, env, seq, levels, grid_n, layer_n);
                 publish_done(ctl, seq);

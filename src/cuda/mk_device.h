@@ -33,14 +33,13 @@ typedef struct mkrt__mk_device {
     bool (*stop)(void *ctx, uint64_t timeout_ns);
     /* What it is, in a line (mkrt_backend_describe). */
     void (*describe)(const void *ctx, char *buf, size_t len);
-    /* The registered graph (runtime/graph.c) and a frontier with queues of
-     * cap vertices, and room for `jobs` traversal jobs (protocol.h,
-     * "Traversal jobs": mkrt__mk_job_slot_bytes each), before any batch
-     * ran; timeout_ns bounds waiting for a running kernel to leave the GPU
-     * first. */
+    /* The registered graph (runtime/graph.c), the RELAX job's bitmaps
+     * (protocol.h, "RELAX batches", zeroed), and room for `jobs` traversal
+     * jobs (protocol.h, "Traversal jobs": mkrt__mk_job_slot_bytes each),
+     * before any batch ran; timeout_ns bounds waiting for a running kernel
+     * to leave the GPU first. */
     mkrt_status (*graph_in)(void *ctx, uint32_t vertices, const uint64_t *offsets, const uint32_t *targets,
-                            const uint32_t *weights, uint32_t cap, uint32_t jobs, uint64_t timeout_ns,
-                            mkrt_error *err);
+                            const uint32_t *weights, uint32_t jobs, uint64_t timeout_ns, mkrt_error *err);
     /* A job's arrays into job slot `slot` (below the graph_in's jobs), no
      * job batch in flight: the run's first values (vbytes of values, and
      * abytes of aux, may be 0) go to the device, and *out gets the device

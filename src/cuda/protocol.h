@@ -47,27 +47,10 @@
  * (the graph's allocations and copies, mkrt_graph_register) with no
  * kernel on the GPU; it clears evict and the next doorbell relaunches.
  *
- * Traversals on the device (issue 14). With a registered graph on the
- * device (vertices != 0), a batch with RELAX items (desc.traverse) runs its
- * layers, where a RELAX that lowers cells[out] marks out in the frontier
- * (a vertex with edges only), then level after level until a level marks
- * nothing: each level expands the vertices marked by the one before
- * (RELAX over each edge, atomic minimum; a lowered target is marked for
- * the next level), with a grid barrier between levels. Marking sets the
- * vertex's bit in the level's bitset (atomic OR: a vertex once per level)
- * and, when that set it, appends the vertex to the level's queue; a level
- * with more vertices than frontier_cap is taken from the bitset (a scan of
- * vertices / 64 words) instead of the queue, so nothing is lost when the
- * queue overflows. Levels alternate between two bitsets and queues
- * (parity), and three length words rotate (level l reads len[(l - 1) % 3],
- * appends to len[l % 3] and zeroes len[(l + 1) % 3]), so no level's reset
- * races with a read or an append. Between batches every bit and length is
- * 0. The whole traversal is one batch for the host: one doorbell, one
- * done; result[k & 1] says how many edges and levels it ran.
- *
- * Traversal jobs (issue 36): the public traversals (mkrt_traversal_*) on
- * the device. A batch with desc.njobs != 0 runs the jobs of
- * ctl->jobs[seq & 1] after its layers (a job batch has no items), all of
+ * Traversal jobs (issue 36): the device's one traversal engine, for the
+ * public traversals (mkrt_traversal_*) and a batch's RELAX items (below).
+ * A batch with desc.njobs != 0 runs the jobs of ctl->jobs[seq & 1] after
+ * its layers (a job batch of public traversals has no items), all of
  * them at once: round after round, every job that is not finished runs
  * one level (BFS, SSSP), sweep (CC) or iteration (PageRank) over the
  * whole grid, then a grid barrier; the device decides each next level
@@ -76,11 +59,26 @@
  * device between levels. A job's arrays are device memory the host set
  * in its record: values (BFS: depth << 32 | parent; SSSP: distance; CC:
  * uint32 labels; PageRank: double scores), aux (PageRank: the float
- * contributions) and bits (three bitmaps of mkrt__mk_frontier_words
- * words: this level, the next, visited). The host fills values and aux
+ * contributions) and bits (four bitmaps of mkrt__mk_frontier_words
+ * words: three rotating frontiers, visited). The host fills values and aux
  * (the run's first values) and zeroes nothing: the device clears the
  * bitmaps and seeds the root itself. The device writes the results into
  * the record (levels, edges, iterations) before done.
+ *
+ * RELAX batches are jobs of this engine (issue 36; before, a second level
+ * loop of their own with a sparse queue, "Traversals on the device" of
+ * issue 14). With the graph on the device, a batch with RELAX items has
+ * one job, ctl->jobs[seq & 1][0], of kind MKRT_MK_JOB_RELAX
+ * (desc.relax_job = 1, njobs = 1): its values are the cells (ctl->cells),
+ * its bitmaps the RELAX job's own (ctl->relax_bits, mkrt__mk_job_bits_bytes:
+ * clear between batches, so the device clears nothing), and its first
+ * level is the batch's layers: a RELAX item that lowers cells[out] marks
+ * out in F[0] (a vertex with edges only). Then it runs as SSSP does (an
+ * edge that lowers its target's cell marks it, when it has edges, for the
+ * next level) until a level marks nothing; a batch whose RELAX items
+ * lowered nothing runs no level. Its edges and the cells it lowered count
+ * in the batch's result (edges, changed), its rounds in levels; the
+ * record gets its levels and edges as any job's.
  */
 #ifndef MKRT_CUDA_PROTOCOL_H
 #define MKRT_CUDA_PROTOCOL_H
@@ -126,21 +124,21 @@ typedef struct mkrt__mk_desc {
     uint64_t fails;         /* device address: uint32_t pairs (index, code), host-mapped */
     uint32_t one_block;     /* 1: every layer runs in one block (the kernel runs the
                              * batch in block 0 alone, the others stay parked) */
-    uint32_t traverse;      /* 1: the batch has RELAX items and the graph is on the
-                             * device: it runs the traversal after its layers
-                             * ("Traversals on the device" above); never one_block */
+    uint32_t relax_job;     /* 1: the batch has RELAX items and the graph is on the
+                             * device: job 0 is its RELAX job, whose first level its
+                             * layers mark ("RELAX batches" above); never one_block */
     uint32_t njobs;         /* traversal jobs of the batch: ctl->jobs[seq & 1][0 .. njobs)
-                             * ("Traversal jobs" below); 0: none. Never one_block */
+                             * ("Traversal jobs" above); 0: none. Never one_block */
     uint32_t pad32;
     uint8_t pad[MKRT_MK_LINE - 64];
 } mkrt__mk_desc;
 
 /* Traversal jobs ("Traversal jobs" above). */
 #define MKRT_MK_JOBS_MAX 8u
-enum { MKRT_MK_JOB_BFS = 1, MKRT_MK_JOB_SSSP = 2, MKRT_MK_JOB_CC = 3, MKRT_MK_JOB_PR = 4 };
+enum { MKRT_MK_JOB_BFS = 1, MKRT_MK_JOB_SSSP = 2, MKRT_MK_JOB_CC = 3, MKRT_MK_JOB_PR = 4, MKRT_MK_JOB_RELAX = 5 };
 typedef struct mkrt__mk_job {
     uint32_t kind;           /* MKRT_MK_JOB_* */
-    uint32_t root;           /* BFS, SSSP */
+    uint32_t root;           /* BFS, SSSP (RELAX: none, its first level is the layers') */
     uint32_t pulls;          /* BFS: the graph is symmetric, levels may run pulled */
     uint32_t max_iterations; /* PageRank */
     double damping, tolerance; /* PageRank */
@@ -192,24 +190,23 @@ typedef struct mkrt__mk_control {
      * an item fails, read by the host without a copy. */
     MKRT_MK_ATOMIC(uint32_t) fail_count[2];
     uint8_t pad7[MKRT_MK_LINE - 8];
-    /* The registered graph on the device (vertices 0: none) and the
-     * traversal's frontier (mkrt__mk_frontier_at), set by the host while
-     * the kernel is off the GPU; frontier_cap: the vertices a level's
-     * queue holds (<= the allocated queues; a level with more runs from
-     * the bitset). counters: device memory, mkrt__mk_counters. */
+    /* The registered graph on the device (vertices 0: none) and the RELAX
+     * job's bitmaps (mkrt__mk_job_bits_bytes, clear between batches; see
+     * "RELAX batches" above), set by the host while the kernel is off the
+     * GPU. counters: device memory, mkrt__mk_counters. */
     uint64_t graph_offsets, graph_targets, graph_weights; /* device addresses; weights 0: all 1 */
-    uint64_t frontier;
+    uint64_t relax_bits;
     uint64_t counters;
     uint32_t vertices;
-    uint32_t frontier_cap;
+    uint32_t pad8a;
     uint8_t pad8[MKRT_MK_LINE - 48];
     /* Device -> host: what batch k did, in result[k & 1] (written before
      * done), and the levels run by every traversal so far (written after
      * each level: the watchdog's sign of life for a long traversal). */
     struct {
-        uint64_t edges;   /* edge items the traversal ran (each an emitted RELAX) */
-        uint64_t changed; /* update items (batch and edges) that changed their output */
-        uint64_t levels;  /* traversal levels (each after a grid barrier) */
+        uint64_t edges;   /* edge items the RELAX job ran (each an emitted RELAX) */
+        uint64_t changed; /* update items (batch and the RELAX job's edges) that changed their output */
+        uint64_t levels;  /* job rounds (each after a grid barrier) */
         /* The barriers the plan gave the batch's layer boundaries
          * (mkrt__mk_barrier_after), a one_block batch none: grid-wide (the
          * one after the last layer included), and among the blocks of the
@@ -229,18 +226,6 @@ _Static_assert(sizeof(mkrt__mk_job) % 8 == 0, "jobs pack without holes");
 _Static_assert(sizeof(MKRT_MK_ATOMIC(uint64_t)) == 8, "device and host agree on word size");
 #endif
 
-/* The traversal's frontier in device memory: three length words (and one
- * spare), two bitsets of mkrt__mk_frontier_words(vertices) words, then the
- * two queues interleaved (entry i of parity p at queue[2 * i + p], so that
- * their place does not depend on their capacity). */
-typedef struct mkrt__mk_frontier_view {
-    uint64_t *len;      /* [3] */
-    uint64_t *bits;     /* parity p's bitset at bits + p * words (no array of
-                         * pointers: a dynamic index would put it in local memory) */
-    uint64_t words;
-    uint32_t *queue;
-} mkrt__mk_frontier_view;
-
 /* Device counters of a batch (device memory), moved into result[] and
  * zeroed by one thread before done. */
 typedef struct mkrt__mk_counters {
@@ -250,13 +235,6 @@ typedef struct mkrt__mk_counters {
 MKRT_OPS_FN uint64_t mkrt__mk_frontier_words(uint32_t vertices)
 {
     return ((uint64_t)vertices + 63) / 64;
-}
-
-/* Bytes of a frontier for `vertices` with queues of `cap` vertices. */
-MKRT_OPS_FN uint64_t mkrt__mk_frontier_bytes(uint32_t vertices, uint32_t cap)
-{
-    return 4 * sizeof(uint64_t) + 2 * mkrt__mk_frontier_words(vertices) * sizeof(uint64_t) +
-           2 * (uint64_t)cap * sizeof(uint32_t);
 }
 
 /* Bytes of a job's bitmaps (three frontiers and visited) for `vertices`. */
@@ -272,43 +250,6 @@ MKRT_OPS_FN uint64_t mkrt__mk_job_slot_bytes(uint32_t vertices)
     return (uint64_t)vertices * 12u + mkrt__mk_job_bits_bytes(vertices);
 }
 
-MKRT_OPS_FN mkrt__mk_frontier_view mkrt__mk_frontier_at(void *base, uint32_t vertices)
-{
-    mkrt__mk_frontier_view f;
-    f.len = (uint64_t *)base;
-    f.bits = f.len + 4;
-    f.words = mkrt__mk_frontier_words(vertices);
-    f.queue = (uint32_t *)(f.bits + 2 * f.words);
-    return f;
-}
-
-/* Word w of parity p's bitset. */
-MKRT_OPS_FN uint64_t *mkrt__mk_frontier_word(const mkrt__mk_frontier_view *f, uint32_t p, uint64_t w)
-{
-    return &f->bits[p * f->words + w];
-}
-
-/* Parity p's bitset as a bitmap (base/bitmap.h). */
-MKRT_OPS_FN mkrt__bitmap *mkrt__mk_frontier_bitmap(const mkrt__mk_frontier_view *f, uint32_t p)
-{
-    return (mkrt__bitmap *)(void *)&f->bits[p * f->words];
-}
-
-/* Marks vertex v (a vertex with edges) for the level of parity p, whose
- * length word is len[slot]: its bit once per level, and a queue entry
- * while the queue has room (else the bitset alone holds it). */
-MKRT_OPS_FN void mkrt__mk_frontier_mark(const mkrt__mk_frontier_view *f, const uint64_t *offsets, uint32_t vertices,
-                                       uint32_t p, uint32_t slot, uint32_t cap, uint32_t v)
-{
-    if (v >= vertices || offsets[v] == offsets[v + 1])
-        return;
-    if (!mkrt__bitmap_set_new(mkrt__mk_frontier_bitmap(f, p), v))
-        return; /* already marked in this level */
-    uint64_t at = mkrt__ops_atomic_claim(&f->len[slot]);
-    if (at < cap)
-        f->queue[2 * at + p] = v;
-}
-
 /* The graph on the device as the traversal reads it. */
 typedef struct mkrt__mk_graph_view {
     const uint64_t *offsets;
@@ -316,24 +257,12 @@ typedef struct mkrt__mk_graph_view {
     uint32_t vertices;
 } mkrt__mk_graph_view;
 
-/* Edges offsets[v] + lane, + lanes, ... of vertex v as RELAX items from
- * base = cells[v] (read once by the caller): each lowered target is marked
- * for the next level (parity p, len[slot]). Adds the edges run and the
- * targets lowered. */
-MKRT_OPS_FN void mkrt__mk_expand(const mkrt__mk_graph_view *g, uint64_t *cells, const mkrt__mk_frontier_view *f,
-                                uint32_t p, uint32_t slot, uint32_t cap, uint32_t v, uint64_t base,
-                                uint32_t lane, uint32_t lanes, uint64_t *edges, uint64_t *changed)
+/* Marks vertex v for the next level of a RELAX job in bitmap f (a vertex
+ * with edges only: one without has nothing to expand, and a level of such
+ * vertices alone would be an empty one); whether this set its bit. */
+MKRT_OPS_FN int mkrt__mk_relax_mark(const mkrt__mk_graph_view *g, mkrt__bitmap *f, uint32_t v)
 {
-    const uint64_t end = g->offsets[v + 1];
-    for (uint64_t e = g->offsets[v] + lane; e < end; e += lanes) {
-        (*edges)++;
-        const uint32_t w = g->targets[e];
-        if (base != UINT64_MAX &&
-            mkrt__ops_atomic_min(&cells[w], mkrt__ops_add_sat(base, g->weights != 0 ? g->weights[e] : 1))) {
-            (*changed)++;
-            mkrt__mk_frontier_mark(f, g->offsets, g->vertices, p, slot, cap, w);
-        }
-    }
+    return v < g->vertices && g->offsets[v] != g->offsets[v + 1] && mkrt__bitmap_set_new(f, v);
 }
 
 /* The descriptor of batch seq and block b's progress word, where they live. */

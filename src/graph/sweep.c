@@ -15,7 +15,8 @@
  * final compress phase: a label read (mkrt__sweep_read) follows its
  * chain to the root, mostly one step.
  *
- * PageRank: one phase per iteration; a block's vertices each gather the
+ * PageRank: it starts from the degrees, not from 1/n (see
+ * mkrt__sweep_reset), then one phase per iteration; a block's vertices each gather the
  * contributions (score / degree, a float) of their row and write their
  * new score and contribution at once (Gauss-Seidel over blocks), and the
  * block's L1 change into its slot, which the dispatcher sums after the
@@ -61,6 +62,7 @@ struct mkrt__sweep {
     double *score;          /* PageRank (vertices): each block writes its own */
     _Atomic uint32_t *contrib; /* PageRank (vertices): a float's bits */
     uint32_t vertices;
+    uint32_t linked;        /* vertices with at least one edge */
     bool symmetric;
     double damping, tolerance, base;
     uint32_t max_iterations;
@@ -116,6 +118,9 @@ static void make_blocks(struct mkrt__sweep *s, const mkrt_graph *g)
     }
     s->first[++b] = (uint32_t)n;
     s->blocks = b;
+    s->linked = 0;
+    for (uint64_t v = 0; v < n; v++)
+        s->linked += g->offsets[v + 1] > g->offsets[v];
 }
 
 mkrt_status mkrt__sweep_open(mkrt__traversal *t, const mkrt_traversal_desc *d, mkrt_error *err)
@@ -204,9 +209,23 @@ void mkrt__sweep_reset(mkrt__traversal *t, const mkrt_pagerank_params *p)
             atomic_store_explicit(&s->label[v], v, memory_order_relaxed);
         return;
     }
-    const double init = 1.0 / n;
+    /* The start: (1 - d)/n + d * (linked/n) * degree(v) / edges, not
+     * GAPBS's 1/n. On a symmetric graph degree / edges is the fixed point
+     * of the gather alone (the random walk's stationary vector), and at
+     * the fixed point every component holds its share of vertices of the
+     * scores (size/n): the start gives the vertices without edges their
+     * final (1 - d)/n and the others that mass in proportion to their
+     * degrees. From 1/n the vertices with edges start with the mass of
+     * the isolated ones, an error that an iteration shrinks only by d; at
+     * scale 18 this start takes 4 iterations on kron where 1/n takes 11
+     * (3 and 4 on urand) and stops closer to the fixed point
+     * (bench/results/kernels_profile.md). Any start converges to the same
+     * fixed point; only the iterations change. */
+    const double edges = (double)g->offsets[n];
+    const double spread = edges > 0 ? s->damping * ((double)s->linked / n) / edges : 0;
     for (uint32_t v = 0; v < n; v++) {
         const uint64_t deg = g->offsets[v + 1] - g->offsets[v];
+        const double init = s->base + spread * (double)deg;
         s->score[v] = init;
         atomic_store_explicit(&s->contrib[v], bits_of(deg ? (float)(init / (double)deg) : 0.0f),
                               memory_order_relaxed);

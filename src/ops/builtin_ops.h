@@ -13,8 +13,8 @@
  *   MIN     cells[out] = min(cells[out], cells[in] + param), saturating
  *   RELAX   MIN, and when it lowered cells[out] out's edges in the
  *           registered graph run as RELAX items: on the host as frontier
- *           rounds (ops/op_exec.c), on a device as the traversal's next
- *           level (cuda/protocol.h, "Traversals on the device")
+ *           rounds (ops/op_exec.c), on a device as the next level of
+ *           the batch's RELAX job (cuda/protocol.h, "RELAX batches")
  *   OR      cells[out] |= cells[in] | param
  *   ACC     cells[out] += param (in not read)
  *           The update ops commute with themselves (MIN with RELAX) on

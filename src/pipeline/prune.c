@@ -31,6 +31,13 @@ _Static_assert(MKRT__SPLIT_MAX == MKRT__SPLIT_PARTS_MAX, "the split's parts: one
 /* SPLIT's outcomes (mkrt__shape_plan.split). */
 enum { SPLIT_UNTRIED, SPLIT_EXACT, SPLIT_CONFLICT };
 
+/* SPLIT's probe (plan/decide.h, mkrt__decide_split): every
+ * MKRT__ARMS_PROBE-th batch. */
+static bool split_probe(const mkrt__batch *b)
+{
+    return b->seq % MKRT__ARMS_PROBE == 0;
+}
+
 /* The split levelling on the CPU pool's executors: SPLIT_EXACT (levelled,
  * *kept, *layers, *skipped set), SPLIT_CONFLICT (a handle crossed parts:
  * nothing changed), or SPLIT_UNTRIED (the pool was busy, no memory). */
@@ -53,7 +60,11 @@ static int split_level(mkrt__dispatch *dp, mkrt__batch *b, size_t n, const mkrt_
     uint64_t slowest = 0;
     for (uint32_t k = 0; k < parts; k++)
         slowest = sp.ns[k] > slowest ? sp.ns[k] : slowest;
-    mkrt__ema_add(&dp->planner.costs.split_handoff_ns, (double)(wall > slowest ? wall - slowest : 0));
+    const double handoff = (double)(wall > slowest ? wall - slowest : 0);
+    if (split_probe(b))
+        mkrt__ema_restart(&dp->planner.costs.split_handoff_ns, handoff); /* see mkrt__decide_split */
+    else
+        mkrt__ema_add(&dp->planner.costs.split_handoff_ns, handoff);
     if (!mkrt__layer_split_end(&sp, kept, layers, skipped)) {
         b->note.plan_cache |= 8; /* EXPLAIN: split, thrown away */
         return SPLIT_CONFLICT;
@@ -103,7 +114,7 @@ static uint32_t split_parts(mkrt__dispatch *dp, mkrt__batch *b, const mkrt__shap
     if (was->split == SPLIT_CONFLICT && b->seq % MKRT__ARMS_PROBE != 0)
         return 1;
     uint32_t width = mkrt__plan_cpu_width(dp, b, pool->ops->executors(pool));
-    return mkrt__decide_split(&dp->planner.costs, b->admitted, width);
+    return mkrt__decide_split(&dp->planner.costs, b->admitted, width, split_probe(b));
 }
 
 void mkrt__stage_dedupe(mkrt__dispatch *dp, mkrt__batch *b)

@@ -40,11 +40,11 @@ mkrt_plan_pressure mkrt__decide_pressure(uint64_t queued, uint64_t lanes, uint64
     return queued >= lanes ? MKRT_PLAN_PRESSURE_BALANCED : MKRT_PLAN_PRESSURE_LIGHT;
 }
 
-uint32_t mkrt__decide_split(const mkrt__plan_costs *c, uint64_t n, uint32_t executors)
+uint32_t mkrt__decide_split(const mkrt__plan_costs *c, uint64_t n, uint32_t executors, bool probe)
 {
     if (executors < 2 || c->level_ns_item.n < MKRT__EMA_TRUST || !(c->level_ns_item.v > 0.0))
         return 1;
-    const double handoff = c->split_handoff_ns.n ? c->split_handoff_ns.v
+    const double handoff = c->split_handoff_ns.n && !probe ? c->split_handoff_ns.v
                            : c->handoff_ns.n     ? c->handoff_ns.v
                                                  : MKRT__SPLIT_HANDOFF_NS;
     const uint32_t p = executors < MKRT__SPLIT_PARTS_MAX ? executors : MKRT__SPLIT_PARTS_MAX;

@@ -115,6 +115,16 @@ static inline void mkrt__ema_add(mkrt__ema *e, double x)
         e->n++;
 }
 
+/* A probe's sample: what was learned before no longer holds (the rule
+ * stopped taking the path that measures it), so x is the estimate, as
+ * trusted as before. */
+static inline void mkrt__ema_restart(mkrt__ema *e, double x)
+{
+    e->v = x;
+    if (e->n < UINT32_MAX)
+        e->n++;
+}
+
 /* What the path measures (dispatcher-only). */
 typedef struct mkrt__plan_costs {
     mkrt__ema cpu_ns_item;  /* CPU pool, one participant: run ns / items */
@@ -152,8 +162,13 @@ mkrt_plan_pressure mkrt__decide_pressure(uint64_t queued, uint64_t lanes, uint64
  * exceeds the hand-off by a quarter. Before a split was measured the
  * hand-off is the CPU pool's measured hand-off per layer, and before
  * that MKRT__SPLIT_HANDOFF_NS. Nothing before the one pass was measured
- * MKRT__EMA_TRUST times. */
-uint32_t mkrt__decide_split(const mkrt__plan_costs *c, uint64_t n, uint32_t executors);
+ * MKRT__EMA_TRUST times. A probe (every MKRT__ARMS_PROBE-th batch) leaves
+ * the split's own measured hand-off out: the split's hand-off is measured
+ * only where it splits, so one slow measurement (the pool's thread
+ * asleep on a loaded machine: 0.8 ms once, bench/results/megakernel.md)
+ * would otherwise keep every later batch on the one pass; the caller
+ * then takes the probe's hand-off as the estimate (mkrt__ema_restart). */
+uint32_t mkrt__decide_split(const mkrt__plan_costs *c, uint64_t n, uint32_t executors, bool probe);
 /* The hand-off SPLIT assumes before any was measured: the upper end of a
  * hand-off plus a barrier measured on the 2-CPU development VMs (10-50
  * us, issue 13; batch_planner.c's MKRT__SHARE_MIN_DEFAULT). */

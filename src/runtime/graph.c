@@ -84,7 +84,7 @@ mkrt_status mkrt_graph_register(mkrt_runtime *rt, const mkrt_graph *g, mkrt_erro
      * published to the dispatcher and the workers by the first producer's
      * open, as the engine's copy. */
     rt->state.graph = mkrt__graph_engine_graph(rt->graph);
-    /* The device's copy (cuda/protocol.h, "Traversals on the device"): no
+    /* The device's copy (cuda/protocol.h, "RELAX batches" and "Traversal jobs"): no
      * batch has run, so the dispatcher is not using it; state_lock keeps
      * the application's state copies out meanwhile. A device that cannot
      * take the graph refuses RELAX (the CPU pool runs it) and says why in
