@@ -52,14 +52,20 @@ static inline void queue_add(mkrt__traversal *t, uint32_t v)
         atomic_store_explicit(&t->qon, false, memory_order_relaxed);
 }
 
+/* Whether v has edges (the engine's edge bitset, read-only once the
+ * graph is registered). */
+static inline bool has_edges(const mkrt__graph_engine *e, uint32_t v)
+{
+    return (e->edged[v / 64] >> (v % 64)) & 1u;
+}
+
 /* relaxed (both): the bit and the flag are read by the dispatcher after
  * the batch's completion (acquire), or earlier with no harm: the items it
  * makes from them run in a later batch, which the launch orders after
  * this one. */
 static inline bool lane_mark(const mkrt__graph_engine *e, mkrt__traversal *t, uint32_t v)
 {
-    const uint64_t *off = e->graph.offsets;
-    if (v >= e->graph.vertices || off[v] == off[v + 1])
+    if (v >= e->graph.vertices || !has_edges(e, v))
         return false; /* no edges */
     if (mkrt__bitmap_set_new(t->w, v)) {
         queue_add(t, v); /* QUEUE: this OR set it */
@@ -72,8 +78,7 @@ static inline bool lane_mark(const mkrt__graph_engine *e, mkrt__traversal *t, ui
 /* The same into far (distance buckets). */
 static inline bool far_mark(const mkrt__graph_engine *e, mkrt__traversal *t, uint32_t v)
 {
-    const uint64_t *off = e->graph.offsets;
-    if (off[v] == off[v + 1])
+    if (!has_edges(e, v))
         return false;
     mkrt__bitmap_set(t->far, v);
     if (!atomic_load_explicit(&t->far_any, memory_order_relaxed))
@@ -251,7 +256,7 @@ static uint64_t pull_bfs(mkrt__graph_engine *e, mkrt__traversal *t, const mkrt__
     const uint64_t *const off = g->offsets;
     _Atomic uint64_t *values = (_Atomic uint64_t *)t->values;
     const uint64_t depth = (t->depth + 1) << 32;
-    uint64_t n = 0, marked = 0;
+    uint64_t n = 0, marked = 0, degrees = 0;
     for (uint64_t x = todo; x != 0; x &= x - 1)
         __builtin_prefetch(&targets[off[first + (uint32_t)__builtin_ctzll(x)]], 0, 3);
     for (; todo != 0; todo &= todo - 1) {
@@ -265,6 +270,7 @@ static uint64_t pull_bfs(mkrt__graph_engine *e, mkrt__traversal *t, const mkrt__
             if (mkrt__bitmap_test(level, u)) {
                 atomic_store_explicit(&values[v], depth | u, memory_order_relaxed);
                 marked |= (uint64_t)1 << bit; /* it has edges: it joins the next level */
+                degrees += end - off[v];
                 break;
             }
         }
@@ -272,6 +278,12 @@ static uint64_t pull_bfs(mkrt__graph_engine *e, mkrt__traversal *t, const mkrt__
     if (marked != 0) {
         /* relaxed: as lane_mark. */
         uint64_t fresh = marked & ~atomic_fetch_or_explicit(&t->w[first / 64], marked, memory_order_relaxed);
+        if (fresh == marked) {
+            /* relaxed (both): read at the swap, after the barrier or the
+             * batch's completion that orders this chunk before it. */
+            atomic_fetch_add_explicit(&t->pulled_marked, (uint64_t)__builtin_popcountll(fresh), memory_order_relaxed);
+            atomic_fetch_add_explicit(&t->pulled_degrees, degrees, memory_order_relaxed);
+        }
         for (; fresh != 0; fresh &= fresh - 1)
             queue_add(t, first + (uint32_t)__builtin_ctzll(fresh)); /* QUEUE */
         if (!atomic_load_explicit(&t->any, memory_order_relaxed))

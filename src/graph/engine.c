@@ -55,6 +55,7 @@ void mkrt__graph_engine_destroy(mkrt__graph_engine *e)
         e->retired = t->retired_next;
         mkrt__traversal_free(t);
     }
+    mkrt__free(e->edged, e->words * sizeof *e->edged);
     mkrt__mutex_destroy(&e->lock);
     mkrt__free(e, sizeof *e);
 }
@@ -99,6 +100,15 @@ mkrt_status mkrt__graph_engine_set(mkrt__graph_engine *e, const mkrt_graph *g, m
 {
     const size_t words = ((size_t)g->vertices + 63) / 64;
     mkrt__traversal *fresh[MKRT__LANE_PUBLIC] = {0};
+    uint64_t *edged = mkrt__alloc_zeroed(words * sizeof *edged, MKRT_CACHE_LINE);
+    if (edged == NULL)
+        return mkrt__error_set(err, MKRT_ENOMEM,
+                               "mkrt_graph_register could not allocate the edge bitset of %u vertices "
+                               "(%zu bytes). Fix: free memory.",
+                               g->vertices, words * sizeof *edged);
+    for (uint32_t v = 0; v < g->vertices; v++)
+        if (g->offsets[v] != g->offsets[v + 1])
+            edged[v / 64] |= (uint64_t)1 << (v % 64);
     const mkrt_graph was = e->graph;
     const size_t was_words = e->words;
     e->graph = *g;
@@ -110,6 +120,7 @@ mkrt_status mkrt__graph_engine_set(mkrt__graph_engine *e, const mkrt_graph *g, m
                 mkrt__traversal_free(fresh[j]);
             e->graph = was;
             e->words = was_words;
+            mkrt__free(edged, words * sizeof *edged);
             return mkrt__error_set(err, MKRT_ENOMEM,
                                    "mkrt_graph_register could not allocate the frontiers of %u vertices "
                                    "(%zu bytes). Fix: free memory.",
@@ -117,6 +128,10 @@ mkrt_status mkrt__graph_engine_set(mkrt__graph_engine *e, const mkrt_graph *g, m
         }
     }
     e->bucket_width = bucket_width(g);
+    /* No batch has run (registration precedes the first producer): no
+     * worker reads the old bitset. */
+    mkrt__free(e->edged, was_words * sizeof *e->edged);
+    e->edged = edged;
     /* Registration precedes the first producer: no round runs. Public
      * traversals of an earlier graph are closed by the runtime's check. */
     for (uint32_t l = 0; l < MKRT__LANE_PUBLIC; l++) {

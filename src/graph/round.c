@@ -169,12 +169,17 @@ static uint32_t rq_at(const mkrt__traversal *t, uint64_t i)
 static _Atomic uint64_t queue_epochs;
 
 /* A pulling lane's level settles its vertices (visited) and counts them
- * and their edges out, from the queue or the bitset. */
+ * and their edges out, from the queue or the bitset. The edges are a read
+ * of offsets per vertex, except where the level's vertices are all the
+ * ones a pulled level's chunks put into w (pull_bfs counted their edges
+ * then, with the rows at hand): the counts agree. relaxed (all): no batch
+ * runs; visited is read by the workers after the launch (release). */
 static void settle_level(mkrt__traversal *t, uint64_t *nf, uint64_t *mf)
 {
     const mkrt__graph_engine *e = t->engine;
     const uint64_t *off = e->graph.offsets;
-    /* relaxed (visited): read by the workers after the launch (release). */
+    const uint64_t marked = atomic_exchange_explicit(&t->pulled_marked, 0, memory_order_relaxed);
+    const uint64_t degrees = atomic_exchange_explicit(&t->pulled_degrees, 0, memory_order_relaxed);
     if (t->x.queued) {
         for (uint64_t i = 0; i < t->x.rq_n; i++) {
             const uint32_t v = rq_at(t, i);
@@ -184,23 +189,35 @@ static void settle_level(mkrt__traversal *t, uint64_t *nf, uint64_t *mf)
             atomic_store_explicit(&t->visited[v / 64],
                                   atomic_load_explicit(&t->visited[v / 64], memory_order_relaxed) | bit,
                                   memory_order_relaxed);
-            *mf += off[v + 1] - off[v];
             ++*nf;
+        }
+    } else {
+        for (size_t w = 0; w < e->words; w++) {
+            uint64_t x = atomic_load_explicit(&t->r[w], memory_order_relaxed);
+            if (x == 0)
+                continue;
+            atomic_store_explicit(&t->visited[w], atomic_load_explicit(&t->visited[w], memory_order_relaxed) | x,
+                                  memory_order_relaxed);
+            *nf += (uint64_t)__builtin_popcountll(x);
+        }
+    }
+    if (*nf == marked) {
+        *mf += degrees;
+        return;
+    }
+    if (t->x.queued) {
+        for (uint64_t i = 0; i < t->x.rq_n; i++) {
+            const uint32_t v = rq_at(t, i);
+            if (v != MKRT__QUEUE_EMPTY)
+                *mf += off[v + 1] - off[v];
         }
         return;
     }
-    for (size_t w = 0; w < e->words; w++) {
-        uint64_t x = atomic_load_explicit(&t->r[w], memory_order_relaxed);
-        if (x == 0)
-            continue;
-        atomic_store_explicit(&t->visited[w], atomic_load_explicit(&t->visited[w], memory_order_relaxed) | x,
-                              memory_order_relaxed);
-        *nf += (uint64_t)__builtin_popcountll(x);
-        for (; x != 0; x &= x - 1) {
-            uint32_t v = (uint32_t)(w * 64 + (size_t)__builtin_ctzll(x));
+    for (size_t w = 0; w < e->words; w++)
+        for (uint64_t x = atomic_load_explicit(&t->r[w], memory_order_relaxed); x != 0; x &= x - 1) {
+            const uint32_t v = (uint32_t)(w * 64 + (size_t)__builtin_ctzll(x));
             *mf += off[v + 1] - off[v];
         }
-    }
 }
 
 /* Whether a decision is on (config.plan_off; without a planner, PULL
@@ -597,6 +614,9 @@ static void take_starts(mkrt__graph_engine *e, uint32_t n)
             } else if (t->kind == MKRT__LANE_CC || t->kind == MKRT__LANE_PR) {
                 mkrt__sweep_begin(t); /* no frontier: phases over blocks */
             } else if (off[t->root] != off[t->root + 1]) {
+                /* relaxed: no batch runs the lane (settle_level). */
+                atomic_store_explicit(&t->pulled_marked, 0, memory_order_relaxed);
+                atomic_store_explicit(&t->pulled_degrees, 0, memory_order_relaxed);
                 const uint64_t bit = (uint64_t)1 << (t->root % 64);
                 if (!(atomic_fetch_or_explicit(&t->w[t->root / 64], bit, memory_order_relaxed) & bit))
                     mkrt__queue_add_one(t, t->root); /* QUEUE */
@@ -720,7 +740,7 @@ mkrt__round mkrt__graph_round_take(mkrt__graph_engine *e, mkrt_item *items, bool
  * decisions (take_lane, start_level: PULL, QUEUE, the buckets) under the
  * rounds' lock. A part takes r's words (or rq's entries) itself, as the
  * rounds' cursor does: r is empty when the level ends. */
-#define PART_WORDS 8u    /* bitset words a pushed part takes */
+#define PART_WORDS 32u   /* bitset words a pushed part takes */
 #define PART_ENTRIES 64u /* queue entries a queued part takes */
 #define PART_PULLED 2u   /* visited words a pulled part takes */
 #define PART_ITEMS 64u   /* chunks run at once (apply.c runs ahead over them) */
@@ -747,13 +767,45 @@ static void part_chunk(part_run *p, const mkrt__chunk *c)
         part_flush(p);
 }
 
-/* Vertex v's edges, as the rounds' chunks of them. */
+/* Vertex v's edges, as the rounds' chunks of them. Its row (targets,
+ * and weights where the kind reads them) starts at a random place: its
+ * first lines are fetched now, while the chunks put before it run
+ * (apply.c runs them PART_ITEMS at a time). */
 static void part_expand(part_run *p, const mkrt__traversal *t, uint32_t v)
 {
-    const uint64_t *off = p->e->graph.offsets;
-    for (uint64_t f = off[v], end = off[v + 1]; f < end; f += p->e->chunk)
+    const mkrt_graph *g = &p->e->graph;
+    const uint64_t first = g->offsets[v], end = g->offsets[v + 1];
+    if (first == end)
+        return;
+    __builtin_prefetch(&g->targets[first], 0, 3);
+    if (g->weights != NULL && t->kind == MKRT__LANE_SSSP)
+        __builtin_prefetch(&g->weights[first], 0, 3);
+    for (uint64_t f = first; f < end; f += p->e->chunk)
         part_chunk(p, &(mkrt__chunk){t->lane, v, f});
-    p->edges += off[v + 1] - off[v];
+    p->edges += end - first;
+}
+
+/* A pushed part's vertices, in order, PART_AHEAD ahead of the one being
+ * expanded: their offsets (a random read each) are fetched while the
+ * vertices before them expand. A sparse level (an SSSP bucket has a few
+ * vertices per word) would otherwise wait for each row's offsets in turn. */
+#define PART_AHEAD 16u
+
+typedef struct part_ahead {
+    const uint64_t *xs; /* the part's taken words */
+    size_t i, n, w0;
+    uint64_t left;      /* bits of xs[i] not yet passed */
+} part_ahead;
+
+static void part_ahead_step(part_ahead *a, const uint64_t *off)
+{
+    while (a->left == 0) {
+        if (++a->i >= a->n)
+            return;
+        a->left = a->xs[a->i];
+    }
+    __builtin_prefetch(&off[(a->w0 + a->i) * 64 + (size_t)__builtin_ctzll(a->left)], 0, 3);
+    a->left &= a->left - 1;
 }
 
 /* relaxed (all bits and entries): see the file's head; part_next hands
@@ -764,19 +816,27 @@ static bool part_pushed(part_run *p, mkrt__traversal *t)
     const uint64_t w0 = atomic_fetch_add_explicit(&t->part_next, PART_WORDS, memory_order_relaxed);
     if (w0 >= words)
         return false;
-    const size_t end = words - w0 < PART_WORDS ? words : (size_t)w0 + PART_WORDS;
-    for (size_t w = (size_t)w0; w < end; w++) {
+    const size_t n = words - w0 < PART_WORDS ? words - (size_t)w0 : PART_WORDS;
+    uint64_t xs[PART_WORDS];
+    for (size_t i = 0; i < n; i++) {
+        const size_t w = (size_t)w0 + i;
         uint64_t x = atomic_load_explicit(&t->r[w], memory_order_relaxed);
-        if (x == 0)
-            continue;
-        atomic_store_explicit(&t->r[w], 0, memory_order_relaxed);
-        if (t->buckets)
-            x = in_bucket(t, w, x);
-        for (uint64_t y = x; y != 0; y &= y - 1)
-            __builtin_prefetch(&p->e->graph.offsets[w * 64 + (size_t)__builtin_ctzll(y)], 0, 3);
-        for (; x != 0; x &= x - 1)
-            part_expand(p, t, (uint32_t)(w * 64 + (size_t)__builtin_ctzll(x)));
+        if (x != 0) {
+            atomic_store_explicit(&t->r[w], 0, memory_order_relaxed);
+            if (t->buckets)
+                x = in_bucket(t, w, x);
+        }
+        xs[i] = x;
     }
+    const uint64_t *off = p->e->graph.offsets;
+    part_ahead a = {xs, 0, n, (size_t)w0, xs[0]};
+    for (unsigned k = 0; k < PART_AHEAD; k++)
+        part_ahead_step(&a, off);
+    for (size_t i = 0; i < n; i++)
+        for (uint64_t x = xs[i]; x != 0; x &= x - 1) {
+            part_ahead_step(&a, off);
+            part_expand(p, t, (uint32_t)(((size_t)w0 + i) * 64 + (size_t)__builtin_ctzll(x)));
+        }
     return true;
 }
 
