@@ -14,7 +14,8 @@
  * direction-optimizing (the kit's CSR is symmetric: large levels are
  * pulled bottom-up), the SSSP uses distance buckets.
  *
- * The SIM engine keeps the older path, the one the device runs: BFS is a
+ * The SIM engine runs the searches as ops instead (the runtime's op path,
+ * beside the public traversals): BFS is a
  * user op VISIT(u -> v) that lowers cells[v] to (depth(u) + 1) << 32 | u
  * with an atomic minimum and, when it lowered it, emits v's edges as VISIT
  * items (mkrt_op_emit_edges). The cell packs (depth, parent): the minimum
