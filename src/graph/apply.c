@@ -52,20 +52,13 @@ static inline void queue_add(mkrt__traversal *t, uint32_t v)
         atomic_store_explicit(&t->qon, false, memory_order_relaxed);
 }
 
-/* Whether v has edges (the engine's edge bitset, read-only once the
- * graph is registered). */
-static inline bool has_edges(const mkrt__graph_engine *e, uint32_t v)
-{
-    return (e->edged[v / 64] >> (v % 64)) & 1u;
-}
-
 /* relaxed (both): the bit and the flag are read by the dispatcher after
  * the batch's completion (acquire), or earlier with no harm: the items it
  * makes from them run in a later batch, which the launch orders after
  * this one. */
 static inline bool lane_mark(const mkrt__graph_engine *e, mkrt__traversal *t, uint32_t v)
 {
-    if (v >= e->graph.vertices || !has_edges(e, v))
+    if (v >= e->graph.vertices || !mkrt__bitmap_test(e->edged, v))
         return false; /* no edges */
     if (mkrt__bitmap_set_new(t->w, v)) {
         queue_add(t, v); /* QUEUE: this OR set it */
@@ -78,7 +71,7 @@ static inline bool lane_mark(const mkrt__graph_engine *e, mkrt__traversal *t, ui
 /* The same into far (distance buckets). */
 static inline bool far_mark(const mkrt__graph_engine *e, mkrt__traversal *t, uint32_t v)
 {
-    if (!has_edges(e, v))
+    if (!mkrt__bitmap_test(e->edged, v))
         return false;
     mkrt__bitmap_set(t->far, v);
     if (!atomic_load_explicit(&t->far_any, memory_order_relaxed))

@@ -2,6 +2,7 @@
 /* src/graph/engine.c - the graph engine: the registered graph (borrowed,
  * checked by the runtime), its cell lanes (RELAX's and the expanding user
  * ops'), and the table of lanes the rounds go through. */
+#include "base/bitmap.h"
 #include "base/error_internal.h"
 #include "graph/graph_internal.h"
 
@@ -100,15 +101,18 @@ mkrt_status mkrt__graph_engine_set(mkrt__graph_engine *e, const mkrt_graph *g, m
 {
     const size_t words = ((size_t)g->vertices + 63) / 64;
     mkrt__traversal *fresh[MKRT__LANE_PUBLIC] = {0};
-    uint64_t *edged = mkrt__alloc_zeroed(words * sizeof *edged, MKRT_CACHE_LINE);
+    _Atomic uint64_t *edged = mkrt__alloc_zeroed(words * sizeof *edged, MKRT_CACHE_LINE);
     if (edged == NULL)
         return mkrt__error_set(err, MKRT_ENOMEM,
                                "mkrt_graph_register could not allocate the edge bitset of %u vertices "
                                "(%zu bytes). Fix: free memory.",
                                g->vertices, words * sizeof *edged);
-    for (uint32_t v = 0; v < g->vertices; v++)
-        if (g->offsets[v] != g->offsets[v + 1])
-            edged[v / 64] |= (uint64_t)1 << (v % 64);
+    for (size_t w = 0; w < words; w++) { /* no batch runs: whole words */
+        uint64_t x = 0;
+        for (uint32_t v = (uint32_t)(w * 64); v < g->vertices && v < w * 64 + 64; v++)
+            x |= (uint64_t)(g->offsets[v] != g->offsets[v + 1]) << (v % 64);
+        mkrt__bitmap_word_set(edged, w, x);
+    }
     const mkrt_graph was = e->graph;
     const size_t was_words = e->words;
     e->graph = *g;

@@ -164,7 +164,7 @@ struct mkrt__graph_engine {
      * bitset answers without the random read of offsets (a cache miss per
      * changed target at scale 18, measured 25% of SSSP's edge time). Set
      * at registration (no batch runs), read-only after. */
-    uint64_t *edged;
+    _Atomic uint64_t *edged; /* a bitmap (base/bitmap.h), as w, r, visited */
     uint32_t lane_op[MKRT__LANE_PUBLIC]; /* the cell lanes' ops */
     uint32_t lanes_used;    /* user lanes claimed (1..) */
     /* The lanes; public ones published with release (mkrt_traversal_open),
