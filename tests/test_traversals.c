@@ -274,6 +274,59 @@ static void lonely_root(void)
     mkrt_destroy(rt, SEC, NULL);
 }
 
+/* An SSSP's distance buckets on every level (bucket_min 1): weights up to
+ * 255 over buckets of width 16 defer vertices both to the ring's slots
+ * (the 15 buckets above the bound) and beyond them to far; each answer
+ * equals the reference's, on one worker and two, and a traversal run
+ * again from other roots starts with its tiers empty. */
+static void buckets_tiers(unsigned workers, const test_graph *g)
+{
+    mkrt_config c = mkrt_config_default();
+    c.workers = workers;
+    c.cells = CELLS;
+    mkrt_runtime *rt = NULL;
+    mkrt_error err;
+    if (mkrt_create(&c, &rt, &err) != MKRT_OK)
+        bail_out("mkrt_create: %s", err.message);
+    mkrt_graph graph = {g->v, g->off, g->dst, g->w};
+    if (mkrt_graph_register(rt, &graph, &err) != MKRT_OK)
+        bail_out("register: %s", err.message);
+    mkrt__test_set_bucket_min(rt, 1);
+    mkrt_traversal *t = NULL;
+    mkrt_traversal_desc d = {MKRT_TRAVERSAL_SSSP, true};
+    if (mkrt_traversal_open(rt, &d, &t, &err) != MKRT_OK)
+        bail_out("open: %s", err.message);
+    uint64_t *got = malloc(g->v * sizeof *got), *want = malloc(g->v * sizeof *want);
+    int wrong = 0;
+    uint64_t levels = 0, edges = 0;
+    for (uint32_t r = 0; r < 6; r++) {
+        const uint32_t root = (r * 251 + 3) % g->v;
+        if (mkrt_traversal_start(t, root, &err) != MKRT_OK || mkrt_traversal_wait(t, MKRT_TIMEOUT_INFINITE) != MKRT_OK ||
+            mkrt_traversal_read(t, 0, g->v, got, &err) != MKRT_OK)
+            bail_out("SSSP from %u: %s", root, err.message);
+        test_graph_ref_sssp(g, root, g->w, want);
+        for (uint32_t v = 0; v < g->v; v++)
+            if (got[v] != want[v]) {
+                if (wrong++ == 0)
+                    diag("SSSP from %u: vertex %u: %llu, the reference's %llu", root, v, (unsigned long long)got[v],
+                         (unsigned long long)want[v]);
+            }
+        mkrt_traversal_stats ts = {0};
+        mkrt_traversal_stats_read(t, &ts);
+        levels = ts.levels_pushed; /* the traversal's runs since it was opened */
+        edges = ts.edges_examined;
+    }
+    is(wrong, 0, "%u worker(s), buckets on every level: 6 SSSPs equal the reference", workers);
+    /* Level by level without buckets relaxes each edge at each distance
+     * its source passes; with them about once (12000 directed edges). */
+    ok(levels / 6 > 20 && edges / 6 < 3 * g->off[g->v] / 2, "%u worker(s): %llu levels and %llu edges per search",
+       workers, (unsigned long long)(levels / 6), (unsigned long long)(edges / 6));
+    free(got);
+    free(want);
+    is(mkrt_traversal_close(t, &err), MKRT_OK, "%u worker(s): close", workers);
+    mkrt_destroy(rt, SEC, NULL);
+}
+
 int main(void)
 {
     test_graph g = test_graph_random(1500, 6000, 7);
@@ -281,6 +334,8 @@ int main(void)
     concurrent(MKRT_BACKEND_SIM, &g);
     bad_input(&g);
     lonely_root();
+    buckets_tiers(1, &g);
+    buckets_tiers(2, &g);
     test_graph_free(&g);
     return done_testing();
 }
