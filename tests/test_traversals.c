@@ -275,10 +275,9 @@ static void lonely_root(void)
 }
 
 /* An SSSP's distance buckets on every level (bucket_min 1): weights up to
- * 255 over buckets of width 16 defer vertices both to the ring's slots
- * (the 15 buckets above the bound) and beyond them to far; each answer
- * equals the reference's, on one worker and two, and a traversal run
- * again from other roots starts with its tiers empty. */
+ * 255 over buckets of width 16, so vertices wait in far across many
+ * buckets; each answer equals the reference's, on one worker and two, and
+ * a traversal run again from other roots starts with far empty. */
 static void buckets_tiers(unsigned workers, const test_graph *g)
 {
     mkrt_config c = mkrt_config_default();

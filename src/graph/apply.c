@@ -68,12 +68,15 @@ static inline bool lane_mark(const mkrt__graph_engine *e, mkrt__traversal *t, ui
     return true;
 }
 
-/* The same into far (distance buckets; v has edges). */
-static inline void far_mark(mkrt__traversal *t, uint32_t v)
+/* The same into far (distance buckets). */
+static inline bool far_mark(const mkrt__graph_engine *e, mkrt__traversal *t, uint32_t v)
 {
+    if (!mkrt__bitmap_test(e->edged, v))
+        return false;
     mkrt__bitmap_set(t->far, v);
     if (!atomic_load_explicit(&t->far_any, memory_order_relaxed))
         atomic_store_explicit(&t->far_any, true, memory_order_relaxed);
+    return true;
 }
 
 /* *v = min(*v, x). relaxed: as mkrt__ops_atomic_min. */
@@ -178,11 +181,8 @@ static uint64_t push_builtin(const mkrt__graph_engine *e, mkrt__traversal *t, co
         if (mkrt__ops_atomic_min(&values[w], d)) {
             changed++;
             if (bound != 0 && d >= bound) {
-                /* its bucket's slot of the ring, or far (graph_internal.h) */
-                if (mkrt__bitmap_test(e->edged, w) && !mkrt__ring_put(t, w, d)) {
-                    far_mark(t, w);
+                if (far_mark(e, t, w))
                     far_least = d < far_least ? d : far_least;
-                }
             } else if (lane_mark(e, t, w)) {
                 least = d < least ? d : least;
             }

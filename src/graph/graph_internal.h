@@ -16,7 +16,6 @@
 #include <string.h>
 
 #include "base/alloc_internal.h"
-#include "base/bitmap.h"
 #include "base/thread.h"
 #include "graph/engine.h"
 #include "mkrt/graph.h"
@@ -91,7 +90,6 @@ struct mkrt_traversal {
         bool visited_dirty;
         uint64_t visited_edges; /* edges of the settled vertices */
         uint64_t bound;     /* buckets: the level expands vertices below it (0: none) */
-        uint64_t lo;        /* buckets with a ring: the level's vertices below it are stale */
         bool filter;        /* buckets: r may hold vertices at or above the bound */
         bool active;        /* public: started and not finished */
         bool sweep;         /* public: a sweep kind's run (graph/sweep.c) */
@@ -116,22 +114,6 @@ struct mkrt_traversal {
     alignas(MKRT_CACHE_LINE) _Atomic uint64_t bound;
     _Atomic bool far_any;
     _Atomic uint64_t far_min, next_min;
-    /* The second tier of far (a public SSSP: ring != NULL): a vertex
-     * deferred to one of the MKRT__RING_SLOTS - 1 buckets above the bound
-     * is marked in that bucket's bitset (slot: the bucket's number modulo
-     * MKRT__RING_SLOTS; the current bucket's slot is empty), far keeps the
-     * ones beyond. A bucket's vertices are then its slot's, found without
-     * reading far's distances; far is read only when the bound reaches
-     * far_min. ring_any: bit s, slot s may hold a vertex (set by the
-     * workers, relaxed like far_any; cleared by the barrier or the
-     * dispatcher with no part running). lo (x.lo): the current bucket's
-     * first distance: a vertex taken from a tier whose distance is below
-     * it was expanded at that distance already (round.c, in_bucket).
-     * ring_next: the first bucket above the bound (bound / width), set
-     * with bound. */
-    _Atomic uint64_t *ring; /* MKRT__RING_SLOTS bitsets of words each, or NULL */
-    _Atomic uint32_t ring_any;
-    _Atomic uint64_t ring_next;
     /* A pulling BFS: the vertices its pulled chunks put into w (each
      * once: the bits their OR set) and the sum of their edges (apply.c,
      * pull_bfs; relaxed, one add per chunk, read at the swap with no
@@ -280,28 +262,6 @@ static inline void mkrt__queue_add_one(mkrt__traversal *t, uint32_t v)
 static inline size_t mkrt__queue_cap(size_t words)
 {
     return words * 8 + 64;
-}
-
-/* Distance buckets' second tier (ring, above): slots of one bucket each. */
-#define MKRT__RING_SLOTS 16u
-
-/* v (with edges) was lowered to d at or above the bound: marks it in the
- * slot of d's bucket when that bucket is one of the ring's; false: it
- * waits in far. Any worker (relaxed, as far_mark: the bits are read after
- * the batch's completion or the level's barrier). */
-static inline bool mkrt__ring_put(mkrt__traversal *t, uint32_t v, uint64_t d)
-{
-    if (t->ring == NULL)
-        return false;
-    const uint64_t b = d / t->engine->bucket_width;
-    const uint64_t next = atomic_load_explicit(&t->ring_next, memory_order_relaxed);
-    if (b - next >= MKRT__RING_SLOTS - 1) /* beyond the ring (b >= next: d >= bound) */
-        return false;
-    const uint32_t s = (uint32_t)(b % MKRT__RING_SLOTS);
-    mkrt__bitmap_set(t->ring + (size_t)s * t->words, v);
-    if (!(atomic_load_explicit(&t->ring_any, memory_order_relaxed) & (1u << s)))
-        atomic_fetch_or_explicit(&t->ring_any, 1u << s, memory_order_relaxed);
-    return true;
 }
 
 /* traversal.c: allocates a traversal's bitsets (and values when own). */

@@ -58,11 +58,8 @@ static void end_pulled_level(mkrt__traversal *t)
 static void set_bound(mkrt__traversal *t, uint64_t bound)
 {
     t->x.bound = bound;
-    if (bound == 0)
-        t->x.lo = 0;
-    /* relaxed (both): read by the workers after the launch (release). */
+    /* relaxed: read by the workers after the launch (release). */
     atomic_store_explicit(&t->bound, bound, memory_order_relaxed);
-    atomic_store_explicit(&t->ring_next, bound / t->engine->bucket_width, memory_order_relaxed);
 }
 
 static bool far_any(const mkrt__traversal *t)
@@ -70,79 +67,6 @@ static bool far_any(const mkrt__traversal *t)
     /* relaxed: set by the workers of completed batches (acquired by the
      * backend's wait), or of a running one only while aborting. */
     return atomic_load_explicit((_Atomic bool *)&t->far_any, memory_order_relaxed);
-}
-
-/* The ring's slots that may hold vertices (relaxed: as far_any). */
-static uint32_t ring_any(const mkrt__traversal *t)
-{
-    return atomic_load_explicit((_Atomic uint32_t *)&t->ring_any, memory_order_relaxed);
-}
-
-/* Vertices wait for a later bucket, in far or in the ring. */
-static bool deferred(const mkrt__traversal *t)
-{
-    return far_any(t) || ring_any(t) != 0;
-}
-
-/* The bucket whose vertices slot s holds: the ring's buckets are the
- * MKRT__RING_SLOTS - 1 from ring_next (the bound's) on. */
-static uint64_t slot_bucket(const mkrt__traversal *t, uint32_t s)
-{
-    const uint64_t next = atomic_load_explicit((_Atomic uint64_t *)&t->ring_next, memory_order_relaxed);
-    return next + (s + MKRT__RING_SLOTS - (uint32_t)(next % MKRT__RING_SLOTS)) % MKRT__RING_SLOTS;
-}
-
-/* The first distance of the ring's nearest bucket with vertices, or
- * UINT64_MAX. */
-static uint64_t ring_least(const mkrt__traversal *t)
-{
-    uint64_t least = UINT64_MAX;
-    for (uint32_t any = ring_any(t); any != 0; any &= any - 1) {
-        const uint64_t b = slot_bucket(t, (uint32_t)__builtin_ctz(any));
-        least = b < least ? b : least;
-    }
-    return least == UINT64_MAX ? least : least * t->engine->bucket_width;
-}
-
-/* Moves the ring's slots of the buckets below `below` into the frontier
- * `to` (no part or batch runs: plain stores empty the slots). */
-static void ring_restore(mkrt__traversal *t, _Atomic uint64_t *to, uint64_t below)
-{
-    const size_t words = t->engine->words;
-    for (uint32_t any = ring_any(t); any != 0; any &= any - 1) {
-        const uint32_t s = (uint32_t)__builtin_ctz(any);
-        if (slot_bucket(t, s) >= below)
-            continue;
-        _Atomic uint64_t *slot = t->ring + (size_t)s * words;
-        for (size_t w = 0; w < words; w++) {
-            const uint64_t x = atomic_load_explicit(&slot[w], memory_order_relaxed);
-            if (x != 0) {
-                atomic_store_explicit(&slot[w], 0, memory_order_relaxed);
-                atomic_store_explicit(&to[w], atomic_load_explicit(&to[w], memory_order_relaxed) | x,
-                                      memory_order_relaxed);
-            }
-        }
-        atomic_fetch_and_explicit(&t->ring_any, ~(1u << s), memory_order_relaxed);
-    }
-}
-
-/* Bits set in the first words of bits, counted up to limit at least. */
-static uint64_t count_upto(const _Atomic uint64_t *bits, size_t words, uint64_t limit)
-{
-    uint64_t n = 0;
-    for (size_t w = 0; w < words && n < limit; w++)
-        n += (uint64_t)__builtin_popcountll(atomic_load_explicit(&bits[w], memory_order_relaxed));
-    return n;
-}
-
-/* The vertices waiting in far and the ring, counted up to limit. */
-static uint64_t deferred_upto(const mkrt__traversal *t, uint64_t limit)
-{
-    const size_t words = t->engine->words;
-    uint64_t n = far_any(t) ? count_upto(t->far, words, limit) : 0;
-    for (uint32_t any = ring_any(t); any != 0 && n < limit; any &= any - 1)
-        n += count_upto(t->ring + (size_t)__builtin_ctz(any) * words, words, limit - n);
-    return n;
 }
 
 /* Moves far's vertices into the frontier `to`. */
@@ -172,11 +96,8 @@ static uint64_t popcount_words(const _Atomic uint64_t *bits, size_t words)
 }
 
 /* At a swap (no batch runs): the level's bound. The workers marked r's
- * vertices under the old bound (below it, the rest went to far or the
- * ring): r needs no filtering unless the bound moved up or far or a slot
- * came back into it. A new bucket is the nearest of the level's, far's
- * and the ring's; the ring's slot of it comes back whole, far only when
- * its least distance is in it. */
+ * vertices under the old bound (below it, the rest went to far): r needs
+ * no filtering unless the bound moved up or far came back into it. */
 static void start_bucket(mkrt__traversal *t)
 {
     const mkrt__graph_engine *e = t->engine;
@@ -184,16 +105,13 @@ static void start_bucket(mkrt__traversal *t)
     uint64_t near = atomic_load_explicit(&t->next_min, memory_order_relaxed);
     const bool far = far_any(t);
     const uint64_t far_min = far ? atomic_load_explicit(&t->far_min, memory_order_relaxed) : UINT64_MAX;
-    const uint64_t ring_min = ring_least(t);
     near = far_min < near ? far_min : near;
-    near = ring_min < near ? ring_min : near;
-    uint64_t n = t->x.queued ? t->x.rq_n : count_upto(t->r, e->words, e->bucket_min);
-    if (n < e->bucket_min && deferred(t))
-        n += deferred_upto(t, e->bucket_min - n);
+    uint64_t n = t->x.queued ? t->x.rq_n : popcount_words(t->r, e->words);
+    if (far && n < e->bucket_min)
+        n += popcount_words(t->far, e->words);
     t->x.filter = false;
     if (near == UINT64_MAX || n < e->bucket_min) {
         far_restore(t, t->r);
-        ring_restore(t, t->r, UINT64_MAX);
         atomic_store_explicit(&t->next_min, UINT64_MAX, memory_order_relaxed);
         set_bound(t, 0);
         return;
@@ -201,17 +119,7 @@ static void start_bucket(mkrt__traversal *t)
     uint64_t bound = (near / e->bucket_width + 1) * e->bucket_width;
     if (bound < near) /* wrapped: everything is in the last bucket */
         bound = UINT64_MAX;
-    if (bound > old) {
-        /* A new bucket: the ring's slots below it (of the old bound's
-         * buckets) come back; with a ring, what comes back below its first
-         * distance was expanded at that distance (in_bucket drops it). */
-        if (ring_min < bound) {
-            ring_restore(t, t->r, bound == UINT64_MAX ? UINT64_MAX : bound / e->bucket_width);
-            t->x.filter = true;
-        }
-        set_bound(t, bound);
-        t->x.lo = t->ring != NULL ? near / e->bucket_width * e->bucket_width : 0;
-    }
+    set_bound(t, bound > old ? bound : old);
     if (far && far_min < t->x.bound) {
         far_restore(t, t->r);
         t->x.filter = true;
@@ -221,29 +129,22 @@ static void start_bucket(mkrt__traversal *t)
 }
 
 /* Of the lane's frontier word w (taken), the vertices below the bound
- * (a filtered level, see start_bucket); the others go back to far or
- * their slot of the ring. With a ring, a vertex below the bucket's first
- * distance (lo) came back from a tier it had been lowered out of, and was
- * expanded at its distance: it is dropped. Without one, the vertices
- * expanded leave far. relaxed: far's bits and far_min are also set by
- * the workers of a running round. */
+ * (a filtered level, see start_bucket); the others go back to far. The
+ * vertices expanded leave far. relaxed: far's bits and far_min are also
+ * set by the workers of a running round. */
 static uint64_t in_bucket(mkrt__traversal *t, size_t w, uint64_t mask)
 {
-    uint64_t later = 0, stale = 0, least = UINT64_MAX;
+    uint64_t later = 0, least = UINT64_MAX;
     if (t->x.filter && t->x.bound != 0)
         for (uint64_t x = mask; x != 0; x &= x - 1) {
-            const uint32_t bit = (uint32_t)__builtin_ctzll(x), v = (uint32_t)(w * 64 + bit);
-            const uint64_t d = value_now(t, v);
-            if (d < t->x.lo) {
-                stale |= (uint64_t)1 << bit;
-            } else if (d >= t->x.bound && !mkrt__ring_put(t, v, d)) {
+            uint32_t bit = (uint32_t)__builtin_ctzll(x);
+            uint64_t d = value_now(t, (uint32_t)(w * 64 + bit));
+            if (d >= t->x.bound) {
                 later |= (uint64_t)1 << bit;
                 least = d < least ? d : least;
-            } else if (d >= t->x.bound) {
-                stale |= (uint64_t)1 << bit; /* in its slot */
             }
         }
-    const uint64_t expand = mask & ~later & ~stale;
+    const uint64_t expand = mask & ~later;
     if (later != 0) {
         atomic_fetch_or_explicit(&t->far[w], later, memory_order_relaxed);
         atomic_store_explicit(&t->far_any, true, memory_order_relaxed);
@@ -252,7 +153,7 @@ static uint64_t in_bucket(mkrt__traversal *t, size_t w, uint64_t mask)
                                                                       memory_order_relaxed))
             ;
     }
-    if (t->ring == NULL && expand != 0 && far_any(t) && (atomic_load_explicit(&t->far[w], memory_order_relaxed) & expand))
+    if (expand != 0 && far_any(t) && (atomic_load_explicit(&t->far[w], memory_order_relaxed) & expand))
         atomic_fetch_and_explicit(&t->far[w], ~expand, memory_order_relaxed);
     return expand;
 }
@@ -372,7 +273,7 @@ static void start_level(mkrt__traversal *t, bool aborting)
                 t->x.pull_word = 0;
             }
         }
-    } else if (!t->buckets) { /* QUEUE's input (off for a lane with buckets) */
+    } else {
         nf = t->x.queued ? t->x.rq_n : popcount_words(t->r, e->words);
     }
     if (t->kind == MKRT__LANE_BFS && t->pulls) {
@@ -452,7 +353,7 @@ static size_t take_pulled(mkrt__traversal *t, mkrt_item *items, uint64_t cap)
 static bool lane_idle(const mkrt__traversal *t)
 {
     return !t->x.scanning && t->x.mask == 0 && t->x.edge >= t->x.end && !t->x.pull_pending &&
-           !deferred(t) && !t->x.visited_dirty && t->x.bound == 0 &&
+           !far_any(t) && !t->x.visited_dirty && t->x.bound == 0 &&
            !atomic_load_explicit(&t->any, memory_order_relaxed);
 }
 
@@ -554,7 +455,6 @@ static int take_lane(mkrt__traversal *t, mkrt_item *items, size_t *k, uint64_t *
         t->x.pull_pending = false;
         set_bound(t, 0);
         far_restore(t, t->r);
-        ring_restore(t, t->r, UINT64_MAX);
         t->x.queued = false; /* what is left of r: by the scan */
         t->x.scanning = true;
         t->x.word = 0;
@@ -670,9 +570,9 @@ static int take_lane(mkrt__traversal *t, mkrt_item *items, size_t *k, uint64_t *
             /* Its chunks of this round (or a batch) have yet to run: what
              * they mark decides whether the lane's run goes on. */
             return LANE_DONE;
-        } else if (!t->x.swapped && deferred(t)) {
-            /* The bucket is done: the next level is the nearest bucket of
-             * far and the ring (start_bucket moves it into r at the swap). */
+        } else if (!t->x.swapped && far_any(t)) {
+            /* The bucket is done: far is the next level. */
+            far_restore(t, t->w);
             atomic_store_explicit(&t->any, true, memory_order_relaxed);
         } else if (!t->x.swapped && (t->x.visited_dirty || t->x.bound != 0 || t->x.pull)) {
             end_pulled_level(t); /* the last level */

@@ -53,12 +53,6 @@ mkrt__traversal *mkrt__traversal_new(mkrt__graph_engine *e, uint32_t lane, mkrt_
     return t;
 }
 
-/* The second tier of an SSSP's buckets (graph_internal.h, ring). */
-static size_t ring_bytes(const mkrt__traversal *t)
-{
-    return MKRT__RING_SLOTS * t->words * sizeof(uint64_t);
-}
-
 void mkrt__traversal_free(mkrt__traversal *t)
 {
     if (t == NULL)
@@ -67,7 +61,6 @@ void mkrt__traversal_free(mkrt__traversal *t)
     mkrt__sweep_free(t);
     mkrt__free((void *)t->bits, 4 * t->words * sizeof *t->bits);
     mkrt__free((void *)t->queues, 2 * t->qcap * sizeof *t->queues);
-    mkrt__free((void *)t->ring, ring_bytes(t));
     if (t->values != e->host.cells)
         mkrt__free(t->values, (size_t)t->vertices * sizeof *t->values);
     mkrt__free(t, sizeof *t);
@@ -125,20 +118,6 @@ mkrt_status mkrt__traversal_open(mkrt__graph_engine *e, const mkrt_traversal_des
                 mkrt__traversal_free(t);
             mkrt__mutex_unlock(&e->lock);
             return st;
-        }
-    }
-    if (kind == MKRT__LANE_SSSP && e->graph.weights != NULL && t->ring == NULL) {
-        /* Kept when the lane is reused: empty again at each run's end
-         * (its last level restores every slot). */
-        t->ring = mkrt__alloc_zeroed(ring_bytes(t), MKRT_CACHE_LINE);
-        if (t->ring == NULL) {
-            if (lane == n) /* not published: nobody else knows it */
-                mkrt__traversal_free(t);
-            mkrt__mutex_unlock(&e->lock);
-            return mkrt__error_set(err, MKRT_ENOMEM,
-                                   "mkrt_traversal_open: no memory for an SSSP's distance buckets (%zu "
-                                   "bytes for %u vertices). Fix: free memory.",
-                                   (size_t)MKRT__RING_SLOTS * e->words * sizeof(uint64_t), e->graph.vertices);
         }
     }
     t->kind = kind;
