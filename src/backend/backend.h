@@ -106,6 +106,10 @@ typedef struct mkrt__backend_ops {
  * three are called without any lock of the pool. */
 typedef struct mkrt__roam {
     mkrt__waitq *wq; /* the pool's members sleep here: publishes wake it */
+    /* Set by the pool while the dispatcher thread spins in serve (it will
+     * see work itself: a publish need not wake the members asleep in wq),
+     * cleared before it sleeps. */
+    _Atomic bool *spinning;
     int (*want)(void *ctx);  /* any thread: the token is free and work waits (a hint) */
     bool (*take)(void *ctx); /* takes the token; false: another thread has it */
     void (*run)(void *ctx);  /* the token's holder: dispatches, then gives it back */

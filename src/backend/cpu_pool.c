@@ -472,16 +472,31 @@ static void run_launch(cpu_pool *pool, uint32_t m)
  * dispatch token and the roam's take got it (true). A launch made
  * between its last look and the take (a waiter's, left running at its
  * deadline) counts it among its members: it runs its share of it first,
- * then holds the token. */
-static bool member_loop(cpu_pool *pool, uint32_t m, int (*leave)(void *ctx), void *ctx, mkrt__spin_budget *spin,
-                        uint64_t cap_ns)
+ * then holds the token. spin_leave: leave is asked while it spins too
+ * (the dispatcher thread, the token's first taker); a pool thread asks
+ * it only once its spin for a launch ran out and when it wakes, so that
+ * it takes the token where the dispatcher thread sleeps or runs a share,
+ * and does not spin beside an idle one (three spinners on two CPUs: the
+ * single-item round trip's p99 went from 3-7 to 25-33 us). */
+static bool member_loop(cpu_pool *pool, uint32_t m, int (*leave)(void *ctx), void *ctx, bool spin_leave,
+                        mkrt__spin_budget *spin, uint64_t cap_ns)
 {
     member *me = &pool->members[m];
-    member_check c = {pool, me, leave, ctx};
+    member_check c = {pool, me, leave, ctx}, spinning = {pool, me, spin_leave ? leave : NULL, ctx};
+    _Atomic bool *flag = spin_leave && pool->roam != NULL ? pool->roam->spinning : NULL;
     for (;;) {
         /* Spin for the next launch while it comes soon (a traversal's next
-         * level, the next batch of a stream): no futex on the way. */
-        if (!mkrt__spin_adaptive(spin, member_ready, &c, cap_ns))
+         * level, the next batch of a stream): no futex on the way. The
+         * dispatcher thread says it spins (roam->spinning). relaxed (both
+         * stores): the clear is ordered before its arming by the seq_cst
+         * fence of mkrt__waitq_prepare, which pairs with a publisher's
+         * (the dispatch group's token_free_worth); the set is a hint. */
+        if (flag != NULL)
+            atomic_store_explicit(flag, true, memory_order_relaxed);
+        const bool ready = mkrt__spin_adaptive(spin, member_ready, &spinning, cap_ns);
+        if (flag != NULL)
+            atomic_store_explicit(flag, false, memory_order_relaxed);
+        if (!ready)
             mkrt__spin_then_sleep(pool->wq, member_ready, &c, NULL);
         /* acquire: pairs with the release store in cpu_stop. */
         if (atomic_load_explicit(&pool->stop, memory_order_acquire))
@@ -515,7 +530,7 @@ static int worker_main(void *p)
      * when work waits and dispatches it (as the dispatcher thread would),
      * its launches run by the other members, the dispatcher thread among
      * them; it gives the token back when nothing is pending. */
-    while (member_loop(pool, a.index, r != NULL ? r->want : NULL, r != NULL ? r->ctx : NULL, &spin,
+    while (member_loop(pool, a.index, r != NULL ? r->want : NULL, r != NULL ? r->ctx : NULL, false, &spin,
                        pool->spin_cap_ns))
         r->run(r->ctx);
     return 0;
@@ -528,7 +543,7 @@ static void cpu_serve(mkrt__backend *be, int (*leave)(void *ctx), void *ctx, mkr
     cpu_pool *pool = (cpu_pool *)be;
     tl_pool = pool;
     tl_member = 0;
-    (void)member_loop(pool, 0, leave, ctx, spin, cap_ns); /* the pool stops only after it exited */
+    (void)member_loop(pool, 0, leave, ctx, true, spin, cap_ns); /* the pool stops only after it exited */
 }
 
 static int batch_done(void *p)
