@@ -112,7 +112,10 @@ typedef struct mkrt__roam {
     _Atomic bool *spinning;
     int (*want)(void *ctx);  /* any thread: the token is free and work waits (a hint) */
     bool (*take)(void *ctx); /* takes the token; false: another thread has it */
-    void (*run)(void *ctx);  /* the token's holder: dispatches, then gives it back */
+    /* The token's holder: dispatches, then gives it back. false: this
+     * thread cannot dispatch (no thread slot, or no memory for its
+     * scratch): it gave the token back at once and asks no more. */
+    bool (*run)(void *ctx);
     void *ctx;
 } mkrt__roam;
 

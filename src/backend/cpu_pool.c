@@ -530,9 +530,9 @@ static int worker_main(void *p)
      * when work waits and dispatches it (as the dispatcher thread would),
      * its launches run by the other members, the dispatcher thread among
      * them; it gives the token back when nothing is pending. */
-    while (member_loop(pool, a.index, r != NULL ? r->want : NULL, r != NULL ? r->ctx : NULL, false, &spin,
-                       pool->spin_cap_ns))
-        r->run(r->ctx);
+    bool asks = r != NULL;
+    while (member_loop(pool, a.index, asks ? r->want : NULL, asks ? r->ctx : NULL, false, &spin, pool->spin_cap_ns))
+        asks = r->run(r->ctx); /* false: it cannot dispatch; it serves as a member only */
     return 0;
 }
 

@@ -501,15 +501,18 @@ static bool roam_take(void *p)
 }
 
 /* A pool thread holds the token: it dispatches with its own scratch (by
- * its thread slot, as a helper's) until nothing is pending. */
-static void roam_run(void *p)
+ * its thread slot, as a helper's) until nothing is pending. Without a
+ * slot or memory for the scratch it gives the token back and says so
+ * (false): it then asks no more, and the dispatcher thread or another
+ * pool thread dispatches. */
+static bool roam_run(void *p)
 {
     mkrt__dispatch *dp = p;
     mkrt__rcu_thread_enter(); /* the plan cache's reads (as in mkrt__dispatch_help) */
     mkrt__dispatch_scratch *mine = helper_scratch(dp);
     if (mine == NULL) {
-        token_give(dp); /* no slot or no memory: the dispatcher thread does it */
-        return;
+        token_give(dp);
+        return false;
     }
 #ifdef MKRT_TEST_HOOKS
     /* relaxed: a test's count, read after the items completed (their
@@ -517,6 +520,7 @@ static void roam_run(void *p)
     atomic_fetch_add_explicit(&dp->hooks.roams, 1, memory_order_relaxed);
 #endif
     (void)run_held(dp, mine, NULL, 0, UINT64_MAX);
+    return true;
 }
 
 const mkrt__roam *mkrt__dispatch_roam(mkrt__dispatch *dp)
