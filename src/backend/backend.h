@@ -86,8 +86,9 @@ typedef struct mkrt__backend_ops {
     bool (*run_task)(mkrt__backend *be, void (*fn)(void *ctx, uint32_t executor), void *ctx);
     /* Executors run_task runs fn on (0 without run_task). */
     uint32_t (*executors)(const mkrt__backend *be);
-    /* May be NULL (the CPU pool's only, started with a roam, see
-     * mkrt__roam). The dispatcher thread, while it does not hold the
+    /* May be NULL (the CPU pool's only; call it only on a pool started
+     * with a roam, see mkrt__roam: a runtime without a device). The
+     * dispatcher thread, while it does not hold the
      * dispatch token, is a member of the pool: it runs its share of every
      * batch another thread launches. serve runs that member's loop on the
      * calling thread (the dispatcher thread, always the same one) until

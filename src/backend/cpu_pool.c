@@ -933,23 +933,10 @@ static const mkrt__backend_ops cpu_ops = {
     .describe = cpu_describe,
     .run_task = cpu_run_task,
     .executors = cpu_executors,
+    .serve = cpu_serve, /* a pool started with a roam only (the runtime's without a device) */
     .warm = cpu_warm,
 };
 
-/* The same with the dispatcher thread as a member (a roam). */
-static const mkrt__backend_ops cpu_roam_ops = {
-    .accepts = cpu_accepts,
-    .prepare = cpu_prepare,
-    .launch = cpu_launch,
-    .wait = cpu_wait,
-    .settle = cpu_settle,
-    .stop = cpu_stop,
-    .describe = cpu_describe,
-    .run_task = cpu_run_task,
-    .executors = cpu_executors,
-    .serve = cpu_serve,
-    .warm = cpu_warm,
-};
 
 mkrt_status mkrt__cpu_pool_start(mkrt__state *sg, uint32_t workers, uint32_t max_batch, const mkrt__roam *roam,
                                  mkrt__backend **out, mkrt_error *err)
@@ -970,7 +957,7 @@ mkrt_status mkrt__cpu_pool_start(mkrt__state *sg, uint32_t workers, uint32_t max
                                "workers or free memory.",
                                workers);
     }
-    pool->base = (mkrt__backend){.ops = roam != NULL ? &cpu_roam_ops : &cpu_ops, .name = "cpu", .width = workers,
+    pool->base = (mkrt__backend){.ops = &cpu_ops, .name = "cpu", .width = workers,
                                  .key = mkrt_device_key_cpu(), .is_cpu_pool = true};
     pool->state = sg;
     pool->workers = workers;

@@ -642,7 +642,7 @@ static int free_and_wanted(void *p)
 static void await_token(mkrt__dispatch *dp, int (*leave)(void *dp))
 {
     mkrt__backend *pool = mkrt__backends_cpu_pool(dp->backends, dp->nbackends);
-    if (dp->cpu_only && pool->ops->serve != NULL) {
+    if (dp->cpu_only && pool->ops->serve != NULL) { /* cpu_only: the pool has our roam (lifecycle.c) */
         token_check c = {dp, leave};
         pool->ops->serve(pool, free_and_wanted, &c, &dp->idle_spin, dp->cpus < 2 ? 0 : MKRT__SPIN_BUDGET_NS);
         return;
