@@ -367,34 +367,38 @@ typedef struct analyst {
     const program *g;
     uint32_t id, count;
     uint64_t published;
-    pthread_barrier_t *start; /* the analysts start together */
+    mkrt_item *seeds; /* room for 2 x part seeds (solve_mkrt's) */
+    pthread_barrier_t *start; /* the analysts publish together */
 } analyst;
 
 /* Scans two threads' worth of regions, its own part and the next
- * thread's side by side (so the next thread finds the same regions at
- * about the same time), publishing a seed for each region with a block
- * that defines facts. */
+ * thread's side by side (so the next thread finds the same regions in
+ * the same order), with a seed for each region with a block that defines
+ * facts; then, with the other analysts, publishes them. With the default
+ * workers a batch with a producer's items gets a CPU less for it (SHED,
+ * until the producer is closed and its items done): seeds published
+ * together are drained together, and the sweeps they queue in the
+ * batches after them, without producers' items. */
 static void *analyst_run(void *arg)
 {
     analyst *a = arg;
     const program *g = a->g;
     uint32_t part = (g->regions + a->count - 1) / a->count;
-    mkrt_producer *p = mkrt_producer_open(a->rt, NULL);
-    pthread_barrier_wait(a->start);
-    mkrt_item buf[256];
     size_t n = 0;
-    for (uint32_t k = 0; k < 2 * part && p != NULL; k++) {
+    for (uint32_t k = 0; k < 2 * part; k++) {
         uint64_t at = (uint64_t)(a->id + k % 2) * part + k / 2; /* mine, the next one's, mine, ... */
         uint32_t r = (uint32_t)(at % g->regions), defs = 0;
         for (uint32_t b = r * g->region; b < (r + 1) * g->region && b < g->blocks; b++)
             defs += g->defs[b];
         if (defs > 0)
-            buf[n++] = (mkrt_item){OP_FLOW, g->regions + r, g->regions + r, SEED};
-        if (n == 256 || (n > 0 && k + 1 == 2 * part)) {
-            if (mkrt_publish(p, buf, n, MKRT_TIMEOUT_INFINITE, NULL) == MKRT_OK)
-                a->published += n;
-            n = 0;
-        }
+            a->seeds[n++] = (mkrt_item){OP_FLOW, g->regions + r, g->regions + r, SEED};
+    }
+    pthread_barrier_wait(a->start);
+    mkrt_producer *p = mkrt_producer_open(a->rt, NULL);
+    for (size_t at = 0, len; at < n && p != NULL; at += len) {
+        len = n - at < 4096 ? n - at : 4096; /* within a ring's 16384 slots */
+        if (mkrt_publish(p, a->seeds + at, len, MKRT_TIMEOUT_INFINITE, NULL) == MKRT_OK)
+            a->published += len;
     }
     mkrt_producer_close(p);
     return NULL;
@@ -448,10 +452,16 @@ static double solve_mkrt(mkrt_runtime *rt, program *g, uint32_t producers, uint6
     analyst as[64];
     pthread_t th[64];
     pthread_barrier_t start;
+    uint32_t part = (g->regions + producers - 1) / producers;
+    mkrt_item *seeds = malloc(sizeof *seeds * 2 * part * producers);
+    if (seeds == NULL) {
+        fprintf(stderr, "analysis: out of memory for %u analysts' seeds\n", producers);
+        exit(1);
+    }
     pthread_barrier_init(&start, NULL, producers);
     uint64_t t0 = now_ns();
     for (uint32_t i = 0; i < producers; i++) {
-        as[i] = (analyst){rt, g, i, producers, 0, &start};
+        as[i] = (analyst){rt, g, i, producers, 0, seeds + (size_t)2 * part * i, &start};
         pthread_create(&th[i], NULL, analyst_run, &as[i]);
     }
     for (uint32_t i = 0; i < producers; i++) {
@@ -460,7 +470,9 @@ static double solve_mkrt(mkrt_runtime *rt, program *g, uint32_t producers, uint6
     }
     pthread_barrier_destroy(&start);
     mkrt_quiesce(rt, MKRT_TIMEOUT_INFINITE);
-    return (double)(now_ns() - t0) / 1e9;
+    double s = (double)(now_ns() - t0) / 1e9;
+    free(seeds);
+    return s;
 }
 
 #ifndef ANALYSIS_NO_MAIN /* bench/analysis_bench.c brings its own */
