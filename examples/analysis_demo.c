@@ -52,7 +52,6 @@
 #define OP_FLOW 16 /* (FLOW, R + r, R + r, SEED): queue region r's first sweep; (FLOW, r, r, SWEEP): sweep it */
 #define SEED UINT32_MAX
 #define SWEEP 1u
-#define EMIT_MAX 8u /* other regions' sweeps one sweep holds before it emits them */
 #define REGION_DEFAULT 64u /* blocks per region (half a function) */
 #define FACTS_MAX 65536u
 #define FN_BLOCKS 128u /* blocks per function */
@@ -188,9 +187,10 @@ static mkrt_status op_flow(const mkrt_item *it, const mkrt_op_ctx *ctx)
             g->grown[b] |= n != 0;
         }
     }
-    mkrt_item next[EMIT_MAX];
+    /* The other regions' sweeps it queues: a block's successors are in its
+     * function, whose blocks are in at most FN_BLOCKS regions. */
+    mkrt_item next[FN_BLOCKS];
     uint32_t nnext = 0;
-    mkrt_status st = MKRT_OK;
     for (bool again = true; again;) {
         again = false;
         for (uint32_t b = lo; b < hi; b++) {
@@ -226,19 +226,12 @@ static mkrt_status op_flow(const mkrt_item *it, const mkrt_op_ctx *ctx)
                 uint32_t tr = t / g->region, k = 0;
                 while (k < nnext && next[k].out != tr)
                     k++;
-                if (k < nnext)
-                    continue; /* already queued by this sweep */
-                if (nnext == EMIT_MAX) { /* small regions: queue what this sweep holds */
-                    if (st == MKRT_OK)
-                        st = mkrt_op_emit(ctx, next, nnext);
-                    nnext = 0;
-                }
-                next[nnext++] = (mkrt_item){OP_FLOW, tr, tr, SWEEP};
+                if (k == nnext) /* not queued by this sweep yet */
+                    next[nnext++] = (mkrt_item){OP_FLOW, tr, tr, SWEEP};
             }
         }
     }
-    if (nnext > 0 && st == MKRT_OK)
-        st = mkrt_op_emit(ctx, next, nnext);
+    mkrt_status st = nnext > 0 ? mkrt_op_emit(ctx, next, nnext) : MKRT_OK;
     if (gained != 0) {
         mkrt_op_changed(ctx);
         ctx->cells[r] += gained;
