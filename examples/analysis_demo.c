@@ -27,10 +27,10 @@
  * one seed item per region that defines something, which queues the
  * region's first sweep, so regions are found twice and dedupe drops the
  * copies that meet in a batch. The seeds cost next to nothing, so the
- * sweeps run in batches drained after the analysts closed their
- * producers: a batch drained while producers publish keeps a CPU for
- * each of them (SHED, with the default workers), and would have run the
- * whole analysis on one thread (bench/results/analysis.md, issue 33).
+ * sweeps run in batches of their own, after the seeds: a batch holding
+ * producers' items keeps a CPU for each producer (SHED, with the
+ * default workers), and the seed batch, when it swept, ran most of the
+ * analysis on one thread (bench/results/analysis.md, issue 33).
  * mkrt_quiesce() waits for the fixpoint; every
  * item also adds what its region gained to the region's cell (its fact
  * count), read back in one call (mkrt_cells_read). The result is checked
