@@ -413,7 +413,7 @@ static void cpu_task_needs_no_sleeper(void)
 {
     mkrt__backend *be = NULL;
     mkrt_error err;
-    if (mkrt__cpu_pool_start(NULL, 2, 16, &be, &err) != MKRT_OK) {
+    if (mkrt__cpu_pool_start(NULL, 2, 16, NULL, &be, &err) != MKRT_OK) {
         ok(false, "a pool of 2 starts: %s", err.message);
         return;
     }

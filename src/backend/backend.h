@@ -25,6 +25,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/spin_wait.h"
+#include "base/waitq.h"
 #include "mkrt/plan_cache.h"
 #include "mkrt/status.h"
 #include "plan/batch.h"
@@ -84,7 +86,31 @@ typedef struct mkrt__backend_ops {
     bool (*run_task)(mkrt__backend *be, void (*fn)(void *ctx, uint32_t executor), void *ctx);
     /* Executors run_task runs fn on (0 without run_task). */
     uint32_t (*executors)(const mkrt__backend *be);
+    /* May be NULL (the CPU pool's only, started with a roam, see
+     * mkrt__roam). The dispatcher thread, while it does not hold the
+     * dispatch token, is a member of the pool: it runs its share of every
+     * batch another thread launches. serve runs that member's loop on the
+     * calling thread (the dispatcher thread, always the same one) until
+     * leave(ctx) says it wants the token and the roam's take got it; it
+     * spins for its work with *spin up to cap_ns (base/spin_wait.h), then
+     * sleeps on the roam's waitq. On return the caller holds the token. */
+    void (*serve)(mkrt__backend *be, int (*leave)(void *ctx), void *ctx, mkrt__spin_budget *spin,
+                  uint64_t cap_ns);
 } mkrt__backend_ops;
+
+/* The dispatch token's hooks, for a CPU pool whose threads take it
+ * (pipeline/dispatcher.c fills them; a runtime without a device passes
+ * them to mkrt__cpu_pool_start). A pool thread with nothing of a batch to
+ * run asks want and, when it says so, take; holding the token it calls
+ * run, which dispatches what is pending and gives the token back. All
+ * three are called without any lock of the pool. */
+typedef struct mkrt__roam {
+    mkrt__waitq *wq; /* the pool's members sleep here: publishes wake it */
+    int (*want)(void *ctx);  /* any thread: the token is free and work waits (a hint) */
+    bool (*take)(void *ctx); /* takes the token; false: another thread has it */
+    void (*run)(void *ctx);  /* the token's holder: dispatches, then gives it back */
+    void *ctx;
+} mkrt__roam;
 
 struct mkrt__backend {
     const mkrt__backend_ops *ops;

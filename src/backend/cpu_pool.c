@@ -62,8 +62,26 @@ typedef struct cpu_pool {
     uint64_t spin_cap_ns; /* how long a thread spins for the next launch or layer */
     mkrt__spin_budget wait_spin; /* holder-only: its spin for the batch's end */
     mkrt__thread *threads;
+    /* The dispatch token's hooks (backend.h, mkrt__roam; NULL: the token
+     * stays with the dispatcher thread and waiters), set at start. With
+     * them the dispatcher thread is member 0 of the pool while it does
+     * not hold the token, and the pool threads take the token when it is
+     * free and work waits. members_n: the threads that may be members
+     * (the pool threads, and the dispatcher thread with a roam); member
+     * index 0 is the dispatcher thread, i the pool thread i. */
+    const mkrt__roam *roam;
+    uint32_t members_n;
+    uint32_t first_member; /* 0 with a roam, else 1 */
+    struct member *members; /* by member index, threads_n + 1 of them */
+    mkrt__waitq *wq; /* the members sleep here: the roam's, or launch_wq */
     alignas(MKRT_CACHE_LINE) _Atomic uint64_t launch; /* batches launched */
     mkrt__batch *batch;                               /* published by launch */
+    /* Published by launch with the batch: the member that launched it
+     * (NO_MEMBER: a thread that is not one, a waiter or the dispatcher
+     * thread of a runtime with a device) and the members that run it,
+     * every member but the launcher. */
+    uint32_t launch_holder;
+    uint32_t launch_n;
     _Atomic bool stop;
     mkrt__waitq launch_wq;
     alignas(MKRT_CACHE_LINE) _Atomic uint32_t arrived; /* barrier count */
@@ -112,43 +130,62 @@ typedef struct cpu_pool {
 
 typedef struct worker_arg {
     cpu_pool *pool;
-    uint32_t index; /* executor index: 1 .. threads_n */
+    uint32_t index; /* member index: 1 .. threads_n */
 } worker_arg;
 
-typedef struct seen_check {
-    cpu_pool *pool;
-    uint64_t seen;
-    uint32_t task_seen; /* the epoch of the last task this thread looked at */
-} seen_check;
+/* A member's own record, written only by the thread that is that member
+ * (its loop, or its launches while it holds the token). */
+typedef struct member {
+    alignas(MKRT_CACHE_LINE) uint64_t seen; /* launches it ran its share of, or made */
+    uint32_t task_seen; /* the epoch of the last task it looked at */
+} member;
+
+#define NO_MEMBER UINT32_MAX
+
+/* Which member of which pool the calling thread is (set by worker_main
+ * and serve): what a launch reads to know its launcher. A thread is a
+ * member of one pool at most; another runtime's pool sees NO_MEMBER. */
+static _Thread_local const cpu_pool *tl_pool;
+static _Thread_local uint32_t tl_member;
 
 #define TASK_OPEN (UINT64_C(1) << 31)
 #define TASK_ENTERED_MASK (TASK_OPEN - 1)
 
-static bool launched(const seen_check *c)
+static bool launched(const cpu_pool *pool, const member *me)
 {
-    /* acquire: pairs with the release increment in launch (the batch and
-     * its plan). */
-    return atomic_load_explicit(&c->pool->launch, memory_order_acquire) != c->seen;
+    /* acquire: pairs with the release increment in launch (the batch, its
+     * plan, launch_holder and launch_n). */
+    return atomic_load_explicit(&pool->launch, memory_order_acquire) != me->seen;
 }
 
-/* A task this thread has not looked at is open. relaxed: a hint only;
+/* A task this member has not looked at is open. relaxed: a hint only;
  * task_enter's CAS (acquire) is what lets the thread read the task. */
-static bool task_waiting(const seen_check *c)
+static bool task_waiting(const cpu_pool *pool, const member *me)
 {
-    uint64_t w = atomic_load_explicit(&c->pool->task_word, memory_order_relaxed);
+    uint64_t w = atomic_load_explicit(&pool->task_word, memory_order_relaxed);
 #ifdef MKRT_TEST_HOOKS
     /* relaxed: the test sets it between tasks; a late look is harmless. */
-    if (atomic_load_explicit(&c->pool->task_deaf, memory_order_relaxed))
+    if (atomic_load_explicit(&pool->task_deaf, memory_order_relaxed))
         return false;
 #endif
-    return (w & TASK_OPEN) != 0 && (uint32_t)(w >> 32) != c->task_seen;
+    return (w & TASK_OPEN) != 0 && (uint32_t)(w >> 32) != me->task_seen;
 }
 
-static int launched_or_stopping(void *p)
+/* What a member waits for: a launch or a task it has not seen, the
+ * pool's stop, or (leave, NULL: never) its wish for the token. */
+typedef struct member_check {
+    cpu_pool *pool;
+    member *me;
+    int (*leave)(void *ctx);
+    void *ctx;
+} member_check;
+
+static int member_ready(void *p)
 {
-    const seen_check *c = p;
+    const member_check *c = p;
     /* acquire: pairs with the release store of stop. */
-    return launched(c) || atomic_load_explicit(&c->pool->stop, memory_order_acquire) || task_waiting(c);
+    return launched(c->pool, c->me) || atomic_load_explicit(&c->pool->stop, memory_order_acquire) ||
+           task_waiting(c->pool, c->me) || (c->leave != NULL && c->leave(c->ctx));
 }
 
 typedef struct gen_check {
@@ -164,11 +201,19 @@ static int generation_moved(void *p)
 }
 
 /* The batch's pool threads: one fewer than its most participants (the
- * holder is the other), at least one, at most the pool's. */
+ * holder is the other), at least one, at most the members that run it. */
 static uint32_t batch_threads(const cpu_pool *pool, const mkrt__batch_plan *plan)
 {
     uint32_t n = plan->workers > 1 ? plan->workers - 1 : 1;
-    return n < pool->threads_n ? n : pool->threads_n;
+    return n < pool->launch_n ? n : pool->launch_n;
+}
+
+/* Member m's executor index in the launched batch: 1, 2, .. over the
+ * members that run it (every one but its launcher), in member order. */
+static uint32_t member_rank(const cpu_pool *pool, uint32_t m)
+{
+    const uint32_t h = pool->launch_holder;
+    return 1 + (m - pool->first_member) - (h != NO_MEMBER && h < m ? 1u : 0u);
 }
 
 /* Whether the holder takes a share of layer l (the plan gives it two or
@@ -376,12 +421,12 @@ static void finish_share(cpu_pool *pool, uint32_t n)
  * counts it in while the task (the epoch it saw) is still open. A thread
  * that fails (the holder closed it, or a later task is open) never reads
  * task_fn or task_ctx, so a task's end waits only for threads inside. */
-static void task_enter(cpu_pool *pool, seen_check *c, uint32_t index)
+static void task_enter(cpu_pool *pool, member *me, uint32_t index)
 {
     /* relaxed: the CAS below re-checks it. */
     uint64_t w = atomic_load_explicit(&pool->task_word, memory_order_relaxed);
     const uint32_t epoch = (uint32_t)(w >> 32);
-    c->task_seen = epoch; /* one look per task, in or not */
+    me->task_seen = epoch; /* one look per task, in or not */
     for (;;) {
         if ((w & TASK_OPEN) == 0 || (uint32_t)(w >> 32) != epoch)
             return;
@@ -404,37 +449,86 @@ static void task_enter(cpu_pool *pool, seen_check *c, uint32_t index)
     mkrt__waitq_notify(&pool->done_wq);
 }
 
+/* Member m's part in the launch it has not seen (launch_holder, launch_n
+ * and the batch are the launcher's, published with it). */
+static void run_launch(cpu_pool *pool, uint32_t m)
+{
+    pool->members[m].seen++;
+    mkrt__batch *b = pool->batch;
+    const uint32_t finishers = pool->launch_n, n = batch_threads(pool, &b->plan);
+    const uint32_t rank = member_rank(pool, m);
+    if (b->levels)
+        run_levels(pool, b, pool->level_n); /* every member takes part */
+    else if (rank <= n)
+        run_share(pool, b, rank, n);
+    /* Every member but the launcher, in the batch or not, finishes it:
+     * `done` then means no thread still reads this launch's batch pointer,
+     * which the next launch overwrites. */
+    finish_share(pool, finishers);
+}
+
+/* Member m's loop: runs its share of every launch and enters every task
+ * it sees, until the pool stops (false) or leave(ctx) says it wants the
+ * dispatch token and the roam's take got it (true). A launch made
+ * between its last look and the take (a waiter's, left running at its
+ * deadline) counts it among its members: it runs its share of it first,
+ * then holds the token. */
+static bool member_loop(cpu_pool *pool, uint32_t m, int (*leave)(void *ctx), void *ctx, mkrt__spin_budget *spin,
+                        uint64_t cap_ns)
+{
+    member *me = &pool->members[m];
+    member_check c = {pool, me, leave, ctx};
+    for (;;) {
+        /* Spin for the next launch while it comes soon (a traversal's next
+         * level, the next batch of a stream): no futex on the way. */
+        if (!mkrt__spin_adaptive(spin, member_ready, &c, cap_ns))
+            mkrt__spin_then_sleep(pool->wq, member_ready, &c, NULL);
+        /* acquire: pairs with the release store in cpu_stop. */
+        if (atomic_load_explicit(&pool->stop, memory_order_acquire))
+            return false;
+        if (launched(pool, me)) {
+            run_launch(pool, m);
+            continue;
+        }
+        if (task_waiting(pool, me)) {
+            task_enter(pool, me, m + 1 - pool->first_member);
+            continue;
+        }
+        if (leave != NULL && leave(ctx) && pool->roam->take(pool->roam->ctx)) {
+            while (launched(pool, me))
+                run_launch(pool, m);
+            return true;
+        }
+    }
+}
+
 static int worker_main(void *p)
 {
     worker_arg a = *(worker_arg *)p;
     cpu_pool *pool = a.pool;
-    seen_check c = {pool, 0, 0};
+    tl_pool = pool;
+    tl_member = a.index;
     mkrt__spin_budget spin;
     mkrt__spin_budget_init(&spin);
-    for (;;) {
-        /* Spin for the next launch while it comes soon (a traversal's next
-         * level, the next batch of a stream): no futex on the way. */
-        if (!mkrt__spin_adaptive(&spin, launched_or_stopping, &c, pool->spin_cap_ns))
-            mkrt__spin_then_sleep(&pool->launch_wq, launched_or_stopping, &c, NULL);
-        /* acquire: pairs with the release store in cpu_stop. */
-        if (atomic_load_explicit(&pool->stop, memory_order_acquire))
-            return 0;
-        if (!launched(&c)) {
-            task_enter(pool, &c, a.index);
-            continue;
-        }
-        c.seen++;
-        mkrt__batch *b = pool->batch;
-        const uint32_t n = batch_threads(pool, &b->plan);
-        if (b->levels)
-            run_levels(pool, b, pool->level_n); /* every pool thread takes part */
-        else if (a.index <= n)
-            run_share(pool, b, a.index, n);
-        /* Every pool thread, in the batch or not, finishes it: `done` then
-         * means no thread still reads this launch's batch pointer, which
-         * the next launch overwrites. */
-        finish_share(pool, pool->threads_n);
-    }
+    const mkrt__roam *r = pool->roam;
+    /* With a roam, a pool thread with nothing to run takes the free token
+     * when work waits and dispatches it (as the dispatcher thread would),
+     * its launches run by the other members, the dispatcher thread among
+     * them; it gives the token back when nothing is pending. */
+    while (member_loop(pool, a.index, r != NULL ? r->want : NULL, r != NULL ? r->ctx : NULL, &spin,
+                       pool->spin_cap_ns))
+        r->run(r->ctx);
+    return 0;
+}
+
+/* The dispatcher thread as member 0 (backend.h, serve). */
+static void cpu_serve(mkrt__backend *be, int (*leave)(void *ctx), void *ctx, mkrt__spin_budget *spin,
+                      uint64_t cap_ns)
+{
+    cpu_pool *pool = (cpu_pool *)be;
+    tl_pool = pool;
+    tl_member = 0;
+    (void)member_loop(pool, 0, leave, ctx, spin, cap_ns); /* the pool stops only after it exited */
 }
 
 static int batch_done(void *p)
@@ -557,8 +651,19 @@ static bool run_from(cpu_pool *pool, mkrt__batch *b, uint64_t until)
     return true;
 }
 
+/* The launcher of the next launch and the members that run it: every
+ * member but the launcher, who counts the launch as seen. */
+static void set_launcher(cpu_pool *pool)
+{
+    const uint32_t h = tl_pool == pool ? tl_member : NO_MEMBER;
+    pool->launch_holder = h;
+    pool->launch_n = pool->members_n - (h != NO_MEMBER ? 1u : 0u);
+}
+
 static void publish(cpu_pool *pool, mkrt__batch *b)
 {
+    if (pool->launch_holder != NO_MEMBER)
+        pool->members[pool->launch_holder].seen++; /* its own: it runs no member's share */
     pool->batch = b;
     /* seq_cst: read by help() and the barrier (see there); ordered before
      * the pool threads' reads by the release below. */
@@ -566,7 +671,7 @@ static void publish(cpu_pool *pool, mkrt__batch *b)
     /* release: pairs with the acquire in launched_or_stopping; publishes
      * the batch, its plan and its cursors. */
     atomic_fetch_add_explicit(&pool->launch, 1, memory_order_release);
-    mkrt__waitq_notify(&pool->launch_wq);
+    mkrt__waitq_notify(pool->wq);
 }
 
 static mkrt_status cpu_launch(mkrt__backend *be, mkrt__batch *b, uint64_t append_limit, mkrt_error *err)
@@ -578,6 +683,7 @@ static mkrt_status cpu_launch(mkrt__backend *be, mkrt__batch *b, uint64_t append
     atomic_store_explicit(&pool->fails.count, 0, memory_order_relaxed);
     for (size_t l = 0; l < b->layers; l++)
         atomic_store_explicit(&b->cursors[l], 0, memory_order_relaxed); /* published by launch */
+    set_launcher(pool);
     if (b->levels) {
         /* A run of levels takes every pool thread, whatever the plan's
          * width (its levels are the source's, not the plan's layers). In
@@ -592,7 +698,7 @@ static mkrt_status cpu_launch(mkrt__backend *be, mkrt__batch *b, uint64_t append
             return MKRT_OK;
         }
         const bool join = b->until == UINT64_MAX;
-        pool->level_n = pool->threads_n + (join ? 1u : 0u);
+        pool->level_n = pool->launch_n + (join ? 1u : 0u);
         publish(pool, b);
         if (join)
             run_levels(pool, b, pool->level_n);
@@ -705,7 +811,7 @@ static bool cpu_run_task(mkrt__backend *be, void (*fn)(void *ctx, uint32_t execu
     /* release: pairs with the acquire of task_enter's CAS (task_fn,
      * task_ctx, task_left and ctx's state). */
     atomic_store_explicit(&pool->task_word, epoch << 32 | TASK_OPEN, memory_order_release);
-    mkrt__waitq_notify(&pool->launch_wq);
+    mkrt__waitq_notify(pool->wq);
     fn(ctx, 0);
     /* relaxed: the close and the entries are RMWs of one word, so the
      * count read here is every thread that got in, and none gets in
@@ -727,10 +833,16 @@ static size_t threads_bytes(uint32_t n)
     return (size_t)(n ? n : 1) * (sizeof(mkrt__thread) + sizeof(worker_arg));
 }
 
+static size_t members_bytes(uint32_t threads_n)
+{
+    return ((size_t)threads_n + 1) * sizeof(member);
+}
+
 static void free_pool(cpu_pool *pool)
 {
     mkrt__free(pool->fails.pairs, 2 * (size_t)pool->fails.capacity * sizeof(uint32_t));
     mkrt__free(pool->threads, threads_bytes(pool->threads_n));
+    mkrt__free(pool->members, members_bytes(pool->threads_n));
     mkrt__free(pool, sizeof *pool);
 }
 
@@ -740,7 +852,7 @@ static bool cpu_stop(mkrt__backend *be, uint64_t timeout_ns)
     cpu_pool *pool = (cpu_pool *)be;
     /* release: pairs with the acquire loads of stop in the workers. */
     atomic_store_explicit(&pool->stop, true, memory_order_release);
-    mkrt__waitq_notify(&pool->launch_wq);
+    mkrt__waitq_notify(pool->wq);
     for (uint32_t i = 0; i < pool->threads_n; i++)
         mkrt__thread_join(pool->threads[i]);
     free_pool(pool);
@@ -764,28 +876,49 @@ static const mkrt__backend_ops cpu_ops = {
     .executors = cpu_executors,
 };
 
-mkrt_status mkrt__cpu_pool_start(mkrt__state *sg, uint32_t workers, uint32_t max_batch,
+/* The same with the dispatcher thread as a member (a roam). */
+static const mkrt__backend_ops cpu_roam_ops = {
+    .accepts = cpu_accepts,
+    .prepare = cpu_prepare,
+    .launch = cpu_launch,
+    .wait = cpu_wait,
+    .settle = cpu_settle,
+    .stop = cpu_stop,
+    .describe = cpu_describe,
+    .run_task = cpu_run_task,
+    .executors = cpu_executors,
+    .serve = cpu_serve,
+};
+
+mkrt_status mkrt__cpu_pool_start(mkrt__state *sg, uint32_t workers, uint32_t max_batch, const mkrt__roam *roam,
                                  mkrt__backend **out, mkrt_error *err)
 {
     workers = workers ? workers : 1;
     const uint32_t threads_n = workers - 1;
     cpu_pool *pool = mkrt__alloc_zeroed(sizeof *pool, alignof(cpu_pool));
     void *threads = mkrt__alloc_zeroed(threads_bytes(threads_n), alignof(max_align_t));
+    member *members = mkrt__alloc_zeroed(members_bytes(threads_n), alignof(member));
     uint32_t *pairs = mkrt__alloc(2 * (size_t)max_batch * sizeof(uint32_t), alignof(uint32_t));
-    if (pool == NULL || threads == NULL || pairs == NULL) {
+    if (pool == NULL || threads == NULL || members == NULL || pairs == NULL) {
         mkrt__free(pool, sizeof *pool);
         mkrt__free(threads, threads_bytes(threads_n));
+        mkrt__free(members, members_bytes(threads_n));
         mkrt__free(pairs, 2 * (size_t)max_batch * sizeof(uint32_t));
         return mkrt__error_set(err, MKRT_ENOMEM,
                                "CPU backend could not allocate a pool of %u workers. Fix: use fewer "
                                "workers or free memory.",
                                workers);
     }
-    pool->base = (mkrt__backend){.ops = &cpu_ops, .name = "cpu", .width = workers, .key = mkrt_device_key_cpu(),
-                                 .is_cpu_pool = true};
+    pool->base = (mkrt__backend){.ops = roam != NULL ? &cpu_roam_ops : &cpu_ops, .name = "cpu", .width = workers,
+                                 .key = mkrt_device_key_cpu(), .is_cpu_pool = true};
     pool->state = sg;
     pool->workers = workers;
     pool->threads_n = threads_n;
+    pool->roam = roam;
+    pool->members = members;
+    pool->members_n = threads_n + (roam != NULL ? 1u : 0u);
+    pool->first_member = roam != NULL ? 0u : 1u;
+    pool->wq = roam != NULL ? roam->wq : &pool->launch_wq;
     /* A pool thread spins for the next launch only where the CPUs hold
      * every executor (spin_wait.h): on fewer it would take a producer's. */
     pool->spin_cap_ns = mkrt__cpus_available() >= workers && workers > 1 ? MKRT__SPIN_BUDGET_NS : 0;
@@ -801,7 +934,7 @@ mkrt_status mkrt__cpu_pool_start(mkrt__state *sg, uint32_t workers, uint32_t max
         args[i] = (worker_arg){pool, i + 1};
         if (mkrt__thread_start(&pool->threads[i], worker_main, &args[i]) != 0) {
             atomic_store_explicit(&pool->stop, true, memory_order_release); /* as in cpu_stop */
-            mkrt__waitq_notify(&pool->launch_wq);
+            mkrt__waitq_notify(pool->wq);
             for (uint32_t j = 0; j < i; j++)
                 mkrt__thread_join(pool->threads[j]);
             free_pool(pool);

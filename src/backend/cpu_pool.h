@@ -7,8 +7,13 @@
 #include "state/state.h"
 
 
-/* Starts `workers` threads for batches of up to max_batch items. */
-mkrt_status mkrt__cpu_pool_start(mkrt__state *sg, uint32_t workers, uint32_t max_batch,
+/* Starts a pool of `workers` executors (workers - 1 threads and the
+ * thread that holds the dispatch token) for batches of up to max_batch
+ * items. roam (NULL: none; else kept, constant, until stop): the dispatch
+ * token's hooks, for a runtime whose only backend the pool is: its
+ * threads then take the token when it is free, and the dispatcher thread
+ * serves as a member while it does not hold it (backend.h). */
+mkrt_status mkrt__cpu_pool_start(mkrt__state *sg, uint32_t workers, uint32_t max_batch, const mkrt__roam *roam,
                                  mkrt__backend **out, mkrt_error *err);
 
 #ifdef MKRT_TEST_HOOKS

@@ -158,6 +158,9 @@ typedef struct mkrt__dispatch {
      * whichever thread plans a batch, written by it when a measured
      * outcome changed. Made at create, freed by destroy. */
     mkrt__shape_cache shapes;
+    /* The token's hooks for the CPU pool's threads (backend.h; filled by
+     * mkrt__dispatch_roam, constant after). */
+    mkrt__roam roam;
 } mkrt__dispatch;
 
 /* The dispatcher thread (pipeline/dispatcher.c); arg: the dispatch group. */
@@ -204,5 +207,17 @@ bool mkrt__dispatch_source_add(mkrt__dispatch *dp, const mkrt__source *s);
  * after the op it runs, leaving the rest to the dispatcher and the
  * workers (pipeline/dispatcher.c). Returns whether it ran anything. */
 bool mkrt__dispatch_help(mkrt__dispatch *dp, _Atomic uint64_t *counter, uint64_t target, uint64_t until);
+
+/* A publish wakes the threads asleep for work (the dispatcher thread,
+ * the pool's members) where the token is free; its holder drains what
+ * was published itself. */
+void mkrt__dispatch_notify_work(mkrt__dispatch *dp);
+
+/* The dispatch token's hooks for a CPU pool whose threads take it (a
+ * runtime without a device; backend.h, mkrt__roam): a pool thread with
+ * nothing to run takes the free token when work waits and runs the
+ * dispatcher's loop, as a helping waiter does, until nothing is pending.
+ * Fills dp->roam and returns it; at create, before any thread runs. */
+const mkrt__roam *mkrt__dispatch_roam(mkrt__dispatch *dp);
 
 #endif

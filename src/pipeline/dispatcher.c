@@ -24,6 +24,10 @@ static bool test_dozing(mkrt__dispatch *dp)
 {
     return atomic_load_explicit(&dp->hooks.dozing, memory_order_acquire);
 }
+static bool test_deaf(mkrt__dispatch *dp)
+{
+    return atomic_load_explicit(&dp->hooks.deaf, memory_order_acquire);
+}
 #else
 static inline bool test_held(mkrt__dispatch *dp)
 {
@@ -31,6 +35,11 @@ static inline bool test_held(mkrt__dispatch *dp)
     return false;
 }
 static inline bool test_dozing(mkrt__dispatch *dp)
+{
+    (void)dp;
+    return false;
+}
+static inline bool test_deaf(mkrt__dispatch *dp)
 {
     (void)dp;
     return false;
@@ -115,6 +124,7 @@ static void prepare_batch(mkrt__dispatch *dp, mkrt__batch *b, uint64_t running_a
 }
 
 static bool sources_want(mkrt__dispatch *dp);
+static void await_token(mkrt__dispatch *dp, int (*leave)(void *dp));
 
 /* DRAIN at a level boundary (plan/decide.h): whether a run of levels
  * (batch.h, levels) yields to the dispatcher. Any thread, without the
@@ -248,6 +258,26 @@ static void token_give(mkrt__dispatch *dp)
     mkrt__waitq_notify(&dp->work_wq); /* the dispatcher may be waiting for it */
 }
 
+/* worth (base/waitq.h) of a publish's wake-up: the token is free. While
+ * a thread holds it, that thread drains what was published (it gives the
+ * token back only after a drain that found nothing, and its give wakes
+ * the waitq and is followed by its own look), so a publish does not wake
+ * the threads asleep there: with a roam those are the pool's members,
+ * which a wake-up per publish would cost a futex call each while a pool
+ * thread dispatches. relaxed: read after notify_if's barrier, which pairs
+ * with the giver's (token_give: its store, then notify's fence, then its
+ * own look at the rings). */
+static bool token_free_worth(const void *p)
+{
+    const mkrt__dispatch *dp = p;
+    return atomic_load_explicit(&dp->dispatch_token, memory_order_relaxed) == 0;
+}
+
+void mkrt__dispatch_notify_work(mkrt__dispatch *dp)
+{
+    mkrt__waitq_notify_if(&dp->work_wq, token_free_worth, dp);
+}
+
 static int token_taken(void *p)
 {
     return token_take(p);
@@ -337,30 +367,24 @@ static mkrt__dispatch_scratch *helper_scratch(mkrt__dispatch *dp)
     return dp->helper_scratch[slot];
 }
 
-bool mkrt__dispatch_help(mkrt__dispatch *dp, _Atomic uint64_t *counter, uint64_t target, uint64_t until)
+/* Shutdown or a test's hold: the token's holder that is not the
+ * dispatcher thread stops between batches and gives it back. acquire:
+ * pairs with the release stores of closing and aborting in mkrt_destroy. */
+static bool leave_to_dispatcher(mkrt__dispatch *dp)
 {
-    /* Only the CPU pool: a device backend's calls belong to the thread
-     * that set up its context. Not while a test holds the dispatcher, nor
-     * once shutdown began (the dispatcher finishes alone), nor past the
-     * caller's deadline. relaxed on the token: a hint before the CAS that
-     * decides. acquire on closing and aborting: pairs with their release
-     * stores in mkrt_destroy. */
-    if (!dp->cpu_only || atomic_load_explicit(&dp->dispatch_token, memory_order_relaxed) != 0 ||
-        test_held(dp) || atomic_load_explicit(&dp->producers->closing, memory_order_acquire) ||
-        atomic_load_explicit(&dp->aborting, memory_order_acquire) ||
-        (until != UINT64_MAX && mkrt__now_ns() >= until) || !token_take(dp))
-        return false;
-    /* The plan stage reads the plan cache as an RCU reader: register this
-     * thread with liburcu now (once per thread; undone at its exit). */
-    mkrt__rcu_thread_enter();
-    /* This thread's own dedupe scratch (pipeline/scratch.h), by its slot,
-     * made at its first help: without one (no slot, or out of memory) it
-     * does not help, and the dispatcher does the work. */
-    mkrt__dispatch_scratch *mine = helper_scratch(dp);
-    if (mine == NULL) {
-        token_give(dp);
-        return false;
-    }
+    return test_held(dp) || atomic_load_explicit(&dp->producers->closing, memory_order_acquire) ||
+           atomic_load_explicit(&dp->aborting, memory_order_acquire);
+}
+
+/* A thread other than the dispatcher thread holds the token (a helping
+ * waiter, or a pool thread, mkrt__dispatch_roam) and runs the
+ * dispatcher's steps with its own scratch `mine` until *counter reaches
+ * target (counter NULL: until nothing is pending), `until` passes, or
+ * leave_to_dispatcher; then gives the token back. Returns whether it ran
+ * anything. */
+static bool run_held(mkrt__dispatch *dp, mkrt__dispatch_scratch *mine, _Atomic uint64_t *counter, uint64_t target,
+                     uint64_t until)
+{
     dp->scratch = mine;
     dp->helping = true; /* closed producers are the dispatcher thread's to free */
     bool ran = false;
@@ -372,7 +396,8 @@ bool mkrt__dispatch_help(mkrt__dispatch *dp, _Atomic uint64_t *counter, uint64_t
      * dispatcher takes over what is left (batch_left, token_give), in the
      * same order: nothing is run twice or skipped. acquire: pairs with the
      * release stores of completion (complete.c). */
-    while (atomic_load_explicit(counter, memory_order_acquire) < target) {
+    while ((counter == NULL || atomic_load_explicit(counter, memory_order_acquire) < target) &&
+           !leave_to_dispatcher(dp)) {
         size_t n = drain_next(dp, false);
         if (dp->running != NULL && !settled(dp, until))
             break; /* past the deadline */
@@ -391,6 +416,92 @@ bool mkrt__dispatch_help(mkrt__dispatch *dp, _Atomic uint64_t *counter, uint64_t
     dp->scratch = dp->own_scratch;
     token_give(dp); /* and wakes the dispatcher if it waits: it retires what was closed */
     return ran;
+}
+
+bool mkrt__dispatch_help(mkrt__dispatch *dp, _Atomic uint64_t *counter, uint64_t target, uint64_t until)
+{
+    /* Only the CPU pool: a device backend's calls belong to the thread
+     * that set up its context. Not while a test holds the dispatcher, nor
+     * once shutdown began (the dispatcher finishes alone), nor past the
+     * caller's deadline. relaxed on the token: a hint before the CAS that
+     * decides. */
+    if (!dp->cpu_only || atomic_load_explicit(&dp->dispatch_token, memory_order_relaxed) != 0 ||
+        leave_to_dispatcher(dp) || (until != UINT64_MAX && mkrt__now_ns() >= until) || !token_take(dp))
+        return false;
+    /* The plan stage reads the plan cache as an RCU reader: register this
+     * thread with liburcu now (once per thread; undone at its exit). */
+    mkrt__rcu_thread_enter();
+    /* This thread's own dedupe scratch (pipeline/scratch.h), by its slot,
+     * made at its first help: without one (no slot, or out of memory) it
+     * does not help, and the dispatcher does the work. */
+    mkrt__dispatch_scratch *mine = helper_scratch(dp);
+    if (mine == NULL) {
+        token_give(dp);
+        return false;
+    }
+    return run_held(dp, mine, counter, target, until);
+}
+
+/* ---- the token taken by a pool thread (backend.h, mkrt__roam) --------
+ * In a runtime without a device the CPU pool's threads are the token's
+ * other takers: one with nothing of a batch to run (between batches, or
+ * spinning for the next launch) that finds the token free and work
+ * waiting takes it and runs the dispatcher's steps itself, as a helping
+ * waiter does but without a deadline, until nothing is pending; its
+ * launches run on the other members of the pool, the dispatcher thread
+ * among them (it serves as one while it does not hold the token,
+ * await_token). So the thread that is free plans: no wake-up of a
+ * sleeping dispatcher on the way from a publish to a launch, and never a
+ * thread asleep while another plans what it could run. */
+
+/* Any pool thread, without the token: the token is free, and items wait
+ * in the rings, emitted work or a batch a helper left waits, or a made
+ * source wants a look. Not during shutdown or a test's hold or doze (the
+ * dispatcher thread, or a waiter, acts then). relaxed (token): a hint
+ * before the CAS that decides. acquire: pairs with the publishers'
+ * release of published_total and token_give's release stores. relaxed
+ * (completed_total): the holder's count, a hint (with the token free,
+ * items published and not completed wait in a ring). */
+static int roam_want(void *p)
+{
+    mkrt__dispatch *dp = p;
+    if (atomic_load_explicit(&dp->dispatch_token, memory_order_relaxed) != 0 || leave_to_dispatcher(dp) ||
+        test_dozing(dp))
+        return 0;
+    return atomic_load_explicit(&dp->producers->published_total, memory_order_acquire) !=
+               atomic_load_explicit(&dp->completed_total, memory_order_relaxed) ||
+           atomic_load_explicit(&dp->emission_left, memory_order_acquire) ||
+           atomic_load_explicit(&dp->batch_left, memory_order_acquire) || sources_want(dp);
+}
+
+static bool roam_take(void *p)
+{
+    return token_take(p);
+}
+
+/* A pool thread holds the token: it dispatches with its own scratch (by
+ * its thread slot, as a helper's) until nothing is pending. */
+static void roam_run(void *p)
+{
+    mkrt__dispatch *dp = p;
+    mkrt__rcu_thread_enter(); /* the plan cache's reads (as in mkrt__dispatch_help) */
+    mkrt__dispatch_scratch *mine = helper_scratch(dp);
+    if (mine == NULL) {
+        token_give(dp); /* no slot or no memory: the dispatcher thread does it */
+        return;
+    }
+#ifdef MKRT_TEST_HOOKS
+    /* relaxed: a test's count, read after the items completed (their
+     * completion's release/acquire orders it). */
+    atomic_fetch_add_explicit(&dp->hooks.roams, 1, memory_order_relaxed);
+#endif
+    (void)run_held(dp, mine, NULL, 0, UINT64_MAX);
+}
+
+const mkrt__roam *mkrt__dispatch_roam(mkrt__dispatch *dp)
+{
+    dp->roam = (mkrt__roam){&dp->work_wq, roam_want, roam_take, roam_run, dp};
+    return &dp->roam;
 }
 
 #ifdef MKRT_TEST_HOOKS
@@ -436,9 +547,8 @@ static void doze_while_asked(mkrt__dispatch *dp)
     token_give(dp);
     set_parked(dp, true);
     mkrt__waitq_notify(&dp->done_wq);
-    mkrt__spin_then_sleep(&dp->work_wq, awake_or_aborting, dp, NULL);
+    await_token(dp, awake_or_aborting);
     set_parked(dp, false);
-    token_wait(dp);
 }
 #endif
 
@@ -465,10 +575,46 @@ static int work_or_leave(void *p)
            atomic_load_explicit(&dp->aborting, memory_order_acquire);
 }
 
+/* What the dispatcher thread waits for before it takes the token back,
+ * with the token free. */
+typedef struct token_check {
+    mkrt__dispatch *dp;
+    int (*leave)(void *dp); /* NULL: nothing more */
+} token_check;
+
+static int free_and_wanted(void *p)
+{
+    const token_check *c = p;
+    /* relaxed: a hint before the CAS that decides (the roam's take). A
+     * deaf dispatcher (test hook) takes it only to shut down. */
+    return atomic_load_explicit(&c->dp->dispatch_token, memory_order_relaxed) == 0 &&
+           (c->leave == NULL ||
+            ((!test_deaf(c->dp) || atomic_load_explicit(&c->dp->producers->closing, memory_order_acquire) ||
+              atomic_load_explicit(&c->dp->aborting, memory_order_acquire)) &&
+             c->leave(c->dp)));
+}
+
+/* The dispatcher thread, without the token, waits until leave(dp) (NULL:
+ * at once) and takes it back. In a runtime whose pool's threads take the
+ * token (a roam), it waits as a member of the pool (backend.h, serve):
+ * it runs its share of what the token's holder of the moment launches. */
+static void await_token(mkrt__dispatch *dp, int (*leave)(void *dp))
+{
+    mkrt__backend *pool = mkrt__backends_cpu_pool(dp->backends, dp->nbackends);
+    if (dp->cpu_only && pool->ops->serve != NULL) {
+        token_check c = {dp, leave};
+        pool->ops->serve(pool, free_and_wanted, &c, &dp->idle_spin, dp->cpus < 2 ? 0 : MKRT__SPIN_BUDGET_NS);
+        return;
+    }
+    if (leave != NULL && !dispatcher_spin(dp, &dp->idle_spin, leave))
+        mkrt__spin_then_sleep(&dp->work_wq, leave, dp, NULL);
+    token_wait(dp);
+}
+
 int mkrt__dispatcher_main(void *arg)
 {
     mkrt__dispatch *dp = arg;
-    token_wait(dp);
+    await_token(dp, NULL);
     for (;;) {
 #ifdef MKRT_TEST_HOOKS
         park_while_held(dp);
@@ -497,11 +643,10 @@ int mkrt__dispatcher_main(void *arg)
         if (pending)
             continue;
         if (!closing) {
-            /* Idle, nothing in flight: a waiter may dispatch meanwhile. */
+            /* Idle, nothing in flight: a waiter or a pool thread may
+             * dispatch meanwhile. */
             token_give(dp);
-            if (!dispatcher_spin(dp, &dp->idle_spin, work_or_leave))
-                mkrt__spin_then_sleep(&dp->work_wq, work_or_leave, dp, NULL);
-            token_wait(dp);
+            await_token(dp, work_or_leave);
         } else {
             /* closing with items still in flight elsewhere: nap briefly */
             struct timespec ts;

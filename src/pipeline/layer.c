@@ -212,18 +212,26 @@ static inline __attribute__((always_inline)) bool idempotent(const mkrt_item *it
  * `direct`, `rules` and `prune` are constants at every call, so each copy
  * of the loop has no per-item branch on them. Returns the items kept;
  * *levels is the number of levels. */
-/* A part of a split levelling (mkrt__layer_split_run): the handles it
- * touches are claimed in the shared owner array; a handle another part
- * claimed in this split is a conflict (the split is then thrown away). */
+/* A part of a split levelling (mkrt__layer_split_run): the lowest and
+ * highest handle it touches, and, unless the split trusts the parts'
+ * handle ranges alone (sp->ranges), a claim of every handle it touches in
+ * the shared owner array; a handle another part claimed in this split is
+ * a conflict (the split is then thrown away). */
 typedef struct owner_ctx {
     _Atomic uint32_t *owner; /* by handle - lo */
     uint32_t lo;
     uint32_t tag;            /* split epoch << 8 | part */
     bool conflict;
+    bool ranges;             /* no claims: the merge compares the ranges */
+    uint32_t min, max;       /* the handles touched: [min, max] */
 } owner_ctx;
 
 static inline __attribute__((always_inline)) void claim(owner_ctx *own, uint32_t handle)
 {
+    own->min = handle < own->min ? handle : own->min;
+    own->max = handle > own->max ? handle : own->max;
+    if (own->ranges)
+        return;
     /* relaxed: the exchange's atomicity alone decides (of two parts that
      * touch a handle, the later exchange sees the earlier's tag); the
      * result is read after the task's join (cpu_pool.c run_task). */
@@ -564,7 +572,7 @@ mkrt_status mkrt__layer_batch_commuting(mkrt_layer_scratch *s, const mkrt_item *
 
 bool mkrt__layer_split_begin(mkrt__layer_split *sp, mkrt_layer_scratch *whole, mkrt_layer_scratch *const *part,
                              uint32_t parts, mkrt_item *items, mkrt_item *out, size_t n,
-                             const mkrt__layer_rules *rules)
+                             const mkrt__layer_rules *rules, bool ranges)
 {
     if (parts < 2 || parts > MKRT__SPLIT_MAX || n < parts || !rules->prune || !rules->bounded ||
         n > (size_t)UINT32_MAX - 1 || grow_items(whole, n, NULL) != MKRT_OK)
@@ -597,6 +605,8 @@ bool mkrt__layer_split_begin(mkrt__layer_split *sp, mkrt_layer_scratch *whole, m
     sp->parts = parts;
     sp->rules = *rules;
     sp->range = (size_t)range;
+    sp->ranges = ranges;
+    sp->disjoint = false;
     atomic_init(&sp->next, 0);
     return true;
 }
@@ -629,7 +639,7 @@ static void split_part(mkrt__layer_split *sp, uint32_t k)
     sp->skipped[k] = 0;
     r.skipped = &sp->skipped[k];
     r.mark = r.mark != NULL ? r.mark + from : NULL;
-    owner_ctx own = {sp->whole->owner, r.lo, sp->whole->owner_epoch << 8 | k, false};
+    owner_ctx own = {sp->whole->owner, r.lo, sp->whole->owner_epoch << 8 | k, false, sp->ranges, UINT32_MAX, 0};
     uint32_t levels;
     const uint32_t base = direct ? r.lo : 0;
     mkrt_item *in = sp->items + from, *out = sp->out + from;
@@ -644,6 +654,8 @@ static void split_part(mkrt__layer_split *sp, uint32_t k)
     sp->kept[k] = kept;
     sp->levels[k] = levels;
     sp->conflict[k] = own.conflict;
+    sp->min[k] = own.min;
+    sp->max[k] = own.max;
     sp->ok[k] = true;
     sp->ns[k] = mkrt__now_ns() - t0;
 }
@@ -658,6 +670,18 @@ void mkrt__layer_split_run(void *ctx, uint32_t executor)
         split_part(sp, k);
 }
 
+/* Whether no two parts' handle ranges overlap (a part that touched no
+ * handle has min > max and overlaps nothing). */
+static bool ranges_disjoint(const mkrt__layer_split *sp)
+{
+    for (uint32_t a = 0; a < sp->parts; a++)
+        for (uint32_t b = a + 1; b < sp->parts; b++)
+            if (sp->min[a] <= sp->max[a] && sp->min[b] <= sp->max[b] && sp->min[a] <= sp->max[b] &&
+                sp->min[b] <= sp->max[a])
+                return false;
+    return true;
+}
+
 bool mkrt__layer_split_end(mkrt__layer_split *sp, size_t *kept, size_t *layers, size_t *skipped)
 {
     uint32_t top = 0;
@@ -666,6 +690,11 @@ bool mkrt__layer_split_end(mkrt__layer_split *sp, size_t *kept, size_t *layers, 
             return false; /* the items are as they were: level them serially */
         top = sp->levels[k] > top ? sp->levels[k] : top;
     }
+    /* Disjoint ranges: no handle was touched by two parts, claims or not.
+     * Overlapping ones without claims prove nothing: the serial pass. */
+    sp->disjoint = ranges_disjoint(sp);
+    if (sp->ranges && !sp->disjoint)
+        return false;
     /* Exact: no handle is touched by two parts, so every item met the
      * same handle states as in the one pass, and the kept items in part
      * order are the one pass's order. Their levels close up behind the
@@ -675,8 +704,10 @@ bool mkrt__layer_split_end(mkrt__layer_split *sp, size_t *kept, size_t *layers, 
     memset(count, 0, (size_t)top * sizeof *count);
     size_t at = 0, sk = 0;
     for (uint32_t k = 0; k < sp->parts; k++) {
-        const size_t from = sp->n * k / sp->parts;
-        memcpy(sp->items + at, sp->out + from, sp->kept[k] * sizeof *sp->items);
+        const size_t from = sp->n * k / sp->parts, len = sp->n * (k + 1) / sp->parts - from;
+        /* A part that kept every item in place wrote back what is there. */
+        if (at != from || sp->kept[k] != len)
+            memcpy(sp->items + at, sp->out + from, sp->kept[k] * sizeof *sp->items);
         if (at != from)
             memmove(w->level + at, w->level + from, sp->kept[k] * sizeof *w->level);
         for (uint32_t l = 0; l < sp->levels[k]; l++)

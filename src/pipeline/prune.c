@@ -28,8 +28,11 @@
 
 _Static_assert(MKRT__SPLIT_MAX == MKRT__SPLIT_PARTS_MAX, "the split's parts: one bound");
 
-/* SPLIT's outcomes (mkrt__shape_plan.split). */
-enum { SPLIT_UNTRIED, SPLIT_EXACT, SPLIT_CONFLICT };
+/* SPLIT's outcomes (mkrt__shape_plan.split). SPLIT_DISJOINT: exact, and
+ * no two parts' handle ranges overlapped, so the shape's next splits trust
+ * the ranges and claim no handle (layer_internal.h, ranges); where they
+ * overlap after all, that split counts as a conflict. */
+enum { SPLIT_UNTRIED, SPLIT_EXACT, SPLIT_CONFLICT, SPLIT_DISJOINT };
 
 /* SPLIT's probe (plan/decide.h, mkrt__decide_split): every
  * MKRT__ARMS_PROBE-th batch. */
@@ -38,11 +41,13 @@ static bool split_probe(const mkrt__batch *b)
     return b->seq % MKRT__ARMS_PROBE == 0;
 }
 
-/* The split levelling on the CPU pool's executors: SPLIT_EXACT (levelled,
- * *kept, *layers, *skipped set), SPLIT_CONFLICT (a handle crossed parts:
- * nothing changed), or SPLIT_UNTRIED (the pool was busy, no memory). */
+/* The split levelling on the CPU pool's executors: SPLIT_EXACT or
+ * SPLIT_DISJOINT (levelled, *kept, *layers, *skipped set), SPLIT_CONFLICT
+ * (a handle crossed parts, or trusted ranges overlapped: nothing
+ * changed), or SPLIT_UNTRIED (the pool was busy, no memory). ranges: the
+ * shape's last split was SPLIT_DISJOINT. */
 static int split_level(mkrt__dispatch *dp, mkrt__batch *b, size_t n, const mkrt__layer_rules *rules,
-                       uint32_t parts, size_t *kept, size_t *layers, size_t *skipped)
+                       uint32_t parts, bool ranges, size_t *kept, size_t *layers, size_t *skipped)
 {
     mkrt__backend *pool = mkrt__backends_cpu_pool(dp->backends, dp->nbackends);
     mkrt__dispatch_scratch *s = dp->scratch;
@@ -51,7 +56,7 @@ static int split_level(mkrt__dispatch *dp, mkrt__batch *b, size_t n, const mkrt_
             return SPLIT_UNTRIED;
     mkrt__layer_split sp;
     /* The kept items gather in exec_buf, free until the place stage. */
-    if (!mkrt__layer_split_begin(&sp, s->layering, s->split, parts, b->items, b->exec_buf, n, rules))
+    if (!mkrt__layer_split_begin(&sp, s->layering, s->split, parts, b->items, b->exec_buf, n, rules, ranges))
         return SPLIT_UNTRIED;
     const uint64_t t0 = mkrt__now_ns();
     if (!pool->ops->run_task(pool, mkrt__layer_split_run, &sp))
@@ -70,7 +75,7 @@ static int split_level(mkrt__dispatch *dp, mkrt__batch *b, size_t n, const mkrt_
         return SPLIT_CONFLICT;
     }
     b->note.plan_cache |= 4; /* EXPLAIN: levelled in parts */
-    return SPLIT_EXACT;
+    return sp.disjoint ? SPLIT_DISJOINT : SPLIT_EXACT;
 }
 
 /* Levels items[0..n) of b in the holder's scratch (and prunes them with
@@ -78,15 +83,15 @@ static int split_level(mkrt__dispatch *dp, mkrt__batch *b, size_t n, const mkrt_
  * parts where SPLIT says so (*split: its outcome); false: out of memory,
  * nothing changed. */
 static bool level(mkrt__dispatch *dp, mkrt__batch *b, size_t n, bool prune, const uint8_t *mark, size_t *skipped,
-                  size_t *kept, size_t *layers, uint32_t parts, int *split)
+                  size_t *kept, size_t *layers, uint32_t parts, bool ranges, int *split)
 {
     /* A batch of built-in ops (no user op, not a frontier round) takes the
      * built-ins' rules inline; the callbacks give the same answers. */
     const mkrt__layer_rules rules = {mkrt__item_commute_key, mkrt__item_idempotent, dp->state, prune,
                                      b->user_ops == 0 && !b->source->made, true, b->handle_lo, b->handle_hi,
                                      mark, mkrt__arm_covered, skipped};
-    *split = parts > 1 ? split_level(dp, b, n, &rules, parts, kept, layers, skipped) : SPLIT_UNTRIED;
-    if (*split != SPLIT_EXACT) {
+    *split = parts > 1 ? split_level(dp, b, n, &rules, parts, ranges, kept, layers, skipped) : SPLIT_UNTRIED;
+    if (*split != SPLIT_EXACT && *split != SPLIT_DISJOINT) {
         mkrt_error err;
         const uint32_t *lv;
         const uint64_t t0 = mkrt__now_ns();
@@ -133,7 +138,8 @@ void mkrt__stage_dedupe(mkrt__dispatch *dp, mkrt__batch *b)
     size_t kept, layers, skipped = 0;
     int split;
     b->level_seq = 0;
-    if (!level(dp, b, b->admitted, true, mark, &skipped, &kept, &layers, split_parts(dp, b, &was), &split)) {
+    if (!level(dp, b, b->admitted, true, mark, &skipped, &kept, &layers, split_parts(dp, b, &was),
+               was.split == SPLIT_DISJOINT, &split)) {
         kept = b->admitted;
         layers = 0;
         skipped = 0;
@@ -157,7 +163,7 @@ void mkrt__stage_own_levels(mkrt__dispatch *dp, mkrt__batch *b)
      * prepared): the same items, the same rules, the same levels. */
     size_t kept, layers;
     int split;
-    if (level(dp, b, b->kept, false, NULL, NULL, &kept, &layers, 1, &split) && kept == b->kept &&
+    if (level(dp, b, b->kept, false, NULL, NULL, &kept, &layers, 1, false, &split) && kept == b->kept &&
         layers == b->layers)
         return;
     /* Out of memory: every item a layer of its own (stage layer_split's

@@ -29,6 +29,10 @@ typedef struct mkrt__test_hooks {
     _Atomic bool destroy_held; /* mkrt_destroy waits after setting closing,
                                 * before it closes the rings */
     _Atomic bool dozing;   /* the dispatcher parks without the token */
+    /* The dispatcher thread takes the token only to shut down (it still
+     * serves as a pool member): the pool's threads dispatch. */
+    _Atomic bool deaf;
+    _Atomic uint64_t roams; /* times a pool thread took the token */
     mkrt__last_plan last_plan;
 } mkrt__test_hooks;
 #endif

@@ -29,8 +29,10 @@
  *   split    the parallel levelling (pipeline/prune.c): 1 the chunks'
  *            handles were disjoint (the split pass was exact), 2 a handle
  *            crossed chunks (the split was thrown away and the batch
- *            levelled serially), 0 never tried; 2 keeps such batches on
- *            the serial pass (every 64th batch tries again)
+ *            levelled serially), 3 exact and the chunks' handle ranges
+ *            did not even overlap (the next split compares the ranges
+ *            and claims no handle), 0 never tried; 2 keeps such batches
+ *            on the serial pass (every 64th batch tries again)
  *   layers   bit length of the layers the levelling found
  * A value that no longer matches what was measured is replaced: the old
  * entry is unlinked and retired through RCU (call_rcu), the new one
@@ -57,7 +59,7 @@ typedef struct mkrt__shape {
 
 typedef struct mkrt__shape_plan {
     uint8_t arms;   /* 0 never looked, 1 nothing found, 2 found */
-    uint8_t split;  /* 0 never tried, 1 exact (disjoint), 2 conflicted */
+    uint8_t split;  /* 0 never tried, 1 exact, 2 conflicted, 3 exact with disjoint handle ranges */
     uint8_t layers; /* bit length of the layers */
 } mkrt__shape_plan;
 

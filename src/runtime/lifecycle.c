@@ -88,7 +88,12 @@ static mkrt_status start_backends(mkrt_runtime *rt, mkrt_error *err)
                                why.message);
     if (st != MKRT_OK && cfg->backend == MKRT_BACKEND_SIM)
         return st;
-    if ((st = mkrt__cpu_pool_start(&rt->state, rt->workers, (uint32_t)cfg->max_batch, &cpu, err)) != MKRT_OK) {
+    /* Without a device the pool's threads take the dispatch token when it
+     * is free (pipeline/dispatcher.c, the roam); a device's calls stay on
+     * the dispatcher thread, which set up its context. */
+    const mkrt__roam *roam = device == NULL ? mkrt__dispatch_roam(&rt->dispatch) : NULL;
+    if ((st = mkrt__cpu_pool_start(&rt->state, rt->workers, (uint32_t)cfg->max_batch, roam, &cpu, err)) !=
+        MKRT_OK) {
         if (device != NULL && !device->ops->stop(device, 5000000000u)) {
             rt->state.cells = NULL; /* a GPU that would not stop keeps them */
             rt->state.append_log = NULL;

@@ -224,7 +224,7 @@ mkrt_status mkrt_publish_some(mkrt_producer *p, const mkrt_item *items, size_t n
             mkrt_item stamp = {(uint32_t)total, (uint32_t)(total >> 32), (uint32_t)now,
                                (uint32_t)(now >> 32)};
             (void)mkrt_spsc_ring_push(p->stamps, &stamp, 1); /* a sample; skipped when full */
-            mkrt__waitq_notify(&rt->dispatch.work_wq);
+            mkrt__dispatch_notify_work(&rt->dispatch);
             continue;
         }
         if (timeout_ns == 0) {

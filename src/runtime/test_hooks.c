@@ -41,6 +41,19 @@ void mkrt__runtime_doze(mkrt_runtime *rt, bool doze)
         wait_parked(rt);
 }
 
+void mkrt__runtime_deaf(mkrt_runtime *rt, bool deaf)
+{
+    /* release: pairs with the dispatcher's acquire loads (test_deaf). */
+    atomic_store_explicit(&rt->dispatch.hooks.deaf, deaf, memory_order_release);
+    mkrt__waitq_notify(&rt->dispatch.work_wq);
+}
+
+uint64_t mkrt__test_roams(mkrt_runtime *rt)
+{
+    /* relaxed: see roam_run; the caller saw the items complete. */
+    return atomic_load_explicit(&rt->dispatch.hooks.roams, memory_order_relaxed);
+}
+
 void mkrt__runtime_destroy_hold(mkrt_runtime *rt, bool hold)
 {
     /* release: pairs with the acquire load in mkrt_destroy's wait. */

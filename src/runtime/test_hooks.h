@@ -25,6 +25,14 @@ void mkrt__runtime_hold(mkrt_runtime *rt, bool hold);
  * only helping waiters (mkrt_wait, mkrt_drain) run batches. */
 void mkrt__runtime_doze(mkrt_runtime *rt, bool doze);
 
+/* Test hook: while deaf, the dispatcher thread takes the dispatch token
+ * only to shut down; it still runs its share of batches as a member of
+ * the CPU pool, and the pool's threads take the token and dispatch (a
+ * runtime without a device). Returns at once. */
+void mkrt__runtime_deaf(mkrt_runtime *rt, bool deaf);
+/* Times a CPU pool thread took the dispatch token. */
+uint64_t mkrt__test_roams(mkrt_runtime *rt);
+
 /* Test hook (MKRT_BACKEND_SIM): the simulated device hangs in its n-th
  * batch from now, after `layer` layers. Call while the runtime is held or
  * idle, before publishing that batch. */
