@@ -21,6 +21,7 @@
 
 #include "../base/thread.h" /* pthreads under the C11 names: TSan sees them */
 #include "../src/runtime/test_hooks.h"
+#include "count_alloc.h"
 #include "graph_fixture.h"
 #include "mkrt/mkrt.h"
 #include "tap.h"
@@ -286,8 +287,48 @@ static void racing_bursts(uint32_t workers)
     is(mkrt_destroy(rt, SEC, NULL), MKRT_OK, "%s: destroy", what);
 }
 
+/* A pool thread that cannot make its scratch (no memory) gives the token
+ * back and asks no more: with the dispatcher thread deaf nothing runs
+ * meanwhile (and nothing crashes or spins taking and giving the token),
+ * and once it hears again every item runs. */
+static void roam_without_memory(void)
+{
+    count_alloc_install();
+    mkrt_runtime *rt = start(2, false, NULL);
+    mkrt_producer *p = mkrt_producer_open(rt, NULL);
+    mkrt__runtime_deaf(rt, true);
+    count_alloc_fail_after(0);
+    static mkrt_item items[100];
+    for (uint32_t k = 0; k < 100; k++)
+        items[k] = (mkrt_item){MKRT_OP_ADD, 200 + k, 200 + k, k + 1};
+    is(mkrt_publish(p, items, 100, SEC, NULL), MKRT_OK, "no memory, dispatcher deaf: 100 items published");
+    nap_us(50000);
+    mkrt_stats s;
+    mkrt_stats_read(rt, &s);
+    ok(mkrt__test_roams(rt) == 0 && s.executed == 0,
+       "... the pool thread could not dispatch them (%llu roams, %llu run)",
+       (unsigned long long)mkrt__test_roams(rt), (unsigned long long)s.executed);
+    /* One refusal, not one per look: it stopped asking (a thread that
+     * kept taking the token would be refused again and again). */
+    ok(count_alloc_failures() >= 1 && count_alloc_failures() <= 4,
+       "... its scratch was refused once and it asked no more (%llu allocations failed)",
+       (unsigned long long)count_alloc_failures());
+    count_alloc_fail_after(UINT64_MAX);
+    mkrt__runtime_deaf(rt, false);
+    is(mkrt_drain(rt, SEC), MKRT_OK, "... the dispatcher thread hears again: drained");
+    uint64_t v = 0;
+    mkrt_cell_read(rt, 299, &v);
+    mkrt_stats_read(rt, &s);
+    ok(s.executed == 100 && v == 100, "... every item ran once (%llu run, cell 299 = %llu)",
+       (unsigned long long)s.executed, (unsigned long long)v);
+    mkrt_producer_close(p);
+    is(mkrt_destroy(rt, SEC, NULL), MKRT_OK, "... destroy");
+    count_alloc_uninstall();
+}
+
 int main(void)
 {
+    roam_without_memory();
     for (uint32_t w = 2; w <= 4; w++)
         deaf_dispatcher(w);
     deaf_destroy();

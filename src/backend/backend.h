@@ -86,8 +86,9 @@ typedef struct mkrt__backend_ops {
     bool (*run_task)(mkrt__backend *be, void (*fn)(void *ctx, uint32_t executor), void *ctx);
     /* Executors run_task runs fn on (0 without run_task). */
     uint32_t (*executors)(const mkrt__backend *be);
-    /* May be NULL (the CPU pool's only, started with a roam, see
-     * mkrt__roam). The dispatcher thread, while it does not hold the
+    /* May be NULL (the CPU pool's only; call it only on a pool started
+     * with a roam, see mkrt__roam: a runtime without a device). The
+     * dispatcher thread, while it does not hold the
      * dispatch token, is a member of the pool: it runs its share of every
      * batch another thread launches. serve runs that member's loop on the
      * calling thread (the dispatcher thread, always the same one) until
@@ -96,6 +97,12 @@ typedef struct mkrt__backend_ops {
      * sleeps on the roam's waitq. On return the caller holds the token. */
     void (*serve)(mkrt__backend *be, int (*leave)(void *ctx), void *ctx, mkrt__spin_budget *spin,
                   uint64_t cap_ns);
+    /* May be NULL (the CPU pool's only). A planning task (run_task) or a
+     * launch is coming within about a batch's planning: the executors
+     * that sleep wake now and spin for it a while, so that they are
+     * awake to take their part when it opens (run_task never waits for
+     * one that sleeps). The caller holds the dispatch token. */
+    void (*warm)(mkrt__backend *be);
 } mkrt__backend_ops;
 
 /* The dispatch token's hooks, for a CPU pool whose threads take it
@@ -106,9 +113,16 @@ typedef struct mkrt__backend_ops {
  * three are called without any lock of the pool. */
 typedef struct mkrt__roam {
     mkrt__waitq *wq; /* the pool's members sleep here: publishes wake it */
+    /* Set by the pool while the dispatcher thread spins in serve (it will
+     * see work itself: a publish need not wake the members asleep in wq),
+     * cleared before it sleeps. */
+    _Atomic bool *spinning;
     int (*want)(void *ctx);  /* any thread: the token is free and work waits (a hint) */
     bool (*take)(void *ctx); /* takes the token; false: another thread has it */
-    void (*run)(void *ctx);  /* the token's holder: dispatches, then gives it back */
+    /* The token's holder: dispatches, then gives it back. false: this
+     * thread cannot dispatch (no thread slot, or no memory for its
+     * scratch): it gave the token back at once and asks no more. */
+    bool (*run)(void *ctx);
     void *ctx;
 } mkrt__roam;
 

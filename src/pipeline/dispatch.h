@@ -161,6 +161,7 @@ typedef struct mkrt__dispatch {
     /* The token's hooks for the CPU pool's threads (backend.h; filled by
      * mkrt__dispatch_roam, constant after). */
     mkrt__roam roam;
+    _Atomic bool serve_spinning; /* roam.spinning's flag */
 } mkrt__dispatch;
 
 /* The dispatcher thread (pipeline/dispatcher.c); arg: the dispatch group. */

@@ -115,6 +115,7 @@ static void prepare_batch(mkrt__dispatch *dp, mkrt__batch *b, uint64_t running_a
     if (b->source->made) {
         admit_made(b);
     } else {
+        mkrt__stage_warm(dp, b);
         mkrt__stage_admit(dp, b, running_appends);
         mkrt__stage_dedupe(dp, b);
         mkrt__stage_layer_split(dp, b);
@@ -246,6 +247,15 @@ static bool token_take(mkrt__dispatch *dp)
                                                    memory_order_acquire, memory_order_relaxed);
 }
 
+static int work_or_leave(void *p);
+
+/* worth of token_give's wake-up: work waits, or the dispatcher thread
+ * has another reason to take the token (work_or_leave). */
+static bool give_worth(const void *p)
+{
+    return work_or_leave((void *)p) != 0;
+}
+
 static void token_give(mkrt__dispatch *dp)
 {
     /* release: pairs with the acquire in work_or_leave (the idle
@@ -255,22 +265,34 @@ static void token_give(mkrt__dispatch *dp)
     atomic_store_explicit(&dp->batch_left, dp->running != NULL || dp->drained != NULL, memory_order_release);
     /* release: pairs with the acquire CAS in token_take. */
     atomic_store_explicit(&dp->dispatch_token, 0, memory_order_release);
-    mkrt__waitq_notify(&dp->work_wq); /* the dispatcher may be waiting for it */
+    /* The threads asleep for the token (the dispatcher thread; with a
+     * roam, the pool's members) wake only if there is something to take
+     * it for: otherwise the next publish wakes them (token_free_worth),
+     * and a give after every batch of a round trip cost a futex call
+     * each (runtime_bench p99 3-7 -> 27-37 us). The look runs after
+     * notify_if's fence, which pairs with a publisher's: either it sees
+     * the items, or the publisher sees the token free. */
+    mkrt__waitq_notify_if(&dp->work_wq, give_worth, dp);
 }
 
-/* worth (base/waitq.h) of a publish's wake-up: the token is free. While
- * a thread holds it, that thread drains what was published (it gives the
- * token back only after a drain that found nothing, and its give wakes
- * the waitq and is followed by its own look), so a publish does not wake
- * the threads asleep there: with a roam those are the pool's members,
- * which a wake-up per publish would cost a futex call each while a pool
- * thread dispatches. relaxed: read after notify_if's barrier, which pairs
- * with the giver's (token_give: its store, then notify's fence, then its
- * own look at the rings). */
+/* worth (base/waitq.h) of a publish's wake-up: the token is free, and
+ * the dispatcher thread does not spin for it. While a thread holds it,
+ * that thread drains what was published (it gives the token back only
+ * after a drain that found nothing, and its give wakes the waitq where
+ * work waits), and a spinning dispatcher thread sees the items itself;
+ * so a publish does not wake the threads asleep there: with a roam those
+ * are the pool's members, and a wake-up per publish cost the publisher a
+ * futex call each and put a third spinner on two CPUs (runtime_bench's
+ * single-item round trip p99: 3-7 us before the roam, 10-45 us with).
+ * relaxed (both): read after notify_if's barrier, which pairs with the
+ * giver's (token_give: its store, then the fence, then its look at the
+ * rings) and with the fence of the dispatcher thread's arming (it clears
+ * serve_spinning before it prepares to sleep, cpu_pool.c member_loop). */
 static bool token_free_worth(const void *p)
 {
     const mkrt__dispatch *dp = p;
-    return atomic_load_explicit(&dp->dispatch_token, memory_order_relaxed) == 0;
+    return atomic_load_explicit(&dp->dispatch_token, memory_order_relaxed) == 0 &&
+           !atomic_load_explicit(&dp->serve_spinning, memory_order_relaxed);
 }
 
 void mkrt__dispatch_notify_work(mkrt__dispatch *dp)
@@ -480,15 +502,18 @@ static bool roam_take(void *p)
 }
 
 /* A pool thread holds the token: it dispatches with its own scratch (by
- * its thread slot, as a helper's) until nothing is pending. */
-static void roam_run(void *p)
+ * its thread slot, as a helper's) until nothing is pending. Without a
+ * slot or memory for the scratch it gives the token back and says so
+ * (false): it then asks no more, and the dispatcher thread or another
+ * pool thread dispatches. */
+static bool roam_run(void *p)
 {
     mkrt__dispatch *dp = p;
     mkrt__rcu_thread_enter(); /* the plan cache's reads (as in mkrt__dispatch_help) */
     mkrt__dispatch_scratch *mine = helper_scratch(dp);
     if (mine == NULL) {
-        token_give(dp); /* no slot or no memory: the dispatcher thread does it */
-        return;
+        token_give(dp);
+        return false;
     }
 #ifdef MKRT_TEST_HOOKS
     /* relaxed: a test's count, read after the items completed (their
@@ -496,11 +521,12 @@ static void roam_run(void *p)
     atomic_fetch_add_explicit(&dp->hooks.roams, 1, memory_order_relaxed);
 #endif
     (void)run_held(dp, mine, NULL, 0, UINT64_MAX);
+    return true;
 }
 
 const mkrt__roam *mkrt__dispatch_roam(mkrt__dispatch *dp)
 {
-    dp->roam = (mkrt__roam){&dp->work_wq, roam_want, roam_take, roam_run, dp};
+    dp->roam = (mkrt__roam){&dp->work_wq, &dp->serve_spinning, roam_want, roam_take, roam_run, dp};
     return &dp->roam;
 }
 
@@ -561,6 +587,21 @@ static bool sources_want(mkrt__dispatch *dp)
     return false;
 }
 
+#ifdef MKRT_TEST_HOOKS
+/* Test hook: while deaf, the dispatcher thread gives the token back at
+ * the next batch boundary and waits as a member (await_token's check
+ * keeps it from taking the token again, but to shut down). */
+static void give_while_deaf(mkrt__dispatch *dp)
+{
+    if (!test_deaf(dp) || !dp->cpu_only || atomic_load_explicit(&dp->producers->closing, memory_order_acquire) ||
+        atomic_load_explicit(&dp->aborting, memory_order_acquire))
+        return;
+    finish_running(dp, &dp->running);
+    token_give(dp);
+    await_token(dp, work_or_leave);
+}
+#endif
+
 static int work_or_leave(void *p)
 {
     mkrt__dispatch *dp = p;
@@ -601,7 +642,7 @@ static int free_and_wanted(void *p)
 static void await_token(mkrt__dispatch *dp, int (*leave)(void *dp))
 {
     mkrt__backend *pool = mkrt__backends_cpu_pool(dp->backends, dp->nbackends);
-    if (dp->cpu_only && pool->ops->serve != NULL) {
+    if (dp->cpu_only && pool->ops->serve != NULL) { /* cpu_only: the pool has our roam (lifecycle.c) */
         token_check c = {dp, leave};
         pool->ops->serve(pool, free_and_wanted, &c, &dp->idle_spin, dp->cpus < 2 ? 0 : MKRT__SPIN_BUDGET_NS);
         return;
@@ -619,6 +660,7 @@ int mkrt__dispatcher_main(void *arg)
 #ifdef MKRT_TEST_HOOKS
         park_while_held(dp);
         doze_while_asked(dp);
+        give_while_deaf(dp);
 #endif
         bool aborting = atomic_load_explicit(&dp->aborting, memory_order_acquire);
         if (dispatch_step(dp, aborting) > 0)
