@@ -10,23 +10,28 @@
  * end:
  *     out[s] = gen[s] | OR over predecessors p of (out[p] & ~kill[s])
  *
- * On mkrt the blocks are cut into regions of K consecutive blocks (32
- * by default, a quarter of a function), and an item is a region's sweep:
- * the sequential solver's loop on the region's blocks, a block that grew
- * pushing its facts into its successors. A successor in another region
- * is not written but dirtied (it pulls from its predecessors there when
- * its own region sweeps), and its region is marked in the runtime's
- * frontier (mkrt_op_emit_edges on a graph of one vertex per region,
- * registered with mkrt_graph_register): the runtime sweeps every marked
- * region once in the next level, however many of its blocks were
- * dirtied, and sweeps of different regions run in parallel. Work is made
- * where a fact changed, nowhere else, and an item carries a region's
- * worth of it (an item per edge spent more in the runtime than in the
- * transfer: bench/results/analysis.md). Analysis threads seed the
+ * On mkrt the blocks are cut into regions of K consecutive blocks (64
+ * by default, half a function), and an item is a region's sweep: the
+ * sequential solver's loop on the region's blocks (merging their gen
+ * sets first, the first time), a block that grew pushing its facts into
+ * its successors, until nothing in the region changes. A successor in
+ * another region is not written but dirtied (it pulls from its
+ * predecessors there when its own region sweeps), and the sweep emits
+ * one sweep item of each such region (mkrt_op_emit): they run in the
+ * next batch, where dedupe leaves one per region however many sweeps
+ * queued it, and sweeps of different regions run in parallel. Work is
+ * made where a fact changed, nowhere else, and an item carries a
+ * region's worth of it (an item per edge spent more in the runtime than
+ * in the transfer: bench/results/analysis.md). Analysis threads seed the
  * analysis: each scans an overlapping part of the program and publishes
- * one seed item per region that defines something (merge the gen sets,
- * then sweep), so regions are found twice and dedupe drops the copies
- * that meet in a batch. mkrt_quiesce() waits for the fixpoint; every
+ * one seed item per region that defines something, which queues the
+ * region's first sweep, so regions are found twice and dedupe drops the
+ * copies that meet in a batch. The seeds cost next to nothing, so the
+ * sweeps run in batches of their own, after the seeds: a batch holding
+ * producers' items keeps a CPU for each producer (SHED, with the
+ * default workers), and the seed batch, when it swept, ran most of the
+ * analysis on one thread (bench/results/analysis.md, issue 33).
+ * mkrt_quiesce() waits for the fixpoint; every
  * item also adds what its region gained to the region's cell (its fact
  * count), read back in one call (mkrt_cells_read). The result is checked
  * against the sequential worklist solver, which also gives the times.
@@ -44,9 +49,10 @@
 
 #include "mkrt/mkrt.h"
 
-#define OP_FLOW 16 /* (FLOW, b, b, SEED): out[b] |= gen[b]; (FLOW, r, r, 1): sweep region r */
+#define OP_FLOW 16 /* (FLOW, R + r, R + r, SEED): queue region r's first sweep; (FLOW, r, r, SWEEP): sweep it */
 #define SEED UINT32_MAX
-#define REGION_DEFAULT 32u /* blocks per region (a quarter of a function) */
+#define SWEEP 1u
+#define REGION_DEFAULT 64u /* blocks per region (half a function) */
 #define FACTS_MAX 65536u
 #define FN_BLOCKS 128u /* blocks per function */
 #define MAX_SUCC 3
@@ -57,20 +63,18 @@
  * succ[first[b] .. first[b+1]-1]), and three bitsets of `words` words per
  * block. A block has at most MAX_SUCC successors. For mkrt, the blocks
  * are cut into regions of `region` consecutive blocks, region r holding
- * blocks r x region and on; the runtime's graph has one vertex per
- * region, whose one edge is to itself (mark[], self[]): marking a region
- * in the frontier makes one sweep item of it in the next level. */
+ * blocks r x region and on; `regions` (R) of them. Handle r is region
+ * r's (its sweeps and its cell, the fact count), handle R + r its seeds'. */
 typedef struct program {
     uint32_t blocks, facts, words, edges, region, regions;
     uint32_t *first, *succ;
     uint32_t *pfirst, *pred; /* the predecessors of b: pred[pfirst[b] .. pfirst[b+1]-1] */
     uint32_t *defs;  /* definitions (facts generated) per block */
-    uint64_t *mark;  /* the region graph's rows: region r's edge is mark[r] (= r) */
-    uint32_t *self;  /* ... and its target, r */
     atomic_bool *dirty; /* dirty[b]: a predecessor of b in another region grew (mkrt) */
     bool *grown;        /* grown[b]: b grew and has not pushed since (mkrt; its region's) */
-    bool *seeded;       /* seeded[r]: region r's gen sets are merged (mkrt; its items' own) */
-    _Atomic uint64_t transfers, gens; /* edge transfers the sweeps ran, gen sets the seeds merged (mkrt) */
+    bool *seeded;       /* seeded[r]: a seed queued region r's sweep (mkrt; r's seeds' own) */
+    bool *merged;       /* merged[r]: region r's gen sets are merged (mkrt; r's sweeps' own) */
+    _Atomic uint64_t transfers, gens; /* edge transfers and gen sets the sweeps merged (mkrt) */
     uint64_t *gen, *kill, *out;
 } program;
 
@@ -124,10 +128,10 @@ static uint32_t add_gen(const program *g, uint32_t b)
 
 /* to |= from & ~kill, into a block of the running item's region (only
  * its items write it) from one that another region's item may be writing
- * meanwhile (the regions of a level, and the seeds of a layer, run at
- * once): the words are read and written atomically. Relaxed: what makes
- * a fact written late reach the reader is dirty[] (release/acquire) and
- * the level barrier. Returns the facts to gained. */
+ * meanwhile (the sweeps of a batch run at once): the words are read and
+ * written atomically. Relaxed: what makes a fact written late reach the
+ * reader is dirty[] (release/acquire) and the batch boundary. Returns the
+ * facts to gained. */
 static uint32_t merge_into(uint64_t *to, const uint64_t *from, const uint64_t *kill, uint32_t words)
 {
     _Atomic uint64_t *t = (_Atomic uint64_t *)to;
@@ -144,39 +148,49 @@ static uint32_t merge_into(uint64_t *to, const uint64_t *from, const uint64_t *k
     return gained;
 }
 
-/* (FLOW, r, r, SEED), published by the analysts: region r's own facts
- * (each block's gen set), then its sweep; once per region (seeded[]: a
- * later copy finds nothing to do). (FLOW, r, r, 1), emitted from the
- * frontier: region r's sweep. A sweep is the sequential solver on the
- * region, in block order, again while a block behind the sweep grew: a
- * block that grew (grown[]) pushes its facts into its successors in the
- * region, and dirties those in other regions (a release: the sweep that
- * takes the flag with its acquire reads the facts written before it)
- * and marks their regions in the frontier (mkrt_op_emit_edges): the
- * runtime sweeps each marked region once in the next level, however
- * many of its blocks were dirtied. A dirtied block pulls from its
- * predecessors in other regions. So a region's items are the only
- * writers of its blocks' bitsets, grown[] and cell r (its fact count),
- * and the runtime runs them one at a time: one item per region in a
- * level, seeds ordered by their handle, r, and batches one after
- * another. */
+/* (FLOW, R + r, R + r, SEED), published by the analysts: queues region
+ * r's first sweep (mkrt_op_emit), once per region (seeded[]: a later
+ * copy, of another batch, does nothing). Its own handle, R + r, keeps a
+ * seed out of the way of r's sweeps (no second layer where a batch has
+ * both). (FLOW, r, r, SWEEP), emitted: region r's sweep. The first one
+ * merges the region's gen sets (merged[]). A sweep is the sequential
+ * solver on the region, in block order, again while a block behind the
+ * sweep grew: a block that grew (grown[]) pushes its facts into its
+ * successors in the region, and dirties those in other regions (a
+ * release: the sweep that takes the flag with its acquire reads the
+ * facts written before it) and emits a sweep of their regions, once per
+ * region per sweep; dedupe drops the copies other sweeps queued for the
+ * same batch. A dirtied block pulls from its predecessors in other
+ * regions. So a region's sweeps are the only writers of its blocks'
+ * bitsets, grown[], merged[] and cell r (its fact count), and the
+ * runtime runs them one at a time: items of one handle are ordered in a
+ * batch, and batches run one after another. */
 static mkrt_status op_flow(const mkrt_item *it, const mkrt_op_ctx *ctx)
 {
     program *g = ctx->user;
-    uint32_t r = it->out, lo = r * g->region, hi = lo + g->region < g->blocks ? lo + g->region : g->blocks;
+    uint32_t r = it->param == SEED ? it->out - g->regions : it->out;
+    uint32_t lo = r * g->region, hi = lo + g->region < g->blocks ? lo + g->region : g->blocks;
     uint64_t gained = 0, transfers = 0;
-    mkrt_status st = MKRT_OK;
     if (it->param == SEED) {
         if (g->seeded[r]) /* a copy that dedupe did not meet (another batch's) */
             return MKRT_OK;
         g->seeded[r] = true;
+        mkrt_item sweep = {OP_FLOW, r, r, SWEEP};
+        return mkrt_op_emit(ctx, &sweep, 1);
+    }
+    if (!g->merged[r]) { /* the region's first sweep: its blocks' own facts */
+        g->merged[r] = true;
         atomic_fetch_add_explicit(&g->gens, hi - lo, memory_order_relaxed); /* relaxed: as transfers */
         for (uint32_t b = lo; b < hi; b++) {
             uint32_t n = merge_into(bits(g, g->out, b), bits(g, g->gen, b), bits(g, g->kill, b), g->words);
             gained += n;
-            g->grown[b] = n != 0;
+            g->grown[b] |= n != 0;
         }
     }
+    /* The other regions' sweeps it queues: a block's successors are in its
+     * function, whose blocks are in at most FN_BLOCKS regions. */
+    mkrt_item next[FN_BLOCKS];
+    uint32_t nnext = 0;
     for (bool again = true; again;) {
         again = false;
         for (uint32_t b = lo; b < hi; b++) {
@@ -205,15 +219,19 @@ static mkrt_status op_flow(const mkrt_item *it, const mkrt_op_ctx *ctx)
                         g->grown[t] = true;
                         again |= t <= b;
                     }
-                } else {
-                    /* release: pairs with the acquire exchange above, in t's region's sweep */
-                    atomic_store_explicit(&g->dirty[t], true, memory_order_release);
-                    if (st == MKRT_OK)
-                        st = mkrt_op_emit_edges(ctx, t / g->region);
+                    continue;
                 }
+                /* release: pairs with the acquire exchange above, in t's region's sweep */
+                atomic_store_explicit(&g->dirty[t], true, memory_order_release);
+                uint32_t tr = t / g->region, k = 0;
+                while (k < nnext && next[k].out != tr)
+                    k++;
+                if (k == nnext) /* not queued by this sweep yet */
+                    next[nnext++] = (mkrt_item){OP_FLOW, tr, tr, SWEEP};
             }
         }
     }
+    mkrt_status st = nnext > 0 ? mkrt_op_emit(ctx, next, nnext) : MKRT_OK;
     if (gained != 0) {
         mkrt_op_changed(ctx);
         ctx->cells[r] += gained;
@@ -234,16 +252,15 @@ static bool make_program(program *g, uint32_t blocks, uint32_t facts)
     g->succ = malloc(sizeof *g->succ * blocks * MAX_SUCC);
     g->pfirst = calloc((size_t)blocks + 1, sizeof *g->pfirst);
     g->pred = malloc(sizeof *g->pred * blocks * MAX_SUCC);
-    g->mark = calloc((size_t)blocks + 1, sizeof *g->mark);
-    g->self = calloc(blocks, sizeof *g->self);
     g->dirty = calloc(blocks, sizeof *g->dirty);
     g->seeded = calloc(blocks, sizeof *g->seeded);
+    g->merged = calloc(blocks, sizeof *g->merged);
     g->grown = calloc(blocks, sizeof *g->grown);
     g->defs = calloc(blocks, sizeof *g->defs);
     g->gen = calloc(cells, sizeof(uint64_t));
     g->kill = calloc(cells, sizeof(uint64_t));
     g->out = calloc(cells, sizeof(uint64_t));
-    if (!g->first || !g->succ || !g->pfirst || !g->pred || !g->mark || !g->self || !g->dirty || !g->seeded || !g->grown || !g->defs || !g->gen || !g->kill || !g->out)
+    if (!g->first || !g->succ || !g->pfirst || !g->pred || !g->dirty || !g->seeded || !g->merged || !g->grown || !g->defs || !g->gen || !g->kill || !g->out)
         return false;
     for (uint32_t b = 0; b < blocks; b++) { /* 1-2 forward edges, a back edge now and then */
         uint32_t fn = b - b % FN_BLOCKS, end = fn + FN_BLOCKS < blocks ? fn + FN_BLOCKS : blocks;
@@ -291,10 +308,9 @@ static void free_program(program *g)
     free(g->succ);
     free(g->pfirst);
     free(g->pred);
-    free(g->mark);
-    free(g->self);
     free(g->dirty);
     free(g->seeded);
+    free(g->merged);
     free(g->grown);
     free(g->defs);
     free(g->gen);
@@ -344,34 +360,38 @@ typedef struct analyst {
     const program *g;
     uint32_t id, count;
     uint64_t published;
-    pthread_barrier_t *start; /* the analysts start together */
+    mkrt_item *seeds; /* room for 2 x part seeds (solve_mkrt's) */
+    pthread_barrier_t *start; /* the analysts publish together */
 } analyst;
 
 /* Scans two threads' worth of regions, its own part and the next
- * thread's side by side (so the next thread finds the same regions at
- * about the same time), publishing a seed for each region with a block
- * that defines facts. */
+ * thread's side by side (so the next thread finds the same regions in
+ * the same order), with a seed for each region with a block that defines
+ * facts; then, with the other analysts, publishes them. With the default
+ * workers a batch with a producer's items gets a CPU less for it (SHED,
+ * until the producer is closed and its items done): seeds published
+ * together are drained together, and the sweeps they queue in the
+ * batches after them, without producers' items. */
 static void *analyst_run(void *arg)
 {
     analyst *a = arg;
     const program *g = a->g;
     uint32_t part = (g->regions + a->count - 1) / a->count;
-    mkrt_producer *p = mkrt_producer_open(a->rt, NULL);
-    pthread_barrier_wait(a->start);
-    mkrt_item buf[256];
     size_t n = 0;
-    for (uint32_t k = 0; k < 2 * part && p != NULL; k++) {
+    for (uint32_t k = 0; k < 2 * part; k++) {
         uint64_t at = (uint64_t)(a->id + k % 2) * part + k / 2; /* mine, the next one's, mine, ... */
         uint32_t r = (uint32_t)(at % g->regions), defs = 0;
         for (uint32_t b = r * g->region; b < (r + 1) * g->region && b < g->blocks; b++)
             defs += g->defs[b];
         if (defs > 0)
-            buf[n++] = (mkrt_item){OP_FLOW, r, r, SEED};
-        if (n == 256 || (n > 0 && k + 1 == 2 * part)) {
-            if (mkrt_publish(p, buf, n, MKRT_TIMEOUT_INFINITE, NULL) == MKRT_OK)
-                a->published += n;
-            n = 0;
-        }
+            a->seeds[n++] = (mkrt_item){OP_FLOW, g->regions + r, g->regions + r, SEED};
+    }
+    pthread_barrier_wait(a->start);
+    mkrt_producer *p = mkrt_producer_open(a->rt, NULL);
+    for (size_t at = 0, len; at < n && p != NULL; at += len) {
+        len = n - at < 4096 ? n - at : 4096; /* within a ring's 16384 slots */
+        if (mkrt_publish(p, a->seeds + at, len, MKRT_TIMEOUT_INFINITE, NULL) == MKRT_OK)
+            a->published += len;
     }
     mkrt_producer_close(p);
     return NULL;
@@ -383,21 +403,16 @@ static mkrt_runtime *analysis_runtime(program *g, uint32_t workers, uint32_t reg
 {
     g->region = region;
     g->regions = (g->blocks + region - 1) / region;
-    for (uint32_t r = 0; r <= g->regions; r++)
-        g->mark[r] = r;
-    for (uint32_t r = 0; r < g->regions; r++)
-        g->self[r] = r;
     mkrt_config cfg = mkrt_config_default();
     cfg.workers = workers; /* 0: the runtime's choice */
-    cfg.cells = g->regions; /* a cell per region: its fact count */
+    cfg.cells = 2 * g->regions; /* a cell per region (its fact count), and a handle per region's seed */
     mkrt_runtime *rt;
     if (mkrt_create(&cfg, &rt, err) != MKRT_OK)
         return NULL;
-    mkrt_graph regions = {.vertices = g->regions, .offsets = g->mark, .targets = g->self};
-    /* A union: idempotent (dedupe may drop the analysts' copies); expands:
-     * marks regions in the frontier. */
-    mkrt_op_desc fl = {.fn = op_flow, .user = g, .name = "flow", .idempotent = true, .expands = true};
-    if (mkrt_graph_register(rt, &regions, err) != MKRT_OK || mkrt_op_register(rt, OP_FLOW, &fl, err) != MKRT_OK) {
+    /* A union: idempotent (dedupe drops the analysts' copies and the
+     * sweeps of a region queued twice for one batch). */
+    mkrt_op_desc fl = {.fn = op_flow, .user = g, .name = "flow", .idempotent = true};
+    if (mkrt_op_register(rt, OP_FLOW, &fl, err) != MKRT_OK) {
         mkrt_destroy(rt, MKRT_TIMEOUT_INFINITE, NULL);
         return NULL;
     }
@@ -416,6 +431,7 @@ static void reset_mkrt(mkrt_runtime *rt, program *g)
     }
     for (uint32_t r = 0; r < g->regions; r++) {
         g->seeded[r] = false;
+        g->merged[r] = false;
         mkrt_cell_write(rt, r, 0);
     }
     atomic_store_explicit(&g->transfers, 0, memory_order_relaxed);
@@ -429,10 +445,16 @@ static double solve_mkrt(mkrt_runtime *rt, program *g, uint32_t producers, uint6
     analyst as[64];
     pthread_t th[64];
     pthread_barrier_t start;
+    uint32_t part = (g->regions + producers - 1) / producers;
+    mkrt_item *seeds = malloc(sizeof *seeds * 2 * part * producers);
+    if (seeds == NULL) {
+        fprintf(stderr, "analysis: out of memory for %u analysts' seeds\n", producers);
+        exit(1);
+    }
     pthread_barrier_init(&start, NULL, producers);
     uint64_t t0 = now_ns();
     for (uint32_t i = 0; i < producers; i++) {
-        as[i] = (analyst){rt, g, i, producers, 0, &start};
+        as[i] = (analyst){rt, g, i, producers, 0, seeds + (size_t)2 * part * i, &start};
         pthread_create(&th[i], NULL, analyst_run, &as[i]);
     }
     for (uint32_t i = 0; i < producers; i++) {
@@ -441,7 +463,9 @@ static double solve_mkrt(mkrt_runtime *rt, program *g, uint32_t producers, uint6
     }
     pthread_barrier_destroy(&start);
     mkrt_quiesce(rt, MKRT_TIMEOUT_INFINITE);
-    return (double)(now_ns() - t0) / 1e9;
+    double s = (double)(now_ns() - t0) / 1e9;
+    free(seeds);
+    return s;
 }
 
 #ifndef ANALYSIS_NO_MAIN /* bench/analysis_bench.c brings its own */

@@ -250,10 +250,25 @@ static bool token_take(mkrt__dispatch *dp)
 static int work_or_leave(void *p);
 
 /* worth of token_give's wake-up: work waits, or the dispatcher thread
- * has another reason to take the token (work_or_leave). */
+ * has another reason to take the token: work_or_leave's reasons, read
+ * from counters and flags only. The giver may be any thread, and only
+ * the dispatcher thread may read the rings without the token (a closed
+ * producer it retires is freed under it: mkrt__rings_empty here was a
+ * use after free under TSan); the closed producers it must retire are
+ * counted instead. acquire (published_total, the flags): pairs with the
+ * publishers' and mkrt_destroy's release stores, and token_give's;
+ * relaxed (completed_total, closed_unretired): hints, read after the
+ * notify's fence. */
 static bool give_worth(const void *p)
 {
-    return work_or_leave((void *)p) != 0;
+    mkrt__dispatch *dp = (mkrt__dispatch *)p;
+    return atomic_load_explicit(&dp->producers->published_total, memory_order_acquire) !=
+               atomic_load_explicit(&dp->completed_total, memory_order_relaxed) ||
+           atomic_load_explicit(&dp->producers->closed_unretired, memory_order_relaxed) != 0 ||
+           atomic_load_explicit(&dp->emission_left, memory_order_acquire) ||
+           atomic_load_explicit(&dp->batch_left, memory_order_acquire) || sources_want(dp) || test_held(dp) ||
+           test_dozing(dp) || atomic_load_explicit(&dp->producers->closing, memory_order_acquire) ||
+           atomic_load_explicit(&dp->aborting, memory_order_acquire);
 }
 
 static void token_give(mkrt__dispatch *dp)

@@ -24,6 +24,8 @@ static void retire_closed(mkrt__dispatch *dp, uint32_t slot, mkrt_producer *p)
     /* release: pairs with acquire loads of slots (drain, stats). */
     atomic_store_explicit(&dp->producers->slots[slot], NULL, memory_order_release);
     atomic_fetch_sub_explicit(&dp->producers->producers_open, 1, memory_order_relaxed);
+    /* relaxed: a hint (state/producers.h). */
+    atomic_fetch_sub_explicit(&dp->producers->closed_unretired, 1, memory_order_relaxed);
     mkrt__mutex_unlock(&dp->producers->producers_lock);
     mkrt__producer_free(p);
 }

@@ -133,6 +133,9 @@ void mkrt_producer_close(mkrt_producer *p)
     uint32_t expect = MKRT__PRODUCER_OPEN;
     if (atomic_compare_exchange_strong(&p->state, &expect,
                                        MKRT__PRODUCER_CLOSED | MKRT__PRODUCER_BUSY)) {
+        /* relaxed: a hint (producers.h), ordered before the wake's look
+         * by the notify's fence. */
+        atomic_fetch_add_explicit(&p->rt->producers.closed_unretired, 1, memory_order_relaxed);
         mkrt__waitq_notify(&p->rt->dispatch.work_wq); /* the runtime retires it once drained */
         mkrt__owner_leave(p, MKRT__PRODUCER_BUSY); /* p may be freed from here on */
         return;

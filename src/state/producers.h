@@ -60,6 +60,11 @@ typedef struct mkrt__producers {
     mkrt__mutex producers_lock;
     _Atomic(mkrt_producer *) *slots; /* max_producers */
     _Atomic uint32_t producers_open;
+    /* Producers closed and not yet retired by the dispatcher thread: a
+     * hint for threads that may not read the rings (a give of the
+     * dispatch token, pipeline/dispatcher.c give_worth), which must wake
+     * the dispatcher thread to retire them. */
+    _Atomic uint32_t closed_unretired;
     uint32_t next_producer_id;
     _Atomic bool closing;  /* no new publishes */
     _Atomic bool classes_used; /* a producer was marked interactive (mkrt_producer_set_class) */

@@ -18,7 +18,7 @@ for row in 'sequential solver (s)' 'mkrt (s)' 'speedup' 'work vs sequential' 'it
 done
 emitted=$(sed -n 's/^  items emitted (sweeps)  *\([0-9]*\)$/\1/p' "$out")
 [ "${emitted:-0}" -gt 0 ]
-ok $? "the ops marked regions that the runtime swept ($emitted items emitted)"
+ok $? "the seeds and sweeps queued sweeps that the runtime ran ($emitted items emitted)"
 # One analysis thread scans every block twice in a row: the copies meet in
 # a batch (with several threads that depends on their timing).
 "$demo" --blocks 3000 --facts 256 --producers 1 >"$out" 2>&1
