@@ -5,8 +5,11 @@
  * graphs of several components, on the CPU pool and the simulated device,
  * with CC, PageRank, BFS and SSSP running at once from four threads while
  * a producer's items run; the default PageRank parameters; its start by
- * degree (the fixed point on a cycle beside isolated vertices); lane reuse
- * across kinds; and every bad input of the new kinds and calls. */
+ * degree (the fixed point on a cycle beside isolated vertices); the
+ * phases run inside the CPU pool's workers (every boundary but the first
+ * crossed at their barrier, or with DRAIN off every phase given back to
+ * the dispatcher), on 1 and 2 workers; lane reuse across kinds; and every
+ * bad input of the new kinds and calls. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -340,6 +343,79 @@ static void pagerank_defaults(const test_graph *g)
     mkrt_destroy(rt, SEC, NULL);
 }
 
+/* The phases of a CC and a PageRank run in the CPU pool's workers (a run
+ * of levels, graph/sweep.h): with nothing else to run every phase
+ * boundary is crossed at their barrier (levels_pushed counts the phases),
+ * none gives way; with DRAIN off (plan_off) every phase ends at the
+ * dispatcher instead. The answers are the references' either way. */
+static void phases_in_workers(const test_graph *g, uint32_t workers, uint32_t plan_off)
+{
+    mkrt_config c = mkrt_config_default();
+    c.backend = MKRT_BACKEND_CPU;
+    c.workers = workers;
+    c.cells = g->v;
+    c.plan_off = plan_off;
+    mkrt_runtime *rt = NULL;
+    mkrt_error err;
+    mkrt_graph graph = {g->v, g->off, g->dst, NULL};
+    if (mkrt_create(&c, &rt, &err) != MKRT_OK || mkrt_graph_register(rt, &graph, &err) != MKRT_OK)
+        bail_out("setup: %s", err.message);
+    uint64_t *labels = malloc(g->v * sizeof *labels), *want = malloc(g->v * sizeof *want);
+    double *got = malloc(g->v * sizeof *got), *fixed = malloc(g->v * sizeof *fixed);
+    if (labels == NULL || want == NULL || got == NULL || fixed == NULL)
+        bail_out("out of memory");
+    ref_cc(g, want);
+    ref_pr(g, 0.85, fixed);
+    const mkrt_pagerank_params tight = {0.85, 1e-10, 500};
+    for (int k = 0; k < 2; k++) {
+        const bool pr = k == 1;
+        char what[96];
+        snprintf(what, sizeof what, "%s, %u worker%s%s", pr ? "PageRank" : "CC", workers, workers > 1 ? "s" : "",
+                 plan_off != 0 ? ", DRAIN off" : "");
+        mkrt_traversal *t = NULL;
+        mkrt_traversal_desc d = {pr ? MKRT_TRAVERSAL_PAGERANK : MKRT_TRAVERSAL_CC, true};
+        mkrt_stats a, b;
+        mkrt_traversal_stats ts;
+        mkrt_stats_read(rt, &a);
+        if (mkrt_traversal_open(rt, &d, &t, &err) != MKRT_OK ||
+            (pr ? mkrt_traversal_start_pagerank(t, &tight, &err) : mkrt_traversal_start(t, 0, &err)) != MKRT_OK ||
+            mkrt_traversal_wait(t, MKRT_TIMEOUT_INFINITE) != MKRT_OK ||
+            (pr ? mkrt_traversal_read_ranks(t, 0, g->v, got, NULL, &err) : mkrt_traversal_read(t, 0, g->v, labels, &err)) !=
+                MKRT_OK ||
+            mkrt_traversal_stats_read(t, &ts) != MKRT_OK) {
+            ok(0, "%s: ran (%s)", what, err.message);
+            mkrt_traversal_close(t, NULL);
+            continue;
+        }
+        mkrt_stats_read(rt, &b);
+        if (pr) {
+            ok(l1(got, fixed, g->v) <= 1e-6, "%s: within 1e-6 L1 of the fixed point (%.2g)", what, l1(got, fixed, g->v));
+        } else {
+            uint32_t bad = g->v;
+            for (uint32_t v = 0; v < g->v && bad == g->v; v++)
+                if (labels[v] != want[v])
+                    bad = v;
+            ok(bad == g->v, "%s: every label union-find's (first wrong: %u)", what, bad);
+        }
+        const uint64_t phases = ts.levels_pushed, on = b.plan_counts[MKRT_PLAN_N_LEVELS_ON] - a.plan_counts[MKRT_PLAN_N_LEVELS_ON],
+                       yields = b.plan_counts[MKRT_PLAN_N_LEVEL_YIELDS] - a.plan_counts[MKRT_PLAN_N_LEVEL_YIELDS];
+        if (plan_off == 0)
+            ok(phases >= 2 && on == phases - 1 && yields == 0,
+               "%s: %llu of %llu phase boundaries crossed at the workers' barrier, %llu runs gave way", what,
+               (unsigned long long)on, (unsigned long long)(phases - 1), (unsigned long long)yields);
+        else
+            ok(phases >= 2 && on == 0 && yields == phases,
+               "%s: each of %llu phases given back to the dispatcher (%llu gave way, %llu crossed in the workers)",
+               what, (unsigned long long)phases, (unsigned long long)yields, (unsigned long long)on);
+        mkrt_traversal_close(t, NULL);
+    }
+    free(labels);
+    free(want);
+    free(got);
+    free(fixed);
+    mkrt_destroy(rt, SEC, NULL);
+}
+
 /* The start by degree (graph/sweep.c): on a cycle of k vertices beside k
  * isolated ones it is the fixed point itself (1/n on the cycle, (1 - d)/n
  * on the isolated vertices): one iteration, which changes nothing. From
@@ -507,6 +583,9 @@ int main(void)
     }
     at_once(MKRT_BACKEND_CPU, &one, "one part");
     pagerank_defaults(&big);
+    phases_in_workers(&big, 2, 0);
+    phases_in_workers(&big, 1, 0);
+    phases_in_workers(&small, 2, MKRT_PLAN_DRAIN);
     for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++)
         pagerank_start(kinds[k]);
     bad_input(&small);

@@ -387,7 +387,8 @@ enum { LEVELS_OFF, LEVELS_HAND, LEVELS_RUN };
 
 /* A public BFS or SSSP runs its levels in the CPU pool's workers (a run
  * of levels); the cell lanes (their bits are set by other batches' ops,
- * their edges may fail one by one) and the sweeps run as rounds. */
+ * their edges may fail one by one) run as rounds. The sweeps' phases are
+ * runs too, handed by mkrt__sweep_take (graph/sweep.h). */
 static bool lane_runs_levels(const mkrt__traversal *t)
 {
     return t->lane >= MKRT__LANE_PUBLIC && (t->kind == MKRT__LANE_BFS || t->kind == MKRT__LANE_SSSP);
@@ -649,6 +650,17 @@ static void rounds_unlock(mkrt__graph_engine *e)
     atomic_store_explicit(&e->rounds_lock, false, memory_order_release);
 }
 
+/* The round is lane t's run of levels, one item (MKRT__CHUNK_LEVELS). */
+static void hand_run(mkrt__traversal *t, mkrt_item *items, mkrt__round *round)
+{
+    mkrt__chunk_put(&items[0], &(mkrt__chunk){t->lane, 0, MKRT__CHUNK_LEVELS});
+    /* relaxed: the launch publishes it with the lane's state; the holder
+     * itself reads it next. */
+    atomic_store_explicit(&t->in_levels, true, memory_order_relaxed);
+    round->n = 1;
+    round->levels = true;
+}
+
 static mkrt__round round_take(mkrt__graph_engine *e, mkrt_item *items, bool batch_running)
 {
     mkrt__round round = {0, 0, false, false};
@@ -672,8 +684,13 @@ static mkrt__round round_take(mkrt__graph_engine *e, mkrt_item *items, bool batc
         const uint64_t lane_cap = l < MKRT__LANE_PUBLIC ? cap : cap * e->chunk;
         if (atomic_load_explicit(&t->in_levels, memory_order_acquire))
             continue; /* its levels run in the workers (the run's barrier) */
-        if (t->x.sweep) { /* CC, PageRank (graph/sweep.h): rounds of their own, as pulled ones */
-            int sw = mkrt__sweep_take(t, items, &round.n, lane_cap, batch_running, aborting);
+        const bool may_run = !aborting && !shared;
+        if (t->x.sweep) { /* CC, PageRank (graph/sweep.h): runs of phases, or rounds as pulled ones */
+            int sw = mkrt__sweep_take(t, items, &round.n, lane_cap, batch_running, aborting, may_run);
+            if (sw == MKRT__SWEEP_LEVELS) {
+                hand_run(t, items, &round);
+                break;
+            }
             if (sw == MKRT__SWEEP_ROUND) {
                 round.pull = true;
                 break;
@@ -682,15 +699,10 @@ static mkrt__round round_take(mkrt__graph_engine *e, mkrt_item *items, bool batc
                 next = l;
             continue;
         }
-        const int levels = !aborting && !shared ? LEVELS_HAND : LEVELS_OFF;
-        int got = take_lane(t, items, &round.n, &round.edges, lane_cap, batch_running, aborting, levels);
+        int got = take_lane(t, items, &round.n, &round.edges, lane_cap, batch_running, aborting,
+                            may_run ? LEVELS_HAND : LEVELS_OFF);
         if (got == LANE_LEVELS) {
-            mkrt__chunk_put(&items[0], &(mkrt__chunk){l, 0, MKRT__CHUNK_LEVELS});
-            /* relaxed: the launch publishes it with the lane's state; the
-             * holder itself reads it next. */
-            atomic_store_explicit(&t->in_levels, true, memory_order_relaxed);
-            round.n = 1;
-            round.levels = true;
+            hand_run(t, items, &round);
             break;
         }
         if (got == LANE_PULLED) {
@@ -902,6 +914,17 @@ bool mkrt__graph_level_part(mkrt__graph_engine *e, const mkrt_item *item, mkrt__
     p.changed = p.edges = 0;
     /* The level's state (x) was written before the launch or the barrier
      * that opened the level (release; this thread acquired it). */
+    if (t->x.sweep) {
+        uint64_t edges = 0;
+        const bool more = mkrt__sweep_part(t, &edges);
+        if (edges != 0) {
+            /* relaxed: as a sweep round's (apply.c) and a part's below. */
+            atomic_fetch_add_explicit(&e->pulled, edges, memory_order_relaxed);
+            atomic_fetch_add_explicit(&e->edges, edges, memory_order_relaxed);
+            atomic_fetch_add_explicit(&t->pulled_edges, edges, memory_order_relaxed);
+        }
+        return more;
+    }
     const bool more = t->x.pull ? part_pulled(&p, t) : t->x.queued ? part_queued(&p, t) : part_pushed(&p, t);
     part_flush(&p);
     if (p.edges != 0) {
@@ -931,8 +954,13 @@ bool mkrt__graph_next_level(mkrt__graph_engine *e, const mkrt_item *item, bool y
     if (yield || aborting || others_wait(e, t)) {
         /* The rounds take the lane from its level boundary; a pulled
          * level's frontier was read, not taken (as the swap would). */
-        end_pulled_level(t);
+        if (!t->x.sweep) /* a sweep's phase ended whole: the rounds begin the next */
+            end_pulled_level(t);
         count(e, MKRT_PLAN_N_LEVEL_YIELDS);
+    } else if (t->x.sweep) {
+        go = mkrt__sweep_next(t);
+        if (go)
+            count(e, MKRT_PLAN_N_LEVELS_ON);
     } else {
         size_t k = 0;
         uint64_t edges = 0;

@@ -300,8 +300,23 @@ static bool next_phase(mkrt__traversal *t)
     return change >= s->tolerance && s->iterations < s->max_iterations;
 }
 
+/* The run ends: its last phase is done, or it was aborted. */
+static void sweep_end(mkrt__traversal *t, bool aborting)
+{
+    t->sweep->last_iterations = t->sweep->iterations;
+    t->x.sweep = false;
+    mkrt__traversal_finish(t, aborting ? MKRT_ETIMEDOUT : MKRT_OK);
+}
+
+/* The next phase begins (its blocks from 0). */
+static void phase_count(mkrt__traversal *t)
+{
+    mkrt__graph_count(&t->levels_pushed, 1);
+    mkrt__graph_count(&t->engine->levels_pushed, 1);
+}
+
 int mkrt__sweep_take(mkrt__traversal *t, mkrt_item *items, size_t *k, uint64_t cap, bool batch_running,
-                     bool aborting)
+                     bool aborting, bool levels)
 {
     struct mkrt__sweep *s = t->sweep;
     mkrt__graph_engine *e = t->engine;
@@ -310,6 +325,17 @@ int mkrt__sweep_take(mkrt__traversal *t, mkrt_item *items, size_t *k, uint64_t c
         if (s->next < s->blocks && !aborting) {
             if (*k > 0)
                 return MKRT__SWEEP_WAITS;
+            if (levels && s->next == 0) {
+                /* The whole phase goes to a run, a round of its own once
+                 * no batch runs (as a BFS level's, round.c); the rounds'
+                 * cursor is used up, the workers claim from part_next
+                 * (relaxed: published by the launch). */
+                if (batch_running)
+                    return MKRT__SWEEP_NONE;
+                s->next = s->blocks;
+                atomic_store_explicit(&t->part_next, 0, memory_order_relaxed);
+                return MKRT__SWEEP_LEVELS;
+            }
             uint64_t work = 0;
             while (s->next < s->blocks && *k < e->host.max_batch) {
                 const uint32_t b = s->next, lo = s->first[b], hi = s->first[b + 1];
@@ -325,15 +351,36 @@ int mkrt__sweep_take(mkrt__traversal *t, mkrt_item *items, size_t *k, uint64_t c
         if (batch_running)
             return MKRT__SWEEP_NONE; /* the phase's chunks may still run */
         if (aborting || !next_phase(t)) {
-            s->last_iterations = s->iterations;
-            t->x.sweep = false;
-            mkrt__traversal_finish(t, aborting ? MKRT_ETIMEDOUT : MKRT_OK);
+            sweep_end(t, aborting);
             return MKRT__SWEEP_NONE;
         }
         s->next = 0;
-        mkrt__graph_count(&t->levels_pushed, 1);
-        mkrt__graph_count(&e->levels_pushed, 1);
+        phase_count(t);
     }
+}
+
+bool mkrt__sweep_part(mkrt__traversal *t, uint64_t *edges)
+{
+    struct mkrt__sweep *s = t->sweep;
+    /* relaxed: the cursor only hands out disjoint blocks; the phase's
+     * state (op, big) was published by the launch or the barrier. */
+    const uint64_t b = atomic_fetch_add_explicit(&t->part_next, 1, memory_order_relaxed);
+    if (b >= s->blocks)
+        return false;
+    *edges += mkrt__sweep_apply(t, &(mkrt__chunk){t->lane, (uint32_t)b | s->op << OP_SHIFT, MKRT__CHUNK_SWEEP});
+    return true;
+}
+
+bool mkrt__sweep_next(mkrt__traversal *t)
+{
+    if (!next_phase(t)) {
+        sweep_end(t, false);
+        return false;
+    }
+    phase_count(t);
+    /* relaxed: the barrier's release opens the phase to the workers. */
+    atomic_store_explicit(&t->part_next, 0, memory_order_relaxed);
+    return true;
 }
 
 /* Hooks the components of u and v together (see the top). */
