@@ -97,12 +97,6 @@ typedef struct mkrt__backend_ops {
      * sleeps on the roam's waitq. On return the caller holds the token. */
     void (*serve)(mkrt__backend *be, int (*leave)(void *ctx), void *ctx, mkrt__spin_budget *spin,
                   uint64_t cap_ns);
-    /* May be NULL (the CPU pool's only). A planning task (run_task) or a
-     * launch is coming within about a batch's planning: the executors
-     * that sleep wake now and spin for it a while, so that they are
-     * awake to take their part when it opens (run_task never waits for
-     * one that sleeps). The caller holds the dispatch token. */
-    void (*warm)(mkrt__backend *be);
 } mkrt__backend_ops;
 
 /* The dispatch token's hooks, for a CPU pool whose threads take it

@@ -121,8 +121,6 @@ typedef struct cpu_pool {
      * holder's store, so an entry and the close are totally ordered. */
     alignas(MKRT_CACHE_LINE) _Atomic uint64_t task_word;
     _Atomic uint32_t task_left; /* entered pool threads whose fn returned */
-    /* Bumped by warm (the token's holder): a task or a launch comes soon. */
-    alignas(MKRT_CACHE_LINE) _Atomic uint32_t warm_epoch;
 #ifdef MKRT_TEST_HOOKS
     _Atomic uint64_t barriers; /* test hook: cross-thread barriers completed */
     _Atomic uint64_t task_entries; /* test hook: pool threads that entered a task */
@@ -140,7 +138,6 @@ typedef struct worker_arg {
 typedef struct member {
     alignas(MKRT_CACHE_LINE) uint64_t seen; /* launches it ran its share of, or made */
     uint32_t task_seen; /* the epoch of the last task it looked at */
-    uint32_t warm_seen; /* the last warm_epoch it answered */
 } member;
 
 #define NO_MEMBER UINT32_MAX
@@ -183,28 +180,12 @@ typedef struct member_check {
     void *ctx;
 } member_check;
 
-/* A warm-up this member has not answered. relaxed: a hint; what it then
- * spins for is read with its own orders. */
-static bool warmed(const cpu_pool *pool, const member *me)
-{
-    return atomic_load_explicit(&pool->warm_epoch, memory_order_relaxed) != me->warm_seen;
-}
-
 static int member_ready(void *p)
 {
     const member_check *c = p;
     /* acquire: pairs with the release store of stop. */
     return launched(c->pool, c->me) || atomic_load_explicit(&c->pool->stop, memory_order_acquire) ||
-           task_waiting(c->pool, c->me) || warmed(c->pool, c->me) || (c->leave != NULL && c->leave(c->ctx));
-}
-
-/* What a warmed member spins for: a launch or a task, or the stop. */
-static int launch_or_task(void *p)
-{
-    const member_check *c = p;
-    /* acquire: as in member_ready. */
-    return launched(c->pool, c->me) || task_waiting(c->pool, c->me) ||
-           atomic_load_explicit(&c->pool->stop, memory_order_acquire);
+           task_waiting(c->pool, c->me) || (c->leave != NULL && c->leave(c->ctx));
 }
 
 typedef struct gen_check {
@@ -486,12 +467,6 @@ static void run_launch(cpu_pool *pool, uint32_t m)
     finish_share(pool, finishers);
 }
 
-/* How long a warmed member spins for the task or launch it was warmed
- * for: about the planning of a batch that SPLIT levels in parts (tens to
- * hundreds of microseconds), and the wake-up it hides (50-150 us on the
- * development VM). */
-#define WARM_SPIN_NS 300000u
-
 /* Member m's loop: runs its share of every launch and enters every task
  * it sees, until the pool stops (false) or leave(ctx) says it wants the
  * dispatch token and the roam's take got it (true). A launch made
@@ -532,14 +507,6 @@ static bool member_loop(cpu_pool *pool, uint32_t m, int (*leave)(void *ctx), voi
         }
         if (task_waiting(pool, me)) {
             task_enter(pool, me, m + 1 - pool->first_member);
-            continue;
-        }
-        if (warmed(pool, me)) {
-            /* relaxed: see warmed. The token's holder plans a batch large
-             * enough to share: spin for its task or launch (WARM_SPIN_NS
-             * at most), awake when it opens. */
-            me->warm_seen = atomic_load_explicit(&pool->warm_epoch, memory_order_relaxed);
-            (void)mkrt__spin_for(launch_or_task, &c, WARM_SPIN_NS);
             continue;
         }
         if (leave != NULL && leave(ctx) && pool->roam->take(pool->roam->ctx)) {
@@ -871,17 +838,6 @@ static bool cpu_run_task(mkrt__backend *be, void (*fn)(void *ctx, uint32_t execu
     return true;
 }
 
-static void cpu_warm(mkrt__backend *be)
-{
-    cpu_pool *pool = (cpu_pool *)be;
-    if (pool->threads_n == 0)
-        return;
-    /* relaxed: a hint (see warmed); the notify's fence orders it before
-     * its look at a sleeper's arming. */
-    atomic_fetch_add_explicit(&pool->warm_epoch, 1, memory_order_relaxed);
-    mkrt__waitq_notify(pool->wq);
-}
-
 static uint32_t cpu_executors(const mkrt__backend *be)
 {
     return ((const cpu_pool *)be)->workers;
@@ -934,7 +890,6 @@ static const mkrt__backend_ops cpu_ops = {
     .run_task = cpu_run_task,
     .executors = cpu_executors,
     .serve = cpu_serve, /* a pool started with a roam only (the runtime's without a device) */
-    .warm = cpu_warm,
 };
 
 

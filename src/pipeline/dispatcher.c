@@ -115,7 +115,6 @@ static void prepare_batch(mkrt__dispatch *dp, mkrt__batch *b, uint64_t running_a
     if (b->source->made) {
         admit_made(b);
     } else {
-        mkrt__stage_warm(dp, b);
         mkrt__stage_admit(dp, b, running_appends);
         mkrt__stage_dedupe(dp, b);
         mkrt__stage_layer_split(dp, b);

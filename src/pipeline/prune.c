@@ -41,16 +41,6 @@ static bool split_probe(const mkrt__batch *b)
     return b->seq % MKRT__ARMS_PROBE == 0;
 }
 
-/* A split that decides as a probe: the 64th batch, or one whose
- * executors were woken for it (mkrt__stage_warm): the estimate of the
- * split's hand-off then starts again from what this one measures, since
- * a hand-off to awake executors is not the one to sleeping ones that the
- * estimate may hold. */
-static bool split_fresh(const mkrt__batch *b)
-{
-    return split_probe(b) || b->warmed;
-}
-
 /* The split levelling on the CPU pool's executors: SPLIT_EXACT or
  * SPLIT_DISJOINT (levelled, *kept, *layers, *skipped set), SPLIT_CONFLICT
  * (a handle crossed parts, or trusted ranges overlapped: nothing
@@ -76,7 +66,7 @@ static int split_level(mkrt__dispatch *dp, mkrt__batch *b, size_t n, const mkrt_
     for (uint32_t k = 0; k < parts; k++)
         slowest = sp.ns[k] > slowest ? sp.ns[k] : slowest;
     const double handoff = (double)(wall > slowest ? wall - slowest : 0);
-    if (split_fresh(b))
+    if (split_probe(b))
         mkrt__ema_restart(&dp->planner.costs.split_handoff_ns, handoff); /* see mkrt__decide_split */
     else
         mkrt__ema_add(&dp->planner.costs.split_handoff_ns, handoff);
@@ -129,23 +119,7 @@ static uint32_t split_parts(mkrt__dispatch *dp, mkrt__batch *b, const mkrt__shap
     if (was->split == SPLIT_CONFLICT && b->seq % MKRT__ARMS_PROBE != 0)
         return 1;
     uint32_t width = mkrt__plan_cpu_width(dp, b, pool->ops->executors(pool));
-    return mkrt__decide_split(&dp->planner.costs, b->admitted, width, split_fresh(b));
-}
-
-void mkrt__stage_warm(mkrt__dispatch *dp, mkrt__batch *b)
-{
-    b->warmed = false;
-    mkrt__backend *pool = mkrt__backends_cpu_pool(dp->backends, dp->nbackends);
-    if (pool == NULL || pool->ops->warm == NULL || pool->ops->run_task == NULL)
-        return;
-    /* SPLIT's own rule (split_parts) on the drained count, with the
-     * hand-off to awake executors (a probe's): admission only lowers the
-     * count, and a warm-up that finds no task costs only its spin. */
-    const uint32_t width = mkrt__plan_cpu_width(dp, b, pool->ops->executors(pool));
-    if (mkrt__decide_split(&dp->planner.costs, b->n, width, true) > 1) {
-        pool->ops->warm(pool);
-        b->warmed = true;
-    }
+    return mkrt__decide_split(&dp->planner.costs, b->admitted, width, split_probe(b));
 }
 
 void mkrt__stage_dedupe(mkrt__dispatch *dp, mkrt__batch *b)

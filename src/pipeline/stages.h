@@ -30,11 +30,6 @@ void mkrt__stage_admit(mkrt__dispatch *dp, mkrt__batch *b, uint64_t running_appe
  * ordering contract), in place, and levels the kept items in the same
  * pass (b->layers: the levels); out of memory keeps them all, unlevelled
  * (b->layers 0). */
-/* Before admit (pipeline/prune.c): where SPLIT will likely level the
- * drained batch in parts, wake the CPU pool's sleeping executors now
- * (backend.h, warm), so that they are awake to take parts when the
- * split's task opens. */
-void mkrt__stage_warm(mkrt__dispatch *dp, mkrt__batch *b);
 void mkrt__stage_dedupe(mkrt__dispatch *dp, mkrt__batch *b);
 /* arms.c, called by the dedupe stage: ARMS (plan/decide.h) marks the
  * seed detector's candidates among items[0..admitted) (NULL: none, or

@@ -117,10 +117,6 @@ typedef struct mkrt__batch {
      * drain order (from 1), and its root: the oldest batch number its work
      * descends from (its own, or the emission's it drained, if older). */
     uint64_t seq, root;
-    /* The CPU pool's executors were woken for its split (pipeline/
-     * prune.c, mkrt__stage_warm): SPLIT decides as on a probe, and its
-     * measured hand-off starts the estimate afresh. */
-    bool warmed;
     /* The plan's record of the batch (mkrt/explain.h), filled by the
      * drain and plan stages, timed from launch (launched_ns) and put in
      * the EXPLAIN ring at completion (dispatcher-only). */
