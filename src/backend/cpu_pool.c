@@ -478,6 +478,14 @@ static void run_launch(cpu_pool *pool, uint32_t m)
  * it takes the token where the dispatcher thread sleeps or runs a share,
  * and does not spin beside an idle one (three spinners on two CPUs: the
  * single-item round trip's p99 went from 3-7 to 25-33 us). */
+/* The dispatcher thread stops looking for work as member 0 (it sleeps,
+ * runs a share or a task, holds the token or leaves). */
+static inline void spinning_off(_Atomic bool *flag)
+{
+    if (flag != NULL)
+        atomic_store_explicit(flag, false, memory_order_relaxed);
+}
+
 static bool member_loop(cpu_pool *pool, uint32_t m, int (*leave)(void *ctx), void *ctx, bool spin_leave,
                         mkrt__spin_budget *spin, uint64_t cap_ns)
 {
@@ -493,23 +501,30 @@ static bool member_loop(cpu_pool *pool, uint32_t m, int (*leave)(void *ctx), voi
          * (the dispatch group's token_free_worth); the set is a hint. */
         if (flag != NULL)
             atomic_store_explicit(flag, true, memory_order_relaxed);
-        const bool ready = mkrt__spin_adaptive(spin, member_ready, &spinning, cap_ns);
-        if (flag != NULL)
-            atomic_store_explicit(flag, false, memory_order_relaxed);
-        if (!ready)
+        if (!mkrt__spin_adaptive(spin, member_ready, &spinning, cap_ns)) {
+            spinning_off(flag);
             mkrt__spin_then_sleep(pool->wq, member_ready, &c, NULL);
+        }
         /* acquire: pairs with the release store in cpu_stop. */
-        if (atomic_load_explicit(&pool->stop, memory_order_acquire))
+        if (atomic_load_explicit(&pool->stop, memory_order_acquire)) {
+            spinning_off(flag);
             return false;
+        }
         if (launched(pool, me)) {
+            spinning_off(flag);
             run_launch(pool, m);
             continue;
         }
         if (task_waiting(pool, me)) {
+            spinning_off(flag);
             task_enter(pool, me, m + 1 - pool->first_member);
             continue;
         }
+        /* The flag stays set while it looks again: a take that lost to a
+         * helping waiter goes back to spinning, and a publish meanwhile
+         * must not wake the members for what it will take itself. */
         if (leave != NULL && leave(ctx) && pool->roam->take(pool->roam->ctx)) {
+            spinning_off(flag);
             while (launched(pool, me))
                 run_launch(pool, m);
             return true;

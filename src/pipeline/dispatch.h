@@ -90,7 +90,7 @@ typedef struct mkrt__dispatch {
     /* The dispatch token (pipeline/dispatcher.c): whoever holds it runs the
      * dispatcher's loop, the dispatcher thread or a helping waiter
      * (mkrt_wait, mkrt_drain); everything marked dispatcher-only belongs to
-     * the holder. 0: free (the dispatcher is idle). */
+     * the holder. 0: free (the dispatcher is idle); dispatcher.c, TOKEN_*. */
     alignas(MKRT_CACHE_LINE) _Atomic uint32_t dispatch_token;
     /* Emitted work (mkrt__emission_pending) left when the token was last
      * given back: what the idle dispatcher reads instead of the holder's

@@ -237,13 +237,22 @@ static void finish_running(mkrt__dispatch *dp, mkrt__batch **running)
  * order, so the ordering contract and per-producer order do not depend on
  * which thread dispatches. */
 
-static bool token_take(mkrt__dispatch *dp)
+/* The token's values: free, held by the dispatcher thread or a waiter
+ * that helps, held by a pool thread (a roam, see below). */
+enum { TOKEN_FREE, TOKEN_HELD, TOKEN_POOL };
+
+static bool token_take_as(mkrt__dispatch *dp, uint32_t holder)
 {
-    uint32_t free_token = 0;
+    uint32_t free_token = TOKEN_FREE;
     /* acquire: pairs with the release store in token_give: the previous
      * holder's writes to dispatcher-only state happen before ours. */
-    return atomic_compare_exchange_strong_explicit(&dp->dispatch_token, &free_token, 1,
+    return atomic_compare_exchange_strong_explicit(&dp->dispatch_token, &free_token, holder,
                                                    memory_order_acquire, memory_order_relaxed);
+}
+
+static bool token_take(mkrt__dispatch *dp)
+{
+    return token_take_as(dp, TOKEN_HELD);
 }
 
 static int work_or_leave(void *p);
@@ -270,7 +279,8 @@ static bool give_worth(const void *p)
            atomic_load_explicit(&dp->aborting, memory_order_acquire);
 }
 
-static void token_give(mkrt__dispatch *dp)
+/* The token is free (what a taker needs to know is published with it). */
+static void token_release(mkrt__dispatch *dp)
 {
     /* release: pairs with the acquire in work_or_leave (the idle
      * dispatcher, without the token, wakes for work a helper left). */
@@ -278,7 +288,12 @@ static void token_give(mkrt__dispatch *dp)
     /* release: pairs with the acquire in work_or_leave, as above. */
     atomic_store_explicit(&dp->batch_left, dp->running != NULL || dp->drained != NULL, memory_order_release);
     /* release: pairs with the acquire CAS in token_take. */
-    atomic_store_explicit(&dp->dispatch_token, 0, memory_order_release);
+    atomic_store_explicit(&dp->dispatch_token, TOKEN_FREE, memory_order_release);
+}
+
+static void token_give(mkrt__dispatch *dp)
+{
+    token_release(dp);
     /* The threads asleep for the token (the dispatcher thread; with a
      * roam, the pool's members) wake only if there is something to take
      * it for: otherwise the next publish wakes them (token_free_worth),
@@ -305,7 +320,7 @@ static void token_give(mkrt__dispatch *dp)
 static bool token_free_worth(const void *p)
 {
     const mkrt__dispatch *dp = p;
-    return atomic_load_explicit(&dp->dispatch_token, memory_order_relaxed) == 0 &&
+    return atomic_load_explicit(&dp->dispatch_token, memory_order_relaxed) == TOKEN_FREE &&
            !atomic_load_explicit(&dp->serve_spinning, memory_order_relaxed);
 }
 
@@ -461,7 +476,7 @@ bool mkrt__dispatch_help(mkrt__dispatch *dp, _Atomic uint64_t *counter, uint64_t
      * once shutdown began (the dispatcher finishes alone), nor past the
      * caller's deadline. relaxed on the token: a hint before the CAS that
      * decides. */
-    if (!dp->cpu_only || atomic_load_explicit(&dp->dispatch_token, memory_order_relaxed) != 0 ||
+    if (!dp->cpu_only || atomic_load_explicit(&dp->dispatch_token, memory_order_relaxed) != TOKEN_FREE ||
         leave_to_dispatcher(dp) || (until != UINT64_MAX && mkrt__now_ns() >= until) || !token_take(dp))
         return false;
     /* The plan stage reads the plan cache as an RCU reader: register this
@@ -501,7 +516,8 @@ bool mkrt__dispatch_help(mkrt__dispatch *dp, _Atomic uint64_t *counter, uint64_t
 static int roam_want(void *p)
 {
     mkrt__dispatch *dp = p;
-    if (atomic_load_explicit(&dp->dispatch_token, memory_order_relaxed) != 0 || leave_to_dispatcher(dp) ||
+    if (atomic_load_explicit(&dp->dispatch_token, memory_order_relaxed) != TOKEN_FREE ||
+        atomic_load_explicit(&dp->serve_spinning, memory_order_relaxed) || leave_to_dispatcher(dp) ||
         test_dozing(dp))
         return 0;
     return atomic_load_explicit(&dp->producers->published_total, memory_order_acquire) !=
@@ -512,7 +528,7 @@ static int roam_want(void *p)
 
 static bool roam_take(void *p)
 {
-    return token_take(p);
+    return token_take_as(p, TOKEN_POOL);
 }
 
 /* A pool thread holds the token: it dispatches with its own scratch (by
@@ -637,12 +653,18 @@ typedef struct token_check {
     int (*leave)(void *dp); /* NULL: nothing more */
 } token_check;
 
-static int free_and_wanted(void *p)
+/* Work waits, and the token is free or held by a waiter that helps (it
+ * gives it back within its round trip). Not while a pool thread holds
+ * it: the dispatcher thread then spins for that thread's launches, and
+ * sleeps once its budget ran out. A spin that ended because a helping
+ * waiter took the token first does not run out (its budget would halve,
+ * and every later round trip pay for the sleep and the wake-up: the p99
+ * went from 3-5 to 10-60 us). The CAS decides. relaxed (token): a hint.
+ * A deaf dispatcher (test hook) takes it only to shut down. */
+static int wanted(void *p)
 {
     const token_check *c = p;
-    /* relaxed: a hint before the CAS that decides (the roam's take). A
-     * deaf dispatcher (test hook) takes it only to shut down. */
-    return atomic_load_explicit(&c->dp->dispatch_token, memory_order_relaxed) == 0 &&
+    return atomic_load_explicit(&c->dp->dispatch_token, memory_order_relaxed) != TOKEN_POOL &&
            (c->leave == NULL ||
             ((!test_deaf(c->dp) || atomic_load_explicit(&c->dp->producers->closing, memory_order_acquire) ||
               atomic_load_explicit(&c->dp->aborting, memory_order_acquire)) &&
@@ -658,12 +680,33 @@ static void await_token(mkrt__dispatch *dp, int (*leave)(void *dp))
     mkrt__backend *pool = mkrt__backends_cpu_pool(dp->backends, dp->nbackends);
     if (dp->cpu_only && pool->ops->serve != NULL) { /* cpu_only: the pool has our roam (lifecycle.c) */
         token_check c = {dp, leave};
-        pool->ops->serve(pool, free_and_wanted, &c, &dp->idle_spin, dp->cpus < 2 ? 0 : MKRT__SPIN_BUDGET_NS);
+        pool->ops->serve(pool, wanted, &c, &dp->idle_spin, dp->cpus < 2 ? 0 : MKRT__SPIN_BUDGET_NS);
         return;
     }
     if (leave != NULL && !dispatcher_spin(dp, &dp->idle_spin, leave))
         mkrt__spin_then_sleep(&dp->work_wq, leave, dp, NULL);
     token_wait(dp);
+}
+
+/* The dispatcher thread gives the token back, idle. Where it then spins
+ * as the pool's member 0 (a roam, 2 CPUs or more), it looks at the work
+ * itself: it says it spins before the token is free, so that neither a
+ * publish in between (token_free_worth) nor the give wakes the pool's
+ * members, which on the way from one single-item round trip to the next
+ * cost a futex call each and a third thread on two CPUs (runtime_bench's
+ * p99 3-5 -> 10-13 us, about 5,000 futex calls per 20,000 round trips
+ * against 40 before the roam). relaxed (the flag): the token's release
+ * store below orders it before the token is seen free; member_loop
+ * clears it before it prepares to sleep, and then looks again. */
+static void idle_give(mkrt__dispatch *dp)
+{
+    const mkrt__backend *pool = mkrt__backends_cpu_pool(dp->backends, dp->nbackends);
+    if (dp->cpu_only && pool->ops->serve != NULL && dp->cpus >= 2) {
+        atomic_store_explicit(&dp->serve_spinning, true, memory_order_relaxed);
+        token_release(dp);
+        return;
+    }
+    token_give(dp);
 }
 
 int mkrt__dispatcher_main(void *arg)
@@ -701,7 +744,7 @@ int mkrt__dispatcher_main(void *arg)
         if (!closing) {
             /* Idle, nothing in flight: a waiter or a pool thread may
              * dispatch meanwhile. */
-            token_give(dp);
+            idle_give(dp);
             await_token(dp, work_or_leave);
         } else {
             /* closing with items still in flight elsewhere: nap briefly */
