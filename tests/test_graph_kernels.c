@@ -238,7 +238,7 @@ static void kernels_on(const traverse_ops *ops, const g500_graph *gr, const char
            "%s %s: PageRank within %.3g L1 of the fixed point (%.2g; %u iterations)", ops->name, family,
            bound, l1, it);
     }
-    traverse_counters c = {0, 0, 0, 0, 0, 0};
+    traverse_counters c = {0};
     if (ops->counters != NULL)
         ops->counters(e, &c);
     ok(c.iterations > 0 && c.edges_examined == g->offsets[n] * c.iterations,
