@@ -234,6 +234,8 @@ typedef struct mkrt_stats {
     uint64_t levels_pushed;
     uint64_t levels_pulled;
     uint64_t edges_examined;
+    uint64_t units_run;
+    uint64_t units_by_planner;
     ...;
 } mkrt_stats;
 mkrt_status mkrt_stats_read(mkrt_runtime *rt, mkrt_stats *out);

@@ -238,12 +238,90 @@ static void fused_equivalence(mkrt_layer_scratch *s)
     mkrt_dedupe_scratch_destroy(d);
 }
 
+/* Batches over a compact handle range (the direct table, bounded as the
+ * runtime bounds them) whose handles are all distinct, or distinct but
+ * for one conflict put at a random place (the handle of an earlier item
+ * read or written again, or an exact copy of an earlier item): the fused
+ * pass (with its look for distinct handles first) equals pruning then
+ * layering on every batch, all-distinct batches are one level with every
+ * item kept, and a conflict anywhere, even the last item, is seen. */
+static void distinct_equivalence(mkrt_layer_scratch *s)
+{
+    enum { N = 3000 };
+    static mkrt_item batch[N], fused[N], kept_items[N];
+    static uint32_t perm[2 * N];
+    mkrt_dedupe_scratch *d = mkrt_dedupe_scratch_create(NULL);
+    mkrt_layer_scratch *ref = mkrt_layer_scratch_create(NULL);
+    uint64_t seed = 11;
+    int same = 0, flat = 0, deep = 0, rounds = 300;
+    for (int r = 0; r < rounds; r++) {
+        const size_t n = 2 + (size_t)(r * 101 % (N - 2));
+        const uint32_t base = 5000u + (uint32_t)r * 7u;
+        /* 2n distinct handles in [base, base + 2n): a shuffled range. */
+        for (uint32_t i = 0; i < 2 * n; i++)
+            perm[i] = base + i;
+        for (uint32_t i = (uint32_t)(2 * n) - 1; i > 0; i--) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            const uint32_t j = (uint32_t)((seed >> 33) % (i + 1)), t = perm[i];
+            perm[i] = perm[j];
+            perm[j] = t;
+        }
+        for (size_t i = 0; i < n; i++) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            const uint32_t v = (uint32_t)(seed >> 33);
+            static const uint32_t ops[] = {MKRT_OPS_STORE, MKRT_OPS_ADD, MKRT_OPS_MIN, MKRT_OPS_ACC};
+            const uint32_t out = perm[2 * i], in = v % 2 ? out : perm[2 * i + 1];
+            batch[i] = (mkrt_item){ops[v % 4], in, out, v >> 8};
+        }
+        const int kind = r % 4; /* 0: all distinct; 1: a read, 2: a write, 3: a copy of an earlier item */
+        if (kind != 0) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            const size_t at = r % 8 == 1 ? n - 1 : 1 + (size_t)((seed >> 33) % (n - 1));
+            const size_t was = (size_t)((seed >> 13) % at);
+            if (kind == 1)
+                batch[at].in = batch[was].out;
+            else if (kind == 2)
+                batch[at].out = batch[was].in;
+            else
+                batch[at] = batch[was];
+        }
+        size_t kept, pruned;
+        mkrt_dedupe_prune_ordered(d, batch, n, model_idempotent, NULL, kept_items, &kept, &pruned, NULL,
+                                  NULL);
+        const mkrt_item *k_items = pruned ? kept_items : batch;
+        mkrt_layer_plan want;
+        mkrt__layer_batch_commuting(ref, k_items, kept, model_key, NULL, &want, NULL);
+        memcpy(fused, batch, n * sizeof *batch);
+        mkrt__layer_rules rl = {model_key, model_idempotent, NULL, true, false, true, base,
+                                base + (uint32_t)(2 * n) - 1, NULL, NULL, NULL};
+        size_t fk, layers;
+        const uint32_t *level;
+        const mkrt_status st = mkrt__layer_prune_levels(s, fused, n, &rl, &fk, &layers, &level, NULL);
+        const bool eq = st == MKRT_OK && fk == kept && layers == want.layer_count &&
+                        memcmp(fused, k_items, kept * sizeof *fused) == 0 &&
+                        memcmp(level, want.item_level, kept * sizeof *level) == 0;
+        same += eq;
+        flat += kind == 0 && eq && layers == 1 && fk == n;
+        deep += kind != 0 && eq && (layers > 1 || fk < n);
+        if (!eq)
+            diag("distinct round %d (conflict kind %d): %zu items, kept %zu / %zu, layers %zu / %zu", r, kind, n,
+                 fk, kept, layers, want.layer_count);
+    }
+    is(same, rounds, "distinct handles: the fused pass equals pruning then layering");
+    is(flat, rounds / 4, "... every all-distinct batch is one level, every item kept");
+    ok(deep >= rounds / 2, "... a conflict anywhere (the last item too) is seen: %d of %d batches", deep,
+       rounds * 3 / 4);
+    mkrt_layer_scratch_destroy(ref);
+    mkrt_dedupe_scratch_destroy(d);
+}
+
 int main(void)
 {
     mkrt_layer_scratch *s = mkrt_layer_scratch_create(NULL);
     rules(s);
     random_equivalence(s);
     fused_equivalence(s);
+    distinct_equivalence(s);
     mkrt_layer_scratch_destroy(s);
     allocation_discipline();
     return done_testing();

@@ -62,6 +62,7 @@ typedef struct row {
     double levels;
     double level_us; /* mkrt: mkrt_level_transition_us at these threads (0: not measured) */
     double pr_l1;    /* PageRank: the worst run's L1 distance to the fixed point (< 0: not known) */
+    double planner_share; /* mkrt: units run by the planning thread / units run (< 0: not measured) */
 } row;
 
 /* A level transition of mkrt's engine, measured directly: BFS on a path

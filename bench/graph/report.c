@@ -54,11 +54,14 @@ static int write_csv(const gopts *o, const results *res)
         else
             fputs(",", f);
         const bool mkrt = r->has_counters && strncmp(r->engine, "mkrt", 4) == 0;
+        char planner[32] = "";
+        if (r->planner_share >= 0)
+            snprintf(planner, sizeof planner, "%.4g", r->planner_share);
         if (mkrt && r->level_us > 0)
-            fprintf(f, ",%.4g,%.4g,%.4g,%.4g,\n", r->levels, r->level_us, idle_per_level(r) * 1e6,
-                    r->levels * r->level_us / 1e6 / r->seconds);
+            fprintf(f, ",%.4g,%.4g,%.4g,%.4g,%s\n", r->levels, r->level_us, idle_per_level(r) * 1e6,
+                    r->levels * r->level_us / 1e6 / r->seconds, planner);
         else if (r->has_counters)
-            fprintf(f, ",%.4g,,%.4g,,\n", r->levels, idle_per_level(r) * 1e6);
+            fprintf(f, ",%.4g,,%.4g,,%s\n", r->levels, idle_per_level(r) * 1e6, planner);
         else
             fputs(",,,,,\n", f);
     }
@@ -124,19 +127,20 @@ int write_results(const gopts *o, const results *res, const char *machine)
          "level that small runs on one thread, no worker wakes) and the share of the wall time that many "
          "transitions take (levels x transition / wall); and the wall time per level beyond its work spread "
          "over the threads, (wall - CPU / threads) / levels (an estimate of what a level costs in wake-ups, "
-         "hand-offs and imbalance; spinning counts as work, so it is a lower bound). The share of "
-         "items run by the thread that planned is not measurable in this runtime (mkrt_stats has no "
-         "per-thread count; the planning thread is the dispatcher, which runs only one-participant "
-         "batches itself): its CSV column planner_share stays empty until the runtime counts it. Level "
+         "hand-offs and imbalance; spinning counts as work, so it is a lower bound); the planner's "
+         "share: of the CPU pool's units of work (items of batches, parts of a level run inside the "
+         "workers; mkrt_stats.units_run), those the thread that planned them ran itself "
+         "(units_by_planner; whichever thread held the planning role then). Level "
          "transition, us, at");
     for (unsigned t = 0; t < o->nthreads; t++)
         EMIT(" %u threads: %.1f%s", o->thread_list[t], res->level_us[t], t + 1 < o->nthreads ? ";" : ".\n\n");
     EMIT("| graph | kernel | engine | threads | wall ms | CPU ms | CPU / (wall x threads) | levels | "
-         "transitions' share of wall | idle us per level |\n|---|---|---|---|---|---|---|---|---|---|\n");
+         "transitions' share of wall | idle us per level | planner's share |\n"
+         "|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (int i = 0; i < res->n; i++) {
         const row *r = &res->rows[i];
         const bool mkrt = r->has_counters && strncmp(r->engine, "mkrt", 4) == 0;
-        char cpu[64] = "-", util[32] = "-", lv[32] = "-", share[32] = "-", idle[32] = "-";
+        char cpu[64] = "-", util[32] = "-", lv[32] = "-", share[32] = "-", idle[32] = "-", planner[32] = "-";
         if (r->cpu_seconds >= 0) {
             snprintf(cpu, sizeof cpu, "%.3f", r->cpu_seconds * 1e3);
             snprintf(util, sizeof util, "%.2f", r->cpu_seconds / (r->seconds * r->threads));
@@ -147,8 +151,11 @@ int write_results(const gopts *o, const results *res, const char *machine)
         }
         if (mkrt && r->level_us > 0)
             snprintf(share, sizeof share, "%.1f%%", 100 * r->levels * r->level_us / 1e6 / r->seconds);
-        EMIT("| %s | %s | %s | %u | %.3f | %s | %s | %s | %s | %s |\n", g500_family_name(r->family),
-             kernel_name[r->kernel], r->engine, r->threads, r->seconds * 1e3, cpu, util, lv, share, idle);
+        if (r->planner_share >= 0)
+            snprintf(planner, sizeof planner, "%.0f%%", 100 * r->planner_share);
+        EMIT("| %s | %s | %s | %u | %.3f | %s | %s | %s | %s | %s | %s |\n", g500_family_name(r->family),
+             kernel_name[r->kernel], r->engine, r->threads, r->seconds * 1e3, cpu, util, lv, share, idle,
+             planner);
     }
     EMIT("\nmkrt's work counters (from mkrt_stats around each call; GAPBS, GraphBLAS and igraph "
          "expose none):\n\n| graph | kernel | edges examined / edges in the component | batches "

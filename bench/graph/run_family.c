@@ -177,6 +177,7 @@ typedef struct acc {
     double pushed, pulled; /* sums of levels per run */
     double cpu;        /* CPU seconds, total (RUSAGE_SELF around the calls; GAPBS: gapbs_cpu per trial x runs) */
     double pr_l1;      /* PageRank: the largest L1 distance of a run's scores to the fixed point */
+    double units, units_planner; /* mkrt: the CPU pool's units of work, and the planner's */
 } acc;
 
 static void add_row(results *res, const gopts *o, const world *w, const char *engine,
@@ -197,6 +198,7 @@ static void add_row(results *res, const gopts *o, const world *w, const char *en
     r->cpu_seconds = a->cpu / a->runs;
     r->pr_l1 = k == K_PR && a->pr_l1 > 0 ? a->pr_l1 : -1;
     r->levels = (a->pushed + a->pulled) / a->runs;
+    r->planner_share = counters && a->units > 0 ? a->units_planner / a->units : -1;
     if (counters) {
         r->examined_per_edge = a->examined / a->runs;
         r->rounds = a->rounds / a->runs;
@@ -217,6 +219,8 @@ static void count(const traverse_ops *ops, const traverse_engine *e, uint64_t di
     a->rounds += (double)c.rounds;
     a->pushed += (double)c.levels_pushed;
     a->pulled += (double)c.levels_pulled;
+    a->units += (double)c.units;
+    a->units_planner += (double)c.units_planner;
 }
 
 /* BFS and SSSP from root i. */

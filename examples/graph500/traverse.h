@@ -55,6 +55,9 @@ typedef struct traverse_counters {
     uint32_t iterations;     /* PageRank iterations run (0 for the others) */
     uint64_t levels_pushed;  /* BFS and SSSP levels run top-down, and bottom-up (mkrt) */
     uint64_t levels_pulled;
+    /* mkrt: the CPU pool's units of work (mkrt_stats.units_run) and those
+     * the planning thread ran itself (units_by_planner); 0 elsewhere. */
+    uint64_t units, units_planner;
 } traverse_counters;
 
 /** One engine's state (opaque, defined by each implementation). */

@@ -193,6 +193,8 @@ static int publish_quiesce(traverse_engine *e, const mkrt_item *items, size_t n,
     e->last.edges_examined += after.emitted - before.emitted;
     e->last.changed += after.changed - before.changed;
     e->last.rounds += after.batches - before.batches;
+    e->last.units += after.units_run - before.units_run;
+    e->last.units_planner += after.units_by_planner - before.units_by_planner;
     if (read > 0)
         mkrt_cells_read(e->rt, 0, read, e->cells);
     return 0;
@@ -207,7 +209,7 @@ static int run(traverse_engine *e, mkrt_item seed, uint64_t root_value, char *wh
     mkrt_cell_write(e->rt, e->vertices, 0);
     if (root_value != UNREACHED)
         mkrt_cell_write(e->rt, seed.out, root_value);
-    e->last = (traverse_counters){0, 0, 0, 0, 0, 0};
+    e->last = (traverse_counters){.edges_examined = 0};
     return publish_quiesce(e, &seed, 1, e->vertices, why, len);
 }
 
@@ -229,12 +231,14 @@ static int search(traverse_engine *e, mkrt_traversal *t, uint32_t root, char *wh
     }
     mkrt_stats_read(e->rt, &after);
     mkrt_traversal_stats_read(t, &ta);
-    e->last = (traverse_counters){0, 0, 0, 0, 0, 0};
+    e->last = (traverse_counters){.edges_examined = 0};
     e->last.edges_examined = ta.edges_examined - tb.edges_examined;
     e->last.changed = after.changed - before.changed;
     e->last.rounds = after.batches - before.batches;
     e->last.levels_pushed = ta.levels_pushed - tb.levels_pushed;
     e->last.levels_pulled = ta.levels_pulled - tb.levels_pulled;
+    e->last.units = after.units_run - before.units_run;
+    e->last.units_planner = after.units_by_planner - before.units_by_planner;
     return 0;
 }
 

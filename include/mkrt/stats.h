@@ -51,6 +51,17 @@ typedef struct mkrt_stats {
     uint64_t levels_pulled;
     /** Edges the host's frontier rounds looked at, pushed and pulled. */
     uint64_t edges_examined;
+    /** Work the CPU pool ran, in units: an item of a batch (a traversal
+     *  round's chunk counts as one), or a part of a traversal's level run
+     *  inside the workers (a claim of up to 32 frontier words, 64 queue
+     *  entries, 2 visited words or one block of CC or PageRank vertices). */
+    uint64_t units_run;
+    /** Of units_run, those the thread that planned them ran itself (the
+     *  holder of the planning role at the time: the dispatcher thread, a
+     *  waiter that helped, or a pool thread that took the role); the rest
+     *  ran on the pool's other threads. units_by_planner / units_run is
+     *  the planner's share of the work. */
+    uint64_t units_by_planner;
     /** @var published
      *  @brief Items accepted by mkrt_publish() and friends. */
     /** @var executed

@@ -147,6 +147,29 @@ typedef struct member {
  * member of one pool at most; another runtime's pool sees NO_MEMBER. */
 static _Thread_local const cpu_pool *tl_pool;
 static _Thread_local uint32_t tl_member;
+/* Units of work (items, parts of a run of levels) this thread ran since
+ * it last added them to the state group's counts (units_flush), and
+ * whether it runs them as the token's holder (in the backend's launch,
+ * settle or wait) rather than as a member running its share. */
+static _Thread_local uint64_t tl_units;
+static _Thread_local bool tl_planning;
+
+/* Adds this thread's units to the counts (mkrt_stats.units_run), and to
+ * units_by_planner where it planned them. Before the work is seen done:
+ * a member before it finishes its share, the holder before it returns,
+ * every participant of a run of levels before it arrives at a level's
+ * barrier (the last arriver may end the traversal there), so a read
+ * after a batch or traversal completed counts them. relaxed:
+ * statistics (the completion's release orders them). */
+static void units_flush(cpu_pool *pool)
+{
+    if (tl_units == 0)
+        return;
+    atomic_fetch_add_explicit(&pool->state->units_run, tl_units, memory_order_relaxed);
+    if (tl_planning)
+        atomic_fetch_add_explicit(&pool->state->units_by_planner, tl_units, memory_order_relaxed);
+    tl_units = 0;
+}
 
 #define TASK_OPEN (UINT64_C(1) << 31)
 #define TASK_ENTERED_MASK (TASK_OPEN - 1)
@@ -307,6 +330,7 @@ static bool level_spin(cpu_pool *pool, gen_check *c)
  * whether the run goes on. */
 static bool level_barrier(cpu_pool *pool, const mkrt__batch *b, uint32_t n)
 {
+    units_flush(pool);
     /* acquire: as in barrier(). */
     gen_check c = {pool, atomic_load_explicit(&pool->generation, memory_order_acquire)};
     /* acq_rel: as in barrier(): the last arriver has every part's writes. */
@@ -323,7 +347,8 @@ static bool level_barrier(cpu_pool *pool, const mkrt__batch *b, uint32_t n)
     /* A level too small to share runs here, the others left waiting. */
     while (go && alone && n > 1) {
         while (s->part(s->ctx, &b->exec[0], &pool->fails))
-            ;
+            tl_units++;
+        units_flush(pool);
         go = s->next_level(s->ctx, &b->exec[0], b->yield != NULL && b->yield(b->yield_ctx), &alone);
     }
     /* Read by the others after the generation's acquire, and written
@@ -344,7 +369,7 @@ static void run_levels(cpu_pool *pool, const mkrt__batch *b, uint32_t n)
     const mkrt__source *s = b->source;
     do {
         while (s->part(s->ctx, &b->exec[0], &pool->fails))
-            ;
+            tl_units++;
     } while (level_barrier(pool, b, n));
 }
 
@@ -358,8 +383,10 @@ static bool run_levels_until(cpu_pool *pool, mkrt__batch *b, uint64_t until)
     for (;;) {
         if (until != UINT64_MAX && mkrt__now_ns() >= until)
             return false;
-        if (s->part(s->ctx, &b->exec[0], &pool->fails))
+        if (s->part(s->ctx, &b->exec[0], &pool->fails)) {
+            tl_units++;
             continue;
+        }
         if (!level_barrier(pool, b, 1))
             return true;
     }
@@ -369,6 +396,7 @@ static bool run_levels_until(cpu_pool *pool, mkrt__batch *b, uint64_t until)
  * source's items, which its source runs (plan/source.h). */
 static inline void run_range(cpu_pool *pool, const mkrt__batch *b, size_t from, size_t to)
 {
+    tl_units += to - from;
     if (b->source->made)
         b->source->run(b->source->ctx, b->exec, from, to, &pool->fails);
     else
@@ -461,6 +489,7 @@ static void run_launch(cpu_pool *pool, uint32_t m)
         run_levels(pool, b, pool->level_n); /* every member takes part */
     else if (rank <= n)
         run_share(pool, b, rank, n);
+    units_flush(pool);
     /* Every member but the launcher, in the batch or not, finishes it:
      * `done` then means no thread still reads this launch's batch pointer,
      * which the next launch overwrites. */
@@ -704,7 +733,7 @@ static void publish(cpu_pool *pool, mkrt__batch *b)
     mkrt__waitq_notify(pool->wq);
 }
 
-static mkrt_status cpu_launch(mkrt__backend *be, mkrt__batch *b, uint64_t append_limit, mkrt_error *err)
+static mkrt_status launch_on(mkrt__backend *be, mkrt__batch *b, uint64_t append_limit, mkrt_error *err)
 {
     (void)append_limit; /* admission reserved the room of every APPEND */
     (void)err;
@@ -767,7 +796,7 @@ static struct timespec *deadline_of(uint64_t until, struct timespec *ts)
 }
 
 /* A helper's look at the launched batch: done, or done by `until`. */
-static bool cpu_settle(mkrt__backend *be, uint64_t until)
+static bool settle_on(mkrt__backend *be, uint64_t until)
 {
     cpu_pool *pool = (cpu_pool *)be;
     if (pool->rest != NULL) {
@@ -787,8 +816,8 @@ static bool cpu_settle(mkrt__backend *be, uint64_t until)
 
 /* The timeout is not applied: a worker inside an op cannot be abandoned
  * (it shares the process's memory), so the pool waits for it, helping. */
-static mkrt_status cpu_wait(mkrt__backend *be, uint64_t timeout_ns, const uint32_t **fails,
-                            uint32_t *nfails, mkrt_error *err)
+static mkrt_status wait_on(mkrt__backend *be, uint64_t timeout_ns, const uint32_t **fails, uint32_t *nfails,
+                           mkrt_error *err)
 {
     (void)timeout_ns, (void)err;
     cpu_pool *pool = (cpu_pool *)be;
@@ -805,6 +834,39 @@ static mkrt_status cpu_wait(mkrt__backend *be, uint64_t timeout_ns, const uint32
     *fails = pool->fails.pairs;
     *nfails = n < pool->fails.capacity ? n : pool->fails.capacity;
     return MKRT_OK;
+}
+
+/* The holder's calls: what it ran of the batch itself counts as the
+ * planner's (units_flush). */
+static void holder_done(cpu_pool *pool)
+{
+    units_flush(pool);
+    tl_planning = false;
+}
+
+static mkrt_status cpu_launch(mkrt__backend *be, mkrt__batch *b, uint64_t append_limit, mkrt_error *err)
+{
+    tl_planning = true;
+    const mkrt_status st = launch_on(be, b, append_limit, err);
+    holder_done((cpu_pool *)be);
+    return st;
+}
+
+static bool cpu_settle(mkrt__backend *be, uint64_t until)
+{
+    tl_planning = true;
+    const bool done = settle_on(be, until);
+    holder_done((cpu_pool *)be);
+    return done;
+}
+
+static mkrt_status cpu_wait(mkrt__backend *be, uint64_t timeout_ns, const uint32_t **fails, uint32_t *nfails,
+                            mkrt_error *err)
+{
+    tl_planning = true;
+    const mkrt_status st = wait_on(be, timeout_ns, fails, nfails, err);
+    holder_done((cpu_pool *)be);
+    return st;
 }
 
 typedef struct task_check {

@@ -304,6 +304,14 @@ static void token_give(mkrt__dispatch *dp)
     mkrt__waitq_notify_if(&dp->work_wq, give_worth, dp);
 }
 
+/* The dispatcher thread spins as the pool's member 0 and will take the
+ * work it sees (not while a test keeps it deaf). relaxed: a hint, see
+ * token_free_worth. */
+static bool dispatcher_looks(mkrt__dispatch *dp)
+{
+    return atomic_load_explicit(&dp->serve_spinning, memory_order_relaxed) && !test_deaf(dp);
+}
+
 /* worth (base/waitq.h) of a publish's wake-up: the token is free, and
  * the dispatcher thread does not spin for it. While a thread holds it,
  * that thread drains what was published (it gives the token back only
@@ -319,9 +327,8 @@ static void token_give(mkrt__dispatch *dp)
  * serve_spinning before it prepares to sleep, cpu_pool.c member_loop). */
 static bool token_free_worth(const void *p)
 {
-    const mkrt__dispatch *dp = p;
-    return atomic_load_explicit(&dp->dispatch_token, memory_order_relaxed) == TOKEN_FREE &&
-           !atomic_load_explicit(&dp->serve_spinning, memory_order_relaxed);
+    mkrt__dispatch *dp = (mkrt__dispatch *)p;
+    return atomic_load_explicit(&dp->dispatch_token, memory_order_relaxed) == TOKEN_FREE && !dispatcher_looks(dp);
 }
 
 void mkrt__dispatch_notify_work(mkrt__dispatch *dp)
@@ -505,7 +512,9 @@ bool mkrt__dispatch_help(mkrt__dispatch *dp, _Atomic uint64_t *counter, uint64_t
  * sleeping dispatcher on the way from a publish to a launch, and never a
  * thread asleep while another plans what it could run. */
 
-/* Any pool thread, without the token: the token is free, and items wait
+/* Any pool thread, without the token: the token is free, the dispatcher
+ * thread does not spin for work (it takes what it sees: two takers
+ * racing for each item cost the round trip its tail), and items wait
  * in the rings, emitted work or a batch a helper left waits, or a made
  * source wants a look. Not during shutdown or a test's hold or doze (the
  * dispatcher thread, or a waiter, acts then). relaxed (token): a hint
@@ -516,9 +525,8 @@ bool mkrt__dispatch_help(mkrt__dispatch *dp, _Atomic uint64_t *counter, uint64_t
 static int roam_want(void *p)
 {
     mkrt__dispatch *dp = p;
-    if (atomic_load_explicit(&dp->dispatch_token, memory_order_relaxed) != TOKEN_FREE ||
-        atomic_load_explicit(&dp->serve_spinning, memory_order_relaxed) || leave_to_dispatcher(dp) ||
-        test_dozing(dp))
+    if (atomic_load_explicit(&dp->dispatch_token, memory_order_relaxed) != TOKEN_FREE || dispatcher_looks(dp) ||
+        leave_to_dispatcher(dp) || test_dozing(dp))
         return 0;
     return atomic_load_explicit(&dp->producers->published_total, memory_order_acquire) !=
                atomic_load_explicit(&dp->completed_total, memory_order_relaxed) ||

@@ -52,6 +52,9 @@ struct mkrt_layer_scratch {
     _Atomic uint32_t *owner;
     size_t owner_len;
     uint32_t owner_epoch;
+    /* all_distinct's bit per handle of the batch's range (one thread's). */
+    uint64_t *seen;
+    size_t seen_words;
 };
 
 mkrt_layer_scratch *mkrt_layer_scratch_create(mkrt_error *err)
@@ -80,6 +83,7 @@ void mkrt_layer_scratch_destroy(mkrt_layer_scratch *s)
     free_items(s);
     mkrt__free(s->table, s->table_len * sizeof(handle_state));
     mkrt__free((void *)s->owner, s->owner_len * sizeof *s->owner);
+    mkrt__free(s->seen, s->seen_words * sizeof *s->seen);
     mkrt__free(s, sizeof *s);
 }
 
@@ -511,6 +515,43 @@ void mkrt__layer_scatter(mkrt_layer_scratch *s, const mkrt_item *items, size_t n
         out[cur[level[i]]++] = items[i];
 }
 
+/* Whether the items touch pairwise distinct handles: no handle is read
+ * or written by two of them, so none depends on another and none is a
+ * copy of an earlier writer (the pass would give every item level 0 and
+ * keep them all). A bit per handle of the batch's range [lo, lo + range)
+ * answers it with a few instructions an item, where the pass writes a
+ * 32-byte state per handle (on independent items it was half of the
+ * planning thread's time, bench/results/megakernel.md); the look stops
+ * at the first handle seen twice, which on a batch with conflicts comes
+ * within a few hundred items (two random handles of R collide after
+ * about sqrt(R) items). false too where the bits cannot be allocated. */
+static bool all_distinct(mkrt_layer_scratch *s, const mkrt_item *items, size_t n, uint32_t lo, size_t range)
+{
+    const size_t words = (range + 63) / 64;
+    if (words > s->seen_words) {
+        uint64_t *w = mkrt__alloc(words * sizeof *w, MKRT_CACHE_LINE);
+        if (w == NULL)
+            return false;
+        mkrt__free(s->seen, s->seen_words * sizeof *s->seen);
+        s->seen = w;
+        s->seen_words = words;
+    }
+    memset(s->seen, 0, words * sizeof *s->seen);
+    for (size_t i = 0; i < n; i++) {
+        const uint32_t out = items[i].out - lo, in = items[i].in - lo;
+        const uint64_t bo = (uint64_t)1 << (out % 64), bi = (uint64_t)1 << (in % 64);
+        if (s->seen[out / 64] & bo)
+            return false;
+        s->seen[out / 64] |= bo;
+        if (in != out) {
+            if (s->seen[in / 64] & bi)
+                return false;
+            s->seen[in / 64] |= bi;
+        }
+    }
+    return true;
+}
+
 mkrt_status mkrt__layer_prune_levels(mkrt_layer_scratch *s, mkrt_item *items, size_t n,
                                      const mkrt__layer_rules *rules, size_t *kept, size_t *layers,
                                      const uint32_t **level, mkrt_error *err)
@@ -529,6 +570,14 @@ mkrt_status mkrt__layer_prune_levels(mkrt_layer_scratch *s, mkrt_item *items, si
     size_t mask;
     if ((st = begin(s, items, n, rules, &direct, &lo, &mask, err)) != MKRT_OK)
         return st;
+    if (direct && rules->bounded && all_distinct(s, items, n, lo, (size_t)rules->hi - lo + 1)) {
+        memset(s->level, 0, n * sizeof *s->level);
+        s->offsets[0] = (uint32_t)n; /* items per level (mkrt__layer_count) */
+        *kept = n;
+        *layers = 1;
+        *level = s->level;
+        return MKRT_OK;
+    }
     uint32_t levels;
     *kept = rules->prune ? pass_runtime(s, items, n, direct, lo, mask, rules, &levels)
                          : pass_plain(s, items, n, direct, lo, mask, rules, &levels);

@@ -58,6 +58,8 @@ mkrt_status mkrt_stats_read(mkrt_runtime *rt, mkrt_stats *out)
     s.levels_pushed = gc.levels_pushed;
     s.levels_pulled = gc.levels_pulled;
     s.edges_examined = gc.edges_examined;
+    s.units_run = atomic_load_explicit(&rt->state.units_run, memory_order_relaxed);
+    s.units_by_planner = atomic_load_explicit(&rt->state.units_by_planner, memory_order_relaxed);
     *out = s;
     return MKRT_OK;
 }

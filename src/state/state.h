@@ -70,6 +70,12 @@ typedef struct mkrt__state {
     mkrt__emitq emitq[MKRT__CLASSES];
     uint32_t emit_class;
     alignas(MKRT_CACHE_LINE) _Atomic uint64_t changed; /* items that changed their output (stats) */
+    /* The CPU pool's work (mkrt_stats.units_run, units_by_planner): items
+     * of batches and parts of runs of levels, and of those the ones the
+     * thread that planned them ran itself. Each thread adds its count
+     * once per launch it took part in (backend/cpu_pool.c, units_flush). */
+    _Atomic uint64_t units_run;
+    _Atomic uint64_t units_by_planner;
     _Atomic uint64_t emitted_total; /* written by the dispatcher only (stats) */
     _Atomic uint64_t emitted_done;  /* emitted items completed (dispatcher only) */
     mkrt_mpmc_ring *dead;           /* dead letters: the dispatcher's, for the application */
