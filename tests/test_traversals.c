@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../base/thread.h" /* pthreads under the C11 names: TSan sees them */
+#include "count_alloc.h"
 #include "graph_fixture.h"
 #include "graph_runtime.h"
 
@@ -277,8 +278,11 @@ static void lonely_root(void)
 /* An SSSP's distance buckets on every level (bucket_min 1): weights up to
  * 255 over buckets of width 16, so vertices wait in far across many
  * buckets; each answer equals the reference's, on one worker and two, and
- * a traversal run again from other roots starts with far empty. */
-static void buckets_tiers(unsigned workers, const test_graph *g)
+ * a traversal run again from other roots starts with far empty. The
+ * pushes read the engine's interleaved rows (8 bytes per edge, made at
+ * registration) or, with `fallback`, the separate arrays: the rows'
+ * allocation failed, which registration absorbs. */
+static void buckets_tiers(unsigned workers, const test_graph *g, bool fallback)
 {
     mkrt_config c = mkrt_config_default();
     c.workers = workers;
@@ -288,8 +292,30 @@ static void buckets_tiers(unsigned workers, const test_graph *g)
     if (mkrt_create(&c, &rt, &err) != MKRT_OK)
         bail_out("mkrt_create: %s", err.message);
     mkrt_graph graph = {g->v, g->off, g->dst, g->w};
+    count_alloc_reset();
     if (mkrt_graph_register(rt, &graph, &err) != MKRT_OK)
         bail_out("register: %s", err.message);
+    const uint64_t calls = count_alloc_calls();
+    ok(count_alloc_bytes() >= 8 * g->off[g->v], "%u worker(s): registration made the interleaved rows (%llu bytes for %llu edges)",
+       workers, (unsigned long long)count_alloc_bytes(), (unsigned long long)g->off[g->v]);
+    if (fallback) {
+        /* The rows are registration's last allocation; every other one
+         * failing is MKRT_ENOMEM, so the first that registers from the
+         * end is theirs. */
+        mkrt_status st = MKRT_ENOMEM;
+        uint64_t failed = 0;
+        for (uint64_t k = calls; k-- > 0 && st != MKRT_OK;) {
+            count_alloc_reset();
+            count_alloc_fail_nth(k);
+            st = mkrt_graph_register(rt, &graph, &err);
+            failed = count_alloc_failures();
+            count_alloc_fail_nth(UINT64_MAX);
+        }
+        ok(st == MKRT_OK && failed == 1, "%u worker(s): the rows' allocation failing still registers (the separate arrays)",
+           workers);
+        if (st != MKRT_OK && mkrt_graph_register(rt, &graph, &err) != MKRT_OK)
+            bail_out("register: %s", err.message);
+    }
     mkrt__test_set_bucket_min(rt, 1);
     mkrt_traversal *t = NULL;
     mkrt_traversal_desc d = {MKRT_TRAVERSAL_SSSP, true};
@@ -315,7 +341,8 @@ static void buckets_tiers(unsigned workers, const test_graph *g)
         levels = ts.levels_pushed; /* the traversal's runs since it was opened */
         edges = ts.edges_examined;
     }
-    is(wrong, 0, "%u worker(s), buckets on every level: 6 SSSPs equal the reference", workers);
+    is(wrong, 0, "%u worker(s), buckets on every level%s: 6 SSSPs equal the reference", workers,
+       fallback ? ", the rows' allocation failed" : "");
     /* Level by level without buckets relaxes each edge at each distance
      * its source passes; with them about once (12000 directed edges). */
     ok(levels / 6 > 20 && edges / 6 < 3 * g->off[g->v] / 2, "%u worker(s): %llu levels and %llu edges per search",
@@ -328,13 +355,16 @@ static void buckets_tiers(unsigned workers, const test_graph *g)
 
 int main(void)
 {
+    count_alloc_install(); /* buckets_tiers fails the rows' allocation */
     test_graph g = test_graph_random(1500, 6000, 7);
     concurrent(MKRT_BACKEND_CPU, &g);
     concurrent(MKRT_BACKEND_SIM, &g);
     bad_input(&g);
     lonely_root();
-    buckets_tiers(1, &g);
-    buckets_tiers(2, &g);
+    buckets_tiers(1, &g, false);
+    buckets_tiers(2, &g, false);
+    buckets_tiers(1, &g, true);
+    buckets_tiers(2, &g, true);
     test_graph_free(&g);
     return done_testing();
 }

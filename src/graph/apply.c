@@ -107,11 +107,24 @@ static inline void chunk_range(const mkrt__graph_engine *e, const mkrt__chunk *c
  * random reads of a round overlap instead of queueing behind the op. */
 #define EXPAND_AHEAD 16u
 
+/* Where a lane's pushes read their targets: the interleaved rows (target
+ * at 2i, weight at 2i + 1; engine.c) for the built-in ops that read
+ * weights (RELAX, SSSP) when the engine has them, else targets[i]. The
+ * target of edge i is at [i << *shift]. */
+static inline const uint32_t *lane_targets(const mkrt__graph_engine *e, const mkrt__traversal *t, unsigned *shift)
+{
+    const bool rows = e->rows != NULL && (t->kind == MKRT__LANE_RELAX || t->kind == MKRT__LANE_SSSP);
+    *shift = rows ? 1 : 0;
+    return rows ? e->rows : e->graph.targets;
+}
+
 typedef struct push_ahead {
     const mkrt_item *items;
     size_t k, to;
     uint64_t e, end;
     const uint64_t *values;
+    const uint32_t *targets; /* lane_targets of the chunk's lane */
+    unsigned shift;
 } push_ahead;
 
 static inline __attribute__((always_inline)) void ahead_step(const mkrt__graph_engine *e, push_ahead *a)
@@ -125,9 +138,10 @@ static inline __attribute__((always_inline)) void ahead_step(const mkrt__graph_e
             return;
         mkrt__traversal *t = mkrt__lane_at(e, c.lane);
         a->values = t->values;
+        a->targets = lane_targets(e, t, &a->shift);
         chunk_range(e, &c, &a->e, &a->end);
     }
-    __builtin_prefetch(&a->values[e->graph.targets[a->e++]], 1, 3);
+    __builtin_prefetch(&a->values[a->targets[a->e++ << a->shift]], 1, 3);
 }
 
 /* A pushed chunk of a lane whose op is built in (RELAX, BFS, SSSP): one
@@ -157,11 +171,15 @@ static uint64_t push_builtin(const mkrt__graph_engine *e, mkrt__traversal *t, co
         }
         return changed;
     }
+    /* The interleaved rows where the engine has them: one row start to
+     * fetch instead of two (engine.c). */
+    const uint32_t *const rows = e->rows;
     if (!t->buckets) {
         for (uint64_t i = from; i < to; i++) {
             ahead_step(e, a);
-            uint32_t w = targets[i];
-            if (mkrt__ops_atomic_min(&values[w], mkrt__ops_add_sat(base, weights ? weights[i] : 1))) {
+            uint32_t w = rows ? rows[2 * i] : targets[i];
+            if (mkrt__ops_atomic_min(&values[w],
+                                     mkrt__ops_add_sat(base, rows ? rows[2 * i + 1] : weights ? weights[i] : 1))) {
                 changed++;
                 (void)lane_mark(e, t, w);
             }
@@ -176,8 +194,8 @@ static uint64_t push_builtin(const mkrt__graph_engine *e, mkrt__traversal *t, co
     uint64_t least = UINT64_MAX, far_least = UINT64_MAX;
     for (uint64_t i = from; i < to; i++) {
         ahead_step(e, a);
-        uint32_t w = targets[i];
-        uint64_t d = mkrt__ops_add_sat(base, weights ? weights[i] : 1);
+        uint32_t w = rows ? rows[2 * i] : targets[i];
+        uint64_t d = mkrt__ops_add_sat(base, rows ? rows[2 * i + 1] : weights ? weights[i] : 1);
         if (mkrt__ops_atomic_min(&values[w], d)) {
             changed++;
             if (bound != 0 && d >= bound) {
@@ -356,12 +374,14 @@ void mkrt__graph_apply(mkrt__graph_engine *e, const mkrt_item *items, size_t fro
                        mkrt__fail_list *fails, uint64_t *changed)
 {
     uint64_t ch = 0, pulled = 0;
-    push_ahead a = {items, from, to, 0, 0, NULL};
+    push_ahead a = {items, from, to, 0, 0, NULL, NULL, 0};
     if (from < to) {
         mkrt__chunk c;
         mkrt__chunk_get(&items[from], &c);
         if (c.first < MKRT__CHUNK_SWEEP) {
-            a.values = mkrt__lane_at(e, c.lane)->values;
+            const mkrt__traversal *t = mkrt__lane_at(e, c.lane);
+            a.values = t->values;
+            a.targets = lane_targets(e, t, &a.shift);
             chunk_range(e, &c, &a.e, &a.end);
             for (unsigned i = 0; i < EXPAND_AHEAD; i++)
                 ahead_step(e, &a);

@@ -57,6 +57,7 @@ void mkrt__graph_engine_destroy(mkrt__graph_engine *e)
         mkrt__traversal_free(t);
     }
     mkrt__free(e->edged, e->words * sizeof *e->edged);
+    mkrt__free(e->rows, e->rows_bytes);
     mkrt__mutex_destroy(&e->lock);
     mkrt__free(e, sizeof *e);
 }
@@ -95,6 +96,26 @@ uint32_t mkrt__graph_lane_claim(mkrt__graph_engine *e, uint32_t op)
 void mkrt__graph_bucket_min_set(mkrt__graph_engine *e, uint64_t n)
 {
     e->bucket_min = n;
+}
+
+/* g's rows interleaved (the engine's rows), or NULL: no weights, a size
+ * that does not fit, or no memory. A failure costs only speed, so it is
+ * not an error: the pushes read the separate arrays. */
+static uint32_t *rows_make(const mkrt_graph *g, size_t *bytes)
+{
+    const uint64_t edges = g->offsets[g->vertices];
+    *bytes = 0;
+    if (g->weights == NULL || edges == 0 || edges > SIZE_MAX / (2 * sizeof(uint32_t)))
+        return NULL;
+    uint32_t *rows = mkrt__alloc((size_t)edges * 2 * sizeof *rows, MKRT_CACHE_LINE);
+    if (rows == NULL)
+        return NULL;
+    for (uint64_t i = 0; i < edges; i++) {
+        rows[2 * i] = g->targets[i];
+        rows[2 * i + 1] = g->weights[i];
+    }
+    *bytes = (size_t)edges * 2 * sizeof *rows;
+    return rows;
 }
 
 mkrt_status mkrt__graph_engine_set(mkrt__graph_engine *e, const mkrt_graph *g, mkrt_error *err)
@@ -136,6 +157,8 @@ mkrt_status mkrt__graph_engine_set(mkrt__graph_engine *e, const mkrt_graph *g, m
      * worker reads the old bitset. */
     mkrt__free(e->edged, was_words * sizeof *e->edged);
     e->edged = edged;
+    mkrt__free(e->rows, e->rows_bytes);
+    e->rows = rows_make(g, &e->rows_bytes);
     /* Registration precedes the first producer: no round runs. Public
      * traversals of an earlier graph are closed by the runtime's check. */
     for (uint32_t l = 0; l < MKRT__LANE_PUBLIC; l++) {

@@ -165,6 +165,14 @@ struct mkrt__graph_engine {
      * changed target at scale 18, measured 25% of SSSP's edge time). Set
      * at registration (no batch runs), read-only after. */
     _Atomic uint64_t *edged; /* a bitmap (base/bitmap.h), as w, r, visited */
+    /* A weighted graph's rows interleaved: edge i is (rows[2i], rows[2i +
+     * 1]) = (targets[i], weights[i]), so a row's start is one miss, not
+     * two (the built-in pushes of RELAX and SSSP read it; BFS and the
+     * user ops read targets). NULL without weights or when its allocation
+     * failed: the separate arrays then. Set at registration, read-only
+     * after; rows_bytes is its size. */
+    uint32_t *rows;
+    size_t rows_bytes;
     uint32_t lane_op[MKRT__LANE_PUBLIC]; /* the cell lanes' ops */
     uint32_t lanes_used;    /* user lanes claimed (1..) */
     /* The lanes; public ones published with release (mkrt_traversal_open),

@@ -780,7 +780,7 @@ static void part_chunk(part_run *p, const mkrt__chunk *c)
 }
 
 /* Vertex v's edges, as the rounds' chunks of them. Its row (targets,
- * and weights where the kind reads them) starts at a random place: its
+ * and weights where the kind reads them, or the interleaved rows) starts at a random place: its
  * first lines are fetched now, while the chunks put before it run
  * (apply.c runs them PART_ITEMS at a time). */
 static void part_expand(part_run *p, const mkrt__traversal *t, uint32_t v)
@@ -789,9 +789,13 @@ static void part_expand(part_run *p, const mkrt__traversal *t, uint32_t v)
     const uint64_t first = g->offsets[v], end = g->offsets[v + 1];
     if (first == end)
         return;
-    __builtin_prefetch(&g->targets[first], 0, 3);
-    if (g->weights != NULL && t->kind == MKRT__LANE_SSSP)
-        __builtin_prefetch(&g->weights[first], 0, 3);
+    if (p->e->rows != NULL && t->kind == MKRT__LANE_SSSP) {
+        __builtin_prefetch(&p->e->rows[2 * first], 0, 3); /* interleaved (engine.c) */
+    } else {
+        __builtin_prefetch(&g->targets[first], 0, 3);
+        if (g->weights != NULL && t->kind == MKRT__LANE_SSSP)
+            __builtin_prefetch(&g->weights[first], 0, 3);
+    }
     for (uint64_t f = first; f < end; f += p->e->chunk)
         part_chunk(p, &(mkrt__chunk){t->lane, v, f});
     p->edges += end - first;
