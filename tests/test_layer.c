@@ -191,6 +191,32 @@ static uint32_t model_key(const mkrt_item *x, void *ctx)
     return mkrt__ops_builtin_commute_key(x->op, x->in, x->out);
 }
 
+/* What the fused pass is checked against: mkrt_dedupe_prune_ordered,
+ * then the kept items layered. Runs both (the fused pass under rl on a
+ * copy of the batch in fused) and fills o; true when they keep the same
+ * items in the same order and give them the same levels. */
+typedef struct {
+    size_t kept, pruned, want_layers, fused_kept, layers;
+} fused_vs_two_step;
+
+static bool fused_matches(mkrt_layer_scratch *s, mkrt_dedupe_scratch *d, mkrt_layer_scratch *ref,
+                          const mkrt_item *batch, size_t n, mkrt_item *fused, mkrt_item *kept_items,
+                          const mkrt__layer_rules *rl, fused_vs_two_step *o)
+{
+    mkrt_dedupe_prune_ordered(d, batch, n, model_idempotent, NULL, kept_items, &o->kept, &o->pruned, NULL,
+                              NULL);
+    const mkrt_item *k_items = o->pruned ? kept_items : batch;
+    mkrt_layer_plan want;
+    mkrt__layer_batch_commuting(ref, k_items, o->kept, model_key, NULL, &want, NULL);
+    o->want_layers = want.layer_count;
+    memcpy(fused, batch, n * sizeof *batch);
+    const uint32_t *level;
+    const mkrt_status st = mkrt__layer_prune_levels(s, fused, n, rl, &o->fused_kept, &o->layers, &level, NULL);
+    return st == MKRT_OK && o->fused_kept == o->kept && o->layers == want.layer_count &&
+           memcmp(fused, k_items, o->kept * sizeof *fused) == 0 &&
+           memcmp(level, want.item_level, o->kept * sizeof *level) == 0;
+}
+
 static void fused_equivalence(mkrt_layer_scratch *s)
 {
     enum { N = 400 };
@@ -211,26 +237,15 @@ static void fused_equivalence(mkrt_layer_scratch *s)
             batch[i] = (mkrt_item){ops[v % 7], (v >> 3) % handles * spread, (v >> 8) % handles * spread,
                                    (v >> 13) % 2};
         }
-        size_t kept, pruned;
-        mkrt_dedupe_prune_ordered(d, batch, n, model_idempotent, NULL, kept_items, &kept, &pruned, NULL,
-                                  NULL);
-        const mkrt_item *k_items = pruned ? kept_items : batch;
-        mkrt_layer_plan want;
-        mkrt__layer_batch_commuting(ref, k_items, kept, model_key, NULL, &want, NULL);
-        memcpy(fused, batch, n * sizeof *batch);
-        mkrt__layer_rules rl = {model_key, model_idempotent, NULL, true, r % 2 == 0, r % 4 == 1, 0,
-                                UINT32_MAX, NULL, NULL, NULL};
-        size_t fk, layers;
-        const uint32_t *level;
-        mkrt_status st = mkrt__layer_prune_levels(s, fused, n, &rl, &fk, &layers, &level, NULL);
-        bool eq = st == MKRT_OK && fk == kept && layers == want.layer_count &&
-                  memcmp(fused, k_items, kept * sizeof *fused) == 0 &&
-                  memcmp(level, want.item_level, kept * sizeof *level) == 0;
+        const mkrt__layer_rules rl = {model_key, model_idempotent, NULL, true, r % 2 == 0, r % 4 == 1, 0,
+                                      UINT32_MAX, NULL, NULL, NULL};
+        fused_vs_two_step o;
+        const bool eq = fused_matches(s, d, ref, batch, n, fused, kept_items, &rl, &o);
         same += eq;
-        pruned_some += pruned > 0;
+        pruned_some += o.pruned > 0;
         if (!eq)
-            diag("round %d: %zu items, kept %zu / %zu, layers %zu / %zu", r, n, fk, kept, layers,
-                 want.layer_count);
+            diag("round %d: %zu items, kept %zu / %zu, layers %zu / %zu", r, n, o.fused_kept, o.kept, o.layers,
+                 o.want_layers);
     }
     is(same, rounds, "prune + levels in one pass equals mkrt_dedupe_prune_ordered then layering");
     ok(pruned_some > rounds / 4, "... with duplicates pruned in %d of %d batches", pruned_some, rounds);
@@ -285,27 +300,16 @@ static void distinct_equivalence(mkrt_layer_scratch *s)
             else
                 batch[at] = batch[was];
         }
-        size_t kept, pruned;
-        mkrt_dedupe_prune_ordered(d, batch, n, model_idempotent, NULL, kept_items, &kept, &pruned, NULL,
-                                  NULL);
-        const mkrt_item *k_items = pruned ? kept_items : batch;
-        mkrt_layer_plan want;
-        mkrt__layer_batch_commuting(ref, k_items, kept, model_key, NULL, &want, NULL);
-        memcpy(fused, batch, n * sizeof *batch);
-        mkrt__layer_rules rl = {model_key, model_idempotent, NULL, true, false, true, base,
-                                base + (uint32_t)(2 * n) - 1, NULL, NULL, NULL};
-        size_t fk, layers;
-        const uint32_t *level;
-        const mkrt_status st = mkrt__layer_prune_levels(s, fused, n, &rl, &fk, &layers, &level, NULL);
-        const bool eq = st == MKRT_OK && fk == kept && layers == want.layer_count &&
-                        memcmp(fused, k_items, kept * sizeof *fused) == 0 &&
-                        memcmp(level, want.item_level, kept * sizeof *level) == 0;
+        const mkrt__layer_rules rl = {model_key, model_idempotent, NULL, true, false, true, base,
+                                      base + (uint32_t)(2 * n) - 1, NULL, NULL, NULL};
+        fused_vs_two_step o;
+        const bool eq = fused_matches(s, d, ref, batch, n, fused, kept_items, &rl, &o);
         same += eq;
-        flat += kind == 0 && eq && layers == 1 && fk == n;
-        deep += kind != 0 && eq && (layers > 1 || fk < n);
+        flat += kind == 0 && eq && o.layers == 1 && o.fused_kept == n;
+        deep += kind != 0 && eq && (o.layers > 1 || o.fused_kept < n);
         if (!eq)
             diag("distinct round %d (conflict kind %d): %zu items, kept %zu / %zu, layers %zu / %zu", r, kind, n,
-                 fk, kept, layers, want.layer_count);
+                 o.fused_kept, o.kept, o.layers, o.want_layers);
     }
     is(same, rounds, "distinct handles: the fused pass equals pruning then layering");
     is(flat, rounds / 4, "... every all-distinct batch is one level, every item kept");

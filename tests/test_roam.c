@@ -22,6 +22,7 @@
 #include "../base/thread.h" /* pthreads under the C11 names: TSan sees them */
 #include "../src/runtime/test_hooks.h"
 #include "count_alloc.h"
+#include "cpu_runtime.h"
 #include "graph_fixture.h"
 #include "mkrt/mkrt.h"
 #include "tap.h"
@@ -33,43 +34,12 @@
 #define ROUNDS 40u
 #define PER_ROUND 600u
 
-static mkrt_runtime *start(uint32_t workers, bool with_graph, test_graph *g)
-{
-    mkrt_config c = mkrt_config_default();
-    c.backend = MKRT_BACKEND_CPU; /* the roam is the CPU-only runtime's */
-    c.workers = workers;
-    c.cells = CELLS;
-    mkrt_runtime *rt = NULL;
-    mkrt_error err = {0};
-    if (mkrt_create(&c, &rt, &err) != MKRT_OK)
-        bail_out("mkrt_create: %s", err.message);
-    if (with_graph) {
-        mkrt_graph mg = {g->v, g->off, g->dst, NULL};
-        if (mkrt_graph_register(rt, &mg, &err) != MKRT_OK)
-            bail_out("mkrt_graph_register: %s", err.message);
-    }
-    return rt;
-}
-
 static void nap_us(long us)
 {
     struct timespec ts = {0, us * 1000};
     nanosleep(&ts, NULL);
 }
 
-/* Waits, without mkrt_wait or mkrt_drain (a waiting thread would take the
- * token itself), until every item published ran; false after 60 s. */
-static bool completed_all(mkrt_runtime *rt, uint64_t published)
-{
-    for (int i = 0; i < 600000; i++) {
-        mkrt_stats s;
-        mkrt_stats_read(rt, &s);
-        if (s.executed + s.pruned + s.failed >= published)
-            return s.executed + s.pruned + s.failed == published;
-        nap_us(100);
-    }
-    return false;
-}
 
 /* One producer's round: ADDs on the chain cells (each ADD reads and
  * writes its cell: a chain per cell), ADDs on cells of their own
@@ -173,7 +143,7 @@ static uint64_t publish_rounds(mkrt_runtime *rt, bool gaps, uint64_t *sum)
         for (uint32_t c = 0; c < CELLS; c++)
             sum[c] += args[i].sum[c];
     }
-    if (!completed_all(rt, sent))
+    if (!test_completed_all(rt, sent))
         ok(0, "all %llu items completed", (unsigned long long)sent);
     /* Everything ran: the drain has nothing left to run itself, and gives
      * this thread the completions' happens-before (the stats do not). */
@@ -188,7 +158,7 @@ static void deaf_dispatcher(uint32_t workers)
 {
     char what[96];
     snprintf(what, sizeof what, "%u workers, dispatcher deaf", workers);
-    mkrt_runtime *rt = start(workers, false, NULL);
+    mkrt_runtime *rt = test_cpu_runtime(workers, CELLS, NULL);
     mkrt__runtime_deaf(rt, true);
     static uint64_t sum[CELLS];
     memset(sum, 0, sizeof sum);
@@ -219,7 +189,7 @@ static void deaf_dispatcher(uint32_t workers)
  * token back from the pool threads and every item runs. */
 static void deaf_destroy(void)
 {
-    mkrt_runtime *rt = start(3, false, NULL);
+    mkrt_runtime *rt = test_cpu_runtime(3, CELLS, NULL);
     mkrt__runtime_deaf(rt, true);
     mkrt_producer *p = mkrt_producer_open(rt, NULL);
     static mkrt_item items[4000];
@@ -249,7 +219,7 @@ static void deaf_bfs(uint32_t workers)
     test_graph g = test_graph_random(CELLS, 4 * CELLS, 7);
     static uint32_t level[CELLS];
     test_graph_ref_bfs(&g, 0, level);
-    mkrt_runtime *rt = start(workers, true, &g);
+    mkrt_runtime *rt = test_cpu_runtime(workers, CELLS, &g);
     mkrt__runtime_deaf(rt, true);
     mkrt_traversal *t = NULL;
     mkrt_error err = {0};
@@ -278,7 +248,7 @@ static void racing_bursts(uint32_t workers)
 {
     char what[96];
     snprintf(what, sizeof what, "%u workers, bursts with gaps", workers);
-    mkrt_runtime *rt = start(workers, false, NULL);
+    mkrt_runtime *rt = test_cpu_runtime(workers, CELLS, NULL);
     static uint64_t sum[CELLS];
     memset(sum, 0, sizeof sum);
     publish_rounds(rt, true, sum);
@@ -294,7 +264,7 @@ static void racing_bursts(uint32_t workers)
 static void roam_without_memory(void)
 {
     count_alloc_install();
-    mkrt_runtime *rt = start(2, false, NULL);
+    mkrt_runtime *rt = test_cpu_runtime(2, CELLS, NULL);
     mkrt_producer *p = mkrt_producer_open(rt, NULL);
     mkrt__runtime_deaf(rt, true);
     count_alloc_fail_after(0);

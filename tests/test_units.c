@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "../src/runtime/test_hooks.h"
+#include "cpu_runtime.h"
 #include "graph_fixture.h"
 #include "mkrt/mkrt.h"
 #include "tap.h"
@@ -17,37 +18,6 @@
 #define SEC 10000000000ull
 #define CELLS 65536u
 #define PATH 2000u
-
-static mkrt_runtime *start(uint32_t workers, const test_graph *g)
-{
-    mkrt_config c = mkrt_config_default();
-    c.backend = MKRT_BACKEND_CPU;
-    c.workers = workers;
-    c.cells = CELLS;
-    mkrt_runtime *rt = NULL;
-    mkrt_error err = {0};
-    if (mkrt_create(&c, &rt, &err) != MKRT_OK)
-        bail_out("mkrt_create: %s", err.message);
-    mkrt_graph mg = {g->v, g->off, g->dst, NULL};
-    if (mkrt_graph_register(rt, &mg, &err) != MKRT_OK)
-        bail_out("mkrt_graph_register: %s", err.message);
-    return rt;
-}
-
-/* Waits without mkrt_wait (a waiting thread would plan itself) until
- * every published item completed; false after 60 s. */
-static bool completed_all(mkrt_runtime *rt, uint64_t published)
-{
-    for (int i = 0; i < 600000; i++) {
-        mkrt_stats s;
-        mkrt_stats_read(rt, &s);
-        if (s.executed + s.pruned + s.failed >= published)
-            return s.executed + s.pruned + s.failed == published;
-        struct timespec ts = {0, 100000};
-        nanosleep(&ts, NULL);
-    }
-    return false;
-}
 
 /* ROUNDS bursts of independent ADDs (unique params: nothing is pruned),
  * waited for with mkrt_wait or, deaf, by looking at the counters. */
@@ -57,7 +27,7 @@ static void items(uint32_t workers, bool deaf, const test_graph *g, mkrt_item *i
     char what[64];
     snprintf(what, sizeof what, "%u worker%s%s", workers, workers > 1 ? "s" : "",
              deaf ? ", the dispatcher thread deaf" : "");
-    mkrt_runtime *rt = start(workers, g);
+    mkrt_runtime *rt = test_cpu_runtime(workers, CELLS, g);
     if (deaf)
         mkrt__runtime_deaf(rt, true);
     mkrt_producer *p = mkrt_producer_open(rt, NULL);
@@ -71,7 +41,7 @@ static void items(uint32_t workers, bool deaf, const test_graph *g, mkrt_item *i
             it[k].param = r * CELLS + k + 1;
         uint64_t t;
         ok_all = mkrt_publish(p, it, CELLS, SEC, NULL) == MKRT_OK && mkrt_fence(p, &t) == MKRT_OK &&
-                 (deaf ? completed_all(rt, (uint64_t)(r + 1) * CELLS) : mkrt_wait(p, t, SEC) == MKRT_OK);
+                 (deaf ? test_completed_all(rt, (uint64_t)(r + 1) * CELLS) : mkrt_wait(p, t, SEC) == MKRT_OK);
     }
     mkrt_stats_read(rt, &b);
     ok(ok_all, "%s: %u items ran", what, ROUNDS * CELLS);
@@ -99,7 +69,7 @@ static void items(uint32_t workers, bool deaf, const test_graph *g, mkrt_item *i
  * (a claim that found words) run inside the workers. */
 static void levels(uint32_t workers, const test_graph *g)
 {
-    mkrt_runtime *rt = start(workers, g);
+    mkrt_runtime *rt = test_cpu_runtime(workers, CELLS, g);
     mkrt_traversal *t = NULL;
     mkrt_error err = {0};
     mkrt_traversal_desc d = {MKRT_TRAVERSAL_BFS, false};
