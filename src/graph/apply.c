@@ -248,13 +248,35 @@ static inline void pull_prefetch(const uint32_t *targets, const uint32_t *weight
         __builtin_prefetch(&weights[off[v]], 0, 3);
 }
 
+/* A pulled BFS level's counts of the next frontier (round.c reads them
+ * at the swap to choose the next level's direction), summed over the
+ * chunks of one mkrt__graph_apply and added once at its end: added per
+ * chunk they were two atomic adds per 64 vertices on one cache line
+ * that every thread of the level writes. */
+typedef struct pull_counts {
+    mkrt__traversal *t;
+    uint64_t marked, degrees;
+} pull_counts;
+
+static void pull_counts_flush(pull_counts *pc)
+{
+    if (pc->t != NULL && pc->marked != 0) {
+        /* relaxed (both): read at the swap, after the barrier or the
+         * batch's completion that orders this call before it. */
+        atomic_fetch_add_explicit(&pc->t->pulled_marked, pc->marked, memory_order_relaxed);
+        atomic_fetch_add_explicit(&pc->t->pulled_degrees, pc->degrees, memory_order_relaxed);
+    }
+    pc->marked = pc->degrees = 0;
+}
+
 /* A pulled chunk of a BFS: the unsettled vertices of one visited word,
  * each taking the first neighbour in the level's frontier as its parent
  * (GAPBS's bottom-up step). The chunk owns its 64 vertices in this round
  * (a pulled round has no other chunks of the lane), and the level is
  * strict (round.c), so the vertex is unreached and the depth is the
  * level's: a plain store, and one OR into the next frontier per chunk. */
-static uint64_t pull_bfs(mkrt__graph_engine *e, mkrt__traversal *t, const mkrt__chunk *c, uint64_t *ran)
+static uint64_t pull_bfs(mkrt__graph_engine *e, mkrt__traversal *t, const mkrt__chunk *c, uint64_t *ran,
+                         pull_counts *pc)
 {
     const mkrt_graph *g = &e->graph;
     const uint32_t first = c->v;
@@ -290,10 +312,12 @@ static uint64_t pull_bfs(mkrt__graph_engine *e, mkrt__traversal *t, const mkrt__
         /* relaxed: as lane_mark. */
         uint64_t fresh = marked & ~atomic_fetch_or_explicit(&t->w[first / 64], marked, memory_order_relaxed);
         if (fresh == marked) {
-            /* relaxed (both): read at the swap, after the barrier or the
-             * batch's completion that orders this chunk before it. */
-            atomic_fetch_add_explicit(&t->pulled_marked, (uint64_t)__builtin_popcountll(fresh), memory_order_relaxed);
-            atomic_fetch_add_explicit(&t->pulled_degrees, degrees, memory_order_relaxed);
+            if (pc->t != t) {
+                pull_counts_flush(pc);
+                pc->t = t;
+            }
+            pc->marked += (uint64_t)__builtin_popcountll(fresh);
+            pc->degrees += degrees;
         }
         for (; fresh != 0; fresh &= fresh - 1)
             queue_add(t, first + (uint32_t)__builtin_ctzll(fresh)); /* QUEUE */
@@ -374,6 +398,7 @@ void mkrt__graph_apply(mkrt__graph_engine *e, const mkrt_item *items, size_t fro
                        mkrt__fail_list *fails, uint64_t *changed)
 {
     uint64_t ch = 0, pulled = 0;
+    pull_counts pc = {NULL, 0, 0};
     push_ahead a = {items, from, to, 0, 0, NULL, NULL, 0};
     if (from < to) {
         mkrt__chunk c;
@@ -394,7 +419,7 @@ void mkrt__graph_apply(mkrt__graph_engine *e, const mkrt_item *items, size_t fro
         if (c.first == MKRT__CHUNK_SWEEP)
             pulled += mkrt__sweep_apply(t, &c); /* a sweep's round: counted as a pulled one */
         else if (c.first == MKRT__CHUNK_PULL && t->kind == MKRT__LANE_BFS)
-            ch += pull_bfs(e, t, &c, &pulled);
+            ch += pull_bfs(e, t, &c, &pulled, &pc);
         else if (c.first == MKRT__CHUNK_PULL)
             ch += pull_chunk(e, t, &c, k, fails, &pulled);
         else if (t->kind == MKRT__LANE_USER)
@@ -403,6 +428,7 @@ void mkrt__graph_apply(mkrt__graph_engine *e, const mkrt_item *items, size_t fro
             ch += push_builtin(e, t, &c, &a);
     }
     *changed += ch;
+    pull_counts_flush(&pc);
     if (pulled != 0) {
         /* relaxed: read by the dispatcher after the round's completion
          * (the backend's release, its acquire). */
