@@ -260,7 +260,7 @@ typedef struct pull_counts {
 
 static void pull_counts_flush(pull_counts *pc)
 {
-    if (pc->t != NULL && pc->marked != 0) {
+    if (pc->marked != 0) { /* then pc->t is the lane they were counted for */
         /* relaxed (both): read at the swap, after the barrier or the
          * batch's completion that orders this call before it. */
         atomic_fetch_add_explicit(&pc->t->pulled_marked, pc->marked, memory_order_relaxed);

@@ -754,7 +754,9 @@ mkrt__round mkrt__graph_round_take(mkrt__graph_engine *e, mkrt_item *items, bool
  * rounds' cursor does: r is empty when the level ends. */
 #define PART_WORDS 32u   /* bitset words a pushed part takes */
 #define PART_ENTRIES 64u /* queue entries a queued part takes */
-#define PART_PULLED 16u  /* visited words a pulled part takes */
+#define PART_PULLED 16u  /* visited words a pulled part takes (2 made about ten
+                             RMWs per 128 vertices on lines every thread
+                             writes: bench/results/graph.md, pulled parts) */
 #define PART_ITEMS 64u   /* chunks run at once (apply.c runs ahead over them) */
 
 typedef struct part_run {
