@@ -362,6 +362,57 @@ static void cpu_workers_follow_cpus(void)
     ok(mkrt__cpus_available() >= 1, "without the override: the process's CPUs (%u)", mkrt__cpus_available());
 }
 
+/* A worker count the user chose: a batch uses all of it while its
+ * producers published ahead (their rings hold nothing more when it is
+ * planned, above the CPUs too), and yields a CPU to a producer whose ring
+ * still holds items, one that publishes while the batch runs (2 CPUs, 2
+ * workers: 1). EXPLAIN's records give each batch's width. */
+static void cpu_chosen_workers_yield(void)
+{
+    mkrt__cpus_override(2);
+    mkrt_config c = mkrt_config_default();
+    c.backend = MKRT_BACKEND_CPU;
+    c.workers = 2;
+    c.cells = 4096;
+    c.max_batch = 1024;
+    c.burst_per_ring = 1024;
+    mkrt_runtime *rt = NULL;
+    if (mkrt_create(&c, &rt, NULL) != MKRT_OK)
+        bail_out("mkrt_create");
+    mkrt_producer *a = mkrt_producer_open(rt, NULL);
+    static mkrt_item batch[2048];
+    for (uint32_t i = 0; i < 2048; i++)
+        batch[i] = item(MKRT_OP_ADD, i, i, 1);
+    /* This thread plans every batch from inside mkrt_drain. */
+    mkrt__runtime_doze(rt, true);
+    mkrt_publish(a, batch, 1024, SEC, NULL);
+    mkrt_drain(rt, SEC);
+    mkrt_publish(a, batch, 2048, SEC, NULL); /* two batches: the first leaves 1024 in the ring */
+    mkrt_drain(rt, SEC);
+    mkrt__runtime_doze(rt, false);
+    mkrt_plan_record r[8];
+    size_t n = mkrt_plan_explain(rt, r, 8);
+    ok(n == 3 && r[0].width == 2 && r[1].width == 1 && r[2].width == 2,
+       "2 workers chosen on 2 CPUs: 2 for a batch published ahead, 1 while its producer's ring "
+       "holds more, 2 for the last (%zu batches: %u, %u, %u)",
+       n, n > 0 ? r[0].width : 0, n > 1 ? r[1].width : 0, n > 2 ? r[2].width : 0);
+    mkrt_stats s;
+    mkrt_stats_read(rt, &s);
+    ok(s.executed == 3072 && s.workers == 2, "... every item ran once (%llu), and the pool keeps 2 workers (%u)",
+       (unsigned long long)s.executed, s.workers);
+    mkrt_producer_close(a);
+    mkrt_destroy(rt, SEC, NULL);
+    /* Above the CPUs, with nothing published meanwhile: the user's 4. */
+    mkrt_runtime *wide = start(MKRT_BACKEND_CPU, 4, 0);
+    mkrt_producer *w = mkrt_producer_open(wide, NULL);
+    one_batch(wide, w, batch, 2048);
+    ok(mkrt__test_last_plan(wide)->plan.width == 4, "4 workers chosen on 2 CPUs, published ahead: width 4 (%u)",
+       mkrt__test_last_plan(wide)->plan.width);
+    mkrt_producer_close(w);
+    mkrt_destroy(wide, SEC, NULL);
+    mkrt__cpus_override(0);
+}
+
 /* A planning task's context: parts claimed by the executors, who ran. */
 #define TASK_PARTS 4
 typedef struct task_ctx {
@@ -451,6 +502,7 @@ int main(void)
     cpu_memory_split();
     cpu_narrow_runs_inline();
     cpu_workers_follow_cpus();
+    cpu_chosen_workers_yield();
     sim_blocks_follow_the_plan();
     cpu_task_needs_no_sleeper();
     return done_testing();

@@ -124,22 +124,55 @@ static uint32_t memory_bps(const mkrt__dispatch *dp, const mkrt__batch *b)
  * were within the VM's noise of each other, so the cost model picks 2048
  * among them. Re-sweep on a quiet machine with more CPUs. */
 
-/* How many CPUs a batch on the pool may use when the worker count is the
- * default: the process's CPUs less one for each producer of the batch that
- * is still publishing (not inside mkrt_wait or mkrt_drain), at least 1
- * (the thread that dispatches is one of the executors, cpu_pool.c). Re-read for every batch, so the
- * width follows the producers while the runtime runs; on 2 CPUs with a
- * busy producer it is 1, and the batch runs on the dispatching thread
- * (oversubscribing the CPUs with workers was measured slower, issue 13). */
+/* The producers of b that published again since b was drained (their
+ * rings hold items): the ones that still use a CPU while b runs, counted
+ * up to `most`. Read by the token's holder, which drained b: none of b's
+ * producers is retired before b completes (drain.c, retire_closed). A
+ * producer whose items span several segments may count more than once;
+ * the count is a hint and `most` bounds it. */
+static uint32_t producers_publishing(const mkrt__batch *b, uint32_t most)
+{
+    uint32_t n = 0;
+    const mkrt_producer *last = NULL;
+    for (size_t i = 0; i < b->nseg && n < most; i++) {
+        const mkrt_producer *p = b->segs[i].p;
+        if (p != last && mkrt_spsc_ring_size(p->ring) > 0)
+            n++;
+        last = p;
+    }
+    return n;
+}
+
+/* How many CPUs a batch on the pool may use: the process's CPUs less one
+ * for each producer that still publishes, at least 1 (the thread that
+ * dispatches is one of the executors, cpu_pool.c). Re-read for every
+ * batch, so the width follows the producers while the runtime runs; on 2
+ * CPUs with a busy producer it is 1, and the batch runs on the
+ * dispatching thread (oversubscribing the CPUs with workers was measured
+ * slower, issue 13). With the default worker count a producer of the
+ * batch is busy unless it is inside mkrt_wait or mkrt_drain. With a
+ * count the user chose, only a producer that published again since the
+ * batch was drained is: the user's width stands for work published
+ * ahead of its run, and yields where a producer that publishes all the
+ * time needs its CPU (independent items at 2 workers on 2 CPUs: 0.69x
+ * -> 0.85x one worker's rate, bench/results/megakernel.md). */
 uint32_t mkrt__plan_cpu_width(mkrt__dispatch *dp, const mkrt__batch *b, uint32_t width)
 {
-    if (dp->cfg->workers != 0 || !plan_on(dp, MKRT_PLAN_SHED))
-        return width; /* the user chose the workers, or SHED is off */
-    /* relaxed: counts read as hints; a stale one only mis-sizes one batch. */
-    uint32_t open = atomic_load_explicit(&dp->producers->producers_open, memory_order_relaxed);
-    uint32_t waiting = atomic_load_explicit(&dp->waiting, memory_order_relaxed);
-    uint32_t active = b->nseg < open ? (uint32_t)b->nseg : open;
-    uint32_t busy = active > waiting ? active - waiting : 0;
+    if (!plan_on(dp, MKRT_PLAN_SHED))
+        return width;
+    const uint32_t most = dp->cpus > 1 ? dp->cpus - 1 : 1;
+    uint32_t busy;
+    if (dp->cfg->workers != 0) {
+        busy = producers_publishing(b, most);
+        if (busy == 0)
+            return width; /* the user's count, above the CPUs too */
+    } else {
+        /* relaxed: counts read as hints; a stale one only mis-sizes one batch. */
+        uint32_t open = atomic_load_explicit(&dp->producers->producers_open, memory_order_relaxed);
+        uint32_t waiting = atomic_load_explicit(&dp->waiting, memory_order_relaxed);
+        uint32_t active = b->nseg < open ? (uint32_t)b->nseg : open;
+        busy = active > waiting ? active - waiting : 0;
+    }
     return mkrt__decide_cpu_width(dp->cpus, busy, width);
 }
 
