@@ -108,8 +108,10 @@ typedef struct mkrt_config {
      *  started beside it). 0: one per CPU the process may run on (its
      *  affinity mask), and each batch then uses only as many as are free
      *  of producers still publishing (on 2 CPUs with one busy producer:
-     *  the batch runs on the dispatching thread). A number given here is
-     *  used as is. */
+     *  the batch runs on the dispatching thread). A number given here
+     *  starts that many; a batch uses all of them unless a producer of
+     *  it publishes again while it is planned (SHED, mkrt_plan_off): then
+     *  it leaves that producer a CPU, as the default does. */
     uint32_t workers;
     size_t ring_capacity;          /**< Ring slots per producer (16384: 256 KiB) [power of two, 2..MKRT_RING_CAPACITY_MAX]. */
     size_t max_batch;              /**< Items per batch (65536) [1..MKRT_CONFIG_MAX_BATCH_MAX]. */

@@ -182,7 +182,8 @@ uint32_t mkrt__decide_share_min(const mkrt__plan_costs *c, bool on);
 /* SHED under memory pressure: workers kept of p (at least 1). */
 uint32_t mkrt__decide_shed_memory(uint32_t p, uint32_t memory_bps);
 
-/* SHED under queue pressure (the CPU pool with the default worker count):
+/* SHED under queue pressure (the CPU pool; pipeline/batch_planner.c counts
+ * the busy producers):
  * the CPUs a batch may use, of width, with busy producers still
  * publishing on the process's cpus (the dispatching thread executes too,
  * so it needs no CPU of its own). */
