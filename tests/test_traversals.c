@@ -353,6 +353,56 @@ static void buckets_tiers(unsigned workers, const test_graph *g, bool fallback)
     mkrt_destroy(rt, SEC, NULL);
 }
 
+/* Far's restore takes the next bucket's words only (graph/round.c,
+ * far_restore): a star whose root reaches leaf v at distance v (leaves
+ * in order, so a word of 64 leaves holds 64 neighbouring distances) over
+ * buckets of about N/8 (the engine's width: mean weight over mean
+ * degree). Each bucket's restore moves about its own leaves, N in all;
+ * restoring all of far at each bucket end moves about 3.5 N. Every
+ * distance is the leaf's number, on one worker and two. */
+#define STAR_LEAVES 2560u
+static void far_by_words(unsigned workers)
+{
+    static uint64_t off[STAR_LEAVES + 2];
+    static uint32_t dst[2 * STAR_LEAVES], wt[2 * STAR_LEAVES];
+    const uint32_t n = STAR_LEAVES + 1;
+    for (uint32_t v = 1; v <= STAR_LEAVES; v++) {
+        dst[v - 1] = v;
+        wt[v - 1] = v;
+        dst[STAR_LEAVES + v - 1] = 0;
+        wt[STAR_LEAVES + v - 1] = 1;
+    }
+    off[0] = 0;
+    off[1] = STAR_LEAVES;
+    for (uint32_t v = 1; v <= STAR_LEAVES; v++)
+        off[v + 1] = off[v] + 1;
+    mkrt_config c = mkrt_config_default();
+    c.workers = workers;
+    c.cells = CELLS;
+    mkrt_runtime *rt = NULL;
+    mkrt_error err;
+    mkrt_graph graph = {n, off, dst, wt};
+    if (mkrt_create(&c, &rt, &err) != MKRT_OK || mkrt_graph_register(rt, &graph, &err) != MKRT_OK)
+        bail_out("star: %s", err.message);
+    mkrt__test_set_bucket_min(rt, 1);
+    mkrt_traversal *t = NULL;
+    mkrt_traversal_desc d = {MKRT_TRAVERSAL_SSSP, false};
+    static uint64_t got[STAR_LEAVES + 1];
+    if (mkrt_traversal_open(rt, &d, &t, &err) != MKRT_OK || mkrt_traversal_start(t, 0, &err) != MKRT_OK ||
+        mkrt_traversal_wait(t, MKRT_TIMEOUT_INFINITE) != MKRT_OK || mkrt_traversal_read(t, 0, n, got, &err) != MKRT_OK)
+        bail_out("star SSSP: %s", err.message);
+    uint32_t wrong = 0;
+    for (uint32_t v = 0; v < n; v++)
+        wrong += got[v] != v;
+    is(wrong, 0u, "%u worker(s), a star over many buckets: every leaf at its number", workers);
+    const uint64_t moved = mkrt__test_far_moved(t);
+    ok(moved > 0 && moved < 3 * STAR_LEAVES / 2,
+       "%u worker(s): far's restores moved %llu leaves of %u (all of far at each bucket: about 3.5x)", workers,
+       (unsigned long long)moved, STAR_LEAVES);
+    is(mkrt_traversal_close(t, &err), MKRT_OK, "%u worker(s): close", workers);
+    mkrt_destroy(rt, SEC, NULL);
+}
+
 int main(void)
 {
     count_alloc_install(); /* buckets_tiers fails the rows' allocation */
@@ -365,6 +415,8 @@ int main(void)
     buckets_tiers(2, &g, false);
     buckets_tiers(1, &g, true);
     buckets_tiers(2, &g, true);
+    far_by_words(1);
+    far_by_words(2);
     test_graph_free(&g);
     return done_testing();
 }

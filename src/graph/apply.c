@@ -68,23 +68,25 @@ static inline bool lane_mark(const mkrt__graph_engine *e, mkrt__traversal *t, ui
     return true;
 }
 
-/* The same into far (distance buckets). */
-static inline bool far_mark(const mkrt__graph_engine *e, mkrt__traversal *t, uint32_t v)
-{
-    if (!mkrt__bitmap_test(e->edged, v))
-        return false;
-    mkrt__bitmap_set(t->far, v);
-    if (!atomic_load_explicit(&t->far_any, memory_order_relaxed))
-        atomic_store_explicit(&t->far_any, true, memory_order_relaxed);
-    return true;
-}
-
 /* *v = min(*v, x). relaxed: as mkrt__ops_atomic_min. */
 static inline void atomic_lower(_Atomic uint64_t *v, uint64_t x)
 {
     uint64_t cur = atomic_load_explicit(v, memory_order_relaxed);
     while (x < cur && !atomic_compare_exchange_weak_explicit(v, &cur, x, memory_order_relaxed, memory_order_relaxed))
         ;
+}
+
+/* The same into far (distance buckets), at distance d: its word's lower
+ * bound (far_low) goes down to d. */
+static inline bool far_mark(const mkrt__graph_engine *e, mkrt__traversal *t, uint32_t v, uint64_t d)
+{
+    if (!mkrt__bitmap_test(e->edged, v))
+        return false;
+    mkrt__bitmap_set(t->far, v);
+    atomic_lower(&t->far_low[v / 64], d);
+    if (!atomic_load_explicit(&t->far_any, memory_order_relaxed))
+        atomic_store_explicit(&t->far_any, true, memory_order_relaxed);
+    return true;
 }
 
 bool mkrt__graph_mark(mkrt__graph_engine *e, uint32_t lane, uint32_t v)
@@ -199,7 +201,7 @@ static uint64_t push_builtin(const mkrt__graph_engine *e, mkrt__traversal *t, co
         if (mkrt__ops_atomic_min(&values[w], d)) {
             changed++;
             if (bound != 0 && d >= bound) {
-                if (far_mark(e, t, w))
+                if (far_mark(e, t, w, d))
                     far_least = d < far_least ? d : far_least;
             } else if (lane_mark(e, t, w)) {
                 least = d < least ? d : least;

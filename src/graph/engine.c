@@ -149,7 +149,7 @@ mkrt_status mkrt__graph_engine_set(mkrt__graph_engine *e, const mkrt_graph *g, m
             return mkrt__error_set(err, MKRT_ENOMEM,
                                    "mkrt_graph_register could not allocate the frontiers of %u vertices "
                                    "(%zu bytes). Fix: free memory.",
-                                   g->vertices, (size_t)MKRT__LANE_PUBLIC * 4 * words * sizeof(uint64_t));
+                                   g->vertices, (size_t)MKRT__LANE_PUBLIC * MKRT__TRAV_WORD_ARRAYS * words * sizeof(uint64_t));
         }
     }
     e->bucket_width = bucket_width(g);

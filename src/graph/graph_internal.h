@@ -20,6 +20,10 @@
 #include "graph/engine.h"
 #include "mkrt/graph.h"
 
+/* Arrays of words a traversal's bits allocation holds: w, r, visited, far
+ * and far_low (mkrt__traversal). */
+#define MKRT__TRAV_WORD_ARRAYS 5u
+
 typedef struct mkrt_traversal mkrt__traversal;
 
 /* What a lane's edges run. */
@@ -47,8 +51,16 @@ struct mkrt_traversal {
      * and no batch runs. visited: the vertices settled since the lane
      * last ran empty (pulled levels); far: vertices deferred to a later
      * distance bucket (dispatcher-only, relaxed). */
-    _Atomic uint64_t *bits; /* all four, one allocation */
+    _Atomic uint64_t *bits; /* all five arrays of words, one allocation */
     _Atomic uint64_t *w, *r, *visited, *far;
+    /* far_low[i]: a lower bound of the distances its chunks gave far's
+     * vertices of word i since the word was last restored (round.c,
+     * far_restore), so that a bucket's restore takes only the words that
+     * may hold a vertex below the bound, and the filter reads the
+     * distances of those words' vertices only. Lowered by the workers
+     * (apply.c, in_bucket), set to UINT64_MAX by a restore (no batch
+     * runs); UINT64_MAX at first. relaxed: as far. */
+    _Atomic uint64_t *far_low;
     alignas(MKRT_CACHE_LINE) _Atomic bool any; /* a bit of w may be set */
     /* QUEUE (plan/decide.h): while qon, the op whose OR set a bit of w
      * also appends its vertex to wq (apply.c), so wq lists w's vertices,
@@ -91,6 +103,7 @@ struct mkrt_traversal {
         uint64_t visited_edges; /* edges of the settled vertices */
         uint64_t bound;     /* buckets: the level expands vertices below it (0: none) */
         bool filter;        /* buckets: r may hold vertices at or above the bound */
+        uint64_t far_moved; /* buckets: far's vertices its restores moved (round.c) */
         bool active;        /* public: started and not finished */
         bool sweep;         /* public: a sweep kind's run (graph/sweep.c) */
         bool alone;         /* a run of levels: the open level runs on one thread (round.c) */

@@ -69,8 +69,13 @@ static bool far_any(const mkrt__traversal *t)
     return atomic_load_explicit((_Atomic bool *)&t->far_any, memory_order_relaxed);
 }
 
-/* Moves far's vertices into the frontier `to`. */
-static void far_restore(mkrt__traversal *t, _Atomic uint64_t *to)
+/* Moves far's vertices into the frontier `to`: those of the words whose
+ * lower bound (far_low) is below `limit` (UINT64_MAX: all of them; a limit
+ * that would move none moves all). The words left keep their bits and
+ * bounds, and far_min becomes the least of their bounds; the least
+ * distance of what moved (the larger of the two lower bounds it has: its
+ * words' and far_min) becomes the frontier's (next_min). No batch runs. */
+static void far_restore(mkrt__traversal *t, _Atomic uint64_t *to, uint64_t limit)
 {
     if (!far_any(t))
         return;
@@ -79,15 +84,46 @@ static void far_restore(mkrt__traversal *t, _Atomic uint64_t *to)
         t->x.queued = false;
     else
         atomic_store_explicit(&t->wq_bad, true, memory_order_relaxed);
-    atomic_store_explicit(&t->far_any, false, memory_order_relaxed);
-    for (size_t w = 0; w < t->engine->words; w++)
-        if (atomic_load_explicit(&t->far[w], memory_order_relaxed) != 0)
-            atomic_fetch_or_explicit(&to[w], atomic_exchange_explicit(&t->far[w], 0, memory_order_relaxed),
-                                     memory_order_relaxed);
-    /* far's least distance is now the frontier's. */
-    uint64_t fm = atomic_exchange_explicit(&t->far_min, UINT64_MAX, memory_order_relaxed);
-    if (fm < atomic_load_explicit(&t->next_min, memory_order_relaxed))
-        atomic_store_explicit(&t->next_min, fm, memory_order_relaxed);
+    const size_t words = t->engine->words;
+    uint64_t moved = UINT64_MAX, left = UINT64_MAX;
+    bool any_moved = false, any_left = false;
+    for (int pass = 0; pass < 2 && !any_moved; pass++) {
+        if (pass == 1)
+            limit = UINT64_MAX; /* the limit moved none: all */
+        any_left = false;
+        left = UINT64_MAX;
+        for (size_t w = 0; w < words; w++) {
+            const uint64_t x = atomic_load_explicit(&t->far[w], memory_order_relaxed);
+            if (x == 0)
+                continue;
+            const uint64_t low = atomic_load_explicit(&t->far_low[w], memory_order_relaxed);
+            if (limit != UINT64_MAX && low >= limit) {
+                any_left = true;
+                left = low < left ? low : left;
+                continue;
+            }
+            atomic_store_explicit(&t->far[w], 0, memory_order_relaxed);
+            atomic_fetch_or_explicit(&to[w], x, memory_order_relaxed);
+            atomic_store_explicit(&t->far_low[w], UINT64_MAX, memory_order_relaxed);
+            moved = low < moved ? low : moved;
+            any_moved = true;
+            t->x.far_moved += (uint64_t)__builtin_popcountll(x);
+        }
+    }
+    atomic_store_explicit(&t->far_any, any_left, memory_order_relaxed);
+    const uint64_t fm = atomic_exchange_explicit(&t->far_min, left, memory_order_relaxed);
+    /* far_min was a lower bound of every far vertex, far_low of its word's. */
+    moved = fm > moved ? fm : moved;
+    if (any_moved && moved < atomic_load_explicit(&t->next_min, memory_order_relaxed))
+        atomic_store_explicit(&t->next_min, moved, memory_order_relaxed);
+}
+
+/* The bucket above far's least distance: where a bucket's restore stops. */
+static uint64_t far_next_limit(const mkrt__traversal *t)
+{
+    const uint64_t fm = atomic_load_explicit(&t->far_min, memory_order_relaxed), width = t->engine->bucket_width;
+    const uint64_t limit = (fm / width + 1) * width;
+    return fm == UINT64_MAX || limit < fm ? UINT64_MAX : limit;
 }
 
 static uint64_t popcount_words(const _Atomic uint64_t *bits, size_t words)
@@ -111,7 +147,7 @@ static void start_bucket(mkrt__traversal *t)
         n += popcount_words(t->far, e->words);
     t->x.filter = false;
     if (near == UINT64_MAX || n < e->bucket_min) {
-        far_restore(t, t->r);
+        far_restore(t, t->r, UINT64_MAX);
         atomic_store_explicit(&t->next_min, UINT64_MAX, memory_order_relaxed);
         set_bound(t, 0);
         return;
@@ -121,7 +157,7 @@ static void start_bucket(mkrt__traversal *t)
         bound = UINT64_MAX;
     set_bound(t, bound > old ? bound : old);
     if (far && far_min < t->x.bound) {
-        far_restore(t, t->r);
+        far_restore(t, t->r, t->x.bound);
         t->x.filter = true;
     }
     t->x.filter = t->x.filter || t->x.bound > old;
@@ -147,6 +183,10 @@ static uint64_t in_bucket(mkrt__traversal *t, size_t w, uint64_t mask)
     const uint64_t expand = mask & ~later;
     if (later != 0) {
         atomic_fetch_or_explicit(&t->far[w], later, memory_order_relaxed);
+        uint64_t low = atomic_load_explicit(&t->far_low[w], memory_order_relaxed);
+        while (least < low && !atomic_compare_exchange_weak_explicit(&t->far_low[w], &low, least, memory_order_relaxed,
+                                                                      memory_order_relaxed))
+            ;
         atomic_store_explicit(&t->far_any, true, memory_order_relaxed);
         uint64_t cur = atomic_load_explicit(&t->far_min, memory_order_relaxed);
         while (least < cur && !atomic_compare_exchange_weak_explicit(&t->far_min, &cur, least, memory_order_relaxed,
@@ -455,7 +495,7 @@ static int take_lane(mkrt__traversal *t, mkrt_item *items, size_t *k, uint64_t *
         t->x.pull = false;
         t->x.pull_pending = false;
         set_bound(t, 0);
-        far_restore(t, t->r);
+        far_restore(t, t->r, UINT64_MAX);
         t->x.queued = false; /* what is left of r: by the scan */
         t->x.scanning = true;
         t->x.word = 0;
@@ -572,8 +612,10 @@ static int take_lane(mkrt__traversal *t, mkrt_item *items, size_t *k, uint64_t *
              * they mark decides whether the lane's run goes on. */
             return LANE_DONE;
         } else if (!t->x.swapped && far_any(t)) {
-            /* The bucket is done: far is the next level. */
-            far_restore(t, t->w);
+            /* The bucket is done: far's next bucket is the next level
+             * (the words that may hold it; start_bucket's filter sends
+             * their vertices above it back). */
+            far_restore(t, t->w, far_next_limit(t));
             atomic_store_explicit(&t->any, true, memory_order_relaxed);
         } else if (!t->x.swapped && (t->x.visited_dirty || t->x.bound != 0 || t->x.pull)) {
             end_pulled_level(t); /* the last level */

@@ -17,7 +17,7 @@ mkrt__traversal *mkrt__traversal_new(mkrt__graph_engine *e, uint32_t lane, mkrt_
     if (t == NULL)
         return NULL;
     const size_t words = e->words;
-    t->bits = mkrt__alloc_zeroed(4 * words * sizeof *t->bits, MKRT_CACHE_LINE);
+    t->bits = mkrt__alloc_zeroed(MKRT__TRAV_WORD_ARRAYS * words * sizeof *t->bits, MKRT_CACHE_LINE);
     t->qcap = mkrt__queue_cap(words);
     t->queues = mkrt__alloc(2 * t->qcap * sizeof *t->queues, MKRT_CACHE_LINE);
     if (own_values)
@@ -25,7 +25,7 @@ mkrt__traversal *mkrt__traversal_new(mkrt__graph_engine *e, uint32_t lane, mkrt_
     else
         t->values = e->host.cells;
     if (t->bits == NULL || t->values == NULL || t->queues == NULL) {
-        mkrt__free((void *)t->bits, 4 * words * sizeof *t->bits);
+        mkrt__free((void *)t->bits, MKRT__TRAV_WORD_ARRAYS * words * sizeof *t->bits);
         mkrt__free((void *)t->queues, 2 * t->qcap * sizeof *t->queues);
         if (own_values)
             mkrt__free(t->values, (size_t)e->graph.vertices * sizeof *t->values);
@@ -41,6 +41,9 @@ mkrt__traversal *mkrt__traversal_new(mkrt__graph_engine *e, uint32_t lane, mkrt_
     t->r = t->bits + words;
     t->visited = t->bits + 2 * words;
     t->far = t->bits + 3 * words;
+    t->far_low = t->bits + 4 * words;
+    for (size_t i = 0; i < words; i++)
+        atomic_init(&t->far_low[i], UINT64_MAX); /* no far vertex yet */
     t->wq = t->queues;
     t->rq = t->queues + t->qcap;
     for (size_t i = 0; i < 2 * t->qcap; i++)
@@ -59,7 +62,7 @@ void mkrt__traversal_free(mkrt__traversal *t)
         return;
     const mkrt__graph_engine *e = t->engine;
     mkrt__sweep_free(t);
-    mkrt__free((void *)t->bits, 4 * t->words * sizeof *t->bits);
+    mkrt__free((void *)t->bits, MKRT__TRAV_WORD_ARRAYS * t->words * sizeof *t->bits);
     mkrt__free((void *)t->queues, 2 * t->qcap * sizeof *t->queues);
     if (t->values != e->host.cells)
         mkrt__free(t->values, (size_t)t->vertices * sizeof *t->values);
@@ -106,7 +109,7 @@ mkrt_status mkrt__traversal_open(mkrt__graph_engine *e, const mkrt_traversal_des
                                "mkrt_traversal_open: no memory for a traversal of %u vertices (%zu "
                                "bytes). Fix: free memory.",
                                e->graph.vertices,
-                               (size_t)e->graph.vertices * 8 + 4 * e->words * sizeof(uint64_t) +
+                               (size_t)e->graph.vertices * 8 + MKRT__TRAV_WORD_ARRAYS * e->words * sizeof(uint64_t) +
                                    2 * mkrt__queue_cap(e->words) * sizeof(uint32_t));
     }
     /* A reused traversal is finished (close needs it): the dispatcher does
@@ -277,4 +280,9 @@ mkrt_status mkrt__traversal_status(const mkrt__traversal *t)
 struct mkrt_runtime *mkrt__traversal_runtime(const mkrt__traversal *t)
 {
     return t->engine->host.rt;
+}
+
+uint64_t mkrt__traversal_far_moved(const mkrt_traversal *t)
+{
+    return t->x.far_moved;
 }

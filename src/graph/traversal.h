@@ -23,5 +23,8 @@ void mkrt__traversal_stats(const mkrt_traversal *t, mkrt_traversal_stats *out);
 mkrt_status mkrt__traversal_close(mkrt_traversal *t, mkrt_error *err);
 mkrt_status mkrt__traversal_status(const mkrt_traversal *t);
 struct mkrt_runtime *mkrt__traversal_runtime(const mkrt_traversal *t);
+/* Far's vertices its bucket restores moved into a frontier since it was
+ * opened (a test's figure; read after a wait, which orders it). */
+uint64_t mkrt__traversal_far_moved(const mkrt_traversal *t);
 
 #endif

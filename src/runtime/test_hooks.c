@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "backend/megakernel_backend.h"
+#include "graph/traversal.h"
 #include "runtime/runtime_internal.h"
 
 /* Waits until the dispatcher says it parked (or has stopped). acquire on
@@ -114,6 +115,11 @@ uint32_t mkrt__test_graph_vertices(mkrt_runtime *rt)
 void mkrt__test_set_bucket_min(mkrt_runtime *rt, uint64_t min)
 {
     mkrt__graph_bucket_min_set(rt->graph, min);
+}
+
+uint64_t mkrt__test_far_moved(const mkrt_traversal *t)
+{
+    return mkrt__traversal_far_moved(t);
 }
 
 bool mkrt__test_frontier_add(mkrt_runtime *rt, uint32_t slot, uint32_t v)

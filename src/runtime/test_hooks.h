@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "backend/backend.h"
+#include "mkrt/graph.h"
 #include "mkrt/runtime.h"
 #include "pipeline/test_hooks.h"
 
@@ -62,6 +63,8 @@ uint32_t mkrt__test_graph_vertices(mkrt_runtime *rt);
 /* RELAX's distance buckets are used by levels of this many vertices or
  * more (set before the first producer opens). */
 void mkrt__test_set_bucket_min(mkrt_runtime *rt, uint64_t min);
+/* Far's vertices the traversal's bucket restores moved (graph/round.c). */
+uint64_t mkrt__test_far_moved(const mkrt_traversal *t);
 /* As an op that set v's frontier bit in the lane would (graph/engine.h,
  * mkrt__graph_mark). */
 bool mkrt__test_frontier_add(mkrt_runtime *rt, uint32_t slot, uint32_t v);
