@@ -68,14 +68,6 @@ static inline bool lane_mark(const mkrt__graph_engine *e, mkrt__traversal *t, ui
     return true;
 }
 
-/* *v = min(*v, x). relaxed: as mkrt__ops_atomic_min. */
-static inline void atomic_lower(_Atomic uint64_t *v, uint64_t x)
-{
-    uint64_t cur = atomic_load_explicit(v, memory_order_relaxed);
-    while (x < cur && !atomic_compare_exchange_weak_explicit(v, &cur, x, memory_order_relaxed, memory_order_relaxed))
-        ;
-}
-
 /* The same into far (distance buckets), at distance d: its word's lower
  * bound (far_low) goes down to d. */
 static inline bool far_mark(const mkrt__graph_engine *e, mkrt__traversal *t, uint32_t v, uint64_t d)
@@ -83,7 +75,7 @@ static inline bool far_mark(const mkrt__graph_engine *e, mkrt__traversal *t, uin
     if (!mkrt__bitmap_test(e->edged, v))
         return false;
     mkrt__bitmap_set(t->far, v);
-    atomic_lower(&t->far_low[v / 64], d);
+    mkrt__graph_lower(&t->far_low[v / 64], d);
     if (!atomic_load_explicit(&t->far_any, memory_order_relaxed))
         atomic_store_explicit(&t->far_any, true, memory_order_relaxed);
     return true;
@@ -209,9 +201,9 @@ static uint64_t push_builtin(const mkrt__graph_engine *e, mkrt__traversal *t, co
         }
     }
     if (least != UINT64_MAX)
-        atomic_lower(&t->next_min, least);
+        mkrt__graph_lower(&t->next_min, least);
     if (far_least != UINT64_MAX)
-        atomic_lower(&t->far_min, far_least);
+        mkrt__graph_lower(&t->far_min, far_least);
     return changed;
 }
 

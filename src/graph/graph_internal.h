@@ -26,6 +26,16 @@
 
 typedef struct mkrt_traversal mkrt__traversal;
 
+/* *v = min(*v, x): the bounds the workers lower (next_min, far_min,
+ * far_low). relaxed: hints read after the barrier or the batch's
+ * completion, which order them. */
+static inline void mkrt__graph_lower(_Atomic uint64_t *v, uint64_t x)
+{
+    uint64_t cur = atomic_load_explicit(v, memory_order_relaxed);
+    while (x < cur && !atomic_compare_exchange_weak_explicit(v, &cur, x, memory_order_relaxed, memory_order_relaxed))
+        ;
+}
+
 /* What a lane's edges run. */
 typedef enum mkrt__lane_kind {
     MKRT__LANE_RELAX, /* the built-in RELAX on the cells (lane 0) */

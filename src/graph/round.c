@@ -118,12 +118,12 @@ static void far_restore(mkrt__traversal *t, _Atomic uint64_t *to, uint64_t limit
         atomic_store_explicit(&t->next_min, moved, memory_order_relaxed);
 }
 
-/* The bucket above far's least distance: where a bucket's restore stops. */
-static uint64_t far_next_limit(const mkrt__traversal *t)
+/* The end of the bucket that holds distance d (UINT64_MAX where it would
+ * wrap: everything is in the last bucket). */
+static uint64_t bucket_above(const mkrt__graph_engine *e, uint64_t d)
 {
-    const uint64_t fm = atomic_load_explicit(&t->far_min, memory_order_relaxed), width = t->engine->bucket_width;
-    const uint64_t limit = (fm / width + 1) * width;
-    return fm == UINT64_MAX || limit < fm ? UINT64_MAX : limit;
+    const uint64_t end = (d / e->bucket_width + 1) * e->bucket_width;
+    return end < d ? UINT64_MAX : end;
 }
 
 static uint64_t popcount_words(const _Atomic uint64_t *bits, size_t words)
@@ -152,9 +152,7 @@ static void start_bucket(mkrt__traversal *t)
         set_bound(t, 0);
         return;
     }
-    uint64_t bound = (near / e->bucket_width + 1) * e->bucket_width;
-    if (bound < near) /* wrapped: everything is in the last bucket */
-        bound = UINT64_MAX;
+    const uint64_t bound = bucket_above(e, near);
     set_bound(t, bound > old ? bound : old);
     if (far && far_min < t->x.bound) {
         far_restore(t, t->r, t->x.bound);
@@ -183,15 +181,9 @@ static uint64_t in_bucket(mkrt__traversal *t, size_t w, uint64_t mask)
     const uint64_t expand = mask & ~later;
     if (later != 0) {
         atomic_fetch_or_explicit(&t->far[w], later, memory_order_relaxed);
-        uint64_t low = atomic_load_explicit(&t->far_low[w], memory_order_relaxed);
-        while (least < low && !atomic_compare_exchange_weak_explicit(&t->far_low[w], &low, least, memory_order_relaxed,
-                                                                      memory_order_relaxed))
-            ;
+        mkrt__graph_lower(&t->far_low[w], least);
         atomic_store_explicit(&t->far_any, true, memory_order_relaxed);
-        uint64_t cur = atomic_load_explicit(&t->far_min, memory_order_relaxed);
-        while (least < cur && !atomic_compare_exchange_weak_explicit(&t->far_min, &cur, least, memory_order_relaxed,
-                                                                      memory_order_relaxed))
-            ;
+        mkrt__graph_lower(&t->far_min, least);
     }
     if (expand != 0 && far_any(t) && (atomic_load_explicit(&t->far[w], memory_order_relaxed) & expand))
         atomic_fetch_and_explicit(&t->far[w], ~expand, memory_order_relaxed);
@@ -615,7 +607,7 @@ static int take_lane(mkrt__traversal *t, mkrt_item *items, size_t *k, uint64_t *
             /* The bucket is done: far's next bucket is the next level
              * (the words that may hold it; start_bucket's filter sends
              * their vertices above it back). */
-            far_restore(t, t->w, far_next_limit(t));
+            far_restore(t, t->w, bucket_above(e, atomic_load_explicit(&t->far_min, memory_order_relaxed)));
             atomic_store_explicit(&t->any, true, memory_order_relaxed);
         } else if (!t->x.swapped && (t->x.visited_dirty || t->x.bound != 0 || t->x.pull)) {
             end_pulled_level(t); /* the last level */

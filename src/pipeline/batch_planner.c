@@ -154,8 +154,8 @@ static uint32_t producers_publishing(const mkrt__batch *b, uint32_t most)
  * count the user chose, only a producer that published again since the
  * batch was drained is: the user's width stands for work published
  * ahead of its run, and yields where a producer that publishes all the
- * time needs its CPU (independent items at 2 workers on 2 CPUs: 0.69x
- * -> 0.85x one worker's rate, bench/results/megakernel.md). */
+ * time needs its CPU (independent items at 2 workers on 2 CPUs: 0.65x
+ * -> 0.96x one worker's rate, bench/results/megakernel.md). */
 uint32_t mkrt__plan_cpu_width(mkrt__dispatch *dp, const mkrt__batch *b, uint32_t width)
 {
     if (!plan_on(dp, MKRT_PLAN_SHED))
