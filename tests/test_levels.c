@@ -52,6 +52,17 @@ static counts read_counts(mkrt_runtime *rt)
  * the producer's items between levels, is slow; a hang still fails. */
 static uint64_t side_sent; /* items run_side published, main thread only */
 
+/* The side items go out once the search's levels run in the workers (a
+ * boundary crossed there since `on`), or once it ended: published with
+ * the start, the planner could take them in the search's first batch and
+ * leave nothing to wait at a boundary. Returns false (go on). */
+static bool side_after_first(mkrt_runtime *rt, mkrt_traversal *t, uint64_t on)
+{
+    while (read_counts(rt).on == on && mkrt_traversal_wait(t, 0) == MKRT_ETIMEDOUT)
+        mkrt__thread_yield();
+    return false;
+}
+
 static int run_side(mkrt_runtime *rt, mkrt_traversal_kind kind, const char *what, mkrt_producer *side)
 {
     mkrt_traversal *t = NULL;
@@ -60,8 +71,10 @@ static int run_side(mkrt_runtime *rt, mkrt_traversal_kind kind, const char *what
     static uint64_t val[PATH];
     const mkrt_item items[4] = {{MKRT_OP_ADD, 8, 8, 1}, {MKRT_OP_ADD, 9, 9, 1}, {MKRT_OP_ADD, 10, 10, 1},
                                 {MKRT_OP_ADD, 11, 11, 1}};
+    const uint64_t on = read_counts(rt).on;
     if (mkrt_traversal_open(rt, &d, &t, &err) != MKRT_OK || mkrt_traversal_start(t, 0, &err) != MKRT_OK ||
-        (side != NULL && (mkrt_publish(side, items, 4, SEC, &err) != MKRT_OK || (side_sent += 4) == 0)) ||
+        (side != NULL && (side_after_first(rt, t, on) || mkrt_publish(side, items, 4, SEC, &err) != MKRT_OK ||
+                          (side_sent += 4) == 0)) ||
         mkrt_traversal_wait(t, 60 * SEC) != MKRT_OK || mkrt_traversal_read(t, 0, PATH, val, &err) != MKRT_OK) {
         ok(0, "%s: the search ran (%s)", what, err.message);
         return 1;
@@ -160,9 +173,10 @@ static void with_producer(void)
         mkrt__thread_yield();
     const counts a = read_counts(rt);
     /* Searches until one gave way: at most TRIES, each checked. The
-     * feeder may have no CPU while a search runs (a loaded machine), so
-     * this thread also publishes 4 items of its own right after each
-     * start: they wait in its ring while the search's levels run. */
+     * feeder may have no CPU while a search runs (a loaded machine), or
+     * may have reached FEED already (its items are cheap adds), so this
+     * thread also publishes 4 items of its own once each search's levels
+     * run in the workers: they wait in its ring for a boundary. */
     mkrt_producer *side = mkrt_producer_open(rt, NULL);
     if (side == NULL)
         bail_out("producer");
