@@ -25,8 +25,40 @@ static int race(void *arg)
     return 0;
 }
 
+/* mkrt__popcount64 (the inline count where the build has no POPCNT)
+ * against a bit at a time, on edge words and pseudo-random ones; and
+ * mkrt__bitmap_count (POPCNT where the CPU has it) over the same words. */
+static void popcounts(void)
+{
+    static const uint64_t edge[] = {0, 1, UINT64_MAX, (uint64_t)1 << 63, 0x5555555555555555u,
+                                    0xaaaaaaaaaaaaaaaau, 0x8000000000000001u, 0x0f0f0f0f0f0f0f0fu};
+    mkrt__bitmap words[64];
+    uint64_t x = 0x9e3779b97f4a7c15u, total = 0;
+    unsigned wrong = 0;
+    for (size_t i = 0; i < 64 + sizeof edge / sizeof *edge; i++) {
+        uint64_t v = x;
+        if (i < sizeof edge / sizeof *edge) {
+            v = edge[i];
+        } else {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            v = i % 3 == 0 ? x & (x >> 5) : x; /* sparser words too */
+            atomic_init(&words[i - sizeof edge / sizeof *edge], v);
+        }
+        uint64_t n = 0;
+        for (unsigned bit = 0; bit < 64; bit++)
+            n += (v >> bit) & 1;
+        wrong += mkrt__popcount64(v) != n;
+        total += i < sizeof edge / sizeof *edge ? 0 : n;
+    }
+    is(wrong, 0, "popcount64: every word's count is its bits' (%zu words)", 64 + sizeof edge / sizeof *edge);
+    is(mkrt__bitmap_count(words, 64), total, "bitmap_count over 64 random words: %llu bits",
+       (unsigned long long)total);
+    is(mkrt__bitmap_count(words, 0), 0, "bitmap_count of no words: 0");
+}
+
 int main(void)
 {
+    popcounts();
     is(mkrt__bitmap_words(0), 0, "0 bits: 0 words");
     is(mkrt__bitmap_words(64), 1, "64 bits: 1 word");
     is(mkrt__bitmap_words(65), 2, "65 bits: 2 words");

@@ -310,7 +310,7 @@ static uint64_t pull_bfs(mkrt__graph_engine *e, mkrt__traversal *t, const mkrt__
                 pull_counts_flush(pc);
                 pc->t = t;
             }
-            pc->marked += (uint64_t)__builtin_popcountll(fresh);
+            pc->marked += mkrt__popcount64(fresh);
             pc->degrees += degrees;
         }
         for (; fresh != 0; fresh &= fresh - 1)
@@ -319,7 +319,7 @@ static uint64_t pull_bfs(mkrt__graph_engine *e, mkrt__traversal *t, const mkrt__
             atomic_store_explicit(&t->any, true, memory_order_relaxed);
     }
     *ran += n;
-    return (uint64_t)__builtin_popcountll(marked);
+    return mkrt__popcount64(marked);
 }
 
 /* A pulled chunk: the unsettled vertices of one visited word, each

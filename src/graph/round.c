@@ -107,7 +107,7 @@ static void far_restore(mkrt__traversal *t, _Atomic uint64_t *to, uint64_t limit
             atomic_store_explicit(&t->far_low[w], UINT64_MAX, memory_order_relaxed);
             moved = low < moved ? low : moved;
             any_moved = true;
-            t->x.far_moved += (uint64_t)__builtin_popcountll(x);
+            t->x.far_moved += mkrt__popcount64(x);
         }
     }
     atomic_store_explicit(&t->far_any, any_left, memory_order_relaxed);
@@ -126,11 +126,6 @@ static uint64_t bucket_above(const mkrt__graph_engine *e, uint64_t d)
     return end < d ? UINT64_MAX : end;
 }
 
-static uint64_t popcount_words(const _Atomic uint64_t *bits, size_t words)
-{
-    return mkrt__bitmap_count(bits, words);
-}
-
 /* At a swap (no batch runs): the level's bound. The workers marked r's
  * vertices under the old bound (below it, the rest went to far): r needs
  * no filtering unless the bound moved up or far came back into it. */
@@ -142,9 +137,9 @@ static void start_bucket(mkrt__traversal *t)
     const bool far = far_any(t);
     const uint64_t far_min = far ? atomic_load_explicit(&t->far_min, memory_order_relaxed) : UINT64_MAX;
     near = far_min < near ? far_min : near;
-    uint64_t n = t->x.queued ? t->x.rq_n : popcount_words(t->r, e->words);
+    uint64_t n = t->x.queued ? t->x.rq_n : mkrt__bitmap_count(t->r, e->words);
     if (far && n < e->bucket_min)
-        n += popcount_words(t->far, e->words);
+        n += mkrt__bitmap_count(t->far, e->words);
     t->x.filter = false;
     if (near == UINT64_MAX || n < e->bucket_min) {
         far_restore(t, t->r, UINT64_MAX);
@@ -230,7 +225,7 @@ static void settle_level(mkrt__traversal *t, uint64_t *nf, uint64_t *mf)
                 continue;
             atomic_store_explicit(&t->visited[w], atomic_load_explicit(&t->visited[w], memory_order_relaxed) | x,
                                   memory_order_relaxed);
-            *nf += (uint64_t)__builtin_popcountll(x);
+            *nf += mkrt__popcount64(x);
         }
     }
     if (*nf == marked) {
@@ -306,7 +301,7 @@ static void start_level(mkrt__traversal *t, bool aborting)
             }
         }
     } else {
-        nf = t->x.queued ? t->x.rq_n : popcount_words(t->r, e->words);
+        nf = t->x.queued ? t->x.rq_n : mkrt__bitmap_count(t->r, e->words);
     }
     if (t->kind == MKRT__LANE_BFS && t->pulls) {
         /* A pulling BFS's levels are strict (a level's chunks all ran
@@ -369,7 +364,7 @@ static size_t take_pulled(mkrt__traversal *t, mkrt_item *items, uint64_t cap)
         uint64_t open = ~atomic_load_explicit(&t->visited[w], memory_order_relaxed);
         if (e->graph.vertices - w * 64 < 64)
             open &= ((uint64_t)1 << (e->graph.vertices - w * 64)) - 1;
-        uint64_t n = (uint64_t)__builtin_popcountll(open);
+        uint64_t n = mkrt__popcount64(open);
         if (n > 0 && vertices + n > cap / 2)
             break;
         if (n > 0) {

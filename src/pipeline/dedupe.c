@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "base/alloc_internal.h"
+#include "base/bitmap.h"
 #include "base/error_internal.h"
 #include "pipeline/item_table.h"
 #include "pipeline/prune_rule.h"
@@ -74,7 +75,7 @@ static bool output_handles_dense_unique(const mkrt_item *items, size_t n)
         return false;
     size_t bits = 0;
     for (size_t w = 0; w < DENSE_WORDS; w++)
-        bits += (size_t)__builtin_popcountll(seen[0][w] | seen[1][w] | seen[2][w] | seen[3][w]);
+        bits += (size_t)mkrt__popcount64(seen[0][w] | seen[1][w] | seen[2][w] | seen[3][w]);
     return bits == n;
 }
 
