@@ -99,7 +99,7 @@ static inline size_t mkrt__bitmap_words(size_t bits)
 
 /* The bits set in x, inline. x86-64's baseline has no POPCNT, so without
  * -mpopcnt __builtin_popcountll is a call into libgcc for every word: 2%
- * of an SSSP search's cycles (bench/results/graph.md, popcount). */
+ * of an SSSP search's cycles (bench/results/graph.md, "Bit counts inline"). */
 static inline uint64_t mkrt__popcount64(uint64_t x)
 {
 #if defined(__POPCNT__) || !(defined(__x86_64__) || defined(__i386__))
