@@ -14,7 +14,7 @@
 # or graph_bfs (MPI_GOALS; `make CC=... MPICC=path` names one): `make` and
 # `make all` run no probe. Its flags are asked once, when first needed.
 MPI_GOALS := check check-mpi mpi tsan-mpi install-mpi examples demo-graph soak soak-mpi \
-             %/graph_bfs %/graph_bfs.o %/mpi_bench %/test_mpi %/test_mpi_graph %libmkrt_mpi.a %null_probe
+             %/graph_bfs %/graph_bfs.o %/mpi_bench %/test_mpi %/test_mpi_graph %/test_mpi_alloc %libmkrt_mpi.a %null_probe
 ifneq ($(filter $(MPI_GOALS),$(MAKECMDGOALS)),)
 MPICC ?= $(shell command -v mpicc 2>/dev/null)
 endif
@@ -40,10 +40,13 @@ $(BUILD)/obj/examples/graph_bfs.o: CPPFLAGS += -DMKRT_WITH_MPI
 $(MPI_STATIC): $(MPI_OBJS)
 	rm -f $@
 	$(AR) rcs $@ $^
-$(MPI_SHARED): $(MPI_OBJS) $(SHARED) mpi/src/libmkrt_mpi.map
+# As libmkrt_stream.so (mk/stream.mk), the shared library carries its own
+# base/alloc.c built with MKRT_LAYER_BUILD (hidden by its map): the layer
+# allocates through the allocator installed in libmkrt.so.
+$(MPI_SHARED): $(MPI_OBJS) $(BUILD)/lobj/base/alloc.o $(SHARED) mpi/src/libmkrt_mpi.map
 	$(CC) -shared -Wl,-soname,libmkrt_mpi.so.$(SOVERSION) -Wl,--version-script=mpi/src/libmkrt_mpi.map \
 	    -Wl,--no-undefined $(LDFLAGS) -o $@ \
-	    $(MPI_OBJS) $(SHARED) $(MPI_LIBS) $(LDLIBS)
+	    $(MPI_OBJS) $(BUILD)/lobj/base/alloc.o $(SHARED) $(MPI_LIBS) $(LDLIBS)
 	ln -sf libmkrt_mpi.so.$(VERSION) $(BUILD)/libmkrt_mpi.so.$(SOVERSION)
 	ln -sf libmkrt_mpi.so.$(VERSION) $(BUILD)/libmkrt_mpi.so
 
@@ -58,6 +61,8 @@ $(BUILD)/mpi/tests/%: $(BUILD)/obj/mpi/tests/%.o $(MPI_STATIC) $(STATIC)
 # The engine's test takes its serial BFS and Dijkstra from the unit tests'
 # graph fixture (tests/graph_fixture.c, in libtesthelp.a).
 $(BUILD)/mpi/tests/test_mpi_graph: $(TEST_HELPLIB)
+# The allocation sweep counts with tests/count_alloc.c (libtesthelp.a).
+$(BUILD)/mpi/tests/test_mpi_alloc: $(TEST_HELPLIB)
 
 $(BUILD)/gen/mpi_null_probe.c: tests/probe/gen_null_probe.pl $(MPI_HEADERS)
 	@mkdir -p $(@D)

@@ -277,19 +277,20 @@ static void pick_hubs(mkrt_mpi_graph *e)
 
 static void free_engine(mkrt_mpi_graph *e)
 {
-    free(e->hub_idx);
-    free(e->hubs);
+    const size_t nv = e->vertices;
+    mkrt__free(e->hub_idx, nv * sizeof *e->hub_idx);
+    mkrt__free(e->hubs, MPIG_HUBS * sizeof *e->hubs);
     mkrt__mpig_sssp_close(e);
-    free(e->cells);
-    free(e->seeds);
-    free(e->sent_min);
-    free(e->best);
-    free(e->done);
-    free(e->fbits);
-    free(e->front);
-    free(e->next);
-    free(e->chunk_lo);
-    free(e);
+    mkrt__free(e->cells, nv * sizeof *e->cells);
+    mkrt__free(e->seeds, (nv + 1 + MPIG_HUBS) * sizeof *e->seeds);
+    mkrt__free(e->sent_min, nv * sizeof *e->sent_min);
+    mkrt__free(e->best, nv * sizeof *e->best);
+    mkrt__free(e->done, nv * sizeof *e->done);
+    mkrt__free(e->fbits, (nv + 63) / 64 * sizeof *e->fbits);
+    mkrt__free(e->front, nv * sizeof *e->front);
+    mkrt__free(e->next, nv * sizeof *e->next);
+    mkrt__free(e->chunk_lo, (nv + 2) * sizeof *e->chunk_lo);
+    mkrt__free(e, sizeof *e);
 }
 
 mkrt_status mkrt__mpig_fail(mkrt_error *err, mkrt_status st, const char *fmt, ...)
@@ -366,7 +367,7 @@ mkrt_status mkrt_mpi_graph_open(const mkrt_graph *g, const mkrt_mpi_graph_config
      * the sizes below only need offsets[vertices], and no array is read
      * beyond it before then. */
     const size_t nv = g->vertices;
-    mkrt_mpi_graph *e = calloc(1, sizeof *e);
+    mkrt_mpi_graph *e = mkrt__alloc_zeroed(sizeof *e, MKRT_CACHE_LINE);
     if (e != NULL) {
         e->workers = c.workers > 0 ? c.workers : 1;
         e->vertices = g->vertices; /* mkrt__mpig_sssp_open sizes by them */
@@ -399,17 +400,17 @@ mkrt_status mkrt_mpi_graph_open(const mkrt_graph *g, const mkrt_mpi_graph_config
     /* The graph checked (offsets, targets) before any row is read. */
     if (mkrt__mpig_local_register(e, &err) != MKRT_OK)
         return fail_open(e, errp, "mkrt_graph_register", &err);
-    if ((e->cells = malloc(nv * sizeof *e->cells)) == NULL ||
-        (e->seeds = malloc((nv + 1 + MPIG_HUBS) * sizeof *e->seeds)) == NULL ||
-        (e->sent_min = malloc(nv * sizeof *e->sent_min)) == NULL ||
-        (e->best = malloc(nv * sizeof *e->best)) == NULL ||
-        (e->done = malloc(nv * sizeof *e->done)) == NULL ||
-        (e->fbits = malloc((nv + 63) / 64 * sizeof *e->fbits)) == NULL ||
-        (e->front = malloc(nv * sizeof *e->front)) == NULL ||
-        (e->next = malloc(nv * sizeof *e->next)) == NULL ||
-        (e->chunk_lo = malloc((nv + 2) * sizeof *e->chunk_lo)) == NULL ||
-        (e->hub_idx = malloc(nv * sizeof *e->hub_idx)) == NULL ||
-        (e->hubs = malloc(MPIG_HUBS * sizeof *e->hubs)) == NULL || mkrt__mpig_sssp_open(e) != 0) {
+    if ((e->cells = mkrt__alloc(nv * sizeof *e->cells, MKRT_CACHE_LINE)) == NULL ||
+        (e->seeds = mkrt__alloc((nv + 1 + MPIG_HUBS) * sizeof *e->seeds, MKRT_CACHE_LINE)) == NULL ||
+        (e->sent_min = mkrt__alloc(nv * sizeof *e->sent_min, MKRT_CACHE_LINE)) == NULL ||
+        (e->best = mkrt__alloc(nv * sizeof *e->best, MKRT_CACHE_LINE)) == NULL ||
+        (e->done = mkrt__alloc(nv * sizeof *e->done, MKRT_CACHE_LINE)) == NULL ||
+        (e->fbits = mkrt__alloc((nv + 63) / 64 * sizeof *e->fbits, MKRT_CACHE_LINE)) == NULL ||
+        (e->front = mkrt__alloc(nv * sizeof *e->front, MKRT_CACHE_LINE)) == NULL ||
+        (e->next = mkrt__alloc(nv * sizeof *e->next, MKRT_CACHE_LINE)) == NULL ||
+        (e->chunk_lo = mkrt__alloc((nv + 2) * sizeof *e->chunk_lo, MKRT_CACHE_LINE)) == NULL ||
+        (e->hub_idx = mkrt__alloc(nv * sizeof *e->hub_idx, MKRT_CACHE_LINE)) == NULL ||
+        (e->hubs = mkrt__alloc(MPIG_HUBS * sizeof *e->hubs, MKRT_CACHE_LINE)) == NULL || mkrt__mpig_sssp_open(e) != 0) {
         err = (mkrt_error){MKRT_ENOMEM, ""};
         snprintf(err.message, sizeof err.message, "out of memory for %u vertices and %llu edges. "
                  "Fix: a smaller graph or more memory.", g->vertices,

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "base/alloc_internal.h"
 #include "mkrt/mkrt.h"
 #include "mkrt_mpi/graph.h"
 
@@ -121,6 +122,7 @@ struct mkrt_mpi_graph {
     /* The owned rows again, by weight (weight << 32 | target, at the
      * graph's offsets), and each owned row's count of light edges. */
     uint64_t *wrow;
+    uint64_t nwrow; /* its entries (the edges, at least 1: sized at open, the graph's arrays may be gone at close) */
     uint32_t *nlight;
     unsigned nscratch;
     /* Smallest value sent per remote vertex (ops, relaxed: each entry is

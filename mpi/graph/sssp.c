@@ -45,14 +45,15 @@ static int by_weight(const void *a, const void *b)
 int mkrt__mpig_sssp_open(mkrt_mpi_graph *e)
 {
     e->nscratch = e->workers + 2;
-    e->scratch = calloc(e->nscratch, sizeof *e->scratch);
-    e->due = malloc((size_t)e->vertices * sizeof *e->due);
-    e->due2 = malloc((size_t)e->vertices * sizeof *e->due2);
-    e->csort = malloc(((size_t)e->vertices + 4097u) * sizeof *e->csort);
+    e->scratch = mkrt__alloc_zeroed(e->nscratch * sizeof *e->scratch, MKRT_CACHE_LINE);
+    e->due = mkrt__alloc((size_t)e->vertices * sizeof *e->due, MKRT_CACHE_LINE);
+    e->due2 = mkrt__alloc((size_t)e->vertices * sizeof *e->due2, MKRT_CACHE_LINE);
+    e->csort = mkrt__alloc(((size_t)e->vertices + 4097u) * sizeof *e->csort, MKRT_CACHE_LINE);
     const uint64_t m = e->g->offsets[e->vertices];
-    e->wrow = malloc((m > 0 ? m : 1) * sizeof *e->wrow);
-    e->nlight = calloc(e->vertices, sizeof *e->nlight);
-    e->hdone = malloc((size_t)e->vertices * sizeof *e->hdone);
+    e->nwrow = m > 0 ? m : 1;
+    e->wrow = mkrt__alloc(e->nwrow * sizeof *e->wrow, MKRT_CACHE_LINE);
+    e->nlight = mkrt__alloc_zeroed((size_t)e->vertices * sizeof *e->nlight, MKRT_CACHE_LINE);
+    e->hdone = mkrt__alloc((size_t)e->vertices * sizeof *e->hdone, MKRT_CACHE_LINE);
     if (e->scratch == NULL || e->due == NULL || e->due2 == NULL || e->csort == NULL ||
         e->wrow == NULL || e->nlight == NULL || e->hdone == NULL)
         return -1;
@@ -83,10 +84,10 @@ void mkrt__mpig_sssp_rows(mkrt_mpi_graph *e)
 int mkrt__mpig_sssp_ranks(mkrt_mpi_graph *e)
 {
     const size_t size = (size_t)e->size;
-    e->sent_to = malloc(size * sizeof *e->sent_to);
-    e->arr_bins = malloc(MPIG_BINS * sizeof *e->arr_bins);
-    e->wave = malloc((3 + MPIG_BINS + size) * sizeof *e->wave);
-    e->sent0 = malloc(size * sizeof *e->sent0);
+    e->sent_to = mkrt__alloc(size * sizeof *e->sent_to, MKRT_CACHE_LINE);
+    e->arr_bins = mkrt__alloc(MPIG_BINS * sizeof *e->arr_bins, MKRT_CACHE_LINE);
+    e->wave = mkrt__alloc((3 + MPIG_BINS + size) * sizeof *e->wave, MKRT_CACHE_LINE);
+    e->sent0 = mkrt__alloc(size * sizeof *e->sent0, MKRT_CACHE_LINE);
     if (e->sent_to == NULL || e->arr_bins == NULL || e->wave == NULL || e->sent0 == NULL)
         return -1;
     for (size_t r = 0; r < size; r++)
@@ -124,20 +125,21 @@ void mkrt__mpig_count_sent(const mkrt_mpi_graph *e, const mkrt_item *it, size_t 
 
 void mkrt__mpig_sssp_close(mkrt_mpi_graph *e)
 {
-    free(e->sent_to);
-    free(e->arr_bins);
-    free(e->wave);
-    free(e->sent0);
+    const size_t size = (size_t)e->size; /* as mkrt__mpig_sssp_ranks sized them (NULL: it did not run) */
+    mkrt__free(e->sent_to, size * sizeof *e->sent_to);
+    mkrt__free(e->arr_bins, MPIG_BINS * sizeof *e->arr_bins);
+    mkrt__free(e->wave, (3 + MPIG_BINS + size) * sizeof *e->wave);
+    mkrt__free(e->sent0, size * sizeof *e->sent0);
     for (unsigned i = 0; e->scratch != NULL && i < e->nscratch; i++)
         for (unsigned b = 0; b <= MKRT_MPI_GRAPH_WEIGHT_MAX; b++)
-            free(e->scratch[i].b[b].v);
-    free(e->scratch);
-    free(e->due);
-    free(e->due2);
-    free(e->csort);
-    free(e->wrow);
-    free(e->nlight);
-    free(e->hdone);
+            mkrt__free(e->scratch[i].b[b].v, e->scratch[i].b[b].cap * sizeof *e->scratch[i].b[b].v);
+    mkrt__free(e->scratch, e->nscratch * sizeof *e->scratch);
+    mkrt__free(e->due, (size_t)e->vertices * sizeof *e->due);
+    mkrt__free(e->due2, (size_t)e->vertices * sizeof *e->due2);
+    mkrt__free(e->csort, ((size_t)e->vertices + 4097u) * sizeof *e->csort);
+    mkrt__free(e->wrow, e->nwrow * sizeof *e->wrow);
+    mkrt__free(e->nlight, (size_t)e->vertices * sizeof *e->nlight);
+    mkrt__free(e->hdone, (size_t)e->vertices * sizeof *e->hdone);
 }
 
 /* Queues v in bucket b; false when out of memory. */
@@ -145,9 +147,12 @@ static bool push(mpig_bucket *b, uint32_t v)
 {
     if (b->n == b->cap) {
         size_t cap = b->cap ? 2 * b->cap : 256;
-        uint32_t *p = realloc(b->v, cap * sizeof *p);
+        uint32_t *p = mkrt__alloc(cap * sizeof *p, MKRT_CACHE_LINE);
         if (p == NULL)
             return false;
+        if (b->n > 0)
+            memcpy(p, b->v, b->n * sizeof *p);
+        mkrt__free(b->v, b->cap * sizeof *p);
         b->v = p;
         b->cap = cap;
     }
@@ -359,15 +364,22 @@ static bool await_arrivals(mkrt_mpi_graph *e, uint64_t want)
 /* One count: this rank's part (when its runtime is quiescent within a
  * slice), summed over the ranks into e->wave: [0] due vertices and
  * arrivals, [1] failed, [2] busy ranks, [3 ..] per window of delta from
- * base, then the arrivals sent to each rank since recv0/sent0. */
-static void count_round(mkrt_mpi_graph *e, uint64_t base, uint64_t failed, const uint64_t *sent0)
+ * base, then the arrivals sent to each rank since recv0/sent0. Failed
+ * counts the runtime's items that failed since the rounds began
+ * (failed0): a scan refused memory leaves its vertex due, and a round
+ * that published it again would fail again for as long as memory stays
+ * short (the rounds would never end). */
+static void count_round(mkrt_mpi_graph *e, uint64_t base, uint64_t failed, uint64_t failed0,
+                        const uint64_t *sent0)
 {
     const uint32_t lo = e->own_n > 0 ? e->own_lo : 0, hi = e->own_n > 0 ? lo + e->own_n : e->vertices;
     uint64_t *w = e->wave;
     const size_t nw = 3 + MPIG_BINS + (size_t)e->size;
     memset(w, 0, nw * sizeof *w);
     const mkrt_status q = mkrt_quiesce(e->rt, SLICE_NS);
-    w[1] = failed || (q != MKRT_OK && q != MKRT_ETIMEDOUT);
+    mkrt_stats rs;
+    w[1] = failed || (q != MKRT_OK && q != MKRT_ETIMEDOUT) ||
+           (mkrt_stats_read(e->rt, &rs) == MKRT_OK && rs.failed != failed0);
     w[2] = q != MKRT_OK;
     if (q == MKRT_OK) { /* no op runs: the counters and best are stable here */
         uint64_t *bins = w + 3;
@@ -416,13 +428,16 @@ mkrt_status mkrt__mpig_sssp_rounds(mkrt_mpi_graph *e)
     mkrt_mpi_stats ms;
     mkrt_mpi_stats_read(e->mpi, &ms); /* globally quiescent: nothing in flight */
     const uint64_t recv0 = ms.received;
+    mkrt_stats rs;
+    mkrt_stats_read(e->rt, &rs); /* its items that failed before these rounds (search() reports the rest) */
+    const uint64_t failed0 = rs.failed;
     for (int r = 0; r < e->size; r++) /* relaxed: no op runs */
         e->sent0[r] = atomic_load_explicit(&e->sent_to[r], memory_order_relaxed);
     for (unsigned b = 0; b < MPIG_BINS; b++)
         atomic_store_explicit(&e->arr_bins[b], 0, memory_order_relaxed);
     e->arr_base = base;
     for (;;) {
-        count_round(e, base, failed, e->sent0);
+        count_round(e, base, failed, failed0, e->sent0);
         const uint64_t *sums = e->wave;
         if (sums[1] != 0)
             return MKRT_ECLOSED;

@@ -198,21 +198,21 @@ static void teardown(struct mkrt_mpi *m)
         mkrt__mpi_outbox_fini(&m->out[r]);
     for (int r = 0; m->in != NULL && r < m->size; r++) {
         mkrt_producer_close(m->in[r].prod);
-        free(m->in[r].items);
+        mkrt__free(m->in[r].items, (size_t)m->cfg.batch_items * sizeof(mkrt_item));
     }
-    free(m->out);
-    free(m->in);
-    free(m->same_node);
-    free(m);
+    mkrt__free(m->out, (size_t)m->size * sizeof *m->out);
+    mkrt__free(m->in, (size_t)m->size * sizeof *m->in);
+    mkrt__free(m->same_node, (size_t)m->size);
+    mkrt__free(m, sizeof *m);
 }
 
 /* This rank's part: buffers, one producer per other rank, the lock. */
 static mkrt_status open_local(struct mkrt_mpi *m, mkrt_error *err)
 {
     const mkrt_mpi_config *cfg = &m->cfg;
-    m->out = calloc((size_t)m->size, sizeof *m->out);
-    m->in = calloc((size_t)m->size, sizeof *m->in);
-    m->same_node = calloc((size_t)m->size, 1);
+    m->out = mkrt__alloc_zeroed((size_t)m->size * sizeof *m->out, MKRT_CACHE_LINE);
+    m->in = mkrt__alloc_zeroed((size_t)m->size * sizeof *m->in, MKRT_CACHE_LINE);
+    m->same_node = mkrt__alloc_zeroed((size_t)m->size, MKRT_CACHE_LINE);
     if (m->out == NULL || m->in == NULL || m->same_node == NULL)
         goto nomem;
     for (int r = 0; r < m->size; r++) {
@@ -220,7 +220,7 @@ static mkrt_status open_local(struct mkrt_mpi *m, mkrt_error *err)
             continue;
         if (mkrt__mpi_outbox_init(&m->out[r], cfg->buffers, cfg->batch_items) != 0)
             goto nomem;
-        m->in[r].items = malloc((size_t)cfg->batch_items * sizeof(mkrt_item));
+        m->in[r].items = mkrt__alloc((size_t)cfg->batch_items * sizeof(mkrt_item), MKRT_CACHE_LINE);
         if (m->in[r].items == NULL)
             goto nomem;
         mkrt_error perr = {0};
@@ -291,7 +291,7 @@ static mkrt_status find_node(struct mkrt_mpi *m, mkrt_error *err)
     if (MPI_Get_processor_name(name, &len) == MPI_SUCCESS)
         for (int i = 0; i < len; i++)
             h = (h ^ (unsigned char)name[i]) * 1099511628211u;
-    uint64_t *all = malloc((size_t)m->size * sizeof *all);
+    uint64_t *all = mkrt__alloc((size_t)m->size * sizeof *all, MKRT_CACHE_LINE);
     if (all == NULL)
         return mkrt__mpi_fail(err, MKRT_ENOMEM, "mkrt_mpi_create: out of memory for %d node "
                               "names. Fix: free memory.", m->size);
@@ -302,7 +302,7 @@ static mkrt_status find_node(struct mkrt_mpi *m, mkrt_error *err)
     if (rc == MPI_SUCCESS)
         for (int r = 0; r < m->size; r++)
             m->same_node[r] = all[r] == h;
-    free(all);
+    mkrt__free(all, (size_t)m->size * sizeof *all);
     return rc == MPI_SUCCESS ? MKRT_OK : mpi_fail(err, rc, "MPI_Iallgather");
 }
 
@@ -327,7 +327,7 @@ mkrt_status mkrt_mpi_create(const mkrt_mpi_config *cfg, mkrt_runtime *rt, mkrt_m
     st = mpi_ready(err);
     if (st != MKRT_OK)
         goto out_unlock;
-    struct mkrt_mpi *m = calloc(1, sizeof *m);
+    struct mkrt_mpi *m = mkrt__alloc_zeroed(sizeof *m, MKRT_CACHE_LINE);
     if (m == NULL) {
         st = mkrt__mpi_fail(err, MKRT_ENOMEM, "mkrt_mpi_create: out of memory. Fix: free memory.");
         goto out_unlock;
@@ -342,7 +342,7 @@ mkrt_status mkrt_mpi_create(const mkrt_mpi_config *cfg, mkrt_runtime *rt, mkrt_m
     if (rc == MPI_SUCCESS)
         rc = wait_bounded(m, &req, "MPI_Comm_idup");
     if (rc != MPI_SUCCESS) {
-        free(m);
+        mkrt__free(m, sizeof *m);
         st = mpi_fail(err, rc, "MPI_Comm_idup");
         goto out_unlock;
     }

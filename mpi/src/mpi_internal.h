@@ -17,6 +17,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "base/alloc_internal.h"
 #include "base/thread.h"
 
 #include "mkrt_mpi/mkrt_mpi.h"
@@ -31,6 +32,7 @@
 typedef struct mm_outbox {
     mkrt__mutex lock; /* guards fill_n, sealed, done, count[] */
     mkrt__cond room;  /* broadcast when a send completes (done grows) */
+    uint32_t buffers, batch; /* the sizes below (init) */
     mkrt_item *items; /* buffers * batch_items */
     uint32_t *count;  /* items per sealed slot */
     uint64_t fill_n, sealed, done;

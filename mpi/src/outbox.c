@@ -7,13 +7,25 @@
 
 #include "mpi_internal.h"
 
+/* Frees the arrays (NULL ones too) and zeroes the outbox. */
+static void release(mm_outbox *o)
+{
+    mkrt__free(o->items, (size_t)o->buffers * o->batch * sizeof *o->items);
+    mkrt__free(o->count, o->buffers * sizeof *o->count);
+    mkrt__free(o->req, o->buffers * sizeof *o->req);
+    mkrt__free(o->sealed_at, o->buffers * sizeof *o->sealed_at);
+    memset(o, 0, sizeof *o);
+}
+
 int mkrt__mpi_outbox_init(mm_outbox *o, uint32_t buffers, uint32_t batch)
 {
     memset(o, 0, sizeof *o);
-    o->items = malloc((size_t)buffers * batch * sizeof *o->items);
-    o->count = calloc(buffers, sizeof *o->count);
-    o->req = malloc(buffers * sizeof *o->req);
-    o->sealed_at = calloc(buffers, sizeof *o->sealed_at);
+    o->buffers = buffers;
+    o->batch = batch;
+    o->items = mkrt__alloc((size_t)buffers * batch * sizeof *o->items, MKRT_CACHE_LINE);
+    o->count = mkrt__alloc_zeroed(buffers * sizeof *o->count, MKRT_CACHE_LINE);
+    o->req = mkrt__alloc(buffers * sizeof *o->req, MKRT_CACHE_LINE);
+    o->sealed_at = mkrt__alloc_zeroed(buffers * sizeof *o->sealed_at, MKRT_CACHE_LINE);
     if (o->items == NULL || o->count == NULL || o->req == NULL || o->sealed_at == NULL)
         goto fail;
     if (mkrt__mutex_init(&o->lock) != 0)
@@ -26,11 +38,7 @@ int mkrt__mpi_outbox_init(mm_outbox *o, uint32_t buffers, uint32_t batch)
         o->req[i] = MPI_REQUEST_NULL;
     return 0;
 fail:
-    free(o->items);
-    free(o->count);
-    free(o->req);
-    free(o->sealed_at);
-    memset(o, 0, sizeof *o);
+    release(o);
     return -1;
 }
 
@@ -40,11 +48,7 @@ void mkrt__mpi_outbox_fini(mm_outbox *o)
         return;
     mkrt__mutex_destroy(&o->lock);
     mkrt__cond_destroy(&o->room);
-    free(o->items);
-    free(o->count);
-    free(o->req);
-    free(o->sealed_at);
-    memset(o, 0, sizeof *o);
+    release(o);
 }
 
 /* Items that fit now (lock held). */

@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* mpi/tests/test_mpi_alloc.c - libmkrt_mpi allocates through the
+ * allocator installed in libmkrt (include/mkrt/alloc.h: the layers use
+ * it), and an allocation it is refused is an error return. A counting
+ * allocator refuses the k-th allocation (then, in a second sweep, every
+ * one from the k-th on) of a whole session, for k = 0, 1, ... until a
+ * session runs with none refused: a runtime and the layer over it, items
+ * published through the layer and quiesced, the layer destroyed; then the
+ * distributed graph engine opened with its own rounds, a BFS and an SSSP
+ * checked against the ring's answers, closed. A call that fails must say
+ * MKRT_ENOMEM (a search: MKRT_ENOMEM or MKRT_ECLOSED, its items failed)
+ * with a Fix; nothing may hang or crash, a search that succeeds is right,
+ * and each session frees what it allocated, byte for byte. It runs at one
+ * rank: a refusal on one rank of several would leave the others in a
+ * collective, which the layer ends by aborting the job (its fault rule). */
+#include <mpi.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../../tests/count_alloc.h"
+#include "mkrt/mkrt.h"
+#include "mkrt_mpi/graph.h"
+#include "mkrt_mpi/mkrt_mpi.h"
+#include "mpi_tap.h"
+
+#define V 500u
+#define SEC 1000000000ull
+#define MAX_K 4000u
+
+static uint64_t off[V + 1];
+static uint32_t dst[2 * V], weight[2 * V];
+static uint32_t parent[V];
+static uint64_t dist[V];
+static uint64_t layer_allocs; /* allocations mkrt_mpi_create made in the last layer session */
+
+/* The ring 0 - 1 - ... - V-1 - 0, both directions, weight of {v, v+1}
+ * 1 + v % 5. */
+static void make_ring(void)
+{
+    uint64_t m = 0;
+    for (uint32_t v = 0; v < V; v++) {
+        off[v] = m;
+        const uint32_t next = (v + 1) % V, prev = (v + V - 1) % V;
+        dst[m] = next;
+        weight[m++] = 1 + v % 5;
+        dst[m] = prev;
+        weight[m++] = 1 + prev % 5;
+    }
+    off[V] = m;
+}
+
+typedef struct tally {
+    unsigned refused; /* calls that failed as allowed, with a Fix */
+    unsigned bad;     /* another status, a wrong answer */
+    unsigned leaks;   /* sessions that left an allocation unfreed */
+} tally;
+
+static int refused(tally *t, mkrt_status st, const mkrt_error *e, const char *what, uint64_t k, bool search)
+{
+    if (st == MKRT_OK)
+        return 0;
+    if ((st == MKRT_ENOMEM || (search && st == MKRT_ECLOSED)) && strstr(e->message, "Fix:") != NULL) {
+        t->refused++;
+        return 1;
+    }
+    t->bad++;
+    printf("# allocation %llu refused: %s gave %s: %s\n", (unsigned long long)k, what, mkrt_status_name(st),
+           e->message);
+    return 1;
+}
+
+/* The layer over a runtime: create, publish, quiesce, destroy. */
+static void layer_session(tally *t, uint64_t k)
+{
+    mkrt_error e = {0};
+    mkrt_config rc = mkrt_config_default();
+    rc.cells = V;
+    rc.workers = 2;
+    mkrt_runtime *rt = NULL;
+    if (refused(t, mkrt_create(&rc, &rt, &e), &e, "mkrt_create", k, false))
+        return;
+    mkrt_mpi_config c = mkrt_mpi_config_default();
+    c.handles = V;
+    mkrt_mpi *m = NULL;
+    const uint64_t before = count_alloc_calls();
+    const mkrt_status cst = mkrt_mpi_create(&c, rt, &m, &e);
+    layer_allocs = count_alloc_calls() - before;
+    if (!refused(t, cst, &e, "mkrt_mpi_create", k, false)) {
+        mkrt_producer *p = mkrt_producer_open(rt, &e);
+        if (p == NULL) {
+            refused(t, e.status, &e, "mkrt_producer_open", k, false);
+        } else {
+            mkrt_item items[64];
+            for (uint32_t i = 0; i < 64; i++)
+                items[i] = (mkrt_item){MKRT_OP_ADD, i * 7 % V, i * 7 % V, 1};
+            if (!refused(t, mkrt_mpi_publish(m, p, items, 64, 10 * SEC, NULL, &e), &e, "mkrt_mpi_publish", k,
+                         false) &&
+                mkrt_mpi_quiesce(m, 10 * SEC) != MKRT_OK) {
+                t->bad++;
+                printf("# allocation %llu refused: the layer did not quiesce\n", (unsigned long long)k);
+            }
+            mkrt_producer_close(p);
+        }
+        mkrt_error de = {0};
+        if (mkrt_mpi_destroy(m, &de) != MKRT_OK) {
+            t->bad++;
+            printf("# allocation %llu refused: mkrt_mpi_destroy: %s\n", (unsigned long long)k, de.message);
+        }
+    }
+    mkrt_error de = {0};
+    if (mkrt_destroy(rt, 10 * SEC, &de) != MKRT_OK) {
+        t->bad++;
+        printf("# allocation %llu refused: mkrt_destroy: %s\n", (unsigned long long)k, de.message);
+    }
+}
+
+/* The ring's answers from root 0: BFS parents toward 0 the shorter way
+ * (the smaller parent where both ways tie), SSSP the shorter sum. */
+static bool bfs_right(void)
+{
+    for (uint32_t v = 1; v < V; v++) {
+        const uint32_t up = v, down = V - v;
+        const uint32_t want = up < down ? v - 1 : up > down ? (v + 1) % V : (v - 1 < (v + 1) % V ? v - 1 : (v + 1) % V);
+        if (parent[v] != want)
+            return false;
+    }
+    return parent[0] == 0;
+}
+
+static bool sssp_right(void)
+{
+    static uint64_t want[V];
+    uint64_t up = 0, down = 0;
+    want[0] = 0;
+    for (uint32_t v = 1; v < V; v++)
+        want[v] = up += 1 + (v - 1) % 5;
+    for (uint32_t v = V - 1; v > 0; v--) {
+        down += 1 + v % 5;
+        want[v] = down < want[v] ? down : want[v];
+    }
+    return memcmp(want, dist, sizeof want) == 0;
+}
+
+/* The distributed engine with its own rounds: open, BFS, SSSP, close. */
+static void graph_session(tally *t, uint64_t k)
+{
+    mkrt_error e = {0};
+    const mkrt_graph g = {V, off, dst, weight};
+    mkrt_mpi_graph_config c = mkrt_mpi_graph_config_default();
+    c.own_rounds = true;
+    c.symmetric = true;
+    mkrt_mpi_graph *eng = NULL;
+    if (refused(t, mkrt_mpi_graph_open(&g, &c, &eng, &e), &e, "mkrt_mpi_graph_open", k, false))
+        return;
+    if (!refused(t, mkrt_mpi_graph_bfs(eng, 0, parent, NULL, &e), &e, "mkrt_mpi_graph_bfs", k, true) &&
+        !bfs_right()) {
+        t->bad++;
+        printf("# allocation %llu refused: a BFS that succeeded is wrong\n", (unsigned long long)k);
+    }
+    if (!refused(t, mkrt_mpi_graph_sssp(eng, 0, dist, NULL, &e), &e, "mkrt_mpi_graph_sssp", k, true) &&
+        !sssp_right()) {
+        t->bad++;
+        printf("# allocation %llu refused: an SSSP that succeeded is wrong\n", (unsigned long long)k);
+    }
+    mkrt_mpi_graph_close(eng);
+}
+
+static bool session(bool graph, bool after, uint64_t k, tally *t)
+{
+    count_alloc_reset();
+    if (after)
+        count_alloc_fail_after(k);
+    else
+        count_alloc_fail_nth(k);
+    if (graph)
+        graph_session(t, k);
+    else
+        layer_session(t, k);
+    const uint64_t calls = count_alloc_calls(), frees = count_alloc_frees();
+    const uint64_t bytes = count_alloc_bytes(), freed = count_alloc_freed_bytes();
+    const bool refusal = count_alloc_failures() > 0;
+    count_alloc_reset();
+    if (calls != frees || bytes != freed) {
+        t->leaks++;
+        printf("# allocation %llu refused: %llu allocations (%llu bytes), %llu frees (%llu bytes)\n",
+               (unsigned long long)k, (unsigned long long)calls, (unsigned long long)bytes,
+               (unsigned long long)frees, (unsigned long long)freed);
+    }
+    return refusal;
+}
+
+static void sweep(bool graph, bool after)
+{
+    char name[256];
+    const char *what = graph ? "the graph engine" : "the layer";
+    const char *mode = after ? "every allocation from the k-th" : "the k-th allocation";
+    tally t = {0, 0, 0};
+    uint64_t k = 0;
+    while (k < MAX_K && session(graph, after, k, &t))
+        k++;
+    snprintf(name, sizeof name, "%s, %s refused: a clean session after %llu refusals", what, mode,
+             (unsigned long long)k);
+    check(NULL, k > 5 && k < MAX_K, name);
+    snprintf(name, sizeof name, "%s, %s refused: %u calls failed, each as allowed with a Fix; no hang, "
+             "no other status, no wrong answer", what, mode, t.refused);
+    check(NULL, t.refused > 0 && t.bad == 0, name);
+    snprintf(name, sizeof name, "%s, %s refused: every session freed what it allocated, byte for byte", what,
+             mode);
+    check(NULL, t.leaks == 0, name);
+}
+
+int main(void)
+{
+    tap_start();
+    if (ranks != 1) {
+        if (rank == 0)
+            printf("1..0 # SKIP one rank only: a refusal on one rank of several ends the job\n");
+        MPI_Finalize();
+        return 0;
+    }
+    make_ring();
+    count_alloc_install();
+    tally clean = {0, 0, 0};
+    session(false, false, UINT64_MAX, &clean);
+    session(true, false, UINT64_MAX, &clean);
+    check(NULL, clean.bad == 0 && clean.leaks == 0 && clean.refused == 0,
+          "sessions with nothing refused run right and free every byte");
+    session(false, false, UINT64_MAX, &clean);
+    check(NULL, layer_allocs >= 4, "mkrt_mpi_create allocates through the installed allocator");
+    sweep(false, false);
+    sweep(false, true);
+    sweep(true, false);
+    sweep(true, true);
+    count_alloc_uninstall();
+    return tap_finish();
+}
