@@ -385,11 +385,11 @@ mkrt_status mkrt__sgraph_load(mkrt_stream *s, const uint32_t *src, const uint32_
                                    "mkrt_stream_load: edge %zu is {%u, %u} but the stream has %u vertices. "
                                    "Fix: pass endpoints below mkrt_stream_config::vertices",
                                    i, src[i], dst[i], s->n);
-    load_edge *e = n > 0 ? malloc(n * sizeof *e) : NULL;
-    uint32_t *deg = calloc(s->n, sizeof *deg);
+    load_edge *e = n > 0 ? mkrt__alloc(n * sizeof *e, MKRT_CACHE_LINE) : NULL;
+    uint32_t *deg = mkrt__alloc_zeroed((size_t)s->n * sizeof *deg, MKRT_CACHE_LINE);
     if ((n > 0 && e == NULL) || deg == NULL) {
-        free(e);
-        free(deg);
+        mkrt__free(e, n * sizeof *e);
+        mkrt__free(deg, (size_t)s->n * sizeof *deg);
         return mkrt__error_set(err, MKRT_ENOMEM, "mkrt_stream_load: no memory to sort %zu edges. "
                                                  "Fix: load fewer edges at a time or free memory", n);
     }
@@ -430,8 +430,8 @@ mkrt_status mkrt__sgraph_load(mkrt_stream *s, const uint32_t *src, const uint32_
             mkrt__free(s->adj[v].e, block_bytes(s->adj[v].cap));
             s->adj[v] = (mkrt__sadj){0};
         }
-        free(e);
-        free(deg);
+        mkrt__free(e, n * sizeof *e);
+        mkrt__free(deg, (size_t)s->n * sizeof *deg);
         return mkrt__error_set(err, MKRT_ENOMEM, "mkrt_stream_load: no memory for the adjacency of %zu edges. "
                                                  "Fix: free memory or load a smaller graph", u);
     }
@@ -446,7 +446,7 @@ mkrt_status mkrt__sgraph_load(mkrt_stream *s, const uint32_t *src, const uint32_
     atomic_store_explicit(&s->edges, u, memory_order_relaxed);                 /* relaxed: stats */
     if (skipped != NULL)
         *skipped = n - u;
-    free(e);
-    free(deg);
+    mkrt__free(e, n * sizeof *e);
+    mkrt__free(deg, (size_t)s->n * sizeof *deg);
     return MKRT_OK;
 }

@@ -6,6 +6,7 @@
  * no code with what it checks. */
 #include <stdlib.h>
 
+#include "base/alloc_internal.h"
 #include "base/error_internal.h"
 #include "stream/stream_internal.h"
 
@@ -57,7 +58,7 @@ mkrt_status mkrt__soracle(const mkrt_stream *s, const mkrt_stream_query *q, uint
 {
     uint32_t n = s->n;
     if (q->kind == MKRT_STREAM_CC) {
-        uint32_t *up = malloc((size_t)n * sizeof *up);
+        uint32_t *up = mkrt__alloc((size_t)n * sizeof *up, MKRT_CACHE_LINE);
         if (up == NULL)
             return mkrt__error_set(err, MKRT_ENOMEM, "mkrt_stream_recompute: no memory for %u vertices. Fix: "
                                                      "free memory", n);
@@ -71,13 +72,13 @@ mkrt_status mkrt__soracle(const mkrt_stream *s, const mkrt_stream_query *q, uint
             }
         for (uint32_t v = 0; v < n; v++)
             out[v] = find(up, v);
-        free(up);
+        mkrt__free(up, (size_t)n * sizeof *up);
         return MKRT_OK;
     }
     uint64_t m = 0;
     for (uint32_t v = 0; v < n; v++)
         m += s->adj[v].deg;
-    pair *h = malloc((m + 1) * sizeof *h);
+    pair *h = mkrt__alloc((m + 1) * sizeof *h, MKRT_CACHE_LINE);
     if (h == NULL)
         return mkrt__error_set(err, MKRT_ENOMEM, "mkrt_stream_recompute: no memory for %llu edges. Fix: free "
                                                  "memory", (unsigned long long)m);
@@ -99,6 +100,6 @@ mkrt_status mkrt__soracle(const mkrt_stream *s, const mkrt_stream_query *q, uint
             }
         }
     }
-    free(h);
+    mkrt__free(h, (m + 1) * sizeof *h);
     return MKRT_OK;
 }
