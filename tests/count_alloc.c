@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* tests/count_alloc.c - see count_alloc.h. */
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "count_alloc.h"
 #include "mkrt/alloc.h"
@@ -79,4 +81,52 @@ void count_alloc_fail_nth(uint64_t k)
     atomic_store(&fail_at, UINT64_MAX);
     atomic_store(&requests, 0);
     atomic_store(&fail_at, k);
+}
+
+bool count_alloc_balanced(void)
+{
+    return count_alloc_calls() == count_alloc_frees() && count_alloc_bytes() == count_alloc_freed_bytes();
+}
+
+bool count_alloc_failed(mkrt_status st, const mkrt_error *err, bool closed_too, const char *what, uint64_t k,
+                        unsigned *refused, unsigned *bad)
+{
+    if (st == MKRT_OK)
+        return false;
+    if ((st == MKRT_ENOMEM || (closed_too && st == MKRT_ECLOSED)) && err->status == st &&
+        strstr(err->message, "Fix:") != NULL) {
+        ++*refused;
+        return true;
+    }
+    ++*bad;
+    printf("# allocation %llu refused: %s gave %s: %s\n", (unsigned long long)k, what, mkrt_status_name(st),
+           err->message);
+    fflush(stdout);
+    return true;
+}
+
+uint64_t count_alloc_sweep(void (*session)(void *ctx, uint64_t k), void *ctx, bool after, uint64_t max,
+                           unsigned *leaks)
+{
+    uint64_t k = 0;
+    for (; k < max; k++) {
+        count_alloc_reset();
+        if (after)
+            count_alloc_fail_after(k);
+        else
+            count_alloc_fail_nth(k);
+        session(ctx, k);
+        if (!count_alloc_balanced()) {
+            ++*leaks;
+            printf("# allocation %llu refused: %llu allocations (%llu bytes), %llu frees (%llu bytes)\n",
+                   (unsigned long long)k, (unsigned long long)count_alloc_calls(),
+                   (unsigned long long)count_alloc_bytes(), (unsigned long long)count_alloc_frees(),
+                   (unsigned long long)count_alloc_freed_bytes());
+            fflush(stdout);
+        }
+        if (count_alloc_failures() == 0)
+            break;
+    }
+    count_alloc_reset();
+    return k;
 }

@@ -62,6 +62,22 @@ test_graph test_graph_path(uint32_t v)
     return g;
 }
 
+test_graph test_graph_ring(uint32_t v)
+{
+    test_graph g = {v, need(calloc(v + 1, sizeof(uint64_t))), need(malloc(2 * v * sizeof(uint32_t))),
+                    need(malloc(2 * v * sizeof(uint32_t)))};
+    uint64_t e = 0;
+    for (uint32_t u = 0; u < v; u++) {
+        const uint32_t next = (u + 1) % v, prev = (u + v - 1) % v;
+        g.dst[e] = next;
+        g.w[e++] = 1 + u % 5;
+        g.dst[e] = prev;
+        g.w[e++] = 1 + prev % 5;
+        g.off[u + 1] = e;
+    }
+    return g;
+}
+
 void test_graph_free(test_graph *g)
 {
     free(g->off);

@@ -18,6 +18,9 @@ typedef struct test_graph {
 test_graph test_graph_random(uint32_t v, uint32_t undirected_edges, unsigned seed);
 /* A path 0 - 1 - ... - v-1 (both directions, no weights): v - 1 levels. */
 test_graph test_graph_path(uint32_t v);
+/* A ring 0 - 1 - ... - v-1 - 0 (both directions; v >= 3), the edge
+ * {u, u+1 mod v} weighing 1 + u % 5. */
+test_graph test_graph_ring(uint32_t v);
 void test_graph_free(test_graph *g);
 /* Queue BFS: level[v] hops from root, UINT32_MAX where unreached. */
 void test_graph_ref_bfs(const test_graph *g, uint32_t root, uint32_t *level);

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "count_alloc.h"
+#include "graph_fixture.h"
 #include "mkrt/mkrt.h"
 #include "tap.h"
 
@@ -23,26 +24,12 @@
 #define SEC 1000000000ull
 #define MAX_K 2000u
 
-static uint64_t off[V + 1];
-static uint32_t dst[2 * V], weight[2 * V];
-
-/* The ring 0 - 1 - ... - V-1 - 0, both directions, weight of {v, v+1}
- * 1 + v % 5. */
-static void make_ring(void)
-{
-    uint64_t m = 0;
-    for (uint32_t v = 0; v < V; v++) {
-        off[v] = m;
-        const uint32_t next = (v + 1) % V, prev = (v + V - 1) % V;
-        dst[m] = next;
-        weight[m++] = 1 + v % 5;
-        dst[m] = prev;
-        weight[m++] = 1 + prev % 5;
-    }
-    off[V] = m;
-}
+static test_graph ring;
+static uint32_t hops[V];  /* BFS from 0 */
+static uint64_t dist[V];  /* SSSP from 0 */
 
 typedef struct tally {
+    mkrt_backend_kind backend;
     unsigned refused;  /* calls that failed, each MKRT_ENOMEM with a Fix */
     unsigned bad;      /* a failure of another kind, a hang or a wrong answer */
     unsigned leaks;    /* sessions that left an allocation unfreed */
@@ -51,16 +38,7 @@ typedef struct tally {
 /* A failed call: MKRT_ENOMEM with a Fix is what is allowed. */
 static bool refused(tally *t, mkrt_status st, const mkrt_error *e, const char *what, uint64_t k)
 {
-    if (st == MKRT_OK)
-        return false;
-    if (st == MKRT_ENOMEM && e->status == MKRT_ENOMEM && strstr(e->message, "Fix:") != NULL) {
-        t->refused++;
-        return true;
-    }
-    t->bad++;
-    diag("allocation %llu refused: %s gave %s: %s", (unsigned long long)k, what, mkrt_status_name(st),
-         e->message);
-    return true;
+    return count_alloc_failed(st, e, false, what, k, &t->refused, &t->bad);
 }
 
 /* The answer of a search from 0 that ran: BFS depths and SSSP distances
@@ -69,7 +47,6 @@ static bool answer_ok(mkrt_traversal *t, mkrt_traversal_kind kind)
 {
     static uint64_t out[V];
     static double ranks[V];
-    static uint64_t dist[V];
     mkrt_error e = {0};
     uint32_t iterations = 0;
     if (kind == MKRT_TRAVERSAL_PAGERANK) {
@@ -82,42 +59,26 @@ static bool answer_ok(mkrt_traversal *t, mkrt_traversal_kind kind)
     }
     if (mkrt_traversal_read(t, 0, V, out, &e) != MKRT_OK)
         return false;
-    /* Distances along each way round, the shorter taken. */
-    uint64_t up = 0;
-    dist[0] = 0;
-    for (uint32_t v = 1; v < V; v++)
-        dist[v] = up += 1 + (v - 1) % 5;
-    uint64_t down = 0;
-    for (uint32_t v = V - 1; v > 0; v--) {
-        down += 1 + v % 5;
-        dist[v] = down < dist[v] ? down : dist[v];
-    }
     for (uint32_t v = 0; v < V; v++) {
-        const uint64_t hops = v < V - v ? v : V - v;
-        const uint64_t want = kind == MKRT_TRAVERSAL_BFS ? hops : kind == MKRT_TRAVERSAL_SSSP ? dist[v] : out[0];
+        const uint64_t want = kind == MKRT_TRAVERSAL_BFS ? hops[v] : kind == MKRT_TRAVERSAL_SSSP ? dist[v] : out[0];
         if (out[v] != want)
             return false;
     }
     return true;
 }
 
-/* One session with allocation k refused (after: and every later one).
- * Returns whether an allocation was refused at all. */
-static bool session(mkrt_backend_kind backend, bool after, uint64_t k, tally *t)
+/* One session, with the allocation count_alloc_sweep refuses. */
+static void session(void *ctx, uint64_t k)
 {
-    count_alloc_reset();
-    if (after)
-        count_alloc_fail_after(k);
-    else
-        count_alloc_fail_nth(k);
+    tally *t = ctx;
     mkrt_error e = {0};
     mkrt_config c = mkrt_config_default();
-    c.backend = backend;
+    c.backend = t->backend;
     c.workers = 2;
     c.cells = V;
     mkrt_runtime *rt = NULL;
     if (!refused(t, mkrt_create(&c, &rt, &e), &e, "mkrt_create", k)) {
-        const mkrt_graph g = {V, off, dst, weight};
+        const mkrt_graph g = {V, ring.off, ring.dst, ring.w};
         bool stop = refused(t, mkrt_graph_register(rt, &g, &e), &e, "mkrt_graph_register", k);
         static const mkrt_traversal_kind kinds[] = {MKRT_TRAVERSAL_BFS, MKRT_TRAVERSAL_SSSP, MKRT_TRAVERSAL_CC,
                                                     MKRT_TRAVERSAL_PAGERANK};
@@ -158,24 +119,14 @@ static bool session(mkrt_backend_kind backend, bool after, uint64_t k, tally *t)
             diag("allocation %llu refused: mkrt_destroy: %s", (unsigned long long)k, de.message);
         }
     }
-    if (count_alloc_calls() != count_alloc_frees() || count_alloc_bytes() != count_alloc_freed_bytes()) {
-        t->leaks++;
-        diag("allocation %llu refused: %llu allocations (%llu bytes), %llu frees (%llu bytes)",
-             (unsigned long long)k, (unsigned long long)count_alloc_calls(),
-             (unsigned long long)count_alloc_bytes(), (unsigned long long)count_alloc_frees(),
-             (unsigned long long)count_alloc_freed_bytes());
-    }
-    return count_alloc_failures() > 0;
 }
 
 static void sweep(mkrt_backend_kind backend, bool after)
 {
     const char *name = backend == MKRT_BACKEND_SIM ? "SIM" : "CPU";
     const char *mode = after ? "every allocation from the k-th" : "the k-th allocation";
-    tally t = {0, 0, 0};
-    uint64_t k = 0;
-    while (k < MAX_K && session(backend, after, k, &t))
-        k++;
+    tally t = {backend, 0, 0, 0};
+    const uint64_t k = count_alloc_sweep(session, &t, after, MAX_K, &t.leaks);
     ok(k > 20 && k < MAX_K, "%s, %s refused: a clean session after %llu refusals", name, mode,
        (unsigned long long)k);
     ok(t.refused > 0 && t.bad == 0, "%s, %s refused: %u calls failed, each with MKRT_ENOMEM and a Fix; "
@@ -186,13 +137,15 @@ static void sweep(mkrt_backend_kind backend, bool after)
 
 int main(void)
 {
-    make_ring();
+    ring = test_graph_ring(V);
+    test_graph_ref_bfs(&ring, 0, hops);
+    test_graph_ref_sssp(&ring, 0, ring.w, dist);
     count_alloc_install();
     sweep(MKRT_BACKEND_CPU, false);
     sweep(MKRT_BACKEND_CPU, true);
     sweep(MKRT_BACKEND_SIM, false);
     sweep(MKRT_BACKEND_SIM, true);
-    count_alloc_reset();
     count_alloc_uninstall();
+    test_graph_free(&ring);
     return done_testing();
 }

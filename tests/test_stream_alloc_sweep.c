@@ -91,16 +91,7 @@ static void update(const mkrt_stream *s, uint32_t i, mkrt_item *it)
 /* A failed call: MKRT_ENOMEM with a Fix is what is allowed. */
 static bool refused(tally *t, mkrt_status st, const mkrt_error *e, const char *what, uint64_t k)
 {
-    if (st == MKRT_OK)
-        return false;
-    if (st == MKRT_ENOMEM && e->status == MKRT_ENOMEM && strstr(e->message, "Fix:") != NULL) {
-        t->refused++;
-        return true;
-    }
-    t->bad++;
-    diag("allocation %llu refused: %s gave %s: %s", (unsigned long long)k, what, mkrt_status_name(st),
-         e->message);
-    return true;
+    return count_alloc_failed(st, e, false, what, k, &t->refused, &t->bad);
 }
 
 /* Every update counted once: applied, a duplicate, or a failure of a
@@ -206,15 +197,10 @@ static void stream_session(mkrt_runtime *rt, fixture *f, uint32_t queries, uint6
         t->bad++;
 }
 
-/* One session with allocation k refused (after: and every later one).
- * Returns whether an allocation was refused at all. */
-static bool session(bool after, uint64_t k, tally *t)
+/* One session, with the allocation count_alloc_sweep refuses. */
+static void session(void *ctx, uint64_t k)
 {
-    count_alloc_reset();
-    if (after)
-        count_alloc_fail_after(k);
-    else
-        count_alloc_fail_nth(k);
+    tally *t = ctx;
     mkrt_error e = {0};
     mkrt_stream_config sc = mkrt_stream_config_default();
     sc.vertices = V;
@@ -226,7 +212,7 @@ static bool session(bool after, uint64_t k, tally *t)
     sc.apply_threads = 2;
     fixture f = {NULL, 0, 0};
     if (refused(t, mkrt_stream_create(&sc, &f.s, &e), &e, "mkrt_stream_create", k))
-        goto counted;
+        return;
     static uint32_t src[LOADED], dst[LOADED], w[LOADED];
     for (uint32_t i = 0; i < LOADED; i++) {
         src[i] = loaded_u(i);
@@ -263,24 +249,13 @@ static bool session(bool after, uint64_t k, tally *t)
     }
     t->updates += (unsigned)atomic_load(&f.memory);
     mkrt_stream_destroy(f.s);
-counted:
-    if (count_alloc_calls() != count_alloc_frees() || count_alloc_bytes() != count_alloc_freed_bytes()) {
-        t->leaks++;
-        diag("allocation %llu refused: %llu allocations (%llu bytes), %llu frees (%llu bytes)",
-             (unsigned long long)k, (unsigned long long)count_alloc_calls(),
-             (unsigned long long)count_alloc_bytes(), (unsigned long long)count_alloc_frees(),
-             (unsigned long long)count_alloc_freed_bytes());
-    }
-    return count_alloc_failures() > 0;
 }
 
 static void sweep(bool after)
 {
     const char *mode = after ? "every allocation from the k-th" : "the k-th allocation";
     tally t = {0, 0, 0, 0};
-    uint64_t k = 0;
-    while (k < MAX_K && session(after, k, &t))
-        k++;
+    const uint64_t k = count_alloc_sweep(session, &t, after, MAX_K, &t.leaks);
     ok(k > 20 && k < MAX_K, "%s refused: a clean session after %llu refusals", mode, (unsigned long long)k);
     ok(t.refused > 0 && t.bad == 0, "%s refused: %u calls failed, each with MKRT_ENOMEM and a Fix; "
                                     "no hang, no other status, no lost update, no wrong answer", mode, t.refused);
@@ -294,7 +269,6 @@ int main(void)
     count_alloc_install();
     sweep(false);
     sweep(true);
-    count_alloc_reset();
     count_alloc_uninstall();
     return done_testing();
 }

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "../../tests/count_alloc.h"
+#include "../../tests/graph_fixture.h"
 #include "mkrt/mkrt.h"
 #include "mkrt_mpi/graph.h"
 #include "mkrt_mpi/mkrt_mpi.h"
@@ -28,46 +29,24 @@
 #define SEC 1000000000ull
 #define MAX_K 4000u
 
-static uint64_t off[V + 1];
-static uint32_t dst[2 * V], weight[2 * V];
+static test_graph ring;
+static uint32_t hops[V];   /* BFS from 0 */
+static uint64_t want[V];   /* SSSP from 0 */
 static uint32_t parent[V];
 static uint64_t dist[V];
 static uint64_t layer_allocs; /* allocations mkrt_mpi_create made in the last layer session */
 
-/* The ring 0 - 1 - ... - V-1 - 0, both directions, weight of {v, v+1}
- * 1 + v % 5. */
-static void make_ring(void)
-{
-    uint64_t m = 0;
-    for (uint32_t v = 0; v < V; v++) {
-        off[v] = m;
-        const uint32_t next = (v + 1) % V, prev = (v + V - 1) % V;
-        dst[m] = next;
-        weight[m++] = 1 + v % 5;
-        dst[m] = prev;
-        weight[m++] = 1 + prev % 5;
-    }
-    off[V] = m;
-}
-
 typedef struct tally {
+    bool graph;       /* the graph engine's session, else the layer's */
     unsigned refused; /* calls that failed as allowed, with a Fix */
     unsigned bad;     /* another status, a wrong answer */
     unsigned leaks;   /* sessions that left an allocation unfreed */
 } tally;
 
-static int refused(tally *t, mkrt_status st, const mkrt_error *e, const char *what, uint64_t k, bool search)
+/* A failed call: MKRT_ENOMEM with a Fix (search: MKRT_ECLOSED too). */
+static bool refused(tally *t, mkrt_status st, const mkrt_error *e, const char *what, uint64_t k, bool search)
 {
-    if (st == MKRT_OK)
-        return 0;
-    if ((st == MKRT_ENOMEM || (search && st == MKRT_ECLOSED)) && strstr(e->message, "Fix:") != NULL) {
-        t->refused++;
-        return 1;
-    }
-    t->bad++;
-    printf("# allocation %llu refused: %s gave %s: %s\n", (unsigned long long)k, what, mkrt_status_name(st),
-           e->message);
-    return 1;
+    return count_alloc_failed(st, e, search, what, k, &t->refused, &t->bad);
 }
 
 /* The layer over a runtime: create, publish, quiesce, destroy. */
@@ -115,38 +94,24 @@ static void layer_session(tally *t, uint64_t k)
     }
 }
 
-/* The ring's answers from root 0: BFS parents toward 0 the shorter way
- * (the smaller parent where both ways tie), SSSP the shorter sum. */
+/* The BFS tree from 0: each vertex's parent is its smaller ring
+ * neighbour one hop nearer the root. */
 static bool bfs_right(void)
 {
     for (uint32_t v = 1; v < V; v++) {
-        const uint32_t up = v, down = V - v;
-        const uint32_t want = up < down ? v - 1 : up > down ? (v + 1) % V : (v - 1 < (v + 1) % V ? v - 1 : (v + 1) % V);
-        if (parent[v] != want)
+        const uint32_t a = v - 1, b = (v + 1) % V;
+        const bool a_ok = hops[a] + 1 == hops[v], b_ok = hops[b] + 1 == hops[v];
+        if (parent[v] != (a_ok && (!b_ok || a < b) ? a : b))
             return false;
     }
     return parent[0] == 0;
-}
-
-static bool sssp_right(void)
-{
-    static uint64_t want[V];
-    uint64_t up = 0, down = 0;
-    want[0] = 0;
-    for (uint32_t v = 1; v < V; v++)
-        want[v] = up += 1 + (v - 1) % 5;
-    for (uint32_t v = V - 1; v > 0; v--) {
-        down += 1 + v % 5;
-        want[v] = down < want[v] ? down : want[v];
-    }
-    return memcmp(want, dist, sizeof want) == 0;
 }
 
 /* The distributed engine with its own rounds: open, BFS, SSSP, close. */
 static void graph_session(tally *t, uint64_t k)
 {
     mkrt_error e = {0};
-    const mkrt_graph g = {V, off, dst, weight};
+    const mkrt_graph g = {V, ring.off, ring.dst, ring.w};
     mkrt_mpi_graph_config c = mkrt_mpi_graph_config_default();
     c.own_rounds = true;
     c.symmetric = true;
@@ -159,35 +124,21 @@ static void graph_session(tally *t, uint64_t k)
         printf("# allocation %llu refused: a BFS that succeeded is wrong\n", (unsigned long long)k);
     }
     if (!refused(t, mkrt_mpi_graph_sssp(eng, 0, dist, NULL, &e), &e, "mkrt_mpi_graph_sssp", k, true) &&
-        !sssp_right()) {
+        memcmp(dist, want, sizeof want) != 0) {
         t->bad++;
         printf("# allocation %llu refused: an SSSP that succeeded is wrong\n", (unsigned long long)k);
     }
     mkrt_mpi_graph_close(eng);
 }
 
-static bool session(bool graph, bool after, uint64_t k, tally *t)
+/* One session, with the allocation count_alloc_sweep refuses. */
+static void session(void *ctx, uint64_t k)
 {
-    count_alloc_reset();
-    if (after)
-        count_alloc_fail_after(k);
-    else
-        count_alloc_fail_nth(k);
-    if (graph)
+    tally *t = ctx;
+    if (t->graph)
         graph_session(t, k);
     else
         layer_session(t, k);
-    const uint64_t calls = count_alloc_calls(), frees = count_alloc_frees();
-    const uint64_t bytes = count_alloc_bytes(), freed = count_alloc_freed_bytes();
-    const bool refusal = count_alloc_failures() > 0;
-    count_alloc_reset();
-    if (calls != frees || bytes != freed) {
-        t->leaks++;
-        printf("# allocation %llu refused: %llu allocations (%llu bytes), %llu frees (%llu bytes)\n",
-               (unsigned long long)k, (unsigned long long)calls, (unsigned long long)bytes,
-               (unsigned long long)frees, (unsigned long long)freed);
-    }
-    return refusal;
 }
 
 static void sweep(bool graph, bool after)
@@ -195,10 +146,8 @@ static void sweep(bool graph, bool after)
     char name[256];
     const char *what = graph ? "the graph engine" : "the layer";
     const char *mode = after ? "every allocation from the k-th" : "the k-th allocation";
-    tally t = {0, 0, 0};
-    uint64_t k = 0;
-    while (k < MAX_K && session(graph, after, k, &t))
-        k++;
+    tally t = {graph, 0, 0, 0};
+    const uint64_t k = count_alloc_sweep(session, &t, after, MAX_K, &t.leaks);
     snprintf(name, sizeof name, "%s, %s refused: a clean session after %llu refusals", what, mode,
              (unsigned long long)k);
     check(NULL, k > 5 && k < MAX_K, name);
@@ -219,19 +168,25 @@ int main(void)
         MPI_Finalize();
         return 0;
     }
-    make_ring();
+    ring = test_graph_ring(V);
+    test_graph_ref_bfs(&ring, 0, hops);
+    test_graph_ref_sssp(&ring, 0, ring.w, want);
     count_alloc_install();
-    tally clean = {0, 0, 0};
-    session(false, false, UINT64_MAX, &clean);
-    session(true, false, UINT64_MAX, &clean);
-    check(NULL, clean.bad == 0 && clean.leaks == 0 && clean.refused == 0,
+    tally layer = {false, 0, 0, 0}, graph = {true, 0, 0, 0};
+    count_alloc_reset();
+    session(&graph, UINT64_MAX);
+    const bool graph_clean = count_alloc_balanced();
+    count_alloc_reset();
+    session(&layer, UINT64_MAX);
+    const bool layer_clean = count_alloc_balanced();
+    check(NULL, layer.bad + graph.bad + layer.refused + graph.refused == 0 && graph_clean && layer_clean,
           "sessions with nothing refused run right and free every byte");
-    session(false, false, UINT64_MAX, &clean);
     check(NULL, layer_allocs >= 4, "mkrt_mpi_create allocates through the installed allocator");
     sweep(false, false);
     sweep(false, true);
     sweep(true, false);
     sweep(true, true);
     count_alloc_uninstall();
+    test_graph_free(&ring);
     return tap_finish();
 }
