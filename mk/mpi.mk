@@ -115,9 +115,9 @@ install-mpi: $(MPI_STATIC) $(MPI_SHARED) ## install libmkrt_mpi, include/mkrt_mp
 tsan-mpi: ## the MPI layer's unit tests under ThreadSanitizer at 2 ranks, in $(BUILD)/tsan
 	$(MAKE) BUILD=$(BUILD)/tsan SAN="$(TSAN_SAN)" OPT="-O1 -g" $(BUILD)/tsan/mpi/tests/test_mpi \
 	    $(BUILD)/tsan/mpi/tests/test_mpi_lifecycle $(BUILD)/tsan/mpi/tests/test_mpi_stats \
-	    $(BUILD)/tsan/mpi/tests/test_mpi_graph
+	    $(BUILD)/tsan/mpi/tests/test_mpi_graph $(BUILD)/tsan/mpi/tests/test_mpi_alloc
 	cat tsan.supp mpi/tests/tsan-mpi.supp > $(BUILD)/tsan/mpi.supp
-	for t in test_mpi test_mpi_lifecycle test_mpi_stats test_mpi_graph; do \
+	for t in test_mpi test_mpi_lifecycle test_mpi_stats test_mpi_graph test_mpi_alloc; do \
 	  TSAN_OPTIONS="suppressions=$(CURDIR)/$(BUILD)/tsan/mpi.supp halt_on_error=1 $(TSAN_OPTIONS)" \
 	    timeout -k 5 600 $(MPIRUN) --mca btl self,vader -x TSAN_OPTIONS -np 2 $(BUILD)/tsan/mpi/tests/$$t \
 	    || exit 1; \

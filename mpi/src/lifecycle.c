@@ -191,8 +191,9 @@ static int wait_bounded(struct mkrt_mpi *m, MPI_Request *req, const char *what)
     }
 }
 
-/* Frees what create made (the thread is not running). */
-static void teardown(struct mkrt_mpi *m)
+/* Frees what create made (the thread is not running); m itself too
+ * where own (not create's stand-in). */
+static void teardown(struct mkrt_mpi *m, bool own)
 {
     for (int r = 0; m->out != NULL && r < m->size; r++)
         mkrt__mpi_outbox_fini(&m->out[r]);
@@ -203,7 +204,9 @@ static void teardown(struct mkrt_mpi *m)
     mkrt__free(m->out, (size_t)m->size * sizeof *m->out);
     mkrt__free(m->in, (size_t)m->size * sizeof *m->in);
     mkrt__free(m->same_node, (size_t)m->size);
-    mkrt__free(m, sizeof *m);
+    mkrt__free(m->node_hash, (size_t)m->size * sizeof *m->node_hash);
+    if (own)
+        mkrt__free(m, sizeof *m);
 }
 
 /* This rank's part: buffers, one producer per other rank, the lock. */
@@ -213,7 +216,10 @@ static mkrt_status open_local(struct mkrt_mpi *m, mkrt_error *err)
     m->out = mkrt__alloc_zeroed((size_t)m->size * sizeof *m->out, MKRT_CACHE_LINE);
     m->in = mkrt__alloc_zeroed((size_t)m->size * sizeof *m->in, MKRT_CACHE_LINE);
     m->same_node = mkrt__alloc_zeroed((size_t)m->size, MKRT_CACHE_LINE);
-    if (m->out == NULL || m->in == NULL || m->same_node == NULL)
+    /* find_node's buffer, here so that a rank refused it fails the
+     * create on every rank (agree) instead of leaving them in its allgather. */
+    m->node_hash = mkrt__alloc((size_t)m->size * sizeof *m->node_hash, MKRT_CACHE_LINE);
+    if (m->out == NULL || m->in == NULL || m->same_node == NULL || m->node_hash == NULL)
         goto nomem;
     for (int r = 0; r < m->size; r++) {
         if (r == m->rank)
@@ -225,6 +231,9 @@ static mkrt_status open_local(struct mkrt_mpi *m, mkrt_error *err)
             goto nomem;
         mkrt_error perr = {0};
         m->in[r].prod = mkrt_producer_open(m->rt, &perr);
+        if (m->in[r].prod == NULL && perr.status == MKRT_ENOMEM)
+            return mkrt__mpi_fail(err, MKRT_ENOMEM, "mkrt_mpi_create: out of memory opening the "
+                                  "producer for rank %d of %d: %s", r, m->size, perr.message);
         if (m->in[r].prod == NULL)
             return mkrt__mpi_fail(err, perr.status, "mkrt_mpi_create: opening the producer for "
                                   "rank %d of %d failed: %s (one producer per other rank is "
@@ -291,10 +300,7 @@ static mkrt_status find_node(struct mkrt_mpi *m, mkrt_error *err)
     if (MPI_Get_processor_name(name, &len) == MPI_SUCCESS)
         for (int i = 0; i < len; i++)
             h = (h ^ (unsigned char)name[i]) * 1099511628211u;
-    uint64_t *all = mkrt__alloc((size_t)m->size * sizeof *all, MKRT_CACHE_LINE);
-    if (all == NULL)
-        return mkrt__mpi_fail(err, MKRT_ENOMEM, "mkrt_mpi_create: out of memory for %d node "
-                              "names. Fix: free memory.", m->size);
+    uint64_t *all = m->node_hash;
     MPI_Request req;
     int rc = MPI_Iallgather(&h, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, m->comm, &req);
     if (rc == MPI_SUCCESS)
@@ -302,7 +308,6 @@ static mkrt_status find_node(struct mkrt_mpi *m, mkrt_error *err)
     if (rc == MPI_SUCCESS)
         for (int r = 0; r < m->size; r++)
             m->same_node[r] = all[r] == h;
-    mkrt__free(all, (size_t)m->size * sizeof *all);
     return rc == MPI_SUCCESS ? MKRT_OK : mpi_fail(err, rc, "MPI_Iallgather");
 }
 
@@ -327,10 +332,15 @@ mkrt_status mkrt_mpi_create(const mkrt_mpi_config *cfg, mkrt_runtime *rt, mkrt_m
     st = mpi_ready(err);
     if (st != MKRT_OK)
         goto out_unlock;
+    /* A rank refused memory for the layer still joins the collectives
+     * below on a stand-in, so that every rank fails the create alike
+     * (agree) instead of leaving the others waiting in MPI_Comm_idup. */
+    struct mkrt_mpi stand_in;
     struct mkrt_mpi *m = mkrt__alloc_zeroed(sizeof *m, MKRT_CACHE_LINE);
-    if (m == NULL) {
-        st = mkrt__mpi_fail(err, MKRT_ENOMEM, "mkrt_mpi_create: out of memory. Fix: free memory.");
-        goto out_unlock;
+    const bool refused = m == NULL;
+    if (refused) {
+        memset(&stand_in, 0, sizeof stand_in);
+        m = &stand_in;
     }
     m->cfg = *cfg;
     m->rt = rt;
@@ -342,14 +352,17 @@ mkrt_status mkrt_mpi_create(const mkrt_mpi_config *cfg, mkrt_runtime *rt, mkrt_m
     if (rc == MPI_SUCCESS)
         rc = wait_bounded(m, &req, "MPI_Comm_idup");
     if (rc != MPI_SUCCESS) {
-        mkrt__free(m, sizeof *m);
+        if (!refused)
+            mkrt__free(m, sizeof *m);
         st = mpi_fail(err, rc, "MPI_Comm_idup");
         goto out_unlock;
     }
     /* Errors come back to the progress thread, which reports and aborts. */
     MPI_Comm_set_errhandler(m->comm, MPI_ERRORS_RETURN);
     m->per_rank = (uint32_t)((cfg->handles + (uint64_t)m->size - 1) / (uint64_t)m->size);
-    st = agree(m, open_local(m, err), err);
+    st = agree(m, refused ? mkrt__mpi_fail(err, MKRT_ENOMEM, "mkrt_mpi_create: out of memory for the "
+                                           "layer (%zu bytes). Fix: free memory.", sizeof *m)
+                          : open_local(m, err), err);
     if (st == MKRT_OK)
         st = find_node(m, err); /* every rank got here: the allgather is joined */
     if (st != MKRT_OK)
@@ -374,7 +387,7 @@ nomem:
                         "thread. Fix: free memory, or fewer threads.");
 out_free:
     MPI_Comm_free(&m->comm);
-    teardown(m);
+    teardown(m, !refused);
 out_unlock:
     mkrt__mutex_unlock(&state_lock);
     return st;
@@ -397,7 +410,7 @@ mkrt_status mkrt_mpi_destroy(mkrt_mpi *m, mkrt_error *err)
     MPI_Comm_free(&m->comm);
     mkrt__mutex_destroy(&m->mpi_lock);
     mkrt__mutex_destroy(&m->coll_lock);
-    teardown(m);
+    teardown(m, true);
     live_layers--;
     mkrt__mutex_unlock(&state_lock);
     return st;

@@ -76,6 +76,7 @@ struct mkrt_mpi {
     atomic_uint_fast64_t msgs_sent, msgs_received, deferred, publish_waits, waves;
     atomic_uint_fast64_t bytes_sent, bytes_received, bytes_sent_node, msgs_sent_node, delivered;
     unsigned char *same_node; /* size entries: rank r runs on this rank's node (create) */
+    uint64_t *node_hash;      /* size entries: create's scratch for every rank's node name hash */
     /* MPI calls while the progress thread runs: its passes and the host's
      * collectives take turns (a collective is then started and completed
      * by the host thread itself, with no hand-off to the progress thread). */
