@@ -7,7 +7,9 @@
  * allocator once, before it creates any mkrt object (for example to count
  * allocations, to inject failures, or to place memory on huge pages).
  * Allocations made inside liburcu (the plan cache's hash tables, its
- * call_rcu thread) do not go through it.
+ * call_rcu thread) do not go through it, nor does libmkrt_planlib's
+ * per-thread launch memo, which lives as long as its thread (freed when
+ * the thread exits, possibly after every mkrt object and allocator).
  *
  * Contract:
  *   - `alloc(size, align, ctx)` returns memory aligned to `align` (a power

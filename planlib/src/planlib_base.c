@@ -18,6 +18,10 @@ mkrt_status mkrt__pl_error_set(mkrt_error *err, mkrt_status status, const char *
     return status;
 }
 
+/* The C library's, not the installed mkrt_allocator: a memo lives as
+ * long as its thread and is freed by the thread's exit, which may come
+ * after the program changed or removed its allocator (include/mkrt/alloc.h
+ * names this exception). */
 void *mkrt__pl_alloc_zeroed(size_t size)
 {
     return calloc(1, size);
