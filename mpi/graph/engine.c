@@ -439,24 +439,45 @@ mkrt_status mkrt_mpi_graph_open(const mkrt_graph *g, const mkrt_mpi_graph_config
         e->own_n = (uint32_t)((lo + k < g->vertices ? lo + k : g->vertices) - e->own_lo);
         e->block_k = k;
     }
+    /* What this rank needs once the layer exists: its counters and its
+     * producer. The ranks agree on them: a rank that failed alone would
+     * leave the others' first search in collectives it never joins. The
+     * others fail with ENOMEM where every failing rank ran out of memory,
+     * else with EAGAIN (a producer refused: max_producers). */
+    const char *what = "allocation";
+    mkrt_status mine_st = MKRT_OK;
     if (mkrt__mpig_sssp_ranks(e) != 0) {
-        mkrt_mpi_destroy(e->mpi, NULL);
+        mine_st = MKRT_ENOMEM;
         err = (mkrt_error){MKRT_ENOMEM, ""};
         snprintf(err.message, sizeof err.message, "out of memory for %d ranks' counters. Fix: "
                  "fewer ranks or more memory.", e->size);
-        return fail_open(e, errp, "allocation", &err);
+    } else if ((e->producer = mkrt_producer_open(e->rt, &err)) == NULL) {
+        mine_st = err.status;
+        what = "mkrt_producer_open";
+    }
+    uint64_t failed[2] = {mine_st != MKRT_OK, mine_st == MKRT_ENOMEM};
+    if (e->size > 1)
+        mkrt_mpi_allreduce_sum(e->mpi, failed, 2);
+    if (failed[0] != 0) {
+        mkrt_mpi_destroy(e->mpi, NULL);
+        if (mine_st == MKRT_OK) {
+            what = "another rank";
+            err = (mkrt_error){failed[1] == failed[0] ? MKRT_ENOMEM : MKRT_EAGAIN, ""};
+            snprintf(err.message, sizeof err.message, "%llu of %d ranks could not open their part "
+                     "(see their messages). Fix: %s on those ranks.", (unsigned long long)failed[0], e->size,
+                     err.status == MKRT_ENOMEM ? "free memory" : "raise mkrt_config.max_producers");
+        }
+        return fail_open(e, errp, what, &err);
     }
     for (uint32_t v = 0; v < g->vertices; v++)
         if (mine(e, v))
             e->owned_edges += g->offsets[v + 1] - g->offsets[v];
     pick_hubs(e);
     mkrt__mpig_sssp_rows(e);
-    if ((e->producer = mkrt_producer_open(e->rt, &err)) == NULL ||
-        mkrt__mpig_local_open(e, &err) != MKRT_OK) {
+    if (mkrt__mpig_local_open(e, &err) != MKRT_OK) { /* one rank: nobody to agree with */
         if (e->mpi != NULL)
             mkrt_mpi_destroy(e->mpi, NULL);
-        return fail_open(e, errp, e->producer == NULL ? "mkrt_producer_open" : "one-rank traversals",
-                         &err);
+        return fail_open(e, errp, "one-rank traversals", &err);
     }
     *out = e;
     return MKRT_OK;

@@ -13,7 +13,8 @@
  * and each session frees what it allocated, byte for byte. That runs at
  * one rank (a search refused memory on one rank of several ends the job:
  * the fault rule). At several ranks, mkrt_mpi_create refused its k-th
- * allocation on the last rank only must fail on every rank alike. */
+ * allocation on the last rank only, and mkrt_mpi_graph_open refused its
+ * k-th from the creation of its layer on, must fail on every rank alike. */
 #include <mpi.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -207,18 +208,87 @@ static void create_refused_on_one_rank(void)
     check(NULL, leaks == 0, "mkrt_mpi_create refused on one rank: every rank freed what it allocated");
 }
 
+/* The refusal of open_refused_on_one_rank starts when the open creates
+ * its layer (this program's MPI_Comm_idup, through MPI's profiling
+ * interface): before it the ranks cannot agree, by the fault rule. */
+static bool arm;
+static uint64_t arm_k;
+
+int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
+{
+    const int rc = PMPI_Comm_idup(comm, newcomm, request);
+    if (arm) {
+        arm = false;
+        count_alloc_fail_nth(arm_k);
+    }
+    return rc;
+}
+
+/* At several ranks: the engine's open with the k-th allocation from its
+ * layer's creation on refused on the last rank only (the layer's own, then
+ * the engine's counters and producer), k = 0, 1, ... until an open runs
+ * clean: every rank's open fails alike with a Fix and frees all it made,
+ * and the clean one searches right. */
+static void open_refused_on_one_rank(void)
+{
+    const mkrt_graph g = {V, ring.off, ring.dst, ring.w};
+    mkrt_mpi_graph_config c = mkrt_mpi_graph_config_default();
+    c.symmetric = true;
+    unsigned agreed = 0, bad = 0, leaks = 0;
+    bool searched = false;
+    uint64_t k = 0;
+    for (; k < MAX_K; k++) {
+        count_alloc_reset();
+        arm = rank == ranks - 1;
+        arm_k = k;
+        mkrt_mpi_graph *eng = NULL;
+        mkrt_error e = {0};
+        const mkrt_status st = mkrt_mpi_graph_open(&g, &c, &eng, &e);
+        arm = false;
+        uint64_t v[2] = {st != MKRT_OK, count_alloc_failures()};
+        MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+        if (v[0] != 0 && v[0] != (uint64_t)ranks) {
+            fprintf(stderr, "rank %d: allocation %llu of the last rank refused: %d of %d opens failed\n",
+                    rank, (unsigned long long)k, (int)v[0], ranks);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        if (v[0] != 0 && eng == NULL && strstr(e.message, "Fix:") != NULL &&
+            (rank != ranks - 1 || st == MKRT_ENOMEM))
+            agreed++;
+        else if (v[0] != 0)
+            bad++;
+        if (v[0] == 0 && v[1] == 0)
+            searched = mkrt_mpi_graph_bfs(eng, 0, parent, NULL, NULL) == MKRT_OK &&
+                       mkrt_mpi_graph_sssp(eng, 0, dist, NULL, NULL) == MKRT_OK &&
+                       (rank != 0 || (bfs_right() && memcmp(dist, want, sizeof want) == 0));
+        mkrt_mpi_graph_close(eng);
+        leaks += !count_alloc_balanced();
+        if (v[1] == 0)
+            break;
+    }
+    count_alloc_reset();
+    char name[256];
+    snprintf(name, sizeof name, "mkrt_mpi_graph_open, the k-th allocation from its layer on refused on the "
+             "last rank: every rank fails it with a Fix (%u tries), then a clean open after %llu searches right",
+             agreed, (unsigned long long)k);
+    check(NULL, agreed > 0 && bad == 0 && k < MAX_K && searched, name);
+    check(NULL, leaks == 0, "mkrt_mpi_graph_open refused on one rank: every rank freed what it allocated");
+}
+
 int main(void)
 {
     tap_start();
-    if (ranks != 1) {
-        count_alloc_install();
-        create_refused_on_one_rank();
-        count_alloc_uninstall();
-        return tap_finish();
-    }
     ring = test_graph_ring(V);
     test_graph_ref_bfs(&ring, 0, hops);
     test_graph_ref_sssp(&ring, 0, ring.w, want);
+    if (ranks != 1) {
+        count_alloc_install();
+        create_refused_on_one_rank();
+        open_refused_on_one_rank();
+        count_alloc_uninstall();
+        test_graph_free(&ring);
+        return tap_finish();
+    }
     count_alloc_install();
     tally layer = {false, 0, 0, 0}, graph = {true, 0, 0, 0};
     count_alloc_reset();
