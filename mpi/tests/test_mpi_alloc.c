@@ -161,6 +161,30 @@ static void sweep(bool graph, bool after)
     check(NULL, t.leaks == 0, name);
 }
 
+/* One try of a call refused memory on the last rank (st, e, and whether
+ * it left its out NULL), over the ranks: the job ends where they disagree
+ * (the layers of those that succeeded could be neither used nor freed);
+ * a failure on every rank counts as agreed where each has a Fix and the
+ * refused rank says MKRT_ENOMEM, else as bad. *call_failed: it failed;
+ * returns whether an allocation was refused on any rank. */
+static bool tried(const char *what, uint64_t k, mkrt_status st, bool out_null, const mkrt_error *e,
+                  bool *call_failed, unsigned *agreed, unsigned *bad)
+{
+    uint64_t v[2] = {st != MKRT_OK, count_alloc_failures()};
+    MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    if (v[0] != 0 && v[0] != (uint64_t)ranks) {
+        fprintf(stderr, "rank %d: allocation %llu of the last rank refused: %s failed on %d of %d ranks\n",
+                rank, (unsigned long long)k, what, (int)v[0], ranks);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    *call_failed = v[0] != 0;
+    if (*call_failed && out_null && strstr(e->message, "Fix:") != NULL && (rank != ranks - 1 || st == MKRT_ENOMEM))
+        ++*agreed;
+    else if (*call_failed)
+        ++*bad;
+    return v[1] != 0;
+}
+
 /* At several ranks: the k-th allocation of mkrt_mpi_create refused on
  * the last rank only, for k = 0, 1, ... until a create runs clean. The
  * ranks agree: every rank's create fails (the refused rank MKRT_ENOMEM,
@@ -182,22 +206,12 @@ static void create_refused_on_one_rank(void)
         mkrt_mpi *m = NULL;
         mkrt_error e = {0};
         const mkrt_status st = mkrt_mpi_create(&c, rt, &m, &e);
-        uint64_t v[2] = {st != MKRT_OK, count_alloc_failures()};
-        MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
-        if (v[0] != 0 && v[0] != (uint64_t)ranks) { /* the ranks disagree: their layers cannot be used or freed */
-            fprintf(stderr, "rank %d: allocation %llu of the last rank refused: %d of %d creates failed\n",
-                    rank, (unsigned long long)k, (int)v[0], ranks);
-            MPI_Abort(MPI_COMM_WORLD, 1);
-        }
-        if (v[0] != 0 && m == NULL && strstr(e.message, "Fix:") != NULL &&
-            (rank != ranks - 1 || st == MKRT_ENOMEM))
-            agreed++;
-        else if (v[0] != 0)
-            bad++;
+        bool call_failed;
+        const bool refusal = tried("mkrt_mpi_create", k, st, m == NULL, &e, &call_failed, &agreed, &bad);
         mkrt_mpi_destroy(m, NULL); /* created everywhere: a refusal (if any) cost nothing */
         mkrt_destroy(rt, 10 * SEC, NULL);
         leaks += !count_alloc_balanced();
-        if (v[1] == 0)
+        if (!refusal)
             break;
     }
     count_alloc_reset();
@@ -245,25 +259,15 @@ static void open_refused_on_one_rank(void)
         mkrt_error e = {0};
         const mkrt_status st = mkrt_mpi_graph_open(&g, &c, &eng, &e);
         arm = false;
-        uint64_t v[2] = {st != MKRT_OK, count_alloc_failures()};
-        MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
-        if (v[0] != 0 && v[0] != (uint64_t)ranks) {
-            fprintf(stderr, "rank %d: allocation %llu of the last rank refused: %d of %d opens failed\n",
-                    rank, (unsigned long long)k, (int)v[0], ranks);
-            MPI_Abort(MPI_COMM_WORLD, 1);
-        }
-        if (v[0] != 0 && eng == NULL && strstr(e.message, "Fix:") != NULL &&
-            (rank != ranks - 1 || st == MKRT_ENOMEM))
-            agreed++;
-        else if (v[0] != 0)
-            bad++;
-        if (v[0] == 0 && v[1] == 0)
+        bool call_failed;
+        const bool refusal = tried("mkrt_mpi_graph_open", k, st, eng == NULL, &e, &call_failed, &agreed, &bad);
+        if (!call_failed && !refusal)
             searched = mkrt_mpi_graph_bfs(eng, 0, parent, NULL, NULL) == MKRT_OK &&
                        mkrt_mpi_graph_sssp(eng, 0, dist, NULL, NULL) == MKRT_OK &&
                        (rank != 0 || (bfs_right() && memcmp(dist, want, sizeof want) == 0));
         mkrt_mpi_graph_close(eng);
         leaks += !count_alloc_balanced();
-        if (v[1] == 0)
+        if (!refusal)
             break;
     }
     count_alloc_reset();
