@@ -42,12 +42,18 @@ typedef struct fixture {
     _Atomic uint64_t unexplained; /* ... fail without a Fix, or for a reason no update here has */
 } fixture;
 
+/* An update's failure for memory or room (failed_resource). */
+static bool for_memory(mkrt_status st)
+{
+    return st == MKRT_ENOMEM || st == MKRT_EOVERFLOW;
+}
+
 static void on_error(void *ctx, const mkrt_item *it, mkrt_status why, const char *msg)
 {
     (void)msg;
     fixture *f = ctx;
     char buf[512];
-    const bool memory = why == MKRT_ENOMEM || why == MKRT_EOVERFLOW;
+    const bool memory = for_memory(why);
     if (mkrt_stream_failed(f->s, it, why, buf, sizeof buf) != MKRT_OK || strstr(buf, "Fix:") == NULL ||
         (!memory && why != MKRT_ESTATE))
         atomic_fetch_add(&f->unexplained, 1);
@@ -184,9 +190,8 @@ static void stream_session(mkrt_runtime *rt, fixture *f, uint32_t queries, uint6
     const mkrt_status st = mkrt_stream_apply(f->s, items, APPLIED, status, &e);
     uint32_t failed = 0;
     for (uint32_t i = 0; i < APPLIED; i++)
-        failed += status[i] == MKRT_ENOMEM || status[i] == MKRT_EOVERFLOW;
-    if (st != MKRT_OK && st != MKRT_ESTATE &&
-        !(failed > 0 && (st == MKRT_ENOMEM || st == MKRT_EOVERFLOW) && strstr(e.message, "Fix:") != NULL)) {
+        failed += for_memory(status[i]);
+    if (st != MKRT_OK && st != MKRT_ESTATE && !(failed > 0 && for_memory(st) && strstr(e.message, "Fix:") != NULL)) {
         t->bad++;
         diag("allocation %llu refused: mkrt_stream_apply gave %s: %s", (unsigned long long)k,
              mkrt_status_name(st), e.message);

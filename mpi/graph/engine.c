@@ -664,7 +664,7 @@ static mkrt_status run(mkrt_mpi_graph *e, mkrt_item seed, int by_level, mkrt_mpi
     } else {
         (void)err;
         if (st == MKRT_OK)
-            q = mkrt__mpig_sssp_rounds(e);
+            q = mkrt__mpig_sssp_rounds(e, s0.failed);
         /* The distances into the cells (the runtime is quiescent). */
         for (uint32_t v = 0; st == MKRT_OK && v < e->vertices; v++)
             if (mkrt_mpi_owner(e->mpi, v) == e->rank)

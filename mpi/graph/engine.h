@@ -220,12 +220,13 @@ static inline mkrt_status mpig_stage_end(const mkrt_mpi_graph *e, const mkrt_op_
     return st;
 }
 /* sssp.c: the per-op queues (open, close); the SSSP CHUNK op; the
- * rounds of one SSSP from the root already seeded in best. */
+ * rounds of one SSSP from the root already seeded in best (failed0: the
+ * runtime's failed items when the search began, its mkrt_stats). */
 int mkrt__mpig_sssp_open(mkrt_mpi_graph *e);
 void mkrt__mpig_sssp_rows(mkrt_mpi_graph *e);
 void mkrt__mpig_sssp_close(mkrt_mpi_graph *e);
 mkrt_status mkrt__mpig_sssp_chunk(mkrt_mpi_graph *e, const mkrt_op_ctx *ctx, const mkrt_item *it);
-mkrt_status mkrt__mpig_sssp_rounds(mkrt_mpi_graph *e);
+mkrt_status mkrt__mpig_sssp_rounds(mkrt_mpi_graph *e, uint64_t failed0);
 /* sssp.c: the layer is up (size known): the per-rank counters. */
 int mkrt__mpig_sssp_ranks(mkrt_mpi_graph *e);
 /* Counts the arrivals an outbox accepted (n of them, from it), per

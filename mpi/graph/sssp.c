@@ -365,7 +365,7 @@ static bool await_arrivals(mkrt_mpi_graph *e, uint64_t want)
  * slice), summed over the ranks into e->wave: [0] due vertices and
  * arrivals, [1] failed, [2] busy ranks, [3 ..] per window of delta from
  * base, then the arrivals sent to each rank since recv0/sent0. Failed
- * counts the runtime's items that failed since the rounds began
+ * counts the runtime's items that failed since the search began
  * (failed0): a scan refused memory leaves its vertex due, and a round
  * that published it again would fail again for as long as memory stays
  * short (the rounds would never end). */
@@ -419,7 +419,7 @@ static void count_round(mkrt_mpi_graph *e, uint64_t base, uint64_t failed, uint6
  * at their distance (`hdone`). One rank (or a window past the counted
  * bins): all edges, no bound, Dijkstra by buckets. The arrivals of a
  * round are in (await_arrivals) before the next one is published. */
-mkrt_status mkrt__mpig_sssp_rounds(mkrt_mpi_graph *e)
+mkrt_status mkrt__mpig_sssp_rounds(mkrt_mpi_graph *e, uint64_t failed0)
 {
     uint64_t base = 0; /* no due distance is below it (arrivals come from scans at base or more) */
     uint64_t win_hi = 0; /* the end of the last light window */
@@ -428,9 +428,6 @@ mkrt_status mkrt__mpig_sssp_rounds(mkrt_mpi_graph *e)
     mkrt_mpi_stats ms;
     mkrt_mpi_stats_read(e->mpi, &ms); /* globally quiescent: nothing in flight */
     const uint64_t recv0 = ms.received;
-    mkrt_stats rs;
-    mkrt_stats_read(e->rt, &rs); /* its items that failed before these rounds (search() reports the rest) */
-    const uint64_t failed0 = rs.failed;
     for (int r = 0; r < e->size; r++) /* relaxed: no op runs */
         e->sent0[r] = atomic_load_explicit(&e->sent_to[r], memory_order_relaxed);
     for (unsigned b = 0; b < MPIG_BINS; b++)

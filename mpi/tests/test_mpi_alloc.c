@@ -285,15 +285,14 @@ int main(void)
     ring = test_graph_ring(V);
     test_graph_ref_bfs(&ring, 0, hops);
     test_graph_ref_sssp(&ring, 0, ring.w, want);
+    count_alloc_install();
     if (ranks != 1) {
-        count_alloc_install();
         create_refused_on_one_rank();
         open_refused_on_one_rank();
         count_alloc_uninstall();
         test_graph_free(&ring);
         return tap_finish();
     }
-    count_alloc_install();
     tally layer = {false, 0, 0, 0}, graph = {true, 0, 0, 0};
     count_alloc_reset();
     session(&graph, UINT64_MAX);
