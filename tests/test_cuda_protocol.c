@@ -301,11 +301,58 @@ static void leaving_and_relaunch(void)
     mkrt__mk_sim_stop(&sim);
 }
 
+/* The parking handshake's window: the loop said it parked, then saw the
+ * doorbell and ran on, so the host relaunches a kernel that still runs.
+ * The relaunch is queued behind it (the host does not wait for the old
+ * loop): a hung batch still trips the watchdog, and a queued launch runs
+ * the loop again when it leaves. */
+static void relaunch_while_running(void)
+{
+    mkrt__mk_sim sim;
+    mkrt__mk_sim_start(&sim, CELLS, CAP, 2, 16, 0, 0, NULL); /* never leaves on its own */
+    sim.hang_batch = 1;
+    sim.hang_after_layer = 1;
+    mkrt__mk_host h;
+    mkrt__mk_host_init(&h, sim.ctl, &mkrt__mk_sim_ops, &sim, sim.capacity);
+    mkrt_item chain[3] = {{1, 0, 1, 5}, {2, 1, 2, 1}, {2, 2, 3, 1}};
+    uint32_t off[4] = {0, 1, 2, 3};
+    uint64_t seq;
+    mkrt__mk_stage(&h, chain, 3, off, NULL, 3, &seq, NULL);
+    mkrt__mk_ring(&h, NULL);
+    atomic_store(&sim.ctl->parked, 1); /* the loop's store before it saw the doorbell */
+    mkrt_error err;
+    is(mkrt__mk_wait(&h, seq, 50000000, &err), MKRT_ETIMEDOUT,
+       "a relaunch of a loop that still runs a hung batch is queued: the watchdog trips");
+    ok(h.relaunches == 1 && atomic_load(&sim.ctl->done) < seq, "... after one relaunch (%llu), the batch not done",
+       (unsigned long long)h.relaunches);
+    mkrt__mk_sim_stop(&sim); /* returns: shutdown ends the hung loop, and its queued launch with it */
+
+    mkrt__mk_sim_start(&sim, CELLS, CAP, 2, 16, 1000000, 0, NULL); /* idle 1 ms */
+    mkrt__mk_host_init(&h, sim.ctl, &mkrt__mk_sim_ops, &sim, sim.capacity);
+    mkrt_item one[1] = {{1, 0, 5, 0}};
+    uint32_t off1[2] = {0, 1};
+    int good = 1;
+    for (uint32_t k = 1; k <= 6; k++) {
+        one[0].param = k;
+        good &= mkrt__mk_stage(&h, one, 1, off1, NULL, 1, &seq, NULL) == MKRT_OK &&
+                mkrt__mk_ring(&h, NULL) == MKRT_OK;
+        if (k % 2)
+            atomic_store(&sim.ctl->parked, 1); /* the window again: a queued launch */
+        good &= mkrt__mk_wait(&h, seq, 5000000000ull, NULL) == MKRT_OK && sim.cells[5] == k;
+        struct timespec ts = {0, 3000000}; /* the loop leaves after 1 ms idle; a queued launch runs it again */
+        nanosleep(&ts, NULL);
+    }
+    ok(good && h.relaunches >= 3, "queued launches run the loop again when it leaves; every batch right "
+                                  "(%llu relaunches)", (unsigned long long)h.relaunches);
+    mkrt__mk_sim_stop(&sim);
+}
+
 int main(void)
 {
     random_batches();
     appends_in_order();
     watchdog_and_errors();
     leaving_and_relaunch();
+    relaunch_while_running();
     return done_testing();
 }

@@ -11,6 +11,10 @@
 #include "backend/mk_sim.h"
 #include "backend/mk_trav.h"
 
+/* The loop's thread runs the loop again for each relaunch queued while it
+ * ran (sim_relaunch), as a GPU starts a launch queued on the kernel's
+ * stream once the kernel before it leaves; it ends when none is queued,
+ * or at shutdown. */
 static int sim_loop(void *p)
 {
     mkrt__mk_sim *s = p;
@@ -19,8 +23,29 @@ static int sim_loop(void *p)
 #else
     mkrt__mk_loop_hooks hooks = {s->blocks, NULL, NULL, NULL, NULL, NULL};
 #endif
-    mkrt__mk_loop_run(s->ctl, &hooks);
-    return 0;
+    for (;;) {
+        mkrt__mk_loop_run(s->ctl, &hooks);
+        /* Not again after a fatal error (the host fails the engine; the
+         * batch would run twice) or at shutdown. relaxed (error): this
+         * thread stored it. relaxed (launch): the word carries no data;
+         * the loop reads the doorbell with acquire, and the host joins a
+         * thread that ended. */
+        const bool stopped = mkrt__mk_loop_shutting_down(s->ctl) ||
+                             atomic_load_explicit(&s->ctl->error, memory_order_relaxed) != MKRT_MK_ERR_NONE;
+        uint32_t st = atomic_load_explicit(&s->launch, memory_order_relaxed);
+        for (;;) {
+            const bool again = (st & MKRT__SIM_QUEUED) && !stopped;
+            if (atomic_compare_exchange_weak_explicit(&s->launch, &st, again ? MKRT__SIM_ALIVE : 0u,
+                                                      memory_order_relaxed, memory_order_relaxed)) {
+                if (!again)
+                    return 0;
+                break;
+            }
+        }
+        /* seq_cst: running again, not parked (protocol.h's handshake: the
+         * host's doorbell store and load of parked are seq_cst too). */
+        atomic_store(&s->ctl->parked, 0);
+    }
 }
 
 mkrt_status mkrt__mk_sim_start(mkrt__mk_sim *s, uint32_t cells, uint32_t capacity, uint32_t blocks,
@@ -63,6 +88,7 @@ mkrt_status mkrt__mk_sim_start(mkrt__mk_sim *s, uint32_t cells, uint32_t capacit
     s->ctl->append_limit = append_capacity;
     s->ctl->idle_ns = idle_ns;
     s->ctl->resident_ns = resident_ns;
+    atomic_init(&s->launch, MKRT__SIM_ALIVE);
     s->running = mkrt__thread_start(&s->thread, sim_loop, s) == 0;
     if (!s->running) {
         mkrt__mk_sim_stop(s);
@@ -121,15 +147,28 @@ static mkrt_status sim_stage(void *ctx, unsigned buffer, const mkrt_item *items,
     return MKRT_OK;
 }
 
-/* The loop left on its own (idle): join it (it has left, or leaves within
- * one idle period if it saw our doorbell after parking) and start another,
- * as a launch queued on the kernel's stream would. */
+/* The loop left on its own (idle or resident): launch it again. A loop
+ * that saw our doorbell after it parked is still running (it may be
+ * running a batch that hangs): the launch is queued for its thread, which
+ * runs the loop again when it leaves, as a launch queued on the kernel's
+ * stream would start; the host never blocks here, so its watchdog keeps
+ * counting. A thread that ended (or is ending) is joined and another
+ * started. */
 static mkrt_status sim_relaunch(void *ctx, mkrt_error *err)
 {
     mkrt__mk_sim *s = ctx;
+    /* relaxed: as in sim_loop, no data with the word. */
+    uint32_t st = atomic_load_explicit(&s->launch, memory_order_relaxed);
+    while (st & MKRT__SIM_ALIVE)
+        if (atomic_compare_exchange_weak_explicit(&s->launch, &st, MKRT__SIM_ALIVE | MKRT__SIM_QUEUED,
+                                                  memory_order_relaxed, memory_order_relaxed))
+            return MKRT_OK;
     mkrt__thread_join(s->thread);
+    /* relaxed: the thread that read it last was joined. */
+    atomic_store_explicit(&s->launch, MKRT__SIM_ALIVE, memory_order_relaxed);
     s->running = mkrt__thread_start(&s->thread, sim_loop, s) == 0;
     if (!s->running) {
+        atomic_store_explicit(&s->launch, 0u, memory_order_relaxed);
         return mkrt__error_set(err, MKRT_ENOMEM, "simulated megakernel: no thread to relaunch the "
                                                  "loop. Fix: raise the thread limit.");
     }
