@@ -110,6 +110,13 @@ mkrt_mpi_graph_config mkrt_mpi_graph_config_default(void);
  * mkrt_graph_register() checks it; weights above
  * ::MKRT_MPI_GRAPH_WEIGHT_MAX or 0 fail mkrt_mpi_graph_sssp() only.
  *
+ * g and out are checked on the calling rank alone (see mkrt_mpi_create()).
+ * Past them the ranks agree: a rank whose open fails (its runtime, its
+ * graph, memory; before its layer exists through
+ * mkrt_mpi_create_failed(), after it through the layer) makes every
+ * rank's open fail, the others with the same status and a message that
+ * names the failing rank.
+ *
  * @param g The graph, the same on every rank.
  * @param c The configuration; NULL: mkrt_mpi_graph_config_default().
  * @param out Receives the engine.

@@ -244,6 +244,37 @@ mkrt_status mkrt_mpi_create(const mkrt_mpi_config *cfg, mkrt_runtime *rt, mkrt_m
                             mkrt_error *err);
 
 /**
+ * @brief A rank that cannot create its layer fails the create on every rank (collective).
+ *
+ * Call it on a rank that failed before it could call mkrt_mpi_create()
+ * (its runtime could not be made, memory ran out for what the program
+ * builds first), where the other ranks call mkrt_mpi_create() with the
+ * same configuration. It joins the create's collectives with `why` as
+ * this rank's failure, so every other rank's create returns `why` too and
+ * names this rank (as when a rank's create is refused memory), instead
+ * of waiting wait_timeout_ms and ending the job. Nothing is left behind
+ * but MPI, initialised as by a failed create.
+ *
+ * Argument errors are found before any MPI call, on this rank alone, as
+ * for mkrt_mpi_create() (handles is not compared with a runtime's cells:
+ * this rank has none).
+ *
+ * @param cfg The configuration the other ranks pass to mkrt_mpi_create().
+ * @param why This rank's failure: an MKRT_E* status.
+ * @param err Untouched when the ranks agreed (it may hold the caller's own
+ *        message); filled when this call failed otherwise (see below).
+ * @retval why The ranks agreed: every rank's create failed.
+ * @retval MKRT_EINVAL cfg is NULL, why is not a failure status, or a
+ *         field of cfg is outside its range.
+ * @retval MKRT_ENOTSUP, MKRT_ESTATE, MKRT_EDEVICE As for mkrt_mpi_create()
+ *         (MPI could not be used).
+ * @return The status, as listed.
+ * @par Thread safety
+ * Any one thread per rank, in place of that rank's mkrt_mpi_create().
+ */
+mkrt_status mkrt_mpi_create_failed(const mkrt_mpi_config *cfg, mkrt_status why, mkrt_error *err);
+
+/**
  * @brief Waits for global quiescence, stops the layer and frees it (collective).
  *
  * Every acknowledged item has run on its owner when this returns. The

@@ -319,6 +319,20 @@ static mkrt_status fail_open(mkrt_mpi_graph *e, mkrt_error *out, const char *wha
     return st;
 }
 
+/* A failure before the layer exists: this rank joins its layer's create
+ * as failed (mkrt_mpi_create_failed), so that every rank's open fails
+ * alike instead of the others waiting wait_timeout_ms in the create and
+ * ending the job; then it frees what it made. */
+static mkrt_status fail_early(mkrt_mpi_graph *e, const mkrt_mpi_config *mc, mkrt_error *out, const char *what,
+                              const mkrt_error *err)
+{
+    mkrt_error join = {MKRT_OK, ""};
+    const mkrt_status why = err->status != MKRT_OK ? err->status : MKRT_ENOMEM;
+    if (mkrt_mpi_create_failed(mc, why, &join) != why) /* MPI unusable: say so, not the first cause */
+        return fail_open(e, out, "mkrt_mpi_create_failed", &join);
+    return fail_open(e, out, what, err);
+}
+
 double mkrt__mpig_seconds(void)
 {
     struct timespec ts;
@@ -367,20 +381,29 @@ mkrt_status mkrt_mpi_graph_open(const mkrt_graph *g, const mkrt_mpi_graph_config
      * the sizes below only need offsets[vertices], and no array is read
      * beyond it before then. */
     const size_t nv = g->vertices;
+    /* The layer's configuration first: a failure before the layer exists
+     * joins its create with it (fail_early). */
+    mkrt_mpi_config mc = mkrt_mpi_config_default();
+    mc.handles = g->vertices;
+    mc.partition = c.partition;
+    mc.buffers = 32; /* SSSP rounds send bursts: fewer arrivals wait for room (2 MiB per peer) */
+    mc.deliver = deliver; /* BFS arrivals applied in bulk (see the file overview) */
     mkrt_mpi_graph *e = mkrt__alloc_zeroed(sizeof *e, MKRT_CACHE_LINE);
-    if (e != NULL) {
-        e->workers = c.workers > 0 ? c.workers : 1;
-        e->vertices = g->vertices; /* mkrt__mpig_sssp_open sizes by them */
-        e->graph = *g; /* the arrays stay borrowed */
-        e->g = &e->graph;
-        e->symmetric = c.symmetric;
-        e->own_rounds = c.own_rounds;
-        e->delta = c.delta > 0 ? c.delta : MPIG_DELTA;
-        e->widen = c.widen; /* 0: every window one delta wide */
+    if (e == NULL) {
+        err = (mkrt_error){MKRT_ENOMEM, ""};
+        snprintf(err.message, sizeof err.message, "out of memory for the engine (%zu bytes). Fix: more memory.",
+                 sizeof *e);
+        return fail_early(NULL, &mc, errp, "allocation", &err);
     }
-    if (e == NULL)
-        return mkrt__mpig_fail(errp, MKRT_ENOMEM, "open: out of memory for the engine (%zu bytes). Fix: more "
-                    "memory.", sizeof *e);
+    e->workers = c.workers > 0 ? c.workers : 1;
+    e->vertices = g->vertices; /* mkrt__mpig_sssp_open sizes by them */
+    e->graph = *g; /* the arrays stay borrowed */
+    e->g = &e->graph;
+    e->symmetric = c.symmetric;
+    e->own_rounds = c.own_rounds;
+    e->delta = c.delta > 0 ? c.delta : MPIG_DELTA;
+    e->widen = c.widen; /* 0: every window one delta wide */
+    mc.deliver_user = e;
     mkrt_config rc = mkrt_config_default();
     rc.backend = MKRT_BACKEND_CPU;
     rc.workers = e->workers;
@@ -389,17 +412,17 @@ mkrt_status mkrt_mpi_graph_open(const mkrt_graph *g, const mkrt_mpi_graph_config
     rc.ring_capacity = 1u << 14;
     rc.emit_capacity = 1u << 20; /* arrivals (RESEND) that wait for outbox room */
     if (mkrt_create(&rc, &e->rt, &err) != MKRT_OK)
-        return fail_open(e, errp, "mkrt_create", &err);
+        return fail_early(e, &mc, errp, "mkrt_create", &err);
     mkrt_op_desc d = {.fn = visit, .user = e, .name = "mpi-bfs-visit", .idempotent = true,
                       .commutes = true};
     if (mkrt_op_register(e->rt, OP_VISIT, &d, &err) != MKRT_OK)
-        return fail_open(e, errp, "mkrt_op_register", &err);
+        return fail_early(e, &mc, errp, "mkrt_op_register", &err);
     d.name = "mpi-sssp-settle";
     if (mkrt_op_register(e->rt, OP_SETTLE, &d, &err) != MKRT_OK)
-        return fail_open(e, errp, "mkrt_op_register", &err);
+        return fail_early(e, &mc, errp, "mkrt_op_register", &err);
     /* The graph checked (offsets, targets) before any row is read. */
     if (mkrt__mpig_local_register(e, &err) != MKRT_OK)
-        return fail_open(e, errp, "mkrt_graph_register", &err);
+        return fail_early(e, &mc, errp, "mkrt_graph_register", &err);
     if ((e->cells = mkrt__alloc(nv * sizeof *e->cells, MKRT_CACHE_LINE)) == NULL ||
         (e->seeds = mkrt__alloc((nv + 1 + MPIG_HUBS) * sizeof *e->seeds, MKRT_CACHE_LINE)) == NULL ||
         (e->sent_min = mkrt__alloc(nv * sizeof *e->sent_min, MKRT_CACHE_LINE)) == NULL ||
@@ -415,17 +438,11 @@ mkrt_status mkrt_mpi_graph_open(const mkrt_graph *g, const mkrt_mpi_graph_config
         snprintf(err.message, sizeof err.message, "out of memory for %u vertices and %llu edges. "
                  "Fix: a smaller graph or more memory.", g->vertices,
                  (unsigned long long)g->offsets[g->vertices]);
-        return fail_open(e, errp, "allocation", &err);
+        return fail_early(e, &mc, errp, "allocation", &err);
     }
     check_weights(e);
     for (uint32_t v = 0; v < g->vertices; v++)
         atomic_init(&e->best[v], UNREACHED); /* before the hook can run */
-    mkrt_mpi_config mc = mkrt_mpi_config_default();
-    mc.handles = g->vertices;
-    mc.partition = c.partition;
-    mc.buffers = 32; /* SSSP rounds send bursts: fewer arrivals wait for room (2 MiB per peer) */
-    mc.deliver = deliver; /* BFS arrivals applied in bulk (see the file overview) */
-    mc.deliver_user = e;
     if (mkrt_mpi_create(&mc, e->rt, &e->mpi, &err) != MKRT_OK)
         return fail_open(e, errp, "mkrt_mpi_create", &err);
     e->rank = mkrt_mpi_rank(e->mpi);

@@ -82,7 +82,7 @@ static mkrt_status check_config(const mkrt_mpi_config *c, mkrt_runtime *rt, mkrt
                               "Fix: the number of global handles to split, at most the runtime's "
                               "cells.");
     uint64_t v;
-    if (mkrt_cell_read(rt, c->handles - 1, &v) != MKRT_OK)
+    if (rt != NULL && mkrt_cell_read(rt, c->handles - 1, &v) != MKRT_OK)
         return mkrt__mpi_fail(err, MKRT_EINVAL, "mkrt_mpi_create: mkrt_mpi_config.handles is %u, "
                               "above the runtime's %u cells (handles must be in 1..cells). Fix: "
                               "handles at most %u, or a runtime with mkrt_config.cells >= %u.",
@@ -311,15 +311,14 @@ static mkrt_status find_node(struct mkrt_mpi *m, mkrt_error *err)
     return rc == MPI_SUCCESS ? MKRT_OK : mpi_fail(err, rc, "MPI_Iallgather");
 }
 
-mkrt_status mkrt_mpi_create(const mkrt_mpi_config *cfg, mkrt_runtime *rt, mkrt_mpi **out,
-                            mkrt_error *err)
+/* mkrt_mpi_create, and mkrt_mpi_create_failed where failed is not
+ * MKRT_OK (rt NULL, err holding the caller's message): a rank that failed
+ * before, or is refused memory for the layer, still joins the collectives
+ * below on a stand-in, so that every rank fails the create alike (agree)
+ * instead of leaving the others waiting in MPI_Comm_idup. */
+static mkrt_status create(const mkrt_mpi_config *cfg, mkrt_runtime *rt, mkrt_mpi **out, mkrt_status failed,
+                          mkrt_error *err)
 {
-    if (out != NULL)
-        *out = NULL;
-    if (cfg == NULL || rt == NULL || out == NULL)
-        return mkrt__mpi_fail(err, MKRT_EINVAL, "mkrt_mpi_create: %s is NULL. Fix: pass a "
-                              "configuration, the rank's runtime and where to put the layer.",
-                              cfg == NULL ? "cfg" : rt == NULL ? "rt" : "out");
     /* Argument errors are found before any MPI call, on this rank alone. */
     mkrt_status st = check_config(cfg, rt, err);
     if (st != MKRT_OK)
@@ -332,11 +331,8 @@ mkrt_status mkrt_mpi_create(const mkrt_mpi_config *cfg, mkrt_runtime *rt, mkrt_m
     st = mpi_ready(err);
     if (st != MKRT_OK)
         goto out_unlock;
-    /* A rank refused memory for the layer still joins the collectives
-     * below on a stand-in, so that every rank fails the create alike
-     * (agree) instead of leaving the others waiting in MPI_Comm_idup. */
     struct mkrt_mpi stand_in;
-    struct mkrt_mpi *m = mkrt__alloc_zeroed(sizeof *m, MKRT_CACHE_LINE);
+    struct mkrt_mpi *m = failed == MKRT_OK ? mkrt__alloc_zeroed(sizeof *m, MKRT_CACHE_LINE) : NULL;
     const bool refused = m == NULL;
     if (refused) {
         memset(&stand_in, 0, sizeof stand_in);
@@ -360,9 +356,11 @@ mkrt_status mkrt_mpi_create(const mkrt_mpi_config *cfg, mkrt_runtime *rt, mkrt_m
     /* Errors come back to the progress thread, which reports and aborts. */
     MPI_Comm_set_errhandler(m->comm, MPI_ERRORS_RETURN);
     m->per_rank = (uint32_t)((cfg->handles + (uint64_t)m->size - 1) / (uint64_t)m->size);
-    st = agree(m, refused ? mkrt__mpi_fail(err, MKRT_ENOMEM, "mkrt_mpi_create: out of memory for the "
-                                           "layer (%zu bytes). Fix: free memory.", sizeof *m)
-                          : open_local(m, err), err);
+    if (failed == MKRT_OK)
+        failed = refused ? mkrt__mpi_fail(err, MKRT_ENOMEM, "mkrt_mpi_create: out of memory for the layer "
+                                          "(%zu bytes). Fix: free memory.", sizeof *m)
+                         : open_local(m, err);
+    st = agree(m, failed, err);
     if (st == MKRT_OK)
         st = find_node(m, err); /* every rank got here: the allgather is joined */
     if (st != MKRT_OK)
@@ -390,6 +388,35 @@ out_free:
     teardown(m, !refused);
 out_unlock:
     mkrt__mutex_unlock(&state_lock);
+    return st;
+}
+
+mkrt_status mkrt_mpi_create(const mkrt_mpi_config *cfg, mkrt_runtime *rt, mkrt_mpi **out,
+                            mkrt_error *err)
+{
+    if (out != NULL)
+        *out = NULL;
+    if (cfg == NULL || rt == NULL || out == NULL)
+        return mkrt__mpi_fail(err, MKRT_EINVAL, "mkrt_mpi_create: %s is NULL. Fix: pass a "
+                              "configuration, the rank's runtime and where to put the layer.",
+                              cfg == NULL ? "cfg" : rt == NULL ? "rt" : "out");
+    return create(cfg, rt, out, MKRT_OK, err);
+}
+
+mkrt_status mkrt_mpi_create_failed(const mkrt_mpi_config *cfg, mkrt_status why, mkrt_error *err)
+{
+    if (cfg == NULL || why >= MKRT_OK || strcmp(mkrt_status_name(why), "MKRT_UNKNOWN_STATUS") == 0)
+        return mkrt__mpi_fail(err, MKRT_EINVAL, "mkrt_mpi_create_failed: %s (status %d). Fix: pass the "
+                              "configuration the other ranks pass to mkrt_mpi_create and this rank's "
+                              "failure, an MKRT_E* status.", cfg == NULL ? "cfg is NULL" : "not a failure",
+                              (int)why);
+    mkrt_mpi *unused = NULL;
+    /* The caller's message stays in err; mine gets the join's own failure
+     * (its arguments, MPI), if any. */
+    mkrt_error mine = {MKRT_OK, ""};
+    const mkrt_status st = create(cfg, NULL, &unused, why, &mine);
+    if (mine.status != MKRT_OK && err != NULL)
+        *err = mine;
     return st;
 }
 

@@ -5,7 +5,9 @@
  * followed by its "Fix:" in the same process; a create can follow a
  * destroy; a second layer beside a live one is refused under
  * MPI_THREAD_SERIALIZED; a configuration that differs between the ranks is
- * refused on every rank; after the program's own MPI_Finalize a create is
+ * refused on every rank; a rank that failed before its create joins it
+ * (mkrt_mpi_create_failed) and every rank's create fails alike; after the
+ * program's own MPI_Finalize a create is
  * refused with a status, and the process still exits cleanly (mkrt's
  * atexit finaliser stands back). Run under mpirun at 1 or more ranks (2
  * and more for the cross-rank parts). Rank 0 prints TAP; while MPI is up
@@ -112,6 +114,15 @@ int main(void)
           strcmp(last.message, err.message) == 0;
     c = layer_config(0);
     ok &= mkrt_mpi_create(&c, rt, &m, &err) == MKRT_EINVAL && strstr(err.message, "Fix:") != NULL;
+    /* mkrt_mpi_create_failed's too: no configuration, no failure to agree
+     * on, a field out of range. */
+    ok &= mkrt_mpi_create_failed(NULL, MKRT_ENOMEM, &err) == MKRT_EINVAL && strstr(err.message, "Fix:") != NULL;
+    c = layer_config(H);
+    ok &= mkrt_mpi_create_failed(&c, MKRT_OK, &err) == MKRT_EINVAL && strstr(err.message, "not a failure");
+    ok &= mkrt_mpi_create_failed(&c, (mkrt_status)7, &err) == MKRT_EINVAL;
+    ok &= mkrt_mpi_create_failed(&c, (mkrt_status)-1000, &err) == MKRT_EINVAL;
+    c.batch_items = 0;
+    ok &= mkrt_mpi_create_failed(&c, MKRT_ENOMEM, &err) == MKRT_EINVAL && strstr(err.message, "batch_items");
     int up = 1;
     MPI_Initialized(&up);
     ok &= up == 0;
@@ -191,6 +202,23 @@ int main(void)
     } else {
         skip("a configuration that differs between ranks", "needs 2 ranks");
     }
+    /* 6b. The last rank failed before it could create (its runtime, say):
+     * it joins the create as failed, and every rank's create fails alike,
+     * the others naming it; its own message stays its own. */
+    m = NULL;
+    if (rank == ranks - 1) {
+        err = (mkrt_error){MKRT_ENOMEM, "this rank's own message"};
+        st = mkrt_mpi_create_failed(&c, MKRT_ENOMEM, &err);
+        ok = st == MKRT_ENOMEM && strcmp(err.message, "this rank's own message") == 0;
+    } else {
+        st = mkrt_mpi_create(&c, rt, &m, &err);
+        char who[64];
+        snprintf(who, sizeof who, "rank %d of %d could not start its layer", ranks - 1, ranks);
+        ok = st == MKRT_ENOMEM && m == NULL && strstr(err.message, who) != NULL &&
+             strstr(err.message, "Fix:") != NULL;
+    }
+    check_on(NULL, 1, ok, "a rank that failed before its create joins it with mkrt_mpi_create_failed: every "
+                          "rank's create fails with its status (ENOMEM), naming it, instead of a timeout");
     /* ...and the process can still create. */
     m = NULL;
     st = mkrt_mpi_create(&c, rt, &m, &err);
