@@ -4,7 +4,9 @@
  * are held by closed producers (retired by the dispatcher once their items
  * completed) waits for the retirement instead of refusing with EAGAIN.
  * Found by libmkrt_mpi's lifecycle test: create right after destroy at 3
- * ranks failed now and then with "all 4 producer slots are in use". */
+ * ranks failed now and then with "all 4 producer slots are in use". And
+ * the drain, which looks at the slots below the highest one ever taken,
+ * runs the items of producers in sparse and high slots. */
 #include <stdint.h>
 #include <string.h>
 
@@ -69,9 +71,60 @@ static void test_reopen(mkrt_backend_kind kind, const char *name)
     mkrt_destroy(rt, MKRT_TIMEOUT_INFINITE, NULL);
 }
 
+/* The drain looks only at the slots a producer was ever opened in (below
+ * the highest one taken): a producer alone in a high slot, one that opens
+ * below it later, and one that opens above the bound afterwards all have
+ * their items run, by mkrt_wait, mkrt_drain and mkrt_quiesce alike. */
+static void test_sparse(mkrt_backend_kind kind, const char *name)
+{
+    enum { OPEN = 40, ITEMS = 256 };
+    mkrt_runtime *rt = make(kind, 64);
+    mkrt_producer *ps[OPEN];
+    for (int i = 0; i < OPEN; i++)
+        ps[i] = mkrt_producer_open(rt, NULL);
+    for (int i = 0; i < OPEN - 1; i++)
+        mkrt_producer_close(ps[i]);
+    mkrt_producer *high = ps[OPEN - 1];
+    mkrt_item items[ITEMS];
+    for (int i = 0; i < ITEMS; i++)
+        items[i] = (mkrt_item){MKRT_OP_ACC, 0, (uint32_t)(1 + i % 8), 1};
+    uint64_t t = 0;
+    int good = high != NULL && mkrt_publish(high, items, ITEMS, MKRT_TIMEOUT_INFINITE, NULL) == MKRT_OK &&
+               mkrt_fence(high, &t) == MKRT_OK && mkrt_wait(high, t, MKRT_TIMEOUT_INFINITE) == MKRT_OK;
+    ok(good, "%s: a producer alone in slot %d, the 39 below it closed: its items run (mkrt_wait)", name, OPEN - 1);
+    /* A producer below it (a retired slot), then one above every slot
+     * taken so far; both publish beside the high one. */
+    mkrt_producer *low = mkrt_producer_open(rt, NULL);
+    mkrt_producer *fill[OPEN];
+    int nfill = 0;
+    while (nfill < OPEN && (fill[nfill] = mkrt_producer_open(rt, NULL)) != NULL)
+        nfill++; /* up to slot OPEN and beyond */
+    mkrt_producer *above = nfill > 0 ? fill[nfill - 1] : NULL;
+    good = low != NULL && above != NULL;
+    for (int r = 0; r < 20 && good; r++) {
+        good &= mkrt_publish(low, items, ITEMS, MKRT_TIMEOUT_INFINITE, NULL) == MKRT_OK;
+        good &= mkrt_publish(high, items, ITEMS, MKRT_TIMEOUT_INFINITE, NULL) == MKRT_OK;
+        good &= mkrt_publish(above, items, ITEMS, MKRT_TIMEOUT_INFINITE, NULL) == MKRT_OK;
+        good &= (r % 2 ? mkrt_drain(rt, MKRT_TIMEOUT_INFINITE) : mkrt_quiesce(rt, MKRT_TIMEOUT_INFINITE)) == MKRT_OK;
+    }
+    uint64_t sum = 0, v = 0;
+    for (uint32_t h = 1; h <= 8; h++)
+        sum += mkrt_cell_read(rt, h, &v) == MKRT_OK ? v : 0;
+    ok(good && sum == (uint64_t)ITEMS * (1 + 3 * 20),
+       "%s: producers below and above it publish beside it; mkrt_drain and mkrt_quiesce see all (%llu of %llu)",
+       name, (unsigned long long)sum, (unsigned long long)ITEMS * (1 + 3 * 20));
+    for (int i = 0; i < nfill; i++)
+        mkrt_producer_close(fill[i]);
+    mkrt_producer_close(low);
+    mkrt_producer_close(high);
+    mkrt_destroy(rt, MKRT_TIMEOUT_INFINITE, NULL);
+}
+
 int main(void)
 {
     test_reopen(MKRT_BACKEND_CPU, "cpu");
     test_reopen(MKRT_BACKEND_SIM, "sim");
+    test_sparse(MKRT_BACKEND_CPU, "cpu");
+    test_sparse(MKRT_BACKEND_SIM, "sim");
     return done_testing();
 }

@@ -193,7 +193,8 @@ static bool intake_paused(mkrt__dispatch *dp)
 static bool scan_rings(mkrt__dispatch *dp, uint64_t *waiting_class)
 {
     bool interactive = false;
-    for (uint32_t s = 0; s < dp->cfg->max_producers; s++) {
+    const uint32_t used = mkrt__producer_slots_used(dp->producers);
+    for (uint32_t s = 0; s < used; s++) {
         /* acquire: pairs with the release store in mkrt_producer_open. */
         mkrt_producer *p = atomic_load_explicit(&dp->producers->slots[s], memory_order_acquire);
         uint64_t size = 0;
@@ -223,7 +224,7 @@ size_t mkrt__stage_drain(mkrt__dispatch *dp, mkrt__batch *b)
 
 static size_t drain(mkrt__dispatch *dp, mkrt__batch *b)
 {
-    const uint32_t slots = dp->cfg->max_producers;
+    const uint32_t slots = mkrt__producer_slots_used(dp->producers); /* the passes' bound */
     b->nseg = 0;
     b->n = 0;
     b->source = &dp->rings;
@@ -284,11 +285,13 @@ static size_t drain(mkrt__dispatch *dp, mkrt__batch *b)
         if (p != NULL && class_of(p) != klass)
             mkrt__plan_ring_seen(&dp->planner, s, 0, 0);
     }
-    uint32_t rr = decide ? mkrt__plan_drain_first(&dp->planner, dp->rr, &b->note) : dp->rr;
+    /* rr is below slots: it was below an earlier bound, which never shrinks. */
+    uint32_t rr = dp->rr < slots ? dp->rr : 0;
+    if (decide)
+        rr = mkrt__plan_drain_first(&dp->planner, rr, slots, &b->note);
     while (progress && n < cap) {
         progress = false;
-        for (uint32_t i = 0; i < slots && n < cap; i++) {
-            uint32_t slot = (rr + i) % slots;
+        for (uint32_t i = 0, slot = rr; i < slots && n < cap; i++, slot = slot + 1 < slots ? slot + 1 : 0) {
             /* acquire: pairs with the release store in mkrt_producer_open. */
             mkrt_producer *p = atomic_load_explicit(&dp->producers->slots[slot], memory_order_acquire);
             if (p == NULL)
@@ -320,18 +323,19 @@ static size_t drain(mkrt__dispatch *dp, mkrt__batch *b)
                 retire_closed(dp, slot, p);
             }
         }
-        rr = (rr + 1) % slots;
+        rr = rr + 1 < slots ? rr + 1 : 0;
     }
     dp->rr = rr;
     if (decide && n > b->emitted_n)
-        mkrt__plan_drain_end(&dp->planner, n, cap, &b->note);
+        mkrt__plan_drain_end(&dp->planner, n, cap, slots, &b->note);
     b->n = n;
     return n;
 }
 
 bool mkrt__rings_empty(mkrt__dispatch *dp)
 {
-    for (uint32_t s = 0; s < dp->cfg->max_producers; s++) {
+    const uint32_t used = mkrt__producer_slots_used(dp->producers);
+    for (uint32_t s = 0; s < used; s++) {
         /* acquire: pairs with the release store in mkrt_producer_open. */
         mkrt_producer *p = atomic_load_explicit(&dp->producers->slots[s], memory_order_acquire);
         if (p != NULL && (mkrt_spsc_ring_size(p->ring) > 0 ||

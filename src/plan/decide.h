@@ -325,8 +325,9 @@ void mkrt__plan_measured(mkrt__planner *p, struct mkrt__batch *b, bool cpu, uint
 void mkrt__plan_waited(mkrt__planner *p, uint64_t ns);
 /* A batch completed: its record into the EXPLAIN ring. */
 void mkrt__plan_explain_batch(mkrt__planner *p, struct mkrt__batch *b);
-/* DRAIN: the slot the drain starts at (note: the batch's record). */
-uint32_t mkrt__plan_drain_first(mkrt__planner *p, uint32_t rr, mkrt_plan_record *note);
+/* DRAIN: the slot the drain starts at (note: the batch's record), of the
+ * slots below `slots` (the ones a producer was ever opened in). */
+uint32_t mkrt__plan_drain_first(mkrt__planner *p, uint32_t rr, uint32_t slots, mkrt_plan_record *note);
 /* The drain saw `left` items in slot's ring (0: also no producer): before
  * its first pass, and after each pop (took: the items it popped). */
 static inline void mkrt__plan_ring_seen(mkrt__planner *p, uint32_t slot, uint64_t left, uint64_t took)
@@ -345,6 +346,6 @@ uint32_t mkrt__plan_class(mkrt__planner *p, bool interactive, bool bulk, bool ho
 /* mkrt__plan_class: a bulk batch is not drained now (hold). */
 #define MKRT__CLASS_HOLD 2u
 /* The drain took n items: requeues, ages, the queue's pressure. */
-void mkrt__plan_drain_end(mkrt__planner *p, size_t n, size_t max_batch, mkrt_plan_record *note);
+void mkrt__plan_drain_end(mkrt__planner *p, size_t n, size_t max_batch, uint32_t slots, mkrt_plan_record *note);
 
 #endif

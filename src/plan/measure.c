@@ -62,10 +62,11 @@ void mkrt__plan_explain_batch(mkrt__planner *p, mkrt__batch *b)
     mkrt__planner_explain_put(p, &b->note);
 }
 
-uint32_t mkrt__plan_drain_first(mkrt__planner *p, uint32_t rr, mkrt_plan_record *note)
+uint32_t mkrt__plan_drain_first(mkrt__planner *p, uint32_t rr, uint32_t slots, mkrt_plan_record *note)
 {
     mkrt_plan_first why;
-    uint32_t s = mkrt__decide_drain_first(p->waiting, p->age, p->slots, rr, !(p->off & MKRT_PLAN_DRAIN), &why);
+    slots = slots < p->slots ? slots : p->slots;
+    uint32_t s = mkrt__decide_drain_first(p->waiting, p->age, slots, rr, !(p->off & MKRT_PLAN_DRAIN), &why);
     note->first_slot = s;
     note->first_reason = (uint32_t)why;
     if (why == MKRT_PLAN_FIRST_AGED)
@@ -108,14 +109,15 @@ uint32_t mkrt__plan_class(mkrt__planner *p, bool interactive, bool bulk, bool ho
     return c;
 }
 
-void mkrt__plan_drain_end(mkrt__planner *p, size_t n, size_t max_batch, mkrt_plan_record *note)
+void mkrt__plan_drain_end(mkrt__planner *p, size_t n, size_t max_batch, uint32_t slots, mkrt_plan_record *note)
 {
     /* A full batch requeues what it left in the rings; a ring it took
      * nothing from while it held items is one tick older; a ring it served
      * (or every ring, after a batch that was not full) is young. */
     bool full = n >= max_batch;
     uint64_t left = 0, requeued = 0;
-    for (uint32_t s = 0; s < p->slots; s++) {
+    slots = slots < p->slots ? slots : p->slots; /* the others never held a producer: all zero */
+    for (uint32_t s = 0; s < slots; s++) {
         if (!full)
             p->waiting[s] = 0; /* the passes ran until every ring was empty */
         if (p->waiting[s] != 0) {

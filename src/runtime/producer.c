@@ -120,6 +120,10 @@ mkrt_producer *mkrt_producer_open(mkrt_runtime *rt, mkrt_error *err)
     atomic_fetch_add_explicit(&rt->producers.producers_open, 1, memory_order_relaxed);
     /* release: pairs with the dispatcher's acquire load of the slot. */
     atomic_store_explicit(&rt->producers.slots[slot], p, memory_order_release);
+    /* release: pairs with mkrt__producer_slots_used's acquire (after the
+     * slot's store). relaxed load: written under this lock only. */
+    if (slot >= atomic_load_explicit(&rt->producers.slots_used, memory_order_relaxed))
+        atomic_store_explicit(&rt->producers.slots_used, slot + 1, memory_order_release);
     mkrt__mutex_unlock(&rt->producers.producers_lock);
     return p;
 }

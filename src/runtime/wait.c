@@ -185,7 +185,10 @@ static mkrt_status wait_producers(mkrt_runtime *rt, uint64_t timeout_ns)
      * the producers' own counters decide). acquire: pairs with the
      * release increments in mkrt_publish_some. */
     const uint64_t total = atomic_load_explicit(&rt->producers.published_total, memory_order_acquire);
-    for (uint32_t s = 0; s < rt->cfg.max_producers; s++) {
+    /* The slots a producer was ever opened in: one that published before
+     * the call was opened before it (its open's release is seen). */
+    const uint32_t used = mkrt__producer_slots_used(&rt->producers);
+    for (uint32_t s = 0; s < used; s++) {
         mkrt__mutex_lock(&rt->producers.producers_lock);
         mkrt_producer *p = atomic_load_explicit(&rt->producers.slots[s], memory_order_relaxed); /* under the lock */
         uint32_t id = p != NULL ? p->id : 0;

@@ -59,6 +59,11 @@ struct mkrt_producer {
 typedef struct mkrt__producers {
     mkrt__mutex producers_lock;
     _Atomic(mkrt_producer *) *slots; /* max_producers */
+    /* One past the highest slot a producer was ever opened in (it never
+     * shrinks): the drain's passes, which run on every round trip, look
+     * at slots below it only (64 slots cost a single-item round trip
+     * about 0.7 us of its 1.6). */
+    _Atomic uint32_t slots_used;
     _Atomic uint32_t producers_open;
     /* Producers closed and not yet retired by the dispatcher thread: a
      * hint for threads that may not read the rings (a give of the
@@ -72,6 +77,16 @@ typedef struct mkrt__producers {
                             * dispatcher may stop once everything completed */
     alignas(MKRT_CACHE_LINE) _Atomic uint64_t published_total;
 } mkrt__producers;
+
+/* The slots a producer was ever opened in are below this. acquire: pairs
+ * with the release store in mkrt_producer_open, made after the slot's
+ * pointer was stored: a drain that sees the bound sees the producer. A
+ * drain that sees an older bound misses only a producer whose open has
+ * not returned, which has published nothing. */
+static inline uint32_t mkrt__producer_slots_used(mkrt__producers *ps)
+{
+    return atomic_load_explicit(&ps->slots_used, memory_order_acquire);
+}
 
 /* Frees a producer's rings and the producer (producers.c). */
 void mkrt__producer_free(mkrt_producer *p);
