@@ -306,11 +306,16 @@ mkrt_status mkrt__mpig_fail(mkrt_error *err, mkrt_status st, const char *fmt, ..
     return st;
 }
 
+/* The status an open fails with: the failed call's (ENOMEM if it gave none). */
+static mkrt_status open_status(const mkrt_error *err)
+{
+    return err->status != MKRT_OK ? err->status : MKRT_ENOMEM;
+}
+
 static mkrt_status fail_open(mkrt_mpi_graph *e, mkrt_error *out, const char *what,
                              const mkrt_error *err)
 {
-    mkrt_status st = mkrt__mpig_fail(out, err->status != MKRT_OK ? err->status : MKRT_ENOMEM, "open: %s: %s",
-                          what, err->message);
+    mkrt_status st = mkrt__mpig_fail(out, open_status(err), "open: %s: %s", what, err->message);
     if (e != NULL) {
         mkrt_producer_close(e->producer);
         mkrt_destroy(e->rt, MKRT_TIMEOUT_INFINITE, NULL);
@@ -327,7 +332,7 @@ static mkrt_status fail_early(mkrt_mpi_graph *e, const mkrt_mpi_config *mc, mkrt
                               const mkrt_error *err)
 {
     mkrt_error join = {MKRT_OK, ""};
-    const mkrt_status why = err->status != MKRT_OK ? err->status : MKRT_ENOMEM;
+    const mkrt_status why = open_status(err);
     if (mkrt_mpi_create_failed(mc, why, &join) != why) /* MPI unusable: say so, not the first cause */
         return fail_open(e, out, "mkrt_mpi_create_failed", &join);
     return fail_open(e, out, what, err);

@@ -11,6 +11,9 @@
 #include "backend/mk_sim.h"
 #include "backend/mk_trav.h"
 
+/* The launch word's bits (mk_sim.h). */
+enum { MKRT__SIM_ALIVE = 1u, MKRT__SIM_QUEUED = 2u };
+
 /* The loop's thread runs the loop again for each relaunch queued while it
  * ran (sim_relaunch), as a GPU starts a launch queued on the kernel's
  * stream once the kernel before it leaves; it ends when none is queued,

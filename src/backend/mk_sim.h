@@ -43,13 +43,11 @@ typedef struct mkrt__mk_sim {
     uint32_t jobs;                     /* job slots */
     mkrt__thread thread;
     bool running; /* thread started and not yet joined */
-    /* The loop's thread: MKRT__SIM_ALIVE while it runs the loop or decides
-     * whether to leave, MKRT__SIM_QUEUED when a relaunch waits for it (a
+    /* The loop's thread (mk_sim.c): ALIVE while it runs the loop or
+     * decides whether to leave, QUEUED when a relaunch waits for it (a
      * launch queued behind a kernel that is still running). */
     _Atomic uint32_t launch;
 } mkrt__mk_sim;
-
-enum { MKRT__SIM_ALIVE = 1u, MKRT__SIM_QUEUED = 2u };
 
 /* Allocates the control block (as cuMemHostAlloc would), the device
  * arrays, and starts the loop, which leaves after idle_ns without a

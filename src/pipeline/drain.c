@@ -217,6 +217,12 @@ static bool scan_rings(mkrt__dispatch *dp, uint64_t *waiting_class)
  * one latency class (plan/decide.h): its emitted items and rings only. */
 static size_t drain(mkrt__dispatch *dp, mkrt__batch *b);
 
+/* The slot after s, round robin over the slots below `slots`. */
+static inline uint32_t next_slot(uint32_t s, uint32_t slots)
+{
+    return s + 1 < slots ? s + 1 : 0;
+}
+
 size_t mkrt__stage_drain(mkrt__dispatch *dp, mkrt__batch *b)
 {
     return stamp(dp, b, drain(dp, b));
@@ -285,13 +291,12 @@ static size_t drain(mkrt__dispatch *dp, mkrt__batch *b)
         if (p != NULL && class_of(p) != klass)
             mkrt__plan_ring_seen(&dp->planner, s, 0, 0);
     }
-    /* rr is below slots: it was below an earlier bound, which never shrinks. */
-    uint32_t rr = dp->rr < slots ? dp->rr : 0;
-    if (decide)
-        rr = mkrt__plan_drain_first(&dp->planner, rr, slots, &b->note);
+    /* dp->rr is below slots (0 with none): only this function sets it,
+     * below a bound that never shrinks. */
+    uint32_t rr = decide ? mkrt__plan_drain_first(&dp->planner, dp->rr, slots, &b->note) : dp->rr;
     while (progress && n < cap) {
         progress = false;
-        for (uint32_t i = 0, slot = rr; i < slots && n < cap; i++, slot = slot + 1 < slots ? slot + 1 : 0) {
+        for (uint32_t i = 0, slot = rr; i < slots && n < cap; i++, slot = next_slot(slot, slots)) {
             /* acquire: pairs with the release store in mkrt_producer_open. */
             mkrt_producer *p = atomic_load_explicit(&dp->producers->slots[slot], memory_order_acquire);
             if (p == NULL)
@@ -323,7 +328,7 @@ static size_t drain(mkrt__dispatch *dp, mkrt__batch *b)
                 retire_closed(dp, slot, p);
             }
         }
-        rr = rr + 1 < slots ? rr + 1 : 0;
+        rr = next_slot(rr, slots);
     }
     dp->rr = rr;
     if (decide && n > b->emitted_n)
