@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../src/runtime/test_hooks.h"
 #include "mkrt/runtime.h"
@@ -171,10 +172,61 @@ static void watchdog(void)
     is(mkrt_destroy(rt, SEC, NULL), MKRT_OK, "destroy ends the hung simulated device");
 }
 
+/* A device that is slow, not hung: the watchdog trips while the batch
+ * still runs. The failed engine stops the device before the CPU pool takes
+ * the cells over, so its late writes cannot undo later batches; one that
+ * does not stop within another watchdog period is said to. */
+static void slow_device(uint32_t watchdog_ms, uint64_t slow_ms, bool stops)
+{
+    failures f = {0, MKRT_OK};
+    mkrt_runtime *rt = start(MKRT_BACKEND_SIM, &f, watchdog_ms);
+    mkrt_producer *p = mkrt_producer_open(rt, NULL);
+    mkrt_item warm[] = {{MKRT_OP_STORE, 0, 1, 5}};
+    mkrt_publish(p, warm, 1, SEC, NULL);
+    mkrt_drain(rt, SEC);
+    mkrt__runtime_hold(rt, true);
+    /* The next batch's second layer takes slow_ms; its other layers run. */
+    mkrt__runtime_device_stall(rt, 1, 1, slow_ms * 1000000u);
+    mkrt_item chain[] = {{MKRT_OP_STORE, 0, 2, 1}, {MKRT_OP_ADD, 2, 3, 1}, {MKRT_OP_ADD, 3, 4, 1},
+                         {MKRT_OP_ADD, 4, 5, 1}, {MKRT_OP_ADD, 5, 6, 1}};
+    mkrt_publish(p, chain, 5, SEC, NULL);
+    mkrt__runtime_hold(rt, false);
+    is(mkrt_drain(rt, SEC), MKRT_OK, "slow device (%llu ms, watchdog %u ms): the runtime drains",
+       (unsigned long long)slow_ms, watchdog_ms);
+    ok(atomic_load(&f.n) == 5 && f.last == MKRT_ETIMEDOUT, "... every item of its batch failed (5, ETIMEDOUT)");
+    const char *why = mkrt_backend_describe(rt);
+    if (stops)
+        ok(strstr(why, "device stopped") != NULL, "... the device was stopped first: %.200s", why);
+    else
+        ok(strstr(why, "did not stop") != NULL, "... describe says the device did not stop: %.200s", why);
+    /* A device that did not stop may still write its batch's cells (4 to
+     * 6 here): the later batch keeps clear of them then. */
+    mkrt_item after[] = {{MKRT_OP_STORE, 0, stops ? 6 : 8, 77}, {MKRT_OP_STORE, 0, stops ? 4 : 9, 78}};
+    mkrt_publish(p, after, 2, SEC, NULL);
+    mkrt_drain(rt, SEC);
+    if (stops) {
+        struct timespec nap = {0, (long)(slow_ms + 100) * 1000000L}; /* past the device's would-be end */
+        nanosleep(&nap, NULL);
+        uint64_t v6, v4;
+        mkrt_cell_read(rt, 6, &v6);
+        mkrt_cell_read(rt, 4, &v4);
+        ok(v6 == 77 && v4 == 78, "... and its late layers did not overwrite the CPU's later stores (%llu, %llu)",
+           (unsigned long long)v6, (unsigned long long)v4);
+    }
+    mkrt_stats s;
+    mkrt_stats_read(rt, &s);
+    ok(s.published == s.executed + s.pruned + s.failed && s.failed == 5, "... published = executed + pruned + "
+       "failed, 5 failed");
+    mkrt_producer_close(p);
+    is(mkrt_destroy(rt, SEC, NULL), MKRT_OK, "... destroy ends the device");
+}
+
 int main(void)
 {
     same_results_as_cpu();
     routing_and_validation();
     watchdog();
+    slow_device(200, 300, true);
+    slow_device(100, 500, false);
     return done_testing();
 }

@@ -132,7 +132,10 @@ typedef struct mkrt_config {
      *  of what is free; mkrt_plan_explain() shows the budget and the
      *  resident bytes. 0 elsewhere (SIM, CPU): unbounded. */
     uint64_t device_memory_budget;
-    uint32_t watchdog_ms;          /**< Device watchdog (CUDA, SIM); 0: none (5000) [any]. */
+    /** Device watchdog (CUDA, SIM): a batch without progress this long
+     *  fails, and the device then gets as long again to stop before the
+     *  CPU pool takes over; 0: none (5000) [any]. */
+    uint32_t watchdog_ms;
     /** 64-bit cells, handles 0..cells-1 (1 << 20) [1..MKRT_CONFIG_CELLS_MAX]. */
     uint32_t cells;
     /** APPEND log entries kept until consumed (1 << 20)

@@ -66,6 +66,11 @@
  * (::MKRT_EDEVICE or ::MKRT_ETIMEDOUT; items refused at admission keep
  * their own status), including items the device ran before it failed: the
  * cells that batch writes are then undefined, and its APPENDs are dropped.
+ * The device is stopped before the CPU pool takes over: a batch still
+ * running (slow, not hung) gets another watchdog_ms to end, and no later
+ * batch's cells see its writes; a device that does not stop in that time
+ * (an op that never returns) is reported by mkrt_backend_describe() ("did
+ * not stop"), and may still write that batch's cells.
  *
  * Nothing is dropped silently: an item that cannot run (unknown op, handle
  * out of range, a failing user op, over the memory budget, or left when

@@ -46,6 +46,14 @@ typedef struct megakernel {
     struct megakernel *next_abandoned;
 } megakernel;
 
+/* How long the host waits for a running kernel to leave the device: one
+ * watchdog period (the batch it runs was given that long), or
+ * MKRT__MK_HALT_NS without a watchdog. */
+static uint64_t leave_wait_ns(const mkrt__state *sg)
+{
+    return sg->cfg->watchdog_ms ? (uint64_t)sg->cfg->watchdog_ms * 1000000u : MKRT__MK_HALT_NS;
+}
+
 static mkrt_status start_sim(mkrt__state *sg, uint32_t workers, megakernel *m, mkrt_error *err)
 {
     uint32_t blocks = workers * 2; /* grid-stride "blocks" of the simulated kernel */
@@ -68,6 +76,7 @@ static mkrt_status start_sim(mkrt__state *sg, uint32_t workers, megakernel *m, m
     m->dev = &mkrt__mk_sim_device;
     m->ctx = sim;
     mkrt__mk_host_init(&m->host, sim->ctl, m->dev->protocol, sim, sim->capacity);
+    m->host.halt_ns = leave_wait_ns(sg);
     return MKRT_OK;
 }
 
@@ -103,6 +112,7 @@ static mkrt_status start_cuda(mkrt__state *sg, megakernel *m, void *const bufs[M
     m->dev = e->device_state ? &mkrt__cuda_state_device : &mkrt__cuda_device;
     m->ctx = e;
     mkrt__mk_host_init(&m->host, e->ctl, m->dev->protocol, e, e->capacity);
+    m->host.halt_ns = leave_wait_ns(sg);
     return MKRT_OK;
 }
 
@@ -323,8 +333,8 @@ static mkrt_status mk_graph_in(mkrt__backend *be, const mkrt_graph *g, mkrt_erro
     }
     m->graph_on = false;
     /* How long a running kernel may take to leave the GPU first. */
-    uint64_t wait = m->state->cfg->watchdog_ms ? (uint64_t)m->state->cfg->watchdog_ms * 1000000u : 10000000000u;
-    mkrt_status st = m->dev->graph_in(m->ctx, g->vertices, g->offsets, g->targets, g->weights, jobs, wait, err);
+    mkrt_status st = m->dev->graph_in(m->ctx, g->vertices, g->offsets, g->targets, g->weights, jobs,
+                                      leave_wait_ns(m->state), err);
     update_resident(m);
     m->graph_bytes = st == MKRT_OK ? need + (uint64_t)jobs * slot : 0;
     if (st != MKRT_OK) {
@@ -434,11 +444,11 @@ mkrt_status mkrt__megakernel_start(mkrt__state *sg, uint32_t workers, mkrt_backe
 }
 
 #ifdef MKRT_TEST_HOOKS
-void mkrt__megakernel_inject_hang(mkrt__backend *be, uint64_t batches_from_now, uint32_t layer)
+void mkrt__megakernel_inject_hang(mkrt__backend *be, uint64_t batches_from_now, uint32_t layer, uint64_t ns)
 {
     megakernel *m = (megakernel *)be;
     if (m->dev->inject_hang != NULL)
-        m->dev->inject_hang(m->ctx, m->host.staged + batches_from_now, layer);
+        m->dev->inject_hang(m->ctx, m->host.staged + batches_from_now, layer, ns);
 }
 
 uint64_t mkrt__megakernel_progress(const mkrt__backend *be, uint32_t block)

@@ -34,8 +34,9 @@ mkrt_status mkrt__megakernel_start(mkrt__state *sg, uint32_t workers, mkrt_backe
 
 #ifdef MKRT_TEST_HOOKS
 /* Test hooks (test builds only). The simulated device hangs in its n-th batch from now,
- * after `layer` layers (no effect on a GPU). */
-void mkrt__megakernel_inject_hang(mkrt__backend *be, uint64_t batches_from_now, uint32_t layer);
+ * after `layer` layers (no effect on a GPU): until shutdown (ns 0), or
+ * for ns, after which the batch carries on (a slow device). */
+void mkrt__megakernel_inject_hang(mkrt__backend *be, uint64_t batches_from_now, uint32_t layer, uint64_t ns);
 /* Block `block`'s progress word: (layer << 32) | items it ran in that
  * layer (protocol.h); blocks a layer's plan left out keep their last.
  * With the state in device memory, a copy (blocks 0..7 only, else 0). */

@@ -13,7 +13,10 @@
  * traversal's levels (protocol.h, levels_run) are progress.
  * A timeout or a device error marks the engine failed for good: a hung or
  * faulted device is never fed again (sticky CUDA errors poison the
- * process's context anyway).
+ * process's context anyway). The failure stops the device first: shutdown,
+ * then up to halt_ns for the loop to leave, so that a device that was slow,
+ * not hung, does not write cells the CPU pool has taken over (stopped says
+ * whether it left).
  */
 #ifndef MKRT_BACKEND_MK_HOST_H
 #define MKRT_BACKEND_MK_HOST_H
@@ -34,9 +37,15 @@ typedef struct mkrt__mk_host {
     uint64_t staged;      /* last staged sequence number */
     uint64_t rung;        /* last rung */
     uint64_t relaunches;  /* launches after the kernel left on its own */
+    uint64_t halt_ns;     /* how long a failure waits for the loop to leave
+                           * (MKRT__MK_HALT_NS until the owner sets it) */
     bool failed;
+    bool stopped;         /* failed, and the loop left within halt_ns */
     char why_failed[MKRT_ERROR_MESSAGE_MAX];
 } mkrt__mk_host;
+
+/* A failure's wait for the loop to leave, unless the owner sets halt_ns. */
+#define MKRT__MK_HALT_NS 10000000000ull
 
 /* capacity: the items (and layers) each of the device's two staging
  * buffers holds; mkrt__mk_stage refuses a larger batch. */

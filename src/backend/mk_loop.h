@@ -53,6 +53,11 @@ typedef struct mkrt__mk_loop_hooks {
     /* May be NULL. Test hook: each traversal level takes at least this
      * long (a long traversal for the watchdog's tests). */
     _Atomic uint64_t *level_nap_ns;
+    /* May be NULL (0). The injected hang's length: 0, a hung op (until
+     * shutdown, and the batch is given up); else a slow op, which takes
+     * this long without looking at shutdown and then lets the batch carry
+     * on (a device that is slow, not hung). */
+    _Atomic uint64_t *hang_ns;
 } mkrt__mk_loop_hooks;
 
 /* One batch as the loop runs it: the graph and the RELAX job's bitmaps
@@ -173,7 +178,8 @@ static inline uint32_t mkrt__mk_loop_item(mkrt__mk_control *ctl, mkrt__mk_desc *
 
 /* The injected hang (fault injection), at layer l of batch seq (a
  * traversal's levels count as layers after the batch's own): returns 1
- * once shutdown released it. */
+ * once shutdown released a hung op; 0 when there is none, or after a
+ * slow op (hooks.hang_ns), which fires once. */
 static inline int mkrt__mk_loop_hang(mkrt__mk_control *ctl, const mkrt__mk_loop_hooks *h, uint64_t seq, uint32_t l,
                                      _Atomic uint64_t *progress)
 {
@@ -186,6 +192,16 @@ static inline int mkrt__mk_loop_hang(mkrt__mk_control *ctl, const mkrt__mk_loop_
      * acquire. relaxed: this thread wrote it last. */
     atomic_store_explicit(&progress[0], atomic_load_explicit(&progress[0], memory_order_relaxed),
                           memory_order_release);
+    /* relaxed: a test knob, written before hang_batch's release. */
+    const uint64_t slow = h->hang_ns != NULL ? atomic_load_explicit(h->hang_ns, memory_order_relaxed) : 0;
+    if (slow != 0) {
+        /* relaxed: only this loop reads hang_batch again, and the
+         * injector does not rearm it while the batch runs. */
+        atomic_store_explicit(h->hang_batch, 0, memory_order_relaxed);
+        for (const uint64_t until = mkrt__mk_loop_now_ns() + slow; mkrt__mk_loop_now_ns() < until;)
+            mkrt__mk_loop_nap(100000);
+        return 0;
+    }
     while (!mkrt__mk_loop_shutting_down(ctl)) /* a hung op */
         mkrt__mk_loop_nap(100000);
     return 1;

@@ -22,24 +22,26 @@ static int sim_loop(void *p)
 {
     mkrt__mk_sim *s = p;
 #ifdef MKRT_TEST_HOOKS
-    mkrt__mk_loop_hooks hooks = {s->blocks, NULL, &s->hang_batch, &s->hang_after_layer, NULL, &s->level_nap_ns};
+    mkrt__mk_loop_hooks hooks = {s->blocks,      NULL, &s->hang_batch, &s->hang_after_layer,
+                                 NULL,           &s->level_nap_ns, &s->hang_ns};
 #else
-    mkrt__mk_loop_hooks hooks = {s->blocks, NULL, NULL, NULL, NULL, NULL};
+    mkrt__mk_loop_hooks hooks = {s->blocks, NULL, NULL, NULL, NULL, NULL, NULL};
 #endif
     for (;;) {
         mkrt__mk_loop_run(s->ctl, &hooks);
         /* Not again after a fatal error (the host fails the engine; the
          * batch would run twice) or at shutdown. relaxed (error): this
-         * thread stored it. relaxed (launch): the word carries no data;
-         * the loop reads the doorbell with acquire, and the host joins a
-         * thread that ended. */
+         * thread stored it. relaxed (launch's load, and the exchange's
+         * failure): the loop reads the doorbell with acquire; release
+         * (the exchange): a thread that leaves publishes its cell writes
+         * with the cleared word, which sim_wait_gone loads with acquire. */
         const bool stopped = mkrt__mk_loop_shutting_down(s->ctl) ||
                              atomic_load_explicit(&s->ctl->error, memory_order_relaxed) != MKRT_MK_ERR_NONE;
         uint32_t st = atomic_load_explicit(&s->launch, memory_order_relaxed);
         for (;;) {
             const bool again = (st & MKRT__SIM_QUEUED) && !stopped;
             if (atomic_compare_exchange_weak_explicit(&s->launch, &st, again ? MKRT__SIM_ALIVE : 0u,
-                                                      memory_order_relaxed, memory_order_relaxed)) {
+                                                      memory_order_release, memory_order_relaxed)) {
                 if (!again)
                     return 0;
                 break;
@@ -178,7 +180,23 @@ static mkrt_status sim_relaunch(void *ctx, mkrt_error *err)
     return MKRT_OK;
 }
 
-const mkrt__mk_device_ops mkrt__mk_sim_ops = {sim_stage, NULL, NULL, sim_relaunch, NULL, NULL};
+/* After shutdown: the loop's thread ended, with no launch queued on it
+ * (sim_loop does not run the loop again at shutdown). */
+static bool sim_wait_gone(void *ctx, uint64_t timeout_ns)
+{
+    mkrt__mk_sim *s = ctx;
+    const uint64_t start = mkrt__mk_loop_now_ns();
+    /* acquire: pairs with sim_loop's release as it clears the word; the
+     * loop's writes of cells happen before the host's next reads. */
+    while (atomic_load_explicit(&s->launch, memory_order_acquire) & MKRT__SIM_ALIVE) {
+        if (mkrt__mk_loop_now_ns() - start >= timeout_ns)
+            return false;
+        mkrt__mk_loop_nap(50000);
+    }
+    return true;
+}
+
+const mkrt__mk_device_ops mkrt__mk_sim_ops = {sim_stage, NULL, NULL, sim_relaunch, NULL, NULL, sim_wait_gone};
 
 void mkrt__mk_sim_stop(mkrt__mk_sim *s)
 {
@@ -267,11 +285,12 @@ static void sim_device_memory(const void *ctx, uint64_t *resident, uint64_t *bud
 }
 
 #ifdef MKRT_TEST_HOOKS
-static void sim_device_inject_hang(void *ctx, uint64_t seq, uint32_t layer)
+static void sim_device_inject_hang(void *ctx, uint64_t seq, uint32_t layer, uint64_t ns)
 {
     mkrt__mk_sim *s = ctx;
     /* relaxed, then release: the loop reads hang_batch with acquire first. */
     atomic_store_explicit(&s->hang_after_layer, layer, memory_order_relaxed);
+    atomic_store_explicit(&s->hang_ns, ns, memory_order_relaxed);
     atomic_store_explicit(&s->hang_batch, seq, memory_order_release);
 }
 

@@ -30,11 +30,12 @@ typedef struct mkrt__mk_sim {
     uint32_t blocks;            /* simulated grid size */
 #ifdef MKRT_TEST_HOOKS
     /* Test hooks (mk_loop.h's hooks): the loop hangs in batch hang_batch
-     * (0: never) once it reaches layer hang_after_layer, and naps
-     * level_nap_ns at each traversal level. */
+     * (0: never) once it reaches layer hang_after_layer, for hang_ns (0:
+     * until shutdown), and naps level_nap_ns at each traversal level. */
     _Atomic uint64_t hang_batch;
     _Atomic uint32_t hang_after_layer;
     _Atomic uint64_t level_nap_ns;
+    _Atomic uint64_t hang_ns;
 #endif
     void *relax_bits;                  /* the RELAX job's bitmaps (protocol.h, "RELAX batches") */
     size_t relax_bits_bytes;

@@ -537,10 +537,41 @@ static mkrt_status engine_read_progress(void *ctx, uint64_t *out, uint32_t n)
     return MKRT_OK;
 }
 
+/* Waits, on a bound context, for the kernel's stream to be idle (every
+ * launch on it ended; a fault ends it too): false after timeout_ns. */
+static bool stream_idle(mkrt__cuda_engine *e, uint64_t timeout_ns)
+{
+    const uint64_t start = mkrt__now_ns();
+    while (e->cu.cuStreamQuery(e->run) == MKRT_CUDA_ERROR_NOT_READY) {
+        if (mkrt__now_ns() - start > timeout_ns)
+            return false;
+        struct timespec ts = {0, 100000};
+        nanosleep(&ts, NULL);
+    }
+    return true;
+}
+
+/* After shutdown (a failed engine): the kernel finishes the batch it runs
+ * (its blocks leave at a batch boundary, megakernel.cu's poll) and leaves;
+ * a launch queued behind it sees shutdown at once. The stream's end
+ * orders the kernel's writes before the host's next reads. */
+static bool engine_wait_gone(void *ctx, uint64_t timeout_ns)
+{
+    mkrt__cuda_engine *e = ctx;
+    if (!e->launched)
+        return true;
+    CUcontext before = NULL;
+    e->cu.cuCtxGetCurrent(&before);
+    bool gone = bind(e) == MKRT_CUDA_SUCCESS && stream_idle(e, timeout_ns);
+    e->cu.cuCtxSetCurrent(before);
+    return gone;
+}
+
 /* No publish_desc: the descriptors are in the mapped control block, with
  * the state on either side (start_on_context). */
-const mkrt__mk_device_ops mkrt__cuda_engine_ops = {engine_stage, engine_flush, engine_probe,
-                                                   engine_relaunch, NULL, engine_read_progress};
+const mkrt__mk_device_ops mkrt__cuda_engine_ops = {engine_stage, engine_flush,        engine_probe,
+                                                   engine_relaunch, NULL, engine_read_progress,
+                                                   engine_wait_gone};
 
 bool mkrt__cuda_engine_stop(mkrt__cuda_engine *e, uint64_t timeout_ns)
 {
@@ -552,17 +583,12 @@ bool mkrt__cuda_engine_stop(mkrt__cuda_engine *e, uint64_t timeout_ns)
     if (e->launched) {
         /* release: pairs with the kernel's system-scope acquire of shutdown. */
         atomic_store_explicit(&e->ctl->shutdown, 1, memory_order_release);
-        uint64_t start = mkrt__now_ns();
-        while (e->cu.cuStreamQuery(e->run) == MKRT_CUDA_ERROR_NOT_READY) {
-            if (mkrt__now_ns() - start > timeout_ns) {
-                /* A hung op: the kernel cannot be stopped from here. Keep
-                 * everything it may touch; the context stays retained. */
-                e->abandoned = true;
-                e->cu.cuCtxSetCurrent(before);
-                return false;
-            }
-            struct timespec ts = {0, 100000};
-            nanosleep(&ts, NULL);
+        if (!stream_idle(e, timeout_ns)) {
+            /* A hung op: the kernel cannot be stopped from here. Keep
+             * everything it may touch; the context stays retained. */
+            e->abandoned = true;
+            e->cu.cuCtxSetCurrent(before);
+            return false;
         }
     }
     mkrt__cuda_api cu = e->cu; /* release_all clears e */

@@ -64,8 +64,10 @@ typedef struct mkrt__mk_device {
     mkrt_status (*log_read)(void *ctx, uint64_t from, size_t n, uint64_t *out, mkrt_error *err);
 #ifdef MKRT_TEST_HOOKS
     /* Test hooks, may be NULL (no effect on that device): hang in batch
-     * seq once `layer` layers ran; nap ns at each traversal level. */
-    void (*inject_hang)(void *ctx, uint64_t seq, uint32_t layer);
+     * seq once `layer` layers ran (ns 0: until shutdown; else a slow op
+     * that takes ns and lets the batch carry on, mk_loop.h hang_ns); nap
+     * ns at each traversal level. */
+    void (*inject_hang)(void *ctx, uint64_t seq, uint32_t layer, uint64_t ns);
     void (*level_nap)(void *ctx, uint64_t ns);
 #endif
 } mkrt__mk_device;

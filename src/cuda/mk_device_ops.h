@@ -8,6 +8,7 @@
 #ifndef MKRT_CUDA_MK_DEVICE_OPS_H
 #define MKRT_CUDA_MK_DEVICE_OPS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "cuda/protocol.h"
@@ -48,6 +49,11 @@ typedef struct mkrt__mk_device_ops {
     /* May be NULL (the progress words are in the control block). Copies
      * the first n blocks' progress words out (the watchdog's view). */
     mkrt_status (*read_progress)(void *ctx, uint64_t *out, uint32_t n);
+    /* May be NULL (nothing runs after a failure). After the host stored
+     * shutdown: waits until no instance of the loop runs (nor is queued),
+     * for at most timeout_ns; true when none does, and every write of the
+     * device's is then visible to the host. Frees nothing. */
+    bool (*wait_gone)(void *ctx, uint64_t timeout_ns);
 } mkrt__mk_device_ops;
 
 #endif

@@ -9,7 +9,9 @@
  *   done      device -> host: sequence number of the latest finished batch
  *             (device release at system scope; the host acquires it).
  *   error     device -> host: first failure (MKRT_MK_ERR_*), with the item.
- *   shutdown  host -> device: leave the loop (checked by every spin).
+ *   shutdown  host -> device: leave the loop (checked by every spin); at
+ *             destroy, and when the host fails the engine (it then waits
+ *             for the kernel to leave before the CPU takes the cells).
  *   desc[2]   the two batch descriptors (double buffer: batch k uses
  *             desc[k & 1]); the host writes desc[k & 1] before ringing k.
  *             Items that fail on the device without poisoning it (a user

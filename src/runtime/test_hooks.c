@@ -61,11 +61,16 @@ void mkrt__runtime_destroy_hold(mkrt_runtime *rt, bool hold)
     atomic_store_explicit(&rt->dispatch.hooks.destroy_held, hold, memory_order_release);
 }
 
-void mkrt__runtime_device_hang(mkrt_runtime *rt, uint64_t batches_from_now, uint32_t layer)
+void mkrt__runtime_device_stall(mkrt_runtime *rt, uint64_t batches_from_now, uint32_t layer, uint64_t ns)
 {
     mkrt__backend *device = mkrt__backends_device(rt->dispatch.backends, rt->dispatch.nbackends);
     if (device != NULL) /* a megakernel device; the hook ignores a GPU */
-        mkrt__megakernel_inject_hang(device, batches_from_now, layer);
+        mkrt__megakernel_inject_hang(device, batches_from_now, layer, ns);
+}
+
+void mkrt__runtime_device_hang(mkrt_runtime *rt, uint64_t batches_from_now, uint32_t layer)
+{
+    mkrt__runtime_device_stall(rt, batches_from_now, layer, 0);
 }
 const mkrt__last_plan *mkrt__test_last_plan(mkrt_runtime *rt)
 {

@@ -38,6 +38,9 @@ uint64_t mkrt__test_roams(mkrt_runtime *rt);
  * batch from now, after `layer` layers. Call while the runtime is held or
  * idle, before publishing that batch. */
 void mkrt__runtime_device_hang(mkrt_runtime *rt, uint64_t batches_from_now, uint32_t layer);
+/* ... and the same, but slow instead of hung: the op at that point takes
+ * ns without looking at shutdown, then the batch carries on. */
+void mkrt__runtime_device_stall(mkrt_runtime *rt, uint64_t batches_from_now, uint32_t layer, uint64_t ns);
 
 /* Test hook: mkrt_destroy waits, after it set closing and before it
  * closes the rings, while the flag is set. */
