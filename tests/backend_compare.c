@@ -42,6 +42,14 @@ static mkrt_status op_hang(const mkrt_item *it, const mkrt_op_ctx *c)
     return MKRT_OK;
 }
 
+static mkrt_status op_slow(const mkrt_item *it, const mkrt_op_ctx *c)
+{
+    if (it->in >= c->cell_count || it->out >= c->cell_count)
+        return MKRT_EINVAL;
+    c->cells[it->out] = c->cells[it->in] + 1;
+    return MKRT_OK;
+}
+
 uint32_t bc_device_state;
 
 mkrt_runtime *bc_start(mkrt_backend_kind kind, bc_failures *f, uint32_t watchdog_ms, const char *ptx,
@@ -66,7 +74,9 @@ mkrt_runtime *bc_start(mkrt_backend_kind kind, bc_failures *f, uint32_t watchdog
     mkrt_op_desc d18 = {.fn = op_hang, .name = "hang", .device = true};
     mkrt_op_register(rt, 16, &d16, NULL);
     mkrt_op_register(rt, 17, &d17, NULL);
+    mkrt_op_desc d19 = {.fn = op_slow, .name = "slow", .device = true};
     mkrt_op_register(rt, 18, &d18, NULL);
+    mkrt_op_register(rt, 19, &d19, NULL);
     return rt;
 }
 

@@ -6,7 +6,9 @@
  * tests/cuda/user_ops.cu (and in the stand-in driver):
  *   16  cells[out] = cells[in] * 3 + param
  *   17  param == 0: fails with MKRT_EINVAL; else cells[out] ^= param
- *   18  never returns on the device (a hung op); a no-op on the CPU */
+ *   18  never returns on the device (a hung op); a no-op on the CPU
+ *   19  takes param ms on the device (a slow op), then cells[out] =
+ *       cells[in] + 1; on the CPU at once */
 #ifndef MKRT_TESTS_BACKEND_COMPARE_H
 #define MKRT_TESTS_BACKEND_COMPARE_H
 
@@ -31,7 +33,7 @@ extern uint32_t bc_device_state;
 
 void bc_on_error(void *ctx, const mkrt_item *item, mkrt_status why, const char *message);
 /* A runtime on `kind` with BC_CELLS cells, failures counted in f, ops
- * 16..18 registered (device ops); NULL and err when create fails. */
+ * 16..19 registered (device ops); NULL and err when create fails. */
 mkrt_runtime *bc_start(mkrt_backend_kind kind, bc_failures *f, uint32_t watchdog_ms, const char *ptx,
                        mkrt_error *err);
 /* `rounds` deterministic batches of random NOP/STORE/ADD/APPEND/16/17

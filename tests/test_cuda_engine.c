@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -270,6 +271,40 @@ static void hung_op_device_state(void)
        "carries on from them (5 + 35 = 40)");
 }
 
+/* A slow op, not a hung one: the watchdog trips while the kernel still
+ * runs the batch. The failed engine waits for the kernel's stream to end
+ * before the CPU takes the cells, so the batch's last layer (ADD into 3,
+ * after the slow op) cannot land on the CPU's later STORE. */
+static void slow_op(void)
+{
+    bc_failures f;
+    memset(&f, 0, sizeof f);
+    mkrt_error err;
+    mkrt_runtime *rt = bc_start(MKRT_BACKEND_CUDA, &f, 200, fake_ptx, &err);
+    if (rt == NULL)
+        bail_out("slow op: %s", err.message);
+    mkrt_producer *p = mkrt_producer_open(rt, NULL);
+    mkrt_item it[] = {{MKRT_OP_STORE, 0, 1, 5}, {19, 1, 2, 300}, {MKRT_OP_ADD, 2, 3, 1}};
+    mkrt__runtime_hold(rt, true);
+    mkrt_publish(p, it, 3, SEC, NULL);
+    mkrt__runtime_hold(rt, false);
+    is(mkrt_drain(rt, SEC), MKRT_OK, "a slow device op (300 ms, watchdog 200 ms) drains");
+    ok(atomic_load(&f.n) == 3 && f.last == MKRT_ETIMEDOUT, "... its batch failed (3 items, MKRT_ETIMEDOUT)");
+    like(mkrt_backend_describe(rt), "the device stopped", "... after the kernel left: %.200s",
+         mkrt_backend_describe(rt));
+    mkrt_item after = {MKRT_OP_STORE, 0, 3, 77};
+    mkrt_publish(p, &after, 1, SEC, NULL);
+    mkrt_drain(rt, SEC);
+    struct timespec nap = {0, 300000000}; /* past the kernel's would-be end */
+    nanosleep(&nap, NULL);
+    uint64_t v3 = 0;
+    mkrt_cell_read(rt, 3, &v3);
+    is((long long)v3, 77, "... and the CPU's later STORE stays (77)");
+    mkrt_producer_close(p);
+    is(mkrt_destroy(rt, SEC, NULL), MKRT_OK, "destroy after it succeeds");
+    is(fake_live(), 0, "... and frees everything");
+}
+
 /* Last: the hung "kernel" thread stays behind, as a hung GPU kernel would. */
 static void hung_op(void)
 {
@@ -289,6 +324,8 @@ static void hung_op(void)
        "the watchdog sends the hung batch to the error path (3 items, MKRT_ETIMEDOUT)");
     matches(mkrt_backend_describe(rt), "watchdog: batch [0-9]+ not done after [0-9]+ ms \\(block 0 at layer",
          "describe says where the blocks stopped: %.140s", mkrt_backend_describe(rt));
+    like(mkrt_backend_describe(rt), "the device did not stop",
+         "... and that the kernel, asked to leave, did not within another watchdog period");
     mkrt_producer_close(p);
     is(mkrt_destroy(rt, SEC, &err), MKRT_EDEVICE, "destroy reports a kernel that would not stop");
     matches(err.message, "did not stop .* stay allocated", "... and that its memory stays allocated");
@@ -308,6 +345,7 @@ int main(int argc, char **argv)
     start_failures();
     sticky_fault(0);
     sticky_fault(1);
+    slow_op();
     hung_op();
     return done_testing();
 }

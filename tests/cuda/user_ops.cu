@@ -6,6 +6,7 @@
 //   16  cells[out] = cells[in] * 3 + param
 //   17  param == 0: fails with MKRT_EINVAL; else cells[out] ^= param
 //   18  never returns (a hung op, for the watchdog test)
+//   19  takes param ms, then cells[out] = cells[in] + 1 (a slow op)
 // Returns 0, or a negative mkrt_status as unsigned.
 
 #define MKRT_EINVAL_U 0xFFFFFFFEu  // (unsigned)MKRT_EINVAL
@@ -31,6 +32,16 @@ extern "C" __device__ unsigned mkrt_user_op(unsigned op, unsigned in, unsigned o
         while (((volatile unsigned long long *)cells)[in] != 0xFEEDFACECAFEBEEFull)
             __nanosleep(1000);
         return 0;
+    case 19: {
+        unsigned long long t0, t;
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+        do {
+            __nanosleep(100000);
+            asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+        } while (t - t0 < (unsigned long long)param * 1000000ull);
+        cells[out] = cells[in] + 1;
+        return 0;
+    }
     default:
         return MKRT_ENOTSUP_U;
     }

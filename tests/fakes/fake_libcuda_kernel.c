@@ -277,6 +277,12 @@ static uint32_t fake_user_op(uint32_t op, uint32_t in, uint32_t out, uint32_t pa
             struct timespec ts = {0, 1000000};
             nanosleep(&ts, NULL);
         }
+    case 19: { /* a slow op: param ms, then a plain update */
+        struct timespec ts = {(time_t)(param / 1000), (long)(param % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+        cells[out] = cells[in] + 1;
+        return 0;
+    }
     default:
         return (uint32_t)-10; /* MKRT_ENOTSUP */
     }
