@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../src/runtime/test_hooks.h"
 #include "backend_compare.h"
@@ -166,4 +167,41 @@ char *bc_read_file(const char *path, size_t *n)
     }
     fclose(f);
     return buf;
+}
+
+mkrt_status bc_one_batch(mkrt_runtime *rt, mkrt_producer *p, const mkrt_item *items, size_t n)
+{
+    mkrt__runtime_hold(rt, true);
+    mkrt_publish(p, items, n, BC_SEC, NULL);
+    mkrt__runtime_hold(rt, false);
+    return mkrt_drain(rt, BC_SEC);
+}
+
+void bc_check_slow_op(mkrt_backend_kind kind, const char *ptx, uint32_t watchdog_ms, uint32_t op_ms,
+                      const char *what)
+{
+    bc_failures f;
+    memset(&f, 0, sizeof f);
+    static mkrt_error err;
+    mkrt_runtime *rt = bc_start(kind, &f, watchdog_ms, ptx, &err);
+    if (rt == NULL)
+        bail_out("%s: %s", what, err.message);
+    mkrt_producer *p = mkrt_producer_open(rt, NULL);
+    /* The ADD into 3 is the batch's last layer, after the slow op. */
+    const mkrt_item it[] = {{MKRT_OP_STORE, 0, 1, 5}, {19, 1, 2, op_ms}, {MKRT_OP_ADD, 2, 3, 1}};
+    is(bc_one_batch(rt, p, it, 3), MKRT_OK, "%s: a slow device op (%u ms, watchdog %u ms) drains", what, op_ms,
+       watchdog_ms);
+    ok(atomic_load(&f.n) == 3 && f.last == MKRT_ETIMEDOUT, "... its batch failed (3 items, MKRT_ETIMEDOUT)");
+    like(mkrt_backend_describe(rt), "the device stopped", "... after the kernel left: %.200s",
+         mkrt_backend_describe(rt));
+    const mkrt_item after = {MKRT_OP_STORE, 0, 3, 77};
+    mkrt_publish(p, &after, 1, BC_SEC, NULL);
+    mkrt_drain(rt, BC_SEC);
+    struct timespec nap = {(time_t)(op_ms / 1000), (long)(op_ms % 1000) * 1000000L}; /* past the op's end */
+    nanosleep(&nap, NULL);
+    uint64_t v3 = 0;
+    mkrt_cell_read(rt, 3, &v3);
+    is((long long)v3, 77, "... and the CPU's later STORE stays (77)");
+    mkrt_producer_close(p);
+    is(mkrt_destroy(rt, BC_SEC, NULL), MKRT_OK, "... destroy succeeds");
 }

@@ -61,6 +61,18 @@ bool bc_run_workload(mkrt_backend_kind kind, const char *ptx, int rounds, unsign
  * failures by status, executed counts. */
 void bc_check_same(const bc_run *cpu, const bc_run *dev, const char *what);
 
+/* Publishes items[0..n) as one batch (the dispatcher held while they go
+ * in) and drains; returns the drain's status. */
+mkrt_status bc_one_batch(mkrt_runtime *rt, mkrt_producer *p, const mkrt_item *items, size_t n);
+
+/* TAP checks of a slow device op (user op 19, op_ms long) under a
+ * watchdog of watchdog_ms < op_ms, on `kind` with `ptx`: its batch fails
+ * with MKRT_ETIMEDOUT, the device is stopped before the CPU takes the
+ * cells (describe says so), a CPU STORE published after the trip is
+ * still there past the op's end, and destroy succeeds. */
+void bc_check_slow_op(mkrt_backend_kind kind, const char *ptx, uint32_t watchdog_ms, uint32_t op_ms,
+                      const char *what);
+
 /* The whole file, NUL-terminated (malloc), or NULL. */
 char *bc_read_file(const char *path, size_t *n);
 

@@ -14,36 +14,6 @@
 #include "backend_compare.h"
 #include "tap.h"
 
-/* A slow op (500 ms, watchdog 300 ms): the trip waits for the kernel to
- * finish the batch and leave before the CPU takes the cells, so the
- * batch's last layer cannot land on a later STORE. Run before the hung op,
- * which leaves its kernel on the GPU. */
-static void slow_op(const char *ptx)
-{
-    bc_failures f;
-    memset(&f, 0, sizeof f);
-    static mkrt_error err;
-    mkrt_runtime *rt = bc_start(MKRT_BACKEND_CUDA, &f, 300, ptx, &err);
-    if (rt == NULL)
-        bail_out("slow op: %s", err.message);
-    mkrt_producer *p = mkrt_producer_open(rt, NULL);
-    mkrt_item it[] = {{MKRT_OP_STORE, 0, 1, 5}, {19, 1, 2, 500}, {MKRT_OP_ADD, 2, 3, 1}};
-    mkrt__runtime_hold(rt, true);
-    mkrt_publish(p, it, 3, BC_SEC, NULL);
-    mkrt__runtime_hold(rt, false);
-    is(mkrt_drain(rt, BC_SEC), MKRT_OK, "a slow GPU op drains");
-    ok(atomic_load(&f.n) == 3 && f.last == MKRT_ETIMEDOUT, "... its batch failed (3 items, MKRT_ETIMEDOUT)");
-    like(mkrt_backend_describe(rt), "the device stopped", "... after the kernel left the GPU");
-    mkrt_item after = {MKRT_OP_STORE, 0, 3, 77};
-    mkrt_publish(p, &after, 1, BC_SEC, NULL);
-    mkrt_drain(rt, BC_SEC);
-    uint64_t v3 = 0;
-    mkrt_cell_read(rt, 3, &v3);
-    is((long long)v3, 77, "... and the CPU's later STORE stays (77)");
-    mkrt_producer_close(p);
-    is(mkrt_destroy(rt, BC_SEC, &err), MKRT_OK, "destroy after a slow op succeeds");
-}
-
 int main(void)
 {
     unsetenv("MKRT_LIBCUDA");
@@ -59,17 +29,15 @@ int main(void)
     if (ptx == NULL)
         plan_skip_all("no user-op PTX (build/cuda/user_ops.ptx): the hung op cannot be linked");
     mkrt_destroy(rt, BC_SEC, NULL); /* the GPU is usable */
-    slow_op(ptx);
+    /* A slow op first: the hung op's kernel stays on the GPU. */
+    bc_check_slow_op(MKRT_BACKEND_CUDA, ptx, 300, 500, "GPU");
     memset(&f, 0, sizeof f);
     rt = bc_start(MKRT_BACKEND_CUDA, &f, 300, ptx, &err);
     if (rt == NULL)
         bail_out("hung op: %s", err.message);
     mkrt_producer *p = mkrt_producer_open(rt, NULL);
     mkrt_item it[] = {{MKRT_OP_STORE, 0, 1, 5}, {18, 1, 2, 0}, {MKRT_OP_ADD, 2, 3, 1}};
-    mkrt__runtime_hold(rt, true);
-    mkrt_publish(p, it, 3, BC_SEC, NULL);
-    mkrt__runtime_hold(rt, false);
-    is(mkrt_drain(rt, BC_SEC), MKRT_OK, "a hung GPU op does not hang the runtime");
+    is(bc_one_batch(rt, p, it, 3), MKRT_OK, "a hung GPU op does not hang the runtime");
     ok(atomic_load(&f.n) == 3 && f.last == MKRT_ETIMEDOUT,
        "the watchdog sends the hung batch to the error path (3 items, MKRT_ETIMEDOUT)");
     matches(mkrt_backend_describe(rt), "not done after [0-9]+ ms \\(block 0 at layer",

@@ -247,10 +247,7 @@ static void hung_op_device_state(void)
             _exit(10);
         mkrt_producer *p = mkrt_producer_open(rt, NULL);
         mkrt_item it[] = {{MKRT_OP_STORE, 0, 1, 5}, {18, 1, 2, 0}, {MKRT_OP_ADD, 2, 3, 1}};
-        mkrt__runtime_hold(rt, true);
-        mkrt_publish(p, it, 3, SEC, NULL);
-        mkrt__runtime_hold(rt, false);
-        mkrt_drain(rt, SEC);
+        bc_one_batch(rt, p, it, 3);
         if (atomic_load(&f.n) != 3 || f.last != MKRT_ETIMEDOUT)
             _exit(11);
         if (strstr(mkrt_backend_describe(rt), "(block 0 at layer 0 after 1 items") == NULL)
@@ -277,31 +274,7 @@ static void hung_op_device_state(void)
  * after the slow op) cannot land on the CPU's later STORE. */
 static void slow_op(void)
 {
-    bc_failures f;
-    memset(&f, 0, sizeof f);
-    mkrt_error err;
-    mkrt_runtime *rt = bc_start(MKRT_BACKEND_CUDA, &f, 200, fake_ptx, &err);
-    if (rt == NULL)
-        bail_out("slow op: %s", err.message);
-    mkrt_producer *p = mkrt_producer_open(rt, NULL);
-    mkrt_item it[] = {{MKRT_OP_STORE, 0, 1, 5}, {19, 1, 2, 300}, {MKRT_OP_ADD, 2, 3, 1}};
-    mkrt__runtime_hold(rt, true);
-    mkrt_publish(p, it, 3, SEC, NULL);
-    mkrt__runtime_hold(rt, false);
-    is(mkrt_drain(rt, SEC), MKRT_OK, "a slow device op (300 ms, watchdog 200 ms) drains");
-    ok(atomic_load(&f.n) == 3 && f.last == MKRT_ETIMEDOUT, "... its batch failed (3 items, MKRT_ETIMEDOUT)");
-    like(mkrt_backend_describe(rt), "the device stopped", "... after the kernel left: %.200s",
-         mkrt_backend_describe(rt));
-    mkrt_item after = {MKRT_OP_STORE, 0, 3, 77};
-    mkrt_publish(p, &after, 1, SEC, NULL);
-    mkrt_drain(rt, SEC);
-    struct timespec nap = {0, 300000000}; /* past the kernel's would-be end */
-    nanosleep(&nap, NULL);
-    uint64_t v3 = 0;
-    mkrt_cell_read(rt, 3, &v3);
-    is((long long)v3, 77, "... and the CPU's later STORE stays (77)");
-    mkrt_producer_close(p);
-    is(mkrt_destroy(rt, SEC, NULL), MKRT_OK, "destroy after it succeeds");
+    bc_check_slow_op(MKRT_BACKEND_CUDA, fake_ptx, 200, 300, "stand-in driver");
     is(fake_live(), 0, "... and frees everything");
 }
 
@@ -316,10 +289,7 @@ static void hung_op(void)
         bail_out("hung op: %s", err.message);
     mkrt_producer *p = mkrt_producer_open(rt, NULL);
     mkrt_item it[] = {{MKRT_OP_STORE, 0, 1, 5}, {18, 1, 2, 0}, {MKRT_OP_ADD, 2, 3, 1}};
-    mkrt__runtime_hold(rt, true);
-    mkrt_publish(p, it, 3, SEC, NULL);
-    mkrt__runtime_hold(rt, false);
-    is(mkrt_drain(rt, SEC), MKRT_OK, "a hung device op does not hang the runtime");
+    is(bc_one_batch(rt, p, it, 3), MKRT_OK, "a hung device op does not hang the runtime");
     ok(atomic_load(&f.n) == 3 && f.last == MKRT_ETIMEDOUT,
        "the watchdog sends the hung batch to the error path (3 items, MKRT_ETIMEDOUT)");
     matches(mkrt_backend_describe(rt), "watchdog: batch [0-9]+ not done after [0-9]+ ms \\(block 0 at layer",
