@@ -51,6 +51,11 @@ static const uint8_t cc_ops[] = {OP_LINK, OP_FINAL};
 #define RANK_AHEAD 16u
 /* A link's labels start loading this many vertices ahead. */
 #define LINK_AHEAD 8u
+/* CC's blocks a worker claims at once: its LINK and FINAL blocks are a
+ * few hundred links each, and a claim is an atomic add on the one
+ * cursor every worker hits (4096 claims a phase at scale 18 took a tenth
+ * of the phase at 2 threads). */
+#define CLAIM_CC 16u
 
 #define PR_DAMPING 0.85
 #define PR_TOLERANCE 1e-4
@@ -366,10 +371,13 @@ bool mkrt__sweep_part(mkrt__traversal *t, uint64_t *edges)
     struct mkrt__sweep *s = t->sweep;
     /* relaxed: the cursor only hands out disjoint blocks; the phase's
      * state (op, big) was published by the launch or the barrier. */
-    const uint64_t b = atomic_fetch_add_explicit(&t->part_next, 1, memory_order_relaxed);
+    const uint32_t claim = s->op == OP_RANK ? 1u : CLAIM_CC;
+    const uint64_t b = atomic_fetch_add_explicit(&t->part_next, claim, memory_order_relaxed);
     if (b >= s->blocks)
         return false;
-    *edges += mkrt__sweep_apply(t, &(mkrt__chunk){t->lane, (uint32_t)b | s->op << OP_SHIFT, MKRT__CHUNK_SWEEP});
+    const uint64_t z = b + claim < s->blocks ? b + claim : s->blocks;
+    for (uint64_t k = b; k < z; k++)
+        *edges += mkrt__sweep_apply(t, &(mkrt__chunk){t->lane, (uint32_t)k | s->op << OP_SHIFT, MKRT__CHUNK_SWEEP});
     return true;
 }
 
