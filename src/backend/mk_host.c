@@ -25,9 +25,10 @@ void mkrt__mk_host_init(mkrt__mk_host *h, mkrt__mk_control *ctl, const mkrt__mk_
 
 /* The engine is failed for good; why_failed says why. The device is told
  * to leave and given halt_ns to do so: a batch it still runs (slow, not
- * hung) would write cells after the host gave them to the CPU pool. */
+ * hung) would write cells after the host gave them to the CPU pool.
+ * Returns whether it left. */
 __attribute__((format(printf, 2, 3)))
-static void fail_engine(mkrt__mk_host *h, const char *fmt, ...)
+static bool fail_engine(mkrt__mk_host *h, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -35,11 +36,12 @@ static void fail_engine(mkrt__mk_host *h, const char *fmt, ...)
     va_end(ap);
     h->failed = true;
     mkrt__mk_shutdown(h);
-    h->stopped = h->ops.wait_gone == NULL || h->ops.wait_gone(h->ctx, h->halt_ns);
-    if (!h->stopped && at >= 0 && (size_t)at < sizeof h->why_failed)
+    const bool stopped = h->ops.wait_gone == NULL || h->ops.wait_gone(h->ctx, h->halt_ns);
+    if (!stopped && at >= 0 && (size_t)at < sizeof h->why_failed)
         snprintf(h->why_failed + at, sizeof h->why_failed - (size_t)at,
                  "; it did not stop within %llu ms and may still write cells",
                  (unsigned long long)(h->halt_ns / 1000000u));
+    return stopped;
 }
 
 static mkrt_status dead(mkrt__mk_host *h, mkrt_error *err)
@@ -286,14 +288,14 @@ mkrt_status mkrt__mk_wait(mkrt__mk_host *h, uint64_t seq, uint64_t timeout_ns, m
         if (timeout_ns != MKRT_TIMEOUT_INFINITE && waited >= timeout_ns) {
             char where[160];
             describe_progress(h, where, sizeof where);
-            fail_engine(h, "watchdog: batch %llu hung", (unsigned long long)seq);
+            const bool stopped = fail_engine(h, "watchdog: batch %llu hung", (unsigned long long)seq);
             return mkrt__error_set(err, MKRT_ETIMEDOUT,
                                    "megakernel watchdog: batch %llu not done after %llu ms (%s; the "
                                    "device %s). Fix: look for an op that never returns; raise "
                                    "watchdog_ms for long batches (a traversal's levels count as "
                                    "progress).",
                                    (unsigned long long)seq, (unsigned long long)(waited / 1000000),
-                                   where, h->stopped ? "stopped" : "did not stop and may still write cells");
+                                   where, stopped ? "stopped" : "did not stop and may still write cells");
         }
         if (spin < 1000) {
             mkrt__cpu_relax();

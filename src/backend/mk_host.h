@@ -15,8 +15,8 @@
  * faulted device is never fed again (sticky CUDA errors poison the
  * process's context anyway). The failure stops the device first: shutdown,
  * then up to halt_ns for the loop to leave, so that a device that was slow,
- * not hung, does not write cells the CPU pool has taken over (stopped says
- * whether it left).
+ * not hung, does not write cells the CPU pool has taken over (the failure's
+ * message says when it did not leave).
  */
 #ifndef MKRT_BACKEND_MK_HOST_H
 #define MKRT_BACKEND_MK_HOST_H
@@ -40,7 +40,6 @@ typedef struct mkrt__mk_host {
     uint64_t halt_ns;     /* how long a failure waits for the loop to leave
                            * (MKRT__MK_HALT_NS until the owner sets it) */
     bool failed;
-    bool stopped;         /* failed, and the loop left within halt_ns */
     char why_failed[MKRT_ERROR_MESSAGE_MAX];
 } mkrt__mk_host;
 

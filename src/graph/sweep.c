@@ -425,11 +425,13 @@ static uint64_t cc_block(struct mkrt__sweep *s, const mkrt_graph *g, uint32_t op
             /* The labels a later vertex's links read and swap start
              * loading now, for writing: random lines of the label array,
              * which outgrows the L2 cache. */
-            const uint64_t ahead = off[v + (v + LINK_AHEAD < hi ? LINK_AHEAD : 0)];
-            if (ahead < end)
-                __builtin_prefetch((const void *)&label[targets[ahead]], 1, 3);
-            if (ahead + 1 < end)
-                __builtin_prefetch((const void *)&label[targets[ahead + 1]], 1, 3);
+            if (v + LINK_AHEAD < hi) {
+                const uint64_t ahead = off[v + LINK_AHEAD];
+                if (ahead < end)
+                    __builtin_prefetch((const void *)&label[targets[ahead]], 1, 3);
+                if (ahead + 1 < end)
+                    __builtin_prefetch((const void *)&label[targets[ahead + 1]], 1, 3);
+            }
             for (uint64_t i = a; i < b; i++)
                 link(label, v, targets[i]);
             examined += b - a;
