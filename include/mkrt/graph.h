@@ -138,7 +138,7 @@ typedef enum mkrt_traversal_kind {
      *  sampling (Sutton et al.): link two neighbours of every vertex,
      *  find the largest component from a sample, then compress each label
      *  and link the remaining edges of the vertices outside it (on a graph
-     *  opened with symmetric; every vertex otherwise): two phases. A read
+     *  opened with symmetric; every vertex otherwise): three phases. A read
      *  of the labels follows each to its root. Searches take no root
      *  (start with 0). */
     MKRT_TRAVERSAL_CC = 3,
