@@ -469,13 +469,13 @@ static uint64_t rank_block(struct mkrt__sweep *s, const mkrt_graph *g, uint32_t 
     const uint32_t *targets = g->targets;
     _Atomic uint32_t *contrib = s->contrib;
     const double base = s->base, d = s->damping;
-    const uint64_t end = off[hi];
+    const uint64_t end = off[hi], last = off[g->vertices];
     double change = 0;
     for (uint32_t v = lo; v < hi; v++) {
         const uint64_t a = off[v], z = off[v + 1];
         double sum = 0;
         for (uint64_t i = a; i < z; i++) {
-            if (i + RANK_AHEAD < end)
+            if (i + RANK_AHEAD < last) /* past the block: a worker's next claim is mostly the next block */
                 __builtin_prefetch((const void *)&contrib[targets[i + RANK_AHEAD]], 0, 3);
             sum += float_of(atomic_load_explicit(&contrib[targets[i]], memory_order_relaxed));
         }
