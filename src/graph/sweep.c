@@ -453,7 +453,8 @@ static uint64_t cc_block(struct mkrt__sweep *s, const mkrt_graph *g, uint32_t op
             if (r != was)
                 atomic_store_explicit(&label[v], r, memory_order_relaxed);
         }
-        const uint64_t a = off[v] + 2, b = off[v + 1];
+        /* The edges after the ones the LINK phases linked, one each. */
+        const uint64_t a = off[v] + (OP_FINAL - OP_LINK0), b = off[v + 1];
         if (a >= b || r == big)
             continue;
         for (uint64_t i = a; i < b; i++)
