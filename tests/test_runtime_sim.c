@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "../src/runtime/test_hooks.h"
+#include "backend_compare.h"
 #include "mkrt/runtime.h"
 #include "tap.h"
 
@@ -117,18 +118,12 @@ static void routing_and_validation(void)
     mkrt_op_register(rt, 20, &d, NULL);
     mkrt_producer *p = mkrt_producer_open(rt, NULL);
     mkrt_item u[] = {{20, 0, 9, 0}, {MKRT_OP_ADD, 9, 10, 1}};
-    mkrt__runtime_hold(rt, true);
-    mkrt_publish(p, u, 2, SEC, NULL);
-    mkrt__runtime_hold(rt, false);
-    mkrt_drain(rt, SEC);
+    bc_one_batch(rt, p, u, 2);
     uint64_t v;
     mkrt_cell_read(rt, 10, &v);
     ok(atomic_load(&user_runs) == 1 && v == 8, "a batch with a user op runs on the CPU pool, in order (8)");
     mkrt_item bad[] = {{MKRT_OP_STORE, 0, CELLS + 5, 1}, {MKRT_OP_STORE, 0, 3, 3}};
-    mkrt__runtime_hold(rt, true);
-    mkrt_publish(p, bad, 2, SEC, NULL);
-    mkrt__runtime_hold(rt, false);
-    mkrt_drain(rt, SEC);
+    bc_one_batch(rt, p, bad, 2);
     mkrt_cell_read(rt, 3, &v);
     ok(atomic_load(&f.n) == 1 && f.last == MKRT_EINVAL && v == 3,
        "a bad handle in a device batch fails on the host; the rest runs on the device");
