@@ -52,16 +52,52 @@ static inline void queue_add(mkrt__traversal *t, uint32_t v)
         atomic_store_explicit(&t->qon, false, memory_order_relaxed);
 }
 
+/* A pulling BFS's counts of the next frontier: the vertices whose bit
+ * of w an op of this call set, and their edges (round.c, settle_level,
+ * reads them at the swap to choose the next level's direction; when they
+ * cover the whole frontier it needs no pass over it, a random read of
+ * offsets per vertex on one thread while the others wait). Summed over
+ * the chunks of one mkrt__graph_apply and added once at its end: added
+ * per chunk they were two atomic adds per 64 vertices on one cache line
+ * that every thread of the level writes. */
+typedef struct level_counts {
+    mkrt__traversal *t;
+    uint64_t marked, degrees;
+} level_counts;
+
+static void level_counts_flush(level_counts *lc)
+{
+    if (lc->marked != 0) { /* then lc->t is the lane they were counted for */
+        /* relaxed (both): read at the swap, after the barrier or the
+         * batch's completion that orders this call before it. */
+        atomic_fetch_add_explicit(&lc->t->pulled_marked, lc->marked, memory_order_relaxed);
+        atomic_fetch_add_explicit(&lc->t->pulled_degrees, lc->degrees, memory_order_relaxed);
+    }
+    lc->marked = lc->degrees = 0;
+}
+
+static inline void level_count(level_counts *lc, mkrt__traversal *t, uint64_t marked, uint64_t degrees)
+{
+    if (lc->t != t) {
+        level_counts_flush(lc);
+        lc->t = t;
+    }
+    lc->marked += marked;
+    lc->degrees += degrees;
+}
+
 /* relaxed (both): the bit and the flag are read by the dispatcher after
  * the batch's completion (acquire), or earlier with no harm: the items it
  * makes from them run in a later batch, which the launch orders after
  * this one. */
-static inline bool lane_mark(const mkrt__graph_engine *e, mkrt__traversal *t, uint32_t v)
+static inline bool lane_mark(const mkrt__graph_engine *e, mkrt__traversal *t, uint32_t v, level_counts *lc)
 {
     if (v >= e->graph.vertices || !mkrt__bitmap_test(e->edged, v))
         return false; /* no edges */
     if (mkrt__bitmap_set_new(t->w, v)) {
         queue_add(t, v); /* QUEUE: this OR set it */
+        if (lc != NULL)
+            level_count(lc, t, 1, e->graph.offsets[v + 1] - e->graph.offsets[v]);
         if (!atomic_load_explicit(&t->any, memory_order_relaxed))
             atomic_store_explicit(&t->any, true, memory_order_relaxed);
     }
@@ -84,7 +120,7 @@ static inline bool far_mark(const mkrt__graph_engine *e, mkrt__traversal *t, uin
 bool mkrt__graph_mark(mkrt__graph_engine *e, uint32_t lane, uint32_t v)
 {
     mkrt__traversal *t = lane < MKRT__LANES ? mkrt__lane_at(e, lane) : NULL;
-    return t != NULL && lane_mark(e, t, v);
+    return t != NULL && lane_mark(e, t, v, NULL);
 }
 
 /* Edges [from, to) of a pushed chunk. */
@@ -118,6 +154,7 @@ typedef struct push_ahead {
     uint64_t e, end;
     const uint64_t *values;
     const uint32_t *targets; /* lane_targets of the chunk's lane */
+    const uint64_t *offs;
     unsigned shift;
 } push_ahead;
 
@@ -133,16 +170,21 @@ static inline __attribute__((always_inline)) void ahead_step(const mkrt__graph_e
         mkrt__traversal *t = mkrt__lane_at(e, c.lane);
         a->values = t->values;
         a->targets = lane_targets(e, t, &a->shift);
+        a->offs = t->kind == MKRT__LANE_BFS && t->pulls ? e->graph.offsets : NULL;
         chunk_range(e, &c, &a->e, &a->end);
     }
-    __builtin_prefetch(&a->values[a->targets[a->e++ << a->shift]], 1, 3);
+    const uint32_t tg = a->targets[a->e++ << a->shift];
+    __builtin_prefetch(&a->values[tg], 1, 3);
+    if (a->offs != NULL)
+        __builtin_prefetch(&a->offs[tg], 0, 3);
 }
 
 /* A pushed chunk of a lane whose op is built in (RELAX, BFS, SSSP): one
  * atomic minimum per edge; the source's value is read once, relaxed
  * (other chunks of the round may lower it meanwhile; then it is in the
  * frontier again and expands later). */
-static uint64_t push_builtin(const mkrt__graph_engine *e, mkrt__traversal *t, const mkrt__chunk *c, push_ahead *a)
+static uint64_t push_builtin(const mkrt__graph_engine *e, mkrt__traversal *t, const mkrt__chunk *c, push_ahead *a,
+                             level_counts *lc)
 {
     uint64_t from, to, changed = 0;
     chunk_range(e, c, &from, &to);
@@ -153,6 +195,7 @@ static uint64_t push_builtin(const mkrt__graph_engine *e, mkrt__traversal *t, co
         return 0;
     if (t->kind == MKRT__LANE_BFS) {
         const uint64_t nv = ((base >> 32) + 1) << 32 | c->v;
+        level_counts *const counts = t->pulls ? lc : NULL; /* only a pulling lane settles */
         for (uint64_t i = from; i < to; i++) {
             ahead_step(e, a);
             uint32_t w = targets[i];
@@ -160,7 +203,7 @@ static uint64_t push_builtin(const mkrt__graph_engine *e, mkrt__traversal *t, co
             if (atomic_load_explicit((_Atomic uint64_t *)&values[w], memory_order_relaxed) > nv &&
                 mkrt__ops_atomic_min(&values[w], nv)) {
                 changed++;
-                (void)lane_mark(e, t, w);
+                (void)lane_mark(e, t, w, counts);
             }
         }
         return changed;
@@ -175,7 +218,7 @@ static uint64_t push_builtin(const mkrt__graph_engine *e, mkrt__traversal *t, co
             if (mkrt__ops_atomic_min(&values[w],
                                      mkrt__ops_add_sat(base, rows ? rows[2 * i + 1] : weights ? weights[i] : 1))) {
                 changed++;
-                (void)lane_mark(e, t, w);
+                (void)lane_mark(e, t, w, NULL);
             }
         }
         return changed;
@@ -195,7 +238,7 @@ static uint64_t push_builtin(const mkrt__graph_engine *e, mkrt__traversal *t, co
             if (bound != 0 && d >= bound) {
                 if (far_mark(e, t, w, d))
                     far_least = d < far_least ? d : far_least;
-            } else if (lane_mark(e, t, w)) {
+            } else if (lane_mark(e, t, w, NULL)) {
                 least = d < least ? d : least;
             }
         }
@@ -244,27 +287,6 @@ static inline void pull_prefetch(const uint32_t *targets, const uint32_t *weight
         __builtin_prefetch(&weights[off[v]], 0, 3);
 }
 
-/* A pulled BFS level's counts of the next frontier (round.c reads them
- * at the swap to choose the next level's direction), summed over the
- * chunks of one mkrt__graph_apply and added once at its end: added per
- * chunk they were two atomic adds per 64 vertices on one cache line
- * that every thread of the level writes. */
-typedef struct pull_counts {
-    mkrt__traversal *t;
-    uint64_t marked, degrees;
-} pull_counts;
-
-static void pull_counts_flush(pull_counts *pc)
-{
-    if (pc->marked != 0) { /* then pc->t is the lane they were counted for */
-        /* relaxed (both): read at the swap, after the barrier or the
-         * batch's completion that orders this call before it. */
-        atomic_fetch_add_explicit(&pc->t->pulled_marked, pc->marked, memory_order_relaxed);
-        atomic_fetch_add_explicit(&pc->t->pulled_degrees, pc->degrees, memory_order_relaxed);
-    }
-    pc->marked = pc->degrees = 0;
-}
-
 /* A pulled chunk of a BFS: the unsettled vertices of one visited word,
  * each taking the first neighbour in the level's frontier as its parent
  * (GAPBS's bottom-up step). The chunk owns its 64 vertices in this round
@@ -272,7 +294,7 @@ static void pull_counts_flush(pull_counts *pc)
  * strict (round.c), so the vertex is unreached and the depth is the
  * level's: a plain store, and one OR into the next frontier per chunk. */
 static uint64_t pull_bfs(mkrt__graph_engine *e, mkrt__traversal *t, const mkrt__chunk *c, uint64_t *ran,
-                         pull_counts *pc)
+                         level_counts *lc)
 {
     const mkrt_graph *g = &e->graph;
     const uint32_t first = c->v;
@@ -316,14 +338,8 @@ static uint64_t pull_bfs(mkrt__graph_engine *e, mkrt__traversal *t, const mkrt__
     if (marked != 0) {
         /* relaxed: as lane_mark. */
         uint64_t fresh = marked & ~atomic_fetch_or_explicit(&t->w[first / 64], marked, memory_order_relaxed);
-        if (fresh == marked) {
-            if (pc->t != t) {
-                pull_counts_flush(pc);
-                pc->t = t;
-            }
-            pc->marked += mkrt__popcount64(fresh);
-            pc->degrees += degrees;
-        }
+        if (fresh == marked)
+            level_count(lc, t, mkrt__popcount64(fresh), degrees);
         for (; fresh != 0; fresh &= fresh - 1)
             queue_add(t, first + (uint32_t)__builtin_ctzll(fresh)); /* QUEUE */
         if (!atomic_load_explicit(&t->any, memory_order_relaxed))
@@ -376,7 +392,7 @@ static uint64_t pull_chunk(mkrt__graph_engine *e, mkrt__traversal *t, const mkrt
                 uint64_t du = atomic_load_explicit((_Atomic uint64_t *)&values[u], memory_order_relaxed);
                 if (mkrt__ops_atomic_min(&values[v], ((du >> 32) + 1) << 32 | u)) {
                     changed++;
-                    (void)lane_mark(e, t, v);
+                    (void)lane_mark(e, t, v, NULL);
                 }
                 break;
             }
@@ -403,8 +419,8 @@ void mkrt__graph_apply(mkrt__graph_engine *e, const mkrt_item *items, size_t fro
                        mkrt__fail_list *fails, uint64_t *changed)
 {
     uint64_t ch = 0, pulled = 0;
-    pull_counts pc = {NULL, 0, 0};
-    push_ahead a = {items, from, to, 0, 0, NULL, NULL, 0};
+    level_counts lc = {NULL, 0, 0};
+    push_ahead a = {items, from, to, 0, 0, NULL, NULL, NULL, 0};
     if (from < to) {
         mkrt__chunk c;
         mkrt__chunk_get(&items[from], &c);
@@ -412,6 +428,7 @@ void mkrt__graph_apply(mkrt__graph_engine *e, const mkrt_item *items, size_t fro
             const mkrt__traversal *t = mkrt__lane_at(e, c.lane);
             a.values = t->values;
             a.targets = lane_targets(e, t, &a.shift);
+            a.offs = t->kind == MKRT__LANE_BFS && t->pulls ? e->graph.offsets : NULL;
             chunk_range(e, &c, &a.e, &a.end);
             for (unsigned i = 0; i < EXPAND_AHEAD; i++)
                 ahead_step(e, &a);
@@ -424,16 +441,16 @@ void mkrt__graph_apply(mkrt__graph_engine *e, const mkrt_item *items, size_t fro
         if (c.first == MKRT__CHUNK_SWEEP)
             pulled += mkrt__sweep_apply(t, &c); /* a sweep's round: counted as a pulled one */
         else if (c.first == MKRT__CHUNK_PULL && t->kind == MKRT__LANE_BFS)
-            ch += pull_bfs(e, t, &c, &pulled, &pc);
+            ch += pull_bfs(e, t, &c, &pulled, &lc);
         else if (c.first == MKRT__CHUNK_PULL)
             ch += pull_chunk(e, t, &c, k, fails, &pulled);
         else if (t->kind == MKRT__LANE_USER)
             ch += push_user(e, t, &c, k, fails, &a);
         else
-            ch += push_builtin(e, t, &c, &a);
+            ch += push_builtin(e, t, &c, &a, &lc);
     }
     *changed += ch;
-    pull_counts_flush(&pc);
+    level_counts_flush(&lc);
     if (pulled != 0) {
         /* relaxed: read by the dispatcher after the round's completion
          * (the backend's release, its acquire). */
