@@ -291,8 +291,10 @@ static inline void pull_prefetch(const uint32_t *targets, const uint32_t *weight
  * each taking the first neighbour in the level's frontier as its parent
  * (GAPBS's bottom-up step). The chunk owns its 64 vertices in this round
  * (a pulled round has no other chunks of the lane), and the level is
- * strict (round.c), so the vertex is unreached and the depth is the
- * level's: a plain store, and one OR into the next frontier per chunk. */
+ * strict (round.c), so an unsettled vertex is unreached (the visited
+ * bits say so: its value is not read, 8 bytes a vertex that the level
+ * streamed for nothing) and the depth is the level's: a plain store,
+ * and one OR into the next frontier per chunk. */
 static uint64_t pull_bfs(mkrt__graph_engine *e, mkrt__traversal *t, const mkrt__chunk *c, uint64_t *ran,
                          level_counts *lc)
 {
@@ -321,13 +323,12 @@ static uint64_t pull_bfs(mkrt__graph_engine *e, mkrt__traversal *t, const mkrt__
             __builtin_prefetch(&targets[off[first + (uint32_t)__builtin_ctzll(ahead)]], 0, 3);
             ahead &= ahead - 1;
         }
-        /* relaxed: this chunk is the only writer of v in the round. */
-        if (atomic_load_explicit(&values[v], memory_order_relaxed) != UNREACHED)
-            continue;
         for (uint64_t i = off[v], end = off[v + 1]; i < end; i++) {
             const uint32_t u = targets[i];
             n++;
             if (mkrt__bitmap_test(level, u)) {
+                /* relaxed: this chunk is the only writer of v in the
+                 * round; read after the round's barrier or completion. */
                 atomic_store_explicit(&values[v], depth | u, memory_order_relaxed);
                 marked |= (uint64_t)1 << bit; /* it has edges: it joins the next level */
                 degrees += end - off[v];
