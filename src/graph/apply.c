@@ -158,6 +158,16 @@ typedef struct push_ahead {
     unsigned shift;
 } push_ahead;
 
+/* The cursor enters a chunk of lane t: the arrays it prefetches from (a
+ * pulling BFS's ops also read the new vertex's offsets: its degree,
+ * lane_mark). */
+static inline void ahead_lane(const mkrt__graph_engine *e, push_ahead *a, const mkrt__traversal *t)
+{
+    a->values = t->values;
+    a->targets = lane_targets(e, t, &a->shift);
+    a->offs = t->kind == MKRT__LANE_BFS && t->pulls ? e->graph.offsets : NULL;
+}
+
 static inline __attribute__((always_inline)) void ahead_step(const mkrt__graph_engine *e, push_ahead *a)
 {
     while (a->e >= a->end) {
@@ -167,10 +177,7 @@ static inline __attribute__((always_inline)) void ahead_step(const mkrt__graph_e
         mkrt__chunk_get(&a->items[a->k], &c);
         if (c.first >= MKRT__CHUNK_SWEEP) /* pulled or sweep: no edges to run ahead */
             return;
-        mkrt__traversal *t = mkrt__lane_at(e, c.lane);
-        a->values = t->values;
-        a->targets = lane_targets(e, t, &a->shift);
-        a->offs = t->kind == MKRT__LANE_BFS && t->pulls ? e->graph.offsets : NULL;
+        ahead_lane(e, a, mkrt__lane_at(e, c.lane));
         chunk_range(e, &c, &a->e, &a->end);
     }
     const uint32_t tg = a->targets[a->e++ << a->shift];
@@ -316,11 +323,11 @@ static uint64_t pull_bfs(mkrt__graph_engine *e, mkrt__traversal *t, const mkrt__
      * lie apart, needs the prefetch: 35% slower without it). */
     uint64_t ahead = todo;
     for (unsigned k = 0; k < PULL_BFS_AHEAD && ahead != 0; k++, ahead &= ahead - 1)
-        __builtin_prefetch(&targets[off[first + (uint32_t)__builtin_ctzll(ahead)]], 0, 3);
+        pull_prefetch(targets, NULL, off, first + (uint32_t)__builtin_ctzll(ahead));
     for (; todo != 0; todo &= todo - 1) {
         const uint32_t bit = (uint32_t)__builtin_ctzll(todo), v = first + bit;
         if (ahead != 0) {
-            __builtin_prefetch(&targets[off[first + (uint32_t)__builtin_ctzll(ahead)]], 0, 3);
+            pull_prefetch(targets, NULL, off, first + (uint32_t)__builtin_ctzll(ahead));
             ahead &= ahead - 1;
         }
         for (uint64_t i = off[v], end = off[v + 1]; i < end; i++) {
@@ -426,10 +433,7 @@ void mkrt__graph_apply(mkrt__graph_engine *e, const mkrt_item *items, size_t fro
         mkrt__chunk c;
         mkrt__chunk_get(&items[from], &c);
         if (c.first < MKRT__CHUNK_SWEEP) {
-            const mkrt__traversal *t = mkrt__lane_at(e, c.lane);
-            a.values = t->values;
-            a.targets = lane_targets(e, t, &a.shift);
-            a.offs = t->kind == MKRT__LANE_BFS && t->pulls ? e->graph.offsets : NULL;
+            ahead_lane(e, &a, mkrt__lane_at(e, c.lane));
             chunk_range(e, &c, &a.e, &a.end);
             for (unsigned i = 0; i < EXPAND_AHEAD; i++)
                 ahead_step(e, &a);
