@@ -248,12 +248,17 @@ static void test_order(void)
 }
 
 /* ---- emission across ranks ------------------------------------------------ */
+/* per and handles are set before the layer exists (its threads start
+ * after); the layer only once mkrt_mpi_create returned, so it is an
+ * atomic, and every rank sets it before rank 0 publishes (the allreduce
+ * in test_emit_chain): an item can reach a rank whose main thread has yet
+ * to set it, once that rank's layer exists (seen as a division by zero). */
 typedef struct hop_ctx {
-    mkrt_mpi *m;
     uint32_t per;
     uint32_t handles;
 } hop_ctx;
 static hop_ctx hop;
+static _Atomic(mkrt_mpi *) hop_m;
 
 /* Counts a visit at out, then (param > 0) emits the token to the same
  * offset in the next rank's block; a full outbox retries later. */
@@ -263,7 +268,8 @@ static mkrt_status hop_op(const mkrt_item *it, const mkrt_op_ctx *ctx)
     if (it->param == 0)
         return MKRT_OK;
     mkrt_item next = {OP_HOP, it->out, (it->out + hop.per) % hop.handles, it->param - 1};
-    mkrt_status st = mkrt_mpi_op_emit(hop.m, ctx, &next, 1, NULL);
+    /* acquire: pairs with the release store in test_emit_chain. */
+    mkrt_status st = mkrt_mpi_op_emit(atomic_load_explicit(&hop_m, memory_order_acquire), ctx, &next, 1, NULL);
     if (st == MKRT_EAGAIN) {
         ctx->cells[it->out] -= 1; /* runs again: count it then */
         st = mkrt_op_emit(ctx, it, 1);
@@ -282,10 +288,14 @@ static void test_emit_chain(void)
     c.handles = H;
     c.batch_items = 4;
     c.buffers = 1; /* tiny: ops meet full outboxes (EAGAIN, retried) */
+    hop = (hop_ctx){H / (uint32_t)ranks, H};
     mkrt_mpi *m = new_layer(rt, c);
-    hop = (hop_ctx){m, H / (uint32_t)ranks, H};
+    /* release: pairs with hop_op's acquire load. */
+    atomic_store_explicit(&hop_m, m, memory_order_release);
+    uint64_t set = 1; /* every rank has its layer in hop_m before rank 0 publishes */
+    mkrt_mpi_allreduce_sum(m, &set, 1);
     mkrt_producer *p = mkrt_producer_open(rt, NULL);
-    int ok = 1;
+    int ok = set == (uint64_t)ranks;
     if (rank == 0)
         for (uint32_t t = 0; t < T; t++) {
             mkrt_item it = {OP_HOP, t, t, K};
