@@ -14,7 +14,7 @@ static void *need(void *p)
     return p;
 }
 
-test_graph test_graph_random(uint32_t v, uint32_t undirected_edges, unsigned seed)
+static test_graph random_graph(uint32_t v, uint32_t undirected_edges, uint32_t hubs, unsigned seed)
 {
     test_graph g = {v, need(calloc(v + 1, sizeof(uint64_t))), NULL, NULL};
     uint32_t *a = need(malloc(undirected_edges * sizeof *a + 1)),
@@ -22,7 +22,7 @@ test_graph test_graph_random(uint32_t v, uint32_t undirected_edges, unsigned see
              *w = need(malloc(undirected_edges * sizeof *w + 1));
     const uint32_t live = v - v / 8;
     for (uint32_t e = 0; e < undirected_edges; e++) {
-        a[e] = (uint32_t)rand_r(&seed) % live;
+        a[e] = (uint32_t)rand_r(&seed) % (hubs != 0 && e % 3 == 0 ? hubs : live);
         b[e] = e % 5 == 0 ? (a[e] + 1) % live : (uint32_t)rand_r(&seed) % live;
         w[e] = 1 + (uint32_t)rand_r(&seed) % 255;
         g.off[a[e] + 1]++;
@@ -45,6 +45,16 @@ test_graph test_graph_random(uint32_t v, uint32_t undirected_edges, unsigned see
     free(b);
     free(w);
     return g;
+}
+
+test_graph test_graph_random(uint32_t v, uint32_t undirected_edges, unsigned seed)
+{
+    return random_graph(v, undirected_edges, 0, seed);
+}
+
+test_graph test_graph_hubs(uint32_t v, uint32_t undirected_edges, uint32_t hubs, unsigned seed)
+{
+    return random_graph(v, undirected_edges, hubs, seed);
 }
 
 test_graph test_graph_path(uint32_t v)

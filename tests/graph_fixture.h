@@ -16,6 +16,10 @@ typedef struct test_graph {
 /* A random undirected multigraph (both directions stored), with self loops
  * and an isolated last eighth of the vertices; weights 1..255. */
 test_graph test_graph_random(uint32_t v, uint32_t undirected_edges, unsigned seed);
+/* The same with hubs: a third of the edges have one end among the first
+ * `hubs` vertices, so those have about undirected_edges / (3 hubs) edges
+ * or more. */
+test_graph test_graph_hubs(uint32_t v, uint32_t undirected_edges, uint32_t hubs, unsigned seed);
 /* A path 0 - 1 - ... - v-1 (both directions, no weights): v - 1 levels. */
 test_graph test_graph_path(uint32_t v);
 /* A ring 0 - 1 - ... - v-1 - 0 (both directions; v >= 3), the edge

@@ -281,8 +281,12 @@ static void lonely_root(void)
  * a traversal run again from other roots starts with far empty. The
  * pushes read the engine's interleaved rows (8 bytes per edge, made at
  * registration) or, with `fallback`, the separate arrays: the rows'
- * allocation failed, which registration absorbs. */
-static void buckets_tiers(unsigned workers, const test_graph *g, bool fallback)
+ * allocation failed, which registration absorbs. With `hubs` (vertices of
+ * 64 edges or more, graph/graph_internal.h MKRT__HUB_EDGES), a level of a
+ * bucket runs only a hub's light edges (weight below the width) and the
+ * bucket's last level their whole rows: that last level runs, unless the
+ * rows' allocation failed (no level splits then). */
+static void buckets_tiers(unsigned workers, const test_graph *g, bool fallback, bool hubs)
 {
     mkrt_config c = mkrt_config_default();
     c.workers = workers;
@@ -341,8 +345,11 @@ static void buckets_tiers(unsigned workers, const test_graph *g, bool fallback)
         levels = ts.levels_pushed; /* the traversal's runs since it was opened */
         edges = ts.edges_examined;
     }
-    is(wrong, 0, "%u worker(s), buckets on every level%s: 6 SSSPs equal the reference", workers,
-       fallback ? ", the rows' allocation failed" : "");
+    is(wrong, 0, "%u worker(s), buckets on every level%s%s: 6 SSSPs equal the reference", workers,
+       hubs ? ", hubs" : "", fallback ? ", the rows' allocation failed" : "");
+    const uint64_t hub_levels = mkrt__test_hub_levels(t);
+    ok(hubs && !fallback ? hub_levels > 0 : hub_levels == 0, "%u worker(s): %llu levels of hubs' rows", workers,
+       (unsigned long long)hub_levels);
     /* Level by level without buckets relaxes each edge at each distance
      * its source passes; with them about once (12000 directed edges). */
     ok(levels / 6 > 20 && edges / 6 < 3 * g->off[g->v] / 2, "%u worker(s): %llu levels and %llu edges per search",
@@ -411,10 +418,16 @@ int main(void)
     concurrent(MKRT_BACKEND_SIM, &g);
     bad_input(&g);
     lonely_root();
-    buckets_tiers(1, &g, false);
-    buckets_tiers(2, &g, false);
-    buckets_tiers(1, &g, true);
-    buckets_tiers(2, &g, true);
+    buckets_tiers(1, &g, false, false);
+    buckets_tiers(2, &g, false, false);
+    buckets_tiers(1, &g, true, false);
+    buckets_tiers(2, &g, true, false);
+    test_graph h = test_graph_hubs(1500, 6000, 8, 11);
+    buckets_tiers(1, &h, false, true);
+    buckets_tiers(2, &h, false, true);
+    buckets_tiers(1, &h, true, true);
+    buckets_tiers(2, &h, true, true);
+    test_graph_free(&h);
     far_by_words(1);
     far_by_words(2);
     test_graph_free(&g);

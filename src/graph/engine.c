@@ -58,6 +58,7 @@ void mkrt__graph_engine_destroy(mkrt__graph_engine *e)
     }
     mkrt__free(e->edged, e->words * sizeof *e->edged);
     mkrt__free(e->rows, e->rows_bytes);
+    mkrt__free(e->light, (size_t)e->graph.vertices * sizeof *e->light);
     mkrt__mutex_destroy(&e->lock);
     mkrt__free(e, sizeof *e);
 }
@@ -118,6 +119,34 @@ static uint32_t *rows_make(const mkrt_graph *g, size_t *bytes)
     return rows;
 }
 
+/* The hubs' rows (MKRT__HUB_EDGES) in the engine's rows list their light
+ * edges (weight below the bucket width) last; light[v] counts them (0
+ * for the other vertices). The order of a row's edges is the engine's
+ * own: the built-in pushes that read rows take a minimum. */
+static void rows_split(const mkrt_graph *g, uint32_t *rows, uint32_t *light, uint64_t width)
+{
+    for (uint32_t v = 0; v < g->vertices; v++) {
+        uint64_t i = g->offsets[v], j = g->offsets[v + 1];
+        const uint64_t end = j;
+        light[v] = 0;
+        if (j - i < MKRT__HUB_EDGES)
+            continue;
+        while (i < j) { /* heavy edges to [row, i), light ones to [j, end) */
+            if (rows[2 * i + 1] >= width) {
+                i++;
+                continue;
+            }
+            j--;
+            const uint32_t t = rows[2 * i], w = rows[2 * i + 1];
+            rows[2 * i] = rows[2 * j];
+            rows[2 * i + 1] = rows[2 * j + 1];
+            rows[2 * j] = t;
+            rows[2 * j + 1] = w;
+        }
+        light[v] = (uint32_t)(end - j);
+    }
+}
+
 mkrt_status mkrt__graph_engine_set(mkrt__graph_engine *e, const mkrt_graph *g, mkrt_error *err)
 {
     const size_t words = ((size_t)g->vertices + 63) / 64;
@@ -158,7 +187,17 @@ mkrt_status mkrt__graph_engine_set(mkrt__graph_engine *e, const mkrt_graph *g, m
     mkrt__free(e->edged, was_words * sizeof *e->edged);
     e->edged = edged;
     mkrt__free(e->rows, e->rows_bytes);
+    mkrt__free(e->light, (size_t)was.vertices * sizeof *e->light);
+    /* The rows are the last allocation (a test fails it alone); without
+     * either, no level splits (round.c, part_expand). */
+    e->light = g->weights != NULL ? mkrt__alloc((size_t)g->vertices * sizeof *e->light, MKRT_CACHE_LINE) : NULL;
     e->rows = rows_make(g, &e->rows_bytes);
+    if (e->rows != NULL && e->light != NULL) {
+        rows_split(g, e->rows, e->light, e->bucket_width);
+    } else {
+        mkrt__free(e->light, (size_t)g->vertices * sizeof *e->light);
+        e->light = NULL;
+    }
     /* Registration precedes the first producer: no round runs. Public
      * traversals of an earlier graph are closed by the runtime's check. */
     for (uint32_t l = 0; l < MKRT__LANE_PUBLIC; l++) {

@@ -20,9 +20,14 @@
 #include "graph/engine.h"
 #include "mkrt/graph.h"
 
-/* Arrays of words a traversal's bits allocation holds: w, r, visited, far
- * and far_low (mkrt__traversal). */
-#define MKRT__TRAV_WORD_ARRAYS 5u
+/* Arrays of words a traversal's bits allocation holds: w, r, visited,
+ * far, far_low and hubs (mkrt__traversal). */
+#define MKRT__TRAV_WORD_ARRAYS 6u
+
+/* Distance buckets' hubs (round.c): a vertex of this many edges or more
+ * runs its light edges (weight below the bucket width) in the levels of
+ * a bucket and its whole row once, after them. */
+#define MKRT__HUB_EDGES 64u
 
 typedef struct mkrt_traversal mkrt__traversal;
 
@@ -71,6 +76,10 @@ struct mkrt_traversal {
      * (apply.c, in_bucket), set to UINT64_MAX by a restore (no batch
      * runs); UINT64_MAX at first. relaxed: as far. */
     _Atomic uint64_t *far_low;
+    /* hubs: the hubs (MKRT__HUB_EDGES) whose light edges a level of the
+     * bucket ran and whose heavy edges wait for its end (round.c). Set
+     * by the workers, taken with no batch running. relaxed: as far. */
+    _Atomic uint64_t *hubs;
     alignas(MKRT_CACHE_LINE) _Atomic bool any; /* a bit of w may be set */
     /* QUEUE (plan/decide.h): while qon, the op whose OR set a bit of w
      * also appends its vertex to wq (apply.c), so wq lists w's vertices,
@@ -113,7 +122,10 @@ struct mkrt_traversal {
         uint64_t visited_edges; /* edges of the settled vertices */
         uint64_t bound;     /* buckets: the level expands vertices below it (0: none) */
         bool filter;        /* buckets: r may hold vertices at or above the bound */
+        bool hubs_next;     /* buckets: w holds the bucket's hubs, for their whole rows */
+        bool light;         /* buckets: a run's level runs only its hubs' light edges */
         uint64_t far_moved; /* buckets: far's vertices its restores moved (round.c) */
+        uint64_t hub_levels; /* buckets: levels of hubs' whole rows it ran (round.c) */
         bool active;        /* public: started and not finished */
         bool sweep;         /* public: a sweep kind's run (graph/sweep.c) */
         bool alone;         /* a run of levels: the open level runs on one thread (round.c) */
@@ -135,7 +147,7 @@ struct mkrt_traversal {
      * the bound or above is marked in far, not w) and the least distance
      * the level's chunks gave a vertex they marked in w. */
     alignas(MKRT_CACHE_LINE) _Atomic uint64_t bound;
-    _Atomic bool far_any;
+    _Atomic bool far_any, hubs_any;
     _Atomic uint64_t far_min, next_min;
     /* A pulling BFS: the vertices its pulled chunks put into w (each
      * once: the bits their OR set) and the sum of their edges (apply.c,
@@ -196,6 +208,11 @@ struct mkrt__graph_engine {
      * after; rows_bytes is its size. */
     uint32_t *rows;
     size_t rows_bytes;
+    /* With rows: light[v], for a hub v (MKRT__HUB_EDGES), counts its light
+     * edges (weight below bucket_width), which its row in rows lists last
+     * (engine.c). NULL (no rows, or no memory): no level splits. Set at
+     * registration, read-only after. */
+    uint32_t *light;
     uint32_t lane_op[MKRT__LANE_PUBLIC]; /* the cell lanes' ops */
     uint32_t lanes_used;    /* user lanes claimed (1..) */
     /* The lanes; public ones published with release (mkrt_traversal_open),

@@ -54,7 +54,16 @@ static void end_pulled_level(mkrt__traversal *t)
  * starts with far_min below the bound, when the frontier runs empty, when
  * a level and far together hold fewer than bucket_min vertices (deferring
  * saves less than the extra levels cost), and on abort; the bound is 0
- * again when both are empty. */
+ * again when both are empty.
+ *
+ * A hub (MKRT__HUB_EDGES edges or more) is expanded by halves in a run's
+ * levels under a bound (delta-stepping's light and heavy edges): a level
+ * runs only its light edges (weight below the bucket width: they may
+ * land in the bucket) and sets it aside in hubs; once the bucket's levels
+ * are done, one more level runs the set-aside hubs' whole rows. A hub
+ * that a later level of the bucket lowers again then runs its heavy
+ * edges once, not once per level (on a Kronecker graph its re-expansions
+ * were 9% of SSSP's edges: bench/results/kernels_profile.md). */
 static void set_bound(mkrt__traversal *t, uint64_t bound)
 {
     t->x.bound = bound;
@@ -67,6 +76,35 @@ static bool far_any(const mkrt__traversal *t)
     /* relaxed: set by the workers of completed batches (acquired by the
      * backend's wait), or of a running one only while aborting. */
     return atomic_load_explicit((_Atomic bool *)&t->far_any, memory_order_relaxed);
+}
+
+/* Hubs (MKRT__HUB_EDGES) whose heavy edges wait for their bucket's end
+ * (hubs, set by the workers' light levels; relaxed: as far_any). */
+static bool hubs_any(const mkrt__traversal *t)
+{
+    return atomic_load_explicit((_Atomic bool *)&t->hubs_any, memory_order_relaxed);
+}
+
+/* The waiting hubs go into the frontier `to` (no batch runs, or the lane
+ * is aborting): a level of their whole rows (their light edges, which ran
+ * already, run again: a few, and a minimum). QUEUE's lists miss them, as
+ * far's. relaxed: see hubs. */
+static void hubs_to(mkrt__traversal *t, _Atomic uint64_t *to)
+{
+    if (!hubs_any(t))
+        return;
+    if (to == t->r)
+        t->x.queued = false;
+    else
+        atomic_store_explicit(&t->wq_bad, true, memory_order_relaxed);
+    for (size_t w = 0; w < t->engine->words; w++) {
+        const uint64_t x = atomic_load_explicit(&t->hubs[w], memory_order_relaxed);
+        if (x != 0) {
+            atomic_store_explicit(&t->hubs[w], 0, memory_order_relaxed);
+            atomic_fetch_or_explicit(&to[w], x, memory_order_relaxed);
+        }
+    }
+    atomic_store_explicit(&t->hubs_any, false, memory_order_relaxed);
 }
 
 /* Moves far's vertices into the frontier `to`: those of the words whose
@@ -143,6 +181,7 @@ static void start_bucket(mkrt__traversal *t)
     t->x.filter = false;
     if (near == UINT64_MAX || n < e->bucket_min) {
         far_restore(t, t->r, UINT64_MAX);
+        hubs_to(t, t->r);
         atomic_store_explicit(&t->next_min, UINT64_MAX, memory_order_relaxed);
         set_bound(t, 0);
         return;
@@ -276,8 +315,10 @@ static void level_note(mkrt__graph_engine *e, uint64_t nf, bool pull)
 static void start_level(mkrt__traversal *t, bool aborting)
 {
     mkrt__graph_engine *e = t->engine;
-    if (!aborting && t->buckets)
+    if (!aborting && t->buckets && !t->x.hubs_next)
         start_bucket(t);
+    else if (t->x.hubs_next)
+        t->x.filter = false; /* the bucket's hubs: below its bound, which stays */
     bool was = t->x.pull;
     t->x.pull = false;
     const uint64_t all = e->graph.offsets[e->graph.vertices];
@@ -380,7 +421,7 @@ static size_t take_pulled(mkrt__traversal *t, mkrt_item *items, uint64_t cap)
 static bool lane_idle(const mkrt__traversal *t)
 {
     return !t->x.scanning && t->x.mask == 0 && t->x.edge >= t->x.end && !t->x.pull_pending &&
-           !far_any(t) && !t->x.visited_dirty && t->x.bound == 0 &&
+           !far_any(t) && !hubs_any(t) && !t->x.visited_dirty && t->x.bound == 0 &&
            !atomic_load_explicit(&t->any, memory_order_relaxed);
 }
 
@@ -482,7 +523,9 @@ static int take_lane(mkrt__traversal *t, mkrt_item *items, size_t *k, uint64_t *
         t->x.pull = false;
         t->x.pull_pending = false;
         set_bound(t, 0);
+        t->x.light = false;
         far_restore(t, t->r, UINT64_MAX);
+        hubs_to(t, t->r);
         t->x.queued = false; /* what is left of r: by the scan */
         t->x.scanning = true;
         t->x.word = 0;
@@ -588,6 +631,10 @@ static int take_lane(mkrt__traversal *t, mkrt_item *items, size_t *k, uint64_t *
             t->x.scanning = true;
             t->x.word = 0;
             start_level(t, aborting);
+            /* A run's level under a bound runs its hubs' light edges only,
+             * where the engine has them apart (part_expand). */
+            t->x.light = run && !aborting && t->x.bound != 0 && e->light != NULL && !t->x.hubs_next;
+            t->x.hubs_next = false;
             t->x.swapped = true;
             if (run) {
                 open_level(t);
@@ -598,6 +645,13 @@ static int take_lane(mkrt__traversal *t, mkrt_item *items, size_t *k, uint64_t *
             /* Its chunks of this round (or a batch) have yet to run: what
              * they mark decides whether the lane's run goes on. */
             return LANE_DONE;
+        } else if (!t->x.swapped && hubs_any(t)) {
+            /* The bucket's levels are done: its hubs' whole rows are its
+             * last level (their heavy edges reach past its bound). */
+            hubs_to(t, t->w);
+            t->x.hubs_next = true;
+            t->x.hub_levels++;
+            atomic_store_explicit(&t->any, true, memory_order_relaxed);
         } else if (!t->x.swapped && far_any(t)) {
             /* The bucket is done: far's next bucket is the next level
              * (the words that may hold it; start_bucket's filter sends
@@ -814,10 +868,23 @@ static void part_chunk(part_run *p, const mkrt__chunk *c)
  * and weights where the kind reads them, or the interleaved rows) starts at a random place: its
  * first lines are fetched now, while the chunks put before it run
  * (apply.c runs them PART_ITEMS at a time). */
-static void part_expand(part_run *p, const mkrt__traversal *t, uint32_t v)
+static void part_expand(part_run *p, mkrt__traversal *t, uint32_t v)
 {
     const mkrt_graph *g = &p->e->graph;
-    const uint64_t first = g->offsets[v], end = g->offsets[v + 1];
+    uint64_t first = g->offsets[v];
+    const uint64_t end = g->offsets[v + 1];
+    if (t->x.light && end - first >= MKRT__HUB_EDGES) {
+        /* A hub of a light level: its light edges (the last of its row,
+         * engine.c) now, its whole row at the bucket's end (relaxed: see
+         * hubs). */
+        const uint32_t light = p->e->light[v];
+        if (light < end - first) {
+            mkrt__bitmap_set(t->hubs, v);
+            if (!atomic_load_explicit(&t->hubs_any, memory_order_relaxed))
+                atomic_store_explicit(&t->hubs_any, true, memory_order_relaxed);
+        }
+        first = end - light;
+    }
     if (first == end)
         return;
     if (p->e->rows != NULL && t->kind == MKRT__LANE_SSSP) {

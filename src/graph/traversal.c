@@ -42,6 +42,7 @@ mkrt__traversal *mkrt__traversal_new(mkrt__graph_engine *e, uint32_t lane, mkrt_
     t->visited = t->bits + 2 * words;
     t->far = t->bits + 3 * words;
     t->far_low = t->bits + 4 * words;
+    t->hubs = t->bits + 5 * words;
     for (size_t i = 0; i < words; i++)
         atomic_init(&t->far_low[i], UINT64_MAX); /* no far vertex yet */
     t->wq = t->queues;
@@ -285,4 +286,9 @@ struct mkrt_runtime *mkrt__traversal_runtime(const mkrt__traversal *t)
 uint64_t mkrt__traversal_far_moved(const mkrt_traversal *t)
 {
     return t->x.far_moved;
+}
+
+uint64_t mkrt__traversal_hub_levels(const mkrt_traversal *t)
+{
+    return t->x.hub_levels;
 }

@@ -26,5 +26,8 @@ struct mkrt_runtime *mkrt__traversal_runtime(const mkrt_traversal *t);
 /* Far's vertices its bucket restores moved into a frontier since it was
  * opened (a test's figure; read after a wait, which orders it). */
 uint64_t mkrt__traversal_far_moved(const mkrt_traversal *t);
+/* Levels of hubs' whole rows (round.c) it ran since it was opened (the
+ * same). */
+uint64_t mkrt__traversal_hub_levels(const mkrt_traversal *t);
 
 #endif

@@ -127,6 +127,11 @@ uint64_t mkrt__test_far_moved(const mkrt_traversal *t)
     return mkrt__traversal_far_moved(t);
 }
 
+uint64_t mkrt__test_hub_levels(const mkrt_traversal *t)
+{
+    return mkrt__traversal_hub_levels(t);
+}
+
 bool mkrt__test_frontier_add(mkrt_runtime *rt, uint32_t slot, uint32_t v)
 {
     return mkrt__graph_mark(rt->graph, slot, v);

@@ -68,6 +68,8 @@ uint32_t mkrt__test_graph_vertices(mkrt_runtime *rt);
 void mkrt__test_set_bucket_min(mkrt_runtime *rt, uint64_t min);
 /* Far's vertices the traversal's bucket restores moved (graph/round.c). */
 uint64_t mkrt__test_far_moved(const mkrt_traversal *t);
+/* Levels of hubs' whole rows the traversal ran (graph/round.c). */
+uint64_t mkrt__test_hub_levels(const mkrt_traversal *t);
 /* As an op that set v's frontier bit in the lane would (graph/engine.h,
  * mkrt__graph_mark). */
 bool mkrt__test_frontier_add(mkrt_runtime *rt, uint32_t slot, uint32_t v);
