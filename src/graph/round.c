@@ -85,18 +85,25 @@ static bool hubs_any(const mkrt__traversal *t)
     return atomic_load_explicit((_Atomic bool *)&t->hubs_any, memory_order_relaxed);
 }
 
-/* The waiting hubs go into the frontier `to` (no batch runs, or the lane
- * is aborting): a level of their whole rows (their light edges, which ran
- * already, run again: a few, and a minimum). QUEUE's lists miss them, as
- * far's. relaxed: see hubs. */
-static void hubs_to(mkrt__traversal *t, _Atomic uint64_t *to)
+/* QUEUE: vertices come into the frontier `to` without an entry in its
+ * queue (far's, the hubs'): that frontier is scanned. No batch runs
+ * (relaxed: see the fields). */
+static void unlisted_into(mkrt__traversal *t, const _Atomic uint64_t *to)
 {
-    if (!hubs_any(t))
-        return;
     if (to == t->r)
         t->x.queued = false;
     else
         atomic_store_explicit(&t->wq_bad, true, memory_order_relaxed);
+}
+
+/* The waiting hubs go into the frontier `to` (no batch runs, or the lane
+ * is aborting): a level of their whole rows (their light edges, which ran
+ * already, run again: a few, and a minimum). relaxed: see hubs. */
+static void hubs_to(mkrt__traversal *t, _Atomic uint64_t *to)
+{
+    if (!hubs_any(t))
+        return;
+    unlisted_into(t, to);
     for (size_t w = 0; w < t->engine->words; w++) {
         const uint64_t x = atomic_load_explicit(&t->hubs[w], memory_order_relaxed);
         if (x != 0) {
@@ -117,11 +124,7 @@ static void far_restore(mkrt__traversal *t, _Atomic uint64_t *to, uint64_t limit
 {
     if (!far_any(t))
         return;
-    /* QUEUE: far's vertices are in no queue; the frontier is scanned. */
-    if (to == t->r)
-        t->x.queued = false;
-    else
-        atomic_store_explicit(&t->wq_bad, true, memory_order_relaxed);
+    unlisted_into(t, to);
     const size_t words = t->engine->words;
     uint64_t moved = UINT64_MAX, left = UINT64_MAX;
     bool any_moved = false, any_left = false;
