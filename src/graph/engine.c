@@ -131,7 +131,7 @@ static void rows_split(const mkrt_graph *g, uint32_t *rows, uint32_t *light, uin
         light[v] = 0;
         if (j - i < MKRT__HUB_EDGES)
             continue;
-        while (i < j) { /* heavy edges to [row, i), light ones to [j, end) */
+        while (i < j) { /* heavy edges to [offsets[v], i), light ones to [j, end) */
             if (rows[2 * i + 1] >= width) {
                 i++;
                 continue;
