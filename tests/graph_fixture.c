@@ -14,7 +14,7 @@ static void *need(void *p)
     return p;
 }
 
-static test_graph random_graph(uint32_t v, uint32_t undirected_edges, uint32_t hubs, unsigned seed)
+test_graph test_graph_hubs(uint32_t v, uint32_t undirected_edges, uint32_t hubs, unsigned seed)
 {
     test_graph g = {v, need(calloc(v + 1, sizeof(uint64_t))), NULL, NULL};
     uint32_t *a = need(malloc(undirected_edges * sizeof *a + 1)),
@@ -49,12 +49,7 @@ static test_graph random_graph(uint32_t v, uint32_t undirected_edges, uint32_t h
 
 test_graph test_graph_random(uint32_t v, uint32_t undirected_edges, unsigned seed)
 {
-    return random_graph(v, undirected_edges, 0, seed);
-}
-
-test_graph test_graph_hubs(uint32_t v, uint32_t undirected_edges, uint32_t hubs, unsigned seed)
-{
-    return random_graph(v, undirected_edges, hubs, seed);
+    return test_graph_hubs(v, undirected_edges, 0, seed);
 }
 
 test_graph test_graph_path(uint32_t v)

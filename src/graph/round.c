@@ -159,6 +159,14 @@ static void far_restore(mkrt__traversal *t, _Atomic uint64_t *to, uint64_t limit
         atomic_store_explicit(&t->next_min, moved, memory_order_relaxed);
 }
 
+/* The lane leaves its buckets (no bound from here, or an abort): every
+ * vertex set aside, far's and the waiting hubs', goes back into r. */
+static void all_set_aside_to_r(mkrt__traversal *t)
+{
+    far_restore(t, t->r, UINT64_MAX);
+    hubs_to(t, t->r);
+}
+
 /* The end of the bucket that holds distance d (UINT64_MAX where it would
  * wrap: everything is in the last bucket). */
 static uint64_t bucket_above(const mkrt__graph_engine *e, uint64_t d)
@@ -183,8 +191,7 @@ static void start_bucket(mkrt__traversal *t)
         n += mkrt__bitmap_count(t->far, e->words);
     t->x.filter = false;
     if (near == UINT64_MAX || n < e->bucket_min) {
-        far_restore(t, t->r, UINT64_MAX);
-        hubs_to(t, t->r);
+        all_set_aside_to_r(t);
         atomic_store_explicit(&t->next_min, UINT64_MAX, memory_order_relaxed);
         set_bound(t, 0);
         return;
@@ -527,8 +534,7 @@ static int take_lane(mkrt__traversal *t, mkrt_item *items, size_t *k, uint64_t *
         t->x.pull_pending = false;
         set_bound(t, 0);
         t->x.light = false;
-        far_restore(t, t->r, UINT64_MAX);
-        hubs_to(t, t->r);
+        all_set_aside_to_r(t);
         t->x.queued = false; /* what is left of r: by the scan */
         t->x.scanning = true;
         t->x.word = 0;
