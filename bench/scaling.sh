@@ -69,6 +69,9 @@ seconds=$(( $(date +%s) - start ))
     echo "$(date -u +%Y-%m-%d), $seconds s; machine: $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | sed 's/.*: //'), $cpus CPUs,"
     echo "$(uname -n); load average $load0 at the start, $(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo unknown) at the end."
     echo "Threads run: $list.${skipped:+ Left out (more than the $cpus CPUs present):$skipped.}"
+    if [ -n "$skipped" ]; then
+        echo "Those rows wait for a machine with that many CPUs (the lent device host: the same command there)."
+    fi
     echo
     echo "graph_bench: Kronecker and uniform random graphs of scale $scale (edge factor 16), $roots roots"
     echo "(BFS, SSSP) and $trials trials (CC, PageRank) per thread count, every answer validated (BFS and SSSP"
