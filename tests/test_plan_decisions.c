@@ -318,6 +318,75 @@ static void cpu_narrow_runs_inline(void)
     mkrt_destroy(rt, SEC, NULL);
 }
 
+/* Whether cells [from, to) all hold thread id `who` (op 16 ran each). */
+static bool all_by(mkrt_runtime *rt, uint32_t from, uint32_t to, uint64_t who)
+{
+    for (uint32_t h = from; h < to; h++) {
+        uint64_t v = 0;
+        if (mkrt_cell_read(rt, h, &v) != MKRT_OK || v != who)
+            return false;
+    }
+    return true;
+}
+
+/* A launch no pool thread enters (the pool threads deaf to launches, as
+ * if asleep or without a CPU): the holder, with nothing left to take,
+ * closes it and runs the rest itself, its layers in order, crossing no
+ * barrier, instead of waiting for threads that never come (before, a
+ * launch waited for every member to acknowledge it, and this batch hung).
+ * The batch: a wide layer, a chain of 20 one-item layers after it, and
+ * a wide layer after the chain; then the same with the pool listening. */
+static void cpu_launch_nobody_enters(void)
+{
+    mkrt_runtime *rt = start(MKRT_BACKEND_CPU, 2, 0);
+    mkrt_producer *p = mkrt_producer_open(rt, NULL);
+    mkrt__backend *be = mkrt__test_cpu_pool(rt);
+    static mkrt_item batch[1100];
+    size_t n = 0;
+    for (uint32_t i = 0; i < 512; i++)
+        batch[n++] = item(16, 0, 1000 + i, 0);
+    for (uint32_t k = 0; k < 20; k++)
+        batch[n++] = item(16, k == 0 ? 1000 : 2999 + k, 3000 + k, 0);
+    for (uint32_t i = 0; i < 512; i++)
+        batch[n++] = item(16, 3019, 1600 + i, 0);
+    for (uint32_t h = 1000; h < 3100; h++)
+        mkrt_cell_write(rt, h, 0);
+    mkrt__cpu_pool_launch_deaf(be, true);
+    mkrt_stats a, b;
+    mkrt_stats_read(rt, &a);
+    const uint64_t before = pool_barriers(rt);
+    one_batch(rt, p, batch, n);
+    mkrt_stats_read(rt, &b);
+    uint64_t who = 0;
+    mkrt_cell_read(rt, 1000, &who);
+    const uint32_t planned = mkrt__test_last_plan(rt)->participants[0];
+    ok(planned == 2 && b.executed - a.executed == n && who != 0 && all_by(rt, 1000, 1512, who) &&
+           all_by(rt, 3000, 3020, who) && all_by(rt, 1600, 2112, who),
+       "no pool thread enters a batch planned for 2: its holder runs all %zu items, every layer (planned %u, "
+       "executed %llu)",
+       n, planned, (unsigned long long)(b.executed - a.executed));
+    ok(pool_barriers(rt) == before && b.units_by_planner - a.units_by_planner == b.units_run - a.units_run,
+       "... crossing no barrier (%llu), every unit the planner's (%llu of %llu)",
+       (unsigned long long)(pool_barriers(rt) - before),
+       (unsigned long long)(b.units_by_planner - a.units_by_planner),
+       (unsigned long long)(b.units_run - a.units_run));
+    mkrt__cpu_pool_launch_deaf(be, false);
+    for (uint32_t h = 1000; h < 3100; h++)
+        mkrt_cell_write(rt, h, 0);
+    one_batch(rt, p, batch, n);
+    uint64_t zero = 0;
+    for (uint32_t h = 1000; h < 1512; h++) {
+        uint64_t v = 0;
+        mkrt_cell_read(rt, h, &v);
+        zero += v == 0;
+    }
+    ok(zero == 0 && distinct(rt, 3000, 3020) == 1,
+       "listening again: the same batch runs whole (%llu cells unwritten), its chain on one thread",
+       (unsigned long long)zero);
+    mkrt_producer_close(p);
+    mkrt_destroy(rt, SEC, NULL);
+}
+
 /* The default worker count: the process's CPUs, the dispatching thread
  * among the executors (a test override stands for the machine); a
  * batch's width: those less one per producer still publishing. */
@@ -501,6 +570,7 @@ int main(void)
     cpu_one_or_many();
     cpu_memory_split();
     cpu_narrow_runs_inline();
+    cpu_launch_nobody_enters();
     cpu_workers_follow_cpus();
     cpu_chosen_workers_yield();
     sim_blocks_follow_the_plan();

@@ -11,26 +11,34 @@
  * deadline, between items, and whoever calls settle or wait next (the
  * token's next holder) runs the rest from where it stopped (run_from).
  * Otherwise the launch publishes the batch and bumps `launch` (release);
- * the pool threads pick it up (acquire). Executor 0 is the token's holder,
- * pool thread i is executor i: in layer l, pool threads 1 .. max(1,
- * plan.participants[l] - 1) claim chunks of plan.chunk items with one
- * fetch-add on the layer's cursor, and the holder claims from the same
- * cursor whenever it is free (at launch, until the layer has no chunk
- * left, and while it waits: help), in the layers where the plan gives it
- * a share (participants >= 2). Pool threads above the batch's count sit it
- * out, but still count themselves finished, so that no thread is left
- * reading a batch the next launch replaces.
+ * the pool threads that see it (acquire) enter it while it is open, one
+ * CAS each on `entry`, and only then read it. Executor 0 is the token's
+ * holder, the i-th pool thread to enter is executor i: in layer l,
+ * executors 1 .. max(1, plan.participants[l] - 1) claim chunks of
+ * plan.chunk items with one fetch-add on the layer's cursor, and the
+ * holder claims from the same cursor whenever it is free (at launch,
+ * until the layer has no chunk left, and while it waits: help), in the
+ * layers where the plan gives it a share (participants >= 2). Threads
+ * that enter above the batch's count sit it out. The launch closes at the
+ * first barrier (the threads in it are then the ones that entered) or
+ * when the holder, with nothing left to take, would wait: if no pool
+ * thread entered, the holder runs the rest itself (hold_close), so it
+ * never waits for a thread that is asleep or has no CPU. A thread that
+ * did not get in never reads the batch, so the next launch may replace it
+ * once the threads that entered finished.
  *
- * Between layers, a generation barrier over the batch's pool threads makes
+ * Between layers, a generation barrier over the entered pool threads makes
  * every write of layer L happen-before every read of layer L+1. The
  * holder is not counted in it (it may be planning): the last arriver opens
  * the next layer (`layer_open`) and then waits until the holder has no
  * chunk of layer L in hand (`helper_busy`, a store-load handshake, see
- * help()). Where the plan says one participant runs both layers (pool
- * thread 1), there is no barrier: program order suffices, and the holder
- * takes no share of either. The last pool thread to finish sets `done`
- * (release) and wakes the waiter. Failures of user ops go to the pool's
- * failure list, which wait() returns.
+ * help()). Where the plan says one participant runs both layers (the
+ * first pool thread in), there is no barrier: program order suffices, and
+ * the holder takes no share of either. The last entered thread to finish
+ * (or the holder that closes the launch after them, or alone) sets
+ * `done` (release) and wakes the waiter. A run of levels takes every
+ * member instead, each of which finishes it. Failures of user ops go to
+ * the pool's failure list, which wait() returns.
  *
  * How wide a batch runs is the plan's (pipeline/batch_planner.c): the CPUs
  * producers leave free bound the width of a default-sized pool, and a
@@ -93,7 +101,14 @@ typedef struct cpu_pool {
     alignas(MKRT_CACHE_LINE) _Atomic uint32_t layer_open;
     /* 1 while the token's holder has a chunk of layer_open in hand. */
     alignas(MKRT_CACHE_LINE) _Atomic uint32_t helper_busy;
-    alignas(MKRT_CACHE_LINE) _Atomic uint32_t finished; /* pool threads done with the batch */
+    /* The launch's entries (a batch's launch; a run of levels is LEVELS):
+     * its sequence (high 32 bits, the low bits of `launch`), ENTRY_OPEN
+     * while pool threads may still enter, and the pool threads that
+     * entered and that finished (see entry_* below). Every change is one
+     * atomic RMW, so entries, the close and the finishes are totally
+     * ordered. */
+    alignas(MKRT_CACHE_LINE) _Atomic uint64_t entry;
+    _Atomic uint32_t finished; /* a run of levels: pool threads done with it */
     _Atomic uint64_t done;                              /* batches completed */
     mkrt__waitq done_wq;
     mkrt__fail_list fails;
@@ -125,6 +140,7 @@ typedef struct cpu_pool {
     _Atomic uint64_t barriers; /* test hook: cross-thread barriers completed */
     _Atomic uint64_t task_entries; /* test hook: pool threads that entered a task */
     _Atomic bool task_deaf; /* test hook: pool threads do not enter tasks */
+    _Atomic bool launch_deaf; /* test hook: pool threads do not enter batches */
 #endif
 } cpu_pool;
 
@@ -136,7 +152,7 @@ typedef struct worker_arg {
 /* A member's own record, written only by the thread that is that member
  * (its loop, or its launches while it holds the token). */
 typedef struct member {
-    alignas(MKRT_CACHE_LINE) uint64_t seen; /* launches it ran its share of, or made */
+    alignas(MKRT_CACHE_LINE) uint64_t seen; /* the last launch it looked at, or made */
     uint32_t task_seen; /* the epoch of the last task it looked at */
 } member;
 
@@ -231,14 +247,6 @@ static uint32_t batch_threads(const cpu_pool *pool, const mkrt__batch_plan *plan
     return n < pool->launch_n ? n : pool->launch_n;
 }
 
-/* Member m's executor index in the launched batch: 1, 2, .. over the
- * members that run it (every one but its launcher), in member order. */
-static uint32_t member_rank(const cpu_pool *pool, uint32_t m)
-{
-    const uint32_t h = pool->launch_holder;
-    return 1 + (m - pool->first_member) - (h != NO_MEMBER && h < m ? 1u : 0u);
-}
-
 /* Whether the holder takes a share of layer l (the plan gives it two or
  * more participants: a barrier is on both sides of it, batch.h). */
 static bool holder_shares(const mkrt__batch_plan *plan, size_t l)
@@ -252,6 +260,87 @@ static int helper_idle(void *p)
     /* acquire: pairs with the release store in help(): the holder's writes
      * of the layer happen before the next layer's reads. */
     return atomic_load_explicit(&pool->helper_busy, memory_order_acquire) == 0;
+}
+
+/* ---- a batch's entries ------------------------------------------------
+ * A pool thread takes part in a launched batch only by entering it while
+ * it is open (one CAS on `entry`, as task_enter does for a task), and only
+ * then reads the batch. The launch closes at the first barrier of its
+ * layers (the entered threads are then the ones the barriers count) or
+ * when the holder would wait for its end: a holder that finds no pool
+ * thread entered runs the rest itself, so it never waits for a thread
+ * that is asleep or waiting for a CPU (on 2 CPUs beside an application's
+ * threads that wait was 1 ms of a 5 ms analysis: bench/results/
+ * megakernel.md). The batch is done when every thread that entered has
+ * finished and the launch is closed. */
+#define ENTRY_OPEN (UINT64_C(1) << 31)
+#define ENTRY_LEVELS (UINT64_C(1) << 30)
+#define ENTRY_ONE (UINT64_C(1) << 15) /* entered: bits 15..29 */
+#define ENTRY_FINISHED_MASK (ENTRY_ONE - 1) /* finished: bits 0..14 */
+
+static uint32_t entry_entered(uint64_t w)
+{
+    return (uint32_t)((w & (ENTRY_LEVELS - 1)) >> 15);
+}
+
+static uint32_t entry_finished(uint64_t w)
+{
+    return (uint32_t)(w & ENTRY_FINISHED_MASK);
+}
+
+/* The batch completes (its last finisher, or the holder that closed it
+ * after all had finished or ran it alone). */
+static void batch_complete(cpu_pool *pool)
+{
+    /* release: pairs with the acquire load in batch_done. */
+    atomic_fetch_add_explicit(&pool->done, 1, memory_order_release);
+    mkrt__waitq_notify(&pool->done_wq);
+}
+
+/* Closes the launch to entries; returns its word once closed, and
+ * whether this call closed it (*closed). acq_rel: the acquire half gives
+ * the closer every finished thread's writes (their release RMWs head the
+ * sequence it reads); the release half orders its own writes before any
+ * later finisher's acquire. */
+static uint64_t entry_close(cpu_pool *pool, bool *closed)
+{
+    /* relaxed: the CAS re-checks it. */
+    uint64_t w = atomic_load_explicit(&pool->entry, memory_order_relaxed);
+    *closed = false;
+    while ((w & ENTRY_OPEN) != 0)
+        if (atomic_compare_exchange_weak_explicit(&pool->entry, &w, w & ~ENTRY_OPEN, memory_order_acq_rel,
+                                                  memory_order_relaxed)) {
+            *closed = true;
+            return w & ~ENTRY_OPEN;
+        }
+    return w;
+}
+
+/* An entered pool thread is done with the batch (it reads it no more).
+ * The batch completes once the launch is closed and every thread that
+ * entered finished: the last finisher completes it, closing it first if
+ * it is still open (every layer ran: the first to enter runs its share of
+ * each, and the barriers end each layer). Exactly one thread completes
+ * it: the one whose RMW makes both true (a closer that finds all that
+ * entered finished, see hold_close). */
+static void entry_finish(cpu_pool *pool)
+{
+    /* acq_rel: the release half publishes this thread's writes of the
+     * batch; the acquire half gives the last finisher everyone's. */
+    uint64_t w = atomic_fetch_add_explicit(&pool->entry, 1, memory_order_acq_rel) + 1;
+    if ((w & ENTRY_OPEN) == 0) {
+        if (entry_finished(w) == entry_entered(w))
+            batch_complete(pool);
+        return;
+    }
+    /* Open: a thread that entered meanwhile finishes later and looks
+     * again; a close meanwhile found everyone finished and completed. */
+    while ((w & ENTRY_OPEN) != 0 && entry_finished(w) == entry_entered(w))
+        if (atomic_compare_exchange_weak_explicit(&pool->entry, &w, w & ~ENTRY_OPEN, memory_order_acq_rel,
+                                                  memory_order_relaxed)) {
+            batch_complete(pool);
+            return;
+        }
 }
 
 /* Every one of the batch's `n` pool threads arrives after layer l; the
@@ -420,28 +509,38 @@ static void run_chunks(cpu_pool *pool, mkrt__batch *b, size_t l)
     }
 }
 
-/* Pool thread `w` (executor index) runs its share of every layer. */
+/* Pool thread `w` (its rank of entry) runs its share of every layer;
+ * n: the plan's pool threads. The first barrier closes the launch (if
+ * the holder has not): the barriers count the threads that entered, at
+ * most n, and every entered thread computes the same count. */
 static void run_share(cpu_pool *pool, mkrt__batch *b, uint32_t w, uint32_t n)
 {
     const mkrt__batch_plan *plan = &b->plan;
+    uint32_t counted = 0;
     for (size_t l = 0; l < b->layers; l++) {
         uint32_t p = plan->participants[l];
         if (w <= (p > 1 ? p - 1 : 1))
             run_chunks(pool, b, l);
-        if (mkrt__plan_grid_barrier_after(plan, l, b->layers))
-            barrier(pool, n, (uint32_t)l);
+        if (mkrt__plan_grid_barrier_after(plan, l, b->layers)) {
+            if (counted == 0) {
+                bool closed;
+                const uint32_t entered = entry_entered(entry_close(pool, &closed));
+                counted = entered < n ? entered : n;
+            }
+            barrier(pool, counted, (uint32_t)l);
+        }
     }
 }
 
+/* A run of levels: every member but its launcher finishes it, so that
+ * `done` means no thread still reads the launch's batch pointer. */
 static void finish_share(cpu_pool *pool, uint32_t n)
 {
     /* acq_rel: the last finisher acquires every worker's writes and
      * releases them to the waiter through `done`. */
     if (atomic_fetch_add_explicit(&pool->finished, 1, memory_order_acq_rel) + 1 == n) {
         atomic_store_explicit(&pool->finished, 0, memory_order_relaxed); /* ordered by `done` */
-        /* release: pairs with the acquire load in batch_done. */
-        atomic_fetch_add_explicit(&pool->done, 1, memory_order_release);
-        mkrt__waitq_notify(&pool->done_wq);
+        batch_complete(pool);
     }
 }
 
@@ -477,23 +576,50 @@ static void task_enter(cpu_pool *pool, member *me, uint32_t index)
     mkrt__waitq_notify(&pool->done_wq);
 }
 
-/* Member m's part in the launch it has not seen (launch_holder, launch_n
- * and the batch are the launcher's, published with it). */
+/* Member m's part in the latest launch (launch_holder, launch_n and the
+ * batch are the launcher's, published with it). A run of levels takes
+ * every member but its launcher. A batch takes the pool threads that
+ * enter it while it is open; a member that does not get in (the launch
+ * closed, or a later one replaced it) never reads the batch. */
 static void run_launch(cpu_pool *pool, uint32_t m)
 {
-    pool->members[m].seen++;
+    /* acquire: pairs with the release increment in publish (the batch,
+     * its plan, launch_holder, launch_n and the entry word). */
+    const uint64_t launch = atomic_load_explicit(&pool->launch, memory_order_acquire);
+    pool->members[m].seen = launch;
+    /* relaxed: written before the launch's release; the CAS re-checks it. */
+    uint64_t w = atomic_load_explicit(&pool->entry, memory_order_relaxed);
+    if ((uint32_t)(w >> 32) != (uint32_t)launch)
+        return; /* it ended without this member; a later one is launched */
+    if ((w & ENTRY_LEVELS) != 0) {
+        /* A run of levels ends only once every member finished it: the
+         * batch is this launch's. */
+        run_levels(pool, pool->batch, pool->level_n);
+        units_flush(pool);
+        finish_share(pool, pool->launch_n);
+        return;
+    }
+#ifdef MKRT_TEST_HOOKS
+    /* relaxed: the test sets it between batches; a late look is harmless. */
+    if (atomic_load_explicit(&pool->launch_deaf, memory_order_relaxed))
+        return;
+#endif
+    for (;;) {
+        if ((w & ENTRY_OPEN) == 0 || (uint32_t)(w >> 32) != (uint32_t)launch)
+            return;
+        /* acquire on success: pairs with the holder's release store of the
+         * entry word in publish (the batch and its cursors). relaxed on
+         * failure: w is only looked at again. */
+        if (atomic_compare_exchange_weak_explicit(&pool->entry, &w, w + ENTRY_ONE, memory_order_acquire,
+                                                  memory_order_relaxed))
+            break;
+    }
     mkrt__batch *b = pool->batch;
-    const uint32_t finishers = pool->launch_n, n = batch_threads(pool, &b->plan);
-    const uint32_t rank = member_rank(pool, m);
-    if (b->levels)
-        run_levels(pool, b, pool->level_n); /* every member takes part */
-    else if (rank <= n)
+    const uint32_t rank = entry_entered(w) + 1, n = batch_threads(pool, &b->plan);
+    if (rank <= n)
         run_share(pool, b, rank, n);
     units_flush(pool);
-    /* Every member but the launcher, in the batch or not, finishes it:
-     * `done` then means no thread still reads this launch's batch pointer,
-     * which the next launch overwrites. */
-    finish_share(pool, finishers);
+    entry_finish(pool);
 }
 
 /* Member m's loop: runs its share of every launch and enters every task
@@ -638,13 +764,40 @@ static int done_or_layer(void *p)
     return batch_done(c->pool) || atomic_load(&c->pool->layer_open) != c->layer;
 }
 
+/* The holder, with nothing of the batch left for it to take, would wait
+ * for its end: it closes the launch. Where no pool thread entered, it
+ * runs the rest itself, layer after layer (program order: no barrier),
+ * from where the cursors are; where every thread that entered finished,
+ * it completes the batch. Returns whether the batch is done. */
+static bool hold_close(cpu_pool *pool, mkrt__batch *b)
+{
+    bool closed;
+    const uint64_t w = entry_close(pool, &closed);
+    if (!closed)
+        return false; /* closed before: its last finisher completes it */
+    if (entry_entered(w) == 0) {
+        for (size_t l = 0; l < b->layers; l++)
+            run_chunks(pool, b, l);
+        batch_complete(pool);
+        return true;
+    }
+    if (entry_finished(w) != entry_entered(w))
+        return false;
+    batch_complete(pool);
+    return true;
+}
+
 /* The holder helps the launched batch until it is done or `until` passes
- * (NULL: none); returns whether it is done. */
+ * (NULL: none); returns whether it is done. Without a deadline it closes
+ * the launch once it has nothing to take (hold_close): it never waits
+ * for a pool thread that has not entered. */
 static bool help_until_done(cpu_pool *pool, const struct timespec *deadline)
 {
     mkrt__batch *b = pool->batch;
     for (;;) {
         help(pool, b);
+        if (deadline == NULL && !b->levels && !batch_done(pool) && hold_close(pool, b))
+            return true;
         help_check c = {pool, atomic_load(&pool->layer_open)};
         /* The last chunks run elsewhere: spin for them while that pays
          * (a level's end), so that the batch's end costs no futex. */
@@ -675,8 +828,9 @@ static mkrt_status cpu_prepare(mkrt__backend *be, mkrt__batch *b, mkrt_error *er
  * the clock is read after each, so the helper overruns by at most the one
  * it runs. A clock read costs about as much as a trivial user op, so a
  * batch of more than INLINE_CHECKED_MAX such items is not run on the
- * helper's thread at all: pool thread 1 runs it (one wake-up), or, in a
- * pool of one executor, the token's next holder (cpu_settle, cpu_wait). */
+ * helper's thread at all: the first pool thread to enter runs it (one
+ * wake-up), or the token's next holder, where none entered by its wait
+ * (hold_close) or the pool has one executor (cpu_settle, cpu_wait). */
 #define INLINE_STRIDE_BUILTIN 256u
 #define INLINE_CHECKED_MAX 256u
 
@@ -686,8 +840,8 @@ static mkrt_status cpu_prepare(mkrt__backend *be, mkrt__batch *b, mkrt_error *er
  * items (see above) and, once it passed, stops with the cursors where
  * the rest begins (the plan gives every layer one participant: no
  * barrier). Returns whether it ran everything. relaxed (cursors): read
- * and written by the holder only, or published to pool thread 1 by the
- * launch (release). */
+ * and written by the holder only, or published to the pool thread that
+ * enters by the launch (release). */
 static bool run_from(cpu_pool *pool, mkrt__batch *b, uint64_t until)
 {
     if (b->levels)
@@ -721,9 +875,14 @@ static void set_launcher(cpu_pool *pool)
 
 static void publish(cpu_pool *pool, mkrt__batch *b)
 {
+    /* relaxed: only the holder writes launch. */
+    const uint64_t launch = atomic_load_explicit(&pool->launch, memory_order_relaxed) + 1;
     if (pool->launch_holder != NO_MEMBER)
-        pool->members[pool->launch_holder].seen++; /* its own: it runs no member's share */
+        pool->members[pool->launch_holder].seen = launch; /* its own: it runs no member's share */
     pool->batch = b;
+    /* release: pairs with an entering member's acquire CAS (task_enter's
+     * pattern); a member reads it only after the launch's acquire. */
+    atomic_store_explicit(&pool->entry, launch << 32 | (b->levels ? ENTRY_LEVELS : ENTRY_OPEN), memory_order_release);
     /* seq_cst: read by help() and the barrier (see there); ordered before
      * the pool threads' reads by the release below. */
     atomic_store(&pool->layer_open, 0);
@@ -776,7 +935,8 @@ static mkrt_status launch_on(mkrt__backend *be, mkrt__batch *b, uint64_t append_
             pool->rest = b; /* the next settle or wait runs the rest */
             return MKRT_OK;
         }
-        /* pool thread 1 runs the rest (the plan's one participant) */
+        /* the first pool thread in runs the rest (the plan's one
+         * participant), or the next holder (hold_close) */
     }
     publish(pool, b);
     /* The holder takes chunks of the open layer before it plans the next
@@ -1039,6 +1199,12 @@ void mkrt__cpu_pool_task_deaf(mkrt__backend *be, bool deaf)
 {
     /* relaxed: see task_waiting. */
     atomic_store_explicit(&((cpu_pool *)be)->task_deaf, deaf, memory_order_relaxed);
+}
+
+void mkrt__cpu_pool_launch_deaf(mkrt__backend *be, bool deaf)
+{
+    /* relaxed: see run_launch. */
+    atomic_store_explicit(&((cpu_pool *)be)->launch_deaf, deaf, memory_order_relaxed);
 }
 
 uint64_t mkrt__cpu_pool_barriers(const mkrt__backend *be)
