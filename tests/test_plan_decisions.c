@@ -24,6 +24,7 @@
 #include "backend/cpu_pool.h"
 #include "backend/megakernel_backend.h"
 #include "base/cpus.h"
+#include "base/thread.h" /* pthreads under TSan: see there */
 #include "mkrt/runtime.h"
 #include "runtime/test_hooks.h"
 #include "tap.h"
@@ -68,6 +69,14 @@ static mkrt_status rendezvous(const mkrt_item *it, const mkrt_op_ctx *ctx)
     return MKRT_OK;
 }
 
+/* op 18: cells[out] = cells[in] + param (ADD as a user op: a user op's
+ * layers keep their width, so a small batch still goes to the pool). */
+static mkrt_status sum(const mkrt_item *it, const mkrt_op_ctx *ctx)
+{
+    ctx->cells[it->out] = ctx->cells[it->in] + it->param;
+    return MKRT_OK;
+}
+
 static mkrt_runtime *start(mkrt_backend_kind kind, uint32_t workers, uint64_t budget)
 {
     mkrt_config c = mkrt_config_default();
@@ -85,6 +94,8 @@ static mkrt_runtime *start(mkrt_backend_kind kind, uint32_t workers, uint64_t bu
     mkrt_op_desc r = {.fn = rendezvous, .name = "rendezvous"};
     mkrt_op_register(rt, 16, &w, NULL);
     mkrt_op_register(rt, 17, &r, NULL);
+    mkrt_op_desc a = {.fn = sum, .name = "sum"};
+    mkrt_op_register(rt, 18, &a, NULL);
     return rt;
 }
 
@@ -387,6 +398,80 @@ static void cpu_launch_nobody_enters(void)
     mkrt_destroy(rt, SEC, NULL);
 }
 
+/* Launches that none, some or all of the pool threads enter, at random:
+ * a thread switches the pool's deafness to launches every few
+ * microseconds while 200 batches run (3 workers: 2 pool threads), each a
+ * wide layer, a chain of 10 one-item layers and a wide layer that reads
+ * the chain's end. Every batch completes, every item once and in order:
+ * the cells equal a sequential run's. */
+typedef struct toggler {
+    mkrt__backend *be;
+    _Atomic bool stop;
+} toggler;
+
+static int toggle_deaf(void *p)
+{
+    toggler *t = p;
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    while (!atomic_load(&t->stop)) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        mkrt__cpu_pool_launch_deaf(t->be, (x & 3) == 0);
+        mkrt__thread_sleep_ns(x % 50000);
+    }
+    mkrt__cpu_pool_launch_deaf(t->be, false);
+    return 0;
+}
+
+static void cpu_entries_at_random(void)
+{
+    enum { WIDE = 128, CHAIN = 10, ROUNDS = 200 };
+    mkrt_runtime *rt = start(MKRT_BACKEND_CPU, 3, 0);
+    mkrt_producer *p = mkrt_producer_open(rt, NULL);
+    toggler t = {mkrt__test_cpu_pool(rt), false};
+    mkrt__thread th;
+    if (rt == NULL || p == NULL || mkrt__thread_start(&th, toggle_deaf, &t) != 0) {
+        ok(false, "a runtime of 3 workers and a toggling thread start");
+        return;
+    }
+    static uint64_t want[4096];
+    static mkrt_item batch[2 * WIDE + CHAIN];
+    const uint64_t barriers = pool_barriers(rt);
+    for (uint32_t h = 0; h < 4096; h++)
+        mkrt_cell_write(rt, h, 0);
+    memset(want, 0, sizeof want);
+    for (uint32_t r = 0; r < ROUNDS; r++) {
+        size_t n = 0;
+        for (uint32_t i = 0; i < WIDE; i++) /* layer 0: 100 + i += r + i */
+            batch[n++] = item(18, 100 + i, 100 + i, r + i);
+        for (uint32_t k = 0; k < CHAIN; k++) /* cell 50 += 1 + k, in order */
+            batch[n++] = item(18, 50, 50, 1 + k);
+        for (uint32_t i = 0; i < WIDE; i++) /* after the chain: 400 + i = cell 50 + i */
+            batch[n++] = item(18, 50, 400 + i, i);
+        for (size_t k = 0; k < n; k++)
+            want[batch[k].out] = want[batch[k].in] + batch[k].param;
+        one_batch(rt, p, batch, n);
+    }
+    atomic_store(&t.stop, true);
+    mkrt__thread_join(th);
+    uint32_t wrong = 0;
+    for (uint32_t h = 0; h < 4096; h++) {
+        uint64_t v = 0;
+        mkrt_cell_read(rt, h, &v);
+        wrong += v != want[h];
+    }
+    mkrt_stats s;
+    mkrt_stats_read(rt, &s);
+    diag("pool barriers crossed %llu, units by the planner %llu of %llu",
+         (unsigned long long)(pool_barriers(rt) - barriers), (unsigned long long)s.units_by_planner,
+         (unsigned long long)s.units_run);
+    ok(wrong == 0 && s.executed == (uint64_t)ROUNDS * (2 * WIDE + CHAIN) && s.failed == 0,
+       "%d batches entered by none, some or all pool threads at random: every item once, in order (%u cells "
+       "wrong, %llu executed)",
+       ROUNDS, wrong, (unsigned long long)s.executed);
+    mkrt_producer_close(p);
+    mkrt_destroy(rt, SEC, NULL);
+}
+
 /* The default worker count: the process's CPUs, the dispatching thread
  * among the executors (a test override stands for the machine); a
  * batch's width: those less one per producer still publishing. */
@@ -571,6 +656,7 @@ int main(void)
     cpu_memory_split();
     cpu_narrow_runs_inline();
     cpu_launch_nobody_enters();
+    cpu_entries_at_random();
     cpu_workers_follow_cpus();
     cpu_chosen_workers_yield();
     sim_blocks_follow_the_plan();
