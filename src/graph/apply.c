@@ -98,8 +98,7 @@ static inline bool lane_mark(const mkrt__graph_engine *e, mkrt__traversal *t, ui
         queue_add(t, v); /* QUEUE: this OR set it */
         if (lc != NULL)
             level_count(lc, t, 1, e->graph.offsets[v + 1] - e->graph.offsets[v]);
-        if (!atomic_load_explicit(&t->any, memory_order_relaxed))
-            atomic_store_explicit(&t->any, true, memory_order_relaxed);
+        mkrt__graph_raise(&t->any);
     }
     return true;
 }
@@ -112,8 +111,7 @@ static inline bool far_mark(const mkrt__graph_engine *e, mkrt__traversal *t, uin
         return false;
     mkrt__bitmap_set(t->far, v);
     mkrt__graph_lower(&t->far_low[v / 64], d);
-    if (!atomic_load_explicit(&t->far_any, memory_order_relaxed))
-        atomic_store_explicit(&t->far_any, true, memory_order_relaxed);
+    mkrt__graph_raise(&t->far_any);
     return true;
 }
 
@@ -350,8 +348,7 @@ static uint64_t pull_bfs(mkrt__graph_engine *e, mkrt__traversal *t, const mkrt__
             level_count(lc, t, mkrt__popcount64(fresh), degrees);
         for (; fresh != 0; fresh &= fresh - 1)
             queue_add(t, first + (uint32_t)__builtin_ctzll(fresh)); /* QUEUE */
-        if (!atomic_load_explicit(&t->any, memory_order_relaxed))
-            atomic_store_explicit(&t->any, true, memory_order_relaxed);
+        mkrt__graph_raise(&t->any);
     }
     *ran += n;
     return mkrt__popcount64(marked);

@@ -41,6 +41,15 @@ static inline void mkrt__graph_lower(_Atomic uint64_t *v, uint64_t x)
         ;
 }
 
+/* *f = true: the flags the workers raise (any, far_any, hubs_any). A
+ * plain load first, so that a raised flag's line is not written again by
+ * every edge that would raise it. relaxed: as mkrt__graph_lower. */
+static inline void mkrt__graph_raise(_Atomic bool *f)
+{
+    if (!atomic_load_explicit(f, memory_order_relaxed))
+        atomic_store_explicit(f, true, memory_order_relaxed);
+}
+
 /* What a lane's edges run. */
 typedef enum mkrt__lane_kind {
     MKRT__LANE_RELAX, /* the built-in RELAX on the cells (lane 0) */

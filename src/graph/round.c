@@ -889,8 +889,7 @@ static void part_expand(part_run *p, mkrt__traversal *t, uint32_t v)
         const uint32_t light = p->e->light[v];
         if (light < end - first) {
             mkrt__bitmap_set(t->hubs, v);
-            if (!atomic_load_explicit(&t->hubs_any, memory_order_relaxed))
-                atomic_store_explicit(&t->hubs_any, true, memory_order_relaxed);
+            mkrt__graph_raise(&t->hubs_any);
         }
         first = end - light;
     }
