@@ -84,9 +84,10 @@ typedef struct cpu_pool {
     mkrt__waitq *wq; /* the members sleep here: the roam's, or launch_wq */
     alignas(MKRT_CACHE_LINE) _Atomic uint64_t launch; /* batches launched */
     mkrt__batch *batch;                               /* published by launch */
-    /* Published by launch with the batch: the member that launched it
-     * (NO_MEMBER: a thread that is not one, a waiter or the dispatcher
-     * thread of a runtime with a device) and the members that run it,
+    /* The member that launched the batch (NO_MEMBER: a thread that is not
+     * one, a waiter or the dispatcher thread of a runtime with a device),
+     * the holder's own (publish marks the launch seen for it); and,
+     * published by launch with the batch, the members that may run it,
      * every member but the launcher. */
     uint32_t launch_holder;
     uint32_t launch_n;
@@ -193,7 +194,7 @@ static void units_flush(cpu_pool *pool)
 static bool launched(const cpu_pool *pool, const member *me)
 {
     /* acquire: pairs with the release increment in launch (the batch, its
-     * plan, launch_holder and launch_n). */
+     * plan and launch_n). */
     return atomic_load_explicit(&pool->launch, memory_order_acquire) != me->seen;
 }
 
@@ -576,15 +577,15 @@ static void task_enter(cpu_pool *pool, member *me, uint32_t index)
     mkrt__waitq_notify(&pool->done_wq);
 }
 
-/* Member m's part in the latest launch (launch_holder, launch_n and the
- * batch are the launcher's, published with it). A run of levels takes
+/* Member m's part in the latest launch (launch_n and the batch are the
+ * launcher's, published with it). A run of levels takes
  * every member but its launcher. A batch takes the pool threads that
  * enter it while it is open; a member that does not get in (the launch
  * closed, or a later one replaced it) never reads the batch. */
 static void run_launch(cpu_pool *pool, uint32_t m)
 {
     /* acquire: pairs with the release increment in publish (the batch,
-     * its plan, launch_holder, launch_n and the entry word). */
+     * its plan, launch_n and the entry word). */
     const uint64_t launch = atomic_load_explicit(&pool->launch, memory_order_acquire);
     pool->members[m].seen = launch;
     /* relaxed: written before the launch's release; the CAS re-checks it. */
