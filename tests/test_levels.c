@@ -5,14 +5,20 @@
  * is crossed at the workers' barrier, none goes back to the dispatcher
  * while nothing else waits; with DRAIN off every boundary goes back; with
  * a producer publishing all along, the run gives way to its items (and
- * they all run); the answers are the path's either way. */
+ * they all run); the answers are the path's either way. A run's team is
+ * the threads that joined it: with the pool threads deaf to launches the
+ * holder runs every level alone, and with their deafness switched at
+ * random they join at any level; a random graph's searches stay the
+ * references' either way. */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "../base/thread.h" /* pthreads under the C11 names: TSan sees them */
+#include "backend/cpu_pool.h"
 #include "graph_fixture.h"
 #include "mkrt/mkrt.h"
+#include "runtime/test_hooks.h"
 #include "tap.h"
 
 #define PATH 3000u
@@ -205,13 +211,154 @@ static void with_producer(void)
     mkrt_destroy(rt, MKRT_TIMEOUT_INFINITE, NULL);
 }
 
+/* ---- a run's team: the threads that joined it ---------------------- */
+
+#define RV 3000u      /* the random graph's vertices (Dijkstra's reference is O(V^2)) */
+#define RE 24000u     /* its undirected edges */
+#define SEARCHES 24u  /* per runtime, alternating BFS and SSSP */
+
+static test_graph rnd;
+
+/* Searches from SEARCHES roots on rnd, each compared with the reference;
+ * returns the searches that went wrong (why: the first). */
+static uint32_t searches(mkrt_runtime *rt, char *why, size_t len)
+{
+    static uint64_t got[RV], want[RV];
+    static uint32_t level[RV];
+    uint32_t wrong = 0;
+    mkrt_traversal *t[2] = {NULL, NULL};
+    mkrt_error err = {0};
+    for (int k = 0; k < 2; k++) {
+        mkrt_traversal_desc d = {k == 0 ? MKRT_TRAVERSAL_BFS : MKRT_TRAVERSAL_SSSP, false};
+        if (mkrt_traversal_open(rt, &d, &t[k], &err) != MKRT_OK) {
+            snprintf(why, len, "open: %s", err.message);
+            return SEARCHES;
+        }
+    }
+    for (uint32_t i = 0; i < SEARCHES; i++) {
+        const int k = (int)(i % 2);
+        const uint32_t root = (i * 389u) % (RV - RV / 8); /* the last eighth is isolated */
+        if (mkrt_traversal_start(t[k], root, &err) != MKRT_OK || mkrt_traversal_wait(t[k], 60 * SEC) != MKRT_OK ||
+            mkrt_traversal_read(t[k], 0, RV, got, &err) != MKRT_OK) {
+            if (wrong++ == 0)
+                snprintf(why, len, "search from %u did not finish: %s", root, err.message);
+            continue;
+        }
+        if (k == 0) {
+            test_graph_ref_bfs(&rnd, root, level);
+            for (uint32_t v = 0; v < RV; v++)
+                want[v] = level[v] == UINT32_MAX ? UINT64_MAX : level[v];
+        } else {
+            test_graph_ref_sssp(&rnd, root, rnd.w, want);
+        }
+        for (uint32_t v = 0; v < RV; v++)
+            if (got[v] != want[v]) {
+                if (wrong++ == 0)
+                    snprintf(why, len, "%s from %u: vertex %u at %llu, the reference's %llu", k ? "SSSP" : "BFS",
+                             root, v, (unsigned long long)got[v], (unsigned long long)want[v]);
+                break;
+            }
+    }
+    mkrt_traversal_close(t[0], NULL);
+    mkrt_traversal_close(t[1], NULL);
+    return wrong;
+}
+
+static mkrt_runtime *start_rnd(uint32_t workers)
+{
+    mkrt_config c = mkrt_config_default();
+    c.workers = workers;
+    c.cells = RV;
+    c.append_log_capacity = 0;
+    mkrt_runtime *rt = NULL;
+    mkrt_error err = {0};
+    mkrt_graph g = {RV, rnd.off, rnd.dst, rnd.w};
+    if (mkrt_create(&c, &rt, &err) != MKRT_OK || mkrt_graph_register(rt, &g, &err) != MKRT_OK)
+        bail_out("runtime: %s", err.message);
+    return rt;
+}
+
+/* No pool thread joins (deaf to launches, as if asleep or without a
+ * CPU): the holder runs every level of every search alone, its barriers
+ * counting it only. Before, a run took every member and its first
+ * barrier waited for the pool thread for good. */
+static void nobody_joins(void)
+{
+    mkrt_runtime *rt = start_rnd(2);
+    mkrt__cpu_pool_launch_deaf(mkrt__test_cpu_pool(rt), true);
+    mkrt_stats a, b;
+    mkrt_stats_read(rt, &a);
+    const counts ca = read_counts(rt);
+    char why[512] = "";
+    const uint32_t wrong = searches(rt, why, sizeof why);
+    mkrt_stats_read(rt, &b);
+    const counts cb = read_counts(rt);
+    ok(wrong == 0, "2 workers, the pool thread joining no run: %u searches as the references' (%u wrong%s%s)",
+       SEARCHES, wrong, wrong ? ": " : "", why);
+    ok(cb.on > ca.on && b.units_by_planner - a.units_by_planner == b.units_run - a.units_run,
+       "... %llu boundaries crossed in runs of levels, every unit the holder's (%llu of %llu)",
+       (unsigned long long)(cb.on - ca.on), (unsigned long long)(b.units_by_planner - a.units_by_planner),
+       (unsigned long long)(b.units_run - a.units_run));
+    mkrt__cpu_pool_launch_deaf(mkrt__test_cpu_pool(rt), false);
+    mkrt_destroy(rt, MKRT_TIMEOUT_INFINITE, NULL);
+}
+
+/* The pool threads' deafness switched every few microseconds while the
+ * searches run (3 workers: 2 pool threads): runs that none, some or all of
+ * them join, at any level. */
+typedef struct toggler {
+    mkrt__backend *be;
+    _Atomic bool stop;
+} toggler;
+
+static int toggle_deaf(void *p)
+{
+    toggler *t = p;
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    /* relaxed: a flag; the join orders the rest. */
+    while (!atomic_load_explicit(&t->stop, memory_order_relaxed)) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        mkrt__cpu_pool_launch_deaf(t->be, (x & 1) == 0);
+        mkrt__thread_sleep_ns(x % 30000);
+    }
+    mkrt__cpu_pool_launch_deaf(t->be, false);
+    return 0;
+}
+
+static void joined_at_random(void)
+{
+    mkrt_runtime *rt = start_rnd(3);
+    toggler tg = {mkrt__test_cpu_pool(rt), false};
+    mkrt__thread th;
+    if (mkrt__thread_start(&th, toggle_deaf, &tg) != 0)
+        bail_out("thread");
+    mkrt_stats a, b;
+    mkrt_stats_read(rt, &a);
+    char why[512] = "";
+    uint32_t wrong = 0;
+    for (int round = 0; round < 3; round++)
+        wrong += searches(rt, why, sizeof why);
+    atomic_store_explicit(&tg.stop, true, memory_order_relaxed);
+    mkrt__thread_join(th);
+    mkrt_stats_read(rt, &b);
+    diag("units by the holder %llu of %llu", (unsigned long long)(b.units_by_planner - a.units_by_planner),
+         (unsigned long long)(b.units_run - a.units_run));
+    ok(wrong == 0, "3 workers, pool threads joining runs at random: %u searches as the references' (%u wrong%s%s)",
+       3 * SEARCHES, wrong, wrong ? ": " : "", why);
+    mkrt_destroy(rt, MKRT_TIMEOUT_INFINITE, NULL);
+}
+
 int main(void)
 {
     path = test_graph_path(PATH);
+    rnd = test_graph_random(RV, RE, 7);
     quiet(2);
     quiet(1);
     drain_off();
     with_producer();
+    nobody_joins();
+    joined_at_random();
+    test_graph_free(&rnd);
     test_graph_free(&path);
     return done_testing();
 }

@@ -36,9 +36,11 @@
  * first pool thread in), there is no barrier: program order suffices, and
  * the holder takes no share of either. The last entered thread to finish
  * (or the holder that closes the launch after them, or alone) sets
- * `done` (release) and wakes the waiter. A run of levels takes every
- * member instead, each of which finishes it. Failures of user ops go to
- * the pool's failure list, which wait() returns.
+ * `done` (release) and wakes the waiter. A run of levels is joined the
+ * same way, at any level: its team is the threads that entered, each
+ * level's barrier counts them, and the last arriver of its last level
+ * completes it (see "runs of levels"). Failures of user ops go to the
+ * pool's failure list, which wait() returns.
  *
  * How wide a batch runs is the plan's (pipeline/batch_planner.c): the CPUs
  * producers leave free bound the width of a default-sized pool, and a
@@ -109,7 +111,6 @@ typedef struct cpu_pool {
      * atomic RMW, so entries, the close and the finishes are totally
      * ordered. */
     alignas(MKRT_CACHE_LINE) _Atomic uint64_t entry;
-    _Atomic uint32_t finished; /* a run of levels: pool threads done with it */
     _Atomic uint64_t done;                              /* batches completed */
     mkrt__waitq done_wq;
     mkrt__fail_list fails;
@@ -118,11 +119,6 @@ typedef struct cpu_pool {
      * or wait runs (a helper stopped at its deadline). */
     bool ran_inline;
     mkrt__batch *rest;
-    /* A run of levels (batch.h, levels): its participants (set by the
-     * launch, published by it) and whether the level the barrier's last
-     * arriver opened goes on (published by the generation's release). */
-    uint32_t level_n;
-    bool level_go;
     /* A planning task (cpu_run_task), apart from the batches' launch and
      * `done`: a pool thread takes part only by entering it while it is
      * open (task_enter), so the holder never waits for one that sleeps.
@@ -141,7 +137,7 @@ typedef struct cpu_pool {
     _Atomic uint64_t barriers; /* test hook: cross-thread barriers completed */
     _Atomic uint64_t task_entries; /* test hook: pool threads that entered a task */
     _Atomic bool task_deaf; /* test hook: pool threads do not enter tasks */
-    _Atomic bool launch_deaf; /* test hook: pool threads do not enter batches */
+    _Atomic bool launch_deaf; /* test hook: pool threads enter no batch, join no run of levels */
 #endif
 } cpu_pool;
 
@@ -276,12 +272,13 @@ static int helper_idle(void *p)
  * finished and the launch is closed. */
 #define ENTRY_OPEN (UINT64_C(1) << 31)
 #define ENTRY_LEVELS (UINT64_C(1) << 30)
-#define ENTRY_ONE (UINT64_C(1) << 15) /* entered: bits 15..29 */
-#define ENTRY_FINISHED_MASK (ENTRY_ONE - 1) /* finished: bits 0..14 */
+#define ENTRY_ENDED (UINT64_C(1) << 29) /* a run of levels ended */
+#define ENTRY_ONE (UINT64_C(1) << 15) /* entered: bits 15..28 */
+#define ENTRY_FINISHED_MASK (ENTRY_ONE - 1) /* finished (a level: arrived): bits 0..14 */
 
 static uint32_t entry_entered(uint64_t w)
 {
-    return (uint32_t)((w & (ENTRY_LEVELS - 1)) >> 15);
+    return (uint32_t)((w & (ENTRY_ENDED - 1)) >> 15);
 }
 
 static uint32_t entry_finished(uint64_t w)
@@ -390,8 +387,24 @@ static void barrier(cpu_pool *pool, uint32_t n, uint32_t l)
  * the others into it, or out of the run. A level transition is one
  * barrier: no wake-up of the dispatcher, no pass of its stages. */
 
-/* A level barrier's waiter waits for threads it knows run (the run's
- * other participants), so where the CPUs hold every executor it spins the
+/* A run of levels has a team: the threads that entered it. The holder
+ * that launches it without a deadline is in it from the launch; a pool
+ * thread joins with one CAS on `entry` while a level is open (its
+ * entered count; the low bits count the level's arrivals), at whatever
+ * level that is, and stays to the run's end. A level's barrier waits for
+ * the team only, never for a pool thread that has not come (asleep, or
+ * waiting for a CPU beside the application's threads): the arrival that
+ * makes arrived equal entered also closes the level in the same CAS, so
+ * no thread joins while its last arriver moves the source to the next
+ * level. That arriver reopens the word with no arrivals (the team goes on
+ * whole into the next level) or marks it ENDED, then moves `generation`.
+ * A waiter reads whether it goes on from the word, not from a field a
+ * later run rewrites: the run is over when the word is ENDED or names a
+ * later launch. The last arriver of the last level completes the batch:
+ * no one reads it after arriving there, and no one enters an ended run.
+ *
+ * A level barrier's waiter waits for threads it knows run (the team's
+ * others), so where the CPUs hold every executor it spins the
  * pool's whole cap every time, then sleeps: no adaptive budget. One
  * (spin_wait.h) halves on every spin that runs out, and the last
  * arriver's row of levels run alone makes the wait outlast it on purpose:
@@ -416,51 +429,122 @@ static bool level_spin(cpu_pool *pool, gen_check *c)
     return generation_moved(c);
 }
 
-/* The barrier after a level, over the run's n participants; returns
- * whether the run goes on. */
-static bool level_barrier(cpu_pool *pool, const mkrt__batch *b, uint32_t n)
+static void level_wait(cpu_pool *pool, gen_check *c)
+{
+    if (!level_spin(pool, c))
+        mkrt__spin_then_sleep(&pool->barrier_wq, generation_moved, c, NULL);
+}
+
+/* Whether the run of levels launched as `launch` goes on, by its word. */
+static bool level_goes_on(uint64_t w, uint32_t launch)
+{
+    return (uint32_t)(w >> 32) == launch && (w & ENTRY_ENDED) == 0;
+}
+
+/* A thread joins the run of levels launched as `launch` (true), or finds
+ * it over (false: it never reads the batch). A level that is closed (its
+ * last arriver opens the next) is waited for, until `until` (UINT64_MAX:
+ * none; false once it passed). */
+static bool level_join(cpu_pool *pool, uint32_t launch, uint64_t until)
+{
+    for (;;) {
+        /* acquire: the generation before the word, so that a close seen
+         * in the word is one whose reopening moves it again. */
+        gen_check c = {pool, atomic_load_explicit(&pool->generation, memory_order_acquire)};
+        /* relaxed: the CAS re-checks it. */
+        uint64_t w = atomic_load_explicit(&pool->entry, memory_order_relaxed);
+        while (level_goes_on(w, launch) && (w & ENTRY_OPEN) != 0)
+            /* acquire on success: pairs with the release store that
+             * opened the level (publish, or the last arriver's reopen):
+             * the batch and the source's level. relaxed on failure: w is
+             * only looked at again. */
+            if (atomic_compare_exchange_weak_explicit(&pool->entry, &w, w + ENTRY_ONE, memory_order_acquire,
+                                                      memory_order_relaxed))
+                return true;
+        if (!level_goes_on(w, launch))
+            return false;
+        if (until == UINT64_MAX) {
+            level_wait(pool, &c);
+            continue;
+        }
+        struct timespec ts = {(time_t)(until / 1000000000u), (long)(until % 1000000000u)};
+        if (mkrt__spin_then_sleep(&pool->barrier_wq, generation_moved, &c, &ts) == 0)
+            return false;
+    }
+}
+
+/* The barrier after a level, over the run's team (solo: this thread is
+ * the pool's only executor, and nothing is counted); returns whether this
+ * thread goes on in the run. A member past its deadline (`until`) leaves
+ * the team instead of arriving: it waits for no one, and if its leaving
+ * ends the level it does the last arriver's part first. A run whose team
+ * is empty waits for the next thread to join (the token's next holder). */
+static bool level_barrier(cpu_pool *pool, mkrt__batch *b, bool solo, uint64_t until)
 {
     units_flush(pool);
     /* acquire: as in barrier(). */
     gen_check c = {pool, atomic_load_explicit(&pool->generation, memory_order_acquire)};
-    /* acq_rel: as in barrier(): the last arriver has every part's writes. */
-    if (n > 1 && atomic_fetch_add_explicit(&pool->arrived, 1, memory_order_acq_rel) + 1 != n) {
-        if (!level_spin(pool, &c))
-            mkrt__spin_then_sleep(&pool->barrier_wq, generation_moved, &c, NULL);
-        return pool->level_go; /* written before the generation's release */
+    uint64_t w = 0;
+    bool leave = false;
+    if (!solo) {
+        /* relaxed: the CAS re-checks it. */
+        w = atomic_load_explicit(&pool->entry, memory_order_relaxed);
+        const uint32_t launch = (uint32_t)(w >> 32);
+        leave = until != UINT64_MAX && mkrt__now_ns() >= until;
+        uint64_t next;
+        do {
+            next = leave ? w - ENTRY_ONE : w + 1;
+            if (entry_finished(next) == entry_entered(next))
+                next &= ~ENTRY_OPEN; /* the last arrival closes the level */
+            /* acq_rel: the release half publishes this thread's parts to
+             * the last arriver; the acquire half gives the last arriver
+             * everyone's (their arrivals head the sequence it reads). */
+        } while (!atomic_compare_exchange_weak_explicit(&pool->entry, &w, next, memory_order_acq_rel,
+                                                        memory_order_relaxed));
+        if ((next & ENTRY_OPEN) != 0) {
+            if (leave)
+                return false;
+            level_wait(pool, &c);
+            /* relaxed: the generation's acquire ordered the last
+             * arriver's store of the word before this load. */
+            return level_goes_on(atomic_load_explicit(&pool->entry, memory_order_relaxed), launch);
+        }
+        w = next;
     }
-    if (n > 1)
-        atomic_store_explicit(&pool->arrived, 0, memory_order_relaxed); /* ordered by the release below */
     const mkrt__source *s = b->source;
     bool alone = false;
     bool go = s->next_level(s->ctx, &b->exec[0], b->yield != NULL && b->yield(b->yield_ctx), &alone);
     /* A level too small to share runs here, the others left waiting. */
-    while (go && alone && n > 1) {
+    while (go && alone && !solo && entry_entered(w) > 1) {
         while (s->part(s->ctx, &b->exec[0], &pool->fails))
             tl_units++;
         units_flush(pool);
         go = s->next_level(s->ctx, &b->exec[0], b->yield != NULL && b->yield(b->yield_ctx), &alone);
     }
-    /* Read by the others after the generation's acquire, and written
-     * again only by the next barrier's last arriver, which their arrival
-     * (acq_rel) orders after their read. */
-    pool->level_go = go;
-    if (n > 1) {
-        /* release: pairs with the acquire loads in generation_moved. */
-        atomic_store_explicit(&pool->generation, c.gen + 1, memory_order_release);
-        mkrt__waitq_notify(&pool->barrier_wq);
-    }
-    return go;
+    if (solo)
+        return go;
+    /* release: pairs with a joiner's acquire CAS (the next level's state
+     * the source wrote). The word is closed and every member arrived: no
+     * other thread writes it now. */
+    atomic_store_explicit(&pool->entry, go ? (w & ~ENTRY_FINISHED_MASK) | ENTRY_OPEN : w | ENTRY_ENDED,
+                          memory_order_release);
+    /* release: pairs with the acquire loads in generation_moved. */
+    atomic_store_explicit(&pool->generation, c.gen + 1, memory_order_release);
+    mkrt__waitq_notify(&pool->barrier_wq);
+    if (!go)
+        batch_complete(pool); /* every member arrived: none reads the batch again */
+    return go && !leave;
 }
 
-/* One participant of a run of levels, until the run ends. */
-static void run_levels(cpu_pool *pool, const mkrt__batch *b, uint32_t n)
+/* One member of a run of levels' team, until the run ends or, past
+ * `until` (UINT64_MAX: none), it leaves at a level's end. */
+static void run_levels(cpu_pool *pool, mkrt__batch *b, uint64_t until)
 {
     const mkrt__source *s = b->source;
     do {
         while (s->part(s->ctx, &b->exec[0], &pool->fails))
             tl_units++;
-    } while (level_barrier(pool, b, n));
+    } while (level_barrier(pool, b, false, until));
 }
 
 /* A run of levels on this thread alone (a pool of one executor), before
@@ -477,7 +561,7 @@ static bool run_levels_until(cpu_pool *pool, mkrt__batch *b, uint64_t until)
             tl_units++;
             continue;
         }
-        if (!level_barrier(pool, b, 1))
+        if (!level_barrier(pool, b, true, UINT64_MAX))
             return true;
     }
 }
@@ -533,18 +617,6 @@ static void run_share(cpu_pool *pool, mkrt__batch *b, uint32_t w, uint32_t n)
     }
 }
 
-/* A run of levels: every member but its launcher finishes it, so that
- * `done` means no thread still reads the launch's batch pointer. */
-static void finish_share(cpu_pool *pool, uint32_t n)
-{
-    /* acq_rel: the last finisher acquires every worker's writes and
-     * releases them to the waiter through `done`. */
-    if (atomic_fetch_add_explicit(&pool->finished, 1, memory_order_acq_rel) + 1 == n) {
-        atomic_store_explicit(&pool->finished, 0, memory_order_relaxed); /* ordered by `done` */
-        batch_complete(pool);
-    }
-}
-
 /* A pool thread's part in the open task, if it gets in: one CAS that
  * counts it in while the task (the epoch it saw) is still open. A thread
  * that fails (the holder closed it, or a later task is open) never reads
@@ -578,10 +650,10 @@ static void task_enter(cpu_pool *pool, member *me, uint32_t index)
 }
 
 /* Member m's part in the latest launch (launch_n and the batch are the
- * launcher's, published with it). A run of levels takes
- * every member but its launcher. A batch takes the pool threads that
- * enter it while it is open; a member that does not get in (the launch
- * closed, or a later one replaced it) never reads the batch. */
+ * launcher's, published with it). A run of levels takes the pool threads
+ * that join it while it runs, a batch the ones that enter it while it is
+ * open; a member that does not get in (the launch closed or ended, or a
+ * later one replaced it) never reads the batch. */
 static void run_launch(cpu_pool *pool, uint32_t m)
 {
     /* acquire: pairs with the release increment in publish (the batch,
@@ -592,19 +664,20 @@ static void run_launch(cpu_pool *pool, uint32_t m)
     uint64_t w = atomic_load_explicit(&pool->entry, memory_order_relaxed);
     if ((uint32_t)(w >> 32) != (uint32_t)launch)
         return; /* it ended without this member; a later one is launched */
-    if ((w & ENTRY_LEVELS) != 0) {
-        /* A run of levels ends only once every member finished it: the
-         * batch is this launch's. */
-        run_levels(pool, pool->batch, pool->level_n);
-        units_flush(pool);
-        finish_share(pool, pool->launch_n);
-        return;
-    }
 #ifdef MKRT_TEST_HOOKS
-    /* relaxed: the test sets it between batches; a late look is harmless. */
+    /* relaxed: the test sets it between launches, or at random; a late
+     * look is harmless. */
     if (atomic_load_explicit(&pool->launch_deaf, memory_order_relaxed))
         return;
 #endif
+    if ((w & ENTRY_LEVELS) != 0) {
+        /* A run of levels: joined at its open level, if it still runs
+         * (its last arriver completes it). */
+        if (level_join(pool, (uint32_t)launch, UINT64_MAX))
+            run_levels(pool, pool->batch, UINT64_MAX);
+        units_flush(pool);
+        return;
+    }
     for (;;) {
         if ((w & ENTRY_OPEN) == 0 || (uint32_t)(w >> 32) != (uint32_t)launch)
             return;
@@ -720,7 +793,7 @@ static void cpu_serve(mkrt__backend *be, int (*leave)(void *ctx), void *ctx, mkr
 static int batch_done(void *p)
 {
     cpu_pool *pool = p;
-    /* acquire: pairs with the release increment in finish_share. relaxed:
+    /* acquire: pairs with the release increment in batch_complete. relaxed:
      * only the holder writes launch. */
     return atomic_load_explicit(&pool->done, memory_order_acquire) ==
            atomic_load_explicit(&pool->launch, memory_order_relaxed);
@@ -735,7 +808,7 @@ static int batch_done(void *p)
 static void help(cpu_pool *pool, mkrt__batch *b)
 {
     if (b->levels)
-        return; /* a holder that takes part in a run does so at launch */
+        return; /* a holder joins a run at launch, settle or wait */
     for (;;) {
         if (batch_done(pool))
             return;
@@ -874,7 +947,8 @@ static void set_launcher(cpu_pool *pool)
     pool->launch_n = pool->members_n - (h != NO_MEMBER ? 1u : 0u);
 }
 
-static void publish(cpu_pool *pool, mkrt__batch *b)
+/* join: the holder is in the team of a run of levels from its start. */
+static void publish(cpu_pool *pool, mkrt__batch *b, bool join)
 {
     /* relaxed: only the holder writes launch. */
     const uint64_t launch = atomic_load_explicit(&pool->launch, memory_order_relaxed) + 1;
@@ -883,7 +957,9 @@ static void publish(cpu_pool *pool, mkrt__batch *b)
     pool->batch = b;
     /* release: pairs with an entering member's acquire CAS (task_enter's
      * pattern); a member reads it only after the launch's acquire. */
-    atomic_store_explicit(&pool->entry, launch << 32 | (b->levels ? ENTRY_LEVELS : ENTRY_OPEN), memory_order_release);
+    atomic_store_explicit(&pool->entry,
+                          launch << 32 | ENTRY_OPEN | (b->levels ? ENTRY_LEVELS | (join ? ENTRY_ONE : 0) : 0),
+                          memory_order_release);
     /* seq_cst: read by help() and the barrier (see there); ordered before
      * the pool threads' reads by the release below. */
     atomic_store(&pool->layer_open, 0);
@@ -904,11 +980,12 @@ static mkrt_status launch_on(mkrt__backend *be, mkrt__batch *b, uint64_t append_
         atomic_store_explicit(&b->cursors[l], 0, memory_order_relaxed); /* published by launch */
     set_launcher(pool);
     if (b->levels) {
-        /* A run of levels takes every pool thread, whatever the plan's
-         * width (its levels are the source's, not the plan's layers). In
-         * a pool of one executor this thread runs it, until a helper's
-         * deadline; the dispatcher's launches (no deadline) take part in
-         * it to its end, as executor 0, and plan only once it yielded. */
+        /* A run of levels takes every pool thread that joins, whatever
+         * the plan's width (its levels are the source's, not the plan's
+         * layers). In a pool of one executor this thread runs it, until a
+         * helper's deadline; otherwise it is in the run's team from the
+         * launch, to its end (the dispatcher's launches: it plans only
+         * once the run yielded) or to a helper's deadline. */
         if (pool->threads_n == 0) {
             if (run_levels_until(pool, b, b->until))
                 pool->ran_inline = true;
@@ -916,11 +993,8 @@ static mkrt_status launch_on(mkrt__backend *be, mkrt__batch *b, uint64_t append_
                 pool->rest = b; /* the next settle or wait runs the rest */
             return MKRT_OK;
         }
-        const bool join = b->until == UINT64_MAX;
-        pool->level_n = pool->launch_n + (join ? 1u : 0u);
-        publish(pool, b);
-        if (join)
-            run_levels(pool, b, pool->level_n);
+        publish(pool, b, true);
+        run_levels(pool, b, b->until);
         return MKRT_OK;
     }
     if (b->plan.workers <= 1 || pool->threads_n == 0) {
@@ -939,7 +1013,7 @@ static mkrt_status launch_on(mkrt__backend *be, mkrt__batch *b, uint64_t append_
         /* the first pool thread in runs the rest (the plan's one
          * participant), or the next holder (hold_close) */
     }
-    publish(pool, b);
+    publish(pool, b, false);
     /* The holder takes chunks of the open layer before it plans the next
      * batch (not a helper with a deadline: a chunk may hold user ops). */
     if (b->until == UINT64_MAX && b->plan.workers > 1)
@@ -956,6 +1030,19 @@ static struct timespec *deadline_of(uint64_t until, struct timespec *ts)
     return ts;
 }
 
+/* The token's holder joins the launched run of levels, if it still runs
+ * (a helper that launched it left at its deadline, its team may be empty),
+ * until it ends or `until` passes. relaxed: only the holder writes launch. */
+static void levels_join_held(cpu_pool *pool, uint64_t until)
+{
+    mkrt__batch *b = pool->batch;
+    if (b->levels && !batch_done(pool) &&
+        level_join(pool, (uint32_t)atomic_load_explicit(&pool->launch, memory_order_relaxed), until)) {
+        run_levels(pool, b, until);
+        units_flush(pool);
+    }
+}
+
 /* A helper's look at the launched batch: done, or done by `until`. */
 static bool settle_on(mkrt__backend *be, uint64_t until)
 {
@@ -968,6 +1055,7 @@ static bool settle_on(mkrt__backend *be, uint64_t until)
     }
     if (pool->ran_inline)
         return true;
+    levels_join_held(pool, until);
     struct timespec ts;
     const struct timespec *deadline = deadline_of(until, &ts);
     if (until == UINT64_MAX)
@@ -987,10 +1075,12 @@ static mkrt_status wait_on(mkrt__backend *be, uint64_t timeout_ns, const uint32_
         pool->rest = NULL;
         pool->ran_inline = true;
     }
-    if (pool->ran_inline)
+    if (pool->ran_inline) {
         pool->ran_inline = false;
-    else
+    } else {
+        levels_join_held(pool, UINT64_MAX);
         help_until_done(pool, NULL);
+    }
     uint32_t n = atomic_load_explicit(&pool->fails.count, memory_order_relaxed); /* after done */
     *fails = pool->fails.pairs;
     *nfails = n < pool->fails.capacity ? n : pool->fails.capacity;

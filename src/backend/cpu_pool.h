@@ -24,8 +24,8 @@ uint64_t mkrt__cpu_pool_barriers(const mkrt__backend *be);
 uint64_t mkrt__cpu_pool_task_entries(const mkrt__backend *be);
 /* Test hook: while deaf, the pool threads enter no task (as if asleep). */
 void mkrt__cpu_pool_task_deaf(mkrt__backend *be, bool deaf);
-/* Test hook: while deaf, the pool threads enter no batch's launch (as if
- * asleep or without a CPU); a run of levels still takes them all. */
+/* Test hook: while deaf, the pool threads enter no batch's launch and
+ * join no run of levels (as if asleep or without a CPU). */
 void mkrt__cpu_pool_launch_deaf(mkrt__backend *be, bool deaf);
 #endif
 
