@@ -447,6 +447,8 @@ static bool level_goes_on(uint64_t w, uint32_t launch)
  * none; false once it passed). */
 static bool level_join(cpu_pool *pool, uint32_t launch, uint64_t until)
 {
+    if (until != UINT64_MAX && mkrt__now_ns() >= until)
+        return false; /* it would leave at the level's end */
     for (;;) {
         /* acquire: the generation before the word, so that a close seen
          * in the word is one whose reopening moves it again. */
@@ -1036,7 +1038,7 @@ static struct timespec *deadline_of(uint64_t until, struct timespec *ts)
 static void levels_join_held(cpu_pool *pool, uint64_t until)
 {
     mkrt__batch *b = pool->batch;
-    if (b->levels && !batch_done(pool) &&
+    if (b != NULL && b->levels && !batch_done(pool) &&
         level_join(pool, (uint32_t)atomic_load_explicit(&pool->launch, memory_order_relaxed), until)) {
         run_levels(pool, b, until);
         units_flush(pool);
