@@ -16,6 +16,7 @@
 
 #include "../base/thread.h" /* pthreads under the C11 names: TSan sees them */
 #include "backend/cpu_pool.h"
+#include "deaf_toggler.h"
 #include "graph_fixture.h"
 #include "mkrt/mkrt.h"
 #include "runtime/test_hooks.h"
@@ -327,31 +328,12 @@ static void nobody_joins(void)
 /* The pool threads' deafness switched every few microseconds while the
  * searches run (3 workers: 2 pool threads): runs that none, some or all of
  * them join, at any level. */
-typedef struct toggler {
-    mkrt__backend *be;
-    _Atomic bool stop;
-} toggler;
-
-static int toggle_deaf(void *p)
-{
-    toggler *t = p;
-    uint64_t x = 0x9e3779b97f4a7c15ull;
-    /* relaxed: a flag; the join orders the rest. */
-    while (!atomic_load_explicit(&t->stop, memory_order_relaxed)) {
-        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-        mkrt__cpu_pool_launch_deaf(t->be, (x & 1) == 0);
-        mkrt__thread_sleep_ns(x % 30000);
-    }
-    mkrt__cpu_pool_launch_deaf(t->be, false);
-    return 0;
-}
-
 static void joined_at_random(void)
 {
     mkrt_runtime *rt = start_rnd(3);
-    toggler tg = {mkrt__test_cpu_pool(rt), false};
+    deaf_toggler tg = {mkrt__test_cpu_pool(rt), 2, 30000, false};
     mkrt__thread th;
-    if (mkrt__thread_start(&th, toggle_deaf, &tg) != 0)
+    if (mkrt__thread_start(&th, deaf_toggler_main, &tg) != 0)
         bail_out("thread");
     mkrt_stats a, b;
     mkrt_stats_read(rt, &a);

@@ -25,6 +25,7 @@
 #include "backend/megakernel_backend.h"
 #include "base/cpus.h"
 #include "base/thread.h" /* pthreads under TSan: see there */
+#include "deaf_toggler.h"
 #include "mkrt/runtime.h"
 #include "runtime/test_hooks.h"
 #include "tap.h"
@@ -404,32 +405,14 @@ static void cpu_launch_nobody_enters(void)
  * wide layer, a chain of 10 one-item layers and a wide layer that reads
  * the chain's end. Every batch completes, every item once and in order:
  * the cells equal a sequential run's. */
-typedef struct toggler {
-    mkrt__backend *be;
-    _Atomic bool stop;
-} toggler;
-
-static int toggle_deaf(void *p)
-{
-    toggler *t = p;
-    uint64_t x = 0x9e3779b97f4a7c15ull;
-    while (!atomic_load(&t->stop)) {
-        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-        mkrt__cpu_pool_launch_deaf(t->be, (x & 3) == 0);
-        mkrt__thread_sleep_ns(x % 50000);
-    }
-    mkrt__cpu_pool_launch_deaf(t->be, false);
-    return 0;
-}
-
 static void cpu_entries_at_random(void)
 {
     enum { WIDE = 128, CHAIN = 10, ROUNDS = 200 };
     mkrt_runtime *rt = start(MKRT_BACKEND_CPU, 3, 0);
     mkrt_producer *p = mkrt_producer_open(rt, NULL);
-    toggler t = {mkrt__test_cpu_pool(rt), false};
+    deaf_toggler t = {mkrt__test_cpu_pool(rt), 4, 50000, false};
     mkrt__thread th;
-    if (rt == NULL || p == NULL || mkrt__thread_start(&th, toggle_deaf, &t) != 0) {
+    if (rt == NULL || p == NULL || mkrt__thread_start(&th, deaf_toggler_main, &t) != 0) {
         ok(false, "a runtime of 3 workers and a toggling thread start");
         return;
     }

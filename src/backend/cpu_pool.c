@@ -55,7 +55,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "backend/cpu_pool.h"
+#include "backend/pool_state.h"
 #include "base/alloc_internal.h"
 #include "base/cpus.h"
 #include "base/error_internal.h"
@@ -64,91 +64,14 @@
 #include "ops/op_table.h"
 #include "plan/source.h"
 
-typedef struct cpu_pool {
-    mkrt__backend base; /* first: the pool is its backend */
-    mkrt__state *state; /* what the ops run against (state/state.h) */
-    uint32_t workers;   /* executors: the pool threads and the token's holder */
-    uint32_t threads_n; /* pool threads: workers - 1 */
-    uint64_t spin_cap_ns; /* how long a thread spins for the next launch or layer */
-    mkrt__spin_budget wait_spin; /* holder-only: its spin for the batch's end */
-    mkrt__thread *threads;
-    /* The dispatch token's hooks (backend.h, mkrt__roam; NULL: the token
-     * stays with the dispatcher thread and waiters), set at start. With
-     * them the dispatcher thread is member 0 of the pool while it does
-     * not hold the token, and the pool threads take the token when it is
-     * free and work waits. members_n: the threads that may be members
-     * (the pool threads, and the dispatcher thread with a roam); member
-     * index 0 is the dispatcher thread, i the pool thread i. */
-    const mkrt__roam *roam;
-    uint32_t members_n;
-    uint32_t first_member; /* 0 with a roam, else 1 */
-    struct member *members; /* by member index, threads_n + 1 of them */
-    mkrt__waitq *wq; /* the members sleep here: the roam's, or launch_wq */
-    alignas(MKRT_CACHE_LINE) _Atomic uint64_t launch; /* batches launched */
-    mkrt__batch *batch;                               /* published by launch */
-    /* The member that launched the batch (NO_MEMBER: a thread that is not
-     * one, a waiter or the dispatcher thread of a runtime with a device),
-     * the holder's own (publish marks the launch seen for it); and,
-     * published by launch with the batch, the members that may run it,
-     * every member but the launcher. */
-    uint32_t launch_holder;
-    uint32_t launch_n;
-    _Atomic bool stop;
-    mkrt__waitq launch_wq;
-    alignas(MKRT_CACHE_LINE) _Atomic uint32_t arrived; /* barrier count */
-    _Atomic uint32_t generation;                      /* barrier generation */
-    mkrt__waitq barrier_wq;
-    /* The layer of the running batch the pool threads are in, as far as
-     * the holder may help: set at launch (0) and by the barrier's last
-     * arriver (L + 1), seq_cst with helper_busy (help()). */
-    alignas(MKRT_CACHE_LINE) _Atomic uint32_t layer_open;
-    /* 1 while the token's holder has a chunk of layer_open in hand. */
-    alignas(MKRT_CACHE_LINE) _Atomic uint32_t helper_busy;
-    /* The launch's entries (a batch's launch; a run of levels is LEVELS):
-     * its sequence (high 32 bits, the low bits of `launch`), ENTRY_OPEN
-     * while pool threads may still enter, and the pool threads that
-     * entered and that finished (see entry_* below). Every change is one
-     * atomic RMW, so entries, the close and the finishes are totally
-     * ordered. */
-    alignas(MKRT_CACHE_LINE) _Atomic uint64_t entry;
-    _Atomic uint64_t done;                              /* batches completed */
-    mkrt__waitq done_wq;
-    mkrt__fail_list fails;
-    /* Holder-only: the last launch ran on the holder's thread; or a
-     * one-participant batch whose rest (from its cursors) the next settle
-     * or wait runs (a helper stopped at its deadline). */
-    bool ran_inline;
-    mkrt__batch *rest;
-    /* A planning task (cpu_run_task), apart from the batches' launch and
-     * `done`: a pool thread takes part only by entering it while it is
-     * open (task_enter), so the holder never waits for one that sleeps.
-     * task_fn and task_ctx: written by the holder before it opens the
-     * task (task_word, release), read by a pool thread only after its
-     * entering CAS (acquire), rewritten only after every thread that
-     * entered left (task_left, acquire). */
-    void (*task_fn)(void *ctx, uint32_t executor);
-    void *task_ctx;
-    /* The task's epoch (high 32 bits), TASK_OPEN, and the pool threads
-     * that entered it (low bits): every change is one atomic RMW or the
-     * holder's store, so an entry and the close are totally ordered. */
-    alignas(MKRT_CACHE_LINE) _Atomic uint64_t task_word;
-    _Atomic uint32_t task_left; /* entered pool threads whose fn returned */
-#ifdef MKRT_TEST_HOOKS
-    _Atomic uint64_t barriers; /* test hook: cross-thread barriers completed */
-    _Atomic uint64_t task_entries; /* test hook: pool threads that entered a task */
-    _Atomic bool task_deaf; /* test hook: pool threads do not enter tasks */
-    _Atomic bool launch_deaf; /* test hook: pool threads enter no batch, join no run of levels */
-#endif
-} cpu_pool;
-
 typedef struct worker_arg {
-    cpu_pool *pool;
+    mkrt__cpu_pool *pool;
     uint32_t index; /* member index: 1 .. threads_n */
 } worker_arg;
 
 /* A member's own record, written only by the thread that is that member
  * (its loop, or its launches while it holds the token). */
-typedef struct member {
+typedef struct mkrt__cpu_member {
     alignas(MKRT_CACHE_LINE) uint64_t seen; /* the last launch it looked at, or made */
     uint32_t task_seen; /* the epoch of the last task it looked at */
 } member;
@@ -158,36 +81,32 @@ typedef struct member {
 /* Which member of which pool the calling thread is (set by worker_main
  * and serve): what a launch reads to know its launcher. A thread is a
  * member of one pool at most; another runtime's pool sees NO_MEMBER. */
-static _Thread_local const cpu_pool *tl_pool;
+static _Thread_local const mkrt__cpu_pool *tl_pool;
 static _Thread_local uint32_t tl_member;
-/* Units of work (items, parts of a run of levels) this thread ran since
- * it last added them to the state group's counts (units_flush), and
- * whether it runs them as the token's holder (in the backend's launch,
- * settle or wait) rather than as a member running its share. */
+/* Items this thread ran since it last added them to the state group's
+ * counts (units_flush; a run of levels counts its parts itself,
+ * cpu_levels.c), and whether it runs them as the token's holder (in the
+ * backend's launch, settle or wait) rather than as a member running its
+ * share. */
 static _Thread_local uint64_t tl_units;
 static _Thread_local bool tl_planning;
 
-/* Adds this thread's units to the counts (mkrt_stats.units_run), and to
- * units_by_planner where it planned them. Before the work is seen done:
- * a member before it finishes its share, the holder before it returns,
- * every participant of a run of levels before it arrives at a level's
- * barrier (the last arriver may end the traversal there), so a read
- * after a batch or traversal completed counts them. relaxed:
- * statistics (the completion's release orders them). */
-static void units_flush(cpu_pool *pool)
+/* Adds this thread's units to the counts (mkrt__cpu_units_add). Before
+ * the work is seen done: a member before it finishes its share, the
+ * holder before it returns, so a read after a batch completed counts
+ * them. */
+static void units_flush(mkrt__cpu_pool *pool)
 {
     if (tl_units == 0)
         return;
-    atomic_fetch_add_explicit(&pool->state->units_run, tl_units, memory_order_relaxed);
-    if (tl_planning)
-        atomic_fetch_add_explicit(&pool->state->units_by_planner, tl_units, memory_order_relaxed);
+    mkrt__cpu_units_add(pool, tl_units, tl_planning);
     tl_units = 0;
 }
 
 #define TASK_OPEN (UINT64_C(1) << 31)
 #define TASK_ENTERED_MASK (TASK_OPEN - 1)
 
-static bool launched(const cpu_pool *pool, const member *me)
+static bool launched(const mkrt__cpu_pool *pool, const member *me)
 {
     /* acquire: pairs with the release increment in launch (the batch, its
      * plan and launch_n). */
@@ -196,7 +115,7 @@ static bool launched(const cpu_pool *pool, const member *me)
 
 /* A task this member has not looked at is open. relaxed: a hint only;
  * task_enter's CAS (acquire) is what lets the thread read the task. */
-static bool task_waiting(const cpu_pool *pool, const member *me)
+static bool task_waiting(const mkrt__cpu_pool *pool, const member *me)
 {
     uint64_t w = atomic_load_explicit(&pool->task_word, memory_order_relaxed);
 #ifdef MKRT_TEST_HOOKS
@@ -210,7 +129,7 @@ static bool task_waiting(const cpu_pool *pool, const member *me)
 /* What a member waits for: a launch or a task it has not seen, the
  * pool's stop, or (leave, NULL: never) its wish for the token. */
 typedef struct member_check {
-    cpu_pool *pool;
+    mkrt__cpu_pool *pool;
     member *me;
     int (*leave)(void *ctx);
     void *ctx;
@@ -224,21 +143,9 @@ static int member_ready(void *p)
            task_waiting(c->pool, c->me) || (c->leave != NULL && c->leave(c->ctx));
 }
 
-typedef struct gen_check {
-    cpu_pool *pool;
-    uint32_t gen;
-} gen_check;
-
-static int generation_moved(void *p)
-{
-    const gen_check *c = p;
-    /* acquire: pairs with the last arriver's release of generation. */
-    return atomic_load_explicit(&c->pool->generation, memory_order_acquire) != c->gen;
-}
-
 /* The batch's pool threads: one fewer than its most participants (the
  * holder is the other), at least one, at most the members that run it. */
-static uint32_t batch_threads(const cpu_pool *pool, const mkrt__batch_plan *plan)
+static uint32_t batch_threads(const mkrt__cpu_pool *pool, const mkrt__batch_plan *plan)
 {
     uint32_t n = plan->workers > 1 ? plan->workers - 1 : 1;
     return n < pool->launch_n ? n : pool->launch_n;
@@ -253,46 +160,10 @@ static bool holder_shares(const mkrt__batch_plan *plan, size_t l)
 
 static int helper_idle(void *p)
 {
-    cpu_pool *pool = p;
+    mkrt__cpu_pool *pool = p;
     /* acquire: pairs with the release store in help(): the holder's writes
      * of the layer happen before the next layer's reads. */
     return atomic_load_explicit(&pool->helper_busy, memory_order_acquire) == 0;
-}
-
-/* ---- a batch's entries ------------------------------------------------
- * A pool thread takes part in a launched batch only by entering it while
- * it is open (one CAS on `entry`, as task_enter does for a task), and only
- * then reads the batch. The launch closes at the first barrier of its
- * layers (the entered threads are then the ones the barriers count) or
- * when the holder would wait for its end: a holder that finds no pool
- * thread entered runs the rest itself, so it never waits for a thread
- * that is asleep or waiting for a CPU (on 2 CPUs beside an application's
- * threads that wait was 1 ms of a 5 ms analysis: bench/results/
- * megakernel.md). The batch is done when every thread that entered has
- * finished and the launch is closed. */
-#define ENTRY_OPEN (UINT64_C(1) << 31)
-#define ENTRY_LEVELS (UINT64_C(1) << 30)
-#define ENTRY_ENDED (UINT64_C(1) << 29) /* a run of levels ended */
-#define ENTRY_ONE (UINT64_C(1) << 15) /* entered: bits 15..28 */
-#define ENTRY_FINISHED_MASK (ENTRY_ONE - 1) /* finished (a level: arrived): bits 0..14 */
-
-static uint32_t entry_entered(uint64_t w)
-{
-    return (uint32_t)((w & (ENTRY_ENDED - 1)) >> 15);
-}
-
-static uint32_t entry_finished(uint64_t w)
-{
-    return (uint32_t)(w & ENTRY_FINISHED_MASK);
-}
-
-/* The batch completes (its last finisher, or the holder that closed it
- * after all had finished or ran it alone). */
-static void batch_complete(cpu_pool *pool)
-{
-    /* release: pairs with the acquire load in batch_done. */
-    atomic_fetch_add_explicit(&pool->done, 1, memory_order_release);
-    mkrt__waitq_notify(&pool->done_wq);
 }
 
 /* Closes the launch to entries; returns its word once closed, and
@@ -300,16 +171,16 @@ static void batch_complete(cpu_pool *pool)
  * the closer every finished thread's writes (their release RMWs head the
  * sequence it reads); the release half orders its own writes before any
  * later finisher's acquire. */
-static uint64_t entry_close(cpu_pool *pool, bool *closed)
+static uint64_t entry_close(mkrt__cpu_pool *pool, bool *closed)
 {
     /* relaxed: the CAS re-checks it. */
     uint64_t w = atomic_load_explicit(&pool->entry, memory_order_relaxed);
     *closed = false;
-    while ((w & ENTRY_OPEN) != 0)
-        if (atomic_compare_exchange_weak_explicit(&pool->entry, &w, w & ~ENTRY_OPEN, memory_order_acq_rel,
+    while ((w & MKRT__CPU_ENTRY_OPEN) != 0)
+        if (atomic_compare_exchange_weak_explicit(&pool->entry, &w, w & ~MKRT__CPU_ENTRY_OPEN, memory_order_acq_rel,
                                                   memory_order_relaxed)) {
             *closed = true;
-            return w & ~ENTRY_OPEN;
+            return w & ~MKRT__CPU_ENTRY_OPEN;
         }
     return w;
 }
@@ -321,22 +192,22 @@ static uint64_t entry_close(cpu_pool *pool, bool *closed)
  * each, and the barriers end each layer). Exactly one thread completes
  * it: the one whose RMW makes both true (a closer that finds all that
  * entered finished, see hold_close). */
-static void entry_finish(cpu_pool *pool)
+static void entry_finish(mkrt__cpu_pool *pool)
 {
     /* acq_rel: the release half publishes this thread's writes of the
      * batch; the acquire half gives the last finisher everyone's. */
     uint64_t w = atomic_fetch_add_explicit(&pool->entry, 1, memory_order_acq_rel) + 1;
-    if ((w & ENTRY_OPEN) == 0) {
-        if (entry_finished(w) == entry_entered(w))
-            batch_complete(pool);
+    if ((w & MKRT__CPU_ENTRY_OPEN) == 0) {
+        if (mkrt__cpu_entry_finished(w) == mkrt__cpu_entry_entered(w))
+            mkrt__cpu_batch_complete(pool);
         return;
     }
     /* Open: a thread that entered meanwhile finishes later and looks
      * again; a close meanwhile found everyone finished and completed. */
-    while ((w & ENTRY_OPEN) != 0 && entry_finished(w) == entry_entered(w))
-        if (atomic_compare_exchange_weak_explicit(&pool->entry, &w, w & ~ENTRY_OPEN, memory_order_acq_rel,
+    while ((w & MKRT__CPU_ENTRY_OPEN) != 0 && mkrt__cpu_entry_finished(w) == mkrt__cpu_entry_entered(w))
+        if (atomic_compare_exchange_weak_explicit(&pool->entry, &w, w & ~MKRT__CPU_ENTRY_OPEN, memory_order_acq_rel,
                                                   memory_order_relaxed)) {
-            batch_complete(pool);
+            mkrt__cpu_batch_complete(pool);
             return;
         }
 }
@@ -344,11 +215,11 @@ static void entry_finish(cpu_pool *pool)
 /* Every one of the batch's `n` pool threads arrives after layer l; the
  * last opens layer l + 1 to the holder, waits until the holder has no
  * chunk of l in hand, and releases all. */
-static void barrier(cpu_pool *pool, uint32_t n, uint32_t l)
+static void barrier(mkrt__cpu_pool *pool, uint32_t n, uint32_t l)
 {
     /* acquire: see the generation before arriving, so a fast worker that
      * already passed cannot be confused with the next round. */
-    gen_check c = {pool, atomic_load_explicit(&pool->generation, memory_order_acquire)};
+    mkrt__cpu_gen_check c = {pool, atomic_load_explicit(&pool->generation, memory_order_acquire)};
     /* acq_rel: the release half publishes this worker's layer writes to
      * the last arriver; the acquire half gives the last arriver everyone's. */
     if (atomic_fetch_add_explicit(&pool->arrived, 1, memory_order_acq_rel) + 1 == n) {
@@ -367,210 +238,18 @@ static void barrier(cpu_pool *pool, uint32_t n, uint32_t l)
          * (the completion's release/acquire orders it). */
         atomic_fetch_add_explicit(&pool->barriers, 1, memory_order_relaxed);
 #endif
-        /* release: pairs with the acquire loads in generation_moved. */
+        /* release: pairs with the acquire loads in mkrt__cpu_generation_moved. */
         atomic_store_explicit(&pool->generation, c.gen + 1, memory_order_release);
         mkrt__waitq_notify(&pool->barrier_wq);
         mkrt__waitq_notify(&pool->done_wq); /* a waiting holder may help the next layer */
         return;
     }
-    mkrt__spin_then_sleep(&pool->barrier_wq, generation_moved, &c, NULL);
-}
-
-/* ---- runs of levels (batch.h, levels; plan/source.h, part and
- * next_level) ----------------------------------------------------------
- * A made source's run of several levels runs inside the workers' loop,
- * the way the device kernel runs a traversal: every participant claims
- * parts of the open level from the source until none is left, then
- * arrives at the barrier; its last arriver (any of them) asks the
- * dispatcher's rule whether other work waits (b->yield, DRAIN) and lets
- * the source end the level and open the next (next_level), then releases
- * the others into it, or out of the run. A level transition is one
- * barrier: no wake-up of the dispatcher, no pass of its stages. */
-
-/* A run of levels has a team: the threads that entered it. The holder
- * that launches it without a deadline is in it from the launch; a pool
- * thread joins with one CAS on `entry` while a level is open (its
- * entered count; the low bits count the level's arrivals), at whatever
- * level that is, and stays to the run's end. A level's barrier waits for
- * the team only, never for a pool thread that has not come (asleep, or
- * waiting for a CPU beside the application's threads): the arrival that
- * makes arrived equal entered also closes the level in the same CAS, so
- * no thread joins while its last arriver moves the source to the next
- * level. That arriver reopens the word with no arrivals (the team goes on
- * whole into the next level) or marks it ENDED, then moves `generation`.
- * A waiter reads whether it goes on from the word, not from a field a
- * later run rewrites: the run is over when the word is ENDED or names a
- * later launch. The last arriver of the last level completes the batch:
- * no one reads it after arriving there, and no one enters an ended run.
- *
- * A level barrier's waiter waits for threads it knows run (the team's
- * others), so where the CPUs hold every executor it spins the
- * pool's whole cap every time, then sleeps: no adaptive budget. One
- * (spin_wait.h) halves on every spin that runs out, and the last
- * arriver's row of levels run alone makes the wait outlast it on purpose:
- * after a few such rows the waiters of the next wide levels slept at
- * once, each woken by a futex call (bench/results/megakernel.md: 550 ->
- * 2200 calls a run). The spin yields between slices of
- * LEVEL_SPIN_SLICE_NS: where the machine is busier than the affinity mask
- * says, the thread it waits for may be waiting for this CPU, and a spin
- * that kept it would lose its whole time slice (measured at a load of 7
- * on 2 CPUs: graph_bench's BFS and SSSP 1.1-2x slower without the yields,
- * bench/results/megakernel.md). Where the
- * CPUs do not hold every executor the cap is 0: no spin. */
-#define LEVEL_SPIN_SLICE_NS 20000u
-
-static bool level_spin(cpu_pool *pool, gen_check *c)
-{
-    for (uint64_t spun = 0; spun < pool->spin_cap_ns; spun += LEVEL_SPIN_SLICE_NS) {
-        if (mkrt__spin_for(generation_moved, c, LEVEL_SPIN_SLICE_NS))
-            return true;
-        mkrt__thread_yield();
-    }
-    return generation_moved(c);
-}
-
-static void level_wait(cpu_pool *pool, gen_check *c)
-{
-    if (!level_spin(pool, c))
-        mkrt__spin_then_sleep(&pool->barrier_wq, generation_moved, c, NULL);
-}
-
-/* Whether the run of levels launched as `launch` goes on, by its word. */
-static bool level_goes_on(uint64_t w, uint32_t launch)
-{
-    return (uint32_t)(w >> 32) == launch && (w & ENTRY_ENDED) == 0;
-}
-
-/* A thread joins the run of levels launched as `launch` (true), or finds
- * it over (false: it never reads the batch). A level that is closed (its
- * last arriver opens the next) is waited for, until `until` (UINT64_MAX:
- * none; false once it passed). */
-static bool level_join(cpu_pool *pool, uint32_t launch, uint64_t until)
-{
-    if (until != UINT64_MAX && mkrt__now_ns() >= until)
-        return false; /* it would leave at the level's end */
-    for (;;) {
-        /* acquire: the generation before the word, so that a close seen
-         * in the word is one whose reopening moves it again. */
-        gen_check c = {pool, atomic_load_explicit(&pool->generation, memory_order_acquire)};
-        /* relaxed: the CAS re-checks it. */
-        uint64_t w = atomic_load_explicit(&pool->entry, memory_order_relaxed);
-        while (level_goes_on(w, launch) && (w & ENTRY_OPEN) != 0)
-            /* acquire on success: pairs with the release store that
-             * opened the level (publish, or the last arriver's reopen):
-             * the batch and the source's level. relaxed on failure: w is
-             * only looked at again. */
-            if (atomic_compare_exchange_weak_explicit(&pool->entry, &w, w + ENTRY_ONE, memory_order_acquire,
-                                                      memory_order_relaxed))
-                return true;
-        if (!level_goes_on(w, launch))
-            return false;
-        if (until == UINT64_MAX) {
-            level_wait(pool, &c);
-            continue;
-        }
-        struct timespec ts = {(time_t)(until / 1000000000u), (long)(until % 1000000000u)};
-        if (mkrt__spin_then_sleep(&pool->barrier_wq, generation_moved, &c, &ts) == 0)
-            return false;
-    }
-}
-
-/* The barrier after a level, over the run's team (solo: this thread is
- * the pool's only executor, and nothing is counted); returns whether this
- * thread goes on in the run. A member past its deadline (`until`) leaves
- * the team instead of arriving: it waits for no one, and if its leaving
- * ends the level it does the last arriver's part first. A run whose team
- * is empty waits for the next thread to join (the token's next holder). */
-static bool level_barrier(cpu_pool *pool, mkrt__batch *b, bool solo, uint64_t until)
-{
-    units_flush(pool);
-    /* acquire: as in barrier(). */
-    gen_check c = {pool, atomic_load_explicit(&pool->generation, memory_order_acquire)};
-    uint64_t w = 0;
-    bool leave = false;
-    if (!solo) {
-        /* relaxed: the CAS re-checks it. */
-        w = atomic_load_explicit(&pool->entry, memory_order_relaxed);
-        const uint32_t launch = (uint32_t)(w >> 32);
-        leave = until != UINT64_MAX && mkrt__now_ns() >= until;
-        uint64_t next;
-        do {
-            next = leave ? w - ENTRY_ONE : w + 1;
-            if (entry_finished(next) == entry_entered(next))
-                next &= ~ENTRY_OPEN; /* the last arrival closes the level */
-            /* acq_rel: the release half publishes this thread's parts to
-             * the last arriver; the acquire half gives the last arriver
-             * everyone's (their arrivals head the sequence it reads). */
-        } while (!atomic_compare_exchange_weak_explicit(&pool->entry, &w, next, memory_order_acq_rel,
-                                                        memory_order_relaxed));
-        if ((next & ENTRY_OPEN) != 0) {
-            if (leave)
-                return false;
-            level_wait(pool, &c);
-            /* relaxed: the generation's acquire ordered the last
-             * arriver's store of the word before this load. */
-            return level_goes_on(atomic_load_explicit(&pool->entry, memory_order_relaxed), launch);
-        }
-        w = next;
-    }
-    const mkrt__source *s = b->source;
-    bool alone = false;
-    bool go = s->next_level(s->ctx, &b->exec[0], b->yield != NULL && b->yield(b->yield_ctx), &alone);
-    /* A level too small to share runs here, the others left waiting. */
-    while (go && alone && !solo && entry_entered(w) > 1) {
-        while (s->part(s->ctx, &b->exec[0], &pool->fails))
-            tl_units++;
-        units_flush(pool);
-        go = s->next_level(s->ctx, &b->exec[0], b->yield != NULL && b->yield(b->yield_ctx), &alone);
-    }
-    if (solo)
-        return go;
-    /* release: pairs with a joiner's acquire CAS (the next level's state
-     * the source wrote). The word is closed and every member arrived: no
-     * other thread writes it now. */
-    atomic_store_explicit(&pool->entry, go ? (w & ~ENTRY_FINISHED_MASK) | ENTRY_OPEN : w | ENTRY_ENDED,
-                          memory_order_release);
-    /* release: pairs with the acquire loads in generation_moved. */
-    atomic_store_explicit(&pool->generation, c.gen + 1, memory_order_release);
-    mkrt__waitq_notify(&pool->barrier_wq);
-    if (!go)
-        batch_complete(pool); /* every member arrived: none reads the batch again */
-    return go && !leave;
-}
-
-/* One member of a run of levels' team, until the run ends or, past
- * `until` (UINT64_MAX: none), it leaves at a level's end. */
-static void run_levels(cpu_pool *pool, mkrt__batch *b, uint64_t until)
-{
-    const mkrt__source *s = b->source;
-    do {
-        while (s->part(s->ctx, &b->exec[0], &pool->fails))
-            tl_units++;
-    } while (level_barrier(pool, b, false, until));
-}
-
-/* A run of levels on this thread alone (a pool of one executor), before
- * `until` (UINT64_MAX: none): it looks at the clock between parts and,
- * once it passed, stops there; the source's cursors keep where the rest
- * begins (cpu_settle or cpu_wait runs it). Returns whether the run ended. */
-static bool run_levels_until(cpu_pool *pool, mkrt__batch *b, uint64_t until)
-{
-    const mkrt__source *s = b->source;
-    for (;;) {
-        if (until != UINT64_MAX && mkrt__now_ns() >= until)
-            return false;
-        if (s->part(s->ctx, &b->exec[0], &pool->fails)) {
-            tl_units++;
-            continue;
-        }
-        if (!level_barrier(pool, b, true, UINT64_MAX))
-            return true;
-    }
+    mkrt__spin_then_sleep(&pool->barrier_wq, mkrt__cpu_generation_moved, &c, NULL);
 }
 
 /* Items [from, to) of b: ops on the pool's state group, or a made
  * source's items, which its source runs (plan/source.h). */
-static inline void run_range(cpu_pool *pool, const mkrt__batch *b, size_t from, size_t to)
+static inline void run_range(mkrt__cpu_pool *pool, const mkrt__batch *b, size_t from, size_t to)
 {
     tl_units += to - from;
     if (b->source->made)
@@ -580,7 +259,7 @@ static inline void run_range(cpu_pool *pool, const mkrt__batch *b, size_t from, 
 }
 
 /* Claims and runs chunks of layer l until none is left. */
-static void run_chunks(cpu_pool *pool, mkrt__batch *b, size_t l)
+static void run_chunks(mkrt__cpu_pool *pool, mkrt__batch *b, size_t l)
 {
     const uint32_t chunk = b->plan.chunk;
     const uint32_t from = b->layer_offsets[l], len = b->layer_offsets[l + 1] - from;
@@ -600,7 +279,7 @@ static void run_chunks(cpu_pool *pool, mkrt__batch *b, size_t l)
  * n: the plan's pool threads. The first barrier closes the launch (if
  * the holder has not): the barriers count the threads that entered, at
  * most n, and every entered thread computes the same count. */
-static void run_share(cpu_pool *pool, mkrt__batch *b, uint32_t w, uint32_t n)
+static void run_share(mkrt__cpu_pool *pool, mkrt__batch *b, uint32_t w, uint32_t n)
 {
     const mkrt__batch_plan *plan = &b->plan;
     uint32_t counted = 0;
@@ -611,7 +290,7 @@ static void run_share(cpu_pool *pool, mkrt__batch *b, uint32_t w, uint32_t n)
         if (mkrt__plan_grid_barrier_after(plan, l, b->layers)) {
             if (counted == 0) {
                 bool closed;
-                const uint32_t entered = entry_entered(entry_close(pool, &closed));
+                const uint32_t entered = mkrt__cpu_entry_entered(entry_close(pool, &closed));
                 counted = entered < n ? entered : n;
             }
             barrier(pool, counted, (uint32_t)l);
@@ -623,7 +302,7 @@ static void run_share(cpu_pool *pool, mkrt__batch *b, uint32_t w, uint32_t n)
  * counts it in while the task (the epoch it saw) is still open. A thread
  * that fails (the holder closed it, or a later task is open) never reads
  * task_fn or task_ctx, so a task's end waits only for threads inside. */
-static void task_enter(cpu_pool *pool, member *me, uint32_t index)
+static void task_enter(mkrt__cpu_pool *pool, member *me, uint32_t index)
 {
     /* relaxed: the CAS below re-checks it. */
     uint64_t w = atomic_load_explicit(&pool->task_word, memory_order_relaxed);
@@ -656,7 +335,7 @@ static void task_enter(cpu_pool *pool, member *me, uint32_t index)
  * that join it while it runs, a batch the ones that enter it while it is
  * open; a member that does not get in (the launch closed or ended, or a
  * later one replaced it) never reads the batch. */
-static void run_launch(cpu_pool *pool, uint32_t m)
+static void run_launch(mkrt__cpu_pool *pool, uint32_t m)
 {
     /* acquire: pairs with the release increment in publish (the batch,
      * its plan, launch_n and the entry word). */
@@ -672,26 +351,26 @@ static void run_launch(cpu_pool *pool, uint32_t m)
     if (atomic_load_explicit(&pool->launch_deaf, memory_order_relaxed))
         return;
 #endif
-    if ((w & ENTRY_LEVELS) != 0) {
+    if ((w & MKRT__CPU_ENTRY_LEVELS) != 0) {
         /* A run of levels: joined at its open level, if it still runs
          * (its last arriver completes it). */
-        if (level_join(pool, (uint32_t)launch, UINT64_MAX))
-            run_levels(pool, pool->batch, UINT64_MAX);
+        if (mkrt__cpu_levels_join(pool, (uint32_t)launch, UINT64_MAX))
+            mkrt__cpu_levels_run(pool, pool->batch, UINT64_MAX, tl_planning);
         units_flush(pool);
         return;
     }
     for (;;) {
-        if ((w & ENTRY_OPEN) == 0 || (uint32_t)(w >> 32) != (uint32_t)launch)
+        if ((w & MKRT__CPU_ENTRY_OPEN) == 0 || (uint32_t)(w >> 32) != (uint32_t)launch)
             return;
         /* acquire on success: pairs with the holder's release store of the
          * entry word in publish (the batch and its cursors). relaxed on
          * failure: w is only looked at again. */
-        if (atomic_compare_exchange_weak_explicit(&pool->entry, &w, w + ENTRY_ONE, memory_order_acquire,
+        if (atomic_compare_exchange_weak_explicit(&pool->entry, &w, w + MKRT__CPU_ENTRY_ONE, memory_order_acquire,
                                                   memory_order_relaxed))
             break;
     }
     mkrt__batch *b = pool->batch;
-    const uint32_t rank = entry_entered(w) + 1, n = batch_threads(pool, &b->plan);
+    const uint32_t rank = mkrt__cpu_entry_entered(w) + 1, n = batch_threads(pool, &b->plan);
     if (rank <= n)
         run_share(pool, b, rank, n);
     units_flush(pool);
@@ -717,7 +396,7 @@ static inline void spinning_off(_Atomic bool *flag)
         atomic_store_explicit(flag, false, memory_order_relaxed);
 }
 
-static bool member_loop(cpu_pool *pool, uint32_t m, int (*leave)(void *ctx), void *ctx, bool spin_leave,
+static bool member_loop(mkrt__cpu_pool *pool, uint32_t m, int (*leave)(void *ctx), void *ctx, bool spin_leave,
                         mkrt__spin_budget *spin, uint64_t cap_ns)
 {
     member *me = &pool->members[m];
@@ -766,7 +445,7 @@ static bool member_loop(cpu_pool *pool, uint32_t m, int (*leave)(void *ctx), voi
 static int worker_main(void *p)
 {
     worker_arg a = *(worker_arg *)p;
-    cpu_pool *pool = a.pool;
+    mkrt__cpu_pool *pool = a.pool;
     tl_pool = pool;
     tl_member = a.index;
     mkrt__spin_budget spin;
@@ -786,7 +465,7 @@ static int worker_main(void *p)
 static void cpu_serve(mkrt__backend *be, int (*leave)(void *ctx), void *ctx, mkrt__spin_budget *spin,
                       uint64_t cap_ns)
 {
-    cpu_pool *pool = (cpu_pool *)be;
+    mkrt__cpu_pool *pool = (mkrt__cpu_pool *)be;
     tl_pool = pool;
     tl_member = 0;
     (void)member_loop(pool, 0, leave, ctx, true, spin, cap_ns); /* the pool stops only after it exited */
@@ -794,8 +473,8 @@ static void cpu_serve(mkrt__backend *be, int (*leave)(void *ctx), void *ctx, mkr
 
 static int batch_done(void *p)
 {
-    cpu_pool *pool = p;
-    /* acquire: pairs with the release increment in batch_complete. relaxed:
+    mkrt__cpu_pool *pool = p;
+    /* acquire: pairs with the release increment in mkrt__cpu_batch_complete. relaxed:
      * only the holder writes launch. */
     return atomic_load_explicit(&pool->done, memory_order_acquire) ==
            atomic_load_explicit(&pool->launch, memory_order_relaxed);
@@ -807,7 +486,7 @@ static int batch_done(void *p)
  * still open (both seq_cst), so that a barrier's last arriver either sees
  * it busy (and waits for the chunk it runs) or it sees the next layer.
  * Returns when the batch is done or the open layer has no chunk for it. */
-static void help(cpu_pool *pool, mkrt__batch *b)
+static void help(mkrt__cpu_pool *pool, mkrt__batch *b)
 {
     if (b->levels)
         return; /* a holder joins a run at launch, settle or wait */
@@ -829,7 +508,7 @@ static void help(cpu_pool *pool, mkrt__batch *b)
 }
 
 typedef struct help_check {
-    cpu_pool *pool;
+    mkrt__cpu_pool *pool;
     uint32_t layer;
 } help_check;
 
@@ -845,21 +524,21 @@ static int done_or_layer(void *p)
  * runs the rest itself, layer after layer (program order: no barrier),
  * from where the cursors are; where every thread that entered finished,
  * it completes the batch. Returns whether the batch is done. */
-static bool hold_close(cpu_pool *pool, mkrt__batch *b)
+static bool hold_close(mkrt__cpu_pool *pool, mkrt__batch *b)
 {
     bool closed;
     const uint64_t w = entry_close(pool, &closed);
     if (!closed)
         return false; /* closed before: its last finisher completes it */
-    if (entry_entered(w) == 0) {
+    if (mkrt__cpu_entry_entered(w) == 0) {
         for (size_t l = 0; l < b->layers; l++)
             run_chunks(pool, b, l);
-        batch_complete(pool);
+        mkrt__cpu_batch_complete(pool);
         return true;
     }
-    if (entry_finished(w) != entry_entered(w))
+    if (mkrt__cpu_entry_finished(w) != mkrt__cpu_entry_entered(w))
         return false;
-    batch_complete(pool);
+    mkrt__cpu_batch_complete(pool);
     return true;
 }
 
@@ -867,7 +546,7 @@ static bool hold_close(cpu_pool *pool, mkrt__batch *b)
  * (NULL: none); returns whether it is done. Without a deadline it closes
  * the launch once it has nothing to take (hold_close): it never waits
  * for a pool thread that has not entered. */
-static bool help_until_done(cpu_pool *pool, const struct timespec *deadline)
+static bool help_until_done(mkrt__cpu_pool *pool, const struct timespec *deadline)
 {
     mkrt__batch *b = pool->batch;
     for (;;) {
@@ -918,10 +597,10 @@ static mkrt_status cpu_prepare(mkrt__backend *be, mkrt__batch *b, mkrt_error *er
  * barrier). Returns whether it ran everything. relaxed (cursors): read
  * and written by the holder only, or published to the pool thread that
  * enters by the launch (release). */
-static bool run_from(cpu_pool *pool, mkrt__batch *b, uint64_t until)
+static bool run_from(mkrt__cpu_pool *pool, mkrt__batch *b, uint64_t until)
 {
     if (b->levels)
-        return run_levels_until(pool, b, until);
+        return mkrt__cpu_levels_run_alone(pool, b, until, tl_planning);
     const bool checked = b->user_ops > 0 || b->source->made;
     const uint32_t stride = until == UINT64_MAX ? UINT32_MAX : checked ? 1u : INLINE_STRIDE_BUILTIN;
     for (size_t l = 0; l < b->layers; l++) {
@@ -942,7 +621,7 @@ static bool run_from(cpu_pool *pool, mkrt__batch *b, uint64_t until)
 
 /* The launcher of the next launch and the members that run it: every
  * member but the launcher, who counts the launch as seen. */
-static void set_launcher(cpu_pool *pool)
+static void set_launcher(mkrt__cpu_pool *pool)
 {
     const uint32_t h = tl_pool == pool ? tl_member : NO_MEMBER;
     pool->launch_holder = h;
@@ -950,7 +629,7 @@ static void set_launcher(cpu_pool *pool)
 }
 
 /* join: the holder is in the team of a run of levels from its start. */
-static void publish(cpu_pool *pool, mkrt__batch *b, bool join)
+static void publish(mkrt__cpu_pool *pool, mkrt__batch *b, bool join)
 {
     /* relaxed: only the holder writes launch. */
     const uint64_t launch = atomic_load_explicit(&pool->launch, memory_order_relaxed) + 1;
@@ -960,7 +639,7 @@ static void publish(cpu_pool *pool, mkrt__batch *b, bool join)
     /* release: pairs with an entering member's acquire CAS (task_enter's
      * pattern); a member reads it only after the launch's acquire. */
     atomic_store_explicit(&pool->entry,
-                          launch << 32 | ENTRY_OPEN | (b->levels ? ENTRY_LEVELS | (join ? ENTRY_ONE : 0) : 0),
+                          launch << 32 | MKRT__CPU_ENTRY_OPEN | (b->levels ? MKRT__CPU_ENTRY_LEVELS | (join ? MKRT__CPU_ENTRY_ONE : 0) : 0),
                           memory_order_release);
     /* seq_cst: read by help() and the barrier (see there); ordered before
      * the pool threads' reads by the release below. */
@@ -975,7 +654,7 @@ static mkrt_status launch_on(mkrt__backend *be, mkrt__batch *b, uint64_t append_
 {
     (void)append_limit; /* admission reserved the room of every APPEND */
     (void)err;
-    cpu_pool *pool = (cpu_pool *)be;
+    mkrt__cpu_pool *pool = (mkrt__cpu_pool *)be;
     /* relaxed: the failure list is read by wait after `done` (acquire). */
     atomic_store_explicit(&pool->fails.count, 0, memory_order_relaxed);
     for (size_t l = 0; l < b->layers; l++)
@@ -989,14 +668,14 @@ static mkrt_status launch_on(mkrt__backend *be, mkrt__batch *b, uint64_t append_
          * launch, to its end (the dispatcher's launches: it plans only
          * once the run yielded) or to a helper's deadline. */
         if (pool->threads_n == 0) {
-            if (run_levels_until(pool, b, b->until))
+            if (mkrt__cpu_levels_run_alone(pool, b, b->until, tl_planning))
                 pool->ran_inline = true;
             else
                 pool->rest = b; /* the next settle or wait runs the rest */
             return MKRT_OK;
         }
         publish(pool, b, true);
-        run_levels(pool, b, b->until);
+        mkrt__cpu_levels_run(pool, b, b->until, tl_planning);
         return MKRT_OK;
     }
     if (b->plan.workers <= 1 || pool->threads_n == 0) {
@@ -1035,12 +714,12 @@ static struct timespec *deadline_of(uint64_t until, struct timespec *ts)
 /* The token's holder joins the launched run of levels, if it still runs
  * (a helper that launched it left at its deadline, its team may be empty),
  * until it ends or `until` passes. relaxed: only the holder writes launch. */
-static void levels_join_held(cpu_pool *pool, uint64_t until)
+static void levels_join_held(mkrt__cpu_pool *pool, uint64_t until)
 {
     mkrt__batch *b = pool->batch;
     if (b != NULL && b->levels && !batch_done(pool) &&
-        level_join(pool, (uint32_t)atomic_load_explicit(&pool->launch, memory_order_relaxed), until)) {
-        run_levels(pool, b, until);
+        mkrt__cpu_levels_join(pool, (uint32_t)atomic_load_explicit(&pool->launch, memory_order_relaxed), until)) {
+        mkrt__cpu_levels_run(pool, b, until, tl_planning);
         units_flush(pool);
     }
 }
@@ -1048,7 +727,7 @@ static void levels_join_held(cpu_pool *pool, uint64_t until)
 /* A helper's look at the launched batch: done, or done by `until`. */
 static bool settle_on(mkrt__backend *be, uint64_t until)
 {
-    cpu_pool *pool = (cpu_pool *)be;
+    mkrt__cpu_pool *pool = (mkrt__cpu_pool *)be;
     if (pool->rest != NULL) {
         if (!run_from(pool, pool->rest, until))
             return false;
@@ -1071,7 +750,7 @@ static mkrt_status wait_on(mkrt__backend *be, uint64_t timeout_ns, const uint32_
                            mkrt_error *err)
 {
     (void)timeout_ns, (void)err;
-    cpu_pool *pool = (cpu_pool *)be;
+    mkrt__cpu_pool *pool = (mkrt__cpu_pool *)be;
     if (pool->rest != NULL) {
         run_from(pool, pool->rest, UINT64_MAX);
         pool->rest = NULL;
@@ -1091,7 +770,7 @@ static mkrt_status wait_on(mkrt__backend *be, uint64_t timeout_ns, const uint32_
 
 /* The holder's calls: what it ran of the batch itself counts as the
  * planner's (units_flush). */
-static void holder_done(cpu_pool *pool)
+static void holder_done(mkrt__cpu_pool *pool)
 {
     units_flush(pool);
     tl_planning = false;
@@ -1101,7 +780,7 @@ static mkrt_status cpu_launch(mkrt__backend *be, mkrt__batch *b, uint64_t append
 {
     tl_planning = true;
     const mkrt_status st = launch_on(be, b, append_limit, err);
-    holder_done((cpu_pool *)be);
+    holder_done((mkrt__cpu_pool *)be);
     return st;
 }
 
@@ -1109,7 +788,7 @@ static bool cpu_settle(mkrt__backend *be, uint64_t until)
 {
     tl_planning = true;
     const bool done = settle_on(be, until);
-    holder_done((cpu_pool *)be);
+    holder_done((mkrt__cpu_pool *)be);
     return done;
 }
 
@@ -1118,12 +797,12 @@ static mkrt_status cpu_wait(mkrt__backend *be, uint64_t timeout_ns, const uint32
 {
     tl_planning = true;
     const mkrt_status st = wait_on(be, timeout_ns, fails, nfails, err);
-    holder_done((cpu_pool *)be);
+    holder_done((mkrt__cpu_pool *)be);
     return st;
 }
 
 typedef struct task_check {
-    cpu_pool *pool;
+    mkrt__cpu_pool *pool;
     uint32_t entered;
 } task_check;
 
@@ -1143,7 +822,7 @@ static int task_joined(void *p)
  * megakernel.md) even where this thread had run every part. */
 static bool cpu_run_task(mkrt__backend *be, void (*fn)(void *ctx, uint32_t executor), void *ctx)
 {
-    cpu_pool *pool = (cpu_pool *)be;
+    mkrt__cpu_pool *pool = (mkrt__cpu_pool *)be;
     if (pool->threads_n == 0 || pool->rest != NULL || !batch_done(pool))
         return false;
     pool->task_fn = fn;
@@ -1170,7 +849,7 @@ static bool cpu_run_task(mkrt__backend *be, void (*fn)(void *ctx, uint32_t execu
 
 static uint32_t cpu_executors(const mkrt__backend *be)
 {
-    return ((const cpu_pool *)be)->workers;
+    return ((const mkrt__cpu_pool *)be)->workers;
 }
 
 static size_t threads_bytes(uint32_t n)
@@ -1183,7 +862,7 @@ static size_t members_bytes(uint32_t threads_n)
     return ((size_t)threads_n + 1) * sizeof(member);
 }
 
-static void free_pool(cpu_pool *pool)
+static void free_pool(mkrt__cpu_pool *pool)
 {
     mkrt__free(pool->fails.pairs, 2 * (size_t)pool->fails.capacity * sizeof(uint32_t));
     mkrt__free(pool->threads, threads_bytes(pool->threads_n));
@@ -1194,7 +873,7 @@ static void free_pool(cpu_pool *pool)
 static bool cpu_stop(mkrt__backend *be, uint64_t timeout_ns)
 {
     (void)timeout_ns;
-    cpu_pool *pool = (cpu_pool *)be;
+    mkrt__cpu_pool *pool = (mkrt__cpu_pool *)be;
     /* release: pairs with the acquire loads of stop in the workers. */
     atomic_store_explicit(&pool->stop, true, memory_order_release);
     mkrt__waitq_notify(pool->wq);
@@ -1206,7 +885,7 @@ static bool cpu_stop(mkrt__backend *be, uint64_t timeout_ns)
 
 static void cpu_describe(const mkrt__backend *be, char *buf, size_t len)
 {
-    snprintf(buf, len, "cpu: %u workers", ((const cpu_pool *)be)->workers);
+    snprintf(buf, len, "cpu: %u workers", ((const mkrt__cpu_pool *)be)->workers);
 }
 
 static const mkrt__backend_ops cpu_ops = {
@@ -1222,13 +901,12 @@ static const mkrt__backend_ops cpu_ops = {
     .serve = cpu_serve, /* a pool started with a roam only (the runtime's without a device) */
 };
 
-
 mkrt_status mkrt__cpu_pool_start(mkrt__state *sg, uint32_t workers, uint32_t max_batch, const mkrt__roam *roam,
                                  mkrt__backend **out, mkrt_error *err)
 {
     workers = workers ? workers : 1;
     const uint32_t threads_n = workers - 1;
-    cpu_pool *pool = mkrt__alloc_zeroed(sizeof *pool, alignof(cpu_pool));
+    mkrt__cpu_pool *pool = mkrt__alloc_zeroed(sizeof *pool, alignof(mkrt__cpu_pool));
     void *threads = mkrt__alloc_zeroed(threads_bytes(threads_n), alignof(max_align_t));
     member *members = mkrt__alloc_zeroed(members_bytes(threads_n), alignof(member));
     uint32_t *pairs = mkrt__alloc(2 * (size_t)max_batch * sizeof(uint32_t), alignof(uint32_t));
@@ -1285,24 +963,24 @@ mkrt_status mkrt__cpu_pool_start(mkrt__state *sg, uint32_t workers, uint32_t max
 uint64_t mkrt__cpu_pool_task_entries(const mkrt__backend *be)
 {
     /* relaxed: see task_enter; run_task's join orders it. */
-    return atomic_load_explicit(&((const cpu_pool *)be)->task_entries, memory_order_relaxed);
+    return atomic_load_explicit(&((const mkrt__cpu_pool *)be)->task_entries, memory_order_relaxed);
 }
 
 void mkrt__cpu_pool_task_deaf(mkrt__backend *be, bool deaf)
 {
     /* relaxed: see task_waiting. */
-    atomic_store_explicit(&((cpu_pool *)be)->task_deaf, deaf, memory_order_relaxed);
+    atomic_store_explicit(&((mkrt__cpu_pool *)be)->task_deaf, deaf, memory_order_relaxed);
 }
 
 void mkrt__cpu_pool_launch_deaf(mkrt__backend *be, bool deaf)
 {
     /* relaxed: see run_launch. */
-    atomic_store_explicit(&((cpu_pool *)be)->launch_deaf, deaf, memory_order_relaxed);
+    atomic_store_explicit(&((mkrt__cpu_pool *)be)->launch_deaf, deaf, memory_order_relaxed);
 }
 
 uint64_t mkrt__cpu_pool_barriers(const mkrt__backend *be)
 {
     /* relaxed: see barrier(); the caller drained first, which orders it. */
-    return atomic_load_explicit(&((const cpu_pool *)be)->barriers, memory_order_relaxed);
+    return atomic_load_explicit(&((const mkrt__cpu_pool *)be)->barriers, memory_order_relaxed);
 }
 #endif

@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* src/backend/cpu_levels.c - the CPU pool's runs of levels: a traversal
+ * run level after level inside the pool's loop, by a team of the
+ * threads that joined it. */
+#include <time.h>
+
+#include "backend/pool_state.h"
+
+/* Runs of levels (batch.h, levels; plan/source.h, part and next_level).
+ * A made source's run of several levels runs inside the workers' loop,
+ * the way the device kernel runs a traversal: every participant claims
+ * parts of the open level from the source until none is left, then
+ * arrives at the barrier; its last arriver (any of them) asks the
+ * dispatcher's rule whether other work waits (b->yield, DRAIN) and lets
+ * the source end the level and open the next (next_level), then releases
+ * the others into it, or out of the run. A level transition is one
+ * barrier: no wake-up of the dispatcher, no pass of its stages. */
+
+/* A run of levels has a team: the threads that entered it. The holder
+ * that launches it is in it from the launch (a helper with a deadline
+ * leaves at the first level's end past it); a pool thread, or the
+ * token's next holder, joins with one CAS on `entry` while a level is
+ * open (its entered count; the low bits count the level's arrivals), at
+ * whatever level that is, and stays to the run's end. A level's barrier waits for
+ * the team only, never for a pool thread that has not come (asleep, or
+ * waiting for a CPU beside the application's threads): the arrival that
+ * makes arrived equal entered also closes the level in the same CAS, so
+ * no thread joins while its last arriver moves the source to the next
+ * level. That arriver reopens the word with no arrivals (the team goes on
+ * whole into the next level) or marks it ENDED, then moves `generation`.
+ * A waiter reads whether it goes on from the word, not from a field a
+ * later run rewrites: the run is over when the word is ENDED or names a
+ * later launch. The last arriver of the last level completes the batch:
+ * no one reads it after arriving there, and no one enters an ended run.
+ *
+ * A level barrier's waiter waits for threads it knows run (the team's
+ * others), so where the CPUs hold every executor it spins the
+ * pool's whole cap every time, then sleeps: no adaptive budget. One
+ * (spin_wait.h) halves on every spin that runs out, and the last
+ * arriver's row of levels run alone makes the wait outlast it on purpose:
+ * after a few such rows the waiters of the next wide levels slept at
+ * once, each woken by a futex call (bench/results/megakernel.md: 550 ->
+ * 2200 calls a run). The spin yields between slices of
+ * LEVEL_SPIN_SLICE_NS: where the machine is busier than the affinity mask
+ * says, the thread it waits for may be waiting for this CPU, and a spin
+ * that kept it would lose its whole time slice (measured at a load of 7
+ * on 2 CPUs: graph_bench's BFS and SSSP 1.1-2x slower without the yields,
+ * bench/results/megakernel.md). Where the
+ * CPUs do not hold every executor the cap is 0: no spin. */
+#define LEVEL_SPIN_SLICE_NS 20000u
+
+static bool level_spin(mkrt__cpu_pool *pool, mkrt__cpu_gen_check *c)
+{
+    for (uint64_t spun = 0; spun < pool->spin_cap_ns; spun += LEVEL_SPIN_SLICE_NS) {
+        if (mkrt__spin_for(mkrt__cpu_generation_moved, c, LEVEL_SPIN_SLICE_NS))
+            return true;
+        mkrt__thread_yield();
+    }
+    return mkrt__cpu_generation_moved(c);
+}
+
+static void level_wait(mkrt__cpu_pool *pool, mkrt__cpu_gen_check *c)
+{
+    if (!level_spin(pool, c))
+        mkrt__spin_then_sleep(&pool->barrier_wq, mkrt__cpu_generation_moved, c, NULL);
+}
+
+/* Whether the run of levels launched as `launch` goes on, by its word. */
+static bool level_goes_on(uint64_t w, uint32_t launch)
+{
+    return (uint32_t)(w >> 32) == launch && (w & MKRT__CPU_ENTRY_ENDED) == 0;
+}
+
+/* A thread joins the run of levels launched as `launch` (true), or finds
+ * it over (false: it never reads the batch). A level that is closed (its
+ * last arriver opens the next) is waited for, until `until` (UINT64_MAX:
+ * none; false once it passed). */
+bool mkrt__cpu_levels_join(mkrt__cpu_pool *pool, uint32_t launch, uint64_t until)
+{
+    if (until != UINT64_MAX && mkrt__now_ns() >= until)
+        return false; /* it would leave at the level's end */
+    for (;;) {
+        /* acquire: the generation before the word, so that a close seen
+         * in the word is one whose reopening moves it again. */
+        mkrt__cpu_gen_check c = {pool, atomic_load_explicit(&pool->generation, memory_order_acquire)};
+        /* relaxed: the CAS re-checks it. */
+        uint64_t w = atomic_load_explicit(&pool->entry, memory_order_relaxed);
+        while (level_goes_on(w, launch) && (w & MKRT__CPU_ENTRY_OPEN) != 0)
+            /* acquire on success: pairs with the release store that
+             * opened the level (publish, or the last arriver's reopen):
+             * the batch and the source's level. relaxed on failure: w is
+             * only looked at again. */
+            if (atomic_compare_exchange_weak_explicit(&pool->entry, &w, w + MKRT__CPU_ENTRY_ONE, memory_order_acquire,
+                                                      memory_order_relaxed))
+                return true;
+        if (!level_goes_on(w, launch))
+            return false;
+        if (until == UINT64_MAX) {
+            level_wait(pool, &c);
+            continue;
+        }
+        struct timespec ts = {(time_t)(until / 1000000000u), (long)(until % 1000000000u)};
+        if (mkrt__spin_then_sleep(&pool->barrier_wq, mkrt__cpu_generation_moved, &c, &ts) == 0)
+            return false;
+    }
+}
+
+/* The parts of the open level this thread takes, until none is left;
+ * returns how many it ran (units, mkrt_stats.units_run). */
+static uint64_t run_parts(mkrt__cpu_pool *pool, mkrt__batch *b)
+{
+    const mkrt__source *s = b->source;
+    uint64_t n = 0;
+    while (s->part(s->ctx, &b->exec[0], &pool->fails))
+        n++;
+    return n;
+}
+
+/* The barrier after a level, over the run's team (solo: this thread is
+ * the pool's only executor, and nothing is counted), where this thread
+ * ran `ran` parts of the level (planning: as the token's holder); returns
+ * whether this
+ * thread goes on in the run. A member past its deadline (`until`) leaves
+ * the team instead of arriving: it waits for no one, and if its leaving
+ * ends the level it does the last arriver's part first. A run whose team
+ * is empty waits for the next thread to join (the token's next holder). */
+static bool level_barrier(mkrt__cpu_pool *pool, mkrt__batch *b, uint64_t ran, bool planning, bool solo,
+                          uint64_t until)
+{
+    /* Counted before arriving: the last arriver may end the traversal. */
+    mkrt__cpu_units_add(pool, ran, planning);
+    /* acquire: as in cpu_pool.c's barrier(): see the generation before
+     * arriving, so that a fast member already past it is not taken for
+     * the next level's. */
+    mkrt__cpu_gen_check c = {pool, atomic_load_explicit(&pool->generation, memory_order_acquire)};
+    uint64_t w = 0;
+    bool leave = false;
+    if (!solo) {
+        /* relaxed: the CAS re-checks it. */
+        w = atomic_load_explicit(&pool->entry, memory_order_relaxed);
+        const uint32_t launch = (uint32_t)(w >> 32);
+        leave = until != UINT64_MAX && mkrt__now_ns() >= until;
+        uint64_t next;
+        do {
+            next = leave ? w - MKRT__CPU_ENTRY_ONE : w + 1;
+            if (mkrt__cpu_entry_finished(next) == mkrt__cpu_entry_entered(next))
+                next &= ~MKRT__CPU_ENTRY_OPEN; /* the last arrival closes the level */
+            /* acq_rel: the release half publishes this thread's parts to
+             * the last arriver; the acquire half gives the last arriver
+             * everyone's (their arrivals head the sequence it reads). */
+        } while (!atomic_compare_exchange_weak_explicit(&pool->entry, &w, next, memory_order_acq_rel,
+                                                        memory_order_relaxed));
+        if ((next & MKRT__CPU_ENTRY_OPEN) != 0) {
+            if (leave)
+                return false;
+            level_wait(pool, &c);
+            /* relaxed: the generation's acquire ordered the last
+             * arriver's store of the word before this load. */
+            return level_goes_on(atomic_load_explicit(&pool->entry, memory_order_relaxed), launch);
+        }
+        w = next;
+    }
+    const mkrt__source *s = b->source;
+    bool alone = false;
+    bool go = s->next_level(s->ctx, &b->exec[0], b->yield != NULL && b->yield(b->yield_ctx), &alone);
+    /* A level too small to share runs here, the others left waiting. */
+    while (go && alone && !solo && mkrt__cpu_entry_entered(w) > 1) {
+        mkrt__cpu_units_add(pool, run_parts(pool, b), planning);
+        go = s->next_level(s->ctx, &b->exec[0], b->yield != NULL && b->yield(b->yield_ctx), &alone);
+    }
+    if (solo)
+        return go;
+    /* release: pairs with a joiner's acquire CAS (the next level's state
+     * the source wrote). The word is closed and every member arrived: no
+     * other thread writes it now. */
+    atomic_store_explicit(&pool->entry, go ? (w & ~MKRT__CPU_ENTRY_FINISHED_MASK) | MKRT__CPU_ENTRY_OPEN : w | MKRT__CPU_ENTRY_ENDED,
+                          memory_order_release);
+    /* release: pairs with the acquire loads in mkrt__cpu_generation_moved. */
+    atomic_store_explicit(&pool->generation, c.gen + 1, memory_order_release);
+    mkrt__waitq_notify(&pool->barrier_wq);
+    if (!go)
+        mkrt__cpu_batch_complete(pool); /* every member arrived: none reads the batch again */
+    return go && !leave;
+}
+
+/* One member of a run of levels' team, until the run ends or, past
+ * `until` (UINT64_MAX: none), it leaves at a level's end. */
+void mkrt__cpu_levels_run(mkrt__cpu_pool *pool, mkrt__batch *b, uint64_t until, bool planning)
+{
+    while (level_barrier(pool, b, run_parts(pool, b), planning, false, until))
+        ;
+}
+
+/* A run of levels on this thread alone (a pool of one executor), before
+ * `until` (UINT64_MAX: none): it looks at the clock between parts and,
+ * once it passed, stops there; the source's cursors keep where the rest
+ * begins (cpu_settle or cpu_wait runs it). Returns whether the run ended. */
+bool mkrt__cpu_levels_run_alone(mkrt__cpu_pool *pool, mkrt__batch *b, uint64_t until, bool planning)
+{
+    const mkrt__source *s = b->source;
+    uint64_t ran = 0;
+    for (;;) {
+        if (until != UINT64_MAX && mkrt__now_ns() >= until) {
+            mkrt__cpu_units_add(pool, ran, planning);
+            return false;
+        }
+        if (s->part(s->ctx, &b->exec[0], &pool->fails)) {
+            ran++;
+            continue;
+        }
+        if (!level_barrier(pool, b, ran, planning, true, UINT64_MAX))
+            return true;
+        ran = 0;
+    }
+}
