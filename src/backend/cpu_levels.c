@@ -2,8 +2,6 @@
 /* src/backend/cpu_levels.c - the CPU pool's runs of levels: a traversal
  * run level after level inside the pool's loop, by a team of the
  * threads that joined it. */
-#include <time.h>
-
 #include "backend/pool_state.h"
 
 /* Runs of levels (batch.h, levels; plan/source.h, part and next_level).
@@ -21,12 +19,12 @@
  * leaves at the first level's end past it); a pool thread, or the
  * token's next holder, joins with one CAS on `entry` while a level is
  * open (its entered count; the low bits count the level's arrivals), at
- * whatever level that is, and stays to the run's end. A level's barrier waits for
- * the team only, never for a pool thread that has not come (asleep, or
- * waiting for a CPU beside the application's threads): the arrival that
- * makes arrived equal entered also closes the level in the same CAS, so
- * no thread joins while its last arriver moves the source to the next
- * level. That arriver reopens the word with no arrivals (the team goes on
+ * whatever level that is, and stays to the run's end. A level's barrier
+ * waits for the team only, never for a pool thread that has not come
+ * (asleep, or waiting for a CPU beside the application's threads): the
+ * arrival that makes arrived equal entered also closes the level in the
+ * same CAS, so no thread joins while its last arriver moves the source
+ * to the next level. That arriver reopens the word with no arrivals (the team goes on
  * whole into the next level) or marks it ENDED, then moves `generation`.
  * A waiter reads whether it goes on from the word, not from a field a
  * later run rewrites: the run is over when the word is ENDED or names a
@@ -95,12 +93,11 @@ bool mkrt__cpu_levels_join(mkrt__cpu_pool *pool, uint32_t launch, uint64_t until
                 return true;
         if (!level_goes_on(w, launch))
             return false;
-        if (until == UINT64_MAX) {
+        struct timespec ts;
+        const struct timespec *deadline = mkrt__cpu_deadline(until, &ts);
+        if (deadline == NULL)
             level_wait(pool, &c);
-            continue;
-        }
-        struct timespec ts = {(time_t)(until / 1000000000u), (long)(until % 1000000000u)};
-        if (mkrt__spin_then_sleep(&pool->barrier_wq, mkrt__cpu_generation_moved, &c, &ts) == 0)
+        else if (mkrt__spin_then_sleep(&pool->barrier_wq, mkrt__cpu_generation_moved, &c, deadline) == 0)
             return false;
     }
 }
@@ -119,8 +116,7 @@ static uint64_t run_parts(mkrt__cpu_pool *pool, mkrt__batch *b)
 /* The barrier after a level, over the run's team (solo: this thread is
  * the pool's only executor, and nothing is counted), where this thread
  * ran `ran` parts of the level (planning: as the token's holder); returns
- * whether this
- * thread goes on in the run. A member past its deadline (`until`) leaves
+ * whether this thread goes on in the run. A member past its deadline (`until`) leaves
  * the team instead of arriving: it waits for no one, and if its leaving
  * ends the level it does the last arriver's part first. A run whose team
  * is empty waits for the next thread to join (the token's next holder). */
@@ -173,8 +169,8 @@ static bool level_barrier(mkrt__cpu_pool *pool, mkrt__batch *b, uint64_t ran, bo
     /* release: pairs with a joiner's acquire CAS (the next level's state
      * the source wrote). The word is closed and every member arrived: no
      * other thread writes it now. */
-    atomic_store_explicit(&pool->entry, go ? (w & ~MKRT__CPU_ENTRY_FINISHED_MASK) | MKRT__CPU_ENTRY_OPEN : w | MKRT__CPU_ENTRY_ENDED,
-                          memory_order_release);
+    const uint64_t reopened = (w & ~MKRT__CPU_ENTRY_FINISHED_MASK) | MKRT__CPU_ENTRY_OPEN;
+    atomic_store_explicit(&pool->entry, go ? reopened : w | MKRT__CPU_ENTRY_ENDED, memory_order_release);
     /* release: pairs with the acquire loads in mkrt__cpu_generation_moved. */
     atomic_store_explicit(&pool->generation, c.gen + 1, memory_order_release);
     mkrt__waitq_notify(&pool->barrier_wq);

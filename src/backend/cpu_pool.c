@@ -638,9 +638,8 @@ static void publish(mkrt__cpu_pool *pool, mkrt__batch *b, bool join)
     pool->batch = b;
     /* release: pairs with an entering member's acquire CAS (task_enter's
      * pattern); a member reads it only after the launch's acquire. */
-    atomic_store_explicit(&pool->entry,
-                          launch << 32 | MKRT__CPU_ENTRY_OPEN | (b->levels ? MKRT__CPU_ENTRY_LEVELS | (join ? MKRT__CPU_ENTRY_ONE : 0) : 0),
-                          memory_order_release);
+    const uint64_t levels = b->levels ? MKRT__CPU_ENTRY_LEVELS | (join ? MKRT__CPU_ENTRY_ONE : 0) : 0;
+    atomic_store_explicit(&pool->entry, launch << 32 | MKRT__CPU_ENTRY_OPEN | levels, memory_order_release);
     /* seq_cst: read by help() and the barrier (see there); ordered before
      * the pool threads' reads by the release below. */
     atomic_store(&pool->layer_open, 0);
@@ -702,15 +701,6 @@ static mkrt_status launch_on(mkrt__backend *be, mkrt__batch *b, uint64_t append_
     return MKRT_OK;
 }
 
-static struct timespec *deadline_of(uint64_t until, struct timespec *ts)
-{
-    if (until == UINT64_MAX)
-        return NULL;
-    ts->tv_sec = (time_t)(until / 1000000000u);
-    ts->tv_nsec = (long)(until % 1000000000u);
-    return ts;
-}
-
 /* The token's holder joins the launched run of levels, if it still runs
  * (a helper that launched it left at its deadline, its team may be empty),
  * until it ends or `until` passes. relaxed: only the holder writes launch. */
@@ -738,7 +728,7 @@ static bool settle_on(mkrt__backend *be, uint64_t until)
         return true;
     levels_join_held(pool, until);
     struct timespec ts;
-    const struct timespec *deadline = deadline_of(until, &ts);
+    const struct timespec *deadline = mkrt__cpu_deadline(until, &ts);
     if (until == UINT64_MAX)
         return help_until_done(pool, deadline);
     return mkrt__spin_then_sleep(&pool->done_wq, batch_done, pool, deadline) != 0;

@@ -9,6 +9,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "backend/cpu_pool.h"
 #include "base/spin_wait.h"
@@ -141,6 +142,17 @@ static inline void mkrt__cpu_batch_complete(mkrt__cpu_pool *pool)
     /* release: pairs with the acquire load in batch_done. */
     atomic_fetch_add_explicit(&pool->done, 1, memory_order_release);
     mkrt__waitq_notify(&pool->done_wq);
+}
+
+/* The deadline `until` (ns, mkrt__now_ns's clock) as a timespec in *ts
+ * for the waits of spin_wait.h; NULL for UINT64_MAX (none). */
+static inline struct timespec *mkrt__cpu_deadline(uint64_t until, struct timespec *ts)
+{
+    if (until == UINT64_MAX)
+        return NULL;
+    ts->tv_sec = (time_t)(until / 1000000000u);
+    ts->tv_nsec = (long)(until % 1000000000u);
+    return ts;
 }
 
 /* Adds n units of work (items, parts of a run of levels) a thread ran
