@@ -106,6 +106,14 @@ typedef struct mkrt_producer_stats {
 
 /**
  * @brief A snapshot of the counters.
+ *
+ * The counters are read one after another while the runtime runs, not
+ * under a lock: published + emitted = executed + pruned + failed holds
+ * exactly once the runtime is quiescent (mkrt_quiesce(), mkrt_drain()
+ * with nothing emitted pending); while items run, a read may see an item
+ * counted published and not yet completed, and, for an item whose
+ * producer is still returning from its publish, the other way round.
+ *
  * @param rt The runtime.
  * @param[out] out The counters.
  * @retval MKRT_OK `*out` is set.

@@ -21,9 +21,12 @@ mkrt_status mkrt_stats_read(mkrt_runtime *rt, mkrt_stats *out)
     mkrt_stats s;
     memset(&s, 0, sizeof s);
     /* acquire: completed_total first, so the counters below include at
-     * least every batch it counts. */
+     * least every batch it counts. The outcomes before what they came
+     * from (emitted and published, read last): the dispatcher adds a
+     * batch's emitted items before its outcomes and a producer counts
+     * its items as it pushes them, so a live read that took the supply
+     * first would lag the outcomes by every batch completed meanwhile. */
     (void)atomic_load_explicit(&rt->dispatch.completed_total, memory_order_acquire);
-    s.published = atomic_load_explicit(&rt->producers.published_total, memory_order_relaxed);
     s.executed = atomic_load_explicit(&rt->stats.executed, memory_order_relaxed);
     s.pruned = atomic_load_explicit(&rt->stats.pruned, memory_order_relaxed);
     s.failed = atomic_load_explicit(&rt->stats.failed, memory_order_relaxed);
@@ -49,7 +52,6 @@ mkrt_status mkrt_stats_read(mkrt_runtime *rt, mkrt_stats *out)
     s.backend_detail = mkrt_backend_describe(rt);
     s.device_batches = atomic_load_explicit(&rt->stats.device_batches, memory_order_relaxed);
     s.device_failures = atomic_load_explicit(&rt->stats.device_failures, memory_order_relaxed);
-    s.emitted = atomic_load_explicit(&rt->state.emitted_total, memory_order_relaxed);
     s.changed = atomic_load_explicit(&rt->state.changed, memory_order_relaxed);
     for (size_t i = 0; i < MKRT_PLAN_COUNTERS; i++)
         s.plan_counts[i] = atomic_load_explicit(&rt->dispatch.planner.n[i], memory_order_relaxed);
@@ -60,6 +62,8 @@ mkrt_status mkrt_stats_read(mkrt_runtime *rt, mkrt_stats *out)
     s.edges_examined = gc.edges_examined;
     s.units_run = atomic_load_explicit(&rt->state.units_run, memory_order_relaxed);
     s.units_by_planner = atomic_load_explicit(&rt->state.units_by_planner, memory_order_relaxed);
+    s.emitted = atomic_load_explicit(&rt->state.emitted_total, memory_order_relaxed);
+    s.published = atomic_load_explicit(&rt->producers.published_total, memory_order_relaxed);
     *out = s;
     return MKRT_OK;
 }
