@@ -335,8 +335,17 @@ void mkrt__graph_device_run(mkrt__graph_engine *e, const mkrt_item *items, size_
 uint64_t mkrt__graph_device_ran(mkrt__graph_engine *e);
 mkrt__device_job *mkrt__graph_device_job(mkrt__graph_engine *e, const mkrt_item *item);
 bool mkrt__graph_device_abandon(mkrt__graph_engine *e, const mkrt_item *item);
-/* round.c: the traversal finished a run (dispatcher; no batch runs). */
-void mkrt__traversal_finish(mkrt__traversal *t, mkrt_status st);
+/* The traversal finished a run (dispatcher; no batch runs): round.c,
+ * sweep.c and device.c end runs, so it lives here, below all three. */
+static inline void mkrt__traversal_finish(mkrt__traversal *t, mkrt_status st)
+{
+    t->x.active = false;
+    /* relaxed: published by the release store of finished below. */
+    atomic_store_explicit(&t->status, (int32_t)st, memory_order_relaxed);
+    /* release: pairs with the acquire in the waits (the values are final). */
+    atomic_store_explicit(&t->finished, t->x.seen, memory_order_release);
+    mkrt__waitq_notify(&t->engine->finished_wq);
+}
 
 
 /* ---- the source's side (source.c registers them in the table) ---- */

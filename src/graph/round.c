@@ -1132,16 +1132,6 @@ uint64_t mkrt__graph_pulled_take(mkrt__graph_engine *e)
     return atomic_exchange_explicit(&e->pulled, 0, memory_order_relaxed); /* apply.c counted e->edges */
 }
 
-void mkrt__traversal_finish(mkrt__traversal *t, mkrt_status st)
-{
-    t->x.active = false;
-    /* relaxed: published by the release store of finished below. */
-    atomic_store_explicit(&t->status, (int32_t)st, memory_order_relaxed);
-    /* release: pairs with the acquire in the waits (the values are final). */
-    atomic_store_explicit(&t->finished, t->x.seen, memory_order_release);
-    mkrt__waitq_notify(&t->engine->finished_wq);
-}
-
 void mkrt__graph_counters_read(const mkrt__graph_engine *e, mkrt__graph_counters *out)
 {
     *out = (mkrt__graph_counters){0, 0, 0};
