@@ -282,7 +282,7 @@ void mkrt__sincr_query(mkrt_stream *s, mkrt__sscratch *w, mkrt__squery *q, uint6
     atomic_fetch_add_explicit(&s->relaxed, relaxed, memory_order_relaxed); /* relaxed: a counter */
 }
 
-void mkrt__sincr_apply(mkrt_stream *s, uint64_t n)
+uint64_t mkrt__sincr_begin(mkrt_stream *s, uint64_t n)
 {
     if (++s->apply_no == 0) {
         for (uint32_t k = 0; k < s->cfg.queries; k++)
@@ -294,10 +294,7 @@ void mkrt__sincr_apply(mkrt_stream *s, uint64_t n)
         const mkrt__slog_entry *e = entry(s, i);
         ok += e != NULL && e->kind != MKRT__SNONE;
     }
-    if (!mkrt__spar_repair(s, n))
-        for (uint32_t k = 0; k < s->cfg.queries; k++)
-            mkrt__sincr_query(s, &s->scr[0], &s->qs[k], n);
-    mkrt__sview_publish(s, mkrt__sview_position(s) + ok);
+    return ok;
 }
 
 /* From scratch, into the writer's values and tree (load, and tests). */

@@ -148,8 +148,11 @@ bool mkrt__spar_repair(mkrt_stream *s, uint64_t n);
 int mkrt__spar_outcome(const mkrt_stream *s, size_t i);
 
 /* stream_incr.c */
-/* Inside the gate, alone: repairs every query for log entries 0..n-1. */
-void mkrt__sincr_apply(mkrt_stream *s, uint64_t n);
+/* Inside the gate, alone, before the repair of log entries 0..n-1 (by
+ * mkrt__spar_repair or mkrt__sincr_query per query: stream_ops.c, repair):
+ * a new stamp for the values it changes; returns the entries that
+ * changed the graph (the view's position moves by them). */
+uint64_t mkrt__sincr_begin(mkrt_stream *s, uint64_t n);
 void mkrt__sincr_full(mkrt_stream *s, uint32_t qi);
 /* Repairs one query for log entries 0..n-1 with scratch w (the entries
  * and the graph are read only; the query is the caller's alone). */

@@ -5,8 +5,9 @@
  * apply item if none is armed, change the adjacency under the endpoint
  * locks, write their log entry, and leave. The apply op enters the gate
  * alone (it waits for the updates inside; updates arriving meanwhile wait
- * for it), disarms, repairs the results from the log (stream_incr.c),
- * publishes them (stream_view.c), empties the log and leaves. An update
+ * for it), disarms, repairs the results from the log (stream_incr.c, or
+ * stream_par.c on several threads), publishes them (stream_view.c),
+ * empties the log and leaves. An update
  * arms while inside the gate, so every logged entry is either taken by an
  * apply that enters after it left, or armed an apply of its own: after
  * mkrt_quiesce() (which waits for emitted items) the log is empty. */
@@ -191,13 +192,18 @@ static mkrt_status op_delete(const mkrt_item *it, const mkrt_op_ctx *ctx)
 }
 
 /* Inside the gate, alone: repairs the results for the whole log, if it
- * holds anything, and empties it. */
+ * holds anything (on the helpers where it is large, stream_par.c; else
+ * every query here, stream_incr.c), publishes them, and empties it. */
 static void repair(mkrt_stream *s)
 {
     uint64_t n = atomic_load_explicit(&s->log_len, memory_order_relaxed); /* relaxed: gate_open acquired */
     if (n == 0)
         return; /* a caller of mkrt_stream_apply repaired it first */
-    mkrt__sincr_apply(s, n);
+    const uint64_t applied = mkrt__sincr_begin(s, n);
+    if (!mkrt__spar_repair(s, n))
+        for (uint32_t k = 0; k < s->cfg.queries; k++)
+            mkrt__sincr_query(s, &s->scr[0], &s->qs[k], n);
+    mkrt__sview_publish(s, mkrt__sview_position(s) + applied);
     atomic_store_explicit(&s->log_len, 0, memory_order_relaxed); /* relaxed: gate_close releases */
     count(&s->applies);
 }
