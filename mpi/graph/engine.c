@@ -65,7 +65,7 @@
 #include <time.h>
 
 #include "mkrt/mkrt.h"
-#include "engine.h"
+#include "mpig_state.h"
 
 /* Vertices per PULL item. */
 #define PULL_SPAN 2048u
@@ -110,20 +110,6 @@ static mkrt_status forward(const mkrt_mpi_graph *e, const mkrt_op_ctx *ctx, mkrt
     if (st == MKRT_EAGAIN)
         st = mkrt_op_emit(ctx, &arrival, 1);
     return st;
-}
-
-/* Sends staged arrivals; what an outbox refuses is queued as RESEND
- * items. Returns the status and whether an outbox was full. */
-mkrt_status mkrt__mpig_flush(const mkrt_mpi_graph *e, const mkrt_op_ctx *ctx, const mkrt_item *stage,
-                       size_t n, bool *full)
-{
-    size_t done = 0;
-    mkrt_status st = mkrt_mpi_op_emit(e->mpi, ctx, stage, n, &done);
-    mkrt__mpig_count_sent(e, stage, done);
-    if (st != MKRT_EAGAIN)
-        return st;
-    *full = true;
-    return mkrt_op_emit(ctx, stage + done, n - done);
 }
 
 /* BFS: scans v's row from edge offset `from` (see the file overview),
@@ -293,19 +279,6 @@ static void free_engine(mkrt_mpi_graph *e)
     mkrt__free(e, sizeof *e);
 }
 
-mkrt_status mkrt__mpig_fail(mkrt_error *err, mkrt_status st, const char *fmt, ...)
-{
-    if (err != NULL) {
-        va_list ap;
-        va_start(ap, fmt);
-        err->status = st;
-        int n = snprintf(err->message, sizeof err->message, "mkrt_mpi_graph: ");
-        vsnprintf(err->message + n, sizeof err->message - (size_t)n, fmt, ap);
-        va_end(ap);
-    }
-    return st;
-}
-
 /* The status an open fails with: the failed call's (ENOMEM if it gave none). */
 static mkrt_status open_status(const mkrt_error *err)
 {
@@ -336,13 +309,6 @@ static mkrt_status fail_early(mkrt_mpi_graph *e, const mkrt_mpi_config *mc, mkrt
     if (mkrt_mpi_create_failed(mc, why, &join) != why) /* MPI unusable: say so, not the first cause */
         return fail_open(e, out, "mkrt_mpi_create_failed", &join);
     return fail_open(e, out, what, err);
-}
-
-double mkrt__mpig_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts); /* POSIX: C11 has no monotonic clock */
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 mkrt_mpi_graph_config mkrt_mpi_graph_config_default(void)

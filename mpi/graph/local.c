@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine.h"
+#include "mpig_state.h"
 
 mkrt_status mkrt__mpig_local_register(mkrt_mpi_graph *e, mkrt_error *err)
 {

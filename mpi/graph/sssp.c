@@ -32,7 +32,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "engine.h"
+#include "mpig_state.h"
 
 /* Weight order for one row's copy (insertion sort: rows are short, and a
  * hub's row is sorted once per open). */
@@ -95,32 +95,6 @@ int mkrt__mpig_sssp_ranks(mkrt_mpi_graph *e)
     for (unsigned b = 0; b < MPIG_BINS; b++)
         atomic_init(&e->arr_bins[b], 0);
     return 0;
-}
-
-/* The window of distance x from arr_base (the last counts every farther one). */
-static unsigned bin_of(const mkrt_mpi_graph *e, uint64_t x)
-{
-    const uint64_t b = x > e->arr_base ? (x - e->arr_base) / e->delta : 0;
-    return b < MPIG_BINS - 1 ? (unsigned)b : MPIG_BINS - 1;
-}
-
-void mkrt__mpig_count_sent(const mkrt_mpi_graph *e, const mkrt_item *it, size_t n)
-{
-    /* Runs of one owner (rows are sorted): one add per run. */
-    for (size_t i = 0; i < n;) {
-        const int r = e->own_n > 0 ? (int)(it[i].out / e->block_k) : mkrt_mpi_owner(e->mpi, it[i].out);
-        size_t k = i + 1;
-        while (k < n && (e->own_n > 0 ? (int)(it[k].out / e->block_k)
-                                      : mkrt_mpi_owner(e->mpi, it[k].out)) == r)
-            k++;
-        /* Relaxed: read by the host after the runtime's quiescence. */
-        atomic_fetch_add_explicit(&e->sent_to[r], k - i, memory_order_relaxed);
-        i = k;
-    }
-    for (size_t i = 0; i < n; i++)
-        if (it[i].op == OP_SETTLE) /* relaxed, as above */
-            atomic_fetch_add_explicit(&e->arr_bins[bin_of(e, it[i].param & ~ARRIVE)], 1,
-                                      memory_order_relaxed);
 }
 
 void mkrt__mpig_sssp_close(mkrt_mpi_graph *e)

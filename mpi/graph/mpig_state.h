@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* mpi/graph/engine.h - the distributed engine's state, shared by
- * engine.c (open, close, BFS levels), sssp.c (SSSP rounds) and local.c (one
- * rank). See engine.c for the design; include/mkrt_mpi/graph.h is the API. */
-#ifndef MKRT_MPI_GRAPH_ENGINE_H
-#define MKRT_MPI_GRAPH_ENGINE_H
+/* mpi/graph/mpig_state.h - the distributed engine's state, shared by
+ * engine.c (open, close, BFS levels), sssp.c (SSSP rounds), local.c (one
+ * rank), send.c (arrivals out) and report.c (errors, clock). See engine.c for the design;
+ * include/mkrt_mpi/graph.h is the API. */
+#ifndef MKRT_MPI_GRAPH_MPIG_STATE_H
+#define MKRT_MPI_GRAPH_MPIG_STATE_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -186,7 +187,7 @@ static inline void mpig_reached(mkrt_mpi_graph *e, uint32_t v)
     e->next[atomic_fetch_add_explicit(&e->next_n, 1, memory_order_relaxed)] = v;
 }
 
-/* engine.c: sends staged arrivals; what an outbox refuses is queued
+/* send.c: sends staged arrivals; what an outbox refuses is queued
  * as RESEND items (*full set). */
 mkrt_status mkrt__mpig_flush(const mkrt_mpi_graph *e, const mkrt_op_ctx *ctx, const mkrt_item *stage,
                        size_t n, bool *full);
@@ -229,8 +230,8 @@ mkrt_status mkrt__mpig_sssp_chunk(mkrt_mpi_graph *e, const mkrt_op_ctx *ctx, con
 mkrt_status mkrt__mpig_sssp_rounds(mkrt_mpi_graph *e, uint64_t failed0);
 /* sssp.c: the layer is up (size known): the per-rank counters. */
 int mkrt__mpig_sssp_ranks(mkrt_mpi_graph *e);
-/* Counts the arrivals an outbox accepted (n of them, from it), per
- * destination rank and, for SSSP's, per window of their distance. */
+/* send.c: counts the arrivals an outbox accepted (n of them, from it),
+ * per destination rank and, for SSSP's, per window of their distance. */
 void mkrt__mpig_count_sent(const mkrt_mpi_graph *e, const mkrt_item *it, size_t n);
 
 /* local.c: the graph registered with the runtime (before the
@@ -240,7 +241,7 @@ mkrt_status mkrt__mpig_local_register(mkrt_mpi_graph *e, mkrt_error *err);
 mkrt_status mkrt__mpig_local_open(mkrt_mpi_graph *e, mkrt_error *err);
 mkrt_status mkrt__mpig_local_search(mkrt_mpi_graph *e, uint32_t root, uint32_t *parent,
                                     uint64_t *dist, mkrt_mpi_graph_counts *c, mkrt_error *err);
-/* engine.c: err (when not NULL) filled with "mkrt_mpi_graph: " and the
+/* report.c: err (when not NULL) filled with "mkrt_mpi_graph: " and the
  * formatted sentence; returns st. A monotonic clock in seconds. */
 mkrt_status mkrt__mpig_fail(mkrt_error *err, mkrt_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
