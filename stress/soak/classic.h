@@ -111,7 +111,7 @@ mkrt_status op_acc(const mkrt_item *it, const mkrt_op_ctx *c);
 mkrt_status op_max(const mkrt_item *it, const mkrt_op_ctx *c);
 mkrt_status op_fail(const mkrt_item *it, const mkrt_op_ctx *c);
 mkrt_status op_slow(const mkrt_item *it, const mkrt_op_ctx *c);
-void on_error(void *ctx, const mkrt_item *it, mkrt_status why, const char *msg);
+void classic_on_error(void *ctx, const mkrt_item *it, mkrt_status why, const char *msg);
 int consumer_main(void *arg);
 
 /* classic_sess.c */

@@ -89,7 +89,7 @@ static void unexpected(round *r, const mkrt_item *it, mkrt_status why, const cha
                (int)why, it->op, it->in, it->out, it->param, msg ? msg : "");
 }
 
-void on_error(void *ctx, const mkrt_item *it, mkrt_status why, const char *msg)
+void classic_on_error(void *ctx, const mkrt_item *it, mkrt_status why, const char *msg)
 {
     round *r = ctx;
     if (sabotage(SAB_LOST_FAILURE))

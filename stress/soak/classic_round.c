@@ -98,7 +98,7 @@ static void plan_round(round *r, unsigned index, uint64_t t_now, uint64_t t_stop
     /* Mostly room enough while the consumer keeps up; now and then a tiny
      * log, so that APPENDs fail with MKRT_EOVERFLOW (and are accounted). */
     c.append_log_capacity = rnd_below(g, 6) == 0 ? 16 : (size_t)1024 << rnd_below(g, 4);
-    c.on_error = on_error;
+    c.on_error = classic_on_error;
     c.error_ctx = r;
     r->cfg = c;
 }
