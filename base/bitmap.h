@@ -136,6 +136,18 @@ static inline bool mkrt__bitmap_set_new(mkrt__bitmap *b, size_t i)
            !(atomic_fetch_or_explicit(&b[i / 64], bit, memory_order_relaxed) & bit);
 }
 
+/* Sets bit i of a bitmap that no other thread writes meanwhile (a load
+ * and a store, no locked instruction); true when it was clear. relaxed:
+ * the caller's own ordering publishes the word, as for the OR above. */
+static inline bool mkrt__bitmap_set_new_alone(mkrt__bitmap *b, size_t i)
+{
+    const uint64_t bit = (uint64_t)1 << (i % 64), word = atomic_load_explicit(&b[i / 64], memory_order_relaxed);
+    if (word & bit)
+        return false;
+    atomic_store_explicit(&b[i / 64], word | bit, memory_order_relaxed);
+    return true;
+}
+
 /* Clears bit i (any thread). */
 static inline void mkrt__bitmap_clear(mkrt__bitmap *b, size_t i)
 {

@@ -89,12 +89,15 @@ static inline void level_count(level_counts *lc, mkrt__traversal *t, uint64_t ma
 /* relaxed (both): the bit and the flag are read by the dispatcher after
  * the batch's completion (acquire), or earlier with no harm: the items it
  * makes from them run in a later batch, which the launch orders after
- * this one. */
-static inline bool lane_mark(const mkrt__graph_engine *e, mkrt__traversal *t, uint32_t v, level_counts *lc)
+ * this one. solo (the engine's host.solo, a constant where it is
+ * inlined): one thread runs the ops, so the bit is set with a load and a
+ * store, no locked OR. */
+static inline __attribute__((always_inline)) bool lane_mark_as(const mkrt__graph_engine *e, mkrt__traversal *t,
+                                                                uint32_t v, level_counts *lc, bool solo)
 {
     if (v >= e->graph.vertices || !mkrt__bitmap_test(e->edged, v))
         return false; /* no edges */
-    if (mkrt__bitmap_set_new(t->w, v)) {
+    if (solo ? mkrt__bitmap_set_new_alone(t->w, v) : mkrt__bitmap_set_new(t->w, v)) {
         queue_add(t, v); /* QUEUE: this OR set it */
         if (lc != NULL)
             level_count(lc, t, 1, e->graph.offsets[v + 1] - e->graph.offsets[v]);
@@ -103,14 +106,27 @@ static inline bool lane_mark(const mkrt__graph_engine *e, mkrt__traversal *t, ui
     return true;
 }
 
+static inline bool lane_mark(const mkrt__graph_engine *e, mkrt__traversal *t, uint32_t v, level_counts *lc)
+{
+    return lane_mark_as(e, t, v, lc, false);
+}
+
 /* The same into far (distance buckets), at distance d: its word's lower
- * bound (far_low) goes down to d. */
-static inline bool far_mark(const mkrt__graph_engine *e, mkrt__traversal *t, uint32_t v, uint64_t d)
+ * bound (far_low) goes down to d. solo: see lane_mark_as. */
+static inline __attribute__((always_inline)) bool far_mark(const mkrt__graph_engine *e, mkrt__traversal *t, uint32_t v,
+                                                           uint64_t d, bool solo)
 {
     if (!mkrt__bitmap_test(e->edged, v))
         return false;
-    mkrt__bitmap_set(t->far, v);
-    mkrt__graph_lower(&t->far_low[v / 64], d);
+    if (solo) {
+        (void)mkrt__bitmap_set_new_alone(t->far, v);
+        /* relaxed (both): as mkrt__graph_lower's, on one thread. */
+        if (d < atomic_load_explicit(&t->far_low[v / 64], memory_order_relaxed))
+            atomic_store_explicit(&t->far_low[v / 64], d, memory_order_relaxed);
+    } else {
+        mkrt__bitmap_set(t->far, v);
+        mkrt__graph_lower(&t->far_low[v / 64], d);
+    }
     mkrt__graph_raise(&t->far_any);
     return true;
 }
@@ -184,12 +200,61 @@ static inline __attribute__((always_inline)) void ahead_step(const mkrt__graph_e
         __builtin_prefetch(&a->offs[tg], 0, 3);
 }
 
+/* A distance minimum on one thread (solo, see lane_mark_as): a load, a
+ * compare and a store. relaxed (both): as mkrt__ops_atomic_min's. */
+static inline bool min_alone(uint64_t *cell, uint64_t v)
+{
+    _Atomic uint64_t *c = (_Atomic uint64_t *)cell;
+    if (v >= atomic_load_explicit(c, memory_order_relaxed))
+        return false;
+    atomic_store_explicit(c, v, memory_order_relaxed);
+    return true;
+}
+
+/* Edges [from, to) of a chunk of a lane with distance buckets (graph/
+ * round.c): a target lowered to the bound or above waits in far instead
+ * of the next level. relaxed (all): the bound was set before the launch;
+ * far, far_min and next_min are read by the dispatcher after the round's
+ * completion. solo (a constant where it is inlined): one thread runs the
+ * ops, no locked instruction per edge (0.97x the time of an SSSP on kron
+ * at 1 thread: bench/results/kernels_profile.md). */
+static inline __attribute__((always_inline)) uint64_t push_buckets(const mkrt__graph_engine *e, mkrt__traversal *t,
+                                                                   push_ahead *a, uint64_t base, uint64_t from,
+                                                                   uint64_t to, bool solo)
+{
+    uint64_t *values = t->values;
+    const uint32_t *const rows = e->rows, *targets = e->graph.targets, *weights = e->graph.weights;
+    const uint64_t bound = atomic_load_explicit(&t->bound, memory_order_relaxed);
+    uint64_t least = UINT64_MAX, far_least = UINT64_MAX, changed = 0;
+    for (uint64_t i = from; i < to; i++) {
+        ahead_step(e, a);
+        uint32_t w = rows ? rows[2 * i] : targets[i];
+        uint64_t d = mkrt__ops_add_sat(base, rows ? rows[2 * i + 1] : weights ? weights[i] : 1);
+        if (solo ? min_alone(&values[w], d) : mkrt__ops_atomic_min(&values[w], d)) {
+            changed++;
+            if (bound != 0 && d >= bound) {
+                if (far_mark(e, t, w, d, solo))
+                    far_least = d < far_least ? d : far_least;
+            } else if (lane_mark_as(e, t, w, NULL, solo)) {
+                least = d < least ? d : least;
+            }
+        }
+    }
+    if (least != UINT64_MAX)
+        mkrt__graph_lower(&t->next_min, least);
+    if (far_least != UINT64_MAX)
+        mkrt__graph_lower(&t->far_min, far_least);
+    return changed;
+}
+
 /* A pushed chunk of a lane whose op is built in (RELAX, BFS, SSSP): one
- * atomic minimum per edge; the source's value is read once, relaxed
- * (other chunks of the round may lower it meanwhile; then it is in the
- * frontier again and expands later). */
-static uint64_t push_builtin(const mkrt__graph_engine *e, mkrt__traversal *t, const mkrt__chunk *c, push_ahead *a,
-                             level_counts *lc)
+ * atomic minimum per edge (solo: a load and a store, see lane_mark_as);
+ * the source's value is read once, relaxed (other chunks of the round
+ * may lower it meanwhile; then it is in the frontier again and expands
+ * later). */
+static inline __attribute__((always_inline)) uint64_t push_builtin_as(const mkrt__graph_engine *e, mkrt__traversal *t,
+                                                                      const mkrt__chunk *c, push_ahead *a,
+                                                                      level_counts *lc, bool solo)
 {
     uint64_t from, to, changed = 0;
     chunk_range(e, c, &from, &to);
@@ -206,9 +271,9 @@ static uint64_t push_builtin(const mkrt__graph_engine *e, mkrt__traversal *t, co
             uint32_t w = targets[i];
             /* relaxed: as mkrt__ops_atomic_min; most targets are settled. */
             if (atomic_load_explicit((_Atomic uint64_t *)&values[w], memory_order_relaxed) > nv &&
-                mkrt__ops_atomic_min(&values[w], nv)) {
+                (solo ? min_alone(&values[w], nv) : mkrt__ops_atomic_min(&values[w], nv))) {
                 changed++;
-                (void)lane_mark(e, t, w, counts);
+                (void)lane_mark_as(e, t, w, counts, solo);
             }
         }
         return changed;
@@ -220,39 +285,21 @@ static uint64_t push_builtin(const mkrt__graph_engine *e, mkrt__traversal *t, co
         for (uint64_t i = from; i < to; i++) {
             ahead_step(e, a);
             uint32_t w = rows ? rows[2 * i] : targets[i];
-            if (mkrt__ops_atomic_min(&values[w],
-                                     mkrt__ops_add_sat(base, rows ? rows[2 * i + 1] : weights ? weights[i] : 1))) {
+            const uint64_t d = mkrt__ops_add_sat(base, rows ? rows[2 * i + 1] : weights ? weights[i] : 1);
+            if (solo ? min_alone(&values[w], d) : mkrt__ops_atomic_min(&values[w], d)) {
                 changed++;
-                (void)lane_mark(e, t, w, NULL);
+                (void)lane_mark_as(e, t, w, NULL, solo);
             }
         }
         return changed;
     }
-    /* Distance buckets (graph/round.c): a target lowered to the bound or
-     * above waits in far instead of the next level. relaxed (all): the
-     * bound was set before the launch; far, far_min and next_min are read
-     * by the dispatcher after the round's completion. */
-    const uint64_t bound = atomic_load_explicit(&t->bound, memory_order_relaxed);
-    uint64_t least = UINT64_MAX, far_least = UINT64_MAX;
-    for (uint64_t i = from; i < to; i++) {
-        ahead_step(e, a);
-        uint32_t w = rows ? rows[2 * i] : targets[i];
-        uint64_t d = mkrt__ops_add_sat(base, rows ? rows[2 * i + 1] : weights ? weights[i] : 1);
-        if (mkrt__ops_atomic_min(&values[w], d)) {
-            changed++;
-            if (bound != 0 && d >= bound) {
-                if (far_mark(e, t, w, d))
-                    far_least = d < far_least ? d : far_least;
-            } else if (lane_mark(e, t, w, NULL)) {
-                least = d < least ? d : least;
-            }
-        }
-    }
-    if (least != UINT64_MAX)
-        mkrt__graph_lower(&t->next_min, least);
-    if (far_least != UINT64_MAX)
-        mkrt__graph_lower(&t->far_min, far_least);
-    return changed;
+    return push_buckets(e, t, a, base, from, to, solo);
+}
+
+static uint64_t push_builtin(const mkrt__graph_engine *e, mkrt__traversal *t, const mkrt__chunk *c, push_ahead *a,
+                             level_counts *lc)
+{
+    return e->host.solo ? push_builtin_as(e, t, c, a, lc, true) : push_builtin_as(e, t, c, a, lc, false);
 }
 
 /* A pushed chunk of an expanding user op: the op on each edge. A failing

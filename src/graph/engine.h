@@ -53,6 +53,10 @@ typedef struct mkrt__graph_host {
     mkrt__waitq *work_wq;          /* the dispatcher sleeps here (a start wakes it) */
     struct mkrt__planner *planner; /* PULL per level (plan/decide.h); NULL: the rule, counted nowhere */
     _Atomic uint64_t *changed;     /* where the edges that changed their target are counted (stats) */
+    /* The CPU pool has one executor: one thread at a time runs the
+     * rounds' and the levels' ops (its holder of the dispatch token), so
+     * a relaxation needs no locked instruction (apply.c). */
+    bool solo;
 } mkrt__graph_host;
 
 /* Cell traversals: lane 0 is RELAX's, lanes 1 .. MKRT_OP_EXPANDING_MAX are

@@ -216,7 +216,7 @@ mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **out, mkrt_error *
     rt->dispatch.emit_root = UINT64_MAX;
     const mkrt__graph_host host = {rt, &rt->state, rt->state.cells, cfg->cells, rt->ops, cfg->max_batch,
                                    &rt->dispatch.aborting, &rt->dispatch.work_wq, &rt->dispatch.planner,
-                                   &rt->state.changed};
+                                   &rt->state.changed, rt->workers == 1};
     rt->graph = rt->state.cells != NULL ? mkrt__graph_engine_create(&host) : NULL;
     /* The sources of work: the rings, then the graph engine, which also
      * claims RELAX's row of the op table. */
