@@ -395,8 +395,10 @@ bool mkrt__sweep_next(mkrt__traversal *t)
     return true;
 }
 
-/* Hooks the components of u and v together (see the top). */
-static inline void link(_Atomic uint32_t *label, uint32_t u, uint32_t v)
+/* Hooks the components of u and v together (see the top). solo (a
+ * constant where it is inlined; the engine's host.solo): one thread runs
+ * the sweep's blocks, so the hook is a store, no compare-and-swap. */
+static inline __attribute__((always_inline)) void link(_Atomic uint32_t *label, uint32_t u, uint32_t v, bool solo)
 {
     uint32_t p1 = atomic_load_explicit(&label[u], memory_order_relaxed);
     uint32_t p2 = atomic_load_explicit(&label[v], memory_order_relaxed);
@@ -405,6 +407,10 @@ static inline void link(_Atomic uint32_t *label, uint32_t u, uint32_t v)
         uint32_t ph = atomic_load_explicit(&label[high], memory_order_relaxed);
         if (ph == low)
             return;
+        if (ph == high && solo) {
+            atomic_store_explicit(&label[high], low, memory_order_relaxed);
+            return;
+        }
         if (ph == high && atomic_compare_exchange_strong_explicit(&label[high], &ph, low, memory_order_relaxed,
                                                                   memory_order_relaxed))
             return;
@@ -414,7 +420,8 @@ static inline void link(_Atomic uint32_t *label, uint32_t u, uint32_t v)
     }
 }
 
-static uint64_t cc_block(struct mkrt__sweep *s, const mkrt_graph *g, uint32_t op, uint32_t lo, uint32_t hi)
+static inline __attribute__((always_inline)) uint64_t cc_block_as(struct mkrt__sweep *s, const mkrt_graph *g,
+                                                                  uint32_t op, uint32_t lo, uint32_t hi, bool solo)
 {
     _Atomic uint32_t *label = s->label;
     const uint64_t *off = g->offsets;
@@ -434,7 +441,7 @@ static uint64_t cc_block(struct mkrt__sweep *s, const mkrt_graph *g, uint32_t op
             }
             const uint64_t i = off[v] + r;
             if (i < off[v + 1]) {
-                link(label, v, targets[i]);
+                link(label, v, targets[i], solo);
                 examined++;
             }
         }
@@ -458,10 +465,15 @@ static uint64_t cc_block(struct mkrt__sweep *s, const mkrt_graph *g, uint32_t op
         if (a >= b || r == big)
             continue;
         for (uint64_t i = a; i < b; i++)
-            link(label, v, targets[i]);
+            link(label, v, targets[i], solo);
         examined += b - a;
     }
     return examined;
+}
+
+static uint64_t cc_block(struct mkrt__sweep *s, const mkrt_graph *g, bool solo, uint32_t op, uint32_t lo, uint32_t hi)
+{
+    return solo ? cc_block_as(s, g, op, lo, hi, true) : cc_block_as(s, g, op, lo, hi, false);
 }
 
 static uint64_t rank_block(struct mkrt__sweep *s, const mkrt_graph *g, uint32_t b, uint32_t lo, uint32_t hi)
@@ -496,7 +508,7 @@ uint64_t mkrt__sweep_apply(mkrt__traversal *t, const mkrt__chunk *c)
     const mkrt_graph *g = &t->engine->graph;
     const uint32_t b = c->v & ((1u << OP_SHIFT) - 1), op = c->v >> OP_SHIFT;
     const uint32_t lo = s->first[b], hi = s->first[b + 1];
-    return op == OP_RANK ? rank_block(s, g, b, lo, hi) : cc_block(s, g, op, lo, hi);
+    return op == OP_RANK ? rank_block(s, g, b, lo, hi) : cc_block(s, g, t->engine->host.solo, op, lo, hi);
 }
 
 void mkrt__sweep_read(const mkrt__traversal *t, uint32_t first, size_t count, uint64_t *labels, double *ranks,
