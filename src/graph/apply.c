@@ -148,8 +148,11 @@ static inline void chunk_range(const mkrt__graph_engine *e, const mkrt__chunk *c
 /* Prefetching the values a range's chunks write: a cursor runs
  * EXPAND_AHEAD edges ahead of the one being run, across the chunks of the
  * range, and touches the target's value of each edge it passes, so the
- * random reads of a round overlap instead of queueing behind the op. */
-#define EXPAND_AHEAD 16u
+ * random reads of a round overlap instead of queueing behind the op. 32
+ * and 64 ran an SSSP on kron at 1 worker in 0.96x the time of 16 on an
+ * EPYC with 1 MiB of L2 per core, the same at 2 workers
+ * (bench/results/kernels_profile.md, tenth session). */
+#define EXPAND_AHEAD 32u
 
 /* Where a lane's pushes read their targets: the interleaved rows (target
  * at 2i, weight at 2i + 1; engine.c) for the built-in ops that read
