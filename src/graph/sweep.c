@@ -49,10 +49,13 @@ static const uint8_t cc_ops[] = {OP_LINK0, OP_LINK1, OP_FINAL};
  * vertices), so a chunk's own cost stays under 1%. */
 #define BLOCK_WORK 1024u
 #define BLOCKS_MAX 8192u
-/* A gather's loads of neighbours' contributions start this many edges ahead. */
-#define RANK_AHEAD 16u
-/* A link's labels start loading this many vertices ahead. */
-#define LINK_AHEAD 8u
+/* A gather's loads of neighbours' contributions start this many edges
+ * ahead, and a link's labels this many vertices ahead. Twice the earlier
+ * 16 and 8 on an EPYC with 1 MiB of L2 per core: PageRank urand 0.92-0.96x
+ * the time, CC urand 0.91-0.96x, kron and 2 workers 0.96-0.99x; twice
+ * again was slower (bench/results/kernels_profile.md, tenth session). */
+#define RANK_AHEAD 32u
+#define LINK_AHEAD 16u
 /* CC's blocks a worker claims at once: its LINK and FINAL blocks are a
  * few hundred links each, and a claim is an atomic add on the one
  * cursor every worker hits (4096 claims a phase at scale 18 took a tenth
