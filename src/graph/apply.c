@@ -219,7 +219,7 @@ static inline bool min_alone(uint64_t *cell, uint64_t v)
  * of the next level. relaxed (all): the bound was set before the launch;
  * far, far_min and next_min are read by the dispatcher after the round's
  * completion. solo (a constant where it is inlined): one thread runs the
- * ops, no locked instruction per edge (0.97x the time of an SSSP on kron
+ * ops, no locked instruction per edge (0.97-0.99x the time of an SSSP on kron
  * at 1 thread: bench/results/kernels_profile.md). */
 static inline __attribute__((always_inline)) uint64_t push_buckets(const mkrt__graph_engine *e, mkrt__traversal *t,
                                                                    push_ahead *a, uint64_t base, uint64_t from,
