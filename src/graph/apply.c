@@ -120,9 +120,7 @@ static inline __attribute__((always_inline)) bool far_mark(const mkrt__graph_eng
         return false;
     if (solo) {
         (void)mkrt__bitmap_set_new_alone(t->far, v);
-        /* relaxed (both): as mkrt__graph_lower's, on one thread. */
-        if (d < atomic_load_explicit(&t->far_low[v / 64], memory_order_relaxed))
-            atomic_store_explicit(&t->far_low[v / 64], d, memory_order_relaxed);
+        (void)mkrt__graph_lower_alone(&t->far_low[v / 64], d);
     } else {
         mkrt__bitmap_set(t->far, v);
         mkrt__graph_lower(&t->far_low[v / 64], d);
@@ -203,15 +201,11 @@ static inline __attribute__((always_inline)) void ahead_step(const mkrt__graph_e
         __builtin_prefetch(&a->offs[tg], 0, 3);
 }
 
-/* A distance minimum on one thread (solo, see lane_mark_as): a load, a
- * compare and a store. relaxed (both): as mkrt__ops_atomic_min's. */
-static inline bool min_alone(uint64_t *cell, uint64_t v)
+/* *cell = min(*cell, v); true when it lowered it. solo (see
+ * lane_mark_as): a load, a compare and a store; else an atomic minimum. */
+static inline __attribute__((always_inline)) bool lower_value(uint64_t *cell, uint64_t v, bool solo)
 {
-    _Atomic uint64_t *c = (_Atomic uint64_t *)cell;
-    if (v >= atomic_load_explicit(c, memory_order_relaxed))
-        return false;
-    atomic_store_explicit(c, v, memory_order_relaxed);
-    return true;
+    return solo ? mkrt__graph_lower_alone((_Atomic uint64_t *)cell, v) : mkrt__ops_atomic_min(cell, v);
 }
 
 /* Edges [from, to) of a chunk of a lane with distance buckets (graph/
@@ -233,7 +227,7 @@ static inline __attribute__((always_inline)) uint64_t push_buckets(const mkrt__g
         ahead_step(e, a);
         uint32_t w = rows ? rows[2 * i] : targets[i];
         uint64_t d = mkrt__ops_add_sat(base, rows ? rows[2 * i + 1] : weights ? weights[i] : 1);
-        if (solo ? min_alone(&values[w], d) : mkrt__ops_atomic_min(&values[w], d)) {
+        if (lower_value(&values[w], d, solo)) {
             changed++;
             if (bound != 0 && d >= bound) {
                 if (far_mark(e, t, w, d, solo))
@@ -274,7 +268,7 @@ static inline __attribute__((always_inline)) uint64_t push_builtin_as(const mkrt
             uint32_t w = targets[i];
             /* relaxed: as mkrt__ops_atomic_min; most targets are settled. */
             if (atomic_load_explicit((_Atomic uint64_t *)&values[w], memory_order_relaxed) > nv &&
-                (solo ? min_alone(&values[w], nv) : mkrt__ops_atomic_min(&values[w], nv))) {
+                lower_value(&values[w], nv, solo)) {
                 changed++;
                 (void)lane_mark_as(e, t, w, counts, solo);
             }
@@ -289,7 +283,7 @@ static inline __attribute__((always_inline)) uint64_t push_builtin_as(const mkrt
             ahead_step(e, a);
             uint32_t w = rows ? rows[2 * i] : targets[i];
             const uint64_t d = mkrt__ops_add_sat(base, rows ? rows[2 * i + 1] : weights ? weights[i] : 1);
-            if (solo ? min_alone(&values[w], d) : mkrt__ops_atomic_min(&values[w], d)) {
+            if (lower_value(&values[w], d, solo)) {
                 changed++;
                 (void)lane_mark_as(e, t, w, NULL, solo);
             }

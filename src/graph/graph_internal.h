@@ -41,6 +41,17 @@ static inline void mkrt__graph_lower(_Atomic uint64_t *v, uint64_t x)
         ;
 }
 
+/* The same where no other thread writes *v meanwhile (the engine's
+ * host.solo: one executor): a load, a compare and a store, no locked
+ * instruction. Returns whether it lowered *v. relaxed: as above. */
+static inline bool mkrt__graph_lower_alone(_Atomic uint64_t *v, uint64_t x)
+{
+    if (x >= atomic_load_explicit(v, memory_order_relaxed))
+        return false;
+    atomic_store_explicit(v, x, memory_order_relaxed);
+    return true;
+}
+
 /* *f = true: the flags the workers raise (any, far_any, hubs_any). A
  * plain load first, so that a raised flag's line is not written again by
  * every edge that would raise it. relaxed: as mkrt__graph_lower. */
