@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -105,43 +106,54 @@ typedef struct stress_progress {
     void *ctx;
     unsigned period_s;
     uint64_t t0;
-    mkrt__mutex lock;
-    mkrt__cond wake;
-    bool stop, running;
+    _Atomic bool stop;
+    bool running;
     mkrt__thread thread; /* stays here until joined (TSan builds keep fn/arg in it) */
 } stress_progress;
 
-/* Waits on c under m until *stop or CLOCK_MONOTONIC reaches until_ns; true
- * when stopped. The condition variable's deadline is TIME_UTC (C11), so it
- * is derived afresh from the monotonic time left after every wake-up: a
- * step of the wall clock shortens or stretches one wait, not the schedule. */
-static inline bool stress_wait_until(mkrt__cond *c, mkrt__mutex *m, const bool *stop, uint64_t until_ns)
+/* Sleeps until *stop or CLOCK_MONOTONIC reaches until_ns; true when
+ * stopped. Relative sleeps of at most 10 ms, the flag read between them:
+ * C11's only timed wait on a condition variable takes a TIME_UTC deadline,
+ * and a step of the wall clock moves that deadline (a step back by J
+ * stretched one wait by J: a soak lost its interval rows, and with them
+ * its RSS verdict). A relative sleep is not moved by a step. */
+static inline bool stress_sleep_until(_Atomic bool *stop, uint64_t until_ns)
 {
-    while (!*stop) {
+    for (;;) {
+        /* relaxed: a flag with no data behind it; the stopper's join of
+         * this thread orders everything else. */
+        if (atomic_load_explicit(stop, memory_order_relaxed))
+            return true;
         uint64_t now = stress_now_ns();
         if (now >= until_ns)
             return false;
-        struct timespec deadline = mkrt__deadline_after(until_ns - now);
-        mkrt__cond_timedwait(c, m, &deadline);
+        uint64_t left = until_ns - now;
+        mkrt__thread_sleep_ns(left < 10000000u ? left : 10000000u);
     }
-    return true;
+}
+
+/* The first point of the schedule t0 + k * period after now: a caller that
+ * overslept (a stopped process, an overloaded machine) skips the points it
+ * missed instead of taking them back to back. */
+static inline uint64_t stress_next_tick(uint64_t next, uint64_t period_ns, uint64_t now)
+{
+    next += period_ns;
+    if (next <= now)
+        next += (now - next) / period_ns * period_ns + period_ns;
+    return next;
 }
 
 static inline int stress_progress_main(void *arg)
 {
     stress_progress *pg = arg;
-    uint64_t next = stress_now_ns();
-    mkrt__mutex_lock(&pg->lock);
-    while (!pg->stop) {
-        next += (uint64_t)pg->period_s * 1000000000u;
-        if (stress_wait_until(&pg->wake, &pg->lock, &pg->stop, next))
-            break;
-        mkrt__mutex_unlock(&pg->lock);
-        pg->fn(pg->ctx, (double)(stress_now_ns() - pg->t0) / 1e9);
+    uint64_t period = (uint64_t)pg->period_s * 1000000000u;
+    uint64_t next = stress_next_tick(pg->t0, period, pg->t0);
+    while (!stress_sleep_until(&pg->stop, next)) {
+        uint64_t now = stress_now_ns();
+        pg->fn(pg->ctx, (double)(now - pg->t0) / 1e9);
         fflush(stdout);
-        mkrt__mutex_lock(&pg->lock);
+        next = stress_next_tick(next, period, now);
     }
-    mkrt__mutex_unlock(&pg->lock);
     return 0;
 }
 
@@ -155,31 +167,17 @@ static inline void stress_progress_start(stress_progress *pg, unsigned period_s,
     pg->ctx = ctx;
     pg->period_s = period_s;
     pg->t0 = stress_now_ns();
-    if (mkrt__mutex_init(&pg->lock) != 0)
-        return;
-    if (mkrt__cond_init(&pg->wake) != 0) {
-        mkrt__mutex_destroy(&pg->lock);
-        return;
-    }
-    if (mkrt__thread_start(&pg->thread, stress_progress_main, pg) != 0) {
-        mkrt__cond_destroy(&pg->wake);
-        mkrt__mutex_destroy(&pg->lock);
-        return;
-    }
-    pg->running = true;
+    atomic_init(&pg->stop, false);
+    pg->running = mkrt__thread_start(&pg->thread, stress_progress_main, pg) == 0;
 }
 
 static inline void stress_progress_stop(stress_progress *pg)
 {
     if (!pg->running)
         return;
-    mkrt__mutex_lock(&pg->lock);
-    pg->stop = true;
-    mkrt__cond_signal(&pg->wake);
-    mkrt__mutex_unlock(&pg->lock);
+    /* relaxed: see stress_sleep_until; the join below orders the rest. */
+    atomic_store_explicit(&pg->stop, true, memory_order_relaxed);
     mkrt__thread_join(pg->thread);
-    mkrt__cond_destroy(&pg->wake);
-    mkrt__mutex_destroy(&pg->lock);
     pg->running = false;
 }
 

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* mpi/src/mkrt_mpi.c - routing (publish, op_emit) and counters; the life
  * cycle is lifecycle.c. */
-#include <time.h>
 
 #include "mpi_internal.h"
 
@@ -26,15 +25,15 @@ static size_t run_length(const struct mkrt_mpi *m, const mkrt_item *items, size_
     return j - i;
 }
 
-static uint64_t realtime_deadline(uint64_t timeout_ns)
+/* On the monotonic clock: a step of the wall clock neither ends the wait
+ * early nor stretches it (outbox.c). */
+static uint64_t publish_deadline(uint64_t timeout_ns)
 {
     if (timeout_ns == 0)
         return 0;
     if (timeout_ns == MKRT_TIMEOUT_INFINITE)
         return UINT64_MAX;
-    struct timespec ts;
-    timespec_get(&ts, TIME_UTC); /* outbox.c waits on a TIME_UTC deadline */
-    uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    uint64_t now = mkrt__mpi_now_ns();
     return timeout_ns > UINT64_MAX - 1 - now ? UINT64_MAX : now + timeout_ns;
 }
 
@@ -48,7 +47,7 @@ mkrt_status mkrt_mpi_publish(mkrt_mpi *m, mkrt_producer *p, const mkrt_item *ite
                               "layer, a producer of its runtime and the items.",
                               m == NULL ? "m is NULL" : p == NULL ? "p is NULL" : "items is NULL",
                               n);
-    const uint64_t deadline = realtime_deadline(timeout_ns);
+    const uint64_t deadline = publish_deadline(timeout_ns);
     size_t done = 0;
     mkrt_status st = MKRT_OK;
     while (done < n && st == MKRT_OK) {

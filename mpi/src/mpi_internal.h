@@ -99,8 +99,8 @@ mkrt_status mkrt__mpi_fail(mkrt_error *err, mkrt_status st, const char *fmt, ...
 /* partition.c */
 int mkrt__mpi_owner(const struct mkrt_mpi *m, uint32_t handle);
 /* outbox.c: appends to dest's outbox, waiting for room until deadline_ns
- * (nanoseconds since the epoch on TIME_UTC; 0 does not wait, all or
- * nothing then when all_or_nothing; UINT64_MAX waits without end).
+ * (on CLOCK_MONOTONIC, mkrt__mpi_now_ns; 0 does not wait, all or nothing
+ * then when all_or_nothing; UINT64_MAX waits without end).
  * Returns items appended. */
 size_t mkrt__mpi_outbox_append(struct mkrt_mpi *m, int dest, const mkrt_item *items, size_t n,
                                int all_or_nothing, uint64_t deadline_ns);
@@ -109,7 +109,8 @@ void mkrt__mpi_outbox_fini(mm_outbox *o);
 /* progress.c */
 int mkrt__mpi_progress_main(void *arg);
 void mkrt__mpi_fatal(struct mkrt_mpi *m, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
-double mkrt__mpi_now(void);
+double mkrt__mpi_now(void);       /* seconds on CLOCK_MONOTONIC */
+uint64_t mkrt__mpi_now_ns(void);  /* nanoseconds on CLOCK_MONOTONIC */
 /* progress.c: an MPI call's result; anything but success ends the job
  * with MPI's words (call with mpi_lock held, or before/after the thread). */
 void mkrt__mpi_check(struct mkrt_mpi *m, int rc, const char *call, int peer);

@@ -86,12 +86,6 @@ static size_t put(struct mkrt_mpi *m, mm_outbox *o, const mkrt_item *items, size
     return put_n;
 }
 
-static void abs_deadline(uint64_t deadline_ns, struct timespec *ts)
-{
-    ts->tv_sec = (time_t)(deadline_ns / 1000000000u);
-    ts->tv_nsec = (long)(deadline_ns % 1000000000u);
-}
-
 size_t mkrt__mpi_outbox_append(struct mkrt_mpi *m, int dest, const mkrt_item *items, size_t n,
                                int all_or_nothing, uint64_t deadline_ns)
 {
@@ -110,14 +104,15 @@ size_t mkrt__mpi_outbox_append(struct mkrt_mpi *m, int dest, const mkrt_item *it
             break;
         /* Full: wait for a send to complete (backpressure). */
         atomic_fetch_add_explicit(&m->publish_waits, 1, memory_order_relaxed); /* statistic only */
-        struct timespec now, ts;
-        timespec_get(&now, TIME_UTC); /* the clock mkrt__cond_timedwait's deadline is on */
-        uint64_t now_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+        uint64_t now_ns = mkrt__mpi_now_ns();
         if (deadline_ns != UINT64_MAX && now_ns >= deadline_ns)
             break;
-        /* Wake at least every 10 ms to notice stop. */
-        uint64_t wake = now_ns + 10000000u;
-        abs_deadline(wake < deadline_ns ? wake : deadline_ns, &ts);
+        /* Slices of at most 10 ms, to notice stop. The deadline is judged
+         * on the monotonic clock above; only the slice is on TIME_UTC (C11
+         * condition variables know no other clock), so a step of the wall
+         * clock moves one slice, never the deadline. */
+        uint64_t left = deadline_ns - now_ns;
+        struct timespec ts = mkrt__deadline_after(left < 10000000u ? left : 10000000u);
         mkrt__cond_timedwait(&o->room, &o->lock, &ts);
     }
     mkrt__mutex_unlock(&o->lock);

@@ -15,11 +15,16 @@
 
 int mkrt__mpi_test_fault;
 
-double mkrt__mpi_now(void)
+uint64_t mkrt__mpi_now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+double mkrt__mpi_now(void)
+{
+    return (double)mkrt__mpi_now_ns() * 1e-9;
 }
 
 void mkrt__mpi_fatal(struct mkrt_mpi *m, const char *fmt, ...)

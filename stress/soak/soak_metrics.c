@@ -89,18 +89,16 @@ static uint64_t rss_max;
 static FILE *csv;
 static mkrt__thread sampler; /* stays here until joined */
 static bool sampler_running;
-static mkrt__mutex stop_lock; /* made once: locks_init() */
-static mkrt__cond stop_cond;
-static bool stop_flag;
+static _Atomic bool stop_flag; /* soak_metrics_stop -> the sampler */
 
-/* C11 has no static mutex initialiser: rows_lock and stop_lock are made on
- * the first use of either (soak_metrics_start, or a round's record). */
+/* C11 has no static mutex initialiser: rows_lock is made on its first
+ * use (soak_metrics_start, or a round's record). */
 static mkrt__once_flag locks_once = MKRT__ONCE_INIT;
 
 static void locks_init(void)
 {
-    if (mkrt__mutex_init(&rows_lock) != 0 || mkrt__mutex_init(&stop_lock) != 0) {
-        fprintf(stderr, "soak: cannot create the metrics locks\n");
+    if (mkrt__mutex_init(&rows_lock) != 0) {
+        fprintf(stderr, "soak: cannot create the metrics lock\n");
         abort();
     }
 }
@@ -247,17 +245,13 @@ static int sampler_main(void *arg)
 {
     (void)arg;
     uint64_t last_ns = t_start, last_done = 0;
-    uint64_t next = t_start + (uint64_t)opt.interval * SEC_NS;
-    mkrt__mutex_lock(&stop_lock);
-    while (!stop_flag) {
-        if (stress_wait_until(&stop_cond, &stop_lock, &stop_flag, next))
-            break;
-        mkrt__mutex_unlock(&stop_lock);
-        take_row(stress_now_ns(), &last_ns, &last_done);
-        next += (uint64_t)opt.interval * SEC_NS;
-        mkrt__mutex_lock(&stop_lock);
+    uint64_t period = (uint64_t)opt.interval * SEC_NS;
+    uint64_t next = stress_next_tick(t_start, period, t_start);
+    while (!stress_sleep_until(&stop_flag, next)) {
+        uint64_t now = stress_now_ns();
+        take_row(now, &last_ns, &last_done);
+        next = stress_next_tick(next, period, now);
     }
-    mkrt__mutex_unlock(&stop_lock);
     return 0;
 }
 
@@ -277,23 +271,16 @@ void soak_metrics_start(uint64_t warm_at_ns)
     if (opt.interval == 0 || rows == NULL)
         return;
     mkrt__call_once(&locks_once, locks_init);
-    if (mkrt__cond_init(&stop_cond) != 0)
-        return;
     sampler_running = mkrt__thread_start(&sampler, sampler_main, NULL) == 0;
-    if (!sampler_running)
-        mkrt__cond_destroy(&stop_cond);
 }
 
 void soak_metrics_stop(void)
 {
     if (!sampler_running)
         return;
-    mkrt__mutex_lock(&stop_lock);
-    stop_flag = true;
-    mkrt__cond_signal(&stop_cond);
-    mkrt__mutex_unlock(&stop_lock);
+    /* relaxed: see stress_sleep_until; the join orders the rows. */
+    atomic_store_explicit(&stop_flag, true, memory_order_relaxed);
     mkrt__thread_join(sampler);
-    mkrt__cond_destroy(&stop_cond);
     sampler_running = false;
 }
 
