@@ -10,7 +10,10 @@
  * session's oldest unwaited batch until its mkrt_wait returned, a batch
  * until mkrt_wait or a traversal until mkrt_quiesce; a histogram with 4
  * buckets per power of two, so within 19%), RSS, open fds, threads, and
- * the items published, executed and failed so far.
+ * the items published, executed and failed so far. The sampler sleeps on
+ * the monotonic clock (stress_sleep_until): a step of the wall clock
+ * neither skips nor doubles a row. A row it could not take on time (a
+ * stopped or starved process) is skipped, not taken late in a burst.
  *
  * Drift (soak_metrics_finish), after the warm-up (--warmup, default the
  * first fifth of the run, at least 10 s): the median of the first quarter

@@ -183,25 +183,28 @@ static int producer_main(void *arg)
 
 /* The counters of report_off's table, one row per rank (up to ROW_RANKS
  * ranks; more ranks: no table). */
-enum { ROW_N = 10, ROW_RANKS = 16 };
+enum { ROW_N = 13, ROW_RANKS = 16 };
 
 /* Rank 0's account of a round whose handles are off: what a rerun cannot
  * show (the failure is rare), the round's configuration and every
  * rank's counters, and the handles' total. */
 static void report_off(unsigned index, int size, const mkrt_config *c, const mkrt_mpi_config *mc, unsigned bad,
-                       int64_t off, const uint64_t *rows)
+                       int64_t off, unsigned over, int64_t least, int64_t most, const uint64_t *rows)
 {
-    printf("round %u: %u handles off, %+lld in all; %s, %u workers, %s partition, outbox %u buffers of %u items\n",
-           index, bad, (long long)off, backend_name(c->backend), c->workers, mc->partition ? "hash" : "block",
-           mc->buffers, mc->batch_items);
+    printf("round %u: %u handles off (%u above, %u below; from %+lld to %+lld), %+lld in all; %s, %u workers, "
+           "%s partition, outbox %u buffers of %u items\n",
+           index, bad, over, bad - over, (long long)least, (long long)most, (long long)off,
+           backend_name(c->backend), c->workers, mc->partition ? "hash" : "block", mc->buffers, mc->batch_items);
     for (int r = 0; rows != NULL && r < size; r++) {
         const uint64_t *w = rows + (size_t)r * ROW_N;
         printf("  rank %d: published %llu emitted %llu executed %llu pruned %llu failed %llu forwarded %llu "
-               "received %llu remote emits %llu outbox-full retries %llu callbacks %llu\n", r,
+               "received %llu remote emits %llu outbox-full retries %llu callbacks %llu device failures %llu "
+               "dead letters dropped %llu batches %llu\n", r,
                (unsigned long long)w[0], (unsigned long long)w[1], (unsigned long long)w[2],
                (unsigned long long)w[3], (unsigned long long)w[4], (unsigned long long)w[5],
                (unsigned long long)w[6], (unsigned long long)w[7], (unsigned long long)w[8],
-               (unsigned long long)w[9]);
+               (unsigned long long)w[9], (unsigned long long)w[10], (unsigned long long)w[11],
+               (unsigned long long)w[12]);
     }
     fflush(stdout);
 }
@@ -299,7 +302,8 @@ static void mpi_round(unsigned index, int rank, int size, uint64_t len_ns)
         uint64_t *row = rows + (size_t)rank * ROW_N;
         const uint64_t mine[ROW_N] = {rs.published, rs.emitted,    rs.executed,   rs.pruned,
                                       rs.failed,    ms.forwarded,  ms.received,   atomic_load(&R.remote_emits),
-                                      atomic_load(&R.eagain), atomic_load(&R.callbacks)};
+                                      atomic_load(&R.eagain), atomic_load(&R.callbacks),
+                                      rs.device_failures, rs.dead_letters_dropped, rs.batches};
         memcpy(row, mine, sizeof mine);
     }
     if (mkrt_mpi_allreduce_sum(R.m, want, H) != MKRT_OK || mkrt_mpi_allreduce_sum(R.m, lost, H) != MKRT_OK ||
@@ -323,11 +327,15 @@ static void mpi_round(unsigned index, int rank, int size, uint64_t len_ns)
         if (sums[0] != sums[1] + sums[2])
             soak_error("mpi: the runtimes' published %llu != producers' %llu + HOPs emitted to other ranks %llu",
                        (unsigned long long)sums[0], (unsigned long long)sums[1], (unsigned long long)sums[2]);
-        unsigned bad = 0;
-        int64_t off = 0;
+        unsigned bad = 0, over = 0;
+        int64_t off = 0, least = INT64_MAX, most = INT64_MIN;
         for (uint32_t h = 0; h < H; h++)
             if (cells[h] != want[h] - lost[h]) {
-                off += (int64_t)(cells[h] - (want[h] - lost[h]));
+                const int64_t dh = (int64_t)(cells[h] - (want[h] - lost[h]));
+                off += dh;
+                over += dh > 0;
+                least = dh < least ? dh : least;
+                most = dh > most ? dh : most;
                 if (bad++ < 3)
                     soak_error("mpi: handle %u (rank %d's) = %llu, want %llu (published %llu, lost %llu)", h,
                                mkrt_mpi_owner(R.m, h), (unsigned long long)cells[h],
@@ -335,7 +343,7 @@ static void mpi_round(unsigned index, int rank, int size, uint64_t len_ns)
                                (unsigned long long)lost[h]);
             }
         if (bad > 0)
-            report_off(index, size, &c, &mc, bad, off, rows);
+            report_off(index, size, &c, &mc, bad, off, over, least, most, rows);
     }
     if (opt.verbose && rank == 0)
         printf("round %u mpi %d ranks %s %s: published %llu (runtimes %llu) forwarded %llu outbox-full retries "
