@@ -189,7 +189,8 @@ enum { ROW_N = 13, ROW_RANKS = 16 };
  * show (the failure is rare), the round's configuration and every
  * rank's counters, and the handles' total. */
 static void report_off(unsigned index, int size, const mkrt_config *c, const mkrt_mpi_config *mc, unsigned bad,
-                       int64_t off, unsigned over, int64_t least, int64_t most, const uint64_t *rows)
+                       int64_t off, unsigned over, int64_t least, int64_t most, const unsigned *per_owner,
+                       const uint64_t *rows)
 {
     printf("round %u: %u handles off (%u above, %u below; from %+lld to %+lld), %+lld in all; %s, %u workers, "
            "%s partition, outbox %u buffers of %u items\n",
@@ -206,6 +207,12 @@ static void report_off(unsigned index, int size, const mkrt_config *c, const mkr
                (unsigned long long)w[9], (unsigned long long)w[10], (unsigned long long)w[11],
                (unsigned long long)w[12]);
     }
+    /* Whose handles: one rank's alone points at its runtime (a lost
+     * increment), all ranks' at walks that lost their tails. */
+    printf("  off handles by owner:");
+    for (int r = 0; per_owner != NULL && r < size; r++)
+        printf(" rank %d: %u", r, per_owner[r]);
+    printf("\n");
     fflush(stdout);
 }
 
@@ -328,6 +335,8 @@ static void mpi_round(unsigned index, int rank, int size, uint64_t len_ns)
             soak_error("mpi: the runtimes' published %llu != producers' %llu + HOPs emitted to other ranks %llu",
                        (unsigned long long)sums[0], (unsigned long long)sums[1], (unsigned long long)sums[2]);
         unsigned bad = 0, over = 0;
+        static unsigned per_owner[ROW_RANKS];
+        memset(per_owner, 0, sizeof per_owner);
         int64_t off = 0, least = INT64_MAX, most = INT64_MIN;
         for (uint32_t h = 0; h < H; h++)
             if (cells[h] != want[h] - lost[h]) {
@@ -336,6 +345,8 @@ static void mpi_round(unsigned index, int rank, int size, uint64_t len_ns)
                 over += dh > 0;
                 least = dh < least ? dh : least;
                 most = dh > most ? dh : most;
+                if (size <= ROW_RANKS)
+                    per_owner[mkrt_mpi_owner(R.m, h)]++;
                 if (bad++ < 3)
                     soak_error("mpi: handle %u (rank %d's) = %llu, want %llu (published %llu, lost %llu)", h,
                                mkrt_mpi_owner(R.m, h), (unsigned long long)cells[h],
@@ -343,7 +354,8 @@ static void mpi_round(unsigned index, int rank, int size, uint64_t len_ns)
                                (unsigned long long)lost[h]);
             }
         if (bad > 0)
-            report_off(index, size, &c, &mc, bad, off, over, least, most, rows);
+            report_off(index, size, &c, &mc, bad, off, over, least, most, size <= ROW_RANKS ? per_owner : NULL,
+                       rows);
     }
     if (opt.verbose && rank == 0)
         printf("round %u mpi %d ranks %s %s: published %llu (runtimes %llu) forwarded %llu outbox-full retries "
