@@ -63,8 +63,9 @@ ok $? "a file that is no plugin is refused with a Fix (exit $st)"
 # with 8 s it once exited 1 without the RSS line's FAIL in a make check
 # (a row short is "not judged", and a throughput or p99 verdict of so
 # short a run can fail). The run's output is shown whenever this fails.
-# The sampler sleeps on the monotonic clock: a step back of the wall
-# clock once cost a CI run its rows (stress_sleep_until).
+# The sampler sleeps on the monotonic clock (stress_sleep_until): a step
+# back of the wall clock used to stretch one of its waits and cost the
+# run rows.
 "$soak" --workloads commute --backend cpu --seconds 12 --interval 1 --warmup 0 \
     --sabotage rss-drift > "$tmp/drift" 2>&1
 st=$?

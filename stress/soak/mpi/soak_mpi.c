@@ -185,16 +185,36 @@ static int producer_main(void *arg)
  * ranks; more ranks: no table). */
 enum { ROW_N = 13, ROW_RANKS = 16 };
 
+/* The handles that are off (cell != expected - lost) on rank 0: how
+ * many, above and below, the range and the sum of the differences, and
+ * how many of each rank's (up to ROW_RANKS ranks). */
+typedef struct off_tally {
+    unsigned bad, over;
+    int64_t off, least, most;
+    unsigned per_owner[ROW_RANKS];
+} off_tally;
+
+static void tally_off(off_tally *t, int64_t d, int owner)
+{
+    if (t->bad++ == 0)
+        t->least = t->most = d;
+    t->off += d;
+    t->over += d > 0;
+    t->least = d < t->least ? d : t->least;
+    t->most = d > t->most ? d : t->most;
+    if (owner < ROW_RANKS)
+        t->per_owner[owner]++;
+}
+
 /* Rank 0's account of a round whose handles are off: what a rerun cannot
  * show (the failure is rare), the round's configuration and every
- * rank's counters, and the handles' total. */
-static void report_off(unsigned index, int size, const mkrt_config *c, const mkrt_mpi_config *mc, unsigned bad,
-                       int64_t off, unsigned over, int64_t least, int64_t most, const unsigned *per_owner,
+ * rank's counters, and the handles' tally. */
+static void report_off(unsigned index, int size, const mkrt_config *c, const mkrt_mpi_config *mc, const off_tally *t,
                        const uint64_t *rows)
 {
     printf("round %u: %u handles off (%u above, %u below; from %+lld to %+lld), %+lld in all; %s, %u workers, "
            "%s partition, outbox %u buffers of %u items\n",
-           index, bad, over, bad - over, (long long)least, (long long)most, (long long)off,
+           index, t->bad, t->over, t->bad - t->over, (long long)t->least, (long long)t->most, (long long)t->off,
            backend_name(c->backend), c->workers, mc->partition ? "hash" : "block", mc->buffers, mc->batch_items);
     for (int r = 0; rows != NULL && r < size; r++) {
         const uint64_t *w = rows + (size_t)r * ROW_N;
@@ -210,8 +230,8 @@ static void report_off(unsigned index, int size, const mkrt_config *c, const mkr
     /* Whose handles: one rank's alone points at its runtime (a lost
      * increment), all ranks' at walks that lost their tails. */
     printf("  off handles by owner:");
-    for (int r = 0; per_owner != NULL && r < size; r++)
-        printf(" rank %d: %u", r, per_owner[r]);
+    for (int r = 0; r < size && r < ROW_RANKS; r++)
+        printf(" rank %d: %u", r, t->per_owner[r]);
     printf("\n");
     fflush(stdout);
 }
@@ -334,28 +354,18 @@ static void mpi_round(unsigned index, int rank, int size, uint64_t len_ns)
         if (sums[0] != sums[1] + sums[2])
             soak_error("mpi: the runtimes' published %llu != producers' %llu + HOPs emitted to other ranks %llu",
                        (unsigned long long)sums[0], (unsigned long long)sums[1], (unsigned long long)sums[2]);
-        unsigned bad = 0, over = 0;
-        static unsigned per_owner[ROW_RANKS];
-        memset(per_owner, 0, sizeof per_owner);
-        int64_t off = 0, least = INT64_MAX, most = INT64_MIN;
+        off_tally t = {0};
         for (uint32_t h = 0; h < H; h++)
             if (cells[h] != want[h] - lost[h]) {
-                const int64_t dh = (int64_t)(cells[h] - (want[h] - lost[h]));
-                off += dh;
-                over += dh > 0;
-                least = dh < least ? dh : least;
-                most = dh > most ? dh : most;
-                if (size <= ROW_RANKS)
-                    per_owner[mkrt_mpi_owner(R.m, h)]++;
-                if (bad++ < 3)
+                tally_off(&t, (int64_t)(cells[h] - (want[h] - lost[h])), mkrt_mpi_owner(R.m, h));
+                if (t.bad <= 3)
                     soak_error("mpi: handle %u (rank %d's) = %llu, want %llu (published %llu, lost %llu)", h,
                                mkrt_mpi_owner(R.m, h), (unsigned long long)cells[h],
                                (unsigned long long)(want[h] - lost[h]), (unsigned long long)want[h],
                                (unsigned long long)lost[h]);
             }
-        if (bad > 0)
-            report_off(index, size, &c, &mc, bad, off, over, least, most, size <= ROW_RANKS ? per_owner : NULL,
-                       rows);
+        if (t.bad > 0)
+            report_off(index, size, &c, &mc, &t, rows);
     }
     if (opt.verbose && rank == 0)
         printf("round %u mpi %d ranks %s %s: published %llu (runtimes %llu) forwarded %llu outbox-full retries "
