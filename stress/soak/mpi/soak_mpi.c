@@ -22,7 +22,11 @@
  * (a HOP's walk is deterministic) and what its error callback saw as lost
  * walks. After mkrt_mpi_quiesce: the expected and lost vectors are summed
  * over the ranks (mkrt_mpi_allreduce_sum), the cells gathered on rank 0
- * (mkrt_mpi_gather_cells), and every handle must equal expected - lost.
+ * (mkrt_mpi_gather_cells), and every handle must equal expected - lost;
+ * a second quiesce and gather must find the same cells (nothing ran after
+ * the first returned). While a HOP runs it must be alone in its out cell
+ * (op_hop counts the HOPs inside each): the layering's promise, checked
+ * over the whole op, where a lost increment shows only now and then.
  * Exactly once: on every rank published + emitted = executed + pruned +
  * failed and failed = callbacks; over the ranks, forwarded = received,
  * and the runtimes' published = what the producers published + the
@@ -62,6 +66,8 @@ typedef struct mround {
     _Atomic bool stop;
     _Atomic uint64_t callbacks, remote_emits, eagain, unexpected;
     _Atomic uint64_t lost[H];
+    _Atomic uint32_t inside[H]; /* HOPs of out h running now (op_hop's check) */
+    _Atomic uint64_t overlaps;
     uint64_t expect[MAX_PRODUCERS][H]; /* per producer thread */
     uint64_t published[MAX_PRODUCERS];
     mkrt__thread thread[MAX_PRODUCERS]; /* each stays here until joined */
@@ -92,9 +98,27 @@ static void walk(uint32_t h, uint32_t k, uint64_t *into, _Atomic uint64_t *into_
     }
 }
 
+static mkrt_status hop_run(mround *r, const mkrt_item *it, const mkrt_op_ctx *ctx);
+
+/* HOP: two items with one out handle never run at once (the layering and
+ * the barriers keep them apart), so while one runs it is alone in its
+ * out cell; a second one there is a lost increment in the making, caught
+ * here over the whole op rather than the one `+= 1` (the handle check
+ * below sees only the increments that were lost). seq_cst: a counter of
+ * the threads inside, nothing else rides on it. */
 static mkrt_status op_hop(const mkrt_item *it, const mkrt_op_ctx *ctx)
 {
     mround *r = ctx->user;
+    if (atomic_fetch_add(&r->inside[it->out], 1) != 0 && atomic_fetch_add(&r->overlaps, 1) < 3)
+        soak_error("mpi rank %d: two HOPs of out %u ran at once (this one: in %u param %u)", r->rank, it->out,
+                   it->in, it->param);
+    mkrt_status st = hop_run(r, it, ctx);
+    atomic_fetch_sub(&r->inside[it->out], 1);
+    return st;
+}
+
+static mkrt_status hop_run(mround *r, const mkrt_item *it, const mkrt_op_ctx *ctx)
+{
     if (it->param > 0) {
         mkrt_item next = {OP_HOP, it->out, next_handle(it->out, it->param), it->param - 1};
         mkrt_status st = mkrt_mpi_op_emit(r->m, ctx, &next, 1, NULL);
@@ -304,6 +328,9 @@ static void mpi_round(unsigned index, int rank, int size, uint64_t len_ns)
     atomic_fetch_add(&g_quiesce_calls, 1);
     if (st != MKRT_OK)
         soak_error("mpi rank %d: mkrt_mpi_quiesce: %s", rank, mkrt_status_name(st));
+    if (atomic_load(&R.overlaps) > 0)
+        soak_error("mpi rank %d: %llu HOPs ran while another HOP of their out handle ran (%s, %u workers)", rank,
+                   (unsigned long long)atomic_load(&R.overlaps), backend_name(c.backend), c.workers);
     /* Expected - lost per handle, summed over the ranks; the cells on rank 0. */
     static uint64_t want[H], lost[H], cells[H];
     memset(want, 0, sizeof want);
@@ -337,6 +364,23 @@ static void mpi_round(unsigned index, int rank, int size, uint64_t len_ns)
         mkrt_mpi_allreduce_sum(R.m, sums, 5) != MKRT_OK || mkrt_mpi_gather_cells(R.m, 0, H, cells) != MKRT_OK ||
         (rows != NULL && mkrt_mpi_allreduce_sum(R.m, rows, (size_t)size * ROW_N) != MKRT_OK))
         soak_error("mpi rank %d: the collectives of the check failed", rank);
+    /* mkrt_mpi_quiesce's contract: nothing runs after it returned, so a
+     * second quiesce and gather must find the same cells. */
+    static uint64_t again[H];
+    if (mkrt_mpi_quiesce(R.m, LONG_NS) != MKRT_OK || mkrt_mpi_gather_cells(R.m, 0, H, again) != MKRT_OK)
+        soak_error("mpi rank %d: the second quiesce and gather failed", rank);
+    if (rank == 0) {
+        unsigned moved = 0;
+        int64_t by = 0;
+        for (uint32_t h = 0; h < H; h++)
+            if (again[h] != cells[h]) {
+                moved++;
+                by += (int64_t)(again[h] - cells[h]);
+            }
+        if (moved > 0)
+            soak_error("mpi: %u handles changed after mkrt_mpi_quiesce returned (%+lld in all)", moved,
+                       (long long)by);
+    }
     if (rs.published + rs.emitted != rs.executed + rs.pruned + rs.failed || rs.failed != atomic_load(&R.callbacks))
         soak_error("mpi rank %d: published %llu + emitted %llu != executed %llu + pruned %llu + failed %llu "
                    "(callbacks %llu)", rank, (unsigned long long)rs.published, (unsigned long long)rs.emitted,
