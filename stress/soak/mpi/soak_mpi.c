@@ -370,16 +370,13 @@ static void mpi_round(unsigned index, int rank, int size, uint64_t len_ns)
     if (mkrt_mpi_quiesce(R.m, LONG_NS) != MKRT_OK || mkrt_mpi_gather_cells(R.m, 0, H, again) != MKRT_OK)
         soak_error("mpi rank %d: the second quiesce and gather failed", rank);
     if (rank == 0) {
-        unsigned moved = 0;
-        int64_t by = 0;
+        off_tally moved = {0};
         for (uint32_t h = 0; h < H; h++)
-            if (again[h] != cells[h]) {
-                moved++;
-                by += (int64_t)(again[h] - cells[h]);
-            }
-        if (moved > 0)
-            soak_error("mpi: %u handles changed after mkrt_mpi_quiesce returned (%+lld in all)", moved,
-                       (long long)by);
+            if (again[h] != cells[h])
+                tally_off(&moved, (int64_t)(again[h] - cells[h]), mkrt_mpi_owner(R.m, h));
+        if (moved.bad > 0)
+            soak_error("mpi: %u handles changed after mkrt_mpi_quiesce returned (from %+lld to %+lld, %+lld in all)",
+                       moved.bad, (long long)moved.least, (long long)moved.most, (long long)moved.off);
     }
     if (rs.published + rs.emitted != rs.executed + rs.pruned + rs.failed || rs.failed != atomic_load(&R.callbacks))
         soak_error("mpi rank %d: published %llu + emitted %llu != executed %llu + pruned %llu + failed %llu "
