@@ -351,6 +351,35 @@ static void joined_at_random(void)
     mkrt_destroy(rt, MKRT_TIMEOUT_INFINITE, NULL);
 }
 
+/* As above, with the last arriver of every level pausing between its
+ * move of the generation and its reopening of the word (a test hook):
+ * a pool thread that joins the reopened level must not take the move for
+ * its own level's end and run the level's parts again beside the next
+ * transition. The pool counts the level ends that found a thread inside
+ * a level's parts; the barrier promises none. */
+static void joined_in_the_gap(void)
+{
+    mkrt_runtime *rt = start_rnd(3);
+    mkrt__backend *pool = mkrt__test_cpu_pool(rt);
+    mkrt__cpu_pool_reopen_gap(pool, 50000);
+    deaf_toggler tg = {pool, 2, 30000, false};
+    mkrt__thread th;
+    if (mkrt__thread_start(&th, deaf_toggler_main, &tg) != 0)
+        bail_out("thread");
+    const uint64_t before = mkrt__cpu_pool_level_overlaps(pool);
+    char why[512] = "";
+    const uint32_t wrong = searches(rt, 0, why, sizeof why);
+    atomic_store_explicit(&tg.stop, true, memory_order_relaxed);
+    mkrt__thread_join(th);
+    const uint64_t overlaps = mkrt__cpu_pool_level_overlaps(pool) - before;
+    ok(wrong == 0 && overlaps == 0,
+       "3 workers, 50 us between a level's generation and its word: %u searches as the references' (%u wrong%s%s), "
+       "%llu level ends beside a thread in the level's parts",
+       SEARCHES, wrong, wrong ? ": " : "", why, (unsigned long long)overlaps);
+    mkrt__cpu_pool_reopen_gap(pool, 0);
+    mkrt_destroy(rt, MKRT_TIMEOUT_INFINITE, NULL);
+}
+
 int main(void)
 {
     path = test_graph_path(PATH);
@@ -361,6 +390,7 @@ int main(void)
     with_producer();
     nobody_joins();
     joined_at_random();
+    joined_in_the_gap();
     test_graph_free(&rnd);
     test_graph_free(&path);
     return done_testing();

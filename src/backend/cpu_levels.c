@@ -24,12 +24,21 @@
  * (asleep, or waiting for a CPU beside the application's threads): the
  * arrival that makes arrived equal entered also closes the level in the
  * same CAS, so no thread joins while its last arriver moves the source
- * to the next level. That arriver reopens the word with no arrivals (the team goes on
- * whole into the next level) or marks it ENDED, then moves `generation`.
- * A waiter reads whether it goes on from the word, not from a field a
- * later run rewrites: the run is over when the word is ENDED or names a
- * later launch. The last arriver of the last level completes the batch:
- * no one reads it after arriving there, and no one enters an ended run.
+ * to the next level. That arriver moves `generation`, then reopens the
+ * word with no arrivals (the team goes on whole into the next level) or
+ * marks it ENDED. In that order: a thread that joins the reopened level
+ * (its CAS reads the reopened word) then reads the moved generation when
+ * it arrives; with the word stored first, a joiner could arrive with the
+ * generation of the level before, take the move for its own level's end
+ * and run its parts again beside the last arriver's move to the next
+ * level (TSan saw that race on x.pull, round.c). A waiter therefore waits
+ * for the generation to move and then for the word to leave the closed
+ * level (level_over), and a joiner that finds the level closed waits for
+ * the word to change (word_moved). A waiter reads whether it goes on from
+ * the word, not from a field a later run rewrites: the run is over when
+ * the word is ENDED or names a later launch. The last arriver of the
+ * last level completes the batch: no one reads it after arriving there,
+ * and no one enters an ended run.
  *
  * A level barrier's waiter waits for threads it knows run (the team's
  * others), so where the CPUs hold every executor it spins the
@@ -47,26 +56,63 @@
  * CPUs do not hold every executor the cap is 0: no spin. */
 #define LEVEL_SPIN_SLICE_NS 20000u
 
-static bool level_spin(mkrt__cpu_pool *pool, mkrt__cpu_gen_check *c)
+static bool level_spin(mkrt__cpu_pool *pool, mkrt__wait_check check, void *c)
 {
     for (uint64_t spun = 0; spun < pool->spin_cap_ns; spun += LEVEL_SPIN_SLICE_NS) {
-        if (mkrt__spin_for(mkrt__cpu_generation_moved, c, LEVEL_SPIN_SLICE_NS))
+        if (mkrt__spin_for(check, c, LEVEL_SPIN_SLICE_NS))
             return true;
         mkrt__thread_yield();
     }
-    return mkrt__cpu_generation_moved(c);
+    return check(c) != 0;
 }
 
-static void level_wait(mkrt__cpu_pool *pool, mkrt__cpu_gen_check *c)
+static void level_wait(mkrt__cpu_pool *pool, mkrt__wait_check check, void *c)
 {
-    if (!level_spin(pool, c))
-        mkrt__spin_then_sleep(&pool->barrier_wq, mkrt__cpu_generation_moved, c, NULL);
+    if (!level_spin(pool, check, c))
+        mkrt__spin_then_sleep(&pool->barrier_wq, check, c, NULL);
 }
 
 /* Whether the run of levels launched as `launch` goes on, by its word. */
 static bool level_goes_on(uint64_t w, uint32_t launch)
 {
     return (uint32_t)(w >> 32) == launch && (w & MKRT__CPU_ENTRY_ENDED) == 0;
+}
+
+/* A team member that arrived at a level, not last: the generation it
+ * read before arriving, and the run's launch. */
+typedef struct level_check {
+    mkrt__cpu_gen_check gen;
+    uint32_t launch;
+} level_check;
+
+/* The member's level is over: the generation moved, and the word left
+ * the closed level (reopened, ENDED, or a later launch). The word is
+ * stored right after the generation (see above), and the next level
+ * cannot close without this member's arrival. */
+static int level_over(void *p)
+{
+    const level_check *c = p;
+    if (!mkrt__cpu_generation_moved((void *)&c->gen))
+        return 0;
+    /* relaxed: the generation's acquire ordered the last arriver's
+     * writes of the level; the word is only looked at. */
+    const uint64_t w = atomic_load_explicit(&c->gen.pool->entry, memory_order_relaxed);
+    return !level_goes_on(w, c->launch) || (w & MKRT__CPU_ENTRY_OPEN) != 0;
+}
+
+/* A joiner that found the level closed: the word it read. */
+typedef struct word_check {
+    mkrt__cpu_pool *pool;
+    uint64_t word;
+} word_check;
+
+/* The word changed: a closed level's word changes only when its last
+ * arriver reopens it or marks it ENDED, or a later launch replaces it. */
+static int word_moved(void *p)
+{
+    const word_check *c = p;
+    /* relaxed: the joiner's CAS (acquire) re-reads it. */
+    return atomic_load_explicit(&c->pool->entry, memory_order_relaxed) != c->word;
 }
 
 /* A thread joins the run of levels launched as `launch` (true), or finds
@@ -78,9 +124,6 @@ bool mkrt__cpu_levels_join(mkrt__cpu_pool *pool, uint32_t launch, uint64_t until
     if (until != UINT64_MAX && mkrt__now_ns() >= until)
         return false; /* it would leave at the level's end */
     for (;;) {
-        /* acquire: the generation before the word, so that a close seen
-         * in the word is one whose reopening moves it again. */
-        mkrt__cpu_gen_check c = {pool, atomic_load_explicit(&pool->generation, memory_order_acquire)};
         /* relaxed: the CAS re-checks it. */
         uint64_t w = atomic_load_explicit(&pool->entry, memory_order_relaxed);
         while (level_goes_on(w, launch) && (w & MKRT__CPU_ENTRY_OPEN) != 0)
@@ -93,11 +136,12 @@ bool mkrt__cpu_levels_join(mkrt__cpu_pool *pool, uint32_t launch, uint64_t until
                 return true;
         if (!level_goes_on(w, launch))
             return false;
+        word_check c = {pool, w};
         struct timespec ts;
         const struct timespec *deadline = mkrt__cpu_deadline(until, &ts);
         if (deadline == NULL)
-            level_wait(pool, &c);
-        else if (mkrt__spin_then_sleep(&pool->barrier_wq, mkrt__cpu_generation_moved, &c, deadline) == 0)
+            level_wait(pool, word_moved, &c);
+        else if (mkrt__spin_then_sleep(&pool->barrier_wq, word_moved, &c, deadline) == 0)
             return false;
     }
 }
@@ -108,9 +152,47 @@ static uint64_t run_parts(mkrt__cpu_pool *pool, mkrt__batch *b)
 {
     const mkrt__source *s = b->source;
     uint64_t n = 0;
+#ifdef MKRT_TEST_HOOKS
+    atomic_fetch_add(&pool->in_parts, 1); /* seq_cst: a test's check, nothing rides on it */
+#endif
     while (s->part(s->ctx, &b->exec[0], &pool->fails))
         n++;
+#ifdef MKRT_TEST_HOOKS
+    atomic_fetch_sub(&pool->in_parts, 1);
+#endif
     return n;
+}
+
+/* The level's end: the source moves to the next level (next_level). The
+ * test build checks the barrier's promise first: no thread is inside
+ * the level's parts now (mkrt__cpu_pool_level_overlaps). */
+static bool end_level(mkrt__cpu_pool *pool, mkrt__batch *b, bool *alone)
+{
+#ifdef MKRT_TEST_HOOKS
+    if (atomic_load(&pool->in_parts) != 0)
+        atomic_fetch_add(&pool->level_overlaps, 1);
+#endif
+    const mkrt__source *s = b->source;
+    return s->next_level(s->ctx, &b->exec[0], b->yield != NULL && b->yield(b->yield_ctx), alone);
+}
+
+/* Test build: the last arriver's pause between the generation and the
+ * word (mkrt__cpu_pool_reopen_gap), which widens the window a joiner of
+ * the reopened level would race in. */
+static void reopen_gap(mkrt__cpu_pool *pool)
+{
+#ifdef MKRT_TEST_HOOKS
+    /* relaxed: set by the test between runs, or at any time; a late look
+     * is harmless. */
+    const uint64_t ns = atomic_load_explicit(&pool->reopen_gap_ns, memory_order_relaxed);
+    if (ns != 0) {
+        const uint64_t until = mkrt__now_ns() + ns;
+        while (mkrt__now_ns() < until)
+            mkrt__thread_yield();
+    }
+#else
+    (void)pool;
+#endif
 }
 
 /* The barrier after a level, over the run's team (solo: this thread is
@@ -128,7 +210,7 @@ static bool level_barrier(mkrt__cpu_pool *pool, mkrt__batch *b, uint64_t ran, bo
     /* acquire: as in cpu_pool.c's barrier(): see the generation before
      * arriving, so that a fast member already past it is not taken for
      * the next level's. */
-    mkrt__cpu_gen_check c = {pool, atomic_load_explicit(&pool->generation, memory_order_acquire)};
+    level_check c = {{pool, atomic_load_explicit(&pool->generation, memory_order_acquire)}, 0};
     uint64_t w = 0;
     bool leave = false;
     if (!solo) {
@@ -149,30 +231,33 @@ static bool level_barrier(mkrt__cpu_pool *pool, mkrt__batch *b, uint64_t ran, bo
         if ((next & MKRT__CPU_ENTRY_OPEN) != 0) {
             if (leave)
                 return false;
-            level_wait(pool, &c);
-            /* relaxed: the generation's acquire ordered the last
-             * arriver's store of the word before this load. */
+            c.launch = launch;
+            level_wait(pool, level_over, &c);
+            /* relaxed: level_over saw the last arriver's word (the
+             * generation's acquire ordered its writes of the level). */
             return level_goes_on(atomic_load_explicit(&pool->entry, memory_order_relaxed), launch);
         }
         w = next;
     }
-    const mkrt__source *s = b->source;
     bool alone = false;
-    bool go = s->next_level(s->ctx, &b->exec[0], b->yield != NULL && b->yield(b->yield_ctx), &alone);
+    bool go = end_level(pool, b, &alone);
     /* A level too small to share runs here, the others left waiting. */
     while (go && alone && !solo && mkrt__cpu_entry_entered(w) > 1) {
         mkrt__cpu_units_add(pool, run_parts(pool, b), planning);
-        go = s->next_level(s->ctx, &b->exec[0], b->yield != NULL && b->yield(b->yield_ctx), &alone);
+        go = end_level(pool, b, &alone);
     }
     if (solo)
         return go;
+    /* The generation first, then the word (see above: a joiner of the
+     * reopened level must read the moved generation).
+     * release: pairs with the acquire loads in mkrt__cpu_generation_moved. */
+    atomic_store_explicit(&pool->generation, c.gen.gen + 1, memory_order_release);
+    reopen_gap(pool);
     /* release: pairs with a joiner's acquire CAS (the next level's state
-     * the source wrote). The word is closed and every member arrived: no
-     * other thread writes it now. */
+     * the source wrote, and the generation). The word is closed and every
+     * member arrived: no other thread writes it now. */
     const uint64_t reopened = (w & ~MKRT__CPU_ENTRY_FINISHED_MASK) | MKRT__CPU_ENTRY_OPEN;
     atomic_store_explicit(&pool->entry, go ? reopened : w | MKRT__CPU_ENTRY_ENDED, memory_order_release);
-    /* release: pairs with the acquire loads in mkrt__cpu_generation_moved. */
-    atomic_store_explicit(&pool->generation, c.gen + 1, memory_order_release);
     mkrt__waitq_notify(&pool->barrier_wq);
     if (!go)
         mkrt__cpu_batch_complete(pool); /* every member arrived: none reads the batch again */

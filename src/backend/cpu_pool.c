@@ -962,6 +962,17 @@ void mkrt__cpu_pool_task_deaf(mkrt__backend *be, bool deaf)
     atomic_store_explicit(&((mkrt__cpu_pool *)be)->task_deaf, deaf, memory_order_relaxed);
 }
 
+uint64_t mkrt__cpu_pool_level_overlaps(const mkrt__backend *be)
+{
+    return atomic_load(&((const mkrt__cpu_pool *)be)->level_overlaps);
+}
+
+void mkrt__cpu_pool_reopen_gap(mkrt__backend *be, uint64_t ns)
+{
+    /* relaxed: see reopen_gap (cpu_levels.c). */
+    atomic_store_explicit(&((mkrt__cpu_pool *)be)->reopen_gap_ns, ns, memory_order_relaxed);
+}
+
 void mkrt__cpu_pool_launch_deaf(mkrt__backend *be, bool deaf)
 {
     /* relaxed: see run_launch. */

@@ -27,6 +27,12 @@ void mkrt__cpu_pool_task_deaf(mkrt__backend *be, bool deaf);
 /* Test hook: while deaf, the pool threads enter no batch's launch and
  * join no run of levels (as if asleep or without a CPU). */
 void mkrt__cpu_pool_launch_deaf(mkrt__backend *be, bool deaf);
+/* Test hook: level ends of runs of levels that found a thread still in
+ * the level's parts (the level barrier promises none). */
+uint64_t mkrt__cpu_pool_level_overlaps(const mkrt__backend *be);
+/* Test hook: a level's last arriver pauses ns (0: not) after it moved
+ * the generation, before it reopens the word. */
+void mkrt__cpu_pool_reopen_gap(mkrt__backend *be, uint64_t ns);
 #endif
 
 #endif

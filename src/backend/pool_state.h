@@ -93,6 +93,9 @@ typedef struct mkrt__cpu_pool {
     _Atomic uint64_t task_entries; /* test hook: pool threads that entered a task */
     _Atomic bool task_deaf; /* test hook: pool threads do not enter tasks */
     _Atomic bool launch_deaf; /* test hook: pool threads enter no batch, join no run of levels */
+    _Atomic uint32_t in_parts; /* test hook: threads inside run_parts of a run of levels */
+    _Atomic uint64_t level_overlaps; /* test hook: level ends that found a thread in run_parts */
+    _Atomic uint64_t reopen_gap_ns; /* test hook: a last arriver's pause before it reopens the word */
 #endif
 } mkrt__cpu_pool;
 
