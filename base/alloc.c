@@ -3,6 +3,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "base/alloc_internal.h"
 #include "mkrt/alloc.h"
@@ -83,6 +84,28 @@ void *mkrt__alloc(size_t size, size_t align)
 void *mkrt__alloc_zeroed(size_t size, size_t align)
 {
     void *p = mkrt__alloc(size, align);
+    if (p != NULL)
+        memset(p, 0, size == 0 ? 1 : size);
+    return p;
+}
+
+void *mkrt__alloc_large(size_t size, size_t align)
+{
+    if (size < MKRT_HUGE_PAGE || align > MKRT_HUGE_PAGE)
+        return mkrt__alloc(size, align);
+    void *p = mkrt__alloc(size, MKRT_HUGE_PAGE);
+    /* madvise is Linux's (C11 has no page advice). Only the whole huge
+     * pages inside the block are advised: memory this block owns, also
+     * from a user's allocator. A failure (no THP, memory that is not
+     * an anonymous mapping) leaves 4 KiB pages: slower, not wrong. */
+    if (p != NULL)
+        (void)madvise(p, size & ~(MKRT_HUGE_PAGE - 1), MADV_HUGEPAGE);
+    return p;
+}
+
+void *mkrt__alloc_large_zeroed(size_t size, size_t align)
+{
+    void *p = mkrt__alloc_large(size, align);
     if (p != NULL)
         memset(p, 0, size == 0 ? 1 : size);
     return p;

@@ -15,6 +15,17 @@
 void *mkrt__alloc(size_t size, size_t align);
 /* Same, zeroed. */
 void *mkrt__alloc_zeroed(size_t size, size_t align);
+/* Arrays of MKRT_HUGE_PAGE bytes and more that threads read at random
+ * (a graph's rows, a traversal's values, the item table): aligned to a
+ * huge page and offered to the kernel for transparent huge pages before
+ * the first touch, so that a random read does not also miss the TLB.
+ * Smaller sizes: aligned to align (a power of two), as mkrt__alloc.
+ * Freed with mkrt__free. The advice is a hint: without THP it changes
+ * nothing. */
+#define MKRT_HUGE_PAGE ((size_t)2 << 20)
+void *mkrt__alloc_large(size_t size, size_t align);
+/* Same, zeroed. */
+void *mkrt__alloc_large_zeroed(size_t size, size_t align);
 /* ptr may be NULL; size must equal the size passed to mkrt__alloc. */
 void mkrt__free(void *ptr, size_t size);
 

@@ -108,7 +108,7 @@ static uint32_t *rows_make(const mkrt_graph *g, size_t *bytes)
     *bytes = 0;
     if (g->weights == NULL || edges == 0 || edges > SIZE_MAX / (2 * sizeof(uint32_t)))
         return NULL;
-    uint32_t *rows = mkrt__alloc((size_t)edges * 2 * sizeof *rows, MKRT_CACHE_LINE);
+    uint32_t *rows = mkrt__alloc_large((size_t)edges * 2 * sizeof *rows, MKRT_CACHE_LINE); /* read at random */
     if (rows == NULL)
         return NULL;
     for (uint64_t i = 0; i < edges; i++) {

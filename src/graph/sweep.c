@@ -159,11 +159,12 @@ mkrt_status mkrt__sweep_open(mkrt__traversal *t, const mkrt_traversal_desc *d, m
             goto nomem;
         make_blocks(s, g);
     }
-    if (!pr && s->label == NULL && (s->label = mkrt__alloc(bytes_label(n), MKRT_CACHE_LINE)) == NULL)
+    /* The labels and the contributions are read at random: huge pages. */
+    if (!pr && s->label == NULL && (s->label = mkrt__alloc_large(bytes_label(n), MKRT_CACHE_LINE)) == NULL)
         goto nomem;
     if (pr && s->score == NULL && (s->score = mkrt__alloc((size_t)n * sizeof *s->score, MKRT_CACHE_LINE)) == NULL)
         goto nomem;
-    if (pr && s->contrib == NULL && (s->contrib = mkrt__alloc(bytes_label(n), MKRT_CACHE_LINE)) == NULL)
+    if (pr && s->contrib == NULL && (s->contrib = mkrt__alloc_large(bytes_label(n), MKRT_CACHE_LINE)) == NULL)
         goto nomem;
     s->symmetric = d->symmetric;
     s->last_iterations = 0;

@@ -21,7 +21,7 @@ mkrt__traversal *mkrt__traversal_new(mkrt__graph_engine *e, uint32_t lane, mkrt_
     t->qcap = mkrt__queue_cap(words);
     t->queues = mkrt__alloc(2 * t->qcap * sizeof *t->queues, MKRT_CACHE_LINE);
     if (own_values)
-        t->values = mkrt__alloc((size_t)e->graph.vertices * sizeof *t->values, MKRT_CACHE_LINE);
+        t->values = mkrt__alloc_large((size_t)e->graph.vertices * sizeof *t->values, MKRT_CACHE_LINE);
     else
         t->values = e->host.cells;
     if (t->bits == NULL || t->values == NULL || t->queues == NULL) {

@@ -1,9 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* src/pipeline/item_table.c - growth, shrinking and clearing of mkrt__item_table. */
 #include <string.h>
-#include <sys/mman.h>
-
-#define HUGE_PAGE ((size_t)2 << 20)
 
 #include "base/alloc_internal.h"
 #include "pipeline/item_table.h"
@@ -30,15 +27,10 @@ bool mkrt__item_table_prepare(mkrt__item_table *t, size_t n)
             slots *= 2;
         }
         size_t bytes = slots * sizeof(mkrt__item_slot);
-        /* Tables of 2 MiB and more are probed at random: ask for huge pages
-         * so that each probe does not also miss the TLB. */
-        size_t align = bytes >= HUGE_PAGE ? HUGE_PAGE : MKRT_CACHE_LINE;
-        mkrt__item_slot *fresh = mkrt__alloc(bytes, align);
+        /* The table is probed at random (mkrt__alloc_large). */
+        mkrt__item_slot *fresh = mkrt__alloc_large_zeroed(bytes, MKRT_CACHE_LINE);
         if (fresh == NULL)
             return false;
-        if (align == HUGE_PAGE)
-            madvise(fresh, bytes & ~(HUGE_PAGE - 1), MADV_HUGEPAGE);
-        memset(fresh, 0, bytes);
         mkrt__item_table_free(t);
         t->slots = fresh;
         t->slot_count = slots;

@@ -208,7 +208,7 @@ mkrt_status mkrt_create(const mkrt_config *cfg, mkrt_runtime **out, mkrt_error *
     rt->producers.slots = mkrt__alloc_zeroed(cfg->max_producers * sizeof *rt->producers.slots, alignof(mkrt_producer *));
     rt->state.cells_bytes = cbytes;
     rt->state.log_bytes = lbytes;
-    rt->state.cells = mkrt__alloc_zeroed(cbytes, MKRT__PAGE_BYTES);
+    rt->state.cells = mkrt__alloc_large_zeroed(cbytes, MKRT__PAGE_BYTES); /* read at random */
     rt->state.append_log = mkrt__alloc_zeroed(lbytes, MKRT__PAGE_BYTES);
     rt->state.emitq[MKRT_CLASS_BULK].ring =
         mkrt__alloc(mkrt__emit_ring_slots(cfg) * sizeof *rt->state.emitq[0].ring, MKRT_CACHE_LINE);
