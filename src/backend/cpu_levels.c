@@ -171,6 +171,8 @@ static bool end_level(mkrt__cpu_pool *pool, mkrt__batch *b, bool *alone)
 #ifdef MKRT_TEST_HOOKS
     if (atomic_load(&pool->in_parts) != 0)
         atomic_fetch_add(&pool->level_overlaps, 1);
+#else
+    (void)pool;
 #endif
     const mkrt__source *s = b->source;
     return s->next_level(s->ctx, &b->exec[0], b->yield != NULL && b->yield(b->yield_ctx), alone);
