@@ -221,4 +221,10 @@ void mkrt__dispatch_notify_work(mkrt__dispatch *dp);
  * Fills dp->roam and returns it; at create, before any thread runs. */
 const mkrt__roam *mkrt__dispatch_roam(mkrt__dispatch *dp);
 
+#ifdef MKRT_TEST_HOOKS
+/* Test hook: the dispatcher thread or a helping waiter holds the token
+ * (not a pool thread). */
+bool mkrt__dispatch_token_held(mkrt__dispatch *dp);
+#endif
+
 #endif

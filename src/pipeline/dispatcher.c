@@ -626,6 +626,13 @@ static bool sources_want(mkrt__dispatch *dp)
 }
 
 #ifdef MKRT_TEST_HOOKS
+bool mkrt__dispatch_token_held(mkrt__dispatch *dp)
+{
+    /* relaxed: a test's poll; the token's own release and acquire order
+     * what it guards. */
+    return atomic_load_explicit(&dp->dispatch_token, memory_order_relaxed) == TOKEN_HELD;
+}
+
 /* Test hook: while deaf, the dispatcher thread gives the token back at
  * the next batch boundary and waits as a member (await_token's check
  * keeps it from taking the token again, but to shut down). */

@@ -47,6 +47,18 @@ void mkrt__runtime_deaf(mkrt_runtime *rt, bool deaf)
     /* release: pairs with the dispatcher's acquire loads (test_deaf). */
     atomic_store_explicit(&rt->dispatch.hooks.deaf, deaf, memory_order_release);
     mkrt__waitq_notify(&rt->dispatch.work_wq);
+    /* A dispatcher thread that looked at the flag before it was set may
+     * be in its stages with the token: wait until it gave it back. Every
+     * later take of its looks at the flag first (give_while_deaf heads
+     * its loop, await_token's check refuses), so no item published after
+     * this returns is dispatched by it (test_roam: once, in CI under
+     * ASan, the dispatcher thread ran 100 items published just after). */
+    while (deaf && mkrt__dispatch_token_held(&rt->dispatch) &&
+           !atomic_load_explicit(&rt->dispatch.hooks.parked, memory_order_acquire) &&
+           !atomic_load_explicit(&rt->dispatch.stopped, memory_order_acquire)) {
+        struct timespec ts = {0, 100000};
+        nanosleep(&ts, NULL);
+    }
 }
 
 uint64_t mkrt__test_roams(mkrt_runtime *rt)

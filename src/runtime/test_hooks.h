@@ -29,7 +29,10 @@ void mkrt__runtime_doze(mkrt_runtime *rt, bool doze);
 /* Test hook: while deaf, the dispatcher thread takes the dispatch token
  * only to shut down; it still runs its share of batches as a member of
  * the CPU pool, and the pool's threads take the token and dispatch (a
- * runtime without a device). Returns at once. */
+ * runtime without a device). deaf(true) returns once the token is not
+ * held by the dispatcher thread or a waiter (or the dispatcher parked
+ * for a hold, or stopped): no item published after it is dispatched by
+ * the dispatcher thread. */
 void mkrt__runtime_deaf(mkrt_runtime *rt, bool deaf);
 /* Times a CPU pool thread took the dispatch token. */
 uint64_t mkrt__test_roams(mkrt_runtime *rt);
