@@ -41,3 +41,15 @@ void mkrt__cpus_override(uint32_t n)
     atomic_store_explicit(&override_n, n, memory_order_relaxed);
 }
 #endif
+
+size_t mkrt__l2_bytes(void)
+{
+    /* sysconf's cache sizes are glibc's (C11 and POSIX have none); where
+     * it does not know (0, -1), the caller keeps its default. */
+#ifdef _SC_LEVEL2_CACHE_SIZE
+    const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    return l2 > 0 ? (size_t)l2 : 0;
+#else
+    return 0;
+#endif
+}

@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/cpus.h"
 #include "base/error_internal.h"
 #include "graph/sweep.h"
 
@@ -55,6 +56,18 @@ static const uint8_t cc_ops[] = {OP_LINK0, OP_LINK1, OP_FINAL};
  * the time, CC urand 0.91-0.96x, kron and 2 workers 0.96-0.99x; twice
  * again was slower (bench/results/kernels_profile.md, tenth session). */
 #define RANK_AHEAD 32u
+
+/* Whether PageRank's gather prefetches its contributions (`bytes` of
+ * them): only where they do not stay in one core's L2. At scale 18 (1
+ * MiB) the prefetch took 0.92-0.96x the time on an EPYC with 1 MiB of L2
+ * a core, and 1.05-1.20x on a Xeon with 2 MiB, where the array is in L2
+ * and the prefetch is only more instructions (kernels_profile.md, the
+ * eleventh session). An L2 the system does not report: prefetch. */
+static bool gather_prefetches(size_t bytes)
+{
+    const size_t l2 = mkrt__l2_bytes();
+    return l2 == 0 || bytes > l2 / 2;
+}
 #define LINK_AHEAD 16u
 /* CC's blocks a worker claims at once: its LINK and FINAL blocks are a
  * few hundred links each, and a claim is an atomic add on the one
@@ -76,6 +89,7 @@ struct mkrt__sweep {
     uint32_t vertices;
     uint32_t linked;        /* vertices with at least one edge */
     bool symmetric;
+    bool gather_ahead; /* PageRank: the gather prefetches (gather_prefetches) */
     double damping, tolerance, base;
     uint32_t max_iterations;
     /* The run (dispatcher-only, but big: the workers read it after the
@@ -167,6 +181,7 @@ mkrt_status mkrt__sweep_open(mkrt__traversal *t, const mkrt_traversal_desc *d, m
     if (pr && s->contrib == NULL && (s->contrib = mkrt__alloc_large(bytes_label(n), MKRT_CACHE_LINE)) == NULL)
         goto nomem;
     s->symmetric = d->symmetric;
+    s->gather_ahead = pr && gather_prefetches(bytes_label(n));
     s->last_iterations = 0;
     return MKRT_OK;
 nomem:
@@ -480,7 +495,10 @@ static uint64_t cc_block(struct mkrt__sweep *s, const mkrt_graph *g, bool solo, 
     return solo ? cc_block_as(s, g, op, lo, hi, true) : cc_block_as(s, g, op, lo, hi, false);
 }
 
-static uint64_t rank_block(struct mkrt__sweep *s, const mkrt_graph *g, uint32_t b, uint32_t lo, uint32_t hi)
+/* ahead: a constant in each of rank_block's two calls, so that each
+ * loop is compiled with or without its prefetch. */
+static inline __attribute__((always_inline)) uint64_t rank_block_as(struct mkrt__sweep *s, const mkrt_graph *g, uint32_t b, uint32_t lo, uint32_t hi,
+                                     bool ahead)
 {
     const uint64_t *off = g->offsets;
     const uint32_t *targets = g->targets;
@@ -492,7 +510,7 @@ static uint64_t rank_block(struct mkrt__sweep *s, const mkrt_graph *g, uint32_t 
         const uint64_t a = off[v], z = off[v + 1];
         double sum = 0;
         for (uint64_t i = a; i < z; i++) {
-            if (i + RANK_AHEAD < last) /* past the block: a worker's next claim is mostly the next block */
+            if (ahead && i + RANK_AHEAD < last) /* past the block: a worker's next claim is mostly the next block */
                 __builtin_prefetch((const void *)&contrib[targets[i + RANK_AHEAD]], 0, 3);
             sum += float_of(atomic_load_explicit(&contrib[targets[i]], memory_order_relaxed));
         }
@@ -504,6 +522,11 @@ static uint64_t rank_block(struct mkrt__sweep *s, const mkrt_graph *g, uint32_t 
     }
     s->change[b] = change; /* read by the dispatcher after the batch completed */
     return end - off[lo];
+}
+
+static uint64_t rank_block(struct mkrt__sweep *s, const mkrt_graph *g, uint32_t b, uint32_t lo, uint32_t hi)
+{
+    return s->gather_ahead ? rank_block_as(s, g, b, lo, hi, true) : rank_block_as(s, g, b, lo, hi, false);
 }
 
 uint64_t mkrt__sweep_apply(mkrt__traversal *t, const mkrt__chunk *c)
