@@ -56,19 +56,21 @@ static const uint8_t cc_ops[] = {OP_LINK0, OP_LINK1, OP_FINAL};
  * the time, CC urand 0.91-0.96x, kron and 2 workers 0.96-0.99x; twice
  * again was slower (bench/results/kernels_profile.md, tenth session). */
 #define RANK_AHEAD 32u
+#define LINK_AHEAD 16u
 
 /* Whether PageRank's gather prefetches its contributions (`bytes` of
  * them): only where they do not stay in one core's L2. At scale 18 (1
- * MiB) the prefetch took 0.92-0.96x the time on an EPYC with 1 MiB of L2
- * a core, and 1.05-1.20x on a Xeon with 2 MiB, where the array is in L2
- * and the prefetch is only more instructions (kernels_profile.md, the
- * eleventh session). An L2 the system does not report: prefetch. */
+ * MiB of them) the prefetch paid on an EPYC with 1 MiB of L2 a core (the
+ * note above); on a Xeon with 2 MiB, where the array stays in L2, the
+ * gather without it took 0.87-0.90x the time on urand, 1.03x on kron at
+ * 1 worker (bench/results/graph.md, 2026-12-08). An L2 the system does
+ * not report: prefetch. */
 static bool gather_prefetches(size_t bytes)
 {
     const size_t l2 = mkrt__l2_bytes();
     return l2 == 0 || bytes > l2 / 2;
 }
-#define LINK_AHEAD 16u
+
 /* CC's blocks a worker claims at once: its LINK and FINAL blocks are a
  * few hundred links each, and a claim is an atomic add on the one
  * cursor every worker hits (4096 claims a phase at scale 18 took a tenth
@@ -497,8 +499,8 @@ static uint64_t cc_block(struct mkrt__sweep *s, const mkrt_graph *g, bool solo, 
 
 /* ahead: a constant in each of rank_block's two calls, so that each
  * loop is compiled with or without its prefetch. */
-static inline __attribute__((always_inline)) uint64_t rank_block_as(struct mkrt__sweep *s, const mkrt_graph *g, uint32_t b, uint32_t lo, uint32_t hi,
-                                     bool ahead)
+static inline __attribute__((always_inline)) uint64_t rank_block_as(struct mkrt__sweep *s, const mkrt_graph *g,
+                                                                   uint32_t b, uint32_t lo, uint32_t hi, bool ahead)
 {
     const uint64_t *off = g->offsets;
     const uint32_t *targets = g->targets;
