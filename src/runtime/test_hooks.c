@@ -10,17 +10,28 @@
 #include "graph/traversal.h"
 #include "runtime/runtime_internal.h"
 
-/* Waits until the dispatcher says it parked (or has stopped). acquire on
- * parked: pairs with its release store in the dispatcher, after which what
- * the batches before the park wrote (stats, last_plan) is visible here;
- * on stopped: pairs with the release store at the dispatcher's exit. */
+/* The dispatcher says it parked, or has stopped. acquire on parked:
+ * pairs with its release store in the dispatcher, after which what the
+ * batches before the park wrote (stats, last_plan) is visible here; on
+ * stopped: pairs with the release store at the dispatcher's exit. */
+static bool parked_or_stopped(mkrt_runtime *rt)
+{
+    return atomic_load_explicit(&rt->dispatch.hooks.parked, memory_order_acquire) ||
+           atomic_load_explicit(&rt->dispatch.stopped, memory_order_acquire);
+}
+
+/* A hook's poll interval: 100 us. */
+static void nap(void)
+{
+    struct timespec ts = {0, 100000};
+    nanosleep(&ts, NULL);
+}
+
+/* Waits until the dispatcher says it parked (or has stopped). */
 static void wait_parked(mkrt_runtime *rt)
 {
-    while (!atomic_load_explicit(&rt->dispatch.hooks.parked, memory_order_acquire) &&
-           !atomic_load_explicit(&rt->dispatch.stopped, memory_order_acquire)) {
-        struct timespec ts = {0, 100000};
-        nanosleep(&ts, NULL);
-    }
+    while (!parked_or_stopped(rt))
+        nap();
 }
 
 void mkrt__runtime_hold(mkrt_runtime *rt, bool hold)
@@ -53,12 +64,8 @@ void mkrt__runtime_deaf(mkrt_runtime *rt, bool deaf)
      * its loop, await_token's check refuses), so no item published after
      * this returns is dispatched by it (test_roam: once, in CI under
      * ASan, the dispatcher thread ran 100 items published just after). */
-    while (deaf && mkrt__dispatch_token_held(&rt->dispatch) &&
-           !atomic_load_explicit(&rt->dispatch.hooks.parked, memory_order_acquire) &&
-           !atomic_load_explicit(&rt->dispatch.stopped, memory_order_acquire)) {
-        struct timespec ts = {0, 100000};
-        nanosleep(&ts, NULL);
-    }
+    while (deaf && mkrt__dispatch_token_held(&rt->dispatch) && !parked_or_stopped(rt))
+        nap();
 }
 
 uint64_t mkrt__test_roams(mkrt_runtime *rt)
